@@ -1,0 +1,95 @@
+# Makefile: builds libautotune (static and shared), the autotune command and
+# the tests; `make test` runs them, `make bench` benchmarks on a GPU,
+# `make install PREFIX=... DESTDIR=...` installs with a pkg-config file.
+
+CUDA_HOME ?= /usr/local/cuda
+PREFIX    ?= /usr/local
+CC        ?= cc
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+BUILD     ?= build
+VERSION   := 0.1.0
+
+# Where SQLite comes from; `make SQLITE_LIBS=/usr/lib/x86_64-linux-gnu/libsqlite3.a`
+# links it statically for machines without libsqlite3.so.
+SQLITE_LIBS ?= -lsqlite3
+
+OPT      ?= -O2 -g
+CFLAGS   += $(OPT) -std=c11 -Wall -Wextra -fPIC -pthread \
+            -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+            -Iruntime -Itemplates -Idb -Ireports -Ituner \
+            -I$(CUDA_HOME)/include -I$(BUILD)/gen
+CUDA_LIB := $(CUDA_HOME)/lib64
+LDLIBS   += -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lnvrtc $(SQLITE_LIBS) -ldl -lpthread -lm
+
+LIB_SRC  := $(wildcard runtime/*.c templates/*.c db/*.c)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/sources.o
+TOOL_SRC := $(wildcard tuner/*.c reports/*.c)
+TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC := $(wildcard tests/test_*.c) tests/harness.c
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+CU_SRC   := $(wildcard templates/*.cu)
+
+STATIC   := $(BUILD)/libautotune.a
+SHARED   := $(BUILD)/libautotune.so
+TOOL     := $(BUILD)/autotune
+TESTS    := $(BUILD)/run_tests
+
+.PHONY: all test check bench install uninstall clean
+all: $(STATIC) $(SHARED) $(TOOL) $(BUILD)/autotune.pc
+
+$(BUILD)/%.o: %.c $(wildcard runtime/*.h templates/*.h db/*.h reports/*.h tuner/*.h tests/*.h) | $(BUILD)/gen/sources.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# Kernel sources are embedded in the library: no file lookups at run time.
+$(BUILD)/tools/embed: tools/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -std=c11 -Wall -Wextra $< -o $@
+$(BUILD)/gen/sources.c: $(BUILD)/tools/embed $(CU_SRC)
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/embed $@ $(CU_SRC)
+$(BUILD)/gen/sources.o: $(BUILD)/gen/sources.c
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(STATIC): $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+$(SHARED): $(LIB_OBJ) runtime/libautotune.map
+	$(CC) -shared -Wl,-soname,libautotune.so.0 -Wl,--version-script=runtime/libautotune.map \
+	    -o $@ $(LIB_OBJ) $(LDLIBS)
+$(TOOL): $(TOOL_OBJ) $(STATIC)
+	$(CC) -o $@ $(TOOL_OBJ) $(STATIC) $(LDLIBS)
+$(TESTS): $(TEST_OBJ) $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(STATIC) $(TOOL)
+	$(CC) -o $@ $(TEST_OBJ) $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(STATIC) $(LDLIBS)
+
+$(BUILD)/autotune.pc: Makefile
+	@mkdir -p $(BUILD)
+	printf 'prefix=%s\nexec_prefix=$${prefix}\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\ncudadir=%s\n\nName: autotune\nDescription: tuned CUDA kernels (matmul, sum, dot, Jacobi) from a tuning database\nVersion: %s\nCflags: -I$${includedir} -I$${cudadir}/include\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lautotune\nLibs.private: -L$${cudadir}/lib64 -lnvrtc -lsqlite3 -ldl -lpthread -lm\n' \
+	    '$(PREFIX)' '$(CUDA_HOME)' '$(VERSION)' > $@
+
+# The README's test command: CPU tier always, GPU tier where a GPU is present.
+test: all $(TESTS)
+	AUTOTUNE_BUILD=$(BUILD) ./$(TESTS)
+
+# Compile every configuration of every family for sm_90 (no GPU needed).
+check: $(TOOL)
+	./$(TOOL) check --arch sm_90
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/autotune
+	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/libautotune.a
+	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/libautotune.so.$(VERSION)
+	ln -sf libautotune.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libautotune.so.0
+	ln -sf libautotune.so.0 $(DESTDIR)$(PREFIX)/lib/libautotune.so
+	install -m 644 runtime/autotune.h $(DESTDIR)$(PREFIX)/include/autotune.h
+	install -m 644 $(BUILD)/autotune.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/autotune.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/autotune $(DESTDIR)$(PREFIX)/lib/libautotune.* \
+	      $(DESTDIR)$(PREFIX)/include/autotune.h $(DESTDIR)$(PREFIX)/lib/pkgconfig/autotune.pc
+
+include bench/bench.mk
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,92 @@
+/* autotune.h: the public API of libautotune, the runtime that launches tuned
+ * CUDA kernels (matmul, sum, dot, Jacobi) chosen from the tuning database. */
+#ifndef AUTOTUNE_H
+#define AUTOTUNE_H
+
+#include <cuda.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One status enum for the whole project. Append only: values never change. */
+typedef enum at_status {
+    AT_OK = 0,
+    AT_ERR_INVALID_ARG = 1,      /* bad size, NULL pointer, bad option */
+    AT_ERR_NO_DRIVER = 2,        /* libcuda.so.1 could not be loaded */
+    AT_ERR_NO_DEVICE = 3,        /* no CUDA device with that ordinal */
+    AT_ERR_CUDA = 4,             /* a CUDA driver call failed */
+    AT_ERR_COMPILE = 5,          /* NVRTC rejected a configuration */
+    AT_ERR_DB = 6,               /* the tuning database failed */
+    AT_ERR_DB_CORRUPT = 7,       /* the file is not a usable tuning database */
+    AT_ERR_NO_MEMORY = 8,        /* host or device allocation failed */
+    AT_ERR_NOT_FOUND = 9,        /* no such kernel, configuration or row */
+    AT_ERR_WRONG_RESULT = 10,    /* verification against the reference failed */
+    AT_ERR_NOT_CONVERGED = 11,   /* Jacobi hit max_iter above the tolerance */
+    AT_ERR_DIVERGED = 12,        /* Jacobi produced NaN/Inf or a zero pivot */
+    AT_ERR_TIMEOUT = 13,         /* a configuration ran past its watchdog */
+    AT_ERR_CRASHED = 14,         /* a configuration crashed its worker */
+    AT_ERR_UNSUPPORTED = 15,     /* configuration not valid for this problem/device */
+    AT_ERR_IO = 16,              /* a file could not be read or written */
+    AT_ERR_INTERNAL = 17         /* a bug in autotune: please report */
+} at_status;
+
+typedef struct at_handle at_handle;
+
+/* Which level of the lookup chain chose a kernel's configuration. */
+typedef enum at_lookup_level {
+    AT_LOOKUP_NONE = 0,          /* not looked up yet */
+    AT_LOOKUP_EXACT = 1,         /* tuned for this device and this shape */
+    AT_LOOKUP_NEAREST = 2,       /* tuned for this device, nearest shape */
+    AT_LOOKUP_ARCH = 3,          /* tuned on another device of the same arch */
+    AT_LOOKUP_DEFAULT = 4        /* built-in default, correct everywhere */
+} at_lookup_level;
+
+typedef struct at_stats {
+    int compiled;                /* kernels compiled with NVRTC by this handle */
+    int loaded;                  /* kernels loaded from a stored cubin */
+    int cache_hits;              /* calls served from the in-memory cache */
+    int lookups[5];              /* count of plans chosen per at_lookup_level */
+    at_lookup_level last_level;  /* level used by the most recent call */
+    char last_config[256];       /* configuration used by the most recent call */
+} at_stats;
+
+/* Creates a handle on CUDA device `device` (its primary context, so memory
+ * from cudaMalloc works). db_path NULL means $AUTOTUNE_DB, else
+ * $XDG_CACHE_HOME/autotune/tuning.db, else ~/.cache/autotune/tuning.db.
+ * A missing database is not an error: built-in defaults are used. A corrupt
+ * one is reported as AT_ERR_DB_CORRUPT and no handle is made. */
+at_status at_create(at_handle **handle, int device, const char *db_path);
+at_status at_destroy(at_handle *handle);            /* NULL is a no-op */
+at_status at_set_stream(at_handle *handle, CUstream stream);
+/* 1: only configurations whose result is bit-identical run to run. */
+at_status at_set_deterministic(at_handle *handle, int deterministic);
+
+/* C = alpha * A * B + beta * C, row-major, A is m x k, B is k x n. */
+at_status at_sgemm(at_handle *handle, int m, int n, int k, float alpha,
+                   const float *A, int lda, const float *B, int ldb,
+                   float beta, float *C, int ldc);
+/* *result (device memory) = sum of x[0..n). */
+at_status at_ssum(at_handle *handle, long long n, const float *x, float *result);
+/* *result (device memory) = sum of x[i] * y[i]. */
+at_status at_sdot(at_handle *handle, long long n, const float *x,
+                  const float *y, float *result);
+/* Solves A x = b (A n x n row-major, device memory) by Jacobi iteration from
+ * the x given, until ||x_new - x||_inf <= tol * ||x_new||_inf or max_iter.
+ * iterations/residual (host pointers, may be NULL) receive the iterations run
+ * and the final relative update. AT_ERR_NOT_CONVERGED after max_iter,
+ * AT_ERR_DIVERGED on NaN/Inf or a zero diagonal. */
+at_status at_sjacobi(at_handle *handle, int n, const float *A, const float *b,
+                     float *x, float tol, int max_iter,
+                     int *iterations, float *residual);
+
+/* Counters of compiles, loads and lookup levels since at_create. */
+at_status at_get_stats(const at_handle *handle, at_stats *stats);
+const char *at_status_string(at_status status);
+/* Detailed message of the handle's last failure ("" if none); never NULL. */
+const char *at_errmsg(const at_handle *handle);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

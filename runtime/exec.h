@@ -1,0 +1,62 @@
+/* exec.h: what a kernel family's host code may do on the GPU: find a kernel
+ * in its compiled module, launch it, get scratch memory, move small data.
+ * Used by the runtime library and by the tuner's worker alike. */
+#ifndef EXEC_H
+#define EXEC_H
+
+#include <stddef.h>
+#include "autotune.h"
+#include "cudrv.h"
+
+#define EX_MAX_FUNCS 16
+#define EX_MAX_SCRATCH 4
+
+typedef struct at_exec {
+    const cudrv *cu;
+    const at_device_info *dev;
+    CUmodule module;             /* the configuration's module */
+    CUstream stream;             /* caller's stream (0 = legacy default) */
+    struct {
+        char name[64];
+        CUfunction fn;
+        int smem_limit_set;      /* dynamic smem limit raised to this value */
+    } funcs[EX_MAX_FUNCS];
+    int n_funcs;
+    CUdeviceptr scratch[EX_MAX_SCRATCH];    /* owned; grown on demand */
+    size_t scratch_bytes[EX_MAX_SCRATCH];
+    char *errmsg;                /* where failures are described */
+    size_t errlen;
+} at_exec;
+
+/* Sets up an exec over an already loaded module; no allocation. */
+void ex_init(at_exec *ex, const cudrv *cu, const at_device_info *dev,
+             CUmodule module, CUstream stream, char *errmsg, size_t errlen);
+/* Frees scratch memory (the module is the caller's). */
+void ex_release(at_exec *ex);
+
+/* Finds extern "C" kernel `name` in the module (cached). AT_ERR_NOT_FOUND
+ * with a message if the module has no such kernel. */
+at_status ex_function(at_exec *ex, const char *name, CUfunction *fn);
+/* Launches kernel `name` on the exec's stream; raises the function's
+ * dynamic shared memory limit first when smem > 48 KiB. Checks the launch
+ * status (not completion). */
+at_status ex_launch(at_exec *ex, const char *name,
+                    unsigned gx, unsigned gy, unsigned gz,
+                    unsigned bx, unsigned by, unsigned bz,
+                    unsigned smem, void **args);
+/* Scratch buffer `slot` (0..EX_MAX_SCRATCH-1) of at least `bytes`, kept
+ * across calls; contents undefined. */
+at_status ex_scratch(at_exec *ex, int slot, size_t bytes, CUdeviceptr *ptr);
+/* Asynchronous fill of n 32-bit words on the exec's stream. */
+at_status ex_memset32(at_exec *ex, CUdeviceptr ptr, unsigned value, size_t n);
+/* Copies device -> host after all work queued on the stream (blocks). */
+at_status ex_download(at_exec *ex, void *dst, CUdeviceptr src, size_t bytes);
+/* Copies host -> device in stream order (blocks until done). */
+at_status ex_upload(at_exec *ex, CUdeviceptr dst, const void *src, size_t bytes);
+/* Waits for the stream. */
+at_status ex_sync(at_exec *ex);
+/* Records a printf-style message into ex->errmsg and returns status. */
+at_status ex_fail(at_exec *ex, at_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

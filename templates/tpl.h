@@ -1,0 +1,183 @@
+/* tpl.h: the kernel family descriptor (one table row per family) and the
+ * helpers shared by all families: configuration spaces, NVRTC compile of a
+ * configuration, input generation and error measurement for verification. */
+#ifndef TPL_H
+#define TPL_H
+
+#include <stddef.h>
+#include "autotune.h"
+#include "cudrv.h"
+#include "exec.h"
+
+#define TPL_MAX_PARAMS 24
+#define TPL_MAX_VALUES 16
+#define TPL_MAX_DIMS 3
+#define TPL_MAX_BUFS 8
+#define TPL_CONFIG_LEN 512          /* longest "NAME=v,NAME=v" string */
+
+/* One tunable: its macro name in the .cu and the values the tuner tries. */
+typedef struct tpl_param {
+    const char *name;
+    int n_values;
+    int values[TPL_MAX_VALUES];
+    const char *meaning;            /* one line, shown by `autotune list` */
+} tpl_param;
+
+/* A problem shape: matmul {m, n, k}; sum and dot {n}; jacobi {n}. */
+typedef struct tpl_problem {
+    int n_dims;
+    long long dims[TPL_MAX_DIMS];
+} tpl_problem;
+
+/* The arguments of one call, as the API received them (device pointers). */
+typedef struct tpl_args {
+    tpl_problem problem;
+    struct { CUdeviceptr A, B, C; int lda, ldb, ldc; float alpha, beta; } gemm;
+    struct { CUdeviceptr x, y, result; } red;          /* y is 0 for sum */
+    struct {
+        CUdeviceptr A, b, x;
+        float tol;
+        int max_iter;
+        int iterations;             /* out */
+        float residual;             /* out: final relative update */
+    } jac;
+} tpl_args;
+
+/* Inputs for verification and timing, made by a family's prepare(). */
+typedef struct tpl_workset {
+    tpl_args args;
+    CUdeviceptr bufs[TPL_MAX_BUFS]; /* owned: freed by tpl_workset_free */
+    size_t buf_bytes[TPL_MAX_BUFS];
+    int n_bufs;
+    CUdeviceptr out;                /* buffer the configuration writes */
+    size_t out_bytes;
+    CUdeviceptr out_initial;        /* copied into out before every run;
+                                       0 = out is poisoned with NaN instead */
+    CUdeviceptr reference;          /* expected output (0 if check() needs none) */
+} tpl_workset;
+
+/* A named configuration kept for reports, e.g. the seeds' kernels. */
+typedef struct tpl_baseline {
+    const char *name;               /* "seed_tiled" */
+    const char *config;             /* "NAME=v,NAME=v", every parameter */
+    const char *description;
+} tpl_baseline;
+
+typedef struct tpl_family {
+    const char *name;               /* "matmul", "sum", "dot", "jacobi" */
+    const char *source;             /* embedded file name, "matmul.cu" */
+    const char *fixed_options;      /* NVRTC options for every config, or "" */
+    const char *summary;
+    int n_dims;
+    const char *dim_names[TPL_MAX_DIMS];
+    int metric_is_flops;            /* 1: report GFLOP/s, 0: GB/s */
+    int hidden;                     /* 1: test-only, never tuned by default */
+    int n_params;
+    tpl_param params[TPL_MAX_PARAMS];
+
+    /* 1 if cfg is a legal kernel on this device (threads, shared memory,
+     * registers...), else 0 with the reason in why. dev may be NULL: then
+     * judge against a generic sm_80+ device (48 KiB..227 KiB smem). */
+    int (*valid)(const int *cfg, const at_device_info *dev, char *why, size_t len);
+    /* 1 if the legal cfg computes this problem correctly and sensibly. */
+    int (*applicable)(const int *cfg, const tpl_problem *problem);
+    /* 1 if the result is bit-identical from run to run (no float atomics). */
+    int (*deterministic)(const int *cfg);
+    /* Runs the computation with the configuration's module in ex.
+     * Returns AT_OK or a status with ex->errmsg set. Jacobi: the status of
+     * the solve (AT_ERR_NOT_CONVERGED, AT_ERR_DIVERGED). */
+    at_status (*run)(at_exec *ex, const int *cfg, tpl_args *args);
+    /* Useful work of one run: floating-point operations and the minimum
+     * bytes of device memory that must be moved. */
+    void (*work)(const tpl_problem *problem, double *flops, double *bytes);
+    /* Allocates and fills inputs (fresh random data from seed) with the
+     * reference module in ref, and computes ws->reference if check uses it. */
+    at_status (*prepare)(at_exec *ref, const tpl_problem *problem,
+                         unsigned long long seed, tpl_workset *ws);
+    /* After a run: *error = relative error of ws->out (Frobenius, float64). */
+    at_status (*check)(at_exec *ref, tpl_workset *ws, double *error);
+    /* Largest *error accepted for this problem. */
+    double (*tolerance)(const tpl_problem *problem);
+
+    const char *default_config;     /* correct on every device and problem */
+    int n_baselines;
+    const tpl_baseline *baselines;
+    int n_tuning_problems;          /* the default sizes `autotune` tunes */
+    const tpl_problem *tuning_problems;
+} tpl_family;
+
+/* ---- registry (templates/registry.c) ---- */
+int tpl_family_count(void);                     /* includes hidden ones */
+const tpl_family *tpl_family_at(int index);
+const tpl_family *tpl_find(const char *name);   /* NULL if unknown */
+
+/* ---- embedded sources (generated at build time) ---- */
+/* Text of embedded file `name` ("matmul.cu"), NUL-terminated; NULL if none. */
+const char *tpl_source_text(const char *name, size_t *len);
+/* 16 hex digits of FNV-1a 64 over the family's source and fixed options. */
+const char *tpl_source_hash(const tpl_family *fam);
+
+/* ---- configuration spaces (templates/tpl.c) ---- */
+/* Number of raw configurations (product of value counts). */
+long long tpl_space_size(const tpl_family *fam);
+/* Mixed-radix decode of index into cfg values (param order). */
+void tpl_config_from_index(const tpl_family *fam, long long index, int *cfg);
+/* Index of cfg in the space, -1 if a value is not in its list. */
+long long tpl_config_to_index(const tpl_family *fam, const int *cfg);
+/* "BM=64,BN=128,...", all parameters in order. */
+void tpl_config_format(const tpl_family *fam, const int *cfg, char *out, size_t len);
+/* Parses "NAME=v,..." (any order, all names required, values need not be in
+ * the tuning lists). AT_ERR_INVALID_ARG with the reason in err. */
+at_status tpl_config_parse(const tpl_family *fam, const char *text, int *cfg,
+                           char *err, size_t errlen);
+/* Index of a parameter by name, -1 if none. */
+int tpl_param_index(const tpl_family *fam, const char *name);
+
+/* ---- compiling (templates/tpl.c, NVRTC; no GPU needed) ---- */
+/* "sm_90" from a compute capability. */
+void tpl_arch_name(int cc_major, int cc_minor, char *out, size_t len);
+/* The NVRTC options for cfg on arch, space-separated (for keys and logs). */
+void tpl_options_string(const tpl_family *fam, const int *cfg, const char *arch,
+                        char *out, size_t len);
+/* Compiles cfg for arch ("sm_90") into a cubin (malloc'd, caller frees).
+ * On AT_ERR_COMPILE *log holds NVRTC's log (malloc'd, caller frees; may be
+ * set on success too, or NULL). Thread-safe. */
+at_status tpl_compile(const tpl_family *fam, const int *cfg, const char *arch,
+                      void **cubin, size_t *cubin_size, char **log);
+/* Compiles the shared reference/utility module (reference.cu) for arch. */
+at_status tpl_compile_reference(const char *arch, void **cubin, size_t *size,
+                                char **log);
+/* Key that names a cubin: hash of source, options, arch and NVRTC version. */
+void tpl_binary_key(const tpl_family *fam, const int *cfg, const char *arch,
+                    char *out, size_t len);
+/* "13.0" */
+const char *tpl_nvrtc_version(void);
+
+/* ---- verification helpers for prepare()/check() (templates/tpl.c) ----
+ * All run kernels of reference.cu through ref on its stream. */
+at_status tpl_ws_alloc(at_exec *ref, tpl_workset *ws, size_t bytes, CUdeviceptr *ptr);
+void tpl_workset_free(const cudrv *cu, tpl_workset *ws);
+/* n floats uniform in [lo, hi) from a counter-based hash of (seed, i). */
+at_status tpl_fill_uniform(at_exec *ref, CUdeviceptr p, long long n,
+                           unsigned long long seed, float lo, float hi);
+/* n x n row-major matrix, off-diagonal uniform in [-1,1), diagonal set so
+ * each row is strictly diagonally dominant by `margin` (>1). */
+at_status tpl_fill_diag_dominant(at_exec *ref, CUdeviceptr A, int n,
+                                 unsigned long long seed, float margin);
+/* ||out - expected||_F / ||expected||_F over n floats, in float64; +inf if
+ * out holds NaN/Inf. */
+at_status tpl_rel_error(at_exec *ref, CUdeviceptr out, CUdeviceptr expected,
+                        long long n, double *error);
+/* Reference C = alpha*A*B + beta*C0 in float64 accumulation (row-major with
+ * leading dimensions), written as float into C. */
+at_status tpl_ref_gemm(at_exec *ref, int m, int n, int k, float alpha,
+                       CUdeviceptr A, int lda, CUdeviceptr B, int ldb,
+                       float beta, CUdeviceptr C0, CUdeviceptr C, int ldc);
+/* Reference sum (y == 0) or dot, accumulated in float64, into *result. */
+at_status tpl_ref_reduce(at_exec *ref, long long n, CUdeviceptr x,
+                         CUdeviceptr y, double *result);
+/* ||A x - b||_2 / ||b||_2 in float64. */
+at_status tpl_ref_residual(at_exec *ref, int n, CUdeviceptr A, CUdeviceptr b,
+                           CUdeviceptr x, double *residual);
+
+#endif
