@@ -113,4 +113,24 @@ at_status db_put_binary(db *d, const char *key, const char *kernel,
 /* malloc'd copy of the cubin; AT_ERR_NOT_FOUND if not stored. */
 at_status db_get_binary(db *d, const char *key, void **cubin, size_t *size);
 
+/* Side measurements shown in reports: vendor libraries ("cublas", "cub"),
+ * seeds run outside the tuner, and device ceilings (kernel "device", name
+ * "copy_bandwidth" / "fp32_peak"). Replaces the row of the same
+ * (device, kernel, problem, name). */
+typedef struct db_measurement {
+    char device_uuid[40];
+    char kernel[32];
+    tpl_problem problem;
+    char name[64];
+    double time_ms;
+    double gflops;
+    double gbs;
+    double rel_error;       /* -1 if not checked */
+    char note[256];
+    char created[32];
+} db_measurement;
+at_status db_put_measurement(db *d, db_measurement *m);
+at_status db_measurements(db *d, const char *device_uuid, const char *kernel,
+                          db_measurement **out, int *count);
+
 #endif
