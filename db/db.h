@@ -25,7 +25,7 @@ typedef struct db db;
 typedef struct db_result {
     long long id;
     long long session_id;
-    char device_uuid[40];
+    char device_uuid[48];
     char kernel[32];
     char source_hash[20];
     tpl_problem problem;
@@ -118,7 +118,7 @@ at_status db_get_binary(db *d, const char *key, void **cubin, size_t *size);
  * "copy_bandwidth" / "fp32_peak"). Replaces the row of the same
  * (device, kernel, problem, name). */
 typedef struct db_measurement {
-    char device_uuid[40];
+    char device_uuid[48];
     char kernel[32];
     tpl_problem problem;
     char name[64];

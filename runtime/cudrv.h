@@ -67,7 +67,7 @@ void cudrv_describe(const cudrv *cu, CUresult rc, const char *call,
 typedef struct at_device_info {
     int ordinal;
     char name[128];
-    char uuid[40];             /* "GPU-xxxxxxxx-xxxx-..." */
+    char uuid[48];             /* "GPU-xxxxxxxx-xxxx-..." */
     int cc_major, cc_minor;
     int sm_count;
     long long memory_bytes;
