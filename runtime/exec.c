@@ -1,0 +1,163 @@
+/* exec.c: launches a configuration's kernels on a stream for the runtime and
+ * the tuner's worker; caches functions, owns scratch memory. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "exec.h"
+
+void ex_init(at_exec *ex, const cudrv *cu, const at_device_info *dev,
+             CUmodule module, CUstream stream, char *errmsg, size_t errlen)
+{
+    memset(ex, 0, sizeof *ex);
+    ex->cu = cu;
+    ex->dev = dev;
+    ex->module = module;
+    ex->stream = stream;
+    ex->errmsg = errmsg;
+    ex->errlen = errlen;
+}
+
+void ex_release(at_exec *ex)
+{
+    if (!ex || !ex->cu)
+        return;
+    for (int i = 0; i < EX_MAX_SCRATCH; i++) {
+        if (ex->scratch[i])
+            ex->cu->MemFree(ex->scratch[i]);
+        ex->scratch[i] = 0;
+        ex->scratch_bytes[i] = 0;
+    }
+    ex->n_funcs = 0;
+}
+
+at_status ex_fail(at_exec *ex, at_status status, const char *fmt, ...)
+{
+    if (ex->errmsg && ex->errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ex->errmsg, ex->errlen, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+static at_status ex_cuda_fail(at_exec *ex, CUresult rc, const char *call)
+{
+    if (ex->errmsg && ex->errlen)
+        cudrv_describe(ex->cu, rc, call, ex->errmsg, ex->errlen);
+    if (rc == CUDA_ERROR_OUT_OF_MEMORY)
+        return AT_ERR_NO_MEMORY;
+    return AT_ERR_CUDA;
+}
+
+static int ex_find(at_exec *ex, const char *name)
+{
+    for (int i = 0; i < ex->n_funcs; i++)
+        if (strcmp(ex->funcs[i].name, name) == 0)
+            return i;
+    if (ex->n_funcs >= EX_MAX_FUNCS || strlen(name) >= sizeof ex->funcs[0].name)
+        return -1;
+    CUfunction fn;
+    if (ex->cu->ModuleGetFunction(&fn, ex->module, name) != CUDA_SUCCESS)
+        return -1;
+    int slot = ex->n_funcs++;
+    snprintf(ex->funcs[slot].name, sizeof ex->funcs[slot].name, "%s", name);
+    ex->funcs[slot].fn = fn;
+    ex->funcs[slot].smem_limit_set = 0;
+    return slot;
+}
+
+at_status ex_function(at_exec *ex, const char *name, CUfunction *fn)
+{
+    int slot = ex_find(ex, name);
+    if (slot < 0)
+        return ex_fail(ex, AT_ERR_NOT_FOUND, "kernel %s not found in the module", name);
+    *fn = ex->funcs[slot].fn;
+    return AT_OK;
+}
+
+at_status ex_launch(at_exec *ex, const char *name, unsigned gx, unsigned gy,
+                    unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                    unsigned smem, void **args)
+{
+    int slot = ex_find(ex, name);
+    if (slot < 0)
+        return ex_fail(ex, AT_ERR_NOT_FOUND, "kernel %s not found in the module", name);
+    if (gx == 0 || gy == 0 || gz == 0 || bx * by * bz == 0)
+        return ex_fail(ex, AT_ERR_INTERNAL, "kernel %s: empty launch %ux%ux%u / %ux%ux%u",
+                       name, gx, gy, gz, bx, by, bz);
+    CUresult rc;
+    if (smem > 48 * 1024 && (int)smem > ex->funcs[slot].smem_limit_set) {
+        rc = ex->cu->FuncSetAttribute(ex->funcs[slot].fn,
+                                      CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                      (int)smem);
+        if (rc != CUDA_SUCCESS)
+            return ex_cuda_fail(ex, rc, "cuFuncSetAttribute(max dynamic shared memory)");
+        ex->funcs[slot].smem_limit_set = (int)smem;
+    }
+    rc = ex->cu->LaunchKernel(ex->funcs[slot].fn, gx, gy, gz, bx, by, bz, smem,
+                              ex->stream, args, NULL);
+    if (rc != CUDA_SUCCESS) {
+        at_status s = ex_cuda_fail(ex, rc, "cuLaunchKernel");
+        size_t used = ex->errmsg ? strlen(ex->errmsg) : 0;
+        if (ex->errmsg && used + 1 < ex->errlen)
+            snprintf(ex->errmsg + used, ex->errlen - used,
+                     " [%s grid %ux%ux%u block %ux%ux%u smem %u]", name, gx, gy, gz,
+                     bx, by, bz, smem);
+        return s;
+    }
+    return AT_OK;
+}
+
+at_status ex_scratch(at_exec *ex, int slot, size_t bytes, CUdeviceptr *ptr)
+{
+    if (slot < 0 || slot >= EX_MAX_SCRATCH)
+        return ex_fail(ex, AT_ERR_INTERNAL, "scratch slot %d out of range", slot);
+    if (bytes == 0)
+        bytes = 16;
+    if (ex->scratch_bytes[slot] < bytes) {
+        /* Scratch is only freed once the stream no longer uses it. */
+        if (ex->scratch[slot]) {
+            ex->cu->StreamSynchronize(ex->stream);
+            ex->cu->MemFree(ex->scratch[slot]);
+            ex->scratch[slot] = 0;
+            ex->scratch_bytes[slot] = 0;
+        }
+        CUresult rc = ex->cu->MemAlloc(&ex->scratch[slot], bytes);
+        if (rc != CUDA_SUCCESS)
+            return ex_cuda_fail(ex, rc, "cuMemAlloc(scratch)");
+        ex->scratch_bytes[slot] = bytes;
+    }
+    *ptr = ex->scratch[slot];
+    return AT_OK;
+}
+
+at_status ex_memset32(at_exec *ex, CUdeviceptr ptr, unsigned value, size_t n)
+{
+    CUresult rc = ex->cu->MemsetD32Async(ptr, value, n, ex->stream);
+    return rc == CUDA_SUCCESS ? AT_OK : ex_cuda_fail(ex, rc, "cuMemsetD32Async");
+}
+
+at_status ex_download(at_exec *ex, void *dst, CUdeviceptr src, size_t bytes)
+{
+    CUresult rc = ex->cu->MemcpyDtoHAsync(dst, src, bytes, ex->stream);
+    if (rc != CUDA_SUCCESS)
+        return ex_cuda_fail(ex, rc, "cuMemcpyDtoHAsync");
+    rc = ex->cu->StreamSynchronize(ex->stream);
+    return rc == CUDA_SUCCESS ? AT_OK : ex_cuda_fail(ex, rc, "cuStreamSynchronize");
+}
+
+at_status ex_upload(at_exec *ex, CUdeviceptr dst, const void *src, size_t bytes)
+{
+    CUresult rc = ex->cu->MemcpyHtoDAsync(dst, src, bytes, ex->stream);
+    if (rc != CUDA_SUCCESS)
+        return ex_cuda_fail(ex, rc, "cuMemcpyHtoDAsync");
+    rc = ex->cu->StreamSynchronize(ex->stream);
+    return rc == CUDA_SUCCESS ? AT_OK : ex_cuda_fail(ex, rc, "cuStreamSynchronize");
+}
+
+at_status ex_sync(at_exec *ex)
+{
+    CUresult rc = ex->cu->StreamSynchronize(ex->stream);
+    return rc == CUDA_SUCCESS ? AT_OK : ex_cuda_fail(ex, rc, "cuStreamSynchronize");
+}

@@ -1,0 +1,411 @@
+/* measure.c: judges configurations on one GPU: prepares random inputs,
+ * verifies a cubin's output against the float64 reference, then times it
+ * with CUDA events (warm-up, L2 flush, median). Used by the tuner's worker,
+ * the GPU tests and the benchmarks. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "measure.h"
+
+struct ms_gpu {
+    const cudrv *cu;
+    at_device_info info;
+    CUdevice device;
+    CUcontext ctx;
+    CUstream stream;
+    CUmodule ref_module;
+    at_exec ref;
+    char ref_msg[1024];
+    CUevent start, stop;
+    CUdeviceptr flush;              /* 2 x L2 bytes, written between runs */
+    size_t flush_bytes;
+    const tpl_family *fam;          /* the prepared workset's family */
+    tpl_workset ws;
+    int have_ws;
+    CUmodule module;                /* module of the last cubin used */
+    unsigned long long module_hash;
+    size_t module_size;
+};
+
+void ms_default_options(ms_options *o)
+{
+    o->warmup = 2;
+    o->min_runs = 5;
+    o->max_runs = 200;
+    o->budget_ms = 200.0;
+    o->abandon_ms = 0.0;
+    o->flush_l2 = 1;
+}
+
+static at_status ms_cuda(ms_gpu *g, CUresult rc, const char *call, char *err, size_t len)
+{
+    cudrv_describe(g->cu, rc, call, err, len);
+    return rc == CUDA_ERROR_OUT_OF_MEMORY ? AT_ERR_NO_MEMORY : AT_ERR_CUDA;
+}
+
+at_status ms_open(ms_gpu **out, int ordinal, char *err, size_t errlen)
+{
+    at_status s;
+    *out = NULL;
+    const cudrv *cu = cudrv_get(&s, err, errlen);
+    if (!cu)
+        return s;
+    ms_gpu *g = calloc(1, sizeof *g);
+    if (!g) {
+        snprintf(err, errlen, "out of host memory");
+        return AT_ERR_NO_MEMORY;
+    }
+    g->cu = cu;
+    if ((s = cudrv_device_info(cu, ordinal, &g->info, err, errlen)) != AT_OK) {
+        free(g);
+        return s;
+    }
+    CUresult rc = cu->DeviceGet(&g->device, ordinal);
+    if (rc == CUDA_SUCCESS)
+        rc = cu->DevicePrimaryCtxRetain(&g->ctx, g->device);
+    if (rc != CUDA_SUCCESS) {
+        s = ms_cuda(g, rc, "cuDevicePrimaryCtxRetain", err, errlen);
+        free(g);
+        return s;
+    }
+    cu->CtxPushCurrent(g->ctx);
+    if ((rc = cu->StreamCreate(&g->stream, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS ||
+        (rc = cu->EventCreate(&g->start, CU_EVENT_DEFAULT)) != CUDA_SUCCESS ||
+        (rc = cu->EventCreate(&g->stop, CU_EVENT_DEFAULT)) != CUDA_SUCCESS) {
+        s = ms_cuda(g, rc, "stream/event creation", err, errlen);
+        ms_close(g);
+        return s;
+    }
+    void *cubin = NULL;
+    size_t size = 0;
+    char *log = NULL;
+    s = tpl_compile_reference(g->info.arch, &cubin, &size, &log);
+    if (s != AT_OK) {
+        snprintf(err, errlen, "reference module failed to compile for %s: %s", g->info.arch,
+                 log ? log : "no log");
+        free(log);
+        ms_close(g);
+        return s;
+    }
+    free(log);
+    rc = cu->ModuleLoadData(&g->ref_module, cubin);
+    free(cubin);
+    if (rc != CUDA_SUCCESS) {
+        s = ms_cuda(g, rc, "cuModuleLoadData(reference)", err, errlen);
+        ms_close(g);
+        return s;
+    }
+    ex_init(&g->ref, cu, &g->info, g->ref_module, g->stream, g->ref_msg, sizeof g->ref_msg);
+    g->flush_bytes = (size_t)(g->info.l2_bytes > 0 ? g->info.l2_bytes : 64 << 20) * 2;
+    if ((rc = cu->MemAlloc(&g->flush, g->flush_bytes)) != CUDA_SUCCESS) {
+        s = ms_cuda(g, rc, "cuMemAlloc(L2 flush buffer)", err, errlen);
+        ms_close(g);
+        return s;
+    }
+    *out = g;
+    return AT_OK;
+}
+
+static void ms_drop_module(ms_gpu *g)
+{
+    if (g->module)
+        g->cu->ModuleUnload(g->module);
+    g->module = NULL;
+    g->module_hash = 0;
+    g->module_size = 0;
+}
+
+void ms_close(ms_gpu *g)
+{
+    if (!g)
+        return;
+    const cudrv *cu = g->cu;
+    if (g->stream)
+        cu->StreamSynchronize(g->stream);
+    if (g->have_ws)
+        tpl_workset_free(cu, &g->ws);
+    ms_drop_module(g);
+    ex_release(&g->ref);
+    if (g->ref_module)
+        cu->ModuleUnload(g->ref_module);
+    if (g->flush)
+        cu->MemFree(g->flush);
+    if (g->start)
+        cu->EventDestroy(g->start);
+    if (g->stop)
+        cu->EventDestroy(g->stop);
+    if (g->stream)
+        cu->StreamDestroy(g->stream);
+    if (g->ctx) {
+        CUcontext popped;
+        cu->CtxPopCurrent(&popped);
+        cu->DevicePrimaryCtxRelease(g->device);
+    }
+    free(g);
+}
+
+const at_device_info *ms_device(const ms_gpu *g) { return &g->info; }
+const cudrv *ms_driver(const ms_gpu *g) { return g->cu; }
+at_exec *ms_reference(ms_gpu *g) { return &g->ref; }
+
+at_status ms_prepare(ms_gpu *g, const tpl_family *fam, const tpl_problem *p,
+                     unsigned long long seed, char *err, size_t errlen)
+{
+    if (g->have_ws) {
+        g->cu->StreamSynchronize(g->stream);
+        tpl_workset_free(g->cu, &g->ws);
+        g->have_ws = 0;
+    }
+    memset(&g->ws, 0, sizeof g->ws);
+    g->ref_msg[0] = '\0';
+    at_status s = fam->prepare(&g->ref, p, seed, &g->ws);
+    if (s == AT_OK)
+        s = ex_sync(&g->ref);
+    if (s != AT_OK) {
+        snprintf(err, errlen, "%s: preparing inputs failed: %s", fam->name,
+                 g->ref_msg[0] ? g->ref_msg : at_status_string(s));
+        tpl_workset_free(g->cu, &g->ws);
+        return s;
+    }
+    g->fam = fam;
+    g->have_ws = 1;
+    return AT_OK;
+}
+
+static unsigned long long ms_hash(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    unsigned long long h = 0xCBF29CE484222325ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001B3ull;
+    }
+    return h;
+}
+
+/* Loads the cubin unless it is the module already loaded. */
+static at_status ms_load(ms_gpu *g, const void *cubin, size_t size, char *err, size_t len)
+{
+    unsigned long long h = ms_hash(cubin, size);
+    if (g->module && g->module_hash == h && g->module_size == size)
+        return AT_OK;
+    ms_drop_module(g);
+    CUresult rc = g->cu->ModuleLoadData(&g->module, cubin);
+    if (rc != CUDA_SUCCESS) {
+        g->module = NULL;
+        return ms_cuda(g, rc, "cuModuleLoadData", err, len);
+    }
+    g->module_hash = h;
+    g->module_size = size;
+    return AT_OK;
+}
+
+/* A failed run may have poisoned the context (illegal address...): then
+ * nothing more can run in this process. */
+static at_status ms_context_health(ms_gpu *g, at_status s, char *err, size_t len)
+{
+    CUresult rc = g->cu->CtxSynchronize();
+    if (rc == CUDA_SUCCESS)
+        return s;
+    char why[512];
+    cudrv_describe(g->cu, rc, "kernel execution", why, sizeof why);
+    snprintf(err, len, "%s; the CUDA context is unusable", why);
+    return AT_ERR_CRASHED;
+}
+
+/* Puts the output back to its initial state (or NaN poison). */
+static at_status ms_reset_output(ms_gpu *g)
+{
+    tpl_workset *ws = &g->ws;
+    if (!ws->out)
+        return AT_OK;
+    CUresult rc;
+    if (ws->out_initial)
+        rc = g->cu->MemcpyDtoDAsync(ws->out, ws->out_initial, ws->out_bytes, g->stream);
+    else
+        rc = g->cu->MemsetD32Async(ws->out, 0x7FC00000u, ws->out_bytes / 4, g->stream);
+    return rc == CUDA_SUCCESS ? AT_OK : AT_ERR_CUDA;
+}
+
+static at_status ms_run_once(ms_gpu *g, const tpl_family *fam, const int *cfg,
+                             at_exec *ex, char *err, size_t len)
+{
+    tpl_args args = g->ws.args;
+    at_status s = fam->run(ex, cfg, &args);
+    if (s != AT_OK) {
+        if (!ex->errmsg[0])
+            snprintf(ex->errmsg, ex->errlen, "%s", at_status_string(s));
+        snprintf(err, len, "%s", ex->errmsg);
+        return ms_context_health(g, s, err, len);
+    }
+    return AT_OK;
+}
+
+at_status ms_verify(ms_gpu *g, const tpl_family *fam, const int *cfg, const void *cubin,
+                    size_t cubin_size, double *error, char *err, size_t errlen)
+{
+    *error = -1.0;
+    err[0] = '\0';
+    if (!g->have_ws || g->fam != fam) {
+        snprintf(err, errlen, "no inputs prepared for %s", fam->name);
+        return AT_ERR_INTERNAL;
+    }
+    at_status s = ms_load(g, cubin, cubin_size, err, errlen);
+    if (s != AT_OK)
+        return ms_context_health(g, s, err, errlen);
+    char msg[1024] = "";
+    at_exec ex;
+    ex_init(&ex, g->cu, &g->info, g->module, g->stream, msg, sizeof msg);
+    if (ms_reset_output(g) != AT_OK) {
+        snprintf(err, errlen, "could not reset the output buffer");
+        ex_release(&ex);
+        return ms_context_health(g, AT_ERR_CUDA, err, errlen);
+    }
+    s = ms_run_once(g, fam, cfg, &ex, err, errlen);
+    if (s == AT_OK)
+        s = ex_sync(&ex);
+    if (s != AT_OK) {
+        if (!err[0])
+            snprintf(err, errlen, "%s", msg[0] ? msg : at_status_string(s));
+        s = ms_context_health(g, s, err, errlen);
+        ex_release(&ex);
+        return s;
+    }
+    ex_release(&ex);
+    g->ref_msg[0] = '\0';
+    s = fam->check(&g->ref, &g->ws, error);
+    if (s != AT_OK) {
+        snprintf(err, errlen, "check failed: %s",
+                 g->ref_msg[0] ? g->ref_msg : at_status_string(s));
+        return ms_context_health(g, s, err, errlen);
+    }
+    double tolerance = fam->tolerance(&g->ws.args.problem);
+    if (!(*error <= tolerance)) {
+        snprintf(err, errlen, "relative error %.3g exceeds tolerance %.3g", *error, tolerance);
+        return AT_ERR_WRONG_RESULT;
+    }
+    return AT_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void ms_summarize(const double *values, int n, double *median, double *min, double *max)
+{
+    *median = *min = *max = 0.0;
+    if (n <= 0)
+        return;
+    double *copy = malloc((size_t)n * sizeof *copy);
+    if (!copy) {
+        *median = *min = *max = values[0];
+        return;
+    }
+    memcpy(copy, values, (size_t)n * sizeof *copy);
+    qsort(copy, (size_t)n, sizeof *copy, cmp_double);
+    *min = copy[0];
+    *max = copy[n - 1];
+    *median = n % 2 ? copy[n / 2] : 0.5 * (copy[n / 2 - 1] + copy[n / 2]);
+    free(copy);
+}
+
+at_status ms_time(ms_gpu *g, const tpl_family *fam, const int *cfg, const void *cubin,
+                  size_t cubin_size, const ms_options *opt_in, ms_timing *timing,
+                  char *err, size_t errlen)
+{
+    ms_options opt;
+    if (opt_in)
+        opt = *opt_in;
+    else
+        ms_default_options(&opt);
+    if (opt.min_runs < 1)
+        opt.min_runs = 1;
+    if (opt.max_runs < opt.min_runs)
+        opt.max_runs = opt.min_runs;
+    memset(timing, 0, sizeof *timing);
+    err[0] = '\0';
+    if (!g->have_ws || g->fam != fam) {
+        snprintf(err, errlen, "no inputs prepared for %s", fam->name);
+        return AT_ERR_INTERNAL;
+    }
+    at_status s = ms_load(g, cubin, cubin_size, err, errlen);
+    if (s != AT_OK)
+        return ms_context_health(g, s, err, errlen);
+    double flops = 0, bytes = 0;
+    fam->work(&g->ws.args.problem, &flops, &bytes);
+    int flush = opt.flush_l2 && bytes < (double)g->flush_bytes;
+    long long flush_words = (long long)(g->flush_bytes / 4);
+    unsigned flush_value = 1;
+
+    char msg[1024] = "";
+    at_exec ex;
+    ex_init(&ex, g->cu, &g->info, g->module, g->stream, msg, sizeof msg);
+    double *times = malloc((size_t)opt.max_runs * sizeof *times);
+    if (!times) {
+        snprintf(err, errlen, "out of host memory");
+        return AT_ERR_NO_MEMORY;
+    }
+    int runs = 0;
+    double total = 0.0;
+    for (int i = 0; s == AT_OK && i < opt.warmup + opt.max_runs; i++) {
+        int timed = i >= opt.warmup;
+        if (ms_reset_output(g) != AT_OK) {
+            s = AT_ERR_CUDA;
+            snprintf(err, errlen, "could not reset the output buffer");
+            break;
+        }
+        if (flush && timed) {
+            void *args[] = {&g->flush, &flush_words, &flush_value};
+            flush_value++;
+            s = ex_launch(&g->ref, "ref_flush", (unsigned)g->info.sm_count * 4, 1, 1, 512, 1, 1,
+                          0, args);
+            if (s != AT_OK) {
+                snprintf(err, errlen, "%s", g->ref_msg);
+                break;
+            }
+        }
+        CUresult rc = g->cu->EventRecord(g->start, g->stream);
+        if (rc != CUDA_SUCCESS) {
+            s = ms_cuda(g, rc, "cuEventRecord", err, errlen);
+            break;
+        }
+        if ((s = ms_run_once(g, fam, cfg, &ex, err, errlen)) != AT_OK)
+            break;
+        if ((rc = g->cu->EventRecord(g->stop, g->stream)) != CUDA_SUCCESS ||
+            (rc = g->cu->EventSynchronize(g->stop)) != CUDA_SUCCESS) {
+            s = ms_cuda(g, rc, "cuEventSynchronize", err, errlen);
+            break;
+        }
+        float ms = 0.0f;
+        if ((rc = g->cu->EventElapsedTime(&ms, g->start, g->stop)) != CUDA_SUCCESS) {
+            s = ms_cuda(g, rc, "cuEventElapsedTime", err, errlen);
+            break;
+        }
+        if (!timed)
+            continue;
+        times[runs++] = ms;
+        total += ms;
+        if (runs >= opt.min_runs) {
+            double median, lo, hi;
+            ms_summarize(times, runs, &median, &lo, &hi);
+            if (opt.abandon_ms > 0 && median > opt.abandon_ms) {
+                timing->abandoned = 1;
+                break;
+            }
+            if (total >= opt.budget_ms)
+                break;
+        }
+    }
+    ex_release(&ex);
+    if (s != AT_OK) {
+        free(times);
+        return ms_context_health(g, s, err, errlen);
+    }
+    ms_summarize(times, runs, &timing->median_ms, &timing->min_ms, &timing->max_ms);
+    timing->runs = runs;
+    free(times);
+    return AT_OK;
+}

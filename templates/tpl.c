@@ -1,0 +1,468 @@
+/* tpl.c: what all families share: configuration spaces and their text form,
+ * NVRTC compilation of a configuration to a cubin, cubin keys, and the
+ * reference/input helpers that verification uses. */
+#include <ctype.h>
+#include <math.h>
+#include <nvrtc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tpl.h"
+
+/* ---------------- configuration spaces ---------------- */
+
+long long tpl_space_size(const tpl_family *fam)
+{
+    long long size = 1;
+    for (int i = 0; i < fam->n_params; i++)
+        size *= fam->params[i].n_values;
+    return size;
+}
+
+void tpl_config_from_index(const tpl_family *fam, long long index, int *cfg)
+{
+    for (int i = fam->n_params - 1; i >= 0; i--) {
+        int n = fam->params[i].n_values;
+        cfg[i] = fam->params[i].values[index % n];
+        index /= n;
+    }
+}
+
+long long tpl_config_to_index(const tpl_family *fam, const int *cfg)
+{
+    long long index = 0;
+    for (int i = 0; i < fam->n_params; i++) {
+        int pos = -1;
+        for (int v = 0; v < fam->params[i].n_values; v++)
+            if (fam->params[i].values[v] == cfg[i])
+                pos = v;
+        if (pos < 0)
+            return -1;
+        index = index * fam->params[i].n_values + pos;
+    }
+    return index;
+}
+
+void tpl_config_format(const tpl_family *fam, const int *cfg, char *out, size_t len)
+{
+    size_t used = 0;
+    if (len)
+        out[0] = '\0';
+    for (int i = 0; i < fam->n_params && used < len; i++) {
+        int w = snprintf(out + used, len - used, "%s%s=%d", i ? "," : "",
+                         fam->params[i].name, cfg[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+int tpl_param_index(const tpl_family *fam, const char *name)
+{
+    for (int i = 0; i < fam->n_params; i++)
+        if (strcmp(fam->params[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+at_status tpl_config_parse(const tpl_family *fam, const char *text, int *cfg,
+                           char *err, size_t errlen)
+{
+    int seen[TPL_MAX_PARAMS] = {0};
+    if (!text) {
+        snprintf(err, errlen, "no configuration given");
+        return AT_ERR_INVALID_ARG;
+    }
+    const char *p = text;
+    while (*p) {
+        while (*p == ',' || isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        const char *eq = strchr(p, '=');
+        if (!eq) {
+            snprintf(err, errlen, "%s: expected NAME=value at \"%s\"", fam->name, p);
+            return AT_ERR_INVALID_ARG;
+        }
+        char name[64];
+        size_t nlen = (size_t)(eq - p);
+        if (nlen == 0 || nlen >= sizeof name) {
+            snprintf(err, errlen, "%s: bad parameter name at \"%s\"", fam->name, p);
+            return AT_ERR_INVALID_ARG;
+        }
+        memcpy(name, p, nlen);
+        name[nlen] = '\0';
+        int idx = tpl_param_index(fam, name);
+        if (idx < 0) {
+            snprintf(err, errlen, "%s has no parameter %s", fam->name, name);
+            return AT_ERR_INVALID_ARG;
+        }
+        char *end;
+        long value = strtol(eq + 1, &end, 10);
+        if (end == eq + 1 || (*end && *end != ',' && !isspace((unsigned char)*end))) {
+            snprintf(err, errlen, "%s: %s needs an integer value", fam->name, name);
+            return AT_ERR_INVALID_ARG;
+        }
+        if (seen[idx]) {
+            snprintf(err, errlen, "%s: %s given twice", fam->name, name);
+            return AT_ERR_INVALID_ARG;
+        }
+        seen[idx] = 1;
+        cfg[idx] = (int)value;
+        p = end;
+    }
+    for (int i = 0; i < fam->n_params; i++) {
+        if (!seen[i]) {
+            snprintf(err, errlen, "%s: parameter %s missing", fam->name, fam->params[i].name);
+            return AT_ERR_INVALID_ARG;
+        }
+    }
+    return AT_OK;
+}
+
+/* ---------------- hashing and keys ---------------- */
+
+static unsigned long long fnv1a(unsigned long long h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001B3ull;
+    }
+    return h;
+}
+
+#define FNV_OFFSET 0xCBF29CE484222325ull
+
+const char *tpl_source_hash(const tpl_family *fam)
+{
+    /* Families are static, so the hash is computed once per family. */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static struct { const tpl_family *fam; char hex[20]; } memo[32];
+    static int n_memo;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < n_memo; i++) {
+        if (memo[i].fam == fam) {
+            pthread_mutex_unlock(&lock);
+            return memo[i].hex;
+        }
+    }
+    size_t len = 0;
+    const char *text = tpl_source_text(fam->source, &len);
+    unsigned long long h = fnv1a(FNV_OFFSET, text ? text : "", text ? len : 0);
+    h = fnv1a(h, fam->fixed_options, strlen(fam->fixed_options));
+    static char fallback[20];
+    char *out = fallback;
+    if (n_memo < 32) {
+        memo[n_memo].fam = fam;
+        out = memo[n_memo++].hex;
+    }
+    snprintf(out, 20, "%016llx", h);
+    pthread_mutex_unlock(&lock);
+    return out;
+}
+
+static char nvrtc_version_text[16];
+static pthread_once_t nvrtc_version_once = PTHREAD_ONCE_INIT;
+
+static void nvrtc_version_init(void)
+{
+    int major = 0, minor = 0;
+    if (nvrtcVersion(&major, &minor) == NVRTC_SUCCESS)
+        snprintf(nvrtc_version_text, sizeof nvrtc_version_text, "%d.%d", major, minor);
+    else
+        snprintf(nvrtc_version_text, sizeof nvrtc_version_text, "unknown");
+}
+
+const char *tpl_nvrtc_version(void)
+{
+    pthread_once(&nvrtc_version_once, nvrtc_version_init);
+    return nvrtc_version_text;
+}
+
+void tpl_arch_name(int cc_major, int cc_minor, char *out, size_t len)
+{
+    snprintf(out, len, "sm_%d%d", cc_major, cc_minor);
+}
+
+/* NVRTC options of a configuration, as an argv (strings in storage). */
+#define OPT_MAX (TPL_MAX_PARAMS + 16)
+typedef struct opt_list {
+    char storage[4096];
+    const char *argv[OPT_MAX];
+    int argc;
+    size_t used;
+} opt_list;
+
+static void opt_add(opt_list *o, const char *text)
+{
+    size_t len = strlen(text) + 1;
+    if (o->argc >= OPT_MAX || o->used + len > sizeof o->storage)
+        return;
+    memcpy(o->storage + o->used, text, len);
+    o->argv[o->argc++] = o->storage + o->used;
+    o->used += len;
+}
+
+static void opt_build(const tpl_family *fam, const int *cfg, const char *arch, opt_list *o)
+{
+    char buf[256];
+    memset(o, 0, sizeof *o);
+    snprintf(buf, sizeof buf, "-arch=%s", arch);
+    opt_add(o, buf);
+    opt_add(o, "-std=c++17");
+    opt_add(o, "-default-device");
+    for (int i = 0; fam && cfg && i < fam->n_params; i++) {
+        snprintf(buf, sizeof buf, "-D%s=%d", fam->params[i].name, cfg[i]);
+        opt_add(o, buf);
+    }
+    /* fixed_options: space-separated words */
+    const char *p = fam ? fam->fixed_options : "";
+    while (p && *p) {
+        while (*p == ' ')
+            p++;
+        size_t n = strcspn(p, " ");
+        if (n > 0 && n < sizeof buf) {
+            memcpy(buf, p, n);
+            buf[n] = '\0';
+            opt_add(o, buf);
+        }
+        p += n;
+    }
+}
+
+void tpl_options_string(const tpl_family *fam, const int *cfg, const char *arch,
+                        char *out, size_t len)
+{
+    opt_list o;
+    opt_build(fam, cfg, arch, &o);
+    size_t used = 0;
+    if (len)
+        out[0] = '\0';
+    for (int i = 0; i < o.argc && used < len; i++) {
+        int w = snprintf(out + used, len - used, "%s%s", i ? " " : "", o.argv[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+void tpl_binary_key(const tpl_family *fam, const int *cfg, const char *arch,
+                    char *out, size_t len)
+{
+    char options[4096];
+    tpl_options_string(fam, cfg, arch, options, sizeof options);
+    const char *hash = tpl_source_hash(fam);
+    const char *version = tpl_nvrtc_version();
+    unsigned long long h = fnv1a(FNV_OFFSET, hash, strlen(hash));
+    h = fnv1a(h, "|", 1);
+    h = fnv1a(h, options, strlen(options));
+    h = fnv1a(h, "|", 1);
+    h = fnv1a(h, version, strlen(version));
+    snprintf(out, len, "%s-%s-%016llx", fam->name, arch, h);
+}
+
+/* ---------------- compiling ---------------- */
+
+static at_status compile_source(const char *name, const char *text, const opt_list *o,
+                                void **cubin, size_t *cubin_size, char **log)
+{
+    *cubin = NULL;
+    *cubin_size = 0;
+    if (log)
+        *log = NULL;
+    if (!text) {
+        if (log) {
+            *log = malloc(128);
+            if (*log)
+                snprintf(*log, 128, "source %s is not embedded in this build", name);
+        }
+        return AT_ERR_NOT_FOUND;
+    }
+    nvrtcProgram prog;
+    nvrtcResult rc = nvrtcCreateProgram(&prog, text, name, 0, NULL, NULL);
+    if (rc != NVRTC_SUCCESS) {
+        if (log) {
+            *log = malloc(256);
+            if (*log)
+                snprintf(*log, 256, "nvrtcCreateProgram: %s", nvrtcGetErrorString(rc));
+        }
+        return rc == NVRTC_ERROR_OUT_OF_MEMORY ? AT_ERR_NO_MEMORY : AT_ERR_COMPILE;
+    }
+    rc = nvrtcCompileProgram(prog, o->argc, o->argv);
+    size_t log_size = 0;
+    if (log && nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+        *log = malloc(log_size);
+        if (*log && nvrtcGetProgramLog(prog, *log) != NVRTC_SUCCESS) {
+            free(*log);
+            *log = NULL;
+        }
+    }
+    at_status status = AT_OK;
+    if (rc != NVRTC_SUCCESS) {
+        status = AT_ERR_COMPILE;
+        if (log && !*log) {
+            *log = malloc(256);
+            if (*log)
+                snprintf(*log, 256, "nvrtcCompileProgram: %s", nvrtcGetErrorString(rc));
+        }
+    } else {
+        size_t size = 0;
+        if (nvrtcGetCUBINSize(prog, &size) != NVRTC_SUCCESS || size == 0) {
+            status = AT_ERR_COMPILE;
+        } else if (!(*cubin = malloc(size))) {
+            status = AT_ERR_NO_MEMORY;
+        } else if (nvrtcGetCUBIN(prog, *cubin) != NVRTC_SUCCESS) {
+            free(*cubin);
+            *cubin = NULL;
+            status = AT_ERR_COMPILE;
+        } else {
+            *cubin_size = size;
+        }
+    }
+    nvrtcDestroyProgram(&prog);
+    return status;
+}
+
+at_status tpl_compile(const tpl_family *fam, const int *cfg, const char *arch,
+                      void **cubin, size_t *cubin_size, char **log)
+{
+    opt_list o;
+    opt_build(fam, cfg, arch, &o);
+    return compile_source(fam->source, tpl_source_text(fam->source, NULL), &o, cubin,
+                          cubin_size, log);
+}
+
+at_status tpl_compile_reference(const char *arch, void **cubin, size_t *size, char **log)
+{
+    opt_list o;
+    opt_build(NULL, NULL, arch, &o);
+    return compile_source("reference.cu", tpl_source_text("reference.cu", NULL), &o,
+                          cubin, size, log);
+}
+
+/* ---------------- verification helpers ---------------- */
+
+static unsigned grid_for(long long n, unsigned block)
+{
+    long long blocks = (n + block - 1) / block;
+    if (blocks < 1)
+        blocks = 1;
+    if (blocks > 65535LL * 8)
+        blocks = 65535LL * 8;
+    return (unsigned)blocks;
+}
+
+at_status tpl_ws_alloc(at_exec *ref, tpl_workset *ws, size_t bytes, CUdeviceptr *ptr)
+{
+    if (ws->n_bufs >= TPL_MAX_BUFS)
+        return ex_fail(ref, AT_ERR_INTERNAL, "workset holds at most %d buffers", TPL_MAX_BUFS);
+    if (bytes == 0)
+        bytes = 4;
+    CUresult rc = ref->cu->MemAlloc(ptr, bytes);
+    if (rc != CUDA_SUCCESS) {
+        cudrv_describe(ref->cu, rc, "cuMemAlloc(workset)", ref->errmsg, ref->errlen);
+        return rc == CUDA_ERROR_OUT_OF_MEMORY ? AT_ERR_NO_MEMORY : AT_ERR_CUDA;
+    }
+    ws->bufs[ws->n_bufs] = *ptr;
+    ws->buf_bytes[ws->n_bufs] = bytes;
+    ws->n_bufs++;
+    return AT_OK;
+}
+
+void tpl_workset_free(const cudrv *cu, tpl_workset *ws)
+{
+    if (!ws)
+        return;
+    for (int i = 0; cu && i < ws->n_bufs; i++)
+        if (ws->bufs[i])
+            cu->MemFree(ws->bufs[i]);
+    memset(ws, 0, sizeof *ws);
+}
+
+at_status tpl_fill_uniform(at_exec *ref, CUdeviceptr p, long long n,
+                           unsigned long long seed, float lo, float hi)
+{
+    void *args[] = {&p, &n, &seed, &lo, &hi};
+    return ex_launch(ref, "ref_fill_uniform", grid_for(n, 256), 1, 1, 256, 1, 1, 0, args);
+}
+
+at_status tpl_fill_diag_dominant(at_exec *ref, CUdeviceptr A, int n,
+                                 unsigned long long seed, float margin)
+{
+    void *args[] = {&A, &n, &seed, &margin};
+    return ex_launch(ref, "ref_fill_diag_dominant", (unsigned)n, 1, 1, 256, 1, 1, 0, args);
+}
+
+/* Runs one accumulating reference kernel into a zeroed 3-double scratch
+ * and downloads the three sums. */
+static at_status reference_sums(at_exec *ref, const char *kernel, unsigned grid,
+                                void **args, int acc_arg, double sums[3])
+{
+    CUdeviceptr acc;
+    at_status s = ex_scratch(ref, EX_MAX_SCRATCH - 1, 3 * sizeof(double), &acc);
+    if (s != AT_OK)
+        return s;
+    if ((s = ex_memset32(ref, acc, 0, 6)) != AT_OK)
+        return s;
+    args[acc_arg] = &acc;
+    if ((s = ex_launch(ref, kernel, grid, 1, 1, 256, 1, 1, 0, args)) != AT_OK)
+        return s;
+    return ex_download(ref, sums, acc, 3 * sizeof(double));
+}
+
+at_status tpl_rel_error(at_exec *ref, CUdeviceptr out, CUdeviceptr expected,
+                        long long n, double *error)
+{
+    double sums[3];
+    void *args[] = {&n, &out, &expected, NULL};
+    at_status s = reference_sums(ref, "ref_error", grid_for(n, 256), args, 3, sums);
+    if (s != AT_OK)
+        return s;
+    if (sums[2] > 0 || !isfinite(sums[0]))
+        *error = INFINITY;
+    else if (sums[1] == 0)
+        *error = sqrt(sums[0]);
+    else
+        *error = sqrt(sums[0] / sums[1]);
+    return AT_OK;
+}
+
+at_status tpl_ref_gemm(at_exec *ref, int m, int n, int k, float alpha, CUdeviceptr A,
+                       int lda, CUdeviceptr B, int ldb, float beta, CUdeviceptr C0,
+                       CUdeviceptr C, int ldc)
+{
+    void *args[] = {&m, &n, &k, &alpha, &A, &lda, &B, &ldb, &beta, &C0, &C, &ldc};
+    return ex_launch(ref, "ref_gemm", (unsigned)((n + 15) / 16), (unsigned)((m + 15) / 16),
+                     1, 16, 16, 1, 0, args);
+}
+
+at_status tpl_ref_reduce(at_exec *ref, long long n, CUdeviceptr x, CUdeviceptr y,
+                         double *result)
+{
+    double sums[3];
+    void *args[] = {&n, &x, &y, NULL};
+    unsigned grid = grid_for(n, 256);
+    if (grid > 4096)
+        grid = 4096;
+    at_status s = reference_sums(ref, "ref_reduce", grid, args, 3, sums);
+    if (s == AT_OK)
+        *result = sums[0];
+    return s;
+}
+
+at_status tpl_ref_residual(at_exec *ref, int n, CUdeviceptr A, CUdeviceptr b,
+                           CUdeviceptr x, double *residual)
+{
+    double sums[3];
+    void *args[] = {&n, &A, &b, &x, NULL};
+    at_status s = reference_sums(ref, "ref_residual", (unsigned)n, args, 4, sums);
+    if (s != AT_OK)
+        return s;
+    if (sums[2] > 0 || !isfinite(sums[0]))
+        *residual = INFINITY;
+    else
+        *residual = sums[1] > 0 ? sqrt(sums[0] / sums[1]) : sqrt(sums[0]);
+    return AT_OK;
+}

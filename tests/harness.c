@@ -1,0 +1,162 @@
+/* harness.c: runs every registered test (CPU tier always, GPU tier when a
+ * CUDA device answers), prints one line per failure and the closing
+ * "N passed, N failed, N skipped" line; exit status 1 on any failure. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "cudrv.h"
+#include "harness.h"
+
+#define TH_MAX_TESTS 1024
+
+static struct { const char *name; th_fn fn; int gpu; const char *file; } tests[TH_MAX_TESTS];
+static int n_tests;
+static int current_failed;
+static char tmp_root[4096];
+static int tmp_counter;
+
+void th_register(const char *name, th_fn fn, int needs_gpu, const char *file)
+{
+    if (n_tests < TH_MAX_TESTS) {
+        tests[n_tests].name = name;
+        tests[n_tests].fn = fn;
+        tests[n_tests].gpu = needs_gpu;
+        tests[n_tests].file = file;
+        n_tests++;
+    }
+}
+
+void th_fail(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    current_failed = 1;
+    fprintf(stderr, "    %s:%d: ", file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int th_failed(void) { return current_failed; }
+
+int th_device(void)
+{
+    const char *env = getenv("AUTOTUNE_TEST_DEVICE");
+    return env && *env ? atoi(env) : 0;
+}
+
+const char *th_build_dir(void)
+{
+    const char *env = getenv("AUTOTUNE_BUILD");
+    return env && *env ? env : "build";
+}
+
+const char *th_tmpdir(void)
+{
+    static char path[4200];
+    snprintf(path, sizeof path, "%s/t%d", tmp_root, ++tmp_counter);
+    mkdir(path, 0700);
+    return path;
+}
+
+int th_run(const char *command, char **output)
+{
+    char full[8192];
+    snprintf(full, sizeof full, "(%s) 2>&1", command);
+    FILE *pipe = popen(full, "r");
+    if (output)
+        *output = NULL;
+    if (!pipe)
+        return -1;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    int c;
+    while (buf && (c = fgetc(pipe)) != EOF) {
+        if (len + 1 >= cap) {
+            char *bigger = realloc(buf, cap *= 2);
+            if (!bigger) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = bigger;
+        }
+        buf[len++] = (char)c;
+    }
+    if (buf)
+        buf[len] = '\0';
+    int status = pclose(pipe);
+    if (output)
+        *output = buf;
+    else
+        free(buf);
+    if (status == -1)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* 1 if a CUDA device can be used, else 0 with the reason. */
+static int gpu_present(char *why, size_t len)
+{
+    at_status s;
+    const cudrv *cu = cudrv_get(&s, why, len);
+    if (!cu)
+        return 0;
+    at_device_info info;
+    return cudrv_device_info(cu, th_device(), &info, why, len) == AT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    const char *filter = argc > 1 ? argv[1] : getenv("AUTOTUNE_TEST_FILTER");
+    const char *tmp = getenv("TMPDIR");
+    snprintf(tmp_root, sizeof tmp_root, "%s/autotune-tests-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(tmp_root)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char why[512] = "";
+    int gpu = gpu_present(why, sizeof why);
+    if (gpu)
+        printf("GPU tier: enabled (device %d)\n", th_device());
+    else
+        printf("GPU tier: skipped, no usable GPU: %s\n", why);
+    int passed = 0, failed = 0, skipped = 0;
+    for (int i = 0; i < n_tests; i++) {
+        if (filter && *filter && !strstr(tests[i].name, filter))
+            continue;
+        if (tests[i].gpu && !gpu) {
+            skipped++;
+            continue;
+        }
+        current_failed = 0;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        printf("%-4s %s ...\n", tests[i].gpu ? "gpu" : "cpu", tests[i].name);
+        fflush(stdout);
+        tests[i].fn();
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        printf("     %s %s (%.2f s)\n", current_failed ? "FAIL" : "ok", tests[i].name, secs);
+        fflush(stdout);
+        if (current_failed)
+            failed++;
+        else
+            passed++;
+    }
+    if (!getenv("AUTOTUNE_KEEP_TMP")) {
+        char cmd[4200];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", tmp_root);
+    }
+    if (skipped)
+        printf("%d GPU tests skipped: %s\n", skipped, why);
+    printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    return failed ? 1 : 0;
+}
