@@ -48,7 +48,7 @@ typedef struct at_stats {
     int cache_hits;              /* calls served from the in-memory cache */
     int lookups[5];              /* count of plans chosen per at_lookup_level */
     at_lookup_level last_level;  /* level used by the most recent call */
-    char last_config[256];       /* configuration used by the most recent call */
+    char last_config[512];       /* configuration used by the most recent call */
 } at_stats;
 
 /* Creates a handle on CUDA device `device` (its primary context, so memory

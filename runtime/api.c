@@ -1,0 +1,528 @@
+/* api.c: the public runtime (autotune.h): handles, the lookup chain
+ * (exact -> nearest tuned shape -> same architecture -> built-in default),
+ * the in-memory plan cache and the at_s* entry points. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "autotune.h"
+#include "cudrv.h"
+#include "db.h"
+#include "exec.h"
+#include "tpl.h"
+
+/* A kernel ready to launch for one (family, shape, mode). */
+typedef struct at_plan {
+    const tpl_family *fam;
+    tpl_problem problem;
+    int deterministic;
+    int cfg[TPL_MAX_PARAMS];
+    char config[TPL_CONFIG_LEN];
+    at_lookup_level level;
+    CUmodule module;
+    at_exec exec;
+} at_plan;
+
+struct at_handle {
+    const cudrv *cu;
+    at_device_info info;
+    CUdevice device;
+    CUcontext ctx;
+    CUstream stream;
+    int deterministic;
+    db *db;
+    char db_path[4096];
+    char errmsg[2048];
+    at_stats stats;
+    at_plan **plans;            /* open addressing, power-of-two capacity */
+    size_t n_plans, cap_plans;
+};
+
+static at_status fail(at_handle *h, at_status s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static at_status fail(at_handle *h, at_status s, const char *fmt, ...)
+{
+    if (h) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(h->errmsg, sizeof h->errmsg, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+static at_status cuda_fail(at_handle *h, CUresult rc, const char *call)
+{
+    if (h)
+        cudrv_describe(h->cu, rc, call, h->errmsg, sizeof h->errmsg);
+    return rc == CUDA_ERROR_OUT_OF_MEMORY ? AT_ERR_NO_MEMORY : AT_ERR_CUDA;
+}
+
+const char *at_errmsg(const at_handle *h)
+{
+    return h ? h->errmsg : "no handle";
+}
+
+/* ---------------- handles ---------------- */
+
+at_status at_create(at_handle **out, int device, const char *db_path)
+{
+    if (!out)
+        return AT_ERR_INVALID_ARG;
+    *out = NULL;
+    if (device < 0)
+        return AT_ERR_INVALID_ARG;
+    at_handle *h = calloc(1, sizeof *h);
+    if (!h)
+        return AT_ERR_NO_MEMORY;
+    at_status s;
+    char msg[512];
+    h->cu = cudrv_get(&s, msg, sizeof msg);
+    if (!h->cu) {
+        free(h);
+        return s;
+    }
+    if ((s = cudrv_device_info(h->cu, device, &h->info, msg, sizeof msg)) != AT_OK) {
+        free(h);
+        return s;
+    }
+    CUresult rc = h->cu->DeviceGet(&h->device, device);
+    if (rc == CUDA_SUCCESS)
+        rc = h->cu->DevicePrimaryCtxRetain(&h->ctx, h->device);
+    if (rc != CUDA_SUCCESS) {
+        free(h);
+        return rc == CUDA_ERROR_OUT_OF_MEMORY ? AT_ERR_NO_MEMORY : AT_ERR_CUDA;
+    }
+    if (db_path && *db_path)
+        snprintf(h->db_path, sizeof h->db_path, "%s", db_path);
+    else
+        db_default_path(h->db_path, sizeof h->db_path);
+    /* The database is also the cubin cache, so it is created when missing;
+     * one that cannot be created (read-only place) just means no cache. */
+    char err[1024] = "";
+    s = db_open(&h->db, h->db_path, 1, err, sizeof err);
+    if (s == AT_ERR_DB_CORRUPT) {
+        h->cu->DevicePrimaryCtxRelease(h->device);
+        free(h);
+        return s;
+    }
+    if (s != AT_OK) {
+        h->db = NULL;
+        snprintf(h->errmsg, sizeof h->errmsg,
+                 "tuning database %.1000s not usable (%.900s): built-in defaults only", h->db_path, err);
+    }
+    *out = h;
+    return AT_OK;
+}
+
+static void plan_free(at_handle *h, at_plan *p)
+{
+    if (!p)
+        return;
+    ex_release(&p->exec);
+    if (p->module)
+        h->cu->ModuleUnload(p->module);
+    free(p);
+}
+
+at_status at_destroy(at_handle *h)
+{
+    if (!h)
+        return AT_OK;
+    if (h->cu->CtxPushCurrent(h->ctx) == CUDA_SUCCESS) {
+        h->cu->StreamSynchronize(h->stream);
+        for (size_t i = 0; i < h->cap_plans; i++)
+            plan_free(h, h->plans[i]);
+        CUcontext popped;
+        h->cu->CtxPopCurrent(&popped);
+    }
+    free(h->plans);
+    db_close(h->db);
+    h->cu->DevicePrimaryCtxRelease(h->device);
+    free(h);
+    return AT_OK;
+}
+
+at_status at_set_stream(at_handle *h, CUstream stream)
+{
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    h->stream = stream;
+    for (size_t i = 0; i < h->cap_plans; i++)
+        if (h->plans[i])
+            h->plans[i]->exec.stream = stream;
+    return AT_OK;
+}
+
+at_status at_set_deterministic(at_handle *h, int deterministic)
+{
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    h->deterministic = deterministic ? 1 : 0;
+    return AT_OK;
+}
+
+at_status at_get_stats(const at_handle *h, at_stats *stats)
+{
+    if (!h || !stats)
+        return AT_ERR_INVALID_ARG;
+    *stats = h->stats;
+    return AT_OK;
+}
+
+/* ---------------- plan cache ---------------- */
+
+static size_t plan_hash(const tpl_family *fam, const tpl_problem *p, int det)
+{
+    unsigned long long x = (unsigned long long)(size_t)fam * 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < p->n_dims; i++)
+        x = (x ^ (unsigned long long)p->dims[i]) * 0x100000001B3ull;
+    x ^= (unsigned long long)det;
+    return (size_t)(x ^ (x >> 29));
+}
+
+static int plan_matches(const at_plan *pl, const tpl_family *fam, const tpl_problem *p, int det)
+{
+    if (pl->fam != fam || pl->deterministic != det || pl->problem.n_dims != p->n_dims)
+        return 0;
+    for (int i = 0; i < p->n_dims; i++)
+        if (pl->problem.dims[i] != p->dims[i])
+            return 0;
+    return 1;
+}
+
+static at_plan *plan_lookup(at_handle *h, const tpl_family *fam, const tpl_problem *p)
+{
+    if (!h->cap_plans)
+        return NULL;
+    size_t mask = h->cap_plans - 1;
+    for (size_t i = plan_hash(fam, p, h->deterministic) & mask; h->plans[i]; i = (i + 1) & mask)
+        if (plan_matches(h->plans[i], fam, p, h->deterministic))
+            return h->plans[i];
+    return NULL;
+}
+
+static at_status plan_insert(at_handle *h, at_plan *pl)
+{
+    if ((h->n_plans + 1) * 10 > h->cap_plans * 7) {
+        size_t cap = h->cap_plans ? h->cap_plans * 2 : 64;
+        at_plan **table = calloc(cap, sizeof *table);
+        if (!table)
+            return AT_ERR_NO_MEMORY;
+        for (size_t i = 0; i < h->cap_plans; i++) {
+            at_plan *old = h->plans[i];
+            if (!old)
+                continue;
+            size_t j = plan_hash(old->fam, &old->problem, old->deterministic) & (cap - 1);
+            while (table[j])
+                j = (j + 1) & (cap - 1);
+            table[j] = old;
+        }
+        free(h->plans);
+        h->plans = table;
+        h->cap_plans = cap;
+    }
+    size_t mask = h->cap_plans - 1;
+    size_t i = plan_hash(pl->fam, &pl->problem, pl->deterministic) & mask;
+    while (h->plans[i])
+        i = (i + 1) & mask;
+    h->plans[i] = pl;
+    h->n_plans++;
+    return AT_OK;
+}
+
+/* ---------------- lookup chain ---------------- */
+
+/* Sum over dimensions of |log(a/b)|: 0 for the same shape. */
+static double shape_distance(const tpl_problem *a, const tpl_problem *b)
+{
+    double d = 0.0;
+    for (int i = 0; i < a->n_dims && i < b->n_dims; i++) {
+        double x = (double)(a->dims[i] > 0 ? a->dims[i] : 1);
+        double y = (double)(b->dims[i] > 0 ? b->dims[i] : 1);
+        d += fabs(log(x / y));
+    }
+    return d;
+}
+
+/* 1 if the stored configuration text parses, is legal here and serves p. */
+static int usable_config(at_handle *h, const tpl_family *fam, const char *text,
+                         const tpl_problem *p, int *cfg)
+{
+    char why[256];
+    if (tpl_config_parse(fam, text, cfg, why, sizeof why) != AT_OK)
+        return 0;
+    if (!fam->valid(cfg, &h->info, why, sizeof why))
+        return 0;
+    if (fam->applicable && !fam->applicable(cfg, p))
+        return 0;
+    if (h->deterministic && fam->deterministic && !fam->deterministic(cfg))
+        return 0;
+    return 1;
+}
+
+/* Nearest usable candidate among db results (of one device or one arch). */
+static int pick_nearest(at_handle *h, const tpl_family *fam, const tpl_problem *p,
+                        db_result *cands, int n, int *cfg, char *config)
+{
+    double best = INFINITY;
+    int found = 0, tmp[TPL_MAX_PARAMS];
+    for (int i = 0; i < n; i++) {
+        double d = shape_distance(p, &cands[i].problem);
+        if (d >= best || !usable_config(h, fam, cands[i].config, p, tmp))
+            continue;
+        best = d;
+        memcpy(cfg, tmp, sizeof tmp);
+        snprintf(config, TPL_CONFIG_LEN, "%s", cands[i].config);
+        found = 1;
+    }
+    return found;
+}
+
+static at_lookup_level choose_config(at_handle *h, const tpl_family *fam,
+                                     const tpl_problem *p, int *cfg, char *config)
+{
+    const char *hash = tpl_source_hash(fam);
+    if (h->db) {
+        db_result best;
+        if (db_best(h->db, h->info.uuid, fam->name, hash, p, h->deterministic, &best) == AT_OK &&
+            usable_config(h, fam, best.config, p, cfg)) {
+            snprintf(config, TPL_CONFIG_LEN, "%s", best.config);
+            return AT_LOOKUP_EXACT;
+        }
+        db_result *cands = NULL;
+        int n = 0;
+        if (db_candidates(h->db, h->info.uuid, NULL, fam->name, hash, 4, h->deterministic,
+                          &cands, &n) == AT_OK) {
+            int ok = pick_nearest(h, fam, p, cands, n, cfg, config);
+            free(cands);
+            if (ok)
+                return AT_LOOKUP_NEAREST;
+        }
+        cands = NULL;
+        n = 0;
+        if (db_candidates(h->db, NULL, h->info.arch, fam->name, hash, 4, h->deterministic,
+                          &cands, &n) == AT_OK) {
+            int ok = pick_nearest(h, fam, p, cands, n, cfg, config);
+            free(cands);
+            if (ok)
+                return AT_LOOKUP_ARCH;
+        }
+    }
+    if (usable_config(h, fam, fam->default_config, p, cfg)) {
+        snprintf(config, TPL_CONFIG_LEN, "%s", fam->default_config);
+        return AT_LOOKUP_DEFAULT;
+    }
+    for (int i = 0; i < fam->n_baselines; i++) {
+        if (usable_config(h, fam, fam->baselines[i].config, p, cfg)) {
+            snprintf(config, TPL_CONFIG_LEN, "%s", fam->baselines[i].config);
+            return AT_LOOKUP_DEFAULT;
+        }
+    }
+    return AT_LOOKUP_NONE;
+}
+
+/* Stored cubin if there is one, else NVRTC (and store it for next time). */
+static at_status load_module(at_handle *h, at_plan *pl)
+{
+    char key[128];
+    tpl_binary_key(pl->fam, pl->cfg, h->info.arch, key, sizeof key);
+    void *cubin = NULL;
+    size_t size = 0;
+    int from_db = 0;
+    if (h->db && db_get_binary(h->db, key, &cubin, &size) == AT_OK)
+        from_db = 1;
+    if (!from_db) {
+        char *log = NULL;
+        at_status s = tpl_compile(pl->fam, pl->cfg, h->info.arch, &cubin, &size, &log);
+        if (s != AT_OK) {
+            fail(h, s, "%s %s failed to compile for %s: %.1500s", pl->fam->name, pl->config,
+                 h->info.arch, log ? log : "");
+            free(log);
+            return s;
+        }
+        free(log);
+        h->stats.compiled++;
+        if (h->db && !db_is_readonly(h->db)) {
+            char options[4096];
+            tpl_options_string(pl->fam, pl->cfg, h->info.arch, options, sizeof options);
+            /* A failed cache write only costs a compile next time. */
+            db_put_binary(h->db, key, pl->fam->name, tpl_source_hash(pl->fam), pl->config,
+                          h->info.arch, tpl_nvrtc_version(), options, cubin, size);
+        }
+    }
+    CUresult rc = h->cu->ModuleLoadData(&pl->module, cubin);
+    free(cubin);
+    if (rc != CUDA_SUCCESS) {
+        pl->module = NULL;
+        return cuda_fail(h, rc, "cuModuleLoadData");
+    }
+    if (from_db)
+        h->stats.loaded++;
+    return AT_OK;
+}
+
+static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p,
+                          at_plan **out)
+{
+    const tpl_family *fam = tpl_find(kernel);
+    if (!fam)
+        return fail(h, AT_ERR_INTERNAL, "kernel family %s is not built in", kernel);
+    at_plan *pl = plan_lookup(h, fam, p);
+    if (pl) {
+        h->stats.cache_hits++;
+        *out = pl;
+        return AT_OK;
+    }
+    pl = calloc(1, sizeof *pl);
+    if (!pl)
+        return fail(h, AT_ERR_NO_MEMORY, "out of host memory");
+    pl->fam = fam;
+    pl->problem = *p;
+    pl->deterministic = h->deterministic;
+    pl->level = choose_config(h, fam, p, pl->cfg, pl->config);
+    if (pl->level == AT_LOOKUP_NONE) {
+        free(pl);
+        return fail(h, AT_ERR_UNSUPPORTED, "no %sconfiguration of %s serves this problem",
+                    h->deterministic ? "deterministic " : "", kernel);
+    }
+    at_status s = load_module(h, pl);
+    if (s != AT_OK) {
+        free(pl);
+        return s;
+    }
+    ex_init(&pl->exec, h->cu, &h->info, pl->module, h->stream, h->errmsg, sizeof h->errmsg);
+    if ((s = plan_insert(h, pl)) != AT_OK) {
+        plan_free(h, pl);
+        return fail(h, s, "out of host memory");
+    }
+    h->stats.lookups[pl->level]++;
+    *out = pl;
+    return AT_OK;
+}
+
+/* Looks up (or builds) the plan and runs it inside the primary context. */
+static at_status run_plan(at_handle *h, const char *kernel, tpl_args *args)
+{
+    CUresult rc = h->cu->CtxPushCurrent(h->ctx);
+    if (rc != CUDA_SUCCESS)
+        return cuda_fail(h, rc, "cuCtxPushCurrent");
+    at_plan *pl = NULL;
+    h->errmsg[0] = '\0';
+    at_status s = get_plan(h, kernel, &args->problem, &pl);
+    if (s == AT_OK) {
+        h->stats.last_level = pl->level;
+        snprintf(h->stats.last_config, sizeof h->stats.last_config, "%.500s", pl->config);
+        pl->exec.stream = h->stream;
+        s = pl->fam->run(&pl->exec, pl->cfg, args);
+    }
+    CUcontext popped;
+    h->cu->CtxPopCurrent(&popped);
+    return s;
+}
+
+/* ---------------- entry points ---------------- */
+
+at_status at_sgemm(at_handle *h, int m, int n, int k, float alpha, const float *A, int lda,
+                   const float *B, int ldb, float beta, float *C, int ldc)
+{
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    if (m < 0 || n < 0 || k < 0)
+        return fail(h, AT_ERR_INVALID_ARG, "at_sgemm: negative size m=%d n=%d k=%d", m, n, k);
+    if (lda < (k > 1 ? k : 1) || ldb < (n > 1 ? n : 1) || ldc < (n > 1 ? n : 1))
+        return fail(h, AT_ERR_INVALID_ARG,
+                    "at_sgemm: leading dimensions too small (row-major: lda >= k, ldb >= n, "
+                    "ldc >= n): lda=%d ldb=%d ldc=%d", lda, ldb, ldc);
+    if (m == 0 || n == 0)
+        return AT_OK;
+    if (!C || (k > 0 && (!A || !B)))
+        return fail(h, AT_ERR_INVALID_ARG, "at_sgemm: NULL matrix pointer");
+    tpl_args args;
+    memset(&args, 0, sizeof args);
+    args.problem.n_dims = 3;
+    args.problem.dims[0] = m;
+    args.problem.dims[1] = n;
+    args.problem.dims[2] = k;
+    args.gemm.A = (CUdeviceptr)A;
+    args.gemm.B = (CUdeviceptr)B;
+    args.gemm.C = (CUdeviceptr)C;
+    args.gemm.lda = lda;
+    args.gemm.ldb = ldb;
+    args.gemm.ldc = ldc;
+    args.gemm.alpha = alpha;
+    args.gemm.beta = beta;
+    return run_plan(h, "matmul", &args);
+}
+
+static at_status reduce(at_handle *h, const char *kernel, long long n, const float *x,
+                        const float *y, float *result)
+{
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    if (n < 0)
+        return fail(h, AT_ERR_INVALID_ARG, "at_s%s: negative length %lld", kernel, n);
+    if (!result || (n > 0 && (!x || (strcmp(kernel, "dot") == 0 && !y))))
+        return fail(h, AT_ERR_INVALID_ARG, "at_s%s: NULL pointer", kernel);
+    if (n == 0) {
+        CUresult rc = h->cu->CtxPushCurrent(h->ctx);
+        if (rc != CUDA_SUCCESS)
+            return cuda_fail(h, rc, "cuCtxPushCurrent");
+        rc = h->cu->MemsetD32Async((CUdeviceptr)result, 0, 1, h->stream);
+        CUcontext popped;
+        h->cu->CtxPopCurrent(&popped);
+        return rc == CUDA_SUCCESS ? AT_OK : cuda_fail(h, rc, "cuMemsetD32Async");
+    }
+    tpl_args args;
+    memset(&args, 0, sizeof args);
+    args.problem.n_dims = 1;
+    args.problem.dims[0] = n;
+    args.red.x = (CUdeviceptr)x;
+    args.red.y = (CUdeviceptr)y;
+    args.red.result = (CUdeviceptr)result;
+    return run_plan(h, kernel, &args);
+}
+
+at_status at_ssum(at_handle *h, long long n, const float *x, float *result)
+{
+    return reduce(h, "sum", n, x, NULL, result);
+}
+
+at_status at_sdot(at_handle *h, long long n, const float *x, const float *y, float *result)
+{
+    return reduce(h, "dot", n, x, y, result);
+}
+
+at_status at_sjacobi(at_handle *h, int n, const float *A, const float *b, float *x, float tol,
+                     int max_iter, int *iterations, float *residual)
+{
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    if (iterations)
+        *iterations = 0;
+    if (residual)
+        *residual = 0.0f;
+    if (n <= 0)
+        return fail(h, AT_ERR_INVALID_ARG, "at_sjacobi: size must be positive, got %d", n);
+    if (!A || !b || !x)
+        return fail(h, AT_ERR_INVALID_ARG, "at_sjacobi: NULL pointer");
+    if (!(tol >= 0.0f) || max_iter < 1)
+        return fail(h, AT_ERR_INVALID_ARG,
+                    "at_sjacobi: need tol >= 0 and max_iter >= 1 (got %g, %d)", tol, max_iter);
+    tpl_args args;
+    memset(&args, 0, sizeof args);
+    args.problem.n_dims = 1;
+    args.problem.dims[0] = n;
+    args.jac.A = (CUdeviceptr)A;
+    args.jac.b = (CUdeviceptr)b;
+    args.jac.x = (CUdeviceptr)x;
+    args.jac.tol = tol;
+    args.jac.max_iter = max_iter;
+    at_status s = run_plan(h, "jacobi", &args);
+    if (iterations)
+        *iterations = args.jac.iterations;
+    if (residual)
+        *residual = args.jac.residual;
+    return s;
+}
