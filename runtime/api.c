@@ -10,6 +10,7 @@
 #include "cudrv.h"
 #include "db.h"
 #include "exec.h"
+#include "lookup.h"
 #include "tpl.h"
 
 /* A kernel ready to launch for one (family, shape, mode). */
@@ -232,97 +233,6 @@ static at_status plan_insert(at_handle *h, at_plan *pl)
     return AT_OK;
 }
 
-/* ---------------- lookup chain ---------------- */
-
-/* Sum over dimensions of |log(a/b)|: 0 for the same shape. */
-static double shape_distance(const tpl_problem *a, const tpl_problem *b)
-{
-    double d = 0.0;
-    for (int i = 0; i < a->n_dims && i < b->n_dims; i++) {
-        double x = (double)(a->dims[i] > 0 ? a->dims[i] : 1);
-        double y = (double)(b->dims[i] > 0 ? b->dims[i] : 1);
-        d += fabs(log(x / y));
-    }
-    return d;
-}
-
-/* 1 if the stored configuration text parses, is legal here and serves p. */
-static int usable_config(at_handle *h, const tpl_family *fam, const char *text,
-                         const tpl_problem *p, int *cfg)
-{
-    char why[256];
-    if (tpl_config_parse(fam, text, cfg, why, sizeof why) != AT_OK)
-        return 0;
-    if (!fam->valid(cfg, &h->info, why, sizeof why))
-        return 0;
-    if (fam->applicable && !fam->applicable(cfg, p))
-        return 0;
-    if (h->deterministic && fam->deterministic && !fam->deterministic(cfg))
-        return 0;
-    return 1;
-}
-
-/* Nearest usable candidate among db results (of one device or one arch). */
-static int pick_nearest(at_handle *h, const tpl_family *fam, const tpl_problem *p,
-                        db_result *cands, int n, int *cfg, char *config)
-{
-    double best = INFINITY;
-    int found = 0, tmp[TPL_MAX_PARAMS];
-    for (int i = 0; i < n; i++) {
-        double d = shape_distance(p, &cands[i].problem);
-        if (d >= best || !usable_config(h, fam, cands[i].config, p, tmp))
-            continue;
-        best = d;
-        memcpy(cfg, tmp, sizeof tmp);
-        snprintf(config, TPL_CONFIG_LEN, "%s", cands[i].config);
-        found = 1;
-    }
-    return found;
-}
-
-static at_lookup_level choose_config(at_handle *h, const tpl_family *fam,
-                                     const tpl_problem *p, int *cfg, char *config)
-{
-    const char *hash = tpl_source_hash(fam);
-    if (h->db) {
-        db_result best;
-        if (db_best(h->db, h->info.uuid, fam->name, hash, p, h->deterministic, &best) == AT_OK &&
-            usable_config(h, fam, best.config, p, cfg)) {
-            snprintf(config, TPL_CONFIG_LEN, "%s", best.config);
-            return AT_LOOKUP_EXACT;
-        }
-        db_result *cands = NULL;
-        int n = 0;
-        if (db_candidates(h->db, h->info.uuid, NULL, fam->name, hash, 4, h->deterministic,
-                          &cands, &n) == AT_OK) {
-            int ok = pick_nearest(h, fam, p, cands, n, cfg, config);
-            free(cands);
-            if (ok)
-                return AT_LOOKUP_NEAREST;
-        }
-        cands = NULL;
-        n = 0;
-        if (db_candidates(h->db, NULL, h->info.arch, fam->name, hash, 4, h->deterministic,
-                          &cands, &n) == AT_OK) {
-            int ok = pick_nearest(h, fam, p, cands, n, cfg, config);
-            free(cands);
-            if (ok)
-                return AT_LOOKUP_ARCH;
-        }
-    }
-    if (usable_config(h, fam, fam->default_config, p, cfg)) {
-        snprintf(config, TPL_CONFIG_LEN, "%s", fam->default_config);
-        return AT_LOOKUP_DEFAULT;
-    }
-    for (int i = 0; i < fam->n_baselines; i++) {
-        if (usable_config(h, fam, fam->baselines[i].config, p, cfg)) {
-            snprintf(config, TPL_CONFIG_LEN, "%s", fam->baselines[i].config);
-            return AT_LOOKUP_DEFAULT;
-        }
-    }
-    return AT_LOOKUP_NONE;
-}
-
 /* Stored cubin if there is one, else NVRTC (and store it for next time). */
 static at_status load_module(at_handle *h, at_plan *pl)
 {
@@ -381,7 +291,7 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
     pl->fam = fam;
     pl->problem = *p;
     pl->deterministic = h->deterministic;
-    pl->level = choose_config(h, fam, p, pl->cfg, pl->config);
+    pl->level = lk_choose(h->db, &h->info, fam, p, h->deterministic, pl->cfg, pl->config);
     if (pl->level == AT_LOOKUP_NONE) {
         free(pl);
         return fail(h, AT_ERR_UNSUPPORTED, "no %sconfiguration of %s serves this problem",

@@ -1,0 +1,25 @@
+/* lookup.h: the lookup chain that picks a configuration for a call:
+ * exact tuned shape -> nearest tuned shape on this device -> nearest on a
+ * device of the same architecture -> built-in default. Needs no GPU. */
+#ifndef LOOKUP_H
+#define LOOKUP_H
+
+#include "autotune.h"
+#include "cudrv.h"
+#include "db.h"
+#include "tpl.h"
+
+/* Chooses the configuration for (fam, problem) on device dev, from d (may
+ * be NULL: defaults only). Fills cfg and its text (TPL_CONFIG_LEN) and
+ * returns the level used, or AT_LOOKUP_NONE if no configuration is usable
+ * (e.g. deterministic mode and no deterministic configuration). Only
+ * configurations legal on dev, applicable to the problem and (when
+ * deterministic) reproducible are taken. */
+at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fam,
+                          const tpl_problem *problem, int deterministic, int *cfg,
+                          char *config);
+
+/* Sum over dimensions of |log(a_i / b_i)|: 0 for the same shape. */
+double lk_shape_distance(const tpl_problem *a, const tpl_problem *b);
+
+#endif
