@@ -15,7 +15,7 @@ static int install_and_build(void)
     if (done >= 0)
         return done;
     snprintf(prefix, sizeof prefix, "%s/prefix", th_tmpdir());
-    char cmd[16384], *out = NULL;
+    char cmd[32768], *out = NULL;
     snprintf(cmd, sizeof cmd,
              "make -s install BUILD=%s PREFIX='%s' >/dev/null && "
              "PKG_CONFIG_PATH='%s/lib/pkgconfig' cc -std=c11 -Wall -Wextra -Werror "
