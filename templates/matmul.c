@@ -1,0 +1,493 @@
+/* matmul.c: descriptor of the matmul family (templates/matmul.cu): parameter space,
+ * legality rules, launch geometry, inputs and float64 verification for SGEMM. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "tpl.h"
+
+/* Parameter order; must match the params table below. */
+enum {
+    P_ALGO, P_TILE, P_UNROLL, P_BM, P_BN, P_BK, P_WM, P_WN, P_TM, P_TN, P_WNITER,
+    P_STAGES, P_VEC, P_PAD, P_SPLITK, P_COUNT
+};
+
+#define MM_GROUP_M 8            /* GROUP_M of matmul.cu (block order swizzle) */
+#define MM_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
+
+static long long mm_cdiv(long long a, long long b)
+{
+    return (a + b - 1) / b;
+}
+
+/* Shape facts of an ALGO 2 configuration, derived as in matmul.cu. */
+typedef struct mm_geom {
+    int nthreads, wmiter, wsubm, wsubn, tpm, tpn, acc, regs, smem;
+} mm_geom;
+
+/* Fills g; 0 with the reason if the warp layout does not divide exactly. */
+static int mm_geometry(const int *c, mm_geom *g, char *why, size_t len)
+{
+    int bm = c[P_BM], bn = c[P_BN], wm = c[P_WM], wn = c[P_WN];
+    int tm = c[P_TM], tn = c[P_TN], wni = c[P_WNITER];
+    if (bm <= 0 || bn <= 0 || wm <= 0 || wn <= 0 || tm <= 0 || tn <= 0 || wni <= 0 ||
+        c[P_BK] <= 0 || c[P_STAGES] <= 0) {
+        snprintf(why, len, "tile sizes must be positive");
+        return 0;
+    }
+    if (bm % wm || bn % wn) {
+        snprintf(why, len, "warp tile %dx%d does not divide block tile %dx%d", wm, wn, bm, bn);
+        return 0;
+    }
+    if (tm % 4 || tn % 4) {
+        snprintf(why, len, "TM and TN must be multiples of 4 (16-byte fragment loads)");
+        return 0;
+    }
+    if ((wm * wn) % (32 * tm * tn * wni)) {
+        snprintf(why, len, "warp tile %dx%d is not a whole number of %d-lane steps of %dx%d x WNITER=%d",
+                 wm, wn, 32, tm, tn, wni);
+        return 0;
+    }
+    g->wmiter = (wm * wn) / (32 * tm * tn * wni);
+    if (wm % g->wmiter || wn % wni) {
+        snprintf(why, len, "warp iterations %dx%d do not divide warp tile %dx%d",
+                 g->wmiter, wni, wm, wn);
+        return 0;
+    }
+    g->wsubm = wm / g->wmiter;
+    g->wsubn = wn / wni;
+    if (g->wsubm % tm || g->wsubn % tn) {
+        snprintf(why, len, "warp sub-tile %dx%d is not a multiple of the thread tile %dx%d",
+                 g->wsubm, g->wsubn, tm, tn);
+        return 0;
+    }
+    g->tpm = g->wsubm / tm;
+    g->tpn = g->wsubn / tn;
+    if (g->tpm * g->tpn != 32) {
+        snprintf(why, len, "lane layout %dx%d is not 32 lanes", g->tpm, g->tpn);
+        return 0;
+    }
+    g->nthreads = 32 * (bm / wm) * (bn / wn);
+    g->acc = wm * wn / 32;
+    /* Accumulators + fragments + ~48 for addresses, indices and copies: matches
+     * ptxas -v on sm_90 within a few registers for the 64-accumulator tiles. */
+    g->regs = g->acc + g->wmiter * tm + wni * tn + 48;
+    g->smem = c[P_STAGES] * c[P_BK] * (bm + bn + 2 * c[P_PAD]) * 4;
+    return 1;
+}
+
+/* Worst bank-conflict degree of one LDS.128 fragment read: lanes of a quarter
+ * warp read float4s at (lane index along the dimension) * t floats. */
+static int mm_lds_conflict(int tpn, int t, int along_n)
+{
+    int worst = 1;
+    for (int phase = 0; phase < 4; phase++) {
+        int addr[8], n_addr = 0;
+        for (int lane = phase * 8; lane < phase * 8 + 8; lane++) {
+            int a = (along_n ? lane % tpn : lane / tpn) * t;
+            int seen = 0;
+            for (int i = 0; i < n_addr; i++)
+                seen |= addr[i] == a;
+            if (!seen)
+                addr[n_addr++] = a;
+        }
+        for (int bank = 0; bank < 32; bank++) {
+            int hits = 0;
+            for (int i = 0; i < n_addr; i++)
+                for (int w = 0; w < 4; w++)
+                    hits += (addr[i] + w) % 32 == bank;
+            if (hits > worst)
+                worst = hits;
+        }
+    }
+    return worst;
+}
+
+/* Worst bank-conflict degree of the transposed 4-byte stores of A into
+ * As[k][m] (row length bm + pad) by one warp: lane -> (m = lane / bk, k = lane % bk). */
+static int mm_store_conflict(int bm, int bk, int pad)
+{
+    int per_bank[32] = {0};
+    int worst = 0;
+    for (int lane = 0; lane < 32; lane++) {
+        int a = (lane % bk) * (bm + pad) + lane / bk;
+        if (++per_bank[a % 32] > worst)
+            worst = per_bank[a % 32];
+    }
+    return worst;
+}
+
+/* Rejects cfg with the reason if parameter p is not at its canonical (first) value. */
+static int mm_canonical(const tpl_family *f, const int *cfg, int p, const char *algo,
+                        char *why, size_t len)
+{
+    if (cfg[p] != f->params[p].values[0]) {
+        snprintf(why, len, "%s is unused by %s: only %s=%d (canonical) is a distinct config",
+                 f->params[p].name, algo, f->params[p].name, f->params[p].values[0]);
+        return 0;
+    }
+    return 1;
+}
+
+extern const tpl_family tpl_matmul;
+
+static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t len)
+{
+    const tpl_family *f = &tpl_matmul;
+    int smem_limit = dev ? dev->smem_per_block_optin : 227 * 1024;
+    int regs_limit = dev ? dev->regs_per_block : 65536;
+    int max_threads = dev ? dev->max_threads_per_block : 1024;
+    int algo = cfg[P_ALGO];
+    if (why && len)
+        why[0] = '\0';
+
+    if (algo == 0 || algo == 1) {
+        const char *name = algo == 0 ? "ALGO=0 (seed naive)" : "ALGO=1 (seed tiled)";
+        for (int p = P_BM; p < P_COUNT; p++)
+            if (!mm_canonical(f, cfg, p, name, why, len))
+                return 0;
+        if (algo == 0)
+            return mm_canonical(f, cfg, P_TILE, name, why, len) &&
+                   mm_canonical(f, cfg, P_UNROLL, name, why, len);
+        int t = cfg[P_TILE], u = cfg[P_UNROLL];
+        if (t <= 0 || u <= 0 || t % u) {
+            snprintf(why, len, "UNROLL=%d must divide TILE=%d", u, t);
+            return 0;
+        }
+        if (t * t > max_threads) {
+            snprintf(why, len, "TILE=%d needs %d threads per block (limit %d)", t, t * t, max_threads);
+            return 0;
+        }
+        if (2 * t * t * 4 > 48 * 1024) {
+            snprintf(why, len, "TILE=%d needs more than 48 KiB of static shared memory", t);
+            return 0;
+        }
+        return 1;
+    }
+    if (algo != 2) {
+        snprintf(why, len, "ALGO=%d unknown (0 naive, 1 tiled, 2 register-tiled)", algo);
+        return 0;
+    }
+    if (!mm_canonical(f, cfg, P_TILE, "ALGO=2", why, len) ||
+        !mm_canonical(f, cfg, P_UNROLL, "ALGO=2", why, len))
+        return 0;
+
+    mm_geom g;
+    if (!mm_geometry(cfg, &g, why, len))
+        return 0;
+    int bm = cfg[P_BM], bn = cfg[P_BN], bk = cfg[P_BK], st = cfg[P_STAGES];
+    int vec = cfg[P_VEC], pad = cfg[P_PAD], sk = cfg[P_SPLITK];
+    if (vec != 1 && vec != 4) {
+        snprintf(why, len, "VEC=%d must be 1 or 4", vec);
+        return 0;
+    }
+    if (pad < 0 || pad % 4) {
+        snprintf(why, len, "PAD=%d must be a multiple of 4 (keeps 16-byte fragment reads aligned)", pad);
+        return 0;
+    }
+    if (st < 1 || st > 4 || sk < 1 || sk > 16) {
+        snprintf(why, len, "STAGES must be 1..4 and SPLITK 1..16");
+        return 0;
+    }
+    /* Hardware limits. */
+    if (g.nthreads > max_threads) {
+        snprintf(why, len, "%d threads per block (limit %d)", g.nthreads, max_threads);
+        return 0;
+    }
+    if (g.smem > smem_limit) {
+        snprintf(why, len, "%d bytes of shared memory (limit %d)", g.smem, smem_limit);
+        return 0;
+    }
+    if (g.regs > 255) {
+        snprintf(why, len, "about %d registers per thread (limit 255): %d accumulators",
+                 g.regs, g.acc);
+        return 0;
+    }
+    if (g.regs * g.nthreads > regs_limit) {
+        snprintf(why, len, "about %d registers x %d threads exceeds the %d registers of a block",
+                 g.regs, g.nthreads, regs_limit);
+        return 0;
+    }
+    if (g.acc > 128 || (g.acc == 128 && bk > 8)) {
+        snprintf(why, len, "%d accumulators with BK=%d spill or exhaust registers (ptxas: 128 needs BK=8)",
+                 g.acc, bk);
+        return 0;
+    }
+    /* Efficiency rules (documented in bench/notes_matmul.md). */
+    if (g.wmiter * cfg[P_TM] < 8 || cfg[P_WNITER] * cfg[P_TN] < 8) {
+        snprintf(why, len, "thread tile %dx%d below 8x8: too few FFMA per shared-memory load",
+                 g.wmiter * cfg[P_TM], cfg[P_WNITER] * cfg[P_TN]);
+        return 0;
+    }
+    if (g.nthreads < 128 || g.nthreads > 256) {
+        snprintf(why, len, "%d threads: 4 to 8 warps per block keep registers and latency hiding balanced",
+                 g.nthreads);
+        return 0;
+    }
+    if ((bm * bk) % g.nthreads || (bk * bn / 4) % g.nthreads) {
+        snprintf(why, len, "tile copies (%dx%d of A, %dx%d of B) do not split evenly over %d threads",
+                 bm, bk, bk, bn, g.nthreads);
+        return 0;
+    }
+    if (bm > 2 * bn || bn > 2 * bm || cfg[P_WM] > 2 * cfg[P_WN] || cfg[P_WN] > 2 * cfg[P_WM]) {
+        snprintf(why, len, "tile aspect beyond 2:1 (%dx%d block, %dx%d warp) moves more data per FLOP",
+                 bm, bn, cfg[P_WM], cfg[P_WN]);
+        return 0;
+    }
+    if (st * bk < 16 || st * bk > 64) {
+        snprintf(why, len, "STAGES*BK=%d: the pipeline should hold 16..64 of K", st * bk);
+        return 0;
+    }
+    if (mm_lds_conflict(g.tpn, cfg[P_TN], 1) > 1 || mm_lds_conflict(g.tpn, cfg[P_TM], 0) > 1) {
+        snprintf(why, len, "lane layout %dx%d with thread tile %dx%d gives bank conflicts on fragment loads",
+                 g.tpm, g.tpn, cfg[P_TM], cfg[P_TN]);
+        return 0;
+    }
+    int c_pad = mm_store_conflict(bm, bk, 4), c_none = mm_store_conflict(bm, bk, 0);
+    if (pad == 4 && c_pad >= c_none) {
+        snprintf(why, len, "PAD=4 removes no bank conflict for BM=%d, BK=%d (PAD=0 is canonical)", bm, bk);
+        return 0;
+    }
+    if (pad == 0 && c_pad < c_none) {
+        snprintf(why, len, "PAD=0 leaves %d-way bank conflicts on the A stores (PAD=4: %d-way)",
+                 c_none, c_pad);
+        return 0;
+    }
+    if (pad != 0 && pad != 4) {
+        snprintf(why, len, "PAD=%d: only 0 and 4 are modelled", pad);
+        return 0;
+    }
+    if (sk > 1 && (bm * bn > 64 * 128 || st < 3 || vec != 4)) {
+        snprintf(why, len, "SPLITK>1 is for small M*N with long K: tiles of at most 64x128, STAGES>=3, VEC=4");
+        return 0;
+    }
+    if (vec == 1 && bk * bn / g.nthreads > 4) {
+        snprintf(why, len, "VEC=1 needs %d 4-byte copies of B per thread per step (at most 4)",
+                 bk * bn / g.nthreads);
+        return 0;
+    }
+    return 1;
+}
+
+static int mm_applicable(const int *cfg, const tpl_problem *p)
+{
+    if (p->n_dims != 3)
+        return 0;
+    long long m = p->dims[0], n = p->dims[1], k = p->dims[2];
+    if (m < 1 || n < 1 || k < 0 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
+        return 0;
+    switch (cfg[P_ALGO]) {
+    case 0:
+        return mm_cdiv(m, 16) <= 65535 && mm_cdiv(n, 16) <= 0x7fffffff;
+    case 1:
+        return mm_cdiv(m, cfg[P_TILE]) <= 65535;
+    case 2: {
+        long long tiles = mm_cdiv(m, cfg[P_BM]) * mm_cdiv(n, cfg[P_BN]);
+        if (tiles > 0x7fffffff)
+            return 0;
+        int sk = cfg[P_SPLITK];
+        if (sk > 1) {
+            /* Each split gets at least two K steps; partials fit the workspace. */
+            if (k < 2LL * sk * cfg[P_BK] || (long long)sk * m * n * 4 > MM_MAX_WORKSPACE)
+                return 0;
+        }
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+static int mm_deterministic(const int *cfg)
+{
+    (void)cfg;      /* split-K partials are summed in a fixed order: no atomics */
+    return 1;
+}
+
+static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
+{
+    const tpl_problem *p = &args->problem;
+    if (p->n_dims != 3)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "matmul: problem needs 3 dims (m, n, k)");
+    long long m64 = p->dims[0], n64 = p->dims[1], k64 = p->dims[2];
+    if (m64 < 0 || n64 < 0 || k64 < 0 || m64 > 0x7fffffff || n64 > 0x7fffffff || k64 > 0x7fffffff)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "matmul: sizes %lldx%lldx%lld out of range",
+                       m64, n64, k64);
+    int m = (int)m64, n = (int)n64, k = (int)k64;
+    if (m == 0 || n == 0)
+        return AT_OK;
+    int lda = args->gemm.lda, ldb = args->gemm.ldb, ldc = args->gemm.ldc;
+    if (lda < (k > 1 ? k : 1) || ldb < n || ldc < n)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "matmul: leading dimensions lda=%d ldb=%d ldc=%d "
+                       "too small for %dx%dx%d", lda, ldb, ldc, m, n, k);
+    float alpha = args->gemm.alpha, beta = args->gemm.beta;
+    CUdeviceptr A = args->gemm.A, B = args->gemm.B, C = args->gemm.C;
+
+    if (cfg[P_ALGO] == 0 || cfg[P_ALGO] == 1) {
+        int t = cfg[P_ALGO] == 0 ? 16 : cfg[P_TILE];
+        long long gy = mm_cdiv(m, t), gx = mm_cdiv(n, t);
+        if (gy > 65535)
+            return ex_fail(ex, AT_ERR_UNSUPPORTED, "matmul: m=%d needs %lld block rows (limit 65535)",
+                           m, gy);
+        void *a[] = {&m, &n, &k, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc};
+        return ex_launch(ex, cfg[P_ALGO] == 0 ? "matmul_naive" : "matmul_tiled",
+                         (unsigned)gx, (unsigned)gy, 1, (unsigned)t, (unsigned)t, 1, 0, a);
+    }
+
+    mm_geom g;
+    char why[256];
+    if (cfg[P_ALGO] != 2 || !mm_geometry(cfg, &g, why, sizeof why))
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "matmul: configuration not runnable");
+    long long tiles = mm_cdiv(m, cfg[P_BM]) * mm_cdiv(n, cfg[P_BN]);
+    if (tiles > 0x7fffffff)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "matmul: %lld block tiles (limit 2^31-1)", tiles);
+    int sk = cfg[P_SPLITK];
+    CUdeviceptr W = 0;
+    int flags = 0;
+    if (cfg[P_VEC] == 4 && B % 16 == 0 && ldb % 4 == 0)
+        flags |= 1;
+    if (sk > 1) {
+        size_t bytes = (size_t)sk * (size_t)m * (size_t)n * 4;
+        at_status s = ex_scratch(ex, 0, bytes, &W);
+        if (s != AT_OK)
+            return s;
+        if (cfg[P_VEC] == 4 && n % 4 == 0 && W % 16 == 0)
+            flags |= 2;
+    } else if (cfg[P_VEC] == 4 && C % 16 == 0 && ldc % 4 == 0) {
+        flags |= 2;
+    }
+    void *a[] = {&m, &n, &k, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &W, &flags};
+    at_status s = ex_launch(ex, "matmul_tuned", (unsigned)tiles, 1, (unsigned)sk,
+                            (unsigned)g.nthreads, 1, 1, (unsigned)g.smem, a);
+    if (s != AT_OK || sk == 1)
+        return s;
+    long long blocks = mm_cdiv((long long)m * n, 256);
+    if (blocks > 65536)
+        blocks = 65536;
+    void *r[] = {&m, &n, &sk, &alpha, &W, &beta, &C, &ldc};
+    return ex_launch(ex, "matmul_splitk_reduce", (unsigned)blocks, 1, 1, 256, 1, 1, 0, r);
+}
+
+static void mm_work(const tpl_problem *p, double *flops, double *bytes)
+{
+    double m = (double)p->dims[0], n = (double)p->dims[1], k = (double)p->dims[2];
+    *flops = 2.0 * m * n * k;
+    *bytes = 4.0 * (m * k + k * n + 2.0 * m * n);
+}
+
+static at_status mm_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
+                            tpl_workset *ws)
+{
+    if (p->n_dims != 3 || p->dims[0] < 1 || p->dims[1] < 1 || p->dims[2] < 1 ||
+        p->dims[0] > 0x7fffffff || p->dims[1] > 0x7fffffff || p->dims[2] > 0x7fffffff)
+        return ex_fail(ref, AT_ERR_INVALID_ARG, "matmul: bad problem for prepare");
+    int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
+    size_t a_n = (size_t)m * k, b_n = (size_t)k * n, c_n = (size_t)m * n;
+    CUdeviceptr A, B, C0, C, R;
+    at_status s;
+    if ((s = tpl_ws_alloc(ref, ws, a_n * 4, &A)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, b_n * 4, &B)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, c_n * 4, &C0)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, c_n * 4, &C)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, c_n * 4, &R)) != AT_OK)
+        return s;
+    if ((s = tpl_fill_uniform(ref, A, (long long)a_n, seed * 3 + 1, -1.0f, 1.0f)) != AT_OK ||
+        (s = tpl_fill_uniform(ref, B, (long long)b_n, seed * 3 + 2, -1.0f, 1.0f)) != AT_OK ||
+        (s = tpl_fill_uniform(ref, C0, (long long)c_n, seed * 3 + 3, -1.0f, 1.0f)) != AT_OK)
+        return s;
+    const float alpha = 1.5f, beta = 0.5f;
+    if ((s = tpl_ref_gemm(ref, m, n, k, alpha, A, k, B, n, beta, C0, R, n)) != AT_OK)
+        return s;
+    memset(&ws->args, 0, sizeof ws->args);
+    ws->args.problem = *p;
+    ws->args.gemm.A = A;
+    ws->args.gemm.B = B;
+    ws->args.gemm.C = C;
+    ws->args.gemm.lda = k;
+    ws->args.gemm.ldb = n;
+    ws->args.gemm.ldc = n;
+    ws->args.gemm.alpha = alpha;
+    ws->args.gemm.beta = beta;
+    ws->out = C;
+    ws->out_bytes = c_n * 4;
+    ws->out_initial = C0;
+    ws->reference = R;
+    return AT_OK;
+}
+
+static at_status mm_check(at_exec *ref, tpl_workset *ws, double *error)
+{
+    const tpl_problem *p = &ws->args.problem;
+    return tpl_rel_error(ref, ws->out, ws->reference, p->dims[0] * p->dims[1], error);
+}
+
+/* FP32 accumulation error grows like sqrt(k) * 2^-24; ~10x margin over what
+ * a sequential sum shows on uniform [-1, 1) data. */
+static double mm_tolerance(const tpl_problem *p)
+{
+    double k = p->n_dims == 3 && p->dims[2] > 0 ? (double)p->dims[2] : 1.0;
+    return 4e-7 * sqrt(k) + 1e-6;
+}
+
+#define MM_CANON_ALGO2 "BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1"
+
+static const tpl_baseline mm_baselines[] = {
+    {"seed_naive", "ALGO=0,TILE=8,UNROLL=1," MM_CANON_ALGO2,
+     "seed 1 version 0: one thread per element, 16x16 blocks, global memory only"},
+    {"seed_tiled", "ALGO=1,TILE=16,UNROLL=1," MM_CANON_ALGO2,
+     "seed 1 version 1 / seed 2: 16x16 shared-memory tiles, bounds-checked"},
+    {"seed_tiled32", "ALGO=1,TILE=32,UNROLL=1," MM_CANON_ALGO2,
+     "seed 2 as written: 32x32 shared-memory tiles, bounds-checked"},
+};
+
+static const tpl_problem mm_tuning[] = {
+    {3, {1024, 1024, 1024}},
+    {3, {4096, 4096, 4096}},
+    {3, {1000, 1000, 1000}},
+    {3, {8192, 8192, 128}},
+    {3, {128, 8192, 8192}},
+    {3, {8192, 64, 8192}},
+};
+
+const tpl_family tpl_matmul = {
+    .name = "matmul",
+    .source = "matmul.cu",
+    .fixed_options = "",
+    .summary = "SGEMM C = alpha*A*B + beta*C (FP32 FFMA, row-major): seed naive/tiled and a "
+               "register-tiled cp.async pipeline with split-K",
+    .n_dims = 3,
+    .dim_names = {"m", "n", "k"},
+    .metric_is_flops = 1,
+    .hidden = 0,
+    .n_params = P_COUNT,
+    .params = {
+        {"ALGO", 3, {0, 1, 2}, "0 seed naive, 1 seed shared-memory tiled, 2 register-tiled pipeline"},
+        {"TILE", 3, {8, 16, 32}, "ALGO 1: tile edge = block edge"},
+        {"UNROLL", 2, {1, 4}, "ALGO 1: unroll of the inner product loop"},
+        {"BM", 3, {64, 128, 256}, "ALGO 2: block tile rows"},
+        {"BN", 3, {64, 128, 256}, "ALGO 2: block tile columns"},
+        {"BK", 3, {8, 16, 32}, "ALGO 2: K depth of one shared-memory step"},
+        {"WM", 3, {32, 64, 128}, "ALGO 2: warp tile rows"},
+        {"WN", 3, {32, 64, 128}, "ALGO 2: warp tile columns"},
+        {"TM", 2, {4, 8}, "ALGO 2: thread tile rows per warp iteration"},
+        {"TN", 2, {4, 8}, "ALGO 2: thread tile columns per warp iteration"},
+        {"WNITER", 3, {1, 2, 4}, "ALGO 2: warp iterations along N"},
+        {"STAGES", 4, {1, 2, 3, 4}, "ALGO 2: cp.async shared-memory pipeline depth"},
+        {"VEC", 2, {1, 4}, "ALGO 2: 4 = 16-byte B loads and C stores when aligned, 1 = 4-byte only"},
+        {"PAD", 2, {0, 4}, "ALGO 2: shared-memory row padding (floats) against bank conflicts"},
+        {"SPLITK", 5, {1, 2, 4, 8, 16}, "ALGO 2: K split over blocks + deterministic reduction"},
+    },
+    .valid = mm_valid,
+    .applicable = mm_applicable,
+    .deterministic = mm_deterministic,
+    .run = mm_run,
+    .work = mm_work,
+    .prepare = mm_prepare,
+    .check = mm_check,
+    .tolerance = mm_tolerance,
+    .default_config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,"
+                      "WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1",
+    .n_baselines = (int)(sizeof mm_baselines / sizeof mm_baselines[0]),
+    .baselines = mm_baselines,
+    .n_tuning_problems = (int)(sizeof mm_tuning / sizeof mm_tuning[0]),
+    .tuning_problems = mm_tuning,
+};

@@ -1,0 +1,512 @@
+/* test_matmul.c: tests of the matmul family: its configuration space and legality
+ * rules (CPU), NVRTC compiles, and GPU verification of many configurations. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "measure.h"
+#include "tpl.h"
+
+extern const tpl_family tpl_matmul;
+
+/* Parses text into cfg; 0 (test failed) if it does not parse. */
+static int mt_parse(const char *text, int *cfg)
+{
+    char err[256];
+    if (tpl_config_parse(&tpl_matmul, text, cfg, err, sizeof err) != AT_OK) {
+        th_fail(__FILE__, __LINE__, "parse \"%s\": %s", text, err);
+        return 0;
+    }
+    return 1;
+}
+
+static int mt_param(const char *name)
+{
+    return tpl_param_index(&tpl_matmul, name);
+}
+
+/* ---------------- CPU tier ---------------- */
+
+TEST(matmul_space_sizes)
+{
+    const tpl_family *f = &tpl_matmul;
+    CHECK(tpl_find("matmul") == f);
+    long long expect = 1;
+    for (int p = 0; p < f->n_params; p++)
+        expect *= f->params[p].n_values;
+    /* 3*3*2 (ALGO, TILE, UNROLL) * 3^5 (BM BN BK WM WN) * 2*2*3*4*2*2*5 */
+    CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5);
+    CHECK_EQ(tpl_space_size(f), expect);
+    int cfg[TPL_MAX_PARAMS], algo_count[3] = {0, 0, 0}, stages_seen[5] = {0}, split_seen = 0;
+    char why[256];
+    long long valid = 0;
+    for (long long i = 0; i < expect; i++) {
+        tpl_config_from_index(f, i, cfg);
+        if (!f->valid(cfg, NULL, why, sizeof why)) {
+            CHECK_MSG(why[0] != '\0', "config %lld rejected without a reason", i);
+            continue;
+        }
+        valid++;
+        algo_count[cfg[0]]++;
+        if (cfg[0] == 2) {
+            stages_seen[cfg[mt_param("STAGES")]] = 1;
+            split_seen |= cfg[mt_param("SPLITK")] > 1;
+        }
+    }
+    printf("    matmul: raw %lld, valid %lld (naive %d, tiled %d, tuned %d)\n", expect, valid,
+           algo_count[0], algo_count[1], algo_count[2]);
+    CHECK(valid >= 200 && valid <= 800);
+    CHECK_EQ(algo_count[0], 1);     /* the naive kernel has no parameters */
+    CHECK_EQ(algo_count[1], 6);     /* TILE 8/16/32 x UNROLL 1/4 */
+    CHECK(stages_seen[1] && stages_seen[2] && stages_seen[3] && stages_seen[4] && split_seen);
+}
+
+TEST(matmul_valid_rejects_with_reason)
+{
+    const tpl_family *f = &tpl_matmul;
+    int cfg[TPL_MAX_PARAMS];
+    char why[256];
+    static const char *const bad[] = {
+        /* unused parameter off its canonical value: a duplicate of ALGO=0 */
+        "ALGO=0,TILE=8,UNROLL=1,BM=128,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1",
+        "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=2,VEC=1,PAD=0,SPLITK=1",
+        "ALGO=2,TILE=16,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1",
+        /* UNROLL does not divide TILE */
+        "ALGO=1,TILE=8,UNROLL=3,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1",
+        /* 64 warps = 2048 threads */
+        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1",
+        /* warp tile does not divide the block tile */
+        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=128,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1",
+        /* 256 accumulators per thread */
+        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=8,WM=128,WN=64,TM=8,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1",
+        /* shared memory: 4 x 32 x (256+256+8) x 4 bytes = 266 KB */
+        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=32,WM=128,WN=64,TM=8,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=1",
+        /* PAD=0 leaves the 8-way conflicts of the transposed A stores */
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=0,SPLITK=1",
+        /* split-K with large tiles */
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4",
+        /* VEC outside 1/4, unknown ALGO */
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=2,PAD=4,SPLITK=1",
+        "ALGO=3,TILE=8,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (!mt_parse(bad[i], cfg))
+            return;
+        why[0] = '\0';
+        CHECK_MSG(!f->valid(cfg, NULL, why, sizeof why), "accepted: %s", bad[i]);
+        CHECK_MSG(why[0] != '\0', "no reason for %s", bad[i]);
+    }
+    /* The device's shared-memory limit is honoured: 4 stages of 128x256x8 with
+     * padding need 4*8*(128+256+8)*4 = 50176 bytes, legal on the generic sm_80+
+     * device, illegal on a 48 KiB one. */
+    const char *big = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,"
+                      "STAGES=4,VEC=4,PAD=4,SPLITK=1";
+    if (!mt_parse(big, cfg))
+        return;
+    CHECK_MSG(f->valid(cfg, NULL, why, sizeof why), "%s", why);
+    at_device_info small;
+    memset(&small, 0, sizeof small);
+    small.smem_per_block_optin = 48 * 1024;
+    small.regs_per_block = 65536;
+    small.max_threads_per_block = 1024;
+    CHECK(!f->valid(cfg, &small, why, sizeof why));
+    CHECK(strstr(why, "shared memory") != NULL);
+}
+
+TEST(matmul_default_and_baselines_are_valid_everywhere)
+{
+    const tpl_family *f = &tpl_matmul;
+    int cfg[TPL_MAX_PARAMS];
+    char why[256];
+    static const tpl_problem shapes[] = {
+        {3, {1, 1, 1}}, {3, {1000, 999, 1001}}, {3, {4097, 4097, 4097}}, {3, {1, 8192, 1}},
+        {3, {16384, 16384, 1024}}, {3, {8192, 64, 8192}}, {3, {5, 7, 0}},
+    };
+    if (!mt_parse(f->default_config, cfg))
+        return;
+    CHECK_MSG(f->valid(cfg, NULL, why, sizeof why), "default: %s", why);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        CHECK(f->applicable(cfg, &shapes[s]));
+    CHECK(f->deterministic(cfg));
+    CHECK(f->n_baselines >= 2);
+    int have_tiled = 0;
+    for (int b = 0; b < f->n_baselines; b++) {
+        if (!mt_parse(f->baselines[b].config, cfg))
+            return;
+        CHECK_MSG(f->valid(cfg, NULL, why, sizeof why), "%s: %s", f->baselines[b].name, why);
+        CHECK(cfg[0] == 0 || cfg[0] == 1);
+        have_tiled |= strcmp(f->baselines[b].name, "seed_tiled") == 0;
+    }
+    CHECK(have_tiled);
+    CHECK(f->n_tuning_problems >= 4);
+    for (int i = 0; i < f->n_tuning_problems; i++)
+        CHECK_EQ(f->tuning_problems[i].n_dims, 3);
+}
+
+TEST(matmul_applicable_and_work)
+{
+    const tpl_family *f = &tpl_matmul;
+    int cfg[TPL_MAX_PARAMS];
+    const char *sk = "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,"
+                     "STAGES=3,VEC=4,PAD=4,SPLITK=16";
+    if (!mt_parse(sk, cfg))
+        return;
+    char why[256];
+    CHECK_MSG(f->valid(cfg, NULL, why, sizeof why), "%s", why);
+    tpl_problem longk = {3, {128, 8192, 8192}}, shortk = {3, {128, 128, 200}};
+    tpl_problem huge = {3, {16384, 16384, 1024}};
+    CHECK(f->applicable(cfg, &longk));
+    CHECK(!f->applicable(cfg, &shortk));    /* 16 splits of 200: under 2 steps each */
+    CHECK(!f->applicable(cfg, &huge));      /* 16 GiB of partial sums */
+    double flops = 0, bytes = 0;
+    tpl_problem p = {3, {3, 5, 7}};
+    f->work(&p, &flops, &bytes);
+    CHECK(flops == 2.0 * 3 * 5 * 7);
+    CHECK(bytes == 4.0 * (3 * 7 + 7 * 5 + 2 * 3 * 5));
+    CHECK(f->tolerance(&p) > 0 && f->tolerance(&p) < 1e-4);
+}
+
+/* Compiles the default, the baselines and an even sample of the valid space. */
+static void mt_compile_sample(const char *arch, int stride)
+{
+    const tpl_family *f = &tpl_matmul;
+    int cfg[TPL_MAX_PARAMS];
+    char why[256], text[TPL_CONFIG_LEN];
+    long long raw = tpl_space_size(f), nvalid = 0;
+    int compiled = 0;
+    for (long long i = -1 - f->n_baselines; i < raw; i++) {
+        if (i < -1) {
+            if (!mt_parse(f->baselines[-2 - i].config, cfg))
+                return;
+        } else if (i == -1) {
+            if (!mt_parse(f->default_config, cfg))
+                return;
+        } else {
+            tpl_config_from_index(f, i, cfg);
+            if (!f->valid(cfg, NULL, why, sizeof why) || nvalid++ % stride)
+                continue;
+        }
+        void *cubin = NULL;
+        size_t size = 0;
+        char *log = NULL;
+        at_status s = tpl_compile(f, cfg, arch, &cubin, &size, &log);
+        tpl_config_format(f, cfg, text, sizeof text);
+        CHECK_MSG(s == AT_OK && size > 0, "%s %s: %s", arch, text, log ? log : "no log");
+        free(cubin);
+        free(log);
+        compiled++;
+    }
+    CHECK(compiled >= 8);
+}
+
+TEST(matmul_nvrtc_compiles_sample_sm80)
+{
+    mt_compile_sample("sm_80", 97);
+}
+
+TEST(matmul_nvrtc_compiles_sample_sm90)
+{
+    mt_compile_sample("sm_90", 89);
+}
+
+/* ---------------- GPU tier ---------------- */
+
+static const char *const mt_spread[] = {
+    /* every STAGES, both layouts, 16-byte and 4-byte paths, split-K, big tiles */
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=1,VEC=4,PAD=4,SPLITK=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=8,WM=64,WN=32,TM=8,TN=8,WNITER=1,STAGES=2,VEC=1,PAD=4,SPLITK=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=32,WN=64,TM=8,TN=4,WNITER=2,STAGES=4,VEC=1,PAD=4,SPLITK=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=4,VEC=4,PAD=4,SPLITK=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=2",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=4,VEC=4,PAD=4,SPLITK=16",
+    "ALGO=1,TILE=8,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1",
+    "ALGO=1,TILE=32,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1",
+};
+
+typedef struct mt_cfg {
+    char text[TPL_CONFIG_LEN];
+    int cfg[TPL_MAX_PARAMS];
+    void *cubin;
+    size_t size;
+} mt_cfg;
+
+/* The default, the baselines and the spread above, parsed, checked valid and
+ * compiled for the device's arch; *n set to the count (0 on failure). */
+static mt_cfg *mt_compile_set(const at_device_info *dev, int *n)
+{
+    const tpl_family *f = &tpl_matmul;
+    int total = 1 + f->n_baselines + (int)(sizeof mt_spread / sizeof mt_spread[0]);
+    mt_cfg *set = calloc((size_t)total, sizeof *set);
+    *n = 0;
+    if (!set)
+        return NULL;
+    for (int i = 0; i < total; i++) {
+        const char *t = i == 0 ? f->default_config
+                      : i <= f->n_baselines ? f->baselines[i - 1].config
+                      : mt_spread[i - 1 - f->n_baselines];
+        snprintf(set[i].text, sizeof set[i].text, "%s", t);
+        char why[256], *log = NULL;
+        if (!mt_parse(t, set[i].cfg))
+            return set;
+        if (!f->valid(set[i].cfg, dev, why, sizeof why)) {
+            th_fail(__FILE__, __LINE__, "%s invalid on device: %s", t, why);
+            return set;
+        }
+        at_status s = tpl_compile(f, set[i].cfg, dev->arch, &set[i].cubin, &set[i].size, &log);
+        if (s != AT_OK) {
+            th_fail(__FILE__, __LINE__, "%s: compile failed: %s", t, log ? log : "");
+            free(log);
+            return set;
+        }
+        free(log);
+        *n = i + 1;
+    }
+    return set;
+}
+
+static void mt_free_set(mt_cfg *set, int n)
+{
+    for (int i = 0; set && i < n; i++)
+        free(set[i].cubin);
+    free(set);
+}
+
+GPU_TEST(matmul_gpu_configs_verify_at_ragged_shapes)
+{
+    const tpl_family *f = &tpl_matmul;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    int n = 0;
+    mt_cfg *set = mt_compile_set(ms_device(g), &n);
+    static const tpl_problem shapes[] = {
+        {3, {1000, 999, 1001}}, {3, {1, 1, 1}}, {3, {17, 33, 65}}, {3, {130, 70, 300}},
+    };
+    for (size_t s = 0; !th_failed() && s < sizeof shapes / sizeof shapes[0]; s++) {
+        const tpl_problem *p = &shapes[s];
+        at_status st = ms_prepare(g, f, p, 11 + s, err, sizeof err);
+        if (st != AT_OK) {
+            th_fail(__FILE__, __LINE__, "prepare: %s", err);
+            break;
+        }
+        for (int i = 0; i < n; i++) {
+            double e = -1;
+            st = ms_verify(g, f, set[i].cfg, set[i].cubin, set[i].size, &e, err, sizeof err);
+            if (st != AT_OK || !(e <= f->tolerance(p))) {
+                th_fail(__FILE__, __LINE__, "%lldx%lldx%lld %s: %s (error %g, %s)", p->dims[0],
+                        p->dims[1], p->dims[2], set[i].text, at_status_string(st), e, err);
+                break;
+            }
+        }
+    }
+    /* The default at a large ragged shape, with its speed for the log. */
+    if (!th_failed() && n > 0) {
+        tpl_problem big = {3, {4097, 4095, 4096}};
+        double e = -1;
+        at_status st = ms_prepare(g, f, &big, 5, err, sizeof err);
+        if (st == AT_OK)
+            st = ms_verify(g, f, set[0].cfg, set[0].cubin, set[0].size, &e, err, sizeof err);
+        if (st != AT_OK || !(e <= 1e-5)) {
+            th_fail(__FILE__, __LINE__, "default at 4097x4095x4096: %s error %g %s",
+                    at_status_string(st), e, err);
+        } else {
+            ms_options o;
+            ms_timing t;
+            ms_default_options(&o);
+            if (ms_time(g, f, set[0].cfg, set[0].cubin, set[0].size, &o, &t, err, sizeof err) == AT_OK)
+                printf("    default at 4097x4095x4096: %.3f ms = %.1f TFLOP/s, rel error %.2e\n",
+                       t.median_ms, 2.0 * 4097 * 4095 * 4096 / t.median_ms * 1e-9, e);
+        }
+    }
+    mt_free_set(set, n);
+    ms_close(g);
+}
+
+/* Fills a device buffer with n host floats from an LCG in [-1, 1). */
+static int mt_upload_random(const cudrv *cu, CUdeviceptr p, size_t n, unsigned seed)
+{
+    float *v = malloc(n * sizeof *v);
+    if (!v)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        v[i] = -1.0f + 2.0f * (float)(seed >> 8) / 16777216.0f;
+    }
+    int ok = cu->MemcpyHtoD(p, v, n * sizeof *v) == CUDA_SUCCESS;
+    free(v);
+    return ok;
+}
+
+/* Padded and odd leading dimensions, unaligned pointers, C's padding left
+ * untouched, beta = 0 with NaN in C: every config of the set against the
+ * float64 reference over the whole ldc-wide buffer. */
+GPU_TEST(matmul_gpu_leading_dimensions_and_alignment)
+{
+    const tpl_family *f = &tpl_matmul;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    const cudrv *cu = ms_driver(g);
+    at_exec *ref = ms_reference(g);
+    int n_set = 0;
+    mt_cfg *set = mt_compile_set(ms_device(g), &n_set);
+    static const int dims[][6] = {
+        /* m, n, k, lda, ldb, ldc */
+        {123, 77, 95, 101, 80, 84},     /* padded, multiples of 4 where possible */
+        {67, 45, 129, 131, 47, 50},     /* odd: no 16-byte path for A/B rows */
+        {200, 130, 70, 70, 133, 131},
+    };
+    tpl_workset ws;
+    memset(&ws, 0, sizeof ws);
+    for (size_t d = 0; !th_failed() && d < sizeof dims / sizeof dims[0]; d++) {
+        int m = dims[d][0], n = dims[d][1], k = dims[d][2];
+        int lda = dims[d][3], ldb = dims[d][4], ldc = dims[d][5];
+        size_t an = (size_t)m * lda, bn = (size_t)k * ldb, cn = (size_t)m * ldc;
+        CUdeviceptr A, B, C0, C, R;
+        tpl_workset_free(cu, &ws);
+        CHECK_OK(tpl_ws_alloc(ref, &ws, (an + 4) * 4, &A));
+        CHECK_OK(tpl_ws_alloc(ref, &ws, (bn + 4) * 4, &B));
+        CHECK_OK(tpl_ws_alloc(ref, &ws, (cn + 4) * 4, &C0));
+        CHECK_OK(tpl_ws_alloc(ref, &ws, (cn + 4) * 4, &C));
+        CHECK_OK(tpl_ws_alloc(ref, &ws, (cn + 4) * 4, &R));
+        /* the second case runs on pointers one float past a 16-byte boundary */
+        int shift = d == 1 ? 1 : 0;
+        A += 4 * shift;
+        B += 4 * shift;
+        C0 += 4 * shift;
+        C += 4 * shift;
+        R += 4 * shift;
+        CHECK(mt_upload_random(cu, A, an, 100 + (unsigned)d));
+        CHECK(mt_upload_random(cu, B, bn, 200 + (unsigned)d));
+        CHECK(mt_upload_random(cu, C0, cn, 300 + (unsigned)d));
+        for (int beta_zero = 0; beta_zero < 2 && !th_failed(); beta_zero++) {
+            float alpha = 0.75f, beta = beta_zero ? 0.0f : -1.25f;
+            /* reference over the full buffer: padding = C0's padding */
+            CHECK(cu->MemcpyDtoD(R, C0, cn * 4) == CUDA_SUCCESS);
+            CHECK(cu->CtxSynchronize() == CUDA_SUCCESS);
+            CHECK_OK(tpl_ref_gemm(ref, m, n, k, alpha, A, lda, B, ldb, beta, C0, R, ldc));
+            for (int i = 0; i < n_set; i++) {
+                CUmodule mod;
+                CHECK(cu->ModuleLoadData(&mod, set[i].cubin) == CUDA_SUCCESS);
+                CHECK(cu->MemcpyDtoD(C, C0, cn * 4) == CUDA_SUCCESS);
+                if (beta_zero) {
+                    /* NaN inside the m x n block: beta = 0 must not read it */
+                    CUdeviceptr nanrow = C;
+                    for (int r = 0; r < m; r++, nanrow += (CUdeviceptr)ldc * 4)
+                        CHECK(cu->MemsetD32Async(nanrow, 0x7fc00000u, (size_t)n, ref->stream) ==
+                              CUDA_SUCCESS);
+                }
+                CHECK(cu->CtxSynchronize() == CUDA_SUCCESS);
+                at_exec ex;
+                ex_init(&ex, cu, ms_device(g), mod, ref->stream, err, sizeof err);
+                tpl_args args;
+                memset(&args, 0, sizeof args);
+                args.problem.n_dims = 3;
+                args.problem.dims[0] = m;
+                args.problem.dims[1] = n;
+                args.problem.dims[2] = k;
+                args.gemm.A = A;
+                args.gemm.B = B;
+                args.gemm.C = C;
+                args.gemm.lda = lda;
+                args.gemm.ldb = ldb;
+                args.gemm.ldc = ldc;
+                args.gemm.alpha = alpha;
+                args.gemm.beta = beta;
+                at_status s = f->run(&ex, set[i].cfg, &args);
+                if (s == AT_OK)
+                    s = ex_sync(&ex);
+                ex_release(&ex);
+                cu->ModuleUnload(mod);
+                CHECK_MSG(s == AT_OK, "%s: %s", set[i].text, err);
+                double e = -1;
+                CHECK_OK(tpl_rel_error(ref, C, R, (long long)cn, &e));
+                CHECK_MSG(e <= 2e-6, "%dx%dx%d ld %d/%d/%d shift %d beta %g %s: error %g", m, n, k,
+                          lda, ldb, ldc, shift, beta, set[i].text, e);
+            }
+        }
+    }
+    tpl_workset_free(cu, &ws);
+    mt_free_set(set, n_set);
+    ms_close(g);
+}
+
+/* at_sgemm through the public API with a padded ldc, against the CPU. */
+GPU_TEST(matmul_gpu_api_padded_ldc_matches_cpu)
+{
+    at_status s;
+    const cudrv *cu = cudrv_get(&s, NULL, 0);
+    CHECK(cu != NULL);
+    CUdevice dev;
+    CUcontext ctx, popped;
+    CHECK(cu->Init(0) == CUDA_SUCCESS && cu->DeviceGet(&dev, th_device()) == CUDA_SUCCESS);
+    CHECK(cu->DevicePrimaryCtxRetain(&ctx, dev) == CUDA_SUCCESS);
+    CHECK(cu->CtxPushCurrent(ctx) == CUDA_SUCCESS);
+    char db_path[4096];
+    snprintf(db_path, sizeof db_path, "%s/none.db", th_tmpdir());
+    at_handle *h = NULL;
+    int m = 150, n = 93, k = 211, lda = 211, ldb = 96, ldc = 101;
+    size_t an = (size_t)m * lda, bn = (size_t)k * ldb, cn = (size_t)m * ldc;
+    float *A = malloc(an * 4), *B = malloc(bn * 4), *C0 = malloc(cn * 4), *C = malloc(cn * 4);
+    CUdeviceptr dA = 0, dB = 0, dC = 0;
+    int ok = A && B && C0 && C && cu->MemAlloc(&dA, an * 4) == CUDA_SUCCESS &&
+             cu->MemAlloc(&dB, bn * 4) == CUDA_SUCCESS && cu->MemAlloc(&dC, cn * 4) == CUDA_SUCCESS;
+    unsigned seed = 7;
+    for (size_t i = 0; ok && i < an + bn + cn; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        float v = -1.0f + 2.0f * (float)(seed >> 8) / 16777216.0f;
+        if (i < an)
+            A[i] = v;
+        else if (i < an + bn)
+            B[i - an] = v;
+        else
+            C0[i - an - bn] = v;
+    }
+    ok = ok && cu->MemcpyHtoD(dA, A, an * 4) == CUDA_SUCCESS &&
+         cu->MemcpyHtoD(dB, B, bn * 4) == CUDA_SUCCESS && cu->MemcpyHtoD(dC, C0, cn * 4) == CUDA_SUCCESS;
+    double err = -1, pad_diff = -1;
+    if (ok && at_create(&h, th_device(), db_path) == AT_OK) {
+        ok = at_sgemm(h, m, n, k, 1.5f, (const float *)dA, lda, (const float *)dB, ldb, 0.5f,
+                      (float *)dC, ldc) == AT_OK;
+        if (!ok)
+            th_fail(__FILE__, __LINE__, "at_sgemm: %s", at_errmsg(h));
+        ok = ok && cu->CtxSynchronize() == CUDA_SUCCESS &&
+             cu->MemcpyDtoH(C, dC, cn * 4) == CUDA_SUCCESS;
+        double num = 0, den = 0;
+        pad_diff = 0;
+        for (int i = 0; ok && i < m; i++) {
+            for (int j = 0; j < ldc; j++) {
+                size_t c = (size_t)i * ldc + j;
+                if (j >= n) {
+                    pad_diff += fabs((double)C[c] - C0[c]);
+                    continue;
+                }
+                double acc = 0;
+                for (int p = 0; p < k; p++)
+                    acc += (double)A[(size_t)i * lda + p] * B[(size_t)p * ldb + j];
+                double r = 1.5 * acc + 0.5 * (double)C0[c];
+                num += (C[c] - r) * (C[c] - r);
+                den += r * r;
+            }
+        }
+        err = sqrt(num / den);
+        at_destroy(h);
+    } else if (ok) {
+        th_fail(__FILE__, __LINE__, "at_create failed");
+    }
+    cu->MemFree(dA);
+    cu->MemFree(dB);
+    cu->MemFree(dC);
+    free(A);
+    free(B);
+    free(C0);
+    free(C);
+    cu->CtxPopCurrent(&popped);
+    cu->DevicePrimaryCtxRelease(dev);
+    CHECK(ok);
+    CHECK_MSG(err >= 0 && err < 2e-6, "relative error %g", err);
+    CHECK_MSG(pad_diff == 0.0, "padding of C changed (sum |diff| %g)", pad_diff);
+}
