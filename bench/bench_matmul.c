@@ -1,0 +1,454 @@
+/* bench_matmul.c: tuned at_sgemm against cuBLAS SGEMM (default math mode) and the
+ * seeds' tiled kernel on the issue's shapes; `--sweep` times the valid space. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "autotune.h"
+#include "db.h"
+#include "measure.h"
+#include "tpl.h"
+
+extern const tpl_family tpl_matmul;
+
+static const tpl_problem bn_shapes[] = {
+    {3, {1024, 1024, 1024}}, {3, {2048, 2048, 2048}}, {3, {4096, 4096, 4096}},
+    {3, {8192, 8192, 8192}}, {3, {1000, 1000, 1000}}, {3, {4097, 4097, 4097}},
+    {3, {8192, 8192, 128}}, {3, {128, 8192, 8192}}, {3, {8192, 64, 8192}},
+    {3, {16384, 16384, 1024}},
+};
+#define BN_NSHAPES ((int)(sizeof bn_shapes / sizeof bn_shapes[0]))
+
+#define BN_CUDA(call) do { cudaError_t bn_e = (call); if (bn_e != cudaSuccess) { \
+    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(bn_e)); \
+    exit(1); } } while (0)
+
+static double bn_median(double *v, int n)
+{
+    double med, mn, mx;
+    ms_summarize(v, n, &med, &mn, &mx);
+    return med;
+}
+
+/* One timed operation. */
+typedef int (*bn_op)(void *ctx);
+
+/* Warm-up, then >= 20 runs each between two events (until ~0.5 s or 200
+ * runs); median ms, or -1 if an op failed. */
+static double bn_time(bn_op op, void *ctx)
+{
+    cudaEvent_t e0, e1;
+    BN_CUDA(cudaEventCreate(&e0));
+    BN_CUDA(cudaEventCreate(&e1));
+    for (int i = 0; i < 3; i++)
+        if (op(ctx))
+            return -1;
+    BN_CUDA(cudaDeviceSynchronize());
+    double times[200], total = 0;
+    int n = 0;
+    while (n < 200 && (n < 20 || total < 500.0)) {
+        BN_CUDA(cudaEventRecord(e0, 0));
+        if (op(ctx))
+            return -1;
+        BN_CUDA(cudaEventRecord(e1, 0));
+        BN_CUDA(cudaEventSynchronize(e1));
+        float ms;
+        BN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+        times[n++] = ms;
+        total += ms;
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return bn_median(times, n);
+}
+
+typedef struct bn_call {
+    int m, n, k;
+    float alpha, beta;
+    float *A, *B, *C;
+    at_handle *h;
+    cublasHandle_t cublas;
+    at_exec *seed_ex;
+    const int *seed_cfg;
+} bn_call;
+
+static int bn_tuned(void *p)
+{
+    bn_call *c = p;
+    at_status s = at_sgemm(c->h, c->m, c->n, c->k, c->alpha, c->A, c->k, c->B, c->n, c->beta,
+                           c->C, c->n);
+    if (s != AT_OK)
+        fprintf(stderr, "at_sgemm: %s: %s\n", at_status_string(s), at_errmsg(c->h));
+    return s != AT_OK;
+}
+
+static int bn_cublas(void *p)
+{
+    bn_call *c = p;
+    /* row-major C = A B  <=>  column-major C^T = B^T A^T */
+    cublasStatus_t s = cublasSgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, c->n, c->m, c->k,
+                                   &c->alpha, c->B, c->n, c->A, c->k, &c->beta, c->C, c->n);
+    if (s != CUBLAS_STATUS_SUCCESS)
+        fprintf(stderr, "cublasSgemm failed: %d\n", (int)s);
+    return s != CUBLAS_STATUS_SUCCESS;
+}
+
+static int bn_seed(void *p)
+{
+    bn_call *c = p;
+    tpl_args a;
+    memset(&a, 0, sizeof a);
+    a.problem.n_dims = 3;
+    a.problem.dims[0] = c->m;
+    a.problem.dims[1] = c->n;
+    a.problem.dims[2] = c->k;
+    a.gemm.A = (CUdeviceptr)c->A;
+    a.gemm.B = (CUdeviceptr)c->B;
+    a.gemm.C = (CUdeviceptr)c->C;
+    a.gemm.lda = c->k;
+    a.gemm.ldb = c->n;
+    a.gemm.ldc = c->n;
+    a.gemm.alpha = c->alpha;
+    a.gemm.beta = c->beta;
+    at_status s = tpl_matmul.run(c->seed_ex, c->seed_cfg, &a);
+    if (s != AT_OK)
+        fprintf(stderr, "seed: %s: %s\n", at_status_string(s), c->seed_ex->errmsg);
+    return s != AT_OK;
+}
+
+/* Resets C from C0, runs op once, returns the relative error against R (-1 on failure). */
+static double bn_check(bn_op op, bn_call *c, const float *C0, const float *R, at_exec *ref)
+{
+    size_t bytes = (size_t)c->m * c->n * 4;
+    BN_CUDA(cudaMemcpy(c->C, C0, bytes, cudaMemcpyDeviceToDevice));
+    BN_CUDA(cudaDeviceSynchronize());
+    if (op(c))
+        return -1;
+    BN_CUDA(cudaDeviceSynchronize());
+    double e = -1;
+    if (tpl_rel_error(ref, (CUdeviceptr)c->C, (CUdeviceptr)R, (long long)c->m * c->n, &e) != AT_OK)
+        return -1;
+    return e;
+}
+
+static void bn_store(db *d, const at_device_info *dev, const tpl_problem *p, const char *name,
+                     double ms, double err, const char *note)
+{
+    if (!d || ms <= 0)
+        return;
+    db_measurement m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.device_uuid, sizeof m.device_uuid, "%s", dev->uuid);
+    snprintf(m.kernel, sizeof m.kernel, "matmul");
+    m.problem = *p;
+    snprintf(m.name, sizeof m.name, "%s", name);
+    m.time_ms = ms;
+    m.gflops = 2.0 * p->dims[0] * p->dims[1] * p->dims[2] / ms * 1e-6;
+    m.gbs = 0;
+    m.rel_error = err;
+    snprintf(m.note, sizeof m.note, "%s", note);
+    if (db_put_measurement(d, &m) != AT_OK)
+        fprintf(stderr, "db_put_measurement: %s\n", db_errmsg(d));
+}
+
+/* ---- --sweep: compile the valid space in parallel, time it per shape ---- */
+
+typedef struct bn_item {
+    int cfg[TPL_MAX_PARAMS];
+    char text[TPL_CONFIG_LEN];
+    void *cubin;
+    size_t size;
+    double ms, err;
+} bn_item;
+
+typedef struct bn_pool {
+    bn_item *items;
+    int n, next;
+    const char *arch;
+    pthread_mutex_t lock;
+} bn_pool;
+
+static void *bn_compile_worker(void *arg)
+{
+    bn_pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        int i = p->next++;
+        pthread_mutex_unlock(&p->lock);
+        if (i >= p->n)
+            return NULL;
+        char *log = NULL;
+        if (tpl_compile(&tpl_matmul, p->items[i].cfg, p->arch, &p->items[i].cubin,
+                        &p->items[i].size, &log) != AT_OK)
+            fprintf(stderr, "compile failed: %s\n%s\n", p->items[i].text, log ? log : "");
+        free(log);
+    }
+}
+
+static int bn_by_time(const void *a, const void *b)
+{
+    const bn_item *x = a, *y = b;
+    double tx = x->ms > 0 ? x->ms : 1e30, ty = y->ms > 0 ? y->ms : 1e30;
+    return tx < ty ? -1 : tx > ty;
+}
+
+static int bn_sweep(ms_gpu *g, cublasHandle_t cublas, int argc, char **argv)
+{
+    const tpl_family *f = &tpl_matmul;
+    const at_device_info *dev = ms_device(g);
+    int stride = argc > 3 ? atoi(argv[3]) : 1;
+    int top = argc > 4 ? atoi(argv[4]) : 25;
+    long long raw = tpl_space_size(f);
+    bn_item *items = calloc(1024, sizeof *items);
+    int n = 0, seen = 0;
+    char why[256];
+    for (long long i = 0; i < raw && n < 1024; i++) {
+        int cfg[TPL_MAX_PARAMS];
+        tpl_config_from_index(f, i, cfg);
+        if (cfg[0] != 2 || !f->valid(cfg, dev, why, sizeof why) || seen++ % (stride > 0 ? stride : 1))
+            continue;
+        memcpy(items[n].cfg, cfg, sizeof cfg);
+        tpl_config_format(f, cfg, items[n].text, sizeof items[n].text);
+        n++;
+    }
+    bn_pool pool = {items, n, 0, dev->arch, PTHREAD_MUTEX_INITIALIZER};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pthread_t th[32];
+    int nth = 16;
+    for (int i = 0; i < nth; i++)
+        pthread_create(&th[i], NULL, bn_compile_worker, &pool);
+    for (int i = 0; i < nth; i++)
+        pthread_join(th[i], NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("sweep: %d configurations compiled in %.1f s (%d threads)\n", n,
+           (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec), nth);
+    fflush(stdout);
+    char *shapes = strdup(argv[2]);
+    for (char *tok = strtok(shapes, ","); tok; tok = strtok(NULL, ",")) {
+        tpl_problem p = {3, {0, 0, 0}};
+        if (sscanf(tok, "%lldx%lldx%lld", &p.dims[0], &p.dims[1], &p.dims[2]) != 3)
+            continue;
+        char err[1024];
+        if (ms_prepare(g, f, &p, 42, err, sizeof err) != AT_OK) {
+            printf("prepare %s: %s\n", tok, err);
+            continue;
+        }
+        ms_options o;
+        ms_default_options(&o);
+        o.max_runs = 30;
+        o.budget_ms = 100;
+        int wrong = 0;
+        for (int i = 0; i < n; i++) {
+            items[i].ms = -1;
+            if (!items[i].cubin || !f->applicable(items[i].cfg, &p))
+                continue;
+            double e = -1;
+            at_status s = ms_verify(g, f, items[i].cfg, items[i].cubin, items[i].size, &e, err,
+                                    sizeof err);
+            items[i].err = e;
+            if (s != AT_OK) {
+                printf("  FAILED %s: %s %s (error %g)\n", items[i].text, at_status_string(s), err, e);
+                wrong++;
+                continue;
+            }
+            ms_timing t;
+            if (ms_time(g, f, items[i].cfg, items[i].cubin, items[i].size, &o, &t, err,
+                        sizeof err) == AT_OK)
+                items[i].ms = t.median_ms;
+        }
+        /* cuBLAS at the same shape for scale */
+        double flops = 2.0 * p.dims[0] * p.dims[1] * p.dims[2];
+        float *A, *B, *C;
+        int m = (int)p.dims[0], nn = (int)p.dims[1], k = (int)p.dims[2];
+        BN_CUDA(cudaMalloc((void **)&A, (size_t)m * k * 4));
+        BN_CUDA(cudaMalloc((void **)&B, (size_t)k * nn * 4));
+        BN_CUDA(cudaMalloc((void **)&C, (size_t)m * nn * 4));
+        BN_CUDA(cudaMemset(A, 0, (size_t)m * k * 4));
+        BN_CUDA(cudaMemset(B, 0, (size_t)k * nn * 4));
+        BN_CUDA(cudaMemset(C, 0, (size_t)m * nn * 4));
+        bn_call c = {m, nn, k, 1.0f, 0.5f, A, B, C, NULL, cublas, NULL, NULL};
+        double cub = bn_time(bn_cublas, &c);
+        cudaFree(A);
+        cudaFree(B);
+        cudaFree(C);
+        qsort(items, (size_t)n, sizeof *items, bn_by_time);
+        printf("sweep %s: cuBLAS %.3f ms %.2f TFLOP/s; %d wrong; fastest:\n", tok, cub,
+               flops / cub * 1e-9, wrong);
+        for (int i = 0; i < n && i < top; i++)
+            if (items[i].ms > 0)
+                printf("  %7.3f ms %6.2f TFLOP/s %5.2fx err %.1e  %s\n", items[i].ms,
+                       flops / items[i].ms * 1e-9, cub / items[i].ms, items[i].err, items[i].text);
+        fflush(stdout);
+    }
+    free(shapes);
+    for (int i = 0; i < n; i++)
+        free(items[i].cubin);
+    free(items);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const tpl_family *f = &tpl_matmul;
+    int sweep = argc > 2 && strcmp(argv[1], "--sweep") == 0;
+    char db_path[4096];
+    if (!sweep && argc > 1)
+        snprintf(db_path, sizeof db_path, "%s", argv[1]);
+    else
+        db_default_path(db_path, sizeof db_path);
+
+    BN_CUDA(cudaSetDevice(0));
+    BN_CUDA(cudaFree(0));       /* primary context, shared with libautotune */
+    char err[1024];
+    ms_gpu *g = NULL;
+    if (ms_open(&g, 0, err, sizeof err) != AT_OK) {
+        fprintf(stderr, "ms_open: %s\n", err);
+        return 1;
+    }
+    const at_device_info *dev = ms_device(g);
+    at_exec *ref = ms_reference(g);
+    cublasHandle_t cublas;
+    if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) {
+        fprintf(stderr, "cublasCreate failed\n");
+        return 1;
+    }
+    cublasMath_t mode;
+    cublasGetMathMode(cublas, &mode);
+    if (mode != CUBLAS_DEFAULT_MATH) {
+        fprintf(stderr, "cuBLAS math mode is %d, not CUBLAS_DEFAULT_MATH\n", (int)mode);
+        return 1;
+    }
+    if (sweep)
+        return bn_sweep(g, cublas, argc, argv);
+
+    int drv = 0, rt = 0, cubv = 0;
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    cublasGetVersion(cublas, &cubv);
+    time_t now = time(NULL);
+    char date[64];
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+    const char *tf32 = getenv("NVIDIA_TF32_OVERRIDE");
+    printf("# matmul benchmark %s\n# GPU %s (%s, %d SMs), driver %d.%d, CUDA runtime %d.%d, "
+           "cuBLAS %d, NVRTC %s\n# cuBLAS math mode CUBLAS_DEFAULT_MATH (FP32, no TF32), "
+           "NVIDIA_TF32_OVERRIDE=%s; database %s\n",
+           date, dev->name, dev->arch, dev->sm_count, drv / 1000, (drv % 1000) / 10, rt / 1000,
+           (rt % 1000) / 10, cubv, tpl_nvrtc_version(), tf32 ? tf32 : "(unset)", db_path);
+    printf("# TFLOP/s = 2mnk / median of >= 20 event-timed runs after warm-up; "
+           "error = relative Frobenius vs float64 reference (alpha=1, beta=0.5)\n");
+
+    at_handle *h = NULL;
+    at_status s = at_create(&h, 0, db_path);
+    if (s != AT_OK) {
+        fprintf(stderr, "at_create: %s\n", at_status_string(s));
+        return 1;
+    }
+    db *d = NULL;
+    if (db_open(&d, db_path, 1, err, sizeof err) != AT_OK) {
+        fprintf(stderr, "db_open %s: %s (measurements not stored)\n", db_path, err);
+        d = NULL;
+    }
+    int seed_cfg[TPL_MAX_PARAMS];
+    const char *seed_text = NULL;
+    for (int b = 0; b < f->n_baselines; b++)
+        if (strcmp(f->baselines[b].name, "seed_tiled") == 0)
+            seed_text = f->baselines[b].config;
+    void *cubin = NULL;
+    size_t cubin_size = 0;
+    char *clog = NULL;
+    CUmodule seed_mod;
+    const cudrv *cu = ms_driver(g);
+    if (!seed_text || tpl_config_parse(f, seed_text, seed_cfg, err, sizeof err) != AT_OK ||
+        tpl_compile(f, seed_cfg, dev->arch, &cubin, &cubin_size, &clog) != AT_OK ||
+        cu->ModuleLoadData(&seed_mod, cubin) != CUDA_SUCCESS) {
+        fprintf(stderr, "seed kernel unavailable: %s\n", clog ? clog : err);
+        return 1;
+    }
+    char exmsg[1024];
+    at_exec seed_ex;
+    ex_init(&seed_ex, cu, dev, seed_mod, 0, exmsg, sizeof exmsg);
+
+    printf("%-18s %8s %8s %8s %7s %9s %9s %9s  %-8s %s\n", "shape (MxNxK)", "tuned", "cuBLAS",
+           "seed", "tuned/", "err", "err", "err", "lookup", "tuned configuration");
+    printf("%-18s %8s %8s %8s %7s %9s %9s %9s\n", "", "TFLOP/s", "TFLOP/s", "TFLOP/s", "cuBLAS",
+           "tuned", "cuBLAS", "seed");
+    static const char *const level[] = {"none", "exact", "nearest", "arch", "default"};
+    int failures = 0;
+    double log_ratio = 0, min_ratio = 1e9;
+    int n_ratio = 0;
+    for (int si = 0; si < BN_NSHAPES; si++) {
+        const tpl_problem *p = &bn_shapes[si];
+        int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
+        size_t an = (size_t)m * k, bnum = (size_t)k * n, cn = (size_t)m * n;
+        float *A, *B, *C, *C0, *R;
+        BN_CUDA(cudaMalloc((void **)&A, an * 4));
+        BN_CUDA(cudaMalloc((void **)&B, bnum * 4));
+        BN_CUDA(cudaMalloc((void **)&C, cn * 4));
+        BN_CUDA(cudaMalloc((void **)&C0, cn * 4));
+        BN_CUDA(cudaMalloc((void **)&R, cn * 4));
+        unsigned long long seed = 1000 + 3 * (unsigned long long)si;
+        BN_CUDA(cudaDeviceSynchronize());
+        if (tpl_fill_uniform(ref, (CUdeviceptr)A, (long long)an, seed, -1, 1) != AT_OK ||
+            tpl_fill_uniform(ref, (CUdeviceptr)B, (long long)bnum, seed + 1, -1, 1) != AT_OK ||
+            tpl_fill_uniform(ref, (CUdeviceptr)C0, (long long)cn, seed + 2, -1, 1) != AT_OK ||
+            tpl_ref_gemm(ref, m, n, k, 1.0f, (CUdeviceptr)A, k, (CUdeviceptr)B, n, 0.5f,
+                         (CUdeviceptr)C0, (CUdeviceptr)R, n) != AT_OK ||
+            ex_sync(ref) != AT_OK) {
+            fprintf(stderr, "reference: %s\n", ref->errmsg);
+            return 1;
+        }
+        bn_call c = {m, n, k, 1.0f, 0.5f, A, B, C, h, cublas, &seed_ex, seed_cfg};
+        double e_t = bn_check(bn_tuned, &c, C0, R, ref);
+        at_stats st;
+        at_get_stats(h, &st);
+        double e_c = bn_check(bn_cublas, &c, C0, R, ref);
+        double e_s = bn_check(bn_seed, &c, C0, R, ref);
+        double tol = f->tolerance(p);
+        int ok = e_t >= 0 && e_t <= tol;
+        double t_t = ok ? bn_time(bn_tuned, &c) : -1;
+        double t_c = bn_time(bn_cublas, &c);
+        double t_s = bn_time(bn_seed, &c);
+        double fl = 2.0 * m * n * k * 1e-9;
+        double ratio = t_t > 0 && t_c > 0 ? t_c / t_t : 0;
+        if (ratio > 0) {
+            log_ratio += log(ratio);
+            n_ratio++;
+            if (ratio < min_ratio)
+                min_ratio = ratio;
+        }
+        char shape[32];
+        snprintf(shape, sizeof shape, "%dx%dx%d", m, n, k);
+        printf("%-18s %8.2f %8.2f %8.2f %7.3f %9.2e %9.2e %9.2e  %-8s %s%s\n", shape,
+               t_t > 0 ? fl / t_t : 0, t_c > 0 ? fl / t_c : 0, t_s > 0 ? fl / t_s : 0, ratio,
+               e_t, e_c, e_s, level[st.last_level < 5 ? st.last_level : 0], st.last_config,
+               ok ? "" : "  CHECK FAILED");
+        fflush(stdout);
+        if (!ok || t_t <= 0)
+            failures++;
+        bn_store(d, dev, p, "cublas", t_c, e_c, "cublasSgemm, CUBLAS_DEFAULT_MATH");
+        bn_store(d, dev, p, "seed_tiled", t_s, e_s, seed_text);
+        cudaFree(A);
+        cudaFree(B);
+        cudaFree(C);
+        cudaFree(C0);
+        cudaFree(R);
+    }
+    if (n_ratio)
+        printf("# geometric mean tuned/cuBLAS %.3f over %d shapes, lowest %.3f\n",
+               exp(log_ratio / n_ratio), n_ratio, min_ratio);
+    printf("# %s\n", failures ? "SOME CHECKS FAILED" : "all checks passed");
+    db_close(d);
+    at_destroy(h);
+    cu->ModuleUnload(seed_mod);
+    ex_release(&seed_ex);
+    free(cubin);
+    free(clog);
+    cublasDestroy(cublas);
+    ms_close(g);
+    return failures ? 1 : 0;
+}
