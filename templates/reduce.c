@@ -1,0 +1,416 @@
+/* reduce.c: descriptors of the sum and dot families (both over reduce.cu):
+ * parameter space, legality, launch geometry, inputs and verification. */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "tpl.h"
+
+/* Parameter positions, in descriptor order. */
+enum { RD_STYLE, RD_FINISH, RD_BLOCK, RD_ITEMS, RD_VEC, RD_GRID, RD_UNROLL, RD_NPARAMS };
+
+enum { RD_STYLE_SERIAL, RD_STYLE_HALVING, RD_STYLE_MASK, RD_STYLE_SHUFFLE,
+       RD_STYLE_SINGLE };
+enum { RD_FINISH_ATOMIC, RD_FINISH_SECOND_PASS, RD_FINISH_LAST_BLOCK };
+
+#define RD_SLOT_PARTIALS 0
+#define RD_SLOT_COUNTER 1
+#define RD_COUNTER_BYTES 64
+/* A single block only for sizes it reads in reasonable time. */
+#define RD_SINGLE_MAX_N (1LL << 24)
+
+#define RD_PARAMS { \
+    {"STYLE", 5, {0, 1, 2, 3, 4}, \
+     "block reduction: 0 serial, 1 halving tree, 2 interleaved mask tree, 3 warp shuffle, 4 single block serial"}, \
+    {"FINISH", 3, {0, 1, 2}, \
+     "blocks combine: 0 atomicAdd per block, 1 second-pass kernel, 2 last block finishes"}, \
+    {"BLOCK", 5, {64, 128, 256, 512, 1024}, "threads per block"}, \
+    {"ITEMS", 5, {1, 2, 4, 8, 16}, "vectors each thread loads per tile (loads in flight)"}, \
+    {"VEC", 3, {1, 2, 4}, "floats per load (scalar head/tail when unaligned or ragged)"}, \
+    {"GRID", 6, {-1, 0, 1, 2, 4, 8}, \
+     "-1 one block; 0 one block per tile; k: k x SM count blocks, grid-stride"}, \
+    {"UNROLL", 3, {1, 2, 4}, "unrolling of the loop over a block's tiles"}, \
+}
+
+/* ---------------- legality ---------------- */
+
+static int rd_is_pow2(int v)
+{
+    return v > 0 && (v & (v - 1)) == 0;
+}
+
+/* Registers per thread, roughly: the loads of one tile in flight (x, and
+ * y for dot), the per-item accumulators, addresses and loop state. */
+static int rd_register_estimate(const int *cfg, int dot)
+{
+    return 24 + cfg[RD_ITEMS] * (cfg[RD_VEC] * (dot ? 2 : 1) + 1);
+}
+
+/* The constraints, each a reason a configuration is not worth compiling:
+ * ITEMS x VEC <= 16 floats per operand in flight per thread and tile (more
+ * only costs registers); with UNROLL at most 32. A single block (GRID=-1)
+ * reduces once, so it uses the seeds' serial sum (STYLE 4, which means a
+ * single block) or the warp shuffle, and writes the result itself (FINISH
+ * 1). One block per tile (GRID 0) has no loop to unroll. Persistent grids
+ * (GRID k > 0) fill between half and all of an SM's thread slots, read
+ * 16-byte vectors (mismatched dot operands fall back at run time) and
+ * reduce once per block, where the block style is immaterial (shuffle). */
+static int rd_valid(const int *cfg, const at_device_info *dev, int dot,
+                    char *why, size_t len)
+{
+    int style = cfg[RD_STYLE], finish = cfg[RD_FINISH], block = cfg[RD_BLOCK];
+    int items = cfg[RD_ITEMS], vec = cfg[RD_VEC], grid = cfg[RD_GRID];
+    int unroll = cfg[RD_UNROLL];
+    int max_threads = dev && dev->max_threads_per_block > 0 ? dev->max_threads_per_block : 1024;
+    int sm_threads = dev && dev->max_threads_per_sm > 0 ? dev->max_threads_per_sm : 2048;
+    int regs_per_block = dev && dev->regs_per_block > 0 ? dev->regs_per_block : 65536;
+    if (style < 0 || style > 4 || finish < 0 || finish > 2) {
+        snprintf(why, len, "STYLE %d / FINISH %d out of range (0..4 / 0..2)", style, finish);
+        return 0;
+    }
+    if (!rd_is_pow2(block) || block < 64 || block > max_threads) {
+        snprintf(why, len, "BLOCK %d must be a power of two in 64..%d", block, max_threads);
+        return 0;
+    }
+    if (vec != 1 && vec != 2 && vec != 4) {
+        snprintf(why, len, "VEC %d is not 1, 2 or 4", vec);
+        return 0;
+    }
+    if (items < 1 || unroll < 1 || unroll > 16) {
+        snprintf(why, len, "ITEMS %d / UNROLL %d out of range", items, unroll);
+        return 0;
+    }
+    if (items * vec > 16 || items * vec * unroll > 32) {
+        snprintf(why, len, "ITEMS x VEC = %d floats in flight (max 16), x UNROLL = %d (max 32)",
+                 items * vec, items * vec * unroll);
+        return 0;
+    }
+    if ((style == RD_STYLE_SINGLE) != (grid == -1) && !(grid == -1 && style == RD_STYLE_SHUFFLE)) {
+        snprintf(why, len, "a single block (GRID=-1) goes with STYLE 4 (serial) or 3 (shuffle), "
+                 "and STYLE 4 with GRID=-1");
+        return 0;
+    }
+    if (grid == -1 && finish != RD_FINISH_SECOND_PASS) {
+        snprintf(why, len, "a single block writes the result itself: it takes FINISH=1");
+        return 0;
+    }
+    if (grid == 0 && unroll != 1) {
+        snprintf(why, len, "one block per tile (GRID=0) has no loop to unroll");
+        return 0;
+    }
+    if (grid > 0) {
+        if (style != RD_STYLE_SHUFFLE || vec != 4) {
+            snprintf(why, len, "persistent grids use STYLE=3 and VEC=4");
+            return 0;
+        }
+        if (grid * block > sm_threads || 2 * grid * block < sm_threads) {
+            snprintf(why, len, "GRID=%d x BLOCK=%d threads per SM is not within %d..%d",
+                     grid, block, sm_threads / 2, sm_threads);
+            return 0;
+        }
+    }
+    int regs = rd_register_estimate(cfg, dot);
+    int limit = regs_per_block / block;
+    if (limit > 255)
+        limit = 255;
+    if (regs > limit) {
+        snprintf(why, len, "about %d registers per thread, BLOCK=%d allows %d",
+                 regs, block, limit);
+        return 0;
+    }
+    /* Shared memory: at most BLOCK floats, always under the 48 KiB default. */
+    return 1;
+}
+
+static int rd_valid_sum(const int *cfg, const at_device_info *dev, char *why, size_t len)
+{
+    return rd_valid(cfg, dev, 0, why, len);
+}
+
+static int rd_valid_dot(const int *cfg, const at_device_info *dev, char *why, size_t len)
+{
+    return rd_valid(cfg, dev, 1, why, len);
+}
+
+/* Blocks of the first pass when n floats are read with vectors of `width`
+ * floats (sm_count: the device's; GRID=k scales it). */
+static long long rd_grid(const int *cfg, long long n, int width, int sm_count)
+{
+    long long tile = (long long)cfg[RD_BLOCK] * cfg[RD_ITEMS];
+    long long tiles = (n / width + tile - 1) / tile;
+    if (tiles < 1)
+        tiles = 1;
+    if (cfg[RD_GRID] < 0)
+        return -(long long)cfg[RD_GRID];
+    if (cfg[RD_GRID] == 0)
+        return tiles;
+    long long persistent = (long long)cfg[RD_GRID] * (sm_count > 0 ? sm_count : 1);
+    return tiles < persistent ? tiles : persistent;
+}
+
+static int rd_applicable(const int *cfg, const tpl_problem *problem)
+{
+    long long n = problem->dims[0];
+    if (problem->n_dims != 1 || n < 0)
+        return 0;
+    if (cfg[RD_GRID] == -1)
+        return n <= RD_SINGLE_MAX_N;
+    return rd_grid(cfg, n, cfg[RD_VEC], 1) <= INT_MAX;
+}
+
+static int rd_deterministic(const int *cfg)
+{
+    return cfg[RD_FINISH] != RD_FINISH_ATOMIC;
+}
+
+/* ---------------- running ---------------- */
+
+static at_status rd_run(at_exec *ex, const int *cfg, tpl_args *args, int dot)
+{
+    long long n = args->problem.dims[0];
+    CUdeviceptr x = args->red.x, result = args->red.result;
+    CUdeviceptr y = dot ? args->red.y : x;
+    if (n < 0)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "%s: n = %lld is negative", dot ? "dot" : "sum", n);
+    if (!result || (result & 3))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "%s: result pointer is NULL or not float-aligned",
+                       dot ? "dot" : "sum");
+    if (n == 0)
+        return ex_memset32(ex, result, 0, 1);
+    if (!x || !y || (x & 3) || (y & 3))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "%s: input pointer is NULL or not float-aligned",
+                       dot ? "dot" : "sum");
+
+    /* Vector loads start after `head` scalars that bring x to a VEC-float
+     * boundary; dot needs y to share x's misalignment, else scalar loads. */
+    int width = cfg[RD_VEC], vec_ok = width > 1, head = 0;
+    if (vec_ok) {
+        int mx = (int)((x >> 2) & (CUdeviceptr)(width - 1));
+        int my = (int)((y >> 2) & (CUdeviceptr)(width - 1));
+        if (mx != my) {
+            vec_ok = 0;
+        } else {
+            head = (width - mx) & (width - 1);
+            if (head > n)
+                head = (int)n;
+        }
+    }
+    if (!vec_ok)
+        width = 1;
+
+    int sm_count = ex->dev ? ex->dev->sm_count : 1;
+    long long grid = rd_grid(cfg, n - head, width, sm_count);
+    if (grid > INT_MAX)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "%s: n = %lld needs %lld blocks with %s",
+                       dot ? "dot" : "sum", n, grid, "this configuration");
+
+    CUdeviceptr partials = 0, counter = 0;
+    at_status s;
+    if (grid > 1 && cfg[RD_FINISH] != RD_FINISH_ATOMIC) {
+        s = ex_scratch(ex, RD_SLOT_PARTIALS, (size_t)grid * sizeof(float), &partials);
+        if (s != AT_OK)
+            return s;
+    }
+    if (grid > 1 && cfg[RD_FINISH] == RD_FINISH_LAST_BLOCK) {
+        /* The kernel leaves the counter at 0; only a new buffer is cleared. */
+        int fresh = ex->scratch_bytes[RD_SLOT_COUNTER] < RD_COUNTER_BYTES;
+        s = ex_scratch(ex, RD_SLOT_COUNTER, RD_COUNTER_BYTES, &counter);
+        if (s == AT_OK && fresh)
+            s = ex_memset32(ex, counter, 0, RD_COUNTER_BYTES / 4);
+        if (s != AT_OK)
+            return s;
+    }
+    if (grid > 1 && cfg[RD_FINISH] == RD_FINISH_ATOMIC) {
+        s = ex_memset32(ex, result, 0, 1);
+        if (s != AT_OK)
+            return s;
+    }
+
+    void *main_args[] = {&x, &y, &n, &head, &vec_ok, &result, &partials, &counter};
+    unsigned block = (unsigned)cfg[RD_BLOCK];
+    s = ex_launch(ex, "reduce_main", (unsigned)grid, 1, 1, block, 1, 1, 0, main_args);
+    if (s != AT_OK || grid == 1 || cfg[RD_FINISH] != RD_FINISH_SECOND_PASS)
+        return s;
+    unsigned count = (unsigned)grid;
+    void *finish_args[] = {&partials, &count, &result};
+    return ex_launch(ex, "reduce_finish", 1, 1, 1, block, 1, 1, 0, finish_args);
+}
+
+static at_status rd_run_sum(at_exec *ex, const int *cfg, tpl_args *args)
+{
+    return rd_run(ex, cfg, args, 0);
+}
+
+static at_status rd_run_dot(at_exec *ex, const int *cfg, tpl_args *args)
+{
+    return rd_run(ex, cfg, args, 1);
+}
+
+static void rd_work_sum(const tpl_problem *problem, double *flops, double *bytes)
+{
+    *flops = (double)problem->dims[0];
+    *bytes = 4.0 * (double)problem->dims[0];
+}
+
+static void rd_work_dot(const tpl_problem *problem, double *flops, double *bytes)
+{
+    *flops = 2.0 * (double)problem->dims[0];
+    *bytes = 8.0 * (double)problem->dims[0];
+}
+
+/* ---------------- verification ---------------- */
+
+/* x (and y) uniform in [0, 1) from seed, a result float (poisoned by the
+ * worker), and the float64 reference kept in device memory for check(). */
+static at_status rd_prepare(at_exec *ref, const tpl_problem *problem,
+                            unsigned long long seed, tpl_workset *ws, int dot)
+{
+    long long n = problem->n_dims >= 1 ? problem->dims[0] : -1;
+    if (n < 0)
+        return ex_fail(ref, AT_ERR_INVALID_ARG, "%s: bad problem size", dot ? "dot" : "sum");
+    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
+    CUdeviceptr x = 0, y = 0, result = 0, expected = 0;
+    at_status s = tpl_ws_alloc(ref, ws, bytes, &x);
+    if (s == AT_OK)
+        s = tpl_fill_uniform(ref, x, n, seed, 0.0f, 1.0f);
+    if (s == AT_OK && dot)
+        s = tpl_ws_alloc(ref, ws, bytes, &y);
+    if (s == AT_OK && dot)
+        s = tpl_fill_uniform(ref, y, n, seed ^ 0x5DEECE66DULL, 0.0f, 1.0f);
+    if (s == AT_OK)
+        s = tpl_ws_alloc(ref, ws, sizeof(float), &result);
+    if (s == AT_OK)
+        s = tpl_ws_alloc(ref, ws, sizeof(double), &expected);
+    double value = 0.0;
+    if (s == AT_OK && n > 0)
+        s = tpl_ref_reduce(ref, n, x, y, &value);
+    if (s == AT_OK)
+        s = ex_upload(ref, expected, &value, sizeof value);
+    if (s != AT_OK)
+        return s;
+    ws->args.problem = *problem;
+    ws->args.red.x = x;
+    ws->args.red.y = y;
+    ws->args.red.result = result;
+    ws->out = result;
+    ws->out_bytes = sizeof(float);
+    ws->out_initial = 0;
+    ws->reference = expected;
+    return AT_OK;
+}
+
+static at_status rd_prepare_sum(at_exec *ref, const tpl_problem *problem,
+                                unsigned long long seed, tpl_workset *ws)
+{
+    return rd_prepare(ref, problem, seed, ws, 0);
+}
+
+static at_status rd_prepare_dot(at_exec *ref, const tpl_problem *problem,
+                                unsigned long long seed, tpl_workset *ws)
+{
+    return rd_prepare(ref, problem, seed, ws, 1);
+}
+
+/* |result - reference| / |reference| in float64 (|result| when the
+ * reference is 0); +inf for NaN/Inf. */
+static at_status rd_check(at_exec *ref, tpl_workset *ws, double *error)
+{
+    float got = 0.0f;
+    double expected = 0.0;
+    at_status s = ex_download(ref, &got, ws->out, sizeof got);
+    if (s == AT_OK)
+        s = ex_download(ref, &expected, ws->reference, sizeof expected);
+    if (s != AT_OK)
+        return s;
+    if (!isfinite(got))
+        *error = INFINITY;
+    else if (expected == 0.0)
+        *error = fabs((double)got);
+    else
+        *error = fabs((double)got - expected) / fabs(expected);
+    return AT_OK;
+}
+
+/* Values in [0, 1) are all positive, so the relative rounding error of a
+ * float32 sum grows like sqrt(terms) * 2^-24 for the tree and chain parts
+ * together; at 2^28 measured errors are ~1e-6, so 1e-5 leaves margin, and
+ * beyond 2^28 the bound grows with sqrt(n). */
+static double rd_tolerance(const tpl_problem *problem)
+{
+    double n = (double)problem->dims[0];
+    double big = (double)(1LL << 28);
+    return n <= big ? 1e-5 : 1e-5 * sqrt(n / big);
+}
+
+/* ---------------- descriptors ---------------- */
+
+static const tpl_baseline rd_baselines[] = {
+    {"seed_dot_method1", "STYLE=4,FINISH=1,BLOCK=1024,ITEMS=1,VEC=1,GRID=-1,UNROLL=1",
+     "seed 3 method 1: one block, thread 0 adds the block's values serially"},
+    {"seed_dot_method2", "STYLE=0,FINISH=0,BLOCK=1024,ITEMS=1,VEC=1,GRID=0,UNROLL=1",
+     "seed 3 method 2: one element per thread, serial block sum, atomicAdd per block"},
+    {"seed_dot_method3", "STYLE=1,FINISH=0,BLOCK=1024,ITEMS=1,VEC=1,GRID=0,UNROLL=1",
+     "seed 3 method 3: one element per thread, halving tree, atomicAdd per block"},
+    {"seed_tree_sum", "STYLE=2,FINISH=1,BLOCK=256,ITEMS=1,VEC=1,GRID=-32,UNROLL=1",
+     "seed 4: fixed 32 x 256 grid-stride, interleaved mask tree, partials by a second pass"},
+};
+
+static const tpl_problem rd_tuning_problems[] = {
+    {1, {1LL << 10}}, {1, {1LL << 12}}, {1, {1LL << 14}}, {1, {1LL << 16}},
+    {1, {1LL << 18}}, {1, {1LL << 20}}, {1, {1LL << 22}}, {1, {1LL << 24}},
+    {1, {1LL << 26}}, {1, {1LL << 28}}, {1, {1000003}},
+};
+
+#define RD_DEFAULT "STYLE=3,FINISH=2,BLOCK=512,ITEMS=4,VEC=4,GRID=2,UNROLL=1"
+
+const tpl_family tpl_sum = {
+    .name = "sum",
+    .source = "reduce.cu",
+    .fixed_options = "-DRED_DOT=0",
+    .summary = "sum of a float vector into device memory (at_ssum)",
+    .n_dims = 1,
+    .dim_names = {"n"},
+    .metric_is_flops = 0,
+    .hidden = 0,
+    .n_params = RD_NPARAMS,
+    .params = RD_PARAMS,
+    .valid = rd_valid_sum,
+    .applicable = rd_applicable,
+    .deterministic = rd_deterministic,
+    .run = rd_run_sum,
+    .work = rd_work_sum,
+    .prepare = rd_prepare_sum,
+    .check = rd_check,
+    .tolerance = rd_tolerance,
+    .default_config = RD_DEFAULT,
+    .n_baselines = (int)(sizeof rd_baselines / sizeof rd_baselines[0]),
+    .baselines = rd_baselines,
+    .n_tuning_problems = (int)(sizeof rd_tuning_problems / sizeof rd_tuning_problems[0]),
+    .tuning_problems = rd_tuning_problems,
+};
+
+const tpl_family tpl_dot = {
+    .name = "dot",
+    .source = "reduce.cu",
+    .fixed_options = "-DRED_DOT=1",
+    .summary = "dot product of two float vectors into device memory (at_sdot)",
+    .n_dims = 1,
+    .dim_names = {"n"},
+    .metric_is_flops = 0,
+    .hidden = 0,
+    .n_params = RD_NPARAMS,
+    .params = RD_PARAMS,
+    .valid = rd_valid_dot,
+    .applicable = rd_applicable,
+    .deterministic = rd_deterministic,
+    .run = rd_run_dot,
+    .work = rd_work_dot,
+    .prepare = rd_prepare_dot,
+    .check = rd_check,
+    .tolerance = rd_tolerance,
+    .default_config = RD_DEFAULT,
+    .n_baselines = (int)(sizeof rd_baselines / sizeof rd_baselines[0]),
+    .baselines = rd_baselines,
+    .n_tuning_problems = (int)(sizeof rd_tuning_problems / sizeof rd_tuning_problems[0]),
+    .tuning_problems = rd_tuning_problems,
+};

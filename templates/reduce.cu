@@ -1,0 +1,259 @@
+/* reduce.cu: the sum (RED_DOT=0) and dot (RED_DOT=1) reduction family; every
+ * seed style (serial, halving tree, interleaved mask tree, single block) plus warp shuffle. */
+
+#ifndef RED_DOT
+#define RED_DOT 0   /* fixed by the family: 0 sum of x, 1 dot of x and y */
+#endif
+#ifndef STYLE
+#define STYLE 3     /* block reduction: 0 serial by thread 0, 1 halving tree, 2 interleaved mask tree, 3 warp shuffle, 4 single block (serial) */
+#endif
+#ifndef FINISH
+#define FINISH 2    /* blocks combine: 0 atomicAdd per block, 1 second-pass kernel, 2 last block finishes (fence + counter) */
+#endif
+#ifndef BLOCK
+#define BLOCK 256   /* threads per block: 64, 128, 256, 512, 1024 */
+#endif
+#ifndef ITEMS
+#define ITEMS 4     /* vectors each thread loads per tile (independent loads in flight): 1, 2, 4, 8, 16 */
+#endif
+#ifndef VEC
+#define VEC 4       /* floats per load: 1, 2, 4 (scalar head/tail for unaligned pointers and ragged n) */
+#endif
+#ifndef GRID
+#define GRID 8      /* host side: 0 one block per tile, k > 0 k x SM count (grid-stride), -1 one block, -k fixed k blocks */
+#endif
+#ifndef UNROLL
+#define UNROLL 1    /* unrolling of the loop over a block's tiles: 1, 2, 4 */
+#endif
+
+/* A tile is what one block reads per loop trip: BLOCK * ITEMS vectors.
+ * (#pragma unroll does not expand macros: it takes a constant.) */
+static constexpr int rd_unroll = UNROLL;
+
+template <int V> struct rd_vec;
+template <> struct rd_vec<1> { typedef float type; };
+template <> struct rd_vec<2> { typedef float2 type; };
+template <> struct rd_vec<4> { typedef float4 type; };
+
+/* Sum of one vector (sum) or of its products with another (dot), paired so
+ * the four lanes form a short tree. */
+__device__ __forceinline__ float rd_value(float a, float b)
+{
+#if RED_DOT
+    return a * b;
+#else
+    (void)b;
+    return a;
+#endif
+}
+__device__ __forceinline__ float rd_value(float2 a, float2 b)
+{
+#if RED_DOT
+    return fmaf(a.y, b.y, a.x * b.x);
+#else
+    (void)b;
+    return a.x + a.y;
+#endif
+}
+__device__ __forceinline__ float rd_value(float4 a, float4 b)
+{
+#if RED_DOT
+    return fmaf(a.y, b.y, a.x * b.x) + fmaf(a.w, b.w, a.z * b.z);
+#else
+    (void)b;
+    return (a.x + a.y) + (a.z + a.w);
+#endif
+}
+
+/* This thread's share of nvec vectors of width V starting at x (and y):
+ * full tiles grid-strided with ITEMS unchecked loads each, then the one
+ * block whose turn it is takes the partial tile with bounds checks. */
+template <int V>
+__device__ __forceinline__ float rd_thread(const float *__restrict__ x,
+                                           const float *__restrict__ y,
+                                           long long nvec)
+{
+    typedef typename rd_vec<V>::type vec;
+    const vec *xv = (const vec *)x;
+    const vec *yv = (const vec *)y;
+    const long long tile = (long long)BLOCK * ITEMS;
+    const long long nfull = nvec / tile;
+    const long long step = (long long)gridDim.x * tile;
+    const long long first = blockIdx.x;
+    const long long trips = first < nfull ? (nfull - 1 - first) / gridDim.x + 1 : 0;
+    float acc[ITEMS];
+#pragma unroll
+    for (int u = 0; u < ITEMS; u++)
+        acc[u] = 0.0f;
+    const vec *px = xv + first * tile + threadIdx.x;
+    const vec *py = yv + first * tile + threadIdx.x;
+#pragma unroll rd_unroll
+    for (long long k = 0; k < trips; k++) {
+        vec a[ITEMS], b[ITEMS];
+#pragma unroll
+        for (int u = 0; u < ITEMS; u++) {
+            a[u] = __ldg(px + u * BLOCK);
+            b[u] = RED_DOT ? __ldg(py + u * BLOCK) : a[u];
+        }
+#pragma unroll
+        for (int u = 0; u < ITEMS; u++)
+            acc[u] += rd_value(a[u], b[u]);
+        px += step;
+        py += step;
+    }
+    if (first + trips * gridDim.x == nfull) {
+        for (long long i = nfull * tile + threadIdx.x; i < nvec; i += BLOCK) {
+            vec a = __ldg(xv + i);
+            vec b = RED_DOT ? __ldg(yv + i) : a;
+            acc[0] += rd_value(a, b);
+        }
+    }
+#pragma unroll
+    for (int w = 1; w < ITEMS; w *= 2)
+#pragma unroll
+        for (int u = 0; u + w < ITEMS; u += 2 * w)
+            acc[u] += acc[u + w];
+    return acc[0];
+}
+
+/* Reduces v over the block in the configured style; the total is valid in
+ * thread 0. smem holds BLOCK floats (32 for the warp-shuffle style). */
+__device__ __forceinline__ float rd_block(float v, float *smem)
+{
+    const int tid = threadIdx.x;
+#if STYLE == 3
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    if (BLOCK > 32) {
+        if ((tid & 31) == 0)
+            smem[tid >> 5] = v;
+        __syncthreads();
+        if (tid < 32) {
+            v = tid < BLOCK / 32 ? smem[tid] : 0.0f;
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1)
+                v += __shfl_down_sync(0xffffffffu, v, o);
+        }
+    }
+    return v;
+#else
+    smem[tid] = v;
+    __syncthreads();
+#if STYLE == 0 || STYLE == 4
+    /* seed 3 methods 1 and 2: thread 0 adds the block's values in order */
+    if (tid == 0) {
+        float s = 0.0f;
+        for (int i = 0; i < BLOCK; i++)
+            s += smem[i];
+        v = s;
+    }
+#elif STYLE == 1
+    /* seed 3 method 3: halving tree */
+    for (int s = BLOCK / 2; s > 0; s >>= 1) {
+        if (tid < s)
+            smem[tid] += smem[tid + s];
+        __syncthreads();
+    }
+    v = smem[0];
+#elif STYLE == 2
+    /* seed 4: interleaved tree with a growing mask */
+    int offset = 1, mask = 1;
+    while (offset < BLOCK) {
+        if ((tid & mask) == 0)
+            smem[tid] += smem[tid + offset];
+        offset *= 2;
+        mask = offset + mask;
+        __syncthreads();
+    }
+    v = smem[0];
+#else
+#error "STYLE must be 0..4"
+#endif
+    return v;
+#endif
+}
+
+/* Sums count block partials in a fixed order (strided float64 per thread,
+ * then the block style) and stores the total: deterministic for a given
+ * count. */
+__device__ __forceinline__ void rd_finish(const float *partials, unsigned count,
+                                          float *result, float *smem)
+{
+    double s = 0.0;
+    for (unsigned i = threadIdx.x; i < count; i += BLOCK)
+        s += (double)__ldcg(partials + i);
+    float v = rd_block((float)s, smem);
+    if (threadIdx.x == 0)
+        *result = v;
+}
+
+/* The first (and with FINISH 0 or 2, only) pass. x (and y) + head are
+ * aligned to VEC floats when vec_ok; head < VEC leading and the ragged
+ * trailing elements are added by block 0 with scalar loads. With one block
+ * the result is written directly; otherwise per FINISH: atomicAdd into a
+ * zeroed result, a partial per block for reduce_finish, or partials plus
+ * a counter that the last block to arrive resets while it finishes. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+reduce_main(const float *__restrict__ x, const float *__restrict__ y, long long n,
+            int head, int vec_ok, float *result, float *partials, unsigned *counter)
+{
+    __shared__ float smem[STYLE == 3 ? 32 : BLOCK];
+    float v;
+    int width = 1;
+    if (VEC > 1 && vec_ok) {
+        width = VEC;
+        v = rd_thread<VEC>(x + head, y + head, (n - head) / VEC);
+    } else {
+        head = 0;
+        v = rd_thread<1>(x, y, n);
+    }
+    if (blockIdx.x == 0) {
+        const long long tail = head + (n - head) / width * width;
+        const int tid = threadIdx.x;
+        if (tid < head)
+            v += rd_value(x[tid], y[tid]);
+        if (tail + tid < n)
+            v += rd_value(x[tail + tid], y[tail + tid]);
+    }
+    v = rd_block(v, smem);
+    if (gridDim.x == 1) {
+        if (threadIdx.x == 0)
+            *result = v;
+        return;
+    }
+#if FINISH == 0
+    (void)partials;
+    (void)counter;
+    if (threadIdx.x == 0)
+        atomicAdd(result, v);
+#elif FINISH == 1
+    (void)counter;
+    if (threadIdx.x == 0)
+        partials[blockIdx.x] = v;
+#elif FINISH == 2
+    __shared__ int is_last;
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = v;
+        __threadfence();
+        /* wraps to 0 when the last block arrives: ready for the next call */
+        unsigned ticket = atomicInc(counter, gridDim.x - 1);
+        is_last = ticket == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (is_last) {
+        __threadfence();
+        rd_finish(partials, gridDim.x, result, smem);
+    }
+#else
+#error "FINISH must be 0..2"
+#endif
+}
+
+/* FINISH 1: the second pass, one block over the first pass's partials. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
+reduce_finish(const float *partials, unsigned count, float *result)
+{
+    __shared__ float smem[STYLE == 3 ? 32 : BLOCK];
+    rd_finish(partials, count, result, smem);
+}
