@@ -1,0 +1,203 @@
+/* testfam.c: hidden test-only families over testfam.cu: test_oob (one
+ * configuration writes far out of bounds) and test_hang (one spins forever). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tpl.h"
+
+enum { TF_BLOCK, TF_ITEMS, TF_BAD };          /* test_oob parameters */
+enum { TH_BLOCK, TH_SPIN };                   /* test_hang parameters */
+
+static int tf_valid_oob(const int *cfg, const at_device_info *dev, char *why, size_t len)
+{
+    int max_threads = dev ? dev->max_threads_per_block : 1024;
+    if (cfg[TF_BLOCK] < 32 || cfg[TF_BLOCK] > max_threads || cfg[TF_BLOCK] % 32) {
+        snprintf(why, len, "BLOCK %d is not a multiple of 32 up to %d", cfg[TF_BLOCK],
+                 max_threads);
+        return 0;
+    }
+    if (cfg[TF_ITEMS] < 1 || cfg[TF_ITEMS] > 64) {
+        snprintf(why, len, "ITEMS %d out of range", cfg[TF_ITEMS]);
+        return 0;
+    }
+    if (cfg[TF_BAD] != 0 && !(cfg[TF_BAD] == 1 && cfg[TF_BLOCK] == 128 && cfg[TF_ITEMS] == 1)) {
+        snprintf(why, len, "only BLOCK=128,ITEMS=1 carries the out-of-bounds write");
+        return 0;
+    }
+    return 1;
+}
+
+static int tf_valid_hang(const int *cfg, const at_device_info *dev, char *why, size_t len)
+{
+    int max_threads = dev ? dev->max_threads_per_block : 1024;
+    if (cfg[TH_BLOCK] < 32 || cfg[TH_BLOCK] > max_threads || cfg[TH_BLOCK] % 32) {
+        snprintf(why, len, "BLOCK %d is not a multiple of 32 up to %d", cfg[TH_BLOCK],
+                 max_threads);
+        return 0;
+    }
+    if (cfg[TH_SPIN] != 0 && !(cfg[TH_SPIN] == 1 && cfg[TH_BLOCK] == 256)) {
+        snprintf(why, len, "only BLOCK=256 carries the endless spin");
+        return 0;
+    }
+    return 1;
+}
+
+static int tf_applicable(const int *cfg, const tpl_problem *problem)
+{
+    (void)cfg;
+    return problem->n_dims == 1 && problem->dims[0] >= 1 && problem->dims[0] <= (1LL << 30);
+}
+
+static int tf_deterministic(const int *cfg)
+{
+    (void)cfg;
+    return 1;
+}
+
+static at_status tf_run(at_exec *ex, int block, int items, tpl_args *args)
+{
+    long long n = args->problem.dims[0];
+    long long per_block = (long long)block * items;
+    long long grid = (n + per_block - 1) / per_block;
+    CUdeviceptr x = args->red.x, y = args->red.result;
+    void *params[] = {&x, &y, &n};
+    return ex_launch(ex, "testfam_main", (unsigned)grid, 1, 1, (unsigned)block, 1, 1, 0,
+                     params);
+}
+
+static at_status tf_run_oob(at_exec *ex, const int *cfg, tpl_args *args)
+{
+    return tf_run(ex, cfg[TF_BLOCK], cfg[TF_ITEMS], args);
+}
+
+static at_status tf_run_hang(at_exec *ex, const int *cfg, tpl_args *args)
+{
+    return tf_run(ex, cfg[TH_BLOCK], 1, args);
+}
+
+static void tf_work(const tpl_problem *problem, double *flops, double *bytes)
+{
+    *flops = 2.0 * (double)problem->dims[0];
+    *bytes = 8.0 * (double)problem->dims[0];
+}
+
+/* x uniform in [0, 1); y is the output (poisoned by the worker). */
+static at_status tf_prepare(at_exec *ref, const tpl_problem *problem,
+                            unsigned long long seed, tpl_workset *ws)
+{
+    long long n = problem->n_dims == 1 ? problem->dims[0] : 0;
+    if (n < 1)
+        return ex_fail(ref, AT_ERR_INVALID_ARG, "test family: bad problem size");
+    CUdeviceptr x = 0, y = 0;
+    at_status s = tpl_ws_alloc(ref, ws, (size_t)n * sizeof(float), &x);
+    if (s == AT_OK)
+        s = tpl_fill_uniform(ref, x, n, seed, 0.0f, 1.0f);
+    if (s == AT_OK)
+        s = tpl_ws_alloc(ref, ws, (size_t)n * sizeof(float), &y);
+    if (s != AT_OK)
+        return s;
+    ws->args.problem = *problem;
+    ws->args.red.x = x;
+    ws->args.red.result = y;
+    ws->out = y;
+    ws->out_bytes = (size_t)n * sizeof(float);
+    ws->out_initial = 0;
+    ws->reference = 0;
+    return AT_OK;
+}
+
+/* ||y - (2x + 1)|| / ||2x + 1|| on the host in float64 (+inf for NaN). */
+static at_status tf_check(at_exec *ref, tpl_workset *ws, double *error)
+{
+    long long n = ws->args.problem.dims[0];
+    float *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return ex_fail(ref, AT_ERR_NO_MEMORY, "test family: no host memory for the check");
+    }
+    at_status s = ex_download(ref, x, ws->args.red.x, (size_t)n * sizeof *x);
+    if (s == AT_OK)
+        s = ex_download(ref, y, ws->out, (size_t)n * sizeof *y);
+    if (s == AT_OK) {
+        double num = 0.0, den = 0.0;
+        for (long long i = 0; i < n; i++) {
+            double want = 2.0 * (double)x[i] + 1.0;
+            double d = (double)y[i] - want;
+            num += d * d;
+            den += want * want;
+        }
+        *error = isfinite(num) ? sqrt(num / den) : INFINITY;
+    }
+    free(x);
+    free(y);
+    return s;
+}
+
+static double tf_tolerance(const tpl_problem *problem)
+{
+    (void)problem;
+    return 1e-6;
+}
+
+static const tpl_problem tf_problems[] = {{1, {1000003}}};
+
+const tpl_family tpl_test_oob = {
+    .name = "test_oob",
+    .source = "testfam.cu",
+    .fixed_options = "",
+    .summary = "test only: y = 2x + 1; BAD=1 writes far out of bounds",
+    .n_dims = 1,
+    .dim_names = {"n"},
+    .metric_is_flops = 0,
+    .hidden = 1,
+    .n_params = 3,
+    .params = {
+        {"BLOCK", 4, {64, 128, 256, 512}, "threads per block"},
+        {"ITEMS", 3, {1, 2, 4}, "elements per thread"},
+        {"BAD", 2, {0, 1}, "1: write 2^44 floats past the output (illegal address)"},
+    },
+    .valid = tf_valid_oob,
+    .applicable = tf_applicable,
+    .deterministic = tf_deterministic,
+    .run = tf_run_oob,
+    .work = tf_work,
+    .prepare = tf_prepare,
+    .check = tf_check,
+    .tolerance = tf_tolerance,
+    .default_config = "BLOCK=256,ITEMS=1,BAD=0",
+    .n_baselines = 0,
+    .baselines = NULL,
+    .n_tuning_problems = 1,
+    .tuning_problems = tf_problems,
+};
+
+const tpl_family tpl_test_hang = {
+    .name = "test_hang",
+    .source = "testfam.cu",
+    .fixed_options = "",
+    .summary = "test only: y = 2x + 1; SPIN=1 never finishes",
+    .n_dims = 1,
+    .dim_names = {"n"},
+    .metric_is_flops = 0,
+    .hidden = 1,
+    .n_params = 2,
+    .params = {
+        {"BLOCK", 4, {64, 128, 256, 512}, "threads per block"},
+        {"SPIN", 2, {0, 1}, "1: spin until x[0] holds a pattern it never holds"},
+    },
+    .valid = tf_valid_hang,
+    .applicable = tf_applicable,
+    .deterministic = tf_deterministic,
+    .run = tf_run_hang,
+    .work = tf_work,
+    .prepare = tf_prepare,
+    .check = tf_check,
+    .tolerance = tf_tolerance,
+    .default_config = "BLOCK=128,SPIN=0",
+    .n_baselines = 0,
+    .baselines = NULL,
+    .n_tuning_problems = 1,
+    .tuning_problems = tf_problems,
+};

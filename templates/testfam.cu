@@ -1,0 +1,41 @@
+// testfam.cu: test-only kernels (hidden families test_oob and test_hang):
+// y = 2x + 1, with one configuration that writes far out of bounds or spins.
+
+#ifndef BLOCK
+#define BLOCK 256      // threads per block: 64, 128, 256, 512
+#endif
+#ifndef ITEMS
+#define ITEMS 1        // elements per thread: 1, 2, 4
+#endif
+#ifndef BAD
+#define BAD 0          // 1: write 2^44 floats past the output (illegal address)
+#endif
+#ifndef SPIN
+#define SPIN 0         // 1: spin until x[0] holds a NaN pattern it never holds
+#endif
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+testfam_main(const float *x, float *y, long long n)
+{
+#if SPIN
+    if (threadIdx.x == 0) {
+        volatile const unsigned *p = (volatile const unsigned *)x;
+        while (p[0] != 0xFFFFFFFFu)
+            __nanosleep(1000);
+    }
+    __syncthreads();
+#endif
+    long long base = ((long long)blockIdx.x * BLOCK + threadIdx.x) * ITEMS;
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++) {
+        long long i = base + k;
+        if (i < n) {
+            float v = 2.0f * x[i] + 1.0f;
+#if BAD
+            y[i + 0x100000000000LL] = v;
+#else
+            y[i] = v;
+#endif
+        }
+    }
+}

@@ -1,0 +1,625 @@
+/* test_tuner.c: tests of the tuner: search strategies on synthetic spaces,
+ * the worker protocol, and whole runs with a fake (CPU) or the real worker. */
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "db.h"
+#include "harness.h"
+#include "strategy.h"
+#include "tn.h"
+
+/* ---- a synthetic family: 4 parameters x 8 values, a constraint ---- */
+
+static int syn_valid(const int *cfg, const at_device_info *dev, char *why, size_t len)
+{
+    (void)dev;
+    /* values are 10*i: forbid A + B above 110 (a corner of the lattice) */
+    if (cfg[0] + cfg[1] > 110) {
+        snprintf(why, len, "A + B > 110");
+        return 0;
+    }
+    return 1;
+}
+
+static const tpl_family syn_family = {
+    .name = "synthetic",
+    .n_params = 4,
+    .params = {
+        {"A", 8, {0, 10, 20, 30, 40, 50, 60, 70}, "a"},
+        {"B", 8, {0, 10, 20, 30, 40, 50, 60, 70}, "b"},
+        {"C", 8, {0, 10, 20, 30, 40, 50, 60, 70}, "c"},
+        {"D", 8, {0, 10, 20, 30, 40, 50, 60, 70}, "d"},
+    },
+    .valid = syn_valid,
+};
+
+/* Independent count of the valid set by nested loops. */
+static long long syn_count_valid(void)
+{
+    long long n = 0;
+    for (int a = 0; a < 8; a++)
+        for (int b = 0; b < 8; b++)
+            for (int c = 0; c < 8; c++)
+                for (int d = 0; d < 8; d++)
+                    n += (10 * a + 10 * b) <= 110;
+    return n;
+}
+
+/* Smooth cost with one minimum at A=50, B=20, C=60, D=30 (a valid point),
+ * plus a small deterministic ripple so it is not perfectly separable. */
+static double syn_cost(const int *cfg)
+{
+    double a = cfg[0] / 10.0 - 5, b = cfg[1] / 10.0 - 2, c = cfg[2] / 10.0 - 6,
+           d = cfg[3] / 10.0 - 3;
+    unsigned h = (unsigned)(cfg[0] * 7919 + cfg[1] * 104729 + cfg[2] * 1299709 + cfg[3] * 15485863);
+    h ^= h >> 13;
+    h *= 0x5bd1e995u;
+    h ^= h >> 15;
+    return 1.0 + a * a + 0.5 * b * b + c * c + 0.3 * d * d + 0.2 * (double)(h % 100) / 100.0;
+}
+
+typedef struct syn_space {
+    tn_space space;
+    long long *idx;
+} syn_space;
+
+static int syn_space_make(syn_space *s)
+{
+    long long n = tn_valid_space(&syn_family, NULL, NULL, &s->idx);
+    if (n < 0)
+        return -1;
+    s->space.fam = &syn_family;
+    s->space.n_valid = n;
+    s->space.valid = s->idx;
+    return 0;
+}
+
+TEST(tuner_valid_space_matches_brute_force)
+{
+    syn_space s;
+    CHECK(syn_space_make(&s) == 0);
+    CHECK_EQ(s.space.n_valid, syn_count_valid());
+    CHECK(s.space.n_valid < 4096);
+    for (long long i = 1; i < s.space.n_valid; i++)
+        CHECK(s.idx[i] > s.idx[i - 1]);
+    free(s.idx);
+}
+
+/* Runs a strategy to exhaustion; checks every proposal is valid and new. */
+static long long drain(const tn_strategy *strat, const tn_space *space, void *st,
+                       unsigned char *hit, long long max)
+{
+    long long n = 0, idx;
+    while (n < max && (idx = strat->next(st)) >= 0) {
+        long long pos = tn_space_position(space, idx);
+        if (pos < 0 || hit[pos])
+            return -1 - n;           /* invalid or repeated */
+        hit[pos] = 1;
+        n++;
+        strat->tell(st, idx, 1.0 + (double)(idx % 17));
+    }
+    return n;
+}
+
+TEST(tuner_exhaustive_visits_every_valid_config_once)
+{
+    syn_space s;
+    CHECK(syn_space_make(&s) == 0);
+    void *st = tn_strategy_exhaustive.create(&s.space, 1);
+    unsigned char *hit = calloc((size_t)s.space.n_valid, 1);
+    CHECK(st && hit);
+    /* configurations told before (stored by an earlier run) are skipped */
+    tn_strategy_exhaustive.tell(st, s.idx[3], 2.0);
+    tn_strategy_exhaustive.tell(st, s.idx[10], INFINITY);
+    long long n = drain(&tn_strategy_exhaustive, &s.space, st, hit, 1 << 20);
+    CHECK_EQ(n, s.space.n_valid - 2);
+    CHECK(!hit[3] && !hit[10]);
+    CHECK_EQ(tn_strategy_exhaustive.next(st), -1);
+    tn_strategy_exhaustive.destroy(st);
+    free(hit);
+    free(s.idx);
+}
+
+TEST(tuner_random_no_repeats_and_seeded)
+{
+    syn_space s;
+    CHECK(syn_space_make(&s) == 0);
+    unsigned char *hit = calloc((size_t)s.space.n_valid, 1);
+    void *a = tn_strategy_random.create(&s.space, 42);
+    void *b = tn_strategy_random.create(&s.space, 42);
+    void *c = tn_strategy_random.create(&s.space, 43);
+    CHECK(hit && a && b && c);
+    /* same seed, same order; another seed, another order; not lattice order */
+    int same = 1, differ = 0, sorted = 1;
+    long long prev = -1;
+    for (int i = 0; i < 50; i++) {
+        long long x = tn_strategy_random.next(a), y = tn_strategy_random.next(b),
+                  z = tn_strategy_random.next(c);
+        same &= x == y;
+        differ |= x != z;
+        sorted &= x > prev;
+        prev = x;
+        hit[tn_space_position(&s.space, x)] = 1;
+    }
+    CHECK(same);
+    CHECK(differ);
+    CHECK(!sorted);
+    /* the rest: every valid configuration exactly once in all */
+    long long n = drain(&tn_strategy_random, &s.space, a, hit, 1 << 20);
+    CHECK_EQ(n, s.space.n_valid - 50);
+    for (long long i = 0; i < s.space.n_valid; i++)
+        CHECK(hit[i]);
+    tn_strategy_random.destroy(a);
+    tn_strategy_random.destroy(b);
+    tn_strategy_random.destroy(c);
+    free(hit);
+    free(s.idx);
+}
+
+/* Best cost found by a strategy within `budget` evaluations, with up to
+ * `lookahead` proposals in flight as the driver does. */
+static double search_best(const tn_strategy *strat, const tn_space *space,
+                          unsigned long long seed, int budget, int *invalid)
+{
+    void *st = strat->create(space, seed);
+    if (!st)
+        return INFINITY;
+    long long inflight[8];
+    int n_in = 0, done = 0;
+    int look = strat->lookahead > 0 ? strat->lookahead : 1;
+    if (look > 8)
+        look = 8;
+    double best = INFINITY;
+    unsigned char *seen = calloc((size_t)space->n_valid, 1);
+    while (done < budget) {
+        while (n_in < look && done + n_in < budget) {
+            long long idx = strat->next(st);
+            if (idx < 0)
+                break;
+            long long pos = tn_space_position(space, idx);
+            if (pos < 0 || seen[pos])
+                (*invalid)++;
+            else
+                seen[pos] = 1;
+            inflight[n_in++] = idx;
+        }
+        if (n_in == 0)
+            break;
+        long long idx = inflight[0];
+        memmove(inflight, inflight + 1, (size_t)(n_in - 1) * sizeof *inflight);
+        n_in--;
+        int cfg[TPL_MAX_PARAMS];
+        tpl_config_from_index(space->fam, idx, cfg);
+        double cost = syn_cost(cfg);
+        if (cost < best)
+            best = cost;
+        strat->tell(st, idx, cost);
+        done++;
+    }
+    free(seen);
+    strat->destroy(st);
+    return best;
+}
+
+TEST(tuner_anneal_valid_and_better_than_random)
+{
+    syn_space s;
+    CHECK(syn_space_make(&s) == 0);
+    /* the optimum by brute force */
+    double opt = INFINITY;
+    for (long long i = 0; i < s.space.n_valid; i++) {
+        int cfg[TPL_MAX_PARAMS];
+        tpl_config_from_index(&syn_family, s.idx[i], cfg);
+        double c = syn_cost(cfg);
+        if (c < opt)
+            opt = c;
+    }
+    const int budget = 80, trials = 40;
+    double sum_an = 0, sum_rn = 0;
+    int hits_an = 0, hits_rn = 0, invalid = 0;
+    for (int t = 0; t < trials; t++) {
+        double a = search_best(&tn_strategy_anneal, &s.space, 1000 + t, budget, &invalid);
+        double r = search_best(&tn_strategy_random, &s.space, 1000 + t, budget, &invalid);
+        sum_an += a - opt;
+        sum_rn += r - opt;
+        hits_an += a <= opt * 1.03;
+        hits_rn += r <= opt * 1.03;
+    }
+    printf("    anneal: mean gap %.3f, within 3%% in %d/%d; random: mean gap %.3f, %d/%d\n",
+           sum_an / trials, hits_an, trials, sum_rn / trials, hits_rn, trials);
+    CHECK_EQ(invalid, 0);
+    CHECK(sum_an < 0.5 * sum_rn);
+    CHECK(hits_an >= trials / 2);
+    CHECK(hits_an > 2 * hits_rn);
+    /* run to exhaustion: anneal eventually proposes every valid config */
+    void *st = tn_strategy_anneal.create(&s.space, 7);
+    unsigned char *hit = calloc((size_t)s.space.n_valid, 1);
+    CHECK(st && hit);
+    CHECK_EQ(drain(&tn_strategy_anneal, &s.space, st, hit, 1 << 20), s.space.n_valid);
+    tn_strategy_anneal.destroy(st);
+    free(hit);
+    free(s.idx);
+}
+
+/* ---- protocol ---- */
+
+TEST(tuner_protocol_round_trip)
+{
+    tn_msg m, d;
+    memset(&m, 0, sizeof m);
+    m.type = TN_MSG_EVAL;
+    m.status = AT_ERR_WRONG_RESULT;
+    m.device = 3;
+    snprintf(m.family, sizeof m.family, "matmul");
+    m.problem.n_dims = 3;
+    m.problem.dims[0] = 4096;
+    m.problem.dims[1] = -7;
+    m.problem.dims[2] = 1LL << 40;
+    m.seed = 0xFEDCBA9876543210ull;
+    m.n_cfg = 5;
+    for (int i = 0; i < 5; i++)
+        m.cfg[i] = i * 1000 - 3;
+    m.opt.warmup = 2;
+    m.opt.min_runs = 5;
+    m.opt.max_runs = 200;
+    m.opt.budget_ms = 12.5;
+    m.opt.abandon_ms = 0.1;
+    m.opt.flush_l2 = 1;
+    snprintf(m.dev.name, sizeof m.dev.name, "NVIDIA H100 80GB HBM3");
+    snprintf(m.dev.uuid, sizeof m.dev.uuid, "GPU-12345678-abcd");
+    snprintf(m.dev.arch, sizeof m.dev.arch, "sm_90");
+    m.dev.memory_bytes = 85520809984LL;
+    m.dev.sm_count = 132;
+    m.dev.driver_version = 13000;
+    m.rel_error = 1.25e-7;
+    m.timing.median_ms = 3.5;
+    m.timing.min_ms = 3.25;
+    m.timing.max_ms = 4.0;
+    m.timing.runs = 57;
+    m.timing.abandoned = 1;
+    m.verified = 1;
+    m.fatal = 1;
+    m.value = -0.0;
+    m.value2 = NAN;
+    snprintf(m.text, sizeof m.text, "line one\nline \"two\"");
+    unsigned char blob[300];
+    for (int i = 0; i < 300; i++)
+        blob[i] = (unsigned char)(i * 7);
+    m.blob = blob;
+    m.blob_size = sizeof blob;
+
+    unsigned char *buf;
+    size_t len;
+    CHECK_OK(tn_msg_encode(&m, &buf, &len));
+    CHECK(len > 4 + sizeof blob);
+    size_t body = (size_t)buf[0] | (size_t)buf[1] << 8 | (size_t)buf[2] << 16 |
+                  (size_t)buf[3] << 24;
+    CHECK_EQ(body, len - 4);
+    CHECK_OK(tn_msg_decode(buf + 4, len - 4, &d));
+    CHECK_EQ(d.type, TN_MSG_EVAL);
+    CHECK_EQ(d.status, AT_ERR_WRONG_RESULT);
+    CHECK_EQ(d.device, 3);
+    CHECK_STR(d.family, "matmul");
+    CHECK_EQ(d.problem.n_dims, 3);
+    CHECK_EQ(d.problem.dims[1], -7);
+    CHECK_EQ(d.problem.dims[2], 1LL << 40);
+    CHECK(d.seed == 0xFEDCBA9876543210ull);
+    CHECK_EQ(d.n_cfg, 5);
+    CHECK_EQ(d.cfg[4], 3997);
+    CHECK_EQ(d.cfg[0], -3);
+    CHECK(d.opt.budget_ms == 12.5 && d.opt.abandon_ms == 0.1 && d.opt.max_runs == 200);
+    CHECK_STR(d.dev.name, "NVIDIA H100 80GB HBM3");
+    CHECK_STR(d.dev.uuid, "GPU-12345678-abcd");
+    CHECK_STR(d.dev.arch, "sm_90");
+    CHECK_EQ(d.dev.memory_bytes, 85520809984LL);
+    CHECK(d.rel_error == 1.25e-7);
+    CHECK(d.timing.median_ms == 3.5 && d.timing.min_ms == 3.25 && d.timing.max_ms == 4.0);
+    CHECK_EQ(d.timing.runs, 57);
+    CHECK(d.timing.abandoned && d.verified && d.fatal);
+    CHECK(isnan(d.value2) && d.value == 0.0 && signbit(d.value));
+    CHECK_STR(d.text, "line one\nline \"two\"");
+    CHECK_EQ(d.blob_size, sizeof blob);
+    CHECK(memcmp(d.blob, blob, sizeof blob) == 0);
+    tn_msg_free(&d);
+
+    /* malformed: truncated, or trailing bytes */
+    CHECK(tn_msg_decode(buf + 4, len - 5, &d) != AT_OK);
+    CHECK(tn_msg_decode(buf + 4, 10, &d) != AT_OK);
+    free(buf);
+}
+
+TEST(tuner_protocol_over_pipe_and_timeout)
+{
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    tn_msg m, d;
+    memset(&m, 0, sizeof m);
+    m.type = TN_MSG_REPLY;
+    m.status = AT_ERR_TIMEOUT;
+    snprintf(m.text, sizeof m.text, "hello");
+    CHECK_OK(tn_msg_send(fds[1], &m));
+    char err[256];
+    CHECK_OK(tn_msg_recv(fds[0], &d, 1.0, err, sizeof err));
+    CHECK_EQ(d.status, AT_ERR_TIMEOUT);
+    CHECK_STR(d.text, "hello");
+    tn_msg_free(&d);
+    /* nothing to read: a timeout, after about the time asked */
+    double t0 = tn_now();
+    CHECK_EQ(tn_msg_recv(fds[0], &d, 0.2, err, sizeof err), AT_ERR_TIMEOUT);
+    double waited = tn_now() - t0;
+    CHECK(waited >= 0.19 && waited < 2.0);
+    /* writer closed: an I/O error (EOF), not a hang */
+    close(fds[1]);
+    CHECK_EQ(tn_msg_recv(fds[0], &d, 5.0, err, sizeof err), AT_ERR_IO);
+    close(fds[0]);
+}
+
+TEST(tuner_parse_size_and_budget)
+{
+    tpl_problem p;
+    CHECK(tn_parse_size("4096x4096x4096", &p) == 0);
+    CHECK_EQ(p.n_dims, 3);
+    CHECK_EQ(p.dims[2], 4096);
+    CHECK(tn_parse_size("1000003", &p) == 0);
+    CHECK_EQ(p.n_dims, 1);
+    CHECK_EQ(p.dims[0], 1000003);
+    CHECK(tn_parse_size("12x", &p) != 0);
+    CHECK(tn_parse_size("x12", &p) != 0);
+    CHECK(tn_parse_size("0", &p) != 0);
+    CHECK(tn_parse_size("1x2x3x4", &p) != 0);
+    CHECK(tn_parse_size("12a", &p) != 0);
+    CHECK(tn_parse_size("", &p) != 0);
+    double s;
+    long long e;
+    CHECK(tn_parse_budget("60", &s, &e) == 0 && s == 60 && e == 0);
+    CHECK(tn_parse_budget("2.5s", &s, &e) == 0 && s == 2.5 && e == 0);
+    CHECK(tn_parse_budget("2m", &s, &e) == 0 && s == 120);
+    CHECK(tn_parse_budget("200e", &s, &e) == 0 && e == 200 && s == 0);
+    CHECK(tn_parse_budget("200evals", &s, &e) == 0 && e == 200);
+    CHECK(tn_parse_budget("1.5e", &s, &e) != 0);
+    CHECK(tn_parse_budget("-3", &s, &e) != 0);
+    CHECK(tn_parse_budget("5q", &s, &e) != 0);
+}
+
+/* ---- whole runs with the fake worker ---- */
+
+/* The fake worker's time formula, written again here (FNV-1a 64). */
+static double fake_time(const char *config)
+{
+    unsigned long long h = 14695981039346656037ull;
+    for (const unsigned char *p = (const unsigned char *)config; *p; p++) {
+        h ^= *p;
+        h *= 1099511628211ull;
+    }
+    return 0.5 + (double)(h % 10000u) / 1000.0;
+}
+
+/* The valid configurations of test_oob, by its documented rule. */
+static int oob_configs(char list[][64])
+{
+    static const int blocks[] = {64, 128, 256, 512}, items[] = {1, 2, 4};
+    int n = 0;
+    for (int b = 0; b < 4; b++)
+        for (int i = 0; i < 3; i++)
+            snprintf(list[n++], 64, "BLOCK=%d,ITEMS=%d,BAD=0", blocks[b], items[i]);
+    snprintf(list[n++], 64, "BLOCK=128,ITEMS=1,BAD=1");
+    return n;
+}
+
+static const db_result *find_config(const db_result *r, int n, const char *config)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(r[i].config, config) == 0)
+            return &r[i];
+    return NULL;
+}
+
+static int count_rows(const char *path, const char *kernel)
+{
+    db *d = NULL;
+    char err[256];
+    if (db_open(&d, path, 0, err, sizeof err) != AT_OK)
+        return -1;
+    db_result *r = NULL;
+    int n = -1;
+    if (db_results(d, NULL, kernel, &r, &n) != AT_OK)
+        n = -1;
+    free(r);
+    db_close(d);
+    return n;
+}
+
+TEST(tuner_fake_worker_crash_hang_wrong_best_resume)
+{
+    char cfgs[16][64];
+    int n = oob_configs(cfgs);
+    /* wrong_result on the formula's optimum (so it must not become best),
+     * a crash and a hang on two others */
+    int order[16];
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (fake_time(cfgs[order[j]]) < fake_time(cfgs[order[i]])) {
+                int t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+    const char *wrong = cfgs[order[0]], *crash = cfgs[order[1]], *hang = cfgs[order[3]];
+    const char *expect = cfgs[order[2]];
+    char dbpath[4300], cmd[16384], *out = NULL;
+    snprintf(dbpath, sizeof dbpath, "%s/fake.db", th_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "AUTOTUNE_WORKER='%s/autotune __fake_worker' "
+             "AUTOTUNE_FAKE='crash=%s;hang=%s;wrong=%s' "
+             "%s/autotune --device 0 --kernel test_oob --db %s --timeout 1 --seed 3 --quiet",
+             th_build_dir(), crash, hang, wrong, th_build_dir(), dbpath);
+    int rc = th_run(cmd, &out);
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
+    CHECK(strstr(out, "13 evaluated") != NULL);
+    free(out);
+
+    db *d = NULL;
+    char err[256];
+    CHECK_OK(db_open(&d, dbpath, 0, err, sizeof err));
+    db_result *r = NULL;
+    int nr = 0;
+    CHECK_OK(db_results(d, NULL, "test_oob", &r, &nr));
+    CHECK_EQ(nr, n);
+    const db_result *x;
+    CHECK((x = find_config(r, nr, crash)) && strcmp(x->status, DB_CRASHED) == 0);
+    CHECK(strstr(x->error, "signal 11") != NULL);
+    CHECK((x = find_config(r, nr, hang)) && strcmp(x->status, DB_TIMEOUT) == 0);
+    CHECK((x = find_config(r, nr, wrong)) && strcmp(x->status, DB_WRONG_RESULT) == 0);
+    CHECK(x->rel_error == 0.5);
+    int ok = 0;
+    for (int i = 0; i < nr; i++) {
+        ok += strcmp(r[i].status, DB_OK) == 0;
+        if (strcmp(r[i].status, DB_OK) == 0 || strcmp(r[i].status, DB_ABANDONED) == 0) {
+            CHECK(fabs(r[i].time_ms - fake_time(r[i].config)) < 1e-9);
+            CHECK(r[i].binary_key[0] != '\0');
+        }
+    }
+    CHECK(ok >= 2);
+    db_result best;
+    CHECK_OK(db_best(d, r[0].device_uuid, "test_oob", r[0].source_hash, &r[0].problem, 0, &best));
+    CHECK_STR(best.config, expect);
+    /* the cubin of the best is stored */
+    void *bin = NULL;
+    size_t size = 0;
+    CHECK_OK(db_get_binary(d, best.binary_key, &bin, &size));
+    CHECK(size > 0);
+    free(bin);
+    free(r);
+    db_close(d);
+
+    /* a rerun evaluates nothing new */
+    rc = th_run(cmd, &out);
+    CHECK_MSG(rc == 0, "rerun exit %d: %s", rc, out ? out : "");
+    CHECK_MSG(strstr(out, "0 evaluated (+13 stored before)") != NULL, "%s", out);
+    free(out);
+    CHECK_EQ(count_rows(dbpath, "test_oob"), n);
+}
+
+TEST(tuner_fake_worker_no_device)
+{
+    char cmd[16384], *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "AUTOTUNE_WORKER='%s/autotune __fake_worker' AUTOTUNE_FAKE=nodevice "
+             "%s/autotune --device 5 --kernel test_oob --db %s/x.db",
+             th_build_dir(), th_build_dir(), th_tmpdir());
+    int rc = th_run(cmd, &out);
+    CHECK_MSG(rc == 1, "exit %d: %s", rc, out ? out : "");
+    CHECK(strstr(out, "no CUDA driver/device") && strstr(out, "no device 5"));
+    free(out);
+}
+
+/* Interrupts a slow fake run with `sig` after `delay` s; returns its
+ * output (malloc'd) and exit status. */
+static int run_and_signal(const char *dbpath, const char *sig, char **out)
+{
+    char cmd[32768];
+    snprintf(cmd, sizeof cmd,
+             "AUTOTUNE_WORKER='%s/autotune __fake_worker %s' AUTOTUNE_FAKE='delay=200' "
+             "%s/autotune --device 0 --kernel test_oob --db %s --seed 9 --quiet "
+             "> %s.log 2>&1 & pid=$!; sleep 1.5; kill -%s $pid; wait $pid; echo \"rc=$?\"; "
+             "cat %s.log",
+             th_build_dir(), dbpath, th_build_dir(), dbpath, dbpath, sig, dbpath);
+    return th_run(cmd, out);
+}
+
+TEST(tuner_sigint_stops_cleanly_and_rerun_completes)
+{
+    char dbpath[4300], cmd[16384], *out = NULL;
+    snprintf(dbpath, sizeof dbpath, "%s/int.db", th_tmpdir());
+    run_and_signal(dbpath, "INT", &out);
+    CHECK_MSG(out && strstr(out, "rc=130"), "%s", out ? out : "");
+    CHECK(strstr(out, "interrupted: ") && strstr(out, "rerun the same command to resume"));
+    free(out);
+    int stored = count_rows(dbpath, "test_oob");
+    CHECK_MSG(stored >= 1 && stored < 13, "stored %d", stored);
+    snprintf(cmd, sizeof cmd,
+             "AUTOTUNE_WORKER='%s/autotune __fake_worker' "
+             "%s/autotune --device 0 --kernel test_oob --db %s --seed 9 --quiet",
+             th_build_dir(), th_build_dir(), dbpath);
+    int rc = th_run(cmd, &out);
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
+    char want[64];
+    snprintf(want, sizeof want, "%d evaluated (+%d stored before)", 13 - stored, stored);
+    CHECK_MSG(strstr(out, want) != NULL, "want '%s' in %s", want, out);
+    free(out);
+    CHECK_EQ(count_rows(dbpath, "test_oob"), 13);
+}
+
+TEST(tuner_kill9_loses_nothing_stored)
+{
+    char dbpath[4300], cmd[16384], *out = NULL;
+    snprintf(dbpath, sizeof dbpath, "%s/k9.db", th_tmpdir());
+    run_and_signal(dbpath, "9", &out);
+    CHECK_MSG(out && strstr(out, "rc=137"), "%s", out ? out : "");
+    free(out);
+    int stored = count_rows(dbpath, "test_oob");
+    CHECK_MSG(stored >= 1 && stored < 13, "stored %d", stored);
+    /* the orphaned worker (its command line names this database) died
+     * with its parent */
+    snprintf(cmd, sizeof cmd, "sleep 0.3; pgrep -f '[_]_fake_worker %s' >/dev/null", dbpath);
+    CHECK(th_run(cmd, NULL) != 0);
+    snprintf(cmd, sizeof cmd,
+             "AUTOTUNE_WORKER='%s/autotune __fake_worker' "
+             "%s/autotune --device 0 --kernel test_oob --db %s --seed 9 --quiet",
+             th_build_dir(), th_build_dir(), dbpath);
+    int rc = th_run(cmd, &out);
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
+    free(out);
+    CHECK_EQ(count_rows(dbpath, "test_oob"), 13);
+}
+
+/* ---- the real worker on a GPU ---- */
+
+GPU_TEST(tuner_gpu_worker_isolates_crash_and_hang)
+{
+    char dbpath[4300], cmd[16384], *out = NULL;
+    snprintf(dbpath, sizeof dbpath, "%s/gpu.db", th_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "env -u AUTOTUNE_WORKER %s/autotune --device %d --kernel test_oob,test_hang "
+             "--db %s --seed 1 --quiet",
+             th_build_dir(), th_device(), dbpath);
+    double t0 = tn_now();
+    int rc = th_run(cmd, &out);
+    double secs = tn_now() - t0;
+    printf("    %s    (%.1f s)\n", out ? out : "", secs);
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
+    free(out);
+    db *d = NULL;
+    char err[256];
+    CHECK_OK(db_open(&d, dbpath, 0, err, sizeof err));
+    db_result *r = NULL;
+    int nr = 0;
+    CHECK_OK(db_results(d, NULL, NULL, &r, &nr));
+    int crashed = 0, timeout = 0, passed = 0, other = 0;
+    for (int i = 0; i < nr; i++) {
+        const char *s = r[i].status;
+        int oob = strcmp(r[i].kernel, "test_oob") == 0;
+        if (oob && strstr(r[i].config, "BAD=1")) {
+            CHECK_MSG(strcmp(s, DB_CRASHED) == 0, "%s: %s (%s)", r[i].config, s, r[i].error);
+            crashed++;
+        } else if (!oob && strstr(r[i].config, "SPIN=1")) {
+            CHECK_MSG(strcmp(s, DB_TIMEOUT) == 0, "%s: %s (%s)", r[i].config, s, r[i].error);
+            timeout++;
+        } else if (strcmp(s, DB_OK) == 0 || strcmp(s, DB_ABANDONED) == 0) {
+            CHECK(r[i].rel_error >= 0 && r[i].rel_error < 1e-6);
+            passed++;
+        } else {
+            printf("    unexpected %s %s: %s (%s)\n", r[i].kernel, r[i].config, s, r[i].error);
+            other++;
+        }
+    }
+    CHECK_EQ(crashed, 1);
+    CHECK_EQ(timeout, 1);
+    CHECK_EQ(other, 0);
+    CHECK_EQ(passed, 12 + 4);
+    free(r);
+    db_close(d);
+}

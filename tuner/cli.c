@@ -1,0 +1,643 @@
+/* cli.c: the `autotune` command line: tune (default), list, show, report,
+ * check, the hidden worker modes, --help and --version; exit 0/1/2. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "report.h"
+#include "strategy.h"
+#include "tn.h"
+
+#define EXIT_USAGE 2
+
+static const char usage_text[] =
+    "usage: autotune [--device N] [options]     tune kernels on CUDA device N\n"
+    "       autotune list [--kernel NAME]        families, parameters, spaces, sizes\n"
+    "       autotune show [--kernel NAME] [--db PATH]   best results per problem\n"
+    "       autotune report -o FILE.html [--db PATH]    self-contained HTML report\n"
+    "       autotune check --arch sm_XX [--kernel NAME] [--jobs N]\n"
+    "                                            compile every valid configuration\n"
+    "                                            with NVRTC (no GPU needed)\n"
+    "\n"
+    "Tuning options:\n"
+    "  --device N             CUDA device ordinal (default 0)\n"
+    "  --kernel NAME[,NAME]   only these families (default: every family)\n"
+    "  --size SIZE            one problem size instead of the defaults:\n"
+    "                         MxNxK for matmul (4096x4096x4096), N for sum,\n"
+    "                         dot and jacobi (1048576)\n"
+    "  --strategy NAME        exhaustive | random | anneal (default: exhaustive\n"
+    "                         when at most 300 configurations are valid, else\n"
+    "                         anneal with a budget of 120 evaluations or 15 s)\n"
+    "  --budget B             per problem: SECONDS (\"60\", \"60s\", \"2m\") or a\n"
+    "                         number of evaluations (\"200e\", \"200evals\");\n"
+    "                         evaluations stored by earlier runs count\n"
+    "  --timeout S            watchdog per configuration in seconds (default:\n"
+    "                         max(2 s, 20x the best time so far x runs))\n"
+    "  --jobs N               NVRTC compile threads (default: CPU cores)\n"
+    "  --db PATH              tuning database (default $AUTOTUNE_DB, else\n"
+    "                         $XDG_CACHE_HOME/autotune/tuning.db, else\n"
+    "                         ~/.cache/autotune/tuning.db)\n"
+    "  --seed N               inputs and search order (default: from the clock)\n"
+    "  --quiet                no progress line\n"
+    "  --help, --version\n"
+    "\n"
+    "A configuration that crashes or hangs the GPU worker is recorded as\n"
+    "crashed/timeout and the search goes on. ^C stops after the current\n"
+    "configuration; rerunning the same command resumes. Exit status: 0 ok,\n"
+    "1 failure, 2 usage, 130 interrupted.\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "autotune: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "; see autotune --help\n");
+    return EXIT_USAGE;
+}
+
+/* Option value: "--opt value" or "--opt=value". Returns the value or NULL
+ * (then *bad is set when the option matched but had no value). */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, int *matched)
+{
+    size_t n = strlen(name);
+    *matched = 0;
+    if (strncmp(argv[*i], name, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=') {
+        *matched = 1;
+        return argv[*i] + n + 1;
+    }
+    if (argv[*i][n] != '\0')
+        return NULL;
+    *matched = 1;
+    if (*i + 1 >= argc)
+        return NULL;
+    return argv[++*i];
+}
+
+static int parse_int(const char *s, long long lo, long long hi, long long *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Parses "a,b,c" kernel names into fams; 0, or an exit code after a message. */
+static int parse_kernels(const char *list, const tpl_family **fams, int *n, int max)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", list);
+    *n = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        const tpl_family *f = tpl_find(tok);
+        if (!f)
+            return usage_error("unknown kernel '%s'", tok);
+        if (*n < max)
+            fams[(*n)++] = f;
+    }
+    if (*n == 0)
+        return usage_error("--kernel needs a name%s", "");
+    return 0;
+}
+
+/* ---- autotune list ---- */
+
+static void list_family(const tpl_family *f)
+{
+    long long *valid = NULL;
+    long long n_valid = tn_valid_space(f, NULL, NULL, &valid);
+    free(valid);
+    printf("%s%s: %s\n", f->name, f->hidden ? " (hidden, tests only)" : "", f->summary);
+    printf("  space: %lld raw, %lld valid (generic sm_80+ device)\n", tpl_space_size(f),
+           n_valid);
+    printf("  tuning sizes (%s", f->dim_names[0] ? f->dim_names[0] : "n");
+    for (int d = 1; d < f->n_dims; d++)
+        printf("x%s", f->dim_names[d] ? f->dim_names[d] : "?");
+    printf("):");
+    for (int k = 0; k < f->n_tuning_problems; k++) {
+        char s[64];
+        tn_format_size(&f->tuning_problems[k], s, sizeof s);
+        printf("%s%s", k ? ", " : " ", s);
+    }
+    printf("\n  metric: %s\n", f->metric_is_flops ? "GFLOP/s" : "GB/s");
+    printf("  parameters:\n");
+    for (int p = 0; p < f->n_params; p++) {
+        const tpl_param *par = &f->params[p];
+        printf("    %-14s", par->name);
+        for (int v = 0; v < par->n_values; v++)
+            printf(" %d", par->values[v]);
+        printf("  -- %s\n", par->meaning ? par->meaning : "");
+    }
+    printf("  default: %s\n", f->default_config ? f->default_config : "-");
+    for (int b = 0; b < f->n_baselines; b++)
+        printf("  baseline %s: %s (%s)\n", f->baselines[b].name, f->baselines[b].config,
+               f->baselines[b].description ? f->baselines[b].description : "");
+}
+
+static int cmd_list(int argc, char **argv)
+{
+    const tpl_family *fams[32];
+    int n = 0;
+    for (int i = 2; i < argc; i++) {
+        int m;
+        const char *v = opt_value(argc, argv, &i, "--kernel", &m);
+        if (m && !v)
+            return usage_error("%s needs a value", "--kernel");
+        if (m) {
+            int rc = parse_kernels(v, fams, &n, 32);
+            if (rc)
+                return rc;
+            continue;
+        }
+        return usage_error("unknown option '%s' for list", argv[i]);
+    }
+    int first = 1;
+    for (int i = 0; i < tpl_family_count(); i++) {
+        const tpl_family *f = tpl_family_at(i);
+        int want = n == 0 ? !f->hidden : 0;
+        for (int k = 0; k < n; k++)
+            want |= fams[k] == f;
+        if (!want)
+            continue;
+        if (!first)
+            printf("\n");
+        first = 0;
+        list_family(f);
+    }
+    return 0;
+}
+
+/* ---- autotune show ---- */
+
+typedef struct show_group {
+    char device[48];
+    char kernel[32];
+    tpl_problem problem;
+    int counts[9];
+    int best;                        /* index into results, -1 none */
+} show_group;
+
+static const char *const show_status[] = {
+    DB_OK, DB_COMPILE_ERROR, DB_WRONG_RESULT, DB_LAUNCH_ERROR, DB_CRASHED,
+    DB_TIMEOUT, DB_ABANDONED, DB_INVALID, "other",
+};
+
+static int cmd_show(int argc, char **argv)
+{
+    const tpl_family *fams[32];
+    int n_fams = 0;
+    const char *db_path = NULL;
+    for (int i = 2; i < argc; i++) {
+        int m;
+        const char *v = opt_value(argc, argv, &i, "--kernel", &m);
+        if (m && !v)
+            return usage_error("%s needs a value", "--kernel");
+        if (m) {
+            int rc = parse_kernels(v, fams, &n_fams, 32);
+            if (rc)
+                return rc;
+            continue;
+        }
+        v = opt_value(argc, argv, &i, "--db", &m);
+        if (m && !v)
+            return usage_error("%s needs a value", "--db");
+        if (m) {
+            db_path = v;
+            continue;
+        }
+        return usage_error("unknown option '%s' for show", argv[i]);
+    }
+    char path[4096], err[1024];
+    if (db_path)
+        snprintf(path, sizeof path, "%s", db_path);
+    else
+        db_default_path(path, sizeof path);
+    db *d = NULL;
+    at_status st = db_open(&d, path, 0, err, sizeof err);
+    if (st == AT_ERR_NOT_FOUND) {
+        printf("no results: %s does not exist (run autotune --device 0 first)\n", path);
+        return 0;
+    }
+    if (st != AT_OK) {
+        fprintf(stderr, "autotune: cannot open %s: %s\n", path, err);
+        return 1;
+    }
+    db_result *res = NULL;
+    int n = 0;
+    if (db_results(d, NULL, NULL, &res, &n) != AT_OK) {
+        fprintf(stderr, "autotune: %s\n", db_errmsg(d));
+        db_close(d);
+        return 1;
+    }
+    db_device *devs = NULL;
+    int n_devs = 0;
+    db_list_devices(d, &devs, &n_devs);
+    show_group *groups = calloc((size_t)n + 1, sizeof *groups);
+    int n_groups = 0;
+    for (int i = 0; i < n && groups; i++) {
+        db_result *r = &res[i];
+        if (n_fams) {
+            int want = 0;
+            for (int k = 0; k < n_fams; k++)
+                want |= strcmp(fams[k]->name, r->kernel) == 0;
+            if (!want)
+                continue;
+        }
+        int g;
+        for (g = 0; g < n_groups; g++)
+            if (strcmp(groups[g].device, r->device_uuid) == 0 &&
+                strcmp(groups[g].kernel, r->kernel) == 0 &&
+                groups[g].problem.n_dims == r->problem.n_dims &&
+                memcmp(groups[g].problem.dims, r->problem.dims, sizeof r->problem.dims) == 0)
+                break;
+        if (g == n_groups) {
+            snprintf(groups[g].device, sizeof groups[g].device, "%s", r->device_uuid);
+            snprintf(groups[g].kernel, sizeof groups[g].kernel, "%s", r->kernel);
+            groups[g].problem = r->problem;
+            groups[g].best = -1;
+            n_groups++;
+        }
+        int s;
+        for (s = 0; s < 8; s++)
+            if (strcmp(show_status[s], r->status) == 0)
+                break;
+        groups[g].counts[s]++;
+        if (s == 0 && (groups[g].best < 0 || r->time_ms < res[groups[g].best].time_ms))
+            groups[g].best = i;
+    }
+    if (n_groups == 0)
+        printf("no results in %s\n", path);
+    const char *last_dev = "";
+    for (int g = 0; g < n_groups; g++) {
+        show_group *gr = &groups[g];
+        if (strcmp(last_dev, gr->device) != 0) {
+            const char *name = "unknown device";
+            for (int k = 0; k < n_devs; k++)
+                if (strcmp(devs[k].info.uuid, gr->device) == 0)
+                    name = devs[k].info.name;
+            printf("%s (%s)\n", name, gr->device);
+            last_dev = gr->device;
+        }
+        char size[64];
+        tn_format_size(&gr->problem, size, sizeof size);
+        printf("  %s %s:", gr->kernel, size);
+        int total = 0;
+        for (int s = 0; s < 9; s++)
+            total += gr->counts[s];
+        printf(" %d results (", total);
+        int first = 1;
+        for (int s = 0; s < 9; s++)
+            if (gr->counts[s]) {
+                printf("%s%d %s", first ? "" : ", ", gr->counts[s], show_status[s]);
+                first = 0;
+            }
+        printf(")\n");
+        if (gr->best >= 0) {
+            db_result *b = &res[gr->best];
+            const tpl_family *f = tpl_find(b->kernel);
+            int flops = f ? f->metric_is_flops : b->gflops > 0;
+            printf("    best %.4f ms (min %.4f, max %.4f, %d runs), %.1f %s: %s\n",
+                   b->time_ms, b->time_min_ms, b->time_max_ms, b->runs,
+                   flops ? b->gflops : b->gbs, flops ? "GFLOP/s" : "GB/s", b->config);
+        } else {
+            printf("    no configuration passed\n");
+        }
+    }
+    free(groups);
+    free(devs);
+    free(res);
+    db_close(d);
+    return 0;
+}
+
+/* ---- autotune report ---- */
+
+static int cmd_report(int argc, char **argv)
+{
+    const char *out = NULL, *db_path = NULL;
+    for (int i = 2; i < argc; i++) {
+        int m;
+        const char *v = opt_value(argc, argv, &i, "-o", &m);
+        if (!m)
+            v = opt_value(argc, argv, &i, "--output", &m);
+        if (m && !v)
+            return usage_error("%s needs a file name", "-o");
+        if (m) {
+            out = v;
+            continue;
+        }
+        v = opt_value(argc, argv, &i, "--db", &m);
+        if (m && !v)
+            return usage_error("%s needs a value", "--db");
+        if (m) {
+            db_path = v;
+            continue;
+        }
+        return usage_error("unknown option '%s' for report", argv[i]);
+    }
+    if (!out)
+        return usage_error("report needs -o FILE%s", "");
+    char path[4096], err[1024];
+    if (db_path)
+        snprintf(path, sizeof path, "%s", db_path);
+    else
+        db_default_path(path, sizeof path);
+    db *d = NULL;
+    if (db_open(&d, path, 0, err, sizeof err) != AT_OK) {
+        fprintf(stderr, "autotune: cannot open the database %s: %s\n", path, err);
+        return 1;
+    }
+    at_status st = rp_write(d, out, NULL, err, sizeof err);
+    db_close(d);
+    if (st != AT_OK) {
+        fprintf(stderr, "autotune: report failed: %s\n", err);
+        return 1;
+    }
+    printf("wrote %s\n", out);
+    return 0;
+}
+
+/* ---- autotune check ---- */
+
+static int check_family(const tpl_family *f, const char *arch, tn_pool *pool)
+{
+    long long *valid = NULL;
+    long long n_valid = tn_valid_space(f, NULL, NULL, &valid);
+    if (n_valid < 0) {
+        fprintf(stderr, "autotune: out of memory\n");
+        return 1;
+    }
+    /* the default and baselines, when off the lattice */
+    int extra_cfg[1 + 16][TPL_MAX_PARAMS];
+    int n_extra = 0;
+    for (int b = -1; b < f->n_baselines && n_extra < 17; b++) {
+        const char *text = b < 0 ? f->default_config : f->baselines[b].config;
+        char perr[256];
+        if (!text || tpl_config_parse(f, text, extra_cfg[n_extra], perr, sizeof perr) != AT_OK)
+            continue;
+        long long idx = tpl_config_to_index(f, extra_cfg[n_extra]);
+        int on = 0;
+        for (long long k = 0; k < n_valid && idx >= 0 && !on; k++)
+            on = valid[k] == idx;
+        if (!on)
+            n_extra++;
+    }
+    long long total = n_valid + n_extra;
+    tn_job *jobs = calloc((size_t)total + 1, sizeof *jobs);
+    if (!jobs) {
+        free(valid);
+        fprintf(stderr, "autotune: out of memory\n");
+        return 1;
+    }
+    for (long long k = 0; k < total; k++) {
+        jobs[k].fam = f;
+        snprintf(jobs[k].arch, sizeof jobs[k].arch, "%s", arch);
+        if (k < n_valid)
+            tpl_config_from_index(f, valid[k], jobs[k].cfg);
+        else
+            memcpy(jobs[k].cfg, extra_cfg[k - n_valid], sizeof jobs[k].cfg);
+        tn_pool_submit(pool, &jobs[k]);
+    }
+    long long failed = 0, compiled = 0;
+    double t0 = tn_now();
+    for (long long k = 0; k < total; k++) {
+        tn_pool_wait(pool, &jobs[k]);
+        if (jobs[k].status == AT_OK) {
+            compiled++;
+        } else {
+            char cfg[TPL_CONFIG_LEN];
+            tpl_config_format(f, jobs[k].cfg, cfg, sizeof cfg);
+            printf("%s: %s failed to compile for %s (%s):\n%s\n", f->name, cfg, arch,
+                   at_status_string(jobs[k].status), jobs[k].log ? jobs[k].log : "(no log)");
+            failed++;
+        }
+        free(jobs[k].cubin);
+        free(jobs[k].log);
+    }
+    printf("%s: %lld raw, %lld valid, %lld compiled, %lld failed (%.1f s)\n", f->name,
+           tpl_space_size(f), total, compiled, failed, tn_now() - t0);
+    fflush(stdout);
+    free(jobs);
+    free(valid);
+    return failed ? 1 : 0;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    const tpl_family *fams[32];
+    int n_fams = 0;
+    const char *arch = NULL;
+    long long jobs = 0;
+    for (int i = 2; i < argc; i++) {
+        int m;
+        const char *v = opt_value(argc, argv, &i, "--kernel", &m);
+        if (m && !v)
+            return usage_error("%s needs a value", "--kernel");
+        if (m) {
+            int rc = parse_kernels(v, fams, &n_fams, 32);
+            if (rc)
+                return rc;
+            continue;
+        }
+        v = opt_value(argc, argv, &i, "--arch", &m);
+        if (m && !v)
+            return usage_error("%s needs a value such as sm_90", "--arch");
+        if (m) {
+            long long cc;
+            if (strncmp(v, "sm_", 3) != 0 || parse_int(v + 3, 50, 200, &cc) != 0)
+                return usage_error("bad architecture '%s' (expected e.g. sm_90)", v);
+            arch = v;
+            continue;
+        }
+        v = opt_value(argc, argv, &i, "--jobs", &m);
+        if (m && (!v || parse_int(v, 1, 256, &jobs) != 0))
+            return usage_error("--jobs needs a number from 1 to 256, not '%s'", v ? v : "");
+        if (m)
+            continue;
+        return usage_error("unknown option '%s' for check", argv[i]);
+    }
+    if (!arch)
+        return usage_error("check needs --arch (e.g. --arch sm_90)%s", "");
+    tn_pool *pool = tn_pool_create(jobs > 0 ? (int)jobs : tn_cpu_count());
+    if (!pool) {
+        fprintf(stderr, "autotune: could not start compile threads\n");
+        return 1;
+    }
+    printf("checking with NVRTC %s for %s\n", tpl_nvrtc_version(), arch);
+    int rc = 0;
+    for (int i = 0; i < tpl_family_count(); i++) {
+        const tpl_family *f = tpl_family_at(i);
+        int want = n_fams == 0 ? !f->hidden : 0;
+        for (int k = 0; k < n_fams; k++)
+            want |= fams[k] == f;
+        if (want && check_family(f, arch, pool) != 0)
+            rc = 1;
+    }
+    tn_pool_destroy(pool);
+    return rc;
+}
+
+/* ---- tuning ---- */
+
+static int cmd_tune(int argc, char **argv)
+{
+    tn_options o;
+    const char *size_text = "";
+    memset(&o, 0, sizeof o);
+    o.seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 20);
+    size_t used = 0;
+    for (int i = 0; i < argc && used + 2 < sizeof o.command; i++) {
+        int w = snprintf(o.command + used, sizeof o.command - used, "%s%s", i ? " " : "",
+                         argv[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+        if (used >= sizeof o.command)
+            used = sizeof o.command - 1;
+    }
+    for (int i = 1; i < argc; i++) {
+        int m;
+        long long n;
+        const char *v;
+        if (strcmp(argv[i], "--quiet") == 0) {
+            o.quiet = 1;
+            continue;
+        }
+        v = opt_value(argc, argv, &i, "--device", &m);
+        if (m) {
+            if (!v || parse_int(v, 0, 1024, &n) != 0)
+                return usage_error("--device needs a device number, not '%s'", v ? v : "");
+            o.device = (int)n;
+            continue;
+        }
+        v = opt_value(argc, argv, &i, "--kernel", &m);
+        if (m) {
+            if (!v)
+                return usage_error("%s needs a value", "--kernel");
+            int rc = parse_kernels(v, o.families, &o.n_families, 31);
+            if (rc)
+                return rc;
+            continue;
+        }
+        v = opt_value(argc, argv, &i, "--size", &m);
+        if (m) {
+            if (!v || tn_parse_size(v, &o.size) != 0)
+                return usage_error("bad size '%s' (expected e.g. 4096x4096x4096 or 1048576)",
+                                   v ? v : "");
+            o.have_size = 1;
+            size_text = v;
+            continue;
+        }
+        v = opt_value(argc, argv, &i, "--budget", &m);
+        if (m) {
+            if (!v || tn_parse_budget(v, &o.budget_s, &o.budget_evals) != 0)
+                return usage_error("bad budget '%s' (expected seconds like 60 or 60s, "
+                                   "or evaluations like 200e)", v ? v : "");
+            continue;
+        }
+        v = opt_value(argc, argv, &i, "--strategy", &m);
+        if (m) {
+            if (!v || !tn_strategy_find(v))
+                return usage_error("unknown strategy '%s' (exhaustive, random, anneal)",
+                                   v ? v : "");
+            o.strategy = tn_strategy_find(v)->name;
+            continue;
+        }
+        v = opt_value(argc, argv, &i, "--timeout", &m);
+        if (m) {
+            char *end = NULL;
+            double t = v ? strtod(v, &end) : 0;
+            if (!v || !*v || *end || !(t > 0) || t > 86400)
+                return usage_error("--timeout needs seconds, not '%s'", v ? v : "");
+            o.timeout_s = t;
+            continue;
+        }
+        v = opt_value(argc, argv, &i, "--jobs", &m);
+        if (m) {
+            if (!v || parse_int(v, 1, 256, &n) != 0)
+                return usage_error("--jobs needs a number from 1 to 256, not '%s'", v ? v : "");
+            o.jobs = (int)n;
+            continue;
+        }
+        v = opt_value(argc, argv, &i, "--db", &m);
+        if (m) {
+            if (!v || !*v)
+                return usage_error("%s needs a path", "--db");
+            o.db_path = v;
+            continue;
+        }
+        v = opt_value(argc, argv, &i, "--seed", &m);
+        if (m) {
+            char *end = NULL;
+            errno = 0;
+            unsigned long long s = v ? strtoull(v, &end, 10) : 0;
+            if (!v || !*v || *end || errno)
+                return usage_error("--seed needs a number, not '%s'", v ? v : "");
+            o.seed = s;
+            continue;
+        }
+        if (argv[i][0] == '-')
+            return usage_error("unknown option '%s'", argv[i]);
+        return usage_error("unknown command '%s'", argv[i]);
+    }
+    if (o.have_size) {
+        int fits = 0;
+        for (int i = 0; i < tpl_family_count(); i++) {
+            const tpl_family *f = tpl_family_at(i);
+            int sel = o.n_families == 0 ? !f->hidden : 0;
+            for (int k = 0; k < o.n_families; k++)
+                sel |= o.families[k] == f;
+            fits |= sel && f->n_dims == o.size.n_dims;
+        }
+        if (!fits)
+            return usage_error("size '%s' fits none of the selected kernels", size_text);
+    }
+    return tn_tune(&o);
+}
+
+int tn_main(int argc, char **argv)
+{
+    if (!tn_linked_families[0])
+        return 1;                    /* never: keeps the families linked */
+    if (argc < 2) {
+        fputs(usage_text, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("autotune %s (NVRTC %s)\n", TN_VERSION, tpl_nvrtc_version());
+        return 0;
+    }
+    if (strcmp(cmd, "__worker") == 0)
+        return tn_worker_main(3, 4);
+    if (strcmp(cmd, "__fake_worker") == 0)
+        return tn_fake_worker_main(3, 4);
+    if (strcmp(cmd, "list") == 0)
+        return cmd_list(argc, argv);
+    if (strcmp(cmd, "show") == 0)
+        return cmd_show(argc, argv);
+    if (strcmp(cmd, "report") == 0)
+        return cmd_report(argc, argv);
+    if (strcmp(cmd, "check") == 0)
+        return cmd_check(argc, argv);
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+    if (cmd[0] != '-')
+        return usage_error("unknown command '%s'", cmd);
+    return cmd_tune(argc, argv);
+}

@@ -1,0 +1,57 @@
+/* progress.c: the one updating status line on a terminal (kernel, size,
+ * done/total, failures, best so far, elapsed, ETA); silent otherwise. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "tn.h"
+
+void tn_progress_begin(tn_progress *pg, const tpl_family *fam,
+                       const tpl_problem *p, long long total)
+{
+    memset(pg, 0, sizeof *pg);
+    pg->tty = isatty(2);
+    pg->fam = fam;
+    tn_format_size(p, pg->size, sizeof pg->size);
+    pg->total = total;
+    pg->start = tn_now();
+}
+
+static void fmt_duration(double s, char *out, size_t len)
+{
+    if (s < 0)
+        snprintf(out, len, "?");
+    else if (s < 60)
+        snprintf(out, len, "%.0fs", s);
+    else
+        snprintf(out, len, "%dm%02ds", (int)(s / 60), (int)s % 60);
+}
+
+void tn_progress_update(tn_progress *pg, int force)
+{
+    if (!pg->tty)
+        return;
+    double now = tn_now();
+    if (!force && now - pg->last_draw < 0.1)
+        return;
+    pg->last_draw = now;
+    double elapsed = now - pg->start;
+    char el[32], eta[32], best[64] = "-";
+    fmt_duration(elapsed, el, sizeof el);
+    fmt_duration(pg->done > 0 && pg->total >= pg->done
+                     ? elapsed / (double)pg->done * (double)(pg->total - pg->done) : -1,
+                 eta, sizeof eta);
+    if (pg->best_ms > 0)
+        snprintf(best, sizeof best, "%.1f %s (%.3f ms)", pg->best_metric,
+                 pg->fam->metric_is_flops ? "GFLOP/s" : "GB/s", pg->best_ms);
+    fprintf(stderr, "\r\033[K%s %s: %lld/%lld, %lld failed, best %s, %s elapsed, ETA %s",
+            pg->fam->name, pg->size, pg->done, pg->total, pg->failures, best, el, eta);
+    fflush(stderr);
+}
+
+void tn_progress_end(tn_progress *pg)
+{
+    if (pg->tty) {
+        fprintf(stderr, "\r\033[K");
+        fflush(stderr);
+    }
+}

@@ -1,0 +1,216 @@
+/* strategy_anneal.c: simulated annealing over the parameter lattice:
+ * a neighbour moves one parameter to an adjacent value (or two steps),
+ * constrained to the valid set; restarts when the search stalls. */
+#include <math.h>
+#include <stdlib.h>
+#include "strategy.h"
+#include "tn.h"
+
+#define AN_T0 0.25            /* initial temperature (relative cost units) */
+#define AN_COOL 0.92          /* temperature factor per result */
+#define AN_STALL 14           /* results without a new best before restart */
+#define AN_TRIES 48           /* random neighbour draws before a full scan */
+
+typedef struct an_state {
+    const tn_space *space;
+    const tpl_family *fam;
+    tn_rng rng;
+    tn_bitset seen;           /* proposed or told, by position */
+    double *cost;             /* by position; NAN = unknown */
+    long long cur;            /* position of the current point, -1 none */
+    double cur_cost;
+    long long best;
+    double best_cost;
+    double temp;
+    int stall;
+    long long n_seen;
+    int restart_pending;      /* next() proposes a fresh random point */
+    long long restart_at;     /* that point: adopted as current when told */
+} an_state;
+
+static void an_destroy(void *state)
+{
+    an_state *s = state;
+    if (!s)
+        return;
+    tn_bitset_free(&s->seen);
+    free(s->cost);
+    free(s);
+}
+
+static void *an_create(const tn_space *space, unsigned long long seed)
+{
+    an_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->space = space;
+    s->fam = space->fam;
+    tn_rng_seed(&s->rng, seed ^ 0x414e4e45414cull);
+    s->cost = malloc((size_t)(space->n_valid + 1) * sizeof *s->cost);
+    if (!s->cost || tn_bitset_init(&s->seen, space->n_valid) != 0) {
+        an_destroy(s);
+        return NULL;
+    }
+    for (long long i = 0; i < space->n_valid; i++)
+        s->cost[i] = NAN;
+    s->cur = -1;
+    s->cur_cost = INFINITY;
+    s->best = -1;
+    s->best_cost = INFINITY;
+    s->temp = AN_T0;
+    s->restart_at = -1;
+    return s;
+}
+
+/* Position of the neighbour of position `from` with parameter p moved by
+ * `step` value slots; -1 if off the lattice or not valid. */
+static long long an_neighbour(an_state *s, long long from, int p, int step)
+{
+    int cfg[TPL_MAX_PARAMS];
+    const tpl_param *par = &s->fam->params[p];
+    tpl_config_from_index(s->fam, s->space->valid[from], cfg);
+    int vi = -1;
+    for (int i = 0; i < par->n_values; i++)
+        if (par->values[i] == cfg[p])
+            vi = i;
+    if (vi < 0 || vi + step < 0 || vi + step >= par->n_values)
+        return -1;
+    cfg[p] = par->values[vi + step];
+    long long idx = tpl_config_to_index(s->fam, cfg);
+    return idx < 0 ? -1 : tn_space_position(s->space, idx);
+}
+
+/* A random unseen position, -1 if every position was seen. */
+static long long an_random_unseen(an_state *s)
+{
+    long long n = s->space->n_valid;
+    if (s->n_seen >= n)
+        return -1;
+    for (int t = 0; t < 64; t++) {
+        long long p = (long long)tn_rng_below(&s->rng, (unsigned long long)n);
+        if (!tn_bitset_test(&s->seen, p))
+            return p;
+    }
+    long long start = (long long)tn_rng_below(&s->rng, (unsigned long long)n);
+    for (long long k = 0; k < n; k++) {
+        long long p = (start + k) % n;
+        if (!tn_bitset_test(&s->seen, p))
+            return p;
+    }
+    return -1;
+}
+
+static void an_mark(an_state *s, long long pos)
+{
+    if (pos >= 0 && !tn_bitset_test(&s->seen, pos)) {
+        tn_bitset_set(&s->seen, pos);
+        s->n_seen++;
+    }
+}
+
+static long long an_next(void *state)
+{
+    an_state *s = state;
+    long long pick = -1;
+    if (s->restart_pending) {
+        s->restart_pending = 0;
+        pick = an_random_unseen(s);
+        if (pick >= 0) {
+            s->restart_at = pick;
+            an_mark(s, pick);
+            return s->space->valid[pick];
+        }
+    }
+    if (s->cur < 0 && s->best >= 0) {
+        s->cur = s->best;
+        s->cur_cost = s->best_cost;
+    }
+    if (s->cur >= 0) {
+        int np = s->fam->n_params;
+        for (int t = 0; t < AN_TRIES && pick < 0; t++) {
+            int p = (int)tn_rng_below(&s->rng, (unsigned long long)np);
+            int step = tn_rng_unit(&s->rng) < 0.8 ? 1 : 2;
+            if (tn_rng_unit(&s->rng) < 0.5)
+                step = -step;
+            long long q = an_neighbour(s, s->cur, p, step);
+            if (q >= 0 && !tn_bitset_test(&s->seen, q))
+                pick = q;
+        }
+        for (int p = 0; p < np && pick < 0; p++)
+            for (int step = -2; step <= 2 && pick < 0; step++) {
+                if (step == 0)
+                    continue;
+                long long q = an_neighbour(s, s->cur, p, step);
+                if (q >= 0 && !tn_bitset_test(&s->seen, q))
+                    pick = q;
+            }
+    }
+    if (pick < 0) {
+        /* no unseen neighbour (or no point yet): restart somewhere new */
+        pick = an_random_unseen(s);
+        if (pick < 0)
+            return -1;
+        s->restart_at = pick;
+        s->temp = AN_T0;
+    }
+    an_mark(s, pick);
+    return s->space->valid[pick];
+}
+
+static void an_tell(void *state, long long index, double cost)
+{
+    an_state *s = state;
+    long long pos = tn_space_position(s->space, index);
+    if (pos < 0)
+        return;
+    an_mark(s, pos);
+    if (!isnan(s->cost[pos]))
+        return;                      /* told twice: keep the first */
+    s->cost[pos] = cost;
+    int improved = isfinite(cost) && cost < s->best_cost;
+    if (improved) {
+        s->best = pos;
+        s->best_cost = cost;
+        s->stall = 0;
+    } else {
+        s->stall++;
+    }
+    if (pos == s->restart_at) {
+        s->restart_at = -1;
+        if (isfinite(cost)) {
+            s->cur = pos;
+            s->cur_cost = cost;
+        }
+    } else if (isfinite(cost)) {
+        if (s->cur < 0 || !isfinite(s->cur_cost) || cost < s->cur_cost) {
+            s->cur = pos;
+            s->cur_cost = cost;
+        } else {
+            double delta = (cost - s->cur_cost) / s->cur_cost;
+            if (tn_rng_unit(&s->rng) < exp(-delta / s->temp)) {
+                s->cur = pos;
+                s->cur_cost = cost;
+            }
+        }
+    }
+    s->temp *= AN_COOL;
+    if (s->stall >= AN_STALL) {
+        /* restart: half the time from the best, else from a fresh point */
+        s->stall = 0;
+        s->temp = AN_T0;
+        if (tn_rng_unit(&s->rng) < 0.5 && s->best >= 0) {
+            s->cur = s->best;
+            s->cur_cost = s->best_cost;
+        } else {
+            s->restart_pending = 1;
+        }
+    }
+}
+
+const tn_strategy tn_strategy_anneal = {
+    .name = "anneal",
+    .summary = "simulated annealing over the parameter lattice, with restarts",
+    .lookahead = 3,
+    .create = an_create, .next = an_next, .tell = an_tell,
+    .destroy = an_destroy,
+};

@@ -1,0 +1,191 @@
+/* tn.h: the tuner's internal interfaces: worker protocol, worker process
+ * control, compile pool, progress line, the tuning driver and the CLI. */
+#ifndef TN_H
+#define TN_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include "autotune.h"
+#include "cudrv.h"
+#include "measure.h"
+#include "tpl.h"
+#include "db.h"
+
+#define TN_VERSION "0.1.0"
+
+/* ---- small helpers (tuner/util.c) ---- */
+typedef struct tn_rng { unsigned long long s; } tn_rng;
+void tn_rng_seed(tn_rng *r, unsigned long long seed);
+unsigned long long tn_rng_next(tn_rng *r);
+/* Uniform in [0, n); n > 0. */
+unsigned long long tn_rng_below(tn_rng *r, unsigned long long n);
+/* Uniform in [0, 1). */
+double tn_rng_unit(tn_rng *r);
+/* Monotonic seconds. */
+double tn_now(void);
+/* Parses "4096x4096x4096" / "1048576" into p; 0 on success, -1 if bad. */
+int tn_parse_size(const char *text, tpl_problem *p);
+/* "4096x4096x4096" */
+void tn_format_size(const tpl_problem *p, char *out, size_t len);
+/* Budget: "60" / "60s" -> seconds, "200e" / "200evals" -> evaluations.
+ * 0 on success, -1 if bad. */
+int tn_parse_budget(const char *text, double *seconds, long long *evals);
+
+/* ---- worker protocol (tuner/proto.c) ----
+ * Every message is a 4-byte little-endian length, then that many bytes:
+ * a 4-byte type and the fields of tn_msg in a fixed order (integers
+ * little-endian, doubles as IEEE bits, strings and the blob length-prefixed). */
+typedef enum tn_msg_type {
+    TN_MSG_OPEN = 1,        /* parent -> worker: device ordinal */
+    TN_MSG_HELLO = 2,       /* worker -> parent: status, device info */
+    TN_MSG_PREPARE = 3,     /* parent -> worker: family, problem, seed */
+    TN_MSG_EVAL = 4,        /* parent -> worker: family, cfg, cubin, options */
+    TN_MSG_CEILING = 5,     /* parent -> worker: measure copy bandwidth */
+    TN_MSG_REPLY = 6,       /* worker -> parent: status, numbers, text */
+    TN_MSG_QUIT = 7         /* parent -> worker: exit */
+} tn_msg_type;
+
+#define TN_MSG_MAX (256u << 20)      /* largest message accepted */
+
+typedef struct tn_msg {
+    int type;
+    int status;                      /* at_status of a reply / hello */
+    int device;                      /* OPEN */
+    char family[32];
+    tpl_problem problem;
+    unsigned long long seed;
+    int n_cfg;
+    int cfg[TPL_MAX_PARAMS];
+    ms_options opt;
+    at_device_info dev;              /* HELLO */
+    double rel_error;                /* REPLY of EVAL */
+    ms_timing timing;
+    int verified;                    /* 1 if the reply's rel_error is set */
+    int fatal;                       /* 1: the worker exits after this reply
+                                        (CUDA context poisoned) */
+    double value;                    /* REPLY of CEILING: GB/s */
+    double value2;                   /* REPLY of CEILING: ms per copy */
+    char text[2048];                 /* error message */
+    const void *blob;                /* EVAL: cubin (not owned when sending) */
+    size_t blob_size;
+    void *blob_owned;                /* set by tn_msg_decode; tn_msg_free */
+} tn_msg;
+
+/* Serializes m into a malloc'd buffer (length prefix included).
+ * AT_ERR_NO_MEMORY if out of memory. */
+at_status tn_msg_encode(const tn_msg *m, unsigned char **buf, size_t *len);
+/* Parses a body (after the length prefix) into m; the blob is copied.
+ * AT_ERR_INVALID_ARG if malformed. */
+at_status tn_msg_decode(const unsigned char *body, size_t len, tn_msg *m);
+void tn_msg_free(tn_msg *m);
+/* Writes m to fd (retrying on EINTR). AT_ERR_IO on failure. */
+at_status tn_msg_send(int fd, const tn_msg *m);
+/* Reads one message, waiting at most timeout_s (< 0: forever). Returns
+ * AT_OK, AT_ERR_TIMEOUT, AT_ERR_IO on EOF/error (message in err). A signal
+ * interrupting the wait does not end it. */
+at_status tn_msg_recv(int fd, tn_msg *m, double timeout_s, char *err, size_t errlen);
+
+/* ---- the worker processes (tuner/worker.c) ---- */
+/* Serves the protocol on fds in_fd/out_fd until QUIT or EOF with a real
+ * GPU (measure.h). Returns the process exit status. */
+int tn_worker_main(int in_fd, int out_fd);
+/* The same with a fake device for tests ($AUTOTUNE_FAKE, see worker.c). */
+int tn_fake_worker_main(int in_fd, int out_fd);
+/* Fake time in ms of a configuration string (exposed for tests). */
+double tn_fake_time(const char *config);
+
+/* ---- worker control in the parent (tuner/proc.c) ---- */
+typedef struct tn_proc {
+    pid_t pid;
+    int to_fd, from_fd;
+    char command[1024];              /* what was run, for messages */
+} tn_proc;
+/* Starts the worker: $AUTOTUNE_WORKER through /bin/sh, else this program
+ * (/proc/self/exe) with "__worker". Protocol on the child's fds 3 (in) and
+ * 4 (out); the child gets its own process group and dies with the parent.
+ * AT_ERR_IO with a message on failure. */
+at_status tn_proc_start(tn_proc *p, char *err, size_t errlen);
+/* Kills (SIGKILL, whole group) and reaps; describes how it ended in how
+ * ("killed by signal 11 (Segmentation fault)", "exit status 3"). */
+void tn_proc_kill(tn_proc *p, char *how, size_t howlen);
+/* Closes the pipes and waits up to 1 s for a clean exit, then kills. */
+void tn_proc_stop(tn_proc *p);
+
+/* ---- compile pool (tuner/compile_pool.c) ---- */
+typedef struct tn_pool tn_pool;
+typedef struct tn_job {
+    /* in */
+    const tpl_family *fam;
+    int cfg[TPL_MAX_PARAMS];
+    char arch[16];
+    /* out, valid once done */
+    at_status status;
+    void *cubin;
+    size_t cubin_size;
+    char *log;
+    double compile_ms;
+    int done;
+} tn_job;
+/* Starts n_threads (>= 1) compile threads. NULL if out of memory/threads. */
+tn_pool *tn_pool_create(int n_threads);
+/* Queues a job (the pool does not own it; keep it alive until done). */
+void tn_pool_submit(tn_pool *pool, tn_job *job);
+/* Blocks until job->done. */
+void tn_pool_wait(tn_pool *pool, tn_job *job);
+/* Drops queued jobs not yet started (they stay done == 0), waits for the
+ * running ones, joins the threads, frees the pool. NULL is a no-op. */
+void tn_pool_destroy(tn_pool *pool);
+/* Default thread count: online CPUs. */
+int tn_cpu_count(void);
+
+/* ---- progress line (tuner/progress.c) ---- */
+typedef struct tn_progress {
+    int tty;
+    const tpl_family *fam;
+    char size[64];
+    long long done, total, failures;
+    double best_ms, best_metric;     /* best_ms <= 0: none */
+    double start;
+    double last_draw;
+} tn_progress;
+void tn_progress_begin(tn_progress *pg, const tpl_family *fam,
+                       const tpl_problem *p, long long total);
+void tn_progress_update(tn_progress *pg, int force);
+/* Clears the line; the caller then prints its summary. */
+void tn_progress_end(tn_progress *pg);
+
+/* ---- tuning driver (tuner/tune.c) ---- */
+typedef struct tn_options {
+    int device;
+    const tpl_family *families[32];  /* NULL-terminated; empty: all visible */
+    int n_families;
+    int have_size;
+    tpl_problem size;
+    const char *strategy;            /* NULL: automatic */
+    double budget_s;                 /* 0: none / default */
+    long long budget_evals;          /* 0: none / default */
+    double timeout_s;                /* 0: derived */
+    int jobs;                        /* 0: CPU count */
+    const char *db_path;             /* NULL: default */
+    unsigned long long seed;
+    int quiet;                       /* no progress line even on a TTY */
+    char command[1024];              /* the command line, for the session */
+} tn_options;
+
+/* Runs the tuner; prints to stdout/stderr (this is the command, not the
+ * library). Returns the exit status: 0, 1, 130 (interrupted). */
+int tn_tune(const tn_options *opt);
+
+/* ---- search space (tuner/tune.c) ---- */
+/* Valid configurations of fam for problem p on dev (dev NULL: generic):
+ * malloc'd sorted raw indices. -1 count if out of memory. */
+long long tn_valid_space(const tpl_family *fam, const at_device_info *dev,
+                         const tpl_problem *p, long long **indices);
+
+/* ---- families linked in (tuner/families.c) ---- */
+extern const tpl_family *const tn_linked_families[];
+
+/* ---- command line (tuner/cli.c) ---- */
+int tn_main(int argc, char **argv);
+
+#endif
