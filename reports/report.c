@@ -1293,7 +1293,10 @@ static void rp_roofline(rp_buf *b, const rp_device *rd)
     double lx1 = ceil(log10(fmax(ai_hi, ridge > 0 ? ridge : ai_hi))) + 0.5;
     if (lx1 - lx0 < 2)
         lx1 = lx0 + 2;
-    double ly1 = ceil(log10(peak * 1.5));
+    double gf_hi = peak;
+    for (int i = 0; i < n; i++)
+        gf_hi = fmax(gf_hi, fmax(pts[i].gf, pts[i].vendor_gf));
+    double ly1 = ceil(log10(gf_hi * 1.5));
     double ly0 = floor(log10(fmin(gf_lo, bw > 0 ? bw * pow(10, lx0) : gf_lo))) ;
     if (ly1 - ly0 > 7)
         ly0 = ly1 - 7;
