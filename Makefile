@@ -62,10 +62,10 @@ $(TOOL): $(TOOL_OBJ) $(STATIC)
 $(TESTS): $(TEST_OBJ) $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(STATIC) $(TOOL)
 	$(CC) -o $@ $(TEST_OBJ) $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(STATIC) $(LDLIBS)
 
+PC_TEXT = 'prefix=%s\nexec_prefix=$${prefix}\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\ncudadir=%s\n\nName: autotune\nDescription: tuned CUDA kernels (matmul, sum, dot, Jacobi) from a tuning database\nVersion: %s\nCflags: -I$${includedir} -I$${cudadir}/include\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lautotune\nLibs.private: -L$${cudadir}/lib64 -lnvrtc -lsqlite3 -ldl -lpthread -lm\n'
 $(BUILD)/autotune.pc: Makefile
 	@mkdir -p $(BUILD)
-	printf 'prefix=%s\nexec_prefix=$${prefix}\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\ncudadir=%s\n\nName: autotune\nDescription: tuned CUDA kernels (matmul, sum, dot, Jacobi) from a tuning database\nVersion: %s\nCflags: -I$${includedir} -I$${cudadir}/include\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lautotune\nLibs.private: -L$${cudadir}/lib64 -lnvrtc -lsqlite3 -ldl -lpthread -lm\n' \
-	    '$(PREFIX)' '$(CUDA_HOME)' '$(VERSION)' > $@
+	printf $(PC_TEXT) '$(PREFIX)' '$(CUDA_HOME)' '$(VERSION)' > $@
 
 # The README's test command: CPU tier always, GPU tier where a GPU is present.
 test: all $(TESTS)
@@ -83,7 +83,7 @@ install: all
 	ln -sf libautotune.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libautotune.so.0
 	ln -sf libautotune.so.0 $(DESTDIR)$(PREFIX)/lib/libautotune.so
 	install -m 644 runtime/autotune.h $(DESTDIR)$(PREFIX)/include/autotune.h
-	install -m 644 $(BUILD)/autotune.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/autotune.pc
+	printf $(PC_TEXT) '$(PREFIX)' '$(CUDA_HOME)' '$(VERSION)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/autotune.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/autotune $(DESTDIR)$(PREFIX)/lib/libautotune.* \
