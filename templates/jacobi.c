@@ -1,0 +1,437 @@
+/* jacobi.c: descriptor of the Jacobi solver family (over jacobi.cu): parameter
+ * space, legality, the whole solve on the host side (batches of sweeps, device-side stop), inputs, verification. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "tpl.h"
+
+/* Parameter positions, in descriptor order. */
+enum { JC_ROW_THREADS, JC_ROWS_PER_BLOCK, JC_VEC, JC_UNROLL, JC_XCACHE, JC_CHECK_EVERY,
+       JC_NPARAMS };
+
+#define JC_SLOT_X 0              /* two ping-pong x buffers */
+#define JC_SLOT_CTL 1            /* control words + ring of per-sweep norms */
+#define JC_CTL_WORDS 4           /* [0] bad-input flags, [1] stop sweep, [2..3] pad */
+#define JC_MAX_CHECK_EVERY 1000  /* bounds the ring and the host buffer */
+#define JC_INF_BITS 0x7f800000u
+/* Shared memory the sweep kernel declares statically (block reductions),
+ * an upper bound: 3 arrays of 32 words plus the stop flag. */
+#define JC_STATIC_SMEM 400
+#define JC_GENERIC_SMEM_OPTIN (227 * 1024)
+/* Solve settings of the tuner's workset. */
+#define JC_WS_TOL 1e-6f
+#define JC_WS_MAX_ITER 10000
+/* Sweeps the workset's solve needs (A = U[0,1) off the diagonal, n on it:
+ * the Jacobi iteration contracts by ~0.5 per sweep). work() reports
+ * JC_WORK_SWEEPS sweeps of A so that GB/s = bytes of A read / time to solution. */
+#define JC_WORK_SWEEPS 21
+/* Largest ||A x - b|| / ||b|| accepted: the workset's solve stops at a
+ * relative update of 1e-6 and contracts by ~0.5, so the error of x is about
+ * 1e-6 relative and the residual a few 1e-6; 1e-4 leaves a margin of ~30 and
+ * still rejects a single wrong row (residual ~1e-2 at n = 16384). */
+#define JC_TOLERANCE 1e-4
+
+#define JC_PARAMS { \
+    {"ROW_THREADS", 9, {1, 2, 4, 8, 16, 32, 64, 128, 256}, \
+     "threads per row: 1 thread per row (seed), 2..16 lanes, 32 a warp, 64..256 several warps"}, \
+    {"ROWS_PER_BLOCK", 9, {1, 2, 4, 8, 16, 32, 64, 128, 256}, \
+     "rows per block (block = ROW_THREADS x ROWS_PER_BLOCK threads, 64..1024)"}, \
+    {"VEC", 3, {1, 2, 4}, "floats per load of A and x (scalar head/tail: any n, any alignment)"}, \
+    {"UNROLL", 3, {1, 2, 4}, "vector loads in flight per thread per step (independent sums)"}, \
+    {"XCACHE", 2, {0, 1}, \
+     "x read through: 0 the read-only cache, 1 shared memory (all of x, persistent blocks)"}, \
+    {"CHECK_EVERY", 3, {1, 10, 25}, \
+     "sweeps launched between host reads of the convergence norms (1 and 10: the seeds)"}, \
+}
+
+/* ---------------- legality ---------------- */
+
+static int jc_is_pow2(int v)
+{
+    return v > 0 && (v & (v - 1)) == 0;
+}
+
+/* Registers per thread, roughly (ptxas on sm_90: 46 for VEC 4 x UNROLL 2,
+ * 58 for 4 x 4): the loads in flight of A and x plus addresses and state. */
+static int jc_register_estimate(const int *cfg)
+{
+    return 32 + (3 * cfg[JC_VEC] * cfg[JC_UNROLL]) / 2;
+}
+
+static int jc_valid(const int *cfg, const at_device_info *dev, char *why, size_t len)
+{
+    int rt = cfg[JC_ROW_THREADS], rpb = cfg[JC_ROWS_PER_BLOCK];
+    int max_threads = dev && dev->max_threads_per_block > 0 ? dev->max_threads_per_block : 1024;
+    int regs_per_block = dev && dev->regs_per_block > 0 ? dev->regs_per_block : 65536;
+    if (!jc_is_pow2(rt) || rt > 256) {
+        snprintf(why, len, "ROW_THREADS %d must be a power of two in 1..256", rt);
+        return 0;
+    }
+    if (!jc_is_pow2(rpb)) {
+        snprintf(why, len, "ROWS_PER_BLOCK %d must be a power of two", rpb);
+        return 0;
+    }
+    long long threads = (long long)rt * rpb;
+    /* Blocks of one warp cap the SM at 32 blocks x 32 threads (half
+     * occupancy) for a kernel that needs every byte in flight. */
+    if (threads < 64 || threads > max_threads) {
+        snprintf(why, len, "block of %lld threads (ROW_THREADS x ROWS_PER_BLOCK) is not in 64..%d",
+                 threads, max_threads);
+        return 0;
+    }
+    if (cfg[JC_VEC] != 1 && cfg[JC_VEC] != 2 && cfg[JC_VEC] != 4) {
+        snprintf(why, len, "VEC %d is not 1, 2 or 4", cfg[JC_VEC]);
+        return 0;
+    }
+    if (cfg[JC_UNROLL] < 1 || cfg[JC_UNROLL] > 8) {
+        snprintf(why, len, "UNROLL %d is not in 1..8", cfg[JC_UNROLL]);
+        return 0;
+    }
+    if (cfg[JC_XCACHE] != 0 && cfg[JC_XCACHE] != 1) {
+        snprintf(why, len, "XCACHE %d is not 0 or 1", cfg[JC_XCACHE]);
+        return 0;
+    }
+    /* All of x in shared memory leaves room for few blocks per SM (3 at
+     * n = 16384 on 227 KiB): small blocks would starve the SM of threads. */
+    if (cfg[JC_XCACHE] == 1 && threads < 256) {
+        snprintf(why, len, "XCACHE=1 keeps few blocks per SM: needs >= 256 threads per block, "
+                 "got %lld", threads);
+        return 0;
+    }
+    if (cfg[JC_CHECK_EVERY] < 1 || cfg[JC_CHECK_EVERY] > JC_MAX_CHECK_EVERY) {
+        snprintf(why, len, "CHECK_EVERY %d is not in 1..%d", cfg[JC_CHECK_EVERY],
+                 JC_MAX_CHECK_EVERY);
+        return 0;
+    }
+    int regs = jc_register_estimate(cfg);
+    if ((long long)regs * threads > regs_per_block) {
+        snprintf(why, len, "about %d registers x %lld threads exceed %d per block", regs,
+                 threads, regs_per_block);
+        return 0;
+    }
+    return 1;
+}
+
+static int jc_applicable(const int *cfg, const tpl_problem *problem)
+{
+    long long n = problem->dims[0];
+    if (problem->n_dims != 1 || n < 1 || n > (1 << 30))
+        return 0;
+    /* All of x must fit in one block's shared memory. */
+    if (cfg[JC_XCACHE] && 4 * n + JC_STATIC_SMEM > JC_GENERIC_SMEM_OPTIN)
+        return 0;
+    /* Sensible: a row group's step of columns does not dwarf the row. */
+    long long step = (long long)cfg[JC_ROW_THREADS] * cfg[JC_VEC] * cfg[JC_UNROLL];
+    return step <= (n > 256 ? n : 256);
+}
+
+/* Norms are combined with integer atomicMax and every sum has a fixed order. */
+static int jc_deterministic(const int *cfg)
+{
+    (void)cfg;
+    return 1;
+}
+
+/* ---------------- the solve ---------------- */
+
+static at_status jc_cuda(at_exec *ex, CUresult rc, const char *call)
+{
+    cudrv_describe(ex->cu, rc, call, ex->errmsg, ex->errlen);
+    return rc == CUDA_ERROR_OUT_OF_MEMORY ? AT_ERR_NO_MEMORY : AT_ERR_CUDA;
+}
+
+static float jc_bits_float(unsigned u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Verdict on the norms of one sweep, exactly as the device judges them:
+ * 1 converged, -1 non-finite, 0 go on. */
+static int jc_verdict(const unsigned *norms, float tol)
+{
+    if (norms[0] >= JC_INF_BITS || norms[1] >= JC_INF_BITS)
+        return -1;
+    volatile float limit = tol * jc_bits_float(norms[1]);
+    return jc_bits_float(norms[0]) <= limit ? 1 : 0;
+}
+
+static float jc_relative(const unsigned *norms)
+{
+    float d = jc_bits_float(norms[0]), m = jc_bits_float(norms[1]);
+    if (norms[0] >= JC_INF_BITS || norms[1] >= JC_INF_BITS)
+        return INFINITY;
+    return m > 0.0f ? d / m : d;
+}
+
+/* The whole solve: check the input on the device, then batches of
+ * CHECK_EVERY sweeps with one small download each. Every sweep computes the
+ * norms of its update; a sweep that finds the previous one converged (or
+ * non-finite) records a stop and every later sweep returns at once, so a
+ * batch never runs real sweeps past convergence. x receives the last
+ * iterate except when the input check fails (x untouched). */
+static at_status jc_run(at_exec *ex, const int *cfg, tpl_args *args)
+{
+    long long nn = args->problem.dims[0];
+    int rt = cfg[JC_ROW_THREADS], rpb = cfg[JC_ROWS_PER_BLOCK];
+    int check_every = cfg[JC_CHECK_EVERY];
+    args->jac.iterations = 0;
+    args->jac.residual = 0.0f;
+    if (args->problem.n_dims != 1 || nn < 1 || nn > (1 << 30))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: size %lld out of range", nn);
+    int n = (int)nn;
+    if (!args->jac.A || !args->jac.b || !args->jac.x)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: NULL pointer");
+    if ((args->jac.A | args->jac.b | args->jac.x) & 3)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: A, b and x must be 4-byte aligned");
+    if (args->jac.max_iter < 1 || !(args->jac.tol >= 0.0f))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: need tol >= 0 and max_iter >= 1 "
+                       "(got %g, %d)", (double)args->jac.tol, args->jac.max_iter);
+    if (check_every < 1 || check_every > JC_MAX_CHECK_EVERY)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: CHECK_EVERY %d not in 1..%d",
+                       check_every, JC_MAX_CHECK_EVERY);
+    long long threads = (long long)rt * rpb;
+    if (threads < 1 || threads > 1024)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "jacobi: block of %lld threads", threads);
+
+    /* Launch geometry. */
+    unsigned smem = 0;
+    long long groups = (nn + rpb - 1) / rpb;
+    long long grid = groups;
+    if (cfg[JC_XCACHE]) {
+        long long bytes = (4 * nn + 15) / 16 * 16;
+        int optin = ex->dev && ex->dev->smem_per_block_optin > 0 ? ex->dev->smem_per_block_optin
+                                                                 : JC_GENERIC_SMEM_OPTIN;
+        if (bytes + JC_STATIC_SMEM > optin)
+            return ex_fail(ex, AT_ERR_UNSUPPORTED, "jacobi: XCACHE=1 needs %lld bytes of shared "
+                           "memory for x (n = %d), the device allows %d", bytes, n, optin);
+        smem = (unsigned)bytes;
+        /* Persistent blocks: as many as fit at once. */
+        if (ex->dev && ex->dev->sm_count > 0) {
+            int per_sm_smem = ex->dev->smem_per_sm > 0 ? ex->dev->smem_per_sm : optin;
+            long long by_smem = per_sm_smem / (bytes + JC_STATIC_SMEM + 1024);
+            long long by_threads = (ex->dev->max_threads_per_sm > 0 ?
+                                    ex->dev->max_threads_per_sm : 2048) / threads;
+            long long per_sm = by_smem < by_threads ? by_smem : by_threads;
+            if (per_sm > 32)
+                per_sm = 32;
+            if (per_sm < 1)
+                per_sm = 1;
+            if (grid > per_sm * ex->dev->sm_count)
+                grid = per_sm * ex->dev->sm_count;
+        }
+    }
+    if (grid > 0x7fffffffLL)
+        grid = 0x7fffffffLL;
+
+    /* Scratch: x ping-pong buffers, control words and the norm ring (two
+     * halves of check_every (d, m) pairs: batch k uses half k % 2). */
+    CUdeviceptr xbuf, ctl;
+    size_t xoff = ((size_t)nn * 4 + 255) / 256 * 256;
+    at_status s = ex_scratch(ex, JC_SLOT_X, 2 * xoff, &xbuf);
+    if (s != AT_OK)
+        return s;
+    size_t ring_words = 4 * (size_t)check_every;
+    size_t ctl_words = JC_CTL_WORDS + ring_words;
+    if ((s = ex_scratch(ex, JC_SLOT_CTL, ctl_words * 4, &ctl)) != AT_OK)
+        return s;
+    CUdeviceptr xb[2] = {xbuf, xbuf + xoff};
+    CUdeviceptr ring = ctl + JC_CTL_WORDS * 4;
+    unsigned host[JC_CTL_WORDS + 4 * JC_MAX_CHECK_EVERY];
+
+    /* Input check (zero/non-finite diagonal, non-finite b or x) and x0. */
+    if ((s = ex_memset32(ex, ctl, 0, JC_CTL_WORDS)) != AT_OK)
+        return s;
+    {
+        unsigned cgrid = (unsigned)((nn + 255) / 256);
+        if (cgrid > 1024)
+            cgrid = 1024;
+        void *cargs[] = {&args->jac.A, &args->jac.b, &args->jac.x, &n, &ctl};
+        if ((s = ex_launch(ex, "jacobi_check", cgrid, 1, 1, 256, 1, 1, 0, cargs)) != AT_OK)
+            return s;
+    }
+    CUresult rc = ex->cu->MemcpyDtoDAsync(xb[0], args->jac.x, (size_t)nn * 4, ex->stream);
+    if (rc != CUDA_SUCCESS)
+        return jc_cuda(ex, rc, "cuMemcpyDtoDAsync(x0)");
+
+    float tol = args->jac.tol;
+    int max_iter = args->jac.max_iter;
+    int launched = 0, done = 0, verdict = 0;
+    unsigned last[2] = {0, 0};
+    while (!done) {
+        int batch = max_iter - launched < check_every ? max_iter - launched : check_every;
+        int half = (launched / check_every) % 2;
+        CUdeviceptr slots = ring + (size_t)half * check_every * 8;
+        if ((s = ex_memset32(ex, slots, 0, 2 * (size_t)batch)) != AT_OK)
+            return s;
+        for (int t = 0; t < batch; t++) {
+            int k = launched + t;             /* sweep k reads xb[k%2], writes xb[(k+1)%2] */
+            CUdeviceptr norms = slots + (size_t)t * 8;
+            CUdeviceptr prev = 0;
+            if (k > 0)
+                prev = t > 0 ? norms - 8 : ring + (size_t)(1 - half) * check_every * 8 +
+                                           (size_t)(check_every - 1) * 8;
+            void *kargs[] = {&args->jac.A, &args->jac.b, &xb[k % 2], &xb[(k + 1) % 2], &n,
+                             &norms, &prev, &ctl, &tol, &k};
+            if ((s = ex_launch(ex, "jacobi_sweep", (unsigned)grid, 1, 1, (unsigned)threads, 1, 1,
+                               smem, kargs)) != AT_OK)
+                return s;
+        }
+        if ((s = ex_download(ex, host, ctl, ctl_words * 4)) != AT_OK)
+            return s;
+        launched += batch;
+        if (host[0] != 0u) {
+            char what[128] = "";
+            if (host[0] & 1u)
+                strcat(what, " a zero or non-finite diagonal entry,");
+            if (host[0] & 2u)
+                strcat(what, " a non-finite entry of b,");
+            if (host[0] & 4u)
+                strcat(what, " a non-finite entry of the initial x,");
+            if (what[0])
+                what[strlen(what) - 1] = '\0';
+            args->jac.iterations = 0;
+            args->jac.residual = INFINITY;
+            return ex_fail(ex, AT_ERR_DIVERGED, "jacobi: the input has%s (n = %d); x is unchanged",
+                           what, n);
+        }
+        /* Sweeps completed: up to the device's stop, else all launched. */
+        int completed = host[1] != 0u ? (int)host[1] : launched;
+        if (completed > launched || completed < 1)
+            return ex_fail(ex, AT_ERR_INTERNAL, "jacobi: device stop at sweep %u of %d",
+                           host[1], launched);
+        int k = completed - 1;
+        int kh = (k / check_every) % 2, kt = k % check_every;
+        const unsigned *nk = host + JC_CTL_WORDS + ((size_t)kh * check_every + kt) * 2;
+        last[0] = nk[0];
+        last[1] = nk[1];
+        verdict = jc_verdict(last, tol);
+        args->jac.iterations = completed;
+        args->jac.residual = jc_relative(last);
+        if (verdict != 0 || completed < launched || launched >= max_iter)
+            done = 1;
+        if (completed < launched && verdict == 0)
+            return ex_fail(ex, AT_ERR_INTERNAL, "jacobi: device stopped at sweep %d but the "
+                           "norms say go on", completed);
+    }
+
+    int final = args->jac.iterations % 2;
+    rc = ex->cu->MemcpyDtoDAsync(args->jac.x, xb[final], (size_t)nn * 4, ex->stream);
+    if (rc != CUDA_SUCCESS)
+        return jc_cuda(ex, rc, "cuMemcpyDtoDAsync(x)");
+    if (verdict < 0)
+        return ex_fail(ex, AT_ERR_DIVERGED, "jacobi: the iterate became Inf/NaN at sweep %d "
+                       "(n = %d): the matrix is not diagonally dominant enough or holds "
+                       "non-finite values", args->jac.iterations, n);
+    if (verdict == 0)
+        return ex_fail(ex, AT_ERR_NOT_CONVERGED, "jacobi: relative update %g after %d sweeps "
+                       "is above tol %g (n = %d); x holds the last iterate",
+                       (double)args->jac.residual, args->jac.iterations, (double)tol, n);
+    return AT_OK;
+}
+
+/* ---------------- work, inputs, verification ---------------- */
+
+/* Convention: JC_WORK_SWEEPS sweeps (the workset's solve), each 2 n^2 flops
+ * and 4 n^2 bytes of A; x, b are negligible. */
+static void jc_work(const tpl_problem *p, double *flops, double *bytes)
+{
+    double n = (double)p->dims[0];
+    *flops = 2.0 * n * n * JC_WORK_SWEEPS;
+    *bytes = 4.0 * n * n * JC_WORK_SWEEPS;
+}
+
+/* A: off-diagonal uniform in [0, 1), diagonal n (strictly dominant since
+ * each row's off-diagonal sum is below n - 1; the all-positive entries give
+ * the iteration a dominant eigenvalue of about 0.5, so the solve takes about
+ * 20 sweeps to 1e-6 at every n). b uniform in [-1, 1), x0 = 0. */
+static at_status jc_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
+                            tpl_workset *ws)
+{
+    long long nn = p->dims[0];
+    if (p->n_dims != 1 || nn < 1 || nn > 46340)
+        return ex_fail(ref, AT_ERR_INVALID_ARG, "jacobi: workset size %lld out of range", nn);
+    int n = (int)nn;
+    CUdeviceptr A, b, x, x0;
+    at_status s;
+    if ((s = tpl_ws_alloc(ref, ws, (size_t)nn * nn * 4, &A)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, (size_t)nn * 4, &b)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, (size_t)nn * 4, &x)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, (size_t)nn * 4, &x0)) != AT_OK)
+        return s;
+    if ((s = tpl_fill_uniform(ref, A, nn * nn, seed, 0.0f, 1.0f)) != AT_OK ||
+        (s = tpl_fill_uniform(ref, b, nn, seed + 1, -1.0f, 1.0f)) != AT_OK ||
+        (s = ex_memset32(ref, x0, 0, (size_t)nn)) != AT_OK ||
+        (s = ex_memset32(ref, x, 0, (size_t)nn)) != AT_OK)
+        return s;
+    float diag = (float)n;
+    unsigned diag_bits;
+    memcpy(&diag_bits, &diag, sizeof diag_bits);
+    for (long long i = 0; i < nn; i++)
+        if ((s = ex_memset32(ref, A + (size_t)(i * (nn + 1)) * 4, diag_bits, 1)) != AT_OK)
+            return s;
+    if ((s = ex_sync(ref)) != AT_OK)
+        return s;
+    memset(&ws->args, 0, sizeof ws->args);
+    ws->args.problem = *p;
+    ws->args.jac.A = A;
+    ws->args.jac.b = b;
+    ws->args.jac.x = x;
+    ws->args.jac.tol = JC_WS_TOL;
+    ws->args.jac.max_iter = JC_WS_MAX_ITER;
+    ws->out = x;
+    ws->out_bytes = (size_t)nn * 4;
+    ws->out_initial = x0;
+    ws->reference = 0;
+    return AT_OK;
+}
+
+static at_status jc_check(at_exec *ref, tpl_workset *ws, double *error)
+{
+    return tpl_ref_residual(ref, (int)ws->args.problem.dims[0], ws->args.jac.A,
+                            ws->args.jac.b, ws->out, error);
+}
+
+static double jc_tolerance(const tpl_problem *p)
+{
+    (void)p;
+    return JC_TOLERANCE;
+}
+
+static const tpl_baseline jc_baselines[] = {
+    {"seed_basic", "ROW_THREADS=1,ROWS_PER_BLOCK=256,VEC=1,UNROLL=1,XCACHE=0,CHECK_EVERY=1",
+     "seed 5 basic: one thread per row, convergence read by the host after every sweep"},
+    {"seed_improved", "ROW_THREADS=1,ROWS_PER_BLOCK=256,VEC=1,UNROLL=1,XCACHE=0,CHECK_EVERY=10",
+     "seed 5 improved: one thread per row, 10 sweeps between host checks"},
+};
+
+static const tpl_problem jc_tuning_problems[] = {
+    {1, {1024}}, {1, {4096}}, {1, {8192}}, {1, {16384}},
+};
+
+const tpl_family tpl_jacobi = {
+    .name = "jacobi",
+    .source = "jacobi.cu",
+    .fixed_options = "",
+    .summary = "Jacobi solve of a dense diagonally dominant system (time to solution)",
+    .n_dims = 1,
+    .dim_names = {"n"},
+    .metric_is_flops = 0,
+    .hidden = 0,
+    .n_params = JC_NPARAMS,
+    .params = JC_PARAMS,
+    .valid = jc_valid,
+    .applicable = jc_applicable,
+    .deterministic = jc_deterministic,
+    .run = jc_run,
+    .work = jc_work,
+    .prepare = jc_prepare,
+    .check = jc_check,
+    .tolerance = jc_tolerance,
+    .default_config = "ROW_THREADS=32,ROWS_PER_BLOCK=4,VEC=4,UNROLL=2,XCACHE=0,CHECK_EVERY=10",
+    .n_baselines = 2,
+    .baselines = jc_baselines,
+    .n_tuning_problems = 4,
+    .tuning_problems = jc_tuning_problems,
+};

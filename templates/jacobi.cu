@@ -1,0 +1,369 @@
+/* jacobi.cu: the Jacobi solver family: one sweep x_new = (b - (A - D) x) / D
+ * with the convergence norms fused in and a device-side stop, plus the input check. */
+
+#ifndef ROW_THREADS
+#define ROW_THREADS 32     /* threads per row: 1 (seed: thread per row), 2..16 lanes, 32 a warp, 64..256 warps (powers of 2) */
+#endif
+#ifndef ROWS_PER_BLOCK
+#define ROWS_PER_BLOCK 4   /* rows per block: power of 2, 1..256; block = ROW_THREADS*ROWS_PER_BLOCK threads (64..1024) */
+#endif
+#ifndef VEC
+#define VEC 4              /* floats per load of A (and of x where aligned): 1, 2, 4; scalar head and tail make any n work */
+#endif
+#ifndef UNROLL
+#define UNROLL 1           /* vector loads in flight per thread per step (independent accumulators): 1, 2, 4 */
+#endif
+#ifndef XCACHE
+#define XCACHE 0           /* how x is read: 0 read-only cache (__ldg), 1 all of x staged in shared memory (persistent blocks) */
+#endif
+#ifndef CHECK_EVERY
+#define CHECK_EVERY 10     /* sweeps launched between host reads of the convergence norms: 1..1000 (host side only) */
+#endif
+
+#define JAC_THREADS (ROW_THREADS * ROWS_PER_BLOCK)
+#define JAC_WARPS ((JAC_THREADS + 31) / 32)
+#define JAC_INF_BITS 0x7f800000u          /* |v| bits >= this: Inf or NaN */
+
+#if (ROW_THREADS & (ROW_THREADS - 1)) != 0 || ROW_THREADS < 1 || ROW_THREADS > 1024
+#error "ROW_THREADS must be a power of 2 in 1..1024"
+#endif
+#if ROW_THREADS > 32 && (ROW_THREADS % 32) != 0
+#error "ROW_THREADS above 32 must be whole warps"
+#endif
+#if VEC != 1 && VEC != 2 && VEC != 4
+#error "VEC must be 1, 2 or 4"
+#endif
+#if UNROLL < 1 || UNROLL > 8
+#error "UNROLL must be 1..8"
+#endif
+
+#if VEC == 4
+typedef float4 jac_vec;
+#elif VEC == 2
+typedef float2 jac_vec;
+#else
+typedef float jac_vec;
+#endif
+
+/* ---- vector helpers (k is a compile-time constant after unrolling) ---- */
+__device__ __forceinline__ float jac_get(float v, int) { return v; }
+__device__ __forceinline__ float jac_get(float2 v, int k) { return k == 0 ? v.x : v.y; }
+__device__ __forceinline__ float jac_get(float4 v, int k)
+{
+    return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w;
+}
+/* Zeroes component k (runtime k, taken only for the diagonal's vector). */
+__device__ __forceinline__ float jac_zero(float v, int) { (void)v; return 0.0f; }
+__device__ __forceinline__ float2 jac_zero(float2 v, int k)
+{
+    v.x = k == 0 ? 0.0f : v.x;
+    v.y = k == 1 ? 0.0f : v.y;
+    return v;
+}
+__device__ __forceinline__ float4 jac_zero(float4 v, int k)
+{
+    v.x = k == 0 ? 0.0f : v.x;
+    v.y = k == 1 ? 0.0f : v.y;
+    v.z = k == 2 ? 0.0f : v.z;
+    v.w = k == 3 ? 0.0f : v.w;
+    return v;
+}
+
+/* A is streamed once per sweep: read-only path, no L1 allocation (keeps L1 for x). */
+__device__ __forceinline__ float jac_lda(const float *p)
+{
+    float v;
+    asm volatile("ld.global.nc.L1::no_allocate.f32 %0, [%1];" : "=f"(v) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ float2 jac_lda2(const float *p)
+{
+    float2 v;
+    asm volatile("ld.global.nc.L1::no_allocate.v2.f32 {%0, %1}, [%2];"
+                 : "=f"(v.x), "=f"(v.y) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ float4 jac_lda4(const float *p)
+{
+    float4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ jac_vec jac_loada(const float *p)
+{
+#if VEC == 4
+    return jac_lda4(p);
+#elif VEC == 2
+    return jac_lda2(p);
+#else
+    return jac_lda(p);
+#endif
+}
+
+/* x: shared memory (XCACHE 1) or the read-only cache; vector load when the
+ * column is aligned for it (ALIGNED), else VEC scalar loads. */
+__device__ __forceinline__ float jac_ldx1(const float *x, int c)
+{
+#if XCACHE
+    return x[c];
+#else
+    return __ldg(x + c);
+#endif
+}
+template <bool ALIGNED>
+__device__ __forceinline__ jac_vec jac_loadx(const float *x, int c)
+{
+#if VEC == 1
+    return jac_ldx1(x, c);
+#elif VEC == 2
+    if (ALIGNED) {
+#if XCACHE
+        return *(const float2 *)(x + c);
+#else
+        return __ldg((const float2 *)(x + c));
+#endif
+    }
+    return make_float2(jac_ldx1(x, c), jac_ldx1(x, c + 1));
+#else
+    if (ALIGNED) {
+#if XCACHE
+        return *(const float4 *)(x + c);
+#else
+        return __ldg((const float4 *)(x + c));
+#endif
+    }
+    return make_float4(jac_ldx1(x, c), jac_ldx1(x, c + 1), jac_ldx1(x, c + 2),
+                       jac_ldx1(x, c + 3));
+#endif
+}
+
+/* Partial sum over this lane's vectors of the aligned body of row i:
+ * columns c_begin + v*VEC.. for v = lane, lane+ROW_THREADS, ... < m. The
+ * diagonal (column i) is left out, as in x_i = (b_i - sum_{j != i} a_ij x_j) / a_ii. */
+template <bool ALIGNED>
+__device__ __forceinline__ float jac_body(const float *arow, const float *x, int c_begin,
+                                          int m, int lane, int i)
+{
+    float acc[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++)
+        acc[u] = 0.0f;
+    int v = lane;
+    for (; v + (UNROLL - 1) * ROW_THREADS < m; v += UNROLL * ROW_THREADS) {
+        jac_vec a[UNROLL], xv[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++)
+            a[u] = jac_loada(arow + c_begin + (v + u * ROW_THREADS) * VEC);
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++)
+            xv[u] = jac_loadx<ALIGNED>(x, c_begin + (v + u * ROW_THREADS) * VEC);
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            int c0 = c_begin + (v + u * ROW_THREADS) * VEC;
+            if ((unsigned)(i - c0) < (unsigned)VEC)
+                a[u] = jac_zero(a[u], i - c0);
+#pragma unroll
+            for (int k = 0; k < VEC; k++)
+                acc[u] = fmaf(jac_get(a[u], k), jac_get(xv[u], k), acc[u]);
+        }
+    }
+    for (; v < m; v += ROW_THREADS) {
+        int c0 = c_begin + v * VEC;
+        jac_vec a = jac_loada(arow + c0);
+        jac_vec xv = jac_loadx<ALIGNED>(x, c0);
+        if ((unsigned)(i - c0) < (unsigned)VEC)
+            a = jac_zero(a, i - c0);
+#pragma unroll
+        for (int k = 0; k < VEC; k++)
+            acc[0] = fmaf(jac_get(a, k), jac_get(xv, k), acc[0]);
+    }
+    float s = acc[0];
+#pragma unroll
+    for (int u = 1; u < UNROLL; u++)
+        s += acc[u];
+    return s;
+}
+
+/* This lane's share of sum_{j != i} a_ij x_j over the whole row: a scalar head
+ * up to the first VEC-aligned column of the row, the vector body, a scalar tail. */
+__device__ __forceinline__ float jac_row(const float *A, const float *x, int n, int i, int lane)
+{
+    const float *arow = A + (unsigned long long)i * (unsigned long long)n;
+    int head = 0;
+#if VEC > 1
+    {
+        unsigned mis = (unsigned)((unsigned long long)arow & (VEC * 4 - 1)) / 4u;
+        head = mis ? VEC - (int)mis : 0;
+        if (head > n)
+            head = n;
+    }
+#endif
+    int m = (n - head) / VEC;
+    float s = 0.0f;
+#if VEC > 1
+    if (lane < head && lane != i)
+        s = jac_lda(arow + lane) * jac_ldx1(x, lane);
+#endif
+    /* x buffers are 16-byte aligned: x + head is vector-aligned iff head == 0. */
+    if (head == 0)
+        s += jac_body<true>(arow, x, head, m, lane, i);
+    else
+        s += jac_body<false>(arow, x, head, m, lane, i);
+#if VEC > 1
+    int tail = head + m * VEC;
+    if (lane < n - tail && tail + lane != i)
+        s = fmaf(jac_lda(arow + tail + lane), jac_ldx1(x, tail + lane), s);
+#endif
+    return s;
+}
+
+__device__ __forceinline__ unsigned jac_umax(unsigned a, unsigned b) { return a > b ? a : b; }
+
+/* 1 if this sweep must not run: bad input, an earlier stop, or the previous
+ * sweep's norms say converged / non-finite (then records the stop). Thread 0
+ * decides for the whole block (ctl[1] may change while blocks run). */
+__device__ __forceinline__ int jac_should_stop(unsigned *ctl, const unsigned *prev, float tol,
+                                               int sweep)
+{
+    __shared__ int stop;
+    if (threadIdx.x == 0) {
+        volatile unsigned *vc = ctl;
+        int st = vc[0] != 0u || vc[1] != 0u;
+        if (!st && prev) {
+            unsigned pd = prev[0], pm = prev[1];
+            if (pd >= JAC_INF_BITS || pm >= JAC_INF_BITS ||
+                __uint_as_float(pd) <= tol * __uint_as_float(pm)) {
+                vc[1] = (unsigned)sweep;
+                st = 1;
+            }
+        }
+        stop = st;
+    }
+    __syncthreads();
+    return stop;
+}
+
+/* One sweep: xout = Jacobi update of xin. norms[0] / norms[1] receive (as
+ * float bits, atomicMax) max |xout - xin| and max |xout|; they must be zero
+ * before. prev (may be NULL) holds the previous sweep's norms: if they show
+ * convergence (d <= tol * m) or Inf/NaN, ctl[1] = sweep (the number of sweeps
+ * done) and this and every later sweep return at once; ctl[0] != 0 (bad
+ * input found by jacobi_check) stops every sweep too. */
+extern "C" __global__ void __launch_bounds__(JAC_THREADS)
+jacobi_sweep(const float *__restrict__ A, const float *__restrict__ b,
+             const float *__restrict__ xin, float *__restrict__ xout, int n,
+             unsigned *norms, const unsigned *prev, unsigned *ctl, float tol, int sweep)
+{
+    __shared__ unsigned red_d[JAC_WARPS], red_m[JAC_WARPS];
+#if ROW_THREADS > 32
+    __shared__ float red_s[JAC_WARPS];
+#endif
+    if (jac_should_stop(ctl, prev, tol, sweep))
+        return;
+
+    const int tid = threadIdx.x;
+    const int lane = tid % ROW_THREADS;
+    const int group = tid / ROW_THREADS;
+#if XCACHE
+    extern __shared__ float4 jac_xs4[];
+    float *xs = (float *)jac_xs4;
+    if ((n & 3) == 0) {
+        for (int c = tid; c < n / 4; c += JAC_THREADS)
+            jac_xs4[c] = __ldg((const float4 *)xin + c);
+    } else {
+        for (int c = tid; c < n; c += JAC_THREADS)
+            xs[c] = __ldg(xin + c);
+    }
+    __syncthreads();
+    const float *x = xs;
+#else
+    const float *x = xin;
+#endif
+
+    unsigned dmax = 0u, mmax = 0u;
+    for (int base = blockIdx.x * ROWS_PER_BLOCK; base < n; base += gridDim.x * ROWS_PER_BLOCK) {
+        const int i = base + group;
+        float s = 0.0f;
+        if (i < n)
+            s = jac_row(A, x, n, i, lane);
+#if ROW_THREADS > 1
+        {
+            const int w = ROW_THREADS < 32 ? ROW_THREADS : 32;
+#pragma unroll
+            for (int off = w / 2; off > 0; off >>= 1)
+                s += __shfl_xor_sync(0xffffffffu, s, off);
+        }
+#endif
+#if ROW_THREADS > 32
+        if ((tid & 31) == 0)
+            red_s[tid / 32] = s;
+        __syncthreads();
+        if (lane == 0) {
+            float t = 0.0f;
+#pragma unroll
+            for (int k = 0; k < ROW_THREADS / 32; k++)
+                t += red_s[tid / 32 + k];
+            s = t;
+        }
+        __syncthreads();
+#endif
+        if (lane == 0 && i < n) {
+            float aii = A[(unsigned long long)i * (unsigned long long)n + i];
+            float xo = x[i];
+            float xn = (__ldg(b + i) - s) / aii;
+            xout[i] = xn;
+            dmax = jac_umax(dmax, __float_as_uint(fabsf(xn - xo)));
+            mmax = jac_umax(mmax, __float_as_uint(fabsf(xn)));
+        }
+    }
+
+    /* Block max of the norms (as unsigned bits: NaN > Inf > finite), then
+     * one atomicMax each per block. */
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        dmax = jac_umax(dmax, __shfl_xor_sync(0xffffffffu, dmax, off));
+        mmax = jac_umax(mmax, __shfl_xor_sync(0xffffffffu, mmax, off));
+    }
+#if JAC_WARPS > 1
+    if ((tid & 31) == 0) {
+        red_d[tid / 32] = dmax;
+        red_m[tid / 32] = mmax;
+    }
+    __syncthreads();
+    if (tid == 0) {
+        for (int k = 1; k < JAC_WARPS; k++) {
+            dmax = jac_umax(dmax, red_d[k]);
+            mmax = jac_umax(mmax, red_m[k]);
+        }
+    }
+#else
+    (void)red_d;
+    (void)red_m;
+#endif
+    if (tid == 0) {
+        if (dmax)
+            atomicMax(norms, dmax);
+        if (mmax)
+            atomicMax(norms + 1, mmax);
+    }
+}
+
+/* First pass: ctl[0] |= 1 for a zero or non-finite diagonal entry, 2 for a
+ * non-finite b, 4 for a non-finite initial x. */
+extern "C" __global__ void jacobi_check(const float *__restrict__ A, const float *__restrict__ b,
+                                        const float *__restrict__ x, int n, unsigned *ctl)
+{
+    unsigned flags = 0u;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        float a = A[(unsigned long long)i * (unsigned long long)n + i];
+        if (a == 0.0f || __float_as_uint(fabsf(a)) >= JAC_INF_BITS)
+            flags |= 1u;
+        if (__float_as_uint(fabsf(b[i])) >= JAC_INF_BITS)
+            flags |= 2u;
+        if (__float_as_uint(fabsf(x[i])) >= JAC_INF_BITS)
+            flags |= 4u;
+    }
+    if (flags)
+        atomicOr(ctl, flags);
+}
