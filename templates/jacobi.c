@@ -165,40 +165,17 @@ static float jc_relative(const unsigned *norms)
     return m > 0.0f ? d / m : d;
 }
 
-/* The whole solve: check the input on the device, then batches of
- * CHECK_EVERY sweeps with one small download each. Every sweep computes the
- * norms of its update; a sweep that finds the previous one converged (or
- * non-finite) records a stop and every later sweep returns at once, so a
- * batch never runs real sweeps past convergence. x receives the last
- * iterate except when the input check fails (x untouched). */
-static at_status jc_run(at_exec *ex, const int *cfg, tpl_args *args)
+/* Grid, block and dynamic shared memory of the sweep kernel for size n. */
+static at_status jc_geometry(at_exec *ex, const int *cfg, int n, unsigned *grid_out,
+                             unsigned *threads_out, unsigned *smem_out)
 {
-    long long nn = args->problem.dims[0];
     int rt = cfg[JC_ROW_THREADS], rpb = cfg[JC_ROWS_PER_BLOCK];
-    int check_every = cfg[JC_CHECK_EVERY];
-    args->jac.iterations = 0;
-    args->jac.residual = 0.0f;
-    if (args->problem.n_dims != 1 || nn < 1 || nn > (1 << 30))
-        return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: size %lld out of range", nn);
-    int n = (int)nn;
-    if (!args->jac.A || !args->jac.b || !args->jac.x)
-        return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: NULL pointer");
-    if ((args->jac.A | args->jac.b | args->jac.x) & 3)
-        return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: A, b and x must be 4-byte aligned");
-    if (args->jac.max_iter < 1 || !(args->jac.tol >= 0.0f))
-        return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: need tol >= 0 and max_iter >= 1 "
-                       "(got %g, %d)", (double)args->jac.tol, args->jac.max_iter);
-    if (check_every < 1 || check_every > JC_MAX_CHECK_EVERY)
-        return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: CHECK_EVERY %d not in 1..%d",
-                       check_every, JC_MAX_CHECK_EVERY);
+    long long nn = n;
     long long threads = (long long)rt * rpb;
-    if (threads < 1 || threads > 1024)
+    if (rt < 1 || rpb < 1 || threads > 1024)
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "jacobi: block of %lld threads", threads);
-
-    /* Launch geometry. */
     unsigned smem = 0;
-    long long groups = (nn + rpb - 1) / rpb;
-    long long grid = groups;
+    long long grid = (nn + rpb - 1) / rpb;
     if (cfg[JC_XCACHE]) {
         long long bytes = (4 * nn + 15) / 16 * 16;
         int optin = ex->dev && ex->dev->smem_per_block_optin > 0 ? ex->dev->smem_per_block_optin
@@ -224,13 +201,47 @@ static at_status jc_run(at_exec *ex, const int *cfg, tpl_args *args)
     }
     if (grid > 0x7fffffffLL)
         grid = 0x7fffffffLL;
+    *grid_out = (unsigned)grid;
+    *threads_out = (unsigned)threads;
+    *smem_out = smem;
+    return AT_OK;
+}
+
+/* The whole solve: check the input on the device, then batches of
+ * CHECK_EVERY sweeps with one small download each. Every sweep computes the
+ * norms of its update; a sweep that finds the previous one converged (or
+ * non-finite) records a stop and every later sweep returns at once, so a
+ * batch never runs real sweeps past convergence. x receives the last
+ * iterate except when the input check fails (x untouched). */
+static at_status jc_run(at_exec *ex, const int *cfg, tpl_args *args)
+{
+    long long nn = args->problem.dims[0];
+    int check_every = cfg[JC_CHECK_EVERY];
+    args->jac.iterations = 0;
+    args->jac.residual = 0.0f;
+    if (args->problem.n_dims != 1 || nn < 1 || nn > (1 << 30))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: size %lld out of range", nn);
+    int n = (int)nn;
+    if (!args->jac.A || !args->jac.b || !args->jac.x)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: NULL pointer");
+    if ((args->jac.A | args->jac.b | args->jac.x) & 3)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: A, b and x must be 4-byte aligned");
+    if (args->jac.max_iter < 1 || !(args->jac.tol >= 0.0f))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: need tol >= 0 and max_iter >= 1 "
+                       "(got %g, %d)", (double)args->jac.tol, args->jac.max_iter);
+    if (check_every < 1 || check_every > JC_MAX_CHECK_EVERY)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: CHECK_EVERY %d not in 1..%d",
+                       check_every, JC_MAX_CHECK_EVERY);
+    unsigned grid, threads, smem;
+    at_status s = jc_geometry(ex, cfg, n, &grid, &threads, &smem);
+    if (s != AT_OK)
+        return s;
 
     /* Scratch: x ping-pong buffers, control words and the norm ring (two
      * halves of check_every (d, m) pairs: batch k uses half k % 2). */
     CUdeviceptr xbuf, ctl;
     size_t xoff = ((size_t)nn * 4 + 255) / 256 * 256;
-    at_status s = ex_scratch(ex, JC_SLOT_X, 2 * xoff, &xbuf);
-    if (s != AT_OK)
+    if ((s = ex_scratch(ex, JC_SLOT_X, 2 * xoff, &xbuf)) != AT_OK)
         return s;
     size_t ring_words = 4 * (size_t)check_every;
     size_t ctl_words = JC_CTL_WORDS + ring_words;
@@ -274,8 +285,7 @@ static at_status jc_run(at_exec *ex, const int *cfg, tpl_args *args)
                                            (size_t)(check_every - 1) * 8;
             void *kargs[] = {&args->jac.A, &args->jac.b, &xb[k % 2], &xb[(k + 1) % 2], &n,
                              &norms, &prev, &ctl, &tol, &k};
-            if ((s = ex_launch(ex, "jacobi_sweep", (unsigned)grid, 1, 1, (unsigned)threads, 1, 1,
-                               smem, kargs)) != AT_OK)
+            if ((s = ex_launch(ex, "jacobi_sweep", grid, 1, 1, threads, 1, 1, smem, kargs)) != AT_OK)
                 return s;
         }
         if ((s = ex_download(ex, host, ctl, ctl_words * 4)) != AT_OK)
@@ -328,6 +338,40 @@ static at_status jc_run(at_exec *ex, const int *cfg, tpl_args *args)
         return ex_fail(ex, AT_ERR_NOT_CONVERGED, "jacobi: relative update %g after %d sweeps "
                        "is above tol %g (n = %d); x holds the last iterate",
                        (double)args->jac.residual, args->jac.iterations, (double)tol, n);
+    return AT_OK;
+}
+
+/* For benchmarks only (declared where used): `sweeps` Jacobi sweeps of cfg
+ * from args->jac.x with no convergence test and no input check, queued on
+ * ex's stream (ping-pong in scratch; the caller's x is read, not written).
+ * Times the sweep kernel alone. */
+at_status tpl_jacobi_bench_sweeps(at_exec *ex, const int *cfg, const tpl_args *args,
+                                  int sweeps);
+at_status tpl_jacobi_bench_sweeps(at_exec *ex, const int *cfg, const tpl_args *args,
+                                  int sweeps)
+{
+    int n = (int)args->problem.dims[0];
+    unsigned grid, threads, smem;
+    at_status s = jc_geometry(ex, cfg, n, &grid, &threads, &smem);
+    if (s != AT_OK)
+        return s;
+    CUdeviceptr xbuf, ctl;
+    size_t xoff = ((size_t)n * 4 + 255) / 256 * 256;
+    if ((s = ex_scratch(ex, JC_SLOT_X, 2 * xoff, &xbuf)) != AT_OK ||
+        (s = ex_scratch(ex, JC_SLOT_CTL, (JC_CTL_WORDS + 2) * 4, &ctl)) != AT_OK ||
+        (s = ex_memset32(ex, ctl, 0, JC_CTL_WORDS + 2)) != AT_OK)
+        return s;
+    CUdeviceptr xb[2] = {xbuf, xbuf + xoff}, norms = ctl + JC_CTL_WORDS * 4, prev = 0;
+    CUresult rc = ex->cu->MemcpyDtoDAsync(xb[0], args->jac.x, (size_t)n * 4, ex->stream);
+    if (rc != CUDA_SUCCESS)
+        return jc_cuda(ex, rc, "cuMemcpyDtoDAsync(x0)");
+    float tol = 0.0f;
+    for (int k = 0; k < sweeps; k++) {
+        void *kargs[] = {(void *)&args->jac.A, (void *)&args->jac.b, &xb[k % 2],
+                         &xb[(k + 1) % 2], &n, &norms, &prev, &ctl, &tol, &k};
+        if ((s = ex_launch(ex, "jacobi_sweep", grid, 1, 1, threads, 1, 1, smem, kargs)) != AT_OK)
+            return s;
+    }
     return AT_OK;
 }
 

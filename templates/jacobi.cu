@@ -202,8 +202,9 @@ __device__ __forceinline__ float jac_row(const float *A, const float *x, int n, 
     int m = (n - head) / VEC;
     float s = 0.0f;
 #if VEC > 1
-    if (lane < head && lane != i)
-        s = jac_lda(arow + lane) * jac_ldx1(x, lane);
+    for (int c = lane; c < head; c += ROW_THREADS)
+        if (c != i)
+            s = fmaf(jac_lda(arow + c), jac_ldx1(x, c), s);
 #endif
     /* x buffers are 16-byte aligned: x + head is vector-aligned iff head == 0. */
     if (head == 0)
@@ -211,9 +212,9 @@ __device__ __forceinline__ float jac_row(const float *A, const float *x, int n, 
     else
         s += jac_body<false>(arow, x, head, m, lane, i);
 #if VEC > 1
-    int tail = head + m * VEC;
-    if (lane < n - tail && tail + lane != i)
-        s = fmaf(jac_lda(arow + tail + lane), jac_ldx1(x, tail + lane), s);
+    for (int c = head + m * VEC + lane; c < n; c += ROW_THREADS)
+        if (c != i)
+            s = fmaf(jac_lda(arow + c), jac_ldx1(x, c), s);
 #endif
     return s;
 }
@@ -311,7 +312,16 @@ jacobi_sweep(const float *__restrict__ A, const float *__restrict__ b,
         if (lane == 0 && i < n) {
             float aii = A[(unsigned long long)i * (unsigned long long)n + i];
             float xo = x[i];
-            float xn = (__ldg(b + i) - s) / aii;
+            float num = __ldg(b + i) - s;
+            /* num / aii without the IEEE division's slow-path call (it
+             * made ptxas spill): approximate reciprocal plus one FMA
+             * correction, operands scaled by a power of two into the range
+             * where the reciprocal is accurate. */
+            float sc = fabsf(aii) >= 1e30f ? 0x1p-64f : (fabsf(aii) <= 1e-30f ? 0x1p64f : 1.0f);
+            float na = num * sc, da = aii * sc;
+            float r = __fdividef(1.0f, da);
+            float q = na * r;
+            float xn = fmaf(fmaf(-q, da, na), r, q);
             xout[i] = xn;
             dmax = jac_umax(dmax, __float_as_uint(fabsf(xn - xo)));
             mmax = jac_umax(mmax, __float_as_uint(fabsf(xn)));
