@@ -210,7 +210,7 @@ static void an_tell(void *state, long long index, double cost)
 const tn_strategy tn_strategy_anneal = {
     .name = "anneal",
     .summary = "simulated annealing over the parameter lattice, with restarts",
-    .lookahead = 3,
+    .lookahead = 6,
     .create = an_create, .next = an_next, .tell = an_tell,
     .destroy = an_destroy,
 };

@@ -17,13 +17,14 @@
 /* Default budget of the guided strategy, per problem: this many
  * evaluations, or TN_RUN_SECONDS spread over the run's problems (clamped). */
 #define TN_GUIDED_EVALS 120
-#define TN_RUN_SECONDS 100.0
+#define TN_RUN_SECONDS 80.0
 #define TN_GUIDED_MIN_S 2.0
 #define TN_GUIDED_MAX_S 20.0
 /* Watchdogs (seconds) for the steps that are not evaluations. */
 #define TN_HELLO_TIMEOUT 120.0
 #define TN_PREPARE_TIMEOUT 300.0
 #define TN_FIRST_EVAL_TIMEOUT 60.0
+#define TN_EXTRA_TIMEOUT 10.0
 #define TN_WINDOW_MAX 64
 
 static volatile sig_atomic_t tn_interrupts;
@@ -395,7 +396,8 @@ typedef struct tn_stats {
 
 /* Derived watchdog: max(2 s, 20x the best median x the runs it may take),
  * plus the time budget of the timing loop; generous before any best. */
-static double watchdog(const tn_ctx *c, const tn_best *best, const ms_options *mo)
+static double watchdog(const tn_ctx *c, const tn_best *best, const ms_options *mo,
+                       int extra)
 {
     if (c->opt->timeout_s > 0)
         return c->opt->timeout_s;
@@ -403,7 +405,8 @@ static double watchdog(const tn_ctx *c, const tn_best *best, const ms_options *m
         return TN_FIRST_EVAL_TIMEOUT;
     double runs = (double)(mo->warmup + mo->min_runs + 1);
     double t = (20.0 * best->median * runs + 4.0 * mo->budget_ms) / 1000.0;
-    return t < 2.0 ? 2.0 : t;
+    double lo = extra ? TN_EXTRA_TIMEOUT : 2.0;      /* seeds may be very slow */
+    return t < lo ? lo : t;
 }
 
 static int is_failure(const char *status)
@@ -686,7 +689,7 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
                 if (best.have)
                     mo.abandon_ms = 1.5 * best.median;
             }
-            if (evaluate(c, it, &mo, watchdog(c, &best, &mo), &r) != 0) {
+            if (evaluate(c, it, &mo, watchdog(c, &best, &mo, it->extra), &r) != 0) {
                 item_release(it);
                 free_slot[n_free++] = slot;
                 stop = 1;
