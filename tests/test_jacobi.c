@@ -48,12 +48,12 @@ TEST(jacobi_descriptor_layout)
 /* The valid space, counted from the rules (block of 64..1024 threads,
  * XCACHE=1 needs >= 256) rather than from valid(): pairs of powers of two
  * 2^a x 2^b with a, b in 0..8 and a + b in 6..10 (39), of which a + b >= 8
- * (24) for XCACHE=1; times 9 (VEC, UNROLL) and 3 CHECK_EVERY values. */
+ * (24) for XCACHE=1; times 9 (VEC, UNROLL) and 2 CHECK_EVERY values. */
 TEST(jacobi_space_size_and_valid_count)
 {
     const tpl_family *f = &tpl_jacobi;
     long long size = tpl_space_size(f);
-    CHECK_EQ(size, 9LL * 9 * 3 * 3 * 2 * 3);
+    CHECK_EQ(size, 9LL * 9 * 3 * 3 * 2 * 2);
     long long valid = 0;
     int cfg[TPL_MAX_PARAMS];
     char why[256];
@@ -64,7 +64,7 @@ TEST(jacobi_space_size_and_valid_count)
         else
             CHECK_MSG(why[0], "rejected without a reason");
     }
-    CHECK_EQ(valid, (39LL * 9 + 24LL * 9) * 3);
+    CHECK_EQ(valid, (39LL * 9 + 24LL * 9) * 2);
 }
 
 TEST(jacobi_valid_rejects_illegal)
