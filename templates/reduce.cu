@@ -235,16 +235,18 @@ reduce_main(const float *__restrict__ x, const float *__restrict__ y, long long 
     __shared__ int is_last;
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = v;
-        __threadfence();
-        /* wraps to 0 when the last block arrives: ready for the next call */
-        unsigned ticket = atomicInc(counter, gridDim.x - 1);
+        /* One acquire-release increment instead of two fences: it publishes
+         * this block's partial, and in the last block makes every partial
+         * visible (to the other threads through the barrier below). It
+         * wraps to 0 when the last block arrives: ready for the next call. */
+        unsigned ticket;
+        asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;"
+                     : "=r"(ticket) : "l"(counter), "r"(gridDim.x - 1) : "memory");
         is_last = ticket == gridDim.x - 1;
     }
     __syncthreads();
-    if (is_last) {
-        __threadfence();
+    if (is_last)
         rd_finish(partials, gridDim.x, result, smem);
-    }
 #else
 #error "FINISH must be 0..2"
 #endif
