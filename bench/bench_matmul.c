@@ -155,7 +155,9 @@ static void bn_store(db *d, const at_device_info *dev, const tpl_problem *p, con
         fprintf(stderr, "db_put_measurement: %s\n", db_errmsg(d));
 }
 
-/* ---- --sweep: compile the valid space in parallel, time it per shape ---- */
+/* ---- --sweep SHAPES [STRIDE [TOP [RUNS]]]: compile every STRIDE-th valid
+ * ALGO=2 configuration in parallel, verify and time each on every shape
+ * ("4096x4096x4096,8192x64x8192"), print the TOP fastest with cuBLAS. ---- */
 
 typedef struct bn_item {
     int cfg[TPL_MAX_PARAMS];
@@ -240,7 +242,7 @@ static int bn_sweep(ms_gpu *g, cublasHandle_t cublas, int argc, char **argv)
         }
         ms_options o;
         ms_default_options(&o);
-        o.max_runs = 30;
+        o.max_runs = argc > 5 ? atoi(argv[5]) : 30;
         o.budget_ms = 100;
         int wrong = 0;
         for (int i = 0; i < n; i++) {
@@ -268,9 +270,14 @@ static int bn_sweep(ms_gpu *g, cublasHandle_t cublas, int argc, char **argv)
         BN_CUDA(cudaMalloc((void **)&A, (size_t)m * k * 4));
         BN_CUDA(cudaMalloc((void **)&B, (size_t)k * nn * 4));
         BN_CUDA(cudaMalloc((void **)&C, (size_t)m * nn * 4));
-        BN_CUDA(cudaMemset(A, 0, (size_t)m * k * 4));
-        BN_CUDA(cudaMemset(B, 0, (size_t)k * nn * 4));
-        BN_CUDA(cudaMemset(C, 0, (size_t)m * nn * 4));
+        at_exec *ref = ms_reference(g);
+        if (tpl_fill_uniform(ref, (CUdeviceptr)A, (long long)m * k, 7, -1, 1) != AT_OK ||
+            tpl_fill_uniform(ref, (CUdeviceptr)B, (long long)k * nn, 8, -1, 1) != AT_OK ||
+            tpl_fill_uniform(ref, (CUdeviceptr)C, (long long)m * nn, 9, -1, 1) != AT_OK ||
+            ex_sync(ref) != AT_OK) {
+            printf("fill: %s\n", ref->errmsg);
+            return 1;
+        }
         bn_call c = {m, nn, k, 1.0f, 0.5f, A, B, C, NULL, cublas, NULL, NULL};
         double cub = bn_time(bn_cublas, &c);
         cudaFree(A);
@@ -351,6 +358,10 @@ int main(int argc, char **argv)
     db *d = NULL;
     if (db_open(&d, db_path, 1, err, sizeof err) != AT_OK) {
         fprintf(stderr, "db_open %s: %s (measurements not stored)\n", db_path, err);
+        d = NULL;
+    } else if (db_put_device(d, dev, tpl_nvrtc_version()) != AT_OK) {
+        fprintf(stderr, "db_put_device: %s (measurements not stored)\n", db_errmsg(d));
+        db_close(d);
         d = NULL;
     }
     int seed_cfg[TPL_MAX_PARAMS];

@@ -441,6 +441,7 @@ static const tpl_baseline mm_baselines[] = {
 
 static const tpl_problem mm_tuning[] = {
     {3, {1024, 1024, 1024}},
+    {3, {2048, 2048, 2048}},
     {3, {4096, 4096, 4096}},
     {3, {1000, 1000, 1000}},
     {3, {8192, 8192, 128}},

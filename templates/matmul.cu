@@ -127,31 +127,39 @@ matmul_tiled(int M, int N, int K, float alpha, const float *__restrict__ A, int 
 #define BS_LD (BN + PAD)
 #define STAGE_FLOATS (BK * AS_LD + BK * BS_LD)
 #define GROUP_M 8       // block rows per L2 swizzle group
+// Blocks per SM the register allocation must allow: 64-accumulator tiles get
+// 2 blocks of 256 threads (128 registers) or 3 of 128 (168), larger ones 1.
+// (STAGES = 1 is left unconstrained: there ptxas hoists fragment loads and spills.)
+#define MINB ((WM * WN) / 32 <= 64 && STAGES > 1 ? (NTHREADS >= 256 ? 2 : 3) : 1)
 
 __device__ __forceinline__ unsigned mm_smem_addr(const void *p)
 {
     return (unsigned)__cvta_generic_to_shared(p);
 }
 
-// Copies `bytes` (0..cp) of src to dst and zero-fills the rest of the cp bytes.
-__device__ __forceinline__ void mm_cp4(float *dst, const float *src, int bytes)
+// Copies `bytes` (0 or 4) of src to shared float smem[off] (shared address
+// sbase + 4 * off), zero-filling what is not copied.
+__device__ __forceinline__ void mm_cp4(float *smem, unsigned sbase, int off, const float *src,
+                                       int bytes)
 {
 #if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n"
-                 :: "r"(mm_smem_addr(dst)), "l"(src), "r"(bytes));
+                 :: "r"(sbase + 4u * (unsigned)off), "l"(src), "r"(bytes));
 #else
-    *dst = bytes ? *src : 0.0f;
+    smem[off] = bytes ? *src : 0.0f;
 #endif
 }
 
-__device__ __forceinline__ void mm_cp16(float *dst, const float *src, int bytes)
+// 16-byte version: copies `bytes` (0..16) and zero-fills the rest; src 16-byte aligned.
+__device__ __forceinline__ void mm_cp16(float *smem, unsigned sbase, int off, const float *src,
+                                        int bytes)
 {
 #if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
-                 :: "r"(mm_smem_addr(dst)), "l"(src), "r"(bytes));
+                 :: "r"(sbase + 4u * (unsigned)off), "l"(src), "r"(bytes));
 #else
     for (int i = 0; i < 4; i++)
-        dst[i] = 4 * i < bytes ? src[i] : 0.0f;
+        smem[off + i] = 4 * i < bytes ? src[i] : 0.0f;
 #endif
 }
 
@@ -170,57 +178,16 @@ __device__ __forceinline__ void mm_wait(void)
 #endif
 }
 
-// Queues the copy of K step [k0, k0 + BK) (clipped at kend) into stage buffer s.
-__device__ __forceinline__ void mm_load_tile(float *s, const float *__restrict__ A, int lda,
-                                             const float *__restrict__ B, int ldb,
-                                             int M, int N, int m0, int n0, int k0, int kend,
-                                             int vec_b)
-{
-    float *As = s;
-    float *Bs = s + BK * AS_LD;
-    int tid = threadIdx.x;
-    // A: element e -> (m = e / BK, k = e % BK); consecutive lanes read consecutive k
-    // of one row (coalesced) and store them transposed into As[k][m].
-#pragma unroll
-    for (int i = 0; i < MM_CDIV(BM * BK, NTHREADS); i++) {
-        int e = tid + i * NTHREADS;
-        if ((BM * BK) % NTHREADS == 0 || e < BM * BK) {
-            int m = e / BK, k = e % BK;
-            int gm = m0 + m, gk = k0 + k;
-            int ok = gm < M && gk < kend;
-            const float *src = ok ? A + (long long)gm * lda + gk : A;
-            mm_cp4(As + k * AS_LD + m, src, ok ? 4 : 0);
-        }
-    }
-    // B: rows of the tile are contiguous in global memory.
-    if (VEC == 4 && vec_b) {
-#pragma unroll
-        for (int i = 0; i < MM_CDIV(BK * BN / 4, NTHREADS); i++) {
-            int e = tid + i * NTHREADS;
-            if ((BK * BN / 4) % NTHREADS == 0 || e < BK * BN / 4) {
-                int k = e / (BN / 4), n = (e % (BN / 4)) * 4;
-                int gk = k0 + k, gn = n0 + n;
-                int cnt = N - gn;
-                cnt = cnt > 4 ? 4 : cnt;
-                int ok = gk < kend && cnt > 0;
-                const float *src = ok ? B + (long long)gk * ldb + gn : B;
-                mm_cp16(Bs + k * BS_LD + n, src, ok ? 4 * cnt : 0);
-            }
-        }
-    } else {
-#pragma unroll
-        for (int i = 0; i < MM_CDIV(BK * BN, NTHREADS); i++) {
-            int e = tid + i * NTHREADS;
-            if ((BK * BN) % NTHREADS == 0 || e < BK * BN) {
-                int k = e / BN, n = e % BN;
-                int gk = k0 + k, gn = n0 + n;
-                int ok = gk < kend && gn < N;
-                const float *src = ok ? B + (long long)gk * ldb + gn : B;
-                mm_cp4(Bs + k * BS_LD + n, src, ok ? 4 : 0);
-            }
-        }
-    }
-}
+// Per-thread copy plan (valid() guarantees the divisions are exact).
+#define A_ITERS (BM * BK / NTHREADS)        // 4-byte copies of A per thread per step
+#define A_ROWSTEP (NTHREADS / BK)           // rows of A between them
+#define B_VPR (BN / 4)                      // float4 per row of the B tile
+#define BV_ITERS (BK * B_VPR / NTHREADS)    // 16-byte copies of B per thread per step
+#define BV_ROWSTEP (NTHREADS / B_VPR)
+#define BS_ITERS (BK * BN / NTHREADS)       // 4-byte copies of B (fallback path)
+static_assert((BM * BK) % NTHREADS == 0 && NTHREADS % BK == 0, "A copies must split evenly");
+static_assert((BK * B_VPR) % NTHREADS == 0 && NTHREADS % B_VPR == 0, "B copies must split evenly");
+static_assert(BN % 4 == 0 && (BM + PAD) % 4 == 0 && (BN + PAD) % 4 == 0, "16-byte alignment");
 
 // Multiplies one K step held in stage buffer s into the lane's accumulators.
 __device__ __forceinline__ void mm_compute_tile(const float *s, int wm0, int wn0, int tm, int tn,
@@ -263,7 +230,7 @@ __device__ __forceinline__ void mm_compute_tile(const float *s, int wm0, int wn0
 // STAGES * STAGE_FLOATS floats. flags bit 0: B allows 16-byte loads; bit 1: C (or W)
 // allows 16-byte stores. With SPLITK > 1 the block writes its partial sum (unscaled)
 // to W + z * M * N (leading dimension N) instead of C.
-extern "C" __global__ void __launch_bounds__(NTHREADS)
+extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
 matmul_tuned(int M, int N, int K, float alpha, const float *__restrict__ A, int lda,
              const float *__restrict__ B, int ldb, float beta, float *__restrict__ C, int ldc,
              float *__restrict__ W, int flags)
@@ -293,7 +260,7 @@ matmul_tuned(int M, int N, int K, float alpha, const float *__restrict__ A, int 
     int wm0 = (warp / (BN / WN)) * WM;
     int wn0 = (warp % (BN / WN)) * WN;
     int tm = lane / TPN, tn = lane % TPN;
-    int vec_b = flags & 1;
+    const int vec_b = flags & 1;
 
     float acc[WMITER * TM][WNITER * TN];
 #pragma unroll
@@ -302,9 +269,56 @@ matmul_tuned(int M, int N, int K, float alpha, const float *__restrict__ A, int 
         for (int j = 0; j < WNITER * TN; j++)
             acc[i][j] = 0.0f;
 
+    // Copy plan: each thread's source pointers advance by one K step per tile;
+    // rows/columns outside the matrix and the K tail are zero-filled.
+    const int tid = threadIdx.x;
+    const unsigned sbase = mm_smem_addr(smem);
+    const int a_k = tid % BK, a_m = tid / BK;
+    const int a_mrem = M - m0 - a_m;                // row i is inside if i*A_ROWSTEP < a_mrem
+    const float *a_ptr = A + (long long)(m0 + a_m) * lda + kbeg + a_k;
+    const long long a_istep = (long long)A_ROWSTEP * lda;
+    const int b_k = tid / B_VPR, b_n = (tid % B_VPR) * 4;
+    const int b_left = N - n0 - b_n;
+    const int b_bytes = b_left >= 4 ? 16 : b_left > 0 ? 4 * b_left : 0;
+    const float *b_ptr = B + (long long)(kbeg + b_k) * ldb + n0 + b_n;
+    const long long b_istep = (long long)BV_ROWSTEP * ldb;
+    const long long b_tstep = (long long)BK * ldb;
+
+    // Queues the copies of K step [k0, k0 + BK) into stage buffer `stage`.
+    auto load_tile = [&](int stage, int k0) {
+        const int soff = stage * STAGE_FLOATS;
+        const int a_kin = k0 + a_k < kend;
+#pragma unroll
+        for (int i = 0; i < A_ITERS; i++) {
+            int ok = a_kin && i * A_ROWSTEP < a_mrem;
+            mm_cp4(smem, sbase, soff + a_k * AS_LD + a_m + i * A_ROWSTEP,
+                   ok ? a_ptr + i * a_istep : A, ok ? 4 : 0);
+        }
+        a_ptr += BK;
+        if (VEC == 4 && vec_b) {
+#pragma unroll
+            for (int i = 0; i < BV_ITERS; i++) {
+                int ok = k0 + b_k + i * BV_ROWSTEP < kend && b_bytes;
+                mm_cp16(smem, sbase, soff + BK * AS_LD + (b_k + i * BV_ROWSTEP) * BS_LD + b_n,
+                        ok ? b_ptr + i * b_istep : B, ok ? b_bytes : 0);
+            }
+            b_ptr += b_tstep;
+        } else {
+#pragma unroll
+            for (int i = 0; i < BS_ITERS; i++) {
+                int e = tid + i * NTHREADS;
+                int k = e / BN, n = e % BN;
+                int gk = k0 + k, gn = n0 + n;
+                int ok = gk < kend && gn < N;
+                mm_cp4(smem, sbase, soff + BK * AS_LD + k * BS_LD + n,
+                       ok ? B + (long long)gk * ldb + gn : B, ok ? 4 : 0);
+            }
+        }
+    };
+
 #if STAGES == 1
     for (int t = 0; t < ntiles; t++) {
-        mm_load_tile(smem, A, lda, B, ldb, M, N, m0, n0, kbeg + t * BK, kend, vec_b);
+        load_tile(0, kbeg + t * BK);
         mm_commit();
         mm_wait<0>();
         __syncthreads();
@@ -315,19 +329,19 @@ matmul_tuned(int M, int N, int K, float alpha, const float *__restrict__ A, int 
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < ntiles)
-            mm_load_tile(smem + s * STAGE_FLOATS, A, lda, B, ldb, M, N, m0, n0,
-                         kbeg + s * BK, kend, vec_b);
+            load_tile(s, kbeg + s * BK);
         mm_commit();
     }
+    int ld_stage = STAGES - 1, rd_stage = 0;
     for (int t = 0; t < ntiles; t++) {
         mm_wait<STAGES - 2>();
         __syncthreads();    // step t landed for all; everyone finished step t - 1
-        int next = t + STAGES - 1;
-        if (next < ntiles)
-            mm_load_tile(smem + (next % STAGES) * STAGE_FLOATS, A, lda, B, ldb, M, N, m0, n0,
-                         kbeg + next * BK, kend, vec_b);
+        if (t + STAGES - 1 < ntiles)
+            load_tile(ld_stage, kbeg + (t + STAGES - 1) * BK);
         mm_commit();
-        mm_compute_tile(smem + (t % STAGES) * STAGE_FLOATS, wm0, wn0, tm, tn, acc);
+        ld_stage = ld_stage == STAGES - 1 ? 0 : ld_stage + 1;
+        mm_compute_tile(smem + rd_stage * STAGE_FLOATS, wm0, wn0, tm, tn, acc);
+        rd_stage = rd_stage == STAGES - 1 ? 0 : rd_stage + 1;
     }
     mm_wait<0>();
 #endif
