@@ -1,14 +1,14 @@
-/* registry.c: the table of kernel families, one line per family. Weak
- * references let a build without a family's file still link. */
+/* registry.c: the table of kernel families, one line per family. Strong
+ * references, so static links pull every family in. */
 #include <string.h>
 #include "tpl.h"
 
-extern const tpl_family tpl_matmul __attribute__((weak));
-extern const tpl_family tpl_sum __attribute__((weak));
-extern const tpl_family tpl_dot __attribute__((weak));
-extern const tpl_family tpl_jacobi __attribute__((weak));
-extern const tpl_family tpl_test_oob __attribute__((weak));
-extern const tpl_family tpl_test_hang __attribute__((weak));
+extern const tpl_family tpl_matmul;
+extern const tpl_family tpl_sum;
+extern const tpl_family tpl_dot;
+extern const tpl_family tpl_jacobi;
+extern const tpl_family tpl_test_oob;
+extern const tpl_family tpl_test_hang;
 
 static const tpl_family *const registry_all[] = {
     &tpl_matmul, &tpl_sum, &tpl_dot, &tpl_jacobi, &tpl_test_oob, &tpl_test_hang,
