@@ -15,7 +15,9 @@
 static const char usage_text[] =
     "usage: autotune [--device N] [options]     tune kernels on CUDA device N\n"
     "       autotune list [--kernel NAME]        families, parameters, spaces, sizes\n"
-    "       autotune show [--kernel NAME] [--db PATH]   best results per problem\n"
+    "       autotune show [--kernel NAME] [--db PATH] [--all]\n"
+    "                                            best result per problem (--all: every\n"
+    "                                            result, tab-separated, first)\n"
     "       autotune report -o FILE.html [--db PATH]    self-contained HTML report\n"
     "       autotune check --arch sm_XX [--kernel NAME] [--jobs N]\n"
     "                                            compile every valid configuration\n"
@@ -193,7 +195,7 @@ static const char *const show_status[] = {
 static int cmd_show(int argc, char **argv)
 {
     const tpl_family *fams[32];
-    int n_fams = 0;
+    int n_fams = 0, all = 0;
     const char *db_path = NULL;
     for (int i = 2; i < argc; i++) {
         int m;
@@ -211,6 +213,10 @@ static int cmd_show(int argc, char **argv)
             return usage_error("%s needs a value", "--db");
         if (m) {
             db_path = v;
+            continue;
+        }
+        if (strcmp(argv[i], "--all") == 0) {
+            all = 1;
             continue;
         }
         return usage_error("unknown option '%s' for show", argv[i]);
@@ -265,6 +271,14 @@ static int cmd_show(int argc, char **argv)
             groups[g].best = -1;
             n_groups++;
         }
+        if (all) {
+            char size[64];
+            tn_format_size(&r->problem, size, sizeof size);
+            printf("%s\t%s\t%s\t%s\t%.6f\t%.6f\t%.6f\t%d\t%.3g\t%.1f\t%s\t%s\n",
+                   r->device_uuid, r->kernel, size, r->status, r->time_ms, r->time_min_ms,
+                   r->time_max_ms, r->runs, r->rel_error, r->compile_ms, r->created,
+                   r->config);
+        }
         int s;
         for (s = 0; s < 8; s++)
             if (strcmp(show_status[s], r->status) == 0)
@@ -273,6 +287,8 @@ static int cmd_show(int argc, char **argv)
         if (s == 0 && (groups[g].best < 0 || r->time_ms < res[groups[g].best].time_ms))
             groups[g].best = i;
     }
+    if (all)
+        printf("\n");
     if (n_groups == 0)
         printf("no results in %s\n", path);
     const char *last_dev = "";

@@ -415,13 +415,15 @@ static int is_failure(const char *status)
 }
 
 /* Applies the noise rule: a challenger becomes the announced best only if
- * its median beats the incumbent's by more than the larger half-spread
- * (max - min) / 2 of the two measurements. */
+ * its median beats the incumbent's by more than the measured noise, the
+ * larger (median - min) of the two measurements (a one-sided spread that
+ * rare slow outliers, which inflate max, do not widen). */
 static int beats(const tn_best *inc, double median, double min, double max)
 {
+    (void)max;
     if (!inc->have)
         return 1;
-    double noise = fmax(inc->max - inc->min, max - min) / 2.0;
+    double noise = fmax(inc->median - inc->min, median - min);
     return median < inc->median - noise;
 }
 
@@ -684,7 +686,7 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
                 /* searched candidates: shorter timing, abandoned when slow */
                 mo.warmup = 1;
                 mo.min_runs = 3;
-                mo.max_runs = 100;
+                mo.max_runs = 40;
                 mo.budget_ms = 50.0;
                 if (best.have)
                     mo.abandon_ms = 1.5 * best.median;
