@@ -1,5 +1,5 @@
-/* bench_jacobi.c: tuned at_sjacobi against a cuBLAS-SGEMV Jacobi, the seed's
- * thread-per-row methods and a pthreads CPU Jacobi; `--sweep` verifies and times the valid space. */
+/* bench_jacobi.c: tuned at_sjacobi vs a cuBLAS-SGEMV Jacobi, the seed's methods
+ * and a pthreads CPU Jacobi; `--sweep` verifies and times the valid space. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>

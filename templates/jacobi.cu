@@ -1,23 +1,23 @@
-/* jacobi.cu: the Jacobi solver family: one sweep x_new = (b - (A - D) x) / D
- * with the convergence norms fused in and a device-side stop, plus the input check. */
+/* jacobi.cu: Jacobi sweep x_new = (b - (A - D) x) / D with the convergence
+ * norms fused in and a device-side stop, plus the first-pass input check. */
 
 #ifndef ROW_THREADS
-#define ROW_THREADS 32     /* threads per row: 1 (seed: thread per row), 2..16 lanes, 32 a warp, 64..256 warps (powers of 2) */
+#define ROW_THREADS 32     /* threads per row, power of 2: 1 (seed), 2..16 lanes, 32, 64..256 */
 #endif
 #ifndef ROWS_PER_BLOCK
-#define ROWS_PER_BLOCK 4   /* rows per block: power of 2, 1..256; block = ROW_THREADS*ROWS_PER_BLOCK threads (64..1024) */
+#define ROWS_PER_BLOCK 4   /* rows per block, power of 2, 1..256 (block = 64..1024 threads) */
 #endif
 #ifndef VEC
-#define VEC 4              /* floats per load of A (and of x where aligned): 1, 2, 4; scalar head and tail make any n work */
+#define VEC 4              /* floats per load of A and x: 1, 2, 4 (scalar head/tail: any n) */
 #endif
 #ifndef UNROLL
-#define UNROLL 1           /* vector loads in flight per thread per step (independent accumulators): 1, 2, 4 */
+#define UNROLL 1           /* vector loads in flight per thread per step: 1..8 */
 #endif
 #ifndef XCACHE
-#define XCACHE 0           /* how x is read: 0 read-only cache (__ldg), 1 all of x staged in shared memory (persistent blocks) */
+#define XCACHE 0           /* x read via: 0 the read-only cache, 1 shared memory (all of x) */
 #endif
 #ifndef CHECK_EVERY
-#define CHECK_EVERY 10     /* sweeps launched between host reads of the convergence norms: 1..1000 (host side only) */
+#define CHECK_EVERY 10     /* sweeps between host reads of the norms: 1..1000 (host only) */
 #endif
 
 #define JAC_THREADS (ROW_THREADS * ROWS_PER_BLOCK)
