@@ -128,7 +128,11 @@ static int bn_cmp(const void *a, const void *b)
  * untimed ones (queued or idle mode, above): at least min_runs, then until
  * budget_ms of GPU time or max_runs (at least 5 runs and 1 s for slow ops).
  * abandon_ms > 0 stops after 3 runs slower than it (returns the median so
- * far, negated). -1 if op failed. */
+ * far, negated). NAN if op failed. */
+/* Runs, fastest and slowest run of the last bn_time call. */
+static int bn_last_runs;
+static double bn_last_min_ms, bn_last_max_ms;
+
 static double bn_time(bn_op op, void *ctx, int queued, int warmup, int min_runs, int max_runs,
                       double budget_ms, double abandon_ms)
 {
@@ -141,7 +145,7 @@ static double bn_time(bn_op op, void *ctx, int queued, int warmup, int min_runs,
     }
     for (int i = 0; i < warmup; i++)
         if (op(ctx))
-            return -1;
+            return NAN;
     BN_CUDA(cudaDeviceSynchronize());
     double *times = (double *)malloc((size_t)max_runs * sizeof *times), total = 0;
     int n = 0, abandoned = 0;
@@ -151,7 +155,7 @@ static double bn_time(bn_op op, void *ctx, int queued, int warmup, int min_runs,
         BN_CUDA(cudaEventRecord(e0, 0));
         if (op(ctx)) {
             free(times);
-            return -1;
+            return NAN;
         }
         BN_CUDA(cudaEventRecord(e1, 0));
         BN_CUDA(cudaEventSynchronize(e1));
@@ -169,6 +173,9 @@ static double bn_time(bn_op op, void *ctx, int queued, int warmup, int min_runs,
     }
     qsort(times, (size_t)n, sizeof *times, bn_cmp);
     double med = n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+    bn_last_runs = n;
+    bn_last_min_ms = times[0];
+    bn_last_max_ms = times[n - 1];
     free(times);
     return abandoned ? -med : med;
 }
@@ -491,10 +498,17 @@ static int bn_search(const tpl_family *fam, const cudrv *cu, const at_device_inf
                     if (ms < best)
                         best = ms;
                 }
-                snprintf(r.status, sizeof r.status, "%s", ms > 0 ? "ok" : "abandoned");
-                r.time_ms = r.time_min_ms = r.time_max_ms = fabs(ms);
-                r.runs = 5;
-                r.gbs = bytes / (fabs(ms) * 1e-3) * 1e-9;
+                if (isnan(ms))
+                    failures++;
+                snprintf(r.status, sizeof r.status, "%s",
+                         isnan(ms) ? "launch_error" : ms > 0 ? "ok" : "abandoned");
+                if (!isnan(ms)) {
+                    r.time_ms = fabs(ms);
+                    r.time_min_ms = bn_last_min_ms;
+                    r.time_max_ms = bn_last_max_ms;
+                    r.runs = bn_last_runs;
+                    r.gbs = bytes / (fabs(ms) * 1e-3) * 1e-9;
+                }
             }
             if (d) {
                 snprintf(r.device_uuid, sizeof r.device_uuid, "%s", dev->uuid);
