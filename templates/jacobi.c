@@ -42,7 +42,8 @@ enum { JC_ROW_THREADS, JC_ROWS_PER_BLOCK, JC_VEC, JC_UNROLL, JC_XCACHE, JC_CHECK
     {"XCACHE", 2, {0, 1}, \
      "x read through: 0 the read-only cache, 1 shared memory (all of x, persistent blocks)"}, \
     {"CHECK_EVERY", 2, {10, 25}, \
-     "sweeps launched between host reads of the norms (1, the seed_basic value, is dominated)"}, \
+     "sweeps launched between host reads of the norms (1, the seed_basic value, is dominated)", \
+     1}, \
 }
 
 /* ---------------- legality ---------------- */

@@ -214,6 +214,8 @@ static void opt_build(const tpl_family *fam, const int *cfg, const char *arch, o
     opt_add(o, "-std=c++17");
     opt_add(o, "-default-device");
     for (int i = 0; fam && cfg && i < fam->n_params; i++) {
+        if (fam->params[i].host_only)
+            continue;
         snprintf(buf, sizeof buf, "-D%s=%d", fam->params[i].name, cfg[i]);
         opt_add(o, buf);
     }

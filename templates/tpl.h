@@ -21,6 +21,8 @@ typedef struct tpl_param {
     int n_values;
     int values[TPL_MAX_VALUES];
     const char *meaning;            /* one line, shown by `autotune list` */
+    int host_only;                  /* 1: used by the host code only, not passed
+                                       to NVRTC, so its values share one cubin */
 } tpl_param;
 
 /* A problem shape: matmul {m, n, k}; sum and dot {n}; jacobi {n}. */

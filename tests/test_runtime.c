@@ -545,3 +545,34 @@ GPU_TEST(api_bad_device_ordinal)
     CHECK_EQ(at_create(&h, 4096, NULL), AT_ERR_NO_DEVICE);
     CHECK_EQ(at_create(&h, -1, NULL), AT_ERR_INVALID_ARG);
 }
+
+TEST(host_only_parameters_share_one_cubin)
+{
+    const tpl_family *fam = tpl_find("jacobi");
+    CHECK(fam);
+    int host = -1;
+    for (int i = 0; i < fam->n_params; i++)
+        if (fam->params[i].host_only)
+            host = i;
+    CHECK_MSG(host >= 0, "jacobi has no host-only parameter");
+    int a[TPL_MAX_PARAMS], b[TPL_MAX_PARAMS];
+    char err[256], ka[128], kb[128], opts[4096];
+    CHECK_OK(tpl_config_parse(fam, fam->default_config, a, err, sizeof err));
+    memcpy(b, a, sizeof a);
+    b[host] = a[host] + 1;
+    tpl_binary_key(fam, a, "sm_90", ka, sizeof ka);
+    tpl_binary_key(fam, b, "sm_90", kb, sizeof kb);
+    CHECK_STR(ka, kb);
+    tpl_options_string(fam, a, "sm_90", opts, sizeof opts);
+    char define[96];
+    snprintf(define, sizeof define, "-D%s=", fam->params[host].name);
+    CHECK_MSG(!strstr(opts, define), "host-only %s reached NVRTC: %s", define, opts);
+    /* a device parameter still changes the key */
+    int dev_param = host == 0 ? 1 : 0;
+    b[host] = a[host];
+    b[dev_param] = a[dev_param] == fam->params[dev_param].values[0]
+                       ? fam->params[dev_param].values[fam->params[dev_param].n_values - 1]
+                       : fam->params[dev_param].values[0];
+    tpl_binary_key(fam, b, "sm_90", kb, sizeof kb);
+    CHECK(strcmp(ka, kb) != 0);
+}
