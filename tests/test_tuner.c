@@ -454,7 +454,8 @@ TEST(tuner_fake_worker_crash_hang_wrong_best_resume)
     snprintf(cmd, sizeof cmd,
              "AUTOTUNE_WORKER='%s/autotune __fake_worker' "
              "AUTOTUNE_FAKE='crash=%s;hang=%s;wrong=%s' "
-             "%s/autotune --device 0 --kernel test_oob --db %s --timeout 1 --seed 3 --quiet",
+             "%s/autotune --device 0 --kernel test_oob --db %s --timeout 1 --seed 3 --quiet "
+             "--jobs 16",
              th_build_dir(), crash, hang, wrong, th_build_dir(), dbpath);
     int rc = th_run(cmd, &out);
     CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
@@ -622,4 +623,52 @@ GPU_TEST(tuner_gpu_worker_isolates_crash_and_hang)
     CHECK_EQ(passed, 12 + 4);
     free(r);
     db_close(d);
+}
+
+TEST(tuner_fake_worker_anneal_no_duplicates)
+{
+    char cfgs[16][64];
+    int n = oob_configs(cfgs);
+    double opt = INFINITY;
+    for (int i = 0; i < n; i++)
+        opt = fmin(opt, fake_time(cfgs[i]));
+    char dbpath[4300], cmd[16384], *out = NULL;
+    snprintf(dbpath, sizeof dbpath, "%s/anneal.db", th_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "AUTOTUNE_WORKER='%s/autotune __fake_worker' AUTOTUNE_FAKE='delay=5' "
+             "%s/autotune --device 0 --kernel test_oob --db %s --strategy anneal "
+             "--budget 100e --seed 4 --jobs 8 --quiet",
+             th_build_dir(), th_build_dir(), dbpath);
+    int rc = th_run(cmd, &out);
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
+    /* the whole small space, each configuration once (the default too) */
+    CHECK_MSG(strstr(out, "13 evaluated, 0 failed") != NULL, "%s", out);
+    free(out);
+    db *d = NULL;
+    char err[256];
+    CHECK_OK(db_open(&d, dbpath, 0, err, sizeof err));
+    db_result *r = NULL;
+    int nr = 0;
+    CHECK_OK(db_results(d, NULL, "test_oob", &r, &nr));
+    CHECK_EQ(nr, n);
+    double best = INFINITY;
+    for (int i = 0; i < nr; i++) {
+        CHECK(find_config(r, nr, cfgs[i]) != NULL);
+        if (strcmp(r[i].status, DB_OK) == 0)
+            best = fmin(best, r[i].time_ms);
+    }
+    CHECK(fabs(best - opt) < 1e-9);
+    free(r);
+    db_close(d);
+    /* a budget in evaluations is respected */
+    snprintf(dbpath, sizeof dbpath, "%s/budget.db", th_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "AUTOTUNE_WORKER='%s/autotune __fake_worker' "
+             "%s/autotune --device 0 --kernel test_oob --db %s --strategy random "
+             "--budget 5e --seed 4 --quiet",
+             th_build_dir(), th_build_dir(), dbpath);
+    rc = th_run(cmd, &out);
+    CHECK_MSG(rc == 0 && strstr(out, "5 evaluated"), "exit %d: %s", rc, out ? out : "");
+    free(out);
+    CHECK_EQ(count_rows(dbpath, "test_oob"), 5);
 }

@@ -17,7 +17,8 @@ struct tn_pool {
     pthread_mutex_t mu;
     pthread_cond_t work;             /* a job was queued, or stop */
     pthread_cond_t done;             /* a job finished */
-    pool_node *head, *tail;
+    pool_node *head, *tail;          /* normal jobs */
+    pool_node *uhead, *utail;        /* urgent jobs, served first */
     int stop;
     int n_threads;
     pthread_t threads[POOL_MAX_THREADS];
@@ -34,14 +35,22 @@ static void *pool_thread(void *arg)
     tn_pool *pool = arg;
     pthread_mutex_lock(&pool->mu);
     for (;;) {
-        while (!pool->head && !pool->stop)
+        while (!pool->head && !pool->uhead && !pool->stop)
             pthread_cond_wait(&pool->work, &pool->mu);
         if (pool->stop)
             break;
-        pool_node *n = pool->head;
-        pool->head = n->next;
-        if (!pool->head)
-            pool->tail = NULL;
+        pool_node *n;
+        if (pool->uhead) {
+            n = pool->uhead;
+            pool->uhead = n->next;
+            if (!pool->uhead)
+                pool->utail = NULL;
+        } else {
+            n = pool->head;
+            pool->head = n->next;
+            if (!pool->head)
+                pool->tail = NULL;
+        }
         pthread_mutex_unlock(&pool->mu);
 
         tn_job *job = n->job;
@@ -90,7 +99,7 @@ tn_pool *tn_pool_create(int n_threads)
     return pool;
 }
 
-void tn_pool_submit(tn_pool *pool, tn_job *job)
+static void pool_enqueue(tn_pool *pool, tn_job *job, int urgent)
 {
     pool_node *n = malloc(sizeof *n);
     job->done = 0;
@@ -104,13 +113,66 @@ void tn_pool_submit(tn_pool *pool, tn_job *job)
     n->job = job;
     n->next = NULL;
     pthread_mutex_lock(&pool->mu);
-    if (pool->tail)
-        pool->tail->next = n;
+    pool_node **head = urgent ? &pool->uhead : &pool->head;
+    pool_node **tail = urgent ? &pool->utail : &pool->tail;
+    if (*tail)
+        (*tail)->next = n;
     else
-        pool->head = n;
-    pool->tail = n;
+        *head = n;
+    *tail = n;
     pthread_cond_signal(&pool->work);
     pthread_mutex_unlock(&pool->mu);
+}
+
+void tn_pool_submit(tn_pool *pool, tn_job *job)
+{
+    pool_enqueue(pool, job, 0);
+}
+
+void tn_pool_submit_urgent(tn_pool *pool, tn_job *job)
+{
+    pool_enqueue(pool, job, 1);
+}
+
+int tn_pool_poll(tn_pool *pool, tn_job *job)
+{
+    pthread_mutex_lock(&pool->mu);
+    int done = job->done;
+    pthread_mutex_unlock(&pool->mu);
+    return done;
+}
+
+int tn_pool_cancel(tn_pool *pool, tn_job *job)
+{
+    int removed = 0;
+    pthread_mutex_lock(&pool->mu);
+    for (int q = 0; q < 2 && !removed; q++) {
+        pool_node **head = q ? &pool->uhead : &pool->head;
+        pool_node **tail = q ? &pool->utail : &pool->tail;
+        pool_node *prev = NULL;
+        for (pool_node *n = *head; n; prev = n, n = n->next) {
+            if (n->job != job)
+                continue;
+            if (prev)
+                prev->next = n->next;
+            else
+                *head = n->next;
+            if (*tail == n)
+                *tail = prev;
+            free(n);
+            removed = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&pool->mu);
+    return removed;
+}
+
+/* Moves a queued job to the urgent queue (no-op once it started). */
+void tn_pool_promote(tn_pool *pool, tn_job *job)
+{
+    if (tn_pool_cancel(pool, job))
+        pool_enqueue(pool, job, 1);
 }
 
 void tn_pool_wait(tn_pool *pool, tn_job *job)
@@ -132,7 +194,12 @@ void tn_pool_destroy(tn_pool *pool)
         pool->head = n->next;
         free(n);
     }
-    pool->tail = NULL;
+    while (pool->uhead) {
+        pool_node *n = pool->uhead;
+        pool->uhead = n->next;
+        free(n);
+    }
+    pool->tail = pool->utail = NULL;
     pthread_cond_broadcast(&pool->work);
     pthread_mutex_unlock(&pool->mu);
     for (int i = 0; i < pool->n_threads; i++)

@@ -29,6 +29,9 @@ typedef struct tn_strategy {
     /* Result of any configuration of the space (proposed or not, e.g. a
      * stored result or a baseline): cost = median ms, +INFINITY if failed. */
     void (*tell)(void *state, long long index, double cost);
+    /* Optional (NULL): up to max raw indices likely to be proposed soon, not
+     * proposed yet, for speculative compiles; returns how many. */
+    int (*hint)(void *state, long long *out, int max);
     void (*destroy)(void *state);
 } tn_strategy;
 

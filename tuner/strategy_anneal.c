@@ -207,10 +207,37 @@ static void an_tell(void *state, long long index, double cost)
     }
 }
 
+/* Unseen valid neighbours of the current point, then of the best. */
+static int an_hint(void *state, long long *out, int max)
+{
+    an_state *s = state;
+    int n = 0;
+    long long from[2] = {s->cur, s->best};
+    for (int f = 0; f < 2; f++) {
+        if (from[f] < 0 || (f == 1 && from[1] == from[0]))
+            continue;
+        for (int step = 1; step <= 2; step++)
+            for (int p = 0; p < s->fam->n_params; p++)
+                for (int sign = -1; sign <= 1; sign += 2) {
+                    if (n >= max)
+                        return n;
+                    long long q = an_neighbour(s, from[f], p, sign * step);
+                    if (q < 0 || tn_bitset_test(&s->seen, q))
+                        continue;
+                    int dup = 0;
+                    for (int k = 0; k < n && !dup; k++)
+                        dup = out[k] == s->space->valid[q];
+                    if (!dup)
+                        out[n++] = s->space->valid[q];
+                }
+    }
+    return n;
+}
+
 const tn_strategy tn_strategy_anneal = {
     .name = "anneal",
     .summary = "simulated annealing over the parameter lattice, with restarts",
     .lookahead = 6,
-    .create = an_create, .next = an_next, .tell = an_tell,
+    .create = an_create, .next = an_next, .tell = an_tell, .hint = an_hint,
     .destroy = an_destroy,
 };

@@ -130,6 +130,15 @@ typedef struct tn_job {
 tn_pool *tn_pool_create(int n_threads);
 /* Queues a job (the pool does not own it; keep it alive until done). */
 void tn_pool_submit(tn_pool *pool, tn_job *job);
+/* The same, ahead of every normal job (FIFO among urgent ones). */
+void tn_pool_submit_urgent(tn_pool *pool, tn_job *job);
+/* 1 if the job is done (never blocks). */
+int tn_pool_poll(tn_pool *pool, tn_job *job);
+/* Removes a job not started yet: 1 if removed (it stays done == 0),
+ * 0 if it already started or finished. */
+int tn_pool_cancel(tn_pool *pool, tn_job *job);
+/* Moves a job that has not started to the urgent queue. */
+void tn_pool_promote(tn_pool *pool, tn_job *job);
 /* Blocks until job->done. */
 void tn_pool_wait(tn_pool *pool, tn_job *job);
 /* Drops queued jobs not yet started (they stay done == 0), waits for the

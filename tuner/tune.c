@@ -77,6 +77,19 @@ typedef struct tn_best {
     char config[TPL_CONFIG_LEN];
 } tn_best;
 
+/* A speculative compile: a configuration the strategy hints it may propose
+ * soon, compiled while the pool has idle threads; its cubin goes to the
+ * database, or straight to the item that proposes it. */
+typedef struct tn_spec {
+    tn_job job;
+    char key[40];
+    char config[TPL_CONFIG_LEN];
+    int active;                      /* submitted, not yet harvested */
+    int attached;                    /* an item waits for it */
+} tn_spec;
+
+#define TN_SPEC_MAX 64
+
 typedef struct tn_ctx {
     const tn_options *opt;
     db *d;
@@ -94,6 +107,8 @@ typedef struct tn_ctx {
     long long respawns;
     int jobs;                        /* compile threads */
     double guided_budget_s;          /* default per-problem budget */
+    tn_spec spec[TN_SPEC_MAX];
+    long long spec_submitted, spec_used;
     const tpl_family *vs_fam;        /* cached valid set (problem-free) */
     long long *vs_idx;
     long long vs_n;
@@ -243,7 +258,9 @@ typedef struct tn_item {
     void *cubin;                     /* from the database, or the job's */
     size_t cubin_size;
     int from_db;
-    int submitted;
+    int submitted;                   /* its own compile job is in the pool */
+    int spec;                        /* 1 + slot of the speculative compile
+                                        it waits for, 0 none */
 } tn_item;
 
 static void item_release(tn_item *it)
@@ -437,12 +454,161 @@ static void best_take(tn_best *b, const db_result *r, double metric)
     snprintf(b->config, sizeof b->config, "%s", r->config);
 }
 
-/* Prepares an item: binary from the database or a compile job. */
+static void store_binary(tn_ctx *c, const tpl_family *fam, const int *cfg, const char *key,
+                         const char *config, const void *cubin, size_t size)
+{
+    char opts[2048];
+    if (c->fatal || !cubin || !size)
+        return;
+    tpl_options_string(fam, cfg, c->arch, opts, sizeof opts);
+    db_put_binary(c->d, key, fam->name, tpl_source_hash(fam), config, c->arch,
+                  tpl_nvrtc_version(), opts, cubin, size);
+}
+
+static int spec_find(const tn_ctx *c, const char *key)
+{
+    for (int k = 0; k < TN_SPEC_MAX; k++)
+        if (c->spec[k].active && strcmp(c->spec[k].key, key) == 0)
+            return k;
+    return -1;
+}
+
+/* Stores the cubins of finished speculative compiles nobody waits for. */
+static void spec_harvest(tn_ctx *c)
+{
+    for (int k = 0; k < TN_SPEC_MAX; k++) {
+        tn_spec *sp = &c->spec[k];
+        if (!sp->active || sp->attached || !tn_pool_poll(c->pool, &sp->job))
+            continue;
+        if (sp->job.status == AT_OK)
+            store_binary(c, sp->job.fam, sp->job.cfg, sp->key, sp->config, sp->job.cubin,
+                         sp->job.cubin_size);
+        free(sp->job.cubin);
+        free(sp->job.log);
+        sp->job.cubin = NULL;
+        sp->job.log = NULL;
+        sp->active = 0;
+    }
+}
+
+/* Keeps up to `jobs` speculative compiles of hinted configurations going. */
+static void spec_fill(tn_ctx *c, const tn_strategy *strat, void *st, const tn_space *space,
+                      tn_bitset *hinted)
+{
+    if (!strat->hint || c->fatal || tn_interrupts)
+        return;
+    int active = 0;
+    for (int k = 0; k < TN_SPEC_MAX; k++)
+        active += c->spec[k].active;
+    if (active >= c->jobs)
+        return;
+    long long h[64];
+    int nh = strat->hint(st, h, 64);
+    for (int i = 0; i < nh && active < c->jobs && active < TN_SPEC_MAX; i++) {
+        long long pos = tn_space_position(space, h[i]);
+        if (pos < 0 || tn_bitset_test(hinted, pos))
+            continue;
+        tn_bitset_set(hinted, pos);
+        int k = 0;
+        while (k < TN_SPEC_MAX && c->spec[k].active)
+            k++;
+        if (k == TN_SPEC_MAX)
+            break;
+        tn_spec *sp = &c->spec[k];
+        memset(sp, 0, sizeof *sp);
+        sp->job.fam = space->fam;
+        snprintf(sp->job.arch, sizeof sp->job.arch, "%s", c->arch);
+        tpl_config_from_index(space->fam, h[i], sp->job.cfg);
+        tpl_binary_key(space->fam, sp->job.cfg, c->arch, sp->key, sizeof sp->key);
+        if (spec_find(c, sp->key) >= 0)
+            continue;
+        void *bin = NULL;
+        size_t size = 0;
+        if (db_get_binary(c->d, sp->key, &bin, &size) == AT_OK) {
+            free(bin);
+            continue;
+        }
+        tpl_config_format(space->fam, sp->job.cfg, sp->config, sizeof sp->config);
+        sp->active = 1;
+        tn_pool_submit(c->pool, &sp->job);
+        c->spec_submitted++;
+        active++;
+    }
+}
+
+/* End of the run: drop queued speculative compiles, keep finished ones. */
+static void spec_finish(tn_ctx *c)
+{
+    for (int k = 0; k < TN_SPEC_MAX; k++) {
+        tn_spec *sp = &c->spec[k];
+        if (!sp->active)
+            continue;
+        sp->attached = 0;
+        if (tn_pool_cancel(c->pool, &sp->job)) {
+            sp->active = 0;
+            continue;
+        }
+        tn_pool_wait(c->pool, &sp->job);
+    }
+    spec_harvest(c);
+}
+
+/* Waits for an item's cubin (its own compile or a speculative one) and
+ * stores a new cubin in the database. */
+static void item_await(tn_ctx *c, tn_item *it)
+{
+    if (it->spec) {
+        tn_spec *sp = &c->spec[it->spec - 1];
+        tn_pool_wait(c->pool, &sp->job);
+        it->job.status = sp->job.status;
+        it->job.cubin = sp->job.cubin;
+        it->job.cubin_size = sp->job.cubin_size;
+        it->job.log = sp->job.log;
+        it->job.compile_ms = sp->job.compile_ms;
+        it->job.done = 1;
+        sp->job.cubin = NULL;
+        sp->job.log = NULL;
+        sp->active = sp->attached = 0;
+        it->spec = 0;
+        it->submitted = 1;
+        c->spec_used++;
+    } else if (it->submitted) {
+        tn_pool_wait(c->pool, &it->job);
+    }
+    if (it->submitted && it->job.status == AT_OK) {
+        it->cubin = it->job.cubin;
+        it->cubin_size = it->job.cubin_size;
+        store_binary(c, c->fam, it->job.cfg, it->key, it->config, it->cubin, it->cubin_size);
+    }
+}
+
+/* An item dropped unevaluated: a queued compile is cancelled, a running one
+ * finished and kept; a speculative one is left to the harvest. */
+static void item_drop(tn_ctx *c, tn_item *it)
+{
+    if (it->spec) {
+        c->spec[it->spec - 1].attached = 0;
+        it->spec = 0;
+    } else if (it->submitted && !tn_pool_cancel(c->pool, &it->job)) {
+        item_await(c, it);
+    }
+    item_release(it);
+}
+
+/* Prepares an item: binary from the database, a speculative compile
+ * already under way, or a compile job ahead of the speculative ones. */
 static void item_start(tn_ctx *c, tn_item *it, tn_stats *stats)
 {
     snprintf(it->job.arch, sizeof it->job.arch, "%s", c->arch);
     it->job.fam = c->fam;
     tpl_binary_key(c->fam, it->job.cfg, c->arch, it->key, sizeof it->key);
+    int k = spec_find(c, it->key);
+    if (k >= 0 && !c->spec[k].attached) {
+        c->spec[k].attached = 1;
+        it->spec = k + 1;
+        tn_pool_promote(c->pool, &c->spec[k].job);
+        return;
+    }
     void *bin = NULL;
     size_t size = 0;
     if (db_get_binary(c->d, it->key, &bin, &size) == AT_OK && size > 0) {
@@ -454,7 +620,7 @@ static void item_start(tn_ctx *c, tn_item *it, tn_stats *stats)
         stats->reused++;
         return;
     }
-    tn_pool_submit(c->pool, &it->job);
+    tn_pool_submit_urgent(c->pool, &it->job);
     it->submitted = 1;
 }
 
@@ -577,7 +743,7 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
     if (budget_evals > 0)
         printf(", budget %lld evaluations", budget_evals);
     if (budget_s > 0)
-        printf("%s %.0f s", budget_evals > 0 ? " or" : ", budget", budget_s);
+        printf("%s %.1f s", budget_evals > 0 ? " or" : ", budget", budget_s);
     if (stats.previously)
         printf(", %lld stored before", stats.previously);
     printf("\n");
@@ -611,6 +777,13 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
     for (int i = window - 1; i >= 0; i--)
         free_slot[n_free++] = i;
 
+    tn_bitset hinted, queued;
+    memset(&queued, 0, sizeof queued);
+    if (tn_bitset_init(&hinted, n_valid) != 0 || tn_bitset_init(&queued, n_valid) != 0) {
+        fprintf(stderr, "autotune: out of memory\n");
+        rc = -1;
+        stop = 1;
+    }
     long long evals_this_run = 0;
     while (!stop) {
         /* fill the window */
@@ -633,6 +806,12 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
                 tpl_config_from_index(fam, idx, cand.job.cfg);
                 tpl_config_format(fam, cand.job.cfg, cand.config, sizeof cand.config);
             }
+            /* once per run: an extra on the lattice is not proposed again */
+            long long qpos = cand.index >= 0 ? tn_space_position(&space, cand.index) : -1;
+            if (qpos >= 0 && tn_bitset_test(&queued, qpos))
+                continue;
+            if (qpos >= 0)
+                tn_bitset_set(&queued, qpos);
             int has = db_has_result(c->d, c->dev.uuid, fam->name, hash, p, cand.config);
             if (has != 0)
                 continue;            /* stored before (told already), or db error */
@@ -642,6 +821,9 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
             q[(q_head + q_len) % window] = &ring[slot];
             q_len++;
         }
+        spec_harvest(c);
+        if (!exhausted)
+            spec_fill(c, strat, st, &space, &hinted);
         if (q_len == 0)
             break;
         tn_item *it = q[q_head];
@@ -652,26 +834,15 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
         int stop_now = tn_interrupts > 0 ||
                        (budget_s > 0 && tn_now() - t_start >= budget_s && !it->extra);
         if (stop_now) {
-            if (it->submitted)
-                tn_pool_wait(c->pool, &it->job);
-            item_release(it);
+            item_drop(c, it);
             free_slot[n_free++] = slot;
             if (tn_interrupts > 0)
                 stop = 1;
             continue;
         }
-        if (it->submitted) {
-            tn_pool_wait(c->pool, &it->job);
+        if (it->submitted || it->spec)
             stats.compiled++;
-            if (it->job.status == AT_OK) {
-                it->cubin = it->job.cubin;
-                it->cubin_size = it->job.cubin_size;
-                char opts[2048];
-                tpl_options_string(fam, it->job.cfg, c->arch, opts, sizeof opts);
-                db_put_binary(c->d, it->key, fam->name, hash, it->config, c->arch,
-                              tpl_nvrtc_version(), opts, it->cubin, it->cubin_size);
-            }
-        }
+        item_await(c, it);
         db_result r;
         result_init(c, it, &r);
         if (it->job.status != AT_OK) {
@@ -724,22 +895,15 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
             stop = 1;
         }
     }
-    /* drain what is still in flight; keep finished cubins for next time */
+    /* drop what is still in flight; running compiles are kept */
     while (q_len > 0) {
         tn_item *it = q[q_head];
         q_head = (q_head + 1) % window;
         q_len--;
-        if (it->submitted) {
-            tn_pool_wait(c->pool, &it->job);
-            if (it->job.status == AT_OK && !c->fatal) {
-                char opts[2048];
-                tpl_options_string(fam, it->job.cfg, c->arch, opts, sizeof opts);
-                db_put_binary(c->d, it->key, fam->name, hash, it->config, c->arch,
-                              tpl_nvrtc_version(), opts, it->job.cubin, it->job.cubin_size);
-            }
-        }
-        item_release(it);
+        item_drop(c, it);
     }
+    tn_bitset_free(&hinted);
+    tn_bitset_free(&queued);
     tn_progress_end(&pg);
     stats.seconds = tn_now() - t_start;
 
@@ -938,6 +1102,7 @@ int tn_tune(const tn_options *o)
             if (tune_problem(&c, fam, &list[k]) != 0 && !c.fatal)
                 exit_code = 1;
     }
+    spec_finish(&c);
     double total = tn_now() - t0;
 
     char end_facts[1024];
@@ -955,8 +1120,12 @@ int tn_tune(const tn_options *o)
         fprintf(stderr, "autotune: %s\n", c.fatal_msg);
         exit_code = 1;
     } else {
-        printf("done: %lld results stored in %.1f s (%lld worker restarts)\n", c.stored,
+        printf("done: %lld results stored in %.1f s (%lld worker restarts", c.stored,
                total, c.respawns);
+        if (c.spec_submitted)
+            printf(", %lld speculative compiles, %lld of them used", c.spec_submitted,
+                   c.spec_used);
+        printf(")\n");
     }
 out:
     tn_pool_destroy(c.pool);
