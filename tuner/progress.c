@@ -37,9 +37,12 @@ void tn_progress_update(tn_progress *pg, int force)
     double elapsed = now - pg->start;
     char el[32], eta[32], best[64] = "-";
     fmt_duration(elapsed, el, sizeof el);
-    fmt_duration(pg->done > 0 && pg->total >= pg->done
-                     ? elapsed / (double)pg->done * (double)(pg->total - pg->done) : -1,
-                 eta, sizeof eta);
+    long long now_done = pg->done - pg->base;
+    double left = now_done > 0 && pg->total >= pg->done
+                      ? elapsed / (double)now_done * (double)(pg->total - pg->done) : -1;
+    if (pg->budget_s > 0 && (left < 0 || left > pg->budget_s - elapsed))
+        left = pg->budget_s > elapsed ? pg->budget_s - elapsed : 0;
+    fmt_duration(left, eta, sizeof eta);
     if (pg->best_ms > 0)
         snprintf(best, sizeof best, "%.1f %s (%.3f ms)", pg->best_metric,
                  pg->fam->metric_is_flops ? "GFLOP/s" : "GB/s", pg->best_ms);

@@ -153,9 +153,11 @@ typedef struct tn_progress {
     const tpl_family *fam;
     char size[64];
     long long done, total, failures;
+    long long base;                  /* done before this run (resumed) */
     double best_ms, best_metric;     /* best_ms <= 0: none */
     double start;
     double last_draw;
+    double budget_s;                 /* > 0: the search stops by then */
 } tn_progress;
 void tn_progress_begin(tn_progress *pg, const tpl_family *fam,
                        const tpl_problem *p, long long total);

@@ -752,7 +752,8 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
     tn_progress pg;
     long long total = budget_evals > 0 && budget_evals < stats.valid ? budget_evals : stats.valid;
     tn_progress_begin(&pg, fam, p, total);
-    pg.done = stats.previously;
+    pg.done = pg.base = stats.previously;
+    pg.budget_s = budget_s;
     if (best.have) {
         pg.best_ms = best.median;
         pg.best_metric = best.metric;
