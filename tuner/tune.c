@@ -15,10 +15,11 @@
 /* Below this many valid configurations the automatic choice is exhaustive. */
 #define TN_EXHAUSTIVE_MAX 300
 /* Default budget of the guided strategy, per problem: this many
- * evaluations, or TN_RUN_SECONDS spread over the run's problems (clamped). */
+ * evaluations, or a share of TN_RUN_SECONDS proportional to the number of
+ * tunable parameters of the family (bigger spaces get more time), clamped. */
 #define TN_GUIDED_EVALS 120
 #define TN_RUN_SECONDS 80.0
-#define TN_GUIDED_MIN_S 2.0
+#define TN_GUIDED_MIN_S 1.5
 #define TN_GUIDED_MAX_S 20.0
 /* Watchdogs (seconds) for the steps that are not evaluations. */
 #define TN_HELLO_TIMEOUT 120.0
@@ -106,7 +107,7 @@ typedef struct tn_ctx {
     long long stored;                /* results stored by this run */
     long long respawns;
     int jobs;                        /* compile threads */
-    double guided_budget_s;          /* default per-problem budget */
+    double guided_unit_s;            /* default budget per tunable parameter */
     tn_spec spec[TN_SPEC_MAX];
     long long spec_submitted, spec_used;
     const tpl_family *vs_fam;        /* cached valid set (problem-free) */
@@ -406,6 +407,16 @@ static int evaluate(tn_ctx *c, tn_item *it, const ms_options *mo, double timeout
 
 /* ---- one problem ---- */
 
+/* Share of the default run time a family's problem gets: its number of
+ * parameters that take more than one value. */
+static double family_weight(const tpl_family *fam)
+{
+    int n = 0;
+    for (int p = 0; p < fam->n_params; p++)
+        n += fam->params[p].n_values > 1;
+    return n > 0 ? n : 1;
+}
+
 typedef struct tn_stats {
     long long valid, evaluated, previously, failures, compiled, reused;
     double seconds;
@@ -672,7 +683,11 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
         } else {
             strat = &tn_strategy_anneal;
             if (budget_s <= 0 && budget_evals <= 0) {
-                budget_s = c->guided_budget_s;
+                budget_s = c->guided_unit_s * family_weight(fam);
+                if (budget_s < TN_GUIDED_MIN_S)
+                    budget_s = TN_GUIDED_MIN_S;
+                if (budget_s > TN_GUIDED_MAX_S)
+                    budget_s = TN_GUIDED_MAX_S;
                 budget_evals = TN_GUIDED_EVALS;
             }
         }
@@ -971,6 +986,7 @@ int tn_tune(const tn_options *o)
     /* what will be tuned */
     printf("tuning sizes:");
     int n_problems = 0;
+    double weights = 0;
     for (int i = 0; i < tpl_family_count(); i++) {
         const tpl_family *fam = tpl_family_at(i);
         const tpl_problem *list = NULL;
@@ -986,17 +1002,14 @@ int tn_tune(const tn_options *o)
             printf("%s%s", k ? ", " : " ", s);
         }
         n_problems += n;
+        weights += n * family_weight(fam);
     }
     printf("\n");
     if (n_problems == 0) {
         fprintf(stderr, "autotune: no kernel has problems of that size; see autotune --help\n");
         return 2;
     }
-    c.guided_budget_s = TN_RUN_SECONDS / n_problems;
-    if (c.guided_budget_s < TN_GUIDED_MIN_S)
-        c.guided_budget_s = TN_GUIDED_MIN_S;
-    if (c.guided_budget_s > TN_GUIDED_MAX_S)
-        c.guided_budget_s = TN_GUIDED_MAX_S;
+    c.guided_unit_s = TN_RUN_SECONDS / (weights > 0 ? weights : 1.0);
     printf("seed %llu (--seed %llu repeats the inputs and the search)\n", c.seed, c.seed);
     fflush(stdout);
 
