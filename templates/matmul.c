@@ -8,7 +8,7 @@
 /* Parameter order; must match the params table below. */
 enum {
     P_ALGO, P_TILE, P_UNROLL, P_BM, P_BN, P_BK, P_WM, P_WN, P_TM, P_TN, P_WNITER,
-    P_STAGES, P_VEC, P_PAD, P_SPLITK, P_COUNT
+    P_STAGES, P_VEC, P_PAD, P_SPLITK, P_FRAG, P_COUNT
 };
 
 #define MM_GROUP_M 8            /* GROUP_M of matmul.cu (block order swizzle) */
@@ -30,7 +30,7 @@ static int mm_geometry(const int *c, mm_geom *g, char *why, size_t len)
     int bm = c[P_BM], bn = c[P_BN], wm = c[P_WM], wn = c[P_WN];
     int tm = c[P_TM], tn = c[P_TN], wni = c[P_WNITER];
     if (bm <= 0 || bn <= 0 || wm <= 0 || wn <= 0 || tm <= 0 || tn <= 0 || wni <= 0 ||
-        c[P_BK] <= 0 || c[P_STAGES] <= 0) {
+        c[P_BK] <= 0 || c[P_STAGES] <= 0 || c[P_FRAG] < 0 || c[P_FRAG] > 1) {
         snprintf(why, len, "tile sizes must be positive");
         return 0;
     }
@@ -68,9 +68,10 @@ static int mm_geometry(const int *c, mm_geom *g, char *why, size_t len)
     }
     g->nthreads = 32 * (bm / wm) * (bn / wn);
     g->acc = wm * wn / 32;
-    /* Accumulators + fragments + ~48 for addresses, indices and copies: matches
-     * ptxas -v on sm_90 within a few registers for the 64-accumulator tiles. */
-    g->regs = g->acc + g->wmiter * tm + wni * tn + 48;
+    /* Accumulators + fragments (twice with FRAG=1) + ~48 for addresses, indices
+     * and copies: matches ptxas -v on sm_90 within a few registers for the
+     * 64-accumulator tiles. */
+    g->regs = g->acc + (1 + c[P_FRAG]) * (g->wmiter * tm + wni * tn) + 48;
     g->smem = c[P_STAGES] * c[P_BK] * (bm + bn + 2 * c[P_PAD]) * 4;
     return 1;
 }
@@ -256,8 +257,34 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
         snprintf(why, len, "PAD=%d: only 0 and 4 are modelled", pad);
         return 0;
     }
-    if (sk > 1 && (bm * bn > 64 * 128 || st < 3 || vec != 4)) {
-        snprintf(why, len, "SPLITK>1 is for small M*N with long K: tiles of at most 64x128, STAGES>=3, VEC=4");
+    if (cfg[P_FRAG] == 1 && (st < 2 || bk % 2)) {
+        snprintf(why, len, "FRAG=1 reads step t+1's fragments before step t ends: needs STAGES>=2");
+        return 0;
+    }
+    if (cfg[P_FRAG] == 1 && vec != 4) {
+        snprintf(why, len, "FRAG=1 only with VEC=4 (VEC=4 kernels take the 4-byte path themselves "
+                 "when B is unaligned; VEC=1 variants are kept only as FRAG=0 fallbacks)");
+        return 0;
+    }
+    if (cfg[P_FRAG] == 1 && st > 3) {
+        snprintf(why, len, "FRAG=1 with STAGES=4: the register double buffer already hides the "
+                 "shared-memory latency; STAGES 2..3 keep the space small");
+        return 0;
+    }
+    if (cfg[P_FRAG] == 1 && g.acc > 64 && g.nthreads < 256) {
+        snprintf(why, len, "FRAG=1 with %d accumulators needs ~240 registers: only with 8 warps "
+                 "per block (4 would leave 4..8 warps per SM)", g.acc);
+        return 0;
+    }
+    if (cfg[P_FRAG] == 1 && sk > 1 && (sk > 8 || (bm * bn < 128 * 128 && sk < 4))) {
+        snprintf(why, len, "FRAG=1 split-K: SPLITK 2..8 on 128x128 tiles, 4..8 on smaller ones "
+                 "(SPLITK=%d)", sk);
+        return 0;
+    }
+    if (sk > 1 && (bm * bn > (cfg[P_FRAG] ? 128 * 128 : 64 * 128) || st != 3 || vec != 4)) {
+        snprintf(why, len, "SPLITK>1 is for small M*N with long K: tiles of at most 64x128 "
+                 "(128x128 with FRAG=1), STAGES=3 (a split's K range is short: a fourth stage "
+                 "only lengthens the prologue), VEC=4");
         return 0;
     }
     if (vec == 1 && bk * bn / g.nthreads > 4) {
@@ -428,7 +455,7 @@ static double mm_tolerance(const tpl_problem *p)
     return 4e-7 * sqrt(k) + 1e-6;
 }
 
-#define MM_CANON_ALGO2 "BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1"
+#define MM_CANON_ALGO2 "BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0"
 
 static const tpl_baseline mm_baselines[] = {
     {"seed_naive", "ALGO=0,TILE=8,UNROLL=1," MM_CANON_ALGO2,
@@ -476,6 +503,7 @@ const tpl_family tpl_matmul = {
         {"VEC", 2, {1, 4}, "ALGO 2: 4 = 16-byte B loads and C stores when aligned, 1 = 4-byte only"},
         {"PAD", 2, {0, 4}, "ALGO 2: shared-memory row padding (floats) against bank conflicts"},
         {"SPLITK", 5, {1, 2, 4, 8, 16}, "ALGO 2: K split over blocks + deterministic reduction"},
+        {"FRAG", 2, {0, 1}, "ALGO 2: 1 = register fragments double-buffered across the K-step barrier"},
     },
     .valid = mm_valid,
     .applicable = mm_applicable,
@@ -486,7 +514,7 @@ const tpl_family tpl_matmul = {
     .check = mm_check,
     .tolerance = mm_tolerance,
     .default_config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,"
-                      "WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1",
+                      "WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0",
     .n_baselines = (int)(sizeof mm_baselines / sizeof mm_baselines[0]),
     .baselines = mm_baselines,
     .n_tuning_problems = (int)(sizeof mm_tuning / sizeof mm_tuning[0]),

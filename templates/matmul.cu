@@ -47,6 +47,9 @@
 #ifndef SPLITK
 #define SPLITK 1        // ALGO 2: K split across blocks, partials summed by a second kernel (1..16)
 #endif
+#ifndef FRAG
+#define FRAG 0          // ALGO 2: 1 = double-buffered register fragments across the K-step barrier (STAGES >= 2), 0 = single
+#endif
 
 #define MM_CDIV(a, b) (((a) + (b) - 1) / (b))
 
@@ -187,6 +190,7 @@ __device__ __forceinline__ void mm_wait(void)
 #define BS_ITERS (BK * BN / NTHREADS)       // 4-byte copies of B (fallback path)
 static_assert((BM * BK) % NTHREADS == 0 && NTHREADS % BK == 0, "A copies must split evenly");
 static_assert((BK * B_VPR) % NTHREADS == 0 && NTHREADS % B_VPR == 0, "B copies must split evenly");
+static_assert(FRAG == 0 || (STAGES >= 2 && BK % 2 == 0), "FRAG=1 needs a second stage buffer");
 static_assert(BN % 4 == 0 && (BM + PAD) % 4 == 0 && (BN + PAD) % 4 == 0, "16-byte alignment");
 
 // Multiplies one K step held in stage buffer s into the lane's accumulators.
@@ -325,6 +329,80 @@ matmul_tuned(int M, int N, int K, float alpha, const float *__restrict__ A, int 
         mm_compute_tile(smem, wm0, wn0, tm, tn, acc);
         __syncthreads();
     }
+#elif FRAG == 1
+    // Fragments double-buffered in registers: fragment kk + 1 is read from shared
+    // memory while kk is multiplied. The one barrier of a K step sits before the
+    // last kk, whose fragments are already in registers: there step t + 1's first
+    // fragments are read (their latency hidden by the last kk's FFMAs); after those
+    // FFMAs the buffer of step t, read by nobody now, is refilled with step t + STAGES.
+    // Group accounting: the prologue commits steps 0..STAGES-1, iteration t
+    // commits step t + STAGES (possibly empty), so STAGES - 2 groups may stay
+    // pending when step t + 1 must have landed.
+    float fa[2][WMITER * TM], fb[2][WNITER * TN];
+    auto load_frag = [&](float (&a)[WMITER * TM], float (&b)[WNITER * TN], const float *s,
+                         int kk) {
+        const float *As = s + kk * AS_LD + wm0 + tm * TM;
+        const float *Bs = s + BK * AS_LD + kk * BS_LD + wn0 + tn * TN;
+#pragma unroll
+        for (int wi = 0; wi < WMITER; wi++)
+#pragma unroll
+            for (int i = 0; i < TM; i += 4) {
+                float4 v = *(const float4 *)(As + wi * WSUBM + i);
+                a[wi * TM + i] = v.x;
+                a[wi * TM + i + 1] = v.y;
+                a[wi * TM + i + 2] = v.z;
+                a[wi * TM + i + 3] = v.w;
+            }
+#pragma unroll
+        for (int wj = 0; wj < WNITER; wj++)
+#pragma unroll
+            for (int j = 0; j < TN; j += 4) {
+                float4 v = *(const float4 *)(Bs + wj * WSUBN + j);
+                b[wj * TN + j] = v.x;
+                b[wj * TN + j + 1] = v.y;
+                b[wj * TN + j + 2] = v.z;
+                b[wj * TN + j + 3] = v.w;
+            }
+    };
+#pragma unroll
+    for (int s = 0; s < STAGES; s++) {
+        if (s < ntiles)
+            load_tile(s, kbeg + s * BK);
+        mm_commit();
+    }
+    if (ntiles > 0) {
+        mm_wait<STAGES - 1>();
+        __syncthreads();
+        load_frag(fa[0], fb[0], smem, 0);
+    }
+    int rd_stage = 0;
+    for (int t = 0; t < ntiles; t++) {
+        const float *s = smem + rd_stage * STAGE_FLOATS;
+#pragma unroll
+        for (int kk = 0; kk < BK; kk++) {
+            const int cur = kk & 1;
+            if (kk < BK - 1) {
+                load_frag(fa[cur ^ 1], fb[cur ^ 1], s, kk + 1);
+            } else {
+                mm_wait<STAGES - 2>();
+                __syncthreads();    // step t + 1 landed; everyone is done reading step t
+                const int nx = rd_stage == STAGES - 1 ? 0 : rd_stage + 1;
+                if (t + 1 < ntiles)
+                    load_frag(fa[cur ^ 1], fb[cur ^ 1], smem + nx * STAGE_FLOATS, 0);
+            }
+#pragma unroll
+            for (int i = 0; i < WMITER * TM; i++)
+#pragma unroll
+                for (int j = 0; j < WNITER * TN; j++)
+                    acc[i][j] = fmaf(fa[cur][i], fb[cur][j], acc[i][j]);
+        }
+        // Refill the buffer of step t (after the last FFMAs: fewer live registers).
+        if (t + STAGES < ntiles)
+            load_tile(rd_stage, kbeg + (t + STAGES) * BK);
+        mm_commit();
+        rd_stage = rd_stage == STAGES - 1 ? 0 : rd_stage + 1;
+    }
+    mm_wait<0>();
 #else
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {

@@ -35,10 +35,11 @@ TEST(matmul_space_sizes)
     long long expect = 1;
     for (int p = 0; p < f->n_params; p++)
         expect *= f->params[p].n_values;
-    /* 3*3*2 (ALGO, TILE, UNROLL) * 3^5 (BM BN BK WM WN) * 2*2*3*4*2*2*5 */
-    CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5);
+    /* 3*3*2 (ALGO, TILE, UNROLL) * 3^5 (BM BN BK WM WN) * 2*2*3*4*2*2*5*2 */
+    CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2);
     CHECK_EQ(tpl_space_size(f), expect);
     int cfg[TPL_MAX_PARAMS], algo_count[3] = {0, 0, 0}, stages_seen[5] = {0}, split_seen = 0;
+    int frag_seen[2] = {0, 0}, frag_split128 = 0;
     char why[256];
     long long valid = 0;
     for (long long i = 0; i < expect; i++) {
@@ -52,11 +53,21 @@ TEST(matmul_space_sizes)
         if (cfg[0] == 2) {
             stages_seen[cfg[mt_param("STAGES")]] = 1;
             split_seen |= cfg[mt_param("SPLITK")] > 1;
+            int fr = cfg[mt_param("FRAG")];
+            CHECK(fr == 0 || fr == 1);
+            frag_seen[fr]++;
+            /* FRAG=1 needs the second buffer the kernel's static_assert asks for */
+            CHECK(!fr || (cfg[mt_param("STAGES")] >= 2 && cfg[mt_param("BK")] % 2 == 0));
+            frag_split128 += fr && cfg[mt_param("SPLITK")] > 1 && cfg[mt_param("BM")] == 128 &&
+                             cfg[mt_param("BN")] == 128;
         }
     }
     printf("    matmul: raw %lld, valid %lld (naive %d, tiled %d, tuned %d)\n", expect, valid,
            algo_count[0], algo_count[1], algo_count[2]);
-    CHECK(valid >= 200 && valid <= 800);
+    printf("    matmul: FRAG=0 %d, FRAG=1 %d (split-K on 128x128: %d)\n", frag_seen[0], frag_seen[1],
+           frag_split128);
+    CHECK(valid >= 200 && valid <= 600);    /* the CPU tier compiles every one twice */
+    CHECK(frag_seen[0] > 100 && frag_seen[1] > 100 && frag_split128 > 0);
     CHECK_EQ(algo_count[0], 1);     /* the naive kernel has no parameters */
     CHECK_EQ(algo_count[1], 6);     /* TILE 8/16/32 x UNROLL 1/4 */
     CHECK(stages_seen[1] && stages_seen[2] && stages_seen[3] && stages_seen[4] && split_seen);
@@ -69,26 +80,36 @@ TEST(matmul_valid_rejects_with_reason)
     char why[256];
     static const char *const bad[] = {
         /* unused parameter off its canonical value: a duplicate of ALGO=0 */
-        "ALGO=0,TILE=8,UNROLL=1,BM=128,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1",
-        "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=2,VEC=1,PAD=0,SPLITK=1",
-        "ALGO=2,TILE=16,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1",
+        "ALGO=0,TILE=8,UNROLL=1,BM=128,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0",
+        "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=2,VEC=1,PAD=0,SPLITK=1,FRAG=0",
+        "ALGO=2,TILE=16,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0",
         /* UNROLL does not divide TILE */
-        "ALGO=1,TILE=8,UNROLL=3,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1",
+        "ALGO=1,TILE=8,UNROLL=3,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0",
         /* 64 warps = 2048 threads */
-        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0",
         /* warp tile does not divide the block tile */
-        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=128,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=128,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0",
         /* 256 accumulators per thread */
-        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=8,WM=128,WN=64,TM=8,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=8,WM=128,WN=64,TM=8,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0",
         /* shared memory: 4 x 32 x (256+256+8) x 4 bytes = 266 KB */
-        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=32,WM=128,WN=64,TM=8,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=32,WM=128,WN=64,TM=8,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=0",
         /* PAD=0 leaves the 8-way conflicts of the transposed A stores */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=0,SPLITK=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=0,SPLITK=1,FRAG=0",
         /* split-K with large tiles */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=0",
         /* VEC outside 1/4, unknown ALGO */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=2,PAD=4,SPLITK=1",
-        "ALGO=3,TILE=8,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=2,PAD=4,SPLITK=1,FRAG=0",
+        "ALGO=3,TILE=8,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0",
+        /* FRAG=1: needs a second stage, VEC=4, STAGES <= 3; FRAG outside 0/1 */
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=1,VEC=4,PAD=4,SPLITK=1,FRAG=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=1,PAD=4,SPLITK=1,FRAG=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=2",
+        /* split-K: 128x128 tiles only with FRAG=1; STAGES=3 only; FRAG=1 at most 8 splits */
+        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=2,FRAG=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=1",
+        /* FRAG with an unused-by-ALGO parameter off canonical */
+        "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=1",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         if (!mt_parse(bad[i], cfg))
@@ -101,7 +122,7 @@ TEST(matmul_valid_rejects_with_reason)
      * padding need 4*8*(128+256+8)*4 = 50176 bytes, legal on the generic sm_80+
      * device, illegal on a 48 KiB one. */
     const char *big = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,"
-                      "STAGES=4,VEC=4,PAD=4,SPLITK=1";
+                      "STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=0";
     if (!mt_parse(big, cfg))
         return;
     CHECK_MSG(f->valid(cfg, NULL, why, sizeof why), "%s", why);
@@ -149,7 +170,7 @@ TEST(matmul_applicable_and_work)
     const tpl_family *f = &tpl_matmul;
     int cfg[TPL_MAX_PARAMS];
     const char *sk = "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,"
-                     "STAGES=3,VEC=4,PAD=4,SPLITK=16";
+                     "STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=0";
     if (!mt_parse(sk, cfg))
         return;
     char why[256];
@@ -214,16 +235,25 @@ TEST(matmul_nvrtc_compiles_sample_sm90)
 
 static const char *const mt_spread[] = {
     /* every STAGES, both layouts, 16-byte and 4-byte paths, split-K, big tiles */
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=1,VEC=4,PAD=4,SPLITK=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=8,WM=64,WN=32,TM=8,TN=8,WNITER=1,STAGES=2,VEC=1,PAD=4,SPLITK=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=32,WN=64,TM=8,TN=4,WNITER=2,STAGES=4,VEC=1,PAD=4,SPLITK=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=4,VEC=4,PAD=4,SPLITK=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=2",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=4,VEC=4,PAD=4,SPLITK=16",
-    "ALGO=1,TILE=8,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1",
-    "ALGO=1,TILE=32,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=1,VEC=4,PAD=4,SPLITK=1,FRAG=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=8,WM=64,WN=32,TM=8,TN=8,WNITER=1,STAGES=2,VEC=1,PAD=4,SPLITK=1,FRAG=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=32,WN=64,TM=8,TN=4,WNITER=2,STAGES=4,VEC=1,PAD=4,SPLITK=1,FRAG=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=2,FRAG=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=4,VEC=4,PAD=4,SPLITK=16,FRAG=0",
+    /* FRAG=1: fragments double-buffered across the barrier; both stage counts, BK 8/16/32,
+     * 4- and 8-warp tiles, 128 accumulators, split-K on 64x128 and 128x128 tiles */
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=32,WN=64,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=8,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=8,FRAG=1",
+    "ALGO=1,TILE=8,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0",
+    "ALGO=1,TILE=32,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0",
 };
 
 typedef struct mt_cfg {
