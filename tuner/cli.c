@@ -388,6 +388,21 @@ static int cmd_report(int argc, char **argv)
 
 /* ---- autotune check ---- */
 
+typedef struct check_key {
+    char key[40];
+    long long index;                 /* into the job list */
+} check_key;
+
+static int check_key_cmp(const void *a, const void *b)
+{
+    const check_key *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* Compiles every valid configuration of f (and the default and baselines
+ * when off the lattice). Configurations whose NVRTC input is identical
+ * (same tpl_binary_key: source, options, arch, NVRTC) share one compile. */
 static int check_family(const tpl_family *f, const char *arch, tn_pool *pool)
 {
     long long *valid = NULL;
@@ -396,7 +411,6 @@ static int check_family(const tpl_family *f, const char *arch, tn_pool *pool)
         fprintf(stderr, "autotune: out of memory\n");
         return 1;
     }
-    /* the default and baselines, when off the lattice */
     int extra_cfg[1 + 16][TPL_MAX_PARAMS];
     int n_extra = 0;
     for (int b = -1; b < f->n_baselines && n_extra < 17; b++) {
@@ -413,7 +427,12 @@ static int check_family(const tpl_family *f, const char *arch, tn_pool *pool)
     }
     long long total = n_valid + n_extra;
     tn_job *jobs = calloc((size_t)total + 1, sizeof *jobs);
-    if (!jobs) {
+    check_key *keys = calloc((size_t)total + 1, sizeof *keys);
+    long long *owner = calloc((size_t)total + 1, sizeof *owner);
+    if (!jobs || !keys || !owner) {
+        free(jobs);
+        free(keys);
+        free(owner);
         free(valid);
         fprintf(stderr, "autotune: out of memory\n");
         return 1;
@@ -425,28 +444,52 @@ static int check_family(const tpl_family *f, const char *arch, tn_pool *pool)
             tpl_config_from_index(f, valid[k], jobs[k].cfg);
         else
             memcpy(jobs[k].cfg, extra_cfg[k - n_valid], sizeof jobs[k].cfg);
-        tn_pool_submit(pool, &jobs[k]);
+        tpl_binary_key(f, jobs[k].cfg, arch, keys[k].key, sizeof keys[k].key);
+        keys[k].index = k;
     }
+    qsort(keys, (size_t)total, sizeof *keys, check_key_cmp);
+    long long distinct = 0;
+    for (long long i = 0; i < total; i++) {
+        if (i == 0 || strcmp(keys[i].key, keys[i - 1].key) != 0) {
+            owner[keys[i].index] = keys[i].index;
+            distinct++;
+        } else {
+            owner[keys[i].index] = owner[keys[i - 1].index];
+        }
+    }
+    for (long long k = 0; k < total; k++)
+        if (owner[k] == k)
+            tn_pool_submit(pool, &jobs[k]);
     long long failed = 0, compiled = 0;
     double t0 = tn_now();
     for (long long k = 0; k < total; k++) {
-        tn_pool_wait(pool, &jobs[k]);
-        if (jobs[k].status == AT_OK) {
+        tn_job *job = &jobs[owner[k]];
+        tn_pool_wait(pool, job);
+        if (job->status == AT_OK) {
             compiled++;
         } else {
             char cfg[TPL_CONFIG_LEN];
             tpl_config_format(f, jobs[k].cfg, cfg, sizeof cfg);
-            printf("%s: %s failed to compile for %s (%s):\n%s\n", f->name, cfg, arch,
-                   at_status_string(jobs[k].status), jobs[k].log ? jobs[k].log : "(no log)");
+            printf("%s: %s failed to compile for %s (%s)", f->name, cfg, arch,
+                   at_status_string(job->status));
+            if (owner[k] == k)
+                printf(":\n%s\n", job->log ? job->log : "(no log)");
+            else
+                printf(" (same NVRTC input as a configuration above)\n");
             failed++;
         }
+    }
+    for (long long k = 0; k < total; k++) {
         free(jobs[k].cubin);
         free(jobs[k].log);
     }
-    printf("%s: %lld raw, %lld valid, %lld compiled, %lld failed (%.1f s)\n", f->name,
-           tpl_space_size(f), total, compiled, failed, tn_now() - t0);
+    printf("%s: %lld raw, %lld valid, %lld compiled, %lld failed (%lld distinct cubins, "
+           "%.1f s)\n", f->name, tpl_space_size(f), total, compiled, failed, distinct,
+           tn_now() - t0);
     fflush(stdout);
     free(jobs);
+    free(keys);
+    free(owner);
     free(valid);
     return failed ? 1 : 0;
 }
