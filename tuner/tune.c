@@ -262,6 +262,8 @@ typedef struct tn_item {
     int submitted;                   /* its own compile job is in the pool */
     int spec;                        /* 1 + slot of the speculative compile
                                         it waits for, 0 none */
+    int twin;                        /* an item ahead compiles the same
+                                        NVRTC input: take its stored cubin */
 } tn_item;
 
 static void item_release(tn_item *it)
@@ -568,6 +570,23 @@ static void spec_finish(tn_ctx *c)
  * stores a new cubin in the database. */
 static void item_await(tn_ctx *c, tn_item *it)
 {
+    if (it->twin) {
+        /* the item ahead stored its cubin; if it failed or was dropped,
+         * compile here (a compile error then comes with its own log) */
+        it->twin = 0;
+        void *bin = NULL;
+        size_t size = 0;
+        if (db_get_binary(c->d, it->key, &bin, &size) == AT_OK && size > 0) {
+            it->cubin = bin;
+            it->cubin_size = size;
+            it->from_db = 1;
+            it->job.status = AT_OK;
+            it->job.done = 1;
+            return;
+        }
+        tn_pool_submit_urgent(c->pool, &it->job);
+        it->submitted = 1;
+    }
     if (it->spec) {
         tn_spec *sp = &c->spec[it->spec - 1];
         tn_pool_wait(c->pool, &sp->job);
@@ -608,11 +627,20 @@ static void item_drop(tn_ctx *c, tn_item *it)
 
 /* Prepares an item: binary from the database, a speculative compile
  * already under way, or a compile job ahead of the speculative ones. */
-static void item_start(tn_ctx *c, tn_item *it, tn_stats *stats)
+static void item_start(tn_ctx *c, tn_item *it, tn_stats *stats, tn_item *const *queue,
+                       int q_head, int q_len, int window)
 {
     snprintf(it->job.arch, sizeof it->job.arch, "%s", c->arch);
     it->job.fam = c->fam;
     tpl_binary_key(c->fam, it->job.cfg, c->arch, it->key, sizeof it->key);
+    for (int i = 0; i < q_len; i++) {
+        const tn_item *ahead = queue[(q_head + i) % window];
+        if ((ahead->submitted || ahead->spec || ahead->twin) &&
+            strcmp(ahead->key, it->key) == 0) {
+            it->twin = 1;
+            return;
+        }
+    }
     int k = spec_find(c, it->key);
     if (k >= 0 && !c->spec[k].attached) {
         c->spec[k].attached = 1;
@@ -833,7 +861,7 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
                 continue;            /* stored before (told already), or db error */
             int slot = free_slot[--n_free];
             ring[slot] = cand;
-            item_start(c, &ring[slot], &stats);
+            item_start(c, &ring[slot], &stats, q, q_head, q_len, window);
             q[(q_head + q_len) % window] = &ring[slot];
             q_len++;
         }
@@ -858,6 +886,8 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
         }
         if (it->submitted || it->spec)
             stats.compiled++;
+        else if (it->twin)
+            stats.reused++;
         item_await(c, it);
         db_result r;
         result_init(c, it, &r);
