@@ -705,20 +705,16 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
     const tn_strategy *strat = o->strategy ? tn_strategy_find(o->strategy) : NULL;
     double budget_s = o->budget_s;
     long long budget_evals = o->budget_evals;
-    if (!strat) {
-        if (n_valid <= TN_EXHAUSTIVE_MAX) {
-            strat = &tn_strategy_exhaustive;
-        } else {
-            strat = &tn_strategy_anneal;
-            if (budget_s <= 0 && budget_evals <= 0) {
-                budget_s = c->guided_unit_s * family_weight(fam);
-                if (budget_s < TN_GUIDED_MIN_S)
-                    budget_s = TN_GUIDED_MIN_S;
-                if (budget_s > TN_GUIDED_MAX_S)
-                    budget_s = TN_GUIDED_MAX_S;
-                budget_evals = TN_GUIDED_EVALS;
-            }
-        }
+    if (!strat)
+        strat = n_valid <= TN_EXHAUSTIVE_MAX ? &tn_strategy_exhaustive : &tn_strategy_anneal;
+    if (strat != &tn_strategy_exhaustive && budget_s <= 0 && budget_evals <= 0) {
+        /* random or guided without --budget: the default share */
+        budget_s = c->guided_unit_s * family_weight(fam);
+        if (budget_s < TN_GUIDED_MIN_S)
+            budget_s = TN_GUIDED_MIN_S;
+        if (budget_s > TN_GUIDED_MAX_S)
+            budget_s = TN_GUIDED_MAX_S;
+        budget_evals = TN_GUIDED_EVALS;
     }
     void *st = strat->create(&space, c->seed);
     if (!st) {
