@@ -387,11 +387,20 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
                             (unsigned)g.nthreads, 1, 1, (unsigned)g.smem, a);
     if (s != AT_OK || sk == 1)
         return s;
-    long long blocks = mm_cdiv((long long)m * n, 256);
-    if (blocks > 65536)
-        blocks = 65536;
-    void *r[] = {&m, &n, &sk, &alpha, &W, &beta, &C, &ldc};
-    return ex_launch(ex, "matmul_splitk_reduce", (unsigned)blocks, 1, 1, 256, 1, 1, 0, r);
+    /* Reduction: 256-thread blocks of bx column chunks (4 columns each when
+     * vectorized) x 256/bx rows; about 4096 blocks, rows strided beyond. */
+    int vec = cfg[P_VEC] == 4 && n % 4 == 0 && C % 16 == 0 && ldc % 4 == 0 && W % 16 == 0;
+    long long chunks = vec ? n / 4 : n;
+    int bx = chunks >= 256 ? 256 : chunks >= 128 ? 128 : chunks >= 64 ? 64 : 32;
+    int by = 256 / bx;
+    long long gx = mm_cdiv(chunks, bx), gy = mm_cdiv(m, by), gy_max = mm_cdiv(4096, gx);
+    if (gy > gy_max)
+        gy = gy_max;
+    if (gy > 65535)
+        gy = 65535;
+    void *r[] = {&m, &n, &sk, &alpha, &W, &beta, &C, &ldc, &vec};
+    return ex_launch(ex, "matmul_splitk_reduce", (unsigned)gx, (unsigned)gy, 1, (unsigned)bx,
+                     (unsigned)by, 1, 0, r);
 }
 
 static void mm_work(const tpl_problem *p, double *flops, double *bytes)
