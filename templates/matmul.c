@@ -266,6 +266,11 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
                  "when B is unaligned; VEC=1 variants are kept only as FRAG=0 fallbacks)");
         return 0;
     }
+    if (cfg[P_FRAG] == 1 && bk > 16) {
+        snprintf(why, len, "FRAG=1 with BK=%d: ptxas -v (sm_90) spills 12-40 bytes at the register "
+                 "bound (two fragment sets plus the longer copy plan)", bk);
+        return 0;
+    }
     if (cfg[P_FRAG] == 1 && st > 3) {
         snprintf(why, len, "FRAG=1 with STAGES=4: the register double buffer already hides the "
                  "shared-memory latency; STAGES 2..3 keep the space small");

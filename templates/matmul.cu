@@ -386,9 +386,9 @@ matmul_tuned(int M, int N, int K, float alpha, const float *__restrict__ A, int 
             } else {
                 mm_wait<STAGES - 2>();
                 __syncthreads();    // step t + 1 landed; everyone is done reading step t
+                // (after the last step this reads a stale buffer: harmless, unused, no branch)
                 const int nx = rd_stage == STAGES - 1 ? 0 : rd_stage + 1;
-                if (t + 1 < ntiles)
-                    load_frag(fa[cur ^ 1], fb[cur ^ 1], smem + nx * STAGE_FLOATS, 0);
+                load_frag(fa[cur ^ 1], fb[cur ^ 1], smem + nx * STAGE_FLOATS, 0);
             }
 #pragma unroll
             for (int i = 0; i < WMITER * TM; i++)
