@@ -243,13 +243,13 @@ static const char *const mt_spread[] = {
     "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=0",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0",
     "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=2,FRAG=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=4,VEC=4,PAD=4,SPLITK=16,FRAG=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=0",
     /* FRAG=1: fragments double-buffered across the barrier; both stage counts, BK 8/16,
      * 4- and 8-warp tiles, 128 accumulators, split-K on 64x128 and 128x128 tiles */
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=32,WN=64,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1",
     "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=8,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=8,FRAG=1",
@@ -542,4 +542,15 @@ GPU_TEST(matmul_gpu_api_padded_ldc_matches_cpu)
     CHECK(ok);
     CHECK_MSG(err >= 0 && err < 2e-6, "relative error %g", err);
     CHECK_MSG(pad_diff == 0.0, "padding of C changed (sum |diff| %g)", pad_diff);
+}
+
+/* The GPU tier's spread set must stay inside the valid space as rules change. */
+TEST(matmul_gpu_spread_set_is_valid)
+{
+    for (size_t i = 0; i < sizeof mt_spread / sizeof mt_spread[0]; i++) {
+        int cfg[TPL_MAX_PARAMS];
+        char why[256];
+        CHECK(mt_parse(mt_spread[i], cfg));
+        CHECK_MSG(tpl_matmul.valid(cfg, NULL, why, sizeof why), "%s: %s", mt_spread[i], why);
+    }
 }
