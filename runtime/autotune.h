@@ -31,6 +31,8 @@ typedef enum at_status {
     AT_ERR_INTERNAL = 17         /* a bug in autotune: please report */
 } at_status;
 
+/* A handle serves one thread at a time (as a cuBLAS handle does); use one
+ * handle per thread for concurrent calls. */
 typedef struct at_handle at_handle;
 
 /* Which level of the lookup chain chose a kernel's configuration. */
