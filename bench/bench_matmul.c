@@ -156,8 +156,9 @@ static void bn_store(db *d, const at_device_info *dev, const tpl_problem *p, con
 }
 
 /* ---- --sweep SHAPES [STRIDE [TOP [RUNS]]]: compile every STRIDE-th valid
- * ALGO=2 configuration in parallel, verify and time each on every shape
- * ("4096x4096x4096,8192x64x8192"), print the TOP fastest with cuBLAS. ---- */
+ * ALGO=2 configuration (only those whose text contains $BN_SWEEP_ONLY, if set)
+ * in parallel, verify and time each on every shape ("4096x4096x4096,8192x64x8192"),
+ * print the TOP fastest with cuBLAS. ---- */
 
 typedef struct bn_item {
     int cfg[TPL_MAX_PARAMS];
@@ -208,13 +209,17 @@ static int bn_sweep(ms_gpu *g, cublasHandle_t cublas, int argc, char **argv)
     bn_item *items = calloc(1024, sizeof *items);
     int n = 0, seen = 0;
     char why[256];
+    /* BN_SWEEP_ONLY=TEXT: only configurations whose text contains TEXT ("FRAG=1") */
+    const char *only = getenv("BN_SWEEP_ONLY");
     for (long long i = 0; i < raw && n < 1024; i++) {
         int cfg[TPL_MAX_PARAMS];
         tpl_config_from_index(f, i, cfg);
-        if (cfg[0] != 2 || !f->valid(cfg, dev, why, sizeof why) || seen++ % (stride > 0 ? stride : 1))
+        if (cfg[0] != 2 || !f->valid(cfg, dev, why, sizeof why))
+            continue;
+        tpl_config_format(f, cfg, items[n].text, sizeof items[n].text);
+        if ((only && !strstr(items[n].text, only)) || seen++ % (stride > 0 ? stride : 1))
             continue;
         memcpy(items[n].cfg, cfg, sizeof cfg);
-        tpl_config_format(f, cfg, items[n].text, sizeof items[n].text);
         n++;
     }
     bn_pool pool = {items, n, 0, dev->arch, PTHREAD_MUTEX_INITIALIZER};

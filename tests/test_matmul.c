@@ -253,6 +253,10 @@ static const char *const mt_spread[] = {
     "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=8,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=8,FRAG=1",
+    /* round 3: the 4096^3 sweep winner (128 accumulators, interior copy path) and a
+     * 128x128 BK=16 split-K FRAG=1 tile (the 128x8192x8192 winner's shape) */
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1",
     "ALGO=1,TILE=8,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0",
     "ALGO=1,TILE=32,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0",
 };
@@ -317,6 +321,9 @@ GPU_TEST(matmul_gpu_configs_verify_at_ragged_shapes)
         {3, {1000, 999, 1001}}, {3, {1, 1, 1}}, {3, {17, 33, 65}}, {3, {130, 70, 300}},
         /* n % 4 == 0 and k >= 512: every split-K config runs, with the float4 reduction */
         {3, {96, 132, 520}},
+        /* interior blocks of every tile size (FRAG=1's unpredicated copy path) next to
+         * edge blocks, a ragged K tail, several K steps per split */
+        {3, {260, 264, 1037}},
     };
     for (size_t s = 0; !th_failed() && s < sizeof shapes / sizeof shapes[0]; s++) {
         const tpl_problem *p = &shapes[s];
@@ -391,6 +398,9 @@ GPU_TEST(matmul_gpu_leading_dimensions_and_alignment)
         {123, 77, 95, 101, 80, 84},     /* padded, multiples of 4 where possible */
         {67, 45, 129, 131, 47, 50},     /* odd: no 16-byte path for A/B rows */
         {200, 130, 70, 70, 133, 131},
+        /* interior 128x256 blocks with an odd lda and a padded, 16-byte ldb (FRAG=1's
+         * unpredicated copies), ragged K */
+        {270, 300, 83, 85, 304, 301},
     };
     tpl_workset ws;
     memset(&ws, 0, sizeof ws);
