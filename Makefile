@@ -27,12 +27,17 @@ TOOL_SRC := $(wildcard tuner/*.c reports/*.c)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/test_*.c) tests/harness.c
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+# Test-only families (a configuration that crashes, one that hangs) live in
+# tests/families/ and are linked into the test programs only.
+TESTFAM_CU  := $(wildcard tests/families/*.cu)
+TESTFAM_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/families/*.c)) $(BUILD)/gen/test_sources.o
 CU_SRC   := $(wildcard templates/*.cu)
 
 STATIC   := $(BUILD)/libautotune.a
 SHARED   := $(BUILD)/libautotune.so
 TOOL     := $(BUILD)/autotune
 TESTS    := $(BUILD)/run_tests
+TEST_TOOL := $(BUILD)/autotune-test
 
 .PHONY: all test check bench install uninstall clean
 all: $(STATIC) $(SHARED) $(TOOL) $(BUILD)/autotune.pc
@@ -50,6 +55,11 @@ $(BUILD)/gen/sources.c: $(BUILD)/tools/embed $(CU_SRC)
 	$(BUILD)/tools/embed $@ $(CU_SRC)
 $(BUILD)/gen/sources.o: $(BUILD)/gen/sources.c
 	$(CC) $(CFLAGS) -c $< -o $@
+$(BUILD)/gen/test_sources.c: $(BUILD)/tools/embed $(TESTFAM_CU)
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/embed --symbol th_families_source_text $@ $(TESTFAM_CU)
+$(BUILD)/gen/test_sources.o: $(BUILD)/gen/test_sources.c
+	$(CC) $(CFLAGS) -c $< -o $@
 
 $(STATIC): $(LIB_OBJ)
 	rm -f $@
@@ -59,8 +69,10 @@ $(SHARED): $(LIB_OBJ) runtime/libautotune.map
 	    -o $@ $(LIB_OBJ) $(LDLIBS)
 $(TOOL): $(TOOL_OBJ) $(STATIC)
 	$(CC) -o $@ $(TOOL_OBJ) $(STATIC) $(LDLIBS)
-$(TESTS): $(TEST_OBJ) $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(STATIC) $(TOOL)
-	$(CC) -o $@ $(TEST_OBJ) $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(STATIC) $(LDLIBS)
+$(TEST_TOOL): $(TOOL_OBJ) $(TESTFAM_OBJ) $(STATIC)
+	$(CC) -o $@ $(TOOL_OBJ) $(TESTFAM_OBJ) $(STATIC) $(LDLIBS)
+$(TESTS): $(TEST_OBJ) $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(TESTFAM_OBJ) $(STATIC) $(TOOL) $(TEST_TOOL)
+	$(CC) -o $@ $(TEST_OBJ) $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(TESTFAM_OBJ) $(STATIC) $(LDLIBS)
 
 PC_TEXT = 'prefix=%s\nexec_prefix=$${prefix}\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\ncudadir=%s\n\nName: autotune\nDescription: tuned CUDA kernels (matmul, sum, dot, Jacobi) from a tuning database\nVersion: %s\nCflags: -I$${includedir} -I$${cudadir}/include\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lautotune\nLibs.private: -L$${cudadir}/lib64 -lnvrtc -lsqlite3 -ldl -lpthread -lm\n'
 $(BUILD)/autotune.pc: Makefile

@@ -208,9 +208,11 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
                  g.regs, g.nthreads, regs_limit);
         return 0;
     }
-    if (g.acc > 128 || (g.acc == 128 && bk > 8)) {
-        snprintf(why, len, "%d accumulators with BK=%d spill or exhaust registers (ptxas: 128 needs BK=8)",
-                 g.acc, bk);
+    /* ptxas -v, sm_90: 128 accumulators spill at BK >= 16 with FRAG=0; FRAG=1's loop
+     * (round 3, interior copy path) holds them at BK=16 in 232-255 registers, no spills. */
+    if (g.acc > 128 || (g.acc == 128 && bk > (cfg[P_FRAG] == 1 ? 16 : 8))) {
+        snprintf(why, len, "%d accumulators with BK=%d spill or exhaust registers (ptxas: 128 needs "
+                 "BK=8, or BK<=16 with FRAG=1)", g.acc, bk);
         return 0;
     }
     /* Efficiency rules (documented in bench/notes_matmul.md). */

@@ -112,6 +112,12 @@ typedef struct tpl_family {
 int tpl_family_count(void);                     /* includes hidden ones */
 const tpl_family *tpl_family_at(int index);
 const tpl_family *tpl_find(const char *name);   /* NULL if unknown */
+/* Adds a family (test builds use this for their hidden families); -1 if
+ * the name is taken or the table is full. Call before any other thread
+ * uses the registry (e.g. from a constructor). */
+int tpl_register_family(const tpl_family *fam);
+/* Adds a source for families whose .cu is not embedded in the library. */
+int tpl_register_source(const char *name, const char *text, size_t len);
 
 /* ---- embedded sources (generated at build time) ---- */
 /* Text of embedded file `name` ("matmul.cu"), NUL-terminated; NULL if none. */

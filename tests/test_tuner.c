@@ -452,9 +452,9 @@ TEST(tuner_fake_worker_crash_hang_wrong_best_resume)
     char dbpath[4300], cmd[16384], *out = NULL;
     snprintf(dbpath, sizeof dbpath, "%s/fake.db", th_tmpdir());
     snprintf(cmd, sizeof cmd,
-             "AUTOTUNE_WORKER='%s/autotune __fake_worker' "
+             "AUTOTUNE_WORKER='%s/autotune-test __fake_worker' "
              "AUTOTUNE_FAKE='crash=%s;hang=%s;wrong=%s' "
-             "%s/autotune --device 0 --kernel test_oob --db %s --timeout 1 --seed 3 --quiet "
+             "%s/autotune-test --device 0 --kernel test_oob --db %s --timeout 1 --seed 3 --quiet "
              "--jobs 16",
              th_build_dir(), crash, hang, wrong, th_build_dir(), dbpath);
     int rc = th_run(cmd, &out);
@@ -508,8 +508,8 @@ TEST(tuner_fake_worker_no_device)
 {
     char cmd[16384], *out = NULL;
     snprintf(cmd, sizeof cmd,
-             "AUTOTUNE_WORKER='%s/autotune __fake_worker' AUTOTUNE_FAKE=nodevice "
-             "%s/autotune --device 5 --kernel test_oob --db %s/x.db",
+             "AUTOTUNE_WORKER='%s/autotune-test __fake_worker' AUTOTUNE_FAKE=nodevice "
+             "%s/autotune-test --device 5 --kernel test_oob --db %s/x.db",
              th_build_dir(), th_build_dir(), th_tmpdir());
     int rc = th_run(cmd, &out);
     CHECK_MSG(rc == 1, "exit %d: %s", rc, out ? out : "");
@@ -523,8 +523,8 @@ static int run_and_signal(const char *dbpath, const char *sig, char **out)
 {
     char cmd[32768];
     snprintf(cmd, sizeof cmd,
-             "AUTOTUNE_WORKER='%s/autotune __fake_worker %s' AUTOTUNE_FAKE='delay=200' "
-             "%s/autotune --device 0 --kernel test_oob --db %s --seed 9 --quiet "
+             "AUTOTUNE_WORKER='%s/autotune-test __fake_worker %s' AUTOTUNE_FAKE='delay=200' "
+             "%s/autotune-test --device 0 --kernel test_oob --db %s --seed 9 --quiet "
              "> %s.log 2>&1 & pid=$!; sleep 1.5; kill -%s $pid; wait $pid; echo \"rc=$?\"; "
              "cat %s.log",
              th_build_dir(), dbpath, th_build_dir(), dbpath, dbpath, sig, dbpath);
@@ -542,8 +542,8 @@ TEST(tuner_sigint_stops_cleanly_and_rerun_completes)
     int stored = count_rows(dbpath, "test_oob");
     CHECK_MSG(stored >= 1 && stored < 13, "stored %d", stored);
     snprintf(cmd, sizeof cmd,
-             "AUTOTUNE_WORKER='%s/autotune __fake_worker' "
-             "%s/autotune --device 0 --kernel test_oob --db %s --seed 9 --quiet",
+             "AUTOTUNE_WORKER='%s/autotune-test __fake_worker' "
+             "%s/autotune-test --device 0 --kernel test_oob --db %s --seed 9 --quiet",
              th_build_dir(), th_build_dir(), dbpath);
     int rc = th_run(cmd, &out);
     CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
@@ -568,8 +568,8 @@ TEST(tuner_kill9_loses_nothing_stored)
     snprintf(cmd, sizeof cmd, "sleep 0.3; pgrep -f '[_]_fake_worker %s' >/dev/null", dbpath);
     CHECK(th_run(cmd, NULL) != 0);
     snprintf(cmd, sizeof cmd,
-             "AUTOTUNE_WORKER='%s/autotune __fake_worker' "
-             "%s/autotune --device 0 --kernel test_oob --db %s --seed 9 --quiet",
+             "AUTOTUNE_WORKER='%s/autotune-test __fake_worker' "
+             "%s/autotune-test --device 0 --kernel test_oob --db %s --seed 9 --quiet",
              th_build_dir(), th_build_dir(), dbpath);
     int rc = th_run(cmd, &out);
     CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
@@ -584,7 +584,7 @@ GPU_TEST(tuner_gpu_worker_isolates_crash_and_hang)
     char dbpath[4300], cmd[16384], *out = NULL;
     snprintf(dbpath, sizeof dbpath, "%s/gpu.db", th_tmpdir());
     snprintf(cmd, sizeof cmd,
-             "env -u AUTOTUNE_WORKER %s/autotune --device %d --kernel test_oob,test_hang "
+             "env -u AUTOTUNE_WORKER %s/autotune-test --device %d --kernel test_oob,test_hang "
              "--db %s --seed 1 --quiet",
              th_build_dir(), th_device(), dbpath);
     double t0 = tn_now();
@@ -635,8 +635,8 @@ TEST(tuner_fake_worker_anneal_no_duplicates)
     char dbpath[4300], cmd[16384], *out = NULL;
     snprintf(dbpath, sizeof dbpath, "%s/anneal.db", th_tmpdir());
     snprintf(cmd, sizeof cmd,
-             "AUTOTUNE_WORKER='%s/autotune __fake_worker' AUTOTUNE_FAKE='delay=5' "
-             "%s/autotune --device 0 --kernel test_oob --db %s --strategy anneal "
+             "AUTOTUNE_WORKER='%s/autotune-test __fake_worker' AUTOTUNE_FAKE='delay=5' "
+             "%s/autotune-test --device 0 --kernel test_oob --db %s --strategy anneal "
              "--budget 100e --seed 4 --jobs 8 --quiet",
              th_build_dir(), th_build_dir(), dbpath);
     int rc = th_run(cmd, &out);
@@ -663,8 +663,8 @@ TEST(tuner_fake_worker_anneal_no_duplicates)
     /* a budget in evaluations is respected */
     snprintf(dbpath, sizeof dbpath, "%s/budget.db", th_tmpdir());
     snprintf(cmd, sizeof cmd,
-             "AUTOTUNE_WORKER='%s/autotune __fake_worker' "
-             "%s/autotune --device 0 --kernel test_oob --db %s --strategy random "
+             "AUTOTUNE_WORKER='%s/autotune-test __fake_worker' "
+             "%s/autotune-test --device 0 --kernel test_oob --db %s --strategy random "
              "--budget 5e --seed 4 --quiet",
              th_build_dir(), th_build_dir(), dbpath);
     rc = th_run(cmd, &out);

@@ -12,8 +12,15 @@ static const char *base_name(const char *path)
 
 int main(int argc, char **argv)
 {
+    /* --symbol NAME: the lookup function's name (tpl_embedded_source_text) */
+    const char *symbol = "tpl_embedded_source_text";
+    if (argc > 2 && strcmp(argv[1], "--symbol") == 0) {
+        symbol = argv[2];
+        argv += 2;
+        argc -= 2;
+    }
     if (argc < 2) {
-        fprintf(stderr, "usage: embed OUT.c FILE.cu...\n");
+        fprintf(stderr, "usage: embed [--symbol NAME] OUT.c FILE.cu...\n");
         return 2;
     }
     FILE *out = fopen(argv[1], "w");
@@ -48,7 +55,8 @@ int main(int argc, char **argv)
                 base_name(argv[i]), i - 2, i - 2);
     fprintf(out, "    {NULL, NULL, 0}\n};\n\n");
     fprintf(out,
-            "const char *tpl_source_text(const char *name, size_t *len)\n"
+            "const char *%s(const char *name, size_t *len);\n"
+            "const char *%s(const char *name, size_t *len)\n"
             "{\n"
             "    for (int i = 0; name && embed_table[i].name; i++) {\n"
             "        if (strcmp(embed_table[i].name, name) == 0) {\n"
@@ -58,7 +66,7 @@ int main(int argc, char **argv)
             "        }\n"
             "    }\n"
             "    return NULL;\n"
-            "}\n");
+            "}\n", symbol, symbol);
     if (fclose(out) != 0) {
         perror(argv[1]);
         return 1;

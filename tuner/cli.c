@@ -670,8 +670,6 @@ static int cmd_tune(int argc, char **argv)
 
 int tn_main(int argc, char **argv)
 {
-    if (!tn_linked_families[0])
-        return 1;                    /* never: keeps the families linked */
     if (argc < 2) {
         fputs(usage_text, stderr);
         return EXIT_USAGE;

@@ -193,9 +193,6 @@ int tn_tune(const tn_options *opt);
 long long tn_valid_space(const tpl_family *fam, const at_device_info *dev,
                          const tpl_problem *p, long long **indices);
 
-/* ---- families linked in (tuner/families.c) ---- */
-extern const tpl_family *const tn_linked_families[];
-
 /* ---- command line (tuner/cli.c) ---- */
 int tn_main(int argc, char **argv);
 

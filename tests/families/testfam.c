@@ -201,3 +201,16 @@ const tpl_family tpl_test_hang = {
     .n_tuning_problems = 1,
     .tuning_problems = tf_problems,
 };
+
+/* Test builds only: the families and their source join the registry when
+ * the test binary or autotune-test loads. */
+const char *th_families_source_text(const char *name, size_t *len);
+
+__attribute__((constructor)) static void testfam_register(void)
+{
+    size_t len = 0;
+    const char *text = th_families_source_text("testfam.cu", &len);
+    tpl_register_source("testfam.cu", text, len);
+    tpl_register_family(&tpl_test_oob);
+    tpl_register_family(&tpl_test_hang);
+}
