@@ -39,7 +39,7 @@ TEST(matmul_space_sizes)
     CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2);
     CHECK_EQ(tpl_space_size(f), expect);
     int cfg[TPL_MAX_PARAMS], algo_count[3] = {0, 0, 0}, stages_seen[5] = {0}, split_seen = 0;
-    int frag_seen[2] = {0, 0}, frag_split128 = 0;
+    int frag_seen[2] = {0, 0}, frag_split128 = 0, acc128_bk16 = 0;
     char why[256];
     long long valid = 0;
     for (long long i = 0; i < expect; i++) {
@@ -60,6 +60,11 @@ TEST(matmul_space_sizes)
             CHECK(!fr || (cfg[mt_param("STAGES")] >= 2 && cfg[mt_param("BK")] % 2 == 0));
             frag_split128 += fr && cfg[mt_param("SPLITK")] > 1 && cfg[mt_param("BM")] == 128 &&
                              cfg[mt_param("BN")] == 128;
+            /* 128 accumulators at BK=16: FRAG=1 only (ptxas -v: FRAG=0 spills) */
+            if (cfg[mt_param("WM")] * cfg[mt_param("WN")] == 128 * 32 && cfg[mt_param("BK")] == 16) {
+                CHECK(fr == 1);
+                acc128_bk16++;
+            }
         }
     }
     printf("    matmul: raw %lld, valid %lld (naive %d, tiled %d, tuned %d)\n", expect, valid,
@@ -68,6 +73,7 @@ TEST(matmul_space_sizes)
            frag_split128);
     CHECK(valid >= 200 && valid <= 600);    /* the CPU tier compiles every one twice */
     CHECK(frag_seen[0] > 100 && frag_seen[1] > 100 && frag_split128 > 0);
+    CHECK_EQ(acc128_bk16, 24);      /* 128x256 and 256x128, FRAG=1, STAGES 2/3 */
     CHECK_EQ(algo_count[0], 1);     /* the naive kernel has no parameters */
     CHECK_EQ(algo_count[1], 6);     /* TILE 8/16/32 x UNROLL 1/4 */
     CHECK(stages_seen[1] && stages_seen[2] && stages_seen[3] && stages_seen[4] && split_seen);
@@ -109,6 +115,9 @@ TEST(matmul_valid_rejects_with_reason)
         /* split-K: 128x128 tiles only with FRAG=1; STAGES=3 only; FRAG=1 at most 8 splits */
         "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=2,FRAG=0",
         "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=1",
+        /* 128 accumulators: BK=16 only with FRAG=1 (FRAG=0 spills), BK=32 never */
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=32,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
         /* FRAG with an unused-by-ALGO parameter off canonical */
         "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=1",
     };
@@ -253,9 +262,12 @@ static const char *const mt_spread[] = {
     "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=8,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=8,FRAG=1",
-    /* round 3: the 4096^3 sweep winner (128 accumulators, interior copy path) and a
-     * 128x128 BK=16 split-K FRAG=1 tile (the 128x8192x8192 winner's shape) */
+    /* round 3: the 4096^3 sweep winner (128 accumulators, interior copy path), a
+     * 128x128 BK=16 split-K FRAG=1 tile (the 128x8192x8192 winner's shape) and the
+     * new 128-accumulator BK=16 FRAG=1 tiles */
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=16,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1",
     "ALGO=1,TILE=8,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0",
     "ALGO=1,TILE=32,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0",
