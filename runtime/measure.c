@@ -229,10 +229,12 @@ static at_status ms_reset_output(ms_gpu *g)
 }
 
 static at_status ms_run_once(ms_gpu *g, const tpl_family *fam, const int *cfg,
-                             at_exec *ex, char *err, size_t len)
+                             at_exec *ex, tpl_args *done, char *err, size_t len)
 {
     tpl_args args = g->ws.args;
     at_status s = fam->run(ex, cfg, &args);
+    if (done)
+        *done = args;
     if (s != AT_OK) {
         if (!ex->errmsg[0])
             snprintf(ex->errmsg, ex->errlen, "%s", at_status_string(s));
@@ -262,7 +264,7 @@ at_status ms_verify(ms_gpu *g, const tpl_family *fam, const int *cfg, const void
         ex_release(&ex);
         return ms_context_health(g, AT_ERR_CUDA, err, errlen);
     }
-    s = ms_run_once(g, fam, cfg, &ex, err, errlen);
+    s = ms_run_once(g, fam, cfg, &ex, NULL, err, errlen);
     if (s == AT_OK)
         s = ex_sync(&ex);
     if (s != AT_OK) {
@@ -350,6 +352,7 @@ at_status ms_time(ms_gpu *g, const tpl_family *fam, const int *cfg, const void *
     }
     int runs = 0;
     double total = 0.0;
+    tpl_args last_args = g->ws.args;
     for (int i = 0; s == AT_OK && i < opt.warmup + opt.max_runs; i++) {
         int timed = i >= opt.warmup;
         if (ms_reset_output(g) != AT_OK) {
@@ -372,7 +375,7 @@ at_status ms_time(ms_gpu *g, const tpl_family *fam, const int *cfg, const void *
             s = ms_cuda(g, rc, "cuEventRecord", err, errlen);
             break;
         }
-        if ((s = ms_run_once(g, fam, cfg, &ex, err, errlen)) != AT_OK)
+        if ((s = ms_run_once(g, fam, cfg, &ex, &last_args, err, errlen)) != AT_OK)
             break;
         if ((rc = g->cu->EventRecord(g->stop, g->stream)) != CUDA_SUCCESS ||
             (rc = g->cu->EventSynchronize(g->stop)) != CUDA_SUCCESS) {
@@ -406,6 +409,10 @@ at_status ms_time(ms_gpu *g, const tpl_family *fam, const int *cfg, const void *
     }
     ms_summarize(times, runs, &timing->median_ms, &timing->min_ms, &timing->max_ms);
     timing->runs = runs;
+    timing->flops = flops;
+    timing->bytes = bytes;
+    if (fam->work_done)
+        fam->work_done(&last_args, &timing->flops, &timing->bytes);
     free(times);
     return AT_OK;
 }

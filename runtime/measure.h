@@ -27,6 +27,8 @@ typedef struct ms_timing {
     double median_ms, min_ms, max_ms;
     int runs;
     int abandoned;         /* 1 if stopped early by abandon_ms */
+    double flops, bytes;   /* useful work of one run (family's work_done
+                              where the work depends on the run) */
 } ms_timing;
 
 /* Fills o with the defaults above. */

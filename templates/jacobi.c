@@ -390,6 +390,16 @@ static void jc_work(const tpl_problem *p, double *flops, double *bytes)
     *bytes = 4.0 * n * n * JC_WORK_SWEEPS;
 }
 
+/* The work of a finished solve: each sweep reads A once (x, b and the
+ * update are O(n) and left out). */
+static void jc_work_done(const tpl_args *a, double *flops, double *bytes)
+{
+    double n = (double)a->problem.dims[0];
+    double sweeps = a->jac.iterations > 0 ? a->jac.iterations : 1;
+    *flops = 2.0 * n * n * sweeps;
+    *bytes = 4.0 * n * n * sweeps;
+}
+
 /* A: off-diagonal uniform in [0, 1), diagonal n (strictly dominant since
  * each row's off-diagonal sum is below n - 1; the all-positive entries give
  * the iteration a dominant eigenvalue of about 0.5, so the solve takes about
@@ -474,6 +484,7 @@ const tpl_family tpl_jacobi = {
     .deterministic = jc_deterministic,
     .run = jc_run,
     .work = jc_work,
+    .work_done = jc_work_done,
     .prepare = jc_prepare,
     .check = jc_check,
     .tolerance = jc_tolerance,

@@ -92,6 +92,9 @@ typedef struct tpl_family {
     /* Useful work of one run: floating-point operations and the minimum
      * bytes of device memory that must be moved. */
     void (*work)(const tpl_problem *problem, double *flops, double *bytes);
+    /* Optional: the work of the run just done, where it depends on the run
+     * (Jacobi: the sweeps it took); NULL means work() is exact. */
+    void (*work_done)(const tpl_args *args, double *flops, double *bytes);
     /* Allocates and fills inputs (fresh random data from seed) with the
      * reference module in ref, and computes ws->reference if check uses it. */
     at_status (*prepare)(at_exec *ref, const tpl_problem *problem,

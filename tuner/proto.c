@@ -151,6 +151,8 @@ at_status tn_msg_encode(const tn_msg *m, unsigned char **buf, size_t *len)
     put_f64(&b, m->timing.max_ms);
     put_i64(&b, m->timing.runs);
     put_i64(&b, m->timing.abandoned);
+    put_f64(&b, m->timing.flops);
+    put_f64(&b, m->timing.bytes);
     put_i64(&b, m->verified);
     put_i64(&b, m->fatal);
     put_f64(&b, m->value);
@@ -223,6 +225,8 @@ at_status tn_msg_decode(const unsigned char *body, size_t len, tn_msg *m)
     m->timing.max_ms = get_f64(&r);
     m->timing.runs = get_int(&r);
     m->timing.abandoned = get_int(&r);
+    m->timing.flops = get_f64(&r);
+    m->timing.bytes = get_f64(&r);
     m->verified = get_int(&r);
     m->fatal = get_int(&r);
     m->value = get_f64(&r);

@@ -374,8 +374,9 @@ static int evaluate(tn_ctx *c, tn_item *it, const ms_options *mo, double timeout
             r->time_min_ms = rep.timing.min_ms;
             r->time_max_ms = rep.timing.max_ms;
             r->runs = rep.timing.runs;
-            double flops = 0, bytes = 0;
-            c->fam->work(&c->problem, &flops, &bytes);
+            double flops = rep.timing.flops, bytes = rep.timing.bytes;
+            if (flops <= 0 && bytes <= 0)
+                c->fam->work(&c->problem, &flops, &bytes);
             if (r->time_ms > 0) {
                 r->gflops = flops / (r->time_ms * 1e6);
                 r->gbs = bytes / (r->time_ms * 1e6);
