@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# bench/strategy_compare.sh: issue 6's search check on the matmul space at
+# 4096^3: an exhaustive run (every valid configuration, nothing cached),
+# then the guided strategy (anneal) with a quarter of that time, three
+# seeds, each from an empty database; prints the table to commit.
+set -uo pipefail
+BUILD="${1:-build}"
+SIZE="${SIZE:-4096x4096x4096}"
+tmp="$(mktemp -d)"
+echo "# strategy comparison, matmul $SIZE, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+start=$(date +%s.%N)
+"$BUILD/autotune" --device 0 --kernel matmul --size "$SIZE" --strategy exhaustive \
+    --db "$tmp/ex.db" --seed 1 --quiet > "$tmp/ex.log" 2>&1 || { cat "$tmp/ex.log"; exit 1; }
+ex_wall=$(echo "$(date +%s.%N) - $start" | bc)
+cat "$tmp/ex.log"
+ex_best=$(grep -o 'best [0-9.]* GFLOP/s ([0-9.]* ms' "$tmp/ex.log" | head -1 | grep -o '([0-9.]*' | tr -d '(')
+ex_n=$(grep -o '[0-9]* evaluated' "$tmp/ex.log" | head -1 | grep -o '[0-9]*')
+budget=$(echo "scale=1; $ex_wall / 4" | bc)
+printf '| strategy | seed | budget s | wall s | evaluations | best ms | gap to exhaustive |\n'
+printf '|---|---|---|---|---|---|---|\n'
+printf '| exhaustive | 1 | - | %.1f | %s | %s | 0 |\n' "$ex_wall" "$ex_n" "$ex_best"
+for seed in 1 2 3; do
+    start=$(date +%s.%N)
+    "$BUILD/autotune" --device 0 --kernel matmul --size "$SIZE" --strategy anneal \
+        --budget "${budget}s" --db "$tmp/an$seed.db" --seed "$seed" --quiet > "$tmp/an$seed.log" 2>&1
+    wall=$(echo "$(date +%s.%N) - $start" | bc)
+    best=$(grep -o 'best [0-9.]* GFLOP/s ([0-9.]* ms' "$tmp/an$seed.log" | head -1 | grep -o '([0-9.]*' | tr -d '(')
+    n=$(grep -o '[0-9]* evaluated' "$tmp/an$seed.log" | head -1 | grep -o '[0-9]*')
+    gap=$(echo "scale=2; 100 * ($best - $ex_best) / $ex_best" | bc)
+    printf '| anneal | %s | %s | %.1f | %s | %s | %s%% |\n' "$seed" "$budget" "$wall" "$n" "$best" "$gap"
+done
+printf 'amortized wall time per evaluated configuration (exhaustive, compile included): %.0f ms\n' \
+    "$(echo "1000 * $ex_wall / $ex_n" | bc -l)"
+rm -rf "$tmp"
