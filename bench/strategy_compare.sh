@@ -11,11 +11,11 @@ echo "# strategy comparison, matmul $SIZE, $(date -u '+%Y-%m-%d %H:%M UTC'), $(n
 start=$(date +%s.%N)
 "$BUILD/autotune" --device 0 --kernel matmul --size "$SIZE" --strategy exhaustive \
     --db "$tmp/ex.db" --seed 1 --quiet > "$tmp/ex.log" 2>&1 || { cat "$tmp/ex.log"; exit 1; }
-ex_wall=$(echo "$(date +%s.%N) - $start" | bc)
+ex_wall=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN{printf "%.2f", a-b}')
 cat "$tmp/ex.log"
 ex_best=$(grep -o 'best [0-9.]* GFLOP/s ([0-9.]* ms' "$tmp/ex.log" | head -1 | grep -o '([0-9.]*' | tr -d '(')
 ex_n=$(grep -o '[0-9]* evaluated' "$tmp/ex.log" | head -1 | grep -o '[0-9]*')
-budget=$(echo "scale=1; $ex_wall / 4" | bc)
+budget=$(awk -v w="$ex_wall" 'BEGIN{printf "%.1f", w/4}')
 printf '| strategy | seed | budget s | wall s | evaluations | best ms | gap to exhaustive |\n'
 printf '|---|---|---|---|---|---|---|\n'
 printf '| exhaustive | 1 | - | %.1f | %s | %s | 0 |\n' "$ex_wall" "$ex_n" "$ex_best"
@@ -23,12 +23,12 @@ for seed in 1 2 3; do
     start=$(date +%s.%N)
     "$BUILD/autotune" --device 0 --kernel matmul --size "$SIZE" --strategy anneal \
         --budget "${budget}s" --db "$tmp/an$seed.db" --seed "$seed" --quiet > "$tmp/an$seed.log" 2>&1
-    wall=$(echo "$(date +%s.%N) - $start" | bc)
+    wall=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN{printf "%.2f", a-b}')
     best=$(grep -o 'best [0-9.]* GFLOP/s ([0-9.]* ms' "$tmp/an$seed.log" | head -1 | grep -o '([0-9.]*' | tr -d '(')
     n=$(grep -o '[0-9]* evaluated' "$tmp/an$seed.log" | head -1 | grep -o '[0-9]*')
-    gap=$(echo "scale=2; 100 * ($best - $ex_best) / $ex_best" | bc)
+    gap=$(awk -v x="$best" -v e="$ex_best" 'BEGIN{printf "%.2f", 100*(x-e)/e}')
     printf '| anneal | %s | %s | %.1f | %s | %s | %s%% |\n' "$seed" "$budget" "$wall" "$n" "$best" "$gap"
 done
 printf 'amortized wall time per evaluated configuration (exhaustive, compile included): %.0f ms\n' \
-    "$(echo "1000 * $ex_wall / $ex_n" | bc -l)"
+    "$(awk -v w="$ex_wall" -v n="$ex_n" 'BEGIN{print 1000*w/n}')"
 rm -rf "$tmp"
