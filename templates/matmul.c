@@ -283,15 +283,19 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
                  "per block (4 would leave 4..8 warps per SM)", g.acc);
         return 0;
     }
-    if (cfg[P_FRAG] == 1 && sk > 1 && (sk > 8 || (bm * bn < 128 * 128 && sk < 4))) {
-        snprintf(why, len, "FRAG=1 split-K: SPLITK 2..8 on 128x128 tiles, 4..8 on smaller ones "
-                 "(SPLITK=%d)", sk);
+    /* 128x256 / 256x128 FRAG=1 tiles run one block per SM: SPLITK=4 at BK=16 puts
+     * 128 of them on 132 SMs for 128x8192x8192-like shapes (one wave). */
+    int big_split = cfg[P_FRAG] == 1 && bm * bn == 128 * 256 && sk == 4 && bk == 16;
+    if (cfg[P_FRAG] == 1 && sk > 1 && !big_split &&
+        (sk > 8 || bm * bn > 128 * 128 || (bm * bn < 128 * 128 && sk < 4))) {
+        snprintf(why, len, "FRAG=1 split-K: SPLITK 2..8 on 128x128 tiles, 4..8 on smaller ones, "
+                 "4 on 128x256/256x128 at BK=16 (SPLITK=%d)", sk);
         return 0;
     }
-    if (sk > 1 && (bm * bn > (cfg[P_FRAG] ? 128 * 128 : 64 * 128) || st != 3 || vec != 4)) {
+    if (sk > 1 && (bm * bn > (cfg[P_FRAG] ? 128 * 256 : 64 * 128) || st != 3 || vec != 4)) {
         snprintf(why, len, "SPLITK>1 is for small M*N with long K: tiles of at most 64x128 "
-                 "(128x128 with FRAG=1), STAGES=3 (a split's K range is short: a fourth stage "
-                 "only lengthens the prologue), VEC=4");
+                 "(128x128, or 128x256 at BK=16 with SPLITK=4, with FRAG=1), STAGES=3 (a split's "
+                 "K range is short: a fourth stage only lengthens the prologue), VEC=4");
         return 0;
     }
     if (vec == 1 && bk * bn / g.nthreads > 4) {

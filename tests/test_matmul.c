@@ -73,7 +73,7 @@ TEST(matmul_space_sizes)
            frag_split128);
     CHECK(valid >= 200 && valid <= 600);    /* the CPU tier compiles every one twice */
     CHECK(frag_seen[0] > 100 && frag_seen[1] > 100 && frag_split128 > 0);
-    CHECK_EQ(acc128_bk16, 24);      /* 128x256 and 256x128, FRAG=1, STAGES 2/3 */
+    CHECK_EQ(acc128_bk16, 36);      /* 128x256 and 256x128, FRAG=1, STAGES 2/3, + SPLITK=4 at 3 */
     CHECK_EQ(algo_count[0], 1);     /* the naive kernel has no parameters */
     CHECK_EQ(algo_count[1], 6);     /* TILE 8/16/32 x UNROLL 1/4 */
     CHECK(stages_seen[1] && stages_seen[2] && stages_seen[3] && stages_seen[4] && split_seen);
@@ -118,6 +118,9 @@ TEST(matmul_valid_rejects_with_reason)
         /* 128 accumulators: BK=16 only with FRAG=1 (FRAG=0 spills), BK=32 never */
         "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0",
         "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=32,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
+        /* split-K on 128x256: FRAG=1, BK=16, SPLITK=4 only */
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=2,FRAG=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1",
         /* FRAG with an unused-by-ALGO parameter off canonical */
         "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=1",
     };
@@ -268,6 +271,7 @@ static const char *const mt_spread[] = {
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
     "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=16,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1",
     "ALGO=1,TILE=8,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0",
     "ALGO=1,TILE=32,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0",
