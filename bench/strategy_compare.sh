@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/strategy_compare.sh: issue 6's search check on the matmul space at
 # 4096^3: an exhaustive run (every valid configuration, nothing cached),
-# then the guided strategy (anneal) with a quarter of that time, three
-# seeds, each from an empty database; prints the table to commit.
+# then the guided strategy (anneal) with a quarter of that time for each
+# seed in $SEEDS (default 1 2 3), each from an empty database; prints the table to commit.
 set -uo pipefail
 BUILD="${1:-build}"
 SIZE="${SIZE:-4096x4096x4096}"
@@ -13,13 +13,14 @@ start=$(date +%s.%N)
     --db "$tmp/ex.db" --seed 1 --quiet > "$tmp/ex.log" 2>&1 || { cat "$tmp/ex.log"; exit 1; }
 ex_wall=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN{printf "%.2f", a-b}')
 cat "$tmp/ex.log"
+[ -n "${DUMP:-}" ] && "$BUILD/autotune" show --all --kernel matmul --db "$tmp/ex.db" > "$DUMP"
 ex_best=$(grep -o 'best [0-9.]* GFLOP/s ([0-9.]* ms' "$tmp/ex.log" | head -1 | grep -o '([0-9.]*' | tr -d '(')
 ex_n=$(grep -o '[0-9]* evaluated' "$tmp/ex.log" | head -1 | grep -o '[0-9]*')
 budget=$(awk -v w="$ex_wall" 'BEGIN{printf "%.1f", w/4}')
 printf '| strategy | seed | budget s | wall s | evaluations | best ms | gap to exhaustive |\n'
 printf '|---|---|---|---|---|---|---|\n'
 printf '| exhaustive | 1 | - | %.1f | %s | %s | 0 |\n' "$ex_wall" "$ex_n" "$ex_best"
-for seed in 1 2 3; do
+for seed in ${SEEDS:-1 2 3}; do
     start=$(date +%s.%N)
     "$BUILD/autotune" --device 0 --kernel matmul --size "$SIZE" --strategy anneal \
         --budget "${budget}s" --db "$tmp/an$seed.db" --seed "$seed" --quiet > "$tmp/an$seed.log" 2>&1

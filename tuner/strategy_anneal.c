@@ -1,6 +1,7 @@
 /* strategy_anneal.c: simulated annealing over the parameter lattice:
- * a neighbour moves one parameter to an adjacent value (or two steps),
- * constrained to the valid set; restarts when the search stalls. */
+ * a few random points first, then from the best of them a neighbour moves
+ * one parameter to an adjacent value (or two steps), constrained to the
+ * valid set; restarts when the search stalls. */
 #include <math.h>
 #include <stdlib.h>
 #include "strategy.h"
@@ -10,6 +11,8 @@
 #define AN_COOL 0.92          /* temperature factor per result */
 #define AN_STALL 14           /* results without a new best before restart */
 #define AN_TRIES 48           /* random neighbour draws before a full scan */
+#define AN_SEED_POINTS 12     /* random points sampled before annealing starts,
+                                 so one unlucky start cannot trap the search */
 
 typedef struct an_state {
     const tn_space *space;
@@ -25,6 +28,7 @@ typedef struct an_state {
     int stall;
     long long n_seen;
     int restart_pending;      /* next() proposes a fresh random point */
+    long long n_proposed;     /* proposals made so far */
     long long restart_at;     /* that point: adopted as current when told */
 } an_state;
 
@@ -112,6 +116,21 @@ static long long an_next(void *state)
 {
     an_state *s = state;
     long long pick = -1;
+    long long seed_points = s->space->n_valid / 8 < AN_SEED_POINTS ? s->space->n_valid / 8
+                                                                   : AN_SEED_POINTS;
+    if (s->n_proposed++ < seed_points) {
+        pick = an_random_unseen(s);
+        if (pick >= 0) {
+            an_mark(s, pick);
+            return s->space->valid[pick];
+        }
+    }
+    if (s->n_proposed == seed_points + 1 && s->best >= 0) {
+        /* annealing starts from the best sampled point */
+        s->cur = s->best;
+        s->cur_cost = s->best_cost;
+        s->stall = 0;
+    }
     if (s->restart_pending) {
         s->restart_pending = 0;
         pick = an_random_unseen(s);
