@@ -11,6 +11,7 @@
 #define AN_COOL 0.92          /* temperature factor per result */
 #define AN_STALL 14           /* results without a new best before restart */
 #define AN_TRIES 48           /* random neighbour draws before a full scan */
+#define AN_PAIR_MOVES 0.5     /* share of moves that change two parameters */
 #define AN_SEED_POINTS 12     /* random points sampled before annealing starts,
                                  so one unlucky start cannot trap the search */
 
@@ -66,22 +67,37 @@ static void *an_create(const tn_space *space, unsigned long long seed)
     return s;
 }
 
-/* Position of the neighbour of position `from` with parameter p moved by
- * `step` value slots; -1 if off the lattice or not valid. */
-static long long an_neighbour(an_state *s, long long from, int p, int step)
+/* Moves parameter p of cfg by `step` value slots; 0 if off the lattice. */
+static int an_move(const tpl_family *fam, int *cfg, int p, int step)
 {
-    int cfg[TPL_MAX_PARAMS];
-    const tpl_param *par = &s->fam->params[p];
-    tpl_config_from_index(s->fam, s->space->valid[from], cfg);
+    const tpl_param *par = &fam->params[p];
     int vi = -1;
     for (int i = 0; i < par->n_values; i++)
         if (par->values[i] == cfg[p])
             vi = i;
     if (vi < 0 || vi + step < 0 || vi + step >= par->n_values)
-        return -1;
+        return 0;
     cfg[p] = par->values[vi + step];
+    return 1;
+}
+
+/* Position of the neighbour of position `from` with parameter p moved by
+ * `step` value slots and, when q >= 0, parameter q by `step2` too (coupled
+ * parameters, e.g. a thread tile's two sides, often move together); -1 if
+ * off the lattice or not valid. */
+static long long an_neighbour2(an_state *s, long long from, int p, int step, int q, int step2)
+{
+    int cfg[TPL_MAX_PARAMS];
+    tpl_config_from_index(s->fam, s->space->valid[from], cfg);
+    if (!an_move(s->fam, cfg, p, step) || (q >= 0 && !an_move(s->fam, cfg, q, step2)))
+        return -1;
     long long idx = tpl_config_to_index(s->fam, cfg);
     return idx < 0 ? -1 : tn_space_position(s->space, idx);
+}
+
+static long long an_neighbour(an_state *s, long long from, int p, int step)
+{
+    return an_neighbour2(s, from, p, step, -1, 0);
 }
 
 /* A random unseen position, -1 if every position was seen. */
@@ -151,7 +167,14 @@ static long long an_next(void *state)
             int step = tn_rng_unit(&s->rng) < 0.8 ? 1 : 2;
             if (tn_rng_unit(&s->rng) < 0.5)
                 step = -step;
-            long long q = an_neighbour(s, s->cur, p, step);
+            int p2 = -1, step2 = 0;
+            if (np > 1 && tn_rng_unit(&s->rng) < AN_PAIR_MOVES) {
+                p2 = (int)tn_rng_below(&s->rng, (unsigned long long)(np - 1));
+                if (p2 >= p)
+                    p2++;
+                step2 = tn_rng_unit(&s->rng) < 0.5 ? -1 : 1;
+            }
+            long long q = an_neighbour2(s, s->cur, p, step, p2, step2);
             if (q >= 0 && !tn_bitset_test(&s->seen, q))
                 pick = q;
         }
@@ -163,6 +186,15 @@ static long long an_next(void *state)
                 if (q >= 0 && !tn_bitset_test(&s->seen, q))
                     pick = q;
             }
+        /* no single move left: pairs of parameters, one slot each */
+        for (int p = 0; p < np && pick < 0; p++)
+            for (int p2 = p + 1; p2 < np && pick < 0; p2++)
+                for (int k = 0; k < 4 && pick < 0; k++) {
+                    long long q = an_neighbour2(s, s->cur, p, k & 1 ? 1 : -1, p2,
+                                                k & 2 ? 1 : -1);
+                    if (q >= 0 && !tn_bitset_test(&s->seen, q))
+                        pick = q;
+                }
     }
     if (pick < 0) {
         /* no unseen neighbour (or no point yet): restart somewhere new */
