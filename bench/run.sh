@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench/run.sh: `make bench`: tunes (resumable; skipped where already stored),
+# bench/run.sh: `make bench`: tunes (the default sizes, then every matmul
+# benchmark shape exhaustively; resumable, skipped where already stored),
 # then runs every benchmark against the vendor libraries and saves the output
 # with date, GPU, driver and toolkit under bench/results/.
 set -uo pipefail
@@ -19,6 +20,14 @@ out="bench/results/$(date -u +%Y-%m-%d)-${gpu:-unknown-gpu}.txt"
 } | tee "$out"
 if [ -z "${BENCH_SKIP_TUNE:-}" ]; then
     "$BUILD/autotune" --device 0 --db "$DB" 2>&1 | tee -a "$out" || exit 1
+    # The matmul benchmark's shapes, each searched exhaustively (about 4-5
+    # minutes on an H200 the first time: cubins are compiled once and shared
+    # by every shape; resumable, and a rerun skips what is stored).
+    # BENCH_MATMUL_SHAPES="" skips this step.
+    for shape in ${BENCH_MATMUL_SHAPES-1024x1024x1024 2048x2048x2048 4096x4096x4096 8192x8192x8192 1000x1000x1000 4097x4097x4097 8192x8192x128 128x8192x8192 8192x64x8192 16384x16384x1024}; do
+        "$BUILD/autotune" --device 0 --db "$DB" --kernel matmul --size "$shape" \
+            --strategy exhaustive --quiet 2>&1 | tee -a "$out" || exit 1
+    done
 fi
 status=0
 for bench in "$BUILD"/bench/bench_*; do

@@ -381,8 +381,38 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
     int sk = cfg[P_SPLITK];
     CUdeviceptr W = 0;
     int flags = 0;
-    if (cfg[P_VEC] == 4 && B % 16 == 0 && ldb % 4 == 0)
+    if (cfg[P_VEC] == 4 && B % 16 == 0 && ldb % 4 == 0) {
         flags |= 1;
+    } else if (cfg[P_VEC] == 4 && k > 0) {
+        /* B unaligned (pointer or ldb): pack it once into an aligned copy with
+         * ldb rounded up to 4, so the kernel keeps its 16-byte copy path. One
+         * read and one write of B: ~1% of the multiply for square shapes; the
+         * tuner weighs it against VEC=1 configurations, which never pack. */
+        int ldp = (n + 3) / 4 * 4;
+        size_t bytes = (size_t)k * (size_t)ldp * 4;
+        CUdeviceptr P = 0;
+        if (bytes <= MM_MAX_WORKSPACE) {
+            at_status s = ex_scratch(ex, 1, bytes, &P);
+            if (s != AT_OK)
+                return s;
+        }
+        if (P && P % 16 == 0) {
+            long long chunks = ldp / 4;
+            long long gx = mm_cdiv(chunks, 64), gy = mm_cdiv(k, 4), gy_max = mm_cdiv(8192, gx);
+            if (gy > gy_max)
+                gy = gy_max;
+            if (gy > 65535)
+                gy = 65535;
+            void *pa[] = {&k, &n, &B, &ldb, &P, &ldp};
+            at_status s = ex_launch(ex, "matmul_pack_b", (unsigned)gx, (unsigned)gy, 1, 64, 4, 1,
+                                    0, pa);
+            if (s != AT_OK)
+                return s;
+            B = P;
+            ldb = ldp;
+            flags |= 1;
+        }
+    }
     if (sk > 1) {
         size_t bytes = (size_t)sk * (size_t)m * (size_t)n * 4;
         at_status s = ex_scratch(ex, 0, bytes, &W);

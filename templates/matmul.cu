@@ -39,7 +39,7 @@
 #define STAGES 3        // ALGO 2: shared-memory pipeline depth with cp.async (1..4; 1 = load, sync, compute)
 #endif
 #ifndef VEC
-#define VEC 4           // ALGO 2: 4 = 16-byte loads/stores of B and C where alignment allows, 1 = 4-byte only
+#define VEC 4           // ALGO 2: 4 = 16-byte copies of B (an unaligned B is first packed by matmul_pack_b) and 16-byte C stores where C allows; 1 = 4-byte only
 #endif
 #ifndef PAD
 #define PAD 4           // ALGO 2: floats of padding per shared-memory row against bank conflicts (0, 4)
@@ -516,6 +516,28 @@ matmul_tuned(int M, int N, int K, float alpha, const float *__restrict__ A, int 
                     }
                 }
         }
+}
+
+// Packs B (K x N, leading dimension ldb, any alignment) into P with leading
+// dimension ldp (a multiple of 4, P 16-byte aligned), zero-filling the padding,
+// so matmul_tuned can take the 16-byte copy path for B. A thread owns 4 columns
+// of a row (one float4 store); rows are strided over the grid.
+extern "C" __global__ void __launch_bounds__(256)
+matmul_pack_b(int K, int N, const float *__restrict__ B, int ldb, float *__restrict__ P,
+              int ldp)
+{
+    int n = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    if (n >= ldp)
+        return;
+    for (int k = blockIdx.y * blockDim.y + threadIdx.y; k < K; k += gridDim.y * blockDim.y) {
+        const float *b = B + (long long)k * ldb + n;
+        float4 v;
+        v.x = n < N ? b[0] : 0.0f;
+        v.y = n + 1 < N ? b[1] : 0.0f;
+        v.z = n + 2 < N ? b[2] : 0.0f;
+        v.w = n + 3 < N ? b[3] : 0.0f;
+        *(float4 *)(P + (long long)k * ldp + n) = v;
+    }
 }
 
 // Split-K second pass: C = alpha * sum_z W[z] + beta * C, summed in a fixed order.
