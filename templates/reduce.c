@@ -11,19 +11,25 @@ enum { RD_STYLE, RD_FINISH, RD_BLOCK, RD_ITEMS, RD_VEC, RD_GRID, RD_UNROLL, RD_N
 
 enum { RD_STYLE_SERIAL, RD_STYLE_HALVING, RD_STYLE_MASK, RD_STYLE_SHUFFLE,
        RD_STYLE_SINGLE };
-enum { RD_FINISH_ATOMIC, RD_FINISH_SECOND_PASS, RD_FINISH_LAST_BLOCK };
+enum { RD_FINISH_ATOMIC, RD_FINISH_SECOND_PASS, RD_FINISH_LAST_BLOCK,
+       RD_FINISH_ACCUMULATOR };
 
 #define RD_SLOT_PARTIALS 0
+/* Slot 1: the last-block counter (FINISH 2 and 3, unsigned at byte 0) and
+ * FINISH 3's float64 accumulator (byte RD_ACC_OFFSET, its own 128-byte
+ * line). Zeroed once when allocated; every call leaves both at 0. */
 #define RD_SLOT_COUNTER 1
-#define RD_COUNTER_BYTES 64
+#define RD_ACC_OFFSET 128
+#define RD_COUNTER_BYTES 256
 /* A single block only for sizes it reads in reasonable time. */
 #define RD_SINGLE_MAX_N (1LL << 24)
 
 #define RD_PARAMS { \
     {"STYLE", 5, {0, 1, 2, 3, 4}, \
      "block reduction: 0 serial, 1 halving tree, 2 interleaved mask tree, 3 warp shuffle, 4 single block serial"}, \
-    {"FINISH", 3, {0, 1, 2}, \
-     "blocks combine: 0 atomicAdd per block, 1 second-pass kernel, 2 last block finishes"}, \
+    {"FINISH", 4, {0, 1, 2, 3}, \
+     "blocks combine: 0 atomicAdd per block, 1 second-pass kernel, 2 last block finishes, " \
+     "3 atomic float64 accumulator, last block finishes (one launch, no memset)"}, \
     {"BLOCK", 5, {64, 128, 256, 512, 1024}, "threads per block"}, \
     {"ITEMS", 5, {1, 2, 4, 8, 16}, "vectors each thread loads per tile (loads in flight)"}, \
     {"VEC", 3, {1, 2, 4}, "floats per load (scalar head/tail when unaligned or ragged)"}, \
@@ -54,7 +60,11 @@ static int rd_register_estimate(const int *cfg, int dot)
  * 1). One block per tile (GRID 0) has no loop to unroll. Persistent grids
  * (GRID k > 0) fill between half and all of an SM's thread slots, read
  * 16-byte vectors (mismatched dot operands fall back at run time) and
- * reduce once per block, where the block style is immaterial (shuffle). */
+ * reduce once per block, where the block style is immaterial (shuffle).
+ * FINISH 3 (accumulator) is a latency finish: with the shuffle style only
+ * (one block reduction, then one thread's atomics); every GRID but the
+ * single block, VEC 1..4 with one block per tile (GRID 0: the few-block
+ * grids for small n), VEC 4 with persistent grids as above. */
 static int rd_valid(const int *cfg, const at_device_info *dev, int dot,
                     char *why, size_t len)
 {
@@ -64,8 +74,8 @@ static int rd_valid(const int *cfg, const at_device_info *dev, int dot,
     int max_threads = dev && dev->max_threads_per_block > 0 ? dev->max_threads_per_block : 1024;
     int sm_threads = dev && dev->max_threads_per_sm > 0 ? dev->max_threads_per_sm : 2048;
     int regs_per_block = dev && dev->regs_per_block > 0 ? dev->regs_per_block : 65536;
-    if (style < 0 || style > 4 || finish < 0 || finish > 2) {
-        snprintf(why, len, "STYLE %d / FINISH %d out of range (0..4 / 0..2)", style, finish);
+    if (style < 0 || style > 4 || finish < 0 || finish > 3) {
+        snprintf(why, len, "STYLE %d / FINISH %d out of range (0..4 / 0..3)", style, finish);
         return 0;
     }
     if (!rd_is_pow2(block) || block < 64 || block > max_threads) {
@@ -92,6 +102,10 @@ static int rd_valid(const int *cfg, const at_device_info *dev, int dot,
     }
     if (grid == -1 && finish != RD_FINISH_SECOND_PASS) {
         snprintf(why, len, "a single block writes the result itself: it takes FINISH=1");
+        return 0;
+    }
+    if (finish == RD_FINISH_ACCUMULATOR && style != RD_STYLE_SHUFFLE) {
+        snprintf(why, len, "the accumulator finish (FINISH=3) goes with the warp shuffle (STYLE=3)");
         return 0;
     }
     if (grid == 0 && unroll != 1) {
@@ -158,9 +172,11 @@ static int rd_applicable(const int *cfg, const tpl_problem *problem)
     return rd_grid(cfg, n, cfg[RD_VEC], 1) <= INT_MAX;
 }
 
+/* Float atomics (FINISH 0 into the result, 3 into the float64
+ * accumulator) add in arrival order: not reproducible bit for bit. */
 static int rd_deterministic(const int *cfg)
 {
-    return cfg[RD_FINISH] != RD_FINISH_ATOMIC;
+    return cfg[RD_FINISH] == RD_FINISH_SECOND_PASS || cfg[RD_FINISH] == RD_FINISH_LAST_BLOCK;
 }
 
 /* ---------------- running ---------------- */
@@ -206,21 +222,25 @@ static at_status rd_run(at_exec *ex, const int *cfg, tpl_args *args, int dot)
 
     CUdeviceptr partials = 0, counter = 0;
     at_status s;
-    if (grid > 1 && cfg[RD_FINISH] != RD_FINISH_ATOMIC) {
+    int finish = cfg[RD_FINISH];
+    if (grid > 1 && (finish == RD_FINISH_SECOND_PASS || finish == RD_FINISH_LAST_BLOCK)) {
         s = ex_scratch(ex, RD_SLOT_PARTIALS, (size_t)grid * sizeof(float), &partials);
         if (s != AT_OK)
             return s;
     }
-    if (grid > 1 && cfg[RD_FINISH] == RD_FINISH_LAST_BLOCK) {
-        /* The kernel leaves the counter at 0; only a new buffer is cleared. */
+    if (grid > 1 && (finish == RD_FINISH_LAST_BLOCK || finish == RD_FINISH_ACCUMULATOR)) {
+        /* The kernel leaves the counter (and the accumulator) at 0; only a
+         * new buffer is cleared, once, in stream order before the kernel. */
         int fresh = ex->scratch_bytes[RD_SLOT_COUNTER] < RD_COUNTER_BYTES;
         s = ex_scratch(ex, RD_SLOT_COUNTER, RD_COUNTER_BYTES, &counter);
         if (s == AT_OK && fresh)
             s = ex_memset32(ex, counter, 0, RD_COUNTER_BYTES / 4);
         if (s != AT_OK)
             return s;
+        if (finish == RD_FINISH_ACCUMULATOR)
+            partials = counter + RD_ACC_OFFSET;
     }
-    if (grid > 1 && cfg[RD_FINISH] == RD_FINISH_ATOMIC) {
+    if (grid > 1 && finish == RD_FINISH_ATOMIC) {
         s = ex_memset32(ex, result, 0, 1);
         if (s != AT_OK)
             return s;
@@ -229,7 +249,7 @@ static at_status rd_run(at_exec *ex, const int *cfg, tpl_args *args, int dot)
     void *main_args[] = {&x, &y, &n, &head, &vec_ok, &result, &partials, &counter};
     unsigned block = (unsigned)cfg[RD_BLOCK];
     s = ex_launch(ex, "reduce_main", (unsigned)grid, 1, 1, block, 1, 1, 0, main_args);
-    if (s != AT_OK || grid == 1 || cfg[RD_FINISH] != RD_FINISH_SECOND_PASS)
+    if (s != AT_OK || grid == 1 || finish != RD_FINISH_SECOND_PASS)
         return s;
     unsigned count = (unsigned)grid;
     void *finish_args[] = {&partials, &count, &result};

@@ -8,7 +8,7 @@
 #define STYLE 3     /* block reduction: 0 serial by thread 0, 1 halving tree, 2 interleaved mask tree, 3 warp shuffle, 4 single block (serial) */
 #endif
 #ifndef FINISH
-#define FINISH 2    /* blocks combine: 0 atomicAdd per block, 1 second-pass kernel, 2 last block finishes (fence + counter) */
+#define FINISH 2    /* blocks combine: 0 atomicAdd per block (result zeroed first), 1 second-pass kernel, 2 last block finishes (partials + counter), 3 last block finishes (self-resetting float64 accumulator + counter) */
 #endif
 #ifndef BLOCK
 #define BLOCK 256   /* threads per block: 64, 128, 256, 512, 1024 */
@@ -20,7 +20,7 @@
 #define VEC 4       /* floats per load: 1, 2, 4 (scalar head/tail for unaligned pointers and ragged n) */
 #endif
 #ifndef GRID
-#define GRID 8      /* host side: 0 one block per tile, k > 0 k x SM count (grid-stride), -1 one block, -k fixed k blocks */
+#define GRID 8      /* 0 one block per tile, k > 0 k x SM count (grid-stride), -1 one block, -k fixed k blocks (the kernel uses it to skip the trip-count division) */
 #endif
 #ifndef UNROLL
 #define UNROLL 1    /* unrolling of the loop over a block's tiles: 1, 2, 4 */
@@ -80,7 +80,21 @@ __device__ __forceinline__ float rd_thread(const float *__restrict__ x,
     const long long nfull = nvec / tile;
     const long long step = (long long)gridDim.x * tile;
     const long long first = blockIdx.x;
-    const long long trips = first < nfull ? (nfull - 1 - first) / gridDim.x + 1 : 0;
+    /* Full tiles this block reads: with one block per tile (GRID 0: the
+     * host launches ceil(nvec / tile) blocks) at most one, with one block
+     * all of them; else a 32-bit division where it fits (a 64-bit one is
+     * a long subroutine). */
+#if GRID == 0
+    const long long trips = first < nfull ? 1 : 0;
+#elif GRID == -1
+    const long long trips = nfull;
+#else
+    long long trips = 0;
+    if (first < nfull)
+        trips = nfull <= 0xffffffffLL
+                    ? (long long)((unsigned)(nfull - 1 - first) / gridDim.x) + 1
+                    : (nfull - 1 - first) / gridDim.x + 1;
+#endif
     float acc[ITEMS];
 #pragma unroll
     for (int u = 0; u < ITEMS; u++)
@@ -174,12 +188,49 @@ __device__ __forceinline__ float rd_block(float v, float *smem)
 #endif
 }
 
-/* Sums count block partials in a fixed order (strided float64 per thread,
- * then the block style) and stores the total: deterministic for a given
- * count. */
+/* Partials up to this many are summed by one warp (no barrier, no shared
+ * memory): each lane issues 8 loads before adding, 16 at most. */
+#define RD_WARP_FINISH_MAX 512
+
+/* Sum of count <= RD_WARP_FINISH_MAX partials by the calling warp (all 32
+ * lanes): strided float64 per lane, then a float64 shuffle tree. Fixed
+ * order for a given count; the total is valid in lane 0. */
+__device__ __forceinline__ float rd_finish_warp(const float *partials, unsigned count)
+{
+    const unsigned lane = threadIdx.x & 31;
+    double s = 0.0;
+    for (unsigned base = 0; base < count; base += 32 * 8) {
+        float p[8];
+#pragma unroll
+        for (int u = 0; u < 8; u++) {
+            const unsigned i = base + u * 32 + lane;
+            p[u] = i < count ? __ldcg(partials + i) : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < 8; u++)
+            s += (double)p[u];
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        s += __shfl_down_sync(0xffffffffu, s, o);
+    return (float)s;
+}
+
+/* Sums count block partials in a fixed order and stores the total:
+ * deterministic for a given count. Called by the whole block; up to
+ * RD_WARP_FINISH_MAX partials warp 0 alone does it (rd_finish_warp), more
+ * are summed strided in float64 per thread, then in the block style. */
 __device__ __forceinline__ void rd_finish(const float *partials, unsigned count,
                                           float *result, float *smem)
 {
+    if (count <= RD_WARP_FINISH_MAX) {
+        if (threadIdx.x < 32) {
+            const float v = rd_finish_warp(partials, count);
+            if (threadIdx.x == 0)
+                *result = v;
+        }
+        return;
+    }
     double s = 0.0;
     for (unsigned i = threadIdx.x; i < count; i += BLOCK)
         s += (double)__ldcg(partials + i);
@@ -188,26 +239,24 @@ __device__ __forceinline__ void rd_finish(const float *partials, unsigned count,
         *result = v;
 }
 
-/* The first (and with FINISH 0 or 2, only) pass. x (and y) + head are
+/* The first (and with FINISH 0, 2 or 3, only) pass. x (and y) + head are
  * aligned to VEC floats when vec_ok; head < VEC leading and the ragged
- * trailing elements are added by block 0 with scalar loads. With one block
- * the result is written directly; otherwise per FINISH: atomicAdd into a
- * zeroed result, a partial per block for reduce_finish, or partials plus
- * a counter that the last block to arrive resets while it finishes. */
+ * trailing elements are added by block 0 with scalar loads, issued before
+ * the vector loads. With one block the result is written directly;
+ * otherwise per FINISH: atomicAdd into a zeroed result, a partial per block
+ * for reduce_finish, partials plus a counter that the last block to arrive
+ * resets while it finishes, or (3) a float64 atomicAdd per block into the
+ * accumulator `partials` points at (a double, 0 between calls) plus the
+ * counter, where the last block takes the total and puts 0 back. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
 reduce_main(const float *__restrict__ x, const float *__restrict__ y, long long n,
             int head, int vec_ok, float *result, float *partials, unsigned *counter)
 {
     __shared__ float smem[STYLE == 3 ? 32 : BLOCK];
-    float v;
-    int width = 1;
-    if (VEC > 1 && vec_ok) {
-        width = VEC;
-        v = rd_thread<VEC>(x + head, y + head, (n - head) / VEC);
-    } else {
+    const int width = VEC > 1 && vec_ok ? VEC : 1;
+    if (width == 1)
         head = 0;
-        v = rd_thread<1>(x, y, n);
-    }
+    float v = 0.0f;
     if (blockIdx.x == 0) {
         const long long tail = head + (n - head) / width * width;
         const int tid = threadIdx.x;
@@ -216,6 +265,10 @@ reduce_main(const float *__restrict__ x, const float *__restrict__ y, long long 
         if (tail + tid < n)
             v += rd_value(x[tail + tid], y[tail + tid]);
     }
+    if (VEC > 1 && width > 1)
+        v += rd_thread<VEC>(x + head, y + head, (n - head) / VEC);
+    else
+        v += rd_thread<1>(x, y, n);
     v = rd_block(v, smem);
     if (gridDim.x == 1) {
         if (threadIdx.x == 0)
@@ -232,23 +285,55 @@ reduce_main(const float *__restrict__ x, const float *__restrict__ y, long long 
     if (threadIdx.x == 0)
         partials[blockIdx.x] = v;
 #elif FINISH == 2
+    /* One acquire-release increment instead of two fences: it publishes
+     * this block's partial, and in the last block makes every partial
+     * visible. It wraps to 0 when the last block arrives: ready for the
+     * next call. Up to RD_WARP_FINISH_MAX blocks, warp 0 alone takes the
+     * ticket and finishes (no barrier); beyond, the whole block. */
+    const bool warp_finish = gridDim.x <= RD_WARP_FINISH_MAX;
+    if (warp_finish && threadIdx.x >= 32)
+        return;
     __shared__ int is_last;
+    unsigned ticket = 0;
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = v;
-        /* One acquire-release increment instead of two fences: it publishes
-         * this block's partial, and in the last block makes every partial
-         * visible (to the other threads through the barrier below). It
-         * wraps to 0 when the last block arrives: ready for the next call. */
-        unsigned ticket;
         asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;"
                      : "=r"(ticket) : "l"(counter), "r"(gridDim.x - 1) : "memory");
-        is_last = ticket == gridDim.x - 1;
     }
+    if (warp_finish) {
+        ticket = __shfl_sync(0xffffffffu, ticket, 0);
+        __syncwarp();   /* orders lane 0's acquire before the other lanes' loads */
+        if (ticket == gridDim.x - 1) {
+            const float total = rd_finish_warp(partials, gridDim.x);
+            if (threadIdx.x == 0)
+                *result = total;
+        }
+        return;
+    }
+    if (threadIdx.x == 0)
+        is_last = ticket == gridDim.x - 1;
     __syncthreads();
     if (is_last)
         rd_finish(partials, gridDim.x, result, smem);
+#elif FINISH == 3
+    /* Thread 0 alone: add the block's total into the accumulator, then one
+     * acquire-release increment (it orders the add before the ticket and,
+     * in the last block, every block's add before the exchange). The
+     * counter wraps to 0 when the last block arrives; the last block swaps
+     * the total out for 0. Both are back to 0 for the next call, whatever
+     * its n or grid. No memset, no second kernel. */
+    if (threadIdx.x == 0) {
+        double *acc = (double *)partials;
+        atomicAdd(acc, (double)v);
+        unsigned ticket;
+        asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;"
+                     : "=r"(ticket) : "l"(counter), "r"(gridDim.x - 1) : "memory");
+        if (ticket == gridDim.x - 1)
+            *result = (float)__longlong_as_double(
+                (long long)atomicExch((unsigned long long *)acc, 0ull));
+    }
 #else
-#error "FINISH must be 0..2"
+#error "FINISH must be 0..3"
 #endif
 }
 

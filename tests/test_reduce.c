@@ -1,5 +1,6 @@
 /* test_reduce.c: tests of the sum and dot families: spaces, legality,
- * determinism flags and NVRTC (CPU); every style and finish against a float64 CPU sum (GPU). */
+ * determinism flags and NVRTC (CPU); every style and finish against a float64
+ * CPU sum, and the self-resetting accumulator finish across calls (GPU). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -77,11 +78,11 @@ TEST(reduce_families_registered_with_their_parameters)
 TEST(reduce_space_and_constraints)
 {
     const tpl_family *f = &tpl_sum;
-    CHECK_EQ(tpl_space_size(f), 5LL * 3 * 5 * 5 * 3 * 6 * 3);
+    CHECK_EQ(tpl_space_size(f), 5LL * 4 * 5 * 5 * 3 * 6 * 3);
     int cfg[TPL_MAX_PARAMS];
     char why[256];
-    long long valid_sum = 0, valid_dot = 0, per_style[5] = {0}, per_finish[3] = {0};
-    long long persistent = 0;
+    long long valid_sum = 0, valid_dot = 0, per_style[5] = {0}, per_finish[4] = {0};
+    long long persistent = 0, acc_few_blocks = 0;
     for (long long i = 0; i < tpl_space_size(f); i++) {
         tpl_config_from_index(f, i, cfg);
         int vs = tpl_sum.valid(cfg, NULL, why, sizeof why);
@@ -102,19 +103,28 @@ TEST(reduce_space_and_constraints)
                               cfg[5] * cfg[2] >= 1024));
         CHECK((cfg[0] == 4) <= (cfg[5] == -1));
         CHECK(cfg[5] != -1 || cfg[1] == 1);
+        CHECK(cfg[1] != 3 || cfg[0] == 3);
+        /* the accumulator finish with one block per 2..8 KB tile, shuffle,
+         * 16-byte loads: the few-block grids for n <= 2^16 */
+        if (cfg[1] == 3 && cfg[5] == 0 && cfg[4] == 4) {
+            int tile_bytes = cfg[2] * cfg[3] * cfg[4] * 4;
+            acc_few_blocks += tile_bytes >= 2048 && tile_bytes <= 8192;
+        }
         tpl_problem mid = {1, {1000003}};
         CHECK(f->applicable(cfg, &mid));
     }
     printf("    sum: %lld valid, dot: %lld valid (styles %lld/%lld/%lld/%lld/%lld, "
-           "finishes %lld/%lld/%lld, persistent %lld)\n", valid_sum, valid_dot, per_style[0],
-           per_style[1], per_style[2], per_style[3], per_style[4], per_finish[0], per_finish[1],
-           per_finish[2], persistent);
+           "finishes %lld/%lld/%lld/%lld, persistent %lld, accumulator with 2-8 KB tiles %lld)\n",
+           valid_sum, valid_dot, per_style[0], per_style[1], per_style[2], per_style[3],
+           per_style[4], per_finish[0], per_finish[1], per_finish[2], per_finish[3], persistent,
+           acc_few_blocks);
     /* every style and finish is reachable; the space compiles in minutes */
     for (int s = 0; s < 5; s++)
         CHECK(per_style[s] > 0);
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s < 4; s++)
         CHECK(per_finish[s] > 0);
     CHECK(persistent > 0);
+    CHECK(acc_few_blocks >= 6);
     CHECK(valid_sum >= 600 && valid_sum <= 1500);
     CHECK(valid_dot >= 600 && valid_dot <= valid_sum);
 
@@ -133,6 +143,16 @@ TEST(reduce_space_and_constraints)
     CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=2,BLOCK=96,ITEMS=1,VEC=4,GRID=0,UNROLL=1", NULL), 0);
     CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=2,BLOCK=256,ITEMS=1,VEC=3,GRID=0,UNROLL=1", NULL), 0);
     CHECK_EQ(rt_valid(f, "STYLE=5,FINISH=2,BLOCK=256,ITEMS=1,VEC=4,GRID=0,UNROLL=1", NULL), 0);
+    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=4,BLOCK=256,ITEMS=1,VEC=4,GRID=0,UNROLL=1", NULL), 0);
+    /* the accumulator finish: shuffle only, no single block, persistent as usual */
+    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=3,BLOCK=256,ITEMS=2,VEC=4,GRID=0,UNROLL=1", NULL), 1);
+    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=3,BLOCK=128,ITEMS=4,VEC=4,GRID=0,UNROLL=1", NULL), 1);
+    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=3,BLOCK=128,ITEMS=16,VEC=1,GRID=0,UNROLL=1", NULL), 1);
+    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=3,BLOCK=256,ITEMS=4,VEC=4,GRID=4,UNROLL=2", NULL), 1);
+    CHECK_EQ(rt_valid(f, "STYLE=1,FINISH=3,BLOCK=256,ITEMS=2,VEC=4,GRID=0,UNROLL=1", NULL), 0);
+    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=3,BLOCK=256,ITEMS=2,VEC=4,GRID=-1,UNROLL=1", NULL), 0);
+    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=3,BLOCK=256,ITEMS=2,VEC=2,GRID=4,UNROLL=1", NULL), 0);
+    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=3,BLOCK=256,ITEMS=2,VEC=4,GRID=-32,UNROLL=1", NULL), 1);
     /* registers: dot at 8 x 2 floats x 2 operands needs ~64 per thread;
      * BLOCK 1024 allows 64, so legal; 16 x 1 needs ~72: not legal */
     CHECK_EQ(rt_valid(&tpl_dot, "STYLE=3,FINISH=2,BLOCK=1024,ITEMS=8,VEC=2,GRID=0,UNROLL=1", NULL), 1);
@@ -182,14 +202,16 @@ TEST(reduce_default_and_baselines_valid_everywhere)
             CHECK_EQ(fam->deterministic(cfg), det[b]);
         }
     }
-    /* deterministic() is exactly "no float atomics" */
+    /* deterministic() is exactly "no float atomics": not FINISH 0 nor 3 */
     int cfg[TPL_MAX_PARAMS];
-    for (int finish = 0; finish < 3; finish++) {
-        char text[128];
-        snprintf(text, sizeof text, "STYLE=3,FINISH=%d,BLOCK=256,ITEMS=1,VEC=4,GRID=0,UNROLL=1",
-                 finish);
-        CHECK(rt_parse(&tpl_sum, text, cfg));
-        CHECK_EQ(tpl_sum.deterministic(cfg), finish != 0);
+    for (int f = 0; f < 2; f++) {
+        for (int finish = 0; finish < 4; finish++) {
+            char text[128];
+            snprintf(text, sizeof text,
+                     "STYLE=3,FINISH=%d,BLOCK=256,ITEMS=1,VEC=4,GRID=0,UNROLL=1", finish);
+            CHECK(rt_parse(fams[f], text, cfg));
+            CHECK_EQ(fams[f]->deterministic(cfg), finish == 1 || finish == 2);
+        }
     }
 }
 
@@ -200,6 +222,13 @@ TEST(reduce_nvrtc_compiles_samples_for_sm80_and_sm90)
         "STYLE=2,FINISH=0,BLOCK=1024,ITEMS=2,VEC=2,GRID=0,UNROLL=1",
         "STYLE=3,FINISH=1,BLOCK=256,ITEMS=2,VEC=4,GRID=8,UNROLL=4",
         "STYLE=3,FINISH=1,BLOCK=128,ITEMS=1,VEC=4,GRID=-1,UNROLL=2",
+        /* the accumulator finish: few-block grids, persistent, fixed */
+        "STYLE=3,FINISH=3,BLOCK=256,ITEMS=2,VEC=4,GRID=0,UNROLL=1",
+        "STYLE=3,FINISH=3,BLOCK=64,ITEMS=16,VEC=1,GRID=0,UNROLL=1",
+        "STYLE=3,FINISH=3,BLOCK=512,ITEMS=4,VEC=4,GRID=2,UNROLL=2",
+        "STYLE=3,FINISH=3,BLOCK=256,ITEMS=1,VEC=2,GRID=-32,UNROLL=1",
+        /* the last-block finish beyond one warp's partials */
+        "STYLE=1,FINISH=2,BLOCK=64,ITEMS=1,VEC=4,GRID=0,UNROLL=1",
     };
     const tpl_family *fams[2] = {&tpl_sum, &tpl_dot};
     const char *arches[2] = {"sm_80", "sm_90"};
@@ -331,8 +360,8 @@ static at_status rt_run(rt_gpu *t, const tpl_family *fam, const int *cfg, CUdevi
     return s;
 }
 
-/* Every STYLE x FINISH (one-block-per-tile grids), persistent grids with
- * every finish and an unrolled loop, single blocks and the seeds' baselines,
+/* Every STYLE x FINISH 0..2 and the shuffle with FINISH 3 (one-block-per-tile
+ * grids), persistent grids with every finish and an unrolled loop, single blocks and the seeds' baselines,
  * at n = 0, 1, 31, 1000003 (and 2^24 + 7 for the looping grids), from
  * aligned, x+1 and (dot) mismatched y+2 pointers, against the CPU in
  * float64. One exec per configuration serves all sizes, so the last-block
@@ -358,8 +387,10 @@ GPU_TEST(reduce_gpu_every_style_and_finish_matches_cpu)
         for (int finish = 0; finish < 3; finish++)
             snprintf(texts[nt++], TPL_CONFIG_LEN,
                      "STYLE=%d,FINISH=%d,BLOCK=128,ITEMS=2,VEC=4,GRID=0,UNROLL=1", style, finish);
+    snprintf(texts[nt++], TPL_CONFIG_LEN, "STYLE=3,FINISH=3,BLOCK=128,ITEMS=2,VEC=4,GRID=0,UNROLL=1");
+    snprintf(texts[nt++], TPL_CONFIG_LEN, "STYLE=3,FINISH=3,BLOCK=64,ITEMS=4,VEC=2,GRID=0,UNROLL=1");
     int first_looping = nt;
-    for (int finish = 0; finish < 3; finish++)
+    for (int finish = 0; finish < 4; finish++)
         snprintf(texts[nt++], TPL_CONFIG_LEN,
                  "STYLE=3,FINISH=%d,BLOCK=512,ITEMS=4,VEC=4,GRID=2,UNROLL=2", finish);
     snprintf(texts[nt++], TPL_CONFIG_LEN, "STYLE=3,FINISH=0,BLOCK=128,ITEMS=2,VEC=4,GRID=8,UNROLL=4");
@@ -409,6 +440,148 @@ GPU_TEST(reduce_gpu_every_style_and_finish_matches_cpu)
         }
     }
     printf("    %d runs verified against the CPU\n", runs);
+    rt_unload(&t);
+    t.cu->MemFree(dx);
+    t.cu->MemFree(dy);
+    t.cu->MemFree(dr);
+    free(hx);
+    free(hy);
+    ms_close(t.g);
+}
+
+/* Slot 1 of the exec's scratch after a call: the counter (byte 0) and
+ * FINISH 3's float64 accumulator (byte 128) are both 0, or the slot is
+ * not allocated. */
+static int rt_scratch_clean(rt_gpu *t)
+{
+    if (t->ex.scratch_bytes[1] == 0)
+        return 1;
+    unsigned char bytes[256];
+    if (t->ex.scratch_bytes[1] < sizeof bytes ||
+        ex_download(&t->ex, bytes, t->ex.scratch[1], sizeof bytes) != AT_OK) {
+        th_fail(__FILE__, __LINE__, "scratch slot 1: %zu bytes, %s", t->ex.scratch_bytes[1],
+                t->msg);
+        return 0;
+    }
+    unsigned counter;
+    double acc;
+    memcpy(&counter, bytes, sizeof counter);
+    memcpy(&acc, bytes + 128, sizeof acc);
+    if (counter != 0 || acc != 0.0) {
+        th_fail(__FILE__, __LINE__, "scratch not reset: counter %u, accumulator %g", counter, acc);
+        return 0;
+    }
+    return 1;
+}
+
+/* Loads text into t's exec but keeps the exec's scratch (as if one exec
+ * served several configurations). */
+static int rt_load_keep_scratch(rt_gpu *t, const tpl_family *fam, const char *text, int *cfg)
+{
+    CUdeviceptr scratch[EX_MAX_SCRATCH];
+    size_t bytes[EX_MAX_SCRATCH];
+    memcpy(scratch, t->ex.scratch, sizeof scratch);
+    memcpy(bytes, t->ex.scratch_bytes, sizeof bytes);
+    memset(t->ex.scratch, 0, sizeof t->ex.scratch);
+    memset(t->ex.scratch_bytes, 0, sizeof t->ex.scratch_bytes);
+    int ok = rt_load(t, fam, text, cfg);
+    if (ok) {
+        memcpy(t->ex.scratch, scratch, sizeof scratch);
+        memcpy(t->ex.scratch_bytes, bytes, sizeof bytes);
+    } else {
+        for (int i = 0; i < EX_MAX_SCRATCH; i++)
+            if (scratch[i])
+                t->cu->MemFree(scratch[i]);
+    }
+    return ok;
+}
+
+/* FINISH 3 (one launch, no memset: a float64 accumulator and a counter in
+ * scratch that the last block puts back to 0) against the float64 CPU sum
+ * at n = 0, 1, 31, 4096, 65536, 1000003, then 4096 again, from aligned and
+ * x+1 pointers, each call twice in a row on the same exec; after every
+ * call the counter and the accumulator are 0. Then one exec (its scratch)
+ * serves FINISH 2, 1 and 3 configurations in turn, including a grid of
+ * more than 512 blocks (the whole-block last-block finish). */
+GPU_TEST(reduce_gpu_accumulator_finish_resets_between_calls)
+{
+    rt_gpu t;
+    if (!rt_open(&t))
+        return;
+    const long long maxn = 1000003;
+    float *hx = rt_random((size_t)maxn + 8, 41), *hy = rt_random((size_t)maxn + 8, 42);
+    CUdeviceptr dx = 0, dy = 0, dr = 0;
+    CHECK(hx && hy);
+    CHECK(t.cu->MemAlloc(&dx, (size_t)(maxn + 8) * 4) == CUDA_SUCCESS);
+    CHECK(t.cu->MemAlloc(&dy, (size_t)(maxn + 8) * 4) == CUDA_SUCCESS);
+    CHECK(t.cu->MemAlloc(&dr, 64) == CUDA_SUCCESS);
+    CHECK(t.cu->MemcpyHtoD(dx, hx, (size_t)(maxn + 8) * 4) == CUDA_SUCCESS);
+    CHECK(t.cu->MemcpyHtoD(dy, hy, (size_t)(maxn + 8) * 4) == CUDA_SUCCESS);
+    static const char *const texts[] = {
+        "STYLE=3,FINISH=3,BLOCK=256,ITEMS=2,VEC=4,GRID=0,UNROLL=1",   /* 8 KB tiles */
+        "STYLE=3,FINISH=3,BLOCK=128,ITEMS=1,VEC=4,GRID=0,UNROLL=1",   /* 2 KB tiles */
+        "STYLE=3,FINISH=3,BLOCK=64,ITEMS=16,VEC=1,GRID=0,UNROLL=1",
+        "STYLE=3,FINISH=3,BLOCK=512,ITEMS=4,VEC=4,GRID=2,UNROLL=2",   /* persistent */
+        "STYLE=3,FINISH=3,BLOCK=256,ITEMS=1,VEC=4,GRID=-32,UNROLL=1", /* fixed 32 blocks */
+    };
+    static const long long ns[] = {0, 1, 31, 4096, 65536, 1000003, 4096};
+    const tpl_family *fams[2] = {&tpl_sum, &tpl_dot};
+    int runs = 0;
+    for (int f = 0; f < 2 && !th_failed(); f++) {
+        const tpl_family *fam = fams[f];
+        for (size_t c = 0; c < sizeof texts / sizeof texts[0] && !th_failed(); c++) {
+            int cfg[TPL_MAX_PARAMS];
+            if (!rt_load(&t, fam, texts[c], cfg))
+                break;
+            CHECK(!fam->deterministic(cfg));
+            for (size_t k = 0; k < sizeof ns / sizeof ns[0] && !th_failed(); k++) {
+                long long n = ns[k];
+                for (int off = 0; off < 2 && !th_failed(); off++) {
+                    CUdeviceptr x = dx + 4 * (CUdeviceptr)off, y = dy + 4 * (CUdeviceptr)off;
+                    double ref = rt_cpu(hx + off, fam == &tpl_dot ? hy + off : NULL, n);
+                    for (int r = 0; r < 2 && !th_failed(); r++) {
+                        float got = 0.0f;
+                        at_status s = rt_run(&t, fam, cfg, x, y, n, dr, &got);
+                        CHECK_MSG(s == AT_OK, "%s %s n=%lld: %s", fam->name, texts[c], n, t.msg);
+                        double err = ref == 0.0 ? fabs((double)got) : fabs(got - ref) / fabs(ref);
+                        double tol = n <= 1 ? (fam == &tpl_dot ? 1e-7 : 0.0) : 1e-5;
+                        CHECK_MSG(err <= tol, "%s %s n=%lld x+%d call %d: got %.9g, want %.9g "
+                                  "(error %.3g)", fam->name, texts[c], n, off, r + 1,
+                                  (double)got, ref, err);
+                        CHECK(rt_scratch_clean(&t));
+                        runs++;
+                    }
+                }
+            }
+        }
+        /* one exec's scratch across configurations: FINISH 2 (64-block
+         * grid, then 3907 blocks: the whole-block finish), FINISH 1 (writes
+         * slot 0 only), then FINISH 3 must still start from 0 */
+        static const char *const chain[] = {
+            "STYLE=3,FINISH=2,BLOCK=256,ITEMS=1,VEC=4,GRID=0,UNROLL=1",
+            "STYLE=1,FINISH=1,BLOCK=64,ITEMS=1,VEC=4,GRID=0,UNROLL=1",
+            "STYLE=3,FINISH=3,BLOCK=256,ITEMS=1,VEC=4,GRID=0,UNROLL=1",
+            "STYLE=3,FINISH=2,BLOCK=64,ITEMS=1,VEC=4,GRID=0,UNROLL=1",
+            "STYLE=3,FINISH=3,BLOCK=128,ITEMS=2,VEC=4,GRID=0,UNROLL=1",
+        };
+        rt_unload(&t);
+        for (size_t c = 0; c < sizeof chain / sizeof chain[0] && !th_failed(); c++) {
+            int cfg[TPL_MAX_PARAMS];
+            if (!rt_load_keep_scratch(&t, fam, chain[c], cfg))
+                break;
+            static const long long cn[] = {65536, 1000003};
+            for (int k = 0; k < 2 && !th_failed(); k++) {
+                double ref = rt_cpu(hx, fam == &tpl_dot ? hy : NULL, cn[k]);
+                float got = 0.0f;
+                CHECK_MSG(rt_run(&t, fam, cfg, dx, dy, cn[k], dr, &got) == AT_OK, "%s", t.msg);
+                CHECK_MSG(fabs(got - ref) / ref <= 1e-5, "%s %s n=%lld: %.9g vs %.9g",
+                          fam->name, chain[c], cn[k], (double)got, ref);
+                CHECK(rt_scratch_clean(&t));
+                runs++;
+            }
+        }
+    }
+    printf("    %d runs verified against the CPU, scratch back to 0 after each\n", runs);
     rt_unload(&t);
     t.cu->MemFree(dx);
     t.cu->MemFree(dy);
