@@ -1,5 +1,6 @@
 /* bench_reduce.cu: tuned at_ssum/at_sdot against CUB DeviceReduce::Sum, cuBLAS cublasSdot,
- * the seeds' methods and an empty launch; `--search` first tunes the bench sizes exhaustively. */
+ * the seeds' methods and an empty launch; `--search` first tunes the bench sizes exhaustively;
+ * `--sizes 1024,65536,...` limits both to some of the bench sizes. */
 #include <cub/cub.cuh>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -91,6 +92,8 @@ extern "C" const tpl_family tpl_sum, tpl_dot;
 static const long long bn_sizes[] = {1LL << 10, 1LL << 16, 1LL << 20, 1LL << 24, 1LL << 28,
                                      1000003};
 #define BN_NSIZES ((int)(sizeof bn_sizes / sizeof bn_sizes[0]))
+/* Sizes left out by --sizes. */
+static int bn_skip[BN_NSIZES];
 #define BN_MAXN (1LL << 28)
 /* A result is accepted within this relative error of the float64 sum. */
 #define BN_TOL 1e-5
@@ -455,6 +458,8 @@ static int bn_search(const tpl_family *fam, const cudrv *cu, const at_device_inf
     fflush(stdout);
     int failures = 0;
     for (int si = 0; si < BN_NSIZES; si++) {
+        if (bn_skip[si])
+            continue;
         long long nn = bn_sizes[si];
         tpl_problem p = {1, {nn}};
         double bytes = 0, flops = 0;
@@ -534,6 +539,19 @@ static int bn_search(const tpl_family *fam, const cudrv *cu, const at_device_inf
             printf("  %9.2f us %8s GB/s err %.1e det %d  %s\n", sorted[i].ms * 1e3, gb,
                    sorted[i].err, fam->deterministic(sorted[i].cfg), sorted[i].text);
         }
+        /* the fastest of each FINISH (parameter 1): what each way of
+         * combining the blocks costs at this size, launches and memsets
+         * of run() included */
+        int fi = tpl_param_index(fam, "FINISH");
+        for (int v = 0; fi >= 0 && v < fam->params[fi].n_values; v++) {
+            for (int i = 0; i < n; i++) {
+                if (sorted[i].ms > 0 && sorted[i].cfg[fi] == fam->params[fi].values[v]) {
+                    printf("  fastest FINISH=%d: %.2f us  %s\n", fam->params[fi].values[v],
+                           sorted[i].ms * 1e3, sorted[i].text);
+                    break;
+                }
+            }
+        }
         for (int i = 0; i < n; i++) {
             if (sorted[i].ms > 0 && fam->deterministic(sorted[i].cfg)) {
                 char gb[32];
@@ -562,10 +580,30 @@ int main(int argc, char **argv)
     int search = 0;
     const char *db_arg = NULL;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--search") == 0)
+        if (strcmp(argv[i], "--search") == 0) {
             search = 1;
-        else
+        } else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
+            /* a comma-separated subset of the bench sizes */
+            for (int si = 0; si < BN_NSIZES; si++)
+                bn_skip[si] = 1;
+            for (char *tok = strtok(argv[++i], ","); tok; tok = strtok(NULL, ",")) {
+                long long v = atoll(tok);
+                int found = 0;
+                for (int si = 0; si < BN_NSIZES; si++) {
+                    if (bn_sizes[si] == v) {
+                        bn_skip[si] = 0;
+                        found = 1;
+                    }
+                }
+                if (!found) {
+                    fprintf(stderr, "--sizes: %s is not a bench size (1024, 65536, 1048576, "
+                            "16777216, 268435456, 1000003)\n", tok);
+                    return 2;
+                }
+            }
+        } else {
             db_arg = argv[i];
+        }
     }
     char db_path[4096];
     if (db_arg)
@@ -606,7 +644,9 @@ int main(int argc, char **argv)
            "after warm-up (inputs stay in L2 where they fit); \"queued\": a 50 us spin kernel "
            "runs ahead so the events time the GPU's work; \"idle\": one call on an idle GPU, "
            "host submission included; error = |r - ref| / |ref| against a float64 CPU sum of "
-           "the same data in [0, 1)\n");
+           "the same data in [0, 1); \"tuned\" is at_ssum/at_sdot, so the events enclose "
+           "everything its run() enqueues (FINISH 0: a memset and the kernel; 1: two kernels; "
+           "2, 3 and one-block grids: one kernel)\n");
     if (search)
         printf("# --search: every valid configuration at each size, verified, then timed queued "
                "(median of 5..30 runs, abandoned at 1.3x the best); results stored in the "
@@ -673,6 +713,8 @@ int main(int argc, char **argv)
     bn_row sum_tuned[BN_NSIZES], sum_cub[BN_NSIZES], dot_tuned[BN_NSIZES], dot_cublas[BN_NSIZES];
     double empty_us[BN_NSIZES], empty_idle_us[BN_NSIZES];
     for (int si = 0; si < BN_NSIZES; si++) {
+        if (bn_skip[si])
+            continue;
         long long n = bn_sizes[si];
         bn_make_data(&data, n, 1000 + (unsigned long long)si);
         bn_call c;
@@ -763,29 +805,39 @@ int main(int argc, char **argv)
            "speedup", "dot", "cuBLAS", "speedup", "empty us", "sum us", "dot us", "empty", "sum",
            "dot");
     for (int si = 0; si < BN_NSIZES; si++)
-        printf("%-10lld %8.1f %8.1f %7.2f %8.1f %8.1f %7.2f %8.2f %8.2f %8.2f | %8.2f %8.2f "
-               "%8.2f\n", bn_sizes[si], sum_tuned[si].gbs, sum_cub[si].gbs,
-               sum_cub[si].us / sum_tuned[si].us, dot_tuned[si].gbs, dot_cublas[si].gbs,
-               dot_cublas[si].us / dot_tuned[si].us, empty_us[si], sum_tuned[si].us,
-               dot_tuned[si].us, empty_idle_us[si], sum_tuned[si].idle_us, dot_tuned[si].idle_us);
+        if (!bn_skip[si])
+            printf("%-10lld %8.1f %8.1f %7.2f %8.1f %8.1f %7.2f %8.2f %8.2f %8.2f | %8.2f %8.2f "
+                   "%8.2f\n", bn_sizes[si], sum_tuned[si].gbs, sum_cub[si].gbs,
+                   sum_cub[si].us / sum_tuned[si].us, dot_tuned[si].gbs, dot_cublas[si].gbs,
+                   dot_cublas[si].us / dot_tuned[si].us, empty_us[si], sum_tuned[si].us,
+                   dot_tuned[si].us, empty_idle_us[si], sum_tuned[si].idle_us,
+                   dot_tuned[si].idle_us);
     /* the issue's targets */
     printf("\ntargets (queued timing; idle-GPU timing in brackets where it differs):\n");
-    printf("  2^28 sum >= 1.0x CUB:    %.2fx %s\n", sum_cub[4].us / sum_tuned[4].us,
-           sum_cub[4].us >= sum_tuned[4].us ? "met" : "NOT met");
-    printf("  2^28 dot >= 1.0x cuBLAS: %.2fx %s\n", dot_cublas[4].us / dot_tuned[4].us,
-           dot_cublas[4].us >= dot_tuned[4].us ? "met" : "NOT met");
-    printf("  2^20 sum >= 1.3x CUB:    %.2fx %s [idle %.2fx]\n", sum_cub[2].us / sum_tuned[2].us,
-           sum_cub[2].us >= 1.3 * sum_tuned[2].us ? "met" : "NOT met",
-           sum_cub[2].idle_us / sum_tuned[2].idle_us);
+    if (!bn_skip[4]) {
+        printf("  2^28 sum >= 1.0x CUB:    %.2fx %s\n", sum_cub[4].us / sum_tuned[4].us,
+               sum_cub[4].us >= sum_tuned[4].us ? "met" : "NOT met");
+        printf("  2^28 dot >= 1.0x cuBLAS: %.2fx %s\n", dot_cublas[4].us / dot_tuned[4].us,
+               dot_cublas[4].us >= dot_tuned[4].us ? "met" : "NOT met");
+    }
+    if (!bn_skip[2])
+        printf("  2^20 sum >= 1.3x CUB:    %.2fx %s [idle %.2fx]\n",
+               sum_cub[2].us / sum_tuned[2].us,
+               sum_cub[2].us >= 1.3 * sum_tuned[2].us ? "met" : "NOT met",
+               sum_cub[2].idle_us / sum_tuned[2].idle_us);
     for (int si = 0; si < 2; si++)
-        printf("  2^%d sum/dot within 1.2x of an empty launch (%.2f us): %.2fx / %.2fx %s "
-               "[idle %.2fx / %.2fx]\n", si ? 16 : 10, empty_us[si],
-               sum_tuned[si].us / empty_us[si], dot_tuned[si].us / empty_us[si],
-               sum_tuned[si].us <= 1.2 * empty_us[si] && dot_tuned[si].us <= 1.2 * empty_us[si]
-                   ? "met" : "NOT met",
-               sum_tuned[si].idle_us / empty_idle_us[si], dot_tuned[si].idle_us / empty_idle_us[si]);
-    printf("  2^28 relative error <= 1e-5: sum %.1e, dot %.1e %s\n", sum_tuned[4].err,
-           dot_tuned[4].err, sum_tuned[4].err <= 1e-5 && dot_tuned[4].err <= 1e-5 ? "met" : "NOT met");
+        if (!bn_skip[si])
+            printf("  2^%d sum/dot within 1.2x of an empty launch (%.2f us): %.2fx / %.2fx %s "
+                   "[idle %.2fx / %.2fx]\n", si ? 16 : 10, empty_us[si],
+                   sum_tuned[si].us / empty_us[si], dot_tuned[si].us / empty_us[si],
+                   sum_tuned[si].us <= 1.2 * empty_us[si] &&
+                           dot_tuned[si].us <= 1.2 * empty_us[si] ? "met" : "NOT met",
+                   sum_tuned[si].idle_us / empty_idle_us[si],
+                   dot_tuned[si].idle_us / empty_idle_us[si]);
+    if (!bn_skip[4])
+        printf("  2^28 relative error <= 1e-5: sum %.1e, dot %.1e %s\n", sum_tuned[4].err,
+               dot_tuned[4].err,
+               sum_tuned[4].err <= 1e-5 && dot_tuned[4].err <= 1e-5 ? "met" : "NOT met");
     printf("%s\n", failures ? "FAILED checks above" : "all checks passed");
 
     for (int f = 0; f < 2; f++)
