@@ -554,9 +554,10 @@ GPU_TEST(reduce_gpu_accumulator_finish_resets_between_calls)
                 }
             }
         }
-        /* one exec's scratch across configurations: FINISH 2 (64-block
-         * grid, then 3907 blocks: the whole-block finish), FINISH 1 (writes
-         * slot 0 only), then FINISH 3 must still start from 0 */
+        /* one exec's scratch across configurations: FINISH 2 (64 blocks,
+         * then 977: the whole-block finish), FINISH 1 (writes slot 0 only),
+         * FINISH 3, FINISH 2 with BLOCK 64 (256 and 3907 blocks), FINISH 3:
+         * each starts from a counter and an accumulator at 0 */
         static const char *const chain[] = {
             "STYLE=3,FINISH=2,BLOCK=256,ITEMS=1,VEC=4,GRID=0,UNROLL=1",
             "STYLE=1,FINISH=1,BLOCK=64,ITEMS=1,VEC=4,GRID=0,UNROLL=1",
