@@ -1,7 +1,8 @@
 /* test_replay.c: replays search strategies on a recorded exhaustive tuning
  * of matmul 4096^3 on an H200 (tests/data/h200-matmul-4096.tsv: every valid
  * configuration and its median ms), so the guided search's quality is
- * tested on real timings without a GPU. */
+ * tested on real timings without a GPU; and on synthetic landscapes over the
+ * same lattice, so it is not tuned to that one recording. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,30 +82,58 @@ static int replay_load(replay *r, const char *path)
     return 0;
 }
 
-/* One search of `budget` evaluations with the tuner's lookahead; the
- * default configuration is told first, as the tuner does. Best cost. */
-static double replay_search(const replay *r, const tn_strategy *strat,
-                            unsigned long long seed, int budget)
+/* Modeled tuner time (ms) of evaluating a configuration of median `ms`
+ * when the best so far is `best`: the searched candidates' timing options
+ * of tuner/tune.c (1 warm-up run, 3 to 40 timed runs until 50 ms of GPU
+ * time, abandoned after 3 runs when slower than 1.5x the best), one
+ * verification run, and 7 ms of fixed cost (load, copies, the pipe): the
+ * recorded exhaustive run took 66 ms per configuration, this model 66 too. */
+static double replay_eval_ms(double ms, double best)
+{
+    int runs = 0;
+    double total = 0;
+    while (runs < 40) {
+        runs++;
+        total += ms;
+        if (runs >= 3 && ((isfinite(best) && ms > 1.5 * best) || total >= 50.0))
+            break;
+    }
+    return 7.0 + ms * (runs + 2);
+}
+
+/* One search with the tuner's lookahead, stopping after budget_evals
+ * evaluations (0: no limit) or once budget_ms of modeled time is spent
+ * (0: no limit), as the tuner checks its time budget before each start;
+ * the default configuration is told first, as the tuner does (its time
+ * counts). Best cost; the evaluations made in *evals, time in *spent. */
+static double replay_search(const replay *r, const tn_strategy *strat, unsigned long long seed,
+                            long long budget_evals, double budget_ms, long long *evals,
+                            double *spent)
 {
     void *st = strat->create(&r->space, seed);
+    double best = INFINITY, t = 0;
+    long long done = 0;
     if (!st)
         return INFINITY;
-    double best = INFINITY;
     int cfg[TPL_MAX_PARAMS];
     char err[256];
-    if (tpl_config_parse(r->space.fam, r->space.fam->default_config, cfg, err, sizeof err) ==
-        AT_OK) {
-        long long pos = tn_space_position(&r->space, tpl_config_to_index(r->space.fam, cfg));
+    const tpl_family *fam = r->space.fam;
+    if (fam->default_config &&
+        tpl_config_parse(fam, fam->default_config, cfg, err, sizeof err) == AT_OK) {
+        long long pos = tn_space_position(&r->space, tpl_config_to_index(fam, cfg));
         if (pos >= 0) {
             strat->tell(st, r->idx[pos], r->cost[pos]);
+            t += replay_eval_ms(r->cost[pos], best);
             best = r->cost[pos];
         }
     }
     long long inflight[16];
-    int n_in = 0, done = 0;
+    int n_in = 0;
     int look = strat->lookahead > 0 && strat->lookahead < 16 ? strat->lookahead : 1;
-    while (done < budget) {
-        while (n_in < look && done + n_in < budget) {
+    for (;;) {
+        if ((budget_evals > 0 && done >= budget_evals) || (budget_ms > 0 && t >= budget_ms))
+            break;
+        while (n_in < look && (budget_evals <= 0 || done + n_in < budget_evals)) {
             long long i = strat->next(st);
             if (i < 0)
                 break;
@@ -117,13 +146,54 @@ static double replay_search(const replay *r, const tn_strategy *strat,
         n_in--;
         long long pos = tn_space_position(&r->space, i);
         double c = pos >= 0 ? r->cost[pos] : INFINITY;
+        t += replay_eval_ms(c, best);
         if (c < best)
             best = c;
         strat->tell(st, i, c);
         done++;
     }
     strat->destroy(st);
+    if (evals)
+        *evals = done;
+    if (spent)
+        *spent = t;
     return best;
+}
+
+/* Success counts of a strategy over `trials` seeds: within 3% of the best
+ * at a quarter of the exhaustive evaluations (*hits) and at a quarter of
+ * the exhaustive modeled time (*hits_t, with the mean evaluations that time
+ * allowed in *evals_t). */
+static void replay_rate(const replay *r, const tn_strategy *strat, int trials, double ex_ms,
+                        int *hits, int *hits_t, double *evals_t)
+{
+    *hits = *hits_t = 0;
+    *evals_t = 0;
+    for (int t = 0; t < trials; t++) {
+        long long n = 0;
+        double a = replay_search(r, strat, 100 + t, r->space.n_valid / 4, 0, NULL, NULL);
+        double b = replay_search(r, strat, 100 + t, 0, ex_ms / 4, &n, NULL);
+        *hits += a <= 1.03 * r->best;
+        *hits_t += b <= 1.03 * r->best;
+        *evals_t += (double)n / trials;
+    }
+}
+
+/* Modeled time of the exhaustive strategy over the whole space (the
+ * default configuration, told first, is not proposed again); -1 if it did
+ * not see every configuration. */
+static double replay_exhaustive_ms(const replay *r)
+{
+    double spent = 0;
+    long long n = 0;
+    double b = replay_search(r, &tn_strategy_exhaustive, 1, 0, 0, &n, &spent);
+    return n >= r->space.n_valid - 1 && b == r->best ? spent : -1;
+}
+
+static void replay_free(replay *r)
+{
+    free(r->idx);
+    free(r->cost);
 }
 
 TEST(replay_guided_search_on_recorded_h200_matmul)
@@ -131,27 +201,161 @@ TEST(replay_guided_search_on_recorded_h200_matmul)
     replay r;
     CHECK_MSG(replay_load(&r, "tests/data/h200-matmul-4096.tsv") == 0,
               "cannot load tests/data/h200-matmul-4096.tsv (run from the repository root)");
-    /* a quarter of the exhaustive evaluations, as issue 6 measures it */
-    int budget = (int)(r.space.n_valid / 4);
+    double ex_ms = replay_exhaustive_ms(&r);
+    CHECK(ex_ms > 0);
+    /* issue 6: within 3% of the exhaustive best in a quarter of the
+     * exhaustive time; a quarter of the evaluations is the second view */
+    const tn_strategy *guided = tn_strategy_find("guided");
+    const tn_strategy *list[] = {guided, &tn_strategy_anneal, &tn_strategy_random};
     const int trials = 200;
-    int hits_anneal = 0, hits_random = 0;
-    double gap_anneal = 0, gap_random = 0;
-    for (int t = 0; t < trials; t++) {
-        double a = replay_search(&r, &tn_strategy_anneal, 100 + t, budget);
-        double b = replay_search(&r, &tn_strategy_random, 100 + t, budget);
-        hits_anneal += a <= 1.03 * r.best;
-        hits_random += b <= 1.03 * r.best;
-        gap_anneal += a / r.best - 1;
-        gap_random += b / r.best - 1;
+    int hits[3], hits_t[3];
+    double evals_t[3];
+    printf("    %lld configurations, exhaustive %.1f s modeled (%.0f ms each); budgets %lld "
+           "evaluations / %.1f s\n", r.space.n_valid, ex_ms / 1000, ex_ms / (double)r.space.n_valid,
+           r.space.n_valid / 4, ex_ms / 4000);
+    for (int k = 0; k < 3; k++) {
+        replay_rate(&r, list[k], trials, ex_ms, &hits[k], &hits_t[k], &evals_t[k]);
+        printf("    %-10s within 3%%: %3d/%d at 1/4 of the evaluations, %3d/%d at 1/4 of the "
+               "time (%.0f evaluations)\n", list[k]->name, hits[k], trials, hits_t[k], trials,
+               evals_t[k]);
     }
-    printf("    %lld configurations, budget %d: anneal within 3%% in %d/%d (mean gap %.2f%%), "
-           "random %d/%d (mean gap %.2f%%)\n", r.space.n_valid, budget, hits_anneal, trials,
-           100 * gap_anneal / trials, hits_random, trials, 100 * gap_random / trials);
-    /* measured when written: anneal about 85%, random about 40% */
-    CHECK_MSG(hits_anneal * 2 >= hits_random * 3, "anneal %d vs random %d", hits_anneal,
-              hits_random);
-    CHECK_MSG(hits_anneal * 10 >= trials * 7, "anneal reached 3%% in only %d of %d searches",
-              hits_anneal, trials);
-    free(r.idx);
-    free(r.cost);
+    /* measured when written: surrogate 200/200 and 200/200, anneal 151 and
+     * 155, random 93 and 89 */
+    CHECK_MSG(guided == &tn_strategy_surrogate, "guided is %s", guided->name);
+    CHECK_MSG(hits[0] * 100 >= trials * 95, "guided reached 3%% in only %d of %d searches",
+              hits[0], trials);
+    CHECK_MSG(hits_t[0] * 100 >= trials * 95,
+              "guided reached 3%% in a quarter of the time in only %d of %d searches", hits_t[0],
+              trials);
+    CHECK_MSG(hits[0] * 2 >= hits[2] * 3, "guided %d vs random %d", hits[0], hits[2]);
+    CHECK_MSG(hits[1] * 10 >= trials * 7, "anneal reached 3%% in only %d of %d searches",
+              hits[1], trials);
+    CHECK_MSG(hits[1] * 5 >= hits[2] * 6, "anneal %d vs random %d", hits[1], hits[2]);
+    replay_free(&r);
+}
+
+static unsigned long long syn_hash(unsigned long long x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+/* Uniform in [0, 1) from a key. */
+static double syn_unit(unsigned long long key)
+{
+    return (double)(syn_hash(key) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Replaces the recorded costs by a synthetic landscape over the same valid
+ * set: log cost = random effects of each parameter's value + random effects
+ * of value pairs for about 15% of the parameter pairs (weight `inter`) + 2%
+ * noise per configuration, so the optimum is an interaction, not only the
+ * best value of each parameter. */
+static void syn_costs(replay *r, unsigned long long seed, double inter)
+{
+    const tpl_family *fam = r->space.fam;
+    int np = fam->n_params;
+    r->best = INFINITY;
+    for (long long i = 0; i < r->space.n_valid; i++) {
+        int vi[TPL_MAX_PARAMS];
+        long long x = r->idx[i];
+        for (int p = np - 1; p >= 0; p--) {
+            vi[p] = (int)(x % fam->params[p].n_values);
+            x /= fam->params[p].n_values;
+        }
+        double y = 0;
+        for (int p = 0; p < np; p++)
+            y += 0.15 * syn_unit(seed * 1000003ull + (unsigned long long)(p * 131 + vi[p]));
+        for (int p = 0; p < np; p++)
+            for (int q = p + 1; q < np; q++)
+                if (syn_unit(seed * 7777ull + (unsigned long long)(p * 31 + q)) < 0.15)
+                    y += inter * 0.3 *
+                         (syn_unit(seed * 99991ull +
+                                   (unsigned long long)(p * 1313 + q * 17 + vi[p] * 5 + vi[q])) -
+                          0.5);
+        y += 0.02 * syn_unit(seed * 31337ull + (unsigned long long)i);
+        r->cost[i] = exp(y);
+        if (r->cost[i] < r->best)
+            r->best = r->cost[i];
+    }
+}
+
+/* Generalization: the guided search on landscapes it was not tuned on. */
+TEST(replay_guided_search_on_synthetic_landscapes)
+{
+    replay r;
+    CHECK_MSG(replay_load(&r, "tests/data/h200-matmul-4096.tsv") == 0,
+              "cannot load tests/data/h200-matmul-4096.tsv (run from the repository root)");
+    const tn_strategy *guided = tn_strategy_find("guided");
+    const int trials = 60;
+    /* weights of the pairwise interactions; 6 makes them dominate */
+    const double inter[] = {1.0, 2.5, 6.0, 6.0};
+    int sum_g = 0, sum_r = 0;
+    for (int k = 0; k < 4; k++) {
+        syn_costs(&r, 11 + k, inter[k]);
+        double ex_ms = replay_exhaustive_ms(&r);
+        CHECK(ex_ms > 0);
+        int hg, hgt, hr, hrt;
+        double eg, er;
+        replay_rate(&r, guided, trials, ex_ms, &hg, &hgt, &eg);
+        replay_rate(&r, &tn_strategy_random, trials, ex_ms, &hr, &hrt, &er);
+        printf("    landscape %d (interactions x%.1f): %s %d/%d and %d/%d, random %d/%d and "
+               "%d/%d (evaluations / time)\n", k, inter[k], guided->name, hg, trials, hgt,
+               trials, hr, trials, hrt, trials);
+        CHECK_MSG(hg * 10 >= trials * 8, "landscape %d: guided %d of %d", k, hg, trials);
+        sum_g += hg + hgt;
+        sum_r += hr + hrt;
+    }
+    /* measured when written: guided 471/480, random 188/480 */
+    CHECK_MSG(sum_g * 100 >= 8 * trials * 95, "guided %d of %d", sum_g, 8 * trials);
+    CHECK_MSG(sum_g >= 2 * sum_r, "guided %d vs random %d", sum_g, sum_r);
+    replay_free(&r);
+}
+
+/* The guided search proposes only valid configurations, never one twice,
+ * eventually all of them, and the same ones for the same seed. */
+TEST(replay_guided_search_proposals)
+{
+    replay r;
+    CHECK_MSG(replay_load(&r, "tests/data/h200-matmul-4096.tsv") == 0,
+              "cannot load tests/data/h200-matmul-4096.tsv (run from the repository root)");
+    const tn_strategy *g = tn_strategy_find("guided");
+    unsigned char *hit = calloc((size_t)r.space.n_valid, 1);
+    long long *order = malloc((size_t)r.space.n_valid * sizeof *order);
+    void *a = g->create(&r.space, 5), *b = g->create(&r.space, 5);
+    CHECK(hit && order && a && b);
+    /* a result told up front (a stored one) is never proposed */
+    g->tell(a, r.idx[7], r.cost[7]);
+    g->tell(b, r.idx[7], r.cost[7]);
+    hit[7] = 1;
+    long long n = 1, bad = 0, differ = 0;
+    for (;;) {
+        long long i = g->next(a);
+        if (i < 0)
+            break;
+        long long pos = tn_space_position(&r.space, i);
+        if (pos < 0 || hit[pos]) {
+            bad++;
+            break;
+        }
+        hit[pos] = 1;
+        order[n++] = i;
+        differ += g->next(b) != i;
+        /* a failure now and then, told like the tuner does */
+        double c = n % 17 == 0 ? INFINITY : r.cost[pos];
+        g->tell(a, i, c);
+        g->tell(b, i, c);
+    }
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(n, r.space.n_valid);
+    CHECK_EQ(differ, 0);
+    g->destroy(a);
+    g->destroy(b);
+    free(hit);
+    free(order);
+    replay_free(&r);
 }

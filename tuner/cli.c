@@ -29,11 +29,13 @@ static const char usage_text[] =
     "  --size SIZE            one problem size instead of the defaults:\n"
     "                         MxNxK for matmul (4096x4096x4096), N for sum,\n"
     "                         dot and jacobi (1048576)\n"
-    "  --strategy NAME        exhaustive | random | anneal (default: exhaustive\n"
-    "                         when at most 300 configurations are valid, else\n"
-    "                         anneal); random and anneal without --budget stop\n"
-    "                         after 120 evaluations or a share of about 80 s per\n"
-    "                         run, by family parameter count\n"
+    "  --strategy NAME        exhaustive | random | anneal | surrogate (default:\n"
+    "                         exhaustive when at most 300 configurations are\n"
+    "                         valid, else surrogate, alias guided: a cost model\n"
+    "                         of the parameter values picks each next one);\n"
+    "                         the searches without --budget stop after 120\n"
+    "                         evaluations or a share of about 80 s per run, by\n"
+    "                         family parameter count\n"
     "  --budget B             per problem: SECONDS (\"60\", \"60s\", \"2m\") or a\n"
     "                         number of evaluations (\"200e\", \"200evals\");\n"
     "                         evaluations stored by earlier runs count\n"
@@ -611,7 +613,7 @@ static int cmd_tune(int argc, char **argv)
         v = opt_value(argc, argv, &i, "--strategy", &m);
         if (m) {
             if (!v || !tn_strategy_find(v))
-                return usage_error("unknown strategy '%s' (exhaustive, random, anneal)",
+                return usage_error("unknown strategy '%s' (exhaustive, random, anneal, surrogate)",
                                    v ? v : "");
             o.strategy = tn_strategy_find(v)->name;
             continue;

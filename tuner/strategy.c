@@ -5,7 +5,8 @@
 #include "strategy.h"
 
 static const tn_strategy *const strategy_list[] = {
-    &tn_strategy_exhaustive, &tn_strategy_random, &tn_strategy_anneal, NULL,
+    &tn_strategy_exhaustive, &tn_strategy_random, &tn_strategy_anneal, &tn_strategy_surrogate,
+    NULL,
 };
 
 const tn_strategy *const *tn_strategy_all(void)
@@ -20,8 +21,10 @@ const tn_strategy *tn_strategy_find(const char *name)
     for (int i = 0; strategy_list[i]; i++)
         if (strcmp(strategy_list[i]->name, name) == 0)
             return strategy_list[i];
-    if (strcmp(name, "annealing") == 0 || strcmp(name, "guided") == 0)
+    if (strcmp(name, "annealing") == 0)
         return &tn_strategy_anneal;
+    if (strcmp(name, "guided") == 0)     /* the default guided search */
+        return &tn_strategy_surrogate;
     return NULL;
 }
 

@@ -17,7 +17,7 @@ typedef struct tn_space {
 long long tn_space_position(const tn_space *s, long long index);
 
 typedef struct tn_strategy {
-    const char *name;                /* "exhaustive", "random", "anneal" */
+    const char *name;                /* "exhaustive", "random", "anneal", "surrogate" */
     const char *summary;             /* one line for --help */
     /* Proposals may run ahead of results: how many to keep in flight. */
     int lookahead;                   /* 0: unlimited (order independent of results) */
@@ -38,6 +38,7 @@ typedef struct tn_strategy {
 extern const tn_strategy tn_strategy_exhaustive;
 extern const tn_strategy tn_strategy_random;
 extern const tn_strategy tn_strategy_anneal;
+extern const tn_strategy tn_strategy_surrogate;
 
 /* By name; NULL if unknown. */
 const tn_strategy *tn_strategy_find(const char *name);

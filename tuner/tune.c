@@ -707,7 +707,8 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
     double budget_s = o->budget_s;
     long long budget_evals = o->budget_evals;
     if (!strat)
-        strat = n_valid <= TN_EXHAUSTIVE_MAX ? &tn_strategy_exhaustive : &tn_strategy_anneal;
+        strat = n_valid <= TN_EXHAUSTIVE_MAX ? &tn_strategy_exhaustive
+                                           : tn_strategy_find("guided");
     if (strat != &tn_strategy_exhaustive && budget_s <= 0 && budget_evals <= 0) {
         /* random or guided without --budget: the default share */
         budget_s = c->guided_unit_s * family_weight(fam);
