@@ -64,7 +64,6 @@ static int ex_find(at_exec *ex, const char *name)
     snprintf(ex->funcs[slot].name, sizeof ex->funcs[slot].name, "%s", name);
     ex->funcs[slot].fn = fn;
     ex->funcs[slot].smem_limit_set = 0;
-    ex->funcs[slot].large_cluster_set = 0;
     return slot;
 }
 
@@ -107,21 +106,6 @@ at_status ex_launch(at_exec *ex, const char *name, unsigned gx, unsigned gy,
                      bx, by, bz, smem);
         return s;
     }
-    return AT_OK;
-}
-
-at_status ex_allow_large_cluster(at_exec *ex, const char *name)
-{
-    int slot = ex_find(ex, name);
-    if (slot < 0)
-        return ex_fail(ex, AT_ERR_NOT_FOUND, "kernel %s not found in the module", name);
-    if (ex->funcs[slot].large_cluster_set)
-        return AT_OK;
-    CUresult rc = ex->cu->FuncSetAttribute(ex->funcs[slot].fn,
-                                           CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
-    if (rc != CUDA_SUCCESS)
-        return ex_cuda_fail(ex, rc, "cuFuncSetAttribute(non-portable cluster size)");
-    ex->funcs[slot].large_cluster_set = 1;
     return AT_OK;
 }
 

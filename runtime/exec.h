@@ -20,7 +20,6 @@ typedef struct at_exec {
         char name[64];
         CUfunction fn;
         int smem_limit_set;      /* dynamic smem limit raised to this value */
-        int large_cluster_set;   /* non-portable cluster sizes allowed */
     } funcs[EX_MAX_FUNCS];
     int n_funcs;
     CUdeviceptr scratch[EX_MAX_SCRATCH];    /* owned; grown on demand */
@@ -45,10 +44,6 @@ at_status ex_launch(at_exec *ex, const char *name,
                     unsigned gx, unsigned gy, unsigned gz,
                     unsigned bx, unsigned by, unsigned bz,
                     unsigned smem, void **args);
-/* Lets kernel `name`, compiled for clusters of more than 8 blocks (a
- * non-portable size), launch: sets the function attribute once. The
- * driver's error (e.g. no cluster support) as a status otherwise. */
-at_status ex_allow_large_cluster(at_exec *ex, const char *name);
 /* Scratch buffer `slot` (0..EX_MAX_SCRATCH-1) of at least `bytes`, kept
  * across calls; contents undefined. */
 at_status ex_scratch(at_exec *ex, int slot, size_t bytes, CUdeviceptr *ptr);

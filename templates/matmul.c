@@ -134,9 +134,9 @@ extern const tpl_family tpl_matmul;
 static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t len)
 {
     const tpl_family *f = &tpl_matmul;
-    int smem_limit = dev && dev->smem_per_block_optin > 0 ? dev->smem_per_block_optin : 227 * 1024;
-    int regs_limit = dev && dev->regs_per_block > 0 ? dev->regs_per_block : 65536;
-    int max_threads = dev && dev->max_threads_per_block > 0 ? dev->max_threads_per_block : 1024;
+    int smem_limit = dev ? dev->smem_per_block_optin : 227 * 1024;
+    int regs_limit = dev ? dev->regs_per_block : 65536;
+    int max_threads = dev ? dev->max_threads_per_block : 1024;
     int algo = cfg[P_ALGO];
     if (why && len)
         why[0] = '\0';

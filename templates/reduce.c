@@ -12,7 +12,7 @@ enum { RD_STYLE, RD_FINISH, RD_BLOCK, RD_ITEMS, RD_VEC, RD_GRID, RD_UNROLL, RD_N
 enum { RD_STYLE_SERIAL, RD_STYLE_HALVING, RD_STYLE_MASK, RD_STYLE_SHUFFLE,
        RD_STYLE_SINGLE };
 enum { RD_FINISH_ATOMIC, RD_FINISH_SECOND_PASS, RD_FINISH_LAST_BLOCK,
-       RD_FINISH_ACCUMULATOR, RD_FINISH_CLUSTER };
+       RD_FINISH_ACCUMULATOR };
 
 #define RD_SLOT_PARTIALS 0
 /* Slot 1: the last-block counter (FINISH 2 and 3, unsigned at byte 0) and
@@ -21,22 +21,20 @@ enum { RD_FINISH_ATOMIC, RD_FINISH_SECOND_PASS, RD_FINISH_LAST_BLOCK,
 #define RD_SLOT_COUNTER 1
 #define RD_ACC_OFFSET 128
 #define RD_COUNTER_BYTES 256
-/* A single block or cluster only for sizes it reads in reasonable time. */
+/* A single block only for sizes it reads in reasonable time. */
 #define RD_SINGLE_MAX_N (1LL << 24)
 
 #define RD_PARAMS { \
     {"STYLE", 5, {0, 1, 2, 3, 4}, \
      "block reduction: 0 serial, 1 halving tree, 2 interleaved mask tree, 3 warp shuffle, 4 single block serial"}, \
-    {"FINISH", 5, {0, 1, 2, 3, 4}, \
+    {"FINISH", 4, {0, 1, 2, 3}, \
      "blocks combine: 0 atomicAdd per block, 1 second-pass kernel, 2 last block finishes, " \
-     "3 atomic float64 accumulator, last block finishes (one launch, no memset), " \
-     "4 one cluster adds in distributed shared memory (sm_90+)"}, \
+     "3 atomic float64 accumulator, last block finishes (one launch, no memset)"}, \
     {"BLOCK", 5, {64, 128, 256, 512, 1024}, "threads per block"}, \
     {"ITEMS", 5, {1, 2, 4, 8, 16}, "vectors each thread loads per tile (loads in flight)"}, \
     {"VEC", 3, {1, 2, 4}, "floats per load (scalar head/tail when unaligned or ragged)"}, \
-    {"GRID", 9, {-1, 0, 1, 2, 4, 8, -4, -8, -16}, \
-     "-1 one block; 0 one block per tile; k: k x SM count blocks, grid-stride; " \
-     "-4/-8/-16: one cluster of that many blocks (FINISH 4)"}, \
+    {"GRID", 6, {-1, 0, 1, 2, 4, 8}, \
+     "-1 one block; 0 one block per tile; k: k x SM count blocks, grid-stride"}, \
     {"UNROLL", 3, {1, 2, 4}, "unrolling of the loop over a block's tiles"}, \
 }
 
@@ -66,11 +64,7 @@ static int rd_register_estimate(const int *cfg, int dot)
  * FINISH 3 (accumulator) is a latency finish: with the shuffle style only
  * (one block reduction, then one thread's atomics); every GRID but the
  * single block, VEC 1..4 with one block per tile (GRID 0: the few-block
- * grids for small n), VEC 4 with persistent grids as above. FINISH 4
- * (cluster) needs thread-block clusters (compute capability 9.0+, so a
- * known device: `check --arch` passes one) and goes with exactly the
- * cluster grids GRID -4, -8, -16, the shuffle style and no unrolling (its
- * grids exist for latency: a block loads its share with ITEMS loads). */
+ * grids for small n), VEC 4 with persistent grids as above. */
 static int rd_valid(const int *cfg, const at_device_info *dev, int dot,
                     char *why, size_t len)
 {
@@ -80,8 +74,8 @@ static int rd_valid(const int *cfg, const at_device_info *dev, int dot,
     int max_threads = dev && dev->max_threads_per_block > 0 ? dev->max_threads_per_block : 1024;
     int sm_threads = dev && dev->max_threads_per_sm > 0 ? dev->max_threads_per_sm : 2048;
     int regs_per_block = dev && dev->regs_per_block > 0 ? dev->regs_per_block : 65536;
-    if (style < 0 || style > 4 || finish < 0 || finish > 4) {
-        snprintf(why, len, "STYLE %d / FINISH %d out of range (0..4 / 0..4)", style, finish);
+    if (style < 0 || style > 4 || finish < 0 || finish > 3) {
+        snprintf(why, len, "STYLE %d / FINISH %d out of range (0..4 / 0..3)", style, finish);
         return 0;
     }
     if (!rd_is_pow2(block) || block < 64 || block > max_threads) {
@@ -113,23 +107,6 @@ static int rd_valid(const int *cfg, const at_device_info *dev, int dot,
     if (finish == RD_FINISH_ACCUMULATOR && style != RD_STYLE_SHUFFLE) {
         snprintf(why, len, "the accumulator finish (FINISH=3) goes with the warp shuffle (STYLE=3)");
         return 0;
-    }
-    int cluster_grid = grid == -4 || grid == -8 || grid == -16;
-    if ((finish == RD_FINISH_CLUSTER) != cluster_grid) {
-        snprintf(why, len, "the cluster finish (FINISH=4) goes with exactly the cluster grids "
-                 "(GRID=-4, -8, -16)");
-        return 0;
-    }
-    if (finish == RD_FINISH_CLUSTER) {
-        if (!dev || dev->cc_major < 9) {
-            snprintf(why, len, "the cluster finish (FINISH=4) needs thread-block clusters "
-                     "(compute capability 9.0+)");
-            return 0;
-        }
-        if (style != RD_STYLE_SHUFFLE || unroll != 1) {
-            snprintf(why, len, "the cluster finish (FINISH=4) goes with STYLE=3 and UNROLL=1");
-            return 0;
-        }
     }
     if (grid == 0 && unroll != 1) {
         snprintf(why, len, "one block per tile (GRID=0) has no loop to unroll");
@@ -190,18 +167,16 @@ static int rd_applicable(const int *cfg, const tpl_problem *problem)
     long long n = problem->dims[0];
     if (problem->n_dims != 1 || n < 0)
         return 0;
-    if (cfg[RD_GRID] == -1 || cfg[RD_FINISH] == RD_FINISH_CLUSTER)
+    if (cfg[RD_GRID] == -1)
         return n <= RD_SINGLE_MAX_N;
     return rd_grid(cfg, n, cfg[RD_VEC], 1) <= INT_MAX;
 }
 
 /* Float atomics (FINISH 0 into the result, 3 into the float64
- * accumulator) add in arrival order: not reproducible bit for bit. The
- * others add in a fixed order. */
+ * accumulator) add in arrival order: not reproducible bit for bit. */
 static int rd_deterministic(const int *cfg)
 {
-    return cfg[RD_FINISH] == RD_FINISH_SECOND_PASS || cfg[RD_FINISH] == RD_FINISH_LAST_BLOCK ||
-           cfg[RD_FINISH] == RD_FINISH_CLUSTER;
+    return cfg[RD_FINISH] == RD_FINISH_SECOND_PASS || cfg[RD_FINISH] == RD_FINISH_LAST_BLOCK;
 }
 
 /* ---------------- running ---------------- */
@@ -271,11 +246,6 @@ static at_status rd_run(at_exec *ex, const int *cfg, tpl_args *args, int dot)
             return s;
     }
 
-    if (finish == RD_FINISH_CLUSTER && grid > 8) {
-        s = ex_allow_large_cluster(ex, "reduce_main");
-        if (s != AT_OK)
-            return s;
-    }
     void *main_args[] = {&x, &y, &n, &head, &vec_ok, &result, &partials, &counter};
     unsigned block = (unsigned)cfg[RD_BLOCK];
     s = ex_launch(ex, "reduce_main", (unsigned)grid, 1, 1, block, 1, 1, 0, main_args);

@@ -8,7 +8,7 @@
 #define STYLE 3     /* block reduction: 0 serial by thread 0, 1 halving tree, 2 interleaved mask tree, 3 warp shuffle, 4 single block (serial) */
 #endif
 #ifndef FINISH
-#define FINISH 2    /* blocks combine: 0 atomicAdd per block (result zeroed first), 1 second-pass kernel, 2 last block finishes (partials + counter), 3 last block finishes (self-resetting float64 accumulator + counter), 4 one thread-block cluster of -GRID blocks adds in distributed shared memory (sm_90+) */
+#define FINISH 2    /* blocks combine: 0 atomicAdd per block (result zeroed first), 1 second-pass kernel, 2 last block finishes (partials + counter), 3 last block finishes (self-resetting float64 accumulator + counter) */
 #endif
 #ifndef BLOCK
 #define BLOCK 256   /* threads per block: 64, 128, 256, 512, 1024 */
@@ -20,7 +20,7 @@
 #define VEC 4       /* floats per load: 1, 2, 4 (scalar head/tail for unaligned pointers and ragged n) */
 #endif
 #ifndef GRID
-#define GRID 8      /* 0 one block per tile, k > 0 k x SM count (grid-stride), -1 one block, -k fixed k blocks (the kernel uses it to skip the trip-count division; with FINISH 4 the cluster size: 4, 8, 16) */
+#define GRID 8      /* 0 one block per tile, k > 0 k x SM count (grid-stride), -1 one block, -k fixed k blocks (the kernel uses it to skip the trip-count division) */
 #endif
 #ifndef UNROLL
 #define UNROLL 1    /* unrolling of the loop over a block's tiles: 1, 2, 4 */
@@ -239,15 +239,7 @@ __device__ __forceinline__ void rd_finish(const float *partials, unsigned count,
         *result = v;
 }
 
-#if FINISH == 4
-/* One cluster of -GRID blocks (16 is a non-portable size: the host allows
- * it on the function before launching). */
-#define RD_CLUSTER_DIMS __cluster_dims__(-GRID, 1, 1)
-#else
-#define RD_CLUSTER_DIMS
-#endif
-
-/* The first (and with FINISH 0, 2, 3 or 4, only) pass. x (and y) + head are
+/* The first (and with FINISH 0, 2 or 3, only) pass. x (and y) + head are
  * aligned to VEC floats when vec_ok; head < VEC leading and the ragged
  * trailing elements are added by block 0 with scalar loads, issued before
  * the vector loads. With one block the result is written directly;
@@ -255,20 +247,12 @@ __device__ __forceinline__ void rd_finish(const float *partials, unsigned count,
  * for reduce_finish, partials plus a counter that the last block to arrive
  * resets while it finishes, or (3) a float64 atomicAdd per block into the
  * accumulator `partials` points at (a double, 0 between calls) plus the
- * counter, where the last block takes the total and puts 0 back; (4) the
- * blocks of the one cluster store their totals into block 0's shared
- * memory, and block 0 adds them in rank order (deterministic). */
-extern "C" __global__ void __launch_bounds__(BLOCK) RD_CLUSTER_DIMS
+ * counter, where the last block takes the total and puts 0 back. */
+extern "C" __global__ void __launch_bounds__(BLOCK)
 reduce_main(const float *__restrict__ x, const float *__restrict__ y, long long n,
             int head, int vec_ok, float *result, float *partials, unsigned *counter)
 {
     __shared__ float smem[STYLE == 3 ? 32 : BLOCK];
-#if FINISH == 4
-    /* Phase 0 of the cluster barrier, waited on before the first remote
-     * store: then every block of the cluster has started, so block 0's
-     * shared memory exists. Arriving now costs nothing. */
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-#endif
     const int width = VEC > 1 && vec_ok ? VEC : 1;
     if (width == 1)
         head = 0;
@@ -348,36 +332,8 @@ reduce_main(const float *__restrict__ x, const float *__restrict__ y, long long 
             *result = (float)__longlong_as_double(
                 (long long)atomicExch((unsigned long long *)acc, 0ull));
     }
-#elif FINISH == 4
-    /* No global memory but the result: thread 0 of each block stores its
-     * total into slot `rank` of block 0's shared memory (mapa + a
-     * shared::cluster store), one release/acquire cluster barrier, then
-     * warp 0 of block 0 adds the slots in rank order and stores the sum.
-     * Only block 0 is written to, so the others may exit after the
-     * barrier. */
-    (void)partials;
-    (void)counter;
-    __shared__ float slots[-GRID];
-    unsigned rank;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
-    if (threadIdx.x == 0) {
-        unsigned local = (unsigned)__cvta_generic_to_shared(&slots[rank]), remote;
-        asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(remote) : "r"(local));
-        asm volatile("st.shared::cluster.f32 [%0], %1;" :: "r"(remote), "f"(v) : "memory");
-    }
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
-                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
-    if (rank == 0 && threadIdx.x < 32) {
-        float s = threadIdx.x < -GRID ? slots[threadIdx.x] : 0.0f;
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1)
-            s += __shfl_down_sync(0xffffffffu, s, o);
-        if (threadIdx.x == 0)
-            *result = s;
-    }
 #else
-#error "FINISH must be 0..4"
+#error "FINISH must be 0..3"
 #endif
 }
 

@@ -186,18 +186,6 @@ void tpl_arch_name(int cc_major, int cc_minor, char *out, size_t len)
     snprintf(out, len, "sm_%d%d", cc_major, cc_minor);
 }
 
-int tpl_arch_device(const char *arch, at_device_info *dev)
-{
-    memset(dev, 0, sizeof *dev);
-    int cc = 0, used = 0;
-    if (!arch || sscanf(arch, "sm_%d%n", &cc, &used) != 1 || arch[used] != '\0' || cc < 10)
-        return 0;
-    dev->cc_major = cc / 10;
-    dev->cc_minor = cc % 10;
-    snprintf(dev->arch, sizeof dev->arch, "%s", arch);
-    return 1;
-}
-
 /* NVRTC options of a configuration, as an argv (strings in storage). */
 #define OPT_MAX (TPL_MAX_PARAMS + 16)
 typedef struct opt_list {

@@ -147,10 +147,6 @@ int tpl_param_index(const tpl_family *fam, const char *name);
 /* ---- compiling (templates/tpl.c, NVRTC; no GPU needed) ---- */
 /* "sm_90" from a compute capability. */
 void tpl_arch_name(int cc_major, int cc_minor, char *out, size_t len);
-/* A device known only by its architecture ("sm_90"): compute capability
- * and arch set, every other field 0, which `valid` functions read as
- * unknown (their generous defaults). 0, dev zeroed, if arch is not sm_XY. */
-int tpl_arch_device(const char *arch, at_device_info *dev);
 /* The NVRTC options for cfg on arch, space-separated (for keys and logs). */
 void tpl_options_string(const tpl_family *fam, const int *cfg, const char *arch,
                         char *out, size_t len);

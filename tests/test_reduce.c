@@ -78,10 +78,10 @@ TEST(reduce_families_registered_with_their_parameters)
 TEST(reduce_space_and_constraints)
 {
     const tpl_family *f = &tpl_sum;
-    CHECK_EQ(tpl_space_size(f), 5LL * 5 * 5 * 5 * 3 * 9 * 3);
+    CHECK_EQ(tpl_space_size(f), 5LL * 4 * 5 * 5 * 3 * 6 * 3);
     int cfg[TPL_MAX_PARAMS];
     char why[256];
-    long long valid_sum = 0, valid_dot = 0, per_style[5] = {0}, per_finish[5] = {0};
+    long long valid_sum = 0, valid_dot = 0, per_style[5] = {0}, per_finish[4] = {0};
     long long persistent = 0, acc_few_blocks = 0;
     for (long long i = 0; i < tpl_space_size(f); i++) {
         tpl_config_from_index(f, i, cfg);
@@ -104,8 +104,6 @@ TEST(reduce_space_and_constraints)
         CHECK((cfg[0] == 4) <= (cfg[5] == -1));
         CHECK(cfg[5] != -1 || cfg[1] == 1);
         CHECK(cfg[1] != 3 || cfg[0] == 3);
-        /* no clusters on a device of unknown architecture */
-        CHECK(cfg[1] != 4 && cfg[5] != -4 && cfg[5] != -8 && cfg[5] != -16);
         /* the accumulator finish with one block per 2..8 KB tile, shuffle,
          * 16-byte loads: the few-block grids for n <= 2^16 */
         if (cfg[1] == 3 && cfg[5] == 0 && cfg[4] == 4) {
@@ -125,7 +123,6 @@ TEST(reduce_space_and_constraints)
         CHECK(per_style[s] > 0);
     for (int s = 0; s < 4; s++)
         CHECK(per_finish[s] > 0);
-    CHECK_EQ(per_finish[4], 0);
     CHECK(persistent > 0);
     CHECK(acc_few_blocks >= 6);
     CHECK(valid_sum >= 600 && valid_sum <= 1500);
@@ -218,73 +215,6 @@ TEST(reduce_default_and_baselines_valid_everywhere)
     }
 }
 
-/* FINISH 4: one thread-block cluster adding in distributed shared memory.
- * Legal only where the architecture is known to have clusters (9.0+). */
-TEST(reduce_cluster_finish_rules)
-{
-    at_device_info sm80, sm90;
-    CHECK(tpl_arch_device("sm_80", &sm80) && sm80.cc_major == 8 && sm80.cc_minor == 0);
-    CHECK(tpl_arch_device("sm_90", &sm90) && sm90.cc_major == 9 && sm90.arch[0] == 's');
-    CHECK(!tpl_arch_device("sm90", &sm80) && !tpl_arch_device("sm_9x", &sm80));
-    CHECK(tpl_arch_device("sm_80", &sm80));
-    const tpl_family *fams[2] = {&tpl_sum, &tpl_dot};
-    /* Cluster configurations per family on sm_90, counted by hand: BLOCK
-     * 5 values x the 12 (ITEMS, VEC) pairs with ITEMS x VEC <= 16 x GRID
-     * -4/-8/-16 = 180 for sum. Dot at BLOCK 1024 has 64 registers per
-     * thread and needs ~24 + ITEMS x (2 VEC + 1): ITEMS=16 VEC=1 (72) is
-     * out, so 4 x 12 + 11 = 59 per grid, 177. */
-    const long long expect_cluster[2] = {180, 177};
-    for (int fi = 0; fi < 2; fi++) {
-        const tpl_family *f = fams[fi];
-        long long generic = 0, on80 = 0, on90 = 0, cluster = 0;
-        int cfg[TPL_MAX_PARAMS];
-        char why[256];
-        for (long long i = 0; i < tpl_space_size(f); i++) {
-            tpl_config_from_index(f, i, cfg);
-            int vn = f->valid(cfg, NULL, why, sizeof why);
-            int v8 = f->valid(cfg, &sm80, why, sizeof why);
-            int v9 = f->valid(cfg, &sm90, why, sizeof why);
-            generic += vn;
-            on80 += v8;
-            on90 += v9;
-            CHECK_MSG(vn == v8, "%s index %lld: sm_80 differs from a generic device", f->name, i);
-            int is_cluster_grid = cfg[5] == -4 || cfg[5] == -8 || cfg[5] == -16;
-            if (!v9)
-                continue;
-            CHECK((cfg[1] == 4) == is_cluster_grid);
-            if (cfg[1] != 4) {
-                CHECK_MSG(vn, "%s index %lld: valid on sm_90 only but not a cluster", f->name, i);
-                continue;
-            }
-            cluster++;
-            CHECK(cfg[0] == 3 && cfg[6] == 1 && cfg[3] * cfg[4] <= 16);
-            CHECK(f->deterministic(cfg));
-            tpl_problem small = {1, {1LL << 16}}, limit = {1, {1LL << 24}},
-                        big = {1, {(1LL << 24) + 1}};
-            CHECK(f->applicable(cfg, &small) && f->applicable(cfg, &limit));
-            CHECK(!f->applicable(cfg, &big));
-        }
-        printf("    %s: %lld valid generic / sm_80, %lld on sm_90 (%lld cluster)\n", f->name,
-               generic, on90, cluster);
-        CHECK_EQ(on80, generic);
-        CHECK_EQ(cluster, expect_cluster[fi]);
-        CHECK_EQ(on90, generic + cluster);
-    }
-    const tpl_family *f = &tpl_sum;
-    const char *ok = "STYLE=3,FINISH=4,BLOCK=1024,ITEMS=2,VEC=4,GRID=-8,UNROLL=1";
-    CHECK_EQ(rt_valid(f, ok, &sm90), 1);
-    CHECK_EQ(rt_valid(f, ok, &sm80), 0);
-    CHECK_EQ(rt_valid(f, ok, NULL), 0);
-    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=4,BLOCK=256,ITEMS=4,VEC=4,GRID=-16,UNROLL=1", &sm90), 1);
-    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=4,BLOCK=64,ITEMS=16,VEC=1,GRID=-4,UNROLL=1", &sm90), 1);
-    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=4,BLOCK=256,ITEMS=4,VEC=4,GRID=0,UNROLL=1", &sm90), 0);
-    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=4,BLOCK=256,ITEMS=4,VEC=4,GRID=-32,UNROLL=1", &sm90), 0);
-    CHECK_EQ(rt_valid(f, "STYLE=1,FINISH=4,BLOCK=256,ITEMS=4,VEC=4,GRID=-8,UNROLL=1", &sm90), 0);
-    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=4,BLOCK=256,ITEMS=4,VEC=4,GRID=-8,UNROLL=2", &sm90), 0);
-    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=3,BLOCK=256,ITEMS=4,VEC=4,GRID=-8,UNROLL=1", &sm90), 0);
-    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=2,BLOCK=256,ITEMS=4,VEC=4,GRID=-16,UNROLL=1", &sm90), 0);
-}
-
 TEST(reduce_nvrtc_compiles_samples_for_sm80_and_sm90)
 {
     static const char *const extra[] = {
@@ -299,12 +229,6 @@ TEST(reduce_nvrtc_compiles_samples_for_sm80_and_sm90)
         "STYLE=3,FINISH=3,BLOCK=256,ITEMS=1,VEC=2,GRID=-32,UNROLL=1",
         /* the last-block finish beyond one warp's partials */
         "STYLE=1,FINISH=2,BLOCK=64,ITEMS=1,VEC=4,GRID=0,UNROLL=1",
-    };
-    /* the cluster finish, sm_90 only (sm_80 rejects __cluster_dims__) */
-    static const char *const clusters[] = {
-        "STYLE=3,FINISH=4,BLOCK=1024,ITEMS=2,VEC=4,GRID=-8,UNROLL=1",
-        "STYLE=3,FINISH=4,BLOCK=256,ITEMS=4,VEC=4,GRID=-16,UNROLL=1",
-        "STYLE=3,FINISH=4,BLOCK=64,ITEMS=16,VEC=1,GRID=-4,UNROLL=1",
     };
     const tpl_family *fams[2] = {&tpl_sum, &tpl_dot};
     const char *arches[2] = {"sm_80", "sm_90"};
@@ -327,25 +251,6 @@ TEST(reduce_nvrtc_compiles_samples_for_sm80_and_sm90)
                 at_status s = tpl_compile(fam, cfg, arches[a], &cubin, &size, &log);
                 CHECK_MSG(s == AT_OK && cubin && size > 0, "%s %s %s: %s", fam->name, arches[a],
                           texts[t], log ? log : at_status_string(s));
-                free(cubin);
-                free(log);
-            }
-        }
-        for (size_t c = 0; c < sizeof clusters / sizeof clusters[0]; c++) {
-            int cfg[TPL_MAX_PARAMS];
-            CHECK(rt_parse(fam, clusters[c], cfg));
-            for (int a = 0; a < 2; a++) {
-                void *cubin = NULL;
-                size_t size = 0;
-                char *log = NULL;
-                at_status s = tpl_compile(fam, cfg, arches[a], &cubin, &size, &log);
-                if (a == 1)
-                    CHECK_MSG(s == AT_OK && cubin && size > 0, "%s sm_90 %s: %s", fam->name,
-                              clusters[c], log ? log : at_status_string(s));
-                else
-                    CHECK_MSG(s == AT_ERR_COMPILE && log && strstr(log, "cluster"),
-                              "%s sm_80 %s compiled or failed otherwise: %s", fam->name,
-                              clusters[c], at_status_string(s));
                 free(cubin);
                 free(log);
             }
@@ -484,16 +389,6 @@ GPU_TEST(reduce_gpu_every_style_and_finish_matches_cpu)
                      "STYLE=%d,FINISH=%d,BLOCK=128,ITEMS=2,VEC=4,GRID=0,UNROLL=1", style, finish);
     snprintf(texts[nt++], TPL_CONFIG_LEN, "STYLE=3,FINISH=3,BLOCK=128,ITEMS=2,VEC=4,GRID=0,UNROLL=1");
     snprintf(texts[nt++], TPL_CONFIG_LEN, "STYLE=3,FINISH=3,BLOCK=64,ITEMS=4,VEC=2,GRID=0,UNROLL=1");
-    /* the cluster finish (sm_90+): every cluster size; the blocks loop
-     * over tiles from n = 1000003 on */
-    if (t.dev->cc_major >= 9) {
-        snprintf(texts[nt++], TPL_CONFIG_LEN, "STYLE=3,FINISH=4,BLOCK=1024,ITEMS=2,VEC=4,GRID=-8,UNROLL=1");
-        snprintf(texts[nt++], TPL_CONFIG_LEN, "STYLE=3,FINISH=4,BLOCK=256,ITEMS=4,VEC=4,GRID=-16,UNROLL=1");
-        snprintf(texts[nt++], TPL_CONFIG_LEN, "STYLE=3,FINISH=4,BLOCK=64,ITEMS=16,VEC=1,GRID=-4,UNROLL=1");
-    } else {
-        printf("    (compute capability %d.%d: no thread-block clusters, FINISH=4 not run)\n",
-               t.dev->cc_major, t.dev->cc_minor);
-    }
     int first_looping = nt;
     for (int finish = 0; finish < 4; finish++)
         snprintf(texts[nt++], TPL_CONFIG_LEN,
@@ -718,14 +613,11 @@ GPU_TEST(reduce_gpu_deterministic_finishes_are_bit_identical)
         "STYLE=1,FINISH=1,BLOCK=128,ITEMS=2,VEC=2,GRID=0,UNROLL=1",
         "STYLE=3,FINISH=2,BLOCK=512,ITEMS=4,VEC=4,GRID=2,UNROLL=2",
         "STYLE=2,FINISH=1,BLOCK=256,ITEMS=1,VEC=1,GRID=-32,UNROLL=1",
-        "STYLE=3,FINISH=4,BLOCK=512,ITEMS=4,VEC=4,GRID=-16,UNROLL=1",   /* sm_90+ */
     };
     const tpl_family *fams[2] = {&tpl_sum, &tpl_dot};
     for (int f = 0; f < 2 && !th_failed(); f++) {
         double ref = rt_cpu(hx, f ? hy : NULL, n);
         for (size_t c = 0; c < sizeof texts / sizeof texts[0] && !th_failed(); c++) {
-            if (strstr(texts[c], "FINISH=4") && t.dev->cc_major < 9)
-                continue;
             int cfg[TPL_MAX_PARAMS];
             unsigned bits[4];
             for (int round = 0; round < 2 && !th_failed(); round++) {

@@ -403,16 +403,13 @@ static int check_key_cmp(const void *a, const void *b)
     return c ? c : (x->index > y->index) - (x->index < y->index);
 }
 
-/* Compiles every configuration of f valid on arch (and the default and
- * baselines when off the lattice). Configurations whose NVRTC input is
- * identical (same tpl_binary_key: source, options, arch, NVRTC) share one
- * compile. */
+/* Compiles every valid configuration of f (and the default and baselines
+ * when off the lattice). Configurations whose NVRTC input is identical
+ * (same tpl_binary_key: source, options, arch, NVRTC) share one compile. */
 static int check_family(const tpl_family *f, const char *arch, tn_pool *pool)
 {
     long long *valid = NULL;
-    at_device_info arch_dev;
-    tpl_arch_device(arch, &arch_dev);
-    long long n_valid = tn_valid_space(f, &arch_dev, NULL, &valid);
+    long long n_valid = tn_valid_space(f, NULL, NULL, &valid);
     if (n_valid < 0) {
         fprintf(stderr, "autotune: out of memory\n");
         return 1;

@@ -11,7 +11,7 @@ enum { TH_BLOCK, TH_SPIN };                   /* test_hang parameters */
 
 static int tf_valid_oob(const int *cfg, const at_device_info *dev, char *why, size_t len)
 {
-    int max_threads = dev && dev->max_threads_per_block > 0 ? dev->max_threads_per_block : 1024;
+    int max_threads = dev ? dev->max_threads_per_block : 1024;
     if (cfg[TF_BLOCK] < 32 || cfg[TF_BLOCK] > max_threads || cfg[TF_BLOCK] % 32) {
         snprintf(why, len, "BLOCK %d is not a multiple of 32 up to %d", cfg[TF_BLOCK],
                  max_threads);
@@ -30,7 +30,7 @@ static int tf_valid_oob(const int *cfg, const at_device_info *dev, char *why, si
 
 static int tf_valid_hang(const int *cfg, const at_device_info *dev, char *why, size_t len)
 {
-    int max_threads = dev && dev->max_threads_per_block > 0 ? dev->max_threads_per_block : 1024;
+    int max_threads = dev ? dev->max_threads_per_block : 1024;
     if (cfg[TH_BLOCK] < 32 || cfg[TH_BLOCK] > max_threads || cfg[TH_BLOCK] % 32) {
         snprintf(why, len, "BLOCK %d is not a multiple of 32 up to %d", cfg[TH_BLOCK],
                  max_threads);
