@@ -3,6 +3,11 @@
 # benchmark shape exhaustively; resumable, skipped where already stored),
 # then runs every benchmark against the vendor libraries and saves the output
 # with date, GPU, driver and toolkit under bench/results/.
+# Knobs (environment): BENCH_SKIP_TUNE=1 skips all tuning; BENCH_DEFAULT_TUNE=0
+# skips the default sizes; BENCH_MATMUL_SEARCH (default "--strategy
+# exhaustive") is how each matmul shape is searched; BENCH_MATMUL_SHAPES the
+# shapes ("" for none); BENCH_ONLY="bench_matmul ..." runs those benchmarks
+# only; BENCH_OUT names the output file.
 set -uo pipefail
 BUILD="${1:-build}"
 DB="${AUTOTUNE_DB:-$BUILD/bench.db}"
@@ -11,7 +16,7 @@ mkdir -p bench/results
 gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr ' ' '-')"
 driver="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
 toolkit="$("${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" --version 2>/dev/null | grep -o 'release [0-9.]*' | head -1)"
-out="bench/results/$(date -u +%Y-%m-%d)-${gpu:-unknown-gpu}.txt"
+out="${BENCH_OUT:-bench/results/$(date -u +%Y-%m-%d)-${gpu:-unknown-gpu}.txt}"
 {
     echo "# autotune benchmarks"
     echo "# date (UTC): $(date -u '+%Y-%m-%d %H:%M:%S')"
@@ -19,19 +24,24 @@ out="bench/results/$(date -u +%Y-%m-%d)-${gpu:-unknown-gpu}.txt"
     echo "# database: $DB"
 } | tee "$out"
 if [ -z "${BENCH_SKIP_TUNE:-}" ]; then
-    "$BUILD/autotune" --device 0 --db "$DB" 2>&1 | tee -a "$out" || exit 1
+    if [ "${BENCH_DEFAULT_TUNE:-1}" != 0 ]; then
+        "$BUILD/autotune" --device 0 --db "$DB" 2>&1 | tee -a "$out" || exit 1
+    fi
     # The matmul benchmark's shapes, each searched exhaustively (about 4-5
     # minutes on an H200 the first time: cubins are compiled once and shared
     # by every shape; resumable, and a rerun skips what is stored).
     # BENCH_MATMUL_SHAPES="" skips this step.
     for shape in ${BENCH_MATMUL_SHAPES-1024x1024x1024 2048x2048x2048 4096x4096x4096 8192x8192x8192 1000x1000x1000 4097x4097x4097 8192x8192x128 128x8192x8192 8192x64x8192 16384x16384x1024}; do
         "$BUILD/autotune" --device 0 --db "$DB" --kernel matmul --size "$shape" \
-            --strategy exhaustive --quiet 2>&1 | tee -a "$out" || exit 1
+            ${BENCH_MATMUL_SEARCH:---strategy exhaustive} --quiet 2>&1 | tee -a "$out" || exit 1
     done
 fi
 status=0
 for bench in "$BUILD"/bench/bench_*; do
     [ -x "$bench" ] || continue
+    if [ -n "${BENCH_ONLY:-}" ] && [[ " $BENCH_ONLY " != *" $(basename "$bench") "* ]]; then
+        continue
+    fi
     echo "## $(basename "$bench")" | tee -a "$out"
     "$bench" "$DB" 2>&1 | tee -a "$out" || status=1
 done

@@ -12,7 +12,7 @@ enum { RD_STYLE, RD_FINISH, RD_BLOCK, RD_ITEMS, RD_VEC, RD_GRID, RD_UNROLL, RD_N
 enum { RD_STYLE_SERIAL, RD_STYLE_HALVING, RD_STYLE_MASK, RD_STYLE_SHUFFLE,
        RD_STYLE_SINGLE };
 enum { RD_FINISH_ATOMIC, RD_FINISH_SECOND_PASS, RD_FINISH_LAST_BLOCK,
-       RD_FINISH_ACCUMULATOR };
+       RD_FINISH_ACCUMULATOR, RD_FINISH_GATHER };
 
 #define RD_SLOT_PARTIALS 0
 /* Slot 1: the last-block counter (FINISH 2 and 3, unsigned at byte 0) and
@@ -21,15 +21,23 @@ enum { RD_FINISH_ATOMIC, RD_FINISH_SECOND_PASS, RD_FINISH_LAST_BLOCK,
 #define RD_SLOT_COUNTER 1
 #define RD_ACC_OFFSET 128
 #define RD_COUNTER_BYTES 256
+/* Slot 2: FINISH 4's 64-bit slots, one per block, (call epoch << 32 | the
+ * block's total); zeroed when allocated, and epochs start at 1, so a slot
+ * never holds the current call's tag before that call writes it. */
+#define RD_SLOT_GATHER 2
+/* FINISH 4 gathers from at most this many blocks (RD_GATHER_MAX in
+ * reduce.cu: 8 slots per lane of one warp). */
+#define RD_GATHER_MAX 256
 /* A single block only for sizes it reads in reasonable time. */
 #define RD_SINGLE_MAX_N (1LL << 24)
 
 #define RD_PARAMS { \
     {"STYLE", 5, {0, 1, 2, 3, 4}, \
      "block reduction: 0 serial, 1 halving tree, 2 interleaved mask tree, 3 warp shuffle, 4 single block serial"}, \
-    {"FINISH", 4, {0, 1, 2, 3}, \
+    {"FINISH", 5, {0, 1, 2, 3, 4}, \
      "blocks combine: 0 atomicAdd per block, 1 second-pass kernel, 2 last block finishes, " \
-     "3 atomic float64 accumulator, last block finishes (one launch, no memset)"}, \
+     "3 atomic float64 accumulator, last block finishes (one launch, no memset), " \
+     "4 block 0 gathers epoch-tagged partials (one launch, no atomics, <= 256 blocks)"}, \
     {"BLOCK", 5, {64, 128, 256, 512, 1024}, "threads per block"}, \
     {"ITEMS", 5, {1, 2, 4, 8, 16}, "vectors each thread loads per tile (loads in flight)"}, \
     {"VEC", 3, {1, 2, 4}, "floats per load (scalar head/tail when unaligned or ragged)"}, \
@@ -64,7 +72,9 @@ static int rd_register_estimate(const int *cfg, int dot)
  * FINISH 3 (accumulator) is a latency finish: with the shuffle style only
  * (one block reduction, then one thread's atomics); every GRID but the
  * single block, VEC 1..4 with one block per tile (GRID 0: the few-block
- * grids for small n), VEC 4 with persistent grids as above. */
+ * grids for small n), VEC 4 with persistent grids as above. FINISH 4
+ * (gather) is a latency finish for few blocks: the shuffle style with one
+ * block per tile (GRID 0). */
 static int rd_valid(const int *cfg, const at_device_info *dev, int dot,
                     char *why, size_t len)
 {
@@ -74,8 +84,8 @@ static int rd_valid(const int *cfg, const at_device_info *dev, int dot,
     int max_threads = dev && dev->max_threads_per_block > 0 ? dev->max_threads_per_block : 1024;
     int sm_threads = dev && dev->max_threads_per_sm > 0 ? dev->max_threads_per_sm : 2048;
     int regs_per_block = dev && dev->regs_per_block > 0 ? dev->regs_per_block : 65536;
-    if (style < 0 || style > 4 || finish < 0 || finish > 3) {
-        snprintf(why, len, "STYLE %d / FINISH %d out of range (0..4 / 0..3)", style, finish);
+    if (style < 0 || style > 4 || finish < 0 || finish > 4) {
+        snprintf(why, len, "STYLE %d / FINISH %d out of range (0..4 / 0..4)", style, finish);
         return 0;
     }
     if (!rd_is_pow2(block) || block < 64 || block > max_threads) {
@@ -106,6 +116,11 @@ static int rd_valid(const int *cfg, const at_device_info *dev, int dot,
     }
     if (finish == RD_FINISH_ACCUMULATOR && style != RD_STYLE_SHUFFLE) {
         snprintf(why, len, "the accumulator finish (FINISH=3) goes with the warp shuffle (STYLE=3)");
+        return 0;
+    }
+    if (finish == RD_FINISH_GATHER && (style != RD_STYLE_SHUFFLE || grid != 0)) {
+        snprintf(why, len, "the gather finish (FINISH=4) goes with the warp shuffle (STYLE=3) "
+                 "and one block per tile (GRID=0)");
         return 0;
     }
     if (grid == 0 && unroll != 1) {
@@ -169,6 +184,10 @@ static int rd_applicable(const int *cfg, const tpl_problem *problem)
         return 0;
     if (cfg[RD_GRID] == -1)
         return n <= RD_SINGLE_MAX_N;
+    /* gather: at most RD_GATHER_MAX blocks even when misaligned operands
+     * make run() fall back to scalar loads (VEC times the tiles) */
+    if (cfg[RD_FINISH] == RD_FINISH_GATHER)
+        return rd_grid(cfg, n, 1, 1) <= RD_GATHER_MAX;
     return rd_grid(cfg, n, cfg[RD_VEC], 1) <= INT_MAX;
 }
 
@@ -176,7 +195,8 @@ static int rd_applicable(const int *cfg, const tpl_problem *problem)
  * accumulator) add in arrival order: not reproducible bit for bit. */
 static int rd_deterministic(const int *cfg)
 {
-    return cfg[RD_FINISH] == RD_FINISH_SECOND_PASS || cfg[RD_FINISH] == RD_FINISH_LAST_BLOCK;
+    return cfg[RD_FINISH] == RD_FINISH_SECOND_PASS || cfg[RD_FINISH] == RD_FINISH_LAST_BLOCK ||
+           cfg[RD_FINISH] == RD_FINISH_GATHER;
 }
 
 /* ---------------- running ---------------- */
@@ -240,13 +260,31 @@ static at_status rd_run(at_exec *ex, const int *cfg, tpl_args *args, int dot)
         if (finish == RD_FINISH_ACCUMULATOR)
             partials = counter + RD_ACC_OFFSET;
     }
+    unsigned epoch = 0;
+    if (grid > 1 && finish == RD_FINISH_GATHER) {
+        if (grid > RD_GATHER_MAX)
+            return ex_fail(ex, AT_ERR_UNSUPPORTED, "%s: n = %lld needs %lld blocks; the gather "
+                           "finish takes at most %d", dot ? "dot" : "sum", n, grid, RD_GATHER_MAX);
+        size_t bytes = (size_t)grid * 8;
+        int fresh = ex->scratch_bytes[RD_SLOT_GATHER] < bytes;
+        s = ex_scratch(ex, RD_SLOT_GATHER, bytes, &partials);
+        if (s == AT_OK && fresh)
+            s = ex_memset32(ex, partials, 0, ex->scratch_bytes[RD_SLOT_GATHER] / 4);
+        if (s != AT_OK)
+            return s;
+        /* 1, 2, ...: a fresh (zeroed) slot never carries the current tag;
+         * a wrap after 2^32 - 1 calls skips 0 */
+        if (++ex->epoch == 0)
+            ex->epoch = 1;
+        epoch = ex->epoch;
+    }
     if (grid > 1 && finish == RD_FINISH_ATOMIC) {
         s = ex_memset32(ex, result, 0, 1);
         if (s != AT_OK)
             return s;
     }
 
-    void *main_args[] = {&x, &y, &n, &head, &vec_ok, &result, &partials, &counter};
+    void *main_args[] = {&x, &y, &n, &head, &vec_ok, &result, &partials, &counter, &epoch};
     unsigned block = (unsigned)cfg[RD_BLOCK];
     s = ex_launch(ex, "reduce_main", (unsigned)grid, 1, 1, block, 1, 1, 0, main_args);
     if (s != AT_OK || grid == 1 || finish != RD_FINISH_SECOND_PASS)

@@ -8,7 +8,7 @@
 #define STYLE 3     /* block reduction: 0 serial by thread 0, 1 halving tree, 2 interleaved mask tree, 3 warp shuffle, 4 single block (serial) */
 #endif
 #ifndef FINISH
-#define FINISH 2    /* blocks combine: 0 atomicAdd per block (result zeroed first), 1 second-pass kernel, 2 last block finishes (partials + counter), 3 last block finishes (self-resetting float64 accumulator + counter) */
+#define FINISH 2    /* blocks combine: 0 atomicAdd per block (result zeroed first), 1 second-pass kernel, 2 last block finishes (partials + counter), 3 last block finishes (self-resetting float64 accumulator + counter), 4 block 0 gathers the others' partials tagged with the call's epoch (one block per tile, <= RD_GATHER_MAX blocks) */
 #endif
 #ifndef BLOCK
 #define BLOCK 256   /* threads per block: 64, 128, 256, 512, 1024 */
@@ -239,7 +239,22 @@ __device__ __forceinline__ void rd_finish(const float *partials, unsigned count,
         *result = v;
 }
 
-/* The first (and with FINISH 0, 2 or 3, only) pass. x (and y) + head are
+/* FINISH 4: the most blocks block 0 gathers from (8 slots per lane). */
+#define RD_GATHER_MAX 256
+/* FINISH 4: how long block 0 waits for the other blocks' partials before it
+ * gives up and stores NaN (a partial that never comes means two calls
+ * shared the scratch concurrently): a guard against a hang, far beyond any
+ * legitimate wait. */
+#define RD_GATHER_TIMEOUT_NS 2000000000LL
+
+__device__ __forceinline__ long long rd_globaltimer()
+{
+    long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* The first (and with FINISH 0, 2, 3 or 4, only) pass. x (and y) + head are
  * aligned to VEC floats when vec_ok; head < VEC leading and the ragged
  * trailing elements are added by block 0 with scalar loads, issued before
  * the vector loads. With one block the result is written directly;
@@ -247,10 +262,15 @@ __device__ __forceinline__ void rd_finish(const float *partials, unsigned count,
  * for reduce_finish, partials plus a counter that the last block to arrive
  * resets while it finishes, or (3) a float64 atomicAdd per block into the
  * accumulator `partials` points at (a double, 0 between calls) plus the
- * counter, where the last block takes the total and puts 0 back. */
+ * counter, where the last block takes the total and puts 0 back; (4) every
+ * block but 0 stores (epoch << 32 | its total's bits) into its 64-bit slot
+ * in one store, no fence and no atomic, and warp 0 of block 0 waits until
+ * every slot carries this call's epoch, then adds them in block order
+ * (deterministic). */
 extern "C" __global__ void __launch_bounds__(BLOCK)
 reduce_main(const float *__restrict__ x, const float *__restrict__ y, long long n,
-            int head, int vec_ok, float *result, float *partials, unsigned *counter)
+            int head, int vec_ok, float *result, float *partials, unsigned *counter,
+            unsigned epoch)
 {
     __shared__ float smem[STYLE == 3 ? 32 : BLOCK];
     const int width = VEC > 1 && vec_ok ? VEC : 1;
@@ -332,8 +352,67 @@ reduce_main(const float *__restrict__ x, const float *__restrict__ y, long long 
             *result = (float)__longlong_as_double(
                 (long long)atomicExch((unsigned long long *)acc, 0ull));
     }
+#elif FINISH == 4
+    (void)counter;
+    unsigned long long *slots = (unsigned long long *)partials;
+    if (blockIdx.x != 0) {
+        if (threadIdx.x == 0) {
+            const unsigned long long word =
+                (unsigned long long)epoch << 32 | __float_as_uint(v);
+            asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(slots + blockIdx.x),
+                         "l"(word) : "memory");
+        }
+        return;
+    }
+    if (threadIdx.x >= 32)
+        return;
+    /* Lane l owns slots l, l + 32, ...; all its loads are in flight at
+     * once, and only the missing ones are read again. Block 0's own total
+     * (thread 0's v) is slot 0. */
+    const unsigned lane = threadIdx.x, count = gridDim.x;
+    float p[RD_GATHER_MAX / 32];
+    unsigned pending = 0;
+#pragma unroll
+    for (int u = 0; u < RD_GATHER_MAX / 32; u++) {
+        const unsigned i = lane + 32u * u;
+        p[u] = i == 0 ? v : 0.0f;
+        if (i != 0 && i < count)
+            pending |= 1u << u;
+    }
+    const long long start = rd_globaltimer();
+    bool timed_out = false;
+    while (pending) {
+        unsigned long long word[RD_GATHER_MAX / 32];
+#pragma unroll
+        for (int u = 0; u < RD_GATHER_MAX / 32; u++)
+            if (pending & (1u << u))
+                asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];"
+                             : "=l"(word[u]) : "l"(slots + lane + 32u * u) : "memory");
+#pragma unroll
+        for (int u = 0; u < RD_GATHER_MAX / 32; u++) {
+            if ((pending & (1u << u)) && (unsigned)(word[u] >> 32) == epoch) {
+                p[u] = __uint_as_float((unsigned)word[u]);
+                pending &= ~(1u << u);
+            }
+        }
+        if (pending && rd_globaltimer() - start > RD_GATHER_TIMEOUT_NS) {
+            timed_out = true;
+            break;
+        }
+    }
+    double s = 0.0;
+#pragma unroll
+    for (int u = 0; u < RD_GATHER_MAX / 32; u++)
+        s += (double)p[u];
+    __syncwarp();
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        s += __shfl_down_sync(0xffffffffu, s, o);
+    const bool failed = __any_sync(0xffffffffu, timed_out);
+    if (lane == 0)
+        *result = failed ? __int_as_float(0x7fc00000) : (float)s;
 #else
-#error "FINISH must be 0..3"
+#error "FINISH must be 0..4"
 #endif
 }
 

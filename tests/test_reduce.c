@@ -78,10 +78,10 @@ TEST(reduce_families_registered_with_their_parameters)
 TEST(reduce_space_and_constraints)
 {
     const tpl_family *f = &tpl_sum;
-    CHECK_EQ(tpl_space_size(f), 5LL * 4 * 5 * 5 * 3 * 6 * 3);
+    CHECK_EQ(tpl_space_size(f), 5LL * 5 * 5 * 5 * 3 * 6 * 3);
     int cfg[TPL_MAX_PARAMS];
     char why[256];
-    long long valid_sum = 0, valid_dot = 0, per_style[5] = {0}, per_finish[4] = {0};
+    long long valid_sum = 0, valid_dot = 0, per_style[5] = {0}, per_finish[5] = {0};
     long long persistent = 0, acc_few_blocks = 0;
     for (long long i = 0; i < tpl_space_size(f); i++) {
         tpl_config_from_index(f, i, cfg);
@@ -104,25 +104,32 @@ TEST(reduce_space_and_constraints)
         CHECK((cfg[0] == 4) <= (cfg[5] == -1));
         CHECK(cfg[5] != -1 || cfg[1] == 1);
         CHECK(cfg[1] != 3 || cfg[0] == 3);
+        CHECK(cfg[1] != 4 || (cfg[0] == 3 && cfg[5] == 0));
         /* the accumulator finish with one block per 2..8 KB tile, shuffle,
          * 16-byte loads: the few-block grids for n <= 2^16 */
         if (cfg[1] == 3 && cfg[5] == 0 && cfg[4] == 4) {
             int tile_bytes = cfg[2] * cfg[3] * cfg[4] * 4;
             acc_few_blocks += tile_bytes >= 2048 && tile_bytes <= 8192;
         }
+        /* everything runs at n = 1000003 but a gather whose scalar-width
+         * tiles (BLOCK x ITEMS floats) would need more than 256 blocks */
         tpl_problem mid = {1, {1000003}};
-        CHECK(f->applicable(cfg, &mid));
+        long long gather_blocks = (1000003 + cfg[2] * cfg[3] - 1) / (cfg[2] * cfg[3]);
+        CHECK(f->applicable(cfg, &mid) == (cfg[1] != 4 || gather_blocks <= 256));
     }
     printf("    sum: %lld valid, dot: %lld valid (styles %lld/%lld/%lld/%lld/%lld, "
-           "finishes %lld/%lld/%lld/%lld, persistent %lld, accumulator with 2-8 KB tiles %lld)\n",
+           "finishes %lld/%lld/%lld/%lld/%lld, persistent %lld, accumulator with 2-8 KB tiles %lld)\n",
            valid_sum, valid_dot, per_style[0], per_style[1], per_style[2], per_style[3],
-           per_style[4], per_finish[0], per_finish[1], per_finish[2], per_finish[3], persistent,
+           per_style[4], per_finish[0], per_finish[1], per_finish[2], per_finish[3], per_finish[4], persistent,
            acc_few_blocks);
     /* every style and finish is reachable; the space compiles in minutes */
     for (int s = 0; s < 5; s++)
         CHECK(per_style[s] > 0);
-    for (int s = 0; s < 4; s++)
+    for (int s = 0; s < 5; s++)
         CHECK(per_finish[s] > 0);
+    /* the gather finish: BLOCK 5 values x the 12 (ITEMS, VEC) pairs with
+     * ITEMS x VEC <= 16, shuffle style, one block per tile */
+    CHECK_EQ(per_finish[4], 60);
     CHECK(persistent > 0);
     CHECK(acc_few_blocks >= 6);
     CHECK(valid_sum >= 600 && valid_sum <= 1500);
@@ -143,7 +150,7 @@ TEST(reduce_space_and_constraints)
     CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=2,BLOCK=96,ITEMS=1,VEC=4,GRID=0,UNROLL=1", NULL), 0);
     CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=2,BLOCK=256,ITEMS=1,VEC=3,GRID=0,UNROLL=1", NULL), 0);
     CHECK_EQ(rt_valid(f, "STYLE=5,FINISH=2,BLOCK=256,ITEMS=1,VEC=4,GRID=0,UNROLL=1", NULL), 0);
-    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=4,BLOCK=256,ITEMS=1,VEC=4,GRID=0,UNROLL=1", NULL), 0);
+    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=5,BLOCK=256,ITEMS=1,VEC=4,GRID=0,UNROLL=1", NULL), 0);
     /* the accumulator finish: shuffle only, no single block, persistent as usual */
     CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=3,BLOCK=256,ITEMS=2,VEC=4,GRID=0,UNROLL=1", NULL), 1);
     CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=3,BLOCK=128,ITEMS=4,VEC=4,GRID=0,UNROLL=1", NULL), 1);
@@ -153,6 +160,24 @@ TEST(reduce_space_and_constraints)
     CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=3,BLOCK=256,ITEMS=2,VEC=4,GRID=-1,UNROLL=1", NULL), 0);
     CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=3,BLOCK=256,ITEMS=2,VEC=2,GRID=4,UNROLL=1", NULL), 0);
     CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=3,BLOCK=256,ITEMS=2,VEC=4,GRID=-32,UNROLL=1", NULL), 1);
+    /* the gather finish: shuffle, one block per tile, no more than 256
+     * blocks even at scalar width (tile = BLOCK x ITEMS floats) */
+    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=4,BLOCK=256,ITEMS=8,VEC=1,GRID=0,UNROLL=1", NULL), 1);
+    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=4,BLOCK=1024,ITEMS=4,VEC=4,GRID=0,UNROLL=1", NULL), 1);
+    CHECK_EQ(rt_valid(f, "STYLE=1,FINISH=4,BLOCK=256,ITEMS=8,VEC=1,GRID=0,UNROLL=1", NULL), 0);
+    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=4,BLOCK=256,ITEMS=4,VEC=4,GRID=2,UNROLL=1", NULL), 0);
+    CHECK_EQ(rt_valid(f, "STYLE=3,FINISH=4,BLOCK=256,ITEMS=4,VEC=4,GRID=-1,UNROLL=1", NULL), 0);
+    {
+        int g[TPL_MAX_PARAMS];
+        CHECK(rt_parse(f, "STYLE=3,FINISH=4,BLOCK=256,ITEMS=8,VEC=1,GRID=0,UNROLL=1", g));
+        CHECK(f->deterministic(g));
+        tpl_problem at = {1, {256LL * 2048}}, over = {1, {256LL * 2048 + 1}};
+        CHECK(f->applicable(g, &at) && !f->applicable(g, &over));
+        CHECK(rt_parse(f, "STYLE=3,FINISH=4,BLOCK=1024,ITEMS=4,VEC=4,GRID=0,UNROLL=1", g));
+        at.dims[0] = 256LL * 4096;      /* 2^20: 64 blocks of 16-byte loads, 256 scalar */
+        over.dims[0] = 256LL * 4096 + 1;
+        CHECK(f->applicable(g, &at) && !f->applicable(g, &over));
+    }
     /* registers: dot at 8 x 2 floats x 2 operands needs ~64 per thread;
      * BLOCK 1024 allows 64, so legal; 16 x 1 needs ~72: not legal */
     CHECK_EQ(rt_valid(&tpl_dot, "STYLE=3,FINISH=2,BLOCK=1024,ITEMS=8,VEC=2,GRID=0,UNROLL=1", NULL), 1);
@@ -229,6 +254,9 @@ TEST(reduce_nvrtc_compiles_samples_for_sm80_and_sm90)
         "STYLE=3,FINISH=3,BLOCK=256,ITEMS=1,VEC=2,GRID=-32,UNROLL=1",
         /* the last-block finish beyond one warp's partials */
         "STYLE=1,FINISH=2,BLOCK=64,ITEMS=1,VEC=4,GRID=0,UNROLL=1",
+        /* the gather finish */
+        "STYLE=3,FINISH=4,BLOCK=256,ITEMS=8,VEC=1,GRID=0,UNROLL=1",
+        "STYLE=3,FINISH=4,BLOCK=1024,ITEMS=4,VEC=4,GRID=0,UNROLL=1",
     };
     const tpl_family *fams[2] = {&tpl_sum, &tpl_dot};
     const char *arches[2] = {"sm_80", "sm_90"};
@@ -389,6 +417,11 @@ GPU_TEST(reduce_gpu_every_style_and_finish_matches_cpu)
                      "STYLE=%d,FINISH=%d,BLOCK=128,ITEMS=2,VEC=4,GRID=0,UNROLL=1", style, finish);
     snprintf(texts[nt++], TPL_CONFIG_LEN, "STYLE=3,FINISH=3,BLOCK=128,ITEMS=2,VEC=4,GRID=0,UNROLL=1");
     snprintf(texts[nt++], TPL_CONFIG_LEN, "STYLE=3,FINISH=3,BLOCK=64,ITEMS=4,VEC=2,GRID=0,UNROLL=1");
+    /* the gather finish, with tiles of 4096 floats at scalar width: at most
+     * 245 blocks at n = 1000003 */
+    snprintf(texts[nt++], TPL_CONFIG_LEN, "STYLE=3,FINISH=4,BLOCK=1024,ITEMS=4,VEC=4,GRID=0,UNROLL=1");
+    snprintf(texts[nt++], TPL_CONFIG_LEN, "STYLE=3,FINISH=4,BLOCK=512,ITEMS=8,VEC=2,GRID=0,UNROLL=1");
+    snprintf(texts[nt++], TPL_CONFIG_LEN, "STYLE=3,FINISH=4,BLOCK=256,ITEMS=16,VEC=1,GRID=0,UNROLL=1");
     int first_looping = nt;
     for (int finish = 0; finish < 4; finish++)
         snprintf(texts[nt++], TPL_CONFIG_LEN,
@@ -480,6 +513,7 @@ static int rt_load_keep_scratch(rt_gpu *t, const tpl_family *fam, const char *te
 {
     CUdeviceptr scratch[EX_MAX_SCRATCH];
     size_t bytes[EX_MAX_SCRATCH];
+    unsigned epoch = t->ex.epoch;     /* the gather slots' tags belong with them */
     memcpy(scratch, t->ex.scratch, sizeof scratch);
     memcpy(bytes, t->ex.scratch_bytes, sizeof bytes);
     memset(t->ex.scratch, 0, sizeof t->ex.scratch);
@@ -488,6 +522,7 @@ static int rt_load_keep_scratch(rt_gpu *t, const tpl_family *fam, const char *te
     if (ok) {
         memcpy(t->ex.scratch, scratch, sizeof scratch);
         memcpy(t->ex.scratch_bytes, bytes, sizeof bytes);
+        t->ex.epoch = epoch;
     } else {
         for (int i = 0; i < EX_MAX_SCRATCH; i++)
             if (scratch[i])
@@ -594,6 +629,86 @@ GPU_TEST(reduce_gpu_accumulator_finish_resets_between_calls)
 
 /* FINISH 1 and 2 give bit-identical results run to run at 2^22 (and from a
  * fresh exec); the tuner's verify path (ms_prepare/ms_verify) accepts them. */
+/* FINISH 4: block 0 gathers the other blocks' partials tagged with the
+ * call's epoch. One exec through sizes that grow and shrink its slots
+ * (1..147 blocks), aligned and x+1, each call twice: against the CPU,
+ * bit-identical in a row, the epoch advancing once per multi-block call,
+ * every slot of the last call tagged with its epoch; a size needing more
+ * than 256 blocks is refused with a status. */
+GPU_TEST(reduce_gpu_gather_finish_tags_calls)
+{
+    rt_gpu t;
+    if (!rt_open(&t))
+        return;
+    const long long cap = 300000 + 8;
+    float *hx = rt_random((size_t)cap, 31), *hy = rt_random((size_t)cap, 32);
+    CUdeviceptr dx = 0, dy = 0, dr = 0;
+    CHECK(hx && hy);
+    CHECK(t.cu->MemAlloc(&dx, (size_t)cap * 4) == CUDA_SUCCESS);
+    CHECK(t.cu->MemAlloc(&dy, (size_t)cap * 4) == CUDA_SUCCESS);
+    CHECK(t.cu->MemAlloc(&dr, 64) == CUDA_SUCCESS);
+    CHECK(t.cu->MemcpyHtoD(dx, hx, (size_t)cap * 4) == CUDA_SUCCESS);
+    CHECK(t.cu->MemcpyHtoD(dy, hy, (size_t)cap * 4) == CUDA_SUCCESS);
+    /* tile 2048 floats whatever the alignment: blocks = ceil(n / 2048) */
+    const char *text = "STYLE=3,FINISH=4,BLOCK=256,ITEMS=8,VEC=1,GRID=0,UNROLL=1";
+    static const long long ns[] = {4096, 65536, 300000, 65536, 31, 4099, 2048};
+    const tpl_family *fams[2] = {&tpl_sum, &tpl_dot};
+    for (int f = 0; f < 2 && !th_failed(); f++) {
+        int cfg[TPL_MAX_PARAMS];
+        if (!rt_load(&t, fams[f], text, cfg))
+            break;
+        unsigned expect_epoch = 0;
+        long long last_blocks = 0;
+        for (size_t k = 0; k < sizeof ns / sizeof ns[0] && !th_failed(); k++) {
+            for (int off = 0; off < 2 && !th_failed(); off++) {
+                long long n = ns[k];
+                CUdeviceptr x = dx + 4 * (CUdeviceptr)off, y = dy + 4 * (CUdeviceptr)off;
+                double ref = rt_cpu(hx + off, f ? hy + off : NULL, n);
+                long long blocks = (n + 2047) / 2048;
+                float got[2];
+                for (int r = 0; r < 2; r++) {
+                    CHECK_MSG(rt_run(&t, fams[f], cfg, x, y, n, dr, &got[r]) == AT_OK, "%s n=%lld: %s",
+                              fams[f]->name, n, t.msg);
+                    if (blocks > 1)
+                        expect_epoch++;
+                }
+                CHECK_MSG(fabs(got[0] - ref) / ref <= 1e-5, "%s n=%lld x+%d: %.9g vs %.9g",
+                          fams[f]->name, n, off, (double)got[0], ref);
+                CHECK_MSG(memcmp(&got[0], &got[1], 4) == 0, "%s n=%lld: %.9g then %.9g",
+                          fams[f]->name, n, (double)got[0], (double)got[1]);
+                CHECK_EQ(t.ex.epoch, expect_epoch);
+                if (blocks > 1)
+                    last_blocks = blocks;
+            }
+        }
+        /* the slots of the last multi-block call (n = 4099: 3 blocks) carry its epoch */
+        CHECK_EQ(last_blocks, 3);
+        unsigned long long slots[3];
+        CHECK(t.ex.scratch_bytes[2] >= sizeof slots);
+        CHECK(ex_download(&t.ex, slots, t.ex.scratch[2], sizeof slots) == AT_OK);
+        for (int b = 1; b < 3; b++)
+            CHECK_MSG((unsigned)(slots[b] >> 32) == t.ex.epoch, "slot %d tag %u, epoch %u", b,
+                      (unsigned)(slots[b] >> 32), t.ex.epoch);
+        /* 257 blocks: refused before launching */
+        tpl_args args;
+        memset(&args, 0, sizeof args);
+        args.problem.n_dims = 1;
+        args.problem.dims[0] = 256LL * 2048 + 1;
+        args.red.x = dx;
+        args.red.y = f ? dy : 0;
+        args.red.result = dr;
+        CHECK_EQ(fams[f]->run(&t.ex, cfg, &args), AT_ERR_UNSUPPORTED);
+        CHECK_MSG(strstr(t.msg, "at most 256") != NULL, "%s", t.msg);
+    }
+    rt_unload(&t);
+    t.cu->MemFree(dx);
+    t.cu->MemFree(dy);
+    t.cu->MemFree(dr);
+    free(hx);
+    free(hy);
+    ms_close(t.g);
+}
+
 GPU_TEST(reduce_gpu_deterministic_finishes_are_bit_identical)
 {
     rt_gpu t;
