@@ -625,6 +625,109 @@ GPU_TEST(tuner_gpu_worker_isolates_crash_and_hang)
     db_close(d);
 }
 
+/* 1 if test_oob has a stored result for config at size n. */
+static int find_config_at(const char *dbpath, long long n, const char *config)
+{
+    db *d = NULL;
+    char err[256];
+    if (db_open(&d, dbpath, 0, err, sizeof err) != AT_OK)
+        return 0;
+    db_result *r = NULL;
+    int nr = 0, found = 0;
+    if (db_results(d, NULL, "test_oob", &r, &nr) == AT_OK)
+        for (int i = 0; i < nr; i++)
+            found |= r[i].problem.dims[0] == n && strcmp(r[i].config, config) == 0;
+    free(r);
+    db_close(d);
+    return found;
+}
+
+/* The fastest ok configuration stored for test_oob at size n. */
+static int best_at(const char *dbpath, long long n, char *out, size_t len)
+{
+    db *d = NULL;
+    char err[256];
+    if (db_open(&d, dbpath, 0, err, sizeof err) != AT_OK)
+        return 0;
+    db_result *r = NULL;
+    int nr = 0, found = 0;
+    double t = INFINITY;
+    if (db_results(d, NULL, "test_oob", &r, &nr) == AT_OK) {
+        for (int i = 0; i < nr; i++) {
+            if (r[i].problem.dims[0] == n && strcmp(r[i].status, DB_OK) == 0 &&
+                fake_time(r[i].config) < t) {
+                t = fake_time(r[i].config);
+                snprintf(out, len, "%s", r[i].config);
+                found = 1;
+            }
+        }
+    }
+    free(r);
+    db_close(d);
+    return found;
+}
+
+/* Warm start: with a budget of two evaluations, a new size evaluates the
+ * default and the winner of the nearest stored size (by the fake worker's
+ * formula), not a random configuration. */
+TEST(tuner_warm_start_from_nearest_size)
+{
+    char dbpath[4300], cmd[16384], *out = NULL;
+    snprintf(dbpath, sizeof dbpath, "%s/transfer.db", th_tmpdir());
+    const char *fmt = "AUTOTUNE_WORKER='%s/autotune-test __fake_worker' "
+                      "%s/autotune-test --device 0 --kernel test_oob --db %s --strategy random "
+                      "--size %s --budget %s --seed %d --quiet";
+    snprintf(cmd, sizeof cmd, fmt, th_build_dir(), th_build_dir(), dbpath, "1000", "13e", 1);
+    int rc = th_run(cmd, &out);
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
+    free(out);
+    /* the whole space at 1000: its winner is the formula's optimum */
+    char cfgs[16][64];
+    int n = oob_configs(cfgs), opt = 0;
+    for (int i = 1; i < n; i++)
+        if (fake_time(cfgs[i]) < fake_time(cfgs[opt]))
+            opt = i;
+    char win1000[TPL_CONFIG_LEN], win2000[TPL_CONFIG_LEN], got[TPL_CONFIG_LEN];
+    CHECK(best_at(dbpath, 1000, win1000, sizeof win1000));
+    CHECK_STR(win1000, cfgs[opt]);
+    CHECK(strcmp(win1000, "BLOCK=256,ITEMS=1,BAD=0") != 0);      /* not the default */
+    /* 2000: the default plus the winner of 1000 */
+    snprintf(cmd, sizeof cmd, fmt, th_build_dir(), th_build_dir(), dbpath, "2000", "2e", 2);
+    rc = th_run(cmd, &out);
+    CHECK_MSG(rc == 0 && strstr(out, "1 winners of other sizes first") &&
+              strstr(out, "2 evaluated"), "exit %d: %s", rc, out ? out : "");
+    free(out);
+    CHECK(best_at(dbpath, 2000, win2000, sizeof win2000));
+    CHECK_STR(win2000, win1000);
+    /* 3000, after 2000 got a different winner by hand: nearest first */
+    db *d = NULL;
+    char err[256];
+    CHECK_OK(db_open(&d, dbpath, 1, err, sizeof err));
+    db_result *r = NULL;
+    int nr = 0;
+    CHECK_OK(db_results(d, NULL, "test_oob", &r, &nr));
+    db_result extra = r[0];
+    free(r);
+    extra.id = 0;
+    extra.problem.dims[0] = 2900;
+    const char *near = strcmp(cfgs[opt], "BLOCK=512,ITEMS=4,BAD=0") != 0
+                           ? "BLOCK=512,ITEMS=4,BAD=0" : "BLOCK=512,ITEMS=2,BAD=0";
+    snprintf(extra.config, sizeof extra.config, "%s", near);
+    snprintf(extra.status, sizeof extra.status, "%s", DB_OK);
+    extra.time_ms = 0.01;
+    CHECK_OK(db_store_result(d, &extra));
+    db_close(d);
+    snprintf(cmd, sizeof cmd, fmt, th_build_dir(), th_build_dir(), dbpath, "3000", "2e", 3);
+    rc = th_run(cmd, &out);
+    CHECK_MSG(rc == 0 && strstr(out, "2 winners of other sizes first"), "exit %d: %s", rc,
+              out ? out : "");
+    free(out);
+    CHECK(best_at(dbpath, 3000, got, sizeof got));
+    /* evaluated: the default and 2900's winner (nearest), not 1000's */
+    CHECK(find_config_at(dbpath, 3000, near));
+    CHECK(!find_config_at(dbpath, 3000, win1000));
+}
+
 TEST(tuner_fake_worker_anneal_no_duplicates)
 {
     char cfgs[16][64];

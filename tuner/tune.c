@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "lookup.h"
 #include "strategy.h"
 #include "tn.h"
 
@@ -27,6 +28,9 @@
 #define TN_FIRST_EVAL_TIMEOUT 60.0
 #define TN_EXTRA_TIMEOUT 10.0
 #define TN_WINDOW_MAX 64
+/* Warm start: the fastest stored configuration of up to this many other
+ * sizes of the family (nearest first) is evaluated before the search. */
+#define TN_TRANSFER_MAX 6
 
 static volatile sig_atomic_t tn_interrupts;
 static volatile pid_t tn_worker_pid;
@@ -664,6 +668,63 @@ static void item_start(tn_ctx *c, tn_item *it, tn_stats *stats, tn_item *const *
     it->submitted = 1;
 }
 
+/* Warm start from other sizes: for each other problem of fam stored for
+ * this device (same source), its fastest ok configuration, nearest problem
+ * first (lk_shape_distance, the runtime's nearest-shape measure), each text
+ * once, at most max. What won nearby tends to win here, and a strong
+ * incumbent early lets the search abandon slow candidates sooner. Returns
+ * how many were written to out (0 when out of memory: it is only a hint). */
+static int transfer_configs(const tpl_problem *p, const char *hash, const db_result *rows,
+                            int n_rows, char (*out)[TPL_CONFIG_LEN], int max)
+{
+    int *best = malloc((size_t)(n_rows > 0 ? n_rows : 1) * sizeof *best);
+    double *dist = malloc((size_t)(n_rows > 0 ? n_rows : 1) * sizeof *dist);
+    int n_best = 0, n_out = 0;
+    if (!best || !dist) {
+        free(best);
+        free(dist);
+        return 0;
+    }
+    for (int i = 0; i < n_rows; i++) {
+        const db_result *r = &rows[i];
+        if (strcmp(r->status, DB_OK) != 0 || strcmp(r->source_hash, hash) != 0 ||
+            (r->problem.n_dims == p->n_dims &&
+             memcmp(r->problem.dims, p->dims, sizeof p->dims) == 0))
+            continue;
+        int k = 0;
+        while (k < n_best && (rows[best[k]].problem.n_dims != r->problem.n_dims ||
+                              memcmp(rows[best[k]].problem.dims, r->problem.dims,
+                                     sizeof r->problem.dims) != 0))
+            k++;
+        if (k == n_best) {
+            dist[n_best] = lk_shape_distance(p, &r->problem);
+            best[n_best++] = i;
+        } else if (r->time_ms < rows[best[k]].time_ms) {
+            best[k] = i;
+        }
+    }
+    /* nearest first (insertion sort: a family has tens of sizes) */
+    for (int i = 1; i < n_best; i++)
+        for (int j = i; j > 0 && dist[j] < dist[j - 1]; j--) {
+            double td = dist[j];
+            int tb = best[j];
+            dist[j] = dist[j - 1];
+            best[j] = best[j - 1];
+            dist[j - 1] = td;
+            best[j - 1] = tb;
+        }
+    for (int i = 0; i < n_best && n_out < max; i++) {
+        int dup = 0;
+        for (int k = 0; k < n_out; k++)
+            dup |= strcmp(out[k], rows[best[i]].config) == 0;
+        if (!dup)
+            snprintf(out[n_out++], TPL_CONFIG_LEN, "%s", rows[best[i]].config);
+    }
+    free(best);
+    free(dist);
+    return n_out;
+}
+
 static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
 {
     const tn_options *o = c->opt;
@@ -725,9 +786,11 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
         return -1;
     }
 
-    /* extras: the default configuration and every baseline */
-    int n_extra = 0;
-    tn_item *extras = calloc((size_t)fam->n_baselines + 1, sizeof *extras);
+    /* extras: the default configuration, every baseline, and the winners
+     * of other sizes (transfer_configs), evaluated before the search */
+    int n_extra = 0, n_transfer = 0, n_transferred = 0;
+    tn_item *extras = calloc((size_t)fam->n_baselines + 1 + TN_TRANSFER_MAX, sizeof *extras);
+    char transfer[TN_TRANSFER_MAX][TPL_CONFIG_LEN];
     const char *hash = tpl_source_hash(fam);
     tn_best best;
     memset(&best, 0, sizeof best);
@@ -754,11 +817,14 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
             if (idx >= 0 && tn_space_position(&space, idx) >= 0)
                 strat->tell(st, idx, measured ? r->time_ms : INFINITY);
         }
+        n_transfer = transfer_configs(p, hash, old, n_old, transfer, TN_TRANSFER_MAX);
     }
     free(old);
 
-    for (int b = -1; extras && b < fam->n_baselines; b++) {
-        const char *text = b < 0 ? fam->default_config : fam->baselines[b].config;
+    for (int b = -1; extras && b < fam->n_baselines + n_transfer; b++) {
+        const char *text = b < 0 ? fam->default_config
+                           : b < fam->n_baselines ? fam->baselines[b].config
+                                                  : transfer[b - fam->n_baselines];
         tn_item *it = &extras[n_extra];
         char perr[256], why[256];
         if (!text || tpl_config_parse(fam, text, it->job.cfg, perr, sizeof perr) != AT_OK)
@@ -774,6 +840,7 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
             continue;
         it->index = tpl_config_to_index(fam, it->job.cfg);
         it->extra = 1;
+        n_transferred += b >= fam->n_baselines;
         if (it->index < 0 || tn_space_position(&space, it->index) < 0)
             stats.valid++;           /* off-lattice extra */
         n_extra++;
@@ -787,6 +854,8 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
         printf("%s %.1f s", budget_evals > 0 ? " or" : ", budget", budget_s);
     if (stats.previously)
         printf(", %lld stored before", stats.previously);
+    if (n_transferred)
+        printf(", %d winners of other sizes first", n_transferred);
     printf("\n");
     fflush(stdout);
 
