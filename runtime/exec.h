@@ -25,7 +25,8 @@ typedef struct at_exec {
     CUdeviceptr scratch[EX_MAX_SCRATCH];    /* owned; grown on demand */
     size_t scratch_bytes[EX_MAX_SCRATCH];
     unsigned epoch;              /* call number a family may tag scratch
-                                    with (0 after ex_init; its to advance) */
+                                    with: 0 after ex_init, the family
+                                    advances it (reduce's gather finish) */
     char *errmsg;                /* where failures are described */
     size_t errlen;
 } at_exec;

@@ -360,6 +360,45 @@ static float *rt_random(size_t count, unsigned seed)
     return v;
 }
 
+/* Host and device copies of x and y (count floats each, uniform in [0, 1)
+ * from seeds seed and seed + 1) and a device result cell. */
+typedef struct rt_inputs {
+    float *hx, *hy;
+    CUdeviceptr dx, dy, dr;
+} rt_inputs;
+
+static void rt_inputs_free(rt_gpu *t, rt_inputs *in)
+{
+    if (in->dx)
+        t->cu->MemFree(in->dx);
+    if (in->dy)
+        t->cu->MemFree(in->dy);
+    if (in->dr)
+        t->cu->MemFree(in->dr);
+    free(in->hx);
+    free(in->hy);
+    memset(in, 0, sizeof *in);
+}
+
+/* 0 (a recorded failure, nothing left allocated) if memory or a copy failed. */
+static int rt_inputs_make(rt_gpu *t, rt_inputs *in, long long count, unsigned seed)
+{
+    memset(in, 0, sizeof *in);
+    size_t bytes = (size_t)count * 4;
+    in->hx = rt_random((size_t)count, seed);
+    in->hy = rt_random((size_t)count, seed + 1);
+    int ok = in->hx && in->hy && t->cu->MemAlloc(&in->dx, bytes) == CUDA_SUCCESS &&
+             t->cu->MemAlloc(&in->dy, bytes) == CUDA_SUCCESS &&
+             t->cu->MemAlloc(&in->dr, 64) == CUDA_SUCCESS &&
+             t->cu->MemcpyHtoD(in->dx, in->hx, bytes) == CUDA_SUCCESS &&
+             t->cu->MemcpyHtoD(in->dy, in->hy, bytes) == CUDA_SUCCESS;
+    if (!ok) {
+        th_fail(__FILE__, __LINE__, "inputs of %lld floats: out of memory or copy failed", count);
+        rt_inputs_free(t, in);
+    }
+    return ok;
+}
+
 static double rt_cpu(const float *x, const float *y, long long n)
 {
     double s = 0.0;
@@ -400,14 +439,13 @@ GPU_TEST(reduce_gpu_every_style_and_finish_matches_cpu)
     if (!rt_open(&t))
         return;
     const long long big = (1LL << 24) + 7;
-    float *hx = rt_random((size_t)big + 8, 7), *hy = rt_random((size_t)big + 8, 8);
-    CUdeviceptr dx = 0, dy = 0, dr = 0;
-    CHECK(hx && hy);
-    CHECK(t.cu->MemAlloc(&dx, (size_t)(big + 8) * 4) == CUDA_SUCCESS);
-    CHECK(t.cu->MemAlloc(&dy, (size_t)(big + 8) * 4) == CUDA_SUCCESS);
-    CHECK(t.cu->MemAlloc(&dr, 64) == CUDA_SUCCESS);
-    CHECK(t.cu->MemcpyHtoD(dx, hx, (size_t)(big + 8) * 4) == CUDA_SUCCESS);
-    CHECK(t.cu->MemcpyHtoD(dy, hy, (size_t)(big + 8) * 4) == CUDA_SUCCESS);
+    rt_inputs in;
+    if (!rt_inputs_make(&t, &in, big + 8, 7u)) {
+        ms_close(t.g);
+        return;
+    }
+    float *hx = in.hx, *hy = in.hy;
+    CUdeviceptr dx = in.dx, dy = in.dy, dr = in.dr;
 
     char texts[40][TPL_CONFIG_LEN];
     int nt = 0;
@@ -474,11 +512,7 @@ GPU_TEST(reduce_gpu_every_style_and_finish_matches_cpu)
     }
     printf("    %d runs verified against the CPU\n", runs);
     rt_unload(&t);
-    t.cu->MemFree(dx);
-    t.cu->MemFree(dy);
-    t.cu->MemFree(dr);
-    free(hx);
-    free(hy);
+    rt_inputs_free(&t, &in);
     ms_close(t.g);
 }
 
@@ -544,14 +578,13 @@ GPU_TEST(reduce_gpu_accumulator_finish_resets_between_calls)
     if (!rt_open(&t))
         return;
     const long long maxn = 1000003;
-    float *hx = rt_random((size_t)maxn + 8, 41), *hy = rt_random((size_t)maxn + 8, 42);
-    CUdeviceptr dx = 0, dy = 0, dr = 0;
-    CHECK(hx && hy);
-    CHECK(t.cu->MemAlloc(&dx, (size_t)(maxn + 8) * 4) == CUDA_SUCCESS);
-    CHECK(t.cu->MemAlloc(&dy, (size_t)(maxn + 8) * 4) == CUDA_SUCCESS);
-    CHECK(t.cu->MemAlloc(&dr, 64) == CUDA_SUCCESS);
-    CHECK(t.cu->MemcpyHtoD(dx, hx, (size_t)(maxn + 8) * 4) == CUDA_SUCCESS);
-    CHECK(t.cu->MemcpyHtoD(dy, hy, (size_t)(maxn + 8) * 4) == CUDA_SUCCESS);
+    rt_inputs in;
+    if (!rt_inputs_make(&t, &in, maxn + 8, 41u)) {
+        ms_close(t.g);
+        return;
+    }
+    float *hx = in.hx, *hy = in.hy;
+    CUdeviceptr dx = in.dx, dy = in.dy, dr = in.dr;
     static const char *const texts[] = {
         "STYLE=3,FINISH=3,BLOCK=256,ITEMS=2,VEC=4,GRID=0,UNROLL=1",   /* 8 KB tiles */
         "STYLE=3,FINISH=3,BLOCK=128,ITEMS=1,VEC=4,GRID=0,UNROLL=1",   /* 2 KB tiles */
@@ -619,11 +652,7 @@ GPU_TEST(reduce_gpu_accumulator_finish_resets_between_calls)
     }
     printf("    %d runs verified against the CPU, scratch back to 0 after each\n", runs);
     rt_unload(&t);
-    t.cu->MemFree(dx);
-    t.cu->MemFree(dy);
-    t.cu->MemFree(dr);
-    free(hx);
-    free(hy);
+    rt_inputs_free(&t, &in);
     ms_close(t.g);
 }
 
@@ -641,14 +670,13 @@ GPU_TEST(reduce_gpu_gather_finish_tags_calls)
     if (!rt_open(&t))
         return;
     const long long cap = 300000 + 8;
-    float *hx = rt_random((size_t)cap, 31), *hy = rt_random((size_t)cap, 32);
-    CUdeviceptr dx = 0, dy = 0, dr = 0;
-    CHECK(hx && hy);
-    CHECK(t.cu->MemAlloc(&dx, (size_t)cap * 4) == CUDA_SUCCESS);
-    CHECK(t.cu->MemAlloc(&dy, (size_t)cap * 4) == CUDA_SUCCESS);
-    CHECK(t.cu->MemAlloc(&dr, 64) == CUDA_SUCCESS);
-    CHECK(t.cu->MemcpyHtoD(dx, hx, (size_t)cap * 4) == CUDA_SUCCESS);
-    CHECK(t.cu->MemcpyHtoD(dy, hy, (size_t)cap * 4) == CUDA_SUCCESS);
+    rt_inputs in;
+    if (!rt_inputs_make(&t, &in, cap, 31u)) {
+        ms_close(t.g);
+        return;
+    }
+    float *hx = in.hx, *hy = in.hy;
+    CUdeviceptr dx = in.dx, dy = in.dy, dr = in.dr;
     /* tile 2048 floats whatever the alignment: blocks = ceil(n / 2048) */
     const char *text = "STYLE=3,FINISH=4,BLOCK=256,ITEMS=8,VEC=1,GRID=0,UNROLL=1";
     static const long long ns[] = {4096, 65536, 300000, 65536, 31, 4099, 2048};
@@ -701,11 +729,7 @@ GPU_TEST(reduce_gpu_gather_finish_tags_calls)
         CHECK_MSG(strstr(t.msg, "at most 256") != NULL, "%s", t.msg);
     }
     rt_unload(&t);
-    t.cu->MemFree(dx);
-    t.cu->MemFree(dy);
-    t.cu->MemFree(dr);
-    free(hx);
-    free(hy);
+    rt_inputs_free(&t, &in);
     ms_close(t.g);
 }
 
@@ -715,14 +739,13 @@ GPU_TEST(reduce_gpu_deterministic_finishes_are_bit_identical)
     if (!rt_open(&t))
         return;
     const long long n = 1LL << 22;
-    float *hx = rt_random((size_t)n, 21), *hy = rt_random((size_t)n, 22);
-    CUdeviceptr dx = 0, dy = 0, dr = 0;
-    CHECK(hx && hy);
-    CHECK(t.cu->MemAlloc(&dx, (size_t)n * 4) == CUDA_SUCCESS);
-    CHECK(t.cu->MemAlloc(&dy, (size_t)n * 4) == CUDA_SUCCESS);
-    CHECK(t.cu->MemAlloc(&dr, 64) == CUDA_SUCCESS);
-    CHECK(t.cu->MemcpyHtoD(dx, hx, (size_t)n * 4) == CUDA_SUCCESS);
-    CHECK(t.cu->MemcpyHtoD(dy, hy, (size_t)n * 4) == CUDA_SUCCESS);
+    rt_inputs in;
+    if (!rt_inputs_make(&t, &in, n, 21u)) {
+        ms_close(t.g);
+        return;
+    }
+    float *hx = in.hx, *hy = in.hy;
+    CUdeviceptr dx = in.dx, dy = in.dy, dr = in.dr;
     static const char *const texts[] = {
         "STYLE=3,FINISH=2,BLOCK=256,ITEMS=1,VEC=4,GRID=0,UNROLL=1",
         "STYLE=1,FINISH=1,BLOCK=128,ITEMS=2,VEC=2,GRID=0,UNROLL=1",
@@ -770,11 +793,7 @@ GPU_TEST(reduce_gpu_deterministic_finishes_are_bit_identical)
         CHECK_MSG(s == AT_OK && e >= 0 && e <= 1e-5, "%s verify: %s %s (%g)", fams[f]->name,
                   at_status_string(s), err, e);
     }
-    t.cu->MemFree(dx);
-    t.cu->MemFree(dy);
-    t.cu->MemFree(dr);
-    free(hx);
-    free(hy);
+    rt_inputs_free(&t, &in);
     ms_close(t.g);
 }
 
@@ -787,14 +806,13 @@ GPU_TEST(reduce_gpu_api_sum_and_dot_match_cpu)
     if (!rt_open(&t))
         return;
     const long long n = 1000003;
-    float *hx = rt_random((size_t)n + 4, 31), *hy = rt_random((size_t)n + 4, 32);
-    CUdeviceptr dx = 0, dy = 0, dr = 0;
-    CHECK(hx && hy);
-    CHECK(t.cu->MemAlloc(&dx, (size_t)(n + 4) * 4) == CUDA_SUCCESS);
-    CHECK(t.cu->MemAlloc(&dy, (size_t)(n + 4) * 4) == CUDA_SUCCESS);
-    CHECK(t.cu->MemAlloc(&dr, 64) == CUDA_SUCCESS);
-    CHECK(t.cu->MemcpyHtoD(dx, hx, (size_t)(n + 4) * 4) == CUDA_SUCCESS);
-    CHECK(t.cu->MemcpyHtoD(dy, hy, (size_t)(n + 4) * 4) == CUDA_SUCCESS);
+    rt_inputs in;
+    if (!rt_inputs_make(&t, &in, n + 4, 31u)) {
+        ms_close(t.g);
+        return;
+    }
+    float *hx = in.hx, *hy = in.hy;
+    CUdeviceptr dx = in.dx, dy = in.dy, dr = in.dr;
     char db_path[4200];
     snprintf(db_path, sizeof db_path, "%s/none.db", th_tmpdir());
     at_handle *h = NULL;
@@ -830,10 +848,6 @@ GPU_TEST(reduce_gpu_api_sum_and_dot_match_cpu)
     CHECK(t.cu->MemcpyDtoH(&zero, dr, 4) == CUDA_SUCCESS);
     CHECK(zero == 0.0f);
     at_destroy(h);
-    t.cu->MemFree(dx);
-    t.cu->MemFree(dy);
-    t.cu->MemFree(dr);
-    free(hx);
-    free(hy);
+    rt_inputs_free(&t, &in);
     ms_close(t.g);
 }

@@ -625,45 +625,50 @@ GPU_TEST(tuner_gpu_worker_isolates_crash_and_hang)
     db_close(d);
 }
 
+/* The results stored for test_oob at size n (malloc'd into *rows); how
+ * many, 0 when the database cannot be read. */
+static int oob_rows_at(const char *dbpath, long long n, db_result **rows)
+{
+    db *d = NULL;
+    char err[256];
+    int nr = 0, kept = 0;
+    *rows = NULL;
+    if (db_open(&d, dbpath, 0, err, sizeof err) != AT_OK)
+        return 0;
+    if (db_results(d, NULL, "test_oob", rows, &nr) != AT_OK)
+        nr = 0;
+    db_close(d);
+    for (int i = 0; i < nr; i++)
+        if ((*rows)[i].problem.dims[0] == n)
+            (*rows)[kept++] = (*rows)[i];
+    return kept;
+}
+
 /* 1 if test_oob has a stored result for config at size n. */
 static int find_config_at(const char *dbpath, long long n, const char *config)
 {
-    db *d = NULL;
-    char err[256];
-    if (db_open(&d, dbpath, 0, err, sizeof err) != AT_OK)
-        return 0;
-    db_result *r = NULL;
-    int nr = 0, found = 0;
-    if (db_results(d, NULL, "test_oob", &r, &nr) == AT_OK)
-        for (int i = 0; i < nr; i++)
-            found |= r[i].problem.dims[0] == n && strcmp(r[i].config, config) == 0;
+    db_result *r;
+    int nr = oob_rows_at(dbpath, n, &r);
+    int found = find_config(r, nr, config) != NULL;
     free(r);
-    db_close(d);
     return found;
 }
 
-/* The fastest ok configuration stored for test_oob at size n. */
+/* The fastest ok configuration stored for test_oob at size n (by the fake
+ * worker's formula); 0 if none. */
 static int best_at(const char *dbpath, long long n, char *out, size_t len)
 {
-    db *d = NULL;
-    char err[256];
-    if (db_open(&d, dbpath, 0, err, sizeof err) != AT_OK)
-        return 0;
-    db_result *r = NULL;
-    int nr = 0, found = 0;
+    db_result *r;
+    int nr = oob_rows_at(dbpath, n, &r), found = 0;
     double t = INFINITY;
-    if (db_results(d, NULL, "test_oob", &r, &nr) == AT_OK) {
-        for (int i = 0; i < nr; i++) {
-            if (r[i].problem.dims[0] == n && strcmp(r[i].status, DB_OK) == 0 &&
-                fake_time(r[i].config) < t) {
-                t = fake_time(r[i].config);
-                snprintf(out, len, "%s", r[i].config);
-                found = 1;
-            }
+    for (int i = 0; i < nr; i++) {
+        if (strcmp(r[i].status, DB_OK) == 0 && fake_time(r[i].config) < t) {
+            t = fake_time(r[i].config);
+            snprintf(out, len, "%s", r[i].config);
+            found = 1;
         }
     }
     free(r);
-    db_close(d);
     return found;
 }
 
