@@ -655,7 +655,8 @@ int main(int argc, char **argv)
     if (!basic_text || !improved_text || !bn_kernel_load(&basic, cu, dev, basic_text) ||
         !bn_kernel_load(&improved, cu, dev, improved_text) ||
         !bn_kernel_load(&warp, cu, dev,
-                        "ROW_THREADS=32,ROWS_PER_BLOCK=8,VEC=1,UNROLL=1,XCACHE=0,CHECK_EVERY=10"))
+                        "ROW_THREADS=32,ROWS_PER_BLOCK=8,VEC=1,UNROLL=1,XCACHE=0,CHECK_EVERY=10,"
+                        "ORDER=0"))
         return 1;
 
     static const char *const level[] = {"none", "exact", "nearest", "arch", "default"};

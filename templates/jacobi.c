@@ -7,7 +7,7 @@
 
 /* Parameter positions, in descriptor order. */
 enum { JC_ROW_THREADS, JC_ROWS_PER_BLOCK, JC_VEC, JC_UNROLL, JC_XCACHE, JC_CHECK_EVERY,
-       JC_NPARAMS };
+       JC_ORDER, JC_NPARAMS };
 
 #define JC_SLOT_X 0              /* two ping-pong x buffers */
 #define JC_SLOT_CTL 1            /* control words + ring of per-sweep norms */
@@ -44,6 +44,9 @@ enum { JC_ROW_THREADS, JC_ROWS_PER_BLOCK, JC_VEC, JC_UNROLL, JC_XCACHE, JC_CHECK
     {"CHECK_EVERY", 2, {10, 25}, \
      "sweeps launched between host reads of the norms (1, the seed_basic value, is dominated)", \
      1}, \
+    {"ORDER", 2, {0, 1}, \
+     "row order: 0 top to bottom every sweep (seed), 1 alternating (a sweep starts on the " \
+     "rows of A the last one left in L2)", 1}, \
 }
 
 /* ---------------- legality ---------------- */
@@ -103,6 +106,10 @@ static int jc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     if (cfg[JC_CHECK_EVERY] < 1 || cfg[JC_CHECK_EVERY] > JC_MAX_CHECK_EVERY) {
         snprintf(why, len, "CHECK_EVERY %d is not in 1..%d", cfg[JC_CHECK_EVERY],
                  JC_MAX_CHECK_EVERY);
+        return 0;
+    }
+    if (cfg[JC_ORDER] != 0 && cfg[JC_ORDER] != 1) {
+        snprintf(why, len, "ORDER %d is not 0 or 1", cfg[JC_ORDER]);
         return 0;
     }
     int regs = jc_register_estimate(cfg);
@@ -220,6 +227,7 @@ static at_status jc_run(at_exec *ex, const int *cfg, tpl_args *args)
 {
     long long nn = args->problem.dims[0];
     int check_every = cfg[JC_CHECK_EVERY];
+    int order = cfg[JC_ORDER];
     args->jac.iterations = 0;
     args->jac.residual = 0.0f;
     if (args->problem.n_dims != 1 || nn < 1 || nn > (1 << 30))
@@ -287,7 +295,7 @@ static at_status jc_run(at_exec *ex, const int *cfg, tpl_args *args)
                 prev = t > 0 ? norms - 8 : ring + (size_t)(1 - half) * check_every * 8 +
                                            (size_t)(check_every - 1) * 8;
             void *kargs[] = {&args->jac.A, &args->jac.b, &xb[k % 2], &xb[(k + 1) % 2], &n,
-                             &norms, &prev, &ctl, &tol, &k};
+                             &norms, &prev, &ctl, &tol, &k, &order};
             s = ex_launch(ex, "jacobi_sweep", grid, 1, 1, threads, 1, 1, smem, kargs);
             if (s != AT_OK)
                 return s;
@@ -370,9 +378,10 @@ at_status tpl_jacobi_bench_sweeps(at_exec *ex, const int *cfg, const tpl_args *a
     if (rc != CUDA_SUCCESS)
         return jc_cuda(ex, rc, "cuMemcpyDtoDAsync(x0)");
     float tol = 0.0f;
+    int order = cfg[JC_ORDER];
     for (int k = 0; k < sweeps; k++) {
         void *kargs[] = {(void *)&args->jac.A, (void *)&args->jac.b, &xb[k % 2],
-                         &xb[(k + 1) % 2], &n, &norms, &prev, &ctl, &tol, &k};
+                         &xb[(k + 1) % 2], &n, &norms, &prev, &ctl, &tol, &k, &order};
         if ((s = ex_launch(ex, "jacobi_sweep", grid, 1, 1, threads, 1, 1, smem, kargs)) != AT_OK)
             return s;
     }
@@ -458,9 +467,9 @@ static double jc_tolerance(const tpl_problem *p)
 }
 
 static const tpl_baseline jc_baselines[] = {
-    {"seed_basic", "ROW_THREADS=1,ROWS_PER_BLOCK=256,VEC=1,UNROLL=1,XCACHE=0,CHECK_EVERY=1",
+    {"seed_basic", "ROW_THREADS=1,ROWS_PER_BLOCK=256,VEC=1,UNROLL=1,XCACHE=0,CHECK_EVERY=1,ORDER=0",
      "seed 5 basic: one thread per row, convergence read by the host after every sweep"},
-    {"seed_improved", "ROW_THREADS=1,ROWS_PER_BLOCK=256,VEC=1,UNROLL=1,XCACHE=0,CHECK_EVERY=10",
+    {"seed_improved", "ROW_THREADS=1,ROWS_PER_BLOCK=256,VEC=1,UNROLL=1,XCACHE=0,CHECK_EVERY=10,ORDER=0",
      "seed 5 improved: one thread per row, 10 sweeps between host checks"},
 };
 
@@ -488,7 +497,7 @@ const tpl_family tpl_jacobi = {
     .prepare = jc_prepare,
     .check = jc_check,
     .tolerance = jc_tolerance,
-    .default_config = "ROW_THREADS=32,ROWS_PER_BLOCK=4,VEC=4,UNROLL=4,XCACHE=0,CHECK_EVERY=25",
+    .default_config = "ROW_THREADS=32,ROWS_PER_BLOCK=4,VEC=4,UNROLL=4,XCACHE=0,CHECK_EVERY=25,ORDER=1",
     .n_baselines = 2,
     .baselines = jc_baselines,
     .n_tuning_problems = 4,

@@ -19,6 +19,9 @@
 #ifndef CHECK_EVERY
 #define CHECK_EVERY 10     /* sweeps between host reads of the norms: 1..1000 (host only) */
 #endif
+#ifndef ORDER
+#define ORDER 1            /* row order (host only, the kernel's `order`): 0 top to bottom every sweep (seed), 1 alternating, so a sweep starts on the rows of A the last one left in L2 */
+#endif
 
 #define JAC_THREADS (ROW_THREADS * ROWS_PER_BLOCK)
 #define JAC_WARPS ((JAC_THREADS + 31) / 32)
@@ -254,7 +257,8 @@ __device__ __forceinline__ int jac_should_stop(unsigned *ctl, const unsigned *pr
 extern "C" __global__ void __launch_bounds__(JAC_THREADS)
 jacobi_sweep(const float *__restrict__ A, const float *__restrict__ b,
              const float *__restrict__ xin, float *__restrict__ xout, int n,
-             unsigned *norms, const unsigned *prev, unsigned *ctl, float tol, int sweep)
+             unsigned *norms, const unsigned *prev, unsigned *ctl, float tol, int sweep,
+             int order)
 {
     __shared__ unsigned red_d[JAC_WARPS], red_m[JAC_WARPS];
 #if ROW_THREADS > 32
@@ -282,11 +286,15 @@ jacobi_sweep(const float *__restrict__ A, const float *__restrict__ b,
     const float *x = xin;
 #endif
 
+    /* order 1: odd sweeps walk the rows bottom to top, so the first blocks
+     * read the rows of A the previous sweep read last (still in L2) */
+    const bool backward = order != 0 && (sweep & 1) != 0;
     unsigned dmax = 0u, mmax = 0u;
     for (int base = blockIdx.x * ROWS_PER_BLOCK; base < n; base += gridDim.x * ROWS_PER_BLOCK) {
-        const int i = base + group;
+        const bool in_range = base + group < n;
+        const int i = backward ? n - 1 - (base + group) : base + group;
         float s = 0.0f;
-        if (i < n)
+        if (in_range)
             s = jac_row(A, x, n, i, lane);
 #if ROW_THREADS > 1
         {
@@ -309,7 +317,7 @@ jacobi_sweep(const float *__restrict__ A, const float *__restrict__ b,
         }
         __syncthreads();
 #endif
-        if (lane == 0 && i < n) {
+        if (lane == 0 && in_range) {
             float aii = A[(unsigned long long)i * (unsigned long long)n + i];
             float xo = x[i];
             float num = __ldg(b + i) - s;

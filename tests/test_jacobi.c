@@ -14,7 +14,7 @@
 extern const tpl_family tpl_jacobi;
 
 /* Parameter positions as the descriptor lists them (checked below). */
-enum { J_RT, J_RPB, J_VEC, J_UNROLL, J_XCACHE, J_CHECK, J_N };
+enum { J_RT, J_RPB, J_VEC, J_UNROLL, J_XCACHE, J_CHECK, J_ORDER, J_N };
 
 static void jt_cfg(int *cfg, int rt, int rpb, int vec, int unroll, int xcache, int check)
 {
@@ -24,6 +24,7 @@ static void jt_cfg(int *cfg, int rt, int rpb, int vec, int unroll, int xcache, i
     cfg[J_UNROLL] = unroll;
     cfg[J_XCACHE] = xcache;
     cfg[J_CHECK] = check;
+    cfg[J_ORDER] = 1;
 }
 
 /* ---------------- CPU tier ---------------- */
@@ -34,7 +35,7 @@ TEST(jacobi_descriptor_layout)
     CHECK(f == &tpl_jacobi);
     CHECK_EQ(f->n_params, J_N);
     static const char *names[] = {"ROW_THREADS", "ROWS_PER_BLOCK", "VEC", "UNROLL", "XCACHE",
-                                  "CHECK_EVERY"};
+                                  "CHECK_EVERY", "ORDER"};
     for (int i = 0; i < J_N; i++)
         CHECK_EQ(tpl_param_index(f, names[i]), i);
     CHECK_EQ(f->n_dims, 1);
@@ -48,12 +49,12 @@ TEST(jacobi_descriptor_layout)
 /* The valid space, counted from the rules (block of 64..1024 threads,
  * XCACHE=1 needs >= 256) rather than from valid(): pairs of powers of two
  * 2^a x 2^b with a, b in 0..8 and a + b in 6..10 (39), of which a + b >= 8
- * (24) for XCACHE=1; times 9 (VEC, UNROLL) and 2 CHECK_EVERY values. */
+ * (24) for XCACHE=1; times 9 (VEC, UNROLL), 2 CHECK_EVERY and 2 ORDER values. */
 TEST(jacobi_space_size_and_valid_count)
 {
     const tpl_family *f = &tpl_jacobi;
     long long size = tpl_space_size(f);
-    CHECK_EQ(size, 9LL * 9 * 3 * 3 * 2 * 2);
+    CHECK_EQ(size, 9LL * 9 * 3 * 3 * 2 * 2 * 2);
     long long valid = 0;
     int cfg[TPL_MAX_PARAMS];
     char why[256];
@@ -64,7 +65,7 @@ TEST(jacobi_space_size_and_valid_count)
         else
             CHECK_MSG(why[0], "rejected without a reason");
     }
-    CHECK_EQ(valid, (39LL * 9 + 24LL * 9) * 2);
+    CHECK_EQ(valid, (39LL * 9 + 24LL * 9) * 2 * 2);
 }
 
 TEST(jacobi_valid_rejects_illegal)
@@ -362,8 +363,10 @@ GPU_TEST(jacobi_every_shape_solves_ragged_sizes)
 
 /* Against a float64 CPU Jacobi with the same stopping rule: same sweep count
  * (+-1: float rounding near the threshold), small residual, and every
- * CHECK_EVERY gives the identical count (the device stops exactly). A is
- * stored one float past an aligned address (rows misaligned, n odd). */
+ * CHECK_EVERY gives the identical count (the device stops exactly); the row
+ * order (ORDER 0 / 1) gives the bit-identical x (each row depends only on
+ * the previous iterate). A is stored one float past an aligned address
+ * (rows misaligned, n odd). */
 GPU_TEST(jacobi_matches_cpu_float64)
 {
     jt_gpu t;
@@ -392,10 +395,13 @@ GPU_TEST(jacobi_matches_cpu_float64)
         CHECK(dA && db && dx);
         CHECK(t.cu->MemcpyHtoD(dA + 4, A, (size_t)n * n * 4) == CUDA_SUCCESS);
         static const int cfgs[][J_N] = {
-            {32, 4, 4, 2, 0, 1}, {32, 4, 4, 2, 0, 10}, {32, 4, 4, 2, 0, 25},
-            {1, 256, 1, 1, 0, 1}, {1, 128, 4, 2, 1, 10}, {256, 1, 4, 4, 1, 25},
-            {4, 32, 2, 4, 0, 7}, {128, 2, 1, 1, 0, 3},
+            {32, 4, 4, 2, 0, 1, 1}, {32, 4, 4, 2, 0, 10, 1}, {32, 4, 4, 2, 0, 25, 1},
+            {32, 4, 4, 2, 0, 25, 0}, {1, 256, 1, 1, 0, 1, 0}, {1, 128, 4, 2, 1, 10, 1},
+            {256, 1, 4, 4, 1, 25, 1}, {4, 32, 2, 4, 0, 7, 0}, {128, 2, 1, 1, 0, 3, 1},
+            {1, 128, 4, 2, 1, 10, 0},
         };
+        float *x_order1 = malloc(n * sizeof *x_order1);
+        CHECK(x_order1 != NULL);
         int first = -1;
         for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
             if (!jt_load(&t, cfgs[c]))
@@ -417,17 +423,23 @@ GPU_TEST(jacobi_matches_cpu_float64)
                 m = fmax(m, fabs(xc[i]));
             }
             CHECK_MSG(e <= 1e-5 * m, "kind %d cfg %zu: |x - x_cpu| %g of %g", kind, c, e, m);
-            if (c < 3) {   /* same kernel, CHECK_EVERY 1 / 10 / 25 */
+            if (c < 4) {   /* same kernel, CHECK_EVERY 1 / 10 / 25, then ORDER 0 */
                 if (first < 0)
                     first = iters;
-                CHECK_MSG(iters == first, "CHECK_EVERY changed the sweep count: %d vs %d",
+                CHECK_MSG(iters == first, "CHECK_EVERY or ORDER changed the sweep count: %d vs %d",
                           iters, first);
             }
+            /* ORDER 1 then 0 of one kernel: bit-identical x (configs 2/3 and 5/9) */
+            if (c == 2 || c == 5)
+                memcpy(x_order1, xg, n * sizeof *xg);
+            if (c == 3 || c == 9)
+                CHECK_MSG(memcmp(x_order1, xg, n * sizeof *xg) == 0,
+                          "kind %d cfg %zu: ORDER changed x", kind, c);
         }
         t.cu->MemFree(dA);
         t.cu->MemFree(db);
         t.cu->MemFree(dx);
-        free(A); free(b); free(xg); free(xc);
+        free(A); free(b); free(xg); free(xc); free(x_order1);
         if (th_failed())
             break;
     }
