@@ -38,6 +38,8 @@ static const struct { size_t offset; const char *base; const char *exported; } e
     ENTRY(ModuleGetFunction, "cuModuleGetFunction", "cuModuleGetFunction"),
     ENTRY(FuncSetAttribute, "cuFuncSetAttribute", "cuFuncSetAttribute"),
     ENTRY(FuncGetAttribute, "cuFuncGetAttribute", "cuFuncGetAttribute"),
+    ENTRY(OccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor"),
     ENTRY(LaunchKernel, "cuLaunchKernel", "cuLaunchKernel"),
     ENTRY(MemAlloc, "cuMemAlloc", "cuMemAlloc_v2"),
     ENTRY(MemFree, "cuMemFree", "cuMemFree_v2"),

@@ -26,6 +26,8 @@ typedef struct cudrv {
     CUresult (*ModuleGetFunction)(CUfunction *fn, CUmodule module, const char *name);
     CUresult (*FuncSetAttribute)(CUfunction fn, CUfunction_attribute attr, int value);
     CUresult (*FuncGetAttribute)(int *value, CUfunction_attribute attr, CUfunction fn);
+    CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *blocks, CUfunction fn,
+                                                          int block_size, size_t smem);
     CUresult (*LaunchKernel)(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                              unsigned bx, unsigned by, unsigned bz, unsigned smem,
                              CUstream stream, void **params, void **extra);

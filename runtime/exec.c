@@ -64,6 +64,7 @@ static int ex_find(at_exec *ex, const char *name)
     snprintf(ex->funcs[slot].name, sizeof ex->funcs[slot].name, "%s", name);
     ex->funcs[slot].fn = fn;
     ex->funcs[slot].smem_limit_set = 0;
+    ex->funcs[slot].occ_blocks = 0;
     return slot;
 }
 
@@ -73,6 +74,49 @@ at_status ex_function(at_exec *ex, const char *name, CUfunction *fn)
     if (slot < 0)
         return ex_fail(ex, AT_ERR_NOT_FOUND, "kernel %s not found in the module", name);
     *fn = ex->funcs[slot].fn;
+    return AT_OK;
+}
+
+/* Raises the dynamic shared memory limit of function `slot` to smem when above 48 KiB. */
+static at_status ex_raise_smem_limit(at_exec *ex, int slot, unsigned smem)
+{
+    if (smem <= 48 * 1024 || (int)smem <= ex->funcs[slot].smem_limit_set)
+        return AT_OK;
+    CUresult rc = ex->cu->FuncSetAttribute(ex->funcs[slot].fn,
+                                           CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                           (int)smem);
+    if (rc != CUDA_SUCCESS)
+        return ex_cuda_fail(ex, rc, "cuFuncSetAttribute(max dynamic shared memory)");
+    ex->funcs[slot].smem_limit_set = (int)smem;
+    return AT_OK;
+}
+
+at_status ex_occupancy(at_exec *ex, const char *name, unsigned threads, unsigned smem,
+                       int *blocks)
+{
+    int slot = ex_find(ex, name);
+    if (slot < 0)
+        return ex_fail(ex, AT_ERR_NOT_FOUND, "kernel %s not found in the module", name);
+    if (ex->funcs[slot].occ_blocks > 0 && ex->funcs[slot].occ_threads == (int)threads &&
+        ex->funcs[slot].occ_smem == (int)smem) {
+        *blocks = ex->funcs[slot].occ_blocks;
+        return AT_OK;
+    }
+    at_status s = ex_raise_smem_limit(ex, slot, smem);
+    if (s != AT_OK)
+        return s;
+    int n = 0;
+    CUresult rc = ex->cu->OccupancyMaxActiveBlocksPerMultiprocessor(&n, ex->funcs[slot].fn,
+                                                                     (int)threads, smem);
+    if (rc != CUDA_SUCCESS)
+        return ex_cuda_fail(ex, rc, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    if (n < 1)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "kernel %s: no block of %u threads with %u bytes "
+                       "of shared memory fits on an SM", name, threads, smem);
+    ex->funcs[slot].occ_threads = (int)threads;
+    ex->funcs[slot].occ_smem = (int)smem;
+    ex->funcs[slot].occ_blocks = n;
+    *blocks = n;
     return AT_OK;
 }
 
@@ -86,19 +130,13 @@ at_status ex_launch(at_exec *ex, const char *name, unsigned gx, unsigned gy,
     if (gx == 0 || gy == 0 || gz == 0 || bx * by * bz == 0)
         return ex_fail(ex, AT_ERR_INTERNAL, "kernel %s: empty launch %ux%ux%u / %ux%ux%u",
                        name, gx, gy, gz, bx, by, bz);
-    CUresult rc;
-    if (smem > 48 * 1024 && (int)smem > ex->funcs[slot].smem_limit_set) {
-        rc = ex->cu->FuncSetAttribute(ex->funcs[slot].fn,
-                                      CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                      (int)smem);
-        if (rc != CUDA_SUCCESS)
-            return ex_cuda_fail(ex, rc, "cuFuncSetAttribute(max dynamic shared memory)");
-        ex->funcs[slot].smem_limit_set = (int)smem;
-    }
-    rc = ex->cu->LaunchKernel(ex->funcs[slot].fn, gx, gy, gz, bx, by, bz, smem,
-                              ex->stream, args, NULL);
+    at_status s = ex_raise_smem_limit(ex, slot, smem);
+    if (s != AT_OK)
+        return s;
+    CUresult rc = ex->cu->LaunchKernel(ex->funcs[slot].fn, gx, gy, gz, bx, by, bz, smem,
+                                       ex->stream, args, NULL);
     if (rc != CUDA_SUCCESS) {
-        at_status s = ex_cuda_fail(ex, rc, "cuLaunchKernel");
+        s = ex_cuda_fail(ex, rc, "cuLaunchKernel");
         size_t used = ex->errmsg ? strlen(ex->errmsg) : 0;
         if (ex->errmsg && used + 1 < ex->errlen)
             snprintf(ex->errmsg + used, ex->errlen - used,

@@ -20,6 +20,7 @@ typedef struct at_exec {
         char name[64];
         CUfunction fn;
         int smem_limit_set;      /* dynamic smem limit raised to this value */
+        int occ_threads, occ_smem, occ_blocks;  /* last ex_occupancy answer */
     } funcs[EX_MAX_FUNCS];
     int n_funcs;
     CUdeviceptr scratch[EX_MAX_SCRATCH];    /* owned; grown on demand */
@@ -47,6 +48,12 @@ at_status ex_launch(at_exec *ex, const char *name,
                     unsigned gx, unsigned gy, unsigned gz,
                     unsigned bx, unsigned by, unsigned bz,
                     unsigned smem, void **args);
+/* Blocks of kernel `name` that fit on one SM at once with this block size and
+ * dynamic shared memory (cuOccupancyMaxActiveBlocksPerMultiprocessor, after
+ * raising the function's shared memory limit as ex_launch would); cached.
+ * AT_ERR_UNSUPPORTED if not even one fits. */
+at_status ex_occupancy(at_exec *ex, const char *name, unsigned threads, unsigned smem,
+                       int *blocks);
 /* Scratch buffer `slot` (0..EX_MAX_SCRATCH-1) of at least `bytes`, kept
  * across calls; contents undefined. */
 at_status ex_scratch(at_exec *ex, int slot, size_t bytes, CUdeviceptr *ptr);

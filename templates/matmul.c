@@ -8,7 +8,7 @@
 /* Parameter order; must match the params table below. */
 enum {
     P_ALGO, P_TILE, P_UNROLL, P_BM, P_BN, P_BK, P_WM, P_WN, P_TM, P_TN, P_WNITER,
-    P_STAGES, P_VEC, P_PAD, P_SPLITK, P_FRAG, P_COUNT
+    P_STAGES, P_VEC, P_PAD, P_SPLITK, P_FRAG, P_SK, P_COUNT
 };
 
 #define MM_GROUP_M 8            /* GROUP_M of matmul.cu (block order swizzle) */
@@ -17,6 +17,39 @@ enum {
 static long long mm_cdiv(long long a, long long b)
 {
     return (a + b - 1) / b;
+}
+
+void mm_streamk_plan(long long tiles, long long ksteps, int max_blocks, mm_streamk_schedule *s)
+{
+    memset(s, 0, sizeof *s);
+    long long p = max_blocks < 1 ? 1 : max_blocks;
+    long long grid = tiles, dp = tiles, sk = 0;
+    if (tiles >= 1 && ksteps >= 1) {
+        long long full = tiles / p, rem = tiles % p;
+        if (rem == 0) {
+            grid = p;
+        } else if (full >= 1) {
+            grid = p;
+            sk = rem + p;
+            dp = tiles - sk;
+        } else {
+            sk = tiles;
+            dp = 0;
+            grid = tiles * ksteps < p ? tiles * ksteps : p;
+        }
+        if (sk * ksteps > 0x7fffffffLL) {   /* 32-bit iteration counters in the kernel */
+            grid = tiles;
+            dp = tiles;
+            sk = 0;
+        }
+    }
+    s->grid = (int)grid;
+    s->dp_tiles = (int)dp;
+    s->sk_tiles = (int)sk;
+    if (sk > 0) {
+        s->q = (int)(sk * ksteps / grid);
+        s->r = (int)(sk * ksteps % grid);
+    }
 }
 
 /* Shape facts of an ALGO 2 configuration, derived as in matmul.cu. */
@@ -30,8 +63,12 @@ static int mm_geometry(const int *c, mm_geom *g, char *why, size_t len)
     int bm = c[P_BM], bn = c[P_BN], wm = c[P_WM], wn = c[P_WN];
     int tm = c[P_TM], tn = c[P_TN], wni = c[P_WNITER];
     if (bm <= 0 || bn <= 0 || wm <= 0 || wn <= 0 || tm <= 0 || tn <= 0 || wni <= 0 ||
-        c[P_BK] <= 0 || c[P_STAGES] <= 0 || c[P_FRAG] < 0 || c[P_FRAG] > 1) {
+        c[P_BK] <= 0 || c[P_STAGES] <= 0) {
         snprintf(why, len, "tile sizes must be positive");
+        return 0;
+    }
+    if (c[P_FRAG] < 0 || c[P_FRAG] > 1 || c[P_SK] < 0 || c[P_SK] > 1) {
+        snprintf(why, len, "FRAG and SK must be 0 or 1");
         return 0;
     }
     if (bm % wm || bn % wn) {
@@ -298,6 +335,14 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
                  "K range is short: a fourth stage only lengthens the prologue), VEC=4");
         return 0;
     }
+    /* Stream-K evens out the last partial wave of tiles: it matters where one
+     * wave holds few tiles (large tiles, one or two blocks per SM) and has to
+     * be the fast main loop; split-K is the other way to split K. */
+    if (cfg[P_SK] == 1 && (sk > 1 || cfg[P_FRAG] != 1 || bm * bn < 128 * 128)) {
+        snprintf(why, len, "SK=1 (stream-K) only with SPLITK=1, FRAG=1 and tiles of at least "
+                 "128x128 (smaller tiles run many waves: little to balance)");
+        return 0;
+    }
     if (vec == 1 && bk * bn / g.nthreads > 4) {
         snprintf(why, len, "VEC=1 needs %d 4-byte copies of B per thread per step (at most 4)",
                  bk * bn / g.nthreads);
@@ -339,6 +384,46 @@ static int mm_deterministic(const int *cfg)
 {
     (void)cfg;      /* split-K partials are summed in a fixed order: no atomics */
     return 1;
+}
+
+/* Scratch slots: 0 split-K partials (and stream-K's), 1 packed B, 2 stream-K counters. */
+#define MM_SLOT_PARTIALS 0
+#define MM_SLOT_PACKED_B 1
+#define MM_SLOT_COUNTERS 2
+
+/* Stream-K launch: a persistent grid of (blocks per SM) x SMs, planned by
+ * mm_streamk_plan; two partial-tile slots per block and one counter per
+ * stream-K tile, zeroed when allocated (the kernel leaves them zero). flags as
+ * for matmul_tuned. */
+static at_status mm_run_streamk(at_exec *ex, const int *cfg, const mm_geom *g, long long tiles,
+                                int m, int n, int k, float alpha, CUdeviceptr A, int lda,
+                                CUdeviceptr B, int ldb, float beta, CUdeviceptr C, int ldc,
+                                int flags)
+{
+    int per_sm = 0;
+    at_status s = ex_occupancy(ex, "matmul_streamk", (unsigned)g->nthreads, (unsigned)g->smem,
+                               &per_sm);
+    if (s != AT_OK)
+        return s;
+    int sms = ex->dev && ex->dev->sm_count > 0 ? ex->dev->sm_count : 1;
+    mm_streamk_schedule plan;
+    mm_streamk_plan(tiles, mm_cdiv(k, cfg[P_BK]), per_sm * sms, &plan);
+    CUdeviceptr W = 0, counters = 0;
+    if (plan.sk_tiles > 0) {
+        size_t part_bytes = (size_t)2 * plan.grid * cfg[P_BM] * cfg[P_BN] * 4;
+        size_t had = ex->scratch_bytes[MM_SLOT_COUNTERS];
+        if ((s = ex_scratch(ex, MM_SLOT_PARTIALS, part_bytes, &W)) != AT_OK ||
+            (s = ex_scratch(ex, MM_SLOT_COUNTERS, (size_t)plan.sk_tiles * 4, &counters)) != AT_OK)
+            return s;
+        if (ex->scratch_bytes[MM_SLOT_COUNTERS] != had &&
+            (s = ex_memset32(ex, counters, 0, ex->scratch_bytes[MM_SLOT_COUNTERS] / 4)) != AT_OK)
+            return s;
+    }
+    int ksteps = (int)mm_cdiv(k, cfg[P_BK]);
+    void *a[] = {&m, &n, &k, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &W, &counters, &flags,
+                 &plan.dp_tiles, &ksteps, &plan.q, &plan.r};
+    return ex_launch(ex, "matmul_streamk", (unsigned)plan.grid, 1, 1, (unsigned)g->nthreads, 1, 1,
+                     (unsigned)g->smem, a);
 }
 
 static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
@@ -392,7 +477,7 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
         size_t bytes = (size_t)k * (size_t)ldp * 4;
         CUdeviceptr P = 0;
         if (bytes <= MM_MAX_WORKSPACE) {
-            at_status s = ex_scratch(ex, 1, bytes, &P);
+            at_status s = ex_scratch(ex, MM_SLOT_PACKED_B, bytes, &P);
             if (s != AT_OK)
                 return s;
         }
@@ -415,7 +500,7 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
     }
     if (sk > 1) {
         size_t bytes = (size_t)sk * (size_t)m * (size_t)n * 4;
-        at_status s = ex_scratch(ex, 0, bytes, &W);
+        at_status s = ex_scratch(ex, MM_SLOT_PARTIALS, bytes, &W);
         if (s != AT_OK)
             return s;
         if (cfg[P_VEC] == 4 && n % 4 == 0 && W % 16 == 0)
@@ -423,6 +508,9 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
     } else if (cfg[P_VEC] == 4 && C % 16 == 0 && ldc % 4 == 0) {
         flags |= 2;
     }
+    if (cfg[P_SK] == 1)
+        return mm_run_streamk(ex, cfg, &g, tiles, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                              flags);
     void *a[] = {&m, &n, &k, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &W, &flags};
     at_status s = ex_launch(ex, "matmul_tuned", (unsigned)tiles, 1, (unsigned)sk,
                             (unsigned)g.nthreads, 1, 1, (unsigned)g.smem, a);
@@ -505,7 +593,7 @@ static double mm_tolerance(const tpl_problem *p)
     return 4e-7 * sqrt(k) + 1e-6;
 }
 
-#define MM_CANON_ALGO2 "BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0"
+#define MM_CANON_ALGO2 "BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0"
 
 static const tpl_baseline mm_baselines[] = {
     {"seed_naive", "ALGO=0,TILE=8,UNROLL=1," MM_CANON_ALGO2,
@@ -554,6 +642,8 @@ const tpl_family tpl_matmul = {
         {"PAD", 2, {0, 4}, "ALGO 2: shared-memory row padding (floats) against bank conflicts"},
         {"SPLITK", 5, {1, 2, 4, 8, 16}, "ALGO 2: K split over blocks + deterministic reduction"},
         {"FRAG", 2, {0, 1}, "ALGO 2: 1 = register fragments double-buffered across the K-step barrier"},
+        {"SK", 2, {0, 1}, "ALGO 2: 1 = stream-K: persistent blocks, the last partial wave split "
+                          "evenly by K steps (deterministic fix-up)"},
     },
     .valid = mm_valid,
     .applicable = mm_applicable,
@@ -564,7 +654,7 @@ const tpl_family tpl_matmul = {
     .check = mm_check,
     .tolerance = mm_tolerance,
     .default_config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,"
-                      "WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0",
+                      "WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0",
     .n_baselines = (int)(sizeof mm_baselines / sizeof mm_baselines[0]),
     .baselines = mm_baselines,
     .n_tuning_problems = (int)(sizeof mm_tuning / sizeof mm_tuning[0]),

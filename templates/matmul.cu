@@ -50,6 +50,9 @@
 #ifndef FRAG
 #define FRAG 0          // ALGO 2: 1 = double-buffered register fragments across the K-step barrier (STAGES >= 2), 0 = single
 #endif
+#ifndef SK
+#define SK 0            // ALGO 2: 1 = stream-K: a persistent grid, full waves of tiles, the rest split evenly by K steps
+#endif
 
 #define MM_CDIV(a, b) (((a) + (b) - 1) / (b))
 
@@ -251,34 +254,26 @@ __device__ __forceinline__ void mm_compute_tile(const float *s, int wm0, int wn0
     }
 }
 
-// Grid: (tiles of C, 1, SPLITK); block NTHREADS; dynamic shared memory
-// STAGES * STAGE_FLOATS floats. flags bit 0: B allows 16-byte loads; bit 1: C (or W)
-// allows 16-byte stores. With SPLITK > 1 the block writes its partial sum (unscaled)
-// to W + z * M * N (leading dimension N) instead of C.
-extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
-matmul_tuned(int M, int N, int K, float alpha, const float *__restrict__ A, int lda,
-             const float *__restrict__ B, int ldb, float beta, float *__restrict__ C, int ldc,
-             float *__restrict__ W, int flags)
+// Origin (m0, n0) of block tile `tile` in the grouped order: GROUP_M block rows sweep
+// the columns together (L2 reuse of B).
+__device__ __forceinline__ void mm_tile_origin(int M, int N, int tile, int &m0, int &n0)
 {
-    extern __shared__ float4 mm_smem4[];
-    float *smem = (float *)mm_smem4;
-
-    // Grouped block order: GROUP_M block rows sweep the columns together (L2 reuse).
     int npm = MM_CDIV(M, BM), npn = MM_CDIV(N, BN);
-    int pid = blockIdx.x;
     int in_group = GROUP_M * npn;
-    int first_m = (pid / in_group) * GROUP_M;
+    int first_m = (tile / in_group) * GROUP_M;
     int gsize = npm - first_m < GROUP_M ? npm - first_m : GROUP_M;
-    int pm = first_m + (pid % in_group) % gsize;
-    int pn = (pid % in_group) / gsize;
-    int m0 = pm * BM, n0 = pn * BN;
+    m0 = (first_m + (tile % in_group) % gsize) * BM;
+    n0 = ((tile % in_group) / gsize) * BN;
+}
 
-    // This split's K range, whole BK steps.
-    int ksteps = MM_CDIV(K, BK);
-    int per_split = MM_CDIV(ksteps, SPLITK);
-    int kbeg = blockIdx.z * per_split * BK;
-    int kend = kbeg + per_split * BK;
-    kend = kend < K ? kend : K;
+// Accumulates the K range [kbeg, kend) (kbeg a multiple of BK) of block tile (m0, n0)
+// into acc, which it zeroes first. flags bit 0: B allows 16-byte loads. Leaves every
+// cp.async group complete; the caller separates two calls by a barrier.
+__device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restrict__ A, int lda,
+                                            const float *__restrict__ B, int ldb, int flags,
+                                            float *smem, int m0, int n0, int kbeg, int kend,
+                                            float (&acc)[WMITER * TM][WNITER * TN])
+{
     int ntiles = kend > kbeg ? MM_CDIV(kend - kbeg, BK) : 0;
 
     int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -287,13 +282,11 @@ matmul_tuned(int M, int N, int K, float alpha, const float *__restrict__ A, int 
     int tm = lane / TPN, tn = lane % TPN;
     const int vec_b = flags & 1;
 
-    float acc[WMITER * TM][WNITER * TN];
 #pragma unroll
     for (int i = 0; i < WMITER * TM; i++)
 #pragma unroll
         for (int j = 0; j < WNITER * TN; j++)
             acc[i][j] = 0.0f;
-
     // Copy plan: each thread's source pointers advance by one K step per tile;
     // rows/columns outside the matrix and the K tail are zero-filled.
     const int tid = threadIdx.x;
@@ -467,14 +460,21 @@ matmul_tuned(int M, int N, int K, float alpha, const float *__restrict__ A, int 
     mm_wait<0>();
 #endif
 
-    // Epilogue: 16-byte stores where the row segment is whole and aligned.
-    int vec_c = (flags & 2) && VEC == 4;
-    float *out = C;
-    int ldo = ldc;
-    if (SPLITK > 1) {
-        out = W + (long long)blockIdx.z * M * N;
-        ldo = N;
-    }
+}
+
+// Writes the lane's accumulators of block tile (m0, n0) to out (leading dimension ldo):
+// RAW stores them unscaled (split-K partials), else alpha * acc + beta * out (beta == 0
+// never reads out). 16-byte stores where vec_c and the row segment is whole.
+template <bool RAW>
+__device__ __forceinline__ void mm_store_tile(const float (&acc)[WMITER * TM][WNITER * TN],
+                                              int M, int N, float alpha, float beta,
+                                              float *__restrict__ out, int ldo, int m0, int n0,
+                                              int vec_c)
+{
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    int wm0 = (warp / (BN / WN)) * WM;
+    int wn0 = (warp % (BN / WN)) * WN;
+    int tm = lane / TPN, tn = lane % TPN;
 #pragma unroll
     for (int wi = 0; wi < WMITER; wi++)
 #pragma unroll
@@ -489,7 +489,7 @@ matmul_tuned(int M, int N, int K, float alpha, const float *__restrict__ A, int 
                 for (int j = 0; j < TN; j += 4) {
                     int gn = n0 + wn0 + wj * WSUBN + tn * TN + j;
                     const float *v = &acc[wi * TM + i][wj * TN + j];
-                    if (SPLITK > 1) {
+                    if (RAW) {
                         if (vec_c && gn + 3 < N) {
                             *(float4 *)(row + gn) = make_float4(v[0], v[1], v[2], v[3]);
                         } else {
@@ -517,6 +517,180 @@ matmul_tuned(int M, int N, int K, float alpha, const float *__restrict__ A, int 
                 }
         }
 }
+
+#if SK == 0
+// Grid: (tiles of C, 1, SPLITK); block NTHREADS; dynamic shared memory
+// STAGES * STAGE_FLOATS floats. flags bit 0: B allows 16-byte loads; bit 1: C (or W)
+// allows 16-byte stores. With SPLITK > 1 the block writes its partial sum (unscaled)
+// to W + z * M * N (leading dimension N) instead of C.
+extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
+matmul_tuned(int M, int N, int K, float alpha, const float *__restrict__ A, int lda,
+             const float *__restrict__ B, int ldb, float beta, float *__restrict__ C, int ldc,
+             float *__restrict__ W, int flags)
+{
+    extern __shared__ float4 mm_smem4[];
+    float *smem = (float *)mm_smem4;
+    int m0, n0;
+    mm_tile_origin(M, N, blockIdx.x, m0, n0);
+
+    // This split's K range, whole BK steps.
+    int ksteps = MM_CDIV(K, BK);
+    int per_split = MM_CDIV(ksteps, SPLITK);
+    int kbeg = blockIdx.z * per_split * BK;
+    int kend = kbeg + per_split * BK;
+    kend = kend < K ? kend : K;
+
+    float acc[WMITER * TM][WNITER * TN];
+    mm_mainloop(M, N, A, lda, B, ldb, flags, smem, m0, n0, kbeg, kend, acc);
+
+    int vec_c = (flags & 2) && VEC == 4;
+    if (SPLITK > 1)
+        mm_store_tile<true>(acc, M, N, alpha, beta, W + (long long)blockIdx.z * M * N, N, m0,
+                            n0, vec_c);
+    else
+        mm_store_tile<false>(acc, M, N, alpha, beta, C, ldc, m0, n0, vec_c);
+}
+#else
+// Stream-K: a persistent grid of G blocks (one wave: SMs x blocks per SM). Tiles
+// [0, dp_tiles) are data-parallel, block b taking b, b + G, ... (dp_tiles is a multiple
+// of G). The K steps of tiles [dp_tiles, dp_tiles + sk_tiles) form one iteration space
+// of sk_tiles * ksteps steps that the blocks split evenly in order, so every block
+// does the same work and the last partial wave of tiles does not leave SMs idle. A
+// tile whose steps fall to several blocks is combined without any waiting: each
+// contributor stores its unscaled partial to its workspace slot (2 per block: the
+// segment its range starts with, and the one it ends with), fences, and counts in on
+// the tile's counter; the last to arrive adds all partials in block order (fixed, so
+// the result is deterministic), applies alpha and beta, and resets the counter for
+// the next call. Slots hold BM * BN floats in thread order (float4 q of thread t at
+// (q * NTHREADS + t) * 4): coalesced, and only L2 ever sees them.
+#define SK_ACC4 (WMITER * TM * WNITER * TN / 4)     // float4s of accumulators per thread
+
+// The ranges split [0, iters) evenly in order: every block gets q = iters / G
+// iterations, the first r = iters % G one more. 32-bit arithmetic only: a 64-bit
+// division is a called subroutine, and a call with 128+ live accumulators spills.
+__device__ __forceinline__ int mm_sk_begin(int q, int r, int b)
+{
+    return b * q + (b < r ? b : r);
+}
+
+// The block whose range holds iteration x.
+__device__ __forceinline__ int mm_sk_owner(int q, int r, int x)
+{
+    const int split = r * (q + 1);
+    return x < split ? x / (q + 1) : r + (x - split) / q;
+}
+
+// acc = (ADD ? acc + : ) the partial in workspace slot `slot` (thread order).
+template <bool ADD>
+__device__ __forceinline__ void mm_sk_read_partial(float (&acc)[WMITER * TM][WNITER * TN],
+                                                   const float *__restrict__ W, int slot)
+{
+    const float4 *src = (const float4 *)(W + (long long)slot * (BM * BN)) + threadIdx.x;
+#pragma unroll
+    for (int q4 = 0; q4 < SK_ACC4; q4++) {
+        float4 p = __ldcg(src + q4 * NTHREADS);
+        float *v = &acc[(4 * q4) / (WNITER * TN)][(4 * q4) % (WNITER * TN)];
+        v[0] = ADD ? v[0] + p.x : p.x;
+        v[1] = ADD ? v[1] + p.y : p.y;
+        v[2] = ADD ? v[2] + p.z : p.z;
+        v[3] = ADD ? v[3] + p.w : p.w;
+    }
+}
+
+// Work item w of block b (it: the next stream-K iteration of its range): the tile and
+// its K steps [kb, ke). 0 when the block is done.
+__device__ __forceinline__ int mm_sk_item(int w, int it, int b, int G, int dp_rounds,
+                                          int dp_tiles, int ksteps, int q, int r, int &tile,
+                                          int &kb, int &ke)
+{
+    if (w < dp_rounds) {
+        tile = b + w * G;
+        kb = 0;
+        ke = ksteps;
+        return 1;
+    }
+    const int end = mm_sk_begin(q, r, b + 1);
+    if (it >= end)
+        return 0;
+    const int t = it / ksteps;
+    kb = it - t * ksteps;
+    ke = end - t * ksteps < ksteps ? end - t * ksteps : ksteps;
+    tile = dp_tiles + t;
+    return 1;
+}
+
+// The host passes ksteps = ceil(K / BK) and the split of the iters = sk_tiles * ksteps
+// (< 2^31) stream-K iterations: q = iters / G >= 1 (no block has an empty range), r =
+// iters % G (q = r = 0: no stream-K tiles); it guarantees dp_tiles % G == 0 and
+// counters[0..sk_tiles) zero (the kernel leaves them zero).
+// One loop serves both phases so the main loop is inlined once (registers).
+extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
+matmul_streamk(int M, int N, int K, float alpha, const float *__restrict__ A, int lda,
+               const float *__restrict__ B, int ldb, float beta, float *__restrict__ C, int ldc,
+               float *__restrict__ W, int *__restrict__ counters, int flags, int dp_tiles,
+               int ksteps, int q, int r)
+{
+    extern __shared__ float4 mm_smem4[];
+    __shared__ int last_arrival;
+    float *smem = (float *)mm_smem4;
+    const int G = gridDim.x, b = blockIdx.x, tid = threadIdx.x;
+    const int dp_rounds = dp_tiles / G;
+    float acc[WMITER * TM][WNITER * TN];
+
+    // Work item w < dp_rounds: data-parallel tile b + w * G; after that the stream-K
+    // segments, `it` being the next iteration of this block's range.
+    int it = mm_sk_begin(q, r, b);
+    for (int w = 0;; w++) {
+        int tile, kb, ke;
+        if (!mm_sk_item(w, it, b, G, dp_rounds, dp_tiles, ksteps, q, r, tile, kb, ke))
+            break;
+        int m0, n0;
+        mm_tile_origin(M, N, tile, m0, n0);
+        __syncthreads();    // the previous item's shared-memory reads are done
+        mm_mainloop(M, N, A, lda, B, ldb, flags, smem, m0, n0, kb * BK,
+                    ke * BK < K ? ke * BK : K, acc);
+        if (w >= dp_rounds) {
+            const int first = it == mm_sk_begin(q, r, b);
+            it += ke - kb;
+            if (kb != 0 || ke != ksteps) {
+                // A partial tile: store this segment's sum to the slot of the segment
+                // (the range's first or last), then count in on the tile's counter.
+                const int t = tile - dp_tiles;
+                float4 *mine = (float4 *)(W + (long long)(2 * b + !first) * (BM * BN)) + tid;
+#pragma unroll
+                for (int q4 = 0; q4 < SK_ACC4; q4++) {
+                    const float *v = &acc[(4 * q4) / (WNITER * TN)][(4 * q4) % (WNITER * TN)];
+                    __stcg(mine + q4 * NTHREADS, make_float4(v[0], v[1], v[2], v[3]));
+                }
+                __threadfence();
+                __syncthreads();
+                const int tile_beg = t * ksteps;
+                const int lo = mm_sk_owner(q, r, tile_beg);
+                const int hi = mm_sk_owner(q, r, tile_beg + ksteps - 1);
+                if (tid == 0) {
+                    int arrived = atomicAdd(counters + t, 1);
+                    last_arrival = arrived == hi - lo;
+                    if (last_arrival)
+                        counters[t] = 0;    // all have counted in: ready for the next call
+                }
+                __syncthreads();
+                if (!last_arrival)
+                    continue;
+                __threadfence();
+                // The last to arrive sums the partials in block order lo..hi: block lo's
+                // is in acc already if that is this block, the others are read back.
+                if (b != lo)
+                    mm_sk_read_partial<false>(acc, W,
+                                              2 * lo + (mm_sk_begin(q, r, lo) >= tile_beg ? 0 : 1));
+#pragma unroll 1
+                for (int c = lo + 1; c <= hi; c++)
+                    mm_sk_read_partial<true>(acc, W, 2 * c);
+            }
+        }
+        mm_store_tile<false>(acc, M, N, alpha, beta, C, ldc, m0, n0, (flags & 2) && VEC == 4);
+    }
+}
+#endif
 
 // Packs B (K x N, leading dimension ldb, any alignment) into P with leading
 // dimension ldp (a multiple of 4, P 16-byte aligned), zero-filling the padding,

@@ -191,4 +191,18 @@ at_status tpl_ref_reduce(at_exec *ref, long long n, CUdeviceptr x,
 at_status tpl_ref_residual(at_exec *ref, int n, CUdeviceptr A, CUdeviceptr b,
                            CUdeviceptr x, double *residual);
 
+/* ---- matmul's stream-K schedule (templates/matmul.c; tested directly) ---- */
+typedef struct mm_streamk_schedule {
+    int grid;           /* persistent blocks */
+    int dp_tiles;       /* tiles [0, dp_tiles) data-parallel, a multiple of grid */
+    int sk_tiles;       /* the rest, split by K steps: iters = sk_tiles * ksteps */
+    int q, r;           /* iters / grid and iters % grid (each block q or q + 1) */
+} mm_streamk_schedule;
+/* Plans `tiles` output tiles of `ksteps` K steps each on at most `max_blocks`
+ * co-resident blocks: whole waves data-parallel; when the last wave is partial,
+ * it and one full wave before it are split evenly by K steps (every block does
+ * the same work, each in at most two partial tiles); fewer tiles than blocks are
+ * split entirely. ksteps = 0 or more than 2^31 - 1 iterations: one block per tile. */
+void mm_streamk_plan(long long tiles, long long ksteps, int max_blocks, mm_streamk_schedule *s);
+
 #endif

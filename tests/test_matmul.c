@@ -28,6 +28,7 @@ static int mt_param(const char *name)
 
 /* ---------------- CPU tier ---------------- */
 
+
 TEST(matmul_space_sizes)
 {
     const tpl_family *f = &tpl_matmul;
@@ -35,11 +36,11 @@ TEST(matmul_space_sizes)
     long long expect = 1;
     for (int p = 0; p < f->n_params; p++)
         expect *= f->params[p].n_values;
-    /* 3*3*2 (ALGO, TILE, UNROLL) * 3^5 (BM BN BK WM WN) * 2*2*3*4*2*2*5*2 */
-    CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2);
+    /* 3*3*2 (ALGO, TILE, UNROLL) * 3^5 (BM BN BK WM WN) * 2*2*3*4*2*2*5*2*2 */
+    CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2 * 2);
     CHECK_EQ(tpl_space_size(f), expect);
     int cfg[TPL_MAX_PARAMS], algo_count[3] = {0, 0, 0}, stages_seen[5] = {0}, split_seen = 0;
-    int frag_seen[2] = {0, 0}, frag_split128 = 0, acc128_bk16 = 0;
+    int frag_seen[2] = {0, 0}, frag_split128 = 0, acc128_bk16 = 0, streamk = 0, sk_able = 0;
     char why[256];
     long long valid = 0;
     for (long long i = 0; i < expect; i++) {
@@ -60,6 +61,15 @@ TEST(matmul_space_sizes)
             CHECK(!fr || (cfg[mt_param("STAGES")] >= 2 && cfg[mt_param("BK")] % 2 == 0));
             frag_split128 += fr && cfg[mt_param("SPLITK")] > 1 && cfg[mt_param("BM")] == 128 &&
                              cfg[mt_param("BN")] == 128;
+            if (cfg[mt_param("SK")] == 1) {
+                /* stream-K: FRAG=1 main loop, no split-K, tiles of at least 128x128 */
+                CHECK(fr == 1 && cfg[mt_param("SPLITK")] == 1 &&
+                      cfg[mt_param("BM")] * cfg[mt_param("BN")] >= 128 * 128);
+                streamk++;
+            } else {
+                sk_able += fr == 1 && cfg[mt_param("SPLITK")] == 1 &&
+                           cfg[mt_param("BM")] * cfg[mt_param("BN")] >= 128 * 128;
+            }
             /* 128 accumulators at BK=16: FRAG=1 only (ptxas -v: FRAG=0 spills) */
             if (cfg[mt_param("WM")] * cfg[mt_param("WN")] == 128 * 32 && cfg[mt_param("BK")] == 16) {
                 CHECK(fr == 1);
@@ -69,11 +79,15 @@ TEST(matmul_space_sizes)
     }
     printf("    matmul: raw %lld, valid %lld (naive %d, tiled %d, tuned %d)\n", expect, valid,
            algo_count[0], algo_count[1], algo_count[2]);
-    printf("    matmul: FRAG=0 %d, FRAG=1 %d (split-K on 128x128: %d)\n", frag_seen[0], frag_seen[1],
-           frag_split128);
-    CHECK(valid >= 200 && valid <= 600);    /* the CPU tier compiles every one twice */
+    printf("    matmul: FRAG=0 %d, FRAG=1 %d (split-K on 128x128: %d), stream-K %d\n", frag_seen[0],
+           frag_seen[1], frag_split128, streamk);
+    CHECK(valid >= 200 && valid <= 700);    /* the CPU tier compiles every one twice */
+    /* SK=1 doubles exactly the FRAG=1, SPLITK=1 configurations with tiles of at
+     * least 128x128 (72 of them, 2026-11-22) */
+    CHECK(streamk >= 36);
+    CHECK_EQ(streamk, sk_able);
     CHECK(frag_seen[0] > 100 && frag_seen[1] > 100 && frag_split128 > 0);
-    CHECK_EQ(acc128_bk16, 36);      /* 128x256 and 256x128, FRAG=1, STAGES 2/3, + SPLITK=4 at 3 */
+    CHECK_EQ(acc128_bk16, 60);      /* 128x256 and 256x128, FRAG=1, STAGES 2/3, + SPLITK=4 at 3, + SK=1 */
     CHECK_EQ(algo_count[0], 1);     /* the naive kernel has no parameters */
     CHECK_EQ(algo_count[1], 6);     /* TILE 8/16/32 x UNROLL 1/4 */
     CHECK(stages_seen[1] && stages_seen[2] && stages_seen[3] && stages_seen[4] && split_seen);
@@ -86,43 +100,49 @@ TEST(matmul_valid_rejects_with_reason)
     char why[256];
     static const char *const bad[] = {
         /* unused parameter off its canonical value: a duplicate of ALGO=0 */
-        "ALGO=0,TILE=8,UNROLL=1,BM=128,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0",
-        "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=2,VEC=1,PAD=0,SPLITK=1,FRAG=0",
-        "ALGO=2,TILE=16,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0",
+        "ALGO=0,TILE=8,UNROLL=1,BM=128,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0",
+        "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=2,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0",
+        "ALGO=2,TILE=16,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0",
         /* UNROLL does not divide TILE */
-        "ALGO=1,TILE=8,UNROLL=3,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0",
+        "ALGO=1,TILE=8,UNROLL=3,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0",
         /* 64 warps = 2048 threads */
-        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0",
         /* warp tile does not divide the block tile */
-        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=128,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=128,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0",
         /* 256 accumulators per thread */
-        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=8,WM=128,WN=64,TM=8,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=8,WM=128,WN=64,TM=8,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0",
         /* shared memory: 4 x 32 x (256+256+8) x 4 bytes = 266 KB */
-        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=32,WM=128,WN=64,TM=8,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=32,WM=128,WN=64,TM=8,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0",
         /* PAD=0 leaves the 8-way conflicts of the transposed A stores */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=0,SPLITK=1,FRAG=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=0,SPLITK=1,FRAG=0,SK=0",
         /* split-K with large tiles */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=0,SK=0",
         /* VEC outside 1/4, unknown ALGO */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=2,PAD=4,SPLITK=1,FRAG=0",
-        "ALGO=3,TILE=8,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=2,PAD=4,SPLITK=1,FRAG=0,SK=0",
+        "ALGO=3,TILE=8,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0",
         /* FRAG=1: needs a second stage, VEC=4, STAGES <= 3, BK <= 16; FRAG outside 0/1 */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=1,VEC=4,PAD=4,SPLITK=1,FRAG=1",
-        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=1,PAD=4,SPLITK=1,FRAG=1",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=1",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=2",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=1,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=1,PAD=4,SPLITK=1,FRAG=1,SK=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=2,SK=0",
         /* split-K: 128x128 tiles only with FRAG=1; STAGES=3 only; FRAG=1 at most 8 splits */
-        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=2,FRAG=0",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=2,FRAG=0,SK=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=1,SK=0",
         /* 128 accumulators: BK=16 only with FRAG=1 (FRAG=0 spills), BK=32 never */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=32,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=32,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0",
         /* split-K on 128x256: FRAG=1, BK=16, SPLITK=4 only */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=2,FRAG=1",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=2,FRAG=1,SK=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0",
+        /* stream-K: not with split-K, FRAG=0 or tiles under 128x128; SK outside 0/1 */
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=2",
+        "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=1",
         /* FRAG with an unused-by-ALGO parameter off canonical */
-        "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=1",
+        "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=1,SK=0",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         if (!mt_parse(bad[i], cfg))
@@ -135,7 +155,7 @@ TEST(matmul_valid_rejects_with_reason)
      * padding need 4*8*(128+256+8)*4 = 50176 bytes, legal on the generic sm_80+
      * device, illegal on a 48 KiB one. */
     const char *big = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,"
-                      "STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=0";
+                      "STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0";
     if (!mt_parse(big, cfg))
         return;
     CHECK_MSG(f->valid(cfg, NULL, why, sizeof why), "%s", why);
@@ -183,7 +203,7 @@ TEST(matmul_applicable_and_work)
     const tpl_family *f = &tpl_matmul;
     int cfg[TPL_MAX_PARAMS];
     const char *sk = "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,"
-                     "STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=0";
+                     "STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=0,SK=0";
     if (!mt_parse(sk, cfg))
         return;
     char why[256];
@@ -199,6 +219,98 @@ TEST(matmul_applicable_and_work)
     CHECK(flops == 2.0 * 3 * 5 * 7);
     CHECK(bytes == 4.0 * (3 * 7 + 7 * 5 + 2 * 3 * 5));
     CHECK(f->tolerance(&p) > 0 && f->tolerance(&p) < 1e-4);
+}
+
+/* The stream-K schedule: the cases by hand, then for many shapes the invariants the
+ * kernel relies on, with its range formulas (begin, owner, slot) replayed here:
+ * every K step of every tile computed exactly once, at most two partial segments
+ * per block, each partial tile's contributors lo..hi exactly the blocks whose
+ * ranges touch it, and no two partial segments sharing a workspace slot. */
+static int mt_sk_begin(const mm_streamk_schedule *s, int b)
+{
+    return b * s->q + (b < s->r ? b : s->r);
+}
+
+static int mt_sk_owner(const mm_streamk_schedule *s, int x)
+{
+    int split = s->r * (s->q + 1);
+    return x < split ? x / (s->q + 1) : s->r + (x - split) / s->q;
+}
+
+TEST(matmul_streamk_schedule)
+{
+    mm_streamk_schedule s;
+    /* 4096^3, 128x256 tiles, BK=16 on 132 SMs: 512 tiles = 3 waves + 116; the last
+     * two waves' 248 tiles are split by K: 63488 steps, 480 or 481 per block. */
+    mm_streamk_plan(512, 256, 132, &s);
+    CHECK_EQ(s.grid, 132);
+    CHECK_EQ(s.dp_tiles, 264);
+    CHECK_EQ(s.sk_tiles, 248);
+    CHECK_EQ(s.q, 480);
+    CHECK_EQ(s.r, 128);
+    mm_streamk_plan(264, 64, 132, &s);      /* whole waves: no stream-K */
+    CHECK(s.grid == 132 && s.dp_tiles == 264 && s.sk_tiles == 0 && s.q == 0 && s.r == 0);
+    mm_streamk_plan(32, 512, 132, &s);      /* 128x8192x8192: fewer tiles than blocks */
+    CHECK(s.grid == 132 && s.dp_tiles == 0 && s.sk_tiles == 32 && s.q == 124 && s.r == 16);
+    mm_streamk_plan(3, 2, 132, &s);         /* 6 steps: 6 blocks */
+    CHECK(s.grid == 6 && s.sk_tiles == 3 && s.q == 1 && s.r == 0);
+    mm_streamk_plan(40, 0, 132, &s);        /* K = 0: one block per tile (beta * C) */
+    CHECK(s.grid == 40 && s.dp_tiles == 40 && s.sk_tiles == 0);
+    mm_streamk_plan(200, 1LL << 30, 132, &s);   /* iterations beyond 32 bits */
+    CHECK(s.grid == 200 && s.dp_tiles == 200 && s.sk_tiles == 0);
+
+    static const int blocks[] = {1, 7, 132, 264};
+    static const long long tiles[] = {1, 2, 5, 131, 132, 133, 263, 264, 265, 512, 1000};
+    static const long long steps[] = {1, 2, 3, 16, 63, 256};
+    for (size_t bi = 0; bi < sizeof blocks / sizeof blocks[0]; bi++)
+        for (size_t ti = 0; ti < sizeof tiles / sizeof tiles[0]; ti++)
+            for (size_t ki = 0; ki < sizeof steps / sizeof steps[0]; ki++) {
+                long long T = tiles[ti], ks = steps[ki];
+                mm_streamk_plan(T, ks, blocks[bi], &s);
+                CHECK(s.grid >= 1 && s.grid <= blocks[bi]);
+                CHECK(s.dp_tiles % s.grid == 0 && s.dp_tiles + s.sk_tiles == T);
+                long long iters = s.sk_tiles * ks;
+                CHECK_EQ((long long)s.q * s.grid + s.r, iters);
+                CHECK(s.sk_tiles == 0 || (s.q >= 1 && s.r < s.grid));
+                /* whole waves stay data-parallel; stream-K takes at most two waves */
+                CHECK(s.sk_tiles <= 2 * (long long)s.grid || s.dp_tiles == 0);
+                if (!s.sk_tiles)
+                    continue;
+                int *covered = calloc((size_t)iters, sizeof *covered);
+                int *slot_used = calloc((size_t)s.grid * 2, sizeof *slot_used);
+                CHECK(covered && slot_used);
+                for (int b = 0; b < s.grid && !th_failed(); b++) {
+                    int beg = mt_sk_begin(&s, b), end = mt_sk_begin(&s, b + 1), partials = 0;
+                    CHECK(end > beg);
+                    for (int it = beg; it < end;) {
+                        int t = it / (int)ks, kb = it - t * (int)ks;
+                        int ke = end - t * (int)ks < ks ? end - t * (int)ks : (int)ks;
+                        for (int x = it; x < it + ke - kb; x++)
+                            covered[x]++;
+                        if (kb != 0 || ke != ks) {
+                            partials++;
+                            int slot = 2 * b + (it == beg ? 0 : 1);
+                            CHECK_MSG(slot_used[slot]++ == 0, "slot %d used twice", slot);
+                            int tb = t * (int)ks;
+                            int lo = mt_sk_owner(&s, tb), hi = mt_sk_owner(&s, tb + (int)ks - 1);
+                            CHECK(lo <= b && b <= hi && hi > lo);
+                            CHECK(mt_sk_begin(&s, lo) <= tb && mt_sk_begin(&s, hi + 1) >= tb + ks);
+                            CHECK(lo == b || mt_sk_begin(&s, b) > tb);
+                            /* the slot the finisher reads for this block */
+                            CHECK_EQ(2 * b + (mt_sk_begin(&s, b) >= tb ? 0 : 1), slot);
+                        }
+                        it += ke - kb;
+                    }
+                    CHECK(partials <= 2);
+                }
+                for (long long x = 0; x < iters && !th_failed(); x++)
+                    CHECK_MSG(covered[x] == 1, "T=%lld ks=%lld P=%d: step %lld done %d times", T,
+                              ks, blocks[bi], x, covered[x]);
+                free(covered);
+                free(slot_used);
+                if (th_failed())
+                    return;
+            }
 }
 
 /* Compiles the default, the baselines and an even sample of the valid space. */
@@ -248,33 +360,38 @@ TEST(matmul_nvrtc_compiles_sample_sm90)
 
 static const char *const mt_spread[] = {
     /* every STAGES, both layouts, 16-byte and 4-byte paths, split-K, big tiles */
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=1,VEC=4,PAD=4,SPLITK=1,FRAG=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=8,WM=64,WN=32,TM=8,TN=8,WNITER=1,STAGES=2,VEC=1,PAD=4,SPLITK=1,FRAG=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=32,WN=64,TM=8,TN=4,WNITER=2,STAGES=4,VEC=1,PAD=4,SPLITK=1,FRAG=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=2,FRAG=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=1,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=8,WM=64,WN=32,TM=8,TN=8,WNITER=1,STAGES=2,VEC=1,PAD=4,SPLITK=1,FRAG=0,SK=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=32,WN=64,TM=8,TN=4,WNITER=2,STAGES=4,VEC=1,PAD=4,SPLITK=1,FRAG=0,SK=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=2,FRAG=0,SK=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=0,SK=0",
     /* FRAG=1: fragments double-buffered across the barrier; both stage counts, BK 8/16,
      * 4- and 8-warp tiles, 128 accumulators, split-K on 64x128 and 128x128 tiles */
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=8,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=8,FRAG=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=8,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=8,FRAG=1,SK=0",
     /* round 3: the 4096^3 sweep winner (128 accumulators, interior copy path), a
      * 128x128 BK=16 split-K FRAG=1 tile (the 128x8192x8192 winner's shape) and the
      * new 128-accumulator BK=16 FRAG=1 tiles */
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=16,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1",
-    "ALGO=1,TILE=8,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0",
-    "ALGO=1,TILE=32,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=16,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0",
+    /* round 4: stream-K on the 4096^3 winner's tile (one block per SM) and on a
+     * 128x128 tile (two per SM); the small shapes here split every tile over many
+     * blocks (fewer tiles than blocks) */
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1",
+    "ALGO=1,TILE=8,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0",
+    "ALGO=1,TILE=32,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0",
 };
 
 typedef struct mt_cfg {
@@ -490,6 +607,102 @@ GPU_TEST(matmul_gpu_leading_dimensions_and_alignment)
     }
     tpl_workset_free(cu, &ws);
     mt_free_set(set, n_set);
+    ms_close(g);
+}
+
+/* Stream-K at shapes with whole data-parallel waves plus a split last wave (the
+ * tile counts below give 2 waves + 12 tiles on 132 SMs for 128x256, 2 + 24 at two
+ * blocks per SM for 128x128, other SM counts land elsewhere): three calls on one
+ * exec (the tile counters must be left zero), each checked against float64 and
+ * bit-identical to the first. */
+GPU_TEST(matmul_gpu_streamk_repeat_bitwise)
+{
+    const tpl_family *f = &tpl_matmul;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    const cudrv *cu = ms_driver(g);
+    at_exec *ref = ms_reference(g);
+    static const char *const cfgs[] = {
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1",
+    };
+    static const int shapes[][3] = {{2944, 3000, 200}, {2944, 3064, 1000}};
+    tpl_workset ws;
+    memset(&ws, 0, sizeof ws);
+    float *first = NULL, *again = NULL;
+    for (int c = 0; c < 2 && !th_failed(); c++) {
+        int cfg[TPL_MAX_PARAMS];
+        char why[256];
+        CHECK(mt_parse(cfgs[c], cfg));
+        CHECK_MSG(f->valid(cfg, ms_device(g), why, sizeof why), "%s: %s", cfgs[c], why);
+        void *cubin = NULL;
+        size_t size = 0;
+        char *log = NULL;
+        at_status cs = tpl_compile(f, cfg, ms_device(g)->arch, &cubin, &size, &log);
+        free(log);
+        CHECK_MSG(cs == AT_OK, "compile %s", cfgs[c]);
+        int m = shapes[c][0], n = shapes[c][1], k = shapes[c][2];
+        size_t cn = (size_t)m * n;
+        CUdeviceptr A, B, C0, C, R;
+        tpl_workset_free(cu, &ws);
+        free(first);
+        free(again);
+        first = malloc(cn * 4);
+        again = malloc(cn * 4);
+        CHECK(first && again);
+        CHECK_OK(tpl_ws_alloc(ref, &ws, (size_t)m * k * 4, &A));
+        CHECK_OK(tpl_ws_alloc(ref, &ws, (size_t)k * n * 4, &B));
+        CHECK_OK(tpl_ws_alloc(ref, &ws, cn * 4, &C0));
+        CHECK_OK(tpl_ws_alloc(ref, &ws, cn * 4, &C));
+        CHECK_OK(tpl_ws_alloc(ref, &ws, cn * 4, &R));
+        CHECK_OK(tpl_fill_uniform(ref, A, (long long)m * k, 41 + c, -1.0f, 1.0f));
+        CHECK_OK(tpl_fill_uniform(ref, B, (long long)k * n, 42 + c, -1.0f, 1.0f));
+        CHECK_OK(tpl_fill_uniform(ref, C0, (long long)cn, 43 + c, -1.0f, 1.0f));
+        CHECK_OK(tpl_ref_gemm(ref, m, n, k, 1.5f, A, k, B, n, 0.5f, C0, R, n));
+        CUmodule mod;
+        CHECK(cu->ModuleLoadData(&mod, cubin) == CUDA_SUCCESS);
+        free(cubin);
+        at_exec ex;
+        ex_init(&ex, cu, ms_device(g), mod, ref->stream, err, sizeof err);
+        for (int call = 0; call < 3 && !th_failed(); call++) {
+            CHECK(cu->CtxSynchronize() == CUDA_SUCCESS);
+            CHECK(cu->MemcpyDtoD(C, C0, cn * 4) == CUDA_SUCCESS);
+            CHECK(cu->CtxSynchronize() == CUDA_SUCCESS);
+            tpl_args args;
+            memset(&args, 0, sizeof args);
+            args.problem.n_dims = 3;
+            args.problem.dims[0] = m;
+            args.problem.dims[1] = n;
+            args.problem.dims[2] = k;
+            args.gemm.A = A;
+            args.gemm.B = B;
+            args.gemm.C = C;
+            args.gemm.lda = k;
+            args.gemm.ldb = n;
+            args.gemm.ldc = n;
+            args.gemm.alpha = 1.5f;
+            args.gemm.beta = 0.5f;
+            at_status s = f->run(&ex, cfg, &args);
+            if (s == AT_OK)
+                s = ex_sync(&ex);
+            CHECK_MSG(s == AT_OK, "%s call %d: %s", cfgs[c], call, err);
+            double e = -1;
+            CHECK_OK(tpl_rel_error(ref, C, R, (long long)cn, &e));
+            CHECK_MSG(e <= f->tolerance(&args.problem), "%dx%dx%d %s call %d: error %g", m, n, k,
+                      cfgs[c], call, e);
+            CHECK(cu->MemcpyDtoH(call ? again : first, C, cn * 4) == CUDA_SUCCESS);
+            CHECK_MSG(call == 0 || memcmp(first, again, cn * 4) == 0,
+                      "%s: call %d differs from call 0 (not deterministic)", cfgs[c], call);
+            if (call == 0)
+                printf("    %s at %dx%dx%d: error %.2e\n", c ? "128x128" : "128x256", m, n, k, e);
+        }
+        ex_release(&ex);
+        cu->ModuleUnload(mod);
+    }
+    free(first);
+    free(again);
+    tpl_workset_free(cu, &ws);
     ms_close(g);
 }
 
