@@ -1,5 +1,5 @@
 /* test_replay.c: replays search strategies on a recorded exhaustive tuning
- * of matmul 4096^3 on an H200 (tests/data/h200-matmul-4096.tsv: every valid
+ * of matmul 4096^3 on an H200 (tests/data/h200-matmul-4096-streamk.tsv: every valid
  * configuration and its median ms), so the guided search's quality is
  * tested on real timings without a GPU; and on synthetic landscapes over the
  * same lattice, so it is not tuned to that one recording. */
@@ -160,12 +160,12 @@ static double replay_search(const replay *r, const tn_strategy *strat, unsigned 
     return best;
 }
 
-/* Success counts of a strategy over `trials` seeds: within 3% of the best
- * at a quarter of the exhaustive evaluations (*hits) and at a quarter of
- * the exhaustive modeled time (*hits_t, with the mean evaluations that time
- * allowed in *evals_t). */
+/* Success counts of a strategy over `trials` seeds: within a factor `within`
+ * of the best (1.03: 3%) at a quarter of the exhaustive evaluations (*hits)
+ * and at a quarter of the exhaustive modeled time (*hits_t, with the mean
+ * evaluations that time allowed in *evals_t). */
 static void replay_rate(const replay *r, const tn_strategy *strat, int trials, double ex_ms,
-                        int *hits, int *hits_t, double *evals_t)
+                        double within, int *hits, int *hits_t, double *evals_t)
 {
     *hits = *hits_t = 0;
     *evals_t = 0;
@@ -173,8 +173,8 @@ static void replay_rate(const replay *r, const tn_strategy *strat, int trials, d
         long long n = 0;
         double a = replay_search(r, strat, 100 + t, r->space.n_valid / 4, 0, NULL, NULL);
         double b = replay_search(r, strat, 100 + t, 0, ex_ms / 4, &n, NULL);
-        *hits += a <= 1.03 * r->best;
-        *hits_t += b <= 1.03 * r->best;
+        *hits += a <= within * r->best;
+        *hits_t += b <= within * r->best;
         *evals_t += (double)n / trials;
     }
 }
@@ -199,8 +199,8 @@ static void replay_free(replay *r)
 TEST(replay_guided_search_on_recorded_h200_matmul)
 {
     replay r;
-    CHECK_MSG(replay_load(&r, "tests/data/h200-matmul-4096.tsv") == 0,
-              "cannot load tests/data/h200-matmul-4096.tsv (run from the repository root)");
+    CHECK_MSG(replay_load(&r, "tests/data/h200-matmul-4096-streamk.tsv") == 0,
+              "cannot load tests/data/h200-matmul-4096-streamk.tsv (run from the repository root)");
     double ex_ms = replay_exhaustive_ms(&r);
     CHECK(ex_ms > 0);
     /* issue 6: within 3% of the exhaustive best in a quarter of the
@@ -208,29 +208,31 @@ TEST(replay_guided_search_on_recorded_h200_matmul)
     const tn_strategy *guided = tn_strategy_find("guided");
     const tn_strategy *list[] = {guided, &tn_strategy_anneal, &tn_strategy_random};
     const int trials = 200;
-    int hits[3], hits_t[3];
-    double evals_t[3];
+    int hits[3], hits_t[3], tight[3], tight_t[3];
+    double evals_t[3], unused;
     printf("    %lld configurations, exhaustive %.1f s modeled (%.0f ms each); budgets %lld "
            "evaluations / %.1f s\n", r.space.n_valid, ex_ms / 1000, ex_ms / (double)r.space.n_valid,
            r.space.n_valid / 4, ex_ms / 4000);
     for (int k = 0; k < 3; k++) {
-        replay_rate(&r, list[k], trials, ex_ms, &hits[k], &hits_t[k], &evals_t[k]);
-        printf("    %-10s within 3%%: %3d/%d at 1/4 of the evaluations, %3d/%d at 1/4 of the "
-               "time (%.0f evaluations)\n", list[k]->name, hits[k], trials, hits_t[k], trials,
-               evals_t[k]);
+        replay_rate(&r, list[k], trials, ex_ms, 1.03, &hits[k], &hits_t[k], &evals_t[k]);
+        replay_rate(&r, list[k], trials, ex_ms, 1.01, &tight[k], &tight_t[k], &unused);
+        printf("    %-10s within 3%% / 1%%: %3d / %3d of %d at 1/4 of the evaluations, %3d / %3d "
+               "at 1/4 of the time (%.0f evaluations)\n", list[k]->name, hits[k], tight[k], trials,
+               hits_t[k], tight_t[k], evals_t[k]);
     }
-    /* measured when written: surrogate 200/200 and 200/200, anneal 151 and
-     * 155, random 93 and 89 */
+    /* This recording (with stream-K) has many 128x256 tiles within 3% of the best,
+     * so random search reaches 3% too and the strategies are told apart at 1%
+     * (2 of 661 configurations). Measured when written (evaluations / time views):
+     * surrogate 200/200 at 3% and at 1%; anneal 188/188 and 182/183; random 191/191
+     * and 79/80. */
     CHECK_MSG(guided == &tn_strategy_surrogate, "guided is %s", guided->name);
     CHECK_MSG(hits[0] * 100 >= trials * 95, "guided reached 3%% in only %d of %d searches",
               hits[0], trials);
     CHECK_MSG(hits_t[0] * 100 >= trials * 95,
               "guided reached 3%% in a quarter of the time in only %d of %d searches", hits_t[0],
               trials);
-    CHECK_MSG(hits[0] * 2 >= hits[2] * 3, "guided %d vs random %d", hits[0], hits[2]);
-    CHECK_MSG(hits[1] * 10 >= trials * 7, "anneal reached 3%% in only %d of %d searches",
-              hits[1], trials);
-    CHECK_MSG(hits[1] * 5 >= hits[2] * 6, "anneal %d vs random %d", hits[1], hits[2]);
+    CHECK_MSG(tight[0] * 2 >= tight[2] * 3, "1%%: guided %d vs random %d", tight[0], tight[2]);
+    CHECK_MSG(tight[1] * 5 >= tight[2] * 6, "1%%: anneal %d vs random %d", tight[1], tight[2]);
     replay_free(&r);
 }
 
@@ -288,8 +290,8 @@ static void syn_costs(replay *r, unsigned long long seed, double inter)
 TEST(replay_guided_search_on_synthetic_landscapes)
 {
     replay r;
-    CHECK_MSG(replay_load(&r, "tests/data/h200-matmul-4096.tsv") == 0,
-              "cannot load tests/data/h200-matmul-4096.tsv (run from the repository root)");
+    CHECK_MSG(replay_load(&r, "tests/data/h200-matmul-4096-streamk.tsv") == 0,
+              "cannot load tests/data/h200-matmul-4096-streamk.tsv (run from the repository root)");
     const tn_strategy *guided = tn_strategy_find("guided");
     const int trials = 60;
     /* weights of the pairwise interactions; 6 makes them dominate */
@@ -301,8 +303,8 @@ TEST(replay_guided_search_on_synthetic_landscapes)
         CHECK(ex_ms > 0);
         int hg, hgt, hr, hrt;
         double eg, er;
-        replay_rate(&r, guided, trials, ex_ms, &hg, &hgt, &eg);
-        replay_rate(&r, &tn_strategy_random, trials, ex_ms, &hr, &hrt, &er);
+        replay_rate(&r, guided, trials, ex_ms, 1.03, &hg, &hgt, &eg);
+        replay_rate(&r, &tn_strategy_random, trials, ex_ms, 1.03, &hr, &hrt, &er);
         printf("    landscape %d (interactions x%.1f): %s %d/%d and %d/%d, random %d/%d and "
                "%d/%d (evaluations / time)\n", k, inter[k], guided->name, hg, trials, hgt,
                trials, hr, trials, hrt, trials);
@@ -321,8 +323,8 @@ TEST(replay_guided_search_on_synthetic_landscapes)
 TEST(replay_guided_search_proposals)
 {
     replay r;
-    CHECK_MSG(replay_load(&r, "tests/data/h200-matmul-4096.tsv") == 0,
-              "cannot load tests/data/h200-matmul-4096.tsv (run from the repository root)");
+    CHECK_MSG(replay_load(&r, "tests/data/h200-matmul-4096-streamk.tsv") == 0,
+              "cannot load tests/data/h200-matmul-4096-streamk.tsv (run from the repository root)");
     const tn_strategy *g = tn_strategy_find("guided");
     unsigned char *hit = calloc((size_t)r.space.n_valid, 1);
     long long *order = malloc((size_t)r.space.n_valid * sizeof *order);
