@@ -8,7 +8,7 @@
 /* Parameter order; must match the params table below. */
 enum {
     P_ALGO, P_TILE, P_UNROLL, P_BM, P_BN, P_BK, P_WM, P_WN, P_TM, P_TN, P_WNITER,
-    P_STAGES, P_VEC, P_PAD, P_SPLITK, P_FRAG, P_SK, P_COUNT
+    P_STAGES, P_VEC, P_PAD, P_SPLITK, P_FRAG, P_SK, P_FFMA, P_COUNT
 };
 
 #define MM_GROUP_M 8            /* GROUP_M of matmul.cu (block order swizzle) */
@@ -67,8 +67,9 @@ static int mm_geometry(const int *c, mm_geom *g, char *why, size_t len)
         snprintf(why, len, "tile sizes must be positive");
         return 0;
     }
-    if (c[P_FRAG] < 0 || c[P_FRAG] > 1 || c[P_SK] < 0 || c[P_SK] > 1) {
-        snprintf(why, len, "FRAG and SK must be 0 or 1");
+    if (c[P_FRAG] < 0 || c[P_FRAG] > 1 || c[P_SK] < 0 || c[P_SK] > 1 || c[P_FFMA] < 0 ||
+        c[P_FFMA] > 2) {
+        snprintf(why, len, "FRAG and SK must be 0 or 1, FFMA 0..2");
         return 0;
     }
     if (bm % wm || bn % wn) {
@@ -343,6 +344,13 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
                  "128x128 (smaller tiles run many waves: little to balance)");
         return 0;
     }
+    /* The FFMA order is a lever of the issue-bound FRAG=1 main loop on large tiles
+     * (measured: bench/notes_matmul.md, round 5); FRAG=0 keeps its single order. */
+    if (cfg[P_FFMA] != 0 && (cfg[P_FRAG] != 1 || bm * bn < 128 * 128)) {
+        snprintf(why, len, "FFMA=%d (another FFMA order) only with FRAG=1 and tiles of at least "
+                 "128x128", cfg[P_FFMA]);
+        return 0;
+    }
     if (vec == 1 && bk * bn / g.nthreads > 4) {
         snprintf(why, len, "VEC=1 needs %d 4-byte copies of B per thread per step (at most 4)",
                  bk * bn / g.nthreads);
@@ -593,7 +601,7 @@ static double mm_tolerance(const tpl_problem *p)
     return 4e-7 * sqrt(k) + 1e-6;
 }
 
-#define MM_CANON_ALGO2 "BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0"
+#define MM_CANON_ALGO2 "BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0"
 
 static const tpl_baseline mm_baselines[] = {
     {"seed_naive", "ALGO=0,TILE=8,UNROLL=1," MM_CANON_ALGO2,
@@ -644,6 +652,8 @@ const tpl_family tpl_matmul = {
         {"FRAG", 2, {0, 1}, "ALGO 2: 1 = register fragments double-buffered across the K-step barrier"},
         {"SK", 2, {0, 1}, "ALGO 2: 1 = stream-K: persistent blocks, the last partial wave split "
                           "evenly by K steps (deterministic fix-up)"},
+        {"FFMA", 3, {0, 1, 2}, "ALGO 2, FRAG=1: FFMA order over the lane's accumulators: 0 rows, "
+                               "1 rows serpentine, 2 columns serpentine"},
     },
     .valid = mm_valid,
     .applicable = mm_applicable,
@@ -654,7 +664,7 @@ const tpl_family tpl_matmul = {
     .check = mm_check,
     .tolerance = mm_tolerance,
     .default_config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,"
-                      "WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0",
+                      "WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0",
     .n_baselines = (int)(sizeof mm_baselines / sizeof mm_baselines[0]),
     .baselines = mm_baselines,
     .n_tuning_problems = (int)(sizeof mm_tuning / sizeof mm_tuning[0]),

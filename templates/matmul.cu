@@ -50,6 +50,9 @@
 #ifndef FRAG
 #define FRAG 0          // ALGO 2: 1 = double-buffered register fragments across the K-step barrier (STAGES >= 2), 0 = single
 #endif
+#ifndef FFMA
+#define FFMA 0          // ALGO 2, FRAG=1: order of a K step's FFMAs over the lane's accumulators: 0 rows, 1 rows serpentine, 2 columns serpentine
+#endif
 #ifndef SK
 #define SK 0            // ALGO 2: 1 = stream-K: a persistent grid, full waves of tiles, the rest split evenly by K steps
 #endif
@@ -426,11 +429,17 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
                 const int nx = rd_stage == STAGES - 1 ? 0 : rd_stage + 1;
                 load_frag(fa[cur ^ 1], fb[cur ^ 1], smem + nx * STAGE_FLOATS, 0);
             }
+            // FFMA order (the SASS keeps it): it decides which operands the register
+            // reuse caches can hold and where register banks collide. Serpentine orders
+            // keep one operand across the turn of a row or column.
 #pragma unroll
-            for (int i = 0; i < WMITER * TM; i++)
-#pragma unroll
-                for (int j = 0; j < WNITER * TN; j++)
-                    acc[i][j] = fmaf(fa[cur][i], fb[cur][j], acc[i][j]);
+            for (int l = 0; l < WMITER * TM * WNITER * TN; l++) {
+                constexpr int NI = WMITER * TM, NJ = WNITER * TN;
+                const int r0 = l / NJ, c0 = l % NJ, c1 = l / NI, r1 = l % NI;
+                const int i = FFMA < 2 ? r0 : (c1 & 1) ? NI - 1 - r1 : r1;
+                const int j = FFMA == 0 ? c0 : FFMA == 1 ? ((r0 & 1) ? NJ - 1 - c0 : c0) : c1;
+                acc[i][j] = fmaf(fa[cur][i], fb[cur][j], acc[i][j]);
+            }
         }
         // Refill the buffer of step t (after the last FFMAs: fewer live registers).
         if (t + STAGES < ntiles)
