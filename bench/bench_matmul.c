@@ -100,20 +100,8 @@ static int bn_cublas(void *p)
 static int bn_seed(void *p)
 {
     bn_call *c = p;
-    tpl_args a;
-    memset(&a, 0, sizeof a);
-    a.problem.n_dims = 3;
-    a.problem.dims[0] = c->m;
-    a.problem.dims[1] = c->n;
-    a.problem.dims[2] = c->k;
-    a.gemm.A = (CUdeviceptr)c->A;
-    a.gemm.B = (CUdeviceptr)c->B;
-    a.gemm.C = (CUdeviceptr)c->C;
-    a.gemm.lda = c->k;
-    a.gemm.ldb = c->n;
-    a.gemm.ldc = c->n;
-    a.gemm.alpha = c->alpha;
-    a.gemm.beta = c->beta;
+    tpl_args a = tpl_gemm_args(c->m, c->n, c->k, c->alpha, (CUdeviceptr)c->A, c->k,
+                               (CUdeviceptr)c->B, c->n, c->beta, (CUdeviceptr)c->C, c->n);
     at_status s = tpl_matmul.run(c->seed_ex, c->seed_cfg, &a);
     if (s != AT_OK)
         fprintf(stderr, "seed: %s: %s\n", at_status_string(s), c->seed_ex->errmsg);

@@ -349,20 +349,8 @@ at_status at_sgemm(at_handle *h, int m, int n, int k, float alpha, const float *
         return AT_OK;
     if (!C || (k > 0 && (!A || !B)))
         return fail(h, AT_ERR_INVALID_ARG, "at_sgemm: NULL matrix pointer");
-    tpl_args args;
-    memset(&args, 0, sizeof args);
-    args.problem.n_dims = 3;
-    args.problem.dims[0] = m;
-    args.problem.dims[1] = n;
-    args.problem.dims[2] = k;
-    args.gemm.A = (CUdeviceptr)A;
-    args.gemm.B = (CUdeviceptr)B;
-    args.gemm.C = (CUdeviceptr)C;
-    args.gemm.lda = lda;
-    args.gemm.ldb = ldb;
-    args.gemm.ldc = ldc;
-    args.gemm.alpha = alpha;
-    args.gemm.beta = beta;
+    tpl_args args = tpl_gemm_args(m, n, k, alpha, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, beta,
+                                  (CUdeviceptr)C, ldc);
     return run_plan(h, "matmul", &args);
 }
 

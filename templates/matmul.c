@@ -570,16 +570,7 @@ static at_status mm_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
     const float alpha = 1.5f, beta = 0.5f;
     if ((s = tpl_ref_gemm(ref, m, n, k, alpha, A, k, B, n, beta, C0, R, n)) != AT_OK)
         return s;
-    memset(&ws->args, 0, sizeof ws->args);
-    ws->args.problem = *p;
-    ws->args.gemm.A = A;
-    ws->args.gemm.B = B;
-    ws->args.gemm.C = C;
-    ws->args.gemm.lda = k;
-    ws->args.gemm.ldb = n;
-    ws->args.gemm.ldc = n;
-    ws->args.gemm.alpha = alpha;
-    ws->args.gemm.beta = beta;
+    ws->args = tpl_gemm_args(m, n, k, alpha, A, k, B, n, beta, C, n);
     ws->out = C;
     ws->out_bytes = c_n * 4;
     ws->out_initial = C0;

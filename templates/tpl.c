@@ -44,6 +44,26 @@ long long tpl_config_to_index(const tpl_family *fam, const int *cfg)
     return index;
 }
 
+tpl_args tpl_gemm_args(int m, int n, int k, float alpha, CUdeviceptr A, int lda, CUdeviceptr B,
+                       int ldb, float beta, CUdeviceptr C, int ldc)
+{
+    tpl_args args;
+    memset(&args, 0, sizeof args);
+    args.problem.n_dims = 3;
+    args.problem.dims[0] = m;
+    args.problem.dims[1] = n;
+    args.problem.dims[2] = k;
+    args.gemm.A = A;
+    args.gemm.B = B;
+    args.gemm.C = C;
+    args.gemm.lda = lda;
+    args.gemm.ldb = ldb;
+    args.gemm.ldc = ldc;
+    args.gemm.alpha = alpha;
+    args.gemm.beta = beta;
+    return args;
+}
+
 void tpl_config_format(const tpl_family *fam, const int *cfg, char *out, size_t len)
 {
     size_t used = 0;

@@ -45,6 +45,12 @@ typedef struct tpl_args {
     } jac;
 } tpl_args;
 
+/* The arguments of one SGEMM call C = alpha*A*B + beta*C (row-major, leading
+ * dimensions), problem {m, n, k} included; every other field zero
+ * (templates/tpl.c). */
+tpl_args tpl_gemm_args(int m, int n, int k, float alpha, CUdeviceptr A, int lda, CUdeviceptr B,
+                       int ldb, float beta, CUdeviceptr C, int ldc);
+
 /* Inputs for verification and timing, made by a family's prepare(). */
 typedef struct tpl_workset {
     tpl_args args;

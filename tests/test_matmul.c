@@ -518,27 +518,6 @@ GPU_TEST(matmul_gpu_configs_verify_at_ragged_shapes)
     ms_close(g);
 }
 
-/* The arguments of one SGEMM call (row-major, leading dimensions). */
-static tpl_args mt_gemm_args(int m, int n, int k, CUdeviceptr A, int lda, CUdeviceptr B, int ldb,
-                             CUdeviceptr C, int ldc, float alpha, float beta)
-{
-    tpl_args args;
-    memset(&args, 0, sizeof args);
-    args.problem.n_dims = 3;
-    args.problem.dims[0] = m;
-    args.problem.dims[1] = n;
-    args.problem.dims[2] = k;
-    args.gemm.A = A;
-    args.gemm.B = B;
-    args.gemm.C = C;
-    args.gemm.lda = lda;
-    args.gemm.ldb = ldb;
-    args.gemm.ldc = ldc;
-    args.gemm.alpha = alpha;
-    args.gemm.beta = beta;
-    return args;
-}
-
 /* Fills a device buffer with n host floats from an LCG in [-1, 1). */
 static int mt_upload_random(const cudrv *cu, CUdeviceptr p, size_t n, unsigned seed)
 {
@@ -619,7 +598,7 @@ GPU_TEST(matmul_gpu_leading_dimensions_and_alignment)
                 CHECK(cu->CtxSynchronize() == CUDA_SUCCESS);
                 at_exec ex;
                 ex_init(&ex, cu, ms_device(g), mod, ref->stream, err, sizeof err);
-                tpl_args args = mt_gemm_args(m, n, k, A, lda, B, ldb, C, ldc, alpha, beta);
+                tpl_args args = tpl_gemm_args(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
                 at_status s = f->run(&ex, set[i].cfg, &args);
                 if (s == AT_OK)
                     s = ex_sync(&ex);
@@ -697,7 +676,7 @@ GPU_TEST(matmul_gpu_streamk_repeat_bitwise)
             CHECK(cu->CtxSynchronize() == CUDA_SUCCESS);
             CHECK(cu->MemcpyDtoD(C, C0, cn * 4) == CUDA_SUCCESS);
             CHECK(cu->CtxSynchronize() == CUDA_SUCCESS);
-            tpl_args args = mt_gemm_args(m, n, k, A, k, B, n, C, n, 1.5f, 0.5f);
+            tpl_args args = tpl_gemm_args(m, n, k, 1.5f, A, k, B, n, 0.5f, C, n);
             at_status s = f->run(&ex, cfg, &args);
             if (s == AT_OK)
                 s = ex_sync(&ex);
