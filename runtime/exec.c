@@ -170,6 +170,17 @@ at_status ex_scratch(at_exec *ex, int slot, size_t bytes, CUdeviceptr *ptr)
     return AT_OK;
 }
 
+at_status ex_scratch_zeroed(at_exec *ex, int slot, size_t bytes, CUdeviceptr *ptr)
+{
+    if (slot < 0 || slot >= EX_MAX_SCRATCH)
+        return ex_scratch(ex, slot, bytes, ptr);    /* reports the bad slot */
+    size_t had = ex->scratch_bytes[slot];
+    at_status s = ex_scratch(ex, slot, bytes, ptr);
+    if (s != AT_OK || ex->scratch_bytes[slot] == had)
+        return s;
+    return ex_memset32(ex, *ptr, 0, ex->scratch_bytes[slot] / 4);
+}
+
 at_status ex_memset32(at_exec *ex, CUdeviceptr ptr, unsigned value, size_t n)
 {
     CUresult rc = ex->cu->MemsetD32Async(ptr, value, n, ex->stream);

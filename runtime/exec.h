@@ -57,6 +57,10 @@ at_status ex_occupancy(at_exec *ex, const char *name, unsigned threads, unsigned
 /* Scratch buffer `slot` (0..EX_MAX_SCRATCH-1) of at least `bytes`, kept
  * across calls; contents undefined. */
 at_status ex_scratch(at_exec *ex, int slot, size_t bytes, CUdeviceptr *ptr);
+/* ex_scratch, and when the buffer is (re)allocated, zero-filled in stream
+ * order; a buffer kept from an earlier call keeps its contents. For counters
+ * and flags that the kernels themselves leave at zero after each call. */
+at_status ex_scratch_zeroed(at_exec *ex, int slot, size_t bytes, CUdeviceptr *ptr);
 /* Asynchronous fill of n 32-bit words on the exec's stream. */
 at_status ex_memset32(at_exec *ex, CUdeviceptr ptr, unsigned value, size_t n);
 /* Copies device -> host after all work queued on the stream (blocks). */

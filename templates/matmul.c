@@ -414,20 +414,17 @@ static at_status mm_run_streamk(at_exec *ex, const int *cfg, const mm_geom *g, l
     if (s != AT_OK)
         return s;
     int sms = ex->dev && ex->dev->sm_count > 0 ? ex->dev->sm_count : 1;
+    int ksteps = (int)mm_cdiv(k, cfg[P_BK]);
     mm_streamk_schedule plan;
-    mm_streamk_plan(tiles, mm_cdiv(k, cfg[P_BK]), per_sm * sms, &plan);
+    mm_streamk_plan(tiles, ksteps, per_sm * sms, &plan);
     CUdeviceptr W = 0, counters = 0;
     if (plan.sk_tiles > 0) {
         size_t part_bytes = (size_t)2 * plan.grid * cfg[P_BM] * cfg[P_BN] * 4;
-        size_t had = ex->scratch_bytes[MM_SLOT_COUNTERS];
         if ((s = ex_scratch(ex, MM_SLOT_PARTIALS, part_bytes, &W)) != AT_OK ||
-            (s = ex_scratch(ex, MM_SLOT_COUNTERS, (size_t)plan.sk_tiles * 4, &counters)) != AT_OK)
-            return s;
-        if (ex->scratch_bytes[MM_SLOT_COUNTERS] != had &&
-            (s = ex_memset32(ex, counters, 0, ex->scratch_bytes[MM_SLOT_COUNTERS] / 4)) != AT_OK)
+            (s = ex_scratch_zeroed(ex, MM_SLOT_COUNTERS, (size_t)plan.sk_tiles * 4, &counters)) !=
+                AT_OK)
             return s;
     }
-    int ksteps = (int)mm_cdiv(k, cfg[P_BK]);
     void *a[] = {&m, &n, &k, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &W, &counters, &flags,
                  &plan.dp_tiles, &ksteps, &plan.q, &plan.r};
     return ex_launch(ex, "matmul_streamk", (unsigned)plan.grid, 1, 1, (unsigned)g->nthreads, 1, 1,

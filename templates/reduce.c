@@ -251,10 +251,7 @@ static at_status rd_run(at_exec *ex, const int *cfg, tpl_args *args, int dot)
     if (grid > 1 && (finish == RD_FINISH_LAST_BLOCK || finish == RD_FINISH_ACCUMULATOR)) {
         /* The kernel leaves the counter (and the accumulator) at 0; only a
          * new buffer is cleared, once, in stream order before the kernel. */
-        int fresh = ex->scratch_bytes[RD_SLOT_COUNTER] < RD_COUNTER_BYTES;
-        s = ex_scratch(ex, RD_SLOT_COUNTER, RD_COUNTER_BYTES, &counter);
-        if (s == AT_OK && fresh)
-            s = ex_memset32(ex, counter, 0, RD_COUNTER_BYTES / 4);
+        s = ex_scratch_zeroed(ex, RD_SLOT_COUNTER, RD_COUNTER_BYTES, &counter);
         if (s != AT_OK)
             return s;
         if (finish == RD_FINISH_ACCUMULATOR)
@@ -265,11 +262,7 @@ static at_status rd_run(at_exec *ex, const int *cfg, tpl_args *args, int dot)
         if (grid > RD_GATHER_MAX)
             return ex_fail(ex, AT_ERR_UNSUPPORTED, "%s: n = %lld needs %lld blocks; the gather "
                            "finish takes at most %d", dot ? "dot" : "sum", n, grid, RD_GATHER_MAX);
-        size_t bytes = (size_t)grid * 8;
-        int fresh = ex->scratch_bytes[RD_SLOT_GATHER] < bytes;
-        s = ex_scratch(ex, RD_SLOT_GATHER, bytes, &partials);
-        if (s == AT_OK && fresh)
-            s = ex_memset32(ex, partials, 0, ex->scratch_bytes[RD_SLOT_GATHER] / 4);
+        s = ex_scratch_zeroed(ex, RD_SLOT_GATHER, (size_t)grid * 8, &partials);
         if (s != AT_OK)
             return s;
         /* 1, 2, ...: a fresh (zeroed) slot never carries the current tag;
