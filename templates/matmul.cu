@@ -269,6 +269,17 @@ __device__ __forceinline__ void mm_tile_origin(int M, int N, int tile, int &m0, 
     n0 = ((tile % in_group) / gsize) * BN;
 }
 
+// Where the calling lane's register tile sits in the block tile: warp origin
+// (wm0, wn0) and lane position (tm, tn) in the warp's TPM x TPN lane grid.
+__device__ __forceinline__ void mm_lane_origin(int &wm0, int &wn0, int &tm, int &tn)
+{
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    wm0 = (warp / (BN / WN)) * WM;
+    wn0 = (warp % (BN / WN)) * WN;
+    tm = lane / TPN;
+    tn = lane % TPN;
+}
+
 // Accumulates the K range [kbeg, kend) (kbeg a multiple of BK) of block tile (m0, n0)
 // into acc, which it zeroes first. flags bit 0: B allows 16-byte loads. Leaves every
 // cp.async group complete; the caller separates two calls by a barrier.
@@ -279,10 +290,8 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
 {
     int ntiles = kend > kbeg ? MM_CDIV(kend - kbeg, BK) : 0;
 
-    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    int wm0 = (warp / (BN / WN)) * WM;
-    int wn0 = (warp % (BN / WN)) * WN;
-    int tm = lane / TPN, tn = lane % TPN;
+    int wm0, wn0, tm, tn;
+    mm_lane_origin(wm0, wn0, tm, tn);
     const int vec_b = flags & 1;
 
 #pragma unroll
@@ -480,10 +489,8 @@ __device__ __forceinline__ void mm_store_tile(const float (&acc)[WMITER * TM][WN
                                               float *__restrict__ out, int ldo, int m0, int n0,
                                               int vec_c)
 {
-    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    int wm0 = (warp / (BN / WN)) * WM;
-    int wn0 = (warp % (BN / WN)) * WN;
-    int tm = lane / TPN, tn = lane % TPN;
+    int wm0, wn0, tm, tn;
+    mm_lane_origin(wm0, wn0, tm, tn);
 #pragma unroll
     for (int wi = 0; wi < WMITER; wi++)
 #pragma unroll
@@ -628,6 +635,19 @@ __device__ __forceinline__ int mm_sk_item(int w, int it, int b, int G, int dp_ro
     return 1;
 }
 
+// Stores acc, unscaled, to workspace slot `slot` in thread order (the layout
+// mm_sk_read_partial reads).
+__device__ __forceinline__ void mm_sk_write_partial(const float (&acc)[WMITER * TM][WNITER * TN],
+                                                    float *__restrict__ W, int slot)
+{
+    float4 *dst = (float4 *)(W + (long long)slot * (BM * BN)) + (int)threadIdx.x;
+#pragma unroll
+    for (int q4 = 0; q4 < SK_ACC4; q4++) {
+        const float *v = &acc[(4 * q4) / (WNITER * TN)][(4 * q4) % (WNITER * TN)];
+        __stcg(dst + q4 * NTHREADS, make_float4(v[0], v[1], v[2], v[3]));
+    }
+}
+
 // The host passes ksteps = ceil(K / BK) and the split of the iters = sk_tiles * ksteps
 // (< 2^31) stream-K iterations: q = iters / G >= 1 (no block has an empty range), r =
 // iters % G (q = r = 0: no stream-K tiles); it guarantees dp_tiles % G == 0 and
@@ -665,12 +685,7 @@ matmul_streamk(int M, int N, int K, float alpha, const float *__restrict__ A, in
                 // A partial tile: store this segment's sum to the slot of the segment
                 // (the range's first or last), then count in on the tile's counter.
                 const int t = tile - dp_tiles;
-                float4 *mine = (float4 *)(W + (long long)(2 * b + !first) * (BM * BN)) + tid;
-#pragma unroll
-                for (int q4 = 0; q4 < SK_ACC4; q4++) {
-                    const float *v = &acc[(4 * q4) / (WNITER * TN)][(4 * q4) % (WNITER * TN)];
-                    __stcg(mine + q4 * NTHREADS, make_float4(v[0], v[1], v[2], v[3]));
-                }
+                mm_sk_write_partial(acc, W, 2 * b + !first);
                 __threadfence();
                 __syncthreads();
                 const int tile_beg = t * ksteps;
