@@ -64,6 +64,9 @@ typedef struct tpl_workset {
     CUdeviceptr reference;          /* expected output (0 if check() needs none) */
 } tpl_workset;
 
+/* 1 if a and b are the same problem: same dimension count and sizes. */
+int tpl_problem_equal(const tpl_problem *a, const tpl_problem *b);
+
 /* A named configuration kept for reports, e.g. the seeds' kernels. */
 typedef struct tpl_baseline {
     const char *name;               /* "seed_tiled" */

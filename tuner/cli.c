@@ -269,8 +269,7 @@ static int cmd_show(int argc, char **argv)
         for (g = 0; g < n_groups; g++)
             if (strcmp(groups[g].device, r->device_uuid) == 0 &&
                 strcmp(groups[g].kernel, r->kernel) == 0 &&
-                groups[g].problem.n_dims == r->problem.n_dims &&
-                memcmp(groups[g].problem.dims, r->problem.dims, sizeof r->problem.dims) == 0)
+                tpl_problem_equal(&groups[g].problem, &r->problem))
                 break;
         if (g == n_groups) {
             snprintf(groups[g].device, sizeof groups[g].device, "%s", r->device_uuid);

@@ -688,13 +688,10 @@ static int transfer_configs(const tpl_problem *p, const char *hash, const db_res
     for (int i = 0; i < n_rows; i++) {
         const db_result *r = &rows[i];
         if (strcmp(r->status, DB_OK) != 0 || strcmp(r->source_hash, hash) != 0 ||
-            (r->problem.n_dims == p->n_dims &&
-             memcmp(r->problem.dims, p->dims, sizeof p->dims) == 0))
+            tpl_problem_equal(&r->problem, p))
             continue;
         int k = 0;
-        while (k < n_best && (rows[best[k]].problem.n_dims != r->problem.n_dims ||
-                              memcmp(rows[best[k]].problem.dims, r->problem.dims,
-                                     sizeof r->problem.dims) != 0))
+        while (k < n_best && !tpl_problem_equal(&rows[best[k]].problem, &r->problem))
             k++;
         if (k == n_best) {
             dist[n_best] = lk_shape_distance(p, &r->problem);
@@ -801,8 +798,7 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
     if (db_results(c->d, c->dev.uuid, fam->name, &old, &n_old) == AT_OK) {
         for (int i = 0; i < n_old; i++) {
             db_result *r = &old[i];
-            if (strcmp(r->source_hash, hash) != 0 || r->problem.n_dims != p->n_dims ||
-                memcmp(r->problem.dims, p->dims, sizeof p->dims) != 0)
+            if (strcmp(r->source_hash, hash) != 0 || !tpl_problem_equal(&r->problem, p))
                 continue;
             int cfg[TPL_MAX_PARAMS];
             char perr[256];
