@@ -38,6 +38,7 @@ struct at_handle {
     at_stats stats;
     at_plan **plans;            /* open addressing, power-of-two capacity */
     size_t n_plans, cap_plans;
+    at_plan *last_plan;         /* the previous call's plan: repeated calls skip the table */
 };
 
 static at_status fail(at_handle *h, at_status s, const char *fmt, ...)
@@ -276,10 +277,16 @@ static at_status load_module(at_handle *h, at_plan *pl)
 static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p,
                           at_plan **out)
 {
+    at_plan *pl = h->last_plan;
+    if (pl && strcmp(pl->fam->name, kernel) == 0 && plan_matches(pl, pl->fam, p, h->deterministic)) {
+        h->stats.cache_hits++;
+        *out = pl;
+        return AT_OK;
+    }
     const tpl_family *fam = tpl_find(kernel);
     if (!fam)
         return fail(h, AT_ERR_INTERNAL, "kernel family %s is not built in", kernel);
-    at_plan *pl = plan_lookup(h, fam, p);
+    pl = plan_lookup(h, fam, p);
     if (pl) {
         h->stats.cache_hits++;
         *out = pl;
@@ -312,23 +319,49 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
     return AT_OK;
 }
 
-/* Looks up (or builds) the plan and runs it inside the primary context. */
-static at_status run_plan(at_handle *h, const char *kernel, tpl_args *args)
+/* Makes the handle's primary context current for one call: pushed (and
+ * popped by ctx_leave) only when the calling thread has another one
+ * current, so the usual case costs one query, not a push and a pop. */
+static at_status ctx_enter(at_handle *h, int *pushed)
 {
+    CUcontext current = NULL;
+    *pushed = 0;
+    if (h->cu->CtxGetCurrent(&current) == CUDA_SUCCESS && current == h->ctx)
+        return AT_OK;
     CUresult rc = h->cu->CtxPushCurrent(h->ctx);
     if (rc != CUDA_SUCCESS)
         return cuda_fail(h, rc, "cuCtxPushCurrent");
+    *pushed = 1;
+    return AT_OK;
+}
+
+static void ctx_leave(at_handle *h, int pushed)
+{
+    CUcontext popped;
+    if (pushed)
+        h->cu->CtxPopCurrent(&popped);
+}
+
+/* Looks up (or builds) the plan and runs it inside the primary context. */
+static at_status run_plan(at_handle *h, const char *kernel, tpl_args *args)
+{
+    int pushed;
+    at_status s = ctx_enter(h, &pushed);
+    if (s != AT_OK)
+        return s;
     at_plan *pl = NULL;
     h->errmsg[0] = '\0';
-    at_status s = get_plan(h, kernel, &args->problem, &pl);
+    s = get_plan(h, kernel, &args->problem, &pl);
     if (s == AT_OK) {
-        h->stats.last_level = pl->level;
-        snprintf(h->stats.last_config, sizeof h->stats.last_config, "%.500s", pl->config);
+        if (pl != h->last_plan) {
+            h->stats.last_level = pl->level;
+            snprintf(h->stats.last_config, sizeof h->stats.last_config, "%.500s", pl->config);
+            h->last_plan = pl;
+        }
         pl->exec.stream = h->stream;
         s = pl->fam->run(&pl->exec, pl->cfg, args);
     }
-    CUcontext popped;
-    h->cu->CtxPopCurrent(&popped);
+    ctx_leave(h, pushed);
     return s;
 }
 
@@ -364,12 +397,12 @@ static at_status reduce(at_handle *h, const char *kernel, long long n, const flo
     if (!result || (n > 0 && (!x || (strcmp(kernel, "dot") == 0 && !y))))
         return fail(h, AT_ERR_INVALID_ARG, "at_s%s: NULL pointer", kernel);
     if (n == 0) {
-        CUresult rc = h->cu->CtxPushCurrent(h->ctx);
-        if (rc != CUDA_SUCCESS)
-            return cuda_fail(h, rc, "cuCtxPushCurrent");
-        rc = h->cu->MemsetD32Async((CUdeviceptr)result, 0, 1, h->stream);
-        CUcontext popped;
-        h->cu->CtxPopCurrent(&popped);
+        int pushed;
+        at_status s = ctx_enter(h, &pushed);
+        if (s != AT_OK)
+            return s;
+        CUresult rc = h->cu->MemsetD32Async((CUdeviceptr)result, 0, 1, h->stream);
+        ctx_leave(h, pushed);
         return rc == CUDA_SUCCESS ? AT_OK : cuda_fail(h, rc, "cuMemsetD32Async");
     }
     tpl_args args;

@@ -32,6 +32,7 @@ static const struct { size_t offset; const char *base; const char *exported; } e
     ENTRY(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2"),
     ENTRY(CtxPushCurrent, "cuCtxPushCurrent", "cuCtxPushCurrent_v2"),
     ENTRY(CtxPopCurrent, "cuCtxPopCurrent", "cuCtxPopCurrent_v2"),
+    ENTRY(CtxGetCurrent, "cuCtxGetCurrent", "cuCtxGetCurrent"),
     ENTRY(CtxSynchronize, "cuCtxSynchronize", "cuCtxSynchronize"),
     ENTRY(ModuleLoadData, "cuModuleLoadData", "cuModuleLoadData"),
     ENTRY(ModuleUnload, "cuModuleUnload", "cuModuleUnload"),

@@ -20,6 +20,7 @@ typedef struct cudrv {
     CUresult (*DevicePrimaryCtxRelease)(CUdevice dev);
     CUresult (*CtxPushCurrent)(CUcontext ctx);
     CUresult (*CtxPopCurrent)(CUcontext *ctx);
+    CUresult (*CtxGetCurrent)(CUcontext *ctx);
     CUresult (*CtxSynchronize)(void);
     CUresult (*ModuleLoadData)(CUmodule *module, const void *image);
     CUresult (*ModuleUnload)(CUmodule module);

@@ -518,6 +518,78 @@ GPU_TEST(api_results_match_cpu_and_second_handle_loads_cubins)
     CHECK(second.cache_hits > 0);
 }
 
+/* Repeated calls reuse the previous call's plan without a table lookup and
+ * push the handle's context only when another one (or none) is current:
+ * alternating families, sizes and modes must each get their own plan, and
+ * the caller's current context must be the same after every call. */
+GPU_TEST(api_plan_reuse_and_callers_context)
+{
+    gpu_buffers g;
+    CHECK(gpu_begin(&g));
+    char path[4300];
+    snprintf(path, sizeof path, "%s/reuse.db", th_tmpdir());
+    at_handle *h = NULL;
+    CHECK_OK(at_create(&h, th_device(), path));
+    const long long len = 70001;
+    float *x = random_floats((size_t)len, 11, 0, 1), *y = random_floats((size_t)len, 12, -1, 1);
+    CUdeviceptr dx = upload(&g, x, (size_t)len), dy = upload(&g, y, (size_t)len);
+    CUdeviceptr dr = upload(&g, NULL, 4);
+    CHECK(dx && dy && dr && x && y);
+    /* (family, n, deterministic) per call; a stale plan gives a wrong value */
+    static const struct { int dot; long long n; int det; } calls[] = {
+        {0, 70001, 0}, {0, 70001, 0}, {1, 70001, 0}, {0, 70001, 0}, {0, 1000, 0},
+        {0, 70001, 1}, {0, 70001, 0}, {1, 999, 1}, {1, 999, 1}, {0, 999, 1},
+    };
+    for (int pass = 0; pass < 2; pass++) {
+        /* pass 0: the primary context is current; pass 1: none is */
+        CUcontext before = NULL, after = NULL;
+        if (pass == 1) {
+            CUcontext popped;
+            CHECK(g.cu->CtxPopCurrent(&popped) == CUDA_SUCCESS);
+        }
+        CHECK(g.cu->CtxGetCurrent(&before) == CUDA_SUCCESS);
+        CHECK(pass == 0 ? before == g.ctx : before == NULL);
+        for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
+            double ref = 0;
+            for (long long i = 0; i < calls[c].n; i++)
+                ref += calls[c].dot ? (double)x[i] * y[i] : (double)x[i];
+            CHECK_OK(at_set_deterministic(h, calls[c].det));
+            at_status s = calls[c].dot
+                              ? at_sdot(h, calls[c].n, (const float *)dx, (const float *)dy,
+                                        (float *)dr)
+                              : at_ssum(h, calls[c].n, (const float *)dx, (float *)dr);
+            CHECK_MSG(s == AT_OK, "call %zu: %s", c, at_errmsg(h));
+            CHECK(g.cu->CtxGetCurrent(&after) == CUDA_SUCCESS);
+            CHECK_MSG(after == before, "call %zu changed the current context", c);
+            float got = 0;
+            if (pass == 1)
+                CHECK(g.cu->CtxPushCurrent(g.ctx) == CUDA_SUCCESS);
+            CHECK(g.cu->MemcpyDtoH(&got, dr, 4) == CUDA_SUCCESS);
+            if (pass == 1) {
+                CUcontext popped;
+                CHECK(g.cu->CtxPopCurrent(&popped) == CUDA_SUCCESS);
+            }
+            CHECK_MSG(fabs(got - ref) <= 1e-5 * fabs(ref) + 1e-6,
+                      "pass %d call %zu (%s n=%lld det=%d): %.9g vs %.9g", pass, c,
+                      calls[c].dot ? "dot" : "sum", calls[c].n, calls[c].det, got, ref);
+        }
+        if (pass == 1)
+            CHECK(g.cu->CtxPushCurrent(g.ctx) == CUDA_SUCCESS);
+    }
+    at_stats st;
+    CHECK_OK(at_get_stats(h, &st));
+    /* six distinct (family, n, mode) plans; every other call is a hit */
+    CHECK_EQ(st.compiled + st.loaded, 6);
+    CHECK_EQ(st.cache_hits, 2 * 10 - 6);
+    CHECK_OK(at_destroy(h));
+    g.cu->MemFree(dx);
+    g.cu->MemFree(dy);
+    g.cu->MemFree(dr);
+    free(x);
+    free(y);
+    gpu_end(&g);
+}
+
 GPU_TEST(api_corrupt_database_is_refused_and_kept)
 {
     char path[4300];
