@@ -259,6 +259,205 @@ static int bn_empty(void *p)
     return cudaGetLastError() != cudaSuccess;
 }
 
+/* ---------------- latency floor probes ----------------
+ * Pieces of a reduction timed alone, the way the bench times everything
+ * else, to show what the small-n targets are up against. None of them is a
+ * reduction of the whole input except fl_blocks with one block. */
+
+__global__ void fl_store(float *r)
+{
+    if (threadIdx.x == 0)
+        *r = 1.0f;
+}
+
+__global__ void fl_load_store(const float *x, float *r)
+{
+    if (threadIdx.x == 0)
+        *r = __ldg(x);
+}
+
+/* Each block reduces its BLOCK x ITEMS floats (coalesced scalar loads, all
+ * in flight at once, warp shuffles, one barrier) and stores its own total:
+ * what every multi-block reduction does before its blocks combine. With
+ * one block it is a complete single-block sum. */
+template <int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK) fl_blocks(const float *__restrict__ x, float *partials)
+{
+    __shared__ float warp_sums[BLOCK / 32];
+    const float *p = x + (long long)blockIdx.x * BLOCK * ITEMS + threadIdx.x;
+    float a[ITEMS];
+#pragma unroll
+    for (int u = 0; u < ITEMS; u++)
+        a[u] = __ldg(p + u * BLOCK);
+    float v = 0.0f;
+#pragma unroll
+    for (int u = 0; u < ITEMS; u++)
+        v += a[u];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    if (BLOCK > 32) {
+        if ((threadIdx.x & 31) == 0)
+            warp_sums[threadIdx.x >> 5] = v;
+        __syncthreads();
+        if (threadIdx.x < 32) {
+            v = threadIdx.x < BLOCK / 32 ? warp_sums[threadIdx.x] : 0.0f;
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1)
+                v += __shfl_down_sync(0xffffffffu, v, o);
+        }
+    }
+    if (threadIdx.x == 0)
+        partials[blockIdx.x] = v;
+}
+
+/* Each warp reduces its 32 x ITEMS floats and stores its own total: no
+ * barrier, no shared memory; the least work a multi-block read can end in. */
+template <int ITEMS>
+__global__ void __launch_bounds__(64) fl_warps(const float *__restrict__ x, float *partials)
+{
+    const long long warp = (long long)blockIdx.x * 2 + (threadIdx.x >> 5);
+    const float *p = x + warp * 32 * ITEMS + (threadIdx.x & 31);
+    float a[ITEMS];
+#pragma unroll
+    for (int u = 0; u < ITEMS; u++)
+        a[u] = __ldg(p + u * 32);
+    float v = 0.0f;
+#pragma unroll
+    for (int u = 0; u < ITEMS; u++)
+        v += a[u];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    if ((threadIdx.x & 31) == 0)
+        partials[warp] = v;
+}
+
+__global__ void fl_cluster_empty() {}
+
+typedef struct fl_probe_ctx {
+    int which;
+    const float *x;
+    float *result, *partials;
+} fl_probe_ctx;
+
+enum { FL_STORE, FL_LOAD_STORE, FL_BLOCK_2_10, FL_BLOCKS_2_16, FL_WARPS_2_16, FL_BLOCK_2_16,
+       FL_CLUSTER_2, FL_CLUSTER_8, FL_NPROBES };
+
+static const char *const fl_names[FL_NPROBES] = {
+    "store", "load_store", "1_block_2^10", "128_blocks_2^16", "256_warps_2^16", "1_block_2^16",
+    "cluster_of_2", "cluster_of_8"};
+static const char *const fl_what[FL_NPROBES] = {
+    "<<<1,32>>>: thread 0 stores a constant through a pointer argument",
+    "<<<1,32>>>: thread 0 loads x[0] and stores it",
+    "<<<1,64>>> x 16 floats per thread: a whole single-block sum of 2^10",
+    "<<<128,64>>> x 8 floats: each block stores its own total, no combine",
+    "<<<128,64>>> x 8 floats: each warp stores its own total, no barrier, no combine",
+    "<<<1,1024>>> x 64 floats: a whole single-block sum of 2^16 (one SM's bandwidth)",
+    "empty kernel launched as one cluster of 2 blocks (cudaLaunchKernelEx)",
+    "empty kernel launched as one cluster of 8 blocks (cudaLaunchKernelEx)"};
+
+static int fl_probe(void *p)
+{
+    fl_probe_ctx *c = (fl_probe_ctx *)p;
+    switch (c->which) {
+    case FL_STORE:
+        fl_store<<<1, 32>>>(c->result);
+        break;
+    case FL_LOAD_STORE:
+        fl_load_store<<<1, 32>>>(c->x, c->result);
+        break;
+    case FL_BLOCK_2_10:
+        fl_blocks<64, 16><<<1, 64>>>(c->x, c->result);
+        break;
+    case FL_BLOCKS_2_16:
+        fl_blocks<64, 8><<<128, 64>>>(c->x, c->partials);
+        break;
+    case FL_WARPS_2_16:
+        fl_warps<8><<<128, 64>>>(c->x, c->partials);
+        break;
+    case FL_BLOCK_2_16:
+        fl_blocks<1024, 64><<<1, 1024>>>(c->x, c->result);
+        break;
+    case FL_CLUSTER_2:
+    case FL_CLUSTER_8: {
+        unsigned size = c->which == FL_CLUSTER_2 ? 2 : 8;
+        cudaLaunchConfig_t cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.gridDim = dim3(size);
+        cfg.blockDim = dim3(32);
+        cudaLaunchAttribute attr;
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = size;
+        attr.val.clusterDim.y = 1;
+        attr.val.clusterDim.z = 1;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        if (cudaLaunchKernelEx(&cfg, fl_cluster_empty) != cudaSuccess)
+            return 1;
+        break;
+    }
+    default:
+        return 1;
+    }
+    return cudaGetLastError() != cudaSuccess;
+}
+
+static double bn_now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
+}
+
+/* Host time of one call (the submission alone, not the GPU's work): median
+ * over 15 batches of 64 calls, the GPU drained between batches. */
+static double bn_host_us(bn_op op, void *ctx)
+{
+    double t[15];
+    for (int b = 0; b < 15; b++) {
+        BN_CUDA(cudaDeviceSynchronize());
+        double t0 = bn_now_us();
+        for (int i = 0; i < 64; i++)
+            if (op(ctx))
+                return NAN;
+        t[b] = (bn_now_us() - t0) / 64;
+    }
+    BN_CUDA(cudaDeviceSynchronize());
+    qsort(t, 15, sizeof t[0], bn_cmp);
+    return t[7];
+}
+
+/* Per-call GPU time of 32 calls back to back between two events (queued
+ * behind the spin kernel): median of 15 batches. Finer than one call's
+ * events (their resolution is about 0.2-0.5 us) and it lets the front end
+ * overlap one call's launch with the previous call's work. */
+static double bn_time_batch(bn_op op, void *ctx)
+{
+    static cudaEvent_t e0, e1;
+    static int made;
+    if (!made) {
+        BN_CUDA(cudaEventCreate(&e0));
+        BN_CUDA(cudaEventCreate(&e1));
+        made = 1;
+    }
+    double t[15];
+    for (int b = 0; b < 15; b++) {
+        bn_spin_kernel<<<1, 1>>>(BN_SPIN_NS);
+        BN_CUDA(cudaEventRecord(e0, 0));
+        for (int i = 0; i < 32; i++)
+            if (op(ctx))
+                return NAN;
+        BN_CUDA(cudaEventRecord(e1, 0));
+        BN_CUDA(cudaEventSynchronize(e1));
+        float ms;
+        BN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+        t[b] = ms * 1e3 / 32;
+    }
+    qsort(t, 15, sizeof t[0], bn_cmp);
+    return t[7];
+}
+
 /* Poisons the result, runs op once, returns |got - ref| / |ref| (inf on
  * NaN, -1 if op failed). */
 static double bn_check(bn_op op, bn_call *c, double ref, float *got)
@@ -796,6 +995,59 @@ int main(int argc, char **argv)
                            fam->baselines[b].description);
             }
         }
+        fflush(stdout);
+    }
+
+    /* The small-n floor: the pieces of a reduction timed alone at 2^16 */
+    if (!bn_skip[1]) {
+        bn_make_data(&data, 1LL << 16, 1001);
+        float *partials = NULL;
+        BN_CUDA(cudaMalloc((void **)&partials, 1024 * sizeof(float)));
+        fl_probe_ctx fc = {0, data.x, data.result, partials};
+        bn_call c;
+        memset(&c, 0, sizeof c);
+        c.n = 1LL << 16;
+        c.x = data.x;
+        c.y = data.y;
+        c.result = data.result;
+        c.h = h;
+        c.cublas = cublas;
+        c.cub_temp = cub_temp;
+        c.cub_bytes = cub_bytes;
+        printf("\nlatency floor at n = 2^16: the pieces of a reduction timed alone (us; queued "
+               "and idle as above; \"b2b\": per call of 32 back to back; \"host\": CPU time of "
+               "the submission alone, median of 15 x 64 calls)\n");
+        printf("  %-16s %8s %8s %8s %8s  %s\n", "probe", "queued", "x empty", "idle", "b2b",
+               "what");
+        double empty_q = bn_time(bn_empty, &c, 1, 3, 50, 1000, 50.0, 0) * 1e3;
+        printf("  %-16s %8.2f %8.2f %8.2f %8.2f  %s\n", "empty", empty_q, 1.0,
+               bn_time(bn_empty, &c, 0, 3, 50, 1000, 50.0, 0) * 1e3, bn_time_batch(bn_empty, &c),
+               "<<<1,32>>> empty kernel");
+        for (int i = 0; i < FL_NPROBES; i++) {
+            fc.which = i;
+            double q = bn_time(fl_probe, &fc, 1, 3, 50, 1000, 50.0, 0) * 1e3;
+            if (!(q > 0)) {
+                printf("  %-16s launch failed: %s\n", fl_names[i],
+                       cudaGetErrorString(cudaGetLastError()));
+                continue;
+            }
+            printf("  %-16s %8.2f %8.2f %8.2f %8.2f  %s\n", fl_names[i], q, q / empty_q,
+                   bn_time(fl_probe, &fc, 0, 3, 50, 1000, 50.0, 0) * 1e3,
+                   bn_time_batch(fl_probe, &fc), fl_what[i]);
+        }
+        const struct { const char *name; bn_op op; } full[] = {
+            {"at_ssum", bn_tuned_sum}, {"at_sdot", bn_tuned_dot}, {"cub_sum", bn_cub},
+            {"cublas_sdot", bn_cublas}};
+        for (size_t i = 0; i < sizeof full / sizeof full[0]; i++) {
+            double q = bn_time(full[i].op, &c, 1, 3, 50, 1000, 50.0, 0) * 1e3;
+            printf("  %-16s %8.2f %8.2f %8.2f %8.2f  %s\n", full[i].name, q, q / empty_q,
+                   bn_time(full[i].op, &c, 0, 3, 50, 1000, 50.0, 0) * 1e3,
+                   bn_time_batch(full[i].op, &c), "the whole reduction of 2^16");
+        }
+        printf("  host us per call: empty <<<>>> %.2f, at_ssum %.2f, at_sdot %.2f, CUB %.2f, "
+               "cublasSdot %.2f\n", bn_host_us(bn_empty, &c), bn_host_us(bn_tuned_sum, &c),
+               bn_host_us(bn_tuned_dot, &c), bn_host_us(bn_cub, &c), bn_host_us(bn_cublas, &c));
+        cudaFree(partials);
         fflush(stdout);
     }
 
