@@ -335,18 +335,142 @@ __global__ void __launch_bounds__(64) fl_warps(const float *__restrict__ x, floa
 
 __global__ void fl_cluster_empty() {}
 
+/* The gather finish with a slot per warp instead of per block: each warp
+ * stores (epoch << 32 | its total) with one relaxed store, warp 0 of block 0
+ * reads all 256 slots until they carry this call's epoch, then adds them in
+ * order. 128 blocks x 64 threads x 8 floats = 2^16. */
+__global__ void __launch_bounds__(64) fl_warp_gather(const float *__restrict__ x,
+                                                     unsigned long long *slots, unsigned epoch,
+                                                     float *result)
+{
+    const unsigned warp = blockIdx.x * 2 + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    const float *p = x + (long long)warp * 256 + lane;
+    float a[8];
+#pragma unroll
+    for (int u = 0; u < 8; u++)
+        a[u] = __ldg(p + u * 32);
+    float v = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    if (warp != 0) {
+        if (lane == 0) {
+            const unsigned long long word = (unsigned long long)epoch << 32 | __float_as_uint(v);
+            asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(slots + warp), "l"(word)
+                         : "memory");
+        }
+        return;
+    }
+    float part[8];
+    unsigned pending = 0;
+#pragma unroll
+    for (int u = 0; u < 8; u++) {
+        part[u] = 0.0f;
+        pending |= (lane + 32u * u != 0) << u;
+    }
+    part[0] = lane == 0 ? v : 0.0f;
+    while (pending) {
+        unsigned long long w[8];
+#pragma unroll
+        for (int u = 0; u < 8; u++)
+            if (pending & (1u << u))
+                asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w[u])
+                             : "l"(slots + lane + 32u * u) : "memory");
+#pragma unroll
+        for (int u = 0; u < 8; u++)
+            if ((pending & (1u << u)) && (unsigned)(w[u] >> 32) == epoch) {
+                part[u] = __uint_as_float((unsigned)w[u]);
+                pending &= ~(1u << u);
+            }
+    }
+    double s = 0.0;
+#pragma unroll
+    for (int u = 0; u < 8; u++)
+        s += part[u];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        s += __shfl_down_sync(0xffffffffu, s, o);
+    if (lane == 0)
+        *result = (float)s;
+}
+
+/* A whole sum of C x BLOCK x ITEMS float4 by one thread-block cluster of C
+ * blocks, combined on chip: every warp sends its total straight into block
+ * 0's shared memory with st.async, which also counts the bytes on an
+ * mbarrier there; warp 0 of block 0 waits on that barrier and adds the
+ * totals in a fixed order. No L2 round trip, no __syncthreads. The cluster
+ * barrier (arrive at the start, wait before the first remote store) only
+ * guarantees that block 0 has initialised its mbarrier. */
+template <int C, int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK) fl_cluster_sum(const float4 *__restrict__ x, float *result)
+{
+    constexpr int WARPS = BLOCK / 32;
+    __shared__ float totals[C * WARPS];
+    __shared__ alignas(8) unsigned long long bar;
+    unsigned rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    const unsigned bar_addr = (unsigned)__cvta_generic_to_shared(&bar);
+    if (rank == 0 && threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar_addr) : "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+                     :: "r"(bar_addr), "r"(4 * C * WARPS) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+    const float4 *p = x + ((long long)rank * BLOCK * ITEMS + threadIdx.x);
+    float4 a[ITEMS];
+#pragma unroll
+    for (int u = 0; u < ITEMS; u++)
+        a[u] = __ldg(p + u * BLOCK);
+    float v = 0.0f;
+#pragma unroll
+    for (int u = 0; u < ITEMS; u++)
+        v += (a[u].x + a[u].y) + (a[u].z + a[u].w);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+    const unsigned warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (lane == 0) {
+        const unsigned slot = (unsigned)__cvta_generic_to_shared(&totals[rank * WARPS + warp]);
+        unsigned rslot, rbar;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(rslot) : "r"(slot));
+        asm volatile("mapa.shared::cluster.u32 %0, %1, 0;" : "=r"(rbar) : "r"(bar_addr));
+        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];"
+                     :: "r"(rslot), "r"(__float_as_uint(v)), "r"(rbar) : "memory");
+    }
+    if (rank != 0 || warp != 0)
+        return;
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{ .reg .pred p;\n"
+                     "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], 0;\n"
+                     "selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(bar_addr) : "memory");
+    float s = 0.0f;
+    for (int i = lane; i < C * WARPS; i += 32)
+        s += totals[i];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        s += __shfl_down_sync(0xffffffffu, s, o);
+    if (lane == 0)
+        *result = s;
+}
+
 typedef struct fl_probe_ctx {
     int which;
     const float *x;
-    float *result, *partials;
+    float *result, *partials;   /* 1024 floats, zeroed; the warp gather's slots from 512 */
+    unsigned epoch;
 } fl_probe_ctx;
 
 enum { FL_STORE, FL_LOAD_STORE, FL_BLOCK_2_10, FL_BLOCKS_2_16, FL_WARPS_2_16, FL_BLOCK_2_16,
-       FL_CLUSTER_2, FL_CLUSTER_8, FL_NPROBES };
+       FL_CLUSTER_2, FL_CLUSTER_8, FL_WARP_GATHER, FL_CSUM_8, FL_CSUM_16, FL_CSUM_16_512, FL_CSUM_8_256,
+       FL_NPROBES };
 
 static const char *const fl_names[FL_NPROBES] = {
     "store", "load_store", "1_block_2^10", "128_blocks_2^16", "256_warps_2^16", "1_block_2^16",
-    "cluster_of_2", "cluster_of_8"};
+    "cluster_of_2", "cluster_of_8", "warp_gather", "csum_8x1024", "csum_16x1024", "csum_16x512",
+    "csum_8x256"};
 static const char *const fl_what[FL_NPROBES] = {
     "<<<1,32>>>: thread 0 stores a constant through a pointer argument",
     "<<<1,32>>>: thread 0 loads x[0] and stores it",
@@ -355,7 +479,34 @@ static const char *const fl_what[FL_NPROBES] = {
     "<<<128,64>>> x 8 floats: each warp stores its own total, no barrier, no combine",
     "<<<1,1024>>> x 64 floats: a whole single-block sum of 2^16 (one SM's bandwidth)",
     "empty kernel launched as one cluster of 2 blocks (cudaLaunchKernelEx)",
-    "empty kernel launched as one cluster of 8 blocks (cudaLaunchKernelEx)"};
+    "empty kernel launched as one cluster of 8 blocks (cudaLaunchKernelEx)",
+    "whole sum of 2^16: <<<128,64>>> x 8 floats, a tagged slot per warp gathered by block 0",
+    "whole sum of 2^16: one cluster of 8 x 1024 threads x 2 float4, st.async into block 0",
+    "whole sum of 2^16: one cluster of 16 x 1024 threads x 1 float4 (non-portable size)",
+    "whole sum of 2^16: one cluster of 16 x 512 threads x 2 float4 (non-portable size)",
+    "whole sum of 2^16: one cluster of 8 x 256 threads x 8 float4"};
+
+/* One cluster of `size` blocks running kernel over the probe's x. */
+static int fl_cluster_launch(void (*kernel)(const float4 *, float *), unsigned size,
+                             unsigned threads, fl_probe_ctx *c)
+{
+    if (size > 8 &&
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
+            cudaSuccess)
+        return 1;
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = dim3(size);
+    cfg.blockDim = dim3(threads);
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = size;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, kernel, (const float4 *)c->x, c->result) != cudaSuccess;
+}
 
 static int fl_probe(void *p)
 {
@@ -397,6 +548,18 @@ static int fl_probe(void *p)
             return 1;
         break;
     }
+    case FL_WARP_GATHER:
+        fl_warp_gather<<<128, 64>>>(c->x, (unsigned long long *)(c->partials + 512), ++c->epoch,
+                                    c->result);
+        break;
+    case FL_CSUM_8:
+        return fl_cluster_launch(fl_cluster_sum<8, 1024, 2>, 8, 1024, c);
+    case FL_CSUM_16:
+        return fl_cluster_launch(fl_cluster_sum<16, 1024, 1>, 16, 1024, c);
+    case FL_CSUM_16_512:
+        return fl_cluster_launch(fl_cluster_sum<16, 512, 2>, 16, 512, c);
+    case FL_CSUM_8_256:
+        return fl_cluster_launch(fl_cluster_sum<8, 256, 8>, 8, 256, c);
     default:
         return 1;
     }
@@ -771,7 +934,7 @@ static int bn_search(const tpl_family *fam, const cudrv *cu, const at_device_inf
 /* ---------------- main ---------------- */
 
 typedef struct bn_row {
-    double us, idle_us, gbs, err;
+    double us, idle_us, b2b_us, gbs, err;
 } bn_row;
 
 int main(int argc, char **argv)
@@ -842,7 +1005,9 @@ int main(int argc, char **argv)
     printf("# GB/s = bytes of input read (4n sum, 8n dot) / median of >= 20 event-timed calls "
            "after warm-up (inputs stay in L2 where they fit); \"queued\": a 50 us spin kernel "
            "runs ahead so the events time the GPU's work; \"idle\": one call on an idle GPU, "
-           "host submission included; error = |r - ref| / |ref| against a float64 CPU sum of "
+           "host submission included; \"b2b\": per call of 32 calls back to back between two "
+           "events, median of 15 batches (host-bound for methods whose submission takes longer "
+           "than their GPU work); error = |r - ref| / |ref| against a float64 CPU sum of "
            "the same data in [0, 1); \"tuned\" is at_ssum/at_sdot, so the events enclose "
            "everything its run() enqueues (FINISH 0: a memset and the kernel; 1: two kernels; "
            "2, 3 and one-block grids: one kernel)\n");
@@ -910,7 +1075,7 @@ int main(int argc, char **argv)
 
     static const char *const level[] = {"none", "exact", "nearest", "arch", "default"};
     bn_row sum_tuned[BN_NSIZES], sum_cub[BN_NSIZES], dot_tuned[BN_NSIZES], dot_cublas[BN_NSIZES];
-    double empty_us[BN_NSIZES], empty_idle_us[BN_NSIZES];
+    double empty_us[BN_NSIZES], empty_idle_us[BN_NSIZES], empty_b2b_us[BN_NSIZES];
     for (int si = 0; si < BN_NSIZES; si++) {
         if (bn_skip[si])
             continue;
@@ -927,14 +1092,15 @@ int main(int argc, char **argv)
         c.cub_temp = cub_temp;
         c.cub_bytes = cub_bytes;
         printf("\nn = %lld (%.1f MB sum, %.1f MB dot)\n", n, 4e-6 * n, 8e-6 * n);
-        printf("  %-6s %-17s %10s %9s %8s %10s %9s  %s\n", "kernel", "method", "us queued",
-               "GB/s", "x vendor", "us idle", "error", "configuration");
+        printf("  %-6s %-17s %10s %9s %8s %10s %9s %9s  %s\n", "kernel", "method", "us queued",
+               "GB/s", "x vendor", "us idle", "us b2b", "error", "configuration");
         double e_ms = bn_time(bn_empty, &c, 1, 3, 20, 1000, 50.0, 0);
         double e_idle = bn_time(bn_empty, &c, 0, 3, 20, 1000, 50.0, 0);
         empty_us[si] = e_ms * 1e3;
         empty_idle_us[si] = e_idle * 1e3;
-        printf("  %-6s %-17s %10.2f %9s %8s %10.2f %9s\n", "-", "empty_launch", e_ms * 1e3, "-",
-               "-", e_idle * 1e3, "-");
+        empty_b2b_us[si] = bn_time_batch(bn_empty, &c);
+        printf("  %-6s %-17s %10.2f %9s %8s %10.2f %9.2f %9s\n", "-", "empty_launch", e_ms * 1e3,
+               "-", "-", e_idle * 1e3, empty_b2b_us[si], "-");
         bn_measure(d, &dev, "sum", n, "empty_launch", e_ms, 4.0 * n, -1,
                    "empty kernel <<<1,32>>>, queued behind a spin kernel");
         bn_measure(d, &dev, "dot", n, "empty_launch", e_ms, 8.0 * n, -1,
@@ -959,6 +1125,8 @@ int main(int argc, char **argv)
             bn_row *vr = f ? &dot_cublas[si] : &sum_cub[si];
             tr->us = tms * 1e3;
             tr->idle_us = tidle * 1e3;
+            tr->b2b_us = te >= 0 ? bn_time_batch(tuned, &c) : -1;
+            vr->b2b_us = ve >= 0 ? bn_time_batch(vendor, &c) : -1;
             tr->gbs = bytes / (tms * 1e-3) * 1e-9;
             tr->err = te;
             vr->us = vms * 1e3;
@@ -968,11 +1136,11 @@ int main(int argc, char **argv)
             int bad_t = !(te >= 0 && te <= BN_TOL && tms > 0);
             int bad_v = !(ve >= 0 && ve <= BN_TOL && vms > 0);
             failures += bad_t + bad_v;
-            printf("  %-6s %-17s %10.2f %9.1f %8.2f %10.2f %9.1e  %s (%s)%s\n", fam->name, "tuned",
-                   tr->us, tr->gbs, vms / tms, tr->idle_us, te, stats.last_config,
-                   level[stats.last_level], bad_t ? "  FAILED" : "");
-            printf("  %-6s %-17s %10.2f %9.1f %8.2f %10.2f %9.1e%s\n", fam->name, vname, vr->us,
-                   vr->gbs, 1.0, vr->idle_us, ve, bad_v ? "  FAILED" : "");
+            printf("  %-6s %-17s %10.2f %9.1f %8.2f %10.2f %9.2f %9.1e  %s (%s)%s\n", fam->name,
+                   "tuned", tr->us, tr->gbs, vms / tms, tr->idle_us, tr->b2b_us, te,
+                   stats.last_config, level[stats.last_level], bad_t ? "  FAILED" : "");
+            printf("  %-6s %-17s %10.2f %9.1f %8.2f %10.2f %9.2f %9.1e%s\n", fam->name, vname,
+                   vr->us, vr->gbs, 1.0, vr->idle_us, vr->b2b_us, ve, bad_v ? "  FAILED" : "");
             bn_measure(d, &dev, fam->name, n, vname, vms, bytes, ve,
                        f ? "cublasSdot, device pointer mode, queued behind a spin kernel"
                          : "cub::DeviceReduce::Sum, temp storage allocated outside timing, "
@@ -987,9 +1155,9 @@ int main(int argc, char **argv)
                 /* the seeds' float atomics may drift; a broken run fails */
                 int broken = !(se >= 0 && se <= 1e-3 && sms > 0);
                 failures += broken;
-                printf("  %-6s %-17s %10.2f %9.1f %8.2f %10.2f %9.1e  %s%s\n", fam->name,
+                printf("  %-6s %-17s %10.2f %9.1f %8.2f %10.2f %9s %9.1e  %s%s\n", fam->name,
                        fam->baselines[b].name, sms * 1e3, bytes / (sms * 1e-3) * 1e-9, vms / sms,
-                       sidle * 1e3, se, fam->baselines[b].config,
+                       sidle * 1e3, "-", se, fam->baselines[b].config,
                        broken ? "  FAILED" : se > BN_TOL ? "  (above 1e-5)" : "");
                 bn_measure(d, &dev, fam->name, n, fam->baselines[b].name, sms, bytes, se,
                            fam->baselines[b].description);
@@ -1003,7 +1171,8 @@ int main(int argc, char **argv)
         bn_make_data(&data, 1LL << 16, 1001);
         float *partials = NULL;
         BN_CUDA(cudaMalloc((void **)&partials, 1024 * sizeof(float)));
-        fl_probe_ctx fc = {0, data.x, data.result, partials};
+        BN_CUDA(cudaMemset(partials, 0, 1024 * sizeof(float)));
+        fl_probe_ctx fc = {0, data.x, data.result, partials, 0};
         bn_call c;
         memset(&c, 0, sizeof c);
         c.n = 1LL << 16;
@@ -1031,9 +1200,23 @@ int main(int argc, char **argv)
                        cudaGetErrorString(cudaGetLastError()));
                 continue;
             }
-            printf("  %-16s %8.2f %8.2f %8.2f %8.2f  %s\n", fl_names[i], q, q / empty_q,
+            char checked[64] = "";
+            if (i >= FL_WARP_GATHER) {
+                /* a whole sum: checked against the float64 reference */
+                float got = NAN;
+                BN_CUDA(cudaMemset(data.result, 0xff, sizeof(float)));
+                double e = -1;
+                if (fl_probe(&fc) == 0 && cudaDeviceSynchronize() == cudaSuccess &&
+                    cudaMemcpy(&got, data.result, sizeof got, cudaMemcpyDeviceToHost) ==
+                        cudaSuccess)
+                    e = isfinite(got) ? fabs(got - data.ref_sum) / fabs(data.ref_sum) : INFINITY;
+                snprintf(checked, sizeof checked, " (error %.1e%s)", e,
+                         e >= 0 && e <= BN_TOL ? "" : " FAILED");
+                failures += !(e >= 0 && e <= BN_TOL);
+            }
+            printf("  %-16s %8.2f %8.2f %8.2f %8.2f  %s%s\n", fl_names[i], q, q / empty_q,
                    bn_time(fl_probe, &fc, 0, 3, 50, 1000, 50.0, 0) * 1e3,
-                   bn_time_batch(fl_probe, &fc), fl_what[i]);
+                   bn_time_batch(fl_probe, &fc), fl_what[i], checked);
         }
         const struct { const char *name; bn_op op; } full[] = {
             {"at_ssum", bn_tuned_sum}, {"at_sdot", bn_tuned_dot}, {"cub_sum", bn_cub},
@@ -1064,28 +1247,34 @@ int main(int argc, char **argv)
                    dot_cublas[si].us / dot_tuned[si].us, empty_us[si], sum_tuned[si].us,
                    dot_tuned[si].us, empty_idle_us[si], sum_tuned[si].idle_us,
                    dot_tuned[si].idle_us);
-    /* the issue's targets */
-    printf("\ntargets (queued timing; idle-GPU timing in brackets where it differs):\n");
+    /* the issue's targets, judged in each timing mode */
+    printf("\ntargets in each timing mode (queued: the GPU's work for one call; idle: one call "
+           "on an idle GPU, host submission included; b2b: per call of 32 back to back):\n");
     if (!bn_skip[4]) {
         printf("  2^28 sum >= 1.0x CUB:    %.2fx %s\n", sum_cub[4].us / sum_tuned[4].us,
                sum_cub[4].us >= sum_tuned[4].us ? "met" : "NOT met");
         printf("  2^28 dot >= 1.0x cuBLAS: %.2fx %s\n", dot_cublas[4].us / dot_tuned[4].us,
                dot_cublas[4].us >= dot_tuned[4].us ? "met" : "NOT met");
     }
-    if (!bn_skip[2])
-        printf("  2^20 sum >= 1.3x CUB:    %.2fx %s [idle %.2fx]\n",
-               sum_cub[2].us / sum_tuned[2].us,
-               sum_cub[2].us >= 1.3 * sum_tuned[2].us ? "met" : "NOT met",
-               sum_cub[2].idle_us / sum_tuned[2].idle_us);
-    for (int si = 0; si < 2; si++)
-        if (!bn_skip[si])
-            printf("  2^%d sum/dot within 1.2x of an empty launch (%.2f us): %.2fx / %.2fx %s "
-                   "[idle %.2fx / %.2fx]\n", si ? 16 : 10, empty_us[si],
-                   sum_tuned[si].us / empty_us[si], dot_tuned[si].us / empty_us[si],
-                   sum_tuned[si].us <= 1.2 * empty_us[si] &&
-                           dot_tuned[si].us <= 1.2 * empty_us[si] ? "met" : "NOT met",
-                   sum_tuned[si].idle_us / empty_idle_us[si],
-                   dot_tuned[si].idle_us / empty_idle_us[si]);
+    if (!bn_skip[2]) {
+        const double rq = sum_cub[2].us / sum_tuned[2].us;
+        const double ri = sum_cub[2].idle_us / sum_tuned[2].idle_us;
+        const double rb = sum_cub[2].b2b_us / sum_tuned[2].b2b_us;
+        printf("  2^20 sum >= 1.3x CUB:    queued %.2fx %s, idle %.2fx %s, b2b %.2fx %s\n", rq,
+               rq >= 1.3 ? "met" : "NOT met", ri, ri >= 1.3 ? "met" : "NOT met", rb,
+               rb >= 1.3 ? "met" : "NOT met");
+    }
+    for (int si = 0; si < 2; si++) {
+        if (bn_skip[si])
+            continue;
+        const double q = fmax(sum_tuned[si].us, dot_tuned[si].us) / empty_us[si];
+        const double i = fmax(sum_tuned[si].idle_us, dot_tuned[si].idle_us) / empty_idle_us[si];
+        const double b = fmax(sum_tuned[si].b2b_us, dot_tuned[si].b2b_us) / empty_b2b_us[si];
+        printf("  2^%d sum and dot within 1.2x of an empty launch (the slower of the two): "
+               "queued %.2fx %s, idle %.2fx %s, b2b %.2fx %s\n", si ? 16 : 10, q,
+               q <= 1.2 ? "met" : "NOT met", i, i <= 1.2 ? "met" : "NOT met", b,
+               b <= 1.2 ? "met" : "NOT met");
+    }
     if (!bn_skip[4])
         printf("  2^28 relative error <= 1e-5: sum %.1e, dot %.1e %s\n", sum_tuned[4].err,
                dot_tuned[4].err,
