@@ -281,6 +281,39 @@ __global__ void fl_load_store(const float *x, float *r)
  * what every multi-block reduction does before its blocks combine. With
  * one block it is a complete single-block sum. */
 template <int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK) fl_blocks(const float *__restrict__ x, float *partials);
+
+/* The same with float4 loads. */
+template <int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK) fl_blocks4(const float4 *__restrict__ x, float *partials)
+{
+    __shared__ float warp_sums[BLOCK / 32];
+    const float4 *p = x + (long long)blockIdx.x * BLOCK * ITEMS + threadIdx.x;
+    float4 a[ITEMS];
+#pragma unroll
+    for (int u = 0; u < ITEMS; u++)
+        a[u] = __ldg(p + u * BLOCK);
+    float v = 0.0f;
+#pragma unroll
+    for (int u = 0; u < ITEMS; u++)
+        v += (a[u].x + a[u].y) + (a[u].z + a[u].w);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    if ((threadIdx.x & 31) == 0)
+        warp_sums[threadIdx.x >> 5] = v;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        v = threadIdx.x < BLOCK / 32 ? warp_sums[threadIdx.x] : 0.0f;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+            v += __shfl_down_sync(0xffffffffu, v, o);
+    }
+    if (threadIdx.x == 0)
+        partials[blockIdx.x] = v;
+}
+
+template <int BLOCK, int ITEMS>
 __global__ void __launch_bounds__(BLOCK) fl_blocks(const float *__restrict__ x, float *partials)
 {
     __shared__ float warp_sums[BLOCK / 32];
@@ -464,12 +497,12 @@ typedef struct fl_probe_ctx {
 } fl_probe_ctx;
 
 enum { FL_STORE, FL_LOAD_STORE, FL_BLOCK_2_10, FL_BLOCKS_2_16, FL_WARPS_2_16, FL_BLOCK_2_16,
-       FL_CLUSTER_2, FL_CLUSTER_8, FL_WARP_GATHER, FL_CSUM_8, FL_CSUM_16, FL_CSUM_16_512, FL_CSUM_8_256,
+       FL_BLOCKS_2_20, FL_BLOCKS4_2_20, FL_CLUSTER_2, FL_CLUSTER_8, FL_WARP_GATHER, FL_CSUM_8, FL_CSUM_16, FL_CSUM_16_512, FL_CSUM_8_256,
        FL_NPROBES };
 
 static const char *const fl_names[FL_NPROBES] = {
     "store", "load_store", "1_block_2^10", "128_blocks_2^16", "256_warps_2^16", "1_block_2^16",
-    "cluster_of_2", "cluster_of_8", "warp_gather", "csum_8x1024", "csum_16x1024", "csum_16x512",
+    "256_blocks_2^20", "128_blocks4_2^20", "cluster_of_2", "cluster_of_8", "warp_gather", "csum_8x1024", "csum_16x1024", "csum_16x512",
     "csum_8x256"};
 static const char *const fl_what[FL_NPROBES] = {
     "<<<1,32>>>: thread 0 stores a constant through a pointer argument",
@@ -478,6 +511,8 @@ static const char *const fl_what[FL_NPROBES] = {
     "<<<128,64>>> x 8 floats: each block stores its own total, no combine",
     "<<<128,64>>> x 8 floats: each warp stores its own total, no barrier, no combine",
     "<<<1,1024>>> x 64 floats: a whole single-block sum of 2^16 (one SM's bandwidth)",
+    "<<<256,512>>> x 8 floats: 2^20, each block stores its own total, no combine",
+    "<<<128,512>>> x 4 float4: 2^20, each block stores its own total, no combine",
     "empty kernel launched as one cluster of 2 blocks (cudaLaunchKernelEx)",
     "empty kernel launched as one cluster of 8 blocks (cudaLaunchKernelEx)",
     "whole sum of 2^16: <<<128,64>>> x 8 floats, a tagged slot per warp gathered by block 0",
@@ -529,6 +564,12 @@ static int fl_probe(void *p)
         break;
     case FL_BLOCK_2_16:
         fl_blocks<1024, 64><<<1, 1024>>>(c->x, c->result);
+        break;
+    case FL_BLOCKS_2_20:
+        fl_blocks<512, 8><<<256, 512>>>(c->x, c->partials);
+        break;
+    case FL_BLOCKS4_2_20:
+        fl_blocks4<512, 4><<<128, 512>>>((const float4 *)c->x, c->partials);
         break;
     case FL_CLUSTER_2:
     case FL_CLUSTER_8: {
@@ -591,10 +632,14 @@ static double bn_host_us(bn_op op, void *ctx)
     return t[7];
 }
 
-/* Per-call GPU time of 32 calls back to back between two events (queued
- * behind the spin kernel): median of 15 batches. Finer than one call's
- * events (their resolution is about 0.2-0.5 us) and it lets the front end
- * overlap one call's launch with the previous call's work. */
+/* Per-call GPU time of 32 calls back to back between two events, all 32
+ * queued before the first event fires (an 800 us spin kernel runs ahead:
+ * longer than the host takes to submit 32 calls of any method here, about
+ * 11 us each at most), so the GPU, not the host, sets the pace: median of
+ * 15 batches. Finer than one call's events (their resolution is about
+ * 0.2-0.5 us), and the front end may overlap one call's launch with the
+ * previous call's work. */
+#define BN_BATCH_SPIN_NS 800000
 static double bn_time_batch(bn_op op, void *ctx)
 {
     static cudaEvent_t e0, e1;
@@ -606,7 +651,7 @@ static double bn_time_batch(bn_op op, void *ctx)
     }
     double t[15];
     for (int b = 0; b < 15; b++) {
-        bn_spin_kernel<<<1, 1>>>(BN_SPIN_NS);
+        bn_spin_kernel<<<1, 1>>>(BN_BATCH_SPIN_NS);
         BN_CUDA(cudaEventRecord(e0, 0));
         for (int i = 0; i < 32; i++)
             if (op(ctx))
@@ -1006,8 +1051,8 @@ int main(int argc, char **argv)
            "after warm-up (inputs stay in L2 where they fit); \"queued\": a 50 us spin kernel "
            "runs ahead so the events time the GPU's work; \"idle\": one call on an idle GPU, "
            "host submission included; \"b2b\": per call of 32 calls back to back between two "
-           "events, median of 15 batches (host-bound for methods whose submission takes longer "
-           "than their GPU work); error = |r - ref| / |ref| against a float64 CPU sum of "
+           "events, all queued behind an 800 us spin kernel first (GPU-bound), median of 15 "
+           "batches; error = |r - ref| / |ref| against a float64 CPU sum of "
            "the same data in [0, 1); \"tuned\" is at_ssum/at_sdot, so the events enclose "
            "everything its run() enqueues (FINISH 0: a memset and the kernel; 1: two kernels; "
            "2, 3 and one-block grids: one kernel)\n");
@@ -1183,9 +1228,9 @@ int main(int argc, char **argv)
         c.cublas = cublas;
         c.cub_temp = cub_temp;
         c.cub_bytes = cub_bytes;
-        printf("\nlatency floor at n = 2^16: the pieces of a reduction timed alone (us; queued "
-               "and idle as above; \"b2b\": per call of 32 back to back; \"host\": CPU time of "
-               "the submission alone, median of 15 x 64 calls)\n");
+        printf("\nlatency floor at n = 2^16 (two probes at 2^20): the pieces of a reduction "
+               "timed alone (us; queued, idle and b2b as above; \"host\": CPU time of the "
+               "submission alone, median of 15 x 64 calls)\n");
         printf("  %-16s %8s %8s %8s %8s  %s\n", "probe", "queued", "x empty", "idle", "b2b",
                "what");
         double empty_q = bn_time(bn_empty, &c, 1, 3, 50, 1000, 50.0, 0) * 1e3;
