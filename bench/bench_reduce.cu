@@ -276,56 +276,26 @@ __global__ void fl_load_store(const float *x, float *r)
         *r = __ldg(x);
 }
 
-/* Each block reduces its BLOCK x ITEMS floats (coalesced scalar loads, all
- * in flight at once, warp shuffles, one barrier) and stores its own total:
- * what every multi-block reduction does before its blocks combine. With
- * one block it is a complete single-block sum. */
-template <int BLOCK, int ITEMS>
-__global__ void __launch_bounds__(BLOCK) fl_blocks(const float *__restrict__ x, float *partials);
+__device__ __forceinline__ float fl_total(float a) { return a; }
+__device__ __forceinline__ float fl_total(float4 a) { return (a.x + a.y) + (a.z + a.w); }
 
-/* The same with float4 loads. */
-template <int BLOCK, int ITEMS>
-__global__ void __launch_bounds__(BLOCK) fl_blocks4(const float4 *__restrict__ x, float *partials)
+/* Each block reduces its BLOCK x ITEMS vectors (coalesced loads of float or
+ * float4, all in flight at once, warp shuffles, one barrier) and stores its
+ * own total: what every multi-block reduction does before its blocks
+ * combine. With one block it is a complete single-block sum. */
+template <typename V, int BLOCK, int ITEMS>
+__global__ void __launch_bounds__(BLOCK) fl_blocks(const V *__restrict__ x, float *partials)
 {
     __shared__ float warp_sums[BLOCK / 32];
-    const float4 *p = x + (long long)blockIdx.x * BLOCK * ITEMS + threadIdx.x;
-    float4 a[ITEMS];
+    const V *p = x + (long long)blockIdx.x * BLOCK * ITEMS + threadIdx.x;
+    V a[ITEMS];
 #pragma unroll
     for (int u = 0; u < ITEMS; u++)
         a[u] = __ldg(p + u * BLOCK);
     float v = 0.0f;
 #pragma unroll
     for (int u = 0; u < ITEMS; u++)
-        v += (a[u].x + a[u].y) + (a[u].z + a[u].w);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_down_sync(0xffffffffu, v, o);
-    if ((threadIdx.x & 31) == 0)
-        warp_sums[threadIdx.x >> 5] = v;
-    __syncthreads();
-    if (threadIdx.x < 32) {
-        v = threadIdx.x < BLOCK / 32 ? warp_sums[threadIdx.x] : 0.0f;
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1)
-            v += __shfl_down_sync(0xffffffffu, v, o);
-    }
-    if (threadIdx.x == 0)
-        partials[blockIdx.x] = v;
-}
-
-template <int BLOCK, int ITEMS>
-__global__ void __launch_bounds__(BLOCK) fl_blocks(const float *__restrict__ x, float *partials)
-{
-    __shared__ float warp_sums[BLOCK / 32];
-    const float *p = x + (long long)blockIdx.x * BLOCK * ITEMS + threadIdx.x;
-    float a[ITEMS];
-#pragma unroll
-    for (int u = 0; u < ITEMS; u++)
-        a[u] = __ldg(p + u * BLOCK);
-    float v = 0.0f;
-#pragma unroll
-    for (int u = 0; u < ITEMS; u++)
-        v += a[u];
+        v += fl_total(a[u]);
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1)
         v += __shfl_down_sync(0xffffffffu, v, o);
@@ -366,7 +336,7 @@ __global__ void __launch_bounds__(64) fl_warps(const float *__restrict__ x, floa
         partials[warp] = v;
 }
 
-__global__ void fl_cluster_empty() {}
+__global__ void fl_cluster_empty(const float4 *, float *) {}
 
 /* The gather finish with a slot per warp instead of per block: each warp
  * stores (epoch << 32 | its total) with one relaxed store, warp 0 of block 0
@@ -554,41 +524,27 @@ static int fl_probe(void *p)
         fl_load_store<<<1, 32>>>(c->x, c->result);
         break;
     case FL_BLOCK_2_10:
-        fl_blocks<64, 16><<<1, 64>>>(c->x, c->result);
+        fl_blocks<float, 64, 16><<<1, 64>>>(c->x, c->result);
         break;
     case FL_BLOCKS_2_16:
-        fl_blocks<64, 8><<<128, 64>>>(c->x, c->partials);
+        fl_blocks<float, 64, 8><<<128, 64>>>(c->x, c->partials);
         break;
     case FL_WARPS_2_16:
         fl_warps<8><<<128, 64>>>(c->x, c->partials);
         break;
     case FL_BLOCK_2_16:
-        fl_blocks<1024, 64><<<1, 1024>>>(c->x, c->result);
+        fl_blocks<float, 1024, 64><<<1, 1024>>>(c->x, c->result);
         break;
     case FL_BLOCKS_2_20:
-        fl_blocks<512, 8><<<256, 512>>>(c->x, c->partials);
+        fl_blocks<float, 512, 8><<<256, 512>>>(c->x, c->partials);
         break;
     case FL_BLOCKS4_2_20:
-        fl_blocks4<512, 4><<<128, 512>>>((const float4 *)c->x, c->partials);
+        fl_blocks<float4, 512, 4><<<128, 512>>>((const float4 *)c->x, c->partials);
         break;
     case FL_CLUSTER_2:
-    case FL_CLUSTER_8: {
-        unsigned size = c->which == FL_CLUSTER_2 ? 2 : 8;
-        cudaLaunchConfig_t cfg;
-        memset(&cfg, 0, sizeof cfg);
-        cfg.gridDim = dim3(size);
-        cfg.blockDim = dim3(32);
-        cudaLaunchAttribute attr;
-        attr.id = cudaLaunchAttributeClusterDimension;
-        attr.val.clusterDim.x = size;
-        attr.val.clusterDim.y = 1;
-        attr.val.clusterDim.z = 1;
-        cfg.attrs = &attr;
-        cfg.numAttrs = 1;
-        if (cudaLaunchKernelEx(&cfg, fl_cluster_empty) != cudaSuccess)
-            return 1;
-        break;
-    }
+        return fl_cluster_launch(fl_cluster_empty, 2, 32, c);
+    case FL_CLUSTER_8:
+        return fl_cluster_launch(fl_cluster_empty, 8, 32, c);
     case FL_WARP_GATHER:
         fl_warp_gather<<<128, 64>>>(c->x, (unsigned long long *)(c->partials + 512), ++c->epoch,
                                     c->result);
