@@ -118,6 +118,29 @@ at_status at_create(at_handle **out, int device, const char *db_path)
     return AT_OK;
 }
 
+/* Makes the handle's primary context current for one call: pushed (and
+ * popped by ctx_leave) only when the calling thread has another one
+ * current, so the usual case costs one query, not a push and a pop. */
+static at_status ctx_enter(at_handle *h, int *pushed)
+{
+    CUcontext current = NULL;
+    *pushed = 0;
+    if (h->cu->CtxGetCurrent(&current) == CUDA_SUCCESS && current == h->ctx)
+        return AT_OK;
+    CUresult rc = h->cu->CtxPushCurrent(h->ctx);
+    if (rc != CUDA_SUCCESS)
+        return cuda_fail(h, rc, "cuCtxPushCurrent");
+    *pushed = 1;
+    return AT_OK;
+}
+
+static void ctx_leave(at_handle *h, int pushed)
+{
+    CUcontext popped;
+    if (pushed)
+        h->cu->CtxPopCurrent(&popped);
+}
+
 static void plan_free(at_handle *h, at_plan *p)
 {
     if (!p)
@@ -132,12 +155,12 @@ at_status at_destroy(at_handle *h)
 {
     if (!h)
         return AT_OK;
-    if (h->cu->CtxPushCurrent(h->ctx) == CUDA_SUCCESS) {
+    int pushed;
+    if (ctx_enter(h, &pushed) == AT_OK) {
         h->cu->StreamSynchronize(h->stream);
         for (size_t i = 0; i < h->cap_plans; i++)
             plan_free(h, h->plans[i]);
-        CUcontext popped;
-        h->cu->CtxPopCurrent(&popped);
+        ctx_leave(h, pushed);
     }
     free(h->plans);
     db_close(h->db);
@@ -277,16 +300,13 @@ static at_status load_module(at_handle *h, at_plan *pl)
 static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p,
                           at_plan **out)
 {
+    /* the previous call's plan first: a repeated call skips the table */
     at_plan *pl = h->last_plan;
-    if (pl && strcmp(pl->fam->name, kernel) == 0 && plan_matches(pl, pl->fam, p, h->deterministic)) {
-        h->stats.cache_hits++;
-        *out = pl;
-        return AT_OK;
-    }
-    const tpl_family *fam = tpl_find(kernel);
+    const tpl_family *fam = pl && strcmp(pl->fam->name, kernel) == 0 ? pl->fam : tpl_find(kernel);
     if (!fam)
         return fail(h, AT_ERR_INTERNAL, "kernel family %s is not built in", kernel);
-    pl = plan_lookup(h, fam, p);
+    if (!pl || !plan_matches(pl, fam, p, h->deterministic))
+        pl = plan_lookup(h, fam, p);
     if (pl) {
         h->stats.cache_hits++;
         *out = pl;
@@ -317,29 +337,6 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
     h->stats.lookups[pl->level]++;
     *out = pl;
     return AT_OK;
-}
-
-/* Makes the handle's primary context current for one call: pushed (and
- * popped by ctx_leave) only when the calling thread has another one
- * current, so the usual case costs one query, not a push and a pop. */
-static at_status ctx_enter(at_handle *h, int *pushed)
-{
-    CUcontext current = NULL;
-    *pushed = 0;
-    if (h->cu->CtxGetCurrent(&current) == CUDA_SUCCESS && current == h->ctx)
-        return AT_OK;
-    CUresult rc = h->cu->CtxPushCurrent(h->ctx);
-    if (rc != CUDA_SUCCESS)
-        return cuda_fail(h, rc, "cuCtxPushCurrent");
-    *pushed = 1;
-    return AT_OK;
-}
-
-static void ctx_leave(at_handle *h, int pushed)
-{
-    CUcontext popped;
-    if (pushed)
-        h->cu->CtxPopCurrent(&popped);
 }
 
 /* Looks up (or builds) the plan and runs it inside the primary context. */
