@@ -136,8 +136,8 @@ static int bn_cmp(const void *a, const void *b)
 static int bn_last_runs;
 static double bn_last_min_ms, bn_last_max_ms;
 
-static double bn_time(bn_op op, void *ctx, int queued, int warmup, int min_runs, int max_runs,
-                      double budget_ms, double abandon_ms)
+/* The pair of events every timing here uses, created on first use. */
+static void bn_events(cudaEvent_t *start, cudaEvent_t *stop)
 {
     static cudaEvent_t e0, e1;
     static int made;
@@ -146,6 +146,15 @@ static double bn_time(bn_op op, void *ctx, int queued, int warmup, int min_runs,
         BN_CUDA(cudaEventCreate(&e1));
         made = 1;
     }
+    *start = e0;
+    *stop = e1;
+}
+
+static double bn_time(bn_op op, void *ctx, int queued, int warmup, int min_runs, int max_runs,
+                      double budget_ms, double abandon_ms)
+{
+    cudaEvent_t e0, e1;
+    bn_events(&e0, &e1);
     for (int i = 0; i < warmup; i++)
         if (op(ctx))
             return NAN;
@@ -276,6 +285,16 @@ __global__ void fl_load_store(const float *x, float *r)
         *r = __ldg(x);
 }
 
+/* The sum over the warp's 32 lanes of v (valid in lane 0): a shuffle tree. */
+template <typename T>
+__device__ __forceinline__ T fl_warp_sum(T v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
+}
+
 __device__ __forceinline__ float fl_total(float a) { return a; }
 __device__ __forceinline__ float fl_total(float4 a) { return (a.x + a.y) + (a.z + a.w); }
 
@@ -296,18 +315,14 @@ __global__ void __launch_bounds__(BLOCK) fl_blocks(const V *__restrict__ x, floa
 #pragma unroll
     for (int u = 0; u < ITEMS; u++)
         v += fl_total(a[u]);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_down_sync(0xffffffffu, v, o);
+    v = fl_warp_sum(v);
     if (BLOCK > 32) {
         if ((threadIdx.x & 31) == 0)
             warp_sums[threadIdx.x >> 5] = v;
         __syncthreads();
         if (threadIdx.x < 32) {
             v = threadIdx.x < BLOCK / 32 ? warp_sums[threadIdx.x] : 0.0f;
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1)
-                v += __shfl_down_sync(0xffffffffu, v, o);
+            v = fl_warp_sum(v);
         }
     }
     if (threadIdx.x == 0)
@@ -329,9 +344,7 @@ __global__ void __launch_bounds__(64) fl_warps(const float *__restrict__ x, floa
 #pragma unroll
     for (int u = 0; u < ITEMS; u++)
         v += a[u];
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_down_sync(0xffffffffu, v, o);
+    v = fl_warp_sum(v);
     if ((threadIdx.x & 31) == 0)
         partials[warp] = v;
 }
@@ -353,9 +366,7 @@ __global__ void __launch_bounds__(64) fl_warp_gather(const float *__restrict__ x
     for (int u = 0; u < 8; u++)
         a[u] = __ldg(p + u * 32);
     float v = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_down_sync(0xffffffffu, v, o);
+    v = fl_warp_sum(v);
     if (warp != 0) {
         if (lane == 0) {
             const unsigned long long word = (unsigned long long)epoch << 32 | __float_as_uint(v);
@@ -390,9 +401,7 @@ __global__ void __launch_bounds__(64) fl_warp_gather(const float *__restrict__ x
 #pragma unroll
     for (int u = 0; u < 8; u++)
         s += part[u];
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        s += __shfl_down_sync(0xffffffffu, s, o);
+    s = fl_warp_sum(s);
     if (lane == 0)
         *result = (float)s;
 }
@@ -429,9 +438,7 @@ __global__ void __launch_bounds__(BLOCK) fl_cluster_sum(const float4 *__restrict
 #pragma unroll
     for (int u = 0; u < ITEMS; u++)
         v += (a[u].x + a[u].y) + (a[u].z + a[u].w);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_down_sync(0xffffffffu, v, o);
+    v = fl_warp_sum(v);
     asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
     const unsigned warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (lane == 0) {
@@ -452,9 +459,7 @@ __global__ void __launch_bounds__(BLOCK) fl_cluster_sum(const float4 *__restrict
     float s = 0.0f;
     for (int i = lane; i < C * WARPS; i += 32)
         s += totals[i];
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        s += __shfl_down_sync(0xffffffffu, s, o);
+    s = fl_warp_sum(s);
     if (lane == 0)
         *result = s;
 }
@@ -598,13 +603,8 @@ static double bn_host_us(bn_op op, void *ctx)
 #define BN_BATCH_SPIN_NS 800000
 static double bn_time_batch(bn_op op, void *ctx)
 {
-    static cudaEvent_t e0, e1;
-    static int made;
-    if (!made) {
-        BN_CUDA(cudaEventCreate(&e0));
-        BN_CUDA(cudaEventCreate(&e1));
-        made = 1;
-    }
+    cudaEvent_t e0, e1;
+    bn_events(&e0, &e1);
     double t[15];
     for (int b = 0; b < 15; b++) {
         bn_spin_kernel<<<1, 1>>>(BN_BATCH_SPIN_NS);
@@ -1074,6 +1074,16 @@ int main(int argc, char **argv)
         }
     }
 
+    /* what every timed call below shares; each size sets n (and the seeds fam, cfg, ex) */
+    bn_call call;
+    memset(&call, 0, sizeof call);
+    call.x = data.x;
+    call.y = data.y;
+    call.result = data.result;
+    call.h = h;
+    call.cublas = cublas;
+    call.cub_temp = cub_temp;
+    call.cub_bytes = cub_bytes;
     static const char *const level[] = {"none", "exact", "nearest", "arch", "default"};
     bn_row sum_tuned[BN_NSIZES], sum_cub[BN_NSIZES], dot_tuned[BN_NSIZES], dot_cublas[BN_NSIZES];
     double empty_us[BN_NSIZES], empty_idle_us[BN_NSIZES], empty_b2b_us[BN_NSIZES];
@@ -1082,16 +1092,8 @@ int main(int argc, char **argv)
             continue;
         long long n = bn_sizes[si];
         bn_make_data(&data, n, 1000 + (unsigned long long)si);
-        bn_call c;
-        memset(&c, 0, sizeof c);
+        bn_call c = call;
         c.n = n;
-        c.x = data.x;
-        c.y = data.y;
-        c.result = data.result;
-        c.h = h;
-        c.cublas = cublas;
-        c.cub_temp = cub_temp;
-        c.cub_bytes = cub_bytes;
         printf("\nn = %lld (%.1f MB sum, %.1f MB dot)\n", n, 4e-6 * n, 8e-6 * n);
         printf("  %-6s %-17s %10s %9s %8s %10s %9s %9s  %s\n", "kernel", "method", "us queued",
                "GB/s", "x vendor", "us idle", "us b2b", "error", "configuration");
@@ -1174,16 +1176,8 @@ int main(int argc, char **argv)
         BN_CUDA(cudaMalloc((void **)&partials, 1024 * sizeof(float)));
         BN_CUDA(cudaMemset(partials, 0, 1024 * sizeof(float)));
         fl_probe_ctx fc = {0, data.x, data.result, partials, 0};
-        bn_call c;
-        memset(&c, 0, sizeof c);
+        bn_call c = call;
         c.n = 1LL << 16;
-        c.x = data.x;
-        c.y = data.y;
-        c.result = data.result;
-        c.h = h;
-        c.cublas = cublas;
-        c.cub_temp = cub_temp;
-        c.cub_bytes = cub_bytes;
         printf("\nlatency floor at n = 2^16 (two probes at 2^20): the pieces of a reduction "
                "timed alone (us; queued, idle and b2b as above; \"host\": CPU time of the "
                "submission alone, median of 15 x 64 calls)\n");
