@@ -16,12 +16,12 @@ SQLITE_LIBS ?= -lsqlite3
 OPT      ?= -O2 -g
 CFLAGS   += $(OPT) -std=c11 -Wall -Wextra -fPIC -pthread \
             -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-            -Iruntime -Itemplates -Idb -Ireports -Ituner \
+            -Iruntime -Idriver -Itemplates -Idb -Ireports -Ituner \
             -I$(CUDA_HOME)/include -I$(BUILD)/gen
 CUDA_LIB := $(CUDA_HOME)/lib64
 LDLIBS   += -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lnvrtc $(SQLITE_LIBS) -ldl -lpthread -lm
 
-LIB_SRC  := $(wildcard runtime/*.c templates/*.c db/*.c)
+LIB_SRC  := $(wildcard driver/*.c templates/*.c db/*.c runtime/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/sources.o
 TOOL_SRC := $(wildcard tuner/*.c reports/*.c)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
@@ -42,7 +42,7 @@ TEST_TOOL := $(BUILD)/autotune-test
 .PHONY: all test check bench install uninstall clean
 all: $(STATIC) $(SHARED) $(TOOL) $(BUILD)/autotune.pc
 
-$(BUILD)/%.o: %.c $(wildcard runtime/*.h templates/*.h db/*.h reports/*.h tuner/*.h tests/*.h) | $(BUILD)/gen/sources.c
+$(BUILD)/%.o: %.c $(wildcard runtime/*.h driver/*.h templates/*.h db/*.h reports/*.h tuner/*.h tests/*.h) | $(BUILD)/gen/sources.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
