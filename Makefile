@@ -39,7 +39,7 @@ TOOL     := $(BUILD)/autotune
 TESTS    := $(BUILD)/run_tests
 TEST_TOOL := $(BUILD)/autotune-test
 
-.PHONY: all test check bench install uninstall clean
+.PHONY: all test check layers bench install uninstall clean
 all: $(STATIC) $(SHARED) $(TOOL) $(BUILD)/autotune.pc
 
 $(BUILD)/%.o: %.c $(wildcard runtime/*.h driver/*.h templates/*.h db/*.h reports/*.h tuner/*.h tests/*.h) | $(BUILD)/gen/sources.c
@@ -86,6 +86,15 @@ test: all $(TESTS)
 # Compile every configuration of every family for sm_90 (no GPU needed).
 check: $(TOOL)
 	./$(TOOL) check --arch sm_90
+
+# No #include from a lower layer to a higher one (tools/layers.txt); the CPU
+# test tests/test_layers.c includes the same checker.
+$(BUILD)/tools/layers: tools/layers.c
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L $< -o $@
+layers: $(BUILD)/tools/layers
+	$(BUILD)/tools/layers -s $(BUILD) .
+$(BUILD)/tests/test_layers.o: tools/layers.c
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
