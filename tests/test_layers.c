@@ -141,6 +141,11 @@ TEST(layers_rejects_a_bad_table)
     CHECK_EQ(run_check(root, table_path, NULL, &text, &counts), -1);
     CHECK(text && strstr(text, "layers.txt:2:"));
     free(text);
+    /* a folder written without its '/' would silently match no file */
+    CHECK_EQ(put_file(root, "tools/layers.txt", "0 tools\n"), 0);
+    CHECK_EQ(run_check(root, table_path, NULL, &text, &counts), -1);
+    CHECK(text && strstr(text, "layers.txt:1: tools is a folder"));
+    free(text);
     snprintf(table_path, sizeof table_path, "%s/missing.txt", root);
     CHECK_EQ(run_check(root, table_path, NULL, &text, &counts), -1);
     free(text);

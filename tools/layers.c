@@ -41,8 +41,9 @@ typedef struct ly_ctx {
     ly_counts counts;
 } ly_ctx;
 
-/* Reads the table at path into c; -1 with the reason on c->out if the file
- * cannot be read or a line is not `LAYER PATH [# comment]`. */
+/* Reads the table at path into c (c->root set); -1 with the reason on c->out
+ * if the file cannot be read, a line is not `LAYER PATH [# comment]` or names
+ * a folder of the tree without its trailing '/'. */
 static int ly_read_table(ly_ctx *c, const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -75,6 +76,13 @@ static int ly_read_table(ly_ctx *c, const char *path)
         e->layer = layer;
         e->folder = name[strlen(name) - 1] == '/';
         snprintf(e->path, sizeof e->path, "%s", name);
+        char full[2 * LY_PATH + 2];
+        struct stat st;
+        snprintf(full, sizeof full, "%s/%s", c->root, name);
+        if (!e->folder && stat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
+            fprintf(c->out, "%s:%d: %s is a folder: write it %s/\n", path, lineno, name, name);
+            rc = -1;
+        }
     }
     fclose(f);
     if (rc == 0 && c->n_entries == 0) {
