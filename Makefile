@@ -16,12 +16,12 @@ SQLITE_LIBS ?= -lsqlite3
 OPT      ?= -O2 -g
 CFLAGS   += $(OPT) -std=c11 -Wall -Wextra -fPIC -pthread \
             -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-            -Iruntime -Itemplates -Idb -Ireports -Ituner \
+            -Iruntime -Idriver -Itemplates -Idb -Ireports -Ituner \
             -I$(CUDA_HOME)/include -I$(BUILD)/gen
 CUDA_LIB := $(CUDA_HOME)/lib64
 LDLIBS   += -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lnvrtc $(SQLITE_LIBS) -ldl -lpthread -lm
 
-LIB_SRC  := $(wildcard runtime/*.c templates/*.c db/*.c)
+LIB_SRC  := $(wildcard driver/*.c templates/*.c db/*.c runtime/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/sources.o
 TOOL_SRC := $(wildcard tuner/*.c reports/*.c)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
@@ -39,10 +39,10 @@ TOOL     := $(BUILD)/autotune
 TESTS    := $(BUILD)/run_tests
 TEST_TOOL := $(BUILD)/autotune-test
 
-.PHONY: all test check bench install uninstall clean
+.PHONY: all test check layers bench install uninstall clean
 all: $(STATIC) $(SHARED) $(TOOL) $(BUILD)/autotune.pc
 
-$(BUILD)/%.o: %.c $(wildcard runtime/*.h templates/*.h db/*.h reports/*.h tuner/*.h tests/*.h) | $(BUILD)/gen/sources.c
+$(BUILD)/%.o: %.c $(wildcard runtime/*.h driver/*.h templates/*.h db/*.h reports/*.h tuner/*.h tests/*.h) | $(BUILD)/gen/sources.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -86,6 +86,15 @@ test: all $(TESTS)
 # Compile every configuration of every family for sm_90 (no GPU needed).
 check: $(TOOL)
 	./$(TOOL) check --arch sm_90
+
+# No #include from a lower layer to a higher one (tools/layers.txt); the CPU
+# test tests/test_layers.c includes the same checker.
+$(BUILD)/tools/layers: tools/layers.c
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L $< -o $@
+layers: $(BUILD)/tools/layers
+	$(BUILD)/tools/layers -s $(BUILD) .
+$(BUILD)/tests/test_layers.o: tools/layers.c
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig

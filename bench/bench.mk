@@ -1,6 +1,6 @@
 # bench/bench.mk: `make bench` builds the GPU benchmarks (cuBLAS/CUB baselines
 # live only here; the library stays C) and runs them; needs a GPU.
-BENCH_NVCCFLAGS ?= -O3 -std=c++17 -arch=sm_90 -Iruntime -Itemplates -Idb -I$(CUDA_HOME)/include
+BENCH_NVCCFLAGS ?= -O3 -std=c++17 -arch=sm_90 -Iruntime -Idriver -Itemplates -Idb -I$(CUDA_HOME)/include
 BENCH_SRC  := $(wildcard bench/bench_*.c bench/bench_*.cu)
 BENCH_BIN  := $(patsubst bench/%,$(BUILD)/bench/%,$(basename $(BENCH_SRC)))
 

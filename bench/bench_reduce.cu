@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 /* The project's headers are C without extern "C" guards (except autotune.h).
- * bench.mk gives nvcc -Iruntime -Itemplates -Idb; built with -Iruntime
- * alone, tpl.h is reached by its path and the db.h declarations used here
- * are mirrored below. */
+ * bench.mk gives nvcc -Iruntime -Idriver -Itemplates -Idb; built with
+ * -Iruntime -Idriver alone, tpl.h is reached by its path and the db.h
+ * declarations used here are mirrored below. */
 extern "C" {
 #include "autotune.h"
 #include "cudrv.h"
