@@ -1,4 +1,4 @@
-/* test_db.c: CPU-tier tests of the tuning database (db/db.c): round trips,
+/* test_db.c: CPU-tier tests of the tuning database (db/): round trips,
  * best/candidate queries, resume, paths, foreign/corrupt/read-only files. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,94 @@
+/* db_internal.h: what the db/ files share and nothing else includes: the
+ * handle, the SQL helpers (sql.c) and the pieces one topic lends another. */
+#ifndef DB_INTERNAL_H
+#define DB_INTERNAL_H
+
+#include <stddef.h>
+#include <sqlite3.h>
+#include "db.h"
+
+struct db {
+    sqlite3 *h;
+    int readonly;
+    char path[4096];
+    char errmsg[1024];
+};
+
+/* ---- sql.c: strings and messages ---- */
+
+/* Copies src (NULL = "") into dst, truncated to len - 1 bytes. */
+void db_copy(char *dst, size_t len, const char *src);
+void db_fmt(char *dst, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Sets the handle's message and returns status. */
+at_status db_fail(db *d, at_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Maps an SQLite result code to a status. */
+at_status db_status_of(int rc);
+/* Records SQLite's failure of `what` on the handle; returns its status. */
+at_status db_sqlfail(db *d, int rc, const char *what);
+/* Current UTC time, ISO 8601 with milliseconds. */
+void db_now(char *out, size_t len);
+
+/* ---- sql.c: statements ---- */
+
+/* Prepares sql; on failure *st = NULL and the handle says why. */
+at_status db_prepare(db *d, sqlite3_stmt **st, const char *sql);
+/* Binds s as text, NULL as NULL. */
+void db_bind_text(sqlite3_stmt *st, int i, const char *s);
+/* Binds d0, d1, d2 of p at first, first+1, first+2 (unused ones 0). */
+void db_bind_dims(sqlite3_stmt *st, int first, const tpl_problem *p);
+void db_col_text(sqlite3_stmt *st, int col, char *dst, size_t len);
+/* Reads n_dims, d0, d1, d2 from columns col .. col + 3. */
+void db_col_problem(sqlite3_stmt *st, int col, tpl_problem *p);
+/* Runs sql; 1 if it succeeded, else 0 with *status and the message set. */
+int db_exec(db *d, const char *sql, const char *what, at_status *status);
+/* BEGIN IMMEDIATE (waits up to the busy timeout for other writers). */
+at_status db_begin(db *d);
+/* COMMIT; rolls back if it fails. */
+at_status db_commit(db *d);
+/* Rolls back the open transaction, if any. */
+void db_rollback(db *d);
+/* AT_ERR_DB (and the message) if the handle may not write. */
+at_status db_check_writable(db *d, const char *what);
+/* Runs a single-value integer query (arg bound to ?1 if not NULL);
+ * *value = 0 if no row. */
+at_status db_query_int(db *d, const char *sql, const char *arg,
+                       long long *value, const char *what);
+/* Grows a malloc'd array of elements of size `size` to hold n + 1; 0 if
+ * out of memory (the array is kept). */
+int db_grow(void **arr, int *cap, int n, size_t size);
+/* 1 if p is a problem the schema can hold. */
+int db_problem_ok(const tpl_problem *p);
+
+/* ---- schema.c ---- */
+
+/* Validates the database, creates the schema where allowed (create and an
+ * empty database), then sets the connection's pragmas. */
+at_status db_setup(db *d, int create, int empty_file);
+
+/* ---- devices.c ---- */
+
+/* id of the device of that UUID; AT_ERR_NOT_FOUND if unknown. */
+at_status db_device_id(db *d, const char *uuid, long long *id);
+
+/* ---- results.c ---- */
+
+/* The columns db_read_result reads, from RESULT_FROM. */
+#define RESULT_COLS \
+    "r.id, r.session_id, d.uuid, k.name, k.source_hash, p.n_dims, p.d0, p.d1, " \
+    "p.d2, r.config, r.status, r.time_ms, r.time_min_ms, r.time_max_ms, r.runs, " \
+    "r.gflops, r.gbs, r.rel_error, r.compile_ms, r.binary_key, r.error, r.created, " \
+    "r.deterministic"
+#define RESULT_FROM \
+    " FROM result r JOIN device d ON d.id = r.device_id " \
+    "JOIN kernel k ON k.id = r.kernel_id JOIN problem p ON p.id = r.problem_id "
+
+/* Reads one row of RESULT_COLS. */
+void db_read_result(sqlite3_stmt *st, db_result *r);
+/* Steps st to the end, collecting rows into a malloc'd array; finalizes
+ * st. On failure nothing is returned and the handle says why. */
+at_status db_collect_results(db *d, sqlite3_stmt *st, db_result **out,
+                             int *count, const char *what);
+
+#endif

@@ -1,0 +1,202 @@
+/* sql.c: the helpers every db/ file uses: messages, statements and binding,
+ * transactions, small queries. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "db_internal.h"
+
+void db_copy(char *dst, size_t len, const char *src)
+{
+    if (!dst || len == 0)
+        return;
+    if (!src)
+        src = "";
+    size_t n = strlen(src);
+    if (n >= len)
+        n = len - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+void db_fmt(char *dst, size_t len, const char *fmt, ...)
+{
+    if (!dst || len == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(dst, len, fmt, ap);
+    va_end(ap);
+}
+
+/* Sets the handle's message and returns status. */
+at_status db_fail(db *d, at_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->errmsg, sizeof d->errmsg, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+/* Maps an SQLite result code to a status. */
+at_status db_status_of(int rc)
+{
+    switch (rc & 0xff) {
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+        return AT_ERR_DB_CORRUPT;
+    case SQLITE_NOMEM:
+        return AT_ERR_NO_MEMORY;
+    default:
+        return AT_ERR_DB;
+    }
+}
+
+/* Records SQLite's failure of `what` on the handle. */
+at_status db_sqlfail(db *d, int rc, const char *what)
+{
+    return db_fail(d, db_status_of(rc), "%s: %s (%s)", what,
+                   sqlite3_errmsg(d->h), d->path);
+}
+
+/* Current UTC time, ISO 8601 with milliseconds. */
+void db_now(char *out, size_t len)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    char base[32];
+    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+    db_fmt(out, len, "%s.%03ldZ", base, ts.tv_nsec / 1000000L);
+}
+
+at_status db_prepare(db *d, sqlite3_stmt **st, const char *sql)
+{
+    int rc = sqlite3_prepare_v2(d->h, sql, -1, st, NULL);
+    if (rc != SQLITE_OK) {
+        *st = NULL;
+        return db_sqlfail(d, rc, "preparing a statement");
+    }
+    return AT_OK;
+}
+
+void db_bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s)
+        sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static long long db_dim(const tpl_problem *p, int i)
+{
+    if (!p || i >= p->n_dims || i >= TPL_MAX_DIMS)
+        return 0;
+    return p->dims[i];
+}
+
+/* Binds d0, d1, d2 of p at first, first+1, first+2. */
+void db_bind_dims(sqlite3_stmt *st, int first, const tpl_problem *p)
+{
+    for (int i = 0; i < 3; i++)
+        sqlite3_bind_int64(st, first + i, db_dim(p, i));
+}
+
+void db_col_text(sqlite3_stmt *st, int col, char *dst, size_t len)
+{
+    db_copy(dst, len, (const char *)sqlite3_column_text(st, col));
+}
+
+void db_col_problem(sqlite3_stmt *st, int col, tpl_problem *p)
+{
+    memset(p, 0, sizeof *p);
+    int n = sqlite3_column_int(st, col);
+    p->n_dims = n < 0 ? 0 : n > TPL_MAX_DIMS ? TPL_MAX_DIMS : n;
+    for (int i = 0; i < 3 && i < TPL_MAX_DIMS; i++)
+        p->dims[i] = sqlite3_column_int64(st, col + 1 + i);
+}
+
+int db_exec(db *d, const char *sql, const char *what, at_status *status)
+{
+    char *msg = NULL;
+    int rc = sqlite3_exec(d->h, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
+        *status = db_fail(d, db_status_of(rc), "%s: %s (%s)", what,
+                          msg ? msg : sqlite3_errmsg(d->h), d->path);
+        sqlite3_free(msg);
+        return 0;
+    }
+    return 1;
+}
+
+at_status db_begin(db *d)
+{
+    at_status s = AT_OK;
+    db_exec(d, "BEGIN IMMEDIATE", "starting a transaction", &s);
+    return s;
+}
+
+at_status db_commit(db *d)
+{
+    at_status s = AT_OK;
+    if (!db_exec(d, "COMMIT", "committing", &s))
+        sqlite3_exec(d->h, "ROLLBACK", NULL, NULL, NULL);
+    return s;
+}
+
+void db_rollback(db *d)
+{
+    if (!sqlite3_get_autocommit(d->h))
+        sqlite3_exec(d->h, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* AT_ERR_DB if the handle may not write. */
+at_status db_check_writable(db *d, const char *what)
+{
+    if (d->readonly)
+        return db_fail(d, AT_ERR_DB, "%s: the database is read-only (%s)",
+                       what, d->path);
+    return AT_OK;
+}
+
+/* Runs a single-value integer query; *value = 0 if no row. */
+at_status db_query_int(db *d, const char *sql, const char *arg,
+                              long long *value, const char *what)
+{
+    sqlite3_stmt *st;
+    at_status s = db_prepare(d, &st, sql);
+    if (s != AT_OK)
+        return s;
+    if (arg)
+        db_bind_text(st, 1, arg);
+    int rc = sqlite3_step(st);
+    *value = 0;
+    if (rc == SQLITE_ROW)
+        *value = sqlite3_column_int64(st, 0);
+    else if (rc != SQLITE_DONE)
+        s = db_sqlfail(d, rc, what);
+    sqlite3_finalize(st);
+    return s;
+}
+
+/* Grows a malloc'd array of elements of size `size` to hold n + 1. */
+int db_grow(void **arr, int *cap, int n, size_t size)
+{
+    if (n < *cap)
+        return 1;
+    int ncap = *cap ? *cap * 2 : 16;
+    void *p = realloc(*arr, (size_t)ncap * size);
+    if (!p)
+        return 0;
+    *arr = p;
+    *cap = ncap;
+    return 1;
+}
+
+int db_problem_ok(const tpl_problem *p)
+{
+    return p && p->n_dims >= 0 && p->n_dims <= TPL_MAX_DIMS;
+}
