@@ -349,12 +349,14 @@ TEST(report_escape_html)
     CHECK_EQ(one[0], 0);
 }
 
-/* ---- a rich fixture: the recorded H200 tunings of tests/data, three
+/* ---- a rich fixture: the recorded H200 tunings of tests/data, five
  * devices, every status, several sessions, unknown kernels, an older
  * template version and hostile text; checked against what was stored ---- */
 
 #define TR_UUID_B "GPU-0a1b2c3d-bbbb-cccc-dddd-0123456789ab"
 #define TR_UUID_C "GPU-0a1b2c3d-cccc-dddd-eeee-0123456789ab"
+#define TR_UUID_D "GPU-0a1b2c3d-dddd-eeee-ffff-0123456789ab"
+#define TR_UUID_E "GPU-0a1b2c3d-eeee-ffff-0000-0123456789ab"
 #define TR_OLD_HASH "0123456789abcdef"
 #define TR_MAX_GROUPS 24
 
@@ -531,6 +533,10 @@ static int tr_unknown_kernels(db *d, tr_rich *fx, long long session)
         ok = tr_put(d, fx, TR_UUID, i < 45 ? 0 : session, "mystery<k>", "feedfacefeedface", p,
                     cfg, DB_OK, t, 1000.0 / t, 0, 5, NULL);
     }
+    for (int i = 0; ok && i < 2; i++)         /* a value no verified run had */
+        ok = tr_put(d, fx, TR_UUID, session, "mystery<k>", "feedfacefeedface", p,
+                    i ? "X=1,Y=3,Z=zz" : "X=2,Y=3,Z=zz", DB_WRONG_RESULT, 0.5, 2000, 0, 5,
+                    "off by one");
     for (int i = 0; ok && i < 3; i++) {
         char cfg[64];
         snprintf(cfg, sizeof cfg, "W=%d", i);
@@ -559,8 +565,38 @@ static int tr_measure_on(db *d, const char *uuid, const char *kernel, tpl_proble
     return 0;
 }
 
+/* Device C: an FP32 ceiling but no bandwidth; a failed default next to a
+ * verified seed baseline. Device D: no ceilings, one kernel this build does
+ * not know with more verified results than a trajectory draws. */
+static int tr_bare_devices(db *d, tr_rich *fx)
+{
+    long long sc = 0, sd = 0;
+    if (db_begin_session(d, TR_UUID_C, "autotune", "{}", &sc) != AT_OK ||
+        db_begin_session(d, TR_UUID_D, "autotune", "{}", &sd) != AT_OK)
+        return 0;
+    const tpl_family *mm = tpl_find("matmul");
+    tpl_problem p768 = { 3, { 768, 768, 768 } };
+    int ok = mm && mm->default_config && mm->n_baselines > 0 &&
+             tr_family_results(d, fx, TR_UUID_C, sc, "sum", (tpl_problem){ 1, { 4096 } }, 30) &&
+             tr_family_results(d, fx, TR_UUID_C, sc, "matmul",
+                               (tpl_problem){ 3, { 512, 512, 512 } }, 20) &&
+             tr_put(d, fx, TR_UUID_C, sc, "matmul", tpl_source_hash(mm), p768,
+                    mm->default_config, DB_TIMEOUT, 0, 0, 0, 0, "watchdog") &&
+             tr_put(d, fx, TR_UUID_C, sc, "matmul", tpl_source_hash(mm), p768,
+                    mm->baselines[0].config, DB_OK, 12.0, 0, 0, 9, NULL);
+    for (int i = 0; ok && i < 3100; i++) {
+        char cfg[64];
+        snprintf(cfg, sizeof cfg, "A=%d,B=%d", i % 50, i / 50);
+        double t = 2.0 + 0.001 * ((i * 7919) % 3001);
+        ok = tr_put(d, fx, TR_UUID_D, sd, "bulk", "abcdefabcdefabcd", (tpl_problem){ 1, { 9 } },
+                    cfg, DB_OK, t, 0, 64.0 / t, 3, NULL);
+    }
+    return ok;
+}
+
 /* Device A (measured ceilings, hostile name), device B (theoretical
- * ceilings) and device C (no clocks, no results). */
+ * ceilings), devices C and D (tr_bare_devices) and device E (no clocks, no
+ * results). */
 static db *tr_build_rich(tr_rich *fx)
 {
     memset(fx, 0, sizeof *fx);
@@ -572,18 +608,23 @@ static db *tr_build_rich(tr_rich *fx)
         th_fail(__FILE__, __LINE__, "db_open: %s", err);
         return NULL;
     }
-    at_device_info a, b, c;
+    at_device_info a, b, c, dd, e;
     tr_device(&a, TR_UUID, "NVIDIA H200 " TR_EVIL);
     tr_device(&b, TR_UUID_B, "NVIDIA H100 80GB HBM3");
-    tr_device(&c, TR_UUID_C, "Idle GPU");
-    c.clock_khz = c.mem_clock_khz = 0;
+    tr_device(&c, TR_UUID_C, "Bare GPU");
+    c.mem_clock_khz = 0;
+    tr_device(&dd, TR_UUID_D, "Clockless GPU");
+    dd.clock_khz = dd.mem_clock_khz = 0;
+    tr_device(&e, TR_UUID_E, "Idle GPU");
+    e.clock_khz = e.mem_clock_khz = 0;
     long long s1 = 0, s2 = 0;
     tpl_problem p4096 = { 3, { 4096, 4096, 4096 } }, p1000 = { 3, { 1000, 1000, 1000 } };
     tpl_problem pflat = { 3, { 8192, 8192, 128 } }, p2048 = { 3, { 2048, 2048, 2048 } };
     tpl_problem ptall = { 3, { 128, 8192, 8192 } }, psum = { 1, { 1 << 20 } };
     tpl_problem pdot = { 1, { 1 << 24 } }, pjac = { 1, { 4096 } };
     int ok = db_put_device(d, &a, "13.0") == AT_OK && db_put_device(d, &b, "12.8") == AT_OK &&
-             db_put_device(d, &c, "") == AT_OK &&
+             db_put_device(d, &c, "12.4") == AT_OK && db_put_device(d, &dd, "") == AT_OK &&
+             db_put_device(d, &e, "") == AT_OK &&
              db_begin_session(d, TR_UUID, "autotune", "{}", &s1) == AT_OK &&
              db_begin_session(d, TR_UUID_B, "autotune", "{}", &s2) == AT_OK;
     const char *mm = tpl_find("matmul") ? tpl_source_hash(tpl_find("matmul")) : "";
@@ -597,11 +638,12 @@ static db *tr_build_rich(tr_rich *fx)
          tr_family_results(d, fx, TR_UUID, s1, "dot", pdot, 40) &&
          tr_family_results(d, fx, TR_UUID, s1, "jacobi", pjac, 12) &&
          tr_family_results(d, fx, TR_UUID_B, s2, "sum", psum, 20) &&
-         tr_unknown_kernels(d, fx, s1);
+         tr_unknown_kernels(d, fx, s1) && tr_bare_devices(d, fx);
     double f4096 = 2.0 * 4096 * 4096 * 4096;
     ok = ok && tr_measure_on(d, TR_UUID, "matmul", p4096, "cublas", 2.9, f4096 / 2.9e6, 0) &&
          tr_measure_on(d, TR_UUID, "matmul", p4096, "seed_naive_cuda", 90, f4096 / 90e6, 0) &&
          tr_measure_on(d, TR_UUID, "matmul", p1000, "cublas", 0.1, 0, 0) &&
+         tr_measure_on(d, TR_UUID, "matmul", p4096, "cublas-failed", 0, 0, 0) &&
          tr_measure_on(d, TR_UUID, "matmul", (tpl_problem){ 3, { 5, 5, 5 } }, "cublas", 1, 1, 0) &&
          tr_measure_on(d, TR_UUID, "sum", psum, "cub", 0.004, 0, 4.0 * (1 << 20) / 4e3) &&
          tr_measure_on(d, TR_UUID, "dot", pdot, "vendor " TR_EVIL, 0.03, 0, 0) &&
@@ -643,7 +685,7 @@ TEST(report_rich_fixture)
 #define TR_EXPECT(cond, ...) do { if (ok && !(cond)) { \
     th_fail(__FILE__, __LINE__, __VA_ARGS__); ok = 0; } } while (0)
     char text[TPL_CONFIG_LEN + 64];
-    snprintf(text, sizeof text, "3 devices, %d results", fx.total);
+    snprintf(text, sizeof text, "5 devices, %d results", fx.total);
     TR_EXPECT(strstr(html, text) != NULL, "\"%s\" missing", text);
     /* Every group: its best and its count of verified configurations. */
     for (int i = 0; i < fx.n_groups; i++) {
@@ -673,6 +715,11 @@ TEST(report_rich_fixture)
     TR_EXPECT(strstr(html, "No tuning results for this device."), "idle device");
     TR_EXPECT(strstr(html, "session 1") || strstr(html, "session 2"), "sessions missing");
     TR_EXPECT(strstr(html, "no session"), "results without a session");
+    TR_EXPECT(strstr(html, "No roofline: "), "a device without ceilings has a roofline");
+    TR_EXPECT(strstr(html, ">none ok</text>"), "a value no verified run had");
+    TR_EXPECT(strstr(html, "class=\"value\">no data</text>"), "a measurement without data");
+    TR_EXPECT(strstr(html, "class=\"value\">timeout</text>"), "the failed default's status");
+    TR_EXPECT(strstr(html, "<td>- GB/s (unknown)</td>"), "an unknown bandwidth");
     TR_EXPECT(!strstr(html, TR_EVIL) && !strstr(html, "<k>") && !strstr(html, "a<b") &&
               !strstr(html, "<error>"), "hostile text not escaped");
     TR_EXPECT(strstr(html, "mystery&lt;k&gt;") && strstr(html, "a&lt;b") &&
