@@ -1,11 +1,14 @@
 /* test_report.c: CPU-tier tests of the HTML report (reports/report.c) on a
  * fixture database: self-contained, escaped, well-formed, error statuses. */
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "db.h"
+#include "figures.h"
 #include "harness.h"
+#include "html.h"
 #include "report.h"
 
 /* Strong references: link the families from the static library (the
@@ -742,4 +745,187 @@ TEST(report_rich_fixture)
 #undef TR_EXPECT
     free(html);
     db_close(d);
+}
+
+/* ---- the two halves of the report: figures collected from the database
+ * (reports/figures.h) and the document rendered from figures alone
+ * (reports/html.h) ---- */
+
+static const rp_group *tr_group_of(const rp_device *rd, const char *kernel)
+{
+    for (int k = 0; k < rd->n_groups; k++)
+        if (strcmp(rd->groups[k].kernel, kernel) == 0)
+            return &rd->groups[k];
+    return NULL;
+}
+
+static int tr_fail_count(const rp_group *g, const char *status)
+{
+    for (int s = 0; s < RP_N_FAIL_STATUSES; s++)
+        if (strcmp(rp_fail_statuses[s], status) == 0)
+            return g->fails[s];
+    return -1;
+}
+
+static int tr_close(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * fabs(b);
+}
+
+TEST(report_figures_collected)
+{
+    tr_fixture fx;
+    db *d = tr_build(&fx);
+    CHECK(d);
+    rp_report rep;
+    char err[256];
+    CHECK_OK(rp_collect(d, NULL, &rep, err, sizeof err));
+    CHECK_EQ(rep.n_devs, 1);
+    const rp_device *rd = &rep.devs[0];
+    CHECK_EQ(rep.total, rd->n_res);
+    CHECK(tr_close(rd->fp32.value, fx.peak) && strcmp(rd->fp32.source, "measured") == 0);
+    CHECK(tr_close(rd->bandwidth.value, 3012.5));
+    CHECK_EQ(rd->n_groups, 3);                   /* sorted by kernel */
+    CHECK_STR(rd->groups[0].kernel, "jacobi");
+    CHECK_STR(rd->groups[1].kernel, "matmul");
+    CHECK_STR(rd->groups[2].kernel, "sum");
+    const rp_group *mm = tr_group_of(rd, "matmul"), *jc = tr_group_of(rd, "jacobi");
+    const rp_group *sm = tr_group_of(rd, "sum");
+    const tpl_family *fam = tpl_find("matmul");
+    CHECK(mm && jc && sm && fam && mm->best >= 0);
+    double flops = 2.0 * 1000 * 999 * 1001;
+    CHECK_STR(mm->e[mm->best].r->config, fx.best_matmul);
+    CHECK(mm->is_flops && strcmp(mm->unit, "GFLOP/s") == 0);
+    CHECK(tr_close(mm->best_value, fx.best_gflops));
+    CHECK(tr_close(mm->pct, 100.0 * fx.best_gflops / fx.peak));
+    CHECK(tr_close(mm->cmp.vendor_best, flops / 0.2e6));
+    CHECK(tr_close(mm->cmp.seed_best, flops / 30e6));   /* the baseline beats the seed */
+    CHECK(tr_close(mm->cmp.default_value, flops / 2.5e6));
+    CHECK(tr_close(mm->vs_vendor, fx.best_gflops / (flops / 0.2e6)));
+    CHECK(tr_close(mm->vs_default, fx.best_gflops / (flops / 2.5e6)));
+    CHECK_EQ(tr_fail_count(mm, DB_COMPILE_ERROR), 4);
+    CHECK_EQ(tr_fail_count(mm, DB_WRONG_RESULT), 1);
+    CHECK_EQ(mm->n_ok + 5, mm->n);
+    /* Ranked: every verified value, fastest first, the best first. */
+    CHECK_EQ(mm->n_ranked, mm->n_ok);
+    CHECK(mm->ranked_kind[0] == RP_KIND_TUNED && tr_close(mm->ranked[0], mm->best_value));
+    int defaults = 0, seeds = 0;
+    for (int i = 0; i < mm->n_ranked; i++) {
+        CHECK(i == 0 || mm->ranked[i] <= mm->ranked[i - 1]);
+        defaults += mm->ranked_kind[i] == RP_KIND_DEFAULT;
+        seeds += mm->ranked_kind[i] == RP_KIND_SEED;
+    }
+    CHECK(defaults == 1 && seeds == 1);
+    /* The best configuration's parameters, as the family parses it. */
+    int cfg[TPL_MAX_PARAMS];
+    CHECK_OK(tpl_config_parse(fam, fx.best_matmul, cfg, err, sizeof err));
+    CHECK_EQ(mm->n_params, fam->n_params);
+    for (int p = 0; p < mm->n_params; p++) {
+        CHECK(mm->params[p].in_best && mm->params[p].nv >= 1);
+        CHECK_EQ(atoi(mm->params[p].best_value), cfg[p]);
+    }
+    CHECK(mm->roof.valid && tr_close(mm->roof.gflops, fx.best_gflops));
+    /* Failures only; a bandwidth kernel against the copy bandwidth. */
+    CHECK(jc->best < 0 && jc->n_ok == 0 && tr_fail_count(jc, DB_CRASHED) == 1);
+    CHECK(!sm->is_flops && strcmp(sm->unit, "GB/s") == 0 && sm->ceiling.value == 3012.5);
+    CHECK(tr_close(sm->best_value, 4.0 * 1000003 / 0.02e6));
+    CHECK(tr_close(sm->cmp.vendor_best, 4.0 * 1000003 / 0.015e6));
+    CHECK_EQ(tr_fail_count(sm, DB_TIMEOUT), 1);
+    rp_report_free(&rep);
+    CHECK(rep.devs == NULL && rep.n_devs == 0);
+    /* A device filter that matches nothing collects nothing. */
+    CHECK_OK(rp_collect(d, "GPU-unknown", &rep, err, sizeof err));
+    CHECK(rep.n_devs == 0 && rep.total == 0);
+    rp_report_free(&rep);
+    db_close(d);
+}
+
+/* The document from figures made here, no database: one device with a
+ * hostile name, one kernel this build does not know, hostile configurations. */
+TEST(report_render_without_database)
+{
+    db_result res[3];
+    memset(res, 0, sizeof res);
+    const char *cfgs[3] = { "P=1,Q=<a>", "P=2,Q=<a>", "P=3,Q=<a>" };
+    for (int i = 0; i < 3; i++) {
+        snprintf(res[i].config, sizeof res[i].config, "%s", cfgs[i]);
+        snprintf(res[i].status, sizeof res[i].status, "%s", i == 2 ? DB_CRASHED : DB_OK);
+        res[i].time_ms = i == 2 ? 0 : 2.0 - i;
+        res[i].runs = 7;
+        res[i].session_id = 3;
+    }
+    snprintf(res[2].error, sizeof res[2].error, "%s", TR_EVIL);
+    rp_entry e[3] = {
+        { &res[0], 1, 100.0, 1e9, RP_KIND_OTHER },
+        { &res[1], 1, 200.0, 1e9 + 2, RP_KIND_TUNED },
+        { &res[2], 0, 0, 1e9 + 3, RP_KIND_OTHER },
+    };
+    double ranked[2] = { 200.0, 100.0 };
+    rp_kind kinds[2] = { RP_KIND_TUNED, RP_KIND_OTHER };
+    rp_pval pv[2] = { { "1", 100.0, 1 }, { "2", 200.0, 1 } }, qv[1] = { { "<a>", 200.0, 3 } };
+    rp_device dev;
+    memset(&dev, 0, sizeof dev);
+    tr_device(&dev.dev.info, TR_UUID, "GPU " TR_EVIL);
+    dev.n_res = 3;
+    dev.fp32 = (rp_ceiling){ 400.0, "measured" };
+    dev.bandwidth = (rp_ceiling){ 0, "unknown" };
+    static rp_group g;
+    memset(&g, 0, sizeof g);
+    snprintf(g.kernel, sizeof g.kernel, "k<1>");
+    snprintf(g.hash, sizeof g.hash, "feed");
+    g.hash_current = -1;
+    g.problem = (tpl_problem){ 2, { 64, 32 } };
+    g.e = e;
+    g.n = 3;
+    g.n_ok = 2;
+    g.best = 1;
+    g.is_flops = 1;
+    g.unit = "GFLOP/s";
+    g.best_value = 200.0;
+    g.ceiling = dev.fp32;
+    g.ceiling_name = "FP32";
+    g.pct = 50.0;
+    g.cmp.bars[0] = (rp_bar){ "tuned (best found)", 200.0, RP_KIND_TUNED, "" };
+    g.cmp.bars[1] = (rp_bar){ "vendor <v>", 0, RP_KIND_VENDOR, "" };
+    g.cmp.n = 2;
+    g.ranked = ranked;
+    g.ranked_kind = kinds;
+    g.n_ranked = 2;
+    g.fails[3] = 1;                                      /* crashed */
+    g.traj = (rp_trajectory){ 1, { 3 }, { 1e9 }, 3, 200.0 };
+    g.params[0] = (rp_param){ "P", NULL, 1, "2", pv, 2 };
+    g.params[1] = (rp_param){ "Q", NULL, 1, "<a>", qv, 1 };
+    g.n_params = 2;
+    dev.groups = &g;
+    dev.n_groups = 1;
+    rp_report rep = { &dev, 1, 3 };
+    rp_buf b = { 0 };
+    rp_render_html(&b, &rep, "WHEN<>");
+    CHECK(b.p && !b.oom);
+    const char *html = b.p;
+    int ok = 1;
+#define TR_EXPECT(cond, ...) do { if (ok && !(cond)) { \
+    th_fail(__FILE__, __LINE__, __VA_ARGS__); ok = 0; } } while (0)
+    TR_EXPECT(strstr(html, "Generated WHEN<> from the tuning database: 1 device, 3 results"),
+              "heading");
+    TR_EXPECT(!strstr(html, TR_EVIL) && !strstr(html, "k<1>") && !strstr(html, "=<a>"),
+              "outside text not escaped");
+    TR_EXPECT(strstr(html, "GPU " TR_EVIL_ESC) && strstr(html, "k&lt;1&gt;") &&
+              strstr(html, "P=2,Q=&lt;a&gt;") && strstr(html, "<pre class=\"err\">" TR_EVIL_ESC),
+              "outside text not shown");
+    TR_EXPECT(strstr(html, "<td class=\"n\">50.0%</td>"), "share of the ceiling");
+    TR_EXPECT(strstr(html, "<td class=\"n\">2 / 1</td>"), "ok / failed");
+    TR_EXPECT(strstr(html, "Every configuration tried: 2 ok"), "ranking");
+    TR_EXPECT(strstr(html, "failed: crashed 1"), "failure count");
+    TR_EXPECT(strstr(html, "session 3"), "trajectory");
+    TR_EXPECT(strstr(html, "Held at one value in every configuration tried: <code>Q=&lt;a&gt;"),
+              "fixed parameter");
+    TR_EXPECT(strstr(html, "No roofline"), "roofline of an unknown kernel");
+    TR_EXPECT(strstr(html, ">vendor &lt;v&gt;</text>") && strstr(html, ">no data</text>"),
+              "comparison");
+    TR_EXPECT(tr_count(html, "<svg") == tr_count(html, "</svg>") &&
+              tr_count(html, "<svg") == 4 && tr_count(html, "<div") == tr_count(html, "</div>"),
+              "elements");
+#undef TR_EXPECT
+    free(b.p);
 }
