@@ -413,12 +413,23 @@ static int check_family(const tpl_family *f, const char *arch, tn_pool *pool)
         fprintf(stderr, "autotune: out of memory\n");
         return 1;
     }
+    long long other_arch = 0, kept = 0;     /* configurations that cannot run on arch */
+    for (long long k = 0; k < n_valid; k++) {
+        int cfg[TPL_MAX_PARAMS];
+        tpl_config_from_index(f, valid[k], cfg);
+        if (tpl_target_arch(f, cfg, arch))
+            valid[kept++] = valid[k];
+        else
+            other_arch++;
+    }
+    n_valid = kept;
     int extra_cfg[1 + 16][TPL_MAX_PARAMS];
     int n_extra = 0;
     for (int b = -1; b < f->n_baselines && n_extra < 17; b++) {
         const char *text = b < 0 ? f->default_config : f->baselines[b].config;
         char perr[256];
-        if (!text || tpl_config_parse(f, text, extra_cfg[n_extra], perr, sizeof perr) != AT_OK)
+        if (!text || tpl_config_parse(f, text, extra_cfg[n_extra], perr, sizeof perr) != AT_OK ||
+            !tpl_target_arch(f, extra_cfg[n_extra], arch))
             continue;
         long long idx = tpl_config_to_index(f, extra_cfg[n_extra]);
         int on = 0;
@@ -486,8 +497,11 @@ static int check_family(const tpl_family *f, const char *arch, tn_pool *pool)
         free(jobs[k].log);
     }
     printf("%s: %lld raw, %lld valid, %lld compiled, %lld failed (%lld distinct cubins, "
-           "%.1f s)\n", f->name, tpl_space_size(f), total, compiled, failed, distinct,
+           "%.1f s)", f->name, tpl_space_size(f), total, compiled, failed, distinct,
            tn_now() - t0);
+    if (other_arch)
+        printf("; %lld only for other architectures", other_arch);
+    printf("\n");
     fflush(stdout);
     free(jobs);
     free(keys);
