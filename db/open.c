@@ -69,29 +69,41 @@ static int db_mkdir_parent(const char *path, char *err, size_t errlen)
 
 /* Checks the first bytes of an existing file: AT_OK if SQLite's header (or
  * an empty file, *empty = 1), AT_ERR_DB_CORRUPT if foreign, AT_ERR_IO if
- * unreadable. Never modifies the file. */
+ * unreadable. Never modifies the file. The bytes are read through SQLite's
+ * own file layer, never fopen/fclose: closing any descriptor of the file
+ * drops every POSIX lock this process holds on it, those of its other open
+ * connections too, after which another process may checkpoint and reset
+ * the WAL under them ("database disk image is malformed"); SQLite defers
+ * such a close while its connections hold locks. */
 static at_status db_check_header(const char *path, int *empty, char *err, size_t errlen)
 {
     static const char magic[16] = "SQLite format 3";
     unsigned char head[100];
     *empty = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        db_fmt(err, errlen, "cannot read %s: %s", path, strerror(errno));
+    sqlite3 *h = NULL;
+    sqlite3_file *file = NULL;
+    sqlite3_int64 size = 0;
+    int rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_file_control(h, "main", SQLITE_FCNTL_FILE_POINTER, &file);
+    if (rc == SQLITE_OK && (!file || !file->pMethods))
+        rc = SQLITE_CANTOPEN;
+    if (rc == SQLITE_OK)
+        rc = file->pMethods->xFileSize(file, &size);
+    if (rc == SQLITE_OK && size >= (sqlite3_int64)sizeof head)
+        rc = file->pMethods->xRead(file, head, (int)sizeof head, 0);
+    if (rc != SQLITE_OK) {
+        db_fmt(err, errlen, "cannot read %s: %s", path,
+               h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
+        sqlite3_close(h);
         return AT_ERR_IO;
     }
-    size_t n = fread(head, 1, sizeof head, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        db_fmt(err, errlen, "cannot read %s", path);
-        return AT_ERR_IO;
-    }
-    if (n == 0) {
+    sqlite3_close(h);
+    if (size == 0) {
         *empty = 1;
         return AT_OK;
     }
-    if (n < sizeof head || memcmp(head, magic, sizeof magic) != 0) {
+    if (size < (sqlite3_int64)sizeof head || memcmp(head, magic, sizeof magic) != 0) {
         db_fmt(err, errlen, "%s is not an SQLite database (not a tuning database; "
                "left untouched)", path);
         return AT_ERR_DB_CORRUPT;
