@@ -165,7 +165,7 @@ void tn_progress_update(tn_progress *pg, int force);
 /* Clears the line; the caller then prints its summary. */
 void tn_progress_end(tn_progress *pg);
 
-/* ---- tuning driver (tuner/tune.c) ---- */
+/* ---- tuning driver (tuner/tune.c; its steps: tuner/tune_core.h) ---- */
 typedef struct tn_options {
     int device;
     const tpl_family *families[32];  /* NULL-terminated; empty: all visible */
@@ -187,7 +187,7 @@ typedef struct tn_options {
  * library). Returns the exit status: 0, 1, 130 (interrupted). */
 int tn_tune(const tn_options *opt);
 
-/* ---- search space (tuner/tune.c) ---- */
+/* ---- search space (tuner/plan.c) ---- */
 /* Valid configurations of fam for problem p on dev (dev NULL: generic):
  * malloc'd sorted raw indices. -1 count if out of memory. */
 long long tn_valid_space(const tpl_family *fam, const at_device_info *dev,

@@ -1,0 +1,211 @@
+/* prepare.c: preparing a problem for the search: the worker up with the
+ * inputs prepared, the results stored before, and the device's facts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tune_core.h"
+
+/* Starts the worker and opens the device; fills c->dev. AT_ERR_NO_DEVICE
+ * (message in err) when it does not answer, its status when it refuses. */
+at_status tn_worker_up(tn_ctx *c, char *err, size_t errlen)
+{
+    at_status st = tn_proc_start(&c->worker, err, errlen);
+    if (st != AT_OK)
+        return st;
+    tn_worker_pid = c->worker.pid;
+    tn_msg m, r;
+    memset(&m, 0, sizeof m);
+    m.type = TN_MSG_OPEN;
+    m.device = c->opt->device;
+    char how[256];
+    if (tn_msg_send(c->worker.to_fd, &m) != AT_OK ||
+        (st = tn_msg_recv(c->worker.from_fd, &r, TN_HELLO_TIMEOUT, err, errlen)) != AT_OK) {
+        tn_proc_kill(&c->worker, how, sizeof how);
+        tn_worker_pid = 0;
+        snprintf(err, errlen, "the worker (%s) did not start: %s", c->worker.command,
+                 how[0] ? how : "no answer");
+        return AT_ERR_NO_DEVICE;
+    }
+    if (r.type != TN_MSG_HELLO || r.status != AT_OK) {
+        snprintf(err, errlen, "%s", r.text[0] ? r.text : at_status_string(r.status));
+        st = r.status != AT_OK ? (at_status)r.status : AT_ERR_INTERNAL;
+        tn_msg_free(&r);
+        tn_proc_stop(&c->worker);
+        tn_worker_pid = 0;
+        return st;
+    }
+    if (c->dev.uuid[0] && strcmp(c->dev.uuid, r.dev.uuid) != 0) {
+        snprintf(err, errlen, "the respawned worker sees another device (%s, not %s)",
+                 r.dev.uuid, c->dev.uuid);
+        tn_msg_free(&r);
+        tn_proc_stop(&c->worker);
+        tn_worker_pid = 0;
+        return AT_ERR_INTERNAL;
+    }
+    c->dev = r.dev;
+    tn_msg_free(&r);
+    c->worker_up = 1;
+    c->prepared = 0;
+    return AT_OK;
+}
+
+/* Kills the worker (its whole group); how it ended in how. */
+void tn_worker_down(tn_ctx *c, char *how, size_t howlen)
+{
+    tn_proc_kill(&c->worker, how, howlen);
+    tn_worker_pid = 0;
+    c->worker_up = 0;
+    c->prepared = 0;
+}
+
+/* Makes sure a worker is up with the current problem prepared. A start
+ * failure as tn_worker_up; AT_ERR_CRASHED when it dies preparing, the
+ * worker's status when preparing fails (message in err). */
+at_status tn_worker_ready(tn_ctx *c, char *err, size_t errlen)
+{
+    at_status st;
+    if (!c->worker_up) {
+        if ((st = tn_worker_up(c, err, errlen)) != AT_OK)
+            return st;
+        c->respawns++;
+    }
+    if (c->prepared)
+        return AT_OK;
+    tn_msg m, r;
+    memset(&m, 0, sizeof m);
+    m.type = TN_MSG_PREPARE;
+    snprintf(m.family, sizeof m.family, "%s", c->fam->name);
+    m.problem = c->problem;
+    m.seed = c->seed;
+    if (tn_msg_send(c->worker.to_fd, &m) != AT_OK ||
+        (st = tn_msg_recv(c->worker.from_fd, &r, TN_PREPARE_TIMEOUT, err, errlen)) != AT_OK) {
+        char how[256];
+        tn_worker_down(c, how, sizeof how);
+        size_t used = strlen(err);
+        snprintf(err + used, errlen - used, "%sworker lost while preparing inputs%s%s",
+                 used ? "; " : "", how[0] ? ": " : "", how);
+        return AT_ERR_CRASHED;
+    }
+    st = (at_status)r.status;
+    if (st != AT_OK)
+        snprintf(err, errlen, "preparing inputs failed: %.1900s", r.text);
+    tn_msg_free(&r);
+    if (st == AT_OK)
+        c->prepared = 1;
+    return st;
+}
+
+/* JSON string body of s, truncated to fit len. */
+void tn_json_escape(const char *s, char *out, size_t len)
+{
+    size_t o = 0;
+    for (; *s && o + 7 < len; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') {
+            out[o++] = '\\';
+            out[o++] = (char)ch;
+        } else if (ch < 0x20) {
+            o += (size_t)snprintf(out + o, len - o, "\\u%04x", ch);
+        } else {
+            out[o++] = (char)ch;
+        }
+    }
+    out[o] = '\0';
+}
+
+/* The GPU's clocks and temperature from nvidia-smi as one JSON member,
+ * or why they are unavailable (never fails). */
+void tn_gpu_facts(const char *uuid, char *out, size_t len)
+{
+    char cmd[256], line[256] = "";
+    snprintf(cmd, sizeof cmd,
+             "command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -i '%s' "
+             "--query-gpu=clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader "
+             "2>/dev/null", uuid);
+    FILE *f = popen(cmd, "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f))
+            line[0] = '\0';
+        pclose(f);
+    }
+    line[strcspn(line, "\r\n")] = '\0';
+    char esc[512];
+    if (line[0]) {
+        tn_json_escape(line, esc, sizeof esc);
+        snprintf(out, len, "\"gpu_clocks_sm_mem_temp\": \"%.400s\"", esc);
+    } else {
+        snprintf(out, len, "\"gpu_clocks_sm_mem_temp\": \"unavailable: nvidia-smi "
+                 "not found or failed\"");
+    }
+}
+
+/* ---- the device's copy bandwidth (the report's ceiling) ---- */
+
+/* Copy bandwidth measured by the worker, stored as a measurement and
+ * printed; a worker that dies or does not answer is taken down (the run
+ * goes on without the figure). */
+void tn_measure_ceiling(tn_ctx *c)
+{
+    char err[4096] = "";
+    tn_msg m, r;
+    memset(&m, 0, sizeof m);
+    m.type = TN_MSG_CEILING;
+    if (tn_msg_send(c->worker.to_fd, &m) == AT_OK &&
+        tn_msg_recv(c->worker.from_fd, &r, TN_CEILING_TIMEOUT, err, sizeof err) == AT_OK) {
+        if (r.status == AT_OK && r.value > 0) {
+            db_measurement dm;
+            memset(&dm, 0, sizeof dm);
+            snprintf(dm.device_uuid, sizeof dm.device_uuid, "%s", c->dev.uuid);
+            snprintf(dm.kernel, sizeof dm.kernel, "device");
+            snprintf(dm.name, sizeof dm.name, "copy_bandwidth");
+            dm.problem.n_dims = 1;
+            dm.problem.dims[0] = 256ll << 20;
+            dm.time_ms = r.value2;
+            dm.gbs = r.value;
+            dm.rel_error = -1;
+            snprintf(dm.note, sizeof dm.note, "%.200s", r.text);
+            db_put_measurement(c->d, &dm);
+            printf("copy bandwidth: %.0f GB/s\n", r.value);
+        } else {
+            printf("copy bandwidth: not measured (%s)\n", r.text);
+        }
+        tn_msg_free(&r);
+    } else {
+        char how[256];
+        tn_worker_down(c, how, sizeof how);
+    }
+}
+
+/* ---- one problem ---- */
+
+/* Makes fam/p the current problem; the rows stored for fam on this device
+ * (kept for plan), how many are p's and their best. An unreadable database
+ * means nothing stored. */
+void tn_prepare_problem(tn_ctx *c, tn_prob *pr, const tpl_family *fam, const tpl_problem *p)
+{
+    memset(pr, 0, sizeof *pr);
+    pr->fam = fam;
+    pr->p = p;
+    tn_format_size(p, pr->size, sizeof pr->size);
+    pr->hash = tpl_source_hash(fam);
+    pr->t_start = tn_now();
+    c->fam = fam;
+    c->problem = *p;
+    c->prepared = 0;
+
+    /* results stored before: counted, best known (plan tells the strategy) */
+    if (db_results(c->d, c->dev.uuid, fam->name, &pr->old, &pr->n_old) != AT_OK) {
+        pr->old = NULL;
+        pr->n_old = 0;
+        return;
+    }
+    for (int i = 0; i < pr->n_old; i++) {
+        db_result *r = &pr->old[i];
+        if (strcmp(r->source_hash, pr->hash) != 0 || !tpl_problem_equal(&r->problem, p))
+            continue;
+        pr->stats.previously++;
+        if (strcmp(r->status, DB_OK) == 0 &&
+            tn_beats(&pr->best, r->time_ms, r->time_min_ms, r->time_max_ms))
+            tn_best_take(&pr->best, r, tn_metric_of(fam, p, r->time_ms));
+    }
+}
