@@ -54,9 +54,12 @@ static const char usage_text[] =
     "more than the noise (the larger median - min of the two); the database\n"
     "keeps every measurement and its best is the lowest median.\n"
     "A configuration that crashes or hangs the GPU worker is recorded as\n"
-    "crashed/timeout and the search goes on. ^C stops after the current\n"
-    "configuration; rerunning the same command resumes. Exit status: 0 ok,\n"
-    "1 failure, 2 usage, 130 interrupted.\n";
+    "crashed/timeout and the search goes on. A worker that dies in any step\n"
+    "is restarted and the step tried once more (a configuration on which it\n"
+    "dies twice is recorded as crashed; a size whose inputs it cannot prepare\n"
+    "twice is skipped, exit 1); only a worker that cannot start ends the run.\n"
+    "^C stops after the current configuration; rerunning the same command\n"
+    "resumes. Exit status: 0 ok, 1 failure, 2 usage, 130 interrupted.\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {

@@ -75,74 +75,98 @@ static void reply_to_row(const tn_ctx *c, const tn_msg *rep, db_result *r)
     }
 }
 
-/* Evaluates one compiled item in the worker and fills r (not stored).
- * Returns 0 normally, -1 if the run must stop (interrupt or fatal). */
+/* A worker ready for the current problem, else why not: the run becomes
+ * fatal (no worker can start) or the problem is skipped (its inputs cannot
+ * be prepared). 0 ready, -1 not (nothing set when interrupted). */
+static int worker_ready_or_stop(tn_ctx *c)
+{
+    char err[2048] = "";
+    tn_ready rd = tn_worker_ready(c, err, sizeof err);
+    if (rd == TN_READY)
+        return 0;
+    if (interrupted_now())
+        return -1;
+    if (rd == TN_NO_WORKER) {
+        c->fatal = 1;
+        snprintf(c->fatal_msg, sizeof c->fatal_msg, "the worker cannot start: %s", err);
+    } else {
+        c->skip = 1;
+        snprintf(c->skip_msg, sizeof c->skip_msg, "%s", err);
+    }
+    return -1;
+}
+
+/* The worker's EVAL request for item it. */
+static void eval_request(const tn_ctx *c, const tn_item *it, const ms_options *mo, tn_msg *m)
+{
+    memset(m, 0, sizeof *m);
+    m->type = TN_MSG_EVAL;
+    snprintf(m->family, sizeof m->family, "%s", c->fam->name);
+    m->problem = c->problem;
+    m->n_cfg = c->fam->n_params;
+    memcpy(m->cfg, it->job.cfg, sizeof m->cfg);
+    m->opt = *mo;
+    m->blob = it->cubin;
+    m->blob_size = it->cubin_size;
+}
+
+/* Evaluates one compiled item in the worker and fills r (not stored). A
+ * worker that dies from the hand-off of the request to the end of its
+ * reply is replaced and the item tried once more; if it dies again the
+ * item is recorded as crashed. One that the watchdog kills is recorded as
+ * a timeout, one that reports its own crash (a poisoned context) as
+ * crashed, neither tried again. Returns 0 normally, -1 if the problem or
+ * the run must stop (interrupt, c->skip, c->fatal). */
 static int evaluate(tn_ctx *c, tn_item *it, const ms_options *mo, double timeout_s,
                     db_result *r)
 {
-    char err[2048] = "";
+    char err[2048] = "", how[256] = "", first[512] = "";
     for (int attempt = 0; attempt < 2; attempt++) {
-        at_status st = tn_worker_ready(c, err, sizeof err);
-        if (st != AT_OK) {
-            c->fatal = 1;
-            snprintf(c->fatal_msg, sizeof c->fatal_msg, "%s", err);
+        if (worker_ready_or_stop(c) != 0)
             return -1;
-        }
         tn_msg m, rep;
-        memset(&m, 0, sizeof m);
-        m.type = TN_MSG_EVAL;
-        snprintf(m.family, sizeof m.family, "%s", c->fam->name);
-        m.problem = c->problem;
-        m.n_cfg = c->fam->n_params;
-        memcpy(m.cfg, it->job.cfg, sizeof m.cfg);
-        m.opt = *mo;
-        m.blob = it->cubin;
-        m.blob_size = it->cubin_size;
-        if (tn_msg_send(c->worker.to_fd, &m) != AT_OK) {
-            /* died between evaluations: not this configuration's fault */
-            char how[256];
-            tn_worker_down(c, how, sizeof how);
-            continue;
-        }
+        eval_request(c, it, mo, &m);
+        err[0] = how[0] = '\0';
         double t0 = tn_now();
-        st = tn_msg_recv(c->worker.from_fd, &rep, timeout_s, err, sizeof err);
-        if (interrupted_now()) {
-            char how[256];
+        at_status st = tn_msg_send(c->worker.to_fd, &m);
+        if (st == AT_OK)
+            st = tn_msg_recv(c->worker.from_fd, &rep, timeout_s, err, sizeof err);
+        if (st != AT_OK || interrupted_now())
             tn_worker_down(c, how, sizeof how);
+        if (interrupted_now()) {
             if (st == AT_OK)
                 tn_msg_free(&rep);
             return -1;
         }
+        if (st == AT_OK) {
+            reply_to_row(c, &rep, r);
+            if (rep.fatal) {
+                tn_worker_down(c, how, sizeof how);
+                size_t used = strlen(r->error);
+                snprintf(r->error + used, sizeof r->error - used, "; worker %s",
+                         how[0] ? how : "gone");
+            }
+            tn_msg_free(&rep);
+            return 0;
+        }
         if (st == AT_ERR_TIMEOUT) {
-            char how[256];
-            tn_worker_down(c, how, sizeof how);
             snprintf(r->status, sizeof r->status, "%s", DB_TIMEOUT);
             snprintf(r->error, sizeof r->error,
                      "no result within the %.1f s watchdog; worker killed (%s)",
                      timeout_s, how);
             return 0;
         }
-        if (st != AT_OK) {
-            char how[256];
-            tn_worker_down(c, how, sizeof how);
+        if (attempt == 0) {
+            snprintf(first, sizeof first, "%.200s after %.2f s (%.200s)",
+                     how[0] ? how : "unknown", tn_now() - t0, err[0] ? err : "request lost");
+            c->retries++;
+        } else {
             snprintf(r->status, sizeof r->status, "%s", DB_CRASHED);
-            snprintf(r->error, sizeof r->error, "worker died after %.2f s: %.200s (%.600s)",
-                     tn_now() - t0, how[0] ? how : "unknown", err);
-            return 0;
+            snprintf(r->error, sizeof r->error,
+                     "worker died on it twice: %s; then %.200s after %.2f s (%.400s)", first,
+                     how[0] ? how : "unknown", tn_now() - t0, err[0] ? err : "request lost");
         }
-        reply_to_row(c, &rep, r);
-        if (rep.fatal) {
-            char how[256];
-            tn_worker_down(c, how, sizeof how);
-            size_t used = strlen(r->error);
-            snprintf(r->error + used, sizeof r->error - used, "; worker %s",
-                     how[0] ? how : "gone");
-        }
-        tn_msg_free(&rep);
-        return 0;
     }
-    snprintf(r->status, sizeof r->status, "%s", DB_CRASHED);
-    snprintf(r->error, sizeof r->error, "the worker could not take the request");
     return 0;
 }
 
@@ -481,7 +505,7 @@ static int evaluate_item(tn_ctx *c, tn_prob *pr, tn_item *it, db_result *r)
 
 /* The search loop: fill the window, keep speculation going, evaluate
  * the oldest item and record it; drops the rest at the end. 0, or -1 when
- * out of memory or the run became fatal. */
+ * out of memory, the problem is skipped (c->skip) or the run became fatal. */
 int tn_pipeline_run(tn_ctx *c, tn_prob *pr)
 {
     tn_window w;
@@ -509,7 +533,7 @@ int tn_pipeline_run(tn_ctx *c, tn_prob *pr)
         db_result r;
         if (evaluate_item(c, pr, it, &r) != 0) {
             window_free(&w, it);
-            if (c->fatal)
+            if (c->fatal || c->skip)
                 rc = -1;
             break;
         }

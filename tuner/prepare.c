@@ -5,9 +5,31 @@
 #include <string.h>
 #include "tune_core.h"
 
-/* Starts the worker and opens the device; fills c->dev. AT_ERR_NO_DEVICE
- * (message in err) when it does not answer, its status when it refuses. */
-at_status tn_worker_up(tn_ctx *c, char *err, size_t errlen)
+/* Sends m and waits up to timeout_s for the answer in r. AT_OK, or
+ * AT_ERR_CRASHED when the worker died or did not answer: it is taken down
+ * and how it ended is in how. */
+static at_status worker_call(tn_ctx *c, const tn_msg *m, double timeout_s, tn_msg *r,
+                             char *how, size_t howlen)
+{
+    char err[512] = "";
+    at_status st = tn_msg_send(c->worker.to_fd, m);
+    if (st == AT_OK)
+        st = tn_msg_recv(c->worker.from_fd, r, timeout_s, err, sizeof err);
+    if (st == AT_OK)
+        return AT_OK;
+    tn_worker_down(c, how, howlen);
+    if (st == AT_ERR_TIMEOUT)
+        snprintf(how, howlen, "no answer within %.0f s, killed", timeout_s);
+    else if (!how[0])
+        snprintf(how, howlen, "%s", err[0] ? err : "no answer");
+    return AT_ERR_CRASHED;
+}
+
+/* One start: the process, OPEN and its HELLO; fills c->dev. AT_ERR_CRASHED
+ * with how it ended in err when the worker died or did not answer; the
+ * worker's status and message when it refused (no driver or device);
+ * AT_ERR_IO when the process cannot be made. */
+static at_status worker_open_once(tn_ctx *c, char *err, size_t errlen)
 {
     at_status st = tn_proc_start(&c->worker, err, errlen);
     if (st != AT_OK)
@@ -17,15 +39,8 @@ at_status tn_worker_up(tn_ctx *c, char *err, size_t errlen)
     memset(&m, 0, sizeof m);
     m.type = TN_MSG_OPEN;
     m.device = c->opt->device;
-    char how[256];
-    if (tn_msg_send(c->worker.to_fd, &m) != AT_OK ||
-        (st = tn_msg_recv(c->worker.from_fd, &r, TN_HELLO_TIMEOUT, err, errlen)) != AT_OK) {
-        tn_proc_kill(&c->worker, how, sizeof how);
-        tn_worker_pid = 0;
-        snprintf(err, errlen, "the worker (%s) did not start: %s", c->worker.command,
-                 how[0] ? how : "no answer");
-        return AT_ERR_NO_DEVICE;
-    }
+    if (worker_call(c, &m, TN_HELLO_TIMEOUT, &r, err, errlen) != AT_OK)
+        return AT_ERR_CRASHED;
     if (r.type != TN_MSG_HELLO || r.status != AT_OK) {
         snprintf(err, errlen, "%s", r.text[0] ? r.text : at_status_string(r.status));
         st = r.status != AT_OK ? (at_status)r.status : AT_ERR_INTERNAL;
@@ -42,6 +57,7 @@ at_status tn_worker_up(tn_ctx *c, char *err, size_t errlen)
         tn_worker_pid = 0;
         return AT_ERR_INTERNAL;
     }
+    c->respawns += c->dev.uuid[0] != '\0';
     c->dev = r.dev;
     tn_msg_free(&r);
     c->worker_up = 1;
@@ -49,7 +65,25 @@ at_status tn_worker_up(tn_ctx *c, char *err, size_t errlen)
     return AT_OK;
 }
 
-/* Kills the worker (its whole group); how it ended in how. */
+at_status tn_worker_up(tn_ctx *c, char *err, size_t errlen)
+{
+    char first[512] = "";
+    at_status st = worker_open_once(c, err, errlen);
+    if (st != AT_ERR_CRASHED)
+        return st;
+    /* died while starting: once more */
+    snprintf(first, sizeof first, "%.500s", err);
+    c->retries++;
+    st = worker_open_once(c, err, errlen);
+    if (st == AT_ERR_CRASHED) {
+        char second[512];
+        snprintf(second, sizeof second, "%.500s", err);
+        snprintf(err, errlen, "the worker (%s) died twice while starting: %s; then %s",
+                 c->worker.command, first, second);
+    }
+    return st;
+}
+
 void tn_worker_down(tn_ctx *c, char *how, size_t howlen)
 {
     tn_proc_kill(&c->worker, how, howlen);
@@ -58,41 +92,50 @@ void tn_worker_down(tn_ctx *c, char *how, size_t howlen)
     c->prepared = 0;
 }
 
-/* Makes sure a worker is up with the current problem prepared. A start
- * failure as tn_worker_up; AT_ERR_CRASHED when it dies preparing, the
- * worker's status when preparing fails (message in err). */
-at_status tn_worker_ready(tn_ctx *c, char *err, size_t errlen)
+/* PREPARE of the current problem in the worker: 1 prepared, 0 refused
+ * (message in err), -1 when the worker died (how in how). */
+static int prepare_inputs(tn_ctx *c, char *how, size_t howlen, char *err, size_t errlen)
 {
-    at_status st;
-    if (!c->worker_up) {
-        if ((st = tn_worker_up(c, err, errlen)) != AT_OK)
-            return st;
-        c->respawns++;
-    }
-    if (c->prepared)
-        return AT_OK;
     tn_msg m, r;
     memset(&m, 0, sizeof m);
     m.type = TN_MSG_PREPARE;
     snprintf(m.family, sizeof m.family, "%s", c->fam->name);
     m.problem = c->problem;
     m.seed = c->seed;
-    if (tn_msg_send(c->worker.to_fd, &m) != AT_OK ||
-        (st = tn_msg_recv(c->worker.from_fd, &r, TN_PREPARE_TIMEOUT, err, errlen)) != AT_OK) {
-        char how[256];
-        tn_worker_down(c, how, sizeof how);
-        size_t used = strlen(err);
-        snprintf(err + used, errlen - used, "%sworker lost while preparing inputs%s%s",
-                 used ? "; " : "", how[0] ? ": " : "", how);
-        return AT_ERR_CRASHED;
-    }
-    st = (at_status)r.status;
-    if (st != AT_OK)
-        snprintf(err, errlen, "preparing inputs failed: %.1900s", r.text);
+    if (worker_call(c, &m, TN_PREPARE_TIMEOUT, &r, how, howlen) != AT_OK)
+        return -1;
+    c->prepared = r.status == AT_OK;
+    if (!c->prepared)
+        snprintf(err, errlen, "preparing the inputs failed: %.1900s", r.text);
     tn_msg_free(&r);
-    if (st == AT_OK)
-        c->prepared = 1;
-    return st;
+    return c->prepared;
+}
+
+tn_ready tn_worker_ready(tn_ctx *c, char *err, size_t errlen)
+{
+    char how[256] = "", first[256] = "";
+    if (c->worker_up && !tn_proc_alive(&c->worker))
+        tn_worker_down(c, how, sizeof how);      /* died while idle */
+    for (int attempt = 0; attempt < 2 && tn_interrupts < 2; attempt++) {
+        if (!c->worker_up && tn_worker_up(c, err, errlen) != AT_OK)
+            return TN_NO_WORKER;
+        if (c->prepared)
+            return TN_READY;
+        how[0] = '\0';
+        int done = prepare_inputs(c, how, sizeof how, err, errlen);
+        if (done >= 0)
+            return done ? TN_READY : TN_NO_INPUTS;
+        if (attempt == 0) {
+            snprintf(first, sizeof first, "%s", how);
+            c->retries++;
+        }
+    }
+    if (tn_interrupts >= 2)
+        snprintf(err, errlen, "interrupted");
+    else
+        snprintf(err, errlen, "preparing the inputs killed the worker twice: %s; then %s",
+                 first, how);
+    return TN_NO_INPUTS;
 }
 
 /* JSON string body of s, truncated to fit len. */
@@ -141,39 +184,55 @@ void tn_gpu_facts(const char *uuid, char *out, size_t len)
 
 /* ---- the device's copy bandwidth (the report's ceiling) ---- */
 
+/* Stores and prints the worker's answer to CEILING. */
+static void ceiling_record(tn_ctx *c, const tn_msg *r)
+{
+    if (r->status == AT_OK && r->value > 0) {
+        db_measurement dm;
+        memset(&dm, 0, sizeof dm);
+        snprintf(dm.device_uuid, sizeof dm.device_uuid, "%s", c->dev.uuid);
+        snprintf(dm.kernel, sizeof dm.kernel, "device");
+        snprintf(dm.name, sizeof dm.name, "copy_bandwidth");
+        dm.problem.n_dims = 1;
+        dm.problem.dims[0] = 256ll << 20;
+        dm.time_ms = r->value2;
+        dm.gbs = r->value;
+        dm.rel_error = -1;
+        snprintf(dm.note, sizeof dm.note, "%.200s", r->text);
+        db_put_measurement(c->d, &dm);
+        printf("copy bandwidth: %.0f GB/s\n", r->value);
+    } else {
+        printf("copy bandwidth: not measured (%s)\n", r->text);
+    }
+}
+
 /* Copy bandwidth measured by the worker, stored as a measurement and
- * printed; a worker that dies or does not answer is taken down (the run
- * goes on without the figure). */
+ * printed. A worker that dies is started again and asked once more (then
+ * the run goes on without the figure); one that cannot start makes the run
+ * fatal. */
 void tn_measure_ceiling(tn_ctx *c)
 {
-    char err[4096] = "";
+    char err[2048] = "", how[256] = "", first[256] = "";
     tn_msg m, r;
     memset(&m, 0, sizeof m);
     m.type = TN_MSG_CEILING;
-    if (tn_msg_send(c->worker.to_fd, &m) == AT_OK &&
-        tn_msg_recv(c->worker.from_fd, &r, TN_CEILING_TIMEOUT, err, sizeof err) == AT_OK) {
-        if (r.status == AT_OK && r.value > 0) {
-            db_measurement dm;
-            memset(&dm, 0, sizeof dm);
-            snprintf(dm.device_uuid, sizeof dm.device_uuid, "%s", c->dev.uuid);
-            snprintf(dm.kernel, sizeof dm.kernel, "device");
-            snprintf(dm.name, sizeof dm.name, "copy_bandwidth");
-            dm.problem.n_dims = 1;
-            dm.problem.dims[0] = 256ll << 20;
-            dm.time_ms = r.value2;
-            dm.gbs = r.value;
-            dm.rel_error = -1;
-            snprintf(dm.note, sizeof dm.note, "%.200s", r.text);
-            db_put_measurement(c->d, &dm);
-            printf("copy bandwidth: %.0f GB/s\n", r.value);
-        } else {
-            printf("copy bandwidth: not measured (%s)\n", r.text);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!c->worker_up && tn_worker_up(c, err, sizeof err) != AT_OK) {
+            c->fatal = 1;
+            snprintf(c->fatal_msg, sizeof c->fatal_msg, "the worker cannot start: %s", err);
+            return;
         }
-        tn_msg_free(&r);
-    } else {
-        char how[256];
-        tn_worker_down(c, how, sizeof how);
+        if (worker_call(c, &m, TN_CEILING_TIMEOUT, &r, how, sizeof how) == AT_OK) {
+            ceiling_record(c, &r);
+            tn_msg_free(&r);
+            return;
+        }
+        if (attempt == 0) {
+            snprintf(first, sizeof first, "%s", how);
+            c->retries++;
+        }
     }
+    printf("copy bandwidth: not measured (the worker died twice: %s; then %s)\n", first, how);
 }
 
 /* ---- one problem ---- */
@@ -192,6 +251,8 @@ void tn_prepare_problem(tn_ctx *c, tn_prob *pr, const tpl_family *fam, const tpl
     c->fam = fam;
     c->problem = *p;
     c->prepared = 0;
+    c->skip = 0;
+    c->skip_msg[0] = '\0';
 
     /* results stored before: counted, best known (plan tells the strategy) */
     if (db_results(c->d, c->dev.uuid, fam->name, &pr->old, &pr->n_old) != AT_OK) {

@@ -26,7 +26,8 @@ static void tn_on_signal(int sig)
 /* ---- one problem ---- */
 
 /* Prepares, plans, searches and summarizes one problem. 0 normally, -1
- * if it failed (message printed; c->fatal if the run cannot go on). */
+ * if it failed or was skipped (message printed; its results stored so far
+ * are kept; c->fatal if the run cannot go on). */
 static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
 {
     tn_prob pr;
@@ -37,6 +38,13 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
         tn_progress_end(&pr.pg);
         pr.stats.seconds = tn_now() - pr.t_start;
         tn_problem_summary(&pr);
+    }
+    if (c->skip) {
+        fprintf(stderr, "autotune: %s %s skipped: %s; its %lld results stored are kept, "
+                "the other problems go on\n", fam->name, pr.size, c->skip_msg,
+                pr.stats.previously + pr.stats.evaluated);
+        fflush(stderr);
+        c->skipped++;
     }
     free(pr.old);
     free(pr.extras);
@@ -129,7 +137,12 @@ static int open_run(tn_ctx *c, const char *path)
 {
     const tn_options *o = c->opt;
     char err[4096] = "";
-    if (tn_worker_up(c, err, sizeof err) != AT_OK) {
+    at_status st = tn_worker_up(c, err, sizeof err);
+    if (st == AT_ERR_CRASHED || st == AT_ERR_IO) {
+        fprintf(stderr, "autotune: the worker cannot start: %s\n", err);
+        return -1;
+    }
+    if (st != AT_OK) {
         fprintf(stderr, "autotune: no CUDA driver/device: %s\n", err);
         return -1;
     }
@@ -170,8 +183,9 @@ static int finish_run(tn_ctx *c, double total, int exit_code)
     char gpu[512], end_facts[1024];
     tn_gpu_facts(c->dev.uuid, gpu, sizeof gpu);
     snprintf(end_facts, sizeof end_facts,
-             "{\"seconds\": %.3f, \"results_stored\": %lld, \"worker_respawns\": %lld, %s}",
-             total, c->stored, c->respawns, gpu);
+             "{\"seconds\": %.3f, \"results_stored\": %lld, \"worker_respawns\": %lld, "
+             "\"retried_after_worker_death\": %lld, \"problems_skipped\": %lld, %s}",
+             total, c->stored, c->respawns, c->retries, c->skipped, gpu);
     const char *outcome = tn_interrupts ? "interrupted" : c->fatal ? "failed" : "complete";
     db_end_session(c->d, c->session_id, end_facts, outcome);
     if (tn_interrupts) {
@@ -184,10 +198,16 @@ static int finish_run(tn_ctx *c, double total, int exit_code)
     } else {
         printf("done: %lld results stored in %.1f s (%lld worker restarts", c->stored,
                total, c->respawns);
+        if (c->retries)
+            printf(", %lld retried after the worker died", c->retries);
         if (c->spec_submitted)
             printf(", %lld speculative compiles, %lld of them used", c->spec_submitted,
                    c->spec_used);
         printf(")\n");
+        fflush(stdout);
+        if (c->skipped)
+            fprintf(stderr, "autotune: %lld problem%s skipped (see above)\n", c->skipped,
+                    c->skipped > 1 ? "s" : "");
     }
     return exit_code;
 }

@@ -54,7 +54,9 @@ typedef struct tn_ctx {
     const tpl_family *fam;           /* current problem */
     tpl_problem problem;
     long long stored;                /* results stored by this run */
-    long long respawns;
+    long long respawns;              /* worker starts after the first */
+    long long retries;               /* steps retried after the worker died */
+    long long skipped;               /* problems skipped */
     int jobs;                        /* compile threads */
     double guided_unit_s;            /* default budget per tunable parameter */
     tn_spec spec[TN_SPEC_MAX];
@@ -64,6 +66,8 @@ typedef struct tn_ctx {
     long long vs_n;
     int fatal;                       /* the run cannot go on */
     char fatal_msg[2048];
+    int skip;                        /* the current problem cannot go on */
+    char skip_msg[2048];
 } tn_ctx;
 
 /* ---- one problem ---- */
@@ -117,24 +121,34 @@ typedef struct tn_prob {
 /* ---- prepare (tuner/prepare.c): the worker, the inputs, stored results,
  * device facts ---- */
 
-/* Starts the worker and opens the device; fills c->dev. The error in err
- * (AT_ERR_NO_DEVICE when it does not answer). */
+/* Starts the worker and opens the device; fills c->dev. A worker that
+ * dies (or does not answer) while starting is started once more. Errors,
+ * message in err: AT_ERR_CRASHED (it died twice), the worker's status when
+ * it refused (no driver or device), AT_ERR_IO (no process). */
 at_status tn_worker_up(tn_ctx *c, char *err, size_t errlen);
 /* Kills the worker; how it ended in how. */
 void tn_worker_down(tn_ctx *c, char *how, size_t howlen);
-/* Makes sure a worker is up with the current problem prepared; the error
- * in err (AT_ERR_CRASHED when the worker died preparing). */
-at_status tn_worker_ready(tn_ctx *c, char *err, size_t errlen);
+typedef enum tn_ready {
+    TN_READY,                        /* up, the current problem prepared */
+    TN_NO_WORKER,                    /* it cannot start: the run ends */
+    TN_NO_INPUTS                     /* preparing failed, or killed the
+                                        worker twice: skip the problem */
+} tn_ready;
+/* Makes sure a worker is up (one that died while idle is replaced) with
+ * the current problem prepared; a preparation that kills the worker is
+ * tried once more. Why not in err. */
+tn_ready tn_worker_ready(tn_ctx *c, char *err, size_t errlen);
 /* JSON string body of s (quotes, backslashes, control characters escaped). */
 void tn_json_escape(const char *s, char *out, size_t len);
 /* "gpu_clocks_sm_mem_temp": ... from nvidia-smi, or why it is unavailable. */
 void tn_gpu_facts(const char *uuid, char *out, size_t len);
-/* Measures and stores the device's copy bandwidth; prints it. A dead worker
- * is taken down (the run goes on without the figure). */
+/* Measures and stores the device's copy bandwidth; prints it. A worker
+ * that dies is replaced and asked once more (then the run goes on without
+ * the figure); one that cannot start makes the run fatal. */
 void tn_measure_ceiling(tn_ctx *c);
-/* Makes fam/p the current problem and reads its stored results (pr->old,
- * the count before this run, the best so far). Never fails: an unreadable
- * database means nothing stored. */
+/* Makes fam/p the current problem (not skipped) and reads its stored
+ * results (pr->old, the count before this run, the best so far). Never
+ * fails: an unreadable database means nothing stored. */
 void tn_prepare_problem(tn_ctx *c, tn_prob *pr, const tpl_family *fam, const tpl_problem *p);
 
 /* ---- plan (tuner/plan.c): the space, the strategy, the extras ---- */
@@ -150,8 +164,8 @@ int tn_plan_problem(tn_ctx *c, tn_prob *pr);
  * evaluation behind a watchdog ---- */
 
 /* Runs the search of pr until the strategy, the budget or an interrupt
- * ends it, recording each result. 0 normally, -1 if the run failed (out of
- * memory, c->fatal). */
+ * ends it, recording each result. 0 normally, -1 if it failed (out of
+ * memory, the problem skipped: c->skip, the run fatal: c->fatal). */
 int tn_pipeline_run(tn_ctx *c, tn_prob *pr);
 /* End of the run: drop queued speculative compiles, keep finished ones. */
 void tn_spec_finish(tn_ctx *c);
