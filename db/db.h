@@ -56,14 +56,27 @@ typedef struct db_device {
  * else $HOME/.cache/autotune/tuning.db. Writes into out (len >= 4096). */
 void db_default_path(char *out, size_t len);
 
-/* Opens (create = 1: creating the file, its folder and the schema) in WAL
- * mode with a busy timeout. AT_ERR_NOT_FOUND if the file is missing and
- * create = 0; AT_ERR_DB_CORRUPT if it is not a database of ours or of a
- * newer schema version; reason in err. */
-at_status db_open(db **out, const char *path, int create, char *err, size_t errlen);
+/* How db_open treats the file (the values 0 and 1 are the old "create"). */
+#define DB_OPEN_EXISTING 0  /* an existing database: writable where allowed */
+#define DB_OPEN_CREATE   1  /* also creates the file, its folder, the schema */
+#define DB_OPEN_READONLY 2  /* an existing database, read-only: never writes */
+
+/* Opens the database at path (NULL or "": db_default_path) in WAL mode
+ * with a busy timeout. A file we may not write (permissions, read-only
+ * mount, or a folder where the WAL's -wal and -shm cannot be created) or
+ * DB_OPEN_READONLY gives a read-only handle: every query works, every
+ * write fails with AT_ERR_DB and a message naming why; where the -shm can
+ * be neither opened nor created the file is read as immutable, or from a
+ * private snapshot when a -wal holds changes. AT_ERR_NOT_FOUND if the
+ * file is missing (unless DB_OPEN_CREATE); AT_ERR_DB_CORRUPT if it is not
+ * a database of ours or of a newer schema version (left untouched);
+ * AT_ERR_IO if it cannot be read or created; reason in err. */
+at_status db_open(db **out, const char *path, int mode, char *err, size_t errlen);
 void db_close(db *d);                         /* NULL is a no-op */
 const char *db_errmsg(const db *d);           /* last failure, never NULL */
-int db_is_readonly(const db *d);
+int db_is_readonly(const db *d);              /* 1 for NULL */
+/* Why the handle is read-only ("read-only file system", ...), "" if not. */
+const char *db_readonly_reason(const db *d);
 
 /* Records or refreshes a device (by UUID). */
 at_status db_put_device(db *d, const at_device_info *info, const char *nvrtc_version);

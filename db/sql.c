@@ -157,8 +157,8 @@ void db_rollback(db *d)
 at_status db_check_writable(db *d, const char *what)
 {
     if (d->readonly)
-        return db_fail(d, AT_ERR_DB, "%s: the database is read-only (%s)",
-                       what, d->path);
+        return db_fail(d, AT_ERR_DB, "%s: the database %s is read-only (%s)",
+                       what, d->path, d->ro_reason);
     return AT_OK;
 }
 

@@ -7,6 +7,12 @@
 #include <string.h>
 #include "lookup.h"
 
+at_status lk_open_db(const char *path, db **out, char *msg, size_t len)
+{
+    *out = NULL;
+    return db_open(out, path, DB_OPEN_CREATE, msg, len);
+}
+
 double lk_shape_distance(const tpl_problem *a, const tpl_problem *b)
 {
     double d = 0.0;

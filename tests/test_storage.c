@@ -1,0 +1,455 @@
+/* test_storage.c: CPU-tier tests of the database on storage we cannot
+ * write: read-only files, folders and mounts (db_open, the runtime's open
+ * and lookup chain), and a tuner on a read-only database or a full disk. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <sqlite3.h>
+#include "db.h"
+#include "harness.h"
+#include "lookup.h"
+#include "tpl.h"
+
+/* ---- a fixture database the lookup chain can read ---- */
+
+static int st_valid(const int *cfg, const at_device_info *dev, char *why, size_t len)
+{
+    (void)cfg;
+    (void)dev;
+    (void)why;
+    (void)len;
+    return 1;
+}
+static int st_deterministic(const int *cfg) { return cfg[1] == 0; }
+
+static const tpl_family st_family = {
+    .name = "st_lookup", .source = "reference.cu", .fixed_options = "",
+    .n_dims = 1, .dim_names = {"n"},
+    .n_params = 2,
+    .params = {{"A", 3, {1, 2, 3}, "fake"}, {"ATOMIC", 2, {0, 1}, "1 = nondeterministic"}},
+    .valid = st_valid, .deterministic = st_deterministic,
+    .default_config = "A=1,ATOMIC=0",
+};
+
+#define ST_UUID "GPU-st-a"
+static const char st_cubin[] = "cubin\0bytes";     /* 11 bytes, a NUL inside */
+
+/* The fixture's rows: the best at n = 1024 is A=2 (1.0 ms), deterministic
+ * too; at n = 1048576 A=3,ATOMIC=1 (5.0 ms), deterministic A=1 (6.0 ms).
+ * The row left in a -wal (st_leave_wal) is faster at 1024: A=3,ATOMIC=0. */
+typedef struct st_row {
+    long long n;
+    const char *config;
+    const char *status;
+    double ms;
+    int det;
+} st_row;
+
+static const st_row st_rows[] = {
+    {1024, "A=2,ATOMIC=0", DB_OK, 1.0, 1},
+    {1024, "A=1,ATOMIC=0", DB_OK, 2.0, 1},
+    {1024, "A=3,ATOMIC=1", DB_WRONG_RESULT, 0.1, 0},
+    {1048576, "A=3,ATOMIC=1", DB_OK, 5.0, 0},
+    {1048576, "A=1,ATOMIC=0", DB_OK, 6.0, 1},
+};
+static const st_row st_wal_row = {1024, "A=3,ATOMIC=0", DB_OK, 0.5, 1};
+
+static at_device_info st_device(void)
+{
+    at_device_info info;
+    memset(&info, 0, sizeof info);
+    snprintf(info.uuid, sizeof info.uuid, "%s", ST_UUID);
+    snprintf(info.name, sizeof info.name, "Storage test GPU");
+    info.cc_major = 9;
+    info.cc_minor = 0;
+    info.smem_per_block_optin = 232448;
+    tpl_arch_name(9, 0, info.arch, sizeof info.arch);
+    return info;
+}
+
+static at_status st_store(db *d, const st_row *row)
+{
+    db_result r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.device_uuid, sizeof r.device_uuid, "%s", ST_UUID);
+    snprintf(r.kernel, sizeof r.kernel, "%s", st_family.name);
+    snprintf(r.source_hash, sizeof r.source_hash, "%s", tpl_source_hash(&st_family));
+    r.problem.n_dims = 1;
+    r.problem.dims[0] = row->n;
+    snprintf(r.config, sizeof r.config, "%s", row->config);
+    snprintf(r.status, sizeof r.status, "%s", row->status);
+    r.time_ms = r.time_min_ms = r.time_max_ms = row->ms;
+    r.runs = 5;
+    r.deterministic = row->det;
+    snprintf(r.binary_key, sizeof r.binary_key, "st-%s", row->config);
+    return db_store_result(d, &r);
+}
+
+/* Writes the fixture into a new database at path; "" or the failure. */
+static void st_make(const char *path, char *why, size_t len)
+{
+    db *d = NULL;
+    char err[512];
+    why[0] = '\0';
+    if (db_open(&d, path, DB_OPEN_CREATE, err, sizeof err) != AT_OK) {
+        snprintf(why, len, "db_open: %s", err);
+        return;
+    }
+    at_device_info info = st_device();
+    if (db_put_device(d, &info, "13.0") != AT_OK ||
+        db_put_binary(d, "st-best", st_family.name, "h", "A=2,ATOMIC=0", "sm_90", "13.0", "",
+                      st_cubin, sizeof st_cubin - 1) != AT_OK)
+        snprintf(why, len, "fixture: %s", db_errmsg(d));
+    for (size_t i = 0; !why[0] && i < sizeof st_rows / sizeof st_rows[0]; i++)
+        if (st_store(d, &st_rows[i]) != AT_OK)
+            snprintf(why, len, "fixture row %zu: %s", i, db_errmsg(d));
+    db_close(d);
+}
+
+/* Stores st_wal_row from a child that exits without closing, so the row
+ * lives only in path's -wal (and its -shm stays); 1 if it did. */
+static int st_leave_wal(const char *path)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        db *d = NULL;
+        char err[512];
+        if (db_open(&d, path, DB_OPEN_EXISTING, err, sizeof err) != AT_OK ||
+            st_store(d, &st_wal_row) != AT_OK)
+            _exit(1);
+        _exit(0);                    /* no db_close: no checkpoint */
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return 0;
+    char wal[4400];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    struct stat sb;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 && stat(wal, &sb) == 0 &&
+           sb.st_size > 0;
+}
+
+/* FNV-1a of a file's bytes; 0 if it is missing or empty (a reader may
+ * create an empty -wal beside a database). */
+static unsigned long long st_file_hash(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    unsigned long long h = 14695981039346656037ull;
+    int c, any = 0;
+    while ((c = fgetc(f)) != EOF) {
+        any = 1;
+        h ^= (unsigned char)c;
+        h *= 1099511628211ull;
+    }
+    fclose(f);
+    return any ? h : 0;
+}
+
+/* ---- running checks where the database cannot be written ---- */
+
+typedef enum st_way {
+    ST_AS_USER,                      /* not root: the file modes apply */
+    ST_AS_NOBODY,                    /* root drops to uid 65534 */
+    ST_RO_MOUNT,                     /* root: folder bind-mounted read-only */
+} st_way;
+
+static const char *const st_way_text[] = {
+    "file and folder modes (the tests run unprivileged)",
+    "file and folder modes, checked as uid 65534 (root writes through modes)",
+    "a read-only bind mount in a private mount namespace",
+};
+
+/* Lets uid 65534 reach path: adds o+x to its folders up to the test root. */
+static void st_open_path_for_others(const char *path)
+{
+    char dir[4700];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (int up = 0; up < 3; up++) {
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir)
+            break;
+        *slash = '\0';
+        struct stat sb;
+        if (stat(dir, &sb) == 0 && !(sb.st_mode & S_IXOTH))
+            chmod(dir, (sb.st_mode & 07777) | S_IXOTH);
+    }
+}
+
+/* In a child: makes dir unwritable the way asked; 0, or 77 where this
+ * machine cannot (then the caller reports the way as not run). */
+static int st_enter_way(st_way way, const char *dir)
+{
+    if (way == ST_AS_NOBODY) {
+        if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+            return 77;
+        return access(dir, R_OK | X_OK) == 0 ? 0 : 77;
+    }
+    if (way == ST_RO_MOUNT) {
+        if (unshare(CLONE_NEWNS) != 0 ||
+            mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+            mount(dir, dir, NULL, MS_BIND, NULL) != 0 ||
+            mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) != 0)
+            return 77;
+        return access(dir, W_OK) != 0 && errno == EROFS ? 0 : 77;
+    }
+    return 0;
+}
+
+typedef void (*st_check_fn)(const char *path, void *arg, char *why, size_t len);
+
+/* Runs check(path) in a child that cannot write path's folder (way);
+ * returns 0 if it passed, 77 if the way is not available here, else 1
+ * with the failure in why. */
+static int st_run_in_way(st_way way, const char *path, st_check_fn check, void *arg,
+                         char *why, size_t len)
+{
+    char dir[4600];
+    snprintf(dir, sizeof dir, "%s", path);
+    *strrchr(dir, '/') = '\0';
+    if (way == ST_AS_NOBODY)
+        st_open_path_for_others(dir);
+    int fds[2];
+    if (pipe(fds) != 0) {
+        snprintf(why, len, "pipe: %s", strerror(errno));
+        return 1;
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char msg[2048] = "";
+        close(fds[0]);
+        int rc = st_enter_way(way, dir);
+        if (rc == 0) {
+            check(path, arg, msg, sizeof msg);
+            rc = msg[0] ? 1 : 0;
+        }
+        ssize_t w = write(fds[1], msg, strlen(msg));
+        (void)w;
+        _exit(rc);
+    }
+    close(fds[1]);
+    ssize_t got = pid > 0 ? read(fds[0], why, len - 1) : -1;
+    why[got > 0 ? got : 0] = '\0';
+    close(fds[0]);
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+        snprintf(why, len, "fork/wait: %s", strerror(errno));
+        return 1;
+    }
+    if (!WIFEXITED(status)) {
+        snprintf(why, len, "check child died (signal %d)", WTERMSIG(status));
+        return 1;
+    }
+    return WEXITSTATUS(status);
+}
+
+/* The ways this machine offers: as root, dropping privileges and a
+ * read-only mount; otherwise the modes themselves. */
+static int st_ways(st_way *ways)
+{
+    if (geteuid() != 0) {
+        ways[0] = ST_AS_USER;
+        return 1;
+    }
+    ways[0] = ST_AS_NOBODY;
+    ways[1] = ST_RO_MOUNT;
+    return 2;
+}
+
+/* ---- the runtime on a database it cannot write ---- */
+
+/* The fastest ok configuration at size n of the fixture (plus the -wal's
+ * row where with_wal), by a scan of the fixture's own table. */
+static const char *st_expected(long long n, int deterministic, int with_wal)
+{
+    const char *best = NULL;
+    double t = 1e300;
+    for (size_t i = 0; i <= sizeof st_rows / sizeof st_rows[0]; i++) {
+        const st_row *r = i < sizeof st_rows / sizeof st_rows[0] ? &st_rows[i] : &st_wal_row;
+        if (r == &st_wal_row && !with_wal)
+            continue;
+        if (r->n == n && strcmp(r->status, DB_OK) == 0 && (!deterministic || r->det) &&
+            r->ms < t) {
+            t = r->ms;
+            best = r->config;
+        }
+    }
+    return best;
+}
+
+/* What a handle does: open the way at_create does, then look up. */
+static void st_check_lookups(const char *path, void *arg, char *why, size_t len)
+{
+    int with_wal = *(const int *)arg;
+    db *d = NULL;
+    char msg[1024] = "";
+    at_status s = lk_open_db(path, &d, msg, sizeof msg);
+    if (s != AT_OK || !d) {
+        snprintf(why, len, "lk_open_db: %s (%s)", at_status_string(s), msg);
+        return;
+    }
+    if (!db_is_readonly(d) || !db_readonly_reason(d)[0]) {
+        snprintf(why, len, "the handle may write (readonly %d)", db_is_readonly(d));
+        db_close(d);
+        return;
+    }
+    at_device_info dev = st_device();
+    int cfg[TPL_MAX_PARAMS];
+    char config[TPL_CONFIG_LEN];
+    /* exact and nearest shape, fastest and fastest deterministic */
+    static const long long asked[2] = {1024, 800000}, tuned[2] = {1024, 1048576};
+    for (int k = 0; k < 4 && !why[0]; k++) {
+        tpl_problem p = {1, {asked[k / 2], 0, 0}};
+        int det = k % 2;
+        const char *want = st_expected(tuned[k / 2], det, with_wal);
+        at_lookup_level lv = lk_choose(d, &dev, &st_family, &p, det, cfg, config);
+        at_lookup_level want_lv = k < 2 ? AT_LOOKUP_EXACT : AT_LOOKUP_NEAREST;
+        if (lv != want_lv || !want || strcmp(config, want) != 0)
+            snprintf(why, len, "n=%lld det=%d: level %d config %s, want level %d %s "
+                     "(reason %s)", asked[k / 2], det, (int)lv, config, (int)want_lv,
+                     want ? want : "?", db_readonly_reason(d));
+    }
+    void *bin = NULL;
+    size_t size = 0;
+    if (!why[0] && (db_get_binary(d, "st-best", &bin, &size) != AT_OK ||
+                    size != sizeof st_cubin - 1 || memcmp(bin, st_cubin, size) != 0))
+        snprintf(why, len, "stored cubin: %s", db_errmsg(d));
+    free(bin);
+    if (!why[0] && (db_put_binary(d, "st-new", "x", "h", "", "sm_90", "", "", "ab", 2) !=
+                        AT_ERR_DB || !strstr(db_errmsg(d), "read-only")))
+        snprintf(why, len, "a write was not refused: %s", db_errmsg(d));
+    db_close(d);
+}
+
+typedef struct st_case {
+    const char *name;
+    mode_t file_mode, dir_mode;      /* for the ways by modes */
+    int wal;                         /* 0 none, 1 -wal and -shm left, 2 -wal only */
+    int by_modes_only;               /* the case is about modes, not a mount */
+} st_case;
+
+static const st_case st_cases[] = {
+    {"file 0444 in folder 0555", 0444, 0555, 0, 0},
+    {"file 0444 in folder 0555, -wal and -shm left over", 0444, 0555, 1, 0},
+    {"file 0444 in folder 0555, -wal left over without -shm", 0444, 0555, 2, 0},
+    {"file 0666 in folder 0555", 0666, 0555, 0, 1},
+    {"file 0444 in a writable folder", 0444, 0777, 0, 1},
+};
+
+/* One case one way: fixture, modes, the check in a child, then the files
+ * compared with their bytes before. 0 ok, 77 way unavailable, else 1. */
+static int st_run_case(const st_case *c, st_way way, char *why, size_t len)
+{
+    char dir[4400], path[4500], wal[4600], shm[4600], snap[4500];
+    snprintf(dir, sizeof dir, "%s/ro", th_tmpdir());
+    snprintf(path, sizeof path, "%s/tuning.db", dir);
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    snprintf(shm, sizeof shm, "%s-shm", path);
+    snprintf(snap, sizeof snap, "%s/../snap", dir);
+    mkdir(dir, 0755);
+    mkdir(snap, 0777);
+    chmod(snap, 0777);
+    st_make(path, why, len);
+    if (why[0])
+        return 1;
+    if (c->wal && !st_leave_wal(path)) {
+        snprintf(why, len, "could not leave a -wal behind");
+        return 1;
+    }
+    if (c->wal == 2)
+        unlink(shm);
+    int by_modes = way != ST_RO_MOUNT;
+    if (by_modes) {
+        chmod(path, c->file_mode);
+        chmod(dir, geteuid() != 0 && c->dir_mode == 0777 ? 0755 : c->dir_mode);
+    }
+    unsigned long long h_db = st_file_hash(path), h_wal = st_file_hash(wal);
+    setenv("TMPDIR", snap, 1);       /* where a snapshot would go */
+    int with_wal = c->wal != 0;
+    int rc = st_run_in_way(way, path, st_check_lookups, &with_wal, why, len);
+    unsetenv("TMPDIR");
+    chmod(dir, 0755);
+    if (rc == 0 && (st_file_hash(path) != h_db || st_file_hash(wal) != h_wal)) {
+        snprintf(why, len, "the database's bytes changed");
+        rc = 1;
+    }
+    if (rc == 0 && rmdir(snap) != 0) {
+        snprintf(why, len, "a snapshot was left in %.1000s", snap);
+        rc = 1;
+    }
+    return rc;
+}
+
+TEST(storage_runtime_reads_readonly_database)
+{
+    st_way ways[2];
+    int n_ways = st_ways(ways);
+    for (int w = 0; w < n_ways; w++) {
+        int ran = 0;
+        for (size_t i = 0; i < sizeof st_cases / sizeof st_cases[0]; i++) {
+            if (ways[w] == ST_RO_MOUNT && st_cases[i].by_modes_only)
+                continue;
+            char why[2048] = "";
+            int rc = st_run_case(&st_cases[i], ways[w], why, sizeof why);
+            if (rc == 77)
+                break;
+            CHECK_MSG(rc == 0, "%s, %s: %s", st_cases[i].name, st_way_text[ways[w]], why);
+            ran++;
+        }
+        if (ran)
+            printf("     read-only by %s: %d cases passed\n", st_way_text[ways[w]], ran);
+        else
+            printf("     note: read-only by %s: not available here\n", st_way_text[ways[w]]);
+    }
+}
+
+TEST(storage_open_readonly_mode_never_writes)
+{
+    char path[4400], why[1024] = "";
+    snprintf(path, sizeof path, "%s/tuning.db", th_tmpdir());
+    st_make(path, why, sizeof why);
+    CHECK_MSG(!why[0], "%s", why);
+    CHECK(st_leave_wal(path));
+    char wal[4500];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    unsigned long long h_db = st_file_hash(path), h_wal = st_file_hash(wal);
+    /* the file is writable: only the mode keeps the handle from writing */
+    CHECK(access(path, W_OK) == 0);
+    {
+        db *d = NULL;
+        char err[512];
+        CHECK_OK(db_open(&d, path, DB_OPEN_READONLY, err, sizeof err));
+        CHECK(db_is_readonly(d));
+        CHECK_STR(db_readonly_reason(d), "opened read-only");
+        tpl_problem p = {1, {1024, 0, 0}};
+        db_result best;
+        CHECK_OK(db_best(d, ST_UUID, st_family.name, tpl_source_hash(&st_family), &p, 0,
+                         &best));
+        CHECK_STR(best.config, st_expected(1024, 0, 1));
+        CHECK_EQ(st_store(d, &st_rows[0]), AT_ERR_DB);
+        CHECK(strstr(db_errmsg(d), "read-only") && strstr(db_errmsg(d), "opened read-only"));
+        at_device_info info = st_device();
+        CHECK_EQ(db_put_device(d, &info, "13.0"), AT_ERR_DB);
+        db_close(d);
+    }
+    CHECK(st_file_hash(path) == h_db && st_file_hash(wal) == h_wal);
+    /* a missing file is not created */
+    char missing[4500];
+    snprintf(missing, sizeof missing, "%s/none/x.db", th_tmpdir());
+    db *d = NULL;
+    char err[512];
+    CHECK_EQ(db_open(&d, missing, DB_OPEN_READONLY, err, sizeof err), AT_ERR_NOT_FOUND);
+    CHECK(access(missing, F_OK) != 0);
+}
