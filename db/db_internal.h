@@ -26,7 +26,8 @@ at_status db_fail(db *d, at_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Maps an SQLite result code to a status. */
 at_status db_status_of(int rc);
-/* Records SQLite's failure of `what` on the handle; returns its status. */
+/* Records SQLite's failure of `what` on the handle (a full disk or a file
+ * size limit named as such); returns its status. */
 at_status db_sqlfail(db *d, int rc, const char *what);
 /* Current UTC time, ISO 8601 with milliseconds. */
 void db_now(char *out, size_t len);

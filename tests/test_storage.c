@@ -163,12 +163,16 @@ typedef enum st_way {
     ST_AS_USER,                      /* not root: the file modes apply */
     ST_AS_NOBODY,                    /* root drops to uid 65534 */
     ST_RO_MOUNT,                     /* root: folder bind-mounted read-only */
+    ST_FSIZE,                        /* a file size limit: no file may grow */
+    ST_TMPFS,                        /* root: a small tmpfs on the folder */
 } st_way;
 
 static const char *const st_way_text[] = {
     "file and folder modes (the tests run unprivileged)",
     "file and folder modes, checked as uid 65534 (root writes through modes)",
     "a read-only bind mount in a private mount namespace",
+    "a file size limit (RLIMIT_FSIZE, SIGXFSZ ignored)",
+    "a real tmpfs barely larger than the database, in a private mount namespace",
 };
 
 /* Lets uid 65534 reach path: adds o+x to its folders up to the test root. */
@@ -187,19 +191,29 @@ static void st_open_path_for_others(const char *path)
     }
 }
 
-/* In a child: makes dir unwritable the way asked; 0, or 77 where this
- * machine cannot (then the caller reports the way as not run). */
-static int st_enter_way(st_way way, const char *dir)
+/* In a child: makes dir unwritable (or small: bytes) the way asked; 0, or
+ * 77 where this machine cannot (the caller reports the way as not run). */
+static int st_enter_way(st_way way, const char *dir, long long bytes)
 {
     if (way == ST_AS_NOBODY) {
         if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
             return 77;
         return access(dir, R_OK | X_OK) == 0 ? 0 : 77;
     }
-    if (way == ST_RO_MOUNT) {
+    if (way == ST_FSIZE) {
+        struct rlimit lim = {(rlim_t)bytes, (rlim_t)bytes};
+        signal(SIGXFSZ, SIG_IGN);
+        return setrlimit(RLIMIT_FSIZE, &lim) == 0 ? 0 : 77;
+    }
+    if (way == ST_RO_MOUNT || way == ST_TMPFS) {
+        char opts[64];
+        snprintf(opts, sizeof opts, "size=%lld", bytes);
         if (unshare(CLONE_NEWNS) != 0 ||
-            mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-            mount(dir, dir, NULL, MS_BIND, NULL) != 0 ||
+            mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+            return 77;
+        if (way == ST_TMPFS)
+            return mount("tmpfs", dir, "tmpfs", 0, opts) == 0 ? 0 : 77;
+        if (mount(dir, dir, NULL, MS_BIND, NULL) != 0 ||
             mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) != 0)
             return 77;
         return access(dir, W_OK) != 0 && errno == EROFS ? 0 : 77;
@@ -230,7 +244,7 @@ static int st_run_in_way(st_way way, const char *path, st_check_fn check, void *
     if (pid == 0) {
         char msg[2048] = "";
         close(fds[0]);
-        int rc = st_enter_way(way, dir);
+        int rc = st_enter_way(way, dir, 0);
         if (rc == 0) {
             check(path, arg, msg, sizeof msg);
             rc = msg[0] ? 1 : 0;
@@ -452,4 +466,245 @@ TEST(storage_open_readonly_mode_never_writes)
     char err[512];
     CHECK_EQ(db_open(&d, missing, DB_OPEN_READONLY, err, sizeof err), AT_ERR_NOT_FOUND);
     CHECK(access(missing, F_OK) != 0);
+}
+
+/* ---- a tuner on a read-only database or a full disk ---- */
+
+/* Runs cmd with /bin/sh in a child entered into way (dir, bytes as
+ * st_enter_way); output (stdout and stderr) into out. The shell's exit
+ * status, 77 if the way is not available here, -1 if it could not run. */
+static int st_shell(st_way way, const char *dir, long long bytes, const char *cmd,
+                    char *out, size_t len)
+{
+    int fds[2];
+    out[0] = '\0';
+    if (pipe(fds) != 0)
+        return -1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        close(fds[1]);
+        if (st_enter_way(way, dir, bytes) != 0)
+            _exit(77);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t used = 0;
+    ssize_t got;
+    while (pid > 0 && (got = read(fds[0], out + used, len - 1 - used)) > 0)
+        used += (size_t)got;
+    out[used] = '\0';
+    close(fds[0]);
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Appends one line per result and cubin row of the database at path, read
+ * with SQLite itself (not db/), to out ("\n"-framed, so "\nLINE\n" finds a
+ * row); *intact = 1 if PRAGMA integrity_check says ok. 0 if unreadable. */
+static int st_dump(const char *path, char *out, size_t len, int *intact)
+{
+    static const char *const queries[] = {
+        "PRAGMA integrity_check",
+        "SELECT 'result ' || id || '|' || device_id || '|' || kernel_id || '|' || problem_id "
+        "|| '|' || config || '|' || status || '|' || time_ms || '|' || binary_key "
+        "FROM result ORDER BY id",
+        "SELECT 'binary ' || key || '|' || size || '|' || length(cubin) FROM binary ORDER BY key",
+    };
+    sqlite3 *h = NULL;
+    size_t used = 0;
+    *intact = 0;
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        sqlite3_close(h);
+        return 0;
+    }
+    used += (size_t)snprintf(out, len, "\n");
+    int ok = 1;
+    for (int q = 0; q < 3 && ok; q++) {
+        sqlite3_stmt *st;
+        ok = sqlite3_prepare_v2(h, queries[q], -1, &st, NULL) == SQLITE_OK;
+        while (ok && sqlite3_step(st) == SQLITE_ROW) {
+            const char *text = (const char *)sqlite3_column_text(st, 0);
+            if (q == 0)
+                *intact = text && strcmp(text, "ok") == 0;
+            else if (used < len)
+                used += (size_t)snprintf(out + used, len - used, "%s\n", text ? text : "");
+        }
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return ok && used < len;
+}
+
+/* 1 if every line of before (a st_dump) is in after. */
+static int st_rows_kept(const char *before, const char *after, char *missing, size_t len)
+{
+    const char *p = before + 1;
+    while (*p) {
+        const char *end = strchr(p, '\n');
+        char line[1200];
+        snprintf(line, sizeof line, "\n%.*s\n", (int)(end - p), p);
+        if (!strstr(after, line)) {
+            snprintf(missing, len, "%s", line + 1);
+            return 0;
+        }
+        p = end + 1;
+    }
+    return 1;
+}
+
+/* The fake tuner's command on db path (extra options appended). */
+static void st_tuner_cmd(char *cmd, size_t len, const char *path, const char *extra)
+{
+    snprintf(cmd, len,
+             "test -x %s/autotune-test || exit 77; "
+             "AUTOTUNE_WORKER='%s/autotune-test __fake_worker' %s/autotune-test --device 0 "
+             "--kernel test_oob --db %s --seed 5 --quiet %s",
+             th_build_dir(), th_build_dir(), th_build_dir(), path, extra);
+}
+
+/* A database with three results of test_oob stored by the fake tuner. */
+static int st_prefill(const char *path, char *out, size_t len)
+{
+    char cmd[16384];
+    st_tuner_cmd(cmd, sizeof cmd, path, "--budget 3e");
+    return st_shell(ST_AS_USER, "/", 0, cmd, out, len);
+}
+
+/* Copies file src to dst; 1 if it did. */
+static int st_copy_file(const char *src, const char *dst)
+{
+    FILE *in = fopen(src, "rb"), *out = in ? fopen(dst, "wb") : NULL;
+    char buf[8192];
+    size_t n;
+    int ok = in && out;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        ok = fwrite(buf, 1, n, out) == n;
+    if (in)
+        fclose(in);
+    if (out)
+        ok = fclose(out) == 0 && ok;
+    return ok;
+}
+
+static long long st_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+/* The last "autotune: ..." line of a tuner's output, for the log. */
+static void st_print_message(const char *out)
+{
+    const char *m = NULL, *p = out;
+    while ((p = strstr(p, "autotune: ")) != NULL)
+        m = p++;
+    if (m)
+        printf("       said: %.*s\n", (int)(strchr(m, '\n') ? strchr(m, '\n') - m
+                                                                 : (long)strlen(m)), m);
+}
+
+TEST(storage_tuner_readonly_database_stops_cleanly)
+{
+    static char before[1 << 16], after[1 << 16], out[1 << 16];
+    char dir[4400], path[4500], cmd[16384];
+    snprintf(dir, sizeof dir, "%s/ro", th_tmpdir());
+    snprintf(path, sizeof path, "%s/tuning.db", dir);
+    mkdir(dir, 0755);
+    int rc = st_prefill(path, out, sizeof out);
+    CHECK_MSG(rc == 0, "prefill exit %d: %s", rc, out);
+    int intact = 0;
+    CHECK(st_dump(path, before, sizeof before, &intact) && intact);
+    CHECK(strstr(before, "\nresult 3|") && !strstr(before, "\nresult 4|"));
+    unsigned long long hash = st_file_hash(path);
+    st_way ways[2];
+    int n_ways = st_ways(ways);
+    for (int w = 0; w < n_ways; w++) {
+        if (ways[w] == ST_AS_NOBODY)
+            st_open_path_for_others(dir);
+        if (ways[w] != ST_RO_MOUNT) {
+            chmod(path, 0444);
+            chmod(dir, 0555);
+        }
+        st_tuner_cmd(cmd, sizeof cmd, path, "");
+        rc = st_shell(ways[w], dir, 0, cmd, out, sizeof out);
+        chmod(dir, 0755);
+        chmod(path, 0644);
+        if (rc == 77) {
+            printf("     note: read-only by %s: not available here\n", st_way_text[ways[w]]);
+            continue;
+        }
+        printf("     read-only by %s: exit %d\n", st_way_text[ways[w]], rc);
+        st_print_message(out);
+        CHECK_MSG(rc == 1, "exit %d: %s", rc, out);
+        CHECK_MSG(strstr(out, "read-only"), "%s", out);
+        CHECK(st_file_hash(path) == hash);
+        CHECK(st_dump(path, after, sizeof after, &intact));
+        CHECK(intact);
+        CHECK_STR(after, before);
+    }
+}
+
+TEST(storage_tuner_full_disk_stops_cleanly)
+{
+    static char before[1 << 16], after[1 << 16], out[1 << 16];
+    char base[4400], pre[4500], dir[4500], path[4600], save[4500], cmd[16384],
+         run[40000], missing[1200];
+    snprintf(base, sizeof base, "%s", th_tmpdir());
+    snprintf(pre, sizeof pre, "%s/prefill.db", base);
+    int rc = st_prefill(pre, out, sizeof out);
+    CHECK_MSG(rc == 0, "prefill exit %d: %s", rc, out);
+    int intact = 0;
+    CHECK(st_dump(pre, before, sizeof before, &intact) && intact);
+    long long size = st_size(pre);
+    CHECK(size > 0);
+    static const st_way ways[2] = {ST_FSIZE, ST_TMPFS};
+    for (int w = 0; w < 2; w++) {
+        snprintf(dir, sizeof dir, "%s/way%d", base, w);
+        snprintf(save, sizeof save, "%s/saved%d", base, w);
+        snprintf(path, sizeof path, "%s/tuning.db", dir);
+        mkdir(dir, 0755);
+        mkdir(save, 0755);
+        long long bytes;
+        st_tuner_cmd(cmd, sizeof cmd, path, "");
+        if (ways[w] == ST_FSIZE) {
+            /* no file may grow past the database's size: the -wal fills */
+            bytes = size;
+            CHECK(st_copy_file(pre, path));
+            snprintf(run, sizeof run, "%s", cmd);
+        } else {
+            /* a tmpfs with room for the file, its -shm and a few pages */
+            bytes = (size + 48 * 1024 + 4095) / 4096 * 4096;
+            snprintf(run, sizeof run, "cp %s %s || exit 3; %s; rc=$?; cp %s* %s/; exit $rc",
+                     pre, path, cmd, path, save);
+        }
+        rc = st_shell(ways[w], dir, bytes, run, out, sizeof out);
+        if (rc == 77) {
+            printf("     note: full disk by %s: not available here\n", st_way_text[ways[w]]);
+            continue;
+        }
+        printf("     full disk by %s (%lld bytes): exit %d\n", st_way_text[ways[w]], bytes, rc);
+        st_print_message(out);
+        CHECK_MSG(rc == 1, "exit %d: %s", rc, out);
+        CHECK_MSG(strstr(out, "no space left") || strstr(out, "cannot grow past"), "%s", out);
+        if (ways[w] == ST_TMPFS)
+            snprintf(path, sizeof path, "%s/tuning.db", save);
+        CHECK(st_dump(path, after, sizeof after, &intact));
+        CHECK_MSG(intact, "integrity_check failed after: %s", out);
+        CHECK_MSG(st_rows_kept(before, after, missing, sizeof missing),
+                  "lost: %s\nafter:%s", missing, after);
+        /* with room again, the same command resumes and completes */
+        st_tuner_cmd(cmd, sizeof cmd, path, "");
+        rc = st_shell(ST_AS_USER, "/", 0, cmd, out, sizeof out);
+        CHECK_MSG(rc == 0, "rerun exit %d: %s", rc, out);
+        CHECK(st_dump(path, after, sizeof after, &intact) && intact);
+        CHECK(st_rows_kept(before, after, missing, sizeof missing));
+        CHECK(strstr(after, "\nresult 13|") != NULL);
+    }
 }

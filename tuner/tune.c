@@ -303,14 +303,19 @@ static void result_init(tn_ctx *c, tn_item *it, db_result *r)
     r->deterministic = c->fam->deterministic ? c->fam->deterministic(it->job.cfg) : 0;
 }
 
+/* What a failed write stops the run with: every result stored before is
+ * kept (each is one transaction), so a rerun resumes. */
+#define TN_WRITE_FAILED "; every result stored before is kept: make room or pick " \
+    "another --db, then rerun the same command to resume"
+
 static void store(tn_ctx *c, db_result *r)
 {
     if (db_store_result(c->d, r) == AT_OK) {
         c->stored++;
     } else {
         c->fatal = 1;
-        snprintf(c->fatal_msg, sizeof c->fatal_msg, "storing a result failed: %s",
-                 db_errmsg(c->d));
+        snprintf(c->fatal_msg, sizeof c->fatal_msg, "storing a result failed: %s"
+                 TN_WRITE_FAILED, db_errmsg(c->d));
     }
 }
 
@@ -479,8 +484,12 @@ static void store_binary(tn_ctx *c, const tpl_family *fam, const int *cfg, const
     if (c->fatal || !cubin || !size)
         return;
     tpl_options_string(fam, cfg, c->arch, opts, sizeof opts);
-    db_put_binary(c->d, key, fam->name, tpl_source_hash(fam), config, c->arch,
-                  tpl_nvrtc_version(), opts, cubin, size);
+    if (db_put_binary(c->d, key, fam->name, tpl_source_hash(fam), config, c->arch,
+                      tpl_nvrtc_version(), opts, cubin, size) != AT_OK) {
+        c->fatal = 1;
+        snprintf(c->fatal_msg, sizeof c->fatal_msg, "storing a cubin failed: %s"
+                 TN_WRITE_FAILED, db_errmsg(c->d));
+    }
 }
 
 static int spec_find(const tn_ctx *c, const char *key)
