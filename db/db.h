@@ -126,6 +126,45 @@ at_status db_put_binary(db *d, const char *key, const char *kernel,
 /* malloc'd copy of the cubin; AT_ERR_NOT_FOUND if not stored. */
 at_status db_get_binary(db *d, const char *key, void **cubin, size_t *size);
 
+/* The space the database takes. */
+typedef struct db_usage {
+    long long file_bytes;       /* the database file */
+    long long wal_bytes;        /* its -wal, 0 if none */
+    long long free_bytes;       /* unused pages inside the file (VACUUM returns them) */
+    long long n_results;
+    long long n_binaries;
+    long long binary_bytes;     /* the stored cubins' sizes */
+} db_usage;
+/* Fills out (files by stat, counts by query); AT_ERR_DB if a count cannot
+ * be read. */
+at_status db_usage_of(db *d, db_usage *out);
+
+/* What db_gc_binaries kept and deleted (dry run: would delete). */
+typedef struct db_gc_stats {
+    long long n_binaries, binary_bytes;   /* stored before */
+    long long n_best;                     /* kept: a lookup can serve them */
+    long long n_recent;                   /* kept: recent, not best */
+    long long n_deleted, deleted_bytes;
+} db_gc_stats;
+/* Deletes every stored cubin except (a) those of every result a lookup can
+ * serve: per device, kernel (name and source hash) and problem, and per
+ * architecture, kernel and problem, the per_problem fastest ok results and
+ * the per_problem fastest deterministic ones (lk_choose's db_best and
+ * db_candidates), and (b) those of the keep_recent newest results and the
+ * keep_recent newest cubins. Never deletes a result row. One transaction:
+ * on failure nothing is deleted. dry_run: counts only, writes nothing (a
+ * read-only handle will do); otherwise AT_ERR_DB on a read-only handle. */
+at_status db_gc_binaries(db *d, int per_problem, long long keep_recent, int dry_run,
+                         db_gc_stats *out);
+/* VACUUM, then a truncating checkpoint of the WAL: the file shrinks to its
+ * content. AT_ERR_DB with the reason (the content unchanged) if it cannot:
+ * read-only, no room for VACUUM's copy, or another connection busy. */
+at_status db_vacuum(db *d);
+/* Copies the WAL into the file and truncates it (what closing the last
+ * connection does). AT_ERR_DB if read-only or other connections keep it
+ * from finishing (nothing is lost either way). */
+at_status db_checkpoint(db *d);
+
 /* Side measurements shown in reports: vendor libraries ("cublas", "cub"),
  * seeds run outside the tuner, and device ceilings (kernel "device", name
  * "copy_bandwidth" / "fp32_peak"). Replaces the row of the same

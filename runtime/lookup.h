@@ -9,6 +9,11 @@
 #include "db.h"
 #include "tpl.h"
 
+/* How many of the fastest results of each tuned problem the nearest-shape
+ * levels choose among (db_candidates' per_problem); `autotune gc` keeps
+ * the cubins of all of them. */
+#define LK_PER_PROBLEM 4
+
 /* Chooses the configuration for (fam, problem) on device dev, from d (may
  * be NULL: defaults only). Fills cfg and its text (TPL_CONFIG_LEN) and
  * returns the level used, or AT_LOOKUP_NONE if no configuration is usable

@@ -305,8 +305,8 @@ static void result_init(tn_ctx *c, tn_item *it, db_result *r)
 
 /* What a failed write stops the run with: every result stored before is
  * kept (each is one transaction), so a rerun resumes. */
-#define TN_WRITE_FAILED "; every result stored before is kept: make room or pick " \
-    "another --db, then rerun the same command to resume"
+#define TN_WRITE_FAILED "; every result stored before is kept: make room (autotune gc " \
+    "reclaims cubins) or pick another --db, then rerun the same command to resume"
 
 static void store(tn_ctx *c, db_result *r)
 {
@@ -1243,6 +1243,7 @@ int tn_tune(const tn_options *o)
                    c.spec_used);
         printf(")\n");
     }
+    tn_print_db_size(c.d);
 out:
     tn_pool_destroy(c.pool);
     if (c.worker_up)
