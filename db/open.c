@@ -192,8 +192,8 @@ static at_status db_attach(db *d, int mode, int exists, int empty_file)
         /* a writable file in a folder we cannot write: WAL needs its
          * -wal and -shm there, so it can only be read */
         d->readonly = 1;
-        db_fmt(d->ro_reason, sizeof d->ro_reason, "its folder is not writable (SQLite's "
-               "WAL needs %s-wal and -shm beside it)", d->path);
+        db_fmt(d->ro_reason, sizeof d->ro_reason, "its folder is not writable, and "
+               "SQLite's WAL needs %s-wal and -shm beside it", d->path);
         s = db_connect(d, d->path, SQLITE_OPEN_READONLY);
         if (s == AT_OK)
             s = db_setup(d, 0, empty_file);
