@@ -217,6 +217,49 @@ static const char *const show_status[] = {
     DB_TIMEOUT, DB_ABANDONED, DB_INVALID, "other",
 };
 
+/* Prints each group (device header when it changes): counts by status and
+ * the best result. */
+static void show_print(const show_group *groups, int n_groups, const db_result *res,
+                       const db_device *devs, int n_devs)
+{
+    const char *last_dev = "";
+    for (int g = 0; g < n_groups; g++) {
+        const show_group *gr = &groups[g];
+        if (strcmp(last_dev, gr->device) != 0) {
+            const char *name = "unknown device";
+            for (int k = 0; k < n_devs; k++)
+                if (strcmp(devs[k].info.uuid, gr->device) == 0)
+                    name = devs[k].info.name;
+            printf("%s (%s)\n", name, gr->device);
+            last_dev = gr->device;
+        }
+        char size[64];
+        tn_format_size(&gr->problem, size, sizeof size);
+        printf("  %s %s:", gr->kernel, size);
+        int total = 0;
+        for (int s = 0; s < 9; s++)
+            total += gr->counts[s];
+        printf(" %d results (", total);
+        int first = 1;
+        for (int s = 0; s < 9; s++)
+            if (gr->counts[s]) {
+                printf("%s%d %s", first ? "" : ", ", gr->counts[s], show_status[s]);
+                first = 0;
+            }
+        printf(")\n");
+        if (gr->best >= 0) {
+            const db_result *b = &res[gr->best];
+            const tpl_family *f = tpl_find(b->kernel);
+            int flops = f ? f->metric_is_flops : b->gflops > 0;
+            printf("    best %.4f ms (min %.4f, max %.4f, %d runs), %.1f %s: %s\n",
+                   b->time_ms, b->time_min_ms, b->time_max_ms, b->runs,
+                   flops ? b->gflops : b->gbs, flops ? "GFLOP/s" : "GB/s", b->config);
+        } else {
+            printf("    no configuration passed\n");
+        }
+    }
+}
+
 static int cmd_show(int argc, char **argv)
 {
     const tpl_family *fams[32];
@@ -315,42 +358,7 @@ static int cmd_show(int argc, char **argv)
         printf("\n");
     if (n_groups == 0)
         printf("no results in %s\n", path);
-    const char *last_dev = "";
-    for (int g = 0; g < n_groups; g++) {
-        show_group *gr = &groups[g];
-        if (strcmp(last_dev, gr->device) != 0) {
-            const char *name = "unknown device";
-            for (int k = 0; k < n_devs; k++)
-                if (strcmp(devs[k].info.uuid, gr->device) == 0)
-                    name = devs[k].info.name;
-            printf("%s (%s)\n", name, gr->device);
-            last_dev = gr->device;
-        }
-        char size[64];
-        tn_format_size(&gr->problem, size, sizeof size);
-        printf("  %s %s:", gr->kernel, size);
-        int total = 0;
-        for (int s = 0; s < 9; s++)
-            total += gr->counts[s];
-        printf(" %d results (", total);
-        int first = 1;
-        for (int s = 0; s < 9; s++)
-            if (gr->counts[s]) {
-                printf("%s%d %s", first ? "" : ", ", gr->counts[s], show_status[s]);
-                first = 0;
-            }
-        printf(")\n");
-        if (gr->best >= 0) {
-            db_result *b = &res[gr->best];
-            const tpl_family *f = tpl_find(b->kernel);
-            int flops = f ? f->metric_is_flops : b->gflops > 0;
-            printf("    best %.4f ms (min %.4f, max %.4f, %d runs), %.1f %s: %s\n",
-                   b->time_ms, b->time_min_ms, b->time_max_ms, b->runs,
-                   flops ? b->gflops : b->gbs, flops ? "GFLOP/s" : "GB/s", b->config);
-        } else {
-            printf("    no configuration passed\n");
-        }
-    }
+    show_print(groups, n_groups, res, devs, n_devs);
     free(groups);
     free(devs);
     free(res);
