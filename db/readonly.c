@@ -95,18 +95,21 @@ at_status db_open_readonly(db *d, int empty_file)
     db_fmt(wal, sizeof wal, "%s-wal", d->path);
     struct stat sb;
     int pending = stat(wal, &sb) == 0 && sb.st_size > 0;
-    if (pending && db_open_snapshot(d, empty_file) == AT_OK)
+    size_t used = strlen(d->ro_reason);
+    if (pending && db_open_snapshot(d, empty_file) == AT_OK) {
+        db_fmt(d->ro_reason + used, sizeof d->ro_reason - used, "; no -shm can be used "
+               "beside it: read from a private copy taken at open");
         return AT_OK;
+    }
     /* No pending -wal: the file alone is the whole database. */
     char uri[3 * sizeof d->path + 32];
     db_uri(uri, sizeof uri, d->path);
     at_status s = db_connect(d, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
     if (s == AT_OK)
         s = db_setup(d, 0, empty_file);
-    if (s == AT_OK && pending) {
-        size_t used = strlen(d->ro_reason);
-        db_fmt(d->ro_reason + used, sizeof d->ro_reason - used, "; the changes pending "
-               "in %s could not be read", wal);
-    }
+    if (s == AT_OK)
+        db_fmt(d->ro_reason + used, sizeof d->ro_reason - used, "; no -shm can be used "
+               "beside it: read as an unchanging file%s%s%s", pending ? " (the changes "
+               "pending in " : "", pending ? wal : "", pending ? " could not be read)" : "");
     return s;
 }
