@@ -168,17 +168,10 @@ static const char *rp_tick(char *out, size_t len, double v)
     return out;
 }
 
-/* "1000x999x1001" */
+/* "1000x999x1001", "4096x4096x4096:bf16" (tpl_problem_format) */
 static void rp_problem_text(const tpl_problem *p, char *out, size_t len)
 {
-    size_t n = 0;
-    out[0] = '\0';
-    for (int i = 0; i < p->n_dims && i < TPL_MAX_DIMS; i++) {
-        int w = snprintf(out + n, len - n, "%s%lld", i ? "x" : "", p->dims[i]);
-        if (w < 0 || (size_t)w >= len - n)
-            break;
-        n += (size_t)w;
-    }
+    tpl_problem_format(p, out, len);
     if (!out[0])
         snprintf(out, len, "-");
 }
@@ -200,17 +193,16 @@ static void rp_problem_named(const tpl_family *fam, const tpl_problem *p, char *
             break;
         n += (size_t)w;
     }
+    if (!tpl_problem_plain(p) && n < len) {       /* the kind, as the text form writes it */
+        tpl_problem kind = *p;
+        kind.n_dims = 0;
+        tpl_problem_format(&kind, out + n, len - n);
+    }
 }
 
 static int rp_same_problem(const tpl_problem *a, const tpl_problem *b)
 {
-    for (int i = 0; i < TPL_MAX_DIMS; i++) {
-        long long x = i < a->n_dims ? a->dims[i] : 0;
-        long long y = i < b->n_dims ? b->dims[i] : 0;
-        if (x != y)
-            return 0;
-    }
-    return 1;
+    return tpl_problem_equal(a, b);
 }
 
 /* Seconds since the epoch of "2026-01-02T03:04:05.678Z"; -1 if unparsable. */
@@ -338,7 +330,10 @@ static int rp_group_cmp(const void *pa, const void *pb)
         if (x != y)
             return x < y ? -1 : 1;
     }
-    return 0;
+    char ta[128], tb[128];          /* same sizes: the plain kind first, then by suffix */
+    tpl_problem_format(&a->problem, ta, sizeof ta);
+    tpl_problem_format(&b->problem, tb, sizeof tb);
+    return strcmp(ta, tb);
 }
 
 /* Splits the device's results into (kernel, source hash, problem) groups. */

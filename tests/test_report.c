@@ -166,7 +166,7 @@ static db *tr_build(tr_fixture *fx)
         return NULL;
     }
     const tpl_family *mm = tr_families[0];
-    tpl_problem pm = { 3, { 1000, 999, 1001 } };
+    tpl_problem pm = TPL_PROBLEM(3, {1000, 999, 1001});
     double flops = 2.0 * 1000 * 999 * 1001;
     /* Ordinary configurations from the family's space; the fastest is the
      * one whose time is smallest below. */
@@ -208,7 +208,7 @@ static db *tr_build(tr_fixture *fx)
              flops / 1e4, 0, "relative error 0.5 > 1e-5 " TR_EVIL);
     fx->best_gflops = flops / (best_t * 1e6);
 
-    tpl_problem ps = { 1, { 1000003 } };
+    tpl_problem ps = TPL_PROBLEM(1, {1000003});
     const tpl_family *sum = tr_families[1];
     if (sum && sum->default_config)
         tr_store(d, session, "sum", ps, sum->default_config, DB_OK, 0.02, 0,
@@ -219,14 +219,14 @@ static db *tr_build(tr_fixture *fx)
     tr_store(d, session, "sum", ps, "STYLE=7,FINISH=0", DB_TIMEOUT, 0, 0, 0,
              "watchdog: 10 s");
     /* A kernel with failures only (partial data). */
-    tr_store(d, session, "jacobi", (tpl_problem){ 1, { 4096 } }, "CHECK=1", DB_CRASHED, 0, 0,
-             0, "worker died: signal 11");
+    tr_store(d, session, "jacobi", (tpl_problem)TPL_PROBLEM(1, {4096}), "CHECK=1", DB_CRASHED, 0,
+             0, 0, "worker died: signal 11");
 
     tr_measure(d, "matmul", pm, "cublas", 0.2, flops / 0.2e6, 0);
     tr_measure(d, "matmul", pm, "seed_naive_cuda", 45.0, flops / 45e6, 0);
     tr_measure(d, "sum", ps, "cub", 0.015, 0, 4.0 * 1000003 / 0.015e6);
-    tr_measure(d, "device", (tpl_problem){ 0, { 0 } }, "copy_bandwidth", 0, 0, 3012.5);
-    tr_measure(d, "device", (tpl_problem){ 0, { 0 } }, "fp32_peak", 0, 51234.0, 0);
+    tr_measure(d, "device", (tpl_problem)TPL_PROBLEM(0, {0}), "copy_bandwidth", 0, 0, 3012.5);
+    tr_measure(d, "device", (tpl_problem)TPL_PROBLEM(0, {0}), "fp32_peak", 0, 51234.0, 0);
     fx->peak = 51234.0;
     db_end_session(d, session, "{}", "completed");
     return d;

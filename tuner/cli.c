@@ -661,7 +661,7 @@ static int cmd_tune(int argc, char **argv)
             int sel = o.n_families == 0 ? !f->hidden : 0;
             for (int k = 0; k < o.n_families; k++)
                 sel |= o.families[k] == f;
-            fits |= sel && f->n_dims == o.size.n_dims;
+            fits |= sel && tpl_family_accepts(f, &o.size);
         }
         if (!fits)
             return usage_error("size '%s' fits none of the selected kernels", size_text);
