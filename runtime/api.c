@@ -204,18 +204,19 @@ static size_t plan_hash(const tpl_family *fam, const tpl_problem *p, int det)
     unsigned long long x = (unsigned long long)(size_t)fam * 0x9E3779B97F4A7C15ull;
     for (int i = 0; i < p->n_dims; i++)
         x = (x ^ (unsigned long long)p->dims[i]) * 0x100000001B3ull;
+    unsigned long long kind = (unsigned long long)p->dtype | (unsigned long long)p->math << 8 |
+                              (unsigned long long)p->op_a << 16 |
+                              (unsigned long long)p->op_b << 24 |
+                              (unsigned long long)p->order << 32;
+    x = (x ^ kind) * 0x100000001B3ull;
+    x = (x ^ (unsigned long long)tpl_problem_batch(p)) * 0x100000001B3ull;
     x ^= (unsigned long long)det;
     return (size_t)(x ^ (x >> 29));
 }
 
 static int plan_matches(const at_plan *pl, const tpl_family *fam, const tpl_problem *p, int det)
 {
-    if (pl->fam != fam || pl->deterministic != det || pl->problem.n_dims != p->n_dims)
-        return 0;
-    for (int i = 0; i < p->n_dims; i++)
-        if (pl->problem.dims[i] != p->dims[i])
-            return 0;
-    return 1;
+    return pl->fam == fam && pl->deterministic == det && tpl_problem_equal(&pl->problem, p);
 }
 
 static at_plan *plan_lookup(at_handle *h, const tpl_family *fam, const tpl_problem *p)
@@ -403,13 +404,7 @@ static at_status reduce(at_handle *h, const char *kernel, long long n, const flo
         ctx_leave(h, pushed);
         return rc == CUDA_SUCCESS ? AT_OK : cuda_fail(h, rc, "cuMemsetD32Async");
     }
-    tpl_args args;
-    memset(&args, 0, sizeof args);
-    args.problem.n_dims = 1;
-    args.problem.dims[0] = n;
-    args.red.x = (CUdeviceptr)x;
-    args.red.y = (CUdeviceptr)y;
-    args.red.result = (CUdeviceptr)result;
+    tpl_args args = tpl_reduce_args(n, (CUdeviceptr)x, (CUdeviceptr)y, (CUdeviceptr)result);
     return run_plan(h, kernel, &args);
 }
 
@@ -439,19 +434,12 @@ at_status at_sjacobi(at_handle *h, int n, const float *A, const float *b, float 
     if (!(tol >= 0.0f) || max_iter < 1)
         return fail(h, AT_ERR_INVALID_ARG,
                     "at_sjacobi: need tol >= 0 and max_iter >= 1 (got %g, %d)", tol, max_iter);
-    tpl_args args;
-    memset(&args, 0, sizeof args);
-    args.problem.n_dims = 1;
-    args.problem.dims[0] = n;
-    args.jac.A = (CUdeviceptr)A;
-    args.jac.b = (CUdeviceptr)b;
-    args.jac.x = (CUdeviceptr)x;
-    args.jac.tol = tol;
-    args.jac.max_iter = max_iter;
+    tpl_args args = tpl_jacobi_args(n, (CUdeviceptr)A, (CUdeviceptr)b, (CUdeviceptr)x, tol,
+                                    max_iter);
     at_status s = run_plan(h, "jacobi", &args);
     if (iterations)
-        *iterations = args.jac.iterations;
+        *iterations = args.out.iterations;
     if (residual)
-        *residual = args.jac.residual;
+        *residual = (float)args.out.residual;
     return s;
 }

@@ -64,7 +64,8 @@ static int tf_valid_wide(const int *cfg, const at_device_info *dev, char *why, s
 static int tf_applicable(const int *cfg, const tpl_problem *problem)
 {
     (void)cfg;
-    return problem->n_dims == 1 && problem->dims[0] >= 1 && problem->dims[0] <= (1LL << 30);
+    return tpl_problem_plain(problem) && problem->n_dims == 1 && problem->dims[0] >= 1 &&
+           problem->dims[0] <= (1LL << 30);
 }
 
 static int tf_deterministic(const int *cfg)
@@ -78,7 +79,7 @@ static at_status tf_run(at_exec *ex, int block, int items, tpl_args *args)
     long long n = args->problem.dims[0];
     long long per_block = (long long)block * items;
     long long grid = (n + per_block - 1) / per_block;
-    CUdeviceptr x = args->red.x, y = args->red.result;
+    CUdeviceptr x = args->operand[TPL_RED_X].ptr, y = args->operand[TPL_RED_RESULT].ptr;
     void *params[] = {&x, &y, &n};
     return ex_launch(ex, "testfam_main", (unsigned)grid, 1, 1, (unsigned)block, 1, 1, 0,
                      params);
@@ -123,9 +124,8 @@ static at_status tf_prepare(at_exec *ref, const tpl_problem *problem,
         s = tpl_ws_alloc(ref, ws, (size_t)n * sizeof(float), &y);
     if (s != AT_OK)
         return s;
+    ws->args = tpl_reduce_args(n, x, 0, y);
     ws->args.problem = *problem;
-    ws->args.red.x = x;
-    ws->args.red.result = y;
     ws->out = y;
     ws->out_bytes = (size_t)n * sizeof(float);
     ws->out_initial = 0;
@@ -143,7 +143,7 @@ static at_status tf_check(at_exec *ref, tpl_workset *ws, double *error)
         free(y);
         return ex_fail(ref, AT_ERR_NO_MEMORY, "test family: no host memory for the check");
     }
-    at_status s = ex_download(ref, x, ws->args.red.x, (size_t)n * sizeof *x);
+    at_status s = ex_download(ref, x, ws->args.operand[TPL_RED_X].ptr, (size_t)n * sizeof *x);
     if (s == AT_OK)
         s = ex_download(ref, y, ws->out, (size_t)n * sizeof *y);
     if (s == AT_OK) {
@@ -167,8 +167,8 @@ static double tf_tolerance(const tpl_problem *problem)
     return 1e-6;
 }
 
-static const tpl_problem tf_problems[] = {{1, {1000003}}};
-static const tpl_problem tf_wide_problems[] = {{1, {1000003}}, {1, {250007}}};
+static const tpl_problem tf_problems[] = {TPL_PROBLEM(1, {1000003})};
+static const tpl_problem tf_wide_problems[] = {TPL_PROBLEM(1, {1000003}), TPL_PROBLEM(1, {250007})};
 
 const tpl_family tpl_test_oob = {
     .name = "test_oob",
