@@ -58,7 +58,7 @@ double tn_family_weight(const tpl_family *fam)
     return n > 0 ? n : 1;
 }
 
-/* Warm start from other sizes: for each other problem of fam stored for
+/* Warm start from other sizes: for each other problem of fam and of p's kind stored for
  * this device (same source), its fastest ok configuration, nearest problem
  * first (lk_shape_distance, the runtime's nearest-shape measure), each text
  * once, at most max. What won nearby tends to win here, and a strong
@@ -78,8 +78,8 @@ static int transfer_configs(const tpl_problem *p, const char *hash, const db_res
     for (int i = 0; i < n_rows; i++) {
         const db_result *r = &rows[i];
         if (strcmp(r->status, DB_OK) != 0 || strcmp(r->source_hash, hash) != 0 ||
-            tpl_problem_equal(&r->problem, p))
-            continue;
+            tpl_problem_equal(&r->problem, p) || !isfinite(lk_shape_distance(p, &r->problem)))
+            continue;                   /* another kind never warm-starts this one */
         int k = 0;
         while (k < n_best && !tpl_problem_equal(&rows[best[k]].problem, &r->problem))
             k++;
