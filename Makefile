@@ -83,8 +83,10 @@ $(BUILD)/autotune.pc: Makefile
 test: all $(TESTS)
 	AUTOTUNE_BUILD=$(BUILD) ./$(TESTS)
 
-# Compile every configuration of every family for sm_90 (no GPU needed).
+# Compile every configuration of every family for sm_80 and sm_90 (no GPU
+# needed; `make test` compiles a stratified sample of them).
 check: $(TOOL)
+	./$(TOOL) check --arch sm_80
 	./$(TOOL) check --arch sm_90
 
 install: all

@@ -1,5 +1,6 @@
 /* test_matmul.c: tests of the matmul family: its configuration space and legality
- * rules (CPU), NVRTC compiles, and GPU verification of many configurations. */
+ * rules (CPU) and GPU verification of many configurations (the CPU tier's NVRTC
+ * compiles of every family: test_compile_sample.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -328,49 +329,6 @@ TEST(matmul_streamk_schedule)
                 if (th_failed())
                     return;
             }
-}
-
-/* Compiles the default, the baselines and an even sample of the valid space. */
-static void mt_compile_sample(const char *arch, int stride)
-{
-    const tpl_family *f = &tpl_matmul;
-    int cfg[TPL_MAX_PARAMS];
-    char why[256], text[TPL_CONFIG_LEN];
-    long long raw = tpl_space_size(f), nvalid = 0;
-    int compiled = 0;
-    for (long long i = -1 - f->n_baselines; i < raw; i++) {
-        if (i < -1) {
-            if (!mt_parse(f->baselines[-2 - i].config, cfg))
-                return;
-        } else if (i == -1) {
-            if (!mt_parse(f->default_config, cfg))
-                return;
-        } else {
-            tpl_config_from_index(f, i, cfg);
-            if (!f->valid(cfg, NULL, why, sizeof why) || nvalid++ % stride)
-                continue;
-        }
-        void *cubin = NULL;
-        size_t size = 0;
-        char *log = NULL;
-        at_status s = tpl_compile(f, cfg, arch, &cubin, &size, &log);
-        tpl_config_format(f, cfg, text, sizeof text);
-        CHECK_MSG(s == AT_OK && size > 0, "%s %s: %s", arch, text, log ? log : "no log");
-        free(cubin);
-        free(log);
-        compiled++;
-    }
-    CHECK(compiled >= 8);
-}
-
-TEST(matmul_nvrtc_compiles_sample_sm80)
-{
-    mt_compile_sample("sm_80", 97);
-}
-
-TEST(matmul_nvrtc_compiles_sample_sm90)
-{
-    mt_compile_sample("sm_90", 89);
 }
 
 /* ---------------- GPU tier ---------------- */
