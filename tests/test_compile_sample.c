@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "harness.h"
 #include "tpl.h"
@@ -403,6 +404,7 @@ typedef struct cs_job {
     at_status status;
     size_t size;
     int elf;                         /* the cubin starts with the ELF magic */
+    double secs;                     /* compile time */
     char *log;
 } cs_job;
 
@@ -426,7 +428,11 @@ static void *cs_worker(void *arg)
         if (j->same_as >= 0)
             continue;
         void *cubin = NULL;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         j->status = tpl_compile(j->fam, j->cfg, j->arch, &cubin, &j->size, &j->log);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        j->secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
         j->elf = cubin && j->size >= 4 && memcmp(cubin, "\177ELF", 4) == 0;
         free(cubin);
     }
@@ -514,7 +520,16 @@ TEST(nvrtc_compiles_stratified_sample_sm80_sm90)
         cs_worker(&q);
     for (int t = 0; t < started; t++)
         pthread_join(threads[t], NULL);
-    printf("    %d configurations compiled on %d threads\n", n, started ? started : 1);
+    printf("    %d configurations compiled on %d threads; compile seconds:", n,
+           started ? started : 1);
+    for (int f = 0; f < tpl_family_count(); f++) {
+        double secs = 0;
+        for (int i = 0; i < n; i++)
+            secs += jobs[i].fam == tpl_family_at(f) ? jobs[i].secs : 0;
+        if (secs > 0)
+            printf(" %s %.1f", tpl_family_at(f)->name, secs);
+    }
+    printf("\n");
     int failed = 0;
     for (int i = 0; i < n; i++) {
         const cs_job *j = jobs[i].same_as >= 0 ? &jobs[jobs[i].same_as] : &jobs[i];
