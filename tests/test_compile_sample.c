@@ -341,6 +341,12 @@ TEST(sample_covers_every_value_default_baselines_winners)
                       n_got, n_ref);
             free(ref);
             free(got);
+            /* values no valid configuration takes cannot be sampled: named here */
+            for (int p = 0; p < fam->n_params; p++)
+                for (int v = 0; v < fam->params[p].n_values; v++)
+                    if (!att[p][v])
+                        printf("    %s %s: %s=%d is in no valid configuration\n", fam->name,
+                               dev.arch, fam->params[p].name, fam->params[p].values[v]);
             for (unsigned long long sd = seed; sd < seed + 2; sd++) {
                 int n = 0, n2 = 0;
                 char msg[1024];
