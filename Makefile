@@ -74,17 +74,21 @@ $(TEST_TOOL): $(TOOL_OBJ) $(TESTFAM_OBJ) $(STATIC)
 $(TESTS): $(TEST_OBJ) $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(TESTFAM_OBJ) $(STATIC) $(TOOL) $(TEST_TOOL)
 	$(CC) -o $@ $(TEST_OBJ) $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(TESTFAM_OBJ) $(STATIC) $(LDLIBS)
 
-PC_TEXT = 'prefix=%s\nexec_prefix=$${prefix}\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\ncudadir=%s\n\nName: autotune\nDescription: tuned CUDA kernels (matmul, sum, dot, Jacobi) from a tuning database\nVersion: %s\nCflags: -I$${includedir} -I$${cudadir}/include\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lautotune\nLibs.private: -L$${cudadir}/lib64 -lnvrtc -lsqlite3 -ldl -lpthread -lm\n'
+# Libs spells the rpath `-Xlinker -rpath=DIR`, which both cc and nvcc accept
+# (nvcc rejects -Wl,...).
+PC_TEXT = 'prefix=%s\nexec_prefix=$${prefix}\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\ncudadir=%s\n\nName: autotune\nDescription: tuned CUDA kernels (matmul, sum, dot, Jacobi) from a tuning database\nVersion: %s\nCflags: -I$${includedir} -I$${cudadir}/include\nLibs: -L$${libdir} -Xlinker -rpath=$${libdir} -lautotune\nLibs.private: -L$${cudadir}/lib64 -lnvrtc -lsqlite3 -ldl -lpthread -lm\n'
 $(BUILD)/autotune.pc: Makefile
 	@mkdir -p $(BUILD)
 	printf $(PC_TEXT) '$(PREFIX)' '$(CUDA_HOME)' '$(VERSION)' > $@
 
 # The README's test command: CPU tier always, GPU tier where a GPU is present.
 test: all $(TESTS)
-	AUTOTUNE_BUILD=$(BUILD) ./$(TESTS)
+	AUTOTUNE_BUILD=$(BUILD) CUDA_HOME='$(CUDA_HOME)' ./$(TESTS)
 
-# Compile every configuration of every family for sm_90 (no GPU needed).
+# Compile every configuration of every family for sm_80 and sm_90 (no GPU
+# needed; `make test` compiles a stratified sample of them).
 check: $(TOOL)
+	./$(TOOL) check --arch sm_80
 	./$(TOOL) check --arch sm_90
 
 # No #include from a lower layer to a higher one (tools/layers.txt); the CPU

@@ -64,44 +64,44 @@ static int mm_geometry(const int *c, mm_geom *g, char *why, size_t len)
     int tm = c[P_TM], tn = c[P_TN], wni = c[P_WNITER];
     if (bm <= 0 || bn <= 0 || wm <= 0 || wn <= 0 || tm <= 0 || tn <= 0 || wni <= 0 ||
         c[P_BK] <= 0 || c[P_STAGES] <= 0) {
-        snprintf(why, len, "tile sizes must be positive");
+        tpl_reason(why, len, "tile sizes must be positive");
         return 0;
     }
     if (c[P_FRAG] < 0 || c[P_FRAG] > 1 || c[P_SK] < 0 || c[P_SK] > 1 || c[P_FFMA] < 0 ||
         c[P_FFMA] > 2) {
-        snprintf(why, len, "FRAG and SK must be 0 or 1, FFMA 0..2");
+        tpl_reason(why, len, "FRAG and SK must be 0 or 1, FFMA 0..2");
         return 0;
     }
     if (bm % wm || bn % wn) {
-        snprintf(why, len, "warp tile %dx%d does not divide block tile %dx%d", wm, wn, bm, bn);
+        tpl_reason(why, len, "warp tile %dx%d does not divide block tile %dx%d", wm, wn, bm, bn);
         return 0;
     }
     if (tm % 4 || tn % 4) {
-        snprintf(why, len, "TM and TN must be multiples of 4 (16-byte fragment loads)");
+        tpl_reason(why, len, "TM and TN must be multiples of 4 (16-byte fragment loads)");
         return 0;
     }
     if ((wm * wn) % (32 * tm * tn * wni)) {
-        snprintf(why, len, "warp tile %dx%d is not a whole number of %d-lane steps of %dx%d x WNITER=%d",
-                 wm, wn, 32, tm, tn, wni);
+        tpl_reason(why, len, "warp tile %dx%d is not a whole number of %d-lane steps of %dx%d x WNITER=%d",
+                   wm, wn, 32, tm, tn, wni);
         return 0;
     }
     g->wmiter = (wm * wn) / (32 * tm * tn * wni);
     if (wm % g->wmiter || wn % wni) {
-        snprintf(why, len, "warp iterations %dx%d do not divide warp tile %dx%d",
-                 g->wmiter, wni, wm, wn);
+        tpl_reason(why, len, "warp iterations %dx%d do not divide warp tile %dx%d",
+                   g->wmiter, wni, wm, wn);
         return 0;
     }
     g->wsubm = wm / g->wmiter;
     g->wsubn = wn / wni;
     if (g->wsubm % tm || g->wsubn % tn) {
-        snprintf(why, len, "warp sub-tile %dx%d is not a multiple of the thread tile %dx%d",
-                 g->wsubm, g->wsubn, tm, tn);
+        tpl_reason(why, len, "warp sub-tile %dx%d is not a multiple of the thread tile %dx%d",
+                   g->wsubm, g->wsubn, tm, tn);
         return 0;
     }
     g->tpm = g->wsubm / tm;
     g->tpn = g->wsubn / tn;
     if (g->tpm * g->tpn != 32) {
-        snprintf(why, len, "lane layout %dx%d is not 32 lanes", g->tpm, g->tpn);
+        tpl_reason(why, len, "lane layout %dx%d is not 32 lanes", g->tpm, g->tpn);
         return 0;
     }
     g->nthreads = 32 * (bm / wm) * (bn / wn);
@@ -160,8 +160,8 @@ static int mm_canonical(const tpl_family *f, const int *cfg, int p, const char *
                         char *why, size_t len)
 {
     if (cfg[p] != f->params[p].values[0]) {
-        snprintf(why, len, "%s is unused by %s: only %s=%d (canonical) is a distinct config",
-                 f->params[p].name, algo, f->params[p].name, f->params[p].values[0]);
+        tpl_reason(why, len, "%s is unused by %s: only %s=%d (canonical) is a distinct config",
+                   f->params[p].name, algo, f->params[p].name, f->params[p].values[0]);
         return 0;
     }
     return 1;
@@ -189,21 +189,21 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
                    mm_canonical(f, cfg, P_UNROLL, name, why, len);
         int t = cfg[P_TILE], u = cfg[P_UNROLL];
         if (t <= 0 || u <= 0 || t % u) {
-            snprintf(why, len, "UNROLL=%d must divide TILE=%d", u, t);
+            tpl_reason(why, len, "UNROLL=%d must divide TILE=%d", u, t);
             return 0;
         }
         if (t * t > max_threads) {
-            snprintf(why, len, "TILE=%d needs %d threads per block (limit %d)", t, t * t, max_threads);
+            tpl_reason(why, len, "TILE=%d needs %d threads per block (limit %d)", t, t * t, max_threads);
             return 0;
         }
         if (2 * t * t * 4 > 48 * 1024) {
-            snprintf(why, len, "TILE=%d needs more than 48 KiB of static shared memory", t);
+            tpl_reason(why, len, "TILE=%d needs more than 48 KiB of static shared memory", t);
             return 0;
         }
         return 1;
     }
     if (algo != 2) {
-        snprintf(why, len, "ALGO=%d unknown (0 naive, 1 tiled, 2 register-tiled)", algo);
+        tpl_reason(why, len, "ALGO=%d unknown (0 naive, 1 tiled, 2 register-tiled)", algo);
         return 0;
     }
     if (!mm_canonical(f, cfg, P_TILE, "ALGO=2", why, len) ||
@@ -216,109 +216,109 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     int bm = cfg[P_BM], bn = cfg[P_BN], bk = cfg[P_BK], st = cfg[P_STAGES];
     int vec = cfg[P_VEC], pad = cfg[P_PAD], sk = cfg[P_SPLITK];
     if (vec != 1 && vec != 4) {
-        snprintf(why, len, "VEC=%d must be 1 or 4", vec);
+        tpl_reason(why, len, "VEC=%d must be 1 or 4", vec);
         return 0;
     }
     if (pad < 0 || pad % 4) {
-        snprintf(why, len, "PAD=%d must be a multiple of 4 (keeps 16-byte fragment reads aligned)", pad);
+        tpl_reason(why, len, "PAD=%d must be a multiple of 4 (keeps 16-byte fragment reads aligned)", pad);
         return 0;
     }
     if (st < 1 || st > 4 || sk < 1 || sk > 16) {
-        snprintf(why, len, "STAGES must be 1..4 and SPLITK 1..16");
+        tpl_reason(why, len, "STAGES must be 1..4 and SPLITK 1..16");
         return 0;
     }
     /* Hardware limits. */
     if (g.nthreads > max_threads) {
-        snprintf(why, len, "%d threads per block (limit %d)", g.nthreads, max_threads);
+        tpl_reason(why, len, "%d threads per block (limit %d)", g.nthreads, max_threads);
         return 0;
     }
     if (g.smem > smem_limit) {
-        snprintf(why, len, "%d bytes of shared memory (limit %d)", g.smem, smem_limit);
+        tpl_reason(why, len, "%d bytes of shared memory (limit %d)", g.smem, smem_limit);
         return 0;
     }
     if (g.regs > 255) {
-        snprintf(why, len, "about %d registers per thread (limit 255): %d accumulators",
-                 g.regs, g.acc);
+        tpl_reason(why, len, "about %d registers per thread (limit 255): %d accumulators",
+                   g.regs, g.acc);
         return 0;
     }
     if (g.regs * g.nthreads > regs_limit) {
-        snprintf(why, len, "about %d registers x %d threads exceeds the %d registers of a block",
-                 g.regs, g.nthreads, regs_limit);
+        tpl_reason(why, len, "about %d registers x %d threads exceeds the %d registers of a block",
+                   g.regs, g.nthreads, regs_limit);
         return 0;
     }
     /* ptxas -v, sm_90: 128 accumulators spill at BK >= 16 with FRAG=0; FRAG=1's loop
      * (round 3, interior copy path) holds them at BK=16 in 232-255 registers, no spills. */
     if (g.acc > 128 || (g.acc == 128 && bk > (cfg[P_FRAG] == 1 ? 16 : 8))) {
-        snprintf(why, len, "%d accumulators with BK=%d spill or exhaust registers (ptxas: 128 needs "
-                 "BK=8, or BK<=16 with FRAG=1)", g.acc, bk);
+        tpl_reason(why, len, "%d accumulators with BK=%d spill or exhaust registers (ptxas: 128 needs "
+                   "BK=8, or BK<=16 with FRAG=1)", g.acc, bk);
         return 0;
     }
     /* Efficiency rules (documented in bench/notes_matmul.md). */
     if (g.wmiter * cfg[P_TM] < 8 || cfg[P_WNITER] * cfg[P_TN] < 8) {
-        snprintf(why, len, "thread tile %dx%d below 8x8: too few FFMA per shared-memory load",
-                 g.wmiter * cfg[P_TM], cfg[P_WNITER] * cfg[P_TN]);
+        tpl_reason(why, len, "thread tile %dx%d below 8x8: too few FFMA per shared-memory load",
+                   g.wmiter * cfg[P_TM], cfg[P_WNITER] * cfg[P_TN]);
         return 0;
     }
     if (g.nthreads < 128 || g.nthreads > 256) {
-        snprintf(why, len, "%d threads: 4 to 8 warps per block keep registers and latency hiding balanced",
-                 g.nthreads);
+        tpl_reason(why, len, "%d threads: 4 to 8 warps per block keep registers and latency hiding balanced",
+                   g.nthreads);
         return 0;
     }
     if ((bm * bk) % g.nthreads || (bk * bn / 4) % g.nthreads) {
-        snprintf(why, len, "tile copies (%dx%d of A, %dx%d of B) do not split evenly over %d threads",
-                 bm, bk, bk, bn, g.nthreads);
+        tpl_reason(why, len, "tile copies (%dx%d of A, %dx%d of B) do not split evenly over %d threads",
+                   bm, bk, bk, bn, g.nthreads);
         return 0;
     }
     if (bm > 2 * bn || bn > 2 * bm || cfg[P_WM] > 2 * cfg[P_WN] || cfg[P_WN] > 2 * cfg[P_WM]) {
-        snprintf(why, len, "tile aspect beyond 2:1 (%dx%d block, %dx%d warp) moves more data per FLOP",
-                 bm, bn, cfg[P_WM], cfg[P_WN]);
+        tpl_reason(why, len, "tile aspect beyond 2:1 (%dx%d block, %dx%d warp) moves more data per FLOP",
+                   bm, bn, cfg[P_WM], cfg[P_WN]);
         return 0;
     }
     if (st * bk < 16 || st * bk > 64) {
-        snprintf(why, len, "STAGES*BK=%d: the pipeline should hold 16..64 of K", st * bk);
+        tpl_reason(why, len, "STAGES*BK=%d: the pipeline should hold 16..64 of K", st * bk);
         return 0;
     }
     if (mm_lds_conflict(g.tpn, cfg[P_TN], 1) > 1 || mm_lds_conflict(g.tpn, cfg[P_TM], 0) > 1) {
-        snprintf(why, len, "lane layout %dx%d with thread tile %dx%d gives bank conflicts on fragment loads",
-                 g.tpm, g.tpn, cfg[P_TM], cfg[P_TN]);
+        tpl_reason(why, len, "lane layout %dx%d with thread tile %dx%d gives bank conflicts on fragment loads",
+                   g.tpm, g.tpn, cfg[P_TM], cfg[P_TN]);
         return 0;
     }
     int c_pad = mm_store_conflict(bm, bk, 4), c_none = mm_store_conflict(bm, bk, 0);
     if (pad == 4 && c_pad >= c_none) {
-        snprintf(why, len, "PAD=4 removes no bank conflict for BM=%d, BK=%d (PAD=0 is canonical)", bm, bk);
+        tpl_reason(why, len, "PAD=4 removes no bank conflict for BM=%d, BK=%d (PAD=0 is canonical)", bm, bk);
         return 0;
     }
     if (pad == 0 && c_pad < c_none) {
-        snprintf(why, len, "PAD=0 leaves %d-way bank conflicts on the A stores (PAD=4: %d-way)",
-                 c_none, c_pad);
+        tpl_reason(why, len, "PAD=0 leaves %d-way bank conflicts on the A stores (PAD=4: %d-way)",
+                   c_none, c_pad);
         return 0;
     }
     if (pad != 0 && pad != 4) {
-        snprintf(why, len, "PAD=%d: only 0 and 4 are modelled", pad);
+        tpl_reason(why, len, "PAD=%d: only 0 and 4 are modelled", pad);
         return 0;
     }
     if (cfg[P_FRAG] == 1 && (st < 2 || bk % 2)) {
-        snprintf(why, len, "FRAG=1 reads step t+1's fragments before step t ends: needs STAGES>=2");
+        tpl_reason(why, len, "FRAG=1 reads step t+1's fragments before step t ends: needs STAGES>=2");
         return 0;
     }
     if (cfg[P_FRAG] == 1 && vec != 4) {
-        snprintf(why, len, "FRAG=1 only with VEC=4 (VEC=4 kernels take the 4-byte path themselves "
-                 "when B is unaligned; VEC=1 variants are kept only as FRAG=0 fallbacks)");
+        tpl_reason(why, len, "FRAG=1 only with VEC=4 (VEC=4 kernels take the 4-byte path themselves "
+                   "when B is unaligned; VEC=1 variants are kept only as FRAG=0 fallbacks)");
         return 0;
     }
     if (cfg[P_FRAG] == 1 && bk > 16) {
-        snprintf(why, len, "FRAG=1 with BK=%d: ptxas -v (sm_90) spills 12-40 bytes at the register "
-                 "bound (two fragment sets plus the longer copy plan)", bk);
+        tpl_reason(why, len, "FRAG=1 with BK=%d: ptxas -v (sm_90) spills 12-40 bytes at the register "
+                   "bound (two fragment sets plus the longer copy plan)", bk);
         return 0;
     }
     if (cfg[P_FRAG] == 1 && st > 3) {
-        snprintf(why, len, "FRAG=1 with STAGES=4: left out to bound the space (cuBLAS's FFMA "
-                 "SGEMM uses 3 stages; FRAG=0 covers STAGES=4)");
+        tpl_reason(why, len, "FRAG=1 with STAGES=4: left out to bound the space (cuBLAS's FFMA "
+                   "SGEMM uses 3 stages; FRAG=0 covers STAGES=4)");
         return 0;
     }
     if (cfg[P_FRAG] == 1 && g.acc > 64 && g.nthreads < 256) {
-        snprintf(why, len, "FRAG=1 with %d accumulators needs ~240 registers: only with 8 warps "
-                 "per block (4 would leave 4..8 warps per SM)", g.acc);
+        tpl_reason(why, len, "FRAG=1 with %d accumulators needs ~240 registers: only with 8 warps "
+                   "per block (4 would leave 4..8 warps per SM)", g.acc);
         return 0;
     }
     /* 128x256 / 256x128 FRAG=1 tiles run one block per SM: SPLITK=4 at BK=16 puts
@@ -326,34 +326,34 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     int big_split = cfg[P_FRAG] == 1 && bm * bn == 128 * 256 && sk == 4 && bk == 16;
     if (cfg[P_FRAG] == 1 && sk > 1 && !big_split &&
         (sk > 8 || bm * bn > 128 * 128 || (bm * bn < 128 * 128 && sk < 4))) {
-        snprintf(why, len, "FRAG=1 split-K: SPLITK 2..8 on 128x128 tiles, 4..8 on smaller ones, "
-                 "4 on 128x256/256x128 at BK=16 (SPLITK=%d)", sk);
+        tpl_reason(why, len, "FRAG=1 split-K: SPLITK 2..8 on 128x128 tiles, 4..8 on smaller ones, "
+                   "4 on 128x256/256x128 at BK=16 (SPLITK=%d)", sk);
         return 0;
     }
     if (sk > 1 && (bm * bn > (cfg[P_FRAG] ? 128 * 256 : 64 * 128) || st != 3 || vec != 4)) {
-        snprintf(why, len, "SPLITK>1 is for small M*N with long K: tiles of at most 64x128 "
-                 "(128x128, or 128x256 at BK=16 with SPLITK=4, with FRAG=1), STAGES=3 (a split's "
-                 "K range is short: a fourth stage only lengthens the prologue), VEC=4");
+        tpl_reason(why, len, "SPLITK>1 is for small M*N with long K: tiles of at most 64x128 "
+                   "(128x128, or 128x256 at BK=16 with SPLITK=4, with FRAG=1), STAGES=3 (a split's "
+                   "K range is short: a fourth stage only lengthens the prologue), VEC=4");
         return 0;
     }
     /* Stream-K evens out the last partial wave of tiles: it matters where one
      * wave holds few tiles (large tiles, one or two blocks per SM) and has to
      * be the fast main loop; split-K is the other way to split K. */
     if (cfg[P_SK] == 1 && (sk > 1 || cfg[P_FRAG] != 1 || bm * bn < 128 * 128)) {
-        snprintf(why, len, "SK=1 (stream-K) only with SPLITK=1, FRAG=1 and tiles of at least "
-                 "128x128 (smaller tiles run many waves: little to balance)");
+        tpl_reason(why, len, "SK=1 (stream-K) only with SPLITK=1, FRAG=1 and tiles of at least "
+                   "128x128 (smaller tiles run many waves: little to balance)");
         return 0;
     }
     /* The FFMA order is a lever of the issue-bound FRAG=1 main loop on large tiles
      * (measured: bench/notes_matmul.md, round 5); FRAG=0 keeps its single order. */
     if (cfg[P_FFMA] != 0 && (cfg[P_FRAG] != 1 || bm * bn < 128 * 128)) {
-        snprintf(why, len, "FFMA=%d (another FFMA order) only with FRAG=1 and tiles of at least "
-                 "128x128", cfg[P_FFMA]);
+        tpl_reason(why, len, "FFMA=%d (another FFMA order) only with FRAG=1 and tiles of at least "
+                   "128x128", cfg[P_FFMA]);
         return 0;
     }
     if (vec == 1 && bk * bn / g.nthreads > 4) {
-        snprintf(why, len, "VEC=1 needs %d 4-byte copies of B per thread per step (at most 4)",
-                 bk * bn / g.nthreads);
+        tpl_reason(why, len, "VEC=1 needs %d 4-byte copies of B per thread per step (at most 4)",
+                   bk * bn / g.nthreads);
         return 0;
     }
     return 1;

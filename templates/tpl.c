@@ -5,6 +5,7 @@
 #include <math.h>
 #include <nvrtc.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,247 @@ at_status tpl_config_parse(const tpl_family *fam, const char *text, int *cfg,
         }
     }
     return AT_OK;
+}
+
+/* ---------------- valid spaces and compile samples ---------------- */
+
+void tpl_reason(char *why, size_t len, const char *fmt, ...)
+{
+    if (!why || len == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, len, fmt, ap);
+    va_end(ap);
+}
+
+/* Steps cfg (its value positions in pos) to the next raw index, the last
+ * parameter fastest as tpl_config_from_index numbers them: no division per
+ * configuration. */
+static void space_next(const tpl_family *fam, int *pos, int *cfg)
+{
+    for (int p = fam->n_params - 1; p >= 0; p--) {
+        if (++pos[p] < fam->params[p].n_values) {
+            cfg[p] = fam->params[p].values[pos[p]];
+            return;
+        }
+        pos[p] = 0;
+        cfg[p] = fam->params[p].values[0];
+    }
+}
+
+long long tpl_valid_configs(const tpl_family *fam, const at_device_info *dev,
+                            long long **indices)
+{
+    long long raw = tpl_space_size(fam), cap = 64, n = 0;
+    long long *out = malloc((size_t)cap * sizeof *out);
+    int pos[TPL_MAX_PARAMS] = {0}, cfg[TPL_MAX_PARAMS];
+    *indices = NULL;
+    if (!out)
+        return -1;
+    tpl_config_from_index(fam, 0, cfg);
+    for (long long i = 0; i < raw; i++, space_next(fam, pos, cfg)) {
+        if (fam->valid && !fam->valid(cfg, dev, NULL, 0))
+            continue;
+        if (n == cap) {
+            long long *q = realloc(out, (size_t)(cap * 2) * sizeof *out);
+            if (!q) {
+                free(out);
+                return -1;
+            }
+            out = q;
+            cap *= 2;
+        }
+        out[n++] = i;
+    }
+    *indices = out;
+    return n;
+}
+
+/* A sample being built: its configurations and the values they cover. */
+typedef struct sample_set {
+    tpl_sample *items;
+    int n, cap;
+    unsigned char covered[TPL_MAX_PARAMS][TPL_MAX_VALUES];
+} sample_set;
+
+/* Adds cfg unless already there and marks its values covered; -1 if out of
+ * memory. */
+static int sample_add(sample_set *s, const tpl_family *fam, const int *cfg, const char *origin)
+{
+    size_t bytes = (size_t)fam->n_params * sizeof *cfg;
+    for (int i = 0; i < s->n; i++)
+        if (memcmp(s->items[i].cfg, cfg, bytes) == 0)
+            return 0;
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 32;
+        tpl_sample *q = realloc(s->items, (size_t)cap * sizeof *q);
+        if (!q)
+            return -1;
+        s->items = q;
+        s->cap = cap;
+    }
+    tpl_sample *it = &s->items[s->n++];
+    memset(it, 0, sizeof *it);
+    memcpy(it->cfg, cfg, bytes);
+    it->origin = origin;
+    for (int p = 0; p < fam->n_params; p++)
+        for (int v = 0; v < fam->params[p].n_values; v++)
+            if (fam->params[p].values[v] == cfg[p])
+                s->covered[p][v] = 1;
+    return 0;
+}
+
+static unsigned long long splitmix64(unsigned long long *state)
+{
+    unsigned long long z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* The valid configurations of the last few (family, device) pairs sampled:
+ * one space is often sampled several times (seeds, architectures, tests). */
+#define SAMPLE_CACHE_SIZE 8
+static struct {
+    const tpl_family *fam;
+    int has_dev;
+    at_device_info dev;
+    long long n;
+    long long *valid;
+} sample_cache[SAMPLE_CACHE_SIZE];
+static int sample_cache_next;
+static pthread_mutex_t sample_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A malloc'd copy of the valid configurations of fam on dev (caller frees),
+ * from the cache or a scan; the count, or -1 if out of memory. */
+static long long sample_valid(const tpl_family *fam, const at_device_info *dev, long long **out)
+{
+    long long n = -1;
+    *out = NULL;
+    pthread_mutex_lock(&sample_cache_lock);
+    for (int i = 0; i < SAMPLE_CACHE_SIZE && n < 0; i++) {
+        if (sample_cache[i].fam != fam || sample_cache[i].has_dev != (dev != NULL) ||
+            (dev && memcmp(&sample_cache[i].dev, dev, sizeof *dev) != 0))
+            continue;
+        n = sample_cache[i].n;
+        *out = malloc((size_t)(n ? n : 1) * sizeof **out);
+        if (*out)
+            memcpy(*out, sample_cache[i].valid, (size_t)n * sizeof **out);
+        else
+            n = -1;
+    }
+    pthread_mutex_unlock(&sample_cache_lock);
+    if (n >= 0)
+        return n;
+    n = tpl_valid_configs(fam, dev, out);
+    long long *copy = n >= 0 ? malloc((size_t)(n ? n : 1) * sizeof *copy) : NULL;
+    if (!copy)
+        return n;
+    memcpy(copy, *out, (size_t)n * sizeof *copy);
+    pthread_mutex_lock(&sample_cache_lock);
+    int slot = sample_cache_next++ % SAMPLE_CACHE_SIZE;
+    free(sample_cache[slot].valid);
+    sample_cache[slot].fam = fam;
+    sample_cache[slot].has_dev = dev != NULL;
+    if (dev)
+        sample_cache[slot].dev = *dev;
+    sample_cache[slot].n = n;
+    sample_cache[slot].valid = copy;
+    pthread_mutex_unlock(&sample_cache_lock);
+    return n;
+}
+
+/* Adds valid configurations until every value that some valid configuration
+ * takes is covered: each time the one (in an order shuffled from seed) that
+ * covers the most values not yet covered. -1 if out of memory. */
+static int sample_cover(sample_set *s, const tpl_family *fam, const at_device_info *dev,
+                        unsigned long long seed)
+{
+    long long *valid = NULL;
+    long long n = sample_valid(fam, dev, &valid);
+    int np = fam->n_params;
+    unsigned char *vpos = n > 0 ? malloc((size_t)n * (size_t)(np ? np : 1)) : NULL;
+    if (n < 0 || (n > 0 && !vpos)) {
+        free(valid);
+        return -1;
+    }
+    unsigned long long state = seed;
+    for (long long i = n - 1; i > 0; i--) {
+        long long j = (long long)(splitmix64(&state) % (unsigned long long)(i + 1));
+        long long t = valid[i];
+        valid[i] = valid[j];
+        valid[j] = t;
+    }
+    for (long long k = 0; k < n; k++) {
+        long long x = valid[k];
+        for (int p = np - 1; p >= 0; p--) {
+            vpos[k * np + p] = (unsigned char)(x % fam->params[p].n_values);
+            x /= fam->params[p].n_values;
+        }
+    }
+    int rc = 0;
+    for (;;) {
+        long long best = -1;
+        int best_gain = 0;
+        for (long long k = 0; k < n; k++) {
+            int gain = 0;
+            for (int p = 0; p < np; p++)
+                gain += !s->covered[p][vpos[k * np + p]];
+            if (gain > best_gain) {
+                best_gain = gain;
+                best = k;
+            }
+        }
+        if (best < 0)
+            break;
+        int cfg[TPL_MAX_PARAMS];
+        tpl_config_from_index(fam, valid[best], cfg);
+        if (sample_add(s, fam, cfg, "cover") != 0) {
+            rc = -1;
+            break;
+        }
+    }
+    free(vpos);
+    free(valid);
+    return rc;
+}
+
+int tpl_sample_configs(const tpl_family *fam, const at_device_info *dev,
+                       unsigned long long seed, const char *const *extra, int n_extra,
+                       tpl_sample **out, char *err, size_t errlen)
+{
+    sample_set s;
+    memset(&s, 0, sizeof s);
+    *out = NULL;
+    int cfg[TPL_MAX_PARAMS];
+    for (int b = -1; b < fam->n_baselines + n_extra; b++) {
+        const char *text = b < 0 ? fam->default_config
+                         : b < fam->n_baselines ? fam->baselines[b].config
+                         : extra[b - fam->n_baselines];
+        if (!text && b < 0)
+            continue;                       /* a family without a default */
+        if (tpl_config_parse(fam, text, cfg, err, errlen) != AT_OK) {
+            free(s.items);
+            return -1;
+        }
+        /* the default and the baselines run everywhere; an extra (a stored
+         * winner of one device) only where it is valid */
+        if (b >= fam->n_baselines && fam->valid && !fam->valid(cfg, dev, NULL, 0))
+            continue;
+        const char *origin = b < 0 ? "default"
+                           : b < fam->n_baselines ? fam->baselines[b].name : "extra";
+        if (sample_add(&s, fam, cfg, origin) != 0)
+            goto oom;
+    }
+    if (sample_cover(&s, fam, dev, seed) != 0)
+        goto oom;
+    *out = s.items;
+    return s.n;
+oom:
+    snprintf(err, errlen, "%s: out of memory while sampling configurations", fam->name);
+    free(s.items);
+    return -1;
 }
 
 /* ---------------- hashing and keys ---------------- */

@@ -167,7 +167,9 @@ typedef struct tpl_family {
 
     /* 1 if cfg is a legal kernel on this device (threads, shared memory,
      * registers...), else 0 with the reason in why. dev may be NULL: then
-     * judge against a generic sm_80+ device (48 KiB..227 KiB smem). */
+     * judge against a generic sm_80+ device (48 KiB..227 KiB smem). why may
+     * be NULL with len 0 when the caller does not read the reason (scans of
+     * large spaces): format reasons through tpl_reason, which then skips it. */
     int (*valid)(const int *cfg, const at_device_info *dev, char *why, size_t len);
     /* Optional: 1 if the family computes problems of this kind (element
      * type, math, ops, order, batch) with some configuration. NULL: only
@@ -250,6 +252,36 @@ at_status tpl_config_parse(const tpl_family *fam, const char *text, int *cfg,
                            char *err, size_t errlen);
 /* Index of a parameter by name, -1 if none. */
 int tpl_param_index(const tpl_family *fam, const char *name);
+/* Writes a rejection reason for valid() into why, formatted only when
+ * why is not NULL and len > 0 (formatting dominates scans of large spaces). */
+void tpl_reason(char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Valid configurations of fam on dev (NULL: the generic device) as malloc'd
+ * sorted raw indices in *indices (caller frees); the count, or -1 with
+ * *indices NULL if out of memory. Asks valid() for no reasons. */
+long long tpl_valid_configs(const tpl_family *fam, const at_device_info *dev,
+                            long long **indices);
+
+/* ---- compile samples (templates/tpl.c) ---- */
+/* One configuration of a sample and why it is in it. */
+typedef struct tpl_sample {
+    int cfg[TPL_MAX_PARAMS];
+    const char *origin;             /* "default", a baseline's name, "extra",
+                                       "cover" (chosen for value coverage) */
+} tpl_sample;
+/* A stratified sample of fam's configurations for compile tests on dev
+ * (NULL: the generic device), instead of every configuration: the default
+ * and every baseline (always: they run on every device), each of the n_extra
+ * configuration texts in extra (e.g. stored winners) that is valid on dev,
+ * then valid configurations chosen greedily, ties broken by a shuffle from
+ * seed, until every value of every parameter that some valid configuration
+ * takes is in the sample at least once. No configuration twice;
+ * deterministic for (fam, dev, seed, extra). *out is malloc'd (caller
+ * frees). Returns the count, or -1 with *out NULL and the reason in err (a
+ * default, baseline or extra text that does not parse; out of memory). */
+int tpl_sample_configs(const tpl_family *fam, const at_device_info *dev,
+                       unsigned long long seed, const char *const *extra, int n_extra,
+                       tpl_sample **out, char *err, size_t errlen);
 
 /* ---- compiling (templates/tpl.c, NVRTC; no GPU needed) ---- */
 /* "sm_90" from a compute capability. */

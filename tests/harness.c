@@ -16,7 +16,7 @@
 
 static struct { const char *name; th_fn fn; int gpu; const char *file; } tests[TH_MAX_TESTS];
 static int n_tests;
-static int current_failed;
+static int current_failed, current_skipped;
 static char tmp_root[4096];
 static int tmp_counter;
 
@@ -43,6 +43,17 @@ void th_fail(const char *file, int line, const char *fmt, ...)
 }
 
 int th_failed(void) { return current_failed; }
+
+void th_skip(const char *fmt, ...)
+{
+    va_list ap;
+    current_skipped = 1;
+    printf("    skipped: ");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+}
 
 int th_device(void)
 {
@@ -126,15 +137,16 @@ int main(int argc, char **argv)
         printf("GPU tier: enabled (device %d)\n", th_device());
     else
         printf("GPU tier: skipped, no usable GPU: %s\n", why);
-    int passed = 0, failed = 0, skipped = 0;
+    int passed = 0, failed = 0, skipped = 0, gpu_skipped = 0;
     for (int i = 0; i < n_tests; i++) {
         if (filter && *filter && !strstr(tests[i].name, filter))
             continue;
         if (tests[i].gpu && !gpu) {
             skipped++;
+            gpu_skipped++;
             continue;
         }
-        current_failed = 0;
+        current_failed = current_skipped = 0;
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         printf("%-4s %s ...\n", tests[i].gpu ? "gpu" : "cpu", tests[i].name);
@@ -142,10 +154,13 @@ int main(int argc, char **argv)
         tests[i].fn();
         clock_gettime(CLOCK_MONOTONIC, &t1);
         double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-        printf("     %s %s (%.2f s)\n", current_failed ? "FAIL" : "ok", tests[i].name, secs);
+        printf("     %s %s (%.2f s)\n", current_failed ? "FAIL" : current_skipped ? "skip" : "ok",
+               tests[i].name, secs);
         fflush(stdout);
         if (current_failed)
             failed++;
+        else if (current_skipped)
+            skipped++;
         else
             passed++;
     }
@@ -155,8 +170,8 @@ int main(int argc, char **argv)
         if (system(cmd) != 0)
             fprintf(stderr, "could not remove %s\n", tmp_root);
     }
-    if (skipped)
-        printf("%d GPU tests skipped: %s\n", skipped, why);
+    if (gpu_skipped)
+        printf("%d GPU tests skipped: %s\n", gpu_skipped, why);
     printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     return failed ? 1 : 0;
 }

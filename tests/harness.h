@@ -13,6 +13,9 @@ void th_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* 1 if the current test already failed (lets helpers bail out). */
 int th_failed(void);
+/* Marks the current test skipped with the reason (printed; counted among
+ * the skipped unless it also failed): for a CPU test whose tool is absent. */
+void th_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* CUDA device ordinal the GPU tier uses ($AUTOTUNE_TEST_DEVICE, default 0). */
 int th_device(void);
 /* Build directory holding the autotune binary ($AUTOTUNE_BUILD, "build"). */

@@ -1,14 +1,46 @@
 /* test_install.c: `make install` into a temporary prefix, a client built
- * with pkg-config against it (CPU tier), and that client run twice on a GPU:
- * the second run loads every kernel from the database (GPU tier). */
+ * from the installed pkg-config file with cc and with nvcc (CPU tier), and
+ * those clients run twice on a GPU: the second run loads every kernel from
+ * the database (GPU tier). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "harness.h"
 
 static char prefix[4300];
+static char nvcc[4200];
+static int nvcc_built = -1;        /* 1 built, 0 failed, -1 no nvcc */
+static char nvcc_log[4096];
 
-/* Installs once per test run and builds the client; 1 on success. */
+/* $CUDA_HOME/bin/nvcc (default /usr/local/cuda) into nvcc; 1 if it runs. */
+static int find_nvcc(void)
+{
+    const char *home = getenv("CUDA_HOME");
+    snprintf(nvcc, sizeof nvcc, "%s/bin/nvcc", home && *home ? home : "/usr/local/cuda");
+    return access(nvcc, X_OK) == 0;
+}
+
+/* Builds tests/client/client.c with nvcc as CUDA C++ from the installed
+ * .pc, the flags unchanged; sets nvcc_built and nvcc_log. */
+static void build_with_nvcc(void)
+{
+    if (!find_nvcc()) {
+        nvcc_built = -1;
+        return;
+    }
+    char cmd[32768], *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "'%s' -x cu -o '%s/client_nvcc' tests/client/client.c "
+             "$(PKG_CONFIG_PATH='%s/lib/pkgconfig' pkg-config --cflags --libs autotune) -ldl -lm",
+             nvcc, prefix, prefix);
+    nvcc_built = th_run(cmd, &out) == 0;
+    snprintf(nvcc_log, sizeof nvcc_log, "%s", out ? out : "");
+    free(out);
+}
+
+/* Installs once per test run and builds the client with cc (and with nvcc
+ * where present); 1 if the install and the cc build succeeded. */
 static int install_and_build(void)
 {
     static int done = -1;
@@ -27,7 +59,26 @@ static int install_and_build(void)
         fprintf(stderr, "    install/build failed (%d): %s\n", rc, out ? out : "");
     free(out);
     done = rc == 0;
+    if (done)
+        build_with_nvcc();
     return done;
+}
+
+/* Runs an installed client without a GPU: it must start and report that
+ * there is no driver (or device); with a GPU it must pass. */
+static void run_client_without_gpu(const char *name)
+{
+    char cmd[4600], *out = NULL;
+    snprintf(cmd, sizeof cmd, "'%s/%s' '%s/none.db'", prefix, name, th_tmpdir());
+    int rc = th_run(cmd, &out);
+    if (strstr(out ? out : "", "CLIENT OK")) {
+        free(out);
+        return; /* a GPU is present: the GPU tier checks the results */
+    }
+    CHECK_MSG(rc == 1, "%s exited %d: %s", name, rc, out ? out : "");
+    CHECK_MSG(out && (strstr(out, "no CUDA driver") || strstr(out, "no such CUDA device")),
+              "%s said: %s", name, out ? out : "");
+    free(out);
 }
 
 TEST(install_layout_and_pkg_config)
@@ -58,17 +109,19 @@ TEST(install_layout_and_pkg_config)
 TEST(installed_client_without_gpu_reports_status)
 {
     CHECK(install_and_build());
-    char cmd[4600], *out = NULL;
-    snprintf(cmd, sizeof cmd, "'%s/client' '%s/none.db'", prefix, th_tmpdir());
-    int rc = th_run(cmd, &out);
-    if (strstr(out ? out : "", "CLIENT OK")) {
-        free(out);
-        return; /* a GPU is present: the GPU tier checks the results */
+    run_client_without_gpu("client");
+}
+
+/* The .pc's flags work unchanged with nvcc (it rejects -Wl,...). */
+TEST(installed_client_built_with_nvcc)
+{
+    CHECK(install_and_build());
+    if (nvcc_built < 0) {
+        th_skip("no nvcc at %s (set CUDA_HOME): the client was not built with nvcc", nvcc);
+        return;
     }
-    CHECK_EQ(rc, 1);
-    CHECK_MSG(out && (strstr(out, "no CUDA driver") || strstr(out, "no such CUDA device")),
-              "client said: %s", out ? out : "");
-    free(out);
+    CHECK_MSG(nvcc_built == 1, "nvcc build from the installed autotune.pc failed:\n%s", nvcc_log);
+    run_client_without_gpu("client_nvcc");
 }
 
 GPU_TEST(installed_client_second_run_loads_everything)
@@ -85,5 +138,14 @@ GPU_TEST(installed_client_second_run_loads_everything)
     printf("%s", out);
     CHECK_MSG(strstr(out, "CLIENT OK") && strstr(out, "compiled=0 loaded=4"),
               "second run: %s", out);
+    free(out);
+    if (nvcc_built != 1)
+        return;
+    /* the nvcc-built client finds the same tuned kernels */
+    snprintf(cmd, sizeof cmd, "'%s/client_nvcc' '%s'", prefix, db_path);
+    CHECK_EQ(th_run(cmd, &out), 0);
+    printf("%s", out);
+    CHECK_MSG(strstr(out, "CLIENT OK") && strstr(out, "compiled=0 loaded=4"),
+              "nvcc client: %s", out);
     free(out);
 }

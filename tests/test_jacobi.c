@@ -1,5 +1,6 @@
-/* test_jacobi.c: tests of the Jacobi family: its space, legality and NVRTC
- * compiles (CPU tier); solves checked against float64 CPU references (GPU tier). */
+/* test_jacobi.c: tests of the Jacobi family: its space and legality (CPU tier;
+ * NVRTC compiles: test_compile_sample.c); solves checked against float64 CPU
+ * references (GPU tier). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,29 +127,6 @@ TEST(jacobi_applicable_and_baselines)
     double flops = 0, bytes = 0;
     f->work(&ok, &flops, &bytes);
     CHECK(bytes > 4.0 * 16384 * 16384 && fabs(bytes / flops - 2.0) < 1e-12);
-}
-
-/* Compiles the corners of the space with NVRTC: ELF cubins for sm_80 and sm_90. */
-TEST(jacobi_nvrtc_compiles_samples)
-{
-    const tpl_family *f = &tpl_jacobi;
-    static const int samples[][J_N] = {
-        {32, 4, 4, 2, 0, 10}, {1, 256, 1, 1, 0, 1}, {256, 4, 4, 4, 1, 25},
-        {2, 32, 2, 4, 0, 25}, {8, 128, 1, 2, 1, 10}, {64, 1, 4, 1, 0, 1},
-    };
-    static const char *archs[] = {"sm_80", "sm_90"};
-    for (size_t a = 0; a < 2; a++) {
-        for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++) {
-            void *cubin = NULL;
-            size_t size = 0;
-            char *log = NULL;
-            at_status s = tpl_compile(f, samples[i], archs[a], &cubin, &size, &log);
-            CHECK_MSG(s == AT_OK, "%s sample %zu: %s", archs[a], i, log ? log : "");
-            CHECK(cubin && size > 64 && memcmp(cubin, "\177ELF", 4) == 0);
-            free(cubin);
-            free(log);
-        }
-    }
 }
 
 /* ---------------- GPU tier ---------------- */

@@ -1,9 +1,12 @@
 /* test_matmul.c: tests of the matmul family: its configuration space and legality
- * rules (CPU), NVRTC compiles, and GPU verification of many configurations. */
+ * rules (CPU) and GPU verification of many configurations (the CPU tier's NVRTC
+ * compiles of every family: test_compile_sample.c). */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "harness.h"
 #include "measure.h"
 #include "tpl.h"
@@ -29,6 +32,89 @@ static int mt_param(const char *name)
 /* ---------------- CPU tier ---------------- */
 
 
+/* Counts over one slice [begin, end) of matmul's raw space, and the first
+ * broken rule (matmul_space_sizes scans the slices on all cores). */
+typedef struct mt_scan {
+    long long begin, end, valid;
+    int algo_count[3], stages_seen[5], split_seen, frag_seen[2], frag_split128, acc128_bk16;
+    int streamk, sk_able, ffma_seen[3], ffma_able;
+    char error[512];                 /* "" if every rule held */
+} mt_scan;
+
+#define MT_RULE(cond) do { if (!(cond) && !sc->error[0]) \
+    snprintf(sc->error, sizeof sc->error, "config %lld: %s", i, #cond); } while (0)
+
+/* Tallies one valid configuration and checks the rules that tie its values. */
+static void mt_scan_valid(mt_scan *sc, long long i, const int *cfg)
+{
+    sc->valid++;
+    sc->algo_count[cfg[0]]++;
+    if (cfg[0] != 2)
+        return;
+    sc->stages_seen[cfg[mt_param("STAGES")]] = 1;
+    sc->split_seen |= cfg[mt_param("SPLITK")] > 1;
+    int fr = cfg[mt_param("FRAG")], bm = cfg[mt_param("BM")], bn = cfg[mt_param("BN")];
+    MT_RULE(fr == 0 || fr == 1);
+    sc->frag_seen[fr & 1]++;
+    /* FRAG=1 needs the second buffer the kernel's static_assert asks for */
+    MT_RULE(!fr || (cfg[mt_param("STAGES")] >= 2 && cfg[mt_param("BK")] % 2 == 0));
+    sc->frag_split128 += fr && cfg[mt_param("SPLITK")] > 1 && bm == 128 && bn == 128;
+    int order = cfg[mt_param("FFMA")];
+    MT_RULE(order >= 0 && order <= 2);
+    sc->ffma_seen[order < 0 || order > 2 ? 0 : order]++;
+    /* other FFMA orders: FRAG=1 tiles of at least 128x128 */
+    MT_RULE(order == 0 || (fr == 1 && bm * bn >= 128 * 128));
+    sc->ffma_able += order == 0 && fr == 1 && bm * bn >= 128 * 128;
+    if (cfg[mt_param("SK")] == 1) {
+        /* stream-K: FRAG=1 main loop, no split-K, tiles of at least 128x128 */
+        MT_RULE(fr == 1 && cfg[mt_param("SPLITK")] == 1 && bm * bn >= 128 * 128);
+        sc->streamk += order == 0;
+    } else {
+        sc->sk_able += order == 0 && fr == 1 && cfg[mt_param("SPLITK")] == 1 &&
+                       bm * bn >= 128 * 128;
+    }
+    /* 128 accumulators at BK=16: FRAG=1 only (ptxas -v: FRAG=0 spills) */
+    if (cfg[mt_param("WM")] * cfg[mt_param("WN")] == 128 * 32 && cfg[mt_param("BK")] == 16) {
+        MT_RULE(fr == 1);
+        sc->acc128_bk16++;
+    }
+}
+
+/* Scans one slice with its own counter over the value lists; every 4099th
+ * index also through tpl_config_from_index, which must agree. */
+static void *mt_scan_slice(void *arg)
+{
+    mt_scan *sc = arg;
+    const tpl_family *f = &tpl_matmul;
+    int cfg[TPL_MAX_PARAMS], pos[TPL_MAX_PARAMS], dec[TPL_MAX_PARAMS];
+    char why[256];
+    long long x = sc->begin;
+    for (int p = f->n_params - 1; p >= 0; p--) {
+        pos[p] = (int)(x % f->params[p].n_values);
+        x /= f->params[p].n_values;
+        cfg[p] = f->params[p].values[pos[p]];
+    }
+    for (long long i = sc->begin; i < sc->end; i++) {
+        if (i % 4099 == 0) {
+            tpl_config_from_index(f, i, dec);
+            MT_RULE(memcmp(dec, cfg, (size_t)f->n_params * sizeof *cfg) == 0);
+        }
+        why[0] = '\0';
+        if (f->valid(cfg, NULL, why, sizeof why))
+            mt_scan_valid(sc, i, cfg);
+        else
+            MT_RULE(why[0] != '\0');     /* rejected with a reason */
+        for (int p = f->n_params - 1; p >= 0; p--) {
+            int wrap = ++pos[p] == f->params[p].n_values;
+            pos[p] = wrap ? 0 : pos[p];
+            cfg[p] = f->params[p].values[pos[p]];
+            if (!wrap)
+                break;
+        }
+    }
+    return NULL;
+}
+
 TEST(matmul_space_sizes)
 {
     const tpl_family *f = &tpl_matmul;
@@ -39,71 +125,64 @@ TEST(matmul_space_sizes)
     /* 3*3*2 (ALGO, TILE, UNROLL) * 3^5 (BM BN BK WM WN) * 2*2*3*4*2*2*5*2*2*3 */
     CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2 * 2 * 3);
     CHECK_EQ(tpl_space_size(f), expect);
-    int cfg[TPL_MAX_PARAMS], algo_count[3] = {0, 0, 0}, stages_seen[5] = {0}, split_seen = 0;
-    int frag_seen[2] = {0, 0}, frag_split128 = 0, acc128_bk16 = 0, streamk = 0, sk_able = 0;
-    int ffma_seen[3] = {0, 0, 0}, ffma_able = 0;
-    char why[256];
-    long long valid = 0;
-    for (long long i = 0; i < expect; i++) {
-        tpl_config_from_index(f, i, cfg);
-        if (!f->valid(cfg, NULL, why, sizeof why)) {
-            CHECK_MSG(why[0] != '\0', "config %lld rejected without a reason", i);
-            continue;
-        }
-        valid++;
-        algo_count[cfg[0]]++;
-        if (cfg[0] == 2) {
-            stages_seen[cfg[mt_param("STAGES")]] = 1;
-            split_seen |= cfg[mt_param("SPLITK")] > 1;
-            int fr = cfg[mt_param("FRAG")];
-            CHECK(fr == 0 || fr == 1);
-            frag_seen[fr]++;
-            /* FRAG=1 needs the second buffer the kernel's static_assert asks for */
-            CHECK(!fr || (cfg[mt_param("STAGES")] >= 2 && cfg[mt_param("BK")] % 2 == 0));
-            frag_split128 += fr && cfg[mt_param("SPLITK")] > 1 && cfg[mt_param("BM")] == 128 &&
-                             cfg[mt_param("BN")] == 128;
-            int order = cfg[mt_param("FFMA")];
-            CHECK(order >= 0 && order <= 2);
-            ffma_seen[order]++;
-            /* other FFMA orders: FRAG=1 tiles of at least 128x128 */
-            CHECK(order == 0 || (fr == 1 && cfg[mt_param("BM")] * cfg[mt_param("BN")] >= 128 * 128));
-            ffma_able += order == 0 && fr == 1 &&
-                         cfg[mt_param("BM")] * cfg[mt_param("BN")] >= 128 * 128;
-            if (cfg[mt_param("SK")] == 1) {
-                /* stream-K: FRAG=1 main loop, no split-K, tiles of at least 128x128 */
-                CHECK(fr == 1 && cfg[mt_param("SPLITK")] == 1 &&
-                      cfg[mt_param("BM")] * cfg[mt_param("BN")] >= 128 * 128);
-                streamk += order == 0;
-            } else {
-                sk_able += order == 0 && fr == 1 && cfg[mt_param("SPLITK")] == 1 &&
-                           cfg[mt_param("BM")] * cfg[mt_param("BN")] >= 128 * 128;
-            }
-            /* 128 accumulators at BK=16: FRAG=1 only (ptxas -v: FRAG=0 spills) */
-            if (cfg[mt_param("WM")] * cfg[mt_param("WN")] == 128 * 32 && cfg[mt_param("BK")] == 16) {
-                CHECK(fr == 1);
-                acc128_bk16++;
-            }
-        }
+    enum { MT_SLICES = 8 };
+    static mt_scan slices[MT_SLICES];
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = cores < 1 ? 1 : cores > MT_SLICES ? MT_SLICES : (int)cores;
+    pthread_t threads[MT_SLICES];
+    int started[MT_SLICES];
+    for (int t = 0; t < n; t++) {
+        memset(&slices[t], 0, sizeof slices[t]);
+        slices[t].begin = expect * t / n;
+        slices[t].end = expect * (t + 1) / n;
+        started[t] = pthread_create(&threads[t], NULL, mt_scan_slice, &slices[t]) == 0;
+        if (!started[t])
+            mt_scan_slice(&slices[t]);
     }
-    printf("    matmul: raw %lld, valid %lld (naive %d, tiled %d, tuned %d)\n", expect, valid,
-           algo_count[0], algo_count[1], algo_count[2]);
-    printf("    matmul: FRAG=0 %d, FRAG=1 %d (split-K on 128x128: %d), stream-K %d\n", frag_seen[0],
-           frag_seen[1], frag_split128, streamk);
-    CHECK(valid >= 200 && valid <= 1100);   /* the CPU tier compiles every one twice */
+    mt_scan all;
+    memset(&all, 0, sizeof all);
+    for (int t = 0; t < n; t++) {
+        if (started[t])
+            pthread_join(threads[t], NULL);
+        const mt_scan *sc = &slices[t];
+        CHECK_MSG(!sc->error[0], "%s", sc->error);
+        all.valid += sc->valid;
+        for (int k = 0; k < 3; k++) {
+            all.algo_count[k] += sc->algo_count[k];
+            all.ffma_seen[k] += sc->ffma_seen[k];
+        }
+        for (int k = 0; k < 5; k++)
+            all.stages_seen[k] |= sc->stages_seen[k];
+        all.frag_seen[0] += sc->frag_seen[0];
+        all.frag_seen[1] += sc->frag_seen[1];
+        all.split_seen |= sc->split_seen;
+        all.frag_split128 += sc->frag_split128;
+        all.acc128_bk16 += sc->acc128_bk16;
+        all.streamk += sc->streamk;
+        all.sk_able += sc->sk_able;
+        all.ffma_able += sc->ffma_able;
+    }
+    printf("    matmul: raw %lld, valid %lld (naive %d, tiled %d, tuned %d)\n", expect, all.valid,
+           all.algo_count[0], all.algo_count[1], all.algo_count[2]);
+    printf("    matmul: FRAG=0 %d, FRAG=1 %d (split-K on 128x128: %d), stream-K %d\n",
+           all.frag_seen[0], all.frag_seen[1], all.frag_split128, all.streamk);
+    CHECK(all.valid >= 200 && all.valid <= 1100);   /* `make check` compiles every one twice */
     /* SK=1 doubles exactly the FRAG=1, SPLITK=1 configurations with tiles of at
      * least 128x128 (72 of them, 2026-11-22) */
-    CHECK(streamk >= 36);
-    CHECK_EQ(streamk, sk_able);
+    CHECK(all.streamk >= 36);
+    CHECK_EQ(all.streamk, all.sk_able);
     /* FFMA 1 and 2 triple exactly the FRAG=1 configurations of >= 128x128 tiles */
-    printf("    matmul: FFMA orders 0/1/2: %d/%d/%d\n", ffma_seen[0], ffma_seen[1], ffma_seen[2]);
-    CHECK(ffma_able >= 100);
-    CHECK_EQ(ffma_seen[1], ffma_able);
-    CHECK_EQ(ffma_seen[2], ffma_able);
-    CHECK(frag_seen[0] > 100 && frag_seen[1] > 100 && frag_split128 > 0);
-    CHECK_EQ(acc128_bk16, 180);     /* 128x256 and 256x128, FRAG=1, STAGES 2/3, + SPLITK=4 at 3, + SK=1, x 3 FFMA orders */
-    CHECK_EQ(algo_count[0], 1);     /* the naive kernel has no parameters */
-    CHECK_EQ(algo_count[1], 6);     /* TILE 8/16/32 x UNROLL 1/4 */
-    CHECK(stages_seen[1] && stages_seen[2] && stages_seen[3] && stages_seen[4] && split_seen);
+    printf("    matmul: FFMA orders 0/1/2: %d/%d/%d\n", all.ffma_seen[0], all.ffma_seen[1],
+           all.ffma_seen[2]);
+    CHECK(all.ffma_able >= 100);
+    CHECK_EQ(all.ffma_seen[1], all.ffma_able);
+    CHECK_EQ(all.ffma_seen[2], all.ffma_able);
+    CHECK(all.frag_seen[0] > 100 && all.frag_seen[1] > 100 && all.frag_split128 > 0);
+    CHECK_EQ(all.acc128_bk16, 180);     /* 128x256 and 256x128, FRAG=1, STAGES 2/3, + SPLITK=4 at 3, + SK=1, x 3 FFMA orders */
+    CHECK_EQ(all.algo_count[0], 1);     /* the naive kernel has no parameters */
+    CHECK_EQ(all.algo_count[1], 6);     /* TILE 8/16/32 x UNROLL 1/4 */
+    CHECK(all.stages_seen[1] && all.stages_seen[2] && all.stages_seen[3] && all.stages_seen[4] &&
+          all.split_seen);
 }
 
 TEST(matmul_valid_rejects_with_reason)
@@ -331,49 +410,6 @@ TEST(matmul_streamk_schedule)
                 if (th_failed())
                     return;
             }
-}
-
-/* Compiles the default, the baselines and an even sample of the valid space. */
-static void mt_compile_sample(const char *arch, int stride)
-{
-    const tpl_family *f = &tpl_matmul;
-    int cfg[TPL_MAX_PARAMS];
-    char why[256], text[TPL_CONFIG_LEN];
-    long long raw = tpl_space_size(f), nvalid = 0;
-    int compiled = 0;
-    for (long long i = -1 - f->n_baselines; i < raw; i++) {
-        if (i < -1) {
-            if (!mt_parse(f->baselines[-2 - i].config, cfg))
-                return;
-        } else if (i == -1) {
-            if (!mt_parse(f->default_config, cfg))
-                return;
-        } else {
-            tpl_config_from_index(f, i, cfg);
-            if (!f->valid(cfg, NULL, why, sizeof why) || nvalid++ % stride)
-                continue;
-        }
-        void *cubin = NULL;
-        size_t size = 0;
-        char *log = NULL;
-        at_status s = tpl_compile(f, cfg, arch, &cubin, &size, &log);
-        tpl_config_format(f, cfg, text, sizeof text);
-        CHECK_MSG(s == AT_OK && size > 0, "%s %s: %s", arch, text, log ? log : "no log");
-        free(cubin);
-        free(log);
-        compiled++;
-    }
-    CHECK(compiled >= 8);
-}
-
-TEST(matmul_nvrtc_compiles_sample_sm80)
-{
-    mt_compile_sample("sm_80", 97);
-}
-
-TEST(matmul_nvrtc_compiles_sample_sm90)
-{
-    mt_compile_sample("sm_90", 89);
 }
 
 /* ---------------- GPU tier ---------------- */

@@ -1,6 +1,7 @@
-/* test_reduce.c: tests of the sum and dot families: spaces, legality,
- * determinism flags and NVRTC (CPU); every style and finish against a float64
- * CPU sum, and the self-resetting accumulator finish across calls (GPU). */
+/* test_reduce.c: tests of the sum and dot families: spaces, legality and
+ * determinism flags (CPU; NVRTC compiles: test_compile_sample.c); every style and
+ * finish against a float64 CPU sum, and the self-resetting accumulator finish
+ * across calls (GPU). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -236,52 +237,6 @@ TEST(reduce_default_and_baselines_valid_everywhere)
                      "STYLE=3,FINISH=%d,BLOCK=256,ITEMS=1,VEC=4,GRID=0,UNROLL=1", finish);
             CHECK(rt_parse(fams[f], text, cfg));
             CHECK_EQ(fams[f]->deterministic(cfg), finish == 1 || finish == 2);
-        }
-    }
-}
-
-TEST(reduce_nvrtc_compiles_samples_for_sm80_and_sm90)
-{
-    static const char *const extra[] = {
-        "STYLE=0,FINISH=2,BLOCK=64,ITEMS=16,VEC=1,GRID=0,UNROLL=1",
-        "STYLE=2,FINISH=0,BLOCK=1024,ITEMS=2,VEC=2,GRID=0,UNROLL=1",
-        "STYLE=3,FINISH=1,BLOCK=256,ITEMS=2,VEC=4,GRID=8,UNROLL=4",
-        "STYLE=3,FINISH=1,BLOCK=128,ITEMS=1,VEC=4,GRID=-1,UNROLL=2",
-        /* the accumulator finish: few-block grids, persistent, fixed */
-        "STYLE=3,FINISH=3,BLOCK=256,ITEMS=2,VEC=4,GRID=0,UNROLL=1",
-        "STYLE=3,FINISH=3,BLOCK=64,ITEMS=16,VEC=1,GRID=0,UNROLL=1",
-        "STYLE=3,FINISH=3,BLOCK=512,ITEMS=4,VEC=4,GRID=2,UNROLL=2",
-        "STYLE=3,FINISH=3,BLOCK=256,ITEMS=1,VEC=2,GRID=-32,UNROLL=1",
-        /* the last-block finish beyond one warp's partials */
-        "STYLE=1,FINISH=2,BLOCK=64,ITEMS=1,VEC=4,GRID=0,UNROLL=1",
-        /* the gather finish */
-        "STYLE=3,FINISH=4,BLOCK=256,ITEMS=8,VEC=1,GRID=0,UNROLL=1",
-        "STYLE=3,FINISH=4,BLOCK=1024,ITEMS=4,VEC=4,GRID=0,UNROLL=1",
-    };
-    const tpl_family *fams[2] = {&tpl_sum, &tpl_dot};
-    const char *arches[2] = {"sm_80", "sm_90"};
-    for (int f = 0; f < 2; f++) {
-        const tpl_family *fam = fams[f];
-        const char *texts[16];
-        int nt = 0;
-        texts[nt++] = fam->default_config;
-        for (int b = 0; b < fam->n_baselines && nt < 12; b++)
-            texts[nt++] = fam->baselines[b].config;
-        for (size_t e = 0; e < sizeof extra / sizeof extra[0]; e++)
-            texts[nt++] = extra[e];
-        for (int a = 0; a < 2; a++) {
-            for (int t = 0; t < nt; t++) {
-                int cfg[TPL_MAX_PARAMS];
-                CHECK(rt_parse(fam, texts[t], cfg));
-                void *cubin = NULL;
-                size_t size = 0;
-                char *log = NULL;
-                at_status s = tpl_compile(fam, cfg, arches[a], &cubin, &size, &log);
-                CHECK_MSG(s == AT_OK && cubin && size > 0, "%s %s %s: %s", fam->name, arches[a],
-                          texts[t], log ? log : at_status_string(s));
-                free(cubin);
-                free(log);
-            }
         }
     }
 }

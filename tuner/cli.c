@@ -23,9 +23,11 @@ static const char usage_text[] =
     "                                            best result per problem (--all: every\n"
     "                                            result, tab-separated, first)\n"
     "       autotune report -o FILE.html [--db PATH]    self-contained HTML report\n"
-    "       autotune check --arch sm_XX [--kernel NAME] [--jobs N]\n"
+    "       autotune check --arch sm_XX [--kernel NAME] [--jobs N] [--sample]\n"
     "                                            compile every valid configuration\n"
-    "                                            with NVRTC (no GPU needed)\n"
+    "                                            with NVRTC (no GPU needed); --sample:\n"
+    "                                            only the default, baselines and a\n"
+    "                                            sample with every parameter value\n"
     "       autotune gc [--db PATH] [--dry-run] [--keep-recent N]\n"
     "                                            reclaim space: delete the stored\n"
     "                                            cubins no lookup can serve, VACUUM\n"
@@ -143,7 +145,7 @@ static int parse_kernels(const char *list, const tpl_family **fams, int *n, int 
 static void list_family(const tpl_family *f)
 {
     long long *valid = NULL;
-    long long n_valid = tn_valid_space(f, NULL, NULL, &valid);
+    long long n_valid = tpl_valid_configs(f, NULL, &valid);
     free(valid);
     printf("%s%s: %s\n", f->name, f->hidden ? " (hidden, tests only)" : "", f->summary);
     printf("  space: %lld raw, %lld valid (generic sm_80+ device)\n", tpl_space_size(f),
@@ -446,43 +448,68 @@ static int check_key_cmp(const void *a, const void *b)
     return c ? c : (x->index > y->index) - (x->index < y->index);
 }
 
-/* Compiles every valid configuration of f (and the default and baselines
- * when off the lattice). Configurations whose NVRTC input is identical
- * (same tpl_binary_key: source, options, arch, NVRTC) share one compile. */
-static int check_family(const tpl_family *f, const char *arch, tn_pool *pool)
+/* The configurations check compiles for f: every valid one (on the generic
+ * device) and the default and baselines when off that list, or with sample
+ * the stratified sample of templates/tpl.c (seed 1). malloc'd rows in *cfgs;
+ * the count, or -1 with a message printed. */
+static long long check_configs(const tpl_family *f, int sample, int (**cfgs)[TPL_MAX_PARAMS])
 {
+    char err[512];
+    *cfgs = NULL;
+    if (sample) {
+        tpl_sample *s = NULL;
+        int n = tpl_sample_configs(f, NULL, 1, NULL, 0, &s, err, sizeof err);
+        *cfgs = n >= 0 ? malloc((size_t)(n ? n : 1) * sizeof **cfgs) : NULL;
+        for (int k = 0; *cfgs && k < n; k++)
+            memcpy((*cfgs)[k], s[k].cfg, sizeof (*cfgs)[k]);
+        free(s);
+        if (!*cfgs)
+            fprintf(stderr, "autotune: %s\n", n < 0 ? err : "out of memory");
+        return *cfgs ? n : -1;
+    }
     long long *valid = NULL;
-    long long n_valid = tn_valid_space(f, NULL, NULL, &valid);
-    if (n_valid < 0) {
+    long long n_valid = tpl_valid_configs(f, NULL, &valid);
+    *cfgs = n_valid >= 0 ? malloc((size_t)(n_valid + 1 + f->n_baselines) * sizeof **cfgs) : NULL;
+    if (!*cfgs) {
+        free(valid);
         fprintf(stderr, "autotune: out of memory\n");
-        return 1;
+        return -1;
     }
-    long long other_arch = 0, kept = 0;     /* configurations that cannot run on arch */
-    for (long long k = 0; k < n_valid; k++) {
-        int cfg[TPL_MAX_PARAMS];
-        tpl_config_from_index(f, valid[k], cfg);
-        if (tpl_target_arch(f, cfg, arch))
-            valid[kept++] = valid[k];
-        else
-            other_arch++;
-    }
-    n_valid = kept;
-    int extra_cfg[1 + 16][TPL_MAX_PARAMS];
-    int n_extra = 0;
-    for (int b = -1; b < f->n_baselines && n_extra < 17; b++) {
+    long long total = 0;
+    for (; total < n_valid; total++)
+        tpl_config_from_index(f, valid[total], (*cfgs)[total]);
+    for (int b = -1; b < f->n_baselines; b++) {
         const char *text = b < 0 ? f->default_config : f->baselines[b].config;
-        char perr[256];
-        if (!text || tpl_config_parse(f, text, extra_cfg[n_extra], perr, sizeof perr) != AT_OK ||
-            !tpl_target_arch(f, extra_cfg[n_extra], arch))
+        if (!text || tpl_config_parse(f, text, (*cfgs)[total], err, sizeof err) != AT_OK)
             continue;
-        long long idx = tpl_config_to_index(f, extra_cfg[n_extra]);
+        long long idx = tpl_config_to_index(f, (*cfgs)[total]);
         int on = 0;
         for (long long k = 0; k < n_valid && idx >= 0 && !on; k++)
             on = valid[k] == idx;
-        if (!on)
-            n_extra++;
+        total += !on;
     }
-    long long total = n_valid + n_extra;
+    free(valid);
+    return total;
+}
+
+/* Compiles every valid configuration of f (and the default and baselines
+ * when off the lattice), or the stratified sample. Configurations whose
+ * NVRTC input is identical (same tpl_binary_key: source, options, arch,
+ * NVRTC) share one compile. 1 if one fails or there is none, else 0. */
+static int check_family(const tpl_family *f, const char *arch, int sample, tn_pool *pool)
+{
+    int (*cfgs)[TPL_MAX_PARAMS] = NULL;
+    long long total = check_configs(f, sample, &cfgs);
+    if (total < 0)
+        return 1;
+    long long other_arch = 0, kept = 0;     /* configurations that cannot run on arch */
+    for (long long k = 0; k < total; k++) {
+        if (tpl_target_arch(f, cfgs[k], arch))
+            memmove(cfgs[kept++], cfgs[k], sizeof cfgs[k]);
+        else
+            other_arch++;
+    }
+    total = kept;
     tn_job *jobs = calloc((size_t)total + 1, sizeof *jobs);
     check_key *keys = calloc((size_t)total + 1, sizeof *keys);
     long long *owner = calloc((size_t)total + 1, sizeof *owner);
@@ -490,20 +517,18 @@ static int check_family(const tpl_family *f, const char *arch, tn_pool *pool)
         free(jobs);
         free(keys);
         free(owner);
-        free(valid);
+        free(cfgs);
         fprintf(stderr, "autotune: out of memory\n");
         return 1;
     }
     for (long long k = 0; k < total; k++) {
         jobs[k].fam = f;
         snprintf(jobs[k].arch, sizeof jobs[k].arch, "%s", arch);
-        if (k < n_valid)
-            tpl_config_from_index(f, valid[k], jobs[k].cfg);
-        else
-            memcpy(jobs[k].cfg, extra_cfg[k - n_valid], sizeof jobs[k].cfg);
+        memcpy(jobs[k].cfg, cfgs[k], sizeof jobs[k].cfg);
         tpl_binary_key(f, jobs[k].cfg, arch, keys[k].key, sizeof keys[k].key);
         keys[k].index = k;
     }
+    free(cfgs);
     qsort(keys, (size_t)total, sizeof *keys, check_key_cmp);
     long long distinct = 0;
     for (long long i = 0; i < total; i++) {
@@ -540,18 +565,19 @@ static int check_family(const tpl_family *f, const char *arch, tn_pool *pool)
         free(jobs[k].cubin);
         free(jobs[k].log);
     }
-    printf("%s: %lld raw, %lld valid, %lld compiled, %lld failed (%lld distinct cubins, "
-           "%.1f s)", f->name, tpl_space_size(f), total, compiled, failed, distinct,
-           tn_now() - t0);
+    printf("%s: %lld raw, %lld %s, %lld compiled, %lld failed (%lld distinct cubins, "
+           "%.1f s)", f->name, tpl_space_size(f), total, sample ? "sampled" : "valid", compiled,
+           failed, distinct, tn_now() - t0);
     if (other_arch)
         printf("; %lld only for other architectures", other_arch);
     printf("\n");
+    if (total == 0 && !other_arch)
+        printf("%s: no valid configuration\n", f->name);
     fflush(stdout);
     free(jobs);
     free(keys);
     free(owner);
-    free(valid);
-    return failed ? 1 : 0;
+    return failed || total == 0 ? 1 : 0;
 }
 
 static int cmd_check(int argc, char **argv)
@@ -560,6 +586,7 @@ static int cmd_check(int argc, char **argv)
     int n_fams = 0;
     const char *arch = NULL;
     long long jobs = 0;
+    int sample = 0;
     for (int i = 2; i < argc; i++) {
         int m;
         const char *v = opt_value(argc, argv, &i, "--kernel", &m);
@@ -579,6 +606,10 @@ static int cmd_check(int argc, char **argv)
             if (strncmp(v, "sm_", 3) != 0 || parse_int(v + 3, 50, 200, &cc) != 0)
                 return usage_error("bad architecture '%s' (expected e.g. sm_90)", v);
             arch = v;
+            continue;
+        }
+        if (strcmp(argv[i], "--sample") == 0) {
+            sample = 1;
             continue;
         }
         v = opt_value(argc, argv, &i, "--jobs", &m);
@@ -602,7 +633,7 @@ static int cmd_check(int argc, char **argv)
         int want = n_fams == 0 ? !f->hidden : 0;
         for (int k = 0; k < n_fams; k++)
             want |= fams[k] == f;
-        if (want && check_family(f, arch, pool) != 0)
+        if (want && check_family(f, arch, sample, pool) != 0)
             rc = 1;
     }
     tn_pool_destroy(pool);

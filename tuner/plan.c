@@ -27,9 +27,8 @@ long long tn_valid_space(const tpl_family *fam, const at_device_info *dev,
         return -1;
     for (long long i = 0; i < raw; i++) {
         int cfg[TPL_MAX_PARAMS];
-        char why[256];
         tpl_config_from_index(fam, i, cfg);
-        if (fam->valid && !fam->valid(cfg, dev, why, sizeof why))
+        if (fam->valid && !fam->valid(cfg, dev, NULL, 0))     /* no reason formatted */
             continue;
         if (p && fam->applicable && !fam->applicable(cfg, p))
             continue;

@@ -1,6 +1,7 @@
 /* client.c: a program built only from the installed header and library
  * (pkg-config --cflags --libs autotune) that calls all four functions and
- * checks them against the CPU; prints the handle's stats for the tests. */
+ * checks them against the CPU; prints the handle's stats for the tests. Built
+ * as C by cc and as CUDA C++ by nvcc (tests/test_install.c). */
 #include <autotune.h>
 #include <math.h>
 #include <stdio.h>
@@ -72,7 +73,7 @@ int main(int argc, char **argv)
     h2d(dx, x, bytes);
     h2d(dy, y, bytes);
     h2d(db, x, N * 4);
-    static const float zeros[N];
+    static const float zeros[N] = {0};
     h2d(dsol, zeros, N * 4);
 
     int failures = 0;
