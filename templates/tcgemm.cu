@@ -63,6 +63,10 @@
 #ifndef SPLITK
 #define SPLITK 1        // K slices (1..16): >1 writes FP32 partials to a workspace, t9_splitk_reduce sums them
 #endif
+#ifndef PING
+#define PING 0          // PATH 90: 1 = pingpong: each consumer warpgroup owns whole tiles (BM x BN), taking
+                        // turns, so one's epilogue overlaps the other's MMAs; 0 = WG split one tile
+#endif
 #ifndef VEC
 #define VEC 2           // epilogue store width in elements: 1, or 2 (16-bit C: pairs when ldc and C allow)
 #endif
@@ -162,12 +166,12 @@ extern "C" __global__ void t9_splitk_reduce(const float *__restrict__ ws, tc_out
 #define T9_ES 4         // bytes per input element
 #define T9_KSTEP 8      // K of one wgmma
 #define T9_WN BM        // wgmma N: the A tile's rows (D^T = B^T A^T)
-#define T9_WP (BN / WG) // C columns per consumer warpgroup
+#define T9_WP (PING ? BN : BN / WG) // C columns per consumer warpgroup
 #else
 #define T9_ES 2
 #define T9_KSTEP 16
 #define T9_WN BN        // wgmma N: the B tile's columns
-#define T9_WP (BM / WG) // C rows per consumer warpgroup
+#define T9_WP (PING ? BM : BM / WG) // C rows per consumer warpgroup
 #endif
 #if TYPE == 0
 #define T9_PTXT "bf16"
@@ -182,6 +186,7 @@ extern "C" __global__ void t9_splitk_reduce(const float *__restrict__ ws, tc_out
 #define T9_B_BYTES (BK * BN * T9_ES)
 #define T9_STAGE_BYTES (T9_A_BYTES + T9_B_BYTES)
 #define T9_CL (CM * CN)
+#define T9_OWN (PING ? 1 : WG)         // consumer warpgroups reading each stage
 #define T9_THREADS ((WG + 1) * 128)
 #define T9_SMEM_BYTES (STAGES * T9_STAGE_BYTES + 1024 + 2 * STAGES * 8)
 
@@ -441,7 +446,7 @@ __device__ __forceinline__ void t9_bar_arrive_cta(unsigned bar, unsigned rank)
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
 #else
     asm volatile("{\n.reg .b32 r;\nmapa.shared::cluster.u32 r, %0, %1;\n"
-                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [r];\n}\n"
+                 "mbarrier.arrive.shared::cluster.b64 _, [r];\n}\n"
                  :: "r"(bar), "r"(rank) : "memory");
 #endif
 }
@@ -566,7 +571,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
             t9_bar_init(bars + 8 * s, 1);
-            t9_bar_init(bars + 8 * (STAGES + s), WG * (CM + CN - 1));
+            t9_bar_init(bars + 8 * (STAGES + s), T9_OWN * (CM + CN - 1));
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -620,13 +625,19 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #endif
         int c = wg - 1, warp = tid / 32, lane = tid % 32;
         float d[T9_MI][T9_ACC];
-        int s = 0;
+        int s = 0, i_unit = 0;
         unsigned ph = 0;
-        for (int u = cluster; u < units; u += clusters) {
+        for (int u = cluster; u < units; u += clusters, i_unit++) {
             int t = u / SPLITK, z = u - t * SPLITK, pm, pn;
+            int k0 = z * kt_per, k1 = k0 + kt_per < kt_all ? k0 + kt_per : kt_all;
+            if (PING && i_unit % WG != c) {     // the other warpgroup's tile: skip its stages
+                int adv = s + (k1 > k0 ? k1 - k0 : 0);
+                ph ^= (adv / STAGES) & 1;
+                s = adv % STAGES;
+                continue;
+            }
             t9_tile(t, sm, sn, &pm, &pn);
             int m0 = (pm * CM + cm) * BM, n0 = (pn * CN + cn) * BN;
-            int k0 = z * kt_per, k1 = k0 + kt_per < kt_all ? k0 + kt_per : kt_all;
             int prev = -1;
             for (int kt = k0; kt < k1; kt++) {
                 t9_bar_wait(bars + 8 * s, ph);
@@ -641,7 +652,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     unsigned long long db = t9_desc(sb + kk * 2048, BK * 128, 1024);
 #pragma unroll
                     for (int i = 0; i < T9_MI; i++) {
-                        unsigned aa = sa + (kk / 4) * (BM * 128) + (c * T9_WP + i * 64) * 128 + (kk % 4) * 32;
+                        unsigned aa = sa + (kk / 4) * (BM * 128) + ((PING ? 0 : c * T9_WP) + i * 64) * 128 + (kk % 4) * 32;
                         t9_mma(d[i], t9_desc(aa, 16, 1024), db, kt > k0 || kk > 0);
                     }
                 }
@@ -655,7 +666,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         unsigned a[4];
 #pragma unroll
                         for (int q = 0; q < 4; q++) {
-                            int p = c * T9_WP + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
+                            int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
                             int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
                             unsigned ad = sb + (p / 32) * (BK * 128) + kc * 128
                                         + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
@@ -697,7 +708,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             // ---- epilogue: fragment (warp, lane) holds rows g, g+8 and column pairs of each n8 ----
 #pragma unroll
             for (int i = 0; i < T9_MI; i++) {
-                int g = c * T9_WP + i * 64 + warp * 16 + lane / 4;
+                int g = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4;
 #pragma unroll
                 for (int j = 0; j < T9_ACC / 4; j++) {
                     int q = j * 8 + (lane % 4) * 2;

@@ -20,7 +20,7 @@ typedef struct {
 
 // One configuration's macros (the -D values the kernel was compiled with).
 typedef struct {
-    int type, bm, bn, bk, stages, wg, cm, cn, raster, group, splitk, vec;
+    int type, bm, bn, bk, stages, wg, cm, cn, raster, group, splitk, vec, ping;
 } t9_cfg;
 
 static int t9_es(const t9_cfg *c) { return c->type == 2 ? 4 : 2; }
@@ -36,7 +36,7 @@ static size_t t9_smem_bytes(const t9_cfg *c)
 static const char *t9_reject(const t9_cfg *c)
 {
     int boxe = 128 / t9_es(c), wn = c->type == 2 ? c->bm : c->bn;
-    int wp = c->type == 2 ? c->bn / c->wg : c->bm / c->wg;
+    int wp = c->ping ? (c->type == 2 ? c->bn : c->bm) : (c->type == 2 ? c->bn / c->wg : c->bm / c->wg);
     if (c->bk % boxe || c->bn % boxe || c->bm % (8 * c->cn) || c->bk % (8 * c->cm))
         return "tile not a multiple of the 128-byte box";
     if (wn != 64 && wn != 128 && wn != 192 && wn != 256)
@@ -58,10 +58,13 @@ static int t9_needs_pack(const void *p, long long ld, int es)
     return ((uintptr_t)p % 16) != 0 || (ld * es) % 16 != 0;
 }
 
-// Leading dimension of an operand's packed copy (row length rounded up to 16 bytes).
+// Bytes a packed copy's rows are rounded up to (16 is what TMA needs; more may suit the L2 better).
+static int t9_pack_align = 16;
+
+// Leading dimension of an operand's packed copy (row length rounded up to t9_pack_align bytes).
 static long long t9_packed_ld(long long cols, int es)
 {
-    long long per = 16 / es;
+    long long per = t9_pack_align / es;
     return (cols + per - 1) / per * per;
 }
 
@@ -98,6 +101,9 @@ static unsigned t9_grid(const t9_drv *d, CUfunction f, const t9_cfg *c, int m, i
     long long tm = (m + c->bm - 1) / c->bm, tn = (n + c->bn - 1) / c->bn;
     long long units = ((tm + c->cm - 1) / c->cm) * ((tn + c->cn - 1) / c->cn) * c->splitk;
     int fit = sms / cl;
+    if (d->func_set_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)t9_smem_bytes(c))
+        != CUDA_SUCCESS)
+        return 0;
     if (cl > 1) {
         CUlaunchConfig lc;
         memset(&lc, 0, sizeof lc);
