@@ -73,26 +73,32 @@
 
 #define TC_CDIV(a, b) (((a) + (b) - 1) / (b))
 
-// t9_pack (any PATH): copies a rows x cols matrix (element size ES bytes, leading dimension lds)
-// into dst with leading dimension ldd >= cols, zero-filling columns cols..ldd-1, so that TMA sees
-// 16-byte aligned rows. One thread per 4-byte word (ES 2: two elements) of the destination.
+// t9_pack (any PATH): copies a rows x cols matrix (element size es bytes, leading dimension lds)
+// into dst with leading dimension ldd >= cols (ldd * es a multiple of 16), zero-filling columns
+// cols..ldd-1, so that TMA sees 16-byte aligned rows. Grid (ceil(ldd*es/16 / 256), rows): one
+// thread per 16-byte word of a destination row.
 extern "C" __global__ void t9_pack(const void *__restrict__ src, long long lds, void *__restrict__ dst,
                                    long long ldd, int rows, int cols, int es)
 {
-    long long wpr = (ldd * es) / 4;     // destination words per row (ldd*es is a multiple of 16)
-    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= wpr * rows)
+    int w = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y;
+    int per = 16 / es;                  // elements per 16-byte word
+    if ((long long)w * per >= ldd || r >= rows)
         return;
-    long long r = i / wpr, w = i - r * wpr;
+    int c = w * per;
+    unsigned v[4];
     if (es == 4) {
-        float v = w < cols ? ((const float *)src)[r * lds + w] : 0.0f;
-        ((float *)dst)[r * ldd + w] = v;
+        const float *s = (const float *)src + r * lds;
+        for (int i = 0; i < 4; i++)
+            v[i] = c + i < cols ? __float_as_uint(s[c + i]) : 0u;
     } else {
         const unsigned short *s = (const unsigned short *)src + r * lds;
-        long long c = 2 * w;
-        unsigned lo = c < cols ? s[c] : 0u, hi = c + 1 < cols ? s[c + 1] : 0u;
-        ((unsigned *)dst)[r * (ldd / 2) + w] = lo | (hi << 16);
+        for (int i = 0; i < 4; i++) {
+            unsigned lo = c + 2 * i < cols ? s[c + 2 * i] : 0u, hi = c + 2 * i + 1 < cols ? s[c + 2 * i + 1] : 0u;
+            v[i] = lo | (hi << 16);
+        }
     }
+    unsigned *d = (unsigned *)((char *)dst + r * ldd * es) + 4 * w;
+    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" :: "l"(d), "r"(v[0]), "r"(v[1]), "r"(v[2]), "r"(v[3]) : "memory");
 }
 
 // t9_splitk_reduce (any PATH): C = alpha * sum of SPLITK partials + beta * C (beta == 0: C unread);
@@ -639,6 +645,12 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             t9_tile(t, sm, sn, &pm, &pn);
             int m0 = (pm * CM + cm) * BM, n0 = (pn * CN + cn) * BN;
             int prev = -1;
+#if PING
+            // the previous tile's owner must have finished its main loop: before that, this
+            // warpgroup's full-barrier phases are not the next ones (parity would alias)
+            if (i_unit > 0)
+                asm volatile("bar.sync %0, 256;" :: "r"(1 + c) : "memory");
+#endif
             for (int kt = k0; kt < k1; kt++) {
                 t9_bar_wait(bars + 8 * s, ph);
                 unsigned sa = base + s * T9_STAGE_BYTES, sb = sa + T9_A_BYTES;
@@ -693,6 +705,10 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
             for (int i = 0; i < T9_MI; i++)
                 t9_fence_acc(d[i]);
+#if PING
+            if (u + clusters < units)       // hand the ring to the next tile's owner
+                asm volatile("bar.arrive %0, 256;" :: "r"(1 + (c + 1) % WG) : "memory");
+#endif
             if (prev >= 0 && tid < T9_CL) {
                 unsigned r = tid;
                 if ((int)(r % CM) == cm || (int)(r / CM) == cn)

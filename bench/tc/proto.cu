@@ -248,14 +248,14 @@ static void run(Kern *K, Prob *P, Launch *L)
     size_t es = es_in();
     int ies = (int)es;
     if (P->pa) {
-        long long ldd = t9_packed_ld(P->k, es), tot = ldd * es / 4 * P->m;
+        long long ldd = t9_packed_ld(P->k, es), words = ldd * es / 16;
         void *args[] = {&P->A, &P->lda, &P->pa, &ldd, &P->m, &P->k, &ies};
-        CU(cuLaunchKernel(K->pack, (unsigned)((tot + 255) / 256), 1, 1, 256, 1, 1, 0, 0, args, 0));
+        CU(cuLaunchKernel(K->pack, (unsigned)((words + 255) / 256), P->m, 1, 256, 1, 1, 0, 0, args, 0));
     }
     if (P->pb) {
-        long long ldd = t9_packed_ld(P->n, es), tot = ldd * es / 4 * P->k;
+        long long ldd = t9_packed_ld(P->n, es), words = ldd * es / 16;
         void *args[] = {&P->B, &P->ldb, &P->pb, &ldd, &P->k, &P->n, &ies};
-        CU(cuLaunchKernel(K->pack, (unsigned)((tot + 255) / 256), 1, 1, 256, 1, 1, 0, 0, args, 0));
+        CU(cuLaunchKernel(K->pack, (unsigned)((words + 255) / 256), P->k, 1, 256, 1, 1, 0, 0, args, 0));
     }
     if (g_pack_only)
         return;

@@ -58,8 +58,9 @@ static int t9_needs_pack(const void *p, long long ld, int es)
     return ((uintptr_t)p % 16) != 0 || (ld * es) % 16 != 0;
 }
 
-// Bytes a packed copy's rows are rounded up to (16 is what TMA needs; more may suit the L2 better).
-static int t9_pack_align = 16;
+// Bytes a packed copy's rows are rounded up to: TMA needs 16, but 128 ran 4097^3 BF16 1.35x faster
+// (H100: every 128-byte box row then lies in one 128-byte line).
+static int t9_pack_align = 128;
 
 // Leading dimension of an operand's packed copy (row length rounded up to t9_pack_align bytes).
 static long long t9_packed_ld(long long cols, int es)
