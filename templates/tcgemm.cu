@@ -68,7 +68,8 @@
                         // turns, so one's epilogue overlaps the other's MMAs; 0 = WG split one tile
 #endif
 #ifndef VEC
-#define VEC 2           // epilogue store width in elements: 1, or 2 (16-bit C: pairs when ldc and C allow)
+#define VEC 2           // epilogue: 1 scalar stores, 2 pairs (16-bit C, when ldc and C allow), 8 (16-bit, PATH 90):
+                        // C staged in shared memory, written by asynchronous TMA stores (beta == 0, aligned C)
 #endif
 
 #define TC_CDIV(a, b) (((a) + (b) - 1) / (b))
@@ -194,13 +195,21 @@ extern "C" __global__ void t9_splitk_reduce(const float *__restrict__ ws, tc_out
 #define T9_CL (CM * CN)
 #define T9_OWN (PING ? 1 : WG)         // consumer warpgroups reading each stage
 #define T9_THREADS ((WG + 1) * 128)
-#define T9_SMEM_BYTES (STAGES * T9_STAGE_BYTES + 1024 + 2 * STAGES * 8)
+#if VEC == 8 && TYPE != 2
+#define T9_C_BYTES (BM * BN * 2)        // C staging for the TMA-store epilogue
+#else
+#define T9_C_BYTES 0
+#endif
+#define T9_SMEM_BYTES (STAGES * T9_STAGE_BYTES + T9_C_BYTES + 1024 + 2 * STAGES * 8)
 
 #if BK % T9_BOXE != 0 || T9_WP % 64 != 0 || BN % T9_BOXE != 0 || BM % (8 * CN) != 0 || BK % (8 * CM) != 0
 #error "tcgemm PATH 90: illegal tile (BK, BN multiples of 128 bytes; BM/WG or BN/WG (TF32) multiple of 64)"
 #endif
 #if T9_WN != 64 && T9_WN != 128 && T9_WN != 192 && T9_WN != 256
 #error "tcgemm PATH 90: wgmma N (BN, TF32: BM) must be 64, 128, 192 or 256"
+#endif
+#if VEC == 8 && TYPE != 2 && (PING || SPLITK > 1 || BN % 64 != 0)
+#error "tcgemm PATH 90: VEC 8 (TMA-store epilogue) needs PING 0, SPLITK 1"
 #endif
 #if T9_CL > 8 || STAGES < 2
 #error "tcgemm PATH 90: cluster at most 8 CTAs, at least 2 stages"
@@ -555,19 +564,20 @@ __device__ __forceinline__ void t9_st2(tc_out_t *C, long long ldc, int m, int n,
 #endif
 
 // The kernel. Grid: a whole number of clusters (<= the number that fit at once), each walking
-// cluster tiles t = cluster, cluster + clusters, ... (times SPLITK K slices). vec_ok: C base and
-// ldc allow paired stores. ws: SPLITK > 1 workspace (SPLITK * m * n floats), else unused.
+// cluster tiles t = cluster, cluster + clusters, ... (times SPLITK K slices). vec_ok: bit 0, C base
+// and ldc allow paired stores; bit 1 (VEC 8), tmC maps C (dims {n, m}, box {64, BM/WG (PING: BM)},
+// 128-byte swizzle) and beta == 0: the TMA-store epilogue. ws: SPLITK > 1 workspace, else unused.
 extern "C" __global__ void __launch_bounds__(T9_THREADS, 1)
 #if T9_CL > 1
 __cluster_dims__(T9_CL, 1, 1)
 #endif
 tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
-       tc_out_t *__restrict__ C, int m, int n, int k, long long ldc, float alpha, float beta,
-       int vec_ok, float *__restrict__ ws)
+       const __grid_constant__ t9_tmap tmC, tc_out_t *__restrict__ C, int m, int n, int k, long long ldc,
+       float alpha, float beta, int vec_ok, float *__restrict__ ws)
 {
     extern __shared__ unsigned char t9_raw[];
     unsigned base = (t9_smem_addr(t9_raw) + 1023) & ~1023u;
-    unsigned bars = base + STAGES * T9_STAGE_BYTES;   // full[s] at bars + 8s, empty[s] at bars + 8(STAGES+s)
+    unsigned bars = base + STAGES * T9_STAGE_BYTES + T9_C_BYTES;   // full[s] at bars + 8s, empty[s] at bars + 8(STAGES+s)
     int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     unsigned rank = 0;
 #if T9_CL > 1
@@ -721,6 +731,41 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     for (int j = 0; j < T9_ACC; j++)
                         d[i][j] = 0.0f;
             }
+#if T9_C_BYTES > 0 && SPLITK == 1
+            if (vec_ok & 2) {
+                // stage alpha*acc (rounded) in this warpgroup's 128-byte-swizzled boxes of 64 columns,
+                // then one thread stores them with TMA; the stores overlap the next tile's main loop
+                unsigned cs = base + STAGES * T9_STAGE_BYTES + (PING ? 0 : c) * (T9_WP * BN * 2);
+                if (tid == 0)
+                    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+                asm volatile("bar.sync %0, 128;" :: "r"(8 + c) : "memory");
+#pragma unroll
+                for (int i = 0; i < T9_MI; i++) {
+#pragma unroll
+                    for (int j = 0; j < T9_ACC / 4; j++) {
+#pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            int r = i * 64 + warp * 16 + lane / 4 + h * 8, col = j * 8 + (lane % 4) * 2;
+                            unsigned ad = cs + (col / 64) * (T9_WP * 128) + r * 128
+                                        + ((((col % 64) / 8) ^ (r % 8)) * 16) + (col % 8) * 2;
+                            unsigned v = tc_pack2(alpha * d[i][4 * j + 2 * h], alpha * d[i][4 * j + 2 * h + 1]);
+                            asm volatile("st.shared.b32 [%0], %1;" :: "r"(ad), "r"(v) : "memory");
+                        }
+                    }
+                }
+                asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                asm volatile("bar.sync %0, 128;" :: "r"(8 + c) : "memory");
+                if (tid == 0) {
+#pragma unroll
+                    for (int b = 0; b < BN / 64; b++)
+                        asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
+                                     :: "l"(&tmC), "r"(cs + b * (T9_WP * 128)), "r"(n0 + b * 64),
+                                        "r"(m0 + (PING ? 0 : c * T9_WP)) : "memory");
+                    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+                }
+                continue;
+            }
+#endif
             // ---- epilogue: fragment (warp, lane) holds rows g, g+8 and column pairs of each n8 ----
 #pragma unroll
             for (int i = 0; i < T9_MI; i++) {
@@ -749,8 +794,8 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         continue;
                     }
 #if TYPE != 2
-                    t9_st2(C, ldc, m, n, r0, c0, d[i][4 * j], d[i][4 * j + 1], alpha, beta, vec_ok);
-                    t9_st2(C, ldc, m, n, r0 + 8, c0, d[i][4 * j + 2], d[i][4 * j + 3], alpha, beta, vec_ok);
+                    t9_st2(C, ldc, m, n, r0, c0, d[i][4 * j], d[i][4 * j + 1], alpha, beta, vec_ok & 1);
+                    t9_st2(C, ldc, m, n, r0 + 8, c0, d[i][4 * j + 2], d[i][4 * j + 3], alpha, beta, vec_ok & 1);
 #else
                     (void)vec_ok;
                     t9_st1(C, ldc, m, n, r0, c0, d[i][4 * j], alpha, beta);
@@ -761,6 +806,10 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 }
             }
         }
+#if T9_C_BYTES > 0
+        if (tid == 0)
+            asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");   // C stores complete
+#endif
     }
     t9_cluster_sync();      // no CTA leaves while a peer may still signal or write its shared memory
 }

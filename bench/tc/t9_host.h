@@ -29,7 +29,8 @@ static int t9_es(const t9_cfg *c) { return c->type == 2 ? 4 : 2; }
 static size_t t9_smem_bytes(const t9_cfg *c)
 {
     size_t stage = (size_t)(c->bm * c->bk + c->bk * c->bn) * t9_es(c);
-    return c->stages * stage + 1024 + 2 * c->stages * 8;
+    size_t cst = c->vec == 8 && c->type != 2 ? (size_t)c->bm * c->bn * 2 : 0;   // C staging
+    return c->stages * stage + cst + 1024 + 2 * c->stages * 8;
 }
 
 // Structural legality before compiling (mirrors the kernel's #error checks; 0 = legal, else why).
@@ -47,6 +48,8 @@ static const char *t9_reject(const t9_cfg *c)
         return "cluster > 8, stages < 2 or WG not 1..3";
     if (t9_smem_bytes(c) > 227 * 1024)
         return "shared memory over 227 KB";
+    if (c->vec == 8 && (c->type == 2 || c->splitk > 1 || c->ping || c->bn % 64))
+        return "VEC 8 (TMA-store epilogue) is for 16-bit types without split-K";
     if (c->bm / c->cn > 256 || c->bk / c->cm > 256)
         return "TMA box over 256 rows";
     return 0;
@@ -121,14 +124,33 @@ static unsigned t9_grid(const t9_drv *d, CUfunction f, const t9_cfg *c, int m, i
     return (unsigned)(fit * cl);
 }
 
+// Tensor map over C for the TMA-store epilogue (VEC 8), when this call can use it: beta == 0,
+// 16-byte aligned C and row stride. Returns 1 with *mc built, 0 when the direct epilogue must run.
+static int t9_encode_c(const t9_drv *d, const t9_cfg *c, void *C, long long ldc, int m, int n, float beta,
+                       CUtensorMap *mc)
+{
+    if (c->vec != 8 || c->type == 2 || c->splitk > 1 || beta != 0.0f || t9_needs_pack(C, ldc, 2))
+        return 0;
+    cuuint32_t es1[2] = {1, 1};
+    cuuint64_t dim[2] = {(cuuint64_t)n, (cuuint64_t)m}, str[1] = {(cuuint64_t)(ldc * 2)};
+    cuuint32_t box[2] = {64, (cuuint32_t)(c->ping ? c->bm : c->bm / c->wg)};
+    return d->tensor_map_encode_tiled(mc, c->type == 0 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                                      2, C, dim, str, box, es1, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 // Launches tcgemm (maps by value, C of the input type with ldc, workspace for SPLITK > 1).
 static CUresult t9_launch(const t9_drv *d, CUfunction f, const t9_cfg *c, unsigned grid,
                           CUtensorMap *ma, CUtensorMap *mb, void *C, int m, int n, int k,
                           long long ldc, float alpha, float beta, float *ws, CUstream st)
 {
     int es_c = c->type == 2 ? 4 : 2;
-    int vec_ok = ((uintptr_t)C % (2 * es_c)) == 0 && ldc % 2 == 0;
-    void *args[] = {ma, mb, &C, &m, &n, &k, &ldc, &alpha, &beta, &vec_ok, &ws};
+    CUtensorMap mc;
+    memset(&mc, 0, sizeof mc);
+    int vec_ok = (((uintptr_t)C % (2 * es_c)) == 0 && ldc % 2 == 0)
+               | (t9_encode_c(d, c, C, ldc, m, n, beta, &mc) << 1);
+    void *args[] = {ma, mb, &mc, &C, &m, &n, &k, &ldc, &alpha, &beta, &vec_ok, &ws};
     unsigned smem = (unsigned)t9_smem_bytes(c);
     CUresult r = d->func_set_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
     if (r != CUDA_SUCCESS)
