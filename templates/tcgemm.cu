@@ -566,7 +566,8 @@ __device__ __forceinline__ void t9_st2(tc_out_t *C, long long ldc, int m, int n,
 // The kernel. Grid: a whole number of clusters (<= the number that fit at once), each walking
 // cluster tiles t = cluster, cluster + clusters, ... (times SPLITK K slices). vec_ok: bit 0, C base
 // and ldc allow paired stores; bit 1 (VEC 8), tmC maps C (dims {n, m}, box {64, BM/WG (PING: BM)},
-// 128-byte swizzle) and beta == 0: the TMA-store epilogue. ws: SPLITK > 1 workspace, else unused.
+// 128-byte swizzle) and beta == 0: the TMA-store epilogue; bit 2 (VEC 8), beta == 0 but C not
+// TMA-able: staged, then row-contiguous stores. ws: SPLITK > 1 workspace, else unused.
 extern "C" __global__ void __launch_bounds__(T9_THREADS, 1)
 #if T9_CL > 1
 __cluster_dims__(T9_CL, 1, 1)
@@ -680,22 +681,24 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 }
 #else
 #pragma unroll
-                for (int kk = 0; kk < BK / 8; kk++) {
-                    unsigned long long db = t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024);
+                for (int i = 0; i < T9_MI; i++) {
+                    // A fragments (64 x 8 of B^T per k8: rows p = C columns, cols = k) of the whole
+                    // stage first, so the shared loads overlap each other, then the wgmmas
+                    unsigned a[BK / 8][4];
 #pragma unroll
-                    for (int i = 0; i < T9_MI; i++) {
-                        // A fragment (64 x 8 of B^T): rows p = C columns, cols = k
-                        unsigned a[4];
+                    for (int kk = 0; kk < BK / 8; kk++)
 #pragma unroll
                         for (int q = 0; q < 4; q++) {
                             int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
                             int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
                             unsigned ad = sb + (p / 32) * (BK * 128) + kc * 128
                                         + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
-                            asm volatile("ld.shared.b32 %0, [%1];" : "=r"(a[q]) : "r"(ad));
+                            asm volatile("ld.shared.b32 %0, [%1];" : "=r"(a[kk][q]) : "r"(ad) : "memory");
                         }
-                        t9_mma_tf32(d[i], a, db, kt > k0 || kk > 0);
-                    }
+#pragma unroll
+                    for (int kk = 0; kk < BK / 8; kk++)
+                        t9_mma_tf32(d[i], a[kk], t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024),
+                                    kt > k0 || kk > 0);
                 }
 #endif
                 asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
@@ -732,7 +735,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         d[i][j] = 0.0f;
             }
 #if T9_C_BYTES > 0 && SPLITK == 1
-            if (vec_ok & 2) {
+            if (vec_ok & 6) {
                 // stage alpha*acc (rounded) in this warpgroup's 128-byte-swizzled boxes of 64 columns,
                 // then one thread stores them with TMA; the stores overlap the next tile's main loop
                 unsigned cs = base + STAGES * T9_STAGE_BYTES + (PING ? 0 : c) * (T9_WP * BN * 2);
@@ -755,6 +758,20 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 }
                 asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
                 asm volatile("bar.sync %0, 128;" :: "r"(8 + c) : "memory");
+                if (!(vec_ok & 2)) {
+                    // C not TMA-able (unaligned ldc or base): row-contiguous 2-byte stores from the staging
+                    int rbase = m0 + (PING ? 0 : c * T9_WP);
+                    for (int e = tid; e < T9_WP * BN; e += 128) {
+                        int r = e / BN, col = e % BN;
+                        unsigned ad = cs + (col / 64) * (T9_WP * 128) + r * 128
+                                    + ((((col % 64) / 8) ^ (r % 8)) * 16) + (col % 8) * 2;
+                        unsigned short v;
+                        asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(ad));
+                        if (rbase + r < m && n0 + col < n)
+                            C[(long long)(rbase + r) * ldc + n0 + col] = v;
+                    }
+                    continue;
+                }
                 if (tid == 0) {
 #pragma unroll
                     for (int b = 0; b < BN / 64; b++)

@@ -150,6 +150,8 @@ static CUresult t9_launch(const t9_drv *d, CUfunction f, const t9_cfg *c, unsign
     memset(&mc, 0, sizeof mc);
     int vec_ok = (((uintptr_t)C % (2 * es_c)) == 0 && ldc % 2 == 0)
                | (t9_encode_c(d, c, C, ldc, m, n, beta, &mc) << 1);
+    if (!(vec_ok & 2) && c->vec == 8 && c->type != 2 && c->splitk == 1 && beta == 0.0f)
+        vec_ok |= 4;    // staged epilogue with row-contiguous stores (C not TMA-able)
     void *args[] = {ma, mb, &mc, &C, &m, &n, &k, &ldc, &alpha, &beta, &vec_ok, &ws};
     unsigned smem = (unsigned)t9_smem_bytes(c);
     CUresult r = d->func_set_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
