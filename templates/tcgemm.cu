@@ -642,6 +642,14 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #endif
         int c = wg - 1, warp = tid / 32, lane = tid % 32;
         float d[T9_MI][T9_ACC];
+        unsigned fr0[T9_MI][BK / 8][4], fr1[T9_MI][BK / 8][4];   // TF32 A fragments, two K steps
+#pragma unroll
+        for (int i = 0; i < T9_MI; i++)
+#pragma unroll
+            for (int kk = 0; kk < BK / 8; kk++)
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    fr0[i][kk][q] = fr1[i][kk][q] = 0u;
         int s = 0, i_unit = 0;
         unsigned ph = 0;
         for (int u = cluster; u < units; u += clusters, i_unit++) {
@@ -662,14 +670,19 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             if (i_unit > 0)
                 asm volatile("bar.sync %0, 256;" :: "r"(1 + c) : "memory");
 #endif
-            for (int kt = k0; kt < k1; kt++) {
+            // One K step: wait for the stage, issue its wgmmas, keep one step in flight, release the
+            // previous stage. TF32: fa holds this step's register A fragments, fo the previous
+            // step's, still read by its in-flight wgmmas until the wait below (so the two are never
+            // the same registers: the loop is unrolled by two and fo is fenced after the wait).
+            auto step = [&](int kt, unsigned (&fa)[T9_MI][BK / 8][4], unsigned (&fo)[T9_MI][BK / 8][4]) {
                 t9_bar_wait(bars + 8 * s, ph);
                 unsigned sa = base + s * T9_STAGE_BYTES, sb = sa + T9_A_BYTES;
 #pragma unroll
                 for (int i = 0; i < T9_MI; i++)
                     t9_fence_acc(d[i]);
-                asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #if TYPE != 2
+                (void)fa;
+                asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
                 for (int kk = 0; kk < BK / 16; kk++) {
                     unsigned long long db = t9_desc(sb + kk * 2048, BK * 128, 1024);
@@ -680,11 +693,10 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     }
                 }
 #else
+                // A fragments (64 x 8 of B^T per k8: rows p = C columns, cols = k) of the whole stage
+                // first, so the shared loads overlap each other, then the wgmmas
 #pragma unroll
-                for (int i = 0; i < T9_MI; i++) {
-                    // A fragments (64 x 8 of B^T per k8: rows p = C columns, cols = k) of the whole
-                    // stage first, so the shared loads overlap each other, then the wgmmas
-                    unsigned a[BK / 8][4];
+                for (int i = 0; i < T9_MI; i++)
 #pragma unroll
                     for (int kk = 0; kk < BK / 8; kk++)
 #pragma unroll
@@ -693,19 +705,32 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                             int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
                             unsigned ad = sb + (p / 32) * (BK * 128) + kc * 128
                                         + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
-                            asm volatile("ld.shared.b32 %0, [%1];" : "=r"(a[kk][q]) : "r"(ad) : "memory");
+                            asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fa[i][kk][q]) : "r"(ad) : "memory");
                         }
+                asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+                for (int i = 0; i < T9_MI; i++)
 #pragma unroll
                     for (int kk = 0; kk < BK / 8; kk++)
-                        t9_mma_tf32(d[i], a[kk], t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024),
+                        t9_mma_tf32(d[i], fa[i][kk], t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024),
                                     kt > k0 || kk > 0);
-                }
 #endif
                 asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
                 asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
 #pragma unroll
                 for (int i = 0; i < T9_MI; i++)
                     t9_fence_acc(d[i]);
+#if TYPE == 2
+#pragma unroll
+                for (int i = 0; i < T9_MI; i++)
+#pragma unroll
+                    for (int kk = 0; kk < BK / 8; kk++)
+#pragma unroll
+                        for (int q = 0; q < 4; q++)
+                            asm volatile("" : "+r"(fo[i][kk][q]) :: "memory");
+#else
+                (void)fo;
+#endif
                 if (prev >= 0 && tid < T9_CL) {
                     unsigned r = tid;
                     if ((int)(r % CM) == cm || (int)(r / CM) == cn)
@@ -713,11 +738,25 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 }
                 prev = s;
                 if (++s == STAGES) { s = 0; ph ^= 1; }
+            };
+            for (int kt = k0; kt < k1; kt += 2) {
+                step(kt, fr0, fr1);
+                if (kt + 1 < k1)
+                    step(kt + 1, fr1, fr0);
             }
             asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 #pragma unroll
             for (int i = 0; i < T9_MI; i++)
                 t9_fence_acc(d[i]);
+#if TYPE == 2
+#pragma unroll
+            for (int i = 0; i < T9_MI; i++)
+#pragma unroll
+                for (int kk = 0; kk < BK / 8; kk++)
+#pragma unroll
+                    for (int q = 0; q < 4; q++)
+                        asm volatile("" : "+r"(fr0[i][kk][q]), "+r"(fr1[i][kk][q]) :: "memory");
+#endif
 #if PING
             if (u + clusters < units)       // hand the ring to the next tile's owner
                 asm volatile("bar.arrive %0, 256;" :: "r"(1 + (c + 1) % WG) : "memory");
