@@ -693,12 +693,13 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     }
                 }
 #else
-                // A fragments (64 x 8 of B^T per k8: rows p = C columns, cols = k) of the whole stage
-                // first, so the shared loads overlap each other, then the wgmmas
+                // per k8: its A fragment (64 x 8 of B^T: rows p = C columns, cols = k) into registers,
+                // wgmma.fence (orders those register writes before the wgmma), the wgmma; the next
+                // fragment's loads then run under this wgmma
 #pragma unroll
                 for (int i = 0; i < T9_MI; i++)
 #pragma unroll
-                    for (int kk = 0; kk < BK / 8; kk++)
+                    for (int kk = 0; kk < BK / 8; kk++) {
 #pragma unroll
                         for (int q = 0; q < 4; q++) {
                             int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
@@ -707,13 +708,10 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                                         + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
                             asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fa[i][kk][q]) : "r"(ad) : "memory");
                         }
-                asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-                for (int i = 0; i < T9_MI; i++)
-#pragma unroll
-                    for (int kk = 0; kk < BK / 8; kk++)
+                        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
                         t9_mma_tf32(d[i], fa[i][kk], t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024),
                                     kt > k0 || kk > 0);
+                    }
 #endif
                 asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
                 asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");

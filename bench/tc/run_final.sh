@@ -16,5 +16,5 @@ for t in ${TYPES:-2 0 1}; do
   S=$S16; [ $t = 2 ] && S=$ST
   for sh in "${SH[@]}"; do timeout 100 ./proto bench $t $sh $S >> $O/type$t.txt 2>&1; done
   grep BEST $O/type$t.txt
-  grep BEST $O/type$t.txt | awk -v t=$t '{x=$(NF-3); sub("x","",x); s+=log(x); n++; if (n==1||x<mn) mn=x} END {printf "SUMMARY type %d: geomean %.3fx cuBLAS over %d shapes, min %.3fx\n", t, exp(s/n), n, mn}'
+  grep BEST $O/type$t.txt | awk -v t=$t '{x=$(NF-2); sub("x","",x); x=x+0; s+=log(x); n++; if (n==1||x<mn) mn=x} END {printf "SUMMARY type %d: geomean %.3fx cuBLAS over %d shapes, min %.3fx\n", t, exp(s/n), n, mn}'
 done
