@@ -693,9 +693,18 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     }
                 }
 #else
-                // per k8: its A fragment (64 x 8 of B^T: rows p = C columns, cols = k) into registers,
-                // wgmma.fence (orders those register writes before the wgmma), the wgmma; the next
-                // fragment's loads then run under this wgmma
+                // A fragments (64 x 8 of B^T per k8: rows p = C columns, cols = k) go to registers, and
+                // wgmma.fence orders those register writes before the wgmmas that read them. T9_TFO
+                // (internal, measured in bench/notes_tcgemm.md): 0 = per k8 load, fence, wgmma (the next
+                // loads run under this wgmma); 1 = the whole stage's loads, one fence, the wgmmas;
+                // 2 = one fence per stage ahead of the loads (the register-write ordering then rests on
+                // the hardware scoreboard alone: not what the PTX ISA promises)
+#ifndef T9_TFO
+#define T9_TFO 0
+#endif
+#if T9_TFO == 2
+                asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#endif
 #pragma unroll
                 for (int i = 0; i < T9_MI; i++)
 #pragma unroll
@@ -708,10 +717,23 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                                         + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
                             asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fa[i][kk][q]) : "r"(ad) : "memory");
                         }
+#if T9_TFO == 0
                         asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#endif
+#if T9_TFO != 1
                         t9_mma_tf32(d[i], fa[i][kk], t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024),
                                     kt > k0 || kk > 0);
+#endif
                     }
+#if T9_TFO == 1
+                asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+                for (int i = 0; i < T9_MI; i++)
+#pragma unroll
+                    for (int kk = 0; kk < BK / 8; kk++)
+                        t9_mma_tf32(d[i], fa[i][kk], t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024),
+                                    kt > k0 || kk > 0);
+#endif
 #endif
                 asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
                 asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");

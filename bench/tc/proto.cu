@@ -159,6 +159,7 @@ static int build(const char *s, Kern *K)
     opts[no++] = "-std=c++17";
     opts[no++] = "-DPATH=90";
     for (int i = 0; i < 13; i++) { snprintf(o[i], 48, "-D%s=%d", nm[i], v[i]); opts[no++] = o[i]; }
+    if (getenv("XDEFS")) opts[no++] = getenv("XDEFS");   // one extra -D for experiments
     nvrtcProgram p;
     nvrtcCreateProgram(&p, g_src, "tcgemm.cu", 0, 0, 0);
     nvrtcResult r = nvrtcCompileProgram(p, no, opts);
