@@ -498,18 +498,6 @@ __device__ __forceinline__ void t9_fence_acc(float *d)
         asm volatile("" : "+f"(d[i]) :: "memory");
 }
 
-#if TYPE == 2
-// TF32: fragment rows g and g+8 of warp w in a 64-row wgmma block stand for the adjacent C
-// columns t9_tcol(w, g) and +1 (the row-to-column map is ours to choose): each lane then reads its
-// two k-rows of B as ld.shared.v2, and the 16-byte chunks (g/2 % 2)*4 + g/4 + 2*(w % 2) of the
-// 128B-swizzled B rows (XOR k % 8, k = lane % 4 (+4)) meet 32 distinct banks in each half-warp.
-__device__ __forceinline__ int t9_tcol(int w, int g)
-{
-    int ch = ((g / 2) % 2) * 4 + g / 4 + 2 * (w % 2);
-    return (w / 2) * 32 + ch * 4 + (g % 2) * 2;
-}
-#endif
-
 __device__ __forceinline__ void t9_cluster_sync()
 {
 #if T9_CL > 1
@@ -721,14 +709,13 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 for (int i = 0; i < T9_MI; i++)
 #pragma unroll
                     for (int kk = 0; kk < BK / 8; kk++) {
-                        int col = (PING ? 0 : c * T9_WP) + i * 64 + t9_tcol(warp, lane / 4);
 #pragma unroll
-                        for (int h = 0; h < 2; h++) {   // k = kk*8 + lane%4 (+4): {a0, a1}, then {a2, a3}
-                            int kc = kk * 8 + lane % 4 + h * 4;
-                            unsigned ad = sb + (col / 32) * (BK * 128) + kc * 128
-                                        + ((((col % 32) / 4) ^ (kc % 8)) * 16) + (col % 4) * 4;
-                            asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];"
-                                         : "=r"(fa[i][kk][2 * h]), "=r"(fa[i][kk][2 * h + 1]) : "r"(ad) : "memory");
+                        for (int q = 0; q < 4; q++) {
+                            int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
+                            int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
+                            unsigned ad = sb + (p / 32) * (BK * 128) + kc * 128
+                                        + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
+                            asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fa[i][kk][q]) : "r"(ad) : "memory");
                         }
 #if T9_TFO == 0
                         asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
@@ -858,18 +845,14 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             // ---- epilogue: fragment (warp, lane) holds rows g, g+8 and column pairs of each n8 ----
 #pragma unroll
             for (int i = 0; i < T9_MI; i++) {
-#if TYPE != 2
                 int g = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4;
-#else
-                int g = (PING ? 0 : c * T9_WP) + i * 64 + t9_tcol(warp, lane / 4);   // C column pair g, g+1
-#endif
 #pragma unroll
                 for (int j = 0; j < T9_ACC / 4; j++) {
                     int q = j * 8 + (lane % 4) * 2;
 #if TYPE != 2
                     int r0 = m0 + g, c0 = n0 + q;
 #else
-                    int r0 = m0 + q, c0 = n0 + g;   // D^T: fragment rows g, g+8 are C columns c0, c0+1
+                    int r0 = m0 + q, c0 = n0 + g;   // D^T: rows of the fragment are C columns
 #endif
                     if (SPLITK > 1) {
                         float *w = ws + (long long)z * m * n;
@@ -881,8 +864,8 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #else
                         if (r0 < m && c0 < n) w[(long long)r0 * n + c0] = d[i][4 * j];
                         if (r0 + 1 < m && c0 < n) w[(long long)(r0 + 1) * n + c0] = d[i][4 * j + 1];
-                        if (r0 < m && c0 + 1 < n) w[(long long)r0 * n + c0 + 1] = d[i][4 * j + 2];
-                        if (r0 + 1 < m && c0 + 1 < n) w[(long long)(r0 + 1) * n + c0 + 1] = d[i][4 * j + 3];
+                        if (r0 < m && c0 + 8 < n) w[(long long)r0 * n + c0 + 8] = d[i][4 * j + 2];
+                        if (r0 + 1 < m && c0 + 8 < n) w[(long long)(r0 + 1) * n + c0 + 8] = d[i][4 * j + 3];
 #endif
                         continue;
                     }
@@ -893,8 +876,8 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     (void)vec_ok;
                     t9_st1(C, ldc, m, n, r0, c0, d[i][4 * j], alpha, beta);
                     t9_st1(C, ldc, m, n, r0 + 1, c0, d[i][4 * j + 1], alpha, beta);
-                    t9_st1(C, ldc, m, n, r0, c0 + 1, d[i][4 * j + 2], alpha, beta);
-                    t9_st1(C, ldc, m, n, r0 + 1, c0 + 1, d[i][4 * j + 3], alpha, beta);
+                    t9_st1(C, ldc, m, n, r0, c0 + 8, d[i][4 * j + 2], alpha, beta);
+                    t9_st1(C, ldc, m, n, r0 + 1, c0 + 8, d[i][4 * j + 3], alpha, beta);
 #endif
                 }
             }
