@@ -23,10 +23,10 @@ typedef struct {
     int type, bm, bn, bk, stages, wg, cm, cn, raster, group, splitk, vec, ping;
 } t9_cfg;
 
-static int t9_es(const t9_cfg *c) { return c->type == 2 ? 4 : 2; }
+static inline int t9_es(const t9_cfg *c) { return c->type == 2 ? 4 : 2; }
 
 // Dynamic shared memory the kernel asks for (stages, 1 KB alignment slack, barriers).
-static size_t t9_smem_bytes(const t9_cfg *c)
+static inline size_t t9_smem_bytes(const t9_cfg *c)
 {
     size_t stage = (size_t)(c->bm * c->bk + c->bk * c->bn) * t9_es(c);
     size_t cst = c->vec == 8 && c->type != 2 ? (size_t)c->bm * c->bn * 2 : 0;   // C staging
@@ -56,17 +56,17 @@ static const char *t9_reject(const t9_cfg *c)
 }
 
 // Does an operand need the pack pre-pass (TMA: 16-byte aligned base and row stride)?
-static int t9_needs_pack(const void *p, long long ld, int es)
+static inline int t9_needs_pack(const void *p, long long ld, int es)
 {
     return ((uintptr_t)p % 16) != 0 || (ld * es) % 16 != 0;
 }
 
 // Bytes a packed copy's rows are rounded up to: TMA needs 16, but 128 ran 4097^3 BF16 1.35x faster
 // (H100: every 128-byte box row then lies in one 128-byte line).
-static int t9_pack_align = 128;
+static inline int t9_pack_align = 128;
 
 // Leading dimension of an operand's packed copy (row length rounded up to t9_pack_align bytes).
-static long long t9_packed_ld(long long cols, int es)
+static inline long long t9_packed_ld(long long cols, int es)
 {
     long long per = t9_pack_align / es;
     return (cols + per - 1) / per * per;
@@ -74,7 +74,7 @@ static long long t9_packed_ld(long long cols, int es)
 
 // Tensor maps over row-major A (m x k, lda) and B (k x n, ldb), both 16-byte aligned.
 // Returns the first failing CUresult (CUDA_SUCCESS on success).
-static CUresult t9_encode_maps(const t9_drv *d, const t9_cfg *c, const void *A, long long lda,
+static inline CUresult t9_encode_maps(const t9_drv *d, const t9_cfg *c, const void *A, long long lda,
                                const void *B, long long ldb, int m, int n, int k,
                                CUtensorMap *ma, CUtensorMap *mb)
 {
@@ -99,7 +99,7 @@ static CUresult t9_encode_maps(const t9_drv *d, const t9_cfg *c, const void *A, 
 
 // Persistent grid: as many whole clusters as run at once (cluster occupancy from the driver,
 // sms when the cluster is one CTA), never more than there are work units. Returns blocks, 0 on error.
-static unsigned t9_grid(const t9_drv *d, CUfunction f, const t9_cfg *c, int m, int n, int sms)
+static inline unsigned t9_grid(const t9_drv *d, CUfunction f, const t9_cfg *c, int m, int n, int sms)
 {
     int cl = c->cm * c->cn;
     long long tm = (m + c->bm - 1) / c->bm, tn = (n + c->bn - 1) / c->bn;
@@ -126,7 +126,7 @@ static unsigned t9_grid(const t9_drv *d, CUfunction f, const t9_cfg *c, int m, i
 
 // Tensor map over C for the TMA-store epilogue (VEC 8), when this call can use it: beta == 0,
 // 16-byte aligned C and row stride. Returns 1 with *mc built, 0 when the direct epilogue must run.
-static int t9_encode_c(const t9_drv *d, const t9_cfg *c, void *C, long long ldc, int m, int n, float beta,
+static inline int t9_encode_c(const t9_drv *d, const t9_cfg *c, void *C, long long ldc, int m, int n, float beta,
                        CUtensorMap *mc)
 {
     if (c->vec != 8 || c->type == 2 || c->splitk > 1 || beta != 0.0f || t9_needs_pack(C, ldc, 2))
@@ -141,7 +141,7 @@ static int t9_encode_c(const t9_drv *d, const t9_cfg *c, void *C, long long ldc,
 }
 
 // Launches tcgemm (maps by value, C of the input type with ldc, workspace for SPLITK > 1).
-static CUresult t9_launch(const t9_drv *d, CUfunction f, const t9_cfg *c, unsigned grid,
+static inline CUresult t9_launch(const t9_drv *d, CUfunction f, const t9_cfg *c, unsigned grid,
                           CUtensorMap *ma, CUtensorMap *mb, void *C, int m, int n, int k,
                           long long ldc, float alpha, float beta, float *ws, CUstream st)
 {
