@@ -34,7 +34,7 @@ static inline size_t t9_smem_bytes(const t9_cfg *c)
 }
 
 // Structural legality before compiling (mirrors the kernel's #error checks; 0 = legal, else why).
-static const char *t9_reject(const t9_cfg *c)
+static inline const char *t9_reject(const t9_cfg *c)
 {
     int boxe = 128 / t9_es(c), wn = c->type == 2 ? c->bm : c->bn;
     int wp = c->ping ? (c->type == 2 ? c->bn : c->bm) : (c->type == 2 ? c->bn / c->wg : c->bm / c->wg);
@@ -63,7 +63,7 @@ static inline int t9_needs_pack(const void *p, long long ld, int es)
 
 // Bytes a packed copy's rows are rounded up to: TMA needs 16, but 128 ran 4097^3 BF16 1.35x faster
 // (H100: every 128-byte box row then lies in one 128-byte line).
-static inline int t9_pack_align = 128;
+static int t9_pack_align = 128;
 
 // Leading dimension of an operand's packed copy (row length rounded up to t9_pack_align bytes).
 static inline long long t9_packed_ld(long long cols, int es)
