@@ -62,7 +62,7 @@ static void compile(const t8_cfg &c, int arch, bool ptx, Mod &m)
     nvrtcCreateProgram(&p, g_src.c_str(), "tcgemm_sm80.cu", 0, nullptr, nullptr);
     std::vector<std::string> o;
     char a[64];
-    snprintf(a, sizeof a, "-arch=sm_%d", arch);
+    snprintf(a, sizeof a, ptx ? "-arch=compute_%d" : "-arch=sm_%d", arch);
     o.push_back(a);
     o.push_back("-std=c++17");
     std::string s = opts_of(c);
