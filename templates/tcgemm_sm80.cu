@@ -335,6 +335,7 @@ __device__ __forceinline__ void t8_store2(tc_elem *__restrict__ C, long long ldc
     }
 }
 
+#if VEC >= 4
 // Staged epilogue (VEC 4, 8): alpha*acc goes to shared memory, then each thread writes VEC
 // contiguous outputs of a row with one vector access (scalar at edges or misaligned C).
 __device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_NI][4], float *se, int wm,
@@ -408,6 +409,7 @@ __device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_
         }
     }
 }
+#endif
 
 // The GEMM: grid (tiles_m * tiles_n, 1, SPLITK), T8_NT threads, T8_SMEM bytes of dynamic shared
 // memory. SPLITK > 1 writes the raw FP32 partial sums of slice z to ws + z*M*N (row-major, ld N);
