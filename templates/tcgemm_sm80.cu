@@ -42,7 +42,7 @@
 #define WARPS_M 2       // PATH 80: warps along M; warp tile rows BM / WARPS_M (multiple of 16)
 #endif
 #ifndef WARPS_N
-#define WARPS_N 2       // PATH 80: warps along N; warp tile columns BN / WARPS_N (multiple of 16)
+#define WARPS_N 4       // PATH 80: warps along N; warp tile columns BN / WARPS_N (multiple of 16)
 #endif
 #ifndef RASTER
 #define RASTER 0        // tile order: 0 = consecutive blocks walk along a tile row (N), 1 = along a tile column (M)
@@ -58,6 +58,9 @@
 #endif
 #ifndef LOADW
 #define LOADW 2         // bytes per global load of A and B: 16, 8, 4, 2 (16-bit types) or 16, 4 (FP32); must not exceed the alignment of A, B, lda, ldb (host check); the narrowest is correct for everything
+#endif
+#ifndef FRAGDB
+#define FRAGDB 1        // PATH 80: 1 = double-buffer the warp's ldmatrix fragments across the mma K steps of a stage, 0 = load then multiply
 #endif
 #ifndef TF32R
 #define TF32R 0         // TYPE 2: FP32 -> TF32 conversion, 0 = truncate (as wgmma), 1 = round to nearest (cvt.rna)
@@ -159,6 +162,51 @@ __device__ __forceinline__ void t8_wait(void)
     asm volatile("cp.async.wait_group %0;\n" :: "n"(N));
 }
 
+// Loads the ROWS x COLS tile of g (leading dimension ld) at global (r0, c0) into shared memory
+// at dst (row stride SST elements); rows >= R and columns >= CN are zero-filled. `full` (block-
+// uniform) says the tile lies inside the matrix, so no guard is needed. Consecutive threads take
+// consecutive chunks of a row (coalesced); each thread's chunks are RS rows apart, so its source
+// pointer advances by a precomputed stride.
+template <int ROWS, int COLS, int SST>
+__device__ __forceinline__ void t8_load_tile(unsigned dst, const tc_elem *__restrict__ g, long long ld, int r0,
+                                             int c0, int R, int CN, bool full, int tid)
+{
+    constexpr int CPR = COLS / T8_CE, TOT = ROWS * CPR;
+    if (T8_NT % CPR == 0 && TOT % T8_NT == 0) {
+        constexpr int RS = T8_NT / CPR, IT = TOT / T8_NT;
+        const int r = tid / CPR, cc = (tid % CPR) * T8_CE;
+        const tc_elem *p = g + (long long)(r0 + r) * ld + c0 + cc;
+        const long long step = (long long)RS * ld;
+        const unsigned d = dst + (unsigned)(r * SST + cc) * TC_ESZ;
+        if (full) {
+#pragma unroll
+            for (int i = 0; i < IT; i++)
+                t8_copy(d + (unsigned)(i * RS * SST * TC_ESZ), p + i * step, LOADW);
+        } else {
+            int v = CN - (c0 + cc);
+            v = v < 0 ? 0 : (v > T8_CE ? T8_CE : v);
+#pragma unroll
+            for (int i = 0; i < IT; i++) {
+                const int vi = r0 + r + i * RS < R ? v : 0;
+                t8_copy(d + (unsigned)(i * RS * SST * TC_ESZ), vi ? p + i * step : g, vi * TC_ESZ);
+            }
+        }
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < TC_CDIV(TOT, T8_NT); i++) {
+        int c = tid + i * T8_NT;
+        if (TOT % T8_NT == 0 || c < TOT) {
+            int r = c / CPR, cc = (c % CPR) * T8_CE;
+            int gr = r0 + r, gc = c0 + cc;
+            int v = CN - gc;
+            v = gr < R ? (v < 0 ? 0 : (v > T8_CE ? T8_CE : v)) : 0;
+            const tc_elem *src = v ? g + (long long)gr * ld + gc : g;
+            t8_copy(dst + (unsigned)(r * SST + cc) * TC_ESZ, src, v * TC_ESZ);
+        }
+    }
+}
+
 // Loads K tile `kt` (BK deep) of A (BM x BK) and B (BK x BN) into the stage at shared address st.
 // Rows and columns outside the matrix are zero-filled, so partial tiles need no other guard.
 __device__ __forceinline__ void t8_load_stage(unsigned st, int m0, int n0, int kt, int M, int N, int K,
@@ -166,33 +214,9 @@ __device__ __forceinline__ void t8_load_stage(unsigned st, int m0, int n0, int k
                                               const tc_elem *__restrict__ B, long long ldb, int tid)
 {
     const int k0 = kt * BK;
-    constexpr int CPR_A = BK / T8_CE, TOT_A = BM * CPR_A;
-#pragma unroll
-    for (int i = 0; i < TC_CDIV(TOT_A, T8_NT); i++) {
-        int c = tid + i * T8_NT;
-        if (TOT_A % T8_NT == 0 || c < TOT_A) {
-            int r = c / CPR_A, kc = (c % CPR_A) * T8_CE;
-            int gm = m0 + r, gk = k0 + kc;
-            int v = K - gk;
-            v = gm < M ? (v < 0 ? 0 : (v > T8_CE ? T8_CE : v)) : 0;
-            const tc_elem *src = v ? A + (long long)gm * lda + gk : A;
-            t8_copy(st + (unsigned)(r * T8_SA + kc) * TC_ESZ, src, v * TC_ESZ);
-        }
-    }
-    const unsigned sb = st + BM * T8_SA * TC_ESZ;
-    constexpr int CPR_B = BN / T8_CE, TOT_B = BK * CPR_B;
-#pragma unroll
-    for (int i = 0; i < TC_CDIV(TOT_B, T8_NT); i++) {
-        int c = tid + i * T8_NT;
-        if (TOT_B % T8_NT == 0 || c < TOT_B) {
-            int r = c / CPR_B, nc = (c % CPR_B) * T8_CE;
-            int gk = k0 + r, gn = n0 + nc;
-            int v = N - gn;
-            v = gk < K ? (v < 0 ? 0 : (v > T8_CE ? T8_CE : v)) : 0;
-            const tc_elem *src = v ? B + (long long)gk * ldb + gn : B;
-            t8_copy(sb + (unsigned)(r * T8_SB + nc) * TC_ESZ, src, v * TC_ESZ);
-        }
-    }
+    const bool full = m0 + BM <= M && n0 + BN <= N && k0 + BK <= K;
+    t8_load_tile<BM, BK, T8_SA>(st, A, lda, m0, k0, M, K, full, tid);
+    t8_load_tile<BK, BN, T8_SB>(st + BM * T8_SA * TC_ESZ, B, ldb, k0, n0, K, N, full, tid);
 }
 
 __device__ __forceinline__ void t8_ldsm_x4(unsigned addr, unsigned &r0, unsigned &r1, unsigned &r2,
@@ -212,11 +236,11 @@ __device__ __forceinline__ void t8_ldsm_x4_t(unsigned addr, unsigned &r0, unsign
 __device__ __forceinline__ void t8_mma(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)
 {
 #if TYPE == 2
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
 #elif TYPE == 1
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
 #else
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
 #endif
                  "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -235,45 +259,70 @@ __device__ __forceinline__ unsigned t8_tf32(unsigned x)
 #endif
 }
 
-// One stage's math: the warp's MI x NI fragments over BK.
+// Loads the warp's A and B fragments of the mma K step at element kk of the stage at st.
+__device__ __forceinline__ void t8_frags(unsigned (&a)[T8_MI][4], unsigned (&b)[T8_NI][2], unsigned sa,
+                                         unsigned st, int kk, int wn, int lane, const tc_elem *sbg)
+{
+#pragma unroll
+    for (int mi = 0; mi < T8_MI; mi++) {
+        t8_ldsm_x4(sa + (unsigned)(mi * 16 * T8_SA + kk) * TC_ESZ, a[mi][0], a[mi][1], a[mi][2], a[mi][3]);
+#if TYPE == 2
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            a[mi][j] = t8_tf32(a[mi][j]);
+#endif
+    }
+#if TYPE == 2
+    // ldmatrix cannot transpose 32-bit data: b0 = B[kk+t][n+g], b1 = B[kk+t+4][n+g].
+    const int g = lane >> 2, t = lane & 3;
+    const tc_elem *bp = sbg + (kk + t) * T8_SB + wn * T8_WTN + g;
+#pragma unroll
+    for (int ni = 0; ni < T8_NI; ni++) {
+        b[ni][0] = t8_tf32(__float_as_uint(bp[ni * 8]));
+        b[ni][1] = t8_tf32(__float_as_uint(bp[ni * 8 + 4 * T8_SB]));
+    }
+#else
+    const unsigned sbb = st + (unsigned)(BM * T8_SA + (kk + (lane & 15)) * T8_SB + wn * T8_WTN) * TC_ESZ
+                       + (lane >> 4) * 16;
+#pragma unroll
+    for (int nj = 0; nj < T8_NI / 2; nj++)
+        t8_ldsm_x4_t(sbb + nj * 32, b[2 * nj][0], b[2 * nj][1], b[2 * nj + 1][0], b[2 * nj + 1][1]);
+#endif
+}
+
+__device__ __forceinline__ void t8_mmas(float (&acc)[T8_MI][T8_NI][4], const unsigned (&a)[T8_MI][4],
+                                        const unsigned (&b)[T8_NI][2])
+{
+#pragma unroll
+    for (int mi = 0; mi < T8_MI; mi++)
+#pragma unroll
+        for (int ni = 0; ni < T8_NI; ni++)
+            t8_mma(acc[mi][ni], a[mi], b[ni][0], b[ni][1]);
+}
+
+// One stage's math: the warp's MI x NI fragments over BK (FRAGDB: step kk+1's fragments are
+// loaded before step kk's mma).
 __device__ __forceinline__ void t8_compute_stage(float (&acc)[T8_MI][T8_NI][4], unsigned st, int wm, int wn,
                                                  int lane, const tc_elem *sbg)
 {
     const unsigned sa = st + (unsigned)((wm * T8_WTM + (lane & 15)) * T8_SA) * TC_ESZ + (lane >> 4) * 16;
+#if FRAGDB
+    unsigned a[2][T8_MI][4], b[2][T8_NI][2];
+    t8_frags(a[0], b[0], sa, st, 0, wn, lane, sbg);
+#pragma unroll
+    for (int ks = 0; ks < BK / T8_KS; ks++) {
+        if (ks + 1 < BK / T8_KS)
+            t8_frags(a[(ks + 1) & 1], b[(ks + 1) & 1], sa, st, (ks + 1) * T8_KS, wn, lane, sbg);
+        t8_mmas(acc, a[ks & 1], b[ks & 1]);
+    }
+#else
 #pragma unroll
     for (int kk = 0; kk < BK; kk += T8_KS) {
         unsigned a[T8_MI][4], b[T8_NI][2];
-#pragma unroll
-        for (int mi = 0; mi < T8_MI; mi++) {
-            t8_ldsm_x4(sa + (unsigned)(mi * 16 * T8_SA + kk) * TC_ESZ, a[mi][0], a[mi][1], a[mi][2], a[mi][3]);
-#if TYPE == 2
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                a[mi][j] = t8_tf32(a[mi][j]);
-#endif
-        }
-#if TYPE == 2
-        // ldmatrix cannot transpose 32-bit data: b0 = B[kk+t][n+g], b1 = B[kk+t+4][n+g].
-        const int g = lane >> 2, t = lane & 3;
-        const tc_elem *bp = sbg + (kk + t) * T8_SB + wn * T8_WTN + g;
-#pragma unroll
-        for (int ni = 0; ni < T8_NI; ni++) {
-            b[ni][0] = t8_tf32(__float_as_uint(bp[ni * 8]));
-            b[ni][1] = t8_tf32(__float_as_uint(bp[ni * 8 + 4 * T8_SB]));
-        }
-#else
-        const unsigned sbb = st + (unsigned)(BM * T8_SA + (kk + (lane & 15)) * T8_SB + wn * T8_WTN) * TC_ESZ
-                           + (lane >> 4) * 16;
-#pragma unroll
-        for (int nj = 0; nj < T8_NI / 2; nj++)
-            t8_ldsm_x4_t(sbb + nj * 32, b[2 * nj][0], b[2 * nj][1], b[2 * nj + 1][0], b[2 * nj + 1][1]);
-#endif
-#pragma unroll
-        for (int mi = 0; mi < T8_MI; mi++)
-#pragma unroll
-            for (int ni = 0; ni < T8_NI; ni++)
-                t8_mma(acc[mi][ni], a[mi], b[ni][0], b[ni][1]);
+        t8_frags(a, b, sa, st, kk, wn, lane, sbg);
+        t8_mmas(acc, a, b);
     }
+#endif
 }
 
 // Block -> (tile row, tile column), RASTER order with GROUP-wide swizzle.

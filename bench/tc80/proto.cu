@@ -284,9 +284,9 @@ static void run_case(const Case &cs, unsigned long long seed)
 }
 
 static t8_cfg mk(int type, int bm, int bn, int bk, int st, int wm, int wn, int loadw, int vec, int splitk = 1,
-                 int raster = 0, int group = 8, int tf32r = 0)
+                 int raster = 0, int group = 8, int tf32r = 0, int fragdb = 1)
 {
-    t8_cfg c = {type, bm, bn, bk, st, wm, wn, raster, group, splitk, vec, loadw, tf32r};
+    t8_cfg c = {type, bm, bn, bk, st, wm, wn, raster, group, splitk, vec, loadw, tf32r, fragdb};
     return c;
 }
 
@@ -313,6 +313,12 @@ static std::vector<Case> correctness_cases()
         v.push_back({"1000x1000x999 fast odd ldc vec fb", fast, 1000, 1000, 999, 1000, 1000, 1001, 0, 0, 1, 1.0f,
                      1.0f, 1, false});
         v.push_back({"517x1031x263 big tile edges", big, 517, 1031, 263, 264, 1032, 1031, 0, 0, 0, 1.0f, 0.5f, 1,
+                     false});
+        t8_cfg nofdb = fast;
+        nofdb.fragdb = 0;
+        t8_cfg gen = mk(t, 96, 64, 16, 3, 2, 2, 16, t == 2 ? 4 : 8);
+        v.push_back({"1000x1000x1000 fast FRAGDB=0", nofdb, 1000, 1000, 1000, 0, 0, 0, 0, 0, 0, 1.0f, 0.5f, 1, false});
+        v.push_back({"333x222x111 96x64 generic loads", gen, 333, 222, 111, 112, 224, 222, 0, 0, 0, 1.0f, 0.5f, 1,
                      false});
         v.push_back({"fast with odd lda: must reject", fast, 100, 100, 100, 101, 0, 0, 0, 0, 0, 1.0f, 0.0f, 1, true});
         v.push_back({"fast with offset B: must reject", fast, 100, 104, 96, 0, 0, 0, 0, 1, 0, 1.0f, 0.0f, 1, true});
@@ -401,33 +407,39 @@ static std::vector<t8_cfg> sweep_cfgs(int t)
 {
     std::vector<t8_cfg> v;
     if (t == 2) {
-        v.push_back(mk(2, 128, 128, 32, 3, 2, 2, 16, 4));
         v.push_back(mk(2, 128, 128, 16, 4, 2, 2, 16, 4));
-        v.push_back(mk(2, 128, 128, 32, 3, 2, 4, 16, 4));
-        v.push_back(mk(2, 128, 256, 32, 3, 2, 4, 16, 4));
-        v.push_back(mk(2, 256, 128, 32, 3, 4, 2, 16, 4));
+        v.push_back(mk(2, 128, 128, 16, 4, 2, 2, 16, 4, 1, 0, 8, 0, 0));  // FRAGDB=0
+        v.push_back(mk(2, 128, 128, 16, 5, 2, 2, 16, 4));
+        v.push_back(mk(2, 128, 128, 16, 6, 2, 2, 16, 4));
+        v.push_back(mk(2, 128, 128, 32, 3, 2, 2, 16, 4));
+        v.push_back(mk(2, 128, 128, 32, 4, 2, 2, 16, 4));
         v.push_back(mk(2, 128, 256, 16, 4, 2, 4, 16, 4));
-        v.push_back(mk(2, 256, 128, 16, 4, 4, 2, 16, 4));
-        v.push_back(mk(2, 128, 128, 32, 3, 2, 2, 16, 4, 1, 0, 8, 1));   // TF32R=1 (rna) cost
+        v.push_back(mk(2, 256, 128, 32, 3, 4, 2, 16, 4));
+        v.push_back(mk(2, 64, 128, 16, 4, 1, 2, 16, 4));
+        v.push_back(mk(2, 128, 128, 16, 4, 2, 2, 16, 4, 1, 0, 8, 1));   // TF32R=1 (rna) cost
     } else {
         v.push_back(mk(t, 128, 128, 32, 4, 2, 2, 16, 8));
-        v.push_back(mk(t, 128, 128, 32, 4, 2, 4, 16, 8));
+        v.push_back(mk(t, 128, 128, 32, 4, 2, 2, 16, 8, 1, 0, 8, 0, 0)); // FRAGDB=0
+        v.push_back(mk(t, 128, 128, 32, 5, 2, 2, 16, 8));
+        v.push_back(mk(t, 128, 128, 32, 3, 2, 2, 16, 8));
         v.push_back(mk(t, 128, 128, 64, 3, 2, 2, 16, 8));
-        v.push_back(mk(t, 128, 256, 32, 3, 2, 4, 16, 8));
-        v.push_back(mk(t, 256, 128, 32, 3, 4, 2, 16, 8));
+        v.push_back(mk(t, 128, 128, 64, 4, 2, 2, 16, 8));
+        v.push_back(mk(t, 128, 128, 32, 4, 2, 4, 16, 8));
         v.push_back(mk(t, 128, 256, 64, 3, 2, 4, 16, 8));
         v.push_back(mk(t, 256, 128, 64, 3, 4, 2, 16, 8));
-        v.push_back(mk(t, 128, 256, 32, 4, 2, 4, 16, 8));
-        v.push_back(mk(t, 128, 256, 32, 3, 2, 4, 16, 2));               // VEC=2 register epilogue
-        v.push_back(mk(t, 128, 256, 32, 3, 2, 4, 16, 8, 1, 0, 1));      // GROUP=1
+        v.push_back(mk(t, 128, 256, 32, 3, 2, 4, 16, 8));
+        v.push_back(mk(t, 64, 128, 32, 4, 1, 2, 16, 8));
+        v.push_back(mk(t, 128, 128, 32, 4, 2, 2, 16, 2));               // VEC=2 register epilogue
+        v.push_back(mk(t, 128, 128, 32, 4, 2, 2, 16, 8, 1, 0, 1));      // GROUP=1
+        v.push_back(mk(t, 128, 128, 32, 4, 2, 2, 16, 8, 1, 1, 16));     // RASTER=1 GROUP=16
     }
     return v;
 }
 
 static void cfg_str(const t8_cfg &c, char *b, size_t n)
 {
-    snprintf(b, n, "%dx%dx%d s%d w%dx%d r%d g%d sk%d v%d lw%d%s", c.bm, c.bn, c.bk, c.stages, c.warps_m, c.warps_n,
-             c.raster, c.group, c.splitk, c.vec, c.loadw, c.type == 2 && c.tf32r ? " rna" : "");
+    snprintf(b, n, "%dx%dx%d s%d w%dx%d r%d g%d sk%d v%d lw%d fdb%d%s", c.bm, c.bn, c.bk, c.stages, c.warps_m,
+             c.warps_n, c.raster, c.group, c.splitk, c.vec, c.loadw, c.fragdb, c.type == 2 && c.tf32r ? " rna" : "");
 }
 
 int main(int argc, char **argv)

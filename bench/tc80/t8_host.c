@@ -15,7 +15,7 @@ int t8_esz(const t8_cfg *c)
 /* Narrowest loads, scalar-safe epilogue, no split: correct everywhere. Never fails. */
 t8_cfg t8_default(int type)
 {
-    t8_cfg c = {type, 128, 128, 32, 4, 2, 2, 0, 8, 1, 2, type == 2 ? 4 : 2, 0};
+    t8_cfg c = {type, 128, 128, 32, 4, 2, 4, 0, 8, 1, 2, type == 2 ? 4 : 2, 0, 1};
     return c;
 }
 
@@ -71,6 +71,8 @@ int t8_check_cfg(const t8_cfg *c, size_t smem_max, char *why, size_t n)
         err = "LOADW is 16, 8, 4 or 2 (16-bit) or 16, 4 (FP32)";
     else if (c->tf32r != 0 && c->tf32r != 1)
         err = "TF32R is 0 or 1";
+    else if (c->fragdb != 0 && c->fragdb != 1)
+        err = "FRAGDB is 0 or 1";
     else if (t8_smem_bytes(c) > smem_max)
         err = "shared memory above the device's per-block limit";
     if (!err)
@@ -99,9 +101,9 @@ int t8_options(const t8_cfg *c, char *buf, size_t n)
 {
     int len = snprintf(buf, n,
                        "-DPATH=80 -DTYPE=%d -DBM=%d -DBN=%d -DBK=%d -DSTAGES=%d -DWARPS_M=%d "
-                       "-DWARPS_N=%d -DRASTER=%d -DGROUP=%d -DSPLITK=%d -DVEC=%d -DLOADW=%d -DTF32R=%d",
+                       "-DWARPS_N=%d -DRASTER=%d -DGROUP=%d -DSPLITK=%d -DVEC=%d -DLOADW=%d -DTF32R=%d -DFRAGDB=%d",
                        c->type, c->bm, c->bn, c->bk, c->stages, c->warps_m, c->warps_n, c->raster,
-                       c->group, c->splitk, c->vec, c->loadw, c->tf32r);
+                       c->group, c->splitk, c->vec, c->loadw, c->tf32r, c->fragdb);
     return (len < 0 || (size_t)len >= n) ? -1 : len;
 }
 

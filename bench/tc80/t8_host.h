@@ -15,6 +15,7 @@ typedef struct t8_cfg {
     int type;       /* 0 BF16, 1 FP16, 2 FP32 data with TF32 math */
     int bm, bn, bk, stages, warps_m, warps_n;
     int raster, group, splitk, vec, loadw, tf32r;
+    int fragdb;     /* 1 = double-buffered ldmatrix fragments, 0 = single */
 } t8_cfg;
 
 /* The driver entry points the launch code needs (same signatures as runtime/cudrv.h's table). */
