@@ -10,6 +10,7 @@
 struct db {
     sqlite3 *h;
     int readonly;
+    char ro_reason[512];             /* why readonly, "" if writable */
     char path[4096];
     char errmsg[1024];
 };
@@ -25,7 +26,8 @@ at_status db_fail(db *d, at_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Maps an SQLite result code to a status. */
 at_status db_status_of(int rc);
-/* Records SQLite's failure of `what` on the handle; returns its status. */
+/* Records SQLite's failure of `what` on the handle (a full disk or a file
+ * size limit named as such); returns its status. */
 at_status db_sqlfail(db *d, int rc, const char *what);
 /* Current UTC time, ISO 8601 with milliseconds. */
 void db_now(char *out, size_t len);
@@ -66,6 +68,20 @@ int db_problem_ok(const tpl_problem *p);
 /* Validates the database, creates the schema where allowed (create and an
  * empty database), then sets the connection's pragmas. */
 at_status db_setup(db *d, int create, int empty_file);
+
+/* ---- open.c, readonly.c ---- */
+
+/* (Re)opens d->h on filename (d->path, a copy of it or a URI) with
+ * SQLite's flags; marks the handle read-only if SQLite opened it so.
+ * AT_ERR_IO if SQLite cannot open it, reason on the handle. */
+at_status db_connect(db *d, const char *filename, int flags);
+/* 1 if the last failure is SQLite not finding or not being allowed to
+ * open or create a file: the database's -wal, its -shm, or their folder. */
+int db_side_files_blocked(const db *d);
+/* For a read-only d whose -shm cannot be opened or created: reads the file
+ * as immutable or, where a -wal holds changes, a private snapshot of both
+ * (the changes are seen). Reason on the handle. */
+at_status db_open_readonly(db *d, int empty_file);
 
 /* ---- devices.c ---- */
 

@@ -1,10 +1,13 @@
 /* sql.c: the helpers every db/ file uses: messages, statements and binding,
  * transactions, small queries. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include "db_internal.h"
 
 void db_copy(char *dst, size_t len, const char *src)
@@ -54,11 +57,53 @@ at_status db_status_of(int rc)
     }
 }
 
-/* Records SQLite's failure of `what` on the handle. */
+/* After an I/O failure: 1 if the disk holding path has almost no room
+ * left (less than 1 MiB for us), 2 if a file size limit (ulimit -f)
+ * applies to this process, else 0. */
+static int db_no_room(const char *path)
+{
+    char dir[4096];
+    db_copy(dir, sizeof dir, path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        db_copy(dir, sizeof dir, ".");
+    else if (slash == dir)
+        slash[1] = '\0';            /* the root folder */
+    else
+        *slash = '\0';
+    struct statvfs vs;
+    if (statvfs(dir, &vs) == 0 && (unsigned long long)vs.f_bavail * vs.f_frsize < (1u << 20))
+        return 1;
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+        return 2;
+    return 0;
+}
+
+/* Records SQLite's failure rc of `what` (sqlmsg: SQLite's text) on the
+ * handle, naming a full disk or a file size limit as such. */
+static at_status db_fail_sql(db *d, int rc, const char *what, const char *sqlmsg)
+{
+    at_status s = db_status_of(rc);
+    int code = rc & 0xff;
+    /* the OS error is only meaningful after an I/O failure */
+    int io = code == SQLITE_IOERR || code == SQLITE_FULL || code == SQLITE_CANTOPEN;
+    int e = io ? sqlite3_system_errno(d->h) : 0;
+    int room = io ? db_no_room(d->path) : 0;
+    if (code == SQLITE_FULL || e == ENOSPC || e == EDQUOT || room == 1)
+        return db_fail(d, s, "%s: no space left on the disk holding %s (%s)", what,
+                       d->path, sqlmsg);
+    if (e == EFBIG || room == 2)
+        return db_fail(d, s, "%s: %s cannot grow past the file size limit (ulimit -f) "
+                       "(%s)", what, d->path, sqlmsg);
+    if (e)
+        return db_fail(d, s, "%s: %s: %s (%s)", what, sqlmsg, strerror(e), d->path);
+    return db_fail(d, s, "%s: %s (%s)", what, sqlmsg, d->path);
+}
+
 at_status db_sqlfail(db *d, int rc, const char *what)
 {
-    return db_fail(d, db_status_of(rc), "%s: %s (%s)", what,
-                   sqlite3_errmsg(d->h), d->path);
+    return db_fail_sql(d, rc, what, sqlite3_errmsg(d->h));
 }
 
 /* Current UTC time, ISO 8601 with milliseconds. */
@@ -124,8 +169,7 @@ int db_exec(db *d, const char *sql, const char *what, at_status *status)
     char *msg = NULL;
     int rc = sqlite3_exec(d->h, sql, NULL, NULL, &msg);
     if (rc != SQLITE_OK) {
-        *status = db_fail(d, db_status_of(rc), "%s: %s (%s)", what,
-                          msg ? msg : sqlite3_errmsg(d->h), d->path);
+        *status = db_fail_sql(d, rc, what, msg ? msg : sqlite3_errmsg(d->h));
         sqlite3_free(msg);
         return 0;
     }
@@ -157,8 +201,8 @@ void db_rollback(db *d)
 at_status db_check_writable(db *d, const char *what)
 {
     if (d->readonly)
-        return db_fail(d, AT_ERR_DB, "%s: the database is read-only (%s)",
-                       what, d->path);
+        return db_fail(d, AT_ERR_DB, "%s: the database %s is read-only (%s)",
+                       what, d->path, d->ro_reason);
     return AT_OK;
 }
 

@@ -7,6 +7,12 @@
 #include <string.h>
 #include "lookup.h"
 
+at_status lk_open_db(const char *path, db **out, char *msg, size_t len)
+{
+    *out = NULL;
+    return db_open(out, path, DB_OPEN_CREATE, msg, len);
+}
+
 double lk_shape_distance(const tpl_problem *a, const tpl_problem *b)
 {
     double d = 0.0;
@@ -69,8 +75,10 @@ at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fa
             db_result *cands = NULL;
             int n = 0;
             at_status s = level == 0
-                ? db_candidates(d, dev->uuid, NULL, fam->name, hash, 4, deterministic, &cands, &n)
-                : db_candidates(d, NULL, dev->arch, fam->name, hash, 4, deterministic, &cands, &n);
+                ? db_candidates(d, dev->uuid, NULL, fam->name, hash, LK_PER_PROBLEM,
+                                deterministic, &cands, &n)
+                : db_candidates(d, NULL, dev->arch, fam->name, hash, LK_PER_PROBLEM,
+                                deterministic, &cands, &n);
             if (s != AT_OK)
                 continue;
             int ok = pick_nearest(dev, fam, p, deterministic, cands, n, cfg, config);

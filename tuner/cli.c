@@ -1,16 +1,20 @@
 /* cli.c: the `autotune` command line: tune (default), list, show, report,
- * check, the hidden worker modes, --help and --version; exit 0/1/2. */
+ * check, gc, the hidden worker modes, --help and --version; exit 0/1/2. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "lookup.h"
 #include "report.h"
 #include "strategy.h"
 #include "tn.h"
 
 #define EXIT_USAGE 2
+#define GC_KEEP_RECENT 100          /* gc's default --keep-recent */
+#define CLI_STR2(x) #x
+#define CLI_STR(x) CLI_STR2(x)
 
 static const char usage_text[] =
     "usage: autotune [--device N] [options]     tune kernels on CUDA device N\n"
@@ -22,6 +26,9 @@ static const char usage_text[] =
     "       autotune check --arch sm_XX [--kernel NAME] [--jobs N]\n"
     "                                            compile every valid configuration\n"
     "                                            with NVRTC (no GPU needed)\n"
+    "       autotune gc [--db PATH] [--dry-run] [--keep-recent N]\n"
+    "                                            reclaim space: delete the stored\n"
+    "                                            cubins no lookup can serve, VACUUM\n"
     "\n"
     "Tuning options:\n"
     "  --device N             CUDA device ordinal (default 0)\n"
@@ -59,7 +66,17 @@ static const char usage_text[] =
     "dies twice is recorded as crashed; a size whose inputs it cannot prepare\n"
     "twice is skipped, exit 1); only a worker that cannot start ends the run.\n"
     "^C stops after the current configuration; rerunning the same command\n"
-    "resumes. Exit status: 0 ok, 1 failure, 2 usage, 130 interrupted.\n";
+    "resumes. Exit status: 0 ok, 1 failure, 2 usage, 130 interrupted.\n"
+    "\n"
+    "A tuning run ends with the database's size. gc keeps the cubin of every\n"
+    "result a lookup can serve (per device or architecture, kernel and size,\n"
+    "the " CLI_STR(LK_PER_PROBLEM) " fastest and the " CLI_STR(LK_PER_PROBLEM)
+    " fastest deterministic configurations) and those\n"
+    "of the N newest results and cubins (--keep-recent, default "
+    CLI_STR(GC_KEEP_RECENT) "); it\n"
+    "deletes the other cubins, never a result (a program that needs one\n"
+    "compiles it again), then VACUUMs and prints the size before and after;\n"
+    "--dry-run only counts. A read-only database is refused (exit 1).\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -592,6 +609,37 @@ static int cmd_check(int argc, char **argv)
     return rc;
 }
 
+/* ---- autotune gc ---- */
+
+static int cmd_gc(int argc, char **argv)
+{
+    const char *db_path = NULL;
+    long long keep_recent = GC_KEEP_RECENT;
+    int dry_run = 0;
+    for (int i = 2; i < argc; i++) {
+        int m;
+        const char *v = opt_value(argc, argv, &i, "--db", &m);
+        if (m && (!v || !*v))
+            return usage_error("%s needs a path", "--db");
+        if (m) {
+            db_path = v;
+            continue;
+        }
+        v = opt_value(argc, argv, &i, "--keep-recent", &m);
+        if (m && (!v || parse_int(v, 0, 1000000000, &keep_recent) != 0))
+            return usage_error("--keep-recent needs a number of configurations, not '%s'",
+                               v ? v : "");
+        if (m)
+            continue;
+        if (strcmp(argv[i], "--dry-run") == 0) {
+            dry_run = 1;
+            continue;
+        }
+        return usage_error("unknown option '%s' for gc", argv[i]);
+    }
+    return tn_gc(db_path, keep_recent, dry_run);
+}
+
 /* ---- tuning ---- */
 
 /* The command line as typed, for the session record. */
@@ -768,6 +816,8 @@ int tn_main(int argc, char **argv)
         return cmd_report(argc, argv);
     if (strcmp(cmd, "check") == 0)
         return cmd_check(argc, argv);
+    if (strcmp(cmd, "gc") == 0)
+        return cmd_gc(argc, argv);
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0) {
             fputs(usage_text, stdout);

@@ -31,6 +31,11 @@ void tn_result_init(tn_ctx *c, const tn_item *it, db_result *r)
     r->deterministic = c->fam->deterministic ? c->fam->deterministic(it->job.cfg) : 0;
 }
 
+/* What a failed write stops the run with: every result stored before is
+ * kept (each is one transaction), so a rerun resumes. */
+#define TN_WRITE_FAILED "; every result stored before is kept: make room (autotune gc " \
+    "reclaims cubins) or pick another --db, then rerun the same command to resume"
+
 /* Stores one result row; a failure makes the run fatal (c->fatal_msg). */
 void tn_store(tn_ctx *c, db_result *r)
 {
@@ -38,8 +43,8 @@ void tn_store(tn_ctx *c, db_result *r)
         c->stored++;
     } else {
         c->fatal = 1;
-        snprintf(c->fatal_msg, sizeof c->fatal_msg, "storing a result failed: %s",
-                 db_errmsg(c->d));
+        snprintf(c->fatal_msg, sizeof c->fatal_msg, "storing a result failed: %s"
+                 TN_WRITE_FAILED, db_errmsg(c->d));
     }
 }
 
@@ -73,8 +78,9 @@ void tn_best_take(tn_best *b, const db_result *r, double metric)
     snprintf(b->config, sizeof b->config, "%s", r->config);
 }
 
-/* Stores a cubin under its key; skipped once the run is fatal, and a
- * failure only loses a cache entry (the configuration compiles again). */
+/* Stores a cubin under its key; skipped once the run is fatal. A failure
+ * (a full disk, a read-only database) stops the run: results stored
+ * without their cubins would make the runtime compile what was tuned. */
 void tn_store_binary(tn_ctx *c, const tpl_family *fam, const int *cfg, const char *key,
                      const char *config, const void *cubin, size_t size)
 {
@@ -82,8 +88,12 @@ void tn_store_binary(tn_ctx *c, const tpl_family *fam, const int *cfg, const cha
     if (c->fatal || !cubin || !size)
         return;
     tpl_options_string(fam, cfg, c->arch, opts, sizeof opts);
-    db_put_binary(c->d, key, fam->name, tpl_source_hash(fam), config, c->arch,
-                  tpl_nvrtc_version(), opts, cubin, size);
+    if (db_put_binary(c->d, key, fam->name, tpl_source_hash(fam), config, c->arch,
+                      tpl_nvrtc_version(), opts, cubin, size) != AT_OK) {
+        c->fatal = 1;
+        snprintf(c->fatal_msg, sizeof c->fatal_msg, "storing a cubin failed: %s"
+                 TN_WRITE_FAILED, db_errmsg(c->d));
+    }
 }
 
 /* Stores the result of an item (a failure makes the run fatal) and

@@ -199,6 +199,17 @@ int tn_tune(const tn_options *opt);
 long long tn_valid_space(const tpl_family *fam, const at_device_info *dev,
                          const tpl_problem *p, long long **indices);
 
+/* ---- database size and gc (tuner/gc.c) ---- */
+/* Checkpoints the WAL, then prints one line: the database's size (file +
+ * WAL) and its cubins. */
+void tn_print_db_size(db *d);
+/* `autotune gc`: keeps the cubins every lookup can serve and those of the
+ * keep_recent newest results and cubins, deletes the others (never a
+ * result), VACUUMs, prints sizes before and after; dry_run only counts.
+ * db_path NULL: the default. Returns the exit status (1: read-only or a
+ * failure, with a message). */
+int tn_gc(const char *db_path, long long keep_recent, int dry_run);
+
 /* ---- command line (tuner/cli.c) ---- */
 int tn_main(int argc, char **argv);
 

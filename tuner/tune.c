@@ -263,6 +263,7 @@ int tn_tune(const tn_options *o)
     }
     tn_spec_finish(&c);
     exit_code = finish_run(&c, tn_now() - t0, exit_code);
+    tn_print_db_size(c.d);
 out:
     tn_pool_destroy(c.pool);
     if (c.worker_up)
