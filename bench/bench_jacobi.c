@@ -462,7 +462,7 @@ static int bn_sweep(ms_gpu *g, int argc, char **argv)
     int failures = pool.failed;
     char *sizes = strdup(argv[2]);
     for (char *tok = strtok(sizes, ","); tok; tok = strtok(NULL, ",")) {
-        tpl_problem p = {1, {atoll(tok)}};
+        tpl_problem p = TPL_PROBLEM(1, {atoll(tok)});
         char err[2048];
         if (ms_prepare(g, f, &p, BN_SEED, err, sizeof err) != AT_OK) {
             printf("prepare %s: %s\n", tok, err);
@@ -673,7 +673,7 @@ int main(int argc, char **argv)
         p.h = h;
         p.cublas = cublas;
         p.ref = ref;
-        tpl_problem prob = {1, {n}};
+        tpl_problem prob = TPL_PROBLEM(1, {n});
         if (f->prepare(ref, &prob, BN_SEED, &p.ws) != AT_OK) {
             fprintf(stderr, "prepare n=%d: %s\n", n, ref->errmsg);
             return 1;

@@ -16,10 +16,13 @@
 extern const tpl_family tpl_matmul;
 
 static const tpl_problem bn_shapes[] = {
-    {3, {1024, 1024, 1024}}, {3, {2048, 2048, 2048}}, {3, {4096, 4096, 4096}},
-    {3, {8192, 8192, 8192}}, {3, {1000, 1000, 1000}}, {3, {4097, 4097, 4097}},
-    {3, {8192, 8192, 128}}, {3, {128, 8192, 8192}}, {3, {8192, 64, 8192}},
-    {3, {16384, 16384, 1024}},
+    TPL_PROBLEM(3, {1024, 1024, 1024}), TPL_PROBLEM(3, {2048, 2048, 2048}),
+    TPL_PROBLEM(3, {4096, 4096, 4096}),
+    TPL_PROBLEM(3, {8192, 8192, 8192}), TPL_PROBLEM(3, {1000, 1000, 1000}),
+    TPL_PROBLEM(3, {4097, 4097, 4097}),
+    TPL_PROBLEM(3, {8192, 8192, 128}), TPL_PROBLEM(3, {128, 8192, 8192}),
+    TPL_PROBLEM(3, {8192, 64, 8192}),
+    TPL_PROBLEM(3, {16384, 16384, 1024}),
 };
 #define BN_NSHAPES ((int)(sizeof bn_shapes / sizeof bn_shapes[0]))
 
@@ -225,7 +228,7 @@ static int bn_sweep(ms_gpu *g, cublasHandle_t cublas, int argc, char **argv)
     fflush(stdout);
     char *shapes = strdup(argv[2]);
     for (char *tok = strtok(shapes, ","); tok; tok = strtok(NULL, ",")) {
-        tpl_problem p = {3, {0, 0, 0}};
+        tpl_problem p = TPL_PROBLEM(3, {0, 0, 0});
         if (sscanf(tok, "%lldx%lldx%lld", &p.dims[0], &p.dims[1], &p.dims[2]) != 3)
             continue;
         char err[1024];

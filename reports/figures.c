@@ -14,16 +14,10 @@ const char *const rp_fail_statuses[RP_N_FAIL_STATUSES] = {
 
 /* ---- reading stored values ---- */
 
-/* 1 if a and b have the same sizes (missing dimensions count as 0). */
+/* 1 if a and b are the same problem: sizes, kind and batch (tpl_problem_equal). */
 static int rp_same_problem(const tpl_problem *a, const tpl_problem *b)
 {
-    for (int i = 0; i < TPL_MAX_DIMS; i++) {
-        long long x = i < a->n_dims ? a->dims[i] : 0;
-        long long y = i < b->n_dims ? b->dims[i] : 0;
-        if (x != y)
-            return 0;
-    }
-    return 1;
+    return tpl_problem_equal(a, b);
 }
 
 /* Seconds since the epoch of "2026-01-02T03:04:05.678Z"; -1 if unparsable. */
@@ -146,7 +140,10 @@ static int rp_group_cmp(const void *pa, const void *pb)
         if (x != y)
             return x < y ? -1 : 1;
     }
-    return 0;
+    char ta[128], tb[128];          /* same sizes: the plain kind first, then by suffix */
+    tpl_problem_format(&a->problem, ta, sizeof ta);
+    tpl_problem_format(&b->problem, tb, sizeof tb);
+    return strcmp(ta, tb);
 }
 
 /* The group of r's (kernel, source hash, problem), added if new; NULL if

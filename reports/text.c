@@ -139,14 +139,7 @@ const char *rp_tick(char *out, size_t len, double v)
 
 void rp_problem_text(const tpl_problem *p, char *out, size_t len)
 {
-    size_t n = 0;
-    out[0] = '\0';
-    for (int i = 0; i < p->n_dims && i < TPL_MAX_DIMS; i++) {
-        int w = snprintf(out + n, len - n, "%s%lld", i ? "x" : "", p->dims[i]);
-        if (w < 0 || (size_t)w >= len - n)
-            break;
-        n += (size_t)w;
-    }
+    tpl_problem_format(p, out, len);
     if (!out[0])
         snprintf(out, len, "-");
 }
@@ -165,5 +158,10 @@ void rp_problem_named(const tpl_family *fam, const tpl_problem *p, char *out, si
         if (w < 0 || (size_t)w >= len - n)
             break;
         n += (size_t)w;
+    }
+    if (!tpl_problem_plain(p) && n < len) {       /* the kind, as the text form writes it */
+        tpl_problem kind = *p;
+        kind.n_dims = 0;
+        tpl_problem_format(&kind, out + n, len - n);
     }
 }

@@ -31,9 +31,10 @@ const char *rp_num(char *out, size_t len, double v);
 /* Axis tick: 0, 0.5, 250, 2500, 1e+05 style without trailing zeros. */
 const char *rp_tick(char *out, size_t len, double v);
 
-/* "1000x999x1001" ("-" for no dimensions), cut short to fit len. */
+/* "1000x999x1001", "4096x4096x4096:bf16" (tpl_problem_format; "-" for no
+ * dimensions), cut short to fit len. */
 void rp_problem_text(const tpl_problem *p, char *out, size_t len);
-/* "m=1000, n=999, k=1001" with the family's dimension names; the plain
+/* "m=1000, n=999, k=1001" (then the kind suffix, ":bf16") with the family's dimension names; the plain
  * text form where fam is NULL. */
 void rp_problem_named(const tpl_family *fam, const tpl_problem *p, char *out, size_t len);
 

@@ -204,18 +204,19 @@ static size_t plan_hash(const tpl_family *fam, const tpl_problem *p, int det)
     unsigned long long x = (unsigned long long)(size_t)fam * 0x9E3779B97F4A7C15ull;
     for (int i = 0; i < p->n_dims; i++)
         x = (x ^ (unsigned long long)p->dims[i]) * 0x100000001B3ull;
+    unsigned long long kind = (unsigned long long)p->dtype | (unsigned long long)p->math << 8 |
+                              (unsigned long long)p->op_a << 16 |
+                              (unsigned long long)p->op_b << 24 |
+                              (unsigned long long)p->order << 32;
+    x = (x ^ kind) * 0x100000001B3ull;
+    x = (x ^ (unsigned long long)tpl_problem_batch(p)) * 0x100000001B3ull;
     x ^= (unsigned long long)det;
     return (size_t)(x ^ (x >> 29));
 }
 
 static int plan_matches(const at_plan *pl, const tpl_family *fam, const tpl_problem *p, int det)
 {
-    if (pl->fam != fam || pl->deterministic != det || pl->problem.n_dims != p->n_dims)
-        return 0;
-    for (int i = 0; i < p->n_dims; i++)
-        if (pl->problem.dims[i] != p->dims[i])
-            return 0;
-    return 1;
+    return pl->fam == fam && pl->deterministic == det && tpl_problem_equal(&pl->problem, p);
 }
 
 static at_plan *plan_lookup(at_handle *h, const tpl_family *fam, const tpl_problem *p)

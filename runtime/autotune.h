@@ -31,6 +31,28 @@ typedef enum at_status {
     AT_ERR_INTERNAL = 17         /* a bug in autotune: please report */
 } at_status;
 
+/* The kind of a problem, beside its sizes: element type, math mode, the
+ * operands' ops and storage order. Append only: values never change. Zero
+ * everywhere is what at_sgemm, at_ssum, at_sdot and at_sjacobi compute. */
+typedef enum at_dtype {
+    AT_R_32F = 0,                /* float */
+    AT_R_64F = 1,                /* double */
+    AT_R_16F = 2,                /* IEEE half */
+    AT_R_16BF = 3                /* bfloat16 */
+} at_dtype;
+typedef enum at_math {
+    AT_MATH_DEFAULT = 0,         /* exact in the element type (FP32: FFMA, no TF32) */
+    AT_MATH_TF32 = 1             /* FP32 data through TF32 tensor cores: explicit opt-in */
+} at_math;
+typedef enum at_op {
+    AT_OP_N = 0,                 /* the operand as stored */
+    AT_OP_T = 1                  /* its transpose */
+} at_op;
+typedef enum at_order {
+    AT_ROW_MAJOR = 0,            /* C order: rows contiguous, ld >= columns */
+    AT_COL_MAJOR = 1             /* BLAS order: columns contiguous, ld >= rows */
+} at_order;
+
 /* A handle serves one thread at a time (as a cuBLAS handle does); use one
  * handle per thread for concurrent calls. */
 typedef struct at_handle at_handle;

@@ -13,14 +13,19 @@ at_status lk_open_db(const char *path, db **out, char *msg, size_t len)
     return db_open(out, path, DB_OPEN_CREATE, msg, len);
 }
 
+/* |log(x / y)| with sizes below 1 taken as 1. */
+static double log_ratio(long long x, long long y)
+{
+    return fabs(log((double)(x > 0 ? x : 1) / (double)(y > 0 ? y : 1)));
+}
+
 double lk_shape_distance(const tpl_problem *a, const tpl_problem *b)
 {
-    double d = 0.0;
-    for (int i = 0; i < a->n_dims && i < b->n_dims; i++) {
-        double x = (double)(a->dims[i] > 0 ? a->dims[i] : 1);
-        double y = (double)(b->dims[i] > 0 ? b->dims[i] : 1);
-        d += fabs(log(x / y));
-    }
+    if (a->n_dims != b->n_dims || !tpl_problem_same_kind(a, b))
+        return INFINITY;
+    double d = log_ratio(tpl_problem_batch(a), tpl_problem_batch(b));
+    for (int i = 0; i < a->n_dims && i < TPL_MAX_DIMS; i++)
+        d += log_ratio(a->dims[i], b->dims[i]);
     return d;
 }
 

@@ -32,7 +32,9 @@ at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fa
  * built-in defaults. */
 at_status lk_open_db(const char *path, db **out, char *msg, size_t len);
 
-/* Sum over dimensions of |log(a_i / b_i)|: 0 for the same shape. */
+/* Sum over the dimensions and the batch count of |log(a_i / b_i)|: 0 for
+ * the same problem; INFINITY for problems of another kind (element type,
+ * math, ops, order) or dimension count, which never serve each other. */
 double lk_shape_distance(const tpl_problem *a, const tpl_problem *b);
 
 #endif

@@ -5,6 +5,8 @@
 #include <string.h>
 #include "tpl.h"
 
+extern const tpl_family tpl_jacobi;
+
 /* Parameter positions, in descriptor order. */
 enum { JC_ROW_THREADS, JC_ROWS_PER_BLOCK, JC_VEC, JC_UNROLL, JC_XCACHE, JC_CHECK_EVERY,
        JC_ORDER, JC_NPARAMS };
@@ -124,7 +126,7 @@ static int jc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
 static int jc_applicable(const int *cfg, const tpl_problem *problem)
 {
     long long n = problem->dims[0];
-    if (problem->n_dims != 1 || n < 1 || n > (1 << 30))
+    if (!tpl_family_accepts(&tpl_jacobi, problem) || n < 1 || n > (1 << 30))
         return 0;
     /* All of x must fit in one block's shared memory. */
     if (cfg[JC_XCACHE] && 4 * n + JC_STATIC_SMEM > JC_GENERIC_SMEM_OPTIN)
@@ -230,7 +232,10 @@ static at_status jc_run(at_exec *ex, const int *cfg, tpl_args *args)
     int order = cfg[JC_ORDER];
     args->jac.iterations = 0;
     args->jac.residual = 0.0f;
-    if (args->problem.n_dims != 1 || nn < 1 || nn > (1 << 30))
+    at_status st = tpl_check_problem(ex, &tpl_jacobi, &args->problem);
+    if (st != AT_OK)
+        return st;
+    if (nn < 1 || nn > (1 << 30))
         return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: size %lld out of range", nn);
     int n = (int)nn;
     if (!args->jac.A || !args->jac.b || !args->jac.x)
@@ -417,7 +422,10 @@ static at_status jc_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
                             tpl_workset *ws)
 {
     long long nn = p->dims[0];
-    if (p->n_dims != 1 || nn < 1 || nn > 46340)
+    at_status st = tpl_check_problem(ref, &tpl_jacobi, p);
+    if (st != AT_OK)
+        return st;
+    if (nn < 1 || nn > 46340)
         return ex_fail(ref, AT_ERR_INVALID_ARG, "jacobi: workset size %lld out of range", nn);
     int n = (int)nn;
     CUdeviceptr A, b, x, x0;
@@ -474,7 +482,8 @@ static const tpl_baseline jc_baselines[] = {
 };
 
 static const tpl_problem jc_tuning_problems[] = {
-    {1, {1024}}, {1, {4096}}, {1, {8192}}, {1, {16384}},
+    TPL_PROBLEM(1, {1024}), TPL_PROBLEM(1, {4096}), TPL_PROBLEM(1, {8192}),
+    TPL_PROBLEM(1, {16384}),
 };
 
 const tpl_family tpl_jacobi = {

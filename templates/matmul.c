@@ -361,7 +361,7 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
 
 static int mm_applicable(const int *cfg, const tpl_problem *p)
 {
-    if (p->n_dims != 3)
+    if (!tpl_family_accepts(&tpl_matmul, p))
         return 0;
     long long m = p->dims[0], n = p->dims[1], k = p->dims[2];
     if (m < 1 || n < 1 || k < 0 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
@@ -434,8 +434,9 @@ static at_status mm_run_streamk(at_exec *ex, const int *cfg, const mm_geom *g, l
 static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
 {
     const tpl_problem *p = &args->problem;
-    if (p->n_dims != 3)
-        return ex_fail(ex, AT_ERR_INVALID_ARG, "matmul: problem needs 3 dims (m, n, k)");
+    at_status st = tpl_check_problem(ex, &tpl_matmul, p);
+    if (st != AT_OK)
+        return st;
     long long m64 = p->dims[0], n64 = p->dims[1], k64 = p->dims[2];
     if (m64 < 0 || n64 < 0 || k64 < 0 || m64 > 0x7fffffff || n64 > 0x7fffffff || k64 > 0x7fffffff)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "matmul: sizes %lldx%lldx%lld out of range",
@@ -547,13 +548,15 @@ static void mm_work(const tpl_problem *p, double *flops, double *bytes)
 static at_status mm_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
                             tpl_workset *ws)
 {
-    if (p->n_dims != 3 || p->dims[0] < 1 || p->dims[1] < 1 || p->dims[2] < 1 ||
+    at_status s = tpl_check_problem(ref, &tpl_matmul, p);
+    if (s != AT_OK)
+        return s;
+    if (p->dims[0] < 1 || p->dims[1] < 1 || p->dims[2] < 1 ||
         p->dims[0] > 0x7fffffff || p->dims[1] > 0x7fffffff || p->dims[2] > 0x7fffffff)
         return ex_fail(ref, AT_ERR_INVALID_ARG, "matmul: bad problem for prepare");
     int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
     size_t a_n = (size_t)m * k, b_n = (size_t)k * n, c_n = (size_t)m * n;
     CUdeviceptr A, B, C0, C, R;
-    at_status s;
     if ((s = tpl_ws_alloc(ref, ws, a_n * 4, &A)) != AT_OK ||
         (s = tpl_ws_alloc(ref, ws, b_n * 4, &B)) != AT_OK ||
         (s = tpl_ws_alloc(ref, ws, c_n * 4, &C0)) != AT_OK ||
@@ -601,13 +604,13 @@ static const tpl_baseline mm_baselines[] = {
 };
 
 static const tpl_problem mm_tuning[] = {
-    {3, {1024, 1024, 1024}},
-    {3, {2048, 2048, 2048}},
-    {3, {4096, 4096, 4096}},
-    {3, {1000, 1000, 1000}},
-    {3, {8192, 8192, 128}},
-    {3, {128, 8192, 8192}},
-    {3, {8192, 64, 8192}},
+    TPL_PROBLEM(3, {1024, 1024, 1024}),
+    TPL_PROBLEM(3, {2048, 2048, 2048}),
+    TPL_PROBLEM(3, {4096, 4096, 4096}),
+    TPL_PROBLEM(3, {1000, 1000, 1000}),
+    TPL_PROBLEM(3, {8192, 8192, 128}),
+    TPL_PROBLEM(3, {128, 8192, 8192}),
+    TPL_PROBLEM(3, {8192, 64, 8192}),
 };
 
 const tpl_family tpl_matmul = {

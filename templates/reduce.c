@@ -6,6 +6,8 @@
 #include <string.h>
 #include "tpl.h"
 
+extern const tpl_family tpl_sum, tpl_dot;
+
 /* Parameter positions, in descriptor order. */
 enum { RD_STYLE, RD_FINISH, RD_BLOCK, RD_ITEMS, RD_VEC, RD_GRID, RD_UNROLL, RD_NPARAMS };
 
@@ -180,7 +182,7 @@ static long long rd_grid(const int *cfg, long long n, int width, int sm_count)
 static int rd_applicable(const int *cfg, const tpl_problem *problem)
 {
     long long n = problem->dims[0];
-    if (problem->n_dims != 1 || n < 0)
+    if (!tpl_family_accepts(&tpl_sum, problem) || n < 0)     /* sum and dot: one kind */
         return 0;
     if (cfg[RD_GRID] == -1)
         return n <= RD_SINGLE_MAX_N;
@@ -206,6 +208,9 @@ static at_status rd_run(at_exec *ex, const int *cfg, tpl_args *args, int dot)
     long long n = args->problem.dims[0];
     CUdeviceptr x = args->red.x, result = args->red.result;
     CUdeviceptr y = dot ? args->red.y : x;
+    at_status s = tpl_check_problem(ex, dot ? &tpl_dot : &tpl_sum, &args->problem);
+    if (s != AT_OK)
+        return s;
     if (n < 0)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "%s: n = %lld is negative", dot ? "dot" : "sum", n);
     if (!result || (result & 3))
@@ -241,7 +246,6 @@ static at_status rd_run(at_exec *ex, const int *cfg, tpl_args *args, int dot)
                        dot ? "dot" : "sum", n, grid, "this configuration");
 
     CUdeviceptr partials = 0, counter = 0;
-    at_status s;
     int finish = cfg[RD_FINISH];
     if (grid > 1 && (finish == RD_FINISH_SECOND_PASS || finish == RD_FINISH_LAST_BLOCK)) {
         s = ex_scratch(ex, RD_SLOT_PARTIALS, (size_t)grid * sizeof(float), &partials);
@@ -316,12 +320,15 @@ static void rd_work_dot(const tpl_problem *problem, double *flops, double *bytes
 static at_status rd_prepare(at_exec *ref, const tpl_problem *problem,
                             unsigned long long seed, tpl_workset *ws, int dot)
 {
-    long long n = problem->n_dims >= 1 ? problem->dims[0] : -1;
+    at_status s = tpl_check_problem(ref, dot ? &tpl_dot : &tpl_sum, problem);
+    if (s != AT_OK)
+        return s;
+    long long n = problem->dims[0];
     if (n < 0)
         return ex_fail(ref, AT_ERR_INVALID_ARG, "%s: bad problem size", dot ? "dot" : "sum");
     size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
     CUdeviceptr x = 0, y = 0, result = 0, expected = 0;
-    at_status s = tpl_ws_alloc(ref, ws, bytes, &x);
+    s = tpl_ws_alloc(ref, ws, bytes, &x);
     if (s == AT_OK)
         s = tpl_fill_uniform(ref, x, n, seed, 0.0f, 1.0f);
     if (s == AT_OK && dot)
@@ -407,9 +414,11 @@ static const tpl_baseline rd_baselines[] = {
 };
 
 static const tpl_problem rd_tuning_problems[] = {
-    {1, {1LL << 10}}, {1, {1LL << 12}}, {1, {1LL << 14}}, {1, {1LL << 16}},
-    {1, {1LL << 18}}, {1, {1LL << 20}}, {1, {1LL << 22}}, {1, {1LL << 24}},
-    {1, {1LL << 26}}, {1, {1LL << 28}}, {1, {1000003}},
+    TPL_PROBLEM(1, {1LL << 10}), TPL_PROBLEM(1, {1LL << 12}), TPL_PROBLEM(1, {1LL << 14}),
+    TPL_PROBLEM(1, {1LL << 16}),
+    TPL_PROBLEM(1, {1LL << 18}), TPL_PROBLEM(1, {1LL << 20}), TPL_PROBLEM(1, {1LL << 22}),
+    TPL_PROBLEM(1, {1LL << 24}),
+    TPL_PROBLEM(1, {1LL << 26}), TPL_PROBLEM(1, {1LL << 28}), TPL_PROBLEM(1, {1000003}),
 };
 
 #define RD_DEFAULT "STYLE=3,FINISH=2,BLOCK=512,ITEMS=4,VEC=4,GRID=2,UNROLL=1"

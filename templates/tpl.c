@@ -44,16 +44,6 @@ long long tpl_config_to_index(const tpl_family *fam, const int *cfg)
     return index;
 }
 
-int tpl_problem_equal(const tpl_problem *a, const tpl_problem *b)
-{
-    if (a->n_dims != b->n_dims)
-        return 0;
-    for (int i = 0; i < a->n_dims && i < TPL_MAX_DIMS; i++)
-        if (a->dims[i] != b->dims[i])
-            return 0;
-    return 1;
-}
-
 tpl_args tpl_gemm_args(int m, int n, int k, float alpha, CUdeviceptr A, int lda, CUdeviceptr B,
                        int ldb, float beta, CUdeviceptr C, int ldc)
 {

@@ -25,11 +25,28 @@ typedef struct tpl_param {
                                        to NVRTC, so its values share one cubin */
 } tpl_param;
 
-/* A problem shape: matmul {m, n, k}; sum and dot {n}; jacobi {n}. */
+/* A problem: its shape (matmul {m, n, k}; sum and dot {n}; jacobi {n}) and
+ * its kind. Every kind field is zero for the plain problem: FP32, exact
+ * math, row-major, op(A) = op(B) = N, one product; so a literal such as
+ * `(tpl_problem){1, {n}}` (C++) or TPL_PROBLEM below, or a memset problem,
+ * means exactly that. */
 typedef struct tpl_problem {
     int n_dims;
     long long dims[TPL_MAX_DIMS];
+    at_dtype dtype;                 /* element type */
+    at_math math;                   /* AT_MATH_TF32 only with AT_R_32F */
+    at_op op_a, op_b;               /* GEMM: op(A), op(B) */
+    at_order order;                 /* storage order of the matrices */
+    long long batch;                /* products per call; 0 and 1 both mean one */
 } tpl_problem;
+
+/* Initializer of a plain problem of n sizes, for declarations and static
+ * tables: `tpl_problem p = TPL_PROBLEM(3, {m, n, k});`. */
+#define TPL_PROBLEM(n, ...) {.n_dims = (n), .dims = __VA_ARGS__}
+
+/* A kind value read from a database that this build has no name for
+ * (written by a later release): it equals no value a caller can ask for. */
+#define TPL_KIND_UNKNOWN 255
 
 /* The arguments of one call, as the API received them (device pointers). */
 typedef struct tpl_args {
@@ -64,8 +81,41 @@ typedef struct tpl_workset {
     CUdeviceptr reference;          /* expected output (0 if check() needs none) */
 } tpl_workset;
 
-/* 1 if a and b are the same problem: same dimension count and sizes. */
+/* ---- the problem key (templates/problem.c) ---- */
+/* Products per call: batch, where 0 and 1 both mean one. */
+long long tpl_problem_batch(const tpl_problem *p);
+/* 1 if a and b are of one kind: element type, math, ops and order (the
+ * batch count is a size, not a kind: nearest shapes may differ in it). */
+int tpl_problem_same_kind(const tpl_problem *a, const tpl_problem *b);
+/* 1 if a and b are the same problem: same sizes, kind and batch count. */
 int tpl_problem_equal(const tpl_problem *a, const tpl_problem *b);
+/* 1 if p is the plain problem's kind: FP32, exact math, row-major, NN, one
+ * product (the only kind the families of this release compute). */
+int tpl_problem_plain(const tpl_problem *p);
+/* Names of the kind values, as the text form and the database write them:
+ * "f32" "f64" "f16" "bf16"; "" "tf32"; "N" "T"; "row" "col". NULL for a
+ * value without a name. */
+const char *tpl_dtype_name(at_dtype t);
+const char *tpl_math_name(at_math m);
+const char *tpl_op_name(at_op o);
+const char *tpl_order_name(at_order o);
+/* The value of a name (the inverse of the above); TPL_KIND_UNKNOWN if none. */
+int tpl_dtype_of(const char *name);
+int tpl_math_of(const char *name);
+int tpl_op_of(const char *name);
+int tpl_order_of(const char *name);
+/* The text form of a problem, as the CLI takes it and the report shows it:
+ * the sizes "4096x4096x4096", then a suffix for each field that is not the
+ * plain problem's, in this order: ":f64" / ":f16" / ":bf16", ":tf32",
+ * ":col", ":NT" / ":TN" / ":TT", ":b64" (batch count). "" for no sizes;
+ * a value without a name shows as ":?". Truncated to len. */
+void tpl_problem_format(const tpl_problem *p, char *out, size_t len);
+/* Parses the text form: 1 to TPL_MAX_DIMS sizes in 1..2^40 joined by 'x',
+ * then suffixes in any order, each field at most once (the plain values
+ * ":f32", ":row", ":NN", ":b1" are accepted too). AT_ERR_INVALID_ARG with
+ * the reason in err (p zeroed) for anything else, and for ":tf32" with an
+ * element type other than FP32. */
+at_status tpl_problem_parse(const char *text, tpl_problem *p, char *err, size_t errlen);
 
 /* A named configuration kept for reports, e.g. the seeds' kernels. */
 typedef struct tpl_baseline {
@@ -90,7 +140,12 @@ typedef struct tpl_family {
      * registers...), else 0 with the reason in why. dev may be NULL: then
      * judge against a generic sm_80+ device (48 KiB..227 KiB smem). */
     int (*valid)(const int *cfg, const at_device_info *dev, char *why, size_t len);
-    /* 1 if the legal cfg computes this problem correctly and sensibly. */
+    /* Optional: 1 if the family computes problems of this kind (element
+     * type, math, ops, order, batch) with some configuration. NULL: only
+     * the plain kind (FP32, exact, row-major, NN, one product). */
+    int (*accepts)(const tpl_problem *problem);
+    /* 1 if the legal cfg computes this problem correctly and sensibly
+     * (never for a problem tpl_family_accepts refuses). */
     int (*applicable)(const int *cfg, const tpl_problem *problem);
     /* 1 if the result is bit-identical from run to run (no float atomics). */
     int (*deterministic)(const int *cfg);
@@ -125,6 +180,14 @@ typedef struct tpl_family {
     int n_tuning_problems;          /* the default sizes `autotune` tunes */
     const tpl_problem *tuning_problems;
 } tpl_family;
+
+/* 1 if fam computes problems of p's kind with p's dimension count (with
+ * some configuration): fam->accepts, or the plain kind where it is NULL.
+ * Each family's applicable() starts with it (templates/problem.c). */
+int tpl_family_accepts(const tpl_family *fam, const tpl_problem *p);
+/* The same for run() and prepare(): AT_OK, or AT_ERR_UNSUPPORTED with the
+ * problem's text form in ex's message. */
+at_status tpl_check_problem(at_exec *ex, const tpl_family *fam, const tpl_problem *p);
 
 /* ---- registry (templates/registry.c) ---- */
 int tpl_family_count(void);                     /* includes hidden ones */

@@ -108,10 +108,10 @@ TEST(jacobi_applicable_and_baselines)
     CHECK_EQ(cfg[J_XCACHE], 0);       /* the default must work at any n on any device */
     static const long long ns[] = {1, 2, 33, 1001, 1024, 16384, 100000};
     for (int i = 0; i < 7; i++) {
-        tpl_problem p = {1, {ns[i]}};
+        tpl_problem p = TPL_PROBLEM(1, {ns[i]});
         CHECK_MSG(f->applicable(cfg, &p), "default not applicable at n = %lld", ns[i]);
     }
-    tpl_problem big = {1, {60000}}, ok = {1, {16384}};
+    tpl_problem big = TPL_PROBLEM(1, {60000}), ok = TPL_PROBLEM(1, {16384});
     jt_cfg(cfg, 32, 8, 4, 2, 1, 10);
     CHECK(!f->applicable(cfg, &big));
     CHECK(f->applicable(cfg, &ok));
@@ -345,7 +345,7 @@ GPU_TEST(jacobi_every_shape_solves_ragged_sizes)
     static const long long ns[] = {1001, 33, 1};
     char err[2048], text[TPL_CONFIG_LEN];
     for (int p = 0; p < 3; p++) {
-        tpl_problem prob = {1, {ns[p]}};
+        tpl_problem prob = TPL_PROBLEM(1, {ns[p]});
         CHECK_MSG(ms_prepare(t.g, &tpl_jacobi, &prob, 99 + p, err, sizeof err) == AT_OK, "%s", err);
         for (int c = 0; c < count; c++) {
             double error = -1;

@@ -191,8 +191,10 @@ TEST(matmul_default_and_baselines_are_valid_everywhere)
     int cfg[TPL_MAX_PARAMS];
     char why[256];
     static const tpl_problem shapes[] = {
-        {3, {1, 1, 1}}, {3, {1000, 999, 1001}}, {3, {4097, 4097, 4097}}, {3, {1, 8192, 1}},
-        {3, {16384, 16384, 1024}}, {3, {8192, 64, 8192}}, {3, {5, 7, 0}},
+        TPL_PROBLEM(3, {1, 1, 1}), TPL_PROBLEM(3, {1000, 999, 1001}),
+        TPL_PROBLEM(3, {4097, 4097, 4097}), TPL_PROBLEM(3, {1, 8192, 1}),
+        TPL_PROBLEM(3, {16384, 16384, 1024}), TPL_PROBLEM(3, {8192, 64, 8192}),
+        TPL_PROBLEM(3, {5, 7, 0}),
     };
     if (!mt_parse(f->default_config, cfg))
         return;
@@ -225,13 +227,14 @@ TEST(matmul_applicable_and_work)
         return;
     char why[256];
     CHECK_MSG(f->valid(cfg, NULL, why, sizeof why), "%s", why);
-    tpl_problem longk = {3, {128, 8192, 8192}}, shortk = {3, {128, 128, 200}};
-    tpl_problem huge = {3, {16384, 16384, 1024}};
+    tpl_problem longk = TPL_PROBLEM(3, {128, 8192, 8192});
+    tpl_problem shortk = TPL_PROBLEM(3, {128, 128, 200});
+    tpl_problem huge = TPL_PROBLEM(3, {16384, 16384, 1024});
     CHECK(f->applicable(cfg, &longk));
     CHECK(!f->applicable(cfg, &shortk));    /* 16 splits of 200: under 2 steps each */
     CHECK(!f->applicable(cfg, &huge));      /* 16 GiB of partial sums */
     double flops = 0, bytes = 0;
-    tpl_problem p = {3, {3, 5, 7}};
+    tpl_problem p = TPL_PROBLEM(3, {3, 5, 7});
     f->work(&p, &flops, &bytes);
     CHECK(flops == 2.0 * 3 * 5 * 7);
     CHECK(bytes == 4.0 * (3 * 7 + 7 * 5 + 2 * 3 * 5));
@@ -471,12 +474,13 @@ GPU_TEST(matmul_gpu_configs_verify_at_ragged_shapes)
     int n = 0;
     mt_cfg *set = mt_compile_set(ms_device(g), &n);
     static const tpl_problem shapes[] = {
-        {3, {1000, 999, 1001}}, {3, {1, 1, 1}}, {3, {17, 33, 65}}, {3, {130, 70, 300}},
+        TPL_PROBLEM(3, {1000, 999, 1001}), TPL_PROBLEM(3, {1, 1, 1}), TPL_PROBLEM(3, {17, 33, 65}),
+        TPL_PROBLEM(3, {130, 70, 300}),
         /* n % 4 == 0 and k >= 512: every split-K config runs, with the float4 reduction */
-        {3, {96, 132, 520}},
+        TPL_PROBLEM(3, {96, 132, 520}),
         /* interior blocks of every tile size (FRAG=1's unpredicated copy path) next to
          * edge blocks, a ragged K tail, several K steps per split */
-        {3, {260, 264, 1037}},
+        TPL_PROBLEM(3, {260, 264, 1037}),
     };
     for (size_t s = 0; !th_failed() && s < sizeof shapes / sizeof shapes[0]; s++) {
         const tpl_problem *p = &shapes[s];
@@ -497,7 +501,7 @@ GPU_TEST(matmul_gpu_configs_verify_at_ragged_shapes)
     }
     /* The default at a large ragged shape, with its speed for the log. */
     if (!th_failed() && n > 0) {
-        tpl_problem big = {3, {4097, 4095, 4096}};
+        tpl_problem big = TPL_PROBLEM(3, {4097, 4095, 4096});
         double e = -1;
         at_status st = ms_prepare(g, f, &big, 5, err, sizeof err);
         if (st == AT_OK)

@@ -64,7 +64,7 @@ TEST(reduce_families_registered_with_their_parameters)
     for (int i = 0; i < 11; i++)
         CHECK_EQ(tpl_sum.tuning_problems[i].dims[0], sizes[i]);
     double flops, bytes;
-    tpl_problem p = {1, {1000003}};
+    tpl_problem p = TPL_PROBLEM(1, {1000003});
     tpl_sum.work(&p, &flops, &bytes);
     CHECK(flops == 1000003.0 && bytes == 4000012.0);
     tpl_dot.work(&p, &flops, &bytes);
@@ -113,7 +113,7 @@ TEST(reduce_space_and_constraints)
         }
         /* everything runs at n = 1000003 but a gather whose scalar-width
          * tiles (BLOCK x ITEMS floats) would need more than 256 blocks */
-        tpl_problem mid = {1, {1000003}};
+        tpl_problem mid = TPL_PROBLEM(1, {1000003});
         long long gather_blocks = (1000003 + cfg[2] * cfg[3] - 1) / (cfg[2] * cfg[3]);
         CHECK(f->applicable(cfg, &mid) == (cfg[1] != 4 || gather_blocks <= 256));
     }
@@ -171,7 +171,7 @@ TEST(reduce_space_and_constraints)
         int g[TPL_MAX_PARAMS];
         CHECK(rt_parse(f, "STYLE=3,FINISH=4,BLOCK=256,ITEMS=8,VEC=1,GRID=0,UNROLL=1", g));
         CHECK(f->deterministic(g));
-        tpl_problem at = {1, {256LL * 2048}}, over = {1, {256LL * 2048 + 1}};
+        tpl_problem at = TPL_PROBLEM(1, {256LL * 2048}), over = TPL_PROBLEM(1, {256LL * 2048 + 1});
         CHECK(f->applicable(g, &at) && !f->applicable(g, &over));
         CHECK(rt_parse(f, "STYLE=3,FINISH=4,BLOCK=1024,ITEMS=4,VEC=4,GRID=0,UNROLL=1", g));
         at.dims[0] = 256LL * 4096;      /* 2^20: 64 blocks of 16-byte loads, 256 scalar */
@@ -217,7 +217,7 @@ TEST(reduce_default_and_baselines_valid_everywhere)
         }
         static const long long ns[] = {0, 1, 31, 1000003, 1LL << 28, 1LL << 31};
         for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
-            tpl_problem p = {1, {ns[i]}};
+            tpl_problem p = TPL_PROBLEM(1, {ns[i]});
             CHECK(fam->applicable(cfg, &p));
         }
         CHECK_EQ(fam->n_baselines, 4);
@@ -778,7 +778,7 @@ GPU_TEST(reduce_gpu_deterministic_finishes_are_bit_identical)
     /* the tuner's path: fresh inputs, poisoned output, float64 reference */
     char err[1024];
     for (int f = 0; f < 2 && !th_failed(); f++) {
-        tpl_problem p = {1, {1000003}};
+        tpl_problem p = TPL_PROBLEM(1, {1000003});
         CHECK_MSG(ms_prepare(t.g, fams[f], &p, 99, err, sizeof err) == AT_OK, "%s", err);
         int cfg[TPL_MAX_PARAMS];
         CHECK(rt_parse(fams[f], fams[f]->default_config, cfg));

@@ -169,7 +169,7 @@ static db *tr_build(tr_fixture *fx)
         return NULL;
     }
     const tpl_family *mm = tr_families[0];
-    tpl_problem pm = { 3, { 1000, 999, 1001 } };
+    tpl_problem pm = TPL_PROBLEM(3, {1000, 999, 1001});
     double flops = 2.0 * 1000 * 999 * 1001;
     /* Ordinary configurations from the family's space; the fastest is the
      * one whose time is smallest below. */
@@ -211,7 +211,7 @@ static db *tr_build(tr_fixture *fx)
              flops / 1e4, 0, "relative error 0.5 > 1e-5 " TR_EVIL);
     fx->best_gflops = flops / (best_t * 1e6);
 
-    tpl_problem ps = { 1, { 1000003 } };
+    tpl_problem ps = TPL_PROBLEM(1, {1000003});
     const tpl_family *sum = tr_families[1];
     if (sum && sum->default_config)
         tr_store(d, session, "sum", ps, sum->default_config, DB_OK, 0.02, 0,
@@ -222,14 +222,14 @@ static db *tr_build(tr_fixture *fx)
     tr_store(d, session, "sum", ps, "STYLE=7,FINISH=0", DB_TIMEOUT, 0, 0, 0,
              "watchdog: 10 s");
     /* A kernel with failures only (partial data). */
-    tr_store(d, session, "jacobi", (tpl_problem){ 1, { 4096 } }, "CHECK=1", DB_CRASHED, 0, 0,
-             0, "worker died: signal 11");
+    tr_store(d, session, "jacobi", (tpl_problem)TPL_PROBLEM(1, {4096}), "CHECK=1", DB_CRASHED, 0,
+             0, 0, "worker died: signal 11");
 
     tr_measure(d, "matmul", pm, "cublas", 0.2, flops / 0.2e6, 0);
     tr_measure(d, "matmul", pm, "seed_naive_cuda", 45.0, flops / 45e6, 0);
     tr_measure(d, "sum", ps, "cub", 0.015, 0, 4.0 * 1000003 / 0.015e6);
-    tr_measure(d, "device", (tpl_problem){ 0, { 0 } }, "copy_bandwidth", 0, 0, 3012.5);
-    tr_measure(d, "device", (tpl_problem){ 0, { 0 } }, "fp32_peak", 0, 51234.0, 0);
+    tr_measure(d, "device", (tpl_problem)TPL_PROBLEM(0, {0}), "copy_bandwidth", 0, 0, 3012.5);
+    tr_measure(d, "device", (tpl_problem)TPL_PROBLEM(0, {0}), "fp32_peak", 0, 51234.0, 0);
     fx->peak = 51234.0;
     db_end_session(d, session, "{}", "completed");
     return d;
@@ -527,7 +527,7 @@ static int tr_family_results(db *d, tr_rich *fx, const char *uuid, long long ses
  * at one value and more than 64 values of another; one with failures only. */
 static int tr_unknown_kernels(db *d, tr_rich *fx, long long session)
 {
-    tpl_problem p = { 2, { 640, 480 } };
+    tpl_problem p = TPL_PROBLEM(2, { 640, 480 });
     int ok = 1;
     for (int i = 0; ok && i < 90; i++) {
         char cfg[128];
@@ -544,7 +544,7 @@ static int tr_unknown_kernels(db *d, tr_rich *fx, long long session)
         char cfg[64];
         snprintf(cfg, sizeof cfg, "W=%d", i);
         ok = tr_put(d, fx, TR_UUID, session, "oddity", "feedfacefeedface",
-                    (tpl_problem){ 1, { 77 } }, cfg, DB_CRASHED, 0, 0, 0, 0, "signal 11");
+                    (tpl_problem)TPL_PROBLEM(1, { 77 }), cfg, DB_CRASHED, 0, 0, 0, 0, "signal 11");
     }
     return ok;
 }
@@ -578,11 +578,11 @@ static int tr_bare_devices(db *d, tr_rich *fx)
         db_begin_session(d, TR_UUID_D, "autotune", "{}", &sd) != AT_OK)
         return 0;
     const tpl_family *mm = tpl_find("matmul");
-    tpl_problem p768 = { 3, { 768, 768, 768 } };
+    tpl_problem p768 = TPL_PROBLEM(3, { 768, 768, 768 });
     int ok = mm && mm->default_config && mm->n_baselines > 0 &&
-             tr_family_results(d, fx, TR_UUID_C, sc, "sum", (tpl_problem){ 1, { 4096 } }, 30) &&
+             tr_family_results(d, fx, TR_UUID_C, sc, "sum", (tpl_problem)TPL_PROBLEM(1, { 4096 }), 30) &&
              tr_family_results(d, fx, TR_UUID_C, sc, "matmul",
-                               (tpl_problem){ 3, { 512, 512, 512 } }, 20) &&
+                               (tpl_problem)TPL_PROBLEM(3, { 512, 512, 512 }), 20) &&
              tr_put(d, fx, TR_UUID_C, sc, "matmul", tpl_source_hash(mm), p768,
                     mm->default_config, DB_TIMEOUT, 0, 0, 0, 0, "watchdog") &&
              tr_put(d, fx, TR_UUID_C, sc, "matmul", tpl_source_hash(mm), p768,
@@ -591,7 +591,7 @@ static int tr_bare_devices(db *d, tr_rich *fx)
         char cfg[64];
         snprintf(cfg, sizeof cfg, "A=%d,B=%d", i % 50, i / 50);
         double t = 2.0 + 0.001 * ((i * 7919) % 3001);
-        ok = tr_put(d, fx, TR_UUID_D, sd, "bulk", "abcdefabcdefabcd", (tpl_problem){ 1, { 9 } },
+        ok = tr_put(d, fx, TR_UUID_D, sd, "bulk", "abcdefabcdefabcd", (tpl_problem)TPL_PROBLEM(1, { 9 }),
                     cfg, DB_OK, t, 0, 64.0 / t, 3, NULL);
     }
     return ok;
@@ -621,10 +621,10 @@ static db *tr_build_rich(tr_rich *fx)
     tr_device(&e, TR_UUID_E, "Idle GPU");
     e.clock_khz = e.mem_clock_khz = 0;
     long long s1 = 0, s2 = 0;
-    tpl_problem p4096 = { 3, { 4096, 4096, 4096 } }, p1000 = { 3, { 1000, 1000, 1000 } };
-    tpl_problem pflat = { 3, { 8192, 8192, 128 } }, p2048 = { 3, { 2048, 2048, 2048 } };
-    tpl_problem ptall = { 3, { 128, 8192, 8192 } }, psum = { 1, { 1 << 20 } };
-    tpl_problem pdot = { 1, { 1 << 24 } }, pjac = { 1, { 4096 } };
+    tpl_problem p4096 = TPL_PROBLEM(3, { 4096, 4096, 4096 }), p1000 = TPL_PROBLEM(3, { 1000, 1000, 1000 });
+    tpl_problem pflat = TPL_PROBLEM(3, { 8192, 8192, 128 }), p2048 = TPL_PROBLEM(3, { 2048, 2048, 2048 });
+    tpl_problem ptall = TPL_PROBLEM(3, { 128, 8192, 8192 }), psum = TPL_PROBLEM(1, { 1 << 20 });
+    tpl_problem pdot = TPL_PROBLEM(1, { 1 << 24 }), pjac = TPL_PROBLEM(1, { 4096 });
     int ok = db_put_device(d, &a, "13.0") == AT_OK && db_put_device(d, &b, "12.8") == AT_OK &&
              db_put_device(d, &c, "12.4") == AT_OK && db_put_device(d, &dd, "") == AT_OK &&
              db_put_device(d, &e, "") == AT_OK &&
@@ -647,12 +647,12 @@ static db *tr_build_rich(tr_rich *fx)
          tr_measure_on(d, TR_UUID, "matmul", p4096, "seed_naive_cuda", 90, f4096 / 90e6, 0) &&
          tr_measure_on(d, TR_UUID, "matmul", p1000, "cublas", 0.1, 0, 0) &&
          tr_measure_on(d, TR_UUID, "matmul", p4096, "cublas-failed", 0, 0, 0) &&
-         tr_measure_on(d, TR_UUID, "matmul", (tpl_problem){ 3, { 5, 5, 5 } }, "cublas", 1, 1, 0) &&
+         tr_measure_on(d, TR_UUID, "matmul", (tpl_problem)TPL_PROBLEM(3, { 5, 5, 5 }), "cublas", 1, 1, 0) &&
          tr_measure_on(d, TR_UUID, "sum", psum, "cub", 0.004, 0, 4.0 * (1 << 20) / 4e3) &&
          tr_measure_on(d, TR_UUID, "dot", pdot, "vendor " TR_EVIL, 0.03, 0, 0) &&
-         tr_measure_on(d, TR_UUID, "device", (tpl_problem){ 0, { 0 } }, "copy_bandwidth", 0,
+         tr_measure_on(d, TR_UUID, "device", (tpl_problem)TPL_PROBLEM(0, { 0 }), "copy_bandwidth", 0,
                        0, 4105.2) &&
-         tr_measure_on(d, TR_UUID, "device", (tpl_problem){ 0, { 0 } }, "fp32_peak", 0,
+         tr_measure_on(d, TR_UUID, "device", (tpl_problem)TPL_PROBLEM(0, { 0 }), "fp32_peak", 0,
                        61003.0, 0) &&
          tr_measure_on(d, TR_UUID_B, "matmul", p2048, "cublas", 0.4, 0, 0);
     if (!ok) {
@@ -874,7 +874,7 @@ TEST(report_render_without_database)
     snprintf(g.kernel, sizeof g.kernel, "k<1>");
     snprintf(g.hash, sizeof g.hash, "feed");
     g.hash_current = -1;
-    g.problem = (tpl_problem){ 2, { 64, 32 } };
+    g.problem = (tpl_problem)TPL_PROBLEM(2, { 64, 32 });
     g.e = e;
     g.n = 3;
     g.n_ok = 2;

@@ -279,7 +279,7 @@ TEST(lookup_chain_levels)
     at_device_info c = device("GPU-c", 9, 0, 232448);     /* same arch, never tuned */
     at_device_info old = device("GPU-old", 8, 0, 166912); /* other arch */
     at_device_info small = device("GPU-small", 9, 0, 50000);
-    tpl_problem p = {1, {1024, 0, 0}};
+    tpl_problem p = TPL_PROBLEM(1, {1024, 0, 0});
     int cfg[TPL_MAX_PARAMS];
     char config[TPL_CONFIG_LEN];
 
@@ -318,7 +318,7 @@ TEST(lookup_chain_levels)
 
 TEST(lookup_distance_is_symmetric_log)
 {
-    tpl_problem a = {3, {1024, 1024, 1024}}, b = {3, {2048, 1024, 512}};
+    tpl_problem a = TPL_PROBLEM(3, {1024, 1024, 1024}), b = TPL_PROBLEM(3, {2048, 1024, 512});
     double d1 = lk_shape_distance(&a, &b), d2 = lk_shape_distance(&b, &a);
     CHECK(fabs(d1 - d2) < 1e-12);
     CHECK(fabs(d1 - 2 * log(2.0)) < 1e-12);

@@ -324,7 +324,7 @@ static void st_check_lookups(const char *path, void *arg, char *why, size_t len)
     /* exact and nearest shape, fastest and fastest deterministic */
     static const long long asked[2] = {1024, 800000}, tuned[2] = {1024, 1048576};
     for (int k = 0; k < 4 && !why[0]; k++) {
-        tpl_problem p = {1, {asked[k / 2], 0, 0}};
+        tpl_problem p = TPL_PROBLEM(1, {asked[k / 2], 0, 0});
         int det = k % 2;
         const char *want = st_expected(tuned[k / 2], det, with_wal);
         at_lookup_level lv = lk_choose(d, &dev, &st_family, &p, det, cfg, config);
@@ -446,7 +446,7 @@ TEST(storage_open_readonly_mode_never_writes)
         CHECK_OK(db_open(&d, path, DB_OPEN_READONLY, err, sizeof err));
         CHECK(db_is_readonly(d));
         CHECK_STR(db_readonly_reason(d), "opened read-only");
-        tpl_problem p = {1, {1024, 0, 0}};
+        tpl_problem p = TPL_PROBLEM(1, {1024, 0, 0});
         db_result best;
         CHECK_OK(db_best(d, ST_UUID, st_family.name, tpl_source_hash(&st_family), &p, 0,
                          &best));

@@ -417,8 +417,8 @@ static void st_cpu_fail(st_cpu_worker *w, const char *fmt, ...)
 static int st_cpu_round(st_cpu_worker *w, db *d)
 {
     int which = (int)st_range(&w->rng, 0, ST_CPU_SIZES);      /* ST_CPU_SIZES: random */
-    tpl_problem p = {1, {which < ST_CPU_SIZES ? st_cpu_sizes[which]
-                                              : st_range(&w->rng, 1, 1000000)}};
+    tpl_problem p = TPL_PROBLEM(1, {which < ST_CPU_SIZES ? st_cpu_sizes[which]
+                                                        : st_range(&w->rng, 1, 1000000)});
     int det = (int)(st_next(&w->rng) & 1);
     const char *hash = tpl_source_hash(w->fam);
     db_result best;
@@ -799,7 +799,7 @@ static int st_gemm(st_gpu_worker *w)
             den += ref * ref;
         }
     }
-    tpl_problem p = {3, {m, n, k}};
+    tpl_problem p = TPL_PROBLEM(3, {m, n, k});
     double err = sqrt(num / (den > 0 ? den : 1)), tol = fam->tolerance(&p);
     if (!(err <= tol) || pad_changed) {
         st_gpu_fail(w, "sgemm %dx%dx%d ld %d/%d/%d shift %d alpha %g beta %g: error %g (tolerance "
@@ -869,7 +869,7 @@ static int st_reduce(st_gpu_worker *w, int dot, int det)
     double ref = 0;
     for (long long i = 0; i < n; i++)
         ref += dot ? (double)x[i] * y[i] : (double)x[i];
-    tpl_problem p = {1, {n}};
+    tpl_problem p = TPL_PROBLEM(1, {n});
     double tol = n <= 1 ? (dot ? 1e-7 : 0.0) : fam->tolerance(&p);
     double err = ref == 0.0 ? fabs((double)got) : fabs(got - ref) / fabs(ref);
     if (!(err <= tol) || (det && memcmp(&got, &again, sizeof got) != 0)) {
@@ -1120,8 +1120,8 @@ static at_status st_seed_gpu_db(const char *path, const at_device_info *dev, lon
         s = db_begin_session(d, dev->uuid, "test_stress seed", "{}", session);
     static const char *const names[4] = {"matmul", "sum", "dot", "jacobi"};
     const tpl_problem sizes[4] = {
-        {3, {ST_SEED_GEMM_M, ST_SEED_GEMM_N, ST_SEED_GEMM_K}}, {1, {ST_SEED_REDUCE}},
-        {1, {ST_SEED_REDUCE}}, {1, {ST_SEED_JACOBI}},
+        TPL_PROBLEM(3, {ST_SEED_GEMM_M, ST_SEED_GEMM_N, ST_SEED_GEMM_K}), TPL_PROBLEM(1, {ST_SEED_REDUCE}),
+        TPL_PROBLEM(1, {ST_SEED_REDUCE}), TPL_PROBLEM(1, {ST_SEED_JACOBI}),
     };
     for (int f = 0; f < 4 && s == AT_OK; f++) {
         const tpl_family *fam = tpl_find(names[f]);
@@ -1288,8 +1288,8 @@ GPU_TEST(stress_eight_threads_every_family_while_tuner_writes)
     CHECK_EQ(started, ST_THREADS);
     long long stored = 0;
     static const char *const reduce_fams[] = {"sum", "dot"}, *const gemm_fams[] = {"matmul"};
-    const tpl_problem reduce_p = {1, {ST_TUNED_REDUCE}};
-    const tpl_problem gemm_p = {3, {ST_TUNED_GEMM_M, ST_TUNED_GEMM_N, ST_TUNED_GEMM_K}};
+    const tpl_problem reduce_p = TPL_PROBLEM(1, {ST_TUNED_REDUCE});
+    const tpl_problem gemm_p = TPL_PROBLEM(3, {ST_TUNED_GEMM_M, ST_TUNED_GEMM_N, ST_TUNED_GEMM_K});
     st_check_tuner(path, log_reduce, rc_reduce, reduce_fams, 2, &reduce_p, ST_TUNED_REDUCE_TEXT,
                    &stored);
     st_check_tuner(path, log_gemm, rc_gemm, gemm_fams, 1, &gemm_p, ST_TUNED_GEMM, &stored);

@@ -756,7 +756,7 @@ static int size_fits(const tn_options *o)
         int sel = o->n_families == 0 ? !f->hidden : 0;
         for (int k = 0; k < o->n_families; k++)
             sel |= o->families[k] == f;
-        fits |= sel && f->n_dims == o->size.n_dims;
+        fits |= sel && tpl_family_accepts(f, &o->size);
     }
     return fits;
 }

@@ -23,9 +23,10 @@ unsigned long long tn_rng_below(tn_rng *r, unsigned long long n);
 double tn_rng_unit(tn_rng *r);
 /* Monotonic seconds. */
 double tn_now(void);
-/* Parses "4096x4096x4096" / "1048576" into p; 0 on success, -1 if bad. */
+/* Parses "4096x4096x4096" / "1048576" / "4096x4096x4096:bf16" into p
+ * (tpl_problem_parse); 0 on success, -1 if bad. */
 int tn_parse_size(const char *text, tpl_problem *p);
-/* "4096x4096x4096" */
+/* "4096x4096x4096", with the kind's suffixes (tpl_problem_format) */
 void tn_format_size(const tpl_problem *p, char *out, size_t len);
 /* Budget: "60" / "60s" -> seconds, "200e" / "200evals" -> evaluations.
  * 0 on success, -1 if bad. */

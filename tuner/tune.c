@@ -70,7 +70,7 @@ static int family_selected(const tn_options *o, const tpl_family *fam)
 static int problems_of(const tn_options *o, const tpl_family *fam, const tpl_problem **list)
 {
     if (o->have_size) {
-        if (o->size.n_dims != fam->n_dims)
+        if (!tpl_family_accepts(fam, &o->size))
             return 0;
         *list = &o->size;
         return 1;

@@ -1,5 +1,5 @@
 /* util.c: small helpers of the tuner: a seeded random generator, a
- * monotonic clock, parsing of --size and --budget. */
+ * monotonic clock, parsing of --size (tpl.h's text form) and --budget. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -48,41 +48,13 @@ double tn_now(void)
 
 int tn_parse_size(const char *text, tpl_problem *p)
 {
-    memset(p, 0, sizeof *p);
-    if (!text || !*text)
-        return -1;
-    const char *s = text;
-    while (*s) {
-        if (p->n_dims == TPL_MAX_DIMS || !isdigit((unsigned char)*s))
-            return -1;
-        errno = 0;
-        char *end;
-        long long v = strtoll(s, &end, 10);
-        if (errno || v <= 0 || v > (1ll << 40))
-            return -1;
-        p->dims[p->n_dims++] = v;
-        s = end;
-        if (*s == 'x' || *s == 'X') {
-            s++;
-            if (!*s)
-                return -1;          /* "12x" */
-        } else if (*s) {
-            return -1;
-        }
-    }
-    return 0;
+    char err[256];
+    return tpl_problem_parse(text, p, err, sizeof err) == AT_OK ? 0 : -1;
 }
 
 void tn_format_size(const tpl_problem *p, char *out, size_t len)
 {
-    size_t used = 0;
-    out[0] = '\0';
-    for (int i = 0; i < p->n_dims && used < len; i++) {
-        int w = snprintf(out + used, len - used, "%s%lld", i ? "x" : "", p->dims[i]);
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
+    tpl_problem_format(p, out, len);
 }
 
 int tn_parse_budget(const char *text, double *seconds, long long *evals)

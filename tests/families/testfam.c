@@ -64,7 +64,8 @@ static int tf_valid_wide(const int *cfg, const at_device_info *dev, char *why, s
 static int tf_applicable(const int *cfg, const tpl_problem *problem)
 {
     (void)cfg;
-    return problem->n_dims == 1 && problem->dims[0] >= 1 && problem->dims[0] <= (1LL << 30);
+    return tpl_problem_plain(problem) && problem->n_dims == 1 && problem->dims[0] >= 1 &&
+           problem->dims[0] <= (1LL << 30);
 }
 
 static int tf_deterministic(const int *cfg)
@@ -167,8 +168,8 @@ static double tf_tolerance(const tpl_problem *problem)
     return 1e-6;
 }
 
-static const tpl_problem tf_problems[] = {{1, {1000003}}};
-static const tpl_problem tf_wide_problems[] = {{1, {1000003}}, {1, {250007}}};
+static const tpl_problem tf_problems[] = {TPL_PROBLEM(1, {1000003})};
+static const tpl_problem tf_wide_problems[] = {TPL_PROBLEM(1, {1000003}), TPL_PROBLEM(1, {250007})};
 
 const tpl_family tpl_test_oob = {
     .name = "test_oob",
