@@ -174,8 +174,8 @@ static int build(const char *s, Kern *K)
     nvrtcDestroyProgram(&p);
     CU(cuModuleLoadData(&K->mod, cubin.data()));
     CU(cuModuleGetFunction(&K->f, K->mod, "tcgemm"));
-    CU(cuModuleGetFunction(&K->pack, K->mod, "t9_pack"));
-    CU(cuModuleGetFunction(&K->red, K->mod, "t9_splitk_reduce"));
+    CU(cuModuleGetFunction(&K->pack, K->mod, "tc_pack"));
+    CU(cuModuleGetFunction(&K->red, K->mod, "tc_splitk_reduce"));
     return 1;
 }
 
@@ -247,25 +247,25 @@ static int g_pack_only;
 static void run(Kern *K, Prob *P, Launch *L)
 {
     size_t es = es_in();
-    int ies = (int)es;
+    unsigned pack_grid = (unsigned)(g_sms * 8);    // tc_pack: grid-stride, 256 threads
     if (P->pa) {
-        long long ldd = t9_packed_ld(P->k, es), words = ldd * es / 16;
-        void *args[] = {&P->A, &P->lda, &P->pa, &ldd, &P->m, &P->k, &ies};
-        CU(cuLaunchKernel(K->pack, (unsigned)((words + 255) / 256), P->m, 1, 256, 1, 1, 0, 0, args, 0));
+        long long ldd = t9_packed_ld(P->k, es);
+        void *args[] = {&P->m, &P->k, &P->A, &P->lda, &P->pa, &ldd};
+        CU(cuLaunchKernel(K->pack, pack_grid, 1, 1, 256, 1, 1, 0, 0, args, 0));
     }
     if (P->pb) {
-        long long ldd = t9_packed_ld(P->n, es), words = ldd * es / 16;
-        void *args[] = {&P->B, &P->ldb, &P->pb, &ldd, &P->k, &P->n, &ies};
-        CU(cuLaunchKernel(K->pack, (unsigned)((words + 255) / 256), P->k, 1, 256, 1, 1, 0, 0, args, 0));
+        long long ldd = t9_packed_ld(P->n, es);
+        void *args[] = {&P->k, &P->n, &P->B, &P->ldb, &P->pb, &ldd};
+        CU(cuLaunchKernel(K->pack, pack_grid, 1, 1, 256, 1, 1, 0, 0, args, 0));
     }
     if (g_pack_only)
         return;
     CU(t9_launch(&g_drv, K->f, &K->c, L->grid, &L->ma, &L->mb, P->C, P->m, P->n, P->k, P->ldc, P->alpha,
                  P->beta, P->ws, 0));
     if (K->c.splitk > 1) {
-        long long mn = (long long)P->m * P->n;
-        void *args[] = {&P->ws, &P->C, &P->m, &P->n, &P->ldc, &P->alpha, &P->beta};
-        CU(cuLaunchKernel(K->red, (unsigned)((mn + 255) / 256), 1, 1, 256, 1, 1, 0, 0, args, 0));
+        long long mn = (long long)P->m * P->n, blocks = (mn + 255) / 256;
+        void *args[] = {&P->m, &P->n, &P->ws, &P->alpha, &P->beta, &P->C, &P->ldc};
+        CU(cuLaunchKernel(K->red, (unsigned)(blocks < 65536 ? blocks : 65536), 1, 1, 256, 1, 1, 0, 0, args, 0));
     }
 }
 
@@ -442,6 +442,7 @@ int main(int argc, char **argv)
     g_drv.func_set_attribute = cuFuncSetAttribute;
     g_drv.launch_kernel = cuLaunchKernel;
     g_drv.occupancy_max_active_clusters = cuOccupancyMaxActiveClusters;
+    g_drv.launch_kernel_ex = cuLaunchKernelEx;
     CB(cublasCreate(&g_blas));
     if (g_type == 2) CB(cublasSetMathMode(g_blas, CUBLAS_TF32_TENSOR_OP_MATH));
     if (!strcmp(argv[1], "bench") && argc >= 6)

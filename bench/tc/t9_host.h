@@ -16,6 +16,7 @@ typedef struct {
     CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                               unsigned, CUstream, void **, void **);
     CUresult (*occupancy_max_active_clusters)(int *, CUfunction, const CUlaunchConfig *);
+    CUresult (*launch_kernel_ex)(const CUlaunchConfig *, CUfunction, void **, void **);
 } t9_drv;
 
 // One configuration's macros (the -D values the kernel was compiled with).
@@ -109,8 +110,15 @@ static inline unsigned t9_grid(const t9_drv *d, CUfunction f, const t9_cfg *c, i
         != CUDA_SUCCESS)
         return 0;
     if (cl > 1) {
+        CUlaunchAttribute at;
+        memset(&at, 0, sizeof at);
+        at.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        at.value.clusterDim.x = (unsigned)cl;
+        at.value.clusterDim.y = at.value.clusterDim.z = 1;
         CUlaunchConfig lc;
         memset(&lc, 0, sizeof lc);
+        lc.attrs = &at;
+        lc.numAttrs = 1;
         lc.gridDimX = cl * fit;
         lc.gridDimY = lc.gridDimZ = 1;
         lc.blockDimX = (c->wg + 1) * 128;
@@ -157,6 +165,24 @@ static inline CUresult t9_launch(const t9_drv *d, CUfunction f, const t9_cfg *c,
     CUresult r = d->func_set_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
     if (r != CUDA_SUCCESS)
         return r;
-    return d->launch_kernel(f, grid, 1, 1, (c->wg + 1) * 128, 1, 1, smem, st, args, 0);
+    if (c->cm * c->cn == 1)
+        return d->launch_kernel(f, grid, 1, 1, (c->wg + 1) * 128, 1, 1, smem, st, args, 0);
+    // clusters are a launch attribute (the kernel has no __cluster_dims__)
+    CUlaunchAttribute at;
+    memset(&at, 0, sizeof at);
+    at.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    at.value.clusterDim.x = (unsigned)(c->cm * c->cn);
+    at.value.clusterDim.y = at.value.clusterDim.z = 1;
+    CUlaunchConfig lc;
+    memset(&lc, 0, sizeof lc);
+    lc.gridDimX = grid;
+    lc.gridDimY = lc.gridDimZ = 1;
+    lc.blockDimX = (c->wg + 1) * 128;
+    lc.blockDimY = lc.blockDimZ = 1;
+    lc.sharedMemBytes = smem;
+    lc.hStream = st;
+    lc.attrs = &at;
+    lc.numAttrs = 1;
+    return d->launch_kernel_ex(&lc, f, args, 0);
 }
 #endif

@@ -1,8 +1,8 @@
-// proto.cu: standalone prototype harness of tcgemm PATH 80: NVRTC-compiles templates/tcgemm_sm80.cu,
+// proto.cu: standalone prototype harness of tcgemm PATH 80: NVRTC-compiles templates/tcgemm.cu,
 // checks it against a float64 GPU reference, times it against cublasGemmEx and measures tc_pack.
 //
 // Build (GPU machine): nvcc -O2 -std=c++17 -arch=sm_90 -o proto proto.cu t8_host.c -lcuda -lnvrtc -lcublas
-// Run:   ./proto [--src ../../templates/tcgemm_sm80.cu] [--compile-only] [--quick]
+// Run:   ./proto [--src ../../templates/tcgemm.cu] [--compile-only] [--quick]
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -59,7 +59,7 @@ static void compile(const t8_cfg &c, int arch, bool ptx, Mod &m)
 {
     auto t0 = std::chrono::steady_clock::now();
     nvrtcProgram p;
-    nvrtcCreateProgram(&p, g_src.c_str(), "tcgemm_sm80.cu", 0, nullptr, nullptr);
+    nvrtcCreateProgram(&p, g_src.c_str(), "tcgemm.cu", 0, nullptr, nullptr);
     std::vector<std::string> o;
     char a[64];
     snprintf(a, sizeof a, ptx ? "-arch=compute_%d" : "-arch=sm_%d", arch);
@@ -131,7 +131,7 @@ static void compile_all(const std::vector<t8_cfg> &cfgs, bool load)
         if (!load) { printf("compiled %-150s %.1fs\n", k.c_str(), m.compile_s); continue; }
         CD(cuModuleLoadData(&m.mod, m.image.data()));
         CD(cuModuleGetFunction(&m.gemm, m.mod, "t8_gemm"));
-        CD(cuModuleGetFunction(&m.reduce, m.mod, "t8_splitk_reduce"));
+        CD(cuModuleGetFunction(&m.reduce, m.mod, "tc_splitk_reduce"));
         CD(cuModuleGetFunction(&m.pack, m.mod, "tc_pack"));
         CD(cuFuncGetAttribute(&m.regs, CU_FUNC_ATTRIBUTE_NUM_REGS, m.gemm));
         CD(cuFuncGetAttribute(&m.lmem, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, m.gemm));
@@ -444,7 +444,7 @@ static void cfg_str(const t8_cfg &c, char *b, size_t n)
 
 int main(int argc, char **argv)
 {
-    const char *src = "templates/tcgemm_sm80.cu";
+    const char *src = "templates/tcgemm.cu";
     bool compile_only = false, quick = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--src") && i + 1 < argc) src = argv[++i];
@@ -506,7 +506,7 @@ int main(int argc, char **argv)
         else {
             CD(cuModuleLoadData(&m80.mod, m80.image.data()));
             CD(cuModuleGetFunction(&m80.gemm, m80.mod, "t8_gemm"));
-            CD(cuModuleGetFunction(&m80.reduce, m80.mod, "t8_splitk_reduce"));
+            CD(cuModuleGetFunction(&m80.reduce, m80.mod, "tc_splitk_reduce"));
             CD(cuModuleGetFunction(&m80.pack, m80.mod, "tc_pack"));
             Mod saved = g_mods[opts_of(c)];
             g_mods[opts_of(c)] = m80;

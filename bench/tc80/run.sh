@@ -10,6 +10,6 @@ LOG=${OUT:-/tmp}/log
     echo "commit: $(cat bench/tc80/COMMIT 2>/dev/null)"
     nvcc -O2 -std=c++17 -arch=sm_90 -o /tmp/proto bench/tc80/proto.cu bench/tc80/t8_host.c \
         -lcuda -lnvrtc -lcublas 2>&1 | grep -v deprecated
-    /tmp/proto --src templates/tcgemm_sm80.cu "$@"
+    /tmp/proto --src templates/tcgemm.cu "$@"
     echo "exit: $?"
 } 2>&1 | tee "$LOG"

@@ -1,4 +1,4 @@
-/* t8_host.h: host-side launch logic of the tcgemm PATH 80 kernels (templates/tcgemm_sm80.cu) as
+/* t8_host.h: host-side launch logic of the tcgemm PATH 80 kernels (templates/tcgemm.cu, PATH 80) as
  * plain C over a small driver-entry table, ready to move into the family's descriptor. */
 #ifndef T8_HOST_H
 #define T8_HOST_H
@@ -51,7 +51,7 @@ size_t t8_ws_bytes(const t8_cfg *c, int m, int n);
  * is too small. */
 int t8_options(const t8_cfg *c, char *buf, size_t n);
 
-/* Launches C = alpha*A*B + beta*C: t8_gemm (and t8_splitk_reduce when c->splitk > 1, with ws
+/* Launches C = alpha*A*B + beta*C: t8_gemm (and tc_splitk_reduce when c->splitk > 1, with ws
  * of t8_ws_bytes) on stream s. Raises the dynamic shared memory limit first when needed. Returns
  * the first failing CUresult, or CUDA_ERROR_INVALID_VALUE for a bad shape. */
 CUresult t8_launch(const t8_drv *d, const t8_cfg *c, CUfunction gemm, CUfunction reduce, int m, int n,
