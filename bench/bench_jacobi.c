@@ -100,16 +100,8 @@ static void bn_kernel_free(bn_kernel *k, const cudrv *cu)
 
 static tpl_args bn_args(bn_prob *p)
 {
-    tpl_args a;
-    memset(&a, 0, sizeof a);
-    a.problem.n_dims = 1;
-    a.problem.dims[0] = p->n;
-    a.jac.A = (CUdeviceptr)p->A;
-    a.jac.b = (CUdeviceptr)p->b;
-    a.jac.x = (CUdeviceptr)p->x;
-    a.jac.tol = BN_TOL;
-    a.jac.max_iter = BN_MAX_ITER;
-    return a;
+    return tpl_jacobi_args(p->n, (CUdeviceptr)p->A, (CUdeviceptr)p->b, (CUdeviceptr)p->x, BN_TOL,
+                           BN_MAX_ITER);
 }
 
 /* ---------------- timed operations ---------------- */
@@ -163,8 +155,8 @@ static int bn_op_solve(bn_prob *p, void *ctx)
     bn_kernel *k = ctx;
     tpl_args a = bn_args(p);
     at_status s = tpl_jacobi.run(&k->ex, k->cfg, &a);
-    p->iterations = a.jac.iterations;
-    p->update = a.jac.residual;
+    p->iterations = a.out.iterations;
+    p->update = (float)a.out.residual;
     if (s != AT_OK)
         fprintf(stderr, "%s n=%d: %s: %s\n", k->text, p->n, at_status_string(s), k->msg);
     return s != AT_OK;
@@ -678,9 +670,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "prepare n=%d: %s\n", n, ref->errmsg);
             return 1;
         }
-        p.A = (float *)p.ws.args.jac.A;
-        p.b = (float *)p.ws.args.jac.b;
-        p.x = (float *)p.ws.args.jac.x;
+        p.A = (float *)p.ws.args.operand[TPL_JAC_A].ptr;
+        p.b = (float *)p.ws.args.operand[TPL_JAC_B].ptr;
+        p.x = (float *)p.ws.args.operand[TPL_JAC_X].ptr;
         BN_CUDA(cudaMalloc((void **)&p.r, (size_t)n * 4));
         BN_CUDA(cudaMalloc((void **)&p.t, (size_t)n * 4));
         BN_CUDA(cudaMalloc((void **)&p.dinv, (size_t)n * 4));

@@ -248,13 +248,9 @@ static int bn_cublas(void *p)
 static int bn_config(void *p)
 {
     bn_call *c = (bn_call *)p;
-    tpl_args a;
-    memset(&a, 0, sizeof a);
-    a.problem.n_dims = 1;
-    a.problem.dims[0] = c->n;
-    a.red.x = (CUdeviceptr)c->x;
-    a.red.y = c->fam == &tpl_dot ? (CUdeviceptr)c->y : 0;
-    a.red.result = (CUdeviceptr)c->result;
+    tpl_args a = tpl_reduce_args(c->n, (CUdeviceptr)c->x,
+                                 c->fam == &tpl_dot ? (CUdeviceptr)c->y : 0,
+                                 (CUdeviceptr)c->result);
     at_status s = c->fam->run(c->ex, c->cfg, &a);
     if (s != AT_OK)
         fprintf(stderr, "%s run: %s: %s\n", c->fam->name, at_status_string(s), c->ex->errmsg);

@@ -8,7 +8,9 @@
 #include "cudrv.h"
 #include "tpl.h"
 
-#define DB_SCHEMA_VERSION 1
+/* 1: the first release; 2: the problem's kind (element type, math, ops,
+ * order, batch) in the problem and measurement keys (db/migrate.c). */
+#define DB_SCHEMA_VERSION 2
 
 typedef struct db db;
 
@@ -99,19 +101,21 @@ at_status db_store_result(db *d, db_result *r);
  * -1 on error. */
 int db_has_result(db *d, const char *device_uuid, const char *kernel,
                   const char *source_hash, const tpl_problem *p, const char *config);
-/* Best ok result for exactly this device/kernel/hash/problem;
- * deterministic_only restricts to reproducible configurations.
+/* Best ok result for exactly this device/kernel/hash/problem (sizes, kind
+ * and batch count); deterministic_only restricts to reproducible configurations.
  * AT_ERR_NOT_FOUND if none. */
 at_status db_best(db *d, const char *device_uuid, const char *kernel,
                   const char *source_hash, const tpl_problem *p,
                   int deterministic_only, db_result *out);
 /* The `per_problem` fastest ok results of every tuned problem of a kernel
  * and source hash, for one device (device_uuid) or every device of one
- * architecture (arch "sm_90", device_uuid NULL), ordered by problem then
- * time. Malloc'd array, caller frees. */
+ * architecture (arch "sm_90", device_uuid NULL), only problems of the kind
+ * of `kind` (element type, math, ops, order; its sizes and batch count
+ * are ignored; NULL: every kind), ordered by problem then time. Malloc'd
+ * array, caller frees. */
 at_status db_candidates(db *d, const char *device_uuid, const char *arch,
                         const char *kernel, const char *source_hash,
-                        int per_problem, int deterministic_only,
+                        const tpl_problem *kind, int per_problem, int deterministic_only,
                         db_result **out, int *count);
 /* Every result matching the filters (NULL = any), ordered by created;
  * for reports and `autotune show`. Malloc'd array, caller frees. */

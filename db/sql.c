@@ -143,11 +143,28 @@ static long long db_dim(const tpl_problem *p, int i)
     return p->dims[i];
 }
 
-/* Binds d0, d1, d2 of p at first, first+1, first+2. */
-void db_bind_dims(sqlite3_stmt *st, int first, const tpl_problem *p)
+void db_bind_kind(sqlite3_stmt *st, const tpl_problem *p)
 {
-    for (int i = 0; i < 3; i++)
-        sqlite3_bind_int64(st, first + i, db_dim(p, i));
+    db_bind_text(st, 23, p ? tpl_dtype_name(p->dtype) : NULL);
+    db_bind_text(st, 24, p ? tpl_math_name(p->math) : NULL);
+    db_bind_text(st, 25, p ? tpl_op_name(p->op_a) : NULL);
+    db_bind_text(st, 26, p ? tpl_op_name(p->op_b) : NULL);
+    db_bind_text(st, 27, p ? tpl_order_name(p->order) : NULL);
+}
+
+void db_bind_problem(sqlite3_stmt *st, const tpl_problem *p)
+{
+    for (int i = 0; i < 3; i++) {
+        if (p)
+            sqlite3_bind_int64(st, 20 + i, db_dim(p, i));
+        else
+            sqlite3_bind_null(st, 20 + i);
+    }
+    db_bind_kind(st, p);
+    if (p)
+        sqlite3_bind_int64(st, 28, tpl_problem_batch(p));
+    else
+        sqlite3_bind_null(st, 28);
 }
 
 void db_col_text(sqlite3_stmt *st, int col, char *dst, size_t len)
@@ -162,6 +179,18 @@ void db_col_problem(sqlite3_stmt *st, int col, tpl_problem *p)
     p->n_dims = n < 0 ? 0 : n > TPL_MAX_DIMS ? TPL_MAX_DIMS : n;
     for (int i = 0; i < 3 && i < TPL_MAX_DIMS; i++)
         p->dims[i] = sqlite3_column_int64(st, col + 1 + i);
+}
+
+void db_col_kind(sqlite3_stmt *st, int col, tpl_problem *p)
+{
+    const char *t = (const char *)sqlite3_column_text(st, col);
+    p->dtype = (at_dtype)tpl_dtype_of(t);
+    const char *m = (const char *)sqlite3_column_text(st, col + 1);
+    p->math = (at_math)tpl_math_of(m ? m : "");
+    p->op_a = (at_op)tpl_op_of((const char *)sqlite3_column_text(st, col + 2));
+    p->op_b = (at_op)tpl_op_of((const char *)sqlite3_column_text(st, col + 3));
+    p->order = (at_order)tpl_order_of((const char *)sqlite3_column_text(st, col + 4));
+    p->batch = sqlite3_column_int64(st, col + 5);
 }
 
 int db_exec(db *d, const char *sql, const char *what, at_status *status)
@@ -242,5 +271,7 @@ int db_grow(void **arr, int *cap, int n, size_t size)
 
 int db_problem_ok(const tpl_problem *p)
 {
-    return p && p->n_dims >= 0 && p->n_dims <= TPL_MAX_DIMS;
+    return p && p->n_dims >= 0 && p->n_dims <= TPL_MAX_DIMS && tpl_dtype_name(p->dtype) &&
+           tpl_math_name(p->math) && tpl_op_name(p->op_a) && tpl_op_name(p->op_b) &&
+           tpl_order_name(p->order) && p->batch >= 0;
 }

@@ -404,13 +404,7 @@ static at_status reduce(at_handle *h, const char *kernel, long long n, const flo
         ctx_leave(h, pushed);
         return rc == CUDA_SUCCESS ? AT_OK : cuda_fail(h, rc, "cuMemsetD32Async");
     }
-    tpl_args args;
-    memset(&args, 0, sizeof args);
-    args.problem.n_dims = 1;
-    args.problem.dims[0] = n;
-    args.red.x = (CUdeviceptr)x;
-    args.red.y = (CUdeviceptr)y;
-    args.red.result = (CUdeviceptr)result;
+    tpl_args args = tpl_reduce_args(n, (CUdeviceptr)x, (CUdeviceptr)y, (CUdeviceptr)result);
     return run_plan(h, kernel, &args);
 }
 
@@ -440,19 +434,12 @@ at_status at_sjacobi(at_handle *h, int n, const float *A, const float *b, float 
     if (!(tol >= 0.0f) || max_iter < 1)
         return fail(h, AT_ERR_INVALID_ARG,
                     "at_sjacobi: need tol >= 0 and max_iter >= 1 (got %g, %d)", tol, max_iter);
-    tpl_args args;
-    memset(&args, 0, sizeof args);
-    args.problem.n_dims = 1;
-    args.problem.dims[0] = n;
-    args.jac.A = (CUdeviceptr)A;
-    args.jac.b = (CUdeviceptr)b;
-    args.jac.x = (CUdeviceptr)x;
-    args.jac.tol = tol;
-    args.jac.max_iter = max_iter;
+    tpl_args args = tpl_jacobi_args(n, (CUdeviceptr)A, (CUdeviceptr)b, (CUdeviceptr)x, tol,
+                                    max_iter);
     at_status s = run_plan(h, "jacobi", &args);
     if (iterations)
-        *iterations = args.jac.iterations;
+        *iterations = args.out.iterations;
     if (residual)
-        *residual = args.jac.residual;
+        *residual = (float)args.out.residual;
     return s;
 }

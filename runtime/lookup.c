@@ -79,10 +79,11 @@ at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fa
         for (int level = 0; level < 2; level++) {
             db_result *cands = NULL;
             int n = 0;
+            /* only problems of p's kind: another kind never serves it */
             at_status s = level == 0
-                ? db_candidates(d, dev->uuid, NULL, fam->name, hash, LK_PER_PROBLEM,
+                ? db_candidates(d, dev->uuid, NULL, fam->name, hash, p, LK_PER_PROBLEM,
                                 deterministic, &cands, &n)
-                : db_candidates(d, NULL, dev->arch, fam->name, hash, LK_PER_PROBLEM,
+                : db_candidates(d, NULL, dev->arch, fam->name, hash, p, LK_PER_PROBLEM,
                                 deterministic, &cands, &n);
             if (s != AT_OK)
                 continue;

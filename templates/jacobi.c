@@ -230,21 +230,26 @@ static at_status jc_run(at_exec *ex, const int *cfg, tpl_args *args)
     long long nn = args->problem.dims[0];
     int check_every = cfg[JC_CHECK_EVERY];
     int order = cfg[JC_ORDER];
-    args->jac.iterations = 0;
-    args->jac.residual = 0.0f;
+    args->out.iterations = 0;
+    args->out.residual = 0.0;
     at_status st = tpl_check_problem(ex, &tpl_jacobi, &args->problem);
     if (st != AT_OK)
         return st;
     if (nn < 1 || nn > (1 << 30))
         return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: size %lld out of range", nn);
     int n = (int)nn;
-    if (!args->jac.A || !args->jac.b || !args->jac.x)
+    CUdeviceptr A = args->operand[TPL_JAC_A].ptr, b = args->operand[TPL_JAC_B].ptr,
+                x = args->operand[TPL_JAC_X].ptr;
+    if (!A || !b || !x)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: NULL pointer");
-    if ((args->jac.A | args->jac.b | args->jac.x) & 3)
+    if ((A | b | x) & 3)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: A, b and x must be 4-byte aligned");
-    if (args->jac.max_iter < 1 || !(args->jac.tol >= 0.0f))
-        return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: need tol >= 0 and max_iter >= 1 "
-                       "(got %g, %d)", (double)args->jac.tol, args->jac.max_iter);
+    float tol = (float)args->scalar[TPL_JAC_TOL];
+    long long max_iter64 = args->ints[TPL_JAC_MAX_ITER];
+    if (max_iter64 < 1 || max_iter64 > 0x7fffffff || !(tol >= 0.0f))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: need tol >= 0 and max_iter in "
+                       "1..2^31-1 (got %g, %lld)", (double)tol, max_iter64);
+    int max_iter = (int)max_iter64;
     if (check_every < 1 || check_every > JC_MAX_CHECK_EVERY)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "jacobi: CHECK_EVERY %d not in 1..%d",
                        check_every, JC_MAX_CHECK_EVERY);
@@ -274,16 +279,14 @@ static at_status jc_run(at_exec *ex, const int *cfg, tpl_args *args)
         unsigned cgrid = (unsigned)((nn + 255) / 256);
         if (cgrid > 1024)
             cgrid = 1024;
-        void *cargs[] = {&args->jac.A, &args->jac.b, &args->jac.x, &n, &ctl};
+        void *cargs[] = {&A, &b, &x, &n, &ctl};
         if ((s = ex_launch(ex, "jacobi_check", cgrid, 1, 1, 256, 1, 1, 0, cargs)) != AT_OK)
             return s;
     }
-    CUresult rc = ex->cu->MemcpyDtoDAsync(xb[0], args->jac.x, (size_t)nn * 4, ex->stream);
+    CUresult rc = ex->cu->MemcpyDtoDAsync(xb[0], x, (size_t)nn * 4, ex->stream);
     if (rc != CUDA_SUCCESS)
         return jc_cuda(ex, rc, "cuMemcpyDtoDAsync(x0)");
 
-    float tol = args->jac.tol;
-    int max_iter = args->jac.max_iter;
     int launched = 0, done = 0, verdict = 0;
     unsigned last[2] = {0, 0};
     while (!done) {
@@ -299,7 +302,7 @@ static at_status jc_run(at_exec *ex, const int *cfg, tpl_args *args)
             if (k > 0)
                 prev = t > 0 ? norms - 8 : ring + (size_t)(1 - half) * check_every * 8 +
                                            (size_t)(check_every - 1) * 8;
-            void *kargs[] = {&args->jac.A, &args->jac.b, &xb[k % 2], &xb[(k + 1) % 2], &n,
+            void *kargs[] = {&A, &b, &xb[k % 2], &xb[(k + 1) % 2], &n,
                              &norms, &prev, &ctl, &tol, &k, &order};
             s = ex_launch(ex, "jacobi_sweep", grid, 1, 1, threads, 1, 1, smem, kargs);
             if (s != AT_OK)
@@ -318,8 +321,8 @@ static at_status jc_run(at_exec *ex, const int *cfg, tpl_args *args)
                 strcat(what, " a non-finite entry of the initial x,");
             if (what[0])
                 what[strlen(what) - 1] = '\0';
-            args->jac.iterations = 0;
-            args->jac.residual = INFINITY;
+            args->out.iterations = 0;
+            args->out.residual = INFINITY;
             return ex_fail(ex, AT_ERR_DIVERGED, "jacobi: the input has%s (n = %d); x is unchanged",
                            what, n);
         }
@@ -334,8 +337,8 @@ static at_status jc_run(at_exec *ex, const int *cfg, tpl_args *args)
         last[0] = nk[0];
         last[1] = nk[1];
         verdict = jc_verdict(last, tol);
-        args->jac.iterations = completed;
-        args->jac.residual = jc_relative(last);
+        args->out.iterations = completed;
+        args->out.residual = jc_relative(last);
         if (verdict != 0 || completed < launched || launched >= max_iter)
             done = 1;
         if (completed < launched && verdict == 0)
@@ -343,23 +346,23 @@ static at_status jc_run(at_exec *ex, const int *cfg, tpl_args *args)
                            "norms say go on", completed);
     }
 
-    int final = args->jac.iterations % 2;
-    rc = ex->cu->MemcpyDtoDAsync(args->jac.x, xb[final], (size_t)nn * 4, ex->stream);
+    int final = args->out.iterations % 2;
+    rc = ex->cu->MemcpyDtoDAsync(x, xb[final], (size_t)nn * 4, ex->stream);
     if (rc != CUDA_SUCCESS)
         return jc_cuda(ex, rc, "cuMemcpyDtoDAsync(x)");
     if (verdict < 0)
         return ex_fail(ex, AT_ERR_DIVERGED, "jacobi: the iterate became Inf/NaN at sweep %d "
                        "(n = %d): the matrix is not diagonally dominant enough or holds "
-                       "non-finite values", args->jac.iterations, n);
+                       "non-finite values", args->out.iterations, n);
     if (verdict == 0)
         return ex_fail(ex, AT_ERR_NOT_CONVERGED, "jacobi: relative update %g after %d sweeps "
                        "is above tol %g (n = %d); x holds the last iterate",
-                       (double)args->jac.residual, args->jac.iterations, (double)tol, n);
+                       (double)args->out.residual, args->out.iterations, (double)tol, n);
     return AT_OK;
 }
 
 /* For benchmarks only (declared where used): `sweeps` Jacobi sweeps of cfg
- * from args->jac.x with no convergence test and no input check, queued on
+ * from args' x with no convergence test and no input check, queued on
  * ex's stream (ping-pong in scratch; the caller's x is read, not written).
  * Times the sweep kernel alone. */
 at_status tpl_jacobi_bench_sweeps(at_exec *ex, const int *cfg, const tpl_args *args,
@@ -379,14 +382,16 @@ at_status tpl_jacobi_bench_sweeps(at_exec *ex, const int *cfg, const tpl_args *a
         (s = ex_memset32(ex, ctl, 0, JC_CTL_WORDS + 2)) != AT_OK)
         return s;
     CUdeviceptr xb[2] = {xbuf, xbuf + xoff}, norms = ctl + JC_CTL_WORDS * 4, prev = 0;
-    CUresult rc = ex->cu->MemcpyDtoDAsync(xb[0], args->jac.x, (size_t)n * 4, ex->stream);
+    CUdeviceptr A = args->operand[TPL_JAC_A].ptr, b = args->operand[TPL_JAC_B].ptr;
+    CUresult rc = ex->cu->MemcpyDtoDAsync(xb[0], args->operand[TPL_JAC_X].ptr, (size_t)n * 4,
+                                          ex->stream);
     if (rc != CUDA_SUCCESS)
         return jc_cuda(ex, rc, "cuMemcpyDtoDAsync(x0)");
     float tol = 0.0f;
     int order = cfg[JC_ORDER];
     for (int k = 0; k < sweeps; k++) {
-        void *kargs[] = {(void *)&args->jac.A, (void *)&args->jac.b, &xb[k % 2],
-                         &xb[(k + 1) % 2], &n, &norms, &prev, &ctl, &tol, &k, &order};
+        void *kargs[] = {&A, &b, &xb[k % 2], &xb[(k + 1) % 2], &n, &norms, &prev, &ctl, &tol,
+                         &k, &order};
         if ((s = ex_launch(ex, "jacobi_sweep", grid, 1, 1, threads, 1, 1, smem, kargs)) != AT_OK)
             return s;
     }
@@ -409,7 +414,7 @@ static void jc_work(const tpl_problem *p, double *flops, double *bytes)
 static void jc_work_done(const tpl_args *a, double *flops, double *bytes)
 {
     double n = (double)a->problem.dims[0];
-    double sweeps = a->jac.iterations > 0 ? a->jac.iterations : 1;
+    double sweeps = a->out.iterations > 0 ? a->out.iterations : 1;
     *flops = 2.0 * n * n * sweeps;
     *bytes = 4.0 * n * n * sweeps;
 }
@@ -448,13 +453,8 @@ static at_status jc_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
             return s;
     if ((s = ex_sync(ref)) != AT_OK)
         return s;
-    memset(&ws->args, 0, sizeof ws->args);
+    ws->args = tpl_jacobi_args(n, A, b, x, JC_WS_TOL, JC_WS_MAX_ITER);
     ws->args.problem = *p;
-    ws->args.jac.A = A;
-    ws->args.jac.b = b;
-    ws->args.jac.x = x;
-    ws->args.jac.tol = JC_WS_TOL;
-    ws->args.jac.max_iter = JC_WS_MAX_ITER;
     ws->out = x;
     ws->out_bytes = (size_t)nn * 4;
     ws->out_initial = x0;
@@ -464,8 +464,9 @@ static at_status jc_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
 
 static at_status jc_check(at_exec *ref, tpl_workset *ws, double *error)
 {
-    return tpl_ref_residual(ref, (int)ws->args.problem.dims[0], ws->args.jac.A,
-                            ws->args.jac.b, ws->out, error);
+    return tpl_ref_residual(ref, (int)ws->args.problem.dims[0],
+                            ws->args.operand[TPL_JAC_A].ptr, ws->args.operand[TPL_JAC_B].ptr,
+                            ws->out, error);
 }
 
 static double jc_tolerance(const tpl_problem *p)

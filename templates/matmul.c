@@ -444,12 +444,17 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
     int m = (int)m64, n = (int)n64, k = (int)k64;
     if (m == 0 || n == 0)
         return AT_OK;
-    int lda = args->gemm.lda, ldb = args->gemm.ldb, ldc = args->gemm.ldc;
-    if (lda < (k > 1 ? k : 1) || ldb < n || ldc < n)
-        return ex_fail(ex, AT_ERR_INVALID_ARG, "matmul: leading dimensions lda=%d ldb=%d ldc=%d "
-                       "too small for %dx%dx%d", lda, ldb, ldc, m, n, k);
-    float alpha = args->gemm.alpha, beta = args->gemm.beta;
-    CUdeviceptr A = args->gemm.A, B = args->gemm.B, C = args->gemm.C;
+    const tpl_operand *oa = &args->operand[TPL_GEMM_A], *ob = &args->operand[TPL_GEMM_B],
+                      *oc = &args->operand[TPL_GEMM_C];
+    if (oa->ld < (k > 1 ? k : 1) || ob->ld < n || oc->ld < n)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "matmul: leading dimensions lda=%lld ldb=%lld "
+                       "ldc=%lld too small for %dx%dx%d", oa->ld, ob->ld, oc->ld, m, n, k);
+    if (oa->ld > 0x7fffffff || ob->ld > 0x7fffffff || oc->ld > 0x7fffffff)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "matmul: leading dimensions lda=%lld ldb=%lld "
+                       "ldc=%lld above 2^31-1", oa->ld, ob->ld, oc->ld);
+    int lda = (int)oa->ld, ldb = (int)ob->ld, ldc = (int)oc->ld;
+    float alpha = (float)args->scalar[TPL_GEMM_ALPHA], beta = (float)args->scalar[TPL_GEMM_BETA];
+    CUdeviceptr A = oa->ptr, B = ob->ptr, C = oc->ptr;
 
     if (cfg[P_ALGO] == 0 || cfg[P_ALGO] == 1) {
         int t = cfg[P_ALGO] == 0 ? 16 : cfg[P_TILE];

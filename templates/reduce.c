@@ -206,8 +206,8 @@ static int rd_deterministic(const int *cfg)
 static at_status rd_run(at_exec *ex, const int *cfg, tpl_args *args, int dot)
 {
     long long n = args->problem.dims[0];
-    CUdeviceptr x = args->red.x, result = args->red.result;
-    CUdeviceptr y = dot ? args->red.y : x;
+    CUdeviceptr x = args->operand[TPL_RED_X].ptr, result = args->operand[TPL_RED_RESULT].ptr;
+    CUdeviceptr y = dot ? args->operand[TPL_RED_Y].ptr : x;
     at_status s = tpl_check_problem(ex, dot ? &tpl_dot : &tpl_sum, &args->problem);
     if (s != AT_OK)
         return s;
@@ -346,10 +346,8 @@ static at_status rd_prepare(at_exec *ref, const tpl_problem *problem,
         s = ex_upload(ref, expected, &value, sizeof value);
     if (s != AT_OK)
         return s;
+    ws->args = tpl_reduce_args(n, x, y, result);
     ws->args.problem = *problem;
-    ws->args.red.x = x;
-    ws->args.red.y = y;
-    ws->args.red.result = result;
     ws->out = result;
     ws->out_bytes = sizeof(float);
     ws->out_initial = 0;

@@ -13,6 +13,7 @@ enum {
 };
 
 #define TC_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
+#define TC_MAX_LD (1LL << 34)           /* row strides below the 2^40 bytes of a TMA map */
 #define TC_SPLIT_MAX_TILES 64           /* split-K only below this many output tiles */
 #define TC_PACK_ALIGN_90 128            /* PATH 90 packed rows: 128 bytes (bench/notes_tcgemm.md 3.) */
 #define TC_PACK_ALIGN_80 16             /* PATH 80 packed rows: one 16-byte load */
@@ -588,14 +589,20 @@ static at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
     if (m64 < 0 || n64 < 0 || k64 < 0 || m64 > 0x7fffffff || n64 > 0x7fffffff || k64 > 0x7fffffff)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: sizes %lldx%lldx%lld out of range", m64,
                        n64, k64);
-    tc_call c = {(int)m64, (int)n64, (int)k64, args->gemm.A, args->gemm.B, args->gemm.C,
-                 args->gemm.lda, args->gemm.ldb, args->gemm.ldc, args->gemm.alpha,
-                 args->gemm.beta};
+    const tpl_operand *oa = &args->operand[TPL_GEMM_A], *ob = &args->operand[TPL_GEMM_B],
+                      *oc = &args->operand[TPL_GEMM_C];
+    tc_call c = {(int)m64, (int)n64, (int)k64, oa->ptr, ob->ptr, oc->ptr, oa->ld, ob->ld, oc->ld,
+                 (float)args->scalar[TPL_GEMM_ALPHA], (float)args->scalar[TPL_GEMM_BETA]};
     if (c.m == 0 || c.n == 0)
         return AT_OK;
     if (c.lda < (c.k > 1 ? c.k : 1) || c.ldb < c.n || c.ldc < c.n)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: leading dimensions lda=%lld ldb=%lld "
                        "ldc=%lld too small for %dx%dx%d", c.lda, c.ldb, c.ldc, c.m, c.n, c.k);
+    if (c.lda > TC_MAX_LD || c.ldb > TC_MAX_LD || c.ldc > TC_MAX_LD)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: leading dimensions lda=%lld ldb=%lld "
+                       "ldc=%lld above 2^34 elements", c.lda, c.ldb, c.ldc);
+    if (!c.C || (c.k > 0 && (!c.A || !c.B)))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: NULL operand");
     if (c.k == 0) {
         /* C = beta * C: the reduce over SPLITK zero partials */
         CUdeviceptr W;
@@ -659,7 +666,7 @@ static at_status tc_check(at_exec *ref, tpl_workset *ws, double *error)
 {
     const tpl_problem *p = &ws->args.problem;
     return tpl_rel_error_typed(ref, p->dtype, ws->out, (int)p->dims[0], (int)p->dims[1],
-                               ws->args.gemm.ldc, ws->reference, error);
+                               ws->args.operand[TPL_GEMM_C].ld, ws->reference, error);
 }
 
 /* The verification rule (README "Tensor-core GEMM"):

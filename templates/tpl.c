@@ -53,14 +53,38 @@ tpl_args tpl_gemm_args(int m, int n, int k, float alpha, CUdeviceptr A, int lda,
     args.problem.dims[0] = m;
     args.problem.dims[1] = n;
     args.problem.dims[2] = k;
-    args.gemm.A = A;
-    args.gemm.B = B;
-    args.gemm.C = C;
-    args.gemm.lda = lda;
-    args.gemm.ldb = ldb;
-    args.gemm.ldc = ldc;
-    args.gemm.alpha = alpha;
-    args.gemm.beta = beta;
+    args.operand[TPL_GEMM_A] = (tpl_operand){A, lda, 0};
+    args.operand[TPL_GEMM_B] = (tpl_operand){B, ldb, 0};
+    args.operand[TPL_GEMM_C] = (tpl_operand){C, ldc, 0};
+    args.scalar[TPL_GEMM_ALPHA] = alpha;
+    args.scalar[TPL_GEMM_BETA] = beta;
+    return args;
+}
+
+tpl_args tpl_reduce_args(long long n, CUdeviceptr x, CUdeviceptr y, CUdeviceptr result)
+{
+    tpl_args args;
+    memset(&args, 0, sizeof args);
+    args.problem.n_dims = 1;
+    args.problem.dims[0] = n;
+    args.operand[TPL_RED_X].ptr = x;
+    args.operand[TPL_RED_Y].ptr = y;
+    args.operand[TPL_RED_RESULT].ptr = result;
+    return args;
+}
+
+tpl_args tpl_jacobi_args(int n, CUdeviceptr A, CUdeviceptr b, CUdeviceptr x, float tol,
+                         int max_iter)
+{
+    tpl_args args;
+    memset(&args, 0, sizeof args);
+    args.problem.n_dims = 1;
+    args.problem.dims[0] = n;
+    args.operand[TPL_JAC_A] = (tpl_operand){A, n, 0};
+    args.operand[TPL_JAC_B].ptr = b;
+    args.operand[TPL_JAC_X].ptr = x;
+    args.scalar[TPL_JAC_TOL] = tol;
+    args.ints[TPL_JAC_MAX_ITER] = max_iter;
     return args;
 }
 

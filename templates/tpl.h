@@ -48,18 +48,40 @@ typedef struct tpl_problem {
  * (written by a later release): it equals no value a caller can ask for. */
 #define TPL_KIND_UNKNOWN 255
 
-/* The arguments of one call, as the API received them (device pointers). */
+/* One operand of a call: device pointer, leading dimension and the
+ * distance from one product's operand to the next in a batch, both in
+ * elements of the problem's type (0 where they do not apply). */
+typedef struct tpl_operand {
+    CUdeviceptr ptr;
+    long long ld;
+    long long batch_stride;
+} tpl_operand;
+
+#define TPL_MAX_OPERANDS 4
+#define TPL_MAX_SCALARS 4
+#define TPL_MAX_INTS 4
+
+/* What each family finds where in tpl_args: operands, scalars, ints. A new
+ * family or type adds values here, not fields to every caller. */
+enum { TPL_GEMM_A, TPL_GEMM_B, TPL_GEMM_C };        /* C = alpha op(A) op(B) + beta C */
+enum { TPL_GEMM_ALPHA, TPL_GEMM_BETA };
+enum { TPL_RED_X, TPL_RED_Y, TPL_RED_RESULT };      /* ptr of Y is 0 for sum */
+enum { TPL_JAC_A, TPL_JAC_B, TPL_JAC_X };           /* solve A x = b, from x */
+enum { TPL_JAC_TOL };
+enum { TPL_JAC_MAX_ITER };
+
+/* The arguments of one call, as the API received them (device pointers).
+ * Scalars are doubles whatever the problem's type: the family converts
+ * them to its type (a float given as a double comes back exactly). */
 typedef struct tpl_args {
     tpl_problem problem;
-    struct { CUdeviceptr A, B, C; int lda, ldb, ldc; float alpha, beta; } gemm;
-    struct { CUdeviceptr x, y, result; } red;          /* y is 0 for sum */
-    struct {
-        CUdeviceptr A, b, x;
-        float tol;
-        int max_iter;
-        int iterations;             /* out */
-        float residual;             /* out: final relative update */
-    } jac;
+    tpl_operand operand[TPL_MAX_OPERANDS];
+    double scalar[TPL_MAX_SCALARS];
+    long long ints[TPL_MAX_INTS];
+    struct {                        /* set by run() */
+        int iterations;             /* Jacobi: sweeps run */
+        double residual;            /* Jacobi: final relative update */
+    } out;
 } tpl_args;
 
 /* The arguments of one SGEMM call C = alpha*A*B + beta*C (row-major, leading
@@ -67,6 +89,13 @@ typedef struct tpl_args {
  * (templates/tpl.c). */
 tpl_args tpl_gemm_args(int m, int n, int k, float alpha, CUdeviceptr A, int lda, CUdeviceptr B,
                        int ldb, float beta, CUdeviceptr C, int ldc);
+/* The arguments of one FP32 sum (y = 0) or dot of n elements into *result
+ * (device memory), problem {n} included; every other field zero. */
+tpl_args tpl_reduce_args(long long n, CUdeviceptr x, CUdeviceptr y, CUdeviceptr result);
+/* The arguments of one FP32 Jacobi solve of A x = b (n x n, row-major) from
+ * x, problem {n} included; every other field zero. */
+tpl_args tpl_jacobi_args(int n, CUdeviceptr A, CUdeviceptr b, CUdeviceptr x, float tol,
+                         int max_iter);
 
 /* Inputs for verification and timing, made by a family's prepare(). */
 typedef struct tpl_workset {

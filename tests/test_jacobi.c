@@ -289,21 +289,13 @@ static CUdeviceptr jt_upload(jt_gpu *t, const float *h, size_t count)
 static at_status jt_solve(jt_gpu *t, int n, CUdeviceptr A, CUdeviceptr b, CUdeviceptr x,
                           float tol, int max_iter, int *iters, float *resid)
 {
-    tpl_args args;
-    memset(&args, 0, sizeof args);
-    args.problem.n_dims = 1;
-    args.problem.dims[0] = n;
-    args.jac.A = A;
-    args.jac.b = b;
-    args.jac.x = x;
-    args.jac.tol = tol;
-    args.jac.max_iter = max_iter;
-    args.jac.iterations = -7;
+    tpl_args args = tpl_jacobi_args(n, A, b, x, tol, max_iter);
+    args.out.iterations = -7;
     t->msg[0] = '\0';
     at_status s = tpl_jacobi.run(&t->ex, t->cfg, &args);
     at_status w = ex_sync(&t->ex);
-    *iters = args.jac.iterations;
-    *resid = args.jac.residual;
+    *iters = args.out.iterations;
+    *resid = (float)args.out.residual;
     return s != AT_OK ? s : w;
 }
 

@@ -1,5 +1,5 @@
-/* test_problem.c: CPU tests of the typed problem key: the text form (round
- * trips, rejections), equality and batch, kind distance, plain-only families. */
+/* test_problem.c: CPU tests of the typed problem key (text form, equality,
+ * kind distance, plain-only families) and of the typed argument block. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,4 +320,76 @@ TEST(families_take_only_the_plain_kind)
         }
     }
     CHECK_MSG(checked >= 4 * 8, "only %d family/kind pairs checked", checked);
+}
+
+/* ---- the argument block ---- */
+
+TEST(args_block_slots)
+{
+    tpl_args g = tpl_gemm_args(3, 5, 7, 1.5f, 0x1000, 9, 0x2000, 11, -0.25f, 0x3000, 13);
+    CHECK(g.problem.n_dims == 3 && g.problem.dims[0] == 3 && g.problem.dims[1] == 5 &&
+          g.problem.dims[2] == 7 && tpl_problem_plain(&g.problem));
+    CHECK(g.operand[TPL_GEMM_A].ptr == 0x1000 && g.operand[TPL_GEMM_A].ld == 9);
+    CHECK(g.operand[TPL_GEMM_B].ptr == 0x2000 && g.operand[TPL_GEMM_B].ld == 11);
+    CHECK(g.operand[TPL_GEMM_C].ptr == 0x3000 && g.operand[TPL_GEMM_C].ld == 13);
+    CHECK(g.scalar[TPL_GEMM_ALPHA] == 1.5 && g.scalar[TPL_GEMM_BETA] == -0.25);
+    CHECK(g.operand[TPL_GEMM_A].batch_stride == 0 && g.operand[3].ptr == 0);
+    tpl_args r = tpl_reduce_args(1000003, 0x1000, 0, 0x2000);
+    CHECK(r.problem.n_dims == 1 && r.problem.dims[0] == 1000003 && tpl_problem_plain(&r.problem));
+    CHECK(r.operand[TPL_RED_X].ptr == 0x1000 && r.operand[TPL_RED_Y].ptr == 0 &&
+          r.operand[TPL_RED_RESULT].ptr == 0x2000);
+    tpl_args j = tpl_jacobi_args(64, 0x1000, 0x2000, 0x3000, 1e-6f, 77);
+    CHECK(j.problem.n_dims == 1 && j.problem.dims[0] == 64);
+    CHECK(j.operand[TPL_JAC_A].ptr == 0x1000 && j.operand[TPL_JAC_B].ptr == 0x2000 &&
+          j.operand[TPL_JAC_X].ptr == 0x3000);
+    CHECK(j.scalar[TPL_JAC_TOL] == (double)1e-6f && j.ints[TPL_JAC_MAX_ITER] == 77);
+    CHECK(j.out.iterations == 0 && j.out.residual == 0.0);
+    /* a float through the double scalars comes back bit for bit */
+    unsigned s = 12345;
+    for (int i = 0; i < 10000; i++) {
+        s = s * 1664525u + 1013904223u;
+        float f;
+        memcpy(&f, &s, sizeof f);
+        if (f != f)
+            continue;
+        tpl_args a = tpl_gemm_args(1, 1, 1, f, 0, 1, 0, 1, f, 0, 1);
+        float back = (float)a.scalar[TPL_GEMM_ALPHA];
+        CHECK(memcmp(&back, &f, sizeof f) == 0);
+    }
+}
+
+/* run() refuses bad scalars, ints and leading dimensions before touching
+ * the GPU (ex has no driver). */
+TEST(args_block_checked_by_run)
+{
+    char msg[256] = "";
+    at_exec ex;
+    ex_init(&ex, NULL, NULL, NULL, 0, msg, sizeof msg);
+    const tpl_family *jac = tpl_find("jacobi"), *mm = tpl_find("matmul");
+    CHECK(jac && mm);
+    int cfg[TPL_MAX_PARAMS];
+    char why[256];
+    CHECK_OK(tpl_config_parse(jac, jac->default_config, cfg, why, sizeof why));
+    tpl_args a = tpl_jacobi_args(64, 0x1000, 0x2000, 0x3000, 1e-6f, 10);
+    a.ints[TPL_JAC_MAX_ITER] = 1LL << 31;
+    CHECK_EQ(jac->run(&ex, cfg, &a), AT_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(msg, "max_iter") != NULL, "%s", msg);
+    a.ints[TPL_JAC_MAX_ITER] = 0;
+    CHECK_EQ(jac->run(&ex, cfg, &a), AT_ERR_INVALID_ARG);
+    a.ints[TPL_JAC_MAX_ITER] = 10;
+    a.scalar[TPL_JAC_TOL] = -1.0;
+    CHECK_EQ(jac->run(&ex, cfg, &a), AT_ERR_INVALID_ARG);
+    a.scalar[TPL_JAC_TOL] = 1e-6;
+    a.operand[TPL_JAC_B].ptr = 0;
+    CHECK_EQ(jac->run(&ex, cfg, &a), AT_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(msg, "NULL") != NULL, "%s", msg);
+
+    CHECK_OK(tpl_config_parse(mm, mm->default_config, cfg, why, sizeof why));
+    tpl_args g = tpl_gemm_args(8, 8, 8, 1.0f, 0x1000, 8, 0x2000, 8, 0.0f, 0x3000, 8);
+    g.operand[TPL_GEMM_B].ld = 1LL << 31;
+    CHECK_EQ(mm->run(&ex, cfg, &g), AT_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(msg, "2^31") != NULL, "%s", msg);
+    g.operand[TPL_GEMM_B].ld = 7;
+    CHECK_EQ(mm->run(&ex, cfg, &g), AT_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(msg, "too small") != NULL, "%s", msg);
 }

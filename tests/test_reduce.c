@@ -412,13 +412,7 @@ static double rt_cpu(const float *x, const float *y, long long n)
 static at_status rt_run(rt_gpu *t, const tpl_family *fam, const int *cfg, CUdeviceptr x,
                         CUdeviceptr y, long long n, CUdeviceptr result, float *out)
 {
-    tpl_args args;
-    memset(&args, 0, sizeof args);
-    args.problem.n_dims = 1;
-    args.problem.dims[0] = n;
-    args.red.x = x;
-    args.red.y = fam == &tpl_dot ? y : 0;
-    args.red.result = result;
+    tpl_args args = tpl_reduce_args(n, x, fam == &tpl_dot ? y : 0, result);
     at_status s = ex_memset32(&t->ex, result, 0x7fc00000u, 1);
     if (s == AT_OK)
         s = fam->run(&t->ex, cfg, &args);
@@ -718,13 +712,7 @@ GPU_TEST(reduce_gpu_gather_finish_tags_calls)
             CHECK_MSG((unsigned)(slots[b] >> 32) == t.ex.epoch, "slot %d tag %u, epoch %u", b,
                       (unsigned)(slots[b] >> 32), t.ex.epoch);
         /* 257 blocks: refused before launching */
-        tpl_args args;
-        memset(&args, 0, sizeof args);
-        args.problem.n_dims = 1;
-        args.problem.dims[0] = 256LL * 2048 + 1;
-        args.red.x = dx;
-        args.red.y = f ? dy : 0;
-        args.red.result = dr;
+        tpl_args args = tpl_reduce_args(256LL * 2048 + 1, dx, f ? dy : 0, dr);
         CHECK_EQ(fams[f]->run(&t.ex, cfg, &args), AT_ERR_UNSUPPORTED);
         CHECK_MSG(strstr(t.msg, "at most 256") != NULL, "%s", t.msg);
     }

@@ -418,7 +418,7 @@ static int st_cpu_round(st_cpu_worker *w, db *d)
 {
     int which = (int)st_range(&w->rng, 0, ST_CPU_SIZES);      /* ST_CPU_SIZES: random */
     tpl_problem p = TPL_PROBLEM(1, {which < ST_CPU_SIZES ? st_cpu_sizes[which]
-                                                        : st_range(&w->rng, 1, 1000000)});
+                                              : st_range(&w->rng, 1, 1000000)});
     int det = (int)(st_next(&w->rng) & 1);
     const char *hash = tpl_source_hash(w->fam);
     db_result best;
@@ -445,7 +445,7 @@ static int st_cpu_round(st_cpu_worker *w, db *d)
         db_result *c = NULL;
         int n = 0;
         s = db_candidates(d, level ? NULL : w->dev.uuid, level ? w->dev.arch : NULL,
-                          w->fam->name, hash, 4, det, &c, &n);
+                          w->fam->name, hash, NULL, 4, det, &c, &n);
         for (int i = 0; s == AT_OK && i < n; i++)
             if (!st_oob_valid(c[i].config) || strcmp(c[i].status, DB_OK) != 0)
                 s = AT_ERR_INTERNAL;
@@ -1120,8 +1120,9 @@ static at_status st_seed_gpu_db(const char *path, const at_device_info *dev, lon
         s = db_begin_session(d, dev->uuid, "test_stress seed", "{}", session);
     static const char *const names[4] = {"matmul", "sum", "dot", "jacobi"};
     const tpl_problem sizes[4] = {
-        TPL_PROBLEM(3, {ST_SEED_GEMM_M, ST_SEED_GEMM_N, ST_SEED_GEMM_K}), TPL_PROBLEM(1, {ST_SEED_REDUCE}),
-        TPL_PROBLEM(1, {ST_SEED_REDUCE}), TPL_PROBLEM(1, {ST_SEED_JACOBI}),
+        TPL_PROBLEM(3, {ST_SEED_GEMM_M, ST_SEED_GEMM_N, ST_SEED_GEMM_K}),
+        TPL_PROBLEM(1, {ST_SEED_REDUCE}), TPL_PROBLEM(1, {ST_SEED_REDUCE}),
+        TPL_PROBLEM(1, {ST_SEED_JACOBI}),
     };
     for (int f = 0; f < 4 && s == AT_OK; f++) {
         const tpl_family *fam = tpl_find(names[f]);

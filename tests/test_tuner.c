@@ -258,6 +258,11 @@ TEST(tuner_protocol_round_trip)
     m.problem.dims[0] = 4096;
     m.problem.dims[1] = -7;
     m.problem.dims[2] = 1LL << 40;
+    m.problem.dtype = AT_R_16BF;
+    m.problem.math = AT_MATH_TF32;
+    m.problem.op_b = AT_OP_T;
+    m.problem.order = AT_COL_MAJOR;
+    m.problem.batch = 1LL << 33;
     m.seed = 0xFEDCBA9876543210ull;
     m.n_cfg = 5;
     for (int i = 0; i < 5; i++)
@@ -306,6 +311,7 @@ TEST(tuner_protocol_round_trip)
     CHECK_EQ(d.problem.n_dims, 3);
     CHECK_EQ(d.problem.dims[1], -7);
     CHECK_EQ(d.problem.dims[2], 1LL << 40);
+    CHECK(tpl_problem_equal(&d.problem, &m.problem) && d.problem.op_a == AT_OP_N);
     CHECK(d.seed == 0xFEDCBA9876543210ull);
     CHECK_EQ(d.n_cfg, 5);
     CHECK_EQ(d.cfg[4], 3997);
@@ -372,6 +378,12 @@ TEST(tuner_parse_size_and_budget)
     CHECK(tn_parse_size("1x2x3x4", &p) != 0);
     CHECK(tn_parse_size("12a", &p) != 0);
     CHECK(tn_parse_size("", &p) != 0);
+    CHECK(tn_parse_size("64x64x64:col:NT", &p) == 0);
+    CHECK(p.order == AT_COL_MAJOR && p.op_a == AT_OP_N && p.op_b == AT_OP_T);
+    char text[64];
+    tn_format_size(&p, text, sizeof text);
+    CHECK_STR(text, "64x64x64:col:NT");
+    CHECK(tn_parse_size("64x64x64:", &p) != 0);
     double s;
     long long e;
     CHECK(tn_parse_budget("60", &s, &e) == 0 && s == 60 && e == 0);

@@ -79,7 +79,7 @@ static at_status tf_run(at_exec *ex, int block, int items, tpl_args *args)
     long long n = args->problem.dims[0];
     long long per_block = (long long)block * items;
     long long grid = (n + per_block - 1) / per_block;
-    CUdeviceptr x = args->red.x, y = args->red.result;
+    CUdeviceptr x = args->operand[TPL_RED_X].ptr, y = args->operand[TPL_RED_RESULT].ptr;
     void *params[] = {&x, &y, &n};
     return ex_launch(ex, "testfam_main", (unsigned)grid, 1, 1, (unsigned)block, 1, 1, 0,
                      params);
@@ -124,9 +124,8 @@ static at_status tf_prepare(at_exec *ref, const tpl_problem *problem,
         s = tpl_ws_alloc(ref, ws, (size_t)n * sizeof(float), &y);
     if (s != AT_OK)
         return s;
+    ws->args = tpl_reduce_args(n, x, 0, y);
     ws->args.problem = *problem;
-    ws->args.red.x = x;
-    ws->args.red.result = y;
     ws->out = y;
     ws->out_bytes = (size_t)n * sizeof(float);
     ws->out_initial = 0;
@@ -144,7 +143,7 @@ static at_status tf_check(at_exec *ref, tpl_workset *ws, double *error)
         free(y);
         return ex_fail(ref, AT_ERR_NO_MEMORY, "test family: no host memory for the check");
     }
-    at_status s = ex_download(ref, x, ws->args.red.x, (size_t)n * sizeof *x);
+    at_status s = ex_download(ref, x, ws->args.operand[TPL_RED_X].ptr, (size_t)n * sizeof *x);
     if (s == AT_OK)
         s = ex_download(ref, y, ws->out, (size_t)n * sizeof *y);
     if (s == AT_OK) {
