@@ -196,7 +196,7 @@ static int t8_valid(const int *c, const at_device_info *dev, char *why, size_t l
  * with VEC at its canonical 2). Sources: bench/notes_tcgemm.md "Final" (16-bit 128x256x64 3
  * stages VEC 8; 128x192 4 stages for ragged shapes; CM=2 with VEC 2; TF32 256x128x32 4 stages,
  * CN=2) and bench/notes_tcgemm_sm80.md (BF16 128x128x32 2x2 VEC 8, FP16 128x256x64 2x4, TF32
- * 128x128x16 VEC 4; the narrow-load rows need no pack at all). */
+ * 128x128x16 VEC 4; the narrow-load rows need no pack at all and fit the 99 KiB of sm_86/89). */
 typedef struct tc_recipe {
     int tf32, path, bm, bn, bk, stages, wg, cm, cn, warps_m, warps_n, vec, loadw, split;
 } tc_recipe;
@@ -223,7 +223,7 @@ static const tc_recipe tc_lattice[] = {
     /* PATH 80, TF32 */
     {1, 80, 128, 128, 16, 4, 2, 1, 1, 2, 2, 4, 16, 0},
     {1, 80, 128, 128, 32, 3, 2, 1, 1, 2, 2, 4, 16, 0},
-    {1, 80, 128, 128, 32, 4, 2, 1, 1, 2, 4, 2, 4, 0},
+    {1, 80, 128, 128, 16, 4, 2, 1, 1, 2, 4, 2, 4, 0},
     {1, 80, 128, 128, 16, 4, 2, 1, 1, 2, 2, 2, 16, 1},
 };
 #define TC_LATTICE_N ((int)(sizeof tc_lattice / sizeof tc_lattice[0]))
@@ -694,7 +694,7 @@ static const tpl_baseline tc_baselines[] = {
     {"sm80-fp16", TC_P80(1, "BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=4,"
                             "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=2"),
      "PATH 80 FP16 with narrow loads: correct on every sm_80+ device and any alignment"},
-    {"sm80-tf32", TC_P80(2, "BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=4,"
+    {"sm80-tf32", TC_P80(2, "BM=128,BN=128,BK=16,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=4,"
                             "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=4"),
      "PATH 80 TF32 with narrow loads: correct on every sm_80+ device and any alignment"},
     {"sm90-bf16", TC_P90(0, "BM=128,BN=256,BK=64,STAGES=3,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
