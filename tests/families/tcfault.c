@@ -11,6 +11,14 @@ static const tpl_problem tcf_problems[] = {
     {.n_dims = 3, .dims = {256, 256, 512}, .dtype = AT_R_16BF},
 };
 
+/* A second configuration besides the default (tcgemm's BF16 PATH 80 winner tile, 16-byte
+ * loads, staged epilogue), faulty like every other. */
+static const tpl_baseline tcf_baselines[] = {
+    {"sm80-bf16-wide", "TYPE=0,PATH=80,BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,"
+                       "WARPS_N=2,RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16",
+     "PATH 80 BF16 128x128x32, 2x2 warps, 16-byte loads, VEC 8, with the fault"},
+};
+
 static tpl_family tpl_test_tcfault;
 
 /* tcgemm's descriptor with PATH narrowed to 80 (the only path TC_FAULT touches: PATH 90
@@ -32,8 +40,8 @@ __attribute__((constructor)) static void tcfault_register(void)
             f->params[p].values[0] = 0;
         }
     }
-    f->n_baselines = 0;
-    f->baselines = NULL;
+    f->n_baselines = 1;
+    f->baselines = tcf_baselines;
     f->n_tuning_problems = 1;
     f->tuning_problems = tcf_problems;
     tpl_register_family(f);
