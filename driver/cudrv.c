@@ -73,6 +73,8 @@ static const struct {
     ENTRY(GetErrorString, "cuGetErrorString", "cuGetErrorString"),
     OPTIONAL(TensorMapEncodeTiled, "cuTensorMapEncodeTiled", "cuTensorMapEncodeTiled"),
     OPTIONAL(LaunchKernelEx, "cuLaunchKernelEx", "cuLaunchKernelEx"),
+    OPTIONAL(OccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters",
+             "cuOccupancyMaxActiveClusters"),
 };
 
 static void driver_load(void)

@@ -67,6 +67,8 @@ typedef struct cudrv {
                                      CUtensorMapFloatOOBfill oob_fill);
     CUresult (*LaunchKernelEx)(const CUlaunchConfig *config, CUfunction f, void **params,
                                void **extra);
+    CUresult (*OccupancyMaxActiveClusters)(int *clusters, CUfunction f,
+                                           const CUlaunchConfig *config);
 } cudrv;
 
 /* Loads the driver once (thread-safe) and returns its table, or NULL with

@@ -88,6 +88,94 @@ extern "C" __global__ void ref_gemm(int m, int n, int k, float alpha,
     }
 }
 
+/* ---- typed data (element types as at_dtype numbers them: 0 f32, 1 f64, 2 f16,
+ * 3 bf16) for the tensor-core GEMM's verification ---- */
+
+/* Element i of a typed array as a double (exact: every type widens exactly). */
+__device__ __forceinline__ double ref_load_typed(const void *p, long long i, int dtype)
+{
+    if (dtype == 1)
+        return ((const double *)p)[i];
+    if (dtype == 0)
+        return (double)((const float *)p)[i];
+    unsigned short h = ((const unsigned short *)p)[i];
+    if (dtype == 3)
+        return (double)__uint_as_float((unsigned)h << 16);
+    float f;
+    asm("{ .reg .b16 t; mov.b16 t, %1; cvt.f32.f16 %0, t; }" : "=f"(f) : "h"(h));
+    return (double)f;
+}
+
+/* Stores v rounded to nearest even into element i of a typed array. */
+__device__ __forceinline__ void ref_store_typed(void *p, long long i, int dtype, float v)
+{
+    unsigned short h;
+    if (dtype == 1) {
+        ((double *)p)[i] = (double)v;
+        return;
+    }
+    if (dtype == 0) {
+        ((float *)p)[i] = v;
+        return;
+    }
+    if (dtype == 3)
+        asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
+    else
+        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+    ((unsigned short *)p)[i] = h;
+}
+
+/* n elements of type dtype: uniform in [lo, hi) (the float ref_fill_uniform
+ * draws), rounded to the type. */
+extern "C" __global__ void ref_fill_typed(void *p, long long n, int dtype,
+                                          unsigned long long seed, float lo, float hi)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        ref_store_typed(p, i, dtype, ref_uniform(seed, i, lo, hi));
+}
+
+/* An input element as the tensor cores see it: tf32 != 0 truncates FP32 to
+ * TF32 (the low 13 mantissa bits cleared, toward zero), as wgmma does. */
+__device__ __forceinline__ double ref_operand(const void *p, long long i, int dtype, int tf32)
+{
+    if (tf32 && dtype == 0)
+        return (double)__uint_as_float(__float_as_uint(((const float *)p)[i]) & 0xffffe000u);
+    return ref_load_typed(p, i, dtype);
+}
+
+/* R = alpha * A * B + beta * C0 in float64, NOT rounded to the type: A m x k
+ * (lda), B k x n (ldb), C0 m x n (ldc0; unread when beta == 0), all of type
+ * dtype; R m x n float64 with leading dimension ldr. */
+extern "C" __global__ void ref_gemm_typed(int m, int n, int k, float alpha, const void *A,
+                                          long long lda, const void *B, long long ldb,
+                                          float beta, const void *C0, long long ldc0,
+                                          double *R, long long ldr, int dtype, int tf32)
+{
+    __shared__ double As[REF_TILE][REF_TILE];
+    __shared__ double Bs[REF_TILE][REF_TILE + 1];
+    int row = blockIdx.y * REF_TILE + threadIdx.y;
+    int col = blockIdx.x * REF_TILE + threadIdx.x;
+    double acc = 0.0;
+    for (int t = 0; t < k; t += REF_TILE) {
+        int ak = t + threadIdx.x, bk = t + threadIdx.y;
+        As[threadIdx.y][threadIdx.x] =
+            (row < m && ak < k) ? ref_operand(A, (long long)row * lda + ak, dtype, tf32) : 0.0;
+        Bs[threadIdx.y][threadIdx.x] =
+            (bk < k && col < n) ? ref_operand(B, (long long)bk * ldb + col, dtype, tf32) : 0.0;
+        __syncthreads();
+        for (int i = 0; i < REF_TILE; i++)
+            acc += As[threadIdx.y][i] * Bs[i][threadIdx.x];
+        __syncthreads();
+    }
+    if (row < m && col < n) {
+        double out = (double)alpha * acc;
+        if (beta != 0.0f)
+            out += (double)beta * ref_load_typed(C0, (long long)row * ldc0 + col, dtype);
+        R[(long long)row * ldr + col] = out;
+    }
+}
+
 __device__ __forceinline__ double ref_block_sum(double v, double *shared)
 {
     shared[threadIdx.x] = v;
@@ -134,6 +222,37 @@ extern "C" __global__ void ref_error(long long n, const float *out, const float 
         double d = (double)o - r;
         diff2 += d * d;
         ref2 += r * r;
+    }
+    diff2 = ref_block_sum(diff2, shared);
+    ref2 = ref_block_sum(ref2, shared);
+    bad = ref_block_sum(bad, shared);
+    if (threadIdx.x == 0) {
+        atomicAdd(acc, diff2);
+        atomicAdd(acc + 1, ref2);
+        atomicAdd(acc + 2, bad);
+    }
+}
+
+/* Over the rows x cols region of out (type dtype, leading dimension ldo)
+ * against ref (float64, leading dimension ldr): acc[0] += sum (out-ref)^2,
+ * acc[1] += sum ref^2, acc[2] += count of non-finite values in out. */
+extern "C" __global__ void ref_error_typed(int rows, int cols, const void *out, long long ldo,
+                                           int dtype, const double *ref, long long ldr,
+                                           double *acc)
+{
+    __shared__ double shared[256];
+    double diff2 = 0.0, ref2 = 0.0, bad = 0.0;
+    long long total = (long long)rows * cols;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
+        long long r = i / cols, c = i - r * cols;
+        double o = ref_load_typed(out, r * ldo + c, dtype), x = ref[r * ldr + c];
+        ref2 += x * x;
+        if (!isfinite(o)) {
+            bad += 1.0;
+            continue;
+        }
+        diff2 += (o - x) * (o - x);
     }
     diff2 = ref_block_sum(diff2, shared);
     ref2 = ref_block_sum(ref2, shared);

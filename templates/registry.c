@@ -8,9 +8,10 @@ extern const tpl_family tpl_matmul;
 extern const tpl_family tpl_sum;
 extern const tpl_family tpl_dot;
 extern const tpl_family tpl_jacobi;
+extern const tpl_family tpl_tcgemm;
 
 static const tpl_family *const registry_builtin[] = {
-    &tpl_matmul, &tpl_sum, &tpl_dot, &tpl_jacobi,
+    &tpl_matmul, &tpl_sum, &tpl_dot, &tpl_jacobi, &tpl_tcgemm,
 };
 #define BUILTIN_COUNT ((int)(sizeof registry_builtin / sizeof registry_builtin[0]))
 #define EXTRA_MAX 8

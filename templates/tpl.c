@@ -745,6 +745,79 @@ at_status tpl_ref_gemm(at_exec *ref, int m, int n, int k, float alpha, CUdevicep
                      1, 16, 16, 1, 0, args);
 }
 
+size_t tpl_dtype_size(at_dtype t)
+{
+    switch (t) {
+    case AT_R_32F: return 4;
+    case AT_R_64F: return 8;
+    case AT_R_16F: return 2;
+    case AT_R_16BF: return 2;
+    default: return 0;
+    }
+}
+
+double tpl_unit_roundoff(at_dtype t)
+{
+    switch (t) {
+    case AT_R_32F: return ldexp(1.0, -24);
+    case AT_R_64F: return ldexp(1.0, -53);
+    case AT_R_16F: return ldexp(1.0, -11);
+    case AT_R_16BF: return ldexp(1.0, -8);
+    default: return 0.0;
+    }
+}
+
+at_status tpl_fill_typed(at_exec *ref, CUdeviceptr p, long long n, at_dtype t,
+                         unsigned long long seed, float lo, float hi)
+{
+    if (tpl_dtype_size(t) == 0)
+        return ex_fail(ref, AT_ERR_INVALID_ARG, "tpl_fill_typed: unknown element type %d", (int)t);
+    int dtype = (int)t;
+    void *args[] = {&p, &n, &dtype, &seed, &lo, &hi};
+    return ex_launch(ref, "ref_fill_typed", grid_for(n, 256), 1, 1, 256, 1, 1, 0, args);
+}
+
+at_status tpl_ref_gemm_typed(at_exec *ref, at_dtype t, int tf32, int m, int n, int k,
+                             float alpha, CUdeviceptr A, long long lda, CUdeviceptr B,
+                             long long ldb, float beta, CUdeviceptr C0, long long ldc0,
+                             CUdeviceptr R)
+{
+    if (tpl_dtype_size(t) == 0 || (tf32 && t != AT_R_32F))
+        return ex_fail(ref, AT_ERR_INVALID_ARG, "tpl_ref_gemm_typed: element type %d%s", (int)t,
+                       tf32 ? " with TF32" : "");
+    if (m < 1 || n < 1)
+        return AT_OK;
+    int dtype = (int)t, trunc = tf32 != 0;
+    long long ldr = n;
+    void *args[] = {&m, &n, &k, &alpha, &A, &lda, &B, &ldb, &beta, &C0, &ldc0, &R, &ldr,
+                    &dtype, &trunc};
+    return ex_launch(ref, "ref_gemm_typed", (unsigned)((n + 15) / 16), (unsigned)((m + 15) / 16),
+                     1, 16, 16, 1, 0, args);
+}
+
+at_status tpl_rel_error_typed(at_exec *ref, at_dtype t, CUdeviceptr out, int rows, int cols,
+                              long long ld, CUdeviceptr expected, double *error)
+{
+    if (tpl_dtype_size(t) == 0)
+        return ex_fail(ref, AT_ERR_INVALID_ARG, "tpl_rel_error_typed: unknown element type %d",
+                       (int)t);
+    double sums[3];
+    int dtype = (int)t;
+    long long ldr = cols;
+    void *args[] = {&rows, &cols, &out, &ld, &dtype, &expected, &ldr, NULL};
+    at_status s = reference_sums(ref, "ref_error_typed",
+                                 grid_for((long long)rows * cols, 256), args, 7, sums);
+    if (s != AT_OK)
+        return s;
+    if (sums[2] > 0 || !isfinite(sums[0]))
+        *error = INFINITY;
+    else if (sums[1] == 0)
+        *error = sqrt(sums[0]);
+    else
+        *error = sqrt(sums[0] / sums[1]);
+    return AT_OK;
+}
+
 at_status tpl_ref_reduce(at_exec *ref, long long n, CUdeviceptr x, CUdeviceptr y,
                          double *result)
 {

@@ -328,6 +328,30 @@ at_status tpl_rel_error(at_exec *ref, CUdeviceptr out, CUdeviceptr expected,
 at_status tpl_ref_gemm(at_exec *ref, int m, int n, int k, float alpha,
                        CUdeviceptr A, int lda, CUdeviceptr B, int ldb,
                        float beta, CUdeviceptr C0, CUdeviceptr C, int ldc);
+/* ---- typed data (the tensor-core GEMM; element types as at_dtype) ---- */
+/* Bytes of one element of type t (4, 8, 2, 2); 0 for an unknown type. */
+size_t tpl_dtype_size(at_dtype t);
+/* Unit roundoff of type t (round to nearest): 2^-24 f32, 2^-53 f64, 2^-11
+ * f16, 2^-8 bf16; 0 for an unknown type. */
+double tpl_unit_roundoff(at_dtype t);
+/* n elements of type t, uniform in [lo, hi) (the draws of tpl_fill_uniform)
+ * rounded to nearest even in the type. AT_ERR_INVALID_ARG for an unknown type. */
+at_status tpl_fill_typed(at_exec *ref, CUdeviceptr p, long long n, at_dtype t,
+                         unsigned long long seed, float lo, float hi);
+/* R = alpha*A*B + beta*C0 in float64, NOT rounded to the type: A m x k (lda),
+ * B k x n (ldb), C0 m x n (ldc0, unread when beta == 0), all of type t and
+ * row-major; with tf32 (t = AT_R_32F only) every A and B element is first
+ * truncated to TF32 (low 13 mantissa bits cleared, toward zero), as the
+ * tensor cores read FP32. R: m x n doubles, leading dimension n. */
+at_status tpl_ref_gemm_typed(at_exec *ref, at_dtype t, int tf32, int m, int n, int k,
+                             float alpha, CUdeviceptr A, long long lda, CUdeviceptr B,
+                             long long ldb, float beta, CUdeviceptr C0, long long ldc0,
+                             CUdeviceptr R);
+/* ||out - expected||_F / ||expected||_F over the rows x cols region of out
+ * (type t, leading dimension ld) against expected (doubles, leading
+ * dimension cols), in float64; +inf if that region of out holds NaN/Inf. */
+at_status tpl_rel_error_typed(at_exec *ref, at_dtype t, CUdeviceptr out, int rows, int cols,
+                              long long ld, CUdeviceptr expected, double *error);
 /* Reference sum (y == 0) or dot, accumulated in float64, into *result. */
 at_status tpl_ref_reduce(at_exec *ref, long long n, CUdeviceptr x,
                          CUdeviceptr y, double *result);
@@ -348,5 +372,9 @@ typedef struct mm_streamk_schedule {
  * the same work, each in at most two partial tiles); fewer tiles than blocks are
  * split entirely. ksteps = 0 or more than 2^31 - 1 iterations: one block per tile. */
 void mm_streamk_plan(long long tiles, long long ksteps, int max_blocks, mm_streamk_schedule *s);
+
+/* ---- tcgemm's rejection reasons (templates/tcgemm.c; the tests reach every one) ---- */
+extern const char *const tpl_tcgemm_reasons[];
+extern const int tpl_tcgemm_n_reasons;
 
 #endif

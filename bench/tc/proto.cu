@@ -1,0 +1,454 @@
+// proto.cu: standalone prototype harness of the tcgemm PATH 90 kernel: NVRTC-compiles
+// templates/tcgemm.cu for sm_90a, checks each configuration against a float64 reference, times it
+// beside cublasGemmEx in the same process.
+//
+// Build (GPU machine): nvcc -O2 -std=c++17 -o proto bench/tc/proto.cu -lcuda -lnvrtc -lcublas
+// Usage:  proto bench TYPE M N K CFG...   verify and time each CFG (e.g. BM=128,BN=256,CM=2) at one shape
+//         proto check TYPE CFG...         correctness battery: odd shapes, offsets, odd ld, alpha/beta, splits
+// TYPE: 0 BF16, 1 FP16, 2 TF32. Verification rule: see templates/tcgemm.cu's header.
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <algorithm>
+#include <vector>
+#include "t9_host.h"
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+    fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+#define CU(x) do { CUresult e_ = (x); if (e_ != CUDA_SUCCESS) { const char *s_ = 0; cuGetErrorString(e_, &s_); \
+    fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, s_ ? s_ : "?"); exit(1); } } while (0)
+#define CB(x) do { cublasStatus_t e_ = (x); if (e_ != CUBLAS_STATUS_SUCCESS) { \
+    fprintf(stderr, "%s:%d %s: cublas %d\n", __FILE__, __LINE__, #x, (int)e_); exit(1); } } while (0)
+
+static int g_type;
+static char *g_src;
+static int g_sms;
+static t9_drv g_drv;
+
+// ---------- device helpers: random inputs, float64 reference, error ----------
+__device__ float rnd(unsigned long long i, unsigned seed)
+{
+    unsigned long long x = i * 0x9E3779B97F4A7C15ull + seed * 0xD1B54A32D192ED03ull;
+    x ^= x >> 31; x *= 0x7FB5D329728EA185ull; x ^= x >> 27; x *= 0x81DADEF4BC2DD44Dull; x ^= x >> 33;
+    return (float)((x >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f;   // [-1, 1)
+}
+
+__device__ double ld_in(const void *p, long long i, int type)   // input element as the tensor cores see it
+{
+    if (type == 0) return (double)__bfloat162float(((const __nv_bfloat16 *)p)[i]);
+    if (type == 1) return (double)__half2float(((const __half *)p)[i]);
+    unsigned u = __float_as_uint(((const float *)p)[i]) & 0xFFFFE000u;   // TF32: truncated
+    return (double)__uint_as_float(u);
+}
+
+__device__ double ld_out(const void *p, long long i, int type)
+{
+    if (type == 0) return (double)__bfloat162float(((const __nv_bfloat16 *)p)[i]);
+    if (type == 1) return (double)__half2float(((const __half *)p)[i]);
+    return (double)((const float *)p)[i];
+}
+
+// fills a rows x cols matrix (leading dimension ld; the gaps too) with random values of the type
+__global__ void k_fill(void *p, long long count, int type, unsigned seed)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += (long long)gridDim.x * blockDim.x) {
+        float v = rnd(i, seed);
+        if (type == 0) ((__nv_bfloat16 *)p)[i] = __float2bfloat16(v);
+        else if (type == 1) ((__half *)p)[i] = __float2half(v);
+        else ((float *)p)[i] = v;
+    }
+}
+
+__global__ void k_poison(void *p, long long bytes)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < bytes; i += (long long)gridDim.x * blockDim.x)
+        ((unsigned char *)p)[i] = 0xFF;   // NaN in BF16, FP16 and FP32
+}
+
+// ref[r][c] = alpha * sum_k A[r][k] B[k][c] + beta * C0[r][c], float64; 16 rows per block.
+__global__ void k_ref(const void *A, long long lda, const void *B, long long ldb, const void *C0, long long ldc,
+                      double *ref, int m, int n, int k, float alpha, float beta, int type)
+{
+    __shared__ double as[16][64];
+    int c = blockIdx.x * blockDim.x + threadIdx.x, r0 = blockIdx.y * 16;
+    double acc[16];
+    for (int i = 0; i < 16; i++) acc[i] = 0;
+    for (int k0 = 0; k0 < k; k0 += 64) {
+        __syncthreads();
+        for (int i = threadIdx.x; i < 16 * 64; i += blockDim.x) {
+            int rr = r0 + i / 64, kk = k0 + i % 64;
+            as[i / 64][i % 64] = (rr < m && kk < k) ? ld_in(A, rr * lda + kk, type) : 0.0;
+        }
+        __syncthreads();
+        if (c < n) {
+            int ke = k - k0 < 64 ? k - k0 : 64;
+            for (int kk = 0; kk < ke; kk++) {
+                double b = ld_in(B, (k0 + kk) * ldb + c, type);
+                for (int i = 0; i < 16; i++) acc[i] += as[i][kk] * b;
+            }
+        }
+    }
+    if (c < n)
+        for (int i = 0; i < 16 && r0 + i < m; i++) {
+            double v = (double)alpha * acc[i];
+            if (beta != 0.0f) v += (double)beta * ld_out(C0, (r0 + i) * ldc + c, type);
+            ref[(long long)(r0 + i) * n + c] = v;
+        }
+}
+
+// err[0] += sum (C - ref)^2, err[1] += sum ref^2, err[2] += count of non-finite C
+__global__ void k_err(const void *C, long long ldc, const double *ref, int m, int n, int type, double *err)
+{
+    double e = 0, s = 0, bad = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (long long)m * n; i += (long long)gridDim.x * blockDim.x) {
+        long long r = i / n, c = i % n;
+        double v = ld_out(C, r * ldc + c, type), x = ref[i];
+        if (!isfinite(v)) bad += 1;
+        else e += (v - x) * (v - x);
+        s += x * x;
+    }
+    atomicAdd(&err[0], e); atomicAdd(&err[1], s); atomicAdd(&err[2], bad);
+}
+
+// ---------- configurations ----------
+struct Kern { t9_cfg c; CUmodule mod; CUfunction f, pack, red; char name[160]; };
+
+static void parse_cfg(const char *s, t9_cfg *c)
+{
+    t9_cfg d = {g_type, 128, 256, g_type == 2 ? 32 : 64, 4, 2, 1, 1, 0, 8, 1, 2, 0};
+    if (g_type == 2) { d.bm = 256; d.bn = 128; }
+    *c = d;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *t = strtok(buf, ","); t; t = strtok(0, ",")) {
+        char *eq = strchr(t, '=');
+        if (!eq) continue;
+        *eq = 0;
+        int v = atoi(eq + 1);
+        if (!strcmp(t, "BM")) c->bm = v; else if (!strcmp(t, "BN")) c->bn = v;
+        else if (!strcmp(t, "BK")) c->bk = v; else if (!strcmp(t, "STAGES")) c->stages = v;
+        else if (!strcmp(t, "WG")) c->wg = v; else if (!strcmp(t, "CM")) c->cm = v;
+        else if (!strcmp(t, "CN")) c->cn = v; else if (!strcmp(t, "RASTER")) c->raster = v;
+        else if (!strcmp(t, "GROUP")) c->group = v; else if (!strcmp(t, "SPLITK")) c->splitk = v;
+        else if (!strcmp(t, "VEC")) c->vec = v; else if (!strcmp(t, "PING")) c->ping = v;
+        else { fprintf(stderr, "unknown parameter %s\n", t); exit(1); }
+    }
+}
+
+static int build(const char *s, Kern *K)
+{
+    parse_cfg(s, &K->c);
+    t9_cfg *c = &K->c;
+    snprintf(K->name, sizeof K->name, "BM%d BN%d BK%d S%d WG%d%s C%dx%d R%d G%d SK%d V%d", c->bm, c->bn, c->bk,
+             c->stages, c->wg, c->ping ? "P" : "", c->cm, c->cn, c->raster, c->group, c->splitk, c->vec);
+    const char *why = t9_reject(c);
+    if (why) { printf("  %-52s rejected: %s\n", K->name, why); return 0; }
+    char o[16][48];
+    int v[] = {c->type, c->bm, c->bn, c->bk, c->stages, c->wg, c->cm, c->cn, c->raster, c->group, c->splitk, c->vec, c->ping};
+    const char *nm[] = {"TYPE", "BM", "BN", "BK", "STAGES", "WG", "CM", "CN", "RASTER", "GROUP", "SPLITK", "VEC", "PING"};
+    const char *opts[20];
+    int no = 0;
+    opts[no++] = "-arch=sm_90a";
+    opts[no++] = "-std=c++17";
+    opts[no++] = "-DPATH=90";
+    for (int i = 0; i < 13; i++) { snprintf(o[i], 48, "-D%s=%d", nm[i], v[i]); opts[no++] = o[i]; }
+    if (getenv("XDEFS")) opts[no++] = getenv("XDEFS");   // one extra -D for experiments
+    nvrtcProgram p;
+    nvrtcCreateProgram(&p, g_src, "tcgemm.cu", 0, 0, 0);
+    nvrtcResult r = nvrtcCompileProgram(p, no, opts);
+    if (r != NVRTC_SUCCESS) {
+        size_t ls; nvrtcGetProgramLogSize(p, &ls);
+        std::vector<char> log(ls + 1); nvrtcGetProgramLog(p, log.data());
+        printf("  %-52s compile failed:\n%s\n", K->name, log.data());
+        return 0;
+    }
+    size_t cs; nvrtcGetCUBINSize(p, &cs);
+    std::vector<char> cubin(cs); nvrtcGetCUBIN(p, cubin.data());
+    nvrtcDestroyProgram(&p);
+    CU(cuModuleLoadData(&K->mod, cubin.data()));
+    CU(cuModuleGetFunction(&K->f, K->mod, "tcgemm"));
+    CU(cuModuleGetFunction(&K->pack, K->mod, "tc_pack"));
+    CU(cuModuleGetFunction(&K->red, K->mod, "tc_splitk_reduce"));
+    return 1;
+}
+
+// ---------- one problem: operands with offsets and leading dimensions ----------
+struct Prob {
+    int m, n, k; long long lda, ldb, ldc; int offa, offb, offc; float alpha, beta;
+    void *A, *B, *C, *C0; double *ref, *err;
+    void *pa, *pb; float *ws; size_t wsz;   // packed copies, split-K workspace
+};
+
+static size_t es_in() { return g_type == 2 ? 4 : 2; }
+
+static void prob_init(Prob *P, unsigned seed)
+{
+    size_t es = es_in();
+    size_t na = P->offa + (size_t)(P->m - 1) * P->lda + P->k, nb = P->offb + (size_t)(P->k - 1) * P->ldb + P->n;
+    size_t nc = P->offc + (size_t)(P->m - 1) * P->ldc + P->n;
+    void *a, *b, *c, *c0;
+    CK(cudaMalloc(&a, na * es)); CK(cudaMalloc(&b, nb * es)); CK(cudaMalloc(&c, nc * es)); CK(cudaMalloc(&c0, nc * es));
+    k_fill<<<1024, 256>>>(a, na, g_type, seed); k_fill<<<1024, 256>>>(b, nb, g_type, seed + 1);
+    k_fill<<<1024, 256>>>(c0, nc, g_type, seed + 2);
+    P->A = (char *)a + P->offa * es; P->B = (char *)b + P->offb * es;
+    P->C = (char *)c + P->offc * es; P->C0 = (char *)c0 + P->offc * es;
+    CK(cudaMalloc(&P->ref, (size_t)P->m * P->n * 8)); CK(cudaMalloc(&P->err, 3 * 8));
+    dim3 g((P->n + 127) / 128, (P->m + 15) / 16);
+    k_ref<<<g, 128>>>(P->A, P->lda, P->B, P->ldb, P->C0, P->ldc, P->ref, P->m, P->n, P->k, P->alpha, P->beta, g_type);
+    CK(cudaGetLastError());
+    P->pa = P->pb = 0; P->ws = 0; P->wsz = 0;
+    if (t9_needs_pack(P->A, P->lda, es)) CK(cudaMalloc(&P->pa, (size_t)P->m * t9_packed_ld(P->k, es) * es));
+    if (t9_needs_pack(P->B, P->ldb, es)) CK(cudaMalloc(&P->pb, (size_t)P->k * t9_packed_ld(P->n, es) * es));
+    CK(cudaDeviceSynchronize());
+}
+
+static void prob_free(Prob *P)
+{
+    size_t es = es_in();
+    cudaFree((char *)P->A - P->offa * es); cudaFree((char *)P->B - P->offb * es);
+    cudaFree((char *)P->C - P->offc * es); cudaFree((char *)P->C0 - P->offc * es);
+    cudaFree(P->ref); cudaFree(P->err); cudaFree(P->pa); cudaFree(P->pb); cudaFree(P->ws);
+}
+
+static size_t c_bytes(const Prob *P) { return ((size_t)(P->m - 1) * P->ldc + P->n) * es_in(); }
+
+// Puts C0 into C (beta != 0) or NaN (beta == 0: C must not be read).
+static void reset_c(const Prob *P)
+{
+    if (P->beta != 0.0f) CK(cudaMemcpy(P->C, P->C0, c_bytes(P), cudaMemcpyDeviceToDevice));
+    else k_poison<<<1024, 256>>>(P->C, c_bytes(P));
+}
+
+// One full call of our path: pack (if needed), GEMM, split-K reduce. Maps built once per (kernel, problem).
+struct Launch { CUtensorMap ma, mb; unsigned grid; };
+
+static int setup(Kern *K, Prob *P, Launch *L)
+{
+    size_t es = es_in();
+    const void *A = P->pa ? P->pa : P->A, *B = P->pb ? P->pb : P->B;
+    long long lda = P->pa ? t9_packed_ld(P->k, es) : P->lda, ldb = P->pb ? t9_packed_ld(P->n, es) : P->ldb;
+    CU(t9_encode_maps(&g_drv, &K->c, A, lda, B, ldb, P->m, P->n, P->k, &L->ma, &L->mb));
+    L->grid = t9_grid(&g_drv, K->f, &K->c, P->m, P->n, g_sms);
+    if (!L->grid) { printf("  %-52s no grid (cluster does not fit)\n", K->name); return 0; }
+    size_t need = K->c.splitk > 1 ? (size_t)K->c.splitk * P->m * P->n * 4 : 0;
+    if (need > P->wsz) { cudaFree(P->ws); CK(cudaMalloc(&P->ws, need)); P->wsz = need; }
+    return 1;
+}
+
+static int g_pack_only;
+
+static void run(Kern *K, Prob *P, Launch *L)
+{
+    size_t es = es_in();
+    unsigned pack_grid = (unsigned)(g_sms * 8);    // tc_pack: grid-stride, 256 threads
+    if (P->pa) {
+        long long ldd = t9_packed_ld(P->k, es);
+        void *args[] = {&P->m, &P->k, &P->A, &P->lda, &P->pa, &ldd};
+        CU(cuLaunchKernel(K->pack, pack_grid, 1, 1, 256, 1, 1, 0, 0, args, 0));
+    }
+    if (P->pb) {
+        long long ldd = t9_packed_ld(P->n, es);
+        void *args[] = {&P->k, &P->n, &P->B, &P->ldb, &P->pb, &ldd};
+        CU(cuLaunchKernel(K->pack, pack_grid, 1, 1, 256, 1, 1, 0, 0, args, 0));
+    }
+    if (g_pack_only)
+        return;
+    CU(t9_launch(&g_drv, K->f, &K->c, L->grid, &L->ma, &L->mb, P->C, P->m, P->n, P->k, P->ldc, P->alpha,
+                 P->beta, P->ws, 0));
+    if (K->c.splitk > 1) {
+        long long mn = (long long)P->m * P->n, blocks = (mn + 255) / 256;
+        void *args[] = {&P->m, &P->n, &P->ws, &P->alpha, &P->beta, &P->C, &P->ldc};
+        CU(cuLaunchKernel(K->red, (unsigned)(blocks < 65536 ? blocks : 65536), 1, 1, 256, 1, 1, 0, 0, args, 0));
+    }
+}
+
+static double tol(const Prob *P)
+{
+    double u = g_type == 0 ? ldexp(1.0, -8) : g_type == 1 ? ldexp(1.0, -11) : ldexp(1.0, -24);
+    return 2 * u + 4 * sqrt((double)P->k) * ldexp(1.0, -24);
+}
+
+// relative Frobenius error of C against the reference (NaN count returned in *bad)
+static double check(const Prob *P, double *bad)
+{
+    CK(cudaMemset(P->err, 0, 24));
+    k_err<<<1024, 256>>>(P->C, P->ldc, P->ref, P->m, P->n, g_type, P->err);
+    double h[3];
+    CK(cudaMemcpy(h, P->err, 24, cudaMemcpyDeviceToHost));
+    *bad = h[2];
+    return h[1] > 0 ? sqrt(h[0] / h[1]) : sqrt(h[0]);
+}
+
+static double median_ms(std::vector<float> &v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
+
+static int g_reps = 20;
+
+static double time_ours(Kern *K, Prob *P, Launch *L)
+{
+    cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+    for (int i = 0; i < 3; i++) run(K, P, L);
+    std::vector<float> t;
+    for (int i = 0; i < g_reps; i++) {
+        cudaEventRecord(a); run(K, P, L); cudaEventRecord(b); cudaEventSynchronize(b);
+        float ms; cudaEventElapsedTime(&ms, a, b); t.push_back(ms);
+    }
+    CK(cudaGetLastError());
+    cudaEventDestroy(a); cudaEventDestroy(b);
+    return median_ms(t);
+}
+
+static cublasHandle_t g_blas;
+
+static void blas(Prob *P)
+{
+    cudaDataType t = g_type == 0 ? CUDA_R_16BF : g_type == 1 ? CUDA_R_16F : CUDA_R_32F;
+    cublasComputeType_t ct = g_type == 2 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    CB(cublasGemmEx(g_blas, CUBLAS_OP_N, CUBLAS_OP_N, P->n, P->m, P->k, &P->alpha, P->B, t, (int)P->ldb, P->A, t,
+                    (int)P->lda, &P->beta, P->C, t, (int)P->ldc, ct, CUBLAS_GEMM_DEFAULT));
+}
+
+static double time_blas(Prob *P)
+{
+    cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+    for (int i = 0; i < 3; i++) blas(P);
+    std::vector<float> t;
+    for (int i = 0; i < g_reps; i++) {
+        cudaEventRecord(a); blas(P); cudaEventRecord(b); cudaEventSynchronize(b);
+        float ms; cudaEventElapsedTime(&ms, a, b); t.push_back(ms);
+    }
+    cudaEventDestroy(a); cudaEventDestroy(b);
+    return median_ms(t);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); exit(1); }
+    fseek(f, 0, SEEK_END); long n = ftell(f); fseek(f, 0, SEEK_SET);
+    char *s = (char *)malloc(n + 1);
+    if (fread(s, 1, n, f) != (size_t)n) exit(1);
+    s[n] = 0; fclose(f);
+    return s;
+}
+
+// verify one kernel on one problem (fresh NaN/C0 in C); prints and returns pass
+static int verify(Kern *K, Prob *P, Launch *L, double *relp)
+{
+    reset_c(P);
+    run(K, P, L);
+    CK(cudaDeviceSynchronize());
+    double bad, rel = check(P, &bad);
+    *relp = rel;
+    return bad == 0 && rel <= tol(P);
+}
+
+static int cmd_bench(int m, int n, int k, int nc, char **cfgs)
+{
+    Prob P = {m, n, k, k, n, n, 0, 0, 0, 1.0f, 0.0f};
+    prob_init(&P, 1234 + m + n + k);
+    double flop = 2.0 * m * n * k;
+    reset_c(&P);
+    blas(&P); CK(cudaDeviceSynchronize());
+    double bad, brel = check(&P, &bad);
+    double tb = time_blas(&P);
+    printf("shape %dx%dx%d type %d: cuBLAS %.4f ms %.1f TF/s (err %.2e, tol %.2e)\n", m, n, k, g_type, tb,
+           flop / tb / 1e9, brel, tol(&P));
+    double best = 1e30; const char *bestn = "none";
+    static Kern Ks[64];
+    for (int i = 0; i < nc && i < 64; i++) {
+        Kern *K = &Ks[i];
+        if (!build(cfgs[i], K)) continue;
+        Launch L;
+        if (!setup(K, &P, &L)) continue;
+        double rel;
+        int ok = verify(K, &P, &L, &rel);
+        if (!ok) { printf("  %-52s FAIL err %.3e\n", K->name, rel); cuModuleUnload(K->mod); continue; }
+        double t = time_ours(K, &P, &L);
+        char pk[48] = "";
+        if (P.pa || P.pb) {
+            g_pack_only = 1;
+            snprintf(pk, sizeof pk, " (pack %.4f ms)", time_ours(K, &P, &L));
+            g_pack_only = 0;
+        }
+        printf("  %-52s %.4f ms %7.1f TF/s %.3fx  err %.2e grid %u%s\n", K->name, t, flop / t / 1e9, tb / t, rel, L.grid, pk);
+        if (t < best) { best = t; bestn = K->name; }
+        cuModuleUnload(K->mod);
+    }
+    printf("BEST %dx%dx%d type %d: %s %.1f TF/s = %.3fx cuBLAS (%.1f)\n", m, n, k, g_type, bestn, flop / best / 1e9,
+           tb / best, flop / tb / 1e9);
+    prob_free(&P);
+    return 0;
+}
+
+// correctness battery for each configuration
+static int cmd_check(int nc, char **cfgs)
+{
+    struct { int m, n, k; int dlda, dldb, dldc, offa, offb, offc; float alpha, beta; } S[] = {
+        {1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0}, {127, 255, 63, 0, 0, 0, 0, 0, 0, 1, 0},
+        {300, 500, 700, 0, 0, 0, 0, 0, 0, 1.5f, 0.5f}, {1000, 1000, 1000, 0, 0, 0, 0, 0, 0, 1, 0},
+        {513, 257, 4097, 3, 5, 1, 1, 3, 1, -0.75f, 2.0f}, {4097, 4097, 259, 0, 0, 0, 0, 0, 0, 1, 0},
+        {2048, 2048, 2048, 8, 8, 8, 8, 8, 8, 1, 1}, {777, 1536, 96, 1, 0, 7, 0, 1, 3, 2, -1},
+        {64, 8192, 1024, 0, 0, 0, 0, 0, 0, 1, 0}, {3000, 200, 5000, 0, 0, 0, 0, 0, 0, 1, 0.25f},
+    };
+    int ns = sizeof S / sizeof S[0], fails = 0;
+    static Kern Ks[64];
+    for (int i = 0; i < nc && i < 64; i++) {
+        if (!build(cfgs[i], &Ks[i])) continue;
+        printf("%s\n", Ks[i].name);
+    }
+    for (int s = 0; s < ns; s++) {
+        Prob P = {S[s].m, S[s].n, S[s].k, S[s].k + S[s].dlda, S[s].n + S[s].dldb, S[s].n + S[s].dldc,
+                  S[s].offa, S[s].offb, S[s].offc, S[s].alpha, S[s].beta};
+        prob_init(&P, 77 + s);
+        reset_c(&P); blas(&P); CK(cudaDeviceSynchronize());
+        double bad, brel = check(&P, &bad);
+        printf("shape %dx%dx%d ld+%d,%d,%d off %d,%d,%d a %.2f b %.2f  tol %.2e cuBLAS err %.2e\n", P.m, P.n, P.k,
+               S[s].dlda, S[s].dldb, S[s].dldc, P.offa, P.offb, P.offc, P.alpha, P.beta, tol(&P), brel);
+        for (int i = 0; i < nc && i < 64; i++) {
+            if (!Ks[i].mod) continue;
+            Launch L;
+            if (!setup(&Ks[i], &P, &L)) { fails++; continue; }
+            double rel, rel2;
+            int ok = verify(&Ks[i], &P, &L, &rel) && verify(&Ks[i], &P, &L, &rel2);
+            printf("  %-52s %s err %.3e%s\n", Ks[i].name, ok ? "ok  " : "FAIL", rel, P.pa || P.pb ? " (packed)" : "");
+            fails += !ok;
+        }
+        prob_free(&P);
+    }
+    printf("CHECK type %d: %d failures\n", g_type, fails);
+    return fails != 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) { fprintf(stderr, "usage: see the header\n"); return 2; }
+    g_type = atoi(argv[2]);
+    const char *src = getenv("TCGEMM_SRC");
+    g_src = slurp(src ? src : "templates/tcgemm.cu");
+    if (getenv("REPS")) g_reps = atoi(getenv("REPS"));
+    if (getenv("PACKALIGN")) t9_pack_align = atoi(getenv("PACKALIGN"));
+    CK(cudaFree(0));
+    CU(cuInit(0));
+    cudaDeviceProp pr; CK(cudaGetDeviceProperties(&pr, 0));
+    g_sms = pr.multiProcessorCount;
+    g_drv.tensor_map_encode_tiled = cuTensorMapEncodeTiled;
+    g_drv.func_set_attribute = cuFuncSetAttribute;
+    g_drv.launch_kernel = cuLaunchKernel;
+    g_drv.occupancy_max_active_clusters = cuOccupancyMaxActiveClusters;
+    g_drv.launch_kernel_ex = cuLaunchKernelEx;
+    CB(cublasCreate(&g_blas));
+    if (g_type == 2) CB(cublasSetMathMode(g_blas, CUBLAS_TF32_TENSOR_OP_MATH));
+    if (!strcmp(argv[1], "bench") && argc >= 6)
+        return cmd_bench(atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argc - 6, argv + 6);
+    if (!strcmp(argv[1], "check"))
+        return cmd_check(argc - 3, argv + 3);
+    fprintf(stderr, "unknown command\n");
+    return 2;
+}

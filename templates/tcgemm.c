@@ -1,0 +1,779 @@
+/* tcgemm.c: descriptor of the tensor-core GEMM family (templates/tcgemm.cu): BF16, FP16 and
+ * TF32 problems, the PATH 90 (wgmma) and PATH 80 (mma.sync) kernels, their rules and launches. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "tpl.h"
+
+/* Parameter order; must match the params table below. */
+enum {
+    P_TYPE, P_PATH, P_BM, P_BN, P_BK, P_STAGES, P_WG, P_CM, P_CN, P_WARPS_M, P_WARPS_N,
+    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_COUNT
+};
+
+#define TC_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
+#define TC_MAX_LD (1LL << 34)           /* row strides below the 2^40 bytes of a TMA map */
+#define TC_SPLIT_MAX_TILES 64           /* split-K only below this many output tiles */
+#define TC_PACK_ALIGN_90 128            /* PATH 90 packed rows: 128 bytes (bench/notes_tcgemm.md 3.) */
+#define TC_PACK_ALIGN_80 16             /* PATH 80 packed rows: one 16-byte load */
+
+/* Scratch slots of the configuration's exec. */
+#define TC_SLOT_PARTIALS 0              /* split-K partials (zeros for k == 0) */
+#define TC_SLOT_PACKED_A 1
+#define TC_SLOT_PACKED_B 2
+
+/* ---- rejection reasons (each reachable; tests/test_tcgemm.c scans for every one) ---- */
+enum {
+    R_RANGE, R_TYPE, R_PATH, R_CANON_90, R_CANON_80, R_CANON_VEC_TF32, R_CANON_VEC_SPLIT,
+    R9_TILE, R9_WARPGROUP, R9_VEC, R9_SMEM, R9_THREADS, R9_REGS, R9_ARCH,
+    R8_ACC, R8_VEC, R8_LOADW, R8_SMEM, R8_THREADS, R8_REGS, R8_ARCH,
+    R_LATTICE, R_ORDER, R_SPLIT, R_COUNT
+};
+
+const char *const tpl_tcgemm_reasons[R_COUNT] = {
+    [R_RANGE] = "tile sizes, STAGES, WG, CM, CN, WARPS_M, WARPS_N, GROUP, SPLITK, VEC and LOADW "
+                "must be positive (RASTER 0 or 1)",
+    [R_TYPE] = "TYPE is 0 (BF16), 1 (FP16) or 2 (TF32 math on FP32 data)",
+    [R_PATH] = "PATH is 90 (wgmma + TMA, sm_90a) or 80 (mma.sync, sm_80+)",
+    [R_CANON_90] = "WARPS_M, WARPS_N and LOADW are PATH 80 parameters: PATH 90 takes only their "
+                   "first value",
+    [R_CANON_80] = "WG, CM and CN are PATH 90 parameters: PATH 80 takes only their first value",
+    [R_CANON_VEC_TF32] = "PATH 90 TF32 stores C element by element: VEC takes only its first value",
+    [R_CANON_VEC_SPLIT] = "SPLITK > 1 writes FP32 partials and the reduce stores C: VEC takes only "
+                          "its first value",
+    [R9_TILE] = "PATH 90 tile: BK and BN multiples of one 128-byte swizzled row (64 16-bit or 32 "
+                "FP32 elements), BM of 8*CN, BK of 8*CM, wgmma N (BN; TF32: BM) 64, 128, 192 or "
+                "256, TMA boxes of at most 256 rows",
+    [R9_WARPGROUP] = "PATH 90: each consumer warpgroup's share (BM/WG; TF32: BN/WG) must be a "
+                     "multiple of 64 rows with at most 128 FP32 accumulators per thread, WG 1..3, "
+                     "a cluster of at most 8",
+    [R9_VEC] = "PATH 90 VEC is 1 (scalar), 2 (pairs) or 8 (TMA-store epilogue)",
+    [R9_SMEM] = "PATH 90: shared memory (stages, C staging, barriers) above the device's "
+                "per-block limit",
+    [R9_THREADS] = "PATH 90: (WG + 1) x 128 threads above the device's per-block limit",
+    [R9_REGS] = "PATH 90: the setmaxnreg split (producer 40, consumers 232 or 240 registers) needs "
+                "more registers than a block has",
+    [R9_ARCH] = "PATH 90 (wgmma, TMA, clusters) runs only on sm_90 devices (cc 9.0)",
+    [R8_ACC] = "PATH 80: a warp tile above 64 x 64 (more than 128 accumulators per thread) "
+               "spills; BM and BN must split into 16 x 16 warp tiles",
+    [R8_VEC] = "PATH 80 VEC is 1, 2, 4 or 8, and 8 needs 16-bit C",
+    [R8_LOADW] = "PATH 80 LOADW is 16, 8, 4 or 2 bytes, and FP32 loads 16 or 4",
+    [R8_SMEM] = "PATH 80: shared memory (stages or staged epilogue) above the device's per-block "
+                "limit",
+    [R8_THREADS] = "PATH 80: WARPS_M x WARPS_N x 32 threads above the device's per-block limit",
+    [R8_REGS] = "PATH 80: about (accumulators + fragments + 40) registers per thread exceed 255 "
+                "or the registers of a block",
+    [R8_ARCH] = "PATH 80 (bf16 mma.sync, cp.async) needs an sm_80+ device",
+    [R_LATTICE] = "tile, pipeline and epilogue not in the tuned lattice (hand-picked around the "
+                  "measured winners: bench/notes_tcgemm.md, bench/notes_tcgemm_sm80.md)",
+    [R_ORDER] = "tile order: PATH 90 RASTER 0/1 with GROUP 8/16, or GROUP 1 with RASTER 0; "
+                "PATH 80 GROUP 8 with RASTER 0/1; split-K RASTER 0 with GROUP 8",
+    [R_SPLIT] = "SPLITK 2 and 4 only on the lattice's 128 x 128 direct-epilogue tiles",
+};
+const int tpl_tcgemm_n_reasons = R_COUNT;
+
+/* Writes reason r into why and returns 0 (cheap: scans of millions of raw
+ * configurations reject most of them). */
+static int tc_reject(int r, char *why, size_t len)
+{
+    if (why && len) {
+        size_t n = strlen(tpl_tcgemm_reasons[r]);
+        if (n >= len)
+            n = len - 1;
+        memcpy(why, tpl_tcgemm_reasons[r], n);
+        why[n] = '\0';
+    }
+    return 0;
+}
+
+static long long tc_cdiv(long long a, long long b)
+{
+    return (a + b - 1) / b;
+}
+
+/* Bytes of one element of A, B and C for the configuration's TYPE. */
+static int tc_esz(const int *c)
+{
+    return c[P_TYPE] == 2 ? 4 : 2;
+}
+
+/* ---- PATH 90 geometry (as in tcgemm.cu's T9_ macros) ---- */
+
+/* Dynamic shared memory of tcgemm: STAGES ring, C staging (VEC 8, 16-bit), 1 KB alignment
+ * slack, full/empty barriers. */
+static long long t9_smem_bytes(const int *c)
+{
+    long long stage = (long long)(c[P_BM] * c[P_BK] + c[P_BK] * c[P_BN]) * tc_esz(c);
+    long long cst = c[P_VEC] == 8 && c[P_TYPE] != 2 ? (long long)c[P_BM] * c[P_BN] * 2 : 0;
+    return c[P_STAGES] * stage + cst + 1024 + 2LL * c[P_STAGES] * 8;
+}
+
+/* Consumer registers per thread after setmaxnreg (tcgemm.cu): 240, 232, 152 for WG 1, 2, 3. */
+static int t9_consumer_regs(int wg)
+{
+    return wg == 1 ? 240 : wg == 2 ? 232 : 152;
+}
+
+/* PATH 90 legality (tcgemm.cu's #error checks and bench/tc/t9_host.h's t9_reject) and the
+ * device's limits; 0 with the reason. */
+static int t9_valid(const int *c, const at_device_info *dev, char *why, size_t len)
+{
+    int tf32 = c[P_TYPE] == 2, boxe = 128 / tc_esz(c);
+    int wn = tf32 ? c[P_BM] : c[P_BN];
+    int wp = (tf32 ? c[P_BN] : c[P_BM]) / c[P_WG];
+    int bm = c[P_BM], bn = c[P_BN], bk = c[P_BK], cm = c[P_CM], cn = c[P_CN];
+    if (bk % boxe || bn % boxe || bm % (8 * cn) || bk % (8 * cm) || wn % 64 || wn > 256 ||
+        bm / cn > 256 || bk / cm > 256)
+        return tc_reject(R9_TILE, why, len);
+    if (c[P_WG] > 3 || (tf32 ? c[P_BN] : c[P_BM]) % c[P_WG] || wp % 64 ||
+        (wp / 64) * (wn / 2) > 128 || cm * cn > 8 || c[P_STAGES] < 2)
+        return tc_reject(R9_WARPGROUP, why, len);
+    if (!tf32 && c[P_VEC] != 1 && c[P_VEC] != 2 && c[P_VEC] != 8)
+        return tc_reject(R9_VEC, why, len);
+    if (!tf32 && c[P_VEC] == 8 && (c[P_SPLITK] > 1 || bn % 64))
+        return tc_reject(R9_VEC, why, len);
+    long long smem_limit = dev ? dev->smem_per_block_optin : 227 * 1024;
+    int threads = (c[P_WG] + 1) * 128;
+    if (t9_smem_bytes(c) > smem_limit)
+        return tc_reject(R9_SMEM, why, len);
+    if (threads > (dev ? dev->max_threads_per_block : 1024))
+        return tc_reject(R9_THREADS, why, len);
+    if (128LL * 40 + 128LL * c[P_WG] * t9_consumer_regs(c[P_WG]) >
+        (dev ? dev->regs_per_block : 65536))
+        return tc_reject(R9_REGS, why, len);
+    if (dev && (dev->cc_major != 9 || dev->cc_minor != 0))
+        return tc_reject(R9_ARCH, why, len);
+    return 1;
+}
+
+/* ---- PATH 80 geometry (as in tcgemm.cu's T8_ macros) ---- */
+
+/* Dynamic shared memory of t8_gemm: the padded stage ring or the staged epilogue, the larger. */
+static long long t8_smem_bytes(const int *c)
+{
+    long long esz = tc_esz(c);
+    long long sa = c[P_BK] + 16 / esz, sb = c[P_BN] + 8;
+    long long pipe = (long long)c[P_STAGES] * (c[P_BM] * sa + c[P_BK] * sb) * esz;
+    long long epi = c[P_VEC] >= 4 && c[P_SPLITK] == 1 ? (long long)c[P_BM] * (c[P_BN] + 8) * 4 : 0;
+    return pipe > epi ? pipe : epi;
+}
+
+/* PATH 80 legality (tcgemm.cu's static_asserts, bench/tc80/t8_host.c's t8_check_cfg) and the
+ * device's limits; 0 with the reason. */
+static int t8_valid(const int *c, const at_device_info *dev, char *why, size_t len)
+{
+    int tf32 = c[P_TYPE] == 2, wm = c[P_WARPS_M], wn = c[P_WARPS_N];
+    int ks = tf32 ? 8 : 16;
+    if (c[P_BM] % (16 * wm) || c[P_BN] % (16 * wn) || c[P_BK] % ks || c[P_BK] > 64 ||
+        wm * wn > 16 || (c[P_BM] / wm) * (c[P_BN] / wn) > 64 * 64 || c[P_STAGES] < 2 ||
+        c[P_STAGES] > 6)
+        return tc_reject(R8_ACC, why, len);
+    int vec = c[P_VEC], lw = c[P_LOADW];
+    if ((vec != 1 && vec != 2 && vec != 4 && vec != 8) || (vec == 8 && tf32))
+        return tc_reject(R8_VEC, why, len);
+    if ((lw != 16 && lw != 8 && lw != 4 && lw != 2) || (tf32 && (lw == 8 || lw == 2)))
+        return tc_reject(R8_LOADW, why, len);
+    if (t8_smem_bytes(c) > (dev ? dev->smem_per_block_optin : 227 * 1024))
+        return tc_reject(R8_SMEM, why, len);
+    int threads = 32 * wm * wn;
+    if (threads > (dev ? dev->max_threads_per_block : 1024))
+        return tc_reject(R8_THREADS, why, len);
+    /* accumulators + double-buffered fragments + ~40 for addresses (notes: ~225 for 64x64) */
+    int mi = c[P_BM] / wm / 16, ni = c[P_BN] / wn / 8;
+    int regs = (c[P_BM] / wm) * (c[P_BN] / wn) / 32 + 2 * (mi * 4 + ni * 2) + 40;
+    if (regs > 255 || (long long)regs * threads > (dev ? dev->regs_per_block : 65536))
+        return tc_reject(R8_REGS, why, len);
+    if (dev && dev->cc_major < 8)
+        return tc_reject(R8_ARCH, why, len);
+    return 1;
+}
+
+/* ---- the tuned lattice ---- */
+
+/* One tile/pipeline/epilogue recipe: PATH 90 rows name WARPS_M, WARPS_N and LOADW at their
+ * canonical values, PATH 80 rows WG, CM and CN; `split` rows also take SPLITK 2 and 4 (then
+ * with VEC at its canonical 2). Sources: bench/notes_tcgemm.md "Final" (16-bit 128x256x64 3
+ * stages VEC 8; 128x192 4 stages for ragged shapes; CM=2 with VEC 2; TF32 256x128x32 4 stages,
+ * CN=2) and bench/notes_tcgemm_sm80.md (BF16 128x128x32 2x2 VEC 8, FP16 128x256x64 2x4, TF32
+ * 128x128x16 VEC 4; the narrow-load rows need no pack at all and fit the 99 KiB of sm_86/89). */
+typedef struct tc_recipe {
+    int tf32, path, bm, bn, bk, stages, wg, cm, cn, warps_m, warps_n, vec, loadw, split;
+} tc_recipe;
+
+static const tc_recipe tc_lattice[] = {
+    /* PATH 90, BF16/FP16 */
+    {0, 90, 128, 256, 64, 3, 2, 1, 1, 2, 2, 8, 16, 0},
+    {0, 90, 128, 192, 64, 4, 2, 1, 1, 2, 2, 8, 16, 0},
+    {0, 90, 128, 256, 64, 4, 2, 2, 1, 2, 2, 2, 16, 0},
+    {0, 90, 128, 256, 64, 4, 2, 1, 1, 2, 2, 2, 16, 0},
+    {0, 90, 128, 128, 64, 4, 2, 1, 1, 2, 2, 8, 16, 0},
+    {0, 90, 128, 128, 64, 4, 2, 1, 1, 2, 2, 2, 16, 1},
+    /* PATH 90, TF32 (VEC unused: canonical 2) */
+    {1, 90, 256, 128, 32, 4, 2, 1, 1, 2, 2, 2, 16, 0},
+    {1, 90, 256, 128, 32, 4, 2, 1, 2, 2, 2, 2, 16, 0},
+    {1, 90, 256, 128, 64, 2, 2, 1, 1, 2, 2, 2, 16, 0},
+    {1, 90, 128, 256, 32, 4, 2, 1, 1, 2, 2, 2, 16, 0},
+    {1, 90, 128, 128, 32, 4, 2, 1, 1, 2, 2, 2, 16, 1},
+    /* PATH 80, BF16/FP16 */
+    {0, 80, 128, 128, 32, 4, 2, 1, 1, 2, 2, 8, 16, 0},
+    {0, 80, 128, 256, 64, 3, 2, 1, 1, 2, 4, 8, 16, 0},
+    {0, 80, 128, 128, 32, 4, 2, 1, 1, 2, 4, 2, 2, 0},
+    {0, 80, 128, 128, 32, 4, 2, 1, 1, 2, 2, 2, 16, 1},
+    /* PATH 80, TF32 */
+    {1, 80, 128, 128, 16, 4, 2, 1, 1, 2, 2, 4, 16, 0},
+    {1, 80, 128, 128, 32, 3, 2, 1, 1, 2, 2, 4, 16, 0},
+    {1, 80, 128, 128, 16, 4, 2, 1, 1, 2, 4, 2, 4, 0},
+    {1, 80, 128, 128, 16, 4, 2, 1, 1, 2, 2, 2, 16, 1},
+};
+#define TC_LATTICE_N ((int)(sizeof tc_lattice / sizeof tc_lattice[0]))
+
+/* The lattice row of c, or NULL: with SPLITK 1 the row of its tile, pipeline and VEC; with
+ * SPLITK > 1 (VEC unused) a split row of its tile and pipeline, else any row of them. */
+static const tc_recipe *tc_recipe_of(const int *c)
+{
+    const tc_recipe *found = NULL;
+    for (int i = 0; i < TC_LATTICE_N; i++) {
+        const tc_recipe *r = &tc_lattice[i];
+        if (r->tf32 == (c[P_TYPE] == 2) && r->path == c[P_PATH] && r->bm == c[P_BM] &&
+            r->bn == c[P_BN] && r->bk == c[P_BK] && r->stages == c[P_STAGES] &&
+            r->wg == c[P_WG] && r->cm == c[P_CM] && r->cn == c[P_CN] &&
+            r->warps_m == c[P_WARPS_M] && r->warps_n == c[P_WARPS_N] && r->loadw == c[P_LOADW] &&
+            (c[P_SPLITK] > 1 || r->vec == c[P_VEC])) {
+            if (c[P_SPLITK] == 1 || r->split)
+                return r;
+            found = r;
+        }
+    }
+    return found;
+}
+
+/* Lattice membership, tile order and split-K rules; 0 with the reason. */
+static int tc_lattice_ok(const int *c, char *why, size_t len)
+{
+    const tc_recipe *r = tc_recipe_of(c);
+    if (!r)
+        return tc_reject(R_LATTICE, why, len);
+    int raster = c[P_RASTER], group = c[P_GROUP], split = c[P_SPLITK] > 1;
+    int order_ok;
+    if (split)
+        order_ok = raster == 0 && group == 8;
+    else if (c[P_PATH] == 90)
+        order_ok = group == 8 || group == 16 || (group == 1 && raster == 0);
+    else
+        order_ok = group == 8;
+    if (!order_ok)
+        return tc_reject(R_ORDER, why, len);
+    if (split && (!r->split || (c[P_SPLITK] != 2 && c[P_SPLITK] != 4)))
+        return tc_reject(R_SPLIT, why, len);
+    return 1;
+}
+
+extern const tpl_family tpl_tcgemm;
+
+/* 1 if parameter p of cfg is at its canonical (first) value. */
+static int tc_canonical(const int *cfg, int p)
+{
+    return cfg[p] == tpl_tcgemm.params[p].values[0];
+}
+
+static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t len)
+{
+    if (why && len)
+        why[0] = '\0';
+    for (int p = P_BM; p < P_COUNT; p++)
+        if (p != P_RASTER && cfg[p] < 1)
+            return tc_reject(R_RANGE, why, len);
+    if (cfg[P_RASTER] != 0 && cfg[P_RASTER] != 1)
+        return tc_reject(R_RANGE, why, len);
+    if (cfg[P_TYPE] < 0 || cfg[P_TYPE] > 2)
+        return tc_reject(R_TYPE, why, len);
+    if (cfg[P_PATH] != 90 && cfg[P_PATH] != 80)
+        return tc_reject(R_PATH, why, len);
+    int p90 = cfg[P_PATH] == 90;
+    if (p90 && (!tc_canonical(cfg, P_WARPS_M) || !tc_canonical(cfg, P_WARPS_N) ||
+                !tc_canonical(cfg, P_LOADW)))
+        return tc_reject(R_CANON_90, why, len);
+    if (!p90 && (!tc_canonical(cfg, P_WG) || !tc_canonical(cfg, P_CM) ||
+                 !tc_canonical(cfg, P_CN)))
+        return tc_reject(R_CANON_80, why, len);
+    if (p90 && cfg[P_TYPE] == 2 && !tc_canonical(cfg, P_VEC))
+        return tc_reject(R_CANON_VEC_TF32, why, len);
+    if (cfg[P_SPLITK] > 1 && !tc_canonical(cfg, P_VEC))
+        return tc_reject(R_CANON_VEC_SPLIT, why, len);
+    if (p90 ? !t9_valid(cfg, dev, why, len) : !t8_valid(cfg, dev, why, len))
+        return 0;
+    return tc_lattice_ok(cfg, why, len);
+}
+
+/* The TYPE of a problem's kind, -1 if the family does not compute it. */
+static int tc_type_of(const tpl_problem *p)
+{
+    if (p->op_a != AT_OP_N || p->op_b != AT_OP_N || p->order != AT_ROW_MAJOR ||
+        tpl_problem_batch(p) != 1)
+        return -1;
+    if (p->dtype == AT_R_16BF && p->math == AT_MATH_DEFAULT)
+        return 0;
+    if (p->dtype == AT_R_16F && p->math == AT_MATH_DEFAULT)
+        return 1;
+    if (p->dtype == AT_R_32F && p->math == AT_MATH_TF32)
+        return 2;
+    return -1;
+}
+
+/* BF16 or FP16 with default math, or FP32 with TF32 math; row-major NN, one product. */
+static int tc_accepts(const tpl_problem *p)
+{
+    return p->n_dims == 3 && tc_type_of(p) >= 0;
+}
+
+static int tc_applicable(const int *cfg, const tpl_problem *p)
+{
+    if (!tpl_family_accepts(&tpl_tcgemm, p) || tc_type_of(p) != cfg[P_TYPE])
+        return 0;
+    long long m = p->dims[0], n = p->dims[1], k = p->dims[2];
+    if (m < 1 || n < 1 || k < 1 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
+        return 0;
+    long long tiles = tc_cdiv(m, cfg[P_BM]) * tc_cdiv(n, cfg[P_BN]);
+    if (tiles > 0x7fffffff)
+        return 0;
+    int sk = cfg[P_SPLITK];
+    /* Split-K pays for its reduction only where the tiles leave most SMs idle and each
+     * slice keeps at least 4 K tiles of work. */
+    if (sk > 1 && (tiles > TC_SPLIT_MAX_TILES || k < 4LL * sk * cfg[P_BK] ||
+                   (long long)sk * m * n * 4 > TC_MAX_WORKSPACE))
+        return 0;
+    return 1;
+}
+
+static int tc_deterministic(const int *cfg)
+{
+    (void)cfg;      /* no float atomics: split-K partials are summed in slice order */
+    return 1;
+}
+
+/* PATH 90 -> sm_90a on sm_90 (wgmma, setmaxnreg), nothing elsewhere; PATH 80 -> arch. */
+static const char *tc_target_arch(const int *cfg, const char *arch)
+{
+    if (cfg[P_PATH] != 90)
+        return arch;
+    return strcmp(arch, "sm_90") == 0 ? "sm_90a" : NULL;
+}
+
+/* ---- run ---- */
+
+/* One call's operands, as the kernels get them (after any packing). */
+typedef struct tc_call {
+    int m, n, k;
+    CUdeviceptr A, B, C;
+    long long lda, ldb, ldc;
+    float alpha, beta;
+} tc_call;
+
+/* Grid of a grid-stride helper kernel for `items` units of work. */
+static unsigned tc_stride_grid(const at_exec *ex, long long items)
+{
+    long long cap = ex->dev && ex->dev->sm_count > 0 ? 8LL * ex->dev->sm_count : 1024;
+    long long g = tc_cdiv(items > 0 ? items : 1, 256);
+    return (unsigned)(g < cap ? g : cap);
+}
+
+/* Copies the rows x cols operand at *p (leading dimension *ld) into scratch slot `slot` with
+ * rows of a multiple of `align` bytes (zero-filled past cols) and points *p, *ld at the copy. */
+static at_status tc_pack(at_exec *ex, int slot, int esz, int align, int rows, int cols,
+                         CUdeviceptr *p, long long *ld)
+{
+    long long per = align / esz, ldd = tc_cdiv(cols, per) * per;
+    CUdeviceptr dst = 0;
+    at_status s = ex_scratch(ex, slot, (size_t)rows * (size_t)ldd * (size_t)esz, &dst);
+    if (s != AT_OK)
+        return s;
+    if (dst % 16)
+        return ex_fail(ex, AT_ERR_INTERNAL, "tcgemm: scratch memory not 16-byte aligned");
+    CUdeviceptr src = *p;
+    long long lds = *ld;
+    void *a[] = {&rows, &cols, &src, &lds, &dst, &ldd};
+    s = ex_launch(ex, "tc_pack", tc_stride_grid(ex, (long long)rows * ldd * esz / 16), 1, 1, 256,
+                  1, 1, 0, a);
+    if (s == AT_OK) {
+        *p = dst;
+        *ld = ldd;
+    }
+    return s;
+}
+
+/* C = alpha * (sum of the SPLITK partials in W) + beta * C. */
+static at_status tc_reduce(at_exec *ex, const tc_call *c, CUdeviceptr W)
+{
+    int m = c->m, n = c->n;
+    float alpha = c->alpha, beta = c->beta;
+    CUdeviceptr C = c->C;
+    long long ldc = c->ldc;
+    void *a[] = {&m, &n, &W, &alpha, &beta, &C, &ldc};
+    return ex_launch(ex, "tc_splitk_reduce", tc_stride_grid(ex, (long long)m * n), 1, 1, 256, 1,
+                     1, 0, a);
+}
+
+/* The split-K workspace (SPLITK m x n FP32 partials) in slot 0. */
+static at_status tc_workspace(at_exec *ex, const int *cfg, const tc_call *c, CUdeviceptr *W)
+{
+    *W = 0;
+    if (cfg[P_SPLITK] == 1)
+        return AT_OK;
+    return ex_scratch(ex, TC_SLOT_PARTIALS, (size_t)cfg[P_SPLITK] * c->m * c->n * 4, W);
+}
+
+static at_status t8_run(at_exec *ex, const int *cfg, tc_call *c)
+{
+    int esz = tc_esz(cfg), lw = cfg[P_LOADW];
+    at_status s;
+    /* Loads of LOADW bytes need LOADW-aligned bases and rows; else pack the operand. */
+    if ((c->A % lw || (c->lda * esz) % lw) &&
+        (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_80, c->m, c->k, &c->A, &c->lda)) !=
+            AT_OK)
+        return s;
+    if ((c->B % lw || (c->ldb * esz) % lw) &&
+        (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_80, c->k, c->n, &c->B, &c->ldb)) !=
+            AT_OK)
+        return s;
+    CUdeviceptr W;
+    if ((s = tc_workspace(ex, cfg, c, &W)) != AT_OK)
+        return s;
+    long long tiles = tc_cdiv(c->m, cfg[P_BM]) * tc_cdiv(c->n, cfg[P_BN]);
+    if (tiles > 0x7fffffff)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: %lld tiles (limit 2^31-1)", tiles);
+    void *a[] = {&c->m, &c->n, &c->k, &c->alpha, &c->A, &c->lda, &c->B, &c->ldb, &c->beta, &c->C,
+                 &c->ldc, &W};
+    s = ex_launch(ex, "t8_gemm", (unsigned)tiles, 1, (unsigned)cfg[P_SPLITK],
+                  32u * (unsigned)(cfg[P_WARPS_M] * cfg[P_WARPS_N]), 1, 1,
+                  (unsigned)t8_smem_bytes(cfg), a);
+    if (s != AT_OK || cfg[P_SPLITK] == 1)
+        return s;
+    return tc_reduce(ex, c, W);
+}
+
+/* A 2D tensor map over a row-major rows x cols matrix (16-byte aligned base and rows), box
+ * {box_cols, box_rows}, 128-byte swizzle. */
+static at_status t9_map(at_exec *ex, CUtensorMap *map, int tf32_or_f32, int bf16, CUdeviceptr p,
+                        long long rows, long long cols, long long ld, int esz, unsigned box_cols,
+                        unsigned box_rows, CUtensorMapL2promotion l2)
+{
+    CUtensorMapDataType dt = tf32_or_f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                           : bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+    cuuint64_t strides[1] = {(cuuint64_t)(ld * esz)};
+    cuuint32_t box[2] = {box_cols, box_rows}, elem[2] = {1, 1};
+    CUresult rc = ex->cu->TensorMapEncodeTiled(map, dt, 2, (void *)(uintptr_t)p, dims, strides, box,
+                                               elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                               CU_TENSOR_MAP_SWIZZLE_128B, l2,
+                                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (rc != CUDA_SUCCESS)
+        return ex_fail(ex, AT_ERR_CUDA, "tcgemm: cuTensorMapEncodeTiled failed (%d) for a %lldx%lld "
+                       "matrix, ld %lld", (int)rc, rows, cols, ld);
+    return AT_OK;
+}
+
+/* Clusters of tcgemm that run at once (cuOccupancyMaxActiveClusters where the driver has it,
+ * else blocks per SM x SMs / cluster). */
+static at_status t9_fit(at_exec *ex, const int *cfg, unsigned threads, unsigned smem, int *fit)
+{
+    int per_sm = 0, cl = cfg[P_CM] * cfg[P_CN];
+    int sms = ex->dev && ex->dev->sm_count > 0 ? ex->dev->sm_count : 1;
+    at_status s = ex_occupancy(ex, "tcgemm", threads, smem, &per_sm);
+    if (s != AT_OK)
+        return s;
+    *fit = per_sm * sms / cl;
+    if (cl == 1 || !ex->cu->OccupancyMaxActiveClusters)
+        return *fit > 0 ? AT_OK : ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: no cluster fits");
+    CUfunction fn;
+    if ((s = ex_function(ex, "tcgemm", &fn)) != AT_OK)
+        return s;
+    CUlaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = (unsigned)cl;
+    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+    CUlaunchConfig lc;
+    memset(&lc, 0, sizeof lc);
+    lc.gridDimX = (unsigned)(cl * (sms / cl > 0 ? sms / cl : 1));
+    lc.gridDimY = lc.gridDimZ = 1;
+    lc.blockDimX = threads;
+    lc.blockDimY = lc.blockDimZ = 1;
+    lc.sharedMemBytes = smem;
+    lc.hStream = ex->stream;
+    lc.attrs = &attr;
+    lc.numAttrs = 1;
+    int clusters = 0;
+    CUresult rc = ex->cu->OccupancyMaxActiveClusters(&clusters, fn, &lc);
+    if (rc == CUDA_SUCCESS && clusters > 0)
+        *fit = clusters;
+    if (*fit < 1)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: a cluster of %d CTAs does not fit", cl);
+    return AT_OK;
+}
+
+static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
+{
+    const at_device_info *dev = ex->dev;
+    if (dev && (dev->cc_major != 9 || dev->cc_minor != 0))
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: PATH 90 needs an sm_90 device");
+    if (!ex->cu->TensorMapEncodeTiled)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: PATH 90 needs cuTensorMapEncodeTiled "
+                       "(CUDA 12+ driver)");
+    int esz = tc_esz(cfg), tf32 = cfg[P_TYPE] == 2, bf16 = cfg[P_TYPE] == 0;
+    int cl = cfg[P_CM] * cfg[P_CN];
+    at_status s;
+    /* TMA reads 16-byte aligned bases and row strides only; else pack to 128-byte rows. */
+    if ((c->A % 16 || (c->lda * esz) % 16) &&
+        (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_90, c->m, c->k, &c->A, &c->lda)) !=
+            AT_OK)
+        return s;
+    if ((c->B % 16 || (c->ldb * esz) % 16) &&
+        (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_90, c->k, c->n, &c->B, &c->ldb)) !=
+            AT_OK)
+        return s;
+    CUtensorMap ma, mb, mc;
+    memset(&mc, 0, sizeof mc);
+    unsigned boxe = (unsigned)(128 / esz);
+    if ((s = t9_map(ex, &ma, tf32, bf16, c->A, c->m, c->k, c->lda, esz, boxe,
+                    (unsigned)(cfg[P_BM] / cfg[P_CN]), CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) != AT_OK ||
+        (s = t9_map(ex, &mb, tf32, bf16, c->B, c->k, c->n, c->ldb, esz, boxe,
+                    (unsigned)(cfg[P_BK] / cfg[P_CM]), CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) != AT_OK)
+        return s;
+    /* vec_ok: bit 0 paired stores; bit 1 the TMA-store epilogue (VEC 8, beta == 0, C and ldc
+     * 16-byte aligned); bit 2 the staged epilogue with row stores (VEC 8, beta == 0, else). */
+    int vec_ok = c->C % (2 * esz) == 0 && c->ldc % 2 == 0;
+    if (cfg[P_VEC] == 8 && !tf32 && cfg[P_SPLITK] == 1 && c->beta == 0.0f) {
+        if (c->C % 16 == 0 && (c->ldc * 2) % 16 == 0) {
+            if ((s = t9_map(ex, &mc, 0, bf16, c->C, c->m, c->n, c->ldc, 2, 64,
+                            (unsigned)(cfg[P_BM] / cfg[P_WG]), CU_TENSOR_MAP_L2_PROMOTION_NONE)) !=
+                AT_OK)
+                return s;
+            vec_ok |= 2;
+        } else {
+            vec_ok |= 4;
+        }
+    }
+    CUdeviceptr W;
+    if ((s = tc_workspace(ex, cfg, c, &W)) != AT_OK)
+        return s;
+    unsigned threads = (unsigned)(cfg[P_WG] + 1) * 128, smem = (unsigned)t9_smem_bytes(cfg);
+    int fit;
+    if ((s = t9_fit(ex, cfg, threads, smem, &fit)) != AT_OK)
+        return s;
+    long long units = tc_cdiv(tc_cdiv(c->m, cfg[P_BM]), cfg[P_CM]) *
+                      tc_cdiv(tc_cdiv(c->n, cfg[P_BN]), cfg[P_CN]) * cfg[P_SPLITK];
+    long long clusters = units < fit ? units : fit;
+    void *a[] = {&ma, &mb, &mc, &c->C, &c->m, &c->n, &c->k, &c->ldc, &c->alpha, &c->beta, &vec_ok,
+                 &W};
+    const unsigned grid[3] = {(unsigned)(clusters * cl), 1, 1}, block[3] = {threads, 1, 1};
+    const unsigned cluster[3] = {(unsigned)cl, 1, 1};
+    s = cl > 1 ? ex_launch_cluster(ex, "tcgemm", grid, block, cluster, smem, a)
+               : ex_launch(ex, "tcgemm", grid[0], 1, 1, threads, 1, 1, smem, a);
+    if (s != AT_OK || cfg[P_SPLITK] == 1)
+        return s;
+    return tc_reduce(ex, c, W);
+}
+
+static at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
+{
+    const tpl_problem *p = &args->problem;
+    at_status s = tpl_check_problem(ex, &tpl_tcgemm, p);
+    if (s != AT_OK)
+        return s;
+    if (tc_type_of(p) != cfg[P_TYPE])
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: configuration TYPE=%d does not compute "
+                       "this element type", cfg[P_TYPE]);
+    long long m64 = p->dims[0], n64 = p->dims[1], k64 = p->dims[2];
+    if (m64 < 0 || n64 < 0 || k64 < 0 || m64 > 0x7fffffff || n64 > 0x7fffffff || k64 > 0x7fffffff)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: sizes %lldx%lldx%lld out of range", m64,
+                       n64, k64);
+    const tpl_operand *oa = &args->operand[TPL_GEMM_A], *ob = &args->operand[TPL_GEMM_B],
+                      *oc = &args->operand[TPL_GEMM_C];
+    tc_call c = {(int)m64, (int)n64, (int)k64, oa->ptr, ob->ptr, oc->ptr, oa->ld, ob->ld, oc->ld,
+                 (float)args->scalar[TPL_GEMM_ALPHA], (float)args->scalar[TPL_GEMM_BETA]};
+    if (c.m == 0 || c.n == 0)
+        return AT_OK;
+    if (c.lda < (c.k > 1 ? c.k : 1) || c.ldb < c.n || c.ldc < c.n)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: leading dimensions lda=%lld ldb=%lld "
+                       "ldc=%lld too small for %dx%dx%d", c.lda, c.ldb, c.ldc, c.m, c.n, c.k);
+    if (c.lda > TC_MAX_LD || c.ldb > TC_MAX_LD || c.ldc > TC_MAX_LD)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: leading dimensions lda=%lld ldb=%lld "
+                       "ldc=%lld above 2^34 elements", c.lda, c.ldb, c.ldc);
+    if (!c.C || (c.k > 0 && (!c.A || !c.B)))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: NULL operand");
+    if (c.k == 0) {
+        /* C = beta * C: the reduce over SPLITK zero partials */
+        CUdeviceptr W;
+        size_t words = (size_t)cfg[P_SPLITK] * c.m * c.n;
+        if ((s = ex_scratch(ex, TC_SLOT_PARTIALS, words * 4, &W)) != AT_OK ||
+            (s = ex_memset32(ex, W, 0, words)) != AT_OK)
+            return s;
+        return tc_reduce(ex, &c, W);
+    }
+    return cfg[P_PATH] == 90 ? t9_run(ex, cfg, &c) : t8_run(ex, cfg, &c);
+}
+
+static void tc_work(const tpl_problem *p, double *flops, double *bytes)
+{
+    double m = (double)p->dims[0], n = (double)p->dims[1], k = (double)p->dims[2];
+    double es = p->dtype == AT_R_32F ? 4.0 : 2.0;
+    *flops = 2.0 * m * n * k;
+    *bytes = es * (m * k + k * n + m * n);      /* A and B read, C written (beta 0) once */
+}
+
+/* Inputs of a problem: A, B uniform in [-1, 1) of the type, alpha 1.5, beta 0 over a C filled
+ * with NaN (it must not be read: the NaN would reach the result), the float64 reference of the
+ * same (TF32: truncated) inputs. */
+static at_status tc_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
+                            tpl_workset *ws)
+{
+    at_status s = tpl_check_problem(ref, &tpl_tcgemm, p);
+    if (s != AT_OK)
+        return s;
+    if (p->dims[0] < 1 || p->dims[1] < 1 || p->dims[2] < 1 || p->dims[0] > 0x7fffffff ||
+        p->dims[1] > 0x7fffffff || p->dims[2] > 0x7fffffff)
+        return ex_fail(ref, AT_ERR_INVALID_ARG, "tcgemm: bad problem for prepare");
+    int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
+    at_dtype t = p->dtype;
+    size_t es = tpl_dtype_size(t), a_n = (size_t)m * k, b_n = (size_t)k * n, c_n = (size_t)m * n;
+    size_t c_bytes = c_n * es, nan_bytes = (c_bytes + 3) / 4 * 4;
+    CUdeviceptr A, B, C, C0, R;
+    if ((s = tpl_ws_alloc(ref, ws, a_n * es, &A)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, b_n * es, &B)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, nan_bytes, &C)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, nan_bytes, &C0)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, c_n * 8, &R)) != AT_OK)
+        return s;
+    const float alpha = 1.5f, beta = 0.0f;
+    if ((s = tpl_fill_typed(ref, A, (long long)a_n, t, seed * 3 + 1, -1.0f, 1.0f)) != AT_OK ||
+        (s = tpl_fill_typed(ref, B, (long long)b_n, t, seed * 3 + 2, -1.0f, 1.0f)) != AT_OK ||
+        (s = ex_memset32(ref, C0, 0xFFFFFFFFu, nan_bytes / 4)) != AT_OK ||
+        (s = tpl_ref_gemm_typed(ref, t, p->math == AT_MATH_TF32, m, n, k, alpha, A, k, B, n, beta,
+                                C0, n, R)) != AT_OK)
+        return s;
+    ws->args = tpl_gemm_args(m, n, k, alpha, A, k, B, n, beta, C, n);
+    ws->args.problem = *p;
+    ws->out = C;
+    ws->out_bytes = c_bytes;
+    ws->out_initial = C0;
+    ws->reference = R;
+    return AT_OK;
+}
+
+static at_status tc_check(at_exec *ref, tpl_workset *ws, double *error)
+{
+    const tpl_problem *p = &ws->args.problem;
+    return tpl_rel_error_typed(ref, p->dtype, ws->out, (int)p->dims[0], (int)p->dims[1],
+                               ws->args.operand[TPL_GEMM_C].ld, ws->reference, error);
+}
+
+/* The verification rule (README "Tensor-core GEMM"):
+ *   ||C - C_ref||_F / ||C_ref||_F <= 2 u_out + (4 sqrt(k) + k / 8) 2^-24,
+ * u_out the unit roundoff of C's type (BF16 2^-8, FP16 2^-11, FP32 2^-24): one rounding of
+ * the output (measured 0.21 of 2 u_out on uniform [-1, 1) data) plus the FP32 accumulation,
+ * whose error in the tensor cores grows linearly in k (truncating alignment: measured about
+ * 0.039 k 2^-24 for TF32), so the k / 8 term keeps a 3x margin where 4 sqrt(k) alone would
+ * reject correct kernels above k of about 10000. A wrong tile or a race gives 1e-2 or more. */
+static double tc_tolerance_rule(at_dtype t, long long k)
+{
+    double kk = k > 0 ? (double)k : 1.0;
+    return 2.0 * tpl_unit_roundoff(t) + (4.0 * sqrt(kk) + kk / 8.0) * ldexp(1.0, -24);
+}
+
+static double tc_tolerance(const tpl_problem *p)
+{
+    return tc_tolerance_rule(p->dtype, p->n_dims == 3 ? p->dims[2] : 1);
+}
+
+#define TC_P80(type, tile) "TYPE=" #type ",PATH=80," tile
+#define TC_P90(type, tile) "TYPE=" #type ",PATH=90," tile
+
+static const tpl_baseline tc_baselines[] = {
+    {"sm80-fp16", TC_P80(1, "BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=4,"
+                            "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=2"),
+     "PATH 80 FP16 with narrow loads: correct on every sm_80+ device and any alignment"},
+    {"sm80-tf32", TC_P80(2, "BM=128,BN=128,BK=16,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=4,"
+                            "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=4"),
+     "PATH 80 TF32 with narrow loads: correct on every sm_80+ device and any alignment"},
+    {"sm90-bf16", TC_P90(0, "BM=128,BN=256,BK=64,STAGES=3,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+                            "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16"),
+     "PATH 90 BF16 prototype winner: 128x256x64, 3 stages, TMA-store epilogue (H200 1.01x "
+     "cuBLAS at 4096^3)"},
+    {"sm90-fp16", TC_P90(1, "BM=128,BN=256,BK=64,STAGES=3,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+                            "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16"),
+     "PATH 90 FP16 prototype winner: 128x256x64, 3 stages, TMA-store epilogue"},
+    {"sm90-bf16-bn192", TC_P90(0, "BM=128,BN=192,BK=64,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,"
+                                  "WARPS_N=2,RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16"),
+     "PATH 90 BF16 prototype winner at 4097^3: 128x192 tiles (5.5 waves), 4 stages"},
+    {"sm90-tf32", TC_P90(2, "BM=256,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=2,WARPS_M=2,WARPS_N=2,"
+                            "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=16"),
+     "PATH 90 TF32 prototype winner: 256x128x32, 4 stages, clusters 1x2 (A multicast)"},
+};
+
+static const tpl_problem tc_tuning[] = {
+    {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_16BF},
+    {.n_dims = 3, .dims = {4097, 4097, 4097}, .dtype = AT_R_16BF},
+    {.n_dims = 3, .dims = {8192, 8192, 1024}, .dtype = AT_R_16BF},
+    {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_16F},
+    {.n_dims = 3, .dims = {4097, 4097, 4097}, .dtype = AT_R_16F},
+    {.n_dims = 3, .dims = {8192, 8192, 1024}, .dtype = AT_R_16F},
+    {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_32F, .math = AT_MATH_TF32},
+    {.n_dims = 3, .dims = {4097, 4097, 4097}, .dtype = AT_R_32F, .math = AT_MATH_TF32},
+    {.n_dims = 3, .dims = {8192, 8192, 1024}, .dtype = AT_R_32F, .math = AT_MATH_TF32},
+};
+
+const tpl_family tpl_tcgemm = {
+    .name = "tcgemm",
+    .source = "tcgemm.cu",
+    .fixed_options = "",
+    .summary = "tensor-core GEMM C = alpha*A*B + beta*C (row-major): BF16 or FP16 (C of the input "
+               "type) or TF32 math on FP32 data, FP32 accumulation; PATH 90 wgmma + TMA + clusters "
+               "(sm_90a), PATH 80 mma.sync + cp.async (sm_80+)",
+    .n_dims = 3,
+    .dim_names = {"m", "n", "k"},
+    .metric_is_flops = 1,
+    .hidden = 0,
+    .n_params = P_COUNT,
+    .params = {
+        {"TYPE", 3, {0, 1, 2}, "element type: 0 BF16, 1 FP16 (C of the same type), 2 TF32 math "
+                               "on FP32 data (FP32 C)"},
+        {"PATH", 2, {90, 80}, "90 wgmma + TMA + mbarriers + clusters (sm_90a), 80 mma.sync + "
+                              "ldmatrix + cp.async (sm_80+)"},
+        {"BM", 2, {128, 256}, "block tile rows of C"},
+        {"BN", 3, {256, 128, 192}, "block tile columns of C"},
+        {"BK", 3, {64, 32, 16}, "K depth of one pipeline stage"},
+        {"STAGES", 3, {4, 3, 2}, "shared-memory pipeline depth"},
+        {"WG", 2, {2, 1}, "PATH 90: consumer warpgroups splitting the tile"},
+        {"CM", 2, {1, 2}, "PATH 90: cluster rows (CTAs along M multicasting one B tile)"},
+        {"CN", 2, {1, 2}, "PATH 90: cluster columns (CTAs along N multicasting one A tile)"},
+        {"WARPS_M", 2, {2, 4}, "PATH 80: warps along M"},
+        {"WARPS_N", 2, {2, 4}, "PATH 80: warps along N"},
+        {"RASTER", 2, {0, 1}, "tile order: 0 along rows first, 1 along columns first"},
+        {"GROUP", 3, {8, 16, 1}, "tile swizzle: this many tile rows (RASTER 1: columns) walked "
+                                 "together for L2 reuse; 1 = off"},
+        {"SPLITK", 3, {1, 2, 4}, "K slices: FP32 partials + an ordered (deterministic) reduce"},
+        {"VEC", 4, {2, 8, 4, 1}, "epilogue width: 1 scalar, 2 pairs; 8 PATH 90 TMA stores or "
+                                 "PATH 80 staged rows; 4 PATH 80 staged rows"},
+        {"LOADW", 3, {16, 4, 2}, "PATH 80: bytes per global load of A and B (operands not "
+                                 "aligned for it are packed first)"},
+    },
+    .valid = tc_valid,
+    .accepts = tc_accepts,
+    .applicable = tc_applicable,
+    .deterministic = tc_deterministic,
+    .run = tc_run,
+    .work = tc_work,
+    .work_done = NULL,
+    .prepare = tc_prepare,
+    .check = tc_check,
+    .tolerance = tc_tolerance,
+    .target_arch = tc_target_arch,
+    .default_config = TC_P80(0, "BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=4,"
+                                "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=2"),
+    .n_baselines = (int)(sizeof tc_baselines / sizeof tc_baselines[0]),
+    .baselines = tc_baselines,
+    .n_tuning_problems = (int)(sizeof tc_tuning / sizeof tc_tuning[0]),
+    .tuning_problems = tc_tuning,
+};

@@ -1,0 +1,1403 @@
+// tcgemm.cu: the tensor-core GEMM family, C = alpha*A*B + beta*C, row-major, BF16/FP16 inputs
+// (C of the input type) or TF32 math on FP32 data (FP32 C), FP32 accumulation; PATH picks the kernel.
+//
+// PATH 90 (NVRTC -arch=sm_90a, sm_90 devices only): `tcgemm`, a persistent, warp-specialized
+// kernel. Warpgroup 0 is the producer: one elected thread brings A and B tiles with TMA
+// (cp.async.bulk.tensor, 128-byte swizzle) into a STAGES-deep ring, each stage guarded by a
+// full/empty mbarrier pair; with a thread-block cluster of CM x CN CTAs the A tile is shared by the
+// CN CTAs of a cluster row and the B tile by the CM CTAs of a cluster column (each loads a slice
+// and multicasts it). Warpgroups 1..WG are consumers issuing wgmma.mma_async from shared memory;
+// setmaxnreg moves registers from the producer to them. The epilogue applies alpha and beta to
+// the FP32 accumulators and rounds once at the store, guarded at the edges (any m, n).
+//   Host contract (templates/tcgemm.c): tensor maps over A (dims {k, m}, box {128/ES, BM/CN}) and
+// B (dims {n, k}, box {128/ES, BK/CM}), 128-byte swizzle, so row strides must be multiples of 16
+// bytes and bases 16-byte aligned (else the host packs the operand first with tc_pack); zero fill
+// of out-of-range boxes makes ragged m, n, k correct with no special loop. A launch with CM*CN > 1
+// is a cluster launch (cuLaunchKernelEx, cluster CM*CN x 1 x 1).
+//   16-bit types compute D = A*B with A K-major and B N-major (wgmma transposes B). TF32 needs
+// both wgmma operands K-major, so it computes D^T = B^T * A^T: the B tile (N-major in shared
+// memory) is read into registers as wgmma's A operand, the A tile is the K-major B operand.
+//
+// PATH 80 (NVRTC -arch=sm_80 or the device's own arch; every GPU since Ampere): `t8_gemm`,
+// mma.sync (m16n8k16 16-bit, m16n8k8 TF32) with ldmatrix fragments and a cp.async ring of STAGES
+// stages, WARPS_M x WARPS_N warps per block, one block per output tile (grid tiles x 1 x SPLITK).
+// Loads are LOADW bytes wide (the host packs an operand whose base or row stride is not LOADW
+// aligned); the epilogue falls back to scalar stores where C or ldc is not aligned.
+//
+// Shared by both paths: tc_pack (copies an operand into an aligned, padded buffer) and
+// tc_splitk_reduce (SPLITK > 1: the kernels write FP32 partials ws[z][m][n], the reduce sums them
+// in slice order (deterministic) and applies alpha and beta).
+//
+// Types (TYPE): 0 BF16 A, B and C; 1 FP16 A, B and C; 2 FP32 A, B and C with TF32 math.
+// Accumulation is FP32; alpha and beta are FP32 and applied to the FP32 accumulator; C is rounded
+// once (round to nearest even) at the store. C has the input type: it halves the epilogue's
+// traffic and is what frameworks and cublasGemmEx with Ctype = Atype do. beta == 0 never reads C
+// (NaN there cannot leak into the result).
+// TF32 rounding: every FP32 input is TRUNCATED to TF32 (toward zero, low 13 mantissa bits
+// dropped): wgmma reads FP32 operands from shared memory that way, and PATH 80 masks them the same
+// way (TF32R 0), so both paths round alike. A reference must truncate the same way.
+//
+// Verification rule (templates/tcgemm.c's tolerance(), README): with C_ref the float64 product of
+// the same rounded (TF32: truncated) inputs, times alpha, plus beta * C0, NOT rounded,
+//   ||C - C_ref||_F / ||C_ref||_F <= 2 * u_out + (4 * sqrt(k) + k / 8) * 2^-24,
+// u_out = 2^-8 (BF16 C), 2^-11 (FP16 C), 2^-24 (FP32 C); NaN anywhere fails. The k / 8 term:
+// the tensor cores' FP32 accumulation truncates, so TF32's error grows linearly in k (measured
+// about 0.039 k 2^-24 on uniform [-1, 1) data, bench/notes_tcgemm.md); 4 sqrt(k) alone would
+// reject correct kernels above k of about 10000.
+
+// ---- tunables (the host passes every one as -D; defaults: the PATH's usual winner) ----
+#ifndef TYPE
+#define TYPE 0          // input/output type: 0 BF16, 1 FP16 (C of the same type), 2 TF32 math on FP32 data (FP32 C)
+#endif
+#ifndef PATH
+#define PATH 90         // 90: wgmma + TMA + mbarriers + clusters (sm_90a); 80: mma.sync + ldmatrix + cp.async (sm_80+)
+#endif
+#ifndef BM
+#define BM 128          // block tile rows of C. PATH 90: 64*WG*i (16-bit), TF32 wgmma N (64, 128, 192, 256); PATH 80: multiple of 16*WARPS_M
+#endif
+#ifndef BN
+#if PATH == 80
+#define BN 128          // block tile columns of C. PATH 90: 64, 128, 192, 256 (16-bit: wgmma N), TF32 64*WG*i; PATH 80: multiple of 16*WARPS_N
+#else
+#define BN 256
+#endif
+#endif
+#ifndef BK
+#if PATH == 80
+#define BK 32           // K depth of one stage. PATH 90: multiple of 128 bytes (64 16-bit, 32 TF32) and of 8*CM; PATH 80: 16, 32, 64 (8 for TF32 too)
+#else
+#define BK 64
+#endif
+#endif
+#ifndef STAGES
+#define STAGES 4        // pipeline depth: PATH 90 2..8 (within 227 KB of shared memory), PATH 80 2..6
+#endif
+#ifndef WG
+#define WG 2            // PATH 90: consumer warpgroups (1, 2, 3); each owns BM/WG rows (TF32: BN/WG columns)
+#endif
+#ifndef CM
+#define CM 1            // PATH 90: cluster rows (1, 2, 4): CTAs along M sharing (multicasting) one B tile
+#endif
+#ifndef CN
+#define CN 1            // PATH 90: cluster columns (1, 2, 4): CTAs along N sharing one A tile; CM*CN <= 8
+#endif
+#ifndef WARPS_M
+#define WARPS_M 2       // PATH 80: warps along M; warp tile rows BM / WARPS_M (multiple of 16)
+#endif
+#ifndef WARPS_N
+#define WARPS_N 4       // PATH 80: warps along N; warp tile columns BN / WARPS_N (multiple of 16)
+#endif
+#ifndef RASTER
+#define RASTER 0        // tile order: 0 along rows first (n fastest), 1 along columns first (m fastest)
+#endif
+#ifndef GROUP
+#define GROUP 8         // tile swizzle: this many (cluster-)tile rows (RASTER 1: columns) walked together; 1 = off (1..16)
+#endif
+#ifndef SPLITK
+#define SPLITK 1        // K slices (1..16): >1 writes FP32 partials to a workspace, tc_splitk_reduce sums them
+#endif
+#ifndef PING
+#define PING 0          // PATH 90: 1 = pingpong: each consumer warpgroup owns whole tiles (BM x BN), taking
+                        // turns, so one's epilogue overlaps the other's MMAs; 0 = WG split one tile
+#endif
+#ifndef VEC
+#define VEC 2           // epilogue vector width in elements: 1 scalar, 2 pairs (from registers, when C and ldc allow);
+                        // PATH 90 8 (16-bit): C staged in shared memory, asynchronous TMA stores (beta == 0, aligned C);
+                        // PATH 80 4, 8 (8 only 16-bit): staged in shared memory, VEC-wide row stores (scalar where unaligned)
+#endif
+#ifndef LOADW
+#define LOADW (TYPE == 2 ? 4 : 2) // PATH 80: bytes per global load of A and B: 16, 8, 4, 2 (16-bit types) or 16, 4 (FP32); must not exceed the alignment of A, B, lda, ldb (the host packs otherwise)
+#endif
+#ifndef FRAGDB
+#define FRAGDB 1        // PATH 80: 1 = double-buffer the warp's ldmatrix fragments across the mma K steps of a stage, 0 = load then multiply
+#endif
+#ifndef TF32R
+#define TF32R 0         // PATH 80, TYPE 2: FP32 -> TF32 conversion, 0 = truncate (as wgmma), 1 = round to nearest (cvt.rna; the reference truncates)
+#endif
+#ifndef TC_FAULT
+#define TC_FAULT 0      // test only (PATH 80): 1 drops the last K tile, a wrong result verification must reject; 0 always in the product
+#endif
+
+#define TC_CDIV(a, b) (((a) + (b) - 1) / (b))
+
+// ---- shared: the element type of A, B and C, conversions ----
+#if TYPE == 2
+typedef float tc_elem;
+#define TC_ESZ 4
+#else
+typedef unsigned short tc_elem;
+#define TC_ESZ 2
+#endif
+
+__device__ __forceinline__ float tc_to_f32(tc_elem v)
+{
+#if TYPE == 2
+    return v;
+#elif TYPE == 0
+    return __uint_as_float((unsigned)v << 16);
+#else
+    float f;
+    asm("{ .reg .b16 h; mov.b16 h, %1; cvt.f32.f16 %0, h; }" : "=f"(f) : "h"(v));
+    return f;
+#endif
+}
+
+// Rounds an FP32 value to the storage type (round to nearest even).
+__device__ __forceinline__ tc_elem tc_from_f32(float f)
+{
+#if TYPE == 2
+    return f;
+#elif TYPE == 0
+    unsigned short h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#endif
+}
+
+// Two FP32 values to one packed 16-bit pair (lo at the lower address).
+__device__ __forceinline__ unsigned tc_pack2(float lo, float hi)
+{
+    unsigned r;
+#if TYPE == 0
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+    return r;
+}
+
+// ---- shared kernels ----
+// Copies the r x c row-major matrix src (leading dimension ld, any alignment) to dst with
+// leading dimension ldd (a multiple of 16 / element size, chosen by the caller's rounding; dst
+// 16-byte aligned), zero-filling columns c..ldd-1. Each thread writes 16-byte chunks; reads are
+// 16-byte where the source chunk happens to be aligned, element-wise otherwise (coalesced either
+// way: consecutive threads take consecutive chunks of a row). Grid-stride; any launch shape.
+extern "C" __global__ void __launch_bounds__(256)
+tc_pack(int r, int c, const tc_elem *__restrict__ src, long long ld, tc_elem *__restrict__ dst, long long ldd)
+{
+    constexpr int CE = 16 / TC_ESZ;
+    const long long cpr = ldd / CE, tot = (long long)r * cpr;
+    for (long long i = blockIdx.x * 256LL + threadIdx.x; i < tot; i += (long long)gridDim.x * 256) {
+        const long long row = i / cpr;
+        const int cc = (int)(i - row * cpr) * CE;
+        const tc_elem *s = src + row * ld + cc;
+        uint4 o;
+        if (cc + CE <= c && ((unsigned long long)s & 15) == 0) {
+            o = *(const uint4 *)s;
+        } else {
+            tc_elem v[CE];
+#pragma unroll
+            for (int j = 0; j < CE; j++)
+                v[j] = cc + j < c ? s[j] : (tc_elem)0;
+#if TYPE == 2
+            o = make_uint4(__float_as_uint(v[0]), __float_as_uint(v[1]), __float_as_uint(v[2]),
+                           __float_as_uint(v[3]));
+#else
+            o = make_uint4(v[0] | ((unsigned)v[1] << 16), v[2] | ((unsigned)v[3] << 16),
+                           v[4] | ((unsigned)v[5] << 16), v[6] | ((unsigned)v[7] << 16));
+#endif
+        }
+        *(uint4 *)(dst + row * ldd + cc) = o;
+    }
+}
+
+// Split-K finish: C = alpha * sum_z ws[z] + beta * C, slices summed in order z = 0.. (deterministic).
+// Grid-stride over M*N elements; any launch shape works.
+extern "C" __global__ void __launch_bounds__(256)
+tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float beta,
+                 tc_elem *__restrict__ C, long long ldc)
+{
+    const long long MN = (long long)M * N;
+    for (long long i = blockIdx.x * 256LL + threadIdx.x; i < MN; i += (long long)gridDim.x * 256) {
+        float s = 0.0f;
+#pragma unroll
+        for (int z = 0; z < SPLITK; z++)
+            s += ws[z * MN + i];
+        const long long r = i / N, c = i - r * N;
+        tc_elem *p = C + r * ldc + c;
+        float v = alpha * s;
+        if (beta != 0.0f)
+            v += beta * tc_to_f32(*p);
+        *p = tc_from_f32(v);
+    }
+}
+
+#if PATH == 90
+#if TYPE == 2
+#define T9_ES 4         // bytes per input element
+#define T9_KSTEP 8      // K of one wgmma
+#define T9_WN BM        // wgmma N: the A tile's rows (D^T = B^T A^T)
+#define T9_WP (PING ? BN : BN / WG) // C columns per consumer warpgroup
+#else
+#define T9_ES 2
+#define T9_KSTEP 16
+#define T9_WN BN        // wgmma N: the B tile's columns
+#define T9_WP (PING ? BM : BM / WG) // C rows per consumer warpgroup
+#endif
+#if TYPE == 0
+#define T9_PTXT "bf16"
+#elif TYPE == 1
+#define T9_PTXT "f16"
+#else
+#define T9_PTXT "tf32"   // t9_mma is unused for TF32 (t9_mma_tf32 instead)
+#endif
+#define T9_BOXE (128 / T9_ES)           // elements in one 128-byte swizzled row
+#define T9_MI (T9_WP / 64)              // wgmma (m64) instructions per K step per warpgroup
+#define T9_A_BYTES (BM * BK * T9_ES)
+#define T9_B_BYTES (BK * BN * T9_ES)
+#define T9_STAGE_BYTES (T9_A_BYTES + T9_B_BYTES)
+#define T9_CL (CM * CN)
+#define T9_OWN (PING ? 1 : WG)         // consumer warpgroups reading each stage
+#define T9_THREADS ((WG + 1) * 128)
+#if VEC == 8 && TYPE != 2
+#define T9_C_BYTES (BM * BN * 2)        // C staging for the TMA-store epilogue
+#else
+#define T9_C_BYTES 0
+#endif
+#define T9_SMEM_BYTES (STAGES * T9_STAGE_BYTES + T9_C_BYTES + 1024 + 2 * STAGES * 8)
+
+#if BK % T9_BOXE != 0 || T9_WP % 64 != 0 || BN % T9_BOXE != 0 || BM % (8 * CN) != 0 || BK % (8 * CM) != 0
+#error "tcgemm PATH 90: illegal tile (BK, BN multiples of 128 bytes; BM/WG or BN/WG (TF32) multiple of 64)"
+#endif
+#if T9_WN != 64 && T9_WN != 128 && T9_WN != 192 && T9_WN != 256
+#error "tcgemm PATH 90: wgmma N (BN, TF32: BM) must be 64, 128, 192 or 256"
+#endif
+#if VEC == 8 && TYPE != 2 && (PING || SPLITK > 1 || BN % 64 != 0)
+#error "tcgemm PATH 90: VEC 8 (TMA-store epilogue) needs PING 0, SPLITK 1"
+#endif
+#if T9_CL > 8 || STAGES < 2
+#error "tcgemm PATH 90: cluster at most 8 CTAs, at least 2 stages"
+#endif
+
+// TMA tensor map (CUtensorMap: 128 bytes, 64-byte aligned), passed by value as __grid_constant__
+struct __align__(64) t9_tmap { unsigned long long v[16]; };
+
+// ---- wgmma wrappers (generated: one per wgmma N; T9_ACC = FP32 accumulators per thread) ----
+#if T9_WN == 64
+#define T9_ACC 32
+// d += A * B on a 64 x 64 tile, k16; A and B from shared memory by descriptor, B N-major;
+// scd = 0 overwrites d instead (first k step of a tile)
+__device__ __forceinline__ void t9_mma(float *d, unsigned long long da, unsigned long long db, int scd)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32." T9_PTXT "." T9_PTXT "\n"
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(da), "l"(db), "r"(scd));
+}
+// tf32, k8: A (64 x 8) from registers in the wgmma fragment layout, B K-major by descriptor
+__device__ __forceinline__ void t9_mma_tf32(float *d, const unsigned *a, unsigned long long db, int scd)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32\n"
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scd));
+}
+#endif
+#if T9_WN == 128
+#define T9_ACC 64
+// d += A * B on a 64 x 128 tile, k16; A and B from shared memory by descriptor, B N-major;
+// scd = 0 overwrites d instead (first k step of a tile)
+__device__ __forceinline__ void t9_mma(float *d, unsigned long long da, unsigned long long db, int scd)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32." T9_PTXT "." T9_PTXT "\n"
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(da), "l"(db), "r"(scd));
+}
+// tf32, k8: A (64 x 8) from registers in the wgmma fragment layout, B K-major by descriptor
+__device__ __forceinline__ void t9_mma_tf32(float *d, const unsigned *a, unsigned long long db, int scd)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32\n"
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scd));
+}
+#endif
+#if T9_WN == 192
+#define T9_ACC 96
+// d += A * B on a 64 x 192 tile, k16; A and B from shared memory by descriptor, B N-major;
+// scd = 0 overwrites d instead (first k step of a tile)
+__device__ __forceinline__ void t9_mma(float *d, unsigned long long da, unsigned long long db, int scd)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n192k16.f32." T9_PTXT "." T9_PTXT "\n"
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+        "}, %96, %97, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+        : "l"(da), "l"(db), "r"(scd));
+}
+// tf32, k8: A (64 x 8) from registers in the wgmma fragment layout, B K-major by descriptor
+__device__ __forceinline__ void t9_mma_tf32(float *d, const unsigned *a, unsigned long long db, int scd)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %101, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n192k8.f32.tf32.tf32\n"
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+        "}, {%96, %97, %98, %99}, %100, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scd));
+}
+#endif
+#if T9_WN == 256
+#define T9_ACC 128
+// d += A * B on a 64 x 256 tile, k16; A and B from shared memory by descriptor, B N-major;
+// scd = 0 overwrites d instead (first k step of a tile)
+__device__ __forceinline__ void t9_mma(float *d, unsigned long long da, unsigned long long db, int scd)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32." T9_PTXT "." T9_PTXT "\n"
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db), "r"(scd));
+}
+// tf32, k8: A (64 x 8) from registers in the wgmma fragment layout, B K-major by descriptor
+__device__ __forceinline__ void t9_mma_tf32(float *d, const unsigned *a, unsigned long long db, int scd)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32\n"
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scd));
+}
+#endif
+
+// ---- PTX helpers (sm_90) ----
+__device__ __forceinline__ unsigned t9_smem_addr(const void *p)
+{
+    unsigned a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+
+__device__ __forceinline__ void t9_bar_init(unsigned bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count));
+}
+
+__device__ __forceinline__ void t9_bar_expect(unsigned bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
+}
+
+// Waits until the phase of the given parity of the barrier has completed (spins on try_wait).
+__device__ __forceinline__ void t9_bar_wait(unsigned bar, unsigned parity)
+{
+    asm volatile("{\n.reg .pred p;\nT9_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+                 "@!p bra T9_WAIT;\n}\n" :: "r"(bar), "r"(parity) : "memory");
+}
+
+// Arrives once on the barrier at the same offset in CTA `rank` of the cluster (itself included).
+__device__ __forceinline__ void t9_bar_arrive_cta(unsigned bar, unsigned rank)
+{
+#if T9_CL == 1
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
+#else
+    asm volatile("{\n.reg .b32 r;\nmapa.shared::cluster.u32 r, %0, %1;\n"
+                 "mbarrier.arrive.shared::cluster.b64 _, [r];\n}\n"
+                 :: "r"(bar), "r"(rank) : "memory");
+#endif
+}
+
+// TMA: a 2D box at {c0 (inner), c1} of the tensor map into shared memory at dst, completing on
+// bar; with mask != 0 the same box lands at dst in every CTA of the cluster named by mask.
+__device__ __forceinline__ void t9_tma(const void *map, unsigned dst, unsigned bar, int c0, int c1,
+                                       unsigned short mask)
+{
+#if T9_CL == 1
+    (void)mask;
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4}], [%2];"
+                 :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1) : "memory");
+#else
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%3, %4}], [%2], %5;"
+                 :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1), "h"(mask) : "memory");
+#endif
+}
+
+// wgmma shared-memory descriptor, 128-byte swizzle: lbo/sbo in bytes (address of a 1024-byte
+// aligned atom plus an offset inside its first row).
+__device__ __forceinline__ unsigned long long t9_desc(unsigned addr, unsigned lbo, unsigned sbo)
+{
+    return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)(lbo >> 4) << 16)
+         | ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
+}
+
+__device__ __forceinline__ void t9_fence_acc(float *d)
+{
+#pragma unroll
+    for (int i = 0; i < T9_ACC; i++)
+        asm volatile("" : "+f"(d[i]) :: "memory");
+}
+
+__device__ __forceinline__ void t9_cluster_sync()
+{
+#if T9_CL > 1
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#else
+    __syncthreads();
+#endif
+}
+
+// Cluster tile t -> its (row, column) in cluster tiles, by RASTER and GROUP (see the tunables).
+__device__ __forceinline__ void t9_tile(int t, int sm, int sn, int *pm, int *pn)
+{
+#if RASTER == 0
+    int rows = sm, cols = sn;
+#else
+    int rows = sn, cols = sm;
+#endif
+    int per = GROUP * cols, g = t / per, first = g * GROUP;
+    int in = rows - first < GROUP ? rows - first : GROUP;
+    int r = first + (t - g * per) % in, c = (t - g * per) / in;
+#if RASTER == 0
+    *pm = r; *pn = c;
+#else
+    *pm = c; *pn = r;
+#endif
+}
+
+// Epilogue store of one value (scalar) or an adjacent pair (VEC 2) at (r, c), guarded.
+__device__ __forceinline__ void t9_st1(tc_elem *C, long long ldc, int m, int n, int r, int c,
+                                       float v, float alpha, float beta)
+{
+    if (r < m && c < n) {
+        tc_elem *p = C + (long long)r * ldc + c;
+        float o = alpha * v;
+        if (beta != 0.0f)
+            o += beta * tc_to_f32(*p);
+        *p = tc_from_f32(o);
+    }
+}
+
+#if TYPE != 2
+__device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, int r, int c,
+                                       float v0, float v1, float alpha, float beta, int vec_ok)
+{
+    if (r >= m)
+        return;
+#if VEC == 2
+    if (vec_ok && c + 1 < n) {
+        unsigned *p = (unsigned *)(C + (long long)r * ldc + c);
+        float o0 = alpha * v0, o1 = alpha * v1;
+        if (beta != 0.0f) {
+            unsigned old = *p;
+            o0 += beta * tc_to_f32((tc_elem)(old & 0xFFFF));
+            o1 += beta * tc_to_f32((tc_elem)(old >> 16));
+        }
+        *p = tc_pack2(o0, o1);
+        return;
+    }
+#endif
+    (void)vec_ok;
+    t9_st1(C, ldc, m, n, r, c, v0, alpha, beta);
+    t9_st1(C, ldc, m, n, r, c + 1, v1, alpha, beta);
+}
+#endif
+
+// The kernel. Grid: a whole number of clusters (<= the number that fit at once), each walking
+// cluster tiles t = cluster, cluster + clusters, ... (times SPLITK K slices). vec_ok: bit 0, C base
+// and ldc allow paired stores; bit 1 (VEC 8), tmC maps C (dims {n, m}, box {64, BM/WG (PING: BM)},
+// 128-byte swizzle) and beta == 0: the TMA-store epilogue; bit 2 (VEC 8), beta == 0 but C not
+// TMA-able: staged, then row-contiguous stores. ws: SPLITK > 1 workspace, else unused.
+// With CM*CN > 1 the host launches clusters of CM*CN x 1 x 1 CTAs (cuLaunchKernelEx): the cluster
+// shape is a launch attribute (no __cluster_dims__), as templates/tcgemm.c launches it.
+extern "C" __global__ void __launch_bounds__(T9_THREADS, 1)
+tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
+       const __grid_constant__ t9_tmap tmC, tc_elem *__restrict__ C, int m, int n, int k, long long ldc,
+       float alpha, float beta, int vec_ok, float *__restrict__ ws)
+{
+    extern __shared__ unsigned char t9_raw[];
+    unsigned base = (t9_smem_addr(t9_raw) + 1023) & ~1023u;
+    unsigned bars = base + STAGES * T9_STAGE_BYTES + T9_C_BYTES;   // full[s] at bars + 8s, empty[s] at bars + 8(STAGES+s)
+    int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+    unsigned rank = 0;
+#if T9_CL > 1
+    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+#endif
+    int cm = rank % CM, cn = rank / CM;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; s++) {
+            t9_bar_init(bars + 8 * s, 1);
+            t9_bar_init(bars + 8 * (STAGES + s), T9_OWN * (CM + CN - 1));
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    t9_cluster_sync();
+
+    int tm = TC_CDIV(m, BM), tn = TC_CDIV(n, BN);
+    int sm = TC_CDIV(tm, CM), sn = TC_CDIV(tn, CN);
+    int units = sm * sn * SPLITK;
+    int kt_all = TC_CDIV(k, BK), kt_per = TC_CDIV(kt_all, SPLITK);
+    int cluster = blockIdx.x / T9_CL, clusters = gridDim.x / T9_CL;
+
+    if (wg == 0) {
+        // ---- producer ----
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        if (tid == 0) {
+            unsigned short maskA = 0, maskB = 0;   // A: same cm (a cluster row); B: same cn
+            for (int j = 0; j < CN; j++) maskA |= (unsigned short)(1u << (cm + j * CM));
+            for (int i = 0; i < CM; i++) maskB |= (unsigned short)(1u << (i + cn * CM));
+            int s = 0;
+            unsigned ph = 0;
+            for (int u = cluster; u < units; u += clusters) {
+                int t = u / SPLITK, z = u - t * SPLITK, pm, pn;
+                t9_tile(t, sm, sn, &pm, &pn);
+                int m0 = (pm * CM + cm) * BM, n0 = (pn * CN + cn) * BN;
+                int k0 = z * kt_per, k1 = k0 + kt_per < kt_all ? k0 + kt_per : kt_all;
+                for (int kt = k0; kt < k1; kt++) {
+                    t9_bar_wait(bars + 8 * (STAGES + s), ph ^ 1);
+                    unsigned full = bars + 8 * s;
+                    t9_bar_expect(full, T9_STAGE_BYTES);
+                    unsigned sa = base + s * T9_STAGE_BYTES, sb = sa + T9_A_BYTES;
+#pragma unroll
+                    for (int b = 0; b < BK / T9_BOXE; b++)
+                        t9_tma(&tmA, sa + b * (BM * 128) + cn * (BM / CN) * 128, full,
+                               kt * BK + b * T9_BOXE, m0 + cn * (BM / CN), maskA);
+#pragma unroll
+                    for (int j = 0; j < BN / T9_BOXE; j++)
+                        t9_tma(&tmB, sb + j * (BK * 128) + cm * (BK / CM) * 128, full,
+                               n0 + j * T9_BOXE, kt * BK + cm * (BK / CM), maskB);
+                    if (++s == STAGES) { s = 0; ph ^= 1; }
+                }
+            }
+        }
+    } else {
+        // ---- consumers ----
+#if WG == 1
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 240;");
+#elif WG == 2
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+#else
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 152;");
+#endif
+        int c = wg - 1, warp = tid / 32, lane = tid % 32;
+        float d[T9_MI][T9_ACC];
+        unsigned fr0[T9_MI][BK / 8][4], fr1[T9_MI][BK / 8][4];   // TF32 A fragments, two K steps
+#pragma unroll
+        for (int i = 0; i < T9_MI; i++)
+#pragma unroll
+            for (int kk = 0; kk < BK / 8; kk++)
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    fr0[i][kk][q] = fr1[i][kk][q] = 0u;
+        int s = 0, i_unit = 0;
+        unsigned ph = 0;
+        for (int u = cluster; u < units; u += clusters, i_unit++) {
+            int t = u / SPLITK, z = u - t * SPLITK, pm, pn;
+            int k0 = z * kt_per, k1 = k0 + kt_per < kt_all ? k0 + kt_per : kt_all;
+            if (PING && i_unit % WG != c) {     // the other warpgroup's tile: skip its stages
+                int adv = s + (k1 > k0 ? k1 - k0 : 0);
+                ph ^= (adv / STAGES) & 1;
+                s = adv % STAGES;
+                continue;
+            }
+            t9_tile(t, sm, sn, &pm, &pn);
+            int m0 = (pm * CM + cm) * BM, n0 = (pn * CN + cn) * BN;
+            int prev = -1;
+#if PING
+            // the previous tile's owner must have finished its main loop: before that, this
+            // warpgroup's full-barrier phases are not the next ones (parity would alias)
+            if (i_unit > 0)
+                asm volatile("bar.sync %0, 256;" :: "r"(1 + c) : "memory");
+#endif
+            // One K step: wait for the stage, issue its wgmmas, keep one step in flight, release the
+            // previous stage. TF32: fa holds this step's register A fragments, fo the previous
+            // step's, still read by its in-flight wgmmas until the wait below (so the two are never
+            // the same registers: the loop is unrolled by two and fo is fenced after the wait).
+            auto step = [&](int kt, unsigned (&fa)[T9_MI][BK / 8][4], unsigned (&fo)[T9_MI][BK / 8][4]) {
+                t9_bar_wait(bars + 8 * s, ph);
+                unsigned sa = base + s * T9_STAGE_BYTES, sb = sa + T9_A_BYTES;
+#pragma unroll
+                for (int i = 0; i < T9_MI; i++)
+                    t9_fence_acc(d[i]);
+#if TYPE != 2
+                (void)fa;
+                asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+                for (int kk = 0; kk < BK / 16; kk++) {
+                    unsigned long long db = t9_desc(sb + kk * 2048, BK * 128, 1024);
+#pragma unroll
+                    for (int i = 0; i < T9_MI; i++) {
+                        unsigned aa = sa + (kk / 4) * (BM * 128) + ((PING ? 0 : c * T9_WP) + i * 64) * 128 + (kk % 4) * 32;
+                        t9_mma(d[i], t9_desc(aa, 16, 1024), db, kt > k0 || kk > 0);
+                    }
+                }
+#else
+                // A fragments (64 x 8 of B^T per k8: rows p = C columns, cols = k) go to registers, and
+                // wgmma.fence orders those register writes before the wgmmas that read them. T9_TFO
+                // (internal, measured in bench/notes_tcgemm.md): 0 = per k8 load, fence, wgmma (the next
+                // loads run under this wgmma); 1 = the whole stage's loads, one fence, the wgmmas;
+                // 2 = one fence per stage ahead of the loads (the register-write ordering then rests on
+                // the hardware scoreboard alone: not what the PTX ISA promises)
+#ifndef T9_TFO
+#define T9_TFO 0
+#endif
+#if T9_TFO == 2
+                asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#endif
+#pragma unroll
+                for (int i = 0; i < T9_MI; i++)
+#pragma unroll
+                    for (int kk = 0; kk < BK / 8; kk++) {
+#pragma unroll
+                        for (int q = 0; q < 4; q++) {
+                            int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
+                            int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
+                            unsigned ad = sb + (p / 32) * (BK * 128) + kc * 128
+                                        + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
+                            asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fa[i][kk][q]) : "r"(ad) : "memory");
+                        }
+#if T9_TFO == 0
+                        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#endif
+#if T9_TFO != 1
+                        t9_mma_tf32(d[i], fa[i][kk], t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024),
+                                    kt > k0 || kk > 0);
+#endif
+                    }
+#if T9_TFO == 1
+                asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+                for (int i = 0; i < T9_MI; i++)
+#pragma unroll
+                    for (int kk = 0; kk < BK / 8; kk++)
+                        t9_mma_tf32(d[i], fa[i][kk], t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024),
+                                    kt > k0 || kk > 0);
+#endif
+#endif
+                asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+                asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+#pragma unroll
+                for (int i = 0; i < T9_MI; i++)
+                    t9_fence_acc(d[i]);
+#if TYPE == 2
+#pragma unroll
+                for (int i = 0; i < T9_MI; i++)
+#pragma unroll
+                    for (int kk = 0; kk < BK / 8; kk++)
+#pragma unroll
+                        for (int q = 0; q < 4; q++)
+                            asm volatile("" : "+r"(fo[i][kk][q]) :: "memory");
+#else
+                (void)fo;
+#endif
+                if (prev >= 0 && tid < T9_CL) {
+                    unsigned r = tid;
+                    if ((int)(r % CM) == cm || (int)(r / CM) == cn)
+                        t9_bar_arrive_cta(bars + 8 * (STAGES + prev), r);
+                }
+                prev = s;
+                if (++s == STAGES) { s = 0; ph ^= 1; }
+            };
+            for (int kt = k0; kt < k1; kt += 2) {
+                step(kt, fr0, fr1);
+                if (kt + 1 < k1)
+                    step(kt + 1, fr1, fr0);
+            }
+            asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+#pragma unroll
+            for (int i = 0; i < T9_MI; i++)
+                t9_fence_acc(d[i]);
+#if TYPE == 2
+#pragma unroll
+            for (int i = 0; i < T9_MI; i++)
+#pragma unroll
+                for (int kk = 0; kk < BK / 8; kk++)
+#pragma unroll
+                    for (int q = 0; q < 4; q++)
+                        asm volatile("" : "+r"(fr0[i][kk][q]), "+r"(fr1[i][kk][q]) :: "memory");
+#endif
+#if PING
+            if (u + clusters < units)       // hand the ring to the next tile's owner
+                asm volatile("bar.arrive %0, 256;" :: "r"(1 + (c + 1) % WG) : "memory");
+#endif
+            if (prev >= 0 && tid < T9_CL) {
+                unsigned r = tid;
+                if ((int)(r % CM) == cm || (int)(r / CM) == cn)
+                    t9_bar_arrive_cta(bars + 8 * (STAGES + prev), r);
+            }
+            if (k1 <= k0) {                 // empty K slice: its partial is zero
+#pragma unroll
+                for (int i = 0; i < T9_MI; i++)
+#pragma unroll
+                    for (int j = 0; j < T9_ACC; j++)
+                        d[i][j] = 0.0f;
+            }
+#if T9_C_BYTES > 0 && SPLITK == 1
+            if (vec_ok & 6) {
+                // stage alpha*acc (rounded) in this warpgroup's 128-byte-swizzled boxes of 64 columns,
+                // then one thread stores them with TMA; the stores overlap the next tile's main loop
+                unsigned cs = base + STAGES * T9_STAGE_BYTES + (PING ? 0 : c) * (T9_WP * BN * 2);
+                if (tid == 0)
+                    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+                asm volatile("bar.sync %0, 128;" :: "r"(8 + c) : "memory");
+#pragma unroll
+                for (int i = 0; i < T9_MI; i++) {
+#pragma unroll
+                    for (int j = 0; j < T9_ACC / 4; j++) {
+#pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            int r = i * 64 + warp * 16 + lane / 4 + h * 8, col = j * 8 + (lane % 4) * 2;
+                            unsigned ad = cs + (col / 64) * (T9_WP * 128) + r * 128
+                                        + ((((col % 64) / 8) ^ (r % 8)) * 16) + (col % 8) * 2;
+                            unsigned v = tc_pack2(alpha * d[i][4 * j + 2 * h], alpha * d[i][4 * j + 2 * h + 1]);
+                            asm volatile("st.shared.b32 [%0], %1;" :: "r"(ad), "r"(v) : "memory");
+                        }
+                    }
+                }
+                asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                asm volatile("bar.sync %0, 128;" :: "r"(8 + c) : "memory");
+                if (!(vec_ok & 2)) {
+                    // C not TMA-able (unaligned ldc or base): row-contiguous 2-byte stores from the staging
+                    int rbase = m0 + (PING ? 0 : c * T9_WP);
+                    for (int e = tid; e < T9_WP * BN; e += 128) {
+                        int r = e / BN, col = e % BN;
+                        unsigned ad = cs + (col / 64) * (T9_WP * 128) + r * 128
+                                    + ((((col % 64) / 8) ^ (r % 8)) * 16) + (col % 8) * 2;
+                        unsigned short v;
+                        asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(ad));
+                        if (rbase + r < m && n0 + col < n)
+                            C[(long long)(rbase + r) * ldc + n0 + col] = v;
+                    }
+                    continue;
+                }
+                if (tid == 0) {
+#pragma unroll
+                    for (int b = 0; b < BN / 64; b++)
+                        asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
+                                     :: "l"(&tmC), "r"(cs + b * (T9_WP * 128)), "r"(n0 + b * 64),
+                                        "r"(m0 + (PING ? 0 : c * T9_WP)) : "memory");
+                    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+                }
+                continue;
+            }
+#endif
+            // ---- epilogue: fragment (warp, lane) holds rows g, g+8 and column pairs of each n8 ----
+#pragma unroll
+            for (int i = 0; i < T9_MI; i++) {
+                int g = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4;
+#pragma unroll
+                for (int j = 0; j < T9_ACC / 4; j++) {
+                    int q = j * 8 + (lane % 4) * 2;
+#if TYPE != 2
+                    int r0 = m0 + g, c0 = n0 + q;
+#else
+                    int r0 = m0 + q, c0 = n0 + g;   // D^T: rows of the fragment are C columns
+#endif
+                    if (SPLITK > 1) {
+                        float *w = ws + (long long)z * m * n;
+#if TYPE != 2
+                        if (r0 < m && c0 < n) w[(long long)r0 * n + c0] = d[i][4 * j];
+                        if (r0 < m && c0 + 1 < n) w[(long long)r0 * n + c0 + 1] = d[i][4 * j + 1];
+                        if (r0 + 8 < m && c0 < n) w[(long long)(r0 + 8) * n + c0] = d[i][4 * j + 2];
+                        if (r0 + 8 < m && c0 + 1 < n) w[(long long)(r0 + 8) * n + c0 + 1] = d[i][4 * j + 3];
+#else
+                        if (r0 < m && c0 < n) w[(long long)r0 * n + c0] = d[i][4 * j];
+                        if (r0 + 1 < m && c0 < n) w[(long long)(r0 + 1) * n + c0] = d[i][4 * j + 1];
+                        if (r0 < m && c0 + 8 < n) w[(long long)r0 * n + c0 + 8] = d[i][4 * j + 2];
+                        if (r0 + 1 < m && c0 + 8 < n) w[(long long)(r0 + 1) * n + c0 + 8] = d[i][4 * j + 3];
+#endif
+                        continue;
+                    }
+#if TYPE != 2
+                    t9_st2(C, ldc, m, n, r0, c0, d[i][4 * j], d[i][4 * j + 1], alpha, beta, vec_ok & 1);
+                    t9_st2(C, ldc, m, n, r0 + 8, c0, d[i][4 * j + 2], d[i][4 * j + 3], alpha, beta, vec_ok & 1);
+#else
+                    (void)vec_ok;
+                    t9_st1(C, ldc, m, n, r0, c0, d[i][4 * j], alpha, beta);
+                    t9_st1(C, ldc, m, n, r0 + 1, c0, d[i][4 * j + 1], alpha, beta);
+                    t9_st1(C, ldc, m, n, r0, c0 + 8, d[i][4 * j + 2], alpha, beta);
+                    t9_st1(C, ldc, m, n, r0 + 1, c0 + 8, d[i][4 * j + 3], alpha, beta);
+#endif
+                }
+            }
+        }
+#if T9_C_BYTES > 0
+        if (tid == 0)
+            asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");   // C stores complete
+#endif
+    }
+    t9_cluster_sync();      // no CTA leaves while a peer may still signal or write its shared memory
+}
+#endif  // PATH == 90
+
+#if PATH == 80
+// ======================= PATH 80 =======================
+#define T8_NT (32 * WARPS_M * WARPS_N)            // threads per block
+#define T8_WTM (BM / WARPS_M)                     // warp tile rows
+#define T8_WTN (BN / WARPS_N)                     // warp tile columns
+#define T8_MI (T8_WTM / 16)                       // m16 fragments per warp
+#define T8_NI (T8_WTN / 8)                        // n8 fragments per warp
+#define T8_KS (TYPE == 2 ? 8 : 16)                // K of one mma
+#define T8_SA (BK + 16 / TC_ESZ)                  // A stage row stride (elements): 16 bytes of padding
+#define T8_SB (BN + 8)                            // B stage row stride: 16 (16-bit) or 32 (FP32) bytes of padding
+#define T8_STAGE_ELEMS (BM * T8_SA + BK * T8_SB)  // elements per stage
+#define T8_SE (BN + 8)                            // staged-epilogue row stride (floats)
+#define T8_CE (LOADW / TC_ESZ)                    // elements per global load
+
+static_assert(TYPE >= 0 && TYPE <= 2, "TYPE is 0, 1 or 2");
+static_assert(T8_WTM % 16 == 0 && T8_WTN % 16 == 0, "warp tile must be a multiple of 16 x 16");
+static_assert(BM % WARPS_M == 0 && BN % WARPS_N == 0, "warps must split the block tile");
+static_assert(BK % T8_KS == 0 && BK % 8 == 0, "BK must be a multiple of the mma K (16; 8 for TF32)");
+static_assert(STAGES >= 2, "STAGES >= 2");
+static_assert(LOADW == 16 || LOADW == 8 || LOADW == 4 || (LOADW == 2 && TYPE != 2),
+              "LOADW is 16, 8, 4 or 2 bytes (2 only for 16-bit types)");
+static_assert(TYPE != 2 || LOADW != 8, "FP32 loads are 16 or 4 bytes");
+static_assert(VEC == 1 || VEC == 2 || VEC == 4 || (VEC == 8 && TYPE != 2), "VEC is 1, 2, 4 or 8 (8: 16-bit only)");
+static_assert(SPLITK >= 1 && GROUP >= 1 && (RASTER == 0 || RASTER == 1), "SPLITK, GROUP >= 1; RASTER 0 or 1");
+
+// Dynamic shared memory bytes the host must provide: max(pipeline, staged epilogue).
+#define T8_SMEM_PIPE (STAGES * T8_STAGE_ELEMS * TC_ESZ)
+#define T8_SMEM_EPI ((VEC >= 4 && SPLITK == 1) ? BM * T8_SE * 4 : 0)
+#define T8_SMEM (T8_SMEM_PIPE > T8_SMEM_EPI ? T8_SMEM_PIPE : T8_SMEM_EPI)
+
+// Copies `bytes` (0..LOADW) from global src to shared address dst, zero-filling up to LOADW.
+// LOADW 2 has no cp.async form: a plain load and shared store (latency not hidden).
+__device__ __forceinline__ void t8_copy(unsigned dst, const tc_elem *src, int bytes)
+{
+#if LOADW == 16
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(bytes));
+#elif LOADW == 8 || LOADW == 4
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n"
+                 :: "r"(dst), "l"(src), "n"(LOADW), "r"(bytes));
+#else
+    unsigned short v = bytes ? *(const unsigned short *)src : (unsigned short)0;
+    asm volatile("st.shared.u16 [%0], %1;\n" :: "r"(dst), "h"(v));
+#endif
+}
+
+__device__ __forceinline__ void t8_commit(void)
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int N>
+__device__ __forceinline__ void t8_wait(void)
+{
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(N));
+}
+
+// Loads the ROWS x COLS tile of g (leading dimension ld) at global (r0, c0) into shared memory
+// at dst (row stride SST elements); rows >= R and columns >= NCOL are zero-filled. `full` (block-
+// uniform) says the tile lies inside the matrix, so no guard is needed. Consecutive threads take
+// consecutive chunks of a row (coalesced); each thread's chunks are RS rows apart, so its source
+// pointer advances by a precomputed stride.
+template <int ROWS, int COLS, int SST>
+__device__ __forceinline__ void t8_load_tile(unsigned dst, const tc_elem *__restrict__ g, long long ld, int r0,
+                                             int c0, int R, int NCOL, bool full, int tid)
+{
+    constexpr int CPR = COLS / T8_CE, TOT = ROWS * CPR;
+    if constexpr (T8_NT % CPR == 0 && TOT % T8_NT == 0) {
+        constexpr int RS = T8_NT / CPR, IT = TOT / T8_NT;
+        const int r = tid / CPR, cc = (tid % CPR) * T8_CE;
+        const tc_elem *p = g + (long long)(r0 + r) * ld + c0 + cc;
+        const long long step = (long long)RS * ld;
+        const unsigned d = dst + (unsigned)(r * SST + cc) * TC_ESZ;
+        if (full) {
+#pragma unroll
+            for (int i = 0; i < IT; i++)
+                t8_copy(d + (unsigned)(i * RS * SST * TC_ESZ), p + i * step, LOADW);
+        } else {
+            int v = NCOL - (c0 + cc);
+            v = v < 0 ? 0 : (v > T8_CE ? T8_CE : v);
+#pragma unroll
+            for (int i = 0; i < IT; i++) {
+                const int vi = r0 + r + i * RS < R ? v : 0;
+                t8_copy(d + (unsigned)(i * RS * SST * TC_ESZ), vi ? p + i * step : g, vi * TC_ESZ);
+            }
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < TC_CDIV(TOT, T8_NT); i++) {
+            int c = tid + i * T8_NT;
+            if (TOT % T8_NT == 0 || c < TOT) {
+                int r = c / CPR, cc = (c % CPR) * T8_CE;
+                int gr = r0 + r, gc = c0 + cc;
+                int v = NCOL - gc;
+                v = gr < R ? (v < 0 ? 0 : (v > T8_CE ? T8_CE : v)) : 0;
+                const tc_elem *src = v ? g + (long long)gr * ld + gc : g;
+                t8_copy(dst + (unsigned)(r * SST + cc) * TC_ESZ, src, v * TC_ESZ);
+            }
+        }
+    }
+}
+
+// Loads K tile `kt` (BK deep) of A (BM x BK) and B (BK x BN) into the stage at shared address st.
+// Rows and columns outside the matrix are zero-filled, so partial tiles need no other guard.
+__device__ __forceinline__ void t8_load_stage(unsigned st, int m0, int n0, int kt, int M, int N, int K,
+                                              const tc_elem *__restrict__ A, long long lda,
+                                              const tc_elem *__restrict__ B, long long ldb, int tid)
+{
+    const int k0 = kt * BK;
+    const bool full = m0 + BM <= M && n0 + BN <= N && k0 + BK <= K;
+    t8_load_tile<BM, BK, T8_SA>(st, A, lda, m0, k0, M, K, full, tid);
+    t8_load_tile<BK, BN, T8_SB>(st + BM * T8_SA * TC_ESZ, B, ldb, k0, n0, K, N, full, tid);
+}
+
+__device__ __forceinline__ void t8_ldsm_x4(unsigned addr, unsigned &r0, unsigned &r1, unsigned &r2,
+                                           unsigned &r3)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+}
+
+__device__ __forceinline__ void t8_ldsm_x4_t(unsigned addr, unsigned &r0, unsigned &r1, unsigned &r2,
+                                             unsigned &r3)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+}
+
+__device__ __forceinline__ void t8_mma(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)
+{
+#if TYPE == 2
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+#elif TYPE == 1
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+#else
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+#endif
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// FP32 bits -> TF32 operand bits (TF32R: 0 truncate, 1 round to nearest away).
+__device__ __forceinline__ unsigned t8_tf32(unsigned x)
+{
+#if TF32R
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(__uint_as_float(x)));
+    return r;
+#else
+    return x & 0xffffe000u;
+#endif
+}
+
+// Loads the warp's A and B fragments of the mma K step at element kk of the stage at st.
+__device__ __forceinline__ void t8_frags(unsigned (&a)[T8_MI][4], unsigned (&b)[T8_NI][2], unsigned sa,
+                                         unsigned st, int kk, int wn, int lane, const tc_elem *sbg)
+{
+#pragma unroll
+    for (int mi = 0; mi < T8_MI; mi++) {
+        t8_ldsm_x4(sa + (unsigned)(mi * 16 * T8_SA + kk) * TC_ESZ, a[mi][0], a[mi][1], a[mi][2], a[mi][3]);
+#if TYPE == 2
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            a[mi][j] = t8_tf32(a[mi][j]);
+#endif
+    }
+#if TYPE == 2
+    // ldmatrix cannot transpose 32-bit data: b0 = B[kk+t][n+g], b1 = B[kk+t+4][n+g].
+    const int g = lane >> 2, t = lane & 3;
+    const tc_elem *bp = sbg + (kk + t) * T8_SB + wn * T8_WTN + g;
+#pragma unroll
+    for (int ni = 0; ni < T8_NI; ni++) {
+        b[ni][0] = t8_tf32(__float_as_uint(bp[ni * 8]));
+        b[ni][1] = t8_tf32(__float_as_uint(bp[ni * 8 + 4 * T8_SB]));
+    }
+#else
+    const unsigned sbb = st + (unsigned)(BM * T8_SA + (kk + (lane & 15)) * T8_SB + wn * T8_WTN) * TC_ESZ
+                       + (lane >> 4) * 16;
+#pragma unroll
+    for (int nj = 0; nj < T8_NI / 2; nj++)
+        t8_ldsm_x4_t(sbb + nj * 32, b[2 * nj][0], b[2 * nj][1], b[2 * nj + 1][0], b[2 * nj + 1][1]);
+#endif
+}
+
+__device__ __forceinline__ void t8_mmas(float (&acc)[T8_MI][T8_NI][4], const unsigned (&a)[T8_MI][4],
+                                        const unsigned (&b)[T8_NI][2])
+{
+#pragma unroll
+    for (int mi = 0; mi < T8_MI; mi++)
+#pragma unroll
+        for (int ni = 0; ni < T8_NI; ni++)
+            t8_mma(acc[mi][ni], a[mi], b[ni][0], b[ni][1]);
+}
+
+// One stage's math: the warp's MI x NI fragments over BK (FRAGDB: step kk+1's fragments are
+// loaded before step kk's mma).
+__device__ __forceinline__ void t8_compute_stage(float (&acc)[T8_MI][T8_NI][4], unsigned st, int wm, int wn,
+                                                 int lane, const tc_elem *sbg)
+{
+    const unsigned sa = st + (unsigned)((wm * T8_WTM + (lane & 15)) * T8_SA) * TC_ESZ + (lane >> 4) * 16;
+#if FRAGDB
+    unsigned a[2][T8_MI][4], b[2][T8_NI][2];
+    t8_frags(a[0], b[0], sa, st, 0, wn, lane, sbg);
+#pragma unroll
+    for (int ks = 0; ks < BK / T8_KS; ks++) {
+        if (ks + 1 < BK / T8_KS)
+            t8_frags(a[(ks + 1) & 1], b[(ks + 1) & 1], sa, st, (ks + 1) * T8_KS, wn, lane, sbg);
+        t8_mmas(acc, a[ks & 1], b[ks & 1]);
+    }
+#else
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += T8_KS) {
+        unsigned a[T8_MI][4], b[T8_NI][2];
+        t8_frags(a, b, sa, st, kk, wn, lane, sbg);
+        t8_mmas(acc, a, b);
+    }
+#endif
+}
+
+// Block -> (tile row, tile column), RASTER order with GROUP-wide swizzle.
+__device__ __forceinline__ void t8_tile(int id, int tm, int tn, int &mt, int &nt)
+{
+#if RASTER == 0
+    const int major = tm, minor = tn;
+#else
+    const int major = tn, minor = tm;
+#endif
+    const int gsize = GROUP * minor, grp = id / gsize, first = grp * GROUP;
+    const int gh = major - first < GROUP ? major - first : GROUP;
+    const int in = id - grp * gsize;
+    const int a = first + in % gh, b = in / gh;
+#if RASTER == 0
+    mt = a; nt = b;
+#else
+    mt = b; nt = a;
+#endif
+}
+
+// Stores up to two adjacent outputs (row r, columns c, c+1) with alpha/beta; guarded.
+__device__ __forceinline__ void t8_store2(tc_elem *__restrict__ C, long long ldc, int M, int N, int r, int c,
+                                          float v0, float v1, float alpha, float beta, bool pair_ok)
+{
+    if (r >= M || c >= N)
+        return;
+    tc_elem *p = C + (long long)r * ldc + c;
+    v0 *= alpha;
+    v1 *= alpha;
+    if (VEC >= 2 && pair_ok && c + 1 < N) {
+#if TYPE == 2
+        float2 o;
+        if (beta != 0.0f) {
+            float2 x = *(const float2 *)p;
+            v0 += beta * x.x;
+            v1 += beta * x.y;
+        }
+        o.x = v0;
+        o.y = v1;
+        *(float2 *)p = o;
+#else
+        if (beta != 0.0f) {
+            unsigned x = *(const unsigned *)p;
+            v0 += beta * tc_to_f32((tc_elem)(x & 0xffffu));
+            v1 += beta * tc_to_f32((tc_elem)(x >> 16));
+        }
+        *(unsigned *)p = (unsigned)tc_from_f32(v0) | ((unsigned)tc_from_f32(v1) << 16);
+#endif
+        return;
+    }
+    if (beta != 0.0f)
+        v0 += beta * tc_to_f32(p[0]);
+    p[0] = tc_from_f32(v0);
+    if (c + 1 < N) {
+        if (beta != 0.0f)
+            v1 += beta * tc_to_f32(p[1]);
+        p[1] = tc_from_f32(v1);
+    }
+}
+
+#if VEC >= 4
+// Staged epilogue (VEC 4, 8): alpha*acc goes to shared memory, then each thread writes VEC
+// contiguous outputs of a row with one vector access (scalar at edges or misaligned C).
+__device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_NI][4], float *se, int wm,
+                                                   int wn, int lane, int tid, tc_elem *__restrict__ C,
+                                                   long long ldc, int M, int N, int m0, int n0, float alpha,
+                                                   float beta)
+{
+    const int g = lane >> 2, t = lane & 3;
+    t8_wait<0>();
+    __syncthreads();
+#pragma unroll
+    for (int mi = 0; mi < T8_MI; mi++)
+#pragma unroll
+        for (int ni = 0; ni < T8_NI; ni++) {
+            float *p = se + (wm * T8_WTM + mi * 16 + g) * T8_SE + wn * T8_WTN + ni * 8 + 2 * t;
+            *(float2 *)p = make_float2(alpha * acc[mi][ni][0], alpha * acc[mi][ni][1]);
+            *(float2 *)(p + 8 * T8_SE) = make_float2(alpha * acc[mi][ni][2], alpha * acc[mi][ni][3]);
+        }
+    __syncthreads();
+    const bool vok = ((unsigned long long)C % (VEC * TC_ESZ)) == 0 && ldc % VEC == 0;
+    constexpr int CPR = BN / VEC, TOT = BM * CPR;
+#pragma unroll 4
+    for (int c = tid; c < TOT; c += T8_NT) {
+        const int r = c / CPR, cc = (c % CPR) * VEC, gr = m0 + r, gc = n0 + cc;
+        if (gr >= M || gc >= N)
+            continue;
+        const float *s = se + r * T8_SE + cc;
+        tc_elem *p = C + (long long)gr * ldc + gc;
+        if (vok && gc + VEC <= N) {
+            float v[VEC];
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                v[j] = s[j];
+#if TYPE == 2
+            if (beta != 0.0f) {
+                float4 x = *(const float4 *)p;
+                v[0] += beta * x.x; v[1] += beta * x.y; v[2] += beta * x.z; v[3] += beta * x.w;
+            }
+            *(float4 *)p = make_float4(v[0], v[1], v[2], v[3]);
+#else
+            unsigned w[VEC / 2];
+            if (beta != 0.0f) {
+                if (VEC == 8) {
+                    uint4 x = *(const uint4 *)p;
+                    w[0] = x.x; w[1] = x.y; w[VEC / 2 - 2] = x.z; w[VEC / 2 - 1] = x.w;
+                } else {
+                    uint2 x = *(const uint2 *)p;
+                    w[0] = x.x; w[VEC / 2 - 1] = x.y;
+                }
+#pragma unroll
+                for (int j = 0; j < VEC / 2; j++) {
+                    v[2 * j] += beta * tc_to_f32((tc_elem)(w[j] & 0xffffu));
+                    v[2 * j + 1] += beta * tc_to_f32((tc_elem)(w[j] >> 16));
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < VEC / 2; j++)
+                w[j] = (unsigned)tc_from_f32(v[2 * j]) | ((unsigned)tc_from_f32(v[2 * j + 1]) << 16);
+            if (VEC == 8)
+                *(uint4 *)p = make_uint4(w[0], w[1], w[VEC / 2 - 2], w[VEC / 2 - 1]);
+            else
+                *(uint2 *)p = make_uint2(w[0], w[VEC / 2 - 1]);
+#endif
+        } else {
+            for (int j = 0; j < VEC && gc + j < N; j++) {
+                float x = s[j];
+                if (beta != 0.0f)
+                    x += beta * tc_to_f32(p[j]);
+                p[j] = tc_from_f32(x);
+            }
+        }
+    }
+}
+#endif
+
+// The GEMM: grid (tiles_m * tiles_n, 1, SPLITK), T8_NT threads, T8_SMEM bytes of dynamic shared
+// memory. SPLITK > 1 writes the raw FP32 partial sums of slice z to ws + z*M*N (row-major, ld N);
+// tc_splitk_reduce then applies alpha and beta. C, ws: device memory; no failure path.
+extern "C" __global__ void __launch_bounds__(T8_NT)
+t8_gemm(int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long long lda,
+        const tc_elem *__restrict__ B, long long ldb, float beta, tc_elem *__restrict__ C, long long ldc,
+        float *__restrict__ ws)
+{
+    extern __shared__ __align__(128) unsigned char t8_smem[];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+    const int tm = TC_CDIV(M, BM), tn = TC_CDIV(N, BN);
+    int mt, nt;
+    t8_tile(blockIdx.x, tm, tn, mt, nt);
+    const int m0 = mt * BM, n0 = nt * BN;
+
+    const int nkt = TC_CDIV(K, BK) - TC_FAULT;
+    int kb = 0, ke = nkt;
+    if (SPLITK > 1) {
+        const int per = TC_CDIV(nkt, SPLITK);
+        kb = blockIdx.z * per;
+        ke = kb + per < nkt ? kb + per : nkt;
+        if (kb > ke)
+            kb = ke;
+    }
+    const int nk = ke - kb;
+
+    float acc[T8_MI][T8_NI][4];
+#pragma unroll
+    for (int mi = 0; mi < T8_MI; mi++)
+#pragma unroll
+        for (int ni = 0; ni < T8_NI; ni++)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                acc[mi][ni][j] = 0.0f;
+
+    const unsigned s0 = (unsigned)__cvta_generic_to_shared(t8_smem);
+    constexpr unsigned STB = T8_STAGE_ELEMS * TC_ESZ;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < nk)
+            t8_load_stage(s0 + s * STB, m0, n0, kb + s, M, N, K, A, lda, B, ldb, tid);
+        t8_commit();
+    }
+    int slot = 0, wslot = STAGES - 1;
+    for (int it = 0; it < nk; it++) {
+        t8_wait<STAGES - 2>();
+        __syncthreads();
+        if (it + STAGES - 1 < nk)
+            t8_load_stage(s0 + wslot * STB, m0, n0, kb + it + STAGES - 1, M, N, K, A, lda, B, ldb, tid);
+        t8_commit();
+        const tc_elem *sbg = (const tc_elem *)(t8_smem + slot * STB) + BM * T8_SA;
+        t8_compute_stage(acc, s0 + slot * STB, wm, wn, lane, sbg);
+        slot = slot + 1 == STAGES ? 0 : slot + 1;
+        wslot = wslot + 1 == STAGES ? 0 : wslot + 1;
+    }
+
+    const int g = lane >> 2, t = lane & 3;
+    const int r0 = m0 + wm * T8_WTM + g, c0 = n0 + wn * T8_WTN + 2 * t;
+    if (SPLITK > 1) {
+        float *w = ws + (long long)blockIdx.z * M * N;
+        const bool pok = (N & 1) == 0;
+#pragma unroll
+        for (int mi = 0; mi < T8_MI; mi++)
+#pragma unroll
+            for (int ni = 0; ni < T8_NI; ni++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int r = r0 + mi * 16 + 8 * h, c = c0 + ni * 8;
+                    if (r < M && c < N) {
+                        float *p = w + (long long)r * N + c;
+                        if (pok)
+                            *(float2 *)p = make_float2(acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1]);
+                        else {
+                            p[0] = acc[mi][ni][2 * h];
+                            if (c + 1 < N)
+                                p[1] = acc[mi][ni][2 * h + 1];
+                        }
+                    }
+                }
+        return;
+    }
+#if VEC >= 4
+    t8_epilogue_staged(acc, (float *)t8_smem, wm, wn, lane, tid, C, ldc, M, N, m0, n0, alpha, beta);
+#else
+    const bool pok = ((unsigned long long)C % (2 * TC_ESZ)) == 0 && (ldc & 1) == 0;
+#pragma unroll
+    for (int mi = 0; mi < T8_MI; mi++)
+#pragma unroll
+        for (int ni = 0; ni < T8_NI; ni++) {
+            const int r = r0 + mi * 16, c = c0 + ni * 8;
+            t8_store2(C, ldc, M, N, r, c, acc[mi][ni][0], acc[mi][ni][1], alpha, beta, pok);
+            t8_store2(C, ldc, M, N, r + 8, c, acc[mi][ni][2], acc[mi][ni][3], alpha, beta, pok);
+        }
+#endif
+}
+
+// ======================= end PATH 80 =======================
+#endif

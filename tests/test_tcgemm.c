@@ -1,0 +1,927 @@
+/* test_tcgemm.c: tests of the tensor-core GEMM family: its space, rules, kinds, tolerance and
+ * defaults (CPU), NVRTC targets, and every type, shape, layout and a faulty kernel on a GPU. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "db.h"
+#include "harness.h"
+#include "lookup.h"
+#include "measure.h"
+#include "tpl.h"
+
+extern const tpl_family tpl_tcgemm;
+
+enum {
+    P_TYPE, P_PATH, P_BM, P_BN, P_BK, P_STAGES, P_WG, P_CM, P_CN, P_WARPS_M, P_WARPS_N,
+    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_COUNT
+};
+
+static const char *const tt_names[P_COUNT] = {
+    "TYPE", "PATH", "BM", "BN", "BK", "STAGES", "WG", "CM", "CN", "WARPS_M", "WARPS_N",
+    "RASTER", "GROUP", "SPLITK", "VEC", "LOADW",
+};
+
+/* ---------------- the specification, written from the notes ----------------
+ * Tiles, pipelines and epilogues (bench/notes_tcgemm.md "Final", bench/notes_tcgemm_sm80.md
+ * "Performance"), as "PATH type BMxBNxBK stages extra vec": type b = BF16/FP16, t = TF32;
+ * extra is "wgW cMxN" (PATH 90) or "wMxN lL" (PATH 80); a trailing "split" allows SPLITK 2, 4. */
+static const char *const tt_spec[] = {
+    "90 b 128x256x64 3 wg2 c1x1 v8",
+    "90 b 128x192x64 4 wg2 c1x1 v8",
+    "90 b 128x256x64 4 wg2 c2x1 v2",
+    "90 b 128x256x64 4 wg2 c1x1 v2",
+    "90 b 128x128x64 4 wg2 c1x1 v8",
+    "90 b 128x128x64 4 wg2 c1x1 v2 split",
+    "90 t 256x128x32 4 wg2 c1x1 v-",
+    "90 t 256x128x32 4 wg2 c1x2 v-",
+    "90 t 256x128x64 2 wg2 c1x1 v-",
+    "90 t 128x256x32 4 wg2 c1x1 v-",
+    "90 t 128x128x32 4 wg2 c1x1 v- split",
+    "80 b 128x128x32 4 w2x2 l16 v8",
+    "80 b 128x256x64 3 w2x4 l16 v8",
+    "80 b 128x128x32 4 w2x4 l2 v2",
+    "80 b 128x128x32 4 w2x2 l16 v2 split",
+    "80 t 128x128x16 4 w2x2 l16 v4",
+    "80 t 128x128x32 3 w2x2 l16 v4",
+    "80 t 128x128x16 4 w2x4 l4 v2",
+    "80 t 128x128x16 4 w2x2 l16 v2 split",
+};
+
+/* One spec line, parsed: its parameter values (-1 = VEC free: "v-") and whether split. */
+typedef struct tt_row {
+    int v[P_COUNT];
+    int split;
+} tt_row;
+
+#define TT_ROWS ((int)(sizeof tt_spec / sizeof tt_spec[0]))
+
+/* Parses spec line s into r; 0 if malformed. */
+static int tt_spec_parse(const char *s, tt_row *r)
+{
+    int path, bm, bn, bk, st, wg = 2, cm = 1, cn = 1, wm = 2, wn = 2, lw = 16, vec = -1;
+    char ty;
+    if (sscanf(s, "%d %c %dx%dx%d %d", &path, &ty, &bm, &bn, &bk, &st) != 6)
+        return 0;
+    const char *rest = s;
+    for (int sp = 0; sp < 4 && rest; sp++)
+        rest = strchr(rest, ' ') ? strchr(rest, ' ') + 1 : NULL;
+    if (!rest || (path == 90 && sscanf(rest, "wg%d c%dx%d v%d", &wg, &cm, &cn, &vec) < 3) ||
+        (path == 80 && sscanf(rest, "w%dx%d l%d v%d", &wm, &wn, &lw, &vec) != 4))
+        return 0;
+    memset(r, 0, sizeof *r);
+    r->v[P_TYPE] = ty == 't' ? 2 : 0;
+    r->v[P_PATH] = path;
+    r->v[P_BM] = bm;
+    r->v[P_BN] = bn;
+    r->v[P_BK] = bk;
+    r->v[P_STAGES] = st;
+    r->v[P_WG] = wg;
+    r->v[P_CM] = cm;
+    r->v[P_CN] = cn;
+    r->v[P_WARPS_M] = wm;
+    r->v[P_WARPS_N] = wn;
+    r->v[P_LOADW] = lw;
+    r->v[P_VEC] = vec;
+    r->split = strstr(s, "split") != NULL;
+    return 1;
+}
+
+static tt_row tt_rows[TT_ROWS];
+static int tt_rows_ready;
+
+/* 1 if row r describes cfg's tile, pipeline and epilogue (VEC only without split-K). */
+static int tt_row_match(const tt_row *r, const int *c)
+{
+    static const int same[] = {P_PATH, P_BM, P_BN, P_BK, P_STAGES, P_WG, P_CM, P_CN, P_WARPS_M,
+                               P_WARPS_N, P_LOADW};
+    if ((r->v[P_TYPE] == 2) != (c[P_TYPE] == 2))
+        return 0;
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++)
+        if (r->v[same[i]] != c[same[i]])
+            return 0;
+    /* VEC: "v-" (TF32 PATH 90) and split-K leave it at its first value, 2 */
+    if (r->v[P_VEC] < 0 || c[P_SPLITK] > 1)
+        return c[P_VEC] == 2;
+    return c[P_VEC] == r->v[P_VEC];
+}
+
+/* The specification: the lattice above, tile orders (PATH 90: RASTER 0/1 x GROUP 8/16 and
+ * GROUP 1 with RASTER 0; PATH 80: GROUP 8 with RASTER 0/1), split-K 2 or 4 only on split rows
+ * in RASTER 0, GROUP 8. */
+static int tt_spec_ok(const int *c)
+{
+    if (!tt_rows_ready) {
+        for (int i = 0; i < TT_ROWS; i++)
+            if (!tt_spec_parse(tt_spec[i], &tt_rows[i]))
+                th_fail(__FILE__, __LINE__, "spec line %d malformed", i);
+        tt_rows_ready = 1;
+    }
+    int found = 0;
+    for (int i = 0; i < TT_ROWS && !found; i++)
+        found = tt_row_match(&tt_rows[i], c) && (c[P_SPLITK] == 1 || tt_rows[i].split);
+    if (!found)
+        return 0;
+    if (c[P_SPLITK] > 1)
+        return (c[P_SPLITK] == 2 || c[P_SPLITK] == 4) && c[P_RASTER] == 0 && c[P_GROUP] == 8;
+    if (c[P_PATH] == 90)
+        return c[P_GROUP] == 8 || c[P_GROUP] == 16 || (c[P_GROUP] == 1 && c[P_RASTER] == 0);
+    return c[P_GROUP] == 8;
+}
+
+static int tt_parse(const char *text, int *cfg)
+{
+    char err[256];
+    if (tpl_config_parse(&tpl_tcgemm, text, cfg, err, sizeof err) != AT_OK) {
+        th_fail(__FILE__, __LINE__, "parse \"%s\": %s", text, err);
+        return 0;
+    }
+    return 1;
+}
+
+/* Devices the rules are judged against. */
+static at_device_info tt_device(int cc_major, int cc_minor, int smem, int threads, int regs)
+{
+    at_device_info d;
+    memset(&d, 0, sizeof d);
+    d.cc_major = cc_major;
+    d.cc_minor = cc_minor;
+    d.sm_count = 132;
+    d.smem_per_block_optin = smem;
+    d.max_threads_per_block = threads;
+    d.regs_per_block = regs;
+    snprintf(d.arch, sizeof d.arch, "sm_%d%d", cc_major, cc_minor);
+    return d;
+}
+
+static tpl_problem tt_problem(long long m, long long n, long long k, at_dtype t, at_math math)
+{
+    tpl_problem p = TPL_PROBLEM(3, {m, n, k});
+    p.dtype = t;
+    p.math = math;
+    return p;
+}
+
+/* ---------------- CPU tier ---------------- */
+
+TEST(tcgemm_space_is_the_specified_lattice)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    CHECK(tpl_find("tcgemm") == f);
+    CHECK_EQ(f->n_params, P_COUNT);
+    for (int p = 0; p < P_COUNT; p++)
+        CHECK_STR(f->params[p].name, tt_names[p]);
+    long long raw = 1;
+    for (int p = 0; p < P_COUNT; p++)
+        raw *= f->params[p].n_values;
+    CHECK_EQ(tpl_space_size(f), raw);
+    at_device_info h100 = tt_device(9, 0, 227 * 1024, 1024, 65536);
+    int (*keys)[P_COUNT] = malloc(sizeof *keys * 1024);
+    CHECK(keys != NULL);
+    long long n_valid = 0, per[3][2] = {{0}};
+    char why[256];
+    for (long long i = 0; i < raw && !th_failed(); i++) {
+        int c[TPL_MAX_PARAMS];
+        tpl_config_from_index(f, i, c);
+        int v = f->valid(c, NULL, why, sizeof why);
+        CHECK_MSG(v == tt_spec_ok(c), "config %lld: valid %d, specification %d (%s)", i, v,
+                  tt_spec_ok(c), why);
+        CHECK_MSG(v || why[0], "config %lld rejected without a reason", i);
+        if (!v)
+            continue;
+        CHECK_MSG(f->valid(c, &h100, why, sizeof why), "valid, not on an H100: %s", why);
+        per[c[P_TYPE]][c[P_PATH] == 90]++;
+        /* the kernel a configuration compiles: parameters its path and type leave unused
+         * do not count, and must then sit at their first value */
+        int *k = keys[n_valid < 1024 ? n_valid : 1023];
+        memcpy(k, c, sizeof(int) * P_COUNT);
+        int unused[P_COUNT] = {0};
+        if (c[P_PATH] == 90)
+            unused[P_WARPS_M] = unused[P_WARPS_N] = unused[P_LOADW] = 1;
+        else
+            unused[P_WG] = unused[P_CM] = unused[P_CN] = 1;
+        if ((c[P_PATH] == 90 && c[P_TYPE] == 2) || c[P_SPLITK] > 1)
+            unused[P_VEC] = 1;
+        for (int p = 0; p < P_COUNT; p++)
+            if (unused[p]) {
+                CHECK(c[p] == f->params[p].values[0]);
+                k[p] = -1;
+            }
+        n_valid++;
+    }
+    CHECK(n_valid <= 1024);
+    /* no two valid configurations compile the same kernel */
+    for (long long a = 0; a < n_valid; a++)
+        for (long long b = a + 1; b < n_valid; b++)
+            CHECK_MSG(memcmp(keys[a], keys[b], sizeof keys[a]) != 0, "duplicate kernels %lld %lld",
+                      a, b);
+    free(keys);
+    /* both paths for every type, at most ~60 per type */
+    for (int t = 0; t < 3; t++) {
+        CHECK_MSG(per[t][0] >= 4 && per[t][1] >= 10, "type %d: %lld PATH 80, %lld PATH 90", t,
+                  per[t][0], per[t][1]);
+        CHECK(per[t][0] + per[t][1] <= 60);
+    }
+    printf("    %lld raw, %lld valid: BF16 %lld+%lld, FP16 %lld+%lld, TF32 %lld+%lld (PATH 80+90)\n",
+           raw, n_valid, per[0][0], per[0][1], per[1][0], per[1][1], per[2][0], per[2][1]);
+}
+
+TEST(tcgemm_every_rejection_reason_is_reachable)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    int n_reasons = tpl_tcgemm_n_reasons;
+    int *hits = calloc((size_t)n_reasons, sizeof *hits);
+    CHECK(hits != NULL);
+    at_device_info devs[4] = {
+        tt_device(9, 0, 227 * 1024, 1024, 65536),   /* H100/H200 */
+        tt_device(8, 0, 163 * 1024, 1024, 65536),   /* A100 */
+        tt_device(9, 0, 227 * 1024, 256, 32768),    /* a small block budget */
+        tt_device(7, 5, 64 * 1024, 1024, 65536),    /* Turing: no bf16 mma.sync */
+    };
+    long long raw = tpl_space_size(f), valid_on[5] = {0};
+    char why[256];
+    for (int d = 0; d <= 4 && !th_failed(); d++) {
+        const at_device_info *dev = d < 4 ? &devs[d] : NULL;
+        for (long long i = 0; i < raw; i++) {
+            int c[TPL_MAX_PARAMS];
+            tpl_config_from_index(f, i, c);
+            if (f->valid(c, dev, why, sizeof why)) {
+                valid_on[d]++;
+                CHECK(d != 1 || c[P_PATH] == 80);     /* A100: no wgmma */
+                continue;
+            }
+            int r = 0;
+            while (r < n_reasons && strcmp(why, tpl_tcgemm_reasons[r]) != 0)
+                r++;
+            CHECK_MSG(r < n_reasons, "a reason outside the table: %s", why);
+            hits[r]++;
+        }
+    }
+    /* values outside the tuning lists: the range, type and path rules */
+    static const char *const odd[] = {"TYPE=3", "PATH=70", "BM=0", "RASTER=2", "SPLITK=0"};
+    for (size_t o = 0; o < sizeof odd / sizeof odd[0]; o++) {
+        int c[TPL_MAX_PARAMS];
+        CHECK(tt_parse(tpl_tcgemm.default_config, c));
+        char name[16];
+        int value;
+        CHECK(sscanf(odd[o], "%15[^=]=%d", name, &value) == 2);
+        c[tpl_param_index(f, name)] = value;
+        CHECK(!f->valid(c, NULL, why, sizeof why));
+        int r = 0;
+        while (r < n_reasons && strcmp(why, tpl_tcgemm_reasons[r]) != 0)
+            r++;
+        CHECK_MSG(r < n_reasons, "%s: %s", odd[o], why);
+        hits[r]++;
+    }
+    for (int r = 0; r < n_reasons; r++)
+        CHECK_MSG(hits[r] > 0, "never reached: %s", tpl_tcgemm_reasons[r]);
+    free(hits);
+    CHECK_EQ(valid_on[0], valid_on[4]);     /* an H100 is the generic sm_90 device */
+    CHECK(valid_on[1] > 0 && valid_on[1] < valid_on[0]);
+    CHECK_EQ(valid_on[3], 0);
+}
+
+TEST(tcgemm_target_arch_per_path)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    int c90[TPL_MAX_PARAMS], c80[TPL_MAX_PARAMS];
+    CHECK(tt_parse(f->baselines[2].config, c90) && c90[P_PATH] == 90);
+    CHECK(tt_parse(f->default_config, c80) && c80[P_PATH] == 80);
+    CHECK_STR(tpl_target_arch(f, c90, "sm_90"), "sm_90a");
+    CHECK(tpl_target_arch(f, c90, "sm_80") == NULL);
+    CHECK(tpl_target_arch(f, c90, "sm_89") == NULL);
+    CHECK(tpl_target_arch(f, c90, "sm_100") == NULL);
+    CHECK_STR(tpl_target_arch(f, c80, "sm_80"), "sm_80");
+    CHECK_STR(tpl_target_arch(f, c80, "sm_90"), "sm_90");
+    CHECK_STR(tpl_target_arch(f, c80, "sm_86"), "sm_86");
+    char opts[1024];
+    tpl_options_string(f, c90, "sm_90", opts, sizeof opts);
+    CHECK_MSG(strstr(opts, "-arch=sm_90a") && strstr(opts, "-DPATH=90") &&
+              strstr(opts, "-DTYPE=0"), "%s", opts);
+    tpl_options_string(f, c80, "sm_90", opts, sizeof opts);
+    CHECK_MSG(strstr(opts, "-arch=sm_90") && !strstr(opts, "sm_90a") &&
+              strstr(opts, "-DPATH=80"), "%s", opts);
+}
+
+TEST(tcgemm_kinds_never_cross)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    tpl_problem bf16 = tt_problem(4096, 4096, 4096, AT_R_16BF, AT_MATH_DEFAULT);
+    tpl_problem f16 = tt_problem(4096, 4096, 4096, AT_R_16F, AT_MATH_DEFAULT);
+    tpl_problem tf32 = tt_problem(4096, 4096, 4096, AT_R_32F, AT_MATH_TF32);
+    const tpl_problem *ok[3] = {&bf16, &f16, &tf32};
+    /* refused kinds: exact FP32 (at_sgemm's, never silently TF32), FP64, TF32 on 16-bit data,
+     * transposes, column-major, batches, other dimension counts */
+    tpl_problem refused[8];
+    refused[0] = tt_problem(4096, 4096, 4096, AT_R_32F, AT_MATH_DEFAULT);
+    refused[1] = tt_problem(4096, 4096, 4096, AT_R_64F, AT_MATH_DEFAULT);
+    refused[2] = tt_problem(4096, 4096, 4096, AT_R_16BF, AT_MATH_TF32);
+    refused[3] = bf16;
+    refused[3].op_a = AT_OP_T;
+    refused[4] = f16;
+    refused[4].op_b = AT_OP_T;
+    refused[5] = tf32;
+    refused[5].order = AT_COL_MAJOR;
+    refused[6] = bf16;
+    refused[6].batch = 4;
+    refused[7] = bf16;
+    refused[7].n_dims = 2;
+    for (int t = 0; t < 3; t++)
+        CHECK(tpl_family_accepts(f, ok[t]));
+    for (int r = 0; r < 8; r++)
+        CHECK_MSG(!tpl_family_accepts(f, &refused[r]), "refused kind %d accepted", r);
+    long long raw = tpl_space_size(f);
+    int served[3][2] = {{0}};
+    char why[256];
+    tpl_problem skinny = tt_problem(1024, 1024, 8192, AT_R_16BF, AT_MATH_DEFAULT);
+    int split_served = 0;
+    for (long long i = 0; i < raw && !th_failed(); i++) {
+        int c[TPL_MAX_PARAMS];
+        tpl_config_from_index(f, i, c);
+        if (!f->valid(c, NULL, why, sizeof why))
+            continue;
+        for (int t = 0; t < 3; t++) {
+            int app = f->applicable(c, ok[t]);
+            /* a configuration serves exactly its own type; split-K not at 4096^3 (512+ tiles) */
+            CHECK_MSG(app == (c[P_TYPE] == t && c[P_SPLITK] == 1), "TYPE=%d on type %d: %d",
+                      c[P_TYPE], t, app);
+            served[t][c[P_PATH] == 90] += app;
+        }
+        for (int r = 0; r < 8; r++)
+            CHECK(!f->applicable(c, &refused[r]));
+        /* split-K at 1024x1024x8192: at most 64 tiles, 4 K tiles per slice at least */
+        long long tiles = ((1024 + c[P_BM] - 1) / c[P_BM]) * ((1024 + c[P_BN] - 1) / c[P_BN]);
+        int expect = c[P_TYPE] == 0 &&
+                     (c[P_SPLITK] == 1 || (tiles <= 64 && 8192 >= 4LL * c[P_SPLITK] * c[P_BK]));
+        CHECK_EQ(f->applicable(c, &skinny), expect);
+        split_served += expect && c[P_SPLITK] > 1;
+        /* sizes out of range */
+        tpl_problem bad = bf16;
+        bad.dims[c[P_TYPE] == 0 ? 0 : 1] = 0;
+        CHECK(c[P_TYPE] != 0 || !f->applicable(c, &bad));
+        bad = bf16;
+        bad.dims[2] = 1LL << 31;
+        CHECK(!f->applicable(c, &bad));
+    }
+    CHECK(split_served >= 4);
+    for (int t = 0; t < 3; t++)
+        CHECK_MSG(served[t][0] > 0 && served[t][1] > 0, "type %d: %d PATH 80, %d PATH 90", t,
+                  served[t][0], served[t][1]);
+}
+
+TEST(tcgemm_tolerance_rule)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    static const struct { at_dtype t; at_math m; double u; } types[] = {
+        {AT_R_16BF, AT_MATH_DEFAULT, 1.0 / 256},
+        {AT_R_16F, AT_MATH_DEFAULT, 1.0 / 2048},
+        {AT_R_32F, AT_MATH_TF32, 1.0 / 16777216},
+    };
+    static const long long ks[] = {1, 5, 33, 512, 1000, 4096, 8192, 16384, 65536};
+    for (size_t t = 0; t < 3; t++) {
+        double prev = 0;
+        for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+            tpl_problem p = tt_problem(64, 64, ks[i], types[t].t, types[t].m);
+            double k = (double)ks[i], tol = f->tolerance(&p);
+            double expect = 2 * types[t].u + (4 * sqrt(k) + k / 8) / 16777216.0;
+            CHECK_MSG(fabs(tol - expect) <= 1e-12 * expect, "type %zu k %lld: %g, rule %g", t,
+                      ks[i], tol, expect);
+            CHECK(tol > prev);
+            prev = tol;
+            /* a dropped K tile, a wrong tile or a race (1e-2 and up) is still rejected */
+            CHECK(tol < 1e-2);
+        }
+    }
+    /* TF32's accumulation error grows like 0.039 k 2^-24 (bench/notes_tcgemm.md): the rule
+     * keeps a 3x margin at every k, where 4 sqrt(k) alone fails above k of about 10000 */
+    for (long long k = 1024; k <= (1LL << 20); k *= 2) {
+        tpl_problem p = tt_problem(64, 64, k, AT_R_32F, AT_MATH_TF32);
+        CHECK(f->tolerance(&p) >= 3 * 0.039 * (double)k / 16777216.0);
+    }
+    CHECK(2.0 / 16777216 + 4 * sqrt(16384.0) / 16777216 < 0.039 * 16384 / 16777216);
+}
+
+TEST(tcgemm_defaults_serve_every_type_on_every_device)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    int c[TPL_MAX_PARAMS];
+    char why[256];
+    CHECK(tt_parse(f->default_config, c));
+    CHECK(c[P_TYPE] == 0 && c[P_PATH] == 80 && f->valid(c, NULL, why, sizeof why));
+    for (int b = 0; b < f->n_baselines; b++) {
+        CHECK(tt_parse(f->baselines[b].config, c));
+        CHECK_MSG(f->valid(c, NULL, why, sizeof why), "%s: %s", f->baselines[b].name, why);
+        CHECK(strncmp(f->baselines[b].name, c[P_PATH] == 90 ? "sm90-" : "sm80-", 5) == 0);
+    }
+    at_device_info devs[4] = {
+        tt_device(8, 0, 163 * 1024, 1024, 65536),   /* A100 */
+        tt_device(8, 6, 99 * 1024, 1024, 65536),    /* RTX 30x0: 99 KiB per block */
+        tt_device(8, 9, 99 * 1024, 1024, 65536),    /* L4, RTX 40x0 */
+        tt_device(9, 0, 227 * 1024, 1024, 65536),   /* H100/H200 */
+    };
+    static const struct { at_dtype t; at_math m; int type; } kinds[] = {
+        {AT_R_16BF, AT_MATH_DEFAULT, 0}, {AT_R_16F, AT_MATH_DEFAULT, 1},
+        {AT_R_32F, AT_MATH_TF32, 2},
+    };
+    static const long long shapes[][3] = {{1, 1, 1}, {7, 13, 5}, {4097, 4097, 4097}};
+    for (int d = 0; d < 4; d++)
+        for (int k = 0; k < 3; k++)
+            for (int s = 0; s < 3; s++) {
+                tpl_problem p = tt_problem(shapes[s][0], shapes[s][1], shapes[s][2], kinds[k].t,
+                                           kinds[k].m);
+                int cfg[TPL_MAX_PARAMS];
+                char config[TPL_CONFIG_LEN] = "";
+                at_lookup_level lv = lk_choose(NULL, &devs[d], f, &p, 1, cfg, config);
+                CHECK_MSG(lv == AT_LOOKUP_DEFAULT, "%s type %d: level %d", devs[d].arch, k, lv);
+                /* the built-in fallback is the PATH 80 kernel of the problem's type */
+                CHECK_MSG(cfg[P_TYPE] == kinds[k].type && cfg[P_PATH] == 80, "%s", config);
+                CHECK(f->valid(cfg, &devs[d], why, sizeof why) && f->applicable(cfg, &p));
+            }
+}
+
+TEST(tcgemm_tuning_problems_stay_small)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    at_device_info h100 = tt_device(9, 0, 227 * 1024, 1024, 65536);
+    at_device_info a100 = tt_device(8, 0, 163 * 1024, 1024, 65536);
+    int per_type[3] = {0};
+    long long raw = tpl_space_size(f);
+    char why[256];
+    for (int i = 0; i < f->n_tuning_problems; i++) {
+        const tpl_problem *p = &f->tuning_problems[i];
+        CHECK(tpl_family_accepts(f, p));
+        int t = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
+        per_type[t]++;
+        long long on_h = 0, on_a = 0;
+        for (long long x = 0; x < raw; x++) {
+            int c[TPL_MAX_PARAMS];
+            tpl_config_from_index(f, x, c);
+            if (!f->applicable(c, p))
+                continue;
+            on_h += f->valid(c, &h100, why, sizeof why);
+            on_a += f->valid(c, &a100, why, sizeof why);
+        }
+        CHECK_MSG(on_h >= 20 && on_h <= 60, "problem %d: %lld configurations on an H100", i, on_h);
+        CHECK_MSG(on_a >= 3 && on_a < on_h, "problem %d: %lld configurations on an A100", i, on_a);
+        /* the named PATH 90 winners of its type take part */
+        int named = 0;
+        for (int b = 0; b < f->n_baselines; b++) {
+            int c[TPL_MAX_PARAMS];
+            CHECK(tt_parse(f->baselines[b].config, c));
+            named += c[P_TYPE] == t && c[P_PATH] == 90 && f->applicable(c, p);
+        }
+        CHECK(named >= 1);
+    }
+    for (int t = 0; t < 3; t++)
+        CHECK(per_type[t] >= 2 && per_type[t] <= 4);
+}
+
+/* NVRTC compiles a sample: every type's PATH 80 default for sm_80, a PATH 90 winner for sm_90
+ * (as sm_90a), and the faulty test family; PATH 90 is refused for sm_80 without compiling. */
+TEST(tcgemm_nvrtc_compiles_a_sample)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    const tpl_family *fault = tpl_find("test_tcfault");
+    CHECK(fault != NULL && fault->hidden && strstr(fault->fixed_options, "TC_FAULT=1"));
+    struct { const tpl_family *fam; const char *config, *arch; at_status want; } cases[] = {
+        {f, f->default_config, "sm_80", AT_OK},
+        {f, f->baselines[0].config, "sm_80", AT_OK},
+        {f, f->baselines[1].config, "sm_80", AT_OK},
+        {f, f->baselines[2].config, "sm_90", AT_OK},
+        {f, f->baselines[5].config, "sm_90", AT_OK},
+        {f, f->baselines[2].config, "sm_80", AT_ERR_UNSUPPORTED},
+        {fault, fault->default_config, "sm_80", AT_OK},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int c[TPL_MAX_PARAMS];
+        char err[256];
+        CHECK_OK(tpl_config_parse(cases[i].fam, cases[i].config, c, err, sizeof err));
+        void *cubin = NULL;
+        size_t size = 0;
+        char *log = NULL;
+        at_status s = tpl_compile(cases[i].fam, c, cases[i].arch, &cubin, &size, &log);
+        CHECK_MSG(s == cases[i].want, "%s for %s: %s %s", cases[i].config, cases[i].arch,
+                  at_status_string(s), log ? log : "");
+        CHECK(s != AT_OK || (cubin && size > 0));
+        free(cubin);
+        free(log);
+    }
+}
+
+/* `autotune check --arch sm_80` compiles the PATH 80 configurations and names the PATH 90 ones
+ * as for other architectures (compile-everything tier: skipped by AUTOTUNE_SKIP_COMPILE_ALL;
+ * test_compile_all compiles every configuration for sm_90). */
+TEST(tcgemm_check_sm80_compiles_path80_only)
+{
+    if (getenv("AUTOTUNE_SKIP_COMPILE_ALL")) {
+        printf("    skipped by AUTOTUNE_SKIP_COMPILE_ALL\n");
+        return;
+    }
+    const tpl_family *f = &tpl_tcgemm;
+    long long raw = tpl_space_size(f), n80 = 0, n90 = 0;
+    char why[256];
+    for (long long i = 0; i < raw; i++) {
+        int c[TPL_MAX_PARAMS];
+        tpl_config_from_index(f, i, c);
+        if (f->valid(c, NULL, why, sizeof why))
+            *(c[P_PATH] == 90 ? &n90 : &n80) += 1;
+    }
+    char cmd[4600], *out = NULL, expect[256];
+    snprintf(cmd, sizeof cmd, "'%s/autotune' check --arch sm_80 --kernel tcgemm", th_build_dir());
+    int rc = th_run(cmd, &out);
+    printf("%s", out ? out : "");
+    CHECK_MSG(rc == 0, "exit %d", rc);
+    snprintf(expect, sizeof expect, "%lld valid, %lld compiled, 0 failed", n80, n80);
+    CHECK_MSG(out && strstr(out, expect), "want \"%s\"", expect);
+    snprintf(expect, sizeof expect, "; %lld only for other architectures", n90);
+    CHECK_MSG(strstr(out, expect), "want \"%s\"", expect);
+    free(out);
+}
+
+/* ---------------- GPU tier ---------------- */
+
+typedef struct tt_cfg {
+    const tpl_family *fam;
+    int cfg[TPL_MAX_PARAMS];
+    char text[TPL_CONFIG_LEN];
+    const char *arch;
+    void *cubin;
+    size_t size;
+    at_status status;
+    char *log;
+} tt_cfg;
+
+typedef struct tt_pool {
+    tt_cfg *set;
+    int n, next;
+    pthread_mutex_t lock;
+} tt_pool;
+
+static void *tt_compile_worker(void *arg)
+{
+    tt_pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        int i = p->next++;
+        pthread_mutex_unlock(&p->lock);
+        if (i >= p->n)
+            return NULL;
+        tt_cfg *c = &p->set[i];
+        c->status = tpl_compile(c->fam, c->cfg, c->arch, &c->cubin, &c->size, &c->log);
+    }
+}
+
+/* Compiles the set on 16 threads; 0 (test failed) if one does not compile. */
+static int tt_compile_all(tt_cfg *set, int n)
+{
+    tt_pool p = {set, n, 0, PTHREAD_MUTEX_INITIALIZER};
+    pthread_t th[16];
+    int nt = n < 16 ? n : 16;
+    for (int i = 0; i < nt; i++)
+        pthread_create(&th[i], NULL, tt_compile_worker, &p);
+    for (int i = 0; i < nt; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < n; i++)
+        if (set[i].status != AT_OK) {
+            th_fail(__FILE__, __LINE__, "%s: %s %s", set[i].text, at_status_string(set[i].status),
+                    set[i].log ? set[i].log : "");
+            return 0;
+        }
+    return 1;
+}
+
+static void tt_free_set(tt_cfg *set, int n)
+{
+    for (int i = 0; set && i < n; i++) {
+        free(set[i].cubin);
+        free(set[i].log);
+    }
+    free(set);
+}
+
+/* Every configuration of type t valid on dev in tile order RASTER 0, GROUP 8, plus each order
+ * variant of the first PATH 90 (or PATH 80) tile; with `few`, only the first of each PATH,
+ * split-K and cluster kind. */
+static tt_cfg *tt_type_set(const at_device_info *dev, int t, int few, int *n)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    long long raw = tpl_space_size(f);
+    tt_cfg *set = calloc(256, sizeof *set);
+    int seen_kind[16] = {0}, first_tile[P_COUNT], have_first = 0;
+    *n = 0;
+    char why[256];
+    for (long long i = 0; set && i < raw && *n < 256; i++) {
+        int c[TPL_MAX_PARAMS];
+        tpl_config_from_index(f, i, c);
+        if (c[P_TYPE] != t || !f->valid(c, dev, why, sizeof why))
+            continue;
+        int other_order = c[P_RASTER] != 0 || c[P_GROUP] != 8;
+        if (other_order) {
+            /* orders only on the first tile seen */
+            if (!have_first || memcmp(first_tile + P_BM, c + P_BM,
+                                      sizeof(int) * (P_RASTER - P_BM)) != 0 ||
+                c[P_PATH] != first_tile[P_PATH] || c[P_VEC] != first_tile[P_VEC] || few)
+                continue;
+        } else if (!have_first) {
+            memcpy(first_tile, c, sizeof first_tile);
+            have_first = 1;
+        }
+        if (few) {
+            int kind = (c[P_PATH] == 90) * 8 + (c[P_SPLITK] > 1) * 4 +
+                       (c[P_CM] * c[P_CN] > 1) * 2 + (c[P_LOADW] != 16);
+            if (seen_kind[kind]++)
+                continue;
+        }
+        tt_cfg *s = &set[(*n)++];
+        s->fam = f;
+        memcpy(s->cfg, c, sizeof s->cfg);
+        tpl_config_format(f, c, s->text, sizeof s->text);
+        s->arch = dev->arch;
+    }
+    return set;
+}
+
+static const struct { at_dtype t; at_math m; const char *name; } tt_kinds[3] = {
+    {AT_R_16BF, AT_MATH_DEFAULT, "bf16"}, {AT_R_16F, AT_MATH_DEFAULT, "fp16"},
+    {AT_R_32F, AT_MATH_TF32, "tf32"},
+};
+
+/* Every type, every lattice tile (both paths where the device runs them, split-K, clusters, the
+ * tile orders of one tile) against the float64 reference at odd and ragged shapes, through the
+ * tuner's verification (fresh inputs, alpha 1.5, beta 0 over NaN); then the named winners'
+ * speed at 4096^3 for the log. */
+GPU_TEST(tcgemm_gpu_every_type_and_shape)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    const at_device_info *dev = ms_device(g);
+    static const long long shapes[][3] = {
+        {1, 1, 1}, {7, 13, 5}, {129, 65, 33}, {517, 1031, 263}, {1025, 1023, 1027},
+    };
+    for (int t = 0; t < 3 && !th_failed(); t++) {
+        int n = 0;
+        tt_cfg *set = tt_type_set(dev, t, 0, &n);
+        CHECK(set && n >= 4);
+        if (!tt_compile_all(set, n)) {
+            tt_free_set(set, n);
+            break;
+        }
+        double worst = 0;
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0] && !th_failed(); s++) {
+            tpl_problem p = tt_problem(shapes[s][0], shapes[s][1], shapes[s][2], tt_kinds[t].t,
+                                       tt_kinds[t].m);
+            if (ms_prepare(g, f, &p, 21 + s, err, sizeof err) != AT_OK) {
+                th_fail(__FILE__, __LINE__, "prepare: %s", err);
+                break;
+            }
+            for (int i = 0; i < n; i++) {
+                double e = -1;
+                at_status st = ms_verify(g, f, set[i].cfg, set[i].cubin, set[i].size, &e, err,
+                                         sizeof err);
+                if (st != AT_OK || !(e <= f->tolerance(&p))) {
+                    th_fail(__FILE__, __LINE__, "%s %lldx%lldx%lld %s: %s (error %g, %s)",
+                            tt_kinds[t].name, shapes[s][0], shapes[s][1], shapes[s][2],
+                            set[i].text, at_status_string(st), e, err);
+                    break;
+                }
+                if (e / f->tolerance(&p) > worst)
+                    worst = e / f->tolerance(&p);
+            }
+        }
+        printf("    %s: %d configurations x %zu shapes verified, worst error %.2f of the "
+               "tolerance\n", tt_kinds[t].name, n, sizeof shapes / sizeof shapes[0], worst);
+        tt_free_set(set, n);
+    }
+    /* the named configurations at 4096^3: verified, timed */
+    for (int b = -1; b < f->n_baselines && !th_failed(); b++) {
+        tt_cfg one;
+        memset(&one, 0, sizeof one);
+        one.fam = f;
+        const char *text = b < 0 ? f->default_config : f->baselines[b].config;
+        char why[256];
+        CHECK(tt_parse(text, one.cfg));
+        if (!f->valid(one.cfg, dev, why, sizeof why))
+            continue;
+        snprintf(one.text, sizeof one.text, "%s", b < 0 ? "default" : f->baselines[b].name);
+        one.arch = dev->arch;
+        if (!tt_compile_all(&one, 1))
+            break;
+        int t = one.cfg[P_TYPE];
+        tpl_problem p = tt_problem(4096, 4096, 4096, tt_kinds[t].t, tt_kinds[t].m);
+        double e = -1;
+        at_status st = ms_prepare(g, f, &p, 3, err, sizeof err);
+        if (st == AT_OK)
+            st = ms_verify(g, f, one.cfg, one.cubin, one.size, &e, err, sizeof err);
+        CHECK_MSG(st == AT_OK, "%s at 4096^3: %s %s", one.text, at_status_string(st), err);
+        ms_options o;
+        ms_timing tm;
+        ms_default_options(&o);
+        if (ms_time(g, f, one.cfg, one.cubin, one.size, &o, &tm, err, sizeof err) == AT_OK)
+            printf("    %-16s %s 4096^3: %.3f ms = %.0f TFLOP/s, error %.2e (%.2f of the "
+                   "tolerance)\n", one.text, tt_kinds[t].name, tm.median_ms,
+                   2.0 * 4096 * 4096 * 4096 / tm.median_ms * 1e-9, e, e / f->tolerance(&p));
+        free(one.cubin);
+        free(one.log);
+    }
+    ms_close(g);
+}
+
+/* Bytes of an element of type t. */
+static size_t tt_es(int t)
+{
+    return t == 2 ? 4 : 2;
+}
+
+/* Fills n elements of type t on the host from an LCG in [-1, 1) (rounded as the device's
+ * conversion would: only the comparison with the float64 reference of these bits matters). */
+static void tt_host_fill(unsigned char *buf, size_t n, int t, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        float v = -1.0f + 2.0f * (float)(seed >> 8) / 16777216.0f;
+        unsigned bits;
+        memcpy(&bits, &v, 4);
+        if (t == 2) {
+            memcpy(buf + 4 * i, &bits, 4);
+        } else if (t == 0) {
+            unsigned short h = (unsigned short)(bits >> 16);
+            memcpy(buf + 2 * i, &h, 2);
+        } else {
+            /* FP16 of a value in [-1, 1): sign, exponent, 10 mantissa bits (truncated) */
+            unsigned sign = bits >> 31, e = (bits >> 23) & 0xff, mant = (bits >> 13) & 0x3ff;
+            int he = (int)e - 127 + 15;
+            unsigned short h = (unsigned short)(sign << 15);
+            if (he > 0)
+                h |= (unsigned short)((unsigned)he << 10 | mant);
+            memcpy(buf + 2 * i, &h, 2);
+        }
+    }
+}
+
+/* Odd and padded leading dimensions, base pointers offset by 1..5 elements, alpha/beta with
+ * beta = 0 over NaN and beta != 0, k = 0: a few configurations of every type (each path, the
+ * narrow loads, the packed 16-byte loads, TMA and staged epilogues, split-K, clusters) against
+ * the float64 reference in the m x n block, and every byte of C outside it unchanged. */
+GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    const cudrv *cu = ms_driver(g);
+    at_exec *ref = ms_reference(g);
+    static const int cases[][9] = {
+        /* m, n, k, lda, ldb, ldc, offset A, B, C (elements) */
+        {129, 65, 33, 37, 67, 71, 1, 3, 5},
+        {300, 257, 190, 195, 264, 260, 0, 0, 0},
+        {256, 384, 128, 264, 392, 392, 8, 8, 8},
+        {64, 1000, 70, 71, 1001, 1003, 1, 1, 1},
+        {97, 131, 0, 1, 131, 133, 0, 0, 2},
+    };
+    static const float ab[3][2] = {{1.25f, 0.0f}, {-0.5f, 1.5f}, {1.0f, -1.0f}};
+    for (int t = 0; t < 3 && !th_failed(); t++) {
+        int n_set = 0;
+        tt_cfg *set = tt_type_set(ms_device(g), t, 1, &n_set);
+        if (!set || !tt_compile_all(set, n_set)) {
+            tt_free_set(set, n_set);
+            break;
+        }
+        size_t es = tt_es(t);
+        for (size_t d = 0; d < sizeof cases / sizeof cases[0] && !th_failed(); d++) {
+            int m = cases[d][0], n = cases[d][1], k = cases[d][2];
+            long long lda = cases[d][3], ldb = cases[d][4], ldc = cases[d][5];
+            size_t na = cases[d][6] + (size_t)m * lda, nb = cases[d][7] + (size_t)(k ? k : 1) * ldb;
+            size_t nc = cases[d][8] + (size_t)m * ldc;
+            tpl_workset ws;
+            memset(&ws, 0, sizeof ws);
+            CUdeviceptr A, B, C0, C, R;
+            unsigned char *hc0 = malloc(nc * es), *hc = malloc(nc * es), *hb = malloc(
+                (na > nb ? na : nb) * es);
+            CHECK(hc0 && hc && hb);
+            CHECK_OK(tpl_ws_alloc(ref, &ws, na * es, &A));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, nb * es, &B));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, nc * es, &C0));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, nc * es, &C));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, (size_t)m * n * 8 + 8, &R));
+            tt_host_fill(hb, na, t, 11 + (unsigned)d);
+            CHECK(cu->MemcpyHtoD(A, hb, na * es) == CUDA_SUCCESS);
+            tt_host_fill(hb, nb, t, 22 + (unsigned)d);
+            CHECK(cu->MemcpyHtoD(B, hb, nb * es) == CUDA_SUCCESS);
+            tt_host_fill(hc0, nc, t, 33 + (unsigned)d);
+            CHECK(cu->MemcpyHtoD(C0, hc0, nc * es) == CUDA_SUCCESS);
+            CUdeviceptr a = A + cases[d][6] * es, b = B + cases[d][7] * es;
+            CUdeviceptr c0 = C0 + cases[d][8] * es, c = C + cases[d][8] * es;
+            for (int v = 0; v < 3 && !th_failed(); v++) {
+                float alpha = ab[v][0], beta = ab[v][1];
+                CHECK_OK(tpl_ref_gemm_typed(ref, tt_kinds[t].t, t == 2, m, n, k, alpha, a, lda, b,
+                                            ldb, beta, c0, ldc, R));
+                for (int i = 0; i < n_set && !th_failed(); i++) {
+                    /* C = C0, with NaN in the m x n block when beta = 0 (it must not be read) */
+                    memcpy(hc, hc0, nc * es);
+                    for (int r = 0; beta == 0.0f && r < m; r++)
+                        memset(hc + (cases[d][8] + (size_t)r * ldc) * es, 0xff, (size_t)n * es);
+                    CHECK(cu->MemcpyHtoD(C, hc, nc * es) == CUDA_SUCCESS);
+                    CUmodule mod;
+                    CHECK(cu->ModuleLoadData(&mod, set[i].cubin) == CUDA_SUCCESS);
+                    at_exec ex;
+                    ex_init(&ex, cu, ms_device(g), mod, ref->stream, err, sizeof err);
+                    tpl_args args = tpl_gemm_args(m, n, k, alpha, a, (int)lda, b, (int)ldb, beta, c,
+                                                  (int)ldc);
+                    args.problem = tt_problem(m, n, k, tt_kinds[t].t, tt_kinds[t].m);
+                    at_status s = f->run(&ex, set[i].cfg, &args);
+                    if (s == AT_OK)
+                        s = ex_sync(&ex);
+                    ex_release(&ex);
+                    cu->ModuleUnload(mod);
+                    CHECK_MSG(s == AT_OK, "%s: %s", set[i].text, err);
+                    double e = -1;
+                    CHECK_OK(tpl_rel_error_typed(ref, tt_kinds[t].t, c, m, n, ldc, R, &e));
+                    tpl_problem p = tt_problem(m, n, k, tt_kinds[t].t, tt_kinds[t].m);
+                    CHECK_MSG(e <= f->tolerance(&p), "%s %dx%dx%d ld %lld/%lld/%lld offsets "
+                              "%d/%d/%d alpha %g beta %g %s: error %g", tt_kinds[t].name, m, n, k,
+                              lda, ldb, ldc, cases[d][6], cases[d][7], cases[d][8], alpha, beta,
+                              set[i].text, e);
+                    /* outside the m x n block nothing changed */
+                    CHECK(cu->MemcpyDtoH(hc, C, nc * es) == CUDA_SUCCESS);
+                    for (size_t x = 0; x < nc; x++) {
+                        long long off = (long long)x - cases[d][8];
+                        int inside = off >= 0 && off / ldc < m && off % ldc < n;
+                        if (!inside)
+                            CHECK_MSG(memcmp(hc + x * es, hc0 + x * es, es) == 0,
+                                      "%s: element %zu outside C's block changed", set[i].text, x);
+                    }
+                }
+            }
+            tpl_workset_free(cu, &ws);
+            free(hc0);
+            free(hc);
+            free(hb);
+        }
+        printf("    %s: %d configurations x %zu layouts x 3 alpha/beta\n", tt_kinds[t].name, n_set,
+               sizeof cases / sizeof cases[0]);
+        tt_free_set(set, n_set);
+    }
+    ms_close(g);
+}
+
+/* A configuration that computes a wrong result (test_tcfault: the last K tile dropped) is
+ * rejected by verification, directly and through the tuner, which stores every one of them
+ * as wrong_result and no best; the same configuration without the fault passes. */
+GPU_TEST(tcgemm_gpu_faulty_configuration_is_rejected)
+{
+    const tpl_family *fault = tpl_find("test_tcfault");
+    CHECK(fault != NULL);
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    tt_cfg two[2];
+    memset(two, 0, sizeof two);
+    for (int i = 0; i < 2; i++) {
+        two[i].fam = i ? &tpl_tcgemm : fault;
+        two[i].arch = ms_device(g)->arch;
+        snprintf(two[i].text, sizeof two[i].text, "%s", i ? "tcgemm" : "test_tcfault");
+        CHECK_OK(tpl_config_parse(two[i].fam, fault->default_config, two[i].cfg, err, sizeof err));
+    }
+    CHECK(tt_compile_all(two, 2));
+    const tpl_problem *p = &fault->tuning_problems[0];
+    double e = -1;
+    CHECK_OK(ms_prepare(g, fault, p, 9, err, sizeof err));
+    at_status st = ms_verify(g, fault, two[0].cfg, two[0].cubin, two[0].size, &e, err, sizeof err);
+    CHECK_MSG(st == AT_ERR_WRONG_RESULT && e > 10 * fault->tolerance(p), "%s, error %g: %s",
+              at_status_string(st), e, err);
+    printf("    faulty kernel: error %.3g against tolerance %.3g\n", e, fault->tolerance(p));
+    CHECK_OK(ms_prepare(g, &tpl_tcgemm, p, 9, err, sizeof err));
+    CHECK_OK(ms_verify(g, &tpl_tcgemm, two[1].cfg, two[1].cubin, two[1].size, &e, err, sizeof err));
+    free(two[0].cubin);
+    free(two[1].cubin);
+    free(two[0].log);
+    free(two[1].log);
+    ms_close(g);
+
+    char dbpath[4300], cmd[16384], *out = NULL;
+    snprintf(dbpath, sizeof dbpath, "%s/fault.db", th_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "env -u AUTOTUNE_WORKER %s/autotune-test --device %d --kernel test_tcfault --db %s "
+             "--seed 1 --quiet", th_build_dir(), th_device(), dbpath);
+    int rc = th_run(cmd, &out);
+    printf("    %s", out ? out : "");
+    CHECK_MSG(rc == 0 || rc == 1, "exit %d: %s", rc, out ? out : "");
+    free(out);
+    db *d = NULL;
+    CHECK_OK(db_open(&d, dbpath, 0, err, sizeof err));
+    db_result *r = NULL;
+    int nr = 0;
+    CHECK_OK(db_results(d, NULL, "test_tcfault", &r, &nr));
+    CHECK_MSG(nr >= 8, "%d results stored", nr);
+    for (int i = 0; i < nr; i++)
+        CHECK_MSG(strcmp(r[i].status, DB_WRONG_RESULT) == 0 && r[i].rel_error > 1e-2,
+                  "%s: %s (error %g)", r[i].config, r[i].status, r[i].rel_error);
+    db_result best;
+    CHECK_EQ(db_best(d, r[0].device_uuid, "test_tcfault", r[0].source_hash, p, 0, &best),
+             AT_ERR_NOT_FOUND);
+    free(r);
+    db_close(d);
+}
