@@ -8,7 +8,9 @@
 #include "cudrv.h"
 #include "tpl.h"
 
-#define DB_SCHEMA_VERSION 1
+/* 1: the first release; 2: the problem's kind (element type, math, ops,
+ * order, batch) in the problem and measurement keys (db/migrate.c). */
+#define DB_SCHEMA_VERSION 2
 
 typedef struct db db;
 
@@ -56,14 +58,27 @@ typedef struct db_device {
  * else $HOME/.cache/autotune/tuning.db. Writes into out (len >= 4096). */
 void db_default_path(char *out, size_t len);
 
-/* Opens (create = 1: creating the file, its folder and the schema) in WAL
- * mode with a busy timeout. AT_ERR_NOT_FOUND if the file is missing and
- * create = 0; AT_ERR_DB_CORRUPT if it is not a database of ours or of a
- * newer schema version; reason in err. */
-at_status db_open(db **out, const char *path, int create, char *err, size_t errlen);
+/* How db_open treats the file (the values 0 and 1 are the old "create"). */
+#define DB_OPEN_EXISTING 0  /* an existing database: writable where allowed */
+#define DB_OPEN_CREATE   1  /* also creates the file, its folder, the schema */
+#define DB_OPEN_READONLY 2  /* an existing database, read-only: never writes */
+
+/* Opens the database at path (NULL or "": db_default_path) in WAL mode
+ * with a busy timeout. A file we may not write (permissions, read-only
+ * mount, or a folder where the WAL's -wal and -shm cannot be created) or
+ * DB_OPEN_READONLY gives a read-only handle: every query works, every
+ * write fails with AT_ERR_DB and a message naming why; where the -shm can
+ * be neither opened nor created the file is read as immutable, or from a
+ * private snapshot when a -wal holds changes. AT_ERR_NOT_FOUND if the
+ * file is missing (unless DB_OPEN_CREATE); AT_ERR_DB_CORRUPT if it is not
+ * a database of ours or of a newer schema version (left untouched);
+ * AT_ERR_IO if it cannot be read or created; reason in err. */
+at_status db_open(db **out, const char *path, int mode, char *err, size_t errlen);
 void db_close(db *d);                         /* NULL is a no-op */
 const char *db_errmsg(const db *d);           /* last failure, never NULL */
-int db_is_readonly(const db *d);
+int db_is_readonly(const db *d);              /* 1 for NULL */
+/* Why the handle is read-only ("read-only file system", ...), "" if not. */
+const char *db_readonly_reason(const db *d);
 
 /* Records or refreshes a device (by UUID). */
 at_status db_put_device(db *d, const at_device_info *info, const char *nvrtc_version);
@@ -86,19 +101,21 @@ at_status db_store_result(db *d, db_result *r);
  * -1 on error. */
 int db_has_result(db *d, const char *device_uuid, const char *kernel,
                   const char *source_hash, const tpl_problem *p, const char *config);
-/* Best ok result for exactly this device/kernel/hash/problem;
- * deterministic_only restricts to reproducible configurations.
+/* Best ok result for exactly this device/kernel/hash/problem (sizes, kind
+ * and batch count); deterministic_only restricts to reproducible configurations.
  * AT_ERR_NOT_FOUND if none. */
 at_status db_best(db *d, const char *device_uuid, const char *kernel,
                   const char *source_hash, const tpl_problem *p,
                   int deterministic_only, db_result *out);
 /* The `per_problem` fastest ok results of every tuned problem of a kernel
  * and source hash, for one device (device_uuid) or every device of one
- * architecture (arch "sm_90", device_uuid NULL), ordered by problem then
- * time. Malloc'd array, caller frees. */
+ * architecture (arch "sm_90", device_uuid NULL), only problems of the kind
+ * of `kind` (element type, math, ops, order; its sizes and batch count
+ * are ignored; NULL: every kind), ordered by problem then time. Malloc'd
+ * array, caller frees. */
 at_status db_candidates(db *d, const char *device_uuid, const char *arch,
                         const char *kernel, const char *source_hash,
-                        int per_problem, int deterministic_only,
+                        const tpl_problem *kind, int per_problem, int deterministic_only,
                         db_result **out, int *count);
 /* Every result matching the filters (NULL = any), ordered by created;
  * for reports and `autotune show`. Malloc'd array, caller frees. */
@@ -112,6 +129,45 @@ at_status db_put_binary(db *d, const char *key, const char *kernel,
                         const char *options, const void *cubin, size_t size);
 /* malloc'd copy of the cubin; AT_ERR_NOT_FOUND if not stored. */
 at_status db_get_binary(db *d, const char *key, void **cubin, size_t *size);
+
+/* The space the database takes. */
+typedef struct db_usage {
+    long long file_bytes;       /* the database file */
+    long long wal_bytes;        /* its -wal, 0 if none */
+    long long free_bytes;       /* unused pages inside the file (VACUUM returns them) */
+    long long n_results;
+    long long n_binaries;
+    long long binary_bytes;     /* the stored cubins' sizes */
+} db_usage;
+/* Fills out (files by stat, counts by query); AT_ERR_DB if a count cannot
+ * be read. */
+at_status db_usage_of(db *d, db_usage *out);
+
+/* What db_gc_binaries kept and deleted (dry run: would delete). */
+typedef struct db_gc_stats {
+    long long n_binaries, binary_bytes;   /* stored before */
+    long long n_best;                     /* kept: a lookup can serve them */
+    long long n_recent;                   /* kept: recent, not best */
+    long long n_deleted, deleted_bytes;
+} db_gc_stats;
+/* Deletes every stored cubin except (a) those of every result a lookup can
+ * serve: per device, kernel (name and source hash) and problem, and per
+ * architecture, kernel and problem, the per_problem fastest ok results and
+ * the per_problem fastest deterministic ones (lk_choose's db_best and
+ * db_candidates), and (b) those of the keep_recent newest results and the
+ * keep_recent newest cubins. Never deletes a result row. One transaction:
+ * on failure nothing is deleted. dry_run: counts only, writes nothing (a
+ * read-only handle will do); otherwise AT_ERR_DB on a read-only handle. */
+at_status db_gc_binaries(db *d, int per_problem, long long keep_recent, int dry_run,
+                         db_gc_stats *out);
+/* VACUUM, then a truncating checkpoint of the WAL: the file shrinks to its
+ * content. AT_ERR_DB with the reason (the content unchanged) if it cannot:
+ * read-only, no room for VACUUM's copy, or another connection busy. */
+at_status db_vacuum(db *d);
+/* Copies the WAL into the file and truncates it (what closing the last
+ * connection does). AT_ERR_DB if read-only or other connections keep it
+ * from finishing (nothing is lost either way). */
+at_status db_checkpoint(db *d);
 
 /* Side measurements shown in reports: vendor libraries ("cublas", "cub"),
  * seeds run outside the tuner, and device ceilings (kernel "device", name

@@ -10,6 +10,7 @@
 struct db {
     sqlite3 *h;
     int readonly;
+    char ro_reason[512];             /* why readonly, "" if writable */
     char path[4096];
     char errmsg[1024];
 };
@@ -25,7 +26,8 @@ at_status db_fail(db *d, at_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Maps an SQLite result code to a status. */
 at_status db_status_of(int rc);
-/* Records SQLite's failure of `what` on the handle; returns its status. */
+/* Records SQLite's failure of `what` on the handle (a full disk or a file
+ * size limit named as such); returns its status. */
 at_status db_sqlfail(db *d, int rc, const char *what);
 /* Current UTC time, ISO 8601 with milliseconds. */
 void db_now(char *out, size_t len);
@@ -36,11 +38,37 @@ void db_now(char *out, size_t len);
 at_status db_prepare(db *d, sqlite3_stmt **st, const char *sql);
 /* Binds s as text, NULL as NULL. */
 void db_bind_text(sqlite3_stmt *st, int i, const char *s);
-/* Binds d0, d1, d2 of p at first, first+1, first+2 (unused ones 0). */
-void db_bind_dims(sqlite3_stmt *st, int first, const tpl_problem *p);
 void db_col_text(sqlite3_stmt *st, int col, char *dst, size_t len);
-/* Reads n_dims, d0, d1, d2 from columns col .. col + 3. */
+
+/* ---- sql.c: the problem key ----
+ * A problem's key columns, in the problem and measurement tables, are
+ * d0, d1, d2 (unused ones 0) and its kind as readable text: dtype ('f32',
+ * 'f64', 'f16', 'bf16'), math ('' or 'tf32'), op_a and op_b ('N', 'T'),
+ * layout ('row', 'col'), batch (1 for one product); see tpl_dtype_name.
+ * Statements bind a problem's key at the fixed parameters ?20 .. ?28, above
+ * every other parameter they use: DB_KEY_VALUES, DB_PROBLEM_IS, DB_KIND_IS. */
+#define DB_KEY_COLS "d0, d1, d2, dtype, math, op_a, op_b, layout, batch"
+#define DB_KEY_VALUES "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28"
+/* t's kind is the bound one (never true where the kind is bound NULL) */
+#define DB_KIND_IS(t) \
+    t ".dtype = ?23 AND " t ".math = ?24 AND " t ".op_a = ?25 AND " t ".op_b = ?26 AND " \
+    t ".layout = ?27"
+/* t's whole key is the bound one */
+#define DB_PROBLEM_IS(t) \
+    "(" t ".d0 = ?20 AND " t ".d1 = ?21 AND " t ".d2 = ?22 AND " DB_KIND_IS(t) " AND " \
+    t ".batch = ?28)"
+/* The kind columns of t in the order db_col_kind reads them. */
+#define DB_KIND_COLS(t) \
+    t ".dtype, " t ".math, " t ".op_a, " t ".op_b, " t ".layout, " t ".batch"
+/* Binds p's key at ?20 .. ?28 (p NULL: all NULL, matching nothing). */
+void db_bind_problem(sqlite3_stmt *st, const tpl_problem *p);
+/* Binds p's kind alone at ?23 .. ?27 (for DB_KIND_IS; p NULL: NULL). */
+void db_bind_kind(sqlite3_stmt *st, const tpl_problem *p);
+/* Reads n_dims, d0, d1, d2 from columns col .. col + 3 (kind left plain). */
 void db_col_problem(sqlite3_stmt *st, int col, tpl_problem *p);
+/* Reads the kind (DB_KIND_COLS) from columns col .. col + 5; a name this
+ * build does not know reads as TPL_KIND_UNKNOWN. */
+void db_col_kind(sqlite3_stmt *st, int col, tpl_problem *p);
 /* Runs sql; 1 if it succeeded, else 0 with *status and the message set. */
 int db_exec(db *d, const char *sql, const char *what, at_status *status);
 /* BEGIN IMMEDIATE (waits up to the busy timeout for other writers). */
@@ -58,14 +86,43 @@ at_status db_query_int(db *d, const char *sql, const char *arg,
 /* Grows a malloc'd array of elements of size `size` to hold n + 1; 0 if
  * out of memory (the array is kept). */
 int db_grow(void **arr, int *cap, int n, size_t size);
-/* 1 if p is a problem the schema can hold. */
+/* 1 if p is a problem the schema can hold: 0..3 sizes, a kind with names,
+ * a batch count >= 0. */
 int db_problem_ok(const tpl_problem *p);
 
 /* ---- schema.c ---- */
 
 /* Validates the database, creates the schema where allowed (create and an
- * empty database), then sets the connection's pragmas. */
+ * empty database), brings an older schema up to date (db_upgrade), then
+ * sets the connection's pragmas. */
 at_status db_setup(db *d, int create, int empty_file);
+/* CREATE TABLE statements of the current schema's problem and measurement
+ * tables under another name (the migration builds them beside the old). */
+void db_problem_table_sql(char *out, size_t len, const char *name);
+void db_measurement_table_sql(char *out, size_t len, const char *name);
+
+/* ---- migrate.c ---- */
+
+/* Brings a database of schema `version` (older than DB_SCHEMA_VERSION) up
+ * to date: a writable one is migrated in one transaction that keeps every
+ * row and id (or left as it was, with the reason, if that fails); a
+ * read-only one is read as the current schema through temporary views
+ * that give the new columns their defaults. */
+at_status db_upgrade(db *d, long long version);
+
+/* ---- open.c, readonly.c ---- */
+
+/* (Re)opens d->h on filename (d->path, a copy of it or a URI) with
+ * SQLite's flags; marks the handle read-only if SQLite opened it so.
+ * AT_ERR_IO if SQLite cannot open it, reason on the handle. */
+at_status db_connect(db *d, const char *filename, int flags);
+/* 1 if the last failure is SQLite not finding or not being allowed to
+ * open or create a file: the database's -wal, its -shm, or their folder. */
+int db_side_files_blocked(const db *d);
+/* For a read-only d whose -shm cannot be opened or created: reads the file
+ * as immutable or, where a -wal holds changes, a private snapshot of both
+ * (the changes are seen). Reason on the handle. */
+at_status db_open_readonly(db *d, int empty_file);
 
 /* ---- devices.c ---- */
 
@@ -79,7 +136,7 @@ at_status db_device_id(db *d, const char *uuid, long long *id);
     "r.id, r.session_id, d.uuid, k.name, k.source_hash, p.n_dims, p.d0, p.d1, " \
     "p.d2, r.config, r.status, r.time_ms, r.time_min_ms, r.time_max_ms, r.runs, " \
     "r.gflops, r.gbs, r.rel_error, r.compile_ms, r.binary_key, r.error, r.created, " \
-    "r.deterministic"
+    "r.deterministic, " DB_KIND_COLS("p")
 #define RESULT_FROM \
     " FROM result r JOIN device d ON d.id = r.device_id " \
     "JOIN kernel k ON k.id = r.kernel_id JOIN problem p ON p.id = r.problem_id "

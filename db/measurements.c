@@ -19,9 +19,9 @@ at_status db_put_measurement(db *d, db_measurement *m)
     db_now(now, sizeof now);
     sqlite3_stmt *st;
     s = db_prepare(d, &st,
-        "INSERT INTO measurement (device_id, kernel, n_dims, d0, d1, d2, name, time_ms, "
-        "gflops, gbs, rel_error, note, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-        "?9, ?10, ?11, ?12, ?13) ON CONFLICT (device_id, kernel, d0, d1, d2, name) "
+        "INSERT INTO measurement (device_id, kernel, n_dims, " DB_KEY_COLS ", name, time_ms, "
+        "gflops, gbs, rel_error, note, created) VALUES (?1, ?2, ?3, " DB_KEY_VALUES ", ?7, ?8, "
+        "?9, ?10, ?11, ?12, ?13) ON CONFLICT (device_id, kernel, " DB_KEY_COLS ", name) "
         "DO UPDATE SET n_dims = excluded.n_dims, time_ms = excluded.time_ms, "
         "gflops = excluded.gflops, gbs = excluded.gbs, rel_error = excluded.rel_error, "
         "note = excluded.note, created = excluded.created");
@@ -30,7 +30,7 @@ at_status db_put_measurement(db *d, db_measurement *m)
     sqlite3_bind_int64(st, 1, dev);
     db_bind_text(st, 2, m->kernel);
     sqlite3_bind_int(st, 3, m->problem.n_dims);
-    db_bind_dims(st, 4, &m->problem);
+    db_bind_problem(st, &m->problem);
     db_bind_text(st, 7, m->name);
     sqlite3_bind_double(st, 8, m->time_ms);
     sqlite3_bind_double(st, 9, m->gflops);
@@ -57,10 +57,11 @@ at_status db_measurements(db *d, const char *device_uuid, const char *kernel,
     sqlite3_stmt *st;
     at_status s = db_prepare(d, &st,
         "SELECT d.uuid, m.kernel, m.n_dims, m.d0, m.d1, m.d2, m.name, m.time_ms, "
-        "m.gflops, m.gbs, m.rel_error, m.note, m.created FROM measurement m "
-        "JOIN device d ON d.id = m.device_id "
+        "m.gflops, m.gbs, m.rel_error, m.note, m.created, " DB_KIND_COLS("m")
+        " FROM measurement m JOIN device d ON d.id = m.device_id "
         "WHERE (?1 IS NULL OR d.uuid = ?1) AND (?2 IS NULL OR m.kernel = ?2) "
-        "ORDER BY m.kernel, m.d0, m.d1, m.d2, m.name");
+        "ORDER BY m.kernel, m.d0, m.d1, m.d2, m.dtype, m.math, m.op_a, m.op_b, m.layout, "
+        "m.batch, m.name");
     if (s != AT_OK)
         return s;
     db_bind_text(st, 1, device_uuid);
@@ -84,6 +85,7 @@ at_status db_measurements(db *d, const char *device_uuid, const char *kernel,
         m->rel_error = sqlite3_column_double(st, 10);
         db_col_text(st, 11, m->note, sizeof m->note);
         db_col_text(st, 12, m->created, sizeof m->created);
+        db_col_kind(st, 13, &m->problem);
     }
     if (s == AT_OK && rc != SQLITE_DONE)
         s = db_sqlfail(d, rc, "listing measurements");

@@ -15,13 +15,13 @@ int db_has_result(db *d, const char *device_uuid, const char *kernel,
     sqlite3_stmt *st;
     if (db_prepare(d, &st, "SELECT 1" RESULT_FROM
                    "WHERE d.uuid = ?1 AND k.name = ?2 "
-                   "AND (?3 IS NULL OR k.source_hash = ?3) AND p.d0 = ?4 AND p.d1 = ?5 AND p.d2 = ?6 AND r.config = ?7 "
-                   "LIMIT 1") != AT_OK)
+                   "AND (?3 IS NULL OR k.source_hash = ?3) AND " DB_PROBLEM_IS("p")
+                   " AND r.config = ?7 LIMIT 1") != AT_OK)
         return -1;
     db_bind_text(st, 1, device_uuid);
     db_bind_text(st, 2, kernel);
     db_bind_text(st, 3, source_hash);
-    db_bind_dims(st, 4, p);
+    db_bind_problem(st, p);
     db_bind_text(st, 7, config);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
@@ -43,7 +43,7 @@ at_status db_best(db *d, const char *device_uuid, const char *kernel,
     sqlite3_stmt *st;
     at_status s = db_prepare(d, &st, "SELECT " RESULT_COLS RESULT_FROM
         "WHERE d.uuid = ?1 AND k.name = ?2 AND (?3 IS NULL OR k.source_hash = ?3) "
-        "AND p.d0 = ?4 AND p.d1 = ?5 AND p.d2 = ?6 AND r.status = 'ok' "
+        "AND " DB_PROBLEM_IS("p") " AND r.status = 'ok' "
         "AND r.time_ms > 0 AND (?7 = 0 OR r.deterministic = 1) "
         "ORDER BY r.time_ms, r.id LIMIT 1");
     if (s != AT_OK)
@@ -51,7 +51,7 @@ at_status db_best(db *d, const char *device_uuid, const char *kernel,
     db_bind_text(st, 1, device_uuid);
     db_bind_text(st, 2, kernel);
     db_bind_text(st, 3, source_hash);
-    db_bind_dims(st, 4, p);
+    db_bind_problem(st, p);
     sqlite3_bind_int(st, 7, deterministic_only ? 1 : 0);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
@@ -66,11 +66,11 @@ at_status db_best(db *d, const char *device_uuid, const char *kernel,
 
 at_status db_candidates(db *d, const char *device_uuid, const char *arch,
                         const char *kernel, const char *source_hash,
-                        int per_problem, int deterministic_only,
+                        const tpl_problem *kind, int per_problem, int deterministic_only,
                         db_result **out, int *count)
 {
-    if (!d || !kernel || !out || !count)
-        return d ? db_fail(d, AT_ERR_INVALID_ARG, "db_candidates: NULL argument")
+    if (!d || !kernel || !out || !count || (kind && !db_problem_ok(kind)))
+        return d ? db_fail(d, AT_ERR_INVALID_ARG, "db_candidates: NULL argument or bad kind")
                  : AT_ERR_INVALID_ARG;
     *out = NULL;
     *count = 0;
@@ -81,10 +81,13 @@ at_status db_candidates(db *d, const char *device_uuid, const char *arch,
         RESULT_FROM
         "WHERE k.name = ?1 AND (?2 IS NULL OR k.source_hash = ?2) "
         "AND (?3 IS NULL OR d.uuid = ?3) AND (?4 IS NULL OR d.arch = ?4) "
-        "AND r.status = 'ok' AND r.time_ms > 0 AND (?5 = 0 OR r.deterministic = 1)) "
-        "WHERE ?6 <= 0 OR rank <= ?6 ORDER BY d0, d1, d2, time_ms, id");
+        "AND r.status = 'ok' AND r.time_ms > 0 AND (?5 = 0 OR r.deterministic = 1) "
+        "AND (?23 IS NULL OR " DB_KIND_IS("p") ")) "
+        "WHERE ?6 <= 0 OR rank <= ?6 "
+        "ORDER BY d0, d1, d2, dtype, math, op_a, op_b, layout, batch, time_ms, id");
     if (s != AT_OK)
         return s;
+    db_bind_kind(st, kind);
     db_bind_text(st, 1, kernel);
     db_bind_text(st, 2, source_hash);
     db_bind_text(st, 3, device_uuid);

@@ -34,29 +34,29 @@ static at_status db_kernel_id(db *d, const char *name, const char *hash,
     return s;
 }
 
-/* Inserts if missing and returns the id of (kernel, dims). */
+/* Inserts if missing and returns the id of (kernel, problem key). */
 static at_status db_problem_id(db *d, const char *kernel, const tpl_problem *p,
                                long long *id)
 {
     sqlite3_stmt *st;
     at_status s = db_prepare(d, &st,
-        "INSERT INTO problem (kernel, n_dims, d0, d1, d2) VALUES (?1, ?2, ?3, ?4, ?5) "
-        "ON CONFLICT (kernel, d0, d1, d2) DO NOTHING");
+        "INSERT INTO problem (kernel, n_dims, " DB_KEY_COLS ") VALUES (?1, ?2, "
+        DB_KEY_VALUES ") ON CONFLICT (kernel, " DB_KEY_COLS ") DO NOTHING");
     if (s != AT_OK)
         return s;
     db_bind_text(st, 1, kernel);
     sqlite3_bind_int(st, 2, p->n_dims);
-    db_bind_dims(st, 3, p);
+    db_bind_problem(st, p);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
         return db_sqlfail(d, rc, "recording a problem");
-    s = db_prepare(d, &st, "SELECT id FROM problem WHERE kernel = ?1 AND d0 = ?2 "
-                           "AND d1 = ?3 AND d2 = ?4");
+    s = db_prepare(d, &st, "SELECT id FROM problem p WHERE p.kernel = ?1 AND "
+                           DB_PROBLEM_IS("p"));
     if (s != AT_OK)
         return s;
     db_bind_text(st, 1, kernel);
-    db_bind_dims(st, 2, p);
+    db_bind_problem(st, p);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
         *id = sqlite3_column_int64(st, 0);
@@ -89,6 +89,7 @@ void db_read_result(sqlite3_stmt *st, db_result *r)
     db_col_text(st, 20, r->error, sizeof r->error);
     db_col_text(st, 21, r->created, sizeof r->created);
     r->deterministic = sqlite3_column_int(st, 22);
+    db_col_kind(st, 23, &r->problem);
 }
 
 /* Steps st to the end, collecting rows into a malloc'd array. */

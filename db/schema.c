@@ -5,6 +5,60 @@
 
 #define DB_CREATED_BY "autotune"
 
+/* The problem's kind: readable names (tpl_dtype_name, ...), defaults the
+ * plain problem's (FP32, exact math, NN, row-major, one product). */
+#define DB_KIND_COLUMNS \
+    "    dtype TEXT NOT NULL DEFAULT 'f32',\n" \
+    "    math TEXT NOT NULL DEFAULT '',\n" \
+    "    op_a TEXT NOT NULL DEFAULT 'N',\n" \
+    "    op_b TEXT NOT NULL DEFAULT 'N',\n" \
+    "    layout TEXT NOT NULL DEFAULT 'row',\n" \
+    "    batch INTEGER NOT NULL DEFAULT 1,\n"
+
+/* The problem table after its name (one key: kernel, sizes and kind). */
+#define DB_PROBLEM_BODY \
+    " (\n" \
+    "    id INTEGER PRIMARY KEY,\n" \
+    "    kernel TEXT NOT NULL,\n" \
+    "    n_dims INTEGER NOT NULL,\n" \
+    "    d0 INTEGER NOT NULL DEFAULT 0,\n" \
+    "    d1 INTEGER NOT NULL DEFAULT 0,\n" \
+    "    d2 INTEGER NOT NULL DEFAULT 0,\n" \
+    DB_KIND_COLUMNS \
+    "    UNIQUE (kernel, " DB_KEY_COLS ")\n" \
+    ");\n"
+
+/* The measurement table after its name. */
+#define DB_MEASUREMENT_BODY \
+    " (\n" \
+    "    id INTEGER PRIMARY KEY,\n" \
+    "    device_id INTEGER NOT NULL REFERENCES device(id),\n" \
+    "    kernel TEXT NOT NULL,\n" \
+    "    n_dims INTEGER NOT NULL,\n" \
+    "    d0 INTEGER NOT NULL DEFAULT 0,\n" \
+    "    d1 INTEGER NOT NULL DEFAULT 0,\n" \
+    "    d2 INTEGER NOT NULL DEFAULT 0,\n" \
+    DB_KIND_COLUMNS \
+    "    name TEXT NOT NULL,\n" \
+    "    time_ms REAL NOT NULL DEFAULT 0,\n" \
+    "    gflops REAL NOT NULL DEFAULT 0,\n" \
+    "    gbs REAL NOT NULL DEFAULT 0,\n" \
+    "    rel_error REAL NOT NULL DEFAULT -1,\n" \
+    "    note TEXT NOT NULL DEFAULT '',\n" \
+    "    created TEXT NOT NULL,\n" \
+    "    UNIQUE (device_id, kernel, " DB_KEY_COLS ", name)\n" \
+    ");\n"
+
+void db_problem_table_sql(char *out, size_t len, const char *name)
+{
+    db_fmt(out, len, "CREATE TABLE %s%s", name, DB_PROBLEM_BODY);
+}
+
+void db_measurement_table_sql(char *out, size_t len, const char *name)
+{
+    db_fmt(out, len, "CREATE TABLE %s%s", name, DB_MEASUREMENT_BODY);
+}
+
 /* The schema of version DB_SCHEMA_VERSION. Unused problem dimensions are 0.
  * Times are UTC ISO 8601 with milliseconds ("2026-01-02T03:04:05.678Z"). */
 static const char db_schema_sql[] =
@@ -44,15 +98,7 @@ static const char db_schema_sql[] =
     "    source_hash TEXT NOT NULL,\n"
     "    UNIQUE (name, source_hash)\n"
     ");\n"
-    "CREATE TABLE problem (\n"
-    "    id INTEGER PRIMARY KEY,\n"
-    "    kernel TEXT NOT NULL,\n"
-    "    n_dims INTEGER NOT NULL,\n"
-    "    d0 INTEGER NOT NULL DEFAULT 0,\n"
-    "    d1 INTEGER NOT NULL DEFAULT 0,\n"
-    "    d2 INTEGER NOT NULL DEFAULT 0,\n"
-    "    UNIQUE (kernel, d0, d1, d2)\n"
-    ");\n"
+    "CREATE TABLE problem" DB_PROBLEM_BODY
     "CREATE TABLE session (\n"
     "    id INTEGER PRIMARY KEY,\n"
     "    device_id INTEGER REFERENCES device(id),\n"
@@ -99,23 +145,7 @@ static const char db_schema_sql[] =
     "    size INTEGER NOT NULL,\n"
     "    created TEXT NOT NULL\n"
     ");\n"
-    "CREATE TABLE measurement (\n"
-    "    id INTEGER PRIMARY KEY,\n"
-    "    device_id INTEGER NOT NULL REFERENCES device(id),\n"
-    "    kernel TEXT NOT NULL,\n"
-    "    n_dims INTEGER NOT NULL,\n"
-    "    d0 INTEGER NOT NULL DEFAULT 0,\n"
-    "    d1 INTEGER NOT NULL DEFAULT 0,\n"
-    "    d2 INTEGER NOT NULL DEFAULT 0,\n"
-    "    name TEXT NOT NULL,\n"
-    "    time_ms REAL NOT NULL DEFAULT 0,\n"
-    "    gflops REAL NOT NULL DEFAULT 0,\n"
-    "    gbs REAL NOT NULL DEFAULT 0,\n"
-    "    rel_error REAL NOT NULL DEFAULT -1,\n"
-    "    note TEXT NOT NULL DEFAULT '',\n"
-    "    created TEXT NOT NULL,\n"
-    "    UNIQUE (device_id, kernel, d0, d1, d2, name)\n"
-    ");\n";
+    "CREATE TABLE measurement" DB_MEASUREMENT_BODY;
 
 /* Tables a database of ours must have. */
 static const char *const db_tables[] = {
@@ -268,6 +298,8 @@ at_status db_setup(db *d, int create, int empty_file)
             return s;
     }
     s = db_validate(d, version, has_meta);
+    if (s == AT_OK && version < DB_SCHEMA_VERSION)
+        s = db_upgrade(d, version);
     if (s != AT_OK)
         return s;
     if (!d->readonly && !db_exec(d, "PRAGMA journal_mode = WAL", "enabling WAL", &s))

@@ -1,10 +1,13 @@
 /* sql.c: the helpers every db/ file uses: messages, statements and binding,
  * transactions, small queries. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include "db_internal.h"
 
 void db_copy(char *dst, size_t len, const char *src)
@@ -54,11 +57,53 @@ at_status db_status_of(int rc)
     }
 }
 
-/* Records SQLite's failure of `what` on the handle. */
+/* After an I/O failure: 1 if the disk holding path has almost no room
+ * left (less than 1 MiB for us), 2 if a file size limit (ulimit -f)
+ * applies to this process, else 0. */
+static int db_no_room(const char *path)
+{
+    char dir[4096];
+    db_copy(dir, sizeof dir, path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        db_copy(dir, sizeof dir, ".");
+    else if (slash == dir)
+        slash[1] = '\0';            /* the root folder */
+    else
+        *slash = '\0';
+    struct statvfs vs;
+    if (statvfs(dir, &vs) == 0 && (unsigned long long)vs.f_bavail * vs.f_frsize < (1u << 20))
+        return 1;
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+        return 2;
+    return 0;
+}
+
+/* Records SQLite's failure rc of `what` (sqlmsg: SQLite's text) on the
+ * handle, naming a full disk or a file size limit as such. */
+static at_status db_fail_sql(db *d, int rc, const char *what, const char *sqlmsg)
+{
+    at_status s = db_status_of(rc);
+    int code = rc & 0xff;
+    /* the OS error is only meaningful after an I/O failure */
+    int io = code == SQLITE_IOERR || code == SQLITE_FULL || code == SQLITE_CANTOPEN;
+    int e = io ? sqlite3_system_errno(d->h) : 0;
+    int room = io ? db_no_room(d->path) : 0;
+    if (code == SQLITE_FULL || e == ENOSPC || e == EDQUOT || room == 1)
+        return db_fail(d, s, "%s: no space left on the disk holding %s (%s)", what,
+                       d->path, sqlmsg);
+    if (e == EFBIG || room == 2)
+        return db_fail(d, s, "%s: %s cannot grow past the file size limit (ulimit -f) "
+                       "(%s)", what, d->path, sqlmsg);
+    if (e)
+        return db_fail(d, s, "%s: %s: %s (%s)", what, sqlmsg, strerror(e), d->path);
+    return db_fail(d, s, "%s: %s (%s)", what, sqlmsg, d->path);
+}
+
 at_status db_sqlfail(db *d, int rc, const char *what)
 {
-    return db_fail(d, db_status_of(rc), "%s: %s (%s)", what,
-                   sqlite3_errmsg(d->h), d->path);
+    return db_fail_sql(d, rc, what, sqlite3_errmsg(d->h));
 }
 
 /* Current UTC time, ISO 8601 with milliseconds. */
@@ -98,11 +143,28 @@ static long long db_dim(const tpl_problem *p, int i)
     return p->dims[i];
 }
 
-/* Binds d0, d1, d2 of p at first, first+1, first+2. */
-void db_bind_dims(sqlite3_stmt *st, int first, const tpl_problem *p)
+void db_bind_kind(sqlite3_stmt *st, const tpl_problem *p)
 {
-    for (int i = 0; i < 3; i++)
-        sqlite3_bind_int64(st, first + i, db_dim(p, i));
+    db_bind_text(st, 23, p ? tpl_dtype_name(p->dtype) : NULL);
+    db_bind_text(st, 24, p ? tpl_math_name(p->math) : NULL);
+    db_bind_text(st, 25, p ? tpl_op_name(p->op_a) : NULL);
+    db_bind_text(st, 26, p ? tpl_op_name(p->op_b) : NULL);
+    db_bind_text(st, 27, p ? tpl_order_name(p->order) : NULL);
+}
+
+void db_bind_problem(sqlite3_stmt *st, const tpl_problem *p)
+{
+    for (int i = 0; i < 3; i++) {
+        if (p)
+            sqlite3_bind_int64(st, 20 + i, db_dim(p, i));
+        else
+            sqlite3_bind_null(st, 20 + i);
+    }
+    db_bind_kind(st, p);
+    if (p)
+        sqlite3_bind_int64(st, 28, tpl_problem_batch(p));
+    else
+        sqlite3_bind_null(st, 28);
 }
 
 void db_col_text(sqlite3_stmt *st, int col, char *dst, size_t len)
@@ -119,13 +181,24 @@ void db_col_problem(sqlite3_stmt *st, int col, tpl_problem *p)
         p->dims[i] = sqlite3_column_int64(st, col + 1 + i);
 }
 
+void db_col_kind(sqlite3_stmt *st, int col, tpl_problem *p)
+{
+    const char *t = (const char *)sqlite3_column_text(st, col);
+    p->dtype = (at_dtype)tpl_dtype_of(t);
+    const char *m = (const char *)sqlite3_column_text(st, col + 1);
+    p->math = (at_math)tpl_math_of(m ? m : "");
+    p->op_a = (at_op)tpl_op_of((const char *)sqlite3_column_text(st, col + 2));
+    p->op_b = (at_op)tpl_op_of((const char *)sqlite3_column_text(st, col + 3));
+    p->order = (at_order)tpl_order_of((const char *)sqlite3_column_text(st, col + 4));
+    p->batch = sqlite3_column_int64(st, col + 5);
+}
+
 int db_exec(db *d, const char *sql, const char *what, at_status *status)
 {
     char *msg = NULL;
     int rc = sqlite3_exec(d->h, sql, NULL, NULL, &msg);
     if (rc != SQLITE_OK) {
-        *status = db_fail(d, db_status_of(rc), "%s: %s (%s)", what,
-                          msg ? msg : sqlite3_errmsg(d->h), d->path);
+        *status = db_fail_sql(d, rc, what, msg ? msg : sqlite3_errmsg(d->h));
         sqlite3_free(msg);
         return 0;
     }
@@ -157,8 +230,8 @@ void db_rollback(db *d)
 at_status db_check_writable(db *d, const char *what)
 {
     if (d->readonly)
-        return db_fail(d, AT_ERR_DB, "%s: the database is read-only (%s)",
-                       what, d->path);
+        return db_fail(d, AT_ERR_DB, "%s: the database %s is read-only (%s)",
+                       what, d->path, d->ro_reason);
     return AT_OK;
 }
 
@@ -198,5 +271,7 @@ int db_grow(void **arr, int *cap, int n, size_t size)
 
 int db_problem_ok(const tpl_problem *p)
 {
-    return p && p->n_dims >= 0 && p->n_dims <= TPL_MAX_DIMS;
+    return p && p->n_dims >= 0 && p->n_dims <= TPL_MAX_DIMS && tpl_dtype_name(p->dtype) &&
+           tpl_math_name(p->math) && tpl_op_name(p->op_a) && tpl_op_name(p->op_b) &&
+           tpl_order_name(p->order) && p->batch >= 0;
 }

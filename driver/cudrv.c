@@ -18,8 +18,14 @@ static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 
 /* Entry points: the table slot, the base name for cuGetProcAddress and the
  * exported (versioned) name for plain dlsym when that is missing. */
-#define ENTRY(field, base, exported) {offsetof(cudrv, field), base, exported}
-static const struct { size_t offset; const char *base; const char *exported; } entries[] = {
+#define ENTRY(field, base, exported) {offsetof(cudrv, field), base, exported, 0}
+#define OPTIONAL(field, base, exported) {offsetof(cudrv, field), base, exported, 1}
+static const struct {
+    size_t offset;
+    const char *base;
+    const char *exported;
+    int optional;                   /* 1: a missing entry stays NULL */
+} entries[] = {
     ENTRY(Init, "cuInit", "cuInit"),
     ENTRY(DriverGetVersion, "cuDriverGetVersion", "cuDriverGetVersion"),
     ENTRY(DeviceGetCount, "cuDeviceGetCount", "cuDeviceGetCount"),
@@ -65,6 +71,8 @@ static const struct { size_t offset; const char *base; const char *exported; } e
     ENTRY(PointerGetAttribute, "cuPointerGetAttribute", "cuPointerGetAttribute"),
     ENTRY(GetErrorName, "cuGetErrorName", "cuGetErrorName"),
     ENTRY(GetErrorString, "cuGetErrorString", "cuGetErrorString"),
+    OPTIONAL(TensorMapEncodeTiled, "cuTensorMapEncodeTiled", "cuTensorMapEncodeTiled"),
+    OPTIONAL(LaunchKernelEx, "cuLaunchKernelEx", "cuLaunchKernelEx"),
 };
 
 static void driver_load(void)
@@ -91,6 +99,8 @@ static void driver_load(void)
         }
         if (!fn)
             fn = dlsym(lib, entries[i].exported);
+        if (!fn && entries[i].optional)
+            continue;
         if (!fn) {
             snprintf(driver_message, sizeof driver_message,
                      "no CUDA driver: %s lacks %s (driver too old?)", name,

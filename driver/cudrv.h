@@ -55,6 +55,18 @@ typedef struct cudrv {
     CUresult (*PointerGetAttribute)(void *data, CUpointer_attribute attr, CUdeviceptr p);
     CUresult (*GetErrorName)(CUresult error, const char **str);
     CUresult (*GetErrorString)(CUresult error, const char **str);
+    /* Optional (CUDA 12+ drivers): NULL where the driver lacks them; the
+     * families that need them (tensor maps, cluster launches) check first. */
+    CUresult (*TensorMapEncodeTiled)(CUtensorMap *map, CUtensorMapDataType type,
+                                     cuuint32_t rank, void *global, const cuuint64_t *dims,
+                                     const cuuint64_t *strides, const cuuint32_t *box,
+                                     const cuuint32_t *element_strides,
+                                     CUtensorMapInterleave interleave,
+                                     CUtensorMapSwizzle swizzle,
+                                     CUtensorMapL2promotion l2promotion,
+                                     CUtensorMapFloatOOBfill oob_fill);
+    CUresult (*LaunchKernelEx)(const CUlaunchConfig *config, CUfunction f, void **params,
+                               void **extra);
 } cudrv;
 
 /* Loads the driver once (thread-safe) and returns its table, or NULL with

@@ -120,31 +120,77 @@ at_status ex_occupancy(at_exec *ex, const char *name, unsigned threads, unsigned
     return AT_OK;
 }
 
-at_status ex_launch(at_exec *ex, const char *name, unsigned gx, unsigned gy,
-                    unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                    unsigned smem, void **args)
+/* Launches through cuLaunchKernel, or cuLaunchKernelEx with a cluster shape
+ * when cluster is not NULL; describes a refused launch in errmsg. */
+static at_status ex_launch_with(at_exec *ex, const char *name, const unsigned grid[3],
+                                const unsigned block[3], const unsigned *cluster,
+                                unsigned smem, void **args)
 {
     int slot = ex_find(ex, name);
     if (slot < 0)
         return ex_fail(ex, AT_ERR_NOT_FOUND, "kernel %s not found in the module", name);
-    if (gx == 0 || gy == 0 || gz == 0 || bx * by * bz == 0)
+    if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0 || block[0] * block[1] * block[2] == 0)
         return ex_fail(ex, AT_ERR_INTERNAL, "kernel %s: empty launch %ux%ux%u / %ux%ux%u",
-                       name, gx, gy, gz, bx, by, bz);
+                       name, grid[0], grid[1], grid[2], block[0], block[1], block[2]);
+    if (cluster && !ex->cu->LaunchKernelEx)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED,
+                       "kernel %s needs cluster launches (cuLaunchKernelEx): driver too old",
+                       name);
     at_status s = ex_raise_smem_limit(ex, slot, smem);
     if (s != AT_OK)
         return s;
-    CUresult rc = ex->cu->LaunchKernel(ex->funcs[slot].fn, gx, gy, gz, bx, by, bz, smem,
-                                       ex->stream, args, NULL);
+    CUresult rc;
+    if (cluster) {
+        CUlaunchAttribute attr;
+        memset(&attr, 0, sizeof attr);
+        attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attr.value.clusterDim.x = cluster[0];
+        attr.value.clusterDim.y = cluster[1];
+        attr.value.clusterDim.z = cluster[2];
+        CUlaunchConfig config;
+        memset(&config, 0, sizeof config);
+        config.gridDimX = grid[0];
+        config.gridDimY = grid[1];
+        config.gridDimZ = grid[2];
+        config.blockDimX = block[0];
+        config.blockDimY = block[1];
+        config.blockDimZ = block[2];
+        config.sharedMemBytes = smem;
+        config.hStream = ex->stream;
+        config.attrs = &attr;
+        config.numAttrs = 1;
+        rc = ex->cu->LaunchKernelEx(&config, ex->funcs[slot].fn, args, NULL);
+    } else {
+        rc = ex->cu->LaunchKernel(ex->funcs[slot].fn, grid[0], grid[1], grid[2], block[0],
+                                  block[1], block[2], smem, ex->stream, args, NULL);
+    }
     if (rc != CUDA_SUCCESS) {
-        s = ex_cuda_fail(ex, rc, "cuLaunchKernel");
+        s = ex_cuda_fail(ex, rc, cluster ? "cuLaunchKernelEx" : "cuLaunchKernel");
         size_t used = ex->errmsg ? strlen(ex->errmsg) : 0;
         if (ex->errmsg && used + 1 < ex->errlen)
             snprintf(ex->errmsg + used, ex->errlen - used,
-                     " [%s grid %ux%ux%u block %ux%ux%u smem %u]", name, gx, gy, gz,
-                     bx, by, bz, smem);
+                     " [%s grid %ux%ux%u block %ux%ux%u cluster %ux%ux%u smem %u]", name,
+                     grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                     cluster ? cluster[0] : 1, cluster ? cluster[1] : 1,
+                     cluster ? cluster[2] : 1, smem);
         return s;
     }
     return AT_OK;
+}
+
+at_status ex_launch(at_exec *ex, const char *name, unsigned gx, unsigned gy,
+                    unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                    unsigned smem, void **args)
+{
+    const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+    return ex_launch_with(ex, name, grid, block, NULL, smem, args);
+}
+
+at_status ex_launch_cluster(at_exec *ex, const char *name, const unsigned grid[3],
+                            const unsigned block[3], const unsigned cluster[3],
+                            unsigned smem, void **args)
+{
+    return ex_launch_with(ex, name, grid, block, cluster, smem, args);
 }
 
 at_status ex_scratch(at_exec *ex, int slot, size_t bytes, CUdeviceptr *ptr)

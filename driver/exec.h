@@ -48,6 +48,12 @@ at_status ex_launch(at_exec *ex, const char *name,
                     unsigned gx, unsigned gy, unsigned gz,
                     unsigned bx, unsigned by, unsigned bz,
                     unsigned smem, void **args);
+/* ex_launch with a thread-block cluster shape (cuLaunchKernelEx); the grid
+ * must be a multiple of the cluster in every dimension. AT_ERR_UNSUPPORTED
+ * where the driver has no cuLaunchKernelEx. */
+at_status ex_launch_cluster(at_exec *ex, const char *name, const unsigned grid[3],
+                            const unsigned block[3], const unsigned cluster[3],
+                            unsigned smem, void **args);
 /* Blocks of kernel `name` that fit on one SM at once with this block size and
  * dynamic shared memory (cuOccupancyMaxActiveBlocksPerMultiprocessor, after
  * raising the function's shared memory limit as ex_launch would); cached.

@@ -102,9 +102,10 @@ at_status at_create(at_handle **out, int device, const char *db_path)
     else
         db_default_path(h->db_path, sizeof h->db_path);
     /* The database is also the cubin cache, so it is created when missing;
-     * one that cannot be created (read-only place) just means no cache. */
+     * one that cannot be written is read (lookups, stored cubins) and never
+     * written; one that cannot be created just means no cache. */
     char err[1024] = "";
-    s = db_open(&h->db, h->db_path, 1, err, sizeof err);
+    s = lk_open_db(h->db_path, &h->db, err, sizeof err);
     if (s == AT_ERR_DB_CORRUPT) {
         h->cu->DevicePrimaryCtxRelease(h->device);
         free(h);

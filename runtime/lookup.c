@@ -7,6 +7,12 @@
 #include <string.h>
 #include "lookup.h"
 
+at_status lk_open_db(const char *path, db **out, char *msg, size_t len)
+{
+    *out = NULL;
+    return db_open(out, path, DB_OPEN_CREATE, msg, len);
+}
+
 /* |log(x / y)| with sizes below 1 taken as 1. */
 static double log_ratio(long long x, long long y)
 {
@@ -73,9 +79,12 @@ at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fa
         for (int level = 0; level < 2; level++) {
             db_result *cands = NULL;
             int n = 0;
+            /* only problems of p's kind: another kind never serves it */
             at_status s = level == 0
-                ? db_candidates(d, dev->uuid, NULL, fam->name, hash, 4, deterministic, &cands, &n)
-                : db_candidates(d, NULL, dev->arch, fam->name, hash, 4, deterministic, &cands, &n);
+                ? db_candidates(d, dev->uuid, NULL, fam->name, hash, p, LK_PER_PROBLEM,
+                                deterministic, &cands, &n)
+                : db_candidates(d, NULL, dev->arch, fam->name, hash, p, LK_PER_PROBLEM,
+                                deterministic, &cands, &n);
             if (s != AT_OK)
                 continue;
             int ok = pick_nearest(dev, fam, p, deterministic, cands, n, cfg, config);

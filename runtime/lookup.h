@@ -9,6 +9,11 @@
 #include "db.h"
 #include "tpl.h"
 
+/* How many of the fastest results of each tuned problem the nearest-shape
+ * levels choose among (db_candidates' per_problem); `autotune gc` keeps
+ * the cubins of all of them. */
+#define LK_PER_PROBLEM 4
+
 /* Chooses the configuration for (fam, problem) on device dev, from d (may
  * be NULL: defaults only). Fills cfg and its text (TPL_CONFIG_LEN) and
  * returns the level used, or AT_LOOKUP_NONE if no configuration is usable
@@ -18,6 +23,14 @@
 at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fam,
                           const tpl_problem *problem, int deterministic, int *cfg,
                           char *config);
+
+/* Opens the database a handle reads (path as at_create got it, resolved):
+ * created where missing (it is also the cubin cache), read-only where it
+ * cannot be written (lookups only: the handle never writes to it). On
+ * AT_ERR_DB_CORRUPT (not a tuning database: at_create refuses it) and on
+ * any other failure *out is NULL and msg says why; the caller then uses
+ * built-in defaults. */
+at_status lk_open_db(const char *path, db **out, char *msg, size_t len);
 
 /* Sum over the dimensions and the batch count of |log(a_i / b_i)|: 0 for
  * the same problem; INFINITY for problems of another kind (element type,

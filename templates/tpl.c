@@ -249,11 +249,19 @@ static void opt_add(opt_list *o, const char *text)
     o->used += len;
 }
 
+const char *tpl_target_arch(const tpl_family *fam, const int *cfg, const char *arch)
+{
+    if (!fam || !cfg || !fam->target_arch)
+        return arch;
+    return fam->target_arch(cfg, arch);
+}
+
 static void opt_build(const tpl_family *fam, const int *cfg, const char *arch, opt_list *o)
 {
     char buf[256];
     memset(o, 0, sizeof *o);
-    snprintf(buf, sizeof buf, "-arch=%s", arch);
+    const char *target = tpl_target_arch(fam, cfg, arch);
+    snprintf(buf, sizeof buf, "-arch=%s", target ? target : "none");
     opt_add(o, buf);
     opt_add(o, "-std=c++17");
     opt_add(o, "-default-device");
@@ -306,7 +314,8 @@ void tpl_binary_key(const tpl_family *fam, const int *cfg, const char *arch,
     h = fnv1a(h, options, strlen(options));
     h = fnv1a(h, "|", 1);
     h = fnv1a(h, version, strlen(version));
-    snprintf(out, len, "%s-%s-%016llx", fam->name, arch, h);
+    const char *target = tpl_target_arch(fam, cfg, arch);
+    snprintf(out, len, "%s-%s-%016llx", fam->name, target ? target : arch, h);
 }
 
 /* ---------------- compiling ---------------- */
@@ -374,6 +383,16 @@ static at_status compile_source(const char *name, const char *text, const opt_li
 at_status tpl_compile(const tpl_family *fam, const int *cfg, const char *arch,
                       void **cubin, size_t *cubin_size, char **log)
 {
+    if (!tpl_target_arch(fam, cfg, arch)) {
+        *cubin = NULL;
+        *cubin_size = 0;
+        if (log) {
+            *log = malloc(160);
+            if (*log)
+                snprintf(*log, 160, "this %s configuration cannot run on %s", fam->name, arch);
+        }
+        return AT_ERR_UNSUPPORTED;
+    }
     opt_list o;
     opt_build(fam, cfg, arch, &o);
     return compile_source(fam->source, tpl_source_text(fam->source, NULL), &o, cubin,

@@ -197,6 +197,12 @@ typedef struct tpl_family {
     /* Largest *error accepted for this problem. */
     double (*tolerance)(const tpl_problem *problem);
 
+    /* Optional: the NVRTC target for cfg on a device of architecture arch
+     * ("sm_90"): arch itself, an arch-specific variant ("sm_90a" for wgmma
+     * and setmaxnreg), or NULL when cfg cannot run on arch at all (it is then
+     * neither compiled nor tuned there). NULL hook = arch for every cfg. */
+    const char *(*target_arch)(const int *cfg, const char *arch);
+
     const char *default_config;     /* correct on every device and problem */
     int n_baselines;
     const tpl_baseline *baselines;
@@ -248,12 +254,17 @@ int tpl_param_index(const tpl_family *fam, const char *name);
 /* ---- compiling (templates/tpl.c, NVRTC; no GPU needed) ---- */
 /* "sm_90" from a compute capability. */
 void tpl_arch_name(int cc_major, int cc_minor, char *out, size_t len);
+/* The NVRTC target of cfg on arch (the family's target_arch hook, or arch);
+ * NULL when cfg cannot run on arch. The pointer is arch or a string constant. */
+const char *tpl_target_arch(const tpl_family *fam, const int *cfg, const char *arch);
 /* The NVRTC options for cfg on arch, space-separated (for keys and logs). */
 void tpl_options_string(const tpl_family *fam, const int *cfg, const char *arch,
                         char *out, size_t len);
-/* Compiles cfg for arch ("sm_90") into a cubin (malloc'd, caller frees).
- * On AT_ERR_COMPILE *log holds NVRTC's log (malloc'd, caller frees; may be
- * set on success too, or NULL). Thread-safe. */
+/* Compiles cfg for arch ("sm_90", mapped through tpl_target_arch) into a
+ * cubin (malloc'd, caller frees). On AT_ERR_COMPILE *log holds NVRTC's log
+ * (malloc'd, caller frees; may be set on success too, or NULL);
+ * AT_ERR_UNSUPPORTED with a log line when cfg cannot run on arch.
+ * Thread-safe. */
 at_status tpl_compile(const tpl_family *fam, const int *cfg, const char *arch,
                       void **cubin, size_t *cubin_size, char **log);
 /* Compiles the shared reference/utility module (reference.cu) for arch. */

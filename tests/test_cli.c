@@ -1,5 +1,5 @@
 /* test_cli.c: CPU-tier tests of the `autotune` command line: usage errors,
- * help, no-GPU failure, check, list, show and report. */
+ * help, no-GPU failure, check, list, show, report and gc's options. */
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +50,9 @@ TEST(cli_usage_errors_exit_2)
     expect_usage("--timeout -1", "--timeout needs");
     expect_usage("--jobs 0", "--jobs needs");
     expect_usage("--kernel matmul --size 1000", "fits none");
+    expect_usage("--kernel matmul --size 64x64x64:bf16", "fits none");   /* FP32-only families */
+    expect_usage("--size 1000:f64", "fits none");
+    expect_usage("--device 0 --size 64x64x64:bf17", "bad size '64x64x64:bf17'");
     expect_usage("frobnicate", "unknown command 'frobnicate'");
     expect_usage("check", "check needs --arch");
     expect_usage("check --arch 90", "bad architecture '90'");
@@ -57,6 +60,10 @@ TEST(cli_usage_errors_exit_2)
     expect_usage("report", "report needs -o");
     expect_usage("list --bogus", "unknown option '--bogus'");
     expect_usage("show --db", "--db needs");
+    expect_usage("gc --bogus", "unknown option '--bogus' for gc");
+    expect_usage("gc --keep-recent", "--keep-recent needs");
+    expect_usage("gc --keep-recent -3", "--keep-recent needs");
+    expect_usage("gc --db", "--db needs");
     char *out = NULL;
     CHECK_EQ(cli("", &out), 2);
     CHECK(out && strstr(out, "usage: autotune"));
@@ -68,7 +75,8 @@ TEST(cli_help_and_version)
     char *out = NULL;
     CHECK_EQ(cli("--help", &out), 0);
     CHECK(strstr(out, "usage: autotune") && strstr(out, "--budget") &&
-          strstr(out, "200e") && strstr(out, "--strategy") && strstr(out, "check --arch"));
+          strstr(out, "200e") && strstr(out, "--strategy") && strstr(out, "check --arch") &&
+          strstr(out, "gc [--db PATH] [--dry-run] [--keep-recent N]"));
     free(out);
     CHECK_EQ(cli("--device 0 --help", &out), 0);
     free(out);

@@ -457,7 +457,7 @@ TEST(db_best_deterministic_only)
     CHECK_EQ(best.deterministic, 1);
     db_result *rs = NULL;
     int n = 0;
-    CHECK_OK(db_candidates(d, "GPU-A", NULL, "dot", "h", 5, 1, &rs, &n));
+    CHECK_OK(db_candidates(d, "GPU-A", NULL, "dot", "h", NULL, 5, 1, &rs, &n));
     CHECK_EQ(n, 2);
     CHECK(rs[0].deterministic && rs[1].deterministic);
     free(rs);
@@ -546,8 +546,8 @@ TEST(db_candidates_per_problem_and_arch)
         int nw = tdb_expect(rows, nrows, cases[k].uuid, cases[k].arch, cases[k].per, want);
         db_result *got = NULL;
         int ng = -1;
-        CHECK_OK(db_candidates(d, cases[k].uuid, cases[k].arch, "sum", "h", cases[k].per, 0,
-                               &got, &ng));
+        CHECK_OK(db_candidates(d, cases[k].uuid, cases[k].arch, "sum", "h", NULL, cases[k].per,
+                               0, &got, &ng));
         CHECK_MSG(ng == nw, "case %zu: %d candidates, expected %d", k, ng, nw);
         for (int i = 0; i < nw; i++) {
             CHECK_MSG(strcmp(got[i].device_uuid, want[i]->uuid) == 0 &&

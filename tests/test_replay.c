@@ -84,7 +84,7 @@ static int replay_load(replay *r, const char *path)
 
 /* Modeled tuner time (ms) of evaluating a configuration of median `ms`
  * when the best so far is `best`: the searched candidates' timing options
- * of tuner/tune.c (1 warm-up run, 3 to 40 timed runs until 50 ms of GPU
+ * of tuner/pipeline.c (1 warm-up run, 3 to 40 timed runs until 50 ms of GPU
  * time, abandoned after 3 runs when slower than 1.5x the best), one
  * verification run, and 7 ms of fixed cost (load, copies, the pipe): the
  * recorded exhaustive run took 66 ms per configuration, this model 66 too. */

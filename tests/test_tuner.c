@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "db.h"
 #include "harness.h"
@@ -257,6 +258,11 @@ TEST(tuner_protocol_round_trip)
     m.problem.dims[0] = 4096;
     m.problem.dims[1] = -7;
     m.problem.dims[2] = 1LL << 40;
+    m.problem.dtype = AT_R_16BF;
+    m.problem.math = AT_MATH_TF32;
+    m.problem.op_b = AT_OP_T;
+    m.problem.order = AT_COL_MAJOR;
+    m.problem.batch = 1LL << 33;
     m.seed = 0xFEDCBA9876543210ull;
     m.n_cfg = 5;
     for (int i = 0; i < 5; i++)
@@ -305,6 +311,7 @@ TEST(tuner_protocol_round_trip)
     CHECK_EQ(d.problem.n_dims, 3);
     CHECK_EQ(d.problem.dims[1], -7);
     CHECK_EQ(d.problem.dims[2], 1LL << 40);
+    CHECK(tpl_problem_equal(&d.problem, &m.problem) && d.problem.op_a == AT_OP_N);
     CHECK(d.seed == 0xFEDCBA9876543210ull);
     CHECK_EQ(d.n_cfg, 5);
     CHECK_EQ(d.cfg[4], 3997);
@@ -371,6 +378,12 @@ TEST(tuner_parse_size_and_budget)
     CHECK(tn_parse_size("1x2x3x4", &p) != 0);
     CHECK(tn_parse_size("12a", &p) != 0);
     CHECK(tn_parse_size("", &p) != 0);
+    CHECK(tn_parse_size("64x64x64:col:NT", &p) == 0);
+    CHECK(p.order == AT_COL_MAJOR && p.op_a == AT_OP_N && p.op_b == AT_OP_T);
+    char text[64];
+    tn_format_size(&p, text, sizeof text);
+    CHECK_STR(text, "64x64x64:col:NT");
+    CHECK(tn_parse_size("64x64x64:", &p) != 0);
     double s;
     long long e;
     CHECK(tn_parse_budget("60", &s, &e) == 0 && s == 60 && e == 0);
@@ -625,9 +638,10 @@ GPU_TEST(tuner_gpu_worker_isolates_crash_and_hang)
     db_close(d);
 }
 
-/* The results stored for test_oob at size n (malloc'd into *rows); how
+/* The results stored for kernel at size n (malloc'd into *rows); how
  * many, 0 when the database cannot be read. */
-static int oob_rows_at(const char *dbpath, long long n, db_result **rows)
+static int kernel_rows_at(const char *dbpath, const char *kernel, long long n,
+                          db_result **rows)
 {
     db *d = NULL;
     char err[256];
@@ -635,13 +649,23 @@ static int oob_rows_at(const char *dbpath, long long n, db_result **rows)
     *rows = NULL;
     if (db_open(&d, dbpath, 0, err, sizeof err) != AT_OK)
         return 0;
-    if (db_results(d, NULL, "test_oob", rows, &nr) != AT_OK)
+    if (db_results(d, NULL, kernel, rows, &nr) != AT_OK)
         nr = 0;
     db_close(d);
     for (int i = 0; i < nr; i++)
         if ((*rows)[i].problem.dims[0] == n)
             (*rows)[kept++] = (*rows)[i];
     return kept;
+}
+
+static int oob_rows_at(const char *dbpath, long long n, db_result **rows)
+{
+    return kernel_rows_at(dbpath, "test_oob", n, rows);
+}
+
+static int oob_rows_wide(const char *dbpath, long long n, db_result **rows)
+{
+    return kernel_rows_at(dbpath, "test_wide", n, rows);
 }
 
 /* 1 if test_oob has a stored result for config at size n. */
@@ -779,4 +803,433 @@ TEST(tuner_fake_worker_anneal_no_duplicates)
     CHECK_MSG(rc == 0 && strstr(out, "5 evaluated"), "exit %d: %s", rc, out ? out : "");
     free(out);
     CHECK_EQ(count_rows(dbpath, "test_oob"), 5);
+}
+
+/* ---- the worker dies in any phase (the fake worker's die= directives) ---- */
+
+/* Runs autotune-test on kernel with the fake worker and $AUTOTUNE_FAKE
+ * `fake`; its output (malloc'd) in *out, its exit status returned. */
+static int fake_run(const char *kernel, const char *dbpath, const char *fake, char **out)
+{
+    char cmd[16384];
+    snprintf(cmd, sizeof cmd,
+             "AUTOTUNE_WORKER='%s/autotune-test __fake_worker' AUTOTUNE_FAKE='%s' "
+             "%s/autotune-test --device 0 --kernel %s --db %s --seed 3 --jobs 2 --quiet",
+             th_build_dir(), fake, th_build_dir(), kernel, dbpath);
+    return th_run(cmd, out);
+}
+
+#define FAKE_PHASES 8                  /* open ... idle (fake_worker.c) */
+
+/* Deaths the fake worker counted in its state file (events of any phase,
+ * of each phase, deaths, deaths by phase); by phase into by[] if not NULL.
+ * -1 if there is no state file. */
+static long long fake_kills(const char *state, long long *by)
+{
+    long long v[2 + 2 * FAKE_PHASES] = {0};
+    FILE *f = fopen(state, "r");
+    if (!f)
+        return -1;
+    for (int i = 0; i < 2 + 2 * FAKE_PHASES; i++)
+        if (fscanf(f, "%lld", &v[i]) != 1)
+            break;
+    fclose(f);
+    for (int i = 0; by && i < FAKE_PHASES; i++)
+        by[i] = v[2 + FAKE_PHASES + i];
+    return v[1 + FAKE_PHASES];
+}
+
+static int cmp_text(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The rows of kernel as sorted "size config status time" lines in one
+ * malloc'd string; NULL if the database cannot be read. */
+static char *rows_text(const char *dbpath, const char *kernel)
+{
+    db *d = NULL;
+    char err[256];
+    db_result *r = NULL;
+    int n = 0;
+    if (db_open(&d, dbpath, 0, err, sizeof err) != AT_OK)
+        return NULL;
+    int ok = db_results(d, NULL, kernel, &r, &n) == AT_OK;
+    db_close(d);
+    char **lines = calloc((size_t)n + 1, sizeof *lines);
+    char *text = ok && lines ? calloc((size_t)n + 1, 700) : NULL;
+    for (int i = 0; text && i < n; i++) {
+        lines[i] = malloc(700);
+        if (lines[i])
+            snprintf(lines[i], 700, "%lld %s %s %.6f\n", r[i].problem.dims[0], r[i].config,
+                     r[i].status, r[i].time_ms);
+    }
+    if (text)
+        qsort(lines, (size_t)n, sizeof *lines, cmp_text);
+    for (int i = 0; text && i < n; i++)
+        if (lines[i])
+            strcat(text, lines[i]);
+    for (int i = 0; lines && i < n; i++)
+        free(lines[i]);
+    free(lines);
+    free(r);
+    return text;
+}
+
+/* Checks what a disturbed test_oob run stored against the fake worker's
+ * formula: every valid configuration once, measured (ok or abandoned) at
+ * the formula's time, except `crashed` rows crashed by the worker dying
+ * twice; the best stored is the formula's fastest measured one. */
+static void check_oob_rows(const char *dbpath, int crashed)
+{
+    char cfgs[16][64];
+    int n = oob_configs(cfgs), n_crashed = 0;
+    db_result *r;
+    int nr = oob_rows_at(dbpath, 1000003, &r);
+    CHECK_EQ(nr, n);
+    const char *opt = NULL;
+    for (int i = 0; i < n; i++) {
+        const db_result *x = find_config(r, nr, cfgs[i]);
+        CHECK_MSG(x, "%s not stored", cfgs[i]);
+        if (strcmp(x->status, DB_CRASHED) == 0) {
+            CHECK_MSG(strstr(x->error, "died on it twice"), "%s: %s", x->config, x->error);
+            n_crashed++;
+            continue;
+        }
+        CHECK_MSG(strcmp(x->status, DB_OK) == 0 || strcmp(x->status, DB_ABANDONED) == 0,
+                  "%s: %s (%s)", x->config, x->status, x->error);
+        CHECK(fabs(x->time_ms - fake_time(x->config)) < 1e-9);
+        if (!opt || fake_time(x->config) < fake_time(opt))
+            opt = x->config;
+    }
+    CHECK_EQ(n_crashed, crashed);
+    char best[TPL_CONFIG_LEN];
+    CHECK(best_at(dbpath, 1000003, best, sizeof best));
+    CHECK_STR(best, opt);
+    free(r);
+}
+
+/* A run of test_oob whose fake worker dies at the events of `die` (events
+ * counted across its workers): it ends with exit 0, `kills` deaths and as
+ * many steps retried, and every result (check_oob_rows). */
+static void survives(const char *die, int kills)
+{
+    char dir[4300], dbpath[4400], state[4400], fake[9000], *out = NULL;
+    snprintf(dir, sizeof dir, "%s", th_tmpdir());
+    snprintf(dbpath, sizeof dbpath, "%s/die.db", dir);
+    snprintf(state, sizeof state, "%s/die.state", dir);
+    snprintf(fake, sizeof fake, "%s;state=%s", die, state);
+    int rc = fake_run("test_oob", dbpath, fake, &out);
+    CHECK_MSG(rc == 0, "%s: exit %d: %s", die, rc, out ? out : "");
+    CHECK_EQ(fake_kills(state, NULL), kills);
+    char want[64];
+    snprintf(want, sizeof want, "%d retried after the worker died", kills);
+    CHECK_MSG(strstr(out, want) && strstr(out, "13 evaluated"), "%s: %s", die, out);
+    free(out);
+    check_oob_rows(dbpath, 0);
+}
+
+/* start: the first start, and a restart after a death in verification */
+TEST(tuner_worker_dies_at_start)
+{
+    survives("die=open:1;die=verify:4;die=open:3", 3);
+}
+
+TEST(tuner_worker_dies_measuring_the_ceiling)
+{
+    survives("die=ceiling:1", 1);
+}
+
+/* input preparation: the first, and the one after a death in timing */
+TEST(tuner_worker_dies_preparing_inputs)
+{
+    survives("die=prepare:1;die=time:6;die=prepare:3", 3);
+}
+
+/* with the request's first bytes read, its cubin not */
+TEST(tuner_worker_dies_in_compile_handoff)
+{
+    survives("die=handoff:5", 1);
+}
+
+TEST(tuner_worker_dies_verifying)
+{
+    survives("die=verify:5", 1);
+}
+
+TEST(tuner_worker_dies_timing)
+{
+    survives("die=time:5", 1);
+}
+
+/* half of the reply written */
+TEST(tuner_worker_dies_replying)
+{
+    survives("die=reply:5", 1);
+}
+
+/* between requests: replaced before the next one (or, when its death is
+ * not visible yet, on the next one's retry) */
+TEST(tuner_worker_dies_between_requests)
+{
+    char dir[4300], dbpath[4400], fake[9000], state[4400], *out = NULL;
+    snprintf(dir, sizeof dir, "%s", th_tmpdir());
+    snprintf(dbpath, sizeof dbpath, "%s/idle.db", dir);
+    snprintf(state, sizeof state, "%s/idle.state", dir);
+    snprintf(fake, sizeof fake, "die=idle:5;state=%s", state);
+    int rc = fake_run("test_oob", dbpath, fake, &out);
+    CHECK_MSG(rc == 0 && strstr(out, "13 evaluated, 0 failed") &&
+              strstr(out, "(1 worker restarts"), "exit %d: %s", rc, out ? out : "");
+    free(out);
+    CHECK_EQ(fake_kills(state, NULL), 1);
+    check_oob_rows(dbpath, 0);
+}
+
+/* dying on a configuration twice (in verification, then in its retry's
+ * timing) records it as crashed; the search goes on */
+TEST(tuner_worker_dies_twice_on_a_configuration)
+{
+    char dir[4300], dbpath[4400], fake[9000], *out = NULL;
+    snprintf(dir, sizeof dir, "%s", th_tmpdir());
+    snprintf(dbpath, sizeof dbpath, "%s/twice.db", dir);
+    snprintf(fake, sizeof fake, "die=verify:5;die=time:5;state=%s/twice.state", dir);
+    int rc = fake_run("test_oob", dbpath, fake, &out);
+    CHECK_MSG(rc == 0 && strstr(out, "13 evaluated, 1 failed"), "exit %d: %s", rc,
+              out ? out : "");
+    free(out);
+    check_oob_rows(dbpath, 1);
+}
+
+/* Input preparation that kills the worker twice skips the problem, keeps
+ * its results and goes on with the others (exit 1); a worker that cannot
+ * start ends the run, at the start or later, keeping what was stored. */
+TEST(tuner_worker_lost_preparing_twice_or_unable_to_start)
+{
+    char dir[4300], dbpath[4400], fake[9000], *out = NULL;
+    snprintf(dir, sizeof dir, "%s", th_tmpdir());
+    snprintf(dbpath, sizeof dbpath, "%s/skip.db", dir);
+    /* the 10th evaluation of size 1000003 kills it; preparing again, twice */
+    snprintf(fake, sizeof fake, "die=verify:10;die=prepare:2;die=prepare:3;state=%s/skip.state",
+             dir);
+    int rc = fake_run("test_wide", dbpath, fake, &out);
+    CHECK_MSG(rc == 1, "exit %d: %s", rc, out ? out : "");
+    CHECK_MSG(strstr(out, "test_wide 1000003 skipped: preparing the inputs killed the "
+                          "worker twice") &&
+              strstr(out, "its 9 results stored are kept") &&
+              strstr(out, "test_wide 250007: 96 evaluated, 0 failed") &&
+              strstr(out, "1 problem skipped"), "%s", out);
+    free(out);
+    db_result *r;
+    CHECK_EQ(oob_rows_wide(dbpath, 1000003, &r), 9);
+    free(r);
+    CHECK_EQ(oob_rows_wide(dbpath, 250007, &r), 96);
+    free(r);
+
+    /* no start at all: no state file, so every worker dies opening */
+    snprintf(dbpath, sizeof dbpath, "%s/nostart.db", dir);
+    rc = fake_run("test_oob", dbpath, "die=open:1", &out);
+    CHECK_MSG(rc == 1 && strstr(out, "autotune: the worker cannot start: ") &&
+              strstr(out, "died twice while starting: killed by signal 9"), "exit %d: %s", rc,
+              out ? out : "");
+    free(out);
+    /* a restart that fails twice, after two results */
+    snprintf(dbpath, sizeof dbpath, "%s/late.db", dir);
+    snprintf(fake, sizeof fake, "die=verify:3;die=open:2;die=open:3;state=%s/late.state", dir);
+    rc = fake_run("test_oob", dbpath, fake, &out);
+    CHECK_MSG(rc == 1 && strstr(out, "autotune: the worker cannot start: "), "exit %d: %s", rc,
+              out ? out : "");
+    free(out);
+    CHECK_EQ(count_rows(dbpath, "test_oob"), 2);
+}
+
+/* The fake worker SIGKILLs itself at 20 random moments of one run of
+ * test_wide (two sizes, 96 configurations each, about 960 events from
+ * start to the last reply): the moments are events of any phase, at least
+ * 8 apart so that each retry finishes before the next death. The run ends
+ * with exit 0, a retry for each death (but those between requests that are
+ * seen before the next one), and the rows and best of an undisturbed run. */
+TEST(tuner_worker_killed_at_20_random_moments)
+{
+    unsigned long long seed = (unsigned long long)time(NULL);
+    const char *env = getenv("AUTOTUNE_KILL_SEED");
+    if (env && *env)
+        seed = strtoull(env, NULL, 10);
+    printf("    kill seed %llu (AUTOTUNE_KILL_SEED=%llu replays it)\n", seed, seed);
+    tn_rng rng;
+    tn_rng_seed(&rng, seed);
+    char dir[4300], calm[4400], hit[4400], fake[9000], *out = NULL;
+    snprintf(dir, sizeof dir, "%s", th_tmpdir());
+    snprintf(calm, sizeof calm, "%s/calm.db", dir);
+    snprintf(hit, sizeof hit, "%s/hit.db", dir);
+    int used = snprintf(fake, sizeof fake, "state=%s/hit.state", dir);
+    long long event = 1 + (long long)tn_rng_below(&rng, 8);
+    for (int k = 0; k < 20; k++) {
+        used += snprintf(fake + used, sizeof fake - (size_t)used, ";die=%lld", event);
+        event += 8 + (long long)tn_rng_below(&rng, 31);
+    }
+    printf("    %s\n", fake);
+    int rc = fake_run("test_wide", calm, "", &out);
+    CHECK_MSG(rc == 0, "undisturbed: exit %d: %s", rc, out ? out : "");
+    free(out);
+    rc = fake_run("test_wide", hit, fake, &out);
+    const char *retried = out ? strstr(out, " retried after the worker died") : NULL;
+    while (retried && retried > out && retried[-1] != ' ')
+        retried--;
+    int n_retried = retried ? atoi(retried) : 0;
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
+    free(out);
+    char state[4400];
+    snprintf(state, sizeof state, "%s/hit.state", dir);
+    long long by[FAKE_PHASES];
+    CHECK_EQ(fake_kills(state, by), 20);
+    printf("    deaths: open %lld, ceiling %lld, prepare %lld, handoff %lld, verify %lld, "
+           "time %lld, reply %lld, idle %lld; %d retried\n", by[0], by[1], by[2], by[3], by[4],
+           by[5], by[6], by[7], n_retried);
+    CHECK(n_retried >= 20 - by[7] && n_retried <= 20);
+    char *a = rows_text(calm, "test_wide"), *b = rows_text(hit, "test_wide");
+    CHECK(a && b);
+    int same = strcmp(a, b) == 0;
+    CHECK_MSG(same, "rows differ:\n--- undisturbed\n%s--- killed\n%s", a, b);
+    CHECK(strstr(a, " crashed ") == NULL);
+    /* every configuration of both sizes, the best the formula's */
+    for (int s = 0; s < 2; s++) {
+        long long n = s ? 250007 : 1000003;
+        db_result *r;
+        int nr = oob_rows_wide(hit, n, &r);
+        CHECK_EQ(nr, 96);
+        const char *opt = NULL;
+        for (int i = 0; i < nr; i++)
+            if (!opt || fake_time(r[i].config) < fake_time(opt))
+                opt = r[i].config;
+        db *d = NULL;
+        char err[256];
+        db_result best;
+        CHECK_OK(db_open(&d, hit, 0, err, sizeof err));
+        CHECK_OK(db_best(d, r[0].device_uuid, "test_wide", r[0].source_hash, &r[0].problem, 0,
+                         &best));
+        db_close(d);
+        CHECK_STR(best.config, opt);
+        free(r);
+    }
+    free(a);
+    free(b);
+}
+
+/* ---- the real worker killed on a GPU ---- */
+
+/* 1 if a status is a measurement (ok or abandoned: which one depends on
+ * noise and on the order of results). */
+static int measured(const char *status)
+{
+    return strcmp(status, DB_OK) == 0 || strcmp(status, DB_ABANDONED) == 0;
+}
+
+/* Every row of ref has one in hit of the same configuration and kind of
+ * status, unless the test killed the worker twice on it (crashed, "died on
+ * it twice", counted in *twice). Returns the rows matched. */
+static int match_rows(const db_result *ref, int n_ref, const db_result *hit, int n_hit,
+                      int *twice)
+{
+    int matched = 0;
+    *twice = 0;
+    for (int i = 0; i < n_ref; i++) {
+        const db_result *h = find_config(hit, n_hit, ref[i].config);
+        if (!h)
+            continue;
+        if (strcmp(h->status, DB_CRASHED) == 0 && strstr(h->error, "died on it twice")) {
+            printf("    %s: killed twice by the test (%s)\n", h->config, h->error);
+            (*twice)++;
+            matched++;
+        } else if (measured(ref[i].status) ? measured(h->status)
+                                            : strcmp(h->status, ref[i].status) == 0) {
+            matched++;
+        } else {
+            printf("    %s: %s, undisturbed %s (%s)\n", h->config, h->status, ref[i].status,
+                   h->error);
+        }
+    }
+    return matched;
+}
+
+/* The real worker of `autotune` (its child running __worker) is SIGKILLed
+ * at several random moments of a search of sum at 2^20 (seeded random
+ * strategy, a budget of evaluations: the same configurations as an
+ * undisturbed run). Each kill comes 0.8 to 1.8 s after a worker appears,
+ * so that the retry of the step it hits has mostly finished before the
+ * next (a configuration killed twice is recorded as crashed, and counted
+ * here as the test's doing). The run ends with exit 0, a result for every
+ * configuration of the undisturbed run, and its best: the same
+ * configuration or a time within 3%. */
+GPU_TEST(tuner_gpu_worker_killed_at_random_moments)
+{
+    unsigned long long seed = (unsigned long long)time(NULL);
+    const char *env = getenv("AUTOTUNE_KILL_SEED");
+    if (env && *env)
+        seed = strtoull(env, NULL, 10);
+    printf("    kill seed %llu (AUTOTUNE_KILL_SEED=%llu replays it)\n", seed, seed);
+    tn_rng rng;
+    tn_rng_seed(&rng, seed);
+    char dir[4300], ref[4400], hit[4400], run[6000], sleeps[128] = "", cmd[16384];
+    char *out = NULL;
+    snprintf(dir, sizeof dir, "%s", th_tmpdir());
+    snprintf(ref, sizeof ref, "%s/ref.db", dir);
+    snprintf(hit, sizeof hit, "%s/hit.db", dir);
+    for (int k = 0; k < 6; k++)
+        snprintf(sleeps + strlen(sleeps), sizeof sleeps - strlen(sleeps), " %.2f",
+                 0.8 + tn_rng_unit(&rng));
+    const char *fmt = "env -u AUTOTUNE_WORKER -u AUTOTUNE_FAKE %s/autotune --device %d "
+                      "--kernel sum --size 1048576 --strategy random --budget 80e --seed 5 "
+                      "--quiet --db %s";
+    snprintf(run, sizeof run, fmt, th_build_dir(), th_device(), ref);
+    int rc = th_run(run, &out);
+    CHECK_MSG(rc == 0, "undisturbed: exit %d: %s", rc, out ? out : "");
+    free(out);
+    snprintf(run, sizeof run, fmt, th_build_dir(), th_device(), hit);
+    snprintf(cmd, sizeof cmd,
+             "worker() { if command -v pgrep >/dev/null; then pgrep -P $1 -f __worker; "
+             "else for c in $(cat /proc/$1/task/*/children 2>/dev/null); do "
+             "tr '\\0' ' ' </proc/$c/cmdline 2>/dev/null | grep -q __worker && echo $c; "
+             "done; fi | head -n 1; }; "
+             "alive() { [ -e /proc/$1 ] && ! grep -q '^State:[[:space:]]*Z' /proc/$1/status; }; "
+             "%s > %s/hit.log 2>&1 & pid=$!; kills=0; last=; "
+             "for r in%s; do w=; "
+             "while alive $pid; do w=$(worker $pid); "
+             "[ -n \"$w\" ] && [ \"$w\" != \"$last\" ] && break; w=; sleep 0.05; "
+             "done; [ -z \"$w\" ] && break; sleep $r; "
+             "kill -9 $w 2>/dev/null && kills=$((kills+1)); last=$w; done; "
+             "wait $pid; echo \"rc=$? kills=$kills\"; cat %s/hit.log",
+             run, dir, sleeps, dir);
+    th_run(cmd, &out);
+    int kills = -1;
+    const char *p = out ? strstr(out, "rc=") : NULL;
+    rc = -1;
+    if (p)
+        sscanf(p, "rc=%d kills=%d", &rc, &kills);
+    printf("    %d kills; %s", kills, out && strstr(out, "done:") ? strstr(out, "done:") : "\n");
+    CHECK_MSG(rc == 0 && kills >= 2, "exit %d, %d kills: %s", rc, kills, out ? out : "");
+    free(out);
+
+    db_result *r0, *r1;
+    int n0 = kernel_rows_at(ref, "sum", 1048576, &r0), n1 = kernel_rows_at(hit, "sum", 1048576,
+                                                                          &r1);
+    int twice = 0;
+    int matched = match_rows(r0, n0, r1, n1, &twice);
+    CHECK_MSG(n0 > 0 && n1 == n0 && matched == n0, "undisturbed %d rows, killed %d, %d matched",
+              n0, n1, matched);
+    db *d = NULL;
+    char err[256];
+    db_result b0, b1;
+    CHECK_OK(db_open(&d, ref, 0, err, sizeof err));
+    CHECK_OK(db_best(d, r0[0].device_uuid, "sum", r0[0].source_hash, &r0[0].problem, 0, &b0));
+    db_close(d);
+    CHECK_OK(db_open(&d, hit, 0, err, sizeof err));
+    CHECK_OK(db_best(d, r1[0].device_uuid, "sum", r1[0].source_hash, &r1[0].problem, 0, &b1));
+    db_close(d);
+    printf("    best undisturbed %.4f ms %s; killed %.4f ms %s\n", b0.time_ms, b0.config,
+           b1.time_ms, b1.config);
+    CHECK_MSG(strcmp(b0.config, b1.config) == 0 || fabs(b1.time_ms - b0.time_ms) <= 0.03 *
+              b0.time_ms, "bests differ: %.4f ms %s vs %.4f ms %s", b0.time_ms, b0.config,
+              b1.time_ms, b1.config);
+    free(r0);
+    free(r1);
 }

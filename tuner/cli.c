@@ -1,16 +1,20 @@
 /* cli.c: the `autotune` command line: tune (default), list, show, report,
- * check, the hidden worker modes, --help and --version; exit 0/1/2. */
+ * check, gc, the hidden worker modes, --help and --version; exit 0/1/2. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "lookup.h"
 #include "report.h"
 #include "strategy.h"
 #include "tn.h"
 
 #define EXIT_USAGE 2
+#define GC_KEEP_RECENT 100          /* gc's default --keep-recent */
+#define CLI_STR2(x) #x
+#define CLI_STR(x) CLI_STR2(x)
 
 static const char usage_text[] =
     "usage: autotune [--device N] [options]     tune kernels on CUDA device N\n"
@@ -22,6 +26,9 @@ static const char usage_text[] =
     "       autotune check --arch sm_XX [--kernel NAME] [--jobs N]\n"
     "                                            compile every valid configuration\n"
     "                                            with NVRTC (no GPU needed)\n"
+    "       autotune gc [--db PATH] [--dry-run] [--keep-recent N]\n"
+    "                                            reclaim space: delete the stored\n"
+    "                                            cubins no lookup can serve, VACUUM\n"
     "\n"
     "Tuning options:\n"
     "  --device N             CUDA device ordinal (default 0)\n"
@@ -54,9 +61,22 @@ static const char usage_text[] =
     "more than the noise (the larger median - min of the two); the database\n"
     "keeps every measurement and its best is the lowest median.\n"
     "A configuration that crashes or hangs the GPU worker is recorded as\n"
-    "crashed/timeout and the search goes on. ^C stops after the current\n"
-    "configuration; rerunning the same command resumes. Exit status: 0 ok,\n"
-    "1 failure, 2 usage, 130 interrupted.\n";
+    "crashed/timeout and the search goes on. A worker that dies in any step\n"
+    "is restarted and the step tried once more (a configuration on which it\n"
+    "dies twice is recorded as crashed; a size whose inputs it cannot prepare\n"
+    "twice is skipped, exit 1); only a worker that cannot start ends the run.\n"
+    "^C stops after the current configuration; rerunning the same command\n"
+    "resumes. Exit status: 0 ok, 1 failure, 2 usage, 130 interrupted.\n"
+    "\n"
+    "A tuning run ends with the database's size. gc keeps the cubin of every\n"
+    "result a lookup can serve (per device or architecture, kernel and size,\n"
+    "the " CLI_STR(LK_PER_PROBLEM) " fastest and the " CLI_STR(LK_PER_PROBLEM)
+    " fastest deterministic configurations) and those\n"
+    "of the N newest results and cubins (--keep-recent, default "
+    CLI_STR(GC_KEEP_RECENT) "); it\n"
+    "deletes the other cubins, never a result (a program that needs one\n"
+    "compiles it again), then VACUUMs and prints the size before and after;\n"
+    "--dry-run only counts. A read-only database is refused (exit 1).\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -200,18 +220,17 @@ static const char *const show_status[] = {
     DB_TIMEOUT, DB_ABANDONED, DB_INVALID, "other",
 };
 
-static int cmd_show(int argc, char **argv)
+/* Parses show's options; 0, or an exit code after a message. */
+static int show_options(int argc, char **argv, const tpl_family **fams, int *n_fams, int *all,
+                        const char **db_path)
 {
-    const tpl_family *fams[32];
-    int n_fams = 0, all = 0;
-    const char *db_path = NULL;
     for (int i = 2; i < argc; i++) {
         int m;
         const char *v = opt_value(argc, argv, &i, "--kernel", &m);
         if (m && !v)
             return usage_error("%s needs a value", "--kernel");
         if (m) {
-            int rc = parse_kernels(v, fams, &n_fams, 32);
+            int rc = parse_kernels(v, fams, n_fams, 32);
             if (rc)
                 return rc;
             continue;
@@ -220,44 +239,26 @@ static int cmd_show(int argc, char **argv)
         if (m && !v)
             return usage_error("%s needs a value", "--db");
         if (m) {
-            db_path = v;
+            *db_path = v;
             continue;
         }
         if (strcmp(argv[i], "--all") == 0) {
-            all = 1;
+            *all = 1;
             continue;
         }
         return usage_error("unknown option '%s' for show", argv[i]);
     }
-    char path[4096], err[1024];
-    if (db_path)
-        snprintf(path, sizeof path, "%s", db_path);
-    else
-        db_default_path(path, sizeof path);
-    db *d = NULL;
-    at_status st = db_open(&d, path, 0, err, sizeof err);
-    if (st == AT_ERR_NOT_FOUND) {
-        printf("no results: %s does not exist (run autotune --device 0 first)\n", path);
-        return 0;
-    }
-    if (st != AT_OK) {
-        fprintf(stderr, "autotune: cannot open %s: %s\n", path, err);
-        return 1;
-    }
-    db_result *res = NULL;
-    int n = 0;
-    if (db_results(d, NULL, NULL, &res, &n) != AT_OK) {
-        fprintf(stderr, "autotune: %s\n", db_errmsg(d));
-        db_close(d);
-        return 1;
-    }
-    db_device *devs = NULL;
-    int n_devs = 0;
-    db_list_devices(d, &devs, &n_devs);
-    show_group *groups = calloc((size_t)n + 1, sizeof *groups);
+    return 0;
+}
+
+/* Groups the results of the selected kernels by device, kernel and
+ * problem (printing each row with --all); returns the number of groups. */
+static int show_group_results(const db_result *res, int n, const tpl_family *const *fams,
+                              int n_fams, int all, show_group *groups)
+{
     int n_groups = 0;
     for (int i = 0; i < n && groups; i++) {
-        db_result *r = &res[i];
+        const db_result *r = &res[i];
         if (n_fams) {
             int want = 0;
             for (int k = 0; k < n_fams; k++)
@@ -294,45 +295,88 @@ static int cmd_show(int argc, char **argv)
         if (s == 0 && (groups[g].best < 0 || r->time_ms < res[groups[g].best].time_ms))
             groups[g].best = i;
     }
+    return n_groups;
+}
+
+/* Prints one group: its counts per status and its best. */
+static void show_print_group(const show_group *gr, const db_result *res)
+{
+    char size[64];
+    tn_format_size(&gr->problem, size, sizeof size);
+    printf("  %s %s:", gr->kernel, size);
+    int total = 0;
+    for (int s = 0; s < 9; s++)
+        total += gr->counts[s];
+    printf(" %d results (", total);
+    int first = 1;
+    for (int s = 0; s < 9; s++)
+        if (gr->counts[s]) {
+            printf("%s%d %s", first ? "" : ", ", gr->counts[s], show_status[s]);
+            first = 0;
+        }
+    printf(")\n");
+    if (gr->best >= 0) {
+        const db_result *b = &res[gr->best];
+        const tpl_family *f = tpl_find(b->kernel);
+        int flops = f ? f->metric_is_flops : b->gflops > 0;
+        printf("    best %.4f ms (min %.4f, max %.4f, %d runs), %.1f %s: %s\n",
+               b->time_ms, b->time_min_ms, b->time_max_ms, b->runs,
+               flops ? b->gflops : b->gbs, flops ? "GFLOP/s" : "GB/s", b->config);
+    } else {
+        printf("    no configuration passed\n");
+    }
+}
+
+static int cmd_show(int argc, char **argv)
+{
+    const tpl_family *fams[32];
+    int n_fams = 0, all = 0;
+    const char *db_path = NULL;
+    int rc = show_options(argc, argv, fams, &n_fams, &all, &db_path);
+    if (rc)
+        return rc;
+    char path[4096], err[1024];
+    if (db_path)
+        snprintf(path, sizeof path, "%s", db_path);
+    else
+        db_default_path(path, sizeof path);
+    db *d = NULL;
+    at_status st = db_open(&d, path, 0, err, sizeof err);
+    if (st == AT_ERR_NOT_FOUND) {
+        printf("no results: %s does not exist (run autotune --device 0 first)\n", path);
+        return 0;
+    }
+    if (st != AT_OK) {
+        fprintf(stderr, "autotune: cannot open %s: %s\n", path, err);
+        return 1;
+    }
+    db_result *res = NULL;
+    int n = 0;
+    if (db_results(d, NULL, NULL, &res, &n) != AT_OK) {
+        fprintf(stderr, "autotune: %s\n", db_errmsg(d));
+        db_close(d);
+        return 1;
+    }
+    db_device *devs = NULL;
+    int n_devs = 0;
+    db_list_devices(d, &devs, &n_devs);
+    show_group *groups = calloc((size_t)n + 1, sizeof *groups);
+    int n_groups = show_group_results(res, n, fams, n_fams, all, groups);
     if (all)
         printf("\n");
     if (n_groups == 0)
         printf("no results in %s\n", path);
     const char *last_dev = "";
     for (int g = 0; g < n_groups; g++) {
-        show_group *gr = &groups[g];
-        if (strcmp(last_dev, gr->device) != 0) {
+        if (strcmp(last_dev, groups[g].device) != 0) {
             const char *name = "unknown device";
             for (int k = 0; k < n_devs; k++)
-                if (strcmp(devs[k].info.uuid, gr->device) == 0)
+                if (strcmp(devs[k].info.uuid, groups[g].device) == 0)
                     name = devs[k].info.name;
-            printf("%s (%s)\n", name, gr->device);
-            last_dev = gr->device;
+            printf("%s (%s)\n", name, groups[g].device);
+            last_dev = groups[g].device;
         }
-        char size[64];
-        tn_format_size(&gr->problem, size, sizeof size);
-        printf("  %s %s:", gr->kernel, size);
-        int total = 0;
-        for (int s = 0; s < 9; s++)
-            total += gr->counts[s];
-        printf(" %d results (", total);
-        int first = 1;
-        for (int s = 0; s < 9; s++)
-            if (gr->counts[s]) {
-                printf("%s%d %s", first ? "" : ", ", gr->counts[s], show_status[s]);
-                first = 0;
-            }
-        printf(")\n");
-        if (gr->best >= 0) {
-            db_result *b = &res[gr->best];
-            const tpl_family *f = tpl_find(b->kernel);
-            int flops = f ? f->metric_is_flops : b->gflops > 0;
-            printf("    best %.4f ms (min %.4f, max %.4f, %d runs), %.1f %s: %s\n",
-                   b->time_ms, b->time_min_ms, b->time_max_ms, b->runs,
-                   flops ? b->gflops : b->gbs, flops ? "GFLOP/s" : "GB/s", b->config);
-        } else {
-            printf("    no configuration passed\n");
-        }
+        show_print_group(&groups[g], res);
     }
     free(groups);
     free(devs);
@@ -413,12 +457,23 @@ static int check_family(const tpl_family *f, const char *arch, tn_pool *pool)
         fprintf(stderr, "autotune: out of memory\n");
         return 1;
     }
+    long long other_arch = 0, kept = 0;     /* configurations that cannot run on arch */
+    for (long long k = 0; k < n_valid; k++) {
+        int cfg[TPL_MAX_PARAMS];
+        tpl_config_from_index(f, valid[k], cfg);
+        if (tpl_target_arch(f, cfg, arch))
+            valid[kept++] = valid[k];
+        else
+            other_arch++;
+    }
+    n_valid = kept;
     int extra_cfg[1 + 16][TPL_MAX_PARAMS];
     int n_extra = 0;
     for (int b = -1; b < f->n_baselines && n_extra < 17; b++) {
         const char *text = b < 0 ? f->default_config : f->baselines[b].config;
         char perr[256];
-        if (!text || tpl_config_parse(f, text, extra_cfg[n_extra], perr, sizeof perr) != AT_OK)
+        if (!text || tpl_config_parse(f, text, extra_cfg[n_extra], perr, sizeof perr) != AT_OK ||
+            !tpl_target_arch(f, extra_cfg[n_extra], arch))
             continue;
         long long idx = tpl_config_to_index(f, extra_cfg[n_extra]);
         int on = 0;
@@ -486,8 +541,11 @@ static int check_family(const tpl_family *f, const char *arch, tn_pool *pool)
         free(jobs[k].log);
     }
     printf("%s: %lld raw, %lld valid, %lld compiled, %lld failed (%lld distinct cubins, "
-           "%.1f s)\n", f->name, tpl_space_size(f), total, compiled, failed, distinct,
+           "%.1f s)", f->name, tpl_space_size(f), total, compiled, failed, distinct,
            tn_now() - t0);
+    if (other_arch)
+        printf("; %lld only for other architectures", other_arch);
+    printf("\n");
     fflush(stdout);
     free(jobs);
     free(keys);
@@ -551,7 +609,157 @@ static int cmd_check(int argc, char **argv)
     return rc;
 }
 
+/* ---- autotune gc ---- */
+
+static int cmd_gc(int argc, char **argv)
+{
+    const char *db_path = NULL;
+    long long keep_recent = GC_KEEP_RECENT;
+    int dry_run = 0;
+    for (int i = 2; i < argc; i++) {
+        int m;
+        const char *v = opt_value(argc, argv, &i, "--db", &m);
+        if (m && (!v || !*v))
+            return usage_error("%s needs a path", "--db");
+        if (m) {
+            db_path = v;
+            continue;
+        }
+        v = opt_value(argc, argv, &i, "--keep-recent", &m);
+        if (m && (!v || parse_int(v, 0, 1000000000, &keep_recent) != 0))
+            return usage_error("--keep-recent needs a number of configurations, not '%s'",
+                               v ? v : "");
+        if (m)
+            continue;
+        if (strcmp(argv[i], "--dry-run") == 0) {
+            dry_run = 1;
+            continue;
+        }
+        return usage_error("unknown option '%s' for gc", argv[i]);
+    }
+    return tn_gc(db_path, keep_recent, dry_run);
+}
+
 /* ---- tuning ---- */
+
+/* The command line as typed, for the session record. */
+static void tune_command_text(int argc, char **argv, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < argc && used + 2 < len; i++) {
+        int w = snprintf(out + used, len - used, "%s%s", i ? " " : "", argv[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+        if (used >= len)
+            used = len - 1;
+    }
+}
+
+/* What to tune: --device, --kernel, --size, --budget, --strategy at argv[*i].
+ * -1 if argv[*i] is none of them, 0 if parsed, else an exit code after a
+ * message. */
+static int tune_option_what(int argc, char **argv, int *i, tn_options *o,
+                            const char **size_text)
+{
+    int m;
+    long long n;
+    const char *v = opt_value(argc, argv, i, "--device", &m);
+    if (m) {
+        if (!v || parse_int(v, 0, 1024, &n) != 0)
+            return usage_error("--device needs a device number, not '%s'", v ? v : "");
+        o->device = (int)n;
+        return 0;
+    }
+    v = opt_value(argc, argv, i, "--kernel", &m);
+    if (m) {
+        if (!v)
+            return usage_error("%s needs a value", "--kernel");
+        return parse_kernels(v, o->families, &o->n_families, 31);
+    }
+    v = opt_value(argc, argv, i, "--size", &m);
+    if (m) {
+        if (!v || tn_parse_size(v, &o->size) != 0)
+            return usage_error("bad size '%s' (expected e.g. 4096x4096x4096 or 1048576)",
+                               v ? v : "");
+        o->have_size = 1;
+        *size_text = v;
+        return 0;
+    }
+    v = opt_value(argc, argv, i, "--budget", &m);
+    if (m) {
+        if (!v || tn_parse_budget(v, &o->budget_s, &o->budget_evals) != 0)
+            return usage_error("bad budget '%s' (expected seconds like 60 or 60s, "
+                               "or evaluations like 200e)", v ? v : "");
+        return 0;
+    }
+    v = opt_value(argc, argv, i, "--strategy", &m);
+    if (m) {
+        if (!v || !tn_strategy_find(v))
+            return usage_error("unknown strategy '%s' (exhaustive, random, anneal, surrogate)",
+                               v ? v : "");
+        o->strategy = tn_strategy_find(v)->name;
+        return 0;
+    }
+    return -1;
+}
+
+/* How to run: --timeout, --jobs, --db, --seed at argv[*i]; returns as
+ * tune_option_what. */
+static int tune_option_how(int argc, char **argv, int *i, tn_options *o)
+{
+    int m;
+    long long n;
+    const char *v = opt_value(argc, argv, i, "--timeout", &m);
+    if (m) {
+        char *end = NULL;
+        double t = v ? strtod(v, &end) : 0;
+        if (!v || !*v || *end || !(t > 0) || t > 86400)
+            return usage_error("--timeout needs seconds, not '%s'", v ? v : "");
+        o->timeout_s = t;
+        return 0;
+    }
+    v = opt_value(argc, argv, i, "--jobs", &m);
+    if (m) {
+        if (!v || parse_int(v, 1, 256, &n) != 0)
+            return usage_error("--jobs needs a number from 1 to 256, not '%s'", v ? v : "");
+        o->jobs = (int)n;
+        return 0;
+    }
+    v = opt_value(argc, argv, i, "--db", &m);
+    if (m) {
+        if (!v || !*v)
+            return usage_error("%s needs a path", "--db");
+        o->db_path = v;
+        return 0;
+    }
+    v = opt_value(argc, argv, i, "--seed", &m);
+    if (m) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long s = v ? strtoull(v, &end, 10) : 0;
+        if (!v || !*v || *end || errno)
+            return usage_error("--seed needs a number, not '%s'", v ? v : "");
+        o->seed = s;
+        return 0;
+    }
+    return -1;
+}
+
+/* 1 if the --size has the dimensions of a selected kernel. */
+static int size_fits(const tn_options *o)
+{
+    int fits = 0;
+    for (int i = 0; i < tpl_family_count(); i++) {
+        const tpl_family *f = tpl_family_at(i);
+        int sel = o->n_families == 0 ? !f->hidden : 0;
+        for (int k = 0; k < o->n_families; k++)
+            sel |= o->families[k] == f;
+        fits |= sel && tpl_family_accepts(f, &o->size);
+    }
+    return fits;
+}
 
 static int cmd_tune(int argc, char **argv)
 {
@@ -559,113 +767,25 @@ static int cmd_tune(int argc, char **argv)
     const char *size_text = "";
     memset(&o, 0, sizeof o);
     o.seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 20);
-    size_t used = 0;
-    for (int i = 0; i < argc && used + 2 < sizeof o.command; i++) {
-        int w = snprintf(o.command + used, sizeof o.command - used, "%s%s", i ? " " : "",
-                         argv[i]);
-        if (w < 0)
-            break;
-        used += (size_t)w;
-        if (used >= sizeof o.command)
-            used = sizeof o.command - 1;
-    }
+    tune_command_text(argc, argv, o.command, sizeof o.command);
     for (int i = 1; i < argc; i++) {
-        int m;
-        long long n;
-        const char *v;
         if (strcmp(argv[i], "--quiet") == 0) {
             o.quiet = 1;
             continue;
         }
-        v = opt_value(argc, argv, &i, "--device", &m);
-        if (m) {
-            if (!v || parse_int(v, 0, 1024, &n) != 0)
-                return usage_error("--device needs a device number, not '%s'", v ? v : "");
-            o.device = (int)n;
+        int rc = tune_option_what(argc, argv, &i, &o, &size_text);
+        if (rc < 0)
+            rc = tune_option_how(argc, argv, &i, &o);
+        if (rc > 0)
+            return rc;
+        if (rc == 0)
             continue;
-        }
-        v = opt_value(argc, argv, &i, "--kernel", &m);
-        if (m) {
-            if (!v)
-                return usage_error("%s needs a value", "--kernel");
-            int rc = parse_kernels(v, o.families, &o.n_families, 31);
-            if (rc)
-                return rc;
-            continue;
-        }
-        v = opt_value(argc, argv, &i, "--size", &m);
-        if (m) {
-            if (!v || tn_parse_size(v, &o.size) != 0)
-                return usage_error("bad size '%s' (expected e.g. 4096x4096x4096 or 1048576)",
-                                   v ? v : "");
-            o.have_size = 1;
-            size_text = v;
-            continue;
-        }
-        v = opt_value(argc, argv, &i, "--budget", &m);
-        if (m) {
-            if (!v || tn_parse_budget(v, &o.budget_s, &o.budget_evals) != 0)
-                return usage_error("bad budget '%s' (expected seconds like 60 or 60s, "
-                                   "or evaluations like 200e)", v ? v : "");
-            continue;
-        }
-        v = opt_value(argc, argv, &i, "--strategy", &m);
-        if (m) {
-            if (!v || !tn_strategy_find(v))
-                return usage_error("unknown strategy '%s' (exhaustive, random, anneal, surrogate)",
-                                   v ? v : "");
-            o.strategy = tn_strategy_find(v)->name;
-            continue;
-        }
-        v = opt_value(argc, argv, &i, "--timeout", &m);
-        if (m) {
-            char *end = NULL;
-            double t = v ? strtod(v, &end) : 0;
-            if (!v || !*v || *end || !(t > 0) || t > 86400)
-                return usage_error("--timeout needs seconds, not '%s'", v ? v : "");
-            o.timeout_s = t;
-            continue;
-        }
-        v = opt_value(argc, argv, &i, "--jobs", &m);
-        if (m) {
-            if (!v || parse_int(v, 1, 256, &n) != 0)
-                return usage_error("--jobs needs a number from 1 to 256, not '%s'", v ? v : "");
-            o.jobs = (int)n;
-            continue;
-        }
-        v = opt_value(argc, argv, &i, "--db", &m);
-        if (m) {
-            if (!v || !*v)
-                return usage_error("%s needs a path", "--db");
-            o.db_path = v;
-            continue;
-        }
-        v = opt_value(argc, argv, &i, "--seed", &m);
-        if (m) {
-            char *end = NULL;
-            errno = 0;
-            unsigned long long s = v ? strtoull(v, &end, 10) : 0;
-            if (!v || !*v || *end || errno)
-                return usage_error("--seed needs a number, not '%s'", v ? v : "");
-            o.seed = s;
-            continue;
-        }
         if (argv[i][0] == '-')
             return usage_error("unknown option '%s'", argv[i]);
         return usage_error("unknown command '%s'", argv[i]);
     }
-    if (o.have_size) {
-        int fits = 0;
-        for (int i = 0; i < tpl_family_count(); i++) {
-            const tpl_family *f = tpl_family_at(i);
-            int sel = o.n_families == 0 ? !f->hidden : 0;
-            for (int k = 0; k < o.n_families; k++)
-                sel |= o.families[k] == f;
-            fits |= sel && tpl_family_accepts(f, &o.size);
-        }
-        if (!fits)
-            return usage_error("size '%s' fits none of the selected kernels", size_text);
-    }
+    if (o.have_size && !size_fits(&o))
+        return usage_error("size '%s' fits none of the selected kernels", size_text);
     return tn_tune(&o);
 }
 
@@ -696,6 +816,8 @@ int tn_main(int argc, char **argv)
         return cmd_report(argc, argv);
     if (strcmp(cmd, "check") == 0)
         return cmd_check(argc, argv);
+    if (strcmp(cmd, "gc") == 0)
+        return cmd_gc(argc, argv);
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0) {
             fputs(usage_text, stdout);

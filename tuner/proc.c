@@ -158,6 +158,18 @@ void tn_proc_kill(tn_proc *p, char *how, size_t howlen)
     p->pid = -1;
 }
 
+int tn_proc_alive(const tn_proc *p)
+{
+    if (p->pid <= 0)
+        return 0;
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    /* WNOWAIT: a dead worker stays a zombie for tn_proc_kill to reap */
+    if (waitid(P_PID, (id_t)p->pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+        return errno == EINTR;
+    return info.si_pid == 0;
+}
+
 void tn_proc_stop(tn_proc *p)
 {
     if (p->pid <= 0) {

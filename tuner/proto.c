@@ -363,3 +363,11 @@ at_status tn_msg_recv(int fd, tn_msg *m, double timeout_s, char *err, size_t err
     free(body);
     return st;
 }
+
+void tn_msg_reply_init(tn_msg *r, int status)
+{
+    memset(r, 0, sizeof *r);
+    r->type = TN_MSG_REPLY;
+    r->status = status;
+    r->rel_error = -1;
+}

@@ -79,6 +79,8 @@ at_status tn_msg_encode(const tn_msg *m, unsigned char **buf, size_t *len);
  * AT_ERR_INVALID_ARG if malformed. */
 at_status tn_msg_decode(const unsigned char *body, size_t len, tn_msg *m);
 void tn_msg_free(tn_msg *m);
+/* An empty REPLY with status (rel_error -1: not verified). */
+void tn_msg_reply_init(tn_msg *r, int status);
 /* Writes m to fd (retrying on EINTR). AT_ERR_IO on failure. */
 at_status tn_msg_send(int fd, const tn_msg *m);
 /* Reads one message, waiting at most timeout_s (< 0: forever). Returns
@@ -86,11 +88,12 @@ at_status tn_msg_send(int fd, const tn_msg *m);
  * interrupting the wait does not end it. */
 at_status tn_msg_recv(int fd, tn_msg *m, double timeout_s, char *err, size_t errlen);
 
-/* ---- the worker processes (tuner/worker.c) ---- */
+/* ---- the worker processes (tuner/worker.c, tuner/fake_worker.c) ---- */
 /* Serves the protocol on fds in_fd/out_fd until QUIT or EOF with a real
  * GPU (measure.h). Returns the process exit status. */
 int tn_worker_main(int in_fd, int out_fd);
-/* The same with a fake device for tests ($AUTOTUNE_FAKE, see worker.c). */
+/* The same with a fake device for tests ($AUTOTUNE_FAKE, see
+ * tuner/fake_worker.c), which can die at chosen moments of every phase. */
 int tn_fake_worker_main(int in_fd, int out_fd);
 /* Fake time in ms of a configuration string (exposed for tests). */
 double tn_fake_time(const char *config);
@@ -109,6 +112,9 @@ at_status tn_proc_start(tn_proc *p, char *err, size_t errlen);
 /* Kills (SIGKILL, whole group) and reaps; describes how it ended in how
  * ("killed by signal 11 (Segmentation fault)", "exit status 3"). */
 void tn_proc_kill(tn_proc *p, char *how, size_t howlen);
+/* 1 while the worker has not ended (it is not reaped: tn_proc_kill then
+ * says how it ended); 0 once it has, or if it was never started. */
+int tn_proc_alive(const tn_proc *p);
 /* Closes the pipes and waits up to 1 s for a clean exit, then kills. */
 void tn_proc_stop(tn_proc *p);
 
@@ -166,7 +172,7 @@ void tn_progress_update(tn_progress *pg, int force);
 /* Clears the line; the caller then prints its summary. */
 void tn_progress_end(tn_progress *pg);
 
-/* ---- tuning driver (tuner/tune.c) ---- */
+/* ---- tuning driver (tuner/tune.c; its steps: tuner/tune_core.h) ---- */
 typedef struct tn_options {
     int device;
     const tpl_family *families[32];  /* NULL-terminated; empty: all visible */
@@ -188,11 +194,22 @@ typedef struct tn_options {
  * library). Returns the exit status: 0, 1, 130 (interrupted). */
 int tn_tune(const tn_options *opt);
 
-/* ---- search space (tuner/tune.c) ---- */
+/* ---- search space (tuner/plan.c) ---- */
 /* Valid configurations of fam for problem p on dev (dev NULL: generic):
  * malloc'd sorted raw indices. -1 count if out of memory. */
 long long tn_valid_space(const tpl_family *fam, const at_device_info *dev,
                          const tpl_problem *p, long long **indices);
+
+/* ---- database size and gc (tuner/gc.c) ---- */
+/* Checkpoints the WAL, then prints one line: the database's size (file +
+ * WAL) and its cubins. */
+void tn_print_db_size(db *d);
+/* `autotune gc`: keeps the cubins every lookup can serve and those of the
+ * keep_recent newest results and cubins, deletes the others (never a
+ * result), VACUUMs, prints sizes before and after; dry_run only counts.
+ * db_path NULL: the default. Returns the exit status (1: read-only or a
+ * failure, with a message). */
+int tn_gc(const char *db_path, long long keep_recent, int dry_run);
 
 /* ---- command line (tuner/cli.c) ---- */
 int tn_main(int argc, char **argv);

@@ -1,22 +1,11 @@
 /* worker.c: the GPU worker process (hidden `autotune __worker`) that serves
- * the protocol with measure.h, and a fake worker for tests without a GPU. */
-#include <math.h>
+ * the protocol with measure.h (the fake one for tests: fake_worker.c). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 #include "tn.h"
-
-static void reply_init(tn_msg *r, int status)
-{
-    memset(r, 0, sizeof *r);
-    r->type = TN_MSG_REPLY;
-    r->status = status;
-    r->rel_error = -1;
-}
 
 /* Copy bandwidth: device-to-device copies of a large buffer timed with
  * events; GB/s counts bytes read plus bytes written. */
@@ -86,7 +75,7 @@ int tn_worker_main(int in_fd, int out_fd)
         const tpl_family *fam = m.family[0] ? tpl_find(m.family) : NULL;
         switch (m.type) {
         case TN_MSG_OPEN: {
-            reply_init(&r, AT_OK);
+            tn_msg_reply_init(&r, AT_OK);
             r.type = TN_MSG_HELLO;
             if (g) {
                 ms_close(g);
@@ -98,7 +87,7 @@ int tn_worker_main(int in_fd, int out_fd)
             break;
         }
         case TN_MSG_PREPARE:
-            reply_init(&r, AT_OK);
+            tn_msg_reply_init(&r, AT_OK);
             if (!g) {
                 r.status = AT_ERR_INTERNAL;
                 snprintf(r.text, sizeof r.text, "prepare before open");
@@ -110,7 +99,7 @@ int tn_worker_main(int in_fd, int out_fd)
             }
             break;
         case TN_MSG_EVAL: {
-            reply_init(&r, AT_OK);
+            tn_msg_reply_init(&r, AT_OK);
             if (!g || !fam || m.n_cfg != fam->n_params || !m.blob) {
                 r.status = AT_ERR_INTERNAL;
                 snprintf(r.text, sizeof r.text, "bad evaluate request");
@@ -131,7 +120,7 @@ int tn_worker_main(int in_fd, int out_fd)
             break;
         }
         case TN_MSG_CEILING:
-            reply_init(&r, AT_OK);
+            tn_msg_reply_init(&r, AT_OK);
             if (!g) {
                 r.status = AT_ERR_INTERNAL;
                 snprintf(r.text, sizeof r.text, "ceiling before open");
@@ -143,7 +132,7 @@ int tn_worker_main(int in_fd, int out_fd)
             ms_close(g);
             return 0;
         default:
-            reply_init(&r, AT_ERR_INTERNAL);
+            tn_msg_reply_init(&r, AT_ERR_INTERNAL);
             snprintf(r.text, sizeof r.text, "unknown message type %d", m.type);
             break;
         }
@@ -156,174 +145,5 @@ int tn_worker_main(int in_fd, int out_fd)
             /* the context is poisoned: leave without touching CUDA again */
             _exit(3);
         }
-    }
-}
-
-/* ---- fake worker ----
- * $AUTOTUNE_FAKE: ';'-separated directives:
- *   crash=CONFIG   the worker kills itself with SIGSEGV on that configuration
- *   hang=CONFIG    the worker sleeps forever on it
- *   wrong=CONFIG   reports wrong_result (rel_error 0.5)
- *   delay=MS       sleeps MS milliseconds per evaluation
- *   nodevice       OPEN fails with AT_ERR_NO_DEVICE
- * Times come from tn_fake_time(config). */
-
-double tn_fake_time(const char *config)
-{
-    unsigned long long h = 14695981039346656037ull;
-    for (const unsigned char *p = (const unsigned char *)config; *p; p++) {
-        h ^= *p;
-        h *= 1099511628211ull;
-    }
-    return 0.5 + (double)(h % 10000u) / 1000.0;
-}
-
-/* 1 if $AUTOTUNE_FAKE has directive key=config (or bare key if config NULL). */
-static int fake_has(const char *key, const char *config)
-{
-    const char *spec = getenv("AUTOTUNE_FAKE");
-    if (!spec)
-        return 0;
-    size_t klen = strlen(key);
-    const char *p = spec;
-    while (*p) {
-        const char *end = strchr(p, ';');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len >= klen && strncmp(p, key, klen) == 0) {
-            if (!config && len == klen)
-                return 1;
-            if (config && len > klen && p[klen] == '=' &&
-                len - klen - 1 == strlen(config) &&
-                strncmp(p + klen + 1, config, len - klen - 1) == 0)
-                return 1;
-        }
-        p += len;
-        if (*p == ';')
-            p++;
-    }
-    return 0;
-}
-
-static double fake_delay_ms(void)
-{
-    const char *spec = getenv("AUTOTUNE_FAKE");
-    const char *d = spec ? strstr(spec, "delay=") : NULL;
-    return d ? atof(d + 6) : 0.0;
-}
-
-static void fake_device(at_device_info *d, int ordinal)
-{
-    memset(d, 0, sizeof *d);
-    d->ordinal = ordinal;
-    snprintf(d->name, sizeof d->name, "Fake GPU (autotune tests)");
-    snprintf(d->uuid, sizeof d->uuid, "GPU-fa4e0000-0000-0000-0000-00000000000%d",
-             ordinal % 10);
-    d->cc_major = 9;
-    d->cc_minor = 0;
-    d->sm_count = 132;
-    d->memory_bytes = 80ll << 30;
-    d->l2_bytes = 50 << 20;
-    d->smem_per_block_optin = 227 << 10;
-    d->smem_per_sm = 228 << 10;
-    d->regs_per_block = 65536;
-    d->regs_per_sm = 65536;
-    d->max_threads_per_block = 1024;
-    d->max_threads_per_sm = 2048;
-    d->clock_khz = 1980000;
-    d->mem_clock_khz = 2619000;
-    d->mem_bus_bits = 5120;
-    d->driver_version = 13000;
-    snprintf(d->arch, sizeof d->arch, "sm_90");
-}
-
-int tn_fake_worker_main(int in_fd, int out_fd)
-{
-    struct rlimit nocore = {0, 0};
-    setrlimit(RLIMIT_CORE, &nocore);
-    signal(SIGPIPE, SIG_IGN);
-    int opened = 0, prepared = 0;
-    for (;;) {
-        tn_msg m, r;
-        char err[2048] = "";
-        if (tn_msg_recv(in_fd, &m, -1, err, sizeof err) != AT_OK)
-            return 0;
-        const tpl_family *fam = m.family[0] ? tpl_find(m.family) : NULL;
-        reply_init(&r, AT_OK);
-        switch (m.type) {
-        case TN_MSG_OPEN:
-            r.type = TN_MSG_HELLO;
-            if (fake_has("nodevice", NULL)) {
-                r.status = AT_ERR_NO_DEVICE;
-                snprintf(r.text, sizeof r.text, "fake worker: no device %d", m.device);
-            } else {
-                fake_device(&r.dev, m.device);
-                opened = 1;
-            }
-            break;
-        case TN_MSG_PREPARE:
-            if (!opened || !fam) {
-                r.status = AT_ERR_NOT_FOUND;
-                snprintf(r.text, sizeof r.text, "fake worker: bad prepare");
-            } else {
-                prepared = 1;
-            }
-            break;
-        case TN_MSG_EVAL: {
-            char config[TPL_CONFIG_LEN];
-            if (!prepared || !fam || m.n_cfg != fam->n_params || !m.blob ||
-                m.blob_size == 0) {
-                r.status = AT_ERR_INTERNAL;
-                snprintf(r.text, sizeof r.text, "fake worker: bad evaluate request");
-                break;
-            }
-            tpl_config_format(fam, m.cfg, config, sizeof config);
-            double delay = fake_delay_ms();
-            if (delay > 0) {
-                struct timespec ts = {(time_t)(delay / 1000),
-                                      (long)(fmod(delay, 1000.0) * 1e6)};
-                nanosleep(&ts, NULL);
-            }
-            if (fake_has("crash", config)) {
-                signal(SIGSEGV, SIG_DFL);
-                raise(SIGSEGV);
-            }
-            if (fake_has("hang", config))
-                for (;;)
-                    pause();
-            if (fake_has("wrong", config)) {
-                r.status = AT_ERR_WRONG_RESULT;
-                r.verified = 1;
-                r.rel_error = 0.5;
-                snprintf(r.text, sizeof r.text, "relative error 0.5 above tolerance");
-                break;
-            }
-            double t = tn_fake_time(config);
-            r.verified = 1;
-            r.rel_error = 1e-7;
-            r.timing.median_ms = t;
-            r.timing.min_ms = t * 0.995;
-            r.timing.max_ms = t * 1.005;
-            r.timing.runs = m.opt.max_runs < 10 ? m.opt.max_runs : 10;
-            if (m.opt.abandon_ms > 0 && t > m.opt.abandon_ms) {
-                r.timing.abandoned = 1;
-                r.timing.runs = m.opt.min_runs;
-            }
-            break;
-        }
-        case TN_MSG_CEILING:
-            r.value = 3000.0;
-            r.value2 = 0.179;
-            snprintf(r.text, sizeof r.text, "fake");
-            break;
-        case TN_MSG_QUIT:
-            return 0;
-        default:
-            r.status = AT_ERR_INTERNAL;
-            snprintf(r.text, sizeof r.text, "unknown message type %d", m.type);
-            break;
-        }
-        tn_msg_free(&m);
-        if (tn_msg_send(out_fd, &r) != AT_OK)
-            return 1;
     }
 }

@@ -1,5 +1,6 @@
 /* testfam.c: hidden test-only families over testfam.cu: test_oob (one
- * configuration writes far out of bounds) and test_hang (one spins forever). */
+ * configuration writes far out of bounds), test_hang (one spins forever) and
+ * test_wide (96 configurations sharing 12 cubins, two tuning sizes). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 enum { TF_BLOCK, TF_ITEMS, TF_BAD };          /* test_oob parameters */
 enum { TH_BLOCK, TH_SPIN };                   /* test_hang parameters */
+enum { TW_BLOCK, TW_ITEMS, TW_REPEAT };       /* test_wide parameters */
 
 static int tf_valid_oob(const int *cfg, const at_device_info *dev, char *why, size_t len)
 {
@@ -38,6 +40,22 @@ static int tf_valid_hang(const int *cfg, const at_device_info *dev, char *why, s
     }
     if (cfg[TH_SPIN] != 0 && !(cfg[TH_SPIN] == 1 && cfg[TH_BLOCK] == 256)) {
         snprintf(why, len, "only BLOCK=256 carries the endless spin");
+        return 0;
+    }
+    return 1;
+}
+
+static int tf_valid_wide(const int *cfg, const at_device_info *dev, char *why, size_t len)
+{
+    int max_threads = dev ? dev->max_threads_per_block : 1024;
+    if (cfg[TW_BLOCK] < 32 || cfg[TW_BLOCK] > max_threads || cfg[TW_BLOCK] % 32) {
+        snprintf(why, len, "BLOCK %d is not a multiple of 32 up to %d", cfg[TW_BLOCK],
+                 max_threads);
+        return 0;
+    }
+    if (cfg[TW_ITEMS] < 1 || cfg[TW_ITEMS] > 64 || cfg[TW_REPEAT] < 1 || cfg[TW_REPEAT] > 8) {
+        snprintf(why, len, "ITEMS %d or REPEAT %d out of range", cfg[TW_ITEMS],
+                 cfg[TW_REPEAT]);
         return 0;
     }
     return 1;
@@ -75,6 +93,14 @@ static at_status tf_run_oob(at_exec *ex, const int *cfg, tpl_args *args)
 static at_status tf_run_hang(at_exec *ex, const int *cfg, tpl_args *args)
 {
     return tf_run(ex, cfg[TH_BLOCK], 1, args);
+}
+
+static at_status tf_run_wide(at_exec *ex, const int *cfg, tpl_args *args)
+{
+    at_status s = AT_OK;
+    for (int r = 0; r < cfg[TW_REPEAT] && s == AT_OK; r++)
+        s = tf_run(ex, cfg[TW_BLOCK], cfg[TW_ITEMS], args);
+    return s;
 }
 
 static void tf_work(const tpl_problem *problem, double *flops, double *bytes)
@@ -142,6 +168,7 @@ static double tf_tolerance(const tpl_problem *problem)
 }
 
 static const tpl_problem tf_problems[] = {TPL_PROBLEM(1, {1000003})};
+static const tpl_problem tf_wide_problems[] = {TPL_PROBLEM(1, {1000003}), TPL_PROBLEM(1, {250007})};
 
 const tpl_family tpl_test_oob = {
     .name = "test_oob",
@@ -202,6 +229,36 @@ const tpl_family tpl_test_hang = {
     .tuning_problems = tf_problems,
 };
 
+const tpl_family tpl_test_wide = {
+    .name = "test_wide",
+    .source = "testfam.cu",
+    .fixed_options = "",
+    .summary = "test only: y = 2x + 1 over 96 configurations (12 cubins) and two sizes",
+    .n_dims = 1,
+    .dim_names = {"n"},
+    .metric_is_flops = 0,
+    .hidden = 1,
+    .n_params = 3,
+    .params = {
+        {"BLOCK", 4, {64, 128, 256, 512}, "threads per block"},
+        {"ITEMS", 3, {1, 2, 4}, "elements per thread"},
+        {"REPEAT", 8, {1, 2, 3, 4, 5, 6, 7, 8}, "launches per run (host only)", 1},
+    },
+    .valid = tf_valid_wide,
+    .applicable = tf_applicable,
+    .deterministic = tf_deterministic,
+    .run = tf_run_wide,
+    .work = tf_work,
+    .prepare = tf_prepare,
+    .check = tf_check,
+    .tolerance = tf_tolerance,
+    .default_config = "BLOCK=256,ITEMS=1,REPEAT=1",
+    .n_baselines = 0,
+    .baselines = NULL,
+    .n_tuning_problems = 2,
+    .tuning_problems = tf_wide_problems,
+};
+
 /* Test builds only: the families and their source join the registry when
  * the test binary or autotune-test loads. */
 const char *th_families_source_text(const char *name, size_t *len);
@@ -213,4 +270,5 @@ __attribute__((constructor)) static void testfam_register(void)
     tpl_register_source("testfam.cu", text, len);
     tpl_register_family(&tpl_test_oob);
     tpl_register_family(&tpl_test_hang);
+    tpl_register_family(&tpl_test_wide);
 }

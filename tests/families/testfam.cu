@@ -1,5 +1,5 @@
-// testfam.cu: test-only kernels (hidden families test_oob and test_hang):
-// y = 2x + 1, with one configuration that writes far out of bounds or spins.
+// testfam.cu: test-only kernels (hidden families test_oob, test_hang and
+// test_wide): y = 2x + 1; one configuration writes far out of bounds or spins.
 
 #ifndef BLOCK
 #define BLOCK 256      // threads per block: 64, 128, 256, 512
@@ -12,6 +12,9 @@
 #endif
 #ifndef SPIN
 #define SPIN 0         // 1: spin until x[0] holds a NaN pattern it never holds
+#endif
+#ifndef REPEAT
+#define REPEAT 1       // launches per run, host only (test_wide): 1 to 8
 #endif
 
 extern "C" __global__ void __launch_bounds__(BLOCK)

@@ -1,0 +1,146 @@
+/* migrate.c: brings a database of an older schema version up to date:
+ * migrated in place where writable, read through views where read-only. */
+#include <string.h>
+#include "db_internal.h"
+
+/* Version 1 to 2: the problem and measurement tables gain the problem's
+ * kind (dtype, math, op_a, op_b, layout, batch) in their UNIQUE keys. The
+ * columns version 1 has, in each: */
+#define V1_PROBLEM_COLS "id, kernel, n_dims, d0, d1, d2"
+#define V1_MEASUREMENT_COLS \
+    "id, device_id, kernel, n_dims, d0, d1, d2, name, time_ms, gflops, gbs, rel_error, " \
+    "note, created"
+/* What a version 1 row means in the new columns: the plain problem. */
+#define V1_KIND_DEFAULTS \
+    "'f32' AS dtype, '' AS math, 'N' AS op_a, 'N' AS op_b, 'row' AS layout, 1 AS batch"
+
+/* A read-only version 1 database seen as version 2: temporary views named
+ * like the two tables (the temp schema is searched first) that add the new
+ * columns at their defaults. Nothing is written to the file. */
+static at_status db_views_1(db *d)
+{
+    at_status s = AT_OK;
+    if (!db_exec(d, "CREATE TEMP VIEW IF NOT EXISTS problem AS SELECT " V1_PROBLEM_COLS ", "
+                    V1_KIND_DEFAULTS " FROM main.problem;"
+                    "CREATE TEMP VIEW IF NOT EXISTS measurement AS SELECT " V1_MEASUREMENT_COLS
+                    ", " V1_KIND_DEFAULTS " FROM main.measurement;",
+                 "reading schema version 1 as version 2", &s))
+        return s;
+    return AT_OK;
+}
+
+/* Rows whose reference points nowhere, over the whole database. */
+static at_status db_dangling(db *d, long long *n)
+{
+    return db_query_int(d, "SELECT count(*) FROM pragma_foreign_key_check", NULL, n,
+                        "checking references");
+}
+
+/* Inside the migration's transaction: rebuilds `table` from its current
+ * definition (create: the CREATE TABLE of "<table>_v2"), copying `cols`
+ * with their ids, and replaces it. Fails if a row is lost. */
+static at_status db_rebuild(db *d, const char *table, const char *create, const char *cols)
+{
+    char sql[2048];
+    long long before = 0, after = -1;
+    at_status s;
+    db_fmt(sql, sizeof sql, "SELECT count(*) FROM %s", table);
+    if ((s = db_query_int(d, sql, NULL, &before, "counting rows to migrate")) != AT_OK)
+        return s;
+    db_fmt(sql, sizeof sql, "DROP TABLE IF EXISTS %s_v2; %s INSERT INTO %s_v2 (%s) SELECT %s "
+           "FROM %s ORDER BY id;", table, create, table, cols, cols, table);
+    if (!db_exec(d, sql, "copying rows into the new schema", &s))
+        return s;
+    db_fmt(sql, sizeof sql, "SELECT count(*) FROM %s_v2", table);
+    if ((s = db_query_int(d, sql, NULL, &after, "counting migrated rows")) != AT_OK)
+        return s;
+    if (after != before)
+        return db_fail(d, AT_ERR_DB_CORRUPT, "table %s: %lld rows before, %lld after copying",
+                       table, before, after);
+    db_fmt(sql, sizeof sql, "DROP TABLE %s; ALTER TABLE %s_v2 RENAME TO %s;", table, table,
+           table);
+    return db_exec(d, sql, "replacing a table", &s) ? AT_OK : s;
+}
+
+/* Inside the transaction: both tables rebuilt, and no reference broken
+ * by it (rows that pointed nowhere before are not ours to judge). */
+static at_status db_migrate_tables_1_to_2(db *d)
+{
+    char problem[2048], measurement[2048];
+    db_problem_table_sql(problem, sizeof problem, "problem_v2");
+    db_measurement_table_sql(measurement, sizeof measurement, "measurement_v2");
+    long long before = 0, after = 0;
+    at_status s;
+    if ((s = db_dangling(d, &before)) != AT_OK ||
+        (s = db_rebuild(d, "problem", problem, V1_PROBLEM_COLS)) != AT_OK ||
+        (s = db_rebuild(d, "measurement", measurement, V1_MEASUREMENT_COLS)) != AT_OK ||
+        (s = db_dangling(d, &after)) != AT_OK)
+        return s;
+    if (after > before)
+        return db_fail(d, AT_ERR_DB_CORRUPT, "%lld rows lost their reference", after - before);
+    return AT_OK;
+}
+
+/* Inside the transaction: the new version in the header and the meta
+ * table, and when the migration ran. */
+static at_status db_record_migration(db *d)
+{
+    at_status s = AT_OK;
+    if (!db_exec(d, "PRAGMA user_version = 2; UPDATE meta SET value = '2' "
+                    "WHERE key = 'schema_version'", "recording the schema version", &s))
+        return s;
+    sqlite3_stmt *st;
+    if ((s = db_prepare(d, &st, "INSERT OR REPLACE INTO meta (key, value) "
+                                "VALUES ('migrated_1_to_2', ?1)")) != AT_OK)
+        return s;
+    char now[32];
+    db_now(now, sizeof now);
+    db_bind_text(st, 1, now);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? AT_OK : db_sqlfail(d, rc, "recording the migration");
+}
+
+/* The version 1 to 2 migration, in one transaction: both tables rebuilt
+ * with their ids (results keep their problem_id), no reference broken by
+ * it, version and meta updated. Another process that migrated first is seen
+ * inside the transaction and left alone. */
+static at_status db_migrate_1_to_2(db *d)
+{
+    at_status s = AT_OK;
+    /* dropping a referenced table needs foreign keys off (outside a
+     * transaction); db_setup turns them on afterwards */
+    if (!db_exec(d, "PRAGMA foreign_keys = OFF", "disabling foreign keys", &s))
+        return s;
+    if ((s = db_begin(d)) != AT_OK)
+        return s;
+    long long version = 0;
+    s = db_query_int(d, "PRAGMA user_version", NULL, &version, "reading the schema version");
+    if (s != AT_OK || version >= 2) {
+        db_rollback(d);
+        return s;
+    }
+    if ((s = db_migrate_tables_1_to_2(d)) != AT_OK ||
+        (s = db_record_migration(d)) != AT_OK) {
+        db_rollback(d);
+        return s;
+    }
+    return db_commit(d);
+}
+
+at_status db_upgrade(db *d, long long version)
+{
+    if (version != 1)
+        return db_fail(d, AT_ERR_DB_CORRUPT, "%s has schema version %lld, which this autotune "
+                       "cannot migrate", d->path, version);
+    if (d->readonly)
+        return db_views_1(d);
+    at_status s = db_migrate_1_to_2(d);
+    if (s != AT_OK) {
+        char why[sizeof d->errmsg];
+        db_copy(why, sizeof why, d->errmsg);
+        db_fail(d, s, "%s: migrating schema version 1 to 2 failed, the file is unchanged: %.900s",
+                d->path, why);
+    }
+    return s;
+}

@@ -1,0 +1,369 @@
+/* html.c: the report document: page and style, contents, device facts, the
+ * summary table and per problem its best, charts and failures. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "charts.h"
+#include "html.h"
+
+#define RP_MAX_FAILURE_ROWS 12
+
+static const char rp_css[] =
+    "body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;"
+    "margin:0;background:#f8fafc;color:#111827;line-height:1.45}\n"
+    "main{max-width:1100px;margin:0 auto;padding:24px}\n"
+    "h1{font-size:26px;margin:0 0 4px}h2{font-size:21px;margin:32px 0 8px;"
+    "border-bottom:2px solid #cbd5e1;padding-bottom:4px}h3{font-size:17px;margin:24px 0 6px}\n"
+    "h4{font-size:14px;margin:14px 0 4px;color:#374151}\n"
+    ".card{background:#fff;border:1px solid #e2e8f0;border-radius:8px;padding:14px 18px;"
+    "margin:12px 0}\n"
+    "table{border-collapse:collapse;font-size:13px;margin:6px 0}"
+    "th,td{border:1px solid #e2e8f0;padding:4px 8px;text-align:left;vertical-align:top}"
+    "th{background:#f1f5f9}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
+    "code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;"
+    "word-break:break-all}\n"
+    ".muted{color:#6b7280;font-size:13px}.fail{color:" RP_FAIL "}.good{color:#15803d}\n"
+    "pre.err{white-space:pre-wrap;word-break:break-all;margin:0;font-size:12px;"
+    "max-height:6em;overflow:auto}\n"
+    "svg.chart{display:block;max-width:100%;height:auto;margin:8px 0;background:#fff}\n"
+    "svg text{font-family:system-ui,Helvetica,Arial,sans-serif;fill:#111827}\n"
+    "svg .title{font-size:14px;font-weight:600}svg .tick{font-size:11px;fill:#4b5563}\n"
+    "svg .axis{font-size:12px;fill:#374151}svg .label{font-size:12px}"
+    "svg .value{font-size:12px;fill:#111827}svg .small{font-size:10px;fill:#374151}\n"
+    ".panels{display:flex;flex-wrap:wrap;gap:8px}.panels svg{margin:0}\n"
+    ".legend span{display:inline-block;margin-right:14px;font-size:13px}"
+    ".legend i{display:inline-block;width:12px;height:12px;margin-right:4px;"
+    "vertical-align:-1px}\n";
+
+/* ---- device facts ---- */
+
+static void rp_fact(rp_buf *b, const char *name, const char *value)
+{
+    rp_put(b, "<tr><th>");
+    rp_esc(b, name);
+    rp_put(b, "</th><td>");
+    rp_esc(b, value);
+    rp_put(b, "</td></tr>\n");
+}
+
+/* "51234 GFLOP/s (measured)", "- GB/s (unknown)". */
+static void rp_ceiling_fact(rp_buf *b, const char *name, const rp_ceiling *c, const char *unit)
+{
+    char v[256], num[32];
+    snprintf(v, sizeof v, "%s %s (%s)", c->value > 0 ? rp_num(num, sizeof num, c->value) : "-",
+             unit, c->source);
+    rp_fact(b, name, v);
+}
+
+static void rp_device_facts(rp_buf *b, const rp_device *rd)
+{
+    const at_device_info *i = &rd->dev.info;
+    char v[256];
+    rp_put(b, "<div class=\"card\"><table>\n");
+    rp_fact(b, "Device", i->name);
+    rp_fact(b, "UUID", i->uuid);
+    snprintf(v, sizeof v, "%d.%d (%s)", i->cc_major, i->cc_minor, i->arch);
+    rp_fact(b, "Compute capability", v);
+    snprintf(v, sizeof v, "%d", i->sm_count);
+    rp_fact(b, "Streaming multiprocessors", v);
+    snprintf(v, sizeof v, "%.1f GiB", (double)i->memory_bytes / (1024.0 * 1024 * 1024));
+    rp_fact(b, "Memory", v);
+    snprintf(v, sizeof v, "%.1f MiB", (double)i->l2_bytes / (1024.0 * 1024));
+    rp_fact(b, "L2 cache", v);
+    snprintf(v, sizeof v, "%d KiB per block (opt-in), %d KiB per SM",
+             i->smem_per_block_optin / 1024, i->smem_per_sm / 1024);
+    rp_fact(b, "Shared memory", v);
+    snprintf(v, sizeof v, "SM %d MHz, memory %d MHz, %d-bit bus", i->clock_khz / 1000,
+             i->mem_clock_khz / 1000, i->mem_bus_bits);
+    rp_fact(b, "Clocks (max)", v);
+    snprintf(v, sizeof v, "%d.%d", i->driver_version / 1000, (i->driver_version % 1000) / 10);
+    rp_fact(b, "CUDA driver", v);
+    rp_fact(b, "NVRTC", rd->dev.nvrtc_version[0] ? rd->dev.nvrtc_version : "unknown");
+    rp_ceiling_fact(b, "FP32 ceiling", &rd->fp32, "GFLOP/s");
+    rp_ceiling_fact(b, "Memory bandwidth ceiling", &rd->bandwidth, "GB/s");
+    rp_put(b, "</table>\n<p class=\"muted\">Theoretical FP32 peak = SMs &times; 128 FP32 "
+              "lanes &times; 2 flops per FMA &times; SM clock; theoretical bandwidth = 2 "
+              "&times; memory clock &times; bus width. Measured ceilings, where stored, "
+              "come from the <code>device</code> measurements (fp32_peak, "
+              "copy_bandwidth).</p></div>\n");
+}
+
+/* ---- summary ---- */
+
+/* "2.35&times;" for a ratio, "-" for none (0). */
+static const char *rp_ratio_text(char *out, size_t len, double ratio)
+{
+    if (ratio > 0)
+        snprintf(out, len, "%.2f&times;", ratio);
+    else
+        snprintf(out, len, "-");
+    return out;
+}
+
+static void rp_summary_row(rp_buf *b, const rp_group *g, int dev_index, int k)
+{
+    char num[32], t[64], r1[32], r2[32], r3[32], prob[96];
+    rp_problem_text(&g->problem, prob, sizeof prob);
+    rp_printf(b, "<tr><td><a href=\"#d%dg%d\">", dev_index, k);
+    rp_esc(b, g->kernel);
+    rp_put(b, "</a></td><td>");
+    rp_esc(b, prob);
+    rp_put(b, "</td>");
+    if (g->best >= 0) {
+        const db_result *r = g->e[g->best].r;
+        rp_put(b, "<td><code>");
+        rp_esc(b, r->config);
+        rp_printf(b, "</code></td><td class=\"n\">%s</td>", rp_num(t, sizeof t, r->time_ms));
+        rp_printf(b, "<td class=\"n\">%s %s</td>", rp_num(num, sizeof num, g->best_value),
+                  g->unit);
+        if (g->ceiling.value > 0)
+            rp_printf(b, "<td class=\"n\">%.1f%%</td>", g->pct);
+        else
+            rp_put(b, "<td class=\"n\">-</td>");
+        rp_printf(b, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>",
+                  rp_ratio_text(r1, sizeof r1, g->vs_default),
+                  rp_ratio_text(r2, sizeof r2, g->vs_seed),
+                  rp_ratio_text(r3, sizeof r3, g->vs_vendor));
+    } else {
+        rp_put(b, "<td colspan=\"7\" class=\"fail\">no configuration passed "
+                  "verification</td>");
+    }
+    rp_printf(b, "<td class=\"n\">%d / %d</td></tr>\n", g->n_ok, g->n - g->n_ok);
+}
+
+static void rp_summary_table(rp_buf *b, const rp_device *rd, int dev_index)
+{
+    rp_put(b, "<div class=\"card\"><table>\n<tr><th>Kernel</th><th>Problem</th>"
+              "<th>Best configuration</th><th>Time (ms)</th><th>Performance</th>"
+              "<th>% of ceiling</th><th>vs default</th><th>vs best seed</th>"
+              "<th>vs vendor</th><th>Tried (ok / failed)</th></tr>\n");
+    for (int k = 0; k < rd->n_groups; k++)
+        rp_summary_row(b, &rd->groups[k], dev_index, k);
+    rp_put(b, "</table>\n<p class=\"muted\">Ratios are performance of the tuned "
+              "configuration over the built-in default, the best seed baseline and the best "
+              "vendor library measurement (above 1: tuned is faster).</p></div>\n");
+}
+
+/* ---- one tuned problem ---- */
+
+/* Heading, the family's summary and which template version it ran. */
+static void rp_group_intro(rp_buf *b, const rp_group *g, int dev_index, int k)
+{
+    char prob[160];
+    rp_problem_named(g->fam, &g->problem, prob, sizeof prob);
+    rp_printf(b, "<h3 id=\"d%dg%d\">", dev_index, k);
+    rp_esc(b, g->kernel);
+    rp_put(b, " &middot; ");
+    rp_esc(b, prob);
+    rp_put(b, "</h3>\n<div class=\"card\">\n<p class=\"muted\">");
+    if (g->fam && g->fam->summary) {
+        rp_esc(b, g->fam->summary);
+        rp_put(b, ". ");
+    } else if (!g->fam) {
+        rp_put(b, "Kernel not in this build of autotune. ");
+    }
+    rp_put(b, "Template source hash <code>");
+    rp_esc(b, g->hash);
+    rp_put(b, "</code>");
+    if (g->hash_current == 1)
+        rp_put(b, " (current)");
+    else if (g->hash_current == 0)
+        rp_put(b, " (an older template version)");
+    rp_put(b, ".</p>\n");
+}
+
+/* The best configuration: performance, timing spread, its parameters. */
+static void rp_group_best(rp_buf *b, const rp_group *g)
+{
+    char num[32], t[32];
+    if (g->best < 0) {
+        rp_put(b, "<p class=\"fail\">No configuration passed verification for this "
+                  "problem.</p>\n");
+        return;
+    }
+    const db_result *r = g->e[g->best].r;
+    rp_printf(b, "<p><b>Best:</b> %s %s in %s ms", rp_num(num, sizeof num, g->best_value),
+              g->unit, rp_num(t, sizeof t, r->time_ms));
+    if (g->ceiling.value > 0)
+        rp_printf(b, " (%.1f%% of the %s %s ceiling)", g->pct, g->ceiling.source,
+                  g->ceiling_name);
+    rp_printf(b, ", median of %d runs (min %s, max %s ms), relative error %.2g%s.</p>\n",
+              r->runs, rp_num(num, sizeof num, r->time_min_ms),
+              rp_num(t, sizeof t, r->time_max_ms), r->rel_error,
+              r->deterministic ? ", bit-reproducible" : "");
+    rp_put(b, "<table><tr><th>Parameter</th><th>Value</th><th>Meaning</th></tr>\n");
+    for (int i = 0; i < g->n_params; i++) {
+        const rp_param *p = &g->params[i];
+        if (!p->in_best)
+            continue;
+        rp_put(b, "<tr><td><code>");
+        rp_esc(b, p->name);
+        rp_put(b, "</code></td><td class=\"n\">");
+        rp_esc(b, p->best_value);
+        rp_put(b, "</td><td class=\"muted\">");
+        if (p->meaning)
+            rp_esc(b, p->meaning);
+        rp_put(b, "</td></tr>\n");
+    }
+    rp_put(b, "</table>\n<p class=\"muted\">Configuration: <code>");
+    rp_esc(b, r->config);
+    rp_put(b, "</code></p>\n");
+}
+
+/* Tuned vs vendor vs seeds vs default, with its legend. */
+static void rp_group_bars(rp_buf *b, const rp_group *g)
+{
+    if (g->cmp.n <= 0)
+        return;
+    char title[160];
+    snprintf(title, sizeof title, "Tuned vs vendor library vs seeds vs default (%s)", g->unit);
+    rp_chart_bars(b, title, g->cmp.bars, g->cmp.n, g->unit);
+    rp_printf(b, "<p class=\"legend\"><span><i style=\"background:%s\"></i>tuned</span>"
+                 "<span><i style=\"background:%s\"></i>vendor library</span>"
+                 "<span><i style=\"background:%s\"></i>seed baselines</span>"
+                 "<span><i style=\"background:%s\"></i>built-in default</span></p>\n",
+              RP_TUNED, RP_VENDOR, RP_SEED, RP_DEFAULT);
+}
+
+/* A panel per parameter that took several values; the others listed. */
+static void rp_group_sensitivity(rp_buf *b, const rp_group *g)
+{
+    if (g->best_value <= 0 || g->n_params == 0) {
+        rp_put(b, "<p class=\"muted\">No parameter sensitivity: no verified "
+                  "configuration.</p>\n");
+        return;
+    }
+    rp_buf fixed = { 0 };
+    rp_put(b, "<div class=\"panels\">\n");
+    for (int i = 0; i < g->n_params; i++) {
+        const rp_param *p = &g->params[i];
+        if (p->nv == 1)
+            rp_printf(&fixed, "%s%s=%s", fixed.len ? ", " : "", p->name, p->vals[0].value);
+        else if (p->nv > 1)
+            rp_chart_param(b, g, p);
+    }
+    rp_put(b, "</div>\n");
+    if (fixed.len) {
+        rp_put(b, "<p class=\"muted\">Held at one value in every configuration tried: <code>");
+        rp_esc(b, fixed.p);
+        rp_put(b, "</code></p>\n");
+    }
+    if (fixed.oom)
+        b->oom = 1;
+    free(fixed.p);
+}
+
+/* The first failed configurations with their messages. */
+static void rp_failure_table(rp_buf *b, const rp_group *g)
+{
+    int n_fail = g->n - g->n_ok, shown = 0;
+    if (n_fail == 0)
+        return;
+    rp_printf(b, "<h4>Failed configurations (%d)</h4>\n<table><tr><th>Status</th>"
+                 "<th>Configuration</th><th>Message</th></tr>\n", n_fail);
+    for (int j = 0; j < g->n && shown < RP_MAX_FAILURE_ROWS; j++) {
+        const db_result *r = g->e[j].r;
+        if (g->e[j].ok)
+            continue;
+        shown++;
+        rp_put(b, "<tr><td class=\"fail\">");
+        rp_esc(b, r->status);
+        rp_put(b, "</td><td><code>");
+        rp_esc(b, r->config);
+        rp_put(b, "</code></td><td><pre class=\"err\">");
+        rp_esc_max(b, r->error, 400);
+        rp_put(b, "</pre></td></tr>\n");
+    }
+    rp_put(b, "</table>\n");
+    if (n_fail > shown)
+        rp_printf(b, "<p class=\"muted\">and %d more.</p>\n", n_fail - shown);
+}
+
+static void rp_group_section(rp_buf *b, const rp_group *g, int dev_index, int k)
+{
+    rp_group_intro(b, g, dev_index, k);
+    rp_group_best(b, g);
+    if (g->fam && g->fam->default_config) {
+        rp_put(b, "<p class=\"muted\">Built-in default: <code>");
+        rp_esc(b, g->fam->default_config);
+        rp_put(b, "</code></p>\n");
+    }
+    rp_group_bars(b, g);
+    if (g->n_ok > 0) {
+        rp_chart_ranked(b, g);
+        rp_chart_trajectory(b, g);
+        rp_put(b, "<h4>Parameter sensitivity: the best performance reached at each "
+                  "value</h4>\n");
+        rp_group_sensitivity(b, g);
+    }
+    rp_failure_table(b, g);
+    rp_put(b, "</div>\n");
+}
+
+/* ---- the document ---- */
+
+static void rp_device_section(rp_buf *b, const rp_device *rd, int dev_index)
+{
+    rp_printf(b, "<h2 id=\"d%d\">", dev_index);
+    rp_esc(b, rd->dev.info.name);
+    rp_put(b, " <span class=\"muted\">");
+    rp_esc(b, rd->dev.info.uuid);
+    rp_put(b, "</span></h2>\n");
+    rp_device_facts(b, rd);
+    if (rd->n_res == 0) {
+        rp_put(b, "<p class=\"muted\">No tuning results for this device.</p>\n");
+        return;
+    }
+    rp_put(b, "<h3>Summary</h3>\n");
+    rp_summary_table(b, rd, dev_index);
+    rp_put(b, "<div class=\"card\">\n");
+    if (!rp_chart_roofline(b, rd))
+        rp_put(b, "<p class=\"muted\">No roofline: it needs a verified result of a known "
+                  "kernel and the device's FP32 ceiling.</p>\n");
+    rp_put(b, "</div>\n");
+    for (int k = 0; k < rd->n_groups; k++)
+        rp_group_section(b, &rd->groups[k], dev_index, k);
+}
+
+/* Every device and its problems, linked to their sections. */
+static void rp_contents(rp_buf *b, const rp_report *rep)
+{
+    rp_put(b, "<div class=\"card\"><b>Contents</b><ul>\n");
+    for (int i = 0; i < rep->n_devs; i++) {
+        const rp_device *rd = &rep->devs[i];
+        rp_printf(b, "<li><a href=\"#d%d\">", i);
+        rp_esc(b, rd->dev.info.name);
+        rp_printf(b, "</a> &middot; %d results", rd->n_res);
+        if (rd->n_groups) {
+            rp_put(b, "<ul>");
+            for (int k = 0; k < rd->n_groups; k++) {
+                char prob[96];
+                rp_problem_text(&rd->groups[k].problem, prob, sizeof prob);
+                rp_printf(b, "<li><a href=\"#d%dg%d\">", i, k);
+                rp_esc(b, rd->groups[k].kernel);
+                rp_put(b, " ");
+                rp_esc(b, prob);
+                rp_put(b, "</a></li>");
+            }
+            rp_put(b, "</ul>");
+        }
+        rp_put(b, "</li>\n");
+    }
+    rp_put(b, "</ul></div>\n");
+}
+
+void rp_render_html(rp_buf *b, const rp_report *rep, const char *generated)
+{
+    rp_put(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+              "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+              "<title>autotune report</title>\n<style>\n");
+    rp_put(b, rp_css);
+    rp_put(b, "</style>\n</head>\n<body>\n<main>\n<h1>autotune report</h1>\n");
+    rp_printf(b, "<p class=\"muted\">Generated %s from the tuning database: %d device%s, "
+                 "%d results. Self-contained: no scripts, fonts or network.</p>\n",
+              generated, rep->n_devs, rep->n_devs == 1 ? "" : "s", rep->total);
+    rp_contents(b, rep);
+    for (int i = 0; i < rep->n_devs; i++)
+        rp_device_section(b, &rep->devs[i], i);
+    rp_put(b, "</main>\n</body>\n</html>\n");
+}

@@ -1,0 +1,736 @@
+/* test_migrate.c: CPU tests of schema version 2: a release's database
+ * migrated (rows, bests, lookup), read read-only, and kinds kept apart. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <sqlite3.h>
+#include "db.h"
+#include "harness.h"
+#include "lookup.h"
+#include "tpl.h"
+
+/* Written by the release of schema version 1 (tests/data/README.md). */
+#define TM_FIXTURE "tests/data/schema1-fake-tuning.db"
+#define TM_UUID0 "GPU-fa4e0000-0000-0000-0000-000000000000"
+#define TM_UUID1 "GPU-fa4e0000-0000-0000-0000-000000000001"
+
+/* ---- raw SQL, outside db/: the independent view of a file ---- */
+
+static long long tm_int(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    long long v = -999;
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW)
+                v = sqlite3_column_int64(st, 0);
+            sqlite3_finalize(st);
+        }
+    }
+    sqlite3_close(h);
+    return v;
+}
+
+/* The rows of a query as one malloc'd text ('|' between columns, '\n'
+ * after rows); NULL on failure. */
+static char *tm_text(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    char *out = NULL;
+    size_t len = 0, cap = 0;
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(h);
+        return NULL;
+    }
+    sqlite3_stmt *st = NULL;
+    int ok = sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK;
+    while (ok && sqlite3_step(st) == SQLITE_ROW) {
+        for (int c = 0; c < sqlite3_column_count(st); c++) {
+            const char *v = (const char *)sqlite3_column_text(st, c);
+            size_t n = strlen(v ? v : "NULL") + 2;
+            if (len + n + 1 > cap) {
+                cap = (len + n + 1) * 2;
+                char *bigger = realloc(out, cap);
+                if (!bigger) {
+                    ok = 0;
+                    break;
+                }
+                out = bigger;
+            }
+            len += (size_t)sprintf(out + len, "%s%c", v ? v : "NULL",
+                                   c + 1 < sqlite3_column_count(st) ? '|' : '\n');
+        }
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    if (!ok) {
+        free(out);
+        return NULL;
+    }
+    return out ? out : calloc(1, 1);
+}
+
+static int tm_exec(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    int rc = sqlite3_open(path, &h);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
+    sqlite3_close(h);
+    return rc;
+}
+
+/* Copies the fixture into a fresh folder; 0 if it cannot. */
+static int tm_copy_fixture(char *path, size_t len)
+{
+    snprintf(path, len, "%s/release.db", th_tmpdir());
+    FILE *in = fopen(TM_FIXTURE, "rb"), *out = fopen(path, "wb");
+    char buf[65536];
+    size_t n;
+    int ok = in && out;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        ok = fwrite(buf, 1, n, out) == n;
+    if (in)
+        fclose(in);
+    if (out && fclose(out) != 0)
+        ok = 0;
+    return ok;
+}
+
+/* ---- the expected bests, read from the fixture before any migration ---- */
+
+typedef struct tm_best {
+    char uuid[48], kernel[32];
+    tpl_problem problem;
+    char best[TPL_CONFIG_LEN];          /* fastest ok result */
+    char best_det[TPL_CONFIG_LEN];      /* fastest ok deterministic one, "" if none */
+} tm_best;
+
+/* Every (device, kernel, problem) tuned in the version 1 file at path,
+ * with its bests by the rule "fastest ok time, then lowest id". */
+static int tm_expected(const char *path, tm_best *out, int max)
+{
+    static const char sql[] =
+        "SELECT d.uuid, p.kernel, p.n_dims, p.d0, p.d1, p.d2, "
+        "(SELECT r.config FROM result r WHERE r.device_id = d.id AND r.problem_id = p.id "
+        " AND r.status = 'ok' AND r.time_ms > 0 ORDER BY r.time_ms, r.id LIMIT 1), "
+        "(SELECT r.config FROM result r WHERE r.device_id = d.id AND r.problem_id = p.id "
+        " AND r.status = 'ok' AND r.time_ms > 0 AND r.deterministic = 1 "
+        " ORDER BY r.time_ms, r.id LIMIT 1) "
+        "FROM device d, problem p WHERE EXISTS (SELECT 1 FROM result r WHERE "
+        "r.device_id = d.id AND r.problem_id = p.id) ORDER BY d.uuid, p.kernel, p.id";
+    sqlite3 *h = NULL;
+    int n = 0;
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+            while (n < max && sqlite3_step(st) == SQLITE_ROW) {
+                tm_best *b = &out[n++];
+                memset(b, 0, sizeof *b);
+                snprintf(b->uuid, sizeof b->uuid, "%s", sqlite3_column_text(st, 0));
+                snprintf(b->kernel, sizeof b->kernel, "%s", sqlite3_column_text(st, 1));
+                b->problem.n_dims = sqlite3_column_int(st, 2);
+                for (int i = 0; i < 3; i++)
+                    b->problem.dims[i] = sqlite3_column_int64(st, 3 + i);
+                const unsigned char *c = sqlite3_column_text(st, 6);
+                snprintf(b->best, sizeof b->best, "%s", c ? (const char *)c : "");
+                c = sqlite3_column_text(st, 7);
+                snprintf(b->best_det, sizeof b->best_det, "%s", c ? (const char *)c : "");
+            }
+            sqlite3_finalize(st);
+        }
+    }
+    sqlite3_close(h);
+    return n;
+}
+
+/* The fake worker's device (tuner/worker.c of the release) under uuid. */
+static at_device_info tm_device(const char *uuid)
+{
+    at_device_info d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.uuid, sizeof d.uuid, "%s", uuid);
+    snprintf(d.name, sizeof d.name, "Fake GPU (autotune tests)");
+    snprintf(d.arch, sizeof d.arch, "sm_90");
+    d.cc_major = 9;
+    d.sm_count = 132;
+    d.smem_per_block_optin = 227 << 10;
+    d.smem_per_sm = 228 << 10;
+    d.regs_per_block = d.regs_per_sm = 65536;
+    d.max_threads_per_block = 1024;
+    d.max_threads_per_sm = 2048;
+    return d;
+}
+
+/* Points the fixture's kernel rows at this build's sources where a family's
+ * .cu changed since the release (today: none), so its results stay the
+ * ones the lookup takes; returns how many names were changed. */
+static int tm_follow_sources(const char *path)
+{
+    int changed = 0;
+    for (int f = 0; f < tpl_family_count(); f++) {
+        const tpl_family *fam = tpl_family_at(f);
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM kernel WHERE name = '%s' AND "
+                 "source_hash <> '%s'", fam->name, tpl_source_hash(fam));
+        if (tm_int(path, sql) > 0) {
+            snprintf(sql, sizeof sql, "UPDATE kernel SET source_hash = '%s' WHERE name = '%s'",
+                     tpl_source_hash(fam), fam->name);
+            if (tm_exec(path, sql) == SQLITE_OK)
+                changed++;
+        }
+    }
+    return changed;
+}
+
+/* sum over dimensions of |log(a/b)|, written again for the expectations */
+static double tm_distance(const tpl_problem *a, const tpl_problem *b)
+{
+    double d = 0;
+    for (int i = 0; i < a->n_dims; i++)
+        d += fabs(log((double)a->dims[i] / (double)b->dims[i]));
+    return d;
+}
+
+/* The expected best of the stored problem nearest q (uuid NULL: any device). */
+static const tm_best *tm_nearest(const tm_best *e, int n, const char *uuid, const char *kernel,
+                                 const tpl_problem *q)
+{
+    const tm_best *near = NULL;
+    double best = INFINITY;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(e[i].kernel, kernel) != 0 || (uuid && strcmp(e[i].uuid, uuid) != 0) ||
+            e[i].problem.n_dims != q->n_dims || !e[i].best[0])
+            continue;
+        double d = tm_distance(&e[i].problem, q);
+        if (d < best) {
+            best = d;
+            near = &e[i];
+        }
+    }
+    return near;
+}
+
+#define TM_TABLES "result", "problem", "measurement", "binary", "session", "device", "kernel", \
+                  "meta"
+
+TEST(migrate_release_database_keeps_rows_and_bests)
+{
+    char path[4300], err[512];
+    CHECK_MSG(tm_copy_fixture(path, sizeof path), "cannot copy %s (run from the repository "
+              "root)", TM_FIXTURE);
+    CHECK_EQ(tm_int(path, "PRAGMA user_version"), 1);
+    if (tm_follow_sources(path))
+        printf("     note: the fixture's kernel rows follow this build's changed sources\n");
+    /* what the release stored, before this build touches the file */
+    tm_best want[32];
+    int n_want = tm_expected(path, want, 32);
+    CHECK_MSG(n_want == 10, "%d tuned problems in the fixture, 10 expected", n_want);
+    static const char *const tables[] = {TM_TABLES};
+    long long counts[8];
+    for (int t = 0; t < 8; t++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", tables[t]);
+        counts[t] = tm_int(path, sql);
+        CHECK_MSG(counts[t] > 0, "fixture table %s is empty", tables[t]);
+    }
+    char *results = tm_text(path, "SELECT * FROM result ORDER BY id");
+    char *problems = tm_text(path, "SELECT id, kernel, n_dims, d0, d1, d2 FROM problem ORDER BY id");
+    char *measures = tm_text(path, "SELECT id, device_id, kernel, n_dims, d0, d1, d2, name, "
+                                   "time_ms, gflops, gbs, rel_error, note, created "
+                                   "FROM measurement ORDER BY id");
+    char *binaries = tm_text(path, "SELECT key, hex(cubin) FROM binary ORDER BY key");
+    CHECK(results && problems && measures && binaries);
+
+    /* opened as at_create opens it: migrated */
+    db *d = NULL;
+    CHECK_MSG(db_open(&d, path, 1, err, sizeof err) == AT_OK, "open: %s", err);
+    CHECK(!db_is_readonly(d));
+    db_close(d);
+    CHECK_EQ(tm_int(path, "PRAGMA user_version"), 2);
+    CHECK_EQ(tm_int(path, "SELECT value FROM meta WHERE key = 'schema_version'"), 2);
+    CHECK_EQ(tm_int(path, "SELECT count(*) FROM meta WHERE key = 'migrated_1_to_2'"), 1);
+    CHECK_EQ(tm_int(path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    char *check = tm_text(path, "PRAGMA integrity_check");
+    CHECK_MSG(check && strcmp(check, "ok\n") == 0, "integrity: %s", check ? check : "?");
+    free(check);
+    for (int t = 0; t < 8; t++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", tables[t]);
+        CHECK_MSG(tm_int(path, sql) == counts[t] + (t == 7), "table %s: %lld rows, had %lld",
+                  tables[t], tm_int(path, sql), counts[t]);
+    }
+    char *r2 = tm_text(path, "SELECT * FROM result ORDER BY id");
+    char *p2 = tm_text(path, "SELECT id, kernel, n_dims, d0, d1, d2 FROM problem ORDER BY id");
+    char *m2 = tm_text(path, "SELECT id, device_id, kernel, n_dims, d0, d1, d2, name, time_ms, "
+                             "gflops, gbs, rel_error, note, created FROM measurement ORDER BY id");
+    char *b2 = tm_text(path, "SELECT key, hex(cubin) FROM binary ORDER BY key");
+    int same = r2 && p2 && m2 && b2 && !strcmp(r2, results) && !strcmp(p2, problems) &&
+               !strcmp(m2, measures) && !strcmp(b2, binaries);
+    free(results), free(problems), free(measures), free(binaries);
+    free(r2), free(p2), free(m2), free(b2);
+    CHECK_MSG(same, "rows changed by the migration");
+    /* the new columns hold the plain problem's values */
+    CHECK_EQ(tm_int(path, "SELECT count(*) FROM problem WHERE dtype = 'f32' AND math = '' AND "
+                          "op_a = 'N' AND op_b = 'N' AND layout = 'row' AND batch = 1"),
+             counts[1]);
+    CHECK_EQ(tm_int(path, "SELECT count(*) FROM measurement WHERE dtype = 'f32' AND math = '' "
+                          "AND op_a = 'N' AND op_b = 'N' AND layout = 'row' AND batch = 1"),
+             counts[2]);
+
+    /* the lookup serves every stored best unchanged, exactly */
+    CHECK_OK(db_open(&d, path, 1, err, sizeof err));
+    int cfg[TPL_MAX_PARAMS];
+    char config[TPL_CONFIG_LEN];
+    for (int i = 0; i < n_want && !th_failed(); i++) {
+        const tpl_family *fam = tpl_find(want[i].kernel);
+        CHECK_MSG(fam, "no family %s", want[i].kernel);
+        at_device_info dev = tm_device(want[i].uuid);
+        char size[64];
+        tpl_problem_format(&want[i].problem, size, sizeof size);
+        at_lookup_level lv = lk_choose(d, &dev, fam, &want[i].problem, 0, cfg, config);
+        CHECK_MSG(lv == AT_LOOKUP_EXACT && strcmp(config, want[i].best) == 0,
+                  "%s %s on %s: level %d, %s; stored best %s", fam->name, size, want[i].uuid,
+                  lv, config, want[i].best);
+        if (want[i].best_det[0]) {
+            lv = lk_choose(d, &dev, fam, &want[i].problem, 1, cfg, config);
+            CHECK_MSG(lv == AT_LOOKUP_EXACT && strcmp(config, want[i].best_det) == 0,
+                      "%s %s deterministic: level %d, %s; stored %s", fam->name, size, lv,
+                      config, want[i].best_det);
+        }
+    }
+    /* nearest tuned shape on the device, then on another device of the arch */
+    static const struct { const char *kernel, *size, *uuid; at_lookup_level level; } near[] = {
+        {"sum", "100000", TM_UUID0, AT_LOOKUP_NEAREST},
+        {"sum", "700000", TM_UUID0, AT_LOOKUP_NEAREST},
+        {"dot", "30000", TM_UUID0, AT_LOOKUP_NEAREST},
+        {"jacobi", "6000", TM_UUID0, AT_LOOKUP_NEAREST},
+        {"matmul", "1000x1000x1000", TM_UUID0, AT_LOOKUP_NEAREST},
+        {"matmul", "4096x4096x256", TM_UUID0, AT_LOOKUP_NEAREST},
+        {"matmul", "2000x2000x2000", NULL, AT_LOOKUP_ARCH},
+        {"jacobi", "2000", NULL, AT_LOOKUP_ARCH},
+    };
+    for (size_t i = 0; i < sizeof near / sizeof near[0] && !th_failed(); i++) {
+        tpl_problem q;
+        CHECK_OK(tpl_problem_parse(near[i].size, &q, err, sizeof err));
+        const tm_best *e = tm_nearest(want, n_want, near[i].uuid, near[i].kernel, &q);
+        CHECK(e);
+        at_device_info dev = tm_device(near[i].uuid ? near[i].uuid : "GPU-never-tuned");
+        at_lookup_level lv = lk_choose(d, &dev, tpl_find(near[i].kernel), &q, 0, cfg, config);
+        CHECK_MSG(lv == near[i].level && strcmp(config, e->best) == 0,
+                  "%s %s: level %d, %s; nearest stored best %s", near[i].kernel, near[i].size,
+                  lv, config, e->best);
+    }
+    db_close(d);
+    /* opened again: nothing left to do, nothing changed */
+    char *meta = tm_text(path, "SELECT * FROM meta ORDER BY key");
+    CHECK_OK(db_open(&d, path, 1, err, sizeof err));
+    db_close(d);
+    char *meta2 = tm_text(path, "SELECT * FROM meta ORDER BY key");
+    int unchanged = meta && meta2 && strcmp(meta, meta2) == 0;
+    free(meta);
+    free(meta2);
+    CHECK(unchanged);
+}
+
+/* The migrated tables are the ones a new database gets: same columns,
+ * types, defaults and UNIQUE keys. */
+TEST(migrate_gives_the_created_schema)
+{
+    char path[4300], fresh[4300], err[512];
+    CHECK(tm_copy_fixture(path, sizeof path));
+    snprintf(fresh, sizeof fresh, "%s/fresh.db", th_tmpdir());
+    db *d = NULL;
+    CHECK_OK(db_open(&d, path, 1, err, sizeof err));
+    db_close(d);
+    CHECK_OK(db_open(&d, fresh, 1, err, sizeof err));
+    db_close(d);
+    static const char *const queries[] = {
+        "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('problem')",
+        "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('measurement')",
+        "SELECT l.\"unique\", group_concat(i.name, ',') FROM pragma_index_list('problem') l, "
+        "pragma_index_info(l.name) i GROUP BY l.name ORDER BY 2",
+        "SELECT l.\"unique\", group_concat(i.name, ',') FROM pragma_index_list('measurement') l, "
+        "pragma_index_info(l.name) i GROUP BY l.name ORDER BY 2",
+        "SELECT name, type FROM sqlite_master WHERE name NOT LIKE 'sqlite_autoindex%' "
+        "ORDER BY name",
+    };
+    for (size_t q = 0; q < sizeof queries / sizeof queries[0]; q++) {
+        char *a = tm_text(path, queries[q]), *b = tm_text(fresh, queries[q]);
+        int same = a && b && *a && strcmp(a, b) == 0;
+        CHECK_MSG(same, "%s\nmigrated:\n%s\ncreated:\n%s", queries[q], a ? a : "?",
+                  b ? b : "?");
+        free(a);
+        free(b);
+    }
+}
+
+/* A migration that fails late leaves the file as the release wrote it. */
+TEST(migrate_failure_leaves_the_file_unchanged)
+{
+    char path[4300], err[512];
+    CHECK(tm_copy_fixture(path, sizeof path));
+    /* the last step (the version in meta) is refused by a trigger */
+    CHECK_EQ(tm_exec(path, "CREATE TRIGGER tm_block BEFORE UPDATE ON meta BEGIN "
+                           "SELECT RAISE(ABORT, 'tm_block says no'); END;"), SQLITE_OK);
+    char *before = tm_text(path, "SELECT * FROM result ORDER BY id");
+    char *schema = tm_text(path, "SELECT name, sql FROM sqlite_master ORDER BY name");
+    db *d = NULL;
+    at_status s = db_open(&d, path, 1, err, sizeof err);
+    CHECK_MSG(s != AT_OK && d == NULL, "opened: %s", at_status_string(s));
+    CHECK_MSG(strstr(err, "migrating schema version 1 to 2 failed") &&
+              strstr(err, "tm_block says no"), "message: %s", err);
+    char *after = tm_text(path, "SELECT * FROM result ORDER BY id");
+    char *schema2 = tm_text(path, "SELECT name, sql FROM sqlite_master ORDER BY name");
+    int same = before && after && schema && schema2 && !strcmp(before, after) &&
+               !strcmp(schema, schema2);
+    free(before), free(after), free(schema), free(schema2);
+    CHECK_MSG(same, "the failed migration changed the file");
+    CHECK_EQ(tm_int(path, "PRAGMA user_version"), 1);
+    /* without the obstacle it goes through */
+    CHECK_EQ(tm_exec(path, "DROP TRIGGER tm_block"), SQLITE_OK);
+    CHECK_MSG(db_open(&d, path, 1, err, sizeof err) == AT_OK, "open: %s", err);
+    db_close(d);
+    CHECK_EQ(tm_int(path, "PRAGMA user_version"), 2);
+}
+
+/* ---- a read-only file of the old version ---- */
+
+/* In the child: the read-only file reads as version 2 and serves the
+ * release's bests; "" or what went wrong. */
+static void tm_readonly_checks(const char *path, const tm_best *want, int n_want, char *why,
+                               size_t len)
+{
+    db *d = NULL;
+    char err[512];
+    at_status s = db_open(&d, path, 1, err, sizeof err);
+    if (s != AT_OK) {
+        snprintf(why, len, "open: %s (%s)", at_status_string(s), err);
+        return;
+    }
+    if (!db_is_readonly(d)) {
+        snprintf(why, len, "not read-only");
+        db_close(d);
+        return;
+    }
+    int cfg[TPL_MAX_PARAMS];
+    char config[TPL_CONFIG_LEN];
+    for (int i = 0; i < n_want && !why[0]; i++) {
+        at_device_info dev = tm_device(want[i].uuid);
+        at_lookup_level lv = lk_choose(d, &dev, tpl_find(want[i].kernel), &want[i].problem, 0,
+                                       cfg, config);
+        if (lv != AT_LOOKUP_EXACT || strcmp(config, want[i].best) != 0)
+            snprintf(why, len, "%s #%d: level %d %s, stored %s", want[i].kernel, i, lv, config,
+                     want[i].best);
+    }
+    db_result *rs = NULL;
+    int n = 0;
+    if (!why[0] && (db_results(d, NULL, NULL, &rs, &n) != AT_OK || n != 69 ||
+                    !tpl_problem_plain(&rs[0].problem) || rs[0].problem.batch != 1))
+        snprintf(why, len, "db_results: %d rows (%s)", n, db_errmsg(d));
+    free(rs);
+    db_measurement *ms = NULL;
+    if (!why[0] && (db_measurements(d, NULL, NULL, &ms, &n) != AT_OK || n != 2 ||
+                    !tpl_problem_plain(&ms[0].problem)))
+        snprintf(why, len, "db_measurements: %d rows (%s)", n, db_errmsg(d));
+    free(ms);
+    db_close(d);
+}
+
+TEST(migrate_readonly_old_version_is_read_as_new)
+{
+    char path[4300];
+    CHECK(tm_copy_fixture(path, sizeof path));
+    tm_follow_sources(path);
+    tm_best want[32];
+    int n_want = tm_expected(path, want, 32);
+    CHECK_EQ(n_want, 10);
+    CHECK_EQ(tm_int(path, "SELECT count(*) FROM result"), 69);
+    CHECK_EQ(chmod(path, 0444), 0);
+    char *bytes = tm_text(path, "SELECT * FROM result ORDER BY id");
+    struct stat before;
+    CHECK_EQ(stat(path, &before), 0);
+
+    int fds[2];
+    CHECK_EQ(pipe(fds), 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        char why[1024] = "";
+        close(fds[0]);
+        if (geteuid() == 0) {
+            /* root writes through permissions: read as nobody, who may
+             * enter the test's folders but not write them */
+            char dir[4300];
+            snprintf(dir, sizeof dir, "%s", path);
+            for (int up = 0; up < 2; up++) {
+                char *slash = strrchr(dir, '/');
+                if (!slash || slash == dir)
+                    break;
+                *slash = '\0';
+                struct stat sb;
+                if (stat(dir, &sb) == 0 && !(sb.st_mode & S_IXOTH))
+                    chmod(dir, (sb.st_mode & 07777) | S_IXOTH);
+            }
+            if (setgid(65534) != 0 || setuid(65534) != 0)
+                snprintf(why, sizeof why, "cannot drop root: %s", strerror(errno));
+            else if (access(path, R_OK) != 0)
+                _exit(77);
+        }
+        if (!why[0])
+            tm_readonly_checks(path, want, n_want, why, sizeof why);
+        ssize_t wr = write(fds[1], why, strlen(why));
+        (void)wr;
+        _exit(why[0] ? 1 : 0);
+    }
+    close(fds[1]);
+    char msg[1024] = "";
+    ssize_t got = read(fds[0], msg, sizeof msg - 1);
+    if (got > 0)
+        msg[got] = '\0';
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+        free(bytes);
+        printf("     note: read-only checks not run: nobody cannot reach %s\n", path);
+        return;
+    }
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "read-only child: %s", msg);
+    /* still the release's file */
+    struct stat after;
+    CHECK_EQ(stat(path, &after), 0);
+    CHECK(after.st_size == before.st_size && after.st_mtime == before.st_mtime);
+    CHECK_EQ(tm_int(path, "PRAGMA user_version"), 1);
+    char *bytes2 = tm_text(path, "SELECT * FROM result ORDER BY id");
+    int same = bytes && bytes2 && strcmp(bytes, bytes2) == 0;
+    free(bytes);
+    free(bytes2);
+    CHECK(same);
+}
+
+/* ---- kinds never serve each other ---- */
+
+/* A family that takes every kind (no applicable()): only the database and
+ * the lookup can keep kinds apart. */
+static int tm_valid(const int *cfg, const at_device_info *dev, char *why, size_t len)
+{
+    (void)cfg, (void)dev, (void)why, (void)len;
+    return 1;
+}
+static int tm_accepts(const tpl_problem *p)
+{
+    (void)p;
+    return 1;
+}
+static const tpl_family tm_any_kind = {
+    .name = "tm_any_kind", .source = "reference.cu", .fixed_options = "",
+    .n_dims = 3, .dim_names = {"m", "n", "k"},
+    .n_params = 1, .params = {{"A", 9, {1, 2, 3, 4, 5, 6, 7, 8, 9}, "which row won"}},
+    .valid = tm_valid, .accepts = tm_accepts,
+    .default_config = "A=9",
+};
+
+static tpl_problem tm_problem(const char *text)
+{
+    tpl_problem p;
+    char err[256];
+    if (tpl_problem_parse(text, &p, err, sizeof err) != AT_OK)
+        th_fail(__FILE__, __LINE__, "%s: %s", text, err);
+    return p;
+}
+
+static at_status tm_store(db *d, const char *uuid, const char *size, const char *config,
+                          double ms)
+{
+    db_result r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.device_uuid, sizeof r.device_uuid, "%s", uuid);
+    snprintf(r.kernel, sizeof r.kernel, "%s", tm_any_kind.name);
+    snprintf(r.source_hash, sizeof r.source_hash, "%s", tpl_source_hash(&tm_any_kind));
+    r.problem = tm_problem(size);
+    snprintf(r.config, sizeof r.config, "%s", config);
+    snprintf(r.status, sizeof r.status, "%s", DB_OK);
+    r.time_ms = r.time_min_ms = r.time_max_ms = ms;
+    r.runs = 3;
+    r.deterministic = 1;
+    return db_store_result(d, &r);
+}
+
+TEST(kinds_never_serve_each_other)
+{
+    char path[4300], err[512];
+    snprintf(path, sizeof path, "%s/kinds.db", th_tmpdir());
+    db *d = NULL;
+    CHECK_OK(db_open(&d, path, 1, err, sizeof err));
+    at_device_info dev = tm_device("GPU-kinds"), other = tm_device("GPU-other");
+    CHECK_OK(db_put_device(d, &dev, "13.0"));
+    CHECK_OK(db_put_device(d, &other, "13.0"));
+    /* every other kind is faster at the same sizes: a kind-blind lookup
+     * would take it */
+    CHECK_OK(tm_store(d, dev.uuid, "1024x1024x1024", "A=1", 5.0));
+    CHECK_OK(tm_store(d, dev.uuid, "1024x1024x1024:bf16", "A=2", 1.0));
+    CHECK_OK(tm_store(d, dev.uuid, "1024x1024x1024:col:NT", "A=3", 1.0));
+    CHECK_OK(tm_store(d, dev.uuid, "1024x1024x1024:b8", "A=4", 1.0));
+    CHECK_OK(tm_store(d, dev.uuid, "1024x1024x1024:tf32", "A=5", 1.0));
+    CHECK_OK(tm_store(d, dev.uuid, "1000x1000x1000:bf16", "A=6", 1.0));
+    CHECK_OK(tm_store(d, dev.uuid, "1000x1000x1000:col:NT", "A=7", 1.0));
+    CHECK_OK(tm_store(d, dev.uuid, "4096x4096x4096", "A=8", 1.0));
+    /* stored and read back whole, readable in SQL */
+    db_result *rs = NULL;
+    int n = 0;
+    CHECK_OK(db_results(d, dev.uuid, tm_any_kind.name, &rs, &n));
+    CHECK_EQ(n, 8);
+    static const char *const texts[] = {
+        "1024x1024x1024", "1024x1024x1024:bf16", "1024x1024x1024:col:NT", "1024x1024x1024:b8",
+        "1024x1024x1024:tf32", "1000x1000x1000:bf16", "1000x1000x1000:col:NT", "4096x4096x4096",
+    };
+    for (int i = 0; i < n; i++) {
+        char text[64];
+        tpl_problem_format(&rs[i].problem, text, sizeof text);
+        CHECK_STR(text, texts[i]);
+    }
+    free(rs);
+    CHECK_EQ(tm_int(path, "SELECT count(*) FROM problem WHERE dtype = 'bf16' AND math = '' AND "
+                          "layout = 'row' AND batch = 1"), 2);
+    CHECK_EQ(tm_int(path, "SELECT count(*) FROM problem WHERE op_a = 'N' AND op_b = 'T' AND "
+                          "layout = 'col'"), 2);
+    CHECK_EQ(tm_int(path, "SELECT count(*) FROM problem WHERE math = 'tf32' AND dtype = 'f32'"), 1);
+    CHECK_EQ(tm_int(path, "SELECT batch FROM problem WHERE batch <> 1"), 8);
+
+    static const struct { const char *size; at_lookup_level level; const char *config; } cases[] = {
+        /* exact: the row of this kind, never a faster one of another */
+        {"1024x1024x1024", AT_LOOKUP_EXACT, "A=1"},
+        {"1024x1024x1024:bf16", AT_LOOKUP_EXACT, "A=2"},
+        {"1024x1024x1024:col:NT", AT_LOOKUP_EXACT, "A=3"},
+        {"1024x1024x1024:b8", AT_LOOKUP_EXACT, "A=4"},
+        {"1024x1024x1024:tf32", AT_LOOKUP_EXACT, "A=5"},
+        /* nearest: among problems of the kind only */
+        {"1000x1000x1000", AT_LOOKUP_NEAREST, "A=1"},       /* not bf16's or NT's 1000^3 */
+        {"1100x1100x1100:bf16", AT_LOOKUP_NEAREST, "A=2"},  /* 1024^3 is nearer than 1000^3 */
+        {"1010x1010x1010:bf16", AT_LOOKUP_NEAREST, "A=6"},
+        {"3000x3000x3000", AT_LOOKUP_NEAREST, "A=8"},
+        {"1024x1024x1024:b6", AT_LOOKUP_NEAREST, "A=4"},    /* batch 8 nearer than batch 1 */
+        {"1024x1024x1024:b2", AT_LOOKUP_NEAREST, "A=1"},
+        {"1024x1024x1024:TN:col", AT_LOOKUP_DEFAULT, "A=9"},    /* no TN tuned */
+        {"1024x1024x1024:f16", AT_LOOKUP_DEFAULT, "A=9"},
+        {"1024x1024x1024:row:NT", AT_LOOKUP_DEFAULT, "A=9"},
+    };
+    int cfg[TPL_MAX_PARAMS];
+    char config[TPL_CONFIG_LEN];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tpl_problem q = tm_problem(cases[i].size);
+        at_lookup_level lv = lk_choose(d, &dev, &tm_any_kind, &q, 0, cfg, config);
+        CHECK_MSG(lv == cases[i].level && strcmp(config, cases[i].config) == 0,
+                  "%s: level %d %s, expected level %d %s", cases[i].size, lv, config,
+                  cases[i].level, cases[i].config);
+        /* another device of the architecture: the same choice, a level down */
+        if (cases[i].level == AT_LOOKUP_DEFAULT)
+            continue;
+        lv = lk_choose(d, &other, &tm_any_kind, &q, 0, cfg, config);
+        CHECK_MSG(lv == AT_LOOKUP_ARCH && strcmp(config, cases[i].config) == 0,
+                  "%s on another device: level %d %s", cases[i].size, lv, config);
+    }
+
+    /* the queries themselves */
+    db_result best;
+    tpl_problem q = tm_problem("1024x1024x1024:bf16");
+    CHECK_OK(db_best(d, dev.uuid, tm_any_kind.name, NULL, &q, 0, &best));
+    CHECK_STR(best.config, "A=2");
+    CHECK(tpl_problem_equal(&best.problem, &q));
+    q = tm_problem("1000x1000x1000");
+    CHECK_EQ(db_best(d, dev.uuid, tm_any_kind.name, NULL, &q, 0, &best), AT_ERR_NOT_FOUND);
+    CHECK_EQ(db_has_result(d, dev.uuid, tm_any_kind.name, NULL, &q, "A=6"), 0);
+    q = tm_problem("1000x1000x1000:bf16");
+    CHECK_EQ(db_has_result(d, dev.uuid, tm_any_kind.name, NULL, &q, "A=6"), 1);
+    q.batch = 1;                                /* 0 and 1: one product */
+    CHECK_EQ(db_has_result(d, dev.uuid, tm_any_kind.name, NULL, &q, "A=6"), 1);
+    q.batch = 2;
+    CHECK_EQ(db_has_result(d, dev.uuid, tm_any_kind.name, NULL, &q, "A=6"), 0);
+    static const struct { const char *kind; int count; } kinds[] = {
+        {"1x1x1", 3}, {"1x1x1:bf16", 2}, {"1x1x1:col:NT", 2}, {"1x1x1:tf32", 1},
+        {"1x1x1:f64", 0}, {"1x1x1:b5", 3},
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        q = tm_problem(kinds[i].kind);
+        CHECK_OK(db_candidates(d, dev.uuid, NULL, tm_any_kind.name, NULL, &q, 0, 0, &rs, &n));
+        int ok = n == kinds[i].count;
+        for (int k = 0; k < n; k++)
+            ok &= tpl_problem_same_kind(&rs[k].problem, &q);
+        free(rs);
+        CHECK_MSG(ok, "candidates of kind %s: %d, expected %d", kinds[i].kind, n,
+                  kinds[i].count);
+    }
+    CHECK_OK(db_candidates(d, dev.uuid, NULL, tm_any_kind.name, NULL, NULL, 0, 0, &rs, &n));
+    free(rs);
+    CHECK_EQ(n, 8);
+
+    /* a problem whose kind has no name is refused, not stored as another */
+    db_result bad;
+    memset(&bad, 0, sizeof bad);
+    snprintf(bad.device_uuid, sizeof bad.device_uuid, "%s", dev.uuid);
+    snprintf(bad.kernel, sizeof bad.kernel, "%s", tm_any_kind.name);
+    bad.problem = tm_problem("8x8x8");
+    bad.problem.dtype = (at_dtype)77;
+    snprintf(bad.config, sizeof bad.config, "A=1");
+    snprintf(bad.status, sizeof bad.status, "%s", DB_OK);
+    CHECK_EQ(db_store_result(d, &bad), AT_ERR_INVALID_ARG);
+    db_close(d);
+
+    /* a kind written by a later release reads as unknown and serves no one */
+    CHECK_EQ(tm_exec(path, "INSERT INTO problem (kernel, n_dims, d0, d1, d2, dtype) VALUES "
+                           "('tm_any_kind', 3, 1000, 1000, 1000, 'f8e4m3');"
+                           "INSERT INTO result (device_id, kernel_id, problem_id, config, status,"
+                           " time_ms, created) SELECT d.id, k.id, last_insert_rowid(), 'A=7', "
+                           "'ok', 0.001, 'x' FROM device d, kernel k "
+                           "WHERE d.uuid = 'GPU-kinds' AND k.name = 'tm_any_kind'"), SQLITE_OK);
+    CHECK_OK(db_open(&d, path, 1, err, sizeof err));
+    CHECK_OK(db_results(d, dev.uuid, tm_any_kind.name, &rs, &n));
+    int unknown = n == 9 && rs[8].problem.dtype == (at_dtype)TPL_KIND_UNKNOWN;
+    free(rs);
+    CHECK(unknown);
+    q = tm_problem("1000x1000x1000");
+    CHECK_EQ(lk_choose(d, &dev, &tm_any_kind, &q, 0, cfg, config), AT_LOOKUP_NEAREST);
+    CHECK_STR(config, "A=1");
+    db_close(d);
+}
+
+TEST(kinds_in_measurements)
+{
+    char path[4300], err[512];
+    snprintf(path, sizeof path, "%s/m.db", th_tmpdir());
+    db *d = NULL;
+    CHECK_OK(db_open(&d, path, 1, err, sizeof err));
+    at_device_info dev = tm_device("GPU-m");
+    CHECK_OK(db_put_device(d, &dev, "13.0"));
+    static const char *const sizes[] = {"4096x4096x4096", "4096x4096x4096:bf16",
+                                        "4096x4096x4096:tf32", "4096x4096x4096:col:TT:b3"};
+    for (int i = 0; i < 4; i++) {
+        db_measurement m;
+        memset(&m, 0, sizeof m);
+        snprintf(m.device_uuid, sizeof m.device_uuid, "%s", dev.uuid);
+        snprintf(m.kernel, sizeof m.kernel, "matmul");
+        snprintf(m.name, sizeof m.name, "cublas");
+        m.problem = tm_problem(sizes[i]);
+        m.gflops = 1000.0 * (i + 1);
+        CHECK_OK(db_put_measurement(d, &m));
+    }
+    db_measurement *ms = NULL;
+    int n = 0;
+    CHECK_OK(db_measurements(d, NULL, "matmul", &ms, &n));
+    CHECK_EQ(n, 4);
+    for (int i = 0; i < 4; i++) {
+        tpl_problem want = tm_problem(sizes[i]);
+        int k = 0;
+        while (k < n && !tpl_problem_equal(&ms[k].problem, &want))
+            k++;
+        CHECK_MSG(k < n && ms[k].gflops == 1000.0 * (i + 1), "%s not read back", sizes[i]);
+    }
+    free(ms);
+    db_close(d);
+}

@@ -1,0 +1,549 @@
+/* pipeline.c: the search's pipeline: a window of proposed configurations
+ * compiled ahead by the pool (and speculatively), evaluated one at a time
+ * by the worker behind a watchdog, each result recorded as it comes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tune_core.h"
+
+/* Watchdogs (seconds) of evaluations before a best is known / of extras. */
+#define TN_FIRST_EVAL_TIMEOUT 60.0
+#define TN_EXTRA_TIMEOUT 10.0
+#define TN_WINDOW_MAX 64
+
+/* The configurations in flight, in proposal order: slots of a ring, a
+ * queue of them, and what has been proposed. */
+typedef struct tn_window {
+    int size;                        /* slots (<= TN_WINDOW_MAX) */
+    tn_item *ring;
+    tn_item **q;
+    int q_head, q_len;
+    int free_slot[TN_WINDOW_MAX];
+    int n_free;
+    int next_extra;                  /* extras proposed so far */
+    int exhausted;                   /* the strategy has nothing more */
+    tn_bitset hinted, queued;        /* positions hinted / proposed */
+} tn_window;
+
+static int interrupted_now(void) { return tn_interrupts >= 2; }
+
+/* ---- one evaluation ---- */
+
+/* Frees an item's cubin and log. */
+static void item_release(tn_item *it)
+{
+    if (it->from_db)
+        free(it->cubin);
+    free(it->job.cubin);
+    free(it->job.log);
+    it->cubin = it->job.cubin = NULL;
+    it->job.log = NULL;
+}
+
+/* Fills r from the worker's answer to an evaluation: status, times,
+ * throughput, relative error and message. */
+static void reply_to_row(const tn_ctx *c, const tn_msg *rep, db_result *r)
+{
+    at_status rs = (at_status)rep->status;
+    if (rep->verified)
+        r->rel_error = rep->rel_error;
+    snprintf(r->error, sizeof r->error, "%.1000s", rs == AT_OK ? "" : rep->text);
+    if (rs == AT_OK) {
+        r->time_ms = rep->timing.median_ms;
+        r->time_min_ms = rep->timing.min_ms;
+        r->time_max_ms = rep->timing.max_ms;
+        r->runs = rep->timing.runs;
+        double flops = rep->timing.flops, bytes = rep->timing.bytes;
+        if (flops <= 0 && bytes <= 0)
+            c->fam->work(&c->problem, &flops, &bytes);
+        if (r->time_ms > 0) {
+            r->gflops = flops / (r->time_ms * 1e6);
+            r->gbs = bytes / (r->time_ms * 1e6);
+        }
+        snprintf(r->status, sizeof r->status, "%s",
+                 rep->timing.abandoned ? DB_ABANDONED : DB_OK);
+    } else if (rs == AT_ERR_WRONG_RESULT || rs == AT_ERR_NOT_CONVERGED ||
+               rs == AT_ERR_DIVERGED) {
+        snprintf(r->status, sizeof r->status, "%s", DB_WRONG_RESULT);
+    } else if (rs == AT_ERR_CRASHED) {
+        snprintf(r->status, sizeof r->status, "%s", DB_CRASHED);
+    } else if (rs == AT_ERR_UNSUPPORTED) {
+        snprintf(r->status, sizeof r->status, "%s", DB_INVALID);
+    } else {
+        snprintf(r->status, sizeof r->status, "%s", DB_LAUNCH_ERROR);
+    }
+}
+
+/* A worker ready for the current problem, else why not: the run becomes
+ * fatal (no worker can start) or the problem is skipped (its inputs cannot
+ * be prepared). 0 ready, -1 not (nothing set when interrupted). */
+static int worker_ready_or_stop(tn_ctx *c)
+{
+    char err[2048] = "";
+    tn_ready rd = tn_worker_ready(c, err, sizeof err);
+    if (rd == TN_READY)
+        return 0;
+    if (interrupted_now())
+        return -1;
+    if (rd == TN_NO_WORKER) {
+        c->fatal = 1;
+        snprintf(c->fatal_msg, sizeof c->fatal_msg, "the worker cannot start: %s", err);
+    } else {
+        c->skip = 1;
+        snprintf(c->skip_msg, sizeof c->skip_msg, "%s", err);
+    }
+    return -1;
+}
+
+/* The worker's EVAL request for item it. */
+static void eval_request(const tn_ctx *c, const tn_item *it, const ms_options *mo, tn_msg *m)
+{
+    memset(m, 0, sizeof *m);
+    m->type = TN_MSG_EVAL;
+    snprintf(m->family, sizeof m->family, "%s", c->fam->name);
+    m->problem = c->problem;
+    m->n_cfg = c->fam->n_params;
+    memcpy(m->cfg, it->job.cfg, sizeof m->cfg);
+    m->opt = *mo;
+    m->blob = it->cubin;
+    m->blob_size = it->cubin_size;
+}
+
+/* Evaluates one compiled item in the worker and fills r (not stored). A
+ * worker that dies from the hand-off of the request to the end of its
+ * reply is replaced and the item tried once more; if it dies again the
+ * item is recorded as crashed. One that the watchdog kills is recorded as
+ * a timeout, one that reports its own crash (a poisoned context) as
+ * crashed, neither tried again. Returns 0 normally, -1 if the problem or
+ * the run must stop (interrupt, c->skip, c->fatal). */
+static int evaluate(tn_ctx *c, tn_item *it, const ms_options *mo, double timeout_s,
+                    db_result *r)
+{
+    char err[2048] = "", how[256] = "", first[512] = "";
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (worker_ready_or_stop(c) != 0)
+            return -1;
+        tn_msg m, rep;
+        eval_request(c, it, mo, &m);
+        err[0] = how[0] = '\0';
+        double t0 = tn_now();
+        at_status st = tn_msg_send(c->worker.to_fd, &m);
+        if (st == AT_OK)
+            st = tn_msg_recv(c->worker.from_fd, &rep, timeout_s, err, sizeof err);
+        if (st != AT_OK || interrupted_now())
+            tn_worker_down(c, how, sizeof how);
+        if (interrupted_now()) {
+            if (st == AT_OK)
+                tn_msg_free(&rep);
+            return -1;
+        }
+        if (st == AT_OK) {
+            reply_to_row(c, &rep, r);
+            if (rep.fatal) {
+                tn_worker_down(c, how, sizeof how);
+                size_t used = strlen(r->error);
+                snprintf(r->error + used, sizeof r->error - used, "; worker %s",
+                         how[0] ? how : "gone");
+            }
+            tn_msg_free(&rep);
+            return 0;
+        }
+        if (st == AT_ERR_TIMEOUT) {
+            snprintf(r->status, sizeof r->status, "%s", DB_TIMEOUT);
+            snprintf(r->error, sizeof r->error,
+                     "no result within the %.1f s watchdog; worker killed (%s)",
+                     timeout_s, how);
+            return 0;
+        }
+        if (attempt == 0) {
+            snprintf(first, sizeof first, "%.200s after %.2f s (%.200s)",
+                     how[0] ? how : "unknown", tn_now() - t0, err[0] ? err : "request lost");
+            c->retries++;
+        } else {
+            snprintf(r->status, sizeof r->status, "%s", DB_CRASHED);
+            snprintf(r->error, sizeof r->error,
+                     "worker died on it twice: %s; then %.200s after %.2f s (%.400s)", first,
+                     how[0] ? how : "unknown", tn_now() - t0, err[0] ? err : "request lost");
+        }
+    }
+    return 0;
+}
+
+/* Derived watchdog: max(2 s, 20x the best median x the runs it may take),
+ * plus the time budget of the timing loop; generous before any best. */
+static double watchdog(const tn_ctx *c, const tn_best *best, const ms_options *mo,
+                       int extra)
+{
+    if (c->opt->timeout_s > 0)
+        return c->opt->timeout_s;
+    if (!best->have)
+        return TN_FIRST_EVAL_TIMEOUT;
+    double runs = (double)(mo->warmup + mo->min_runs + 1);
+    double t = (20.0 * best->median * runs + 4.0 * mo->budget_ms) / 1000.0;
+    double lo = extra ? TN_EXTRA_TIMEOUT : 2.0;      /* seeds may be very slow */
+    return t < lo ? lo : t;
+}
+
+/* ---- speculative compiles ---- */
+
+/* Slot of the active speculative compile with that binary key, -1 none. */
+static int spec_find(const tn_ctx *c, const char *key)
+{
+    for (int k = 0; k < TN_SPEC_MAX; k++)
+        if (c->spec[k].active && strcmp(c->spec[k].key, key) == 0)
+            return k;
+    return -1;
+}
+
+/* Stores the cubins of finished speculative compiles nobody waits for. */
+static void spec_harvest(tn_ctx *c)
+{
+    for (int k = 0; k < TN_SPEC_MAX; k++) {
+        tn_spec *sp = &c->spec[k];
+        if (!sp->active || sp->attached || !tn_pool_poll(c->pool, &sp->job))
+            continue;
+        if (sp->job.status == AT_OK)
+            tn_store_binary(c, sp->job.fam, sp->job.cfg, sp->key, sp->config, sp->job.cubin,
+                         sp->job.cubin_size);
+        free(sp->job.cubin);
+        free(sp->job.log);
+        sp->job.cubin = NULL;
+        sp->job.log = NULL;
+        sp->active = 0;
+    }
+}
+
+/* Keeps up to `jobs` speculative compiles of hinted configurations going. */
+static void spec_fill(tn_ctx *c, const tn_strategy *strat, void *st, const tn_space *space,
+                      tn_bitset *hinted)
+{
+    if (!strat->hint || c->fatal || tn_interrupts)
+        return;
+    int active = 0;
+    for (int k = 0; k < TN_SPEC_MAX; k++)
+        active += c->spec[k].active;
+    if (active >= c->jobs)
+        return;
+    long long h[64];
+    int nh = strat->hint(st, h, 64);
+    for (int i = 0; i < nh && active < c->jobs && active < TN_SPEC_MAX; i++) {
+        long long pos = tn_space_position(space, h[i]);
+        if (pos < 0 || tn_bitset_test(hinted, pos))
+            continue;
+        tn_bitset_set(hinted, pos);
+        int k = 0;
+        while (k < TN_SPEC_MAX && c->spec[k].active)
+            k++;
+        if (k == TN_SPEC_MAX)
+            break;
+        tn_spec *sp = &c->spec[k];
+        memset(sp, 0, sizeof *sp);
+        sp->job.fam = space->fam;
+        snprintf(sp->job.arch, sizeof sp->job.arch, "%s", c->arch);
+        tpl_config_from_index(space->fam, h[i], sp->job.cfg);
+        tpl_binary_key(space->fam, sp->job.cfg, c->arch, sp->key, sizeof sp->key);
+        if (spec_find(c, sp->key) >= 0)
+            continue;
+        void *bin = NULL;
+        size_t size = 0;
+        if (db_get_binary(c->d, sp->key, &bin, &size) == AT_OK) {
+            free(bin);
+            continue;
+        }
+        tpl_config_format(space->fam, sp->job.cfg, sp->config, sizeof sp->config);
+        sp->active = 1;
+        tn_pool_submit(c->pool, &sp->job);
+        c->spec_submitted++;
+        active++;
+    }
+}
+
+/* End of the run: drop queued speculative compiles, keep finished ones. */
+void tn_spec_finish(tn_ctx *c)
+{
+    for (int k = 0; k < TN_SPEC_MAX; k++) {
+        tn_spec *sp = &c->spec[k];
+        if (!sp->active)
+            continue;
+        sp->attached = 0;
+        if (tn_pool_cancel(c->pool, &sp->job)) {
+            sp->active = 0;
+            continue;
+        }
+        tn_pool_wait(c->pool, &sp->job);
+    }
+    spec_harvest(c);
+}
+
+/* ---- the items of the window ---- */
+
+/* Waits for an item's cubin (its own compile or a speculative one) and
+ * stores a new cubin in the database. */
+static void item_await(tn_ctx *c, tn_item *it)
+{
+    if (it->twin) {
+        /* the item ahead stored its cubin; if it failed or was dropped,
+         * compile here (a compile error then comes with its own log) */
+        it->twin = 0;
+        void *bin = NULL;
+        size_t size = 0;
+        if (db_get_binary(c->d, it->key, &bin, &size) == AT_OK && size > 0) {
+            it->cubin = bin;
+            it->cubin_size = size;
+            it->from_db = 1;
+            it->job.status = AT_OK;
+            it->job.done = 1;
+            return;
+        }
+        tn_pool_submit_urgent(c->pool, &it->job);
+        it->submitted = 1;
+    }
+    if (it->spec) {
+        tn_spec *sp = &c->spec[it->spec - 1];
+        tn_pool_wait(c->pool, &sp->job);
+        it->job.status = sp->job.status;
+        it->job.cubin = sp->job.cubin;
+        it->job.cubin_size = sp->job.cubin_size;
+        it->job.log = sp->job.log;
+        it->job.compile_ms = sp->job.compile_ms;
+        it->job.done = 1;
+        sp->job.cubin = NULL;
+        sp->job.log = NULL;
+        sp->active = sp->attached = 0;
+        it->spec = 0;
+        it->submitted = 1;
+        c->spec_used++;
+    } else if (it->submitted) {
+        tn_pool_wait(c->pool, &it->job);
+    }
+    if (it->submitted && it->job.status == AT_OK) {
+        it->cubin = it->job.cubin;
+        it->cubin_size = it->job.cubin_size;
+        tn_store_binary(c, c->fam, it->job.cfg, it->key, it->config, it->cubin, it->cubin_size);
+    }
+}
+
+/* An item dropped unevaluated: a queued compile is cancelled, a running one
+ * finished and kept; a speculative one is left to the harvest. */
+static void item_drop(tn_ctx *c, tn_item *it)
+{
+    if (it->spec) {
+        c->spec[it->spec - 1].attached = 0;
+        it->spec = 0;
+    } else if (it->submitted && !tn_pool_cancel(c->pool, &it->job)) {
+        item_await(c, it);
+    }
+    item_release(it);
+}
+
+/* Prepares an item: binary from the database, a speculative compile
+ * already under way, or a compile job ahead of the speculative ones. */
+static void item_start(tn_ctx *c, tn_item *it, tn_stats *stats, const tn_window *w)
+{
+    snprintf(it->job.arch, sizeof it->job.arch, "%s", c->arch);
+    it->job.fam = c->fam;
+    tpl_binary_key(c->fam, it->job.cfg, c->arch, it->key, sizeof it->key);
+    for (int i = 0; i < w->q_len; i++) {
+        const tn_item *ahead = w->q[(w->q_head + i) % w->size];
+        if ((ahead->submitted || ahead->spec || ahead->twin) &&
+            strcmp(ahead->key, it->key) == 0) {
+            it->twin = 1;
+            return;
+        }
+    }
+    int k = spec_find(c, it->key);
+    if (k >= 0 && !c->spec[k].attached) {
+        c->spec[k].attached = 1;
+        it->spec = k + 1;
+        tn_pool_promote(c->pool, &c->spec[k].job);
+        return;
+    }
+    void *bin = NULL;
+    size_t size = 0;
+    if (db_get_binary(c->d, it->key, &bin, &size) == AT_OK && size > 0) {
+        it->cubin = bin;
+        it->cubin_size = size;
+        it->from_db = 1;
+        it->job.status = AT_OK;
+        it->job.done = 1;
+        stats->reused++;
+        return;
+    }
+    tn_pool_submit_urgent(c->pool, &it->job);
+    it->submitted = 1;
+}
+
+/* ---- the window ---- */
+
+/* Empty window of the strategy's lookahead (or enough to keep the compile
+ * threads busy). -1 (message printed) if out of memory. */
+static int window_open(tn_ctx *c, const tn_prob *pr, tn_window *w)
+{
+    memset(w, 0, sizeof *w);
+    w->size = pr->strat->lookahead > 0 ? pr->strat->lookahead : 2 * c->jobs + 2;
+    if (w->size > TN_WINDOW_MAX)
+        w->size = TN_WINDOW_MAX;
+    w->ring = calloc((size_t)w->size, sizeof *w->ring);
+    w->q = calloc((size_t)w->size, sizeof *w->q);
+    for (int i = w->size - 1; i >= 0; i--)
+        w->free_slot[w->n_free++] = i;
+    if (!w->ring || !w->q || tn_bitset_init(&w->hinted, pr->space.n_valid) != 0 ||
+        tn_bitset_init(&w->queued, pr->space.n_valid) != 0) {
+        fprintf(stderr, "autotune: out of memory\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Drops what is still in flight (running compiles are kept) and frees. */
+static void window_close(tn_ctx *c, tn_window *w)
+{
+    while (w->q_len > 0) {
+        tn_item *it = w->q[w->q_head];
+        w->q_head = (w->q_head + 1) % w->size;
+        w->q_len--;
+        item_drop(c, it);
+    }
+    tn_bitset_free(&w->hinted);
+    tn_bitset_free(&w->queued);
+    free(w->ring);
+    free(w->q);
+}
+
+/* Proposes configurations (extras first, then the strategy's) into the
+ * free slots until the window is full, the strategy is exhausted, the
+ * budget is spent or an interrupt came; each starts its compile. A
+ * configuration proposed before in this run or stored before is skipped. */
+static void window_fill(tn_ctx *c, tn_prob *pr, tn_window *w)
+{
+    const tpl_family *fam = pr->fam;
+    while (!w->exhausted && w->n_free > 0 && tn_interrupts == 0) {
+        if (pr->budget_evals > 0 &&
+            pr->stats.previously + pr->evals_this_run + w->q_len >= pr->budget_evals)
+            break;
+        if (pr->budget_s > 0 && tn_now() - pr->t_start >= pr->budget_s)
+            break;
+        tn_item cand;
+        memset(&cand, 0, sizeof cand);
+        if (w->next_extra < pr->n_extra) {
+            cand = pr->extras[w->next_extra++];
+        } else {
+            long long idx = pr->strat->next(pr->st);
+            if (idx < 0) {
+                w->exhausted = 1;
+                break;
+            }
+            cand.index = idx;
+            tpl_config_from_index(fam, idx, cand.job.cfg);
+            tpl_config_format(fam, cand.job.cfg, cand.config, sizeof cand.config);
+        }
+        /* once per run: an extra on the lattice is not proposed again */
+        long long qpos = cand.index >= 0 ? tn_space_position(&pr->space, cand.index) : -1;
+        if (qpos >= 0 && tn_bitset_test(&w->queued, qpos))
+            continue;
+        if (qpos >= 0)
+            tn_bitset_set(&w->queued, qpos);
+        int has = db_has_result(c->d, c->dev.uuid, fam->name, pr->hash, pr->p, cand.config);
+        if (has != 0)
+            continue;            /* stored before (told already), or db error */
+        int slot = w->free_slot[--w->n_free];
+        w->ring[slot] = cand;
+        item_start(c, &w->ring[slot], &pr->stats, w);
+        w->q[(w->q_head + w->q_len) % w->size] = &w->ring[slot];
+        w->q_len++;
+    }
+}
+
+/* The oldest item of the window (q_len > 0). */
+static tn_item *window_pop(tn_window *w)
+{
+    tn_item *it = w->q[w->q_head];
+    w->q_head = (w->q_head + 1) % w->size;
+    w->q_len--;
+    return it;
+}
+
+/* Gives an item's slot back (released). */
+static void window_free(tn_window *w, tn_item *it)
+{
+    item_release(it);
+    w->free_slot[w->n_free++] = (int)(it - w->ring);
+}
+
+/* Waits for the item's cubin and evaluates it into r: a compile error, or
+ * the worker's verdict under the timing options of an extra or of a
+ * searched candidate. 0 normally, -1 if the run must stop. */
+static int evaluate_item(tn_ctx *c, tn_prob *pr, tn_item *it, db_result *r)
+{
+    if (it->submitted || it->spec)
+        pr->stats.compiled++;
+    else if (it->twin)
+        pr->stats.reused++;
+    item_await(c, it);
+    tn_result_init(c, it, r);
+    if (it->job.status != AT_OK) {
+        snprintf(r->status, sizeof r->status, "%s", DB_COMPILE_ERROR);
+        snprintf(r->error, sizeof r->error, "%s: %s", at_status_string(it->job.status),
+                 it->job.log ? it->job.log : "no log");
+        return 0;
+    }
+    snprintf(r->binary_key, sizeof r->binary_key, "%s", it->key);
+    ms_options mo;
+    ms_default_options(&mo);
+    if (!it->extra) {
+        /* searched candidates: shorter timing, abandoned when slow */
+        mo.warmup = 1;
+        mo.min_runs = 3;
+        mo.max_runs = 40;
+        mo.budget_ms = 50.0;
+        if (pr->best.have)
+            mo.abandon_ms = 1.5 * pr->best.median;
+    }
+    return evaluate(c, it, &mo, watchdog(c, &pr->best, &mo, it->extra), r);
+}
+
+/* The search loop: fill the window, keep speculation going, evaluate
+ * the oldest item and record it; drops the rest at the end. 0, or -1 when
+ * out of memory, the problem is skipped (c->skip) or the run became fatal. */
+int tn_pipeline_run(tn_ctx *c, tn_prob *pr)
+{
+    tn_window w;
+    int rc = 0;
+    if (window_open(c, pr, &w) != 0) {
+        window_close(c, &w);
+        return -1;
+    }
+    for (;;) {
+        window_fill(c, pr, &w);
+        spec_harvest(c);
+        if (!w.exhausted)
+            spec_fill(c, pr->strat, pr->st, &pr->space, &w.hinted);
+        if (w.q_len == 0)
+            break;
+        tn_item *it = window_pop(&w);
+        if (tn_interrupts > 0 ||
+            (pr->budget_s > 0 && tn_now() - pr->t_start >= pr->budget_s && !it->extra)) {
+            item_drop(c, it);
+            w.free_slot[w.n_free++] = (int)(it - w.ring);
+            if (tn_interrupts > 0)
+                break;
+            continue;
+        }
+        db_result r;
+        if (evaluate_item(c, pr, it, &r) != 0) {
+            window_free(&w, it);
+            if (c->fatal || c->skip)
+                rc = -1;
+            break;
+        }
+        tn_record(c, pr, it, &r);
+        window_free(&w, it);
+        if (c->fatal) {
+            rc = -1;
+            break;
+        }
+    }
+    window_close(c, &w);
+    return rc;
+}

@@ -1,0 +1,276 @@
+/* plan.c: planning a problem's search: its space of valid configurations,
+ * the strategy and its budget, and the extras evaluated first. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lookup.h"
+#include "tune_core.h"
+
+/* Below this many valid configurations the automatic choice is exhaustive. */
+#define TN_EXHAUSTIVE_MAX 300
+/* Default budget of the guided strategy, per problem: this many
+ * evaluations, or a share of the run's default time (tn_tune's
+ * guided_unit_s) proportional to the number of tunable parameters of the
+ * family (bigger spaces get more time), clamped. */
+#define TN_GUIDED_EVALS 120
+#define TN_GUIDED_MIN_S 1.5
+#define TN_GUIDED_MAX_S 20.0
+
+long long tn_valid_space(const tpl_family *fam, const at_device_info *dev,
+                         const tpl_problem *p, long long **indices)
+{
+    long long raw = tpl_space_size(fam);
+    long long cap = 64, n = 0;
+    long long *out = malloc((size_t)cap * sizeof *out);
+    if (!out)
+        return -1;
+    for (long long i = 0; i < raw; i++) {
+        int cfg[TPL_MAX_PARAMS];
+        char why[256];
+        tpl_config_from_index(fam, i, cfg);
+        if (fam->valid && !fam->valid(cfg, dev, why, sizeof why))
+            continue;
+        if (p && fam->applicable && !fam->applicable(cfg, p))
+            continue;
+        if (n == cap) {
+            long long *q = realloc(out, (size_t)(cap * 2) * sizeof *out);
+            if (!q) {
+                free(out);
+                return -1;
+            }
+            out = q;
+            cap *= 2;
+        }
+        out[n++] = i;
+    }
+    *indices = out;
+    return n;
+}
+
+/* Share of the default run time a family's problem gets: its number of
+ * parameters that take more than one value. */
+double tn_family_weight(const tpl_family *fam)
+{
+    int n = 0;
+    for (int p = 0; p < fam->n_params; p++)
+        n += fam->params[p].n_values > 1;
+    return n > 0 ? n : 1;
+}
+
+/* Warm start from other sizes: for each other problem of fam and of p's kind stored for
+ * this device (same source), its fastest ok configuration, nearest problem
+ * first (lk_shape_distance, the runtime's nearest-shape measure), each text
+ * once, at most max. What won nearby tends to win here, and a strong
+ * incumbent early lets the search abandon slow candidates sooner. Returns
+ * how many were written to out (0 when out of memory: it is only a hint). */
+static int transfer_configs(const tpl_problem *p, const char *hash, const db_result *rows,
+                            int n_rows, char (*out)[TPL_CONFIG_LEN], int max)
+{
+    int *best = malloc((size_t)(n_rows > 0 ? n_rows : 1) * sizeof *best);
+    double *dist = malloc((size_t)(n_rows > 0 ? n_rows : 1) * sizeof *dist);
+    int n_best = 0, n_out = 0;
+    if (!best || !dist) {
+        free(best);
+        free(dist);
+        return 0;
+    }
+    for (int i = 0; i < n_rows; i++) {
+        const db_result *r = &rows[i];
+        if (strcmp(r->status, DB_OK) != 0 || strcmp(r->source_hash, hash) != 0 ||
+            tpl_problem_equal(&r->problem, p) || !isfinite(lk_shape_distance(p, &r->problem)))
+            continue;                   /* another kind never warm-starts this one */
+        int k = 0;
+        while (k < n_best && !tpl_problem_equal(&rows[best[k]].problem, &r->problem))
+            k++;
+        if (k == n_best) {
+            dist[n_best] = lk_shape_distance(p, &r->problem);
+            best[n_best++] = i;
+        } else if (r->time_ms < rows[best[k]].time_ms) {
+            best[k] = i;
+        }
+    }
+    /* nearest first (insertion sort: a family has tens of sizes) */
+    for (int i = 1; i < n_best; i++)
+        for (int j = i; j > 0 && dist[j] < dist[j - 1]; j--) {
+            double td = dist[j];
+            int tb = best[j];
+            dist[j] = dist[j - 1];
+            best[j] = best[j - 1];
+            dist[j - 1] = td;
+            best[j - 1] = tb;
+        }
+    for (int i = 0; i < n_best && n_out < max; i++) {
+        int dup = 0;
+        for (int k = 0; k < n_out; k++)
+            dup |= strcmp(out[k], rows[best[i]].config) == 0;
+        if (!dup)
+            snprintf(out[n_out++], TPL_CONFIG_LEN, "%s", rows[best[i]].config);
+    }
+    free(best);
+    free(dist);
+    return n_out;
+}
+
+/* The valid, applicable configurations of the current problem (from the
+ * family's valid set, cached across its problems). -1 if out of memory. */
+static int problem_space(tn_ctx *c, tn_prob *pr)
+{
+    const tpl_family *fam = pr->fam;
+    if (c->vs_fam != fam) {
+        free(c->vs_idx);
+        c->vs_idx = NULL;
+        c->vs_fam = NULL;
+        c->vs_n = tn_valid_space(fam, &c->dev, NULL, &c->vs_idx);
+        if (c->vs_n < 0)
+            return -1;
+        c->vs_fam = fam;
+    }
+    long long *valid = malloc((size_t)(c->vs_n + 1) * sizeof *valid);
+    long long n_valid = 0;
+    if (!valid)
+        return -1;
+    for (long long k = 0; k < c->vs_n; k++) {
+        int cfg[TPL_MAX_PARAMS];
+        tpl_config_from_index(fam, c->vs_idx[k], cfg);
+        if (!fam->applicable || fam->applicable(cfg, pr->p))
+            valid[n_valid++] = c->vs_idx[k];
+    }
+    pr->valid = valid;
+    pr->space.fam = fam;
+    pr->space.n_valid = n_valid;
+    pr->space.valid = valid;
+    pr->stats.valid = n_valid;
+    return 0;
+}
+
+/* The strategy (--strategy, else by the size of the space) and its budget;
+ * creates its state. -1 if out of memory. */
+static int choose_strategy(tn_ctx *c, tn_prob *pr)
+{
+    const tn_options *o = c->opt;
+    const tn_strategy *strat = o->strategy ? tn_strategy_find(o->strategy) : NULL;
+    pr->budget_s = o->budget_s;
+    pr->budget_evals = o->budget_evals;
+    if (!strat)
+        strat = pr->space.n_valid <= TN_EXHAUSTIVE_MAX ? &tn_strategy_exhaustive
+                                                       : tn_strategy_find("guided");
+    if (strat != &tn_strategy_exhaustive && pr->budget_s <= 0 && pr->budget_evals <= 0) {
+        /* random or guided without --budget: the default share */
+        pr->budget_s = c->guided_unit_s * tn_family_weight(pr->fam);
+        if (pr->budget_s < TN_GUIDED_MIN_S)
+            pr->budget_s = TN_GUIDED_MIN_S;
+        if (pr->budget_s > TN_GUIDED_MAX_S)
+            pr->budget_s = TN_GUIDED_MAX_S;
+        pr->budget_evals = TN_GUIDED_EVALS;
+    }
+    pr->strat = strat;
+    pr->st = strat->create(&pr->space, c->seed);
+    return pr->st ? 0 : -1;
+}
+
+/* Tells the strategy every result stored before for this problem. */
+static void tell_stored(tn_prob *pr)
+{
+    const tpl_family *fam = pr->fam;
+    for (int i = 0; i < pr->n_old; i++) {
+        const db_result *r = &pr->old[i];
+        if (strcmp(r->source_hash, pr->hash) != 0 || !tpl_problem_equal(&r->problem, pr->p))
+            continue;
+        int cfg[TPL_MAX_PARAMS];
+        char perr[256];
+        if (tpl_config_parse(fam, r->config, cfg, perr, sizeof perr) != AT_OK)
+            continue;
+        long long idx = tpl_config_to_index(fam, cfg);
+        if (idx >= 0 && tn_space_position(&pr->space, idx) >= 0)
+            pr->strat->tell(pr->st, idx, tn_is_failure(r->status) ? INFINITY : r->time_ms);
+    }
+}
+
+/* The extras: the default configuration, every baseline, and the winners
+ * of other sizes (transfer_configs), evaluated before the search; each
+ * valid, applicable and distinct. -1 if out of memory. */
+static int plan_extras(tn_ctx *c, tn_prob *pr)
+{
+    const tpl_family *fam = pr->fam;
+    char transfer[TN_TRANSFER_MAX][TPL_CONFIG_LEN];
+    int n_transfer = pr->old ? transfer_configs(pr->p, pr->hash, pr->old, pr->n_old, transfer,
+                                                TN_TRANSFER_MAX)
+                             : 0;
+    pr->extras = calloc((size_t)fam->n_baselines + 1 + TN_TRANSFER_MAX, sizeof *pr->extras);
+    for (int b = -1; pr->extras && b < fam->n_baselines + n_transfer; b++) {
+        const char *text = b < 0 ? fam->default_config
+                           : b < fam->n_baselines ? fam->baselines[b].config
+                                                  : transfer[b - fam->n_baselines];
+        tn_item *it = &pr->extras[pr->n_extra];
+        char perr[256], why[256];
+        if (!text || tpl_config_parse(fam, text, it->job.cfg, perr, sizeof perr) != AT_OK)
+            continue;
+        if ((fam->valid && !fam->valid(it->job.cfg, &c->dev, why, sizeof why)) ||
+            (fam->applicable && !fam->applicable(it->job.cfg, pr->p)))
+            continue;
+        tpl_config_format(fam, it->job.cfg, it->config, sizeof it->config);
+        int dup = 0;
+        for (int k = 0; k < pr->n_extra; k++)
+            dup |= strcmp(pr->extras[k].config, it->config) == 0;
+        if (dup)
+            continue;
+        it->index = tpl_config_to_index(fam, it->job.cfg);
+        it->extra = 1;
+        pr->n_transferred += b >= fam->n_baselines;
+        if (it->index < 0 || tn_space_position(&pr->space, it->index) < 0)
+            pr->stats.valid++;       /* off-lattice extra */
+        pr->n_extra++;
+    }
+    return pr->extras ? 0 : -1;
+}
+
+/* The problem's header line, and the progress line started. */
+static void plan_announce(tn_ctx *c, tn_prob *pr)
+{
+    const tn_stats *s = &pr->stats;
+    printf("%s %s: %lld valid configurations, strategy %s", pr->fam->name, pr->size,
+           s->valid, pr->strat->name);
+    if (pr->budget_evals > 0)
+        printf(", budget %lld evaluations", pr->budget_evals);
+    if (pr->budget_s > 0)
+        printf("%s %.1f s", pr->budget_evals > 0 ? " or" : ", budget", pr->budget_s);
+    if (s->previously)
+        printf(", %lld stored before", s->previously);
+    if (pr->n_transferred)
+        printf(", %d winners of other sizes first", pr->n_transferred);
+    printf("\n");
+    fflush(stdout);
+
+    long long total = pr->budget_evals > 0 && pr->budget_evals < s->valid ? pr->budget_evals
+                                                                          : s->valid;
+    tn_progress_begin(&pr->pg, pr->fam, pr->p, total);
+    pr->pg.done = pr->pg.base = s->previously;
+    pr->pg.budget_s = pr->budget_s;
+    if (pr->best.have) {
+        pr->pg.best_ms = pr->best.median;
+        pr->pg.best_metric = pr->best.metric;
+    }
+    if (c->opt->quiet)
+        pr->pg.tty = 0;
+}
+
+int tn_plan_problem(tn_ctx *c, tn_prob *pr)
+{
+    if (problem_space(c, pr) != 0) {
+        fprintf(stderr, "autotune: out of memory enumerating %s\n", pr->fam->name);
+        return -1;
+    }
+    if (choose_strategy(c, pr) != 0) {
+        fprintf(stderr, "autotune: out of memory\n");
+        return -1;
+    }
+    tell_stored(pr);
+    int rc = plan_extras(c, pr);
+    free(pr->old);
+    pr->old = NULL;
+    plan_announce(c, pr);
+    if (rc != 0)
+        fprintf(stderr, "autotune: out of memory\n");
+    return rc;
+}

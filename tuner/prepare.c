@@ -1,0 +1,272 @@
+/* prepare.c: preparing a problem for the search: the worker up with the
+ * inputs prepared, the results stored before, and the device's facts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tune_core.h"
+
+/* Sends m and waits up to timeout_s for the answer in r. AT_OK, or
+ * AT_ERR_CRASHED when the worker died or did not answer: it is taken down
+ * and how it ended is in how. */
+static at_status worker_call(tn_ctx *c, const tn_msg *m, double timeout_s, tn_msg *r,
+                             char *how, size_t howlen)
+{
+    char err[512] = "";
+    at_status st = tn_msg_send(c->worker.to_fd, m);
+    if (st == AT_OK)
+        st = tn_msg_recv(c->worker.from_fd, r, timeout_s, err, sizeof err);
+    if (st == AT_OK)
+        return AT_OK;
+    tn_worker_down(c, how, howlen);
+    if (st == AT_ERR_TIMEOUT)
+        snprintf(how, howlen, "no answer within %.0f s, killed", timeout_s);
+    else if (!how[0])
+        snprintf(how, howlen, "%s", err[0] ? err : "no answer");
+    return AT_ERR_CRASHED;
+}
+
+/* One start: the process, OPEN and its HELLO; fills c->dev. AT_ERR_CRASHED
+ * with how it ended in err when the worker died or did not answer; the
+ * worker's status and message when it refused (no driver or device);
+ * AT_ERR_IO when the process cannot be made. */
+static at_status worker_open_once(tn_ctx *c, char *err, size_t errlen)
+{
+    at_status st = tn_proc_start(&c->worker, err, errlen);
+    if (st != AT_OK)
+        return st;
+    tn_worker_pid = c->worker.pid;
+    tn_msg m, r;
+    memset(&m, 0, sizeof m);
+    m.type = TN_MSG_OPEN;
+    m.device = c->opt->device;
+    if (worker_call(c, &m, TN_HELLO_TIMEOUT, &r, err, errlen) != AT_OK)
+        return AT_ERR_CRASHED;
+    if (r.type != TN_MSG_HELLO || r.status != AT_OK) {
+        snprintf(err, errlen, "%s", r.text[0] ? r.text : at_status_string(r.status));
+        st = r.status != AT_OK ? (at_status)r.status : AT_ERR_INTERNAL;
+        tn_msg_free(&r);
+        tn_proc_stop(&c->worker);
+        tn_worker_pid = 0;
+        return st;
+    }
+    if (c->dev.uuid[0] && strcmp(c->dev.uuid, r.dev.uuid) != 0) {
+        snprintf(err, errlen, "the respawned worker sees another device (%s, not %s)",
+                 r.dev.uuid, c->dev.uuid);
+        tn_msg_free(&r);
+        tn_proc_stop(&c->worker);
+        tn_worker_pid = 0;
+        return AT_ERR_INTERNAL;
+    }
+    c->respawns += c->dev.uuid[0] != '\0';
+    c->dev = r.dev;
+    tn_msg_free(&r);
+    c->worker_up = 1;
+    c->prepared = 0;
+    return AT_OK;
+}
+
+at_status tn_worker_up(tn_ctx *c, char *err, size_t errlen)
+{
+    char first[512] = "";
+    at_status st = worker_open_once(c, err, errlen);
+    if (st != AT_ERR_CRASHED)
+        return st;
+    /* died while starting: once more */
+    snprintf(first, sizeof first, "%.500s", err);
+    c->retries++;
+    st = worker_open_once(c, err, errlen);
+    if (st == AT_ERR_CRASHED) {
+        char second[512];
+        snprintf(second, sizeof second, "%.500s", err);
+        snprintf(err, errlen, "the worker (%s) died twice while starting: %s; then %s",
+                 c->worker.command, first, second);
+    }
+    return st;
+}
+
+void tn_worker_down(tn_ctx *c, char *how, size_t howlen)
+{
+    tn_proc_kill(&c->worker, how, howlen);
+    tn_worker_pid = 0;
+    c->worker_up = 0;
+    c->prepared = 0;
+}
+
+/* PREPARE of the current problem in the worker: 1 prepared, 0 refused
+ * (message in err), -1 when the worker died (how in how). */
+static int prepare_inputs(tn_ctx *c, char *how, size_t howlen, char *err, size_t errlen)
+{
+    tn_msg m, r;
+    memset(&m, 0, sizeof m);
+    m.type = TN_MSG_PREPARE;
+    snprintf(m.family, sizeof m.family, "%s", c->fam->name);
+    m.problem = c->problem;
+    m.seed = c->seed;
+    if (worker_call(c, &m, TN_PREPARE_TIMEOUT, &r, how, howlen) != AT_OK)
+        return -1;
+    c->prepared = r.status == AT_OK;
+    if (!c->prepared)
+        snprintf(err, errlen, "preparing the inputs failed: %.1900s", r.text);
+    tn_msg_free(&r);
+    return c->prepared;
+}
+
+tn_ready tn_worker_ready(tn_ctx *c, char *err, size_t errlen)
+{
+    char how[256] = "", first[256] = "";
+    if (c->worker_up && !tn_proc_alive(&c->worker))
+        tn_worker_down(c, how, sizeof how);      /* died while idle */
+    for (int attempt = 0; attempt < 2 && tn_interrupts < 2; attempt++) {
+        if (!c->worker_up && tn_worker_up(c, err, errlen) != AT_OK)
+            return TN_NO_WORKER;
+        if (c->prepared)
+            return TN_READY;
+        how[0] = '\0';
+        int done = prepare_inputs(c, how, sizeof how, err, errlen);
+        if (done >= 0)
+            return done ? TN_READY : TN_NO_INPUTS;
+        if (attempt == 0) {
+            snprintf(first, sizeof first, "%s", how);
+            c->retries++;
+        }
+    }
+    if (tn_interrupts >= 2)
+        snprintf(err, errlen, "interrupted");
+    else
+        snprintf(err, errlen, "preparing the inputs killed the worker twice: %s; then %s",
+                 first, how);
+    return TN_NO_INPUTS;
+}
+
+/* JSON string body of s, truncated to fit len. */
+void tn_json_escape(const char *s, char *out, size_t len)
+{
+    size_t o = 0;
+    for (; *s && o + 7 < len; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') {
+            out[o++] = '\\';
+            out[o++] = (char)ch;
+        } else if (ch < 0x20) {
+            o += (size_t)snprintf(out + o, len - o, "\\u%04x", ch);
+        } else {
+            out[o++] = (char)ch;
+        }
+    }
+    out[o] = '\0';
+}
+
+/* The GPU's clocks and temperature from nvidia-smi as one JSON member,
+ * or why they are unavailable (never fails). */
+void tn_gpu_facts(const char *uuid, char *out, size_t len)
+{
+    char cmd[256], line[256] = "";
+    snprintf(cmd, sizeof cmd,
+             "command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -i '%s' "
+             "--query-gpu=clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader "
+             "2>/dev/null", uuid);
+    FILE *f = popen(cmd, "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f))
+            line[0] = '\0';
+        pclose(f);
+    }
+    line[strcspn(line, "\r\n")] = '\0';
+    char esc[512];
+    if (line[0]) {
+        tn_json_escape(line, esc, sizeof esc);
+        snprintf(out, len, "\"gpu_clocks_sm_mem_temp\": \"%.400s\"", esc);
+    } else {
+        snprintf(out, len, "\"gpu_clocks_sm_mem_temp\": \"unavailable: nvidia-smi "
+                 "not found or failed\"");
+    }
+}
+
+/* ---- the device's copy bandwidth (the report's ceiling) ---- */
+
+/* Stores and prints the worker's answer to CEILING. */
+static void ceiling_record(tn_ctx *c, const tn_msg *r)
+{
+    if (r->status == AT_OK && r->value > 0) {
+        db_measurement dm;
+        memset(&dm, 0, sizeof dm);
+        snprintf(dm.device_uuid, sizeof dm.device_uuid, "%s", c->dev.uuid);
+        snprintf(dm.kernel, sizeof dm.kernel, "device");
+        snprintf(dm.name, sizeof dm.name, "copy_bandwidth");
+        dm.problem.n_dims = 1;
+        dm.problem.dims[0] = 256ll << 20;
+        dm.time_ms = r->value2;
+        dm.gbs = r->value;
+        dm.rel_error = -1;
+        snprintf(dm.note, sizeof dm.note, "%.200s", r->text);
+        db_put_measurement(c->d, &dm);
+        printf("copy bandwidth: %.0f GB/s\n", r->value);
+    } else {
+        printf("copy bandwidth: not measured (%s)\n", r->text);
+    }
+}
+
+/* Copy bandwidth measured by the worker, stored as a measurement and
+ * printed. A worker that dies is started again and asked once more (then
+ * the run goes on without the figure); one that cannot start makes the run
+ * fatal. */
+void tn_measure_ceiling(tn_ctx *c)
+{
+    char err[2048] = "", how[256] = "", first[256] = "";
+    tn_msg m, r;
+    memset(&m, 0, sizeof m);
+    m.type = TN_MSG_CEILING;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!c->worker_up && tn_worker_up(c, err, sizeof err) != AT_OK) {
+            c->fatal = 1;
+            snprintf(c->fatal_msg, sizeof c->fatal_msg, "the worker cannot start: %s", err);
+            return;
+        }
+        if (worker_call(c, &m, TN_CEILING_TIMEOUT, &r, how, sizeof how) == AT_OK) {
+            ceiling_record(c, &r);
+            tn_msg_free(&r);
+            return;
+        }
+        if (attempt == 0) {
+            snprintf(first, sizeof first, "%s", how);
+            c->retries++;
+        }
+    }
+    printf("copy bandwidth: not measured (the worker died twice: %s; then %s)\n", first, how);
+}
+
+/* ---- one problem ---- */
+
+/* Makes fam/p the current problem; the rows stored for fam on this device
+ * (kept for plan), how many are p's and their best. An unreadable database
+ * means nothing stored. */
+void tn_prepare_problem(tn_ctx *c, tn_prob *pr, const tpl_family *fam, const tpl_problem *p)
+{
+    memset(pr, 0, sizeof *pr);
+    pr->fam = fam;
+    pr->p = p;
+    tn_format_size(p, pr->size, sizeof pr->size);
+    pr->hash = tpl_source_hash(fam);
+    pr->t_start = tn_now();
+    c->fam = fam;
+    c->problem = *p;
+    c->prepared = 0;
+    c->skip = 0;
+    c->skip_msg[0] = '\0';
+
+    /* results stored before: counted, best known (plan tells the strategy) */
+    if (db_results(c->d, c->dev.uuid, fam->name, &pr->old, &pr->n_old) != AT_OK) {
+        pr->old = NULL;
+        pr->n_old = 0;
+        return;
+    }
+    for (int i = 0; i < pr->n_old; i++) {
+        db_result *r = &pr->old[i];
+        if (strcmp(r->source_hash, pr->hash) != 0 || !tpl_problem_equal(&r->problem, p))
+            continue;
+        pr->stats.previously++;
+        if (strcmp(r->status, DB_OK) == 0 &&
+            tn_beats(&pr->best, r->time_ms, r->time_min_ms, r->time_max_ms))
+            tn_best_take(&pr->best, r, tn_metric_of(fam, p, r->time_ms));
+    }
+}

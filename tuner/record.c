@@ -1,0 +1,143 @@
+/* record.c: recording what the search learns: result rows and cubins in
+ * the database, the best so far under the noise rule, the summaries. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tune_core.h"
+
+/* GFLOP/s or GB/s of fam on p at ms (0 if ms <= 0). */
+double tn_metric_of(const tpl_family *fam, const tpl_problem *p, double ms)
+{
+    double flops = 0, bytes = 0;
+    if (ms <= 0)
+        return 0;
+    fam->work(p, &flops, &bytes);
+    return (fam->metric_is_flops ? flops : bytes) / (ms * 1e6);
+}
+
+/* A result row of the current problem for it, not yet evaluated. */
+void tn_result_init(tn_ctx *c, const tn_item *it, db_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->session_id = c->session_id;
+    snprintf(r->device_uuid, sizeof r->device_uuid, "%s", c->dev.uuid);
+    snprintf(r->kernel, sizeof r->kernel, "%s", c->fam->name);
+    snprintf(r->source_hash, sizeof r->source_hash, "%s", tpl_source_hash(c->fam));
+    r->problem = c->problem;
+    snprintf(r->config, sizeof r->config, "%s", it->config);
+    r->rel_error = -1;
+    r->compile_ms = it->from_db ? 0.0 : it->job.compile_ms;
+    r->deterministic = c->fam->deterministic ? c->fam->deterministic(it->job.cfg) : 0;
+}
+
+/* What a failed write stops the run with: every result stored before is
+ * kept (each is one transaction), so a rerun resumes. */
+#define TN_WRITE_FAILED "; every result stored before is kept: make room (autotune gc " \
+    "reclaims cubins) or pick another --db, then rerun the same command to resume"
+
+/* Stores one result row; a failure makes the run fatal (c->fatal_msg). */
+void tn_store(tn_ctx *c, db_result *r)
+{
+    if (db_store_result(c->d, r) == AT_OK) {
+        c->stored++;
+    } else {
+        c->fatal = 1;
+        snprintf(c->fatal_msg, sizeof c->fatal_msg, "storing a result failed: %s"
+                 TN_WRITE_FAILED, db_errmsg(c->d));
+    }
+}
+
+/* 1 unless the status is ok or abandoned (measured either way). */
+int tn_is_failure(const char *status)
+{
+    return strcmp(status, DB_OK) != 0 && strcmp(status, DB_ABANDONED) != 0;
+}
+
+/* Applies the noise rule: a challenger becomes the announced best only if
+ * its median beats the incumbent's by more than the measured noise, the
+ * larger (median - min) of the two measurements (a one-sided spread that
+ * rare slow outliers, which inflate max, do not widen). */
+int tn_beats(const tn_best *inc, double median, double min, double max)
+{
+    (void)max;
+    if (!inc->have)
+        return 1;
+    double noise = fmax(inc->median - inc->min, median - min);
+    return median < inc->median - noise;
+}
+
+/* Makes r the best so far. */
+void tn_best_take(tn_best *b, const db_result *r, double metric)
+{
+    b->have = 1;
+    b->median = r->time_ms;
+    b->min = r->time_min_ms;
+    b->max = r->time_max_ms;
+    b->metric = metric;
+    snprintf(b->config, sizeof b->config, "%s", r->config);
+}
+
+/* Stores a cubin under its key; skipped once the run is fatal. A failure
+ * (a full disk, a read-only database) stops the run: results stored
+ * without their cubins would make the runtime compile what was tuned. */
+void tn_store_binary(tn_ctx *c, const tpl_family *fam, const int *cfg, const char *key,
+                     const char *config, const void *cubin, size_t size)
+{
+    char opts[2048];
+    if (c->fatal || !cubin || !size)
+        return;
+    tpl_options_string(fam, cfg, c->arch, opts, sizeof opts);
+    if (db_put_binary(c->d, key, fam->name, tpl_source_hash(fam), config, c->arch,
+                      tpl_nvrtc_version(), opts, cubin, size) != AT_OK) {
+        c->fatal = 1;
+        snprintf(c->fatal_msg, sizeof c->fatal_msg, "storing a cubin failed: %s"
+                 TN_WRITE_FAILED, db_errmsg(c->d));
+    }
+}
+
+/* Stores the result of an item (a failure makes the run fatal) and
+ * accounts for it: counts, the strategy, the best, the progress line. */
+void tn_record(tn_ctx *c, tn_prob *pr, const tn_item *it, db_result *r)
+{
+    tn_store(c, r);
+    pr->evals_this_run++;
+    pr->stats.evaluated++;
+    int failed = tn_is_failure(r->status);
+    if (failed)
+        pr->stats.failures++;
+    if (it->index >= 0 && tn_space_position(&pr->space, it->index) >= 0)
+        pr->strat->tell(pr->st, it->index, failed ? INFINITY : r->time_ms);
+    if (strcmp(r->status, DB_OK) == 0 &&
+        tn_beats(&pr->best, r->time_ms, r->time_min_ms, r->time_max_ms)) {
+        tn_best_take(&pr->best, r, tn_metric_of(pr->fam, pr->p, r->time_ms));
+        pr->pg.best_ms = pr->best.median;
+        pr->pg.best_metric = pr->best.metric;
+    }
+    pr->pg.done++;
+    pr->pg.failures += failed;
+    tn_progress_update(&pr->pg, 0);
+}
+
+/* Prints the problem's summary: counts, time, best. */
+void tn_problem_summary(const tn_prob *pr)
+{
+    const tpl_family *fam = pr->fam;
+    const tn_stats *s = &pr->stats;
+    const tn_best *best = &pr->best;
+    const char *unit = fam->metric_is_flops ? "GFLOP/s" : "GB/s";
+    printf("%s %s: %lld evaluated", fam->name, pr->size, s->evaluated);
+    if (s->previously)
+        printf(" (+%lld stored before)", s->previously);
+    printf(", %lld failed, %lld compiled, %lld cubins reused, %.1f s", s->failures,
+           s->compiled, s->reused, s->seconds);
+    if (s->evaluated > 0)
+        printf(" (%.0f ms per configuration)", s->seconds * 1000.0 / (double)s->evaluated);
+    printf("\n");
+    if (best->have)
+        printf("  best %.1f %s (%.4f ms, min %.4f, max %.4f) %s\n", best->metric, unit,
+               best->median, best->min, best->max, best->config);
+    else
+        printf("  no configuration passed\n");
+    fflush(stdout);
+}
