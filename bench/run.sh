@@ -6,7 +6,8 @@
 # Knobs (environment): BENCH_SKIP_TUNE=1 skips all tuning; BENCH_DEFAULT_TUNE=0
 # skips the default sizes; BENCH_MATMUL_SEARCH (default "--strategy
 # exhaustive") is how each matmul shape is searched; BENCH_MATMUL_SHAPES the
-# shapes ("" for none); BENCH_ONLY="bench_matmul ..." runs those benchmarks
+# shapes ("" for none); BENCH_TCGEMM_SHAPES, BENCH_TCGEMM_KINDS and
+# BENCH_TCGEMM_SEARCH the same for the tensor-core family; BENCH_ONLY="bench_matmul ..." runs those benchmarks
 # only; BENCH_OUT names the output file.
 set -uo pipefail
 BUILD="${1:-build}"
@@ -34,6 +35,16 @@ if [ -z "${BENCH_SKIP_TUNE:-}" ]; then
     for shape in ${BENCH_MATMUL_SHAPES-1024x1024x1024 2048x2048x2048 4096x4096x4096 8192x8192x8192 1000x1000x1000 4097x4097x4097 8192x8192x128 128x8192x8192 8192x64x8192 16384x16384x1024}; do
         "$BUILD/autotune" --device 0 --db "$DB" --kernel matmul --size "$shape" \
             ${BENCH_MATMUL_SEARCH:---strategy exhaustive} --quiet 2>&1 | tee -a "$out" || exit 1
+    done
+    # The tensor-core benchmark's shapes, each type (bf16, f16, and FP32
+    # data with TF32 math) tuned per shape; BENCH_TCGEMM_SHAPES="" skips it,
+    # BENCH_TCGEMM_SEARCH says how each is searched (default: the tuner's
+    # choice for the space).
+    for shape in ${BENCH_TCGEMM_SHAPES-2048x2048x2048 4096x4096x4096 8192x8192x8192 4097x4097x4097 8192x8192x1024 1024x8192x8192 8192x1024x8192 16384x16384x512}; do
+        for kind in ${BENCH_TCGEMM_KINDS-bf16 f16 tf32}; do
+            "$BUILD/autotune" --device 0 --db "$DB" --kernel tcgemm --size "$shape:$kind" \
+                ${BENCH_TCGEMM_SEARCH:-} --quiet 2>&1 | tee -a "$out" || exit 1
+        done
     done
 fi
 status=0

@@ -32,6 +32,7 @@ struct at_handle {
     CUcontext ctx;
     CUstream stream;
     int deterministic;
+    at_math math;               /* at_set_math_mode: TF32 for at_gemm's FP32 */
     db *db;
     char db_path[4096];
     char errmsg[2048];
@@ -186,6 +187,16 @@ at_status at_set_deterministic(at_handle *h, int deterministic)
     if (!h)
         return AT_ERR_INVALID_ARG;
     h->deterministic = deterministic ? 1 : 0;
+    return AT_OK;
+}
+
+at_status at_set_math_mode(at_handle *h, at_math mode)
+{
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    if (mode != AT_MATH_DEFAULT && mode != AT_MATH_TF32)
+        return fail(h, AT_ERR_INVALID_ARG, "at_set_math_mode: unknown math mode %d", (int)mode);
+    h->math = mode;
     return AT_OK;
 }
 
@@ -384,6 +395,58 @@ at_status at_sgemm(at_handle *h, int m, int n, int k, float alpha, const float *
     tpl_args args = tpl_gemm_args(m, n, k, alpha, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, beta,
                                   (CUdeviceptr)C, ldc);
     return run_plan(h, "matmul", &args);
+}
+
+/* The family of a typed GEMM call ("matmul" for exact FP32, "tcgemm" for
+ * the tensor-core kinds) in *kernel, and the kind in p. AT_ERR_INVALID_ARG
+ * for values outside the enums, AT_ERR_UNSUPPORTED for kinds this release
+ * does not compute; the message in h. */
+static at_status gemm_route(at_handle *h, at_order order, at_op op_a, at_op op_b,
+                            at_dtype type, tpl_problem *p, const char **kernel)
+{
+    if ((unsigned)order > AT_COL_MAJOR || (unsigned)op_a > AT_OP_T || (unsigned)op_b > AT_OP_T ||
+        (unsigned)type > AT_R_16BF)
+        return fail(h, AT_ERR_INVALID_ARG, "at_gemm: unknown order %d, op %d/%d or type %d",
+                    (int)order, (int)op_a, (int)op_b, (int)type);
+    if (order != AT_ROW_MAJOR || op_a != AT_OP_N || op_b != AT_OP_N)
+        return fail(h, AT_ERR_UNSUPPORTED,
+                    "at_gemm: this release computes row-major products with op N only");
+    if (type == AT_R_64F)
+        return fail(h, AT_ERR_UNSUPPORTED,
+                    "at_gemm: this release does not compute double precision");
+    p->dtype = type;
+    p->math = type == AT_R_32F ? h->math : AT_MATH_DEFAULT;
+    *kernel = p->dtype == AT_R_32F && p->math == AT_MATH_DEFAULT ? "matmul" : "tcgemm";
+    return AT_OK;
+}
+
+at_status at_gemm(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, int n, int k,
+                  at_dtype type, double alpha, const void *A, int lda, const void *B, int ldb,
+                  double beta, void *C, int ldc)
+{
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    tpl_args args = tpl_gemm_args(m, n, k, 0.0f, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, 0.0f,
+                                  (CUdeviceptr)C, ldc);
+    const char *kernel = NULL;
+    at_status s = gemm_route(h, order, op_a, op_b, type, &args.problem, &kernel);
+    if (s != AT_OK)
+        return s;
+    if (m < 0 || n < 0 || k < 0)
+        return fail(h, AT_ERR_INVALID_ARG, "at_gemm: negative size m=%d n=%d k=%d", m, n, k);
+    if (lda < (k > 1 ? k : 1) || ldb < (n > 1 ? n : 1) || ldc < (n > 1 ? n : 1))
+        return fail(h, AT_ERR_INVALID_ARG,
+                    "at_gemm: leading dimensions too small (row-major: lda >= k, ldb >= n, "
+                    "ldc >= n): lda=%d ldb=%d ldc=%d", lda, ldb, ldc);
+    if (!isfinite(alpha) || !isfinite(beta))
+        return fail(h, AT_ERR_INVALID_ARG, "at_gemm: alpha and beta must be finite");
+    if (m == 0 || n == 0)
+        return AT_OK;
+    if (!C || (k > 0 && (!A || !B)))
+        return fail(h, AT_ERR_INVALID_ARG, "at_gemm: NULL matrix pointer");
+    args.scalar[TPL_GEMM_ALPHA] = alpha;
+    args.scalar[TPL_GEMM_BETA] = beta;
+    return run_plan(h, kernel, &args);
 }
 
 static at_status reduce(at_handle *h, const char *kernel, long long n, const float *x,

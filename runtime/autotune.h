@@ -86,6 +86,32 @@ at_status at_set_stream(at_handle *handle, CUstream stream);
 /* 1: only configurations whose result is bit-identical run to run. */
 at_status at_set_deterministic(at_handle *handle, int deterministic);
 
+/* Math mode of the handle for at_gemm with FP32 data: AT_MATH_DEFAULT (the
+ * default) computes in exact FP32 like at_sgemm; AT_MATH_TF32 lets at_gemm
+ * use the TF32 tensor cores (each FP32 input truncated to TF32's 10-bit
+ * mantissa, FP32 accumulation): an explicit opt-in, as cuBLAS's math mode.
+ * at_sgemm ignores it and stays exact. AT_ERR_INVALID_ARG for other values. */
+at_status at_set_math_mode(at_handle *handle, at_math mode);
+
+/* The typed GEMM: C = alpha * op(A) * op(B) + beta * C, with A, B and C all
+ * of `type`, device pointers, leading dimensions in elements:
+ * - AT_R_16BF, AT_R_16F: tensor cores with FP32 accumulation; alpha and
+ *   beta are applied in FP32 to the accumulator and C, which has the input
+ *   type, is rounded once when stored. C of the input type (as cublasGemmEx
+ *   with Ctype = Atype and frameworks do) halves the epilogue's memory
+ *   traffic and keeps one type per call.
+ * - AT_R_32F: exact FP32 (the same kernels as at_sgemm), or TF32 tensor
+ *   cores with an FP32 C when the handle's math mode is AT_MATH_TF32.
+ * Row-major with op N: A is m x k (lda >= k), B is k x n (ldb >= n), C is
+ * m x n (ldc >= n). Any m, n, k >= 0 and any leading dimension or pointer
+ * alignment is correct (unaligned operands are packed first). If beta == 0,
+ * C is not read. This release computes order AT_ROW_MAJOR with op N and
+ * the three types above; other orders, ops and AT_R_64F return
+ * AT_ERR_UNSUPPORTED without touching C. */
+at_status at_gemm(at_handle *handle, at_order order, at_op op_a, at_op op_b, int m, int n,
+                  int k, at_dtype type, double alpha, const void *A, int lda, const void *B,
+                  int ldb, double beta, void *C, int ldc);
+
 /* C = alpha * A * B + beta * C, row-major, A is m x k, B is k x n. */
 at_status at_sgemm(at_handle *handle, int m, int n, int k, float alpha,
                    const float *A, int lda, const float *B, int ldb,

@@ -1,0 +1,319 @@
+/* bench_tcgemm.cu: the tuned tensor-core GEMM (at_gemm: BF16, FP16, and FP32
+ * data with TF32 math) against cublasGemmEx in the same process, on issue 15's shapes. */
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "autotune.h"
+
+#define BN_CUDA(call) do { cudaError_t bn_e = (call); if (bn_e != cudaSuccess) { \
+    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(bn_e)); \
+    exit(1); } } while (0)
+
+typedef struct bn_shape { int m, n, k; } bn_shape;
+static const bn_shape bn_shapes[] = {
+    {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}, {4097, 4097, 4097},
+    {8192, 8192, 1024}, {1024, 8192, 8192}, {8192, 1024, 8192}, {16384, 16384, 512},
+};
+#define BN_NSHAPES ((int)(sizeof bn_shapes / sizeof bn_shapes[0]))
+
+typedef struct bn_type {
+    const char *name;
+    at_dtype type;
+    int tf32;
+    size_t es;
+    cudaDataType_t cuda;
+    cublasComputeType_t compute;
+} bn_type;
+static const bn_type bn_types[] = {
+    {"bf16", AT_R_16BF, 0, 2, CUDA_R_16BF, CUBLAS_COMPUTE_32F},
+    {"fp16", AT_R_16F, 0, 2, CUDA_R_16F, CUBLAS_COMPUTE_32F},
+    {"tf32", AT_R_32F, 1, 4, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32},
+};
+
+/* ---- device helpers: fills, the float64 reference, the error ---- */
+
+__device__ float bn_uniform(unsigned long long seed, unsigned long long i)
+{
+    unsigned long long x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return -1.0f + 2.0f * (float)(x >> 40) / 16777216.0f;
+}
+
+/* Value i as the kernels read it: 16-bit as stored, FP32 truncated to TF32. */
+__device__ double bn_load(const void *p, size_t i, int t)
+{
+    if (t == 0)
+        return (double)__bfloat162float(((const __nv_bfloat16 *)p)[i]);
+    if (t == 1)
+        return (double)__half2float(((const __half *)p)[i]);
+    unsigned u = __float_as_uint(((const float *)p)[i]) & 0xffffe000u;
+    return (double)__uint_as_float(u);
+}
+
+__global__ void bn_fill(void *p, size_t n, int t, unsigned long long seed, float value, int use)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        float v = use ? value : bn_uniform(seed, i);
+        if (t == 0)
+            ((__nv_bfloat16 *)p)[i] = __float2bfloat16(v);
+        else if (t == 1)
+            ((__half *)p)[i] = __float2half(v);
+        else
+            ((float *)p)[i] = v;
+    }
+}
+
+/* R = A * B in float64 (row-major, packed), 16x16 tiles through shared memory. */
+__global__ void bn_reference(const void *A, const void *B, double *R, int m, int n, int k, int t)
+{
+    __shared__ double sa[16][17], sb[16][17];
+    int row = blockIdx.y * 16 + threadIdx.y, col = blockIdx.x * 16 + threadIdx.x;
+    double acc = 0;
+    for (int p0 = 0; p0 < k; p0 += 16) {
+        int pa = p0 + threadIdx.x, pb = p0 + threadIdx.y;
+        sa[threadIdx.y][threadIdx.x] = row < m && pa < k ? bn_load(A, (size_t)row * k + pa, t) : 0;
+        sb[threadIdx.y][threadIdx.x] = pb < k && col < n ? bn_load(B, (size_t)pb * n + col, t) : 0;
+        __syncthreads();
+        for (int q = 0; q < 16; q++)
+            acc += sa[threadIdx.y][q] * sb[q][threadIdx.x];
+        __syncthreads();
+    }
+    if (row < m && col < n)
+        R[(size_t)row * n + col] = acc;
+}
+
+/* sums[0] += (C - R)^2, sums[1] += R^2; sums[2] counts non-finite C. */
+__global__ void bn_error(const void *C, const double *R, size_t n, int t, double *sums)
+{
+    double num = 0, den = 0, bad = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        double c = t == 0 ? (double)__bfloat162float(((const __nv_bfloat16 *)C)[i])
+                 : t == 1 ? (double)__half2float(((const __half *)C)[i])
+                          : (double)((const float *)C)[i];
+        if (!isfinite(c))
+            bad += 1;
+        else
+            num += (c - R[i]) * (c - R[i]);
+        den += R[i] * R[i];
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        num += __shfl_down_sync(0xffffffffu, num, o);
+        den += __shfl_down_sync(0xffffffffu, den, o);
+        bad += __shfl_down_sync(0xffffffffu, bad, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(&sums[0], num);
+        atomicAdd(&sums[1], den);
+        atomicAdd(&sums[2], bad);
+    }
+}
+
+/* ---- the two contenders ---- */
+
+typedef struct bn_call {
+    const bn_type *ty;
+    int m, n, k;
+    void *A, *B, *C;
+    at_handle *h;
+    cublasHandle_t cublas;
+} bn_call;
+
+static int bn_ours(const bn_call *c)
+{
+    at_status s = at_gemm(c->h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, c->m, c->n, c->k, c->ty->type, 1.0,
+                          c->A, c->k, c->B, c->n, 0.0, c->C, c->n);
+    if (s != AT_OK)
+        fprintf(stderr, "at_gemm: %s: %s\n", at_status_string(s), at_errmsg(c->h));
+    return s != AT_OK;
+}
+
+static int bn_vendor(const bn_call *c)
+{
+    const float one = 1.0f, zero = 0.0f;
+    /* row-major C = A B  <=>  column-major C^T = B^T A^T */
+    cublasStatus_t s = cublasGemmEx(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, c->n, c->m, c->k, &one,
+                                    c->B, c->ty->cuda, c->n, c->A, c->ty->cuda, c->k, &zero, c->C,
+                                    c->ty->cuda, c->n, c->ty->compute, CUBLAS_GEMM_DEFAULT);
+    if (s != CUBLAS_STATUS_SUCCESS)
+        fprintf(stderr, "cublasGemmEx failed: %d\n", (int)s);
+    return s != CUBLAS_STATUS_SUCCESS;
+}
+
+static int bn_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Warm-up, then >= 20 runs each between two events (until ~0.5 s or 200
+ * runs); median ms, or -1 if a call failed. */
+static double bn_time(int (*op)(const bn_call *), const bn_call *c)
+{
+    cudaEvent_t e0, e1;
+    BN_CUDA(cudaEventCreate(&e0));
+    BN_CUDA(cudaEventCreate(&e1));
+    for (int i = 0; i < 3; i++)
+        if (op(c))
+            return -1;
+    BN_CUDA(cudaDeviceSynchronize());
+    double times[200], total = 0;
+    int n = 0;
+    while (n < 200 && (n < 20 || total < 500.0)) {
+        BN_CUDA(cudaEventRecord(e0, 0));
+        if (op(c))
+            return -1;
+        BN_CUDA(cudaEventRecord(e1, 0));
+        BN_CUDA(cudaEventSynchronize(e1));
+        float ms;
+        BN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+        times[n++] = ms;
+        total += ms;
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    qsort(times, (size_t)n, sizeof times[0], bn_cmp);
+    return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+}
+
+/* Poisons C with NaN, runs op once, returns ||C - R|| / ||R|| (inf if any
+ * element is not finite, -1 if the call failed). */
+static double bn_check(int (*op)(const bn_call *), const bn_call *c, const double *R,
+                       double *sums)
+{
+    size_t count = (size_t)c->m * c->n;
+    int t = (int)(c->ty - bn_types);
+    bn_fill<<<1024, 256>>>(c->C, count, t, 0, NAN, 1);
+    BN_CUDA(cudaDeviceSynchronize());
+    if (op(c))
+        return -1;
+    BN_CUDA(cudaMemset(sums, 0, 3 * sizeof(double)));
+    bn_error<<<1024, 256>>>(c->C, R, count, t, sums);
+    double host[3];
+    BN_CUDA(cudaMemcpy(host, sums, sizeof host, cudaMemcpyDeviceToHost));
+    if (host[2] > 0)
+        return INFINITY;
+    return sqrt(host[0] / (host[1] > 0 ? host[1] : 1));
+}
+
+/* The acceptance rule of the tensor-core family (README). */
+static double bn_tolerance(const bn_type *ty, int k)
+{
+    double u_out = ty->type == AT_R_16BF ? ldexp(1, -8) : ty->type == AT_R_16F ? ldexp(1, -11)
+                                                                                  : ldexp(1, -24);
+    return 2 * u_out + (4 * sqrt((double)k) + k / 8.0) * ldexp(1, -24);
+}
+
+int main(int argc, char **argv)
+{
+    const char *db_path = argc > 1 ? argv[1] : NULL;
+    const char *only = getenv("BENCH_TCGEMM_TYPES");      /* e.g. "bf16,tf32" */
+    BN_CUDA(cudaSetDevice(0));
+    BN_CUDA(cudaFree(0));       /* primary context, shared with libautotune */
+    at_handle *h = NULL;
+    at_status s = at_create(&h, 0, db_path);
+    if (s != AT_OK) {
+        fprintf(stderr, "at_create: %s\n", at_status_string(s));
+        return 1;
+    }
+    cublasHandle_t cublas;
+    if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) {
+        fprintf(stderr, "cublasCreate failed\n");
+        return 1;
+    }
+    int drv = 0, rt = 0, cubv = 0;
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    cublasGetVersion(cublas, &cubv);
+    cudaDeviceProp prop;
+    BN_CUDA(cudaGetDeviceProperties(&prop, 0));
+    printf("tcgemm vs cublasGemmEx on %s (driver %d, runtime %d, cuBLAS %d); row-major C = A B, "
+           "alpha 1, beta 0, C of the input type (TF32: FP32 data, FP32 C); random inputs in "
+           "[-1,1); error = ||C - R||_F / ||R||_F against a float64 product of the same rounded "
+           "inputs (TF32: truncated); median of >= 20 CUDA-event timings after 3 warm-ups\n",
+           prop.name, drv, rt, cubv);
+    size_t max_a = 0, max_b = 0, max_c = 0;
+    for (int i = 0; i < BN_NSHAPES; i++) {
+        size_t a = (size_t)bn_shapes[i].m * bn_shapes[i].k, b = (size_t)bn_shapes[i].k *
+               bn_shapes[i].n, c = (size_t)bn_shapes[i].m * bn_shapes[i].n;
+        max_a = a > max_a ? a : max_a;
+        max_b = b > max_b ? b : max_b;
+        max_c = c > max_c ? c : max_c;
+    }
+    void *A, *B, *C;
+    double *R, *sums;
+    BN_CUDA(cudaMalloc(&A, max_a * 4));
+    BN_CUDA(cudaMalloc(&B, max_b * 4));
+    BN_CUDA(cudaMalloc(&C, max_c * 4));
+    BN_CUDA(cudaMalloc(&R, max_c * sizeof(double)));
+    BN_CUDA(cudaMalloc(&sums, 3 * sizeof(double)));
+    int failures = 0;
+    for (int t = 0; t < 3; t++) {
+        const bn_type *ty = &bn_types[t];
+        if (only && !strstr(only, ty->name))
+            continue;
+        if (at_set_math_mode(h, ty->tf32 ? AT_MATH_TF32 : AT_MATH_DEFAULT) != AT_OK)
+            return 1;
+        printf("\n%-5s %-17s %9s %8s %9s | %9s %8s %9s | %7s  %s\n", "type", "m x n x k",
+               "ours ms", "TF/s", "error", "cuBLAS ms", "TF/s", "error", "ratio",
+               "configuration (lookup level)");
+        double log_sum = 0, lowest = INFINITY;
+        int counted = 0;
+        for (int i = 0; i < BN_NSHAPES; i++) {
+            bn_call c = {ty, bn_shapes[i].m, bn_shapes[i].n, bn_shapes[i].k, A, B, C, h, cublas};
+            size_t na = (size_t)c.m * c.k, nb = (size_t)c.k * c.n;
+            unsigned long long seed = 0x5eedull * (unsigned long long)(i + 1) + (unsigned)t;
+            bn_fill<<<1024, 256>>>(A, na, t, seed, 0, 0);
+            bn_fill<<<1024, 256>>>(B, nb, t, seed ^ 0xabcdefull, 0, 0);
+            dim3 grid((unsigned)((c.n + 15) / 16), (unsigned)((c.m + 15) / 16));
+            bn_reference<<<grid, dim3(16, 16)>>>(A, B, R, c.m, c.n, c.k, t);
+            BN_CUDA(cudaDeviceSynchronize());
+            double err_ours = bn_check(bn_ours, &c, R, sums);
+            double err_vendor = bn_check(bn_vendor, &c, R, sums);
+            double ms_ours = err_ours >= 0 ? bn_time(bn_ours, &c) : -1;
+            double ms_vendor = err_vendor >= 0 ? bn_time(bn_vendor, &c) : -1;
+            at_stats st;
+            at_get_stats(h, &st);
+            static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
+            double flop = 2.0 * c.m * c.n * (double)c.k;
+            double ratio = ms_ours > 0 && ms_vendor > 0 ? ms_vendor / ms_ours : 0;
+            int ok = err_ours >= 0 && err_ours <= bn_tolerance(ty, c.k);
+            char shape[64];
+            snprintf(shape, sizeof shape, "%dx%dx%d", c.m, c.n, c.k);
+            printf("%-5s %-17s %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %6.3fx  %s (%s)%s\n",
+                   ty->name, shape, ms_ours, ms_ours > 0 ? flop / ms_ours / 1e9 : 0, err_ours,
+                   ms_vendor, ms_vendor > 0 ? flop / ms_vendor / 1e9 : 0, err_vendor, ratio,
+                   st.last_config, levels[st.last_level], ok ? "" : "  ** FAILED CHECK **");
+            fflush(stdout);
+            if (!ok)
+                failures++;
+            if (ratio > 0) {
+                log_sum += log(ratio);
+                lowest = ratio < lowest ? ratio : lowest;
+                counted++;
+            }
+        }
+        if (counted)
+            printf("%-5s geomean %.3fx cuBLAS over %d shapes, lowest %.3fx\n", ty->name,
+                   exp(log_sum / counted), counted, lowest);
+    }
+    cudaFree(A);
+    cudaFree(B);
+    cudaFree(C);
+    cudaFree(R);
+    cudaFree(sums);
+    cublasDestroy(cublas);
+    at_destroy(h);
+    return failures ? 1 : 0;
+}

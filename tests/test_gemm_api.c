@@ -1,0 +1,383 @@
+/* test_gemm_api.c: the typed GEMM entry point at_gemm and the handle's math
+ * mode: routing by type and math, results against a float64 host reference. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "autotune.h"
+#include "cudrv.h"
+#include "harness.h"
+
+/* ---- host conversions (independent of the kernels' code) ---- */
+
+/* float -> bfloat16 bits, round to nearest even (finite inputs). */
+static uint16_t ga_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+static float ga_from_bf16(uint16_t b)
+{
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* float -> IEEE half bits, round to nearest even, for |f| < 65504 and
+ * normal results or zero (the tests' inputs are in [-1, 1) scaled). */
+static uint16_t ga_to_f16(float f)
+{
+    if (f == 0.0f)
+        return signbit(f) ? 0x8000u : 0;
+    int e;
+    double m = frexp(fabs((double)f), &e);           /* |f| = m * 2^e, m in [0.5, 1) */
+    uint16_t sign = f < 0 ? 0x8000u : 0;
+    if (e < -13) {                                   /* subnormal half: multiples of 2^-24 */
+        double q = nearbyint(fabs((double)f) * 16777216.0);
+        return (uint16_t)(sign | (uint16_t)q);
+    }
+    double frac = nearbyint((m * 2.0 - 1.0) * 1024.0);  /* 10 mantissa bits */
+    int exp = e - 1 + 15;
+    if (frac >= 1024.0) {
+        frac = 0;
+        exp++;
+    }
+    return (uint16_t)(sign | (uint16_t)(exp << 10) | (uint16_t)frac);
+}
+
+static float ga_from_f16(uint16_t h)
+{
+    int exp = (h >> 10) & 31, frac = h & 1023;
+    double v = exp == 0 ? ldexp(frac, -24) : ldexp(1024 + frac, exp - 25);
+    return (float)((h & 0x8000u) ? -v : v);
+}
+
+/* FP32 -> TF32 by truncation (the kernels feed FP32 to the tensor cores,
+ * which read the top 19 bits). */
+static float ga_tf32(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u &= 0xffffe000u;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static size_t ga_size(at_dtype t)
+{
+    return t == AT_R_32F ? 4 : 2;
+}
+
+/* Element i of a typed host array, as the kernels' inputs read it. */
+static double ga_get(at_dtype t, int tf32, const void *v, size_t i)
+{
+    if (t == AT_R_16BF)
+        return ga_from_bf16(((const uint16_t *)v)[i]);
+    if (t == AT_R_16F)
+        return ga_from_f16(((const uint16_t *)v)[i]);
+    float f = ((const float *)v)[i];
+    return tf32 ? ga_tf32(f) : f;
+}
+
+static void ga_set(at_dtype t, void *v, size_t i, float f)
+{
+    if (t == AT_R_16BF)
+        ((uint16_t *)v)[i] = ga_to_bf16(f);
+    else if (t == AT_R_16F)
+        ((uint16_t *)v)[i] = ga_to_f16(f);
+    else
+        ((float *)v)[i] = f;
+}
+
+static void *ga_random(at_dtype t, size_t count, unsigned seed)
+{
+    void *v = malloc(count * ga_size(t) + 16);
+    for (size_t i = 0; v && i < count; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        ga_set(t, v, i, -1.0f + 2.0f * (float)(seed >> 8) / 16777216.0f);
+    }
+    return v;
+}
+
+/* The acceptance rule of the tensor-core family (README, templates/tcgemm.c):
+ * relative Frobenius error <= 2 u_out + (4 sqrt(k) + k/8) 2^-24; exact FP32
+ * is held to the same FP32 bound. */
+static double ga_tolerance(at_dtype t, int k)
+{
+    double u_out = t == AT_R_16BF ? ldexp(1, -8) : t == AT_R_16F ? ldexp(1, -11) : ldexp(1, -24);
+    return 2 * u_out + (4 * sqrt((double)k) + k / 8.0) * ldexp(1, -24);
+}
+
+typedef struct ga_case {
+    at_dtype type;
+    int tf32;                       /* handle math mode TF32 */
+    int m, n, k, lda, ldb, ldc;
+    int offset;                     /* elements the operands start after an aligned base */
+    double alpha, beta;
+    int nan_c;                      /* C starts as NaN (beta must be 0) */
+} ga_case;
+
+typedef struct ga_gpu {
+    const cudrv *cu;
+    CUcontext ctx;
+    CUdevice dev;
+} ga_gpu;
+
+static int ga_begin(ga_gpu *g)
+{
+    at_status s;
+    g->cu = cudrv_get(&s, NULL, 0);
+    return g->cu && g->cu->Init(0) == CUDA_SUCCESS &&
+           g->cu->DeviceGet(&g->dev, th_device()) == CUDA_SUCCESS &&
+           g->cu->DevicePrimaryCtxRetain(&g->ctx, g->dev) == CUDA_SUCCESS &&
+           g->cu->CtxPushCurrent(g->ctx) == CUDA_SUCCESS;
+}
+
+static void ga_end(ga_gpu *g)
+{
+    CUcontext popped;
+    g->cu->CtxPopCurrent(&popped);
+    g->cu->DevicePrimaryCtxRelease(g->dev);
+}
+
+/* Runs one case through at_gemm; *error gets the relative error against the
+ * float64 product of the same (rounded) inputs, and C's padding must come
+ * back untouched. AT_OK or the call's status (message via at_errmsg). */
+static at_status ga_run(ga_gpu *g, at_handle *h, const ga_case *c, double *error,
+                        int *padding_ok)
+{
+    size_t es = ga_size(c->type), na = (size_t)c->m * c->lda + c->offset,
+           nb = (size_t)c->k * c->ldb + c->offset, nc = (size_t)c->m * c->ldc + c->offset;
+    void *A = ga_random(c->type, na, 11u + (unsigned)c->m), *B = ga_random(c->type, nb, 23u),
+         *C0 = ga_random(c->type, nc, 37u), *C = malloc(nc * es + 16);
+    if (c->nan_c)
+        for (size_t i = 0; i < nc; i++)
+            ga_set(c->type, C0, i, NAN);
+    CUdeviceptr dA = 0, dB = 0, dC = 0;
+    at_status s = AT_ERR_CUDA;
+    if (!A || !B || !C0 || !C || g->cu->MemAlloc(&dA, na * es) || g->cu->MemAlloc(&dB, nb * es) ||
+        g->cu->MemAlloc(&dC, nc * es) || g->cu->MemcpyHtoD(dA, A, na * es) ||
+        g->cu->MemcpyHtoD(dB, B, nb * es) || g->cu->MemcpyHtoD(dC, C0, nc * es))
+        goto done;
+    s = at_set_math_mode(h, c->tf32 ? AT_MATH_TF32 : AT_MATH_DEFAULT);
+    if (s != AT_OK)
+        goto done;
+    size_t off = (size_t)c->offset * es;
+    s = at_gemm(h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, c->m, c->n, c->k, c->type, c->alpha,
+                (const void *)(uintptr_t)(dA + off), c->lda, (const void *)(uintptr_t)(dB + off),
+                c->ldb, c->beta, (void *)(uintptr_t)(dC + off), c->ldc);
+    if (s != AT_OK)
+        goto done;
+    if (g->cu->CtxSynchronize() || g->cu->MemcpyDtoH(C, dC, nc * es)) {
+        s = AT_ERR_CUDA;
+        goto done;
+    }
+    double num = 0, den = 0;
+    *padding_ok = 1;
+    for (int i = 0; i < c->m; i++) {
+        for (int j = 0; j < c->ldc; j++) {
+            size_t ic = (size_t)c->offset + (size_t)i * c->ldc + j;
+            double got = ga_get(c->type, 0, C, ic);
+            if (j >= c->n) {
+                double was = ga_get(c->type, 0, C0, ic);
+                if (!(got == was || (isnan(got) && isnan(was))))
+                    *padding_ok = 0;
+                continue;
+            }
+            double ref = 0;
+            for (int p = 0; p < c->k; p++)
+                ref += ga_get(c->type, c->tf32, A, (size_t)c->offset + (size_t)i * c->lda + p) *
+                       ga_get(c->type, c->tf32, B, (size_t)c->offset + (size_t)p * c->ldb + j);
+            ref *= c->alpha;
+            if (c->beta != 0)
+                ref += c->beta * ga_get(c->type, 0, C0, ic);
+            num += (got - ref) * (got - ref);
+            den += ref * ref;
+        }
+    }
+    *error = isfinite(num) ? sqrt(num / (den > 0 ? den : 1)) : INFINITY;
+done:
+    if (dA)
+        g->cu->MemFree(dA);
+    if (dB)
+        g->cu->MemFree(dB);
+    if (dC)
+        g->cu->MemFree(dC);
+    free(A);
+    free(B);
+    free(C0);
+    free(C);
+    return s;
+}
+
+GPU_TEST(gemm_api_every_type_odd_shapes_unaligned)
+{
+    ga_gpu g;
+    CHECK(ga_begin(&g));
+    char path[4300];
+    snprintf(path, sizeof path, "%s/gemm_api.db", th_tmpdir());
+    at_handle *h = NULL;
+    CHECK_OK(at_create(&h, th_device(), path));
+    static const at_dtype types[] = {AT_R_16BF, AT_R_16F, AT_R_32F};
+    static const ga_case shapes[] = {
+        /* m, n, k, lda, ldb, ldc, offset, alpha, beta, nan_c */
+        {0, 0, 1, 1, 1, 1, 1, 1, 0, 1.0, 0.0, 0},
+        {0, 0, 7, 13, 5, 5, 13, 13, 0, 1.0, 0.0, 1},
+        {0, 0, 129, 65, 33, 35, 67, 70, 1, -0.5, 0.75, 0},
+        {0, 0, 256, 192, 320, 320, 192, 192, 0, 1.0, 0.0, 1},
+        {0, 0, 301, 257, 263, 263, 257, 261, 3, 2.0, -1.0, 0},
+        {0, 0, 64, 1000, 17, 24, 1000, 1003, 0, 1.0, 1.0, 0},
+    };
+    for (int t = 0; t < 3; t++) {
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            ga_case c = shapes[i];
+            c.type = types[t];
+            c.tf32 = types[t] == AT_R_32F;
+            double err = 0;
+            int padding_ok = 0;
+            at_status s = ga_run(&g, h, &c, &err, &padding_ok);
+            CHECK_MSG(s == AT_OK, "type %d %dx%dx%d: %s: %s", (int)c.type, c.m, c.n, c.k,
+                      at_status_string(s), at_errmsg(h));
+            CHECK_MSG(err <= ga_tolerance(c.type, c.k), "type %d %dx%dx%d lda %d ldb %d "
+                      "ldc %d offset %d: error %.3g > %.3g", (int)c.type, c.m, c.n, c.k, c.lda,
+                      c.ldb, c.ldc, c.offset, err, ga_tolerance(c.type, c.k));
+            CHECK_MSG(padding_ok, "type %d %dx%dx%d wrote C's padding", (int)c.type, c.m, c.n,
+                      c.k);
+            at_stats st;
+            CHECK_OK(at_get_stats(h, &st));
+            /* the tensor-core family names its TYPE; 0 BF16, 1 FP16, 2 TF32 */
+            char want[16];
+            snprintf(want, sizeof want, "TYPE=%d", t);
+            CHECK_MSG(strstr(st.last_config, want) != NULL, "type %d ran %s", (int)c.type,
+                      st.last_config);
+        }
+    }
+    CHECK_OK(at_destroy(h));
+    ga_end(&g);
+}
+
+GPU_TEST(gemm_api_fp32_is_exact_unless_tf32_is_asked_for)
+{
+    ga_gpu g;
+    CHECK(ga_begin(&g));
+    char path[4300];
+    snprintf(path, sizeof path, "%s/gemm_math.db", th_tmpdir());
+    at_handle *h = NULL;
+    CHECK_OK(at_create(&h, th_device(), path));
+    ga_case c = {AT_R_32F, 0, 96, 80, 512, 512, 80, 80, 0, 1.0, 0.0, 0};
+    double exact_err = 0, tf32_err = 0;
+    int padding_ok = 0;
+    at_stats st;
+    /* default math: the FP32 (FFMA) family, error at FP32 level */
+    CHECK_OK(ga_run(&g, h, &c, &exact_err, &padding_ok));
+    CHECK_OK(at_get_stats(h, &st));
+    CHECK_MSG(strstr(st.last_config, "TYPE=") == NULL, "default math ran %s", st.last_config);
+    CHECK_MSG(exact_err < 1e-6, "exact FP32 error %.3g", exact_err);
+    /* TF32 on: the tensor-core family; the same data's error against the
+     * untruncated product is at TF32 level (truncation of 13 bits shows) */
+    c.tf32 = 1;
+    CHECK_OK(ga_run(&g, h, &c, &tf32_err, &padding_ok));
+    CHECK_OK(at_get_stats(h, &st));
+    CHECK_MSG(strstr(st.last_config, "TYPE=2") != NULL, "TF32 math ran %s", st.last_config);
+    CHECK_MSG(tf32_err <= ga_tolerance(AT_R_32F, c.k), "TF32 error %.3g", tf32_err);
+    /* at_sgemm ignores the math mode: still exact (no TYPE parameter) */
+    float *A = malloc(sizeof(float) * 64 * 64), *B = malloc(sizeof(float) * 64 * 64);
+    CHECK(A && B);
+    for (int i = 0; i < 64 * 64; i++) {
+        A[i] = 1.0f + ldexp(1, -20) * (i % 7);        /* low bits TF32 drops */
+        B[i] = 1.0f;
+    }
+    CUdeviceptr dA, dB, dC;
+    CHECK(g.cu->MemAlloc(&dA, sizeof(float) * 64 * 64) == CUDA_SUCCESS);
+    CHECK(g.cu->MemAlloc(&dB, sizeof(float) * 64 * 64) == CUDA_SUCCESS);
+    CHECK(g.cu->MemAlloc(&dC, sizeof(float) * 64 * 64) == CUDA_SUCCESS);
+    CHECK(g.cu->MemcpyHtoD(dA, A, sizeof(float) * 64 * 64) == CUDA_SUCCESS);
+    CHECK(g.cu->MemcpyHtoD(dB, B, sizeof(float) * 64 * 64) == CUDA_SUCCESS);
+    CHECK_OK(at_set_math_mode(h, AT_MATH_TF32));
+    CHECK_OK(at_sgemm(h, 64, 64, 64, 1.0f, (const float *)dA, 64, (const float *)dB, 64, 0.0f,
+                      (float *)dC, 64));
+    CHECK_OK(at_get_stats(h, &st));
+    CHECK_MSG(strstr(st.last_config, "TYPE=") == NULL, "at_sgemm ran %s", st.last_config);
+    float C[64];
+    CHECK(g.cu->CtxSynchronize() == CUDA_SUCCESS);
+    CHECK(g.cu->MemcpyDtoH(C, dC, sizeof C) == CUDA_SUCCESS);
+    for (int j = 0; j < 64; j++) {
+        double ref = 0;
+        for (int p = 0; p < 64; p++)
+            ref += A[p];                          /* row 0 of A times a column of ones */
+        CHECK_MSG(fabs(C[j] - ref) <= 1e-6 * ref, "at_sgemm under TF32 mode: %.9g vs %.9g",
+                  C[j], ref);
+    }
+    g.cu->MemFree(dA);
+    g.cu->MemFree(dB);
+    g.cu->MemFree(dC);
+    free(A);
+    free(B);
+    CHECK_OK(at_destroy(h));
+    ga_end(&g);
+}
+
+GPU_TEST(gemm_api_refuses_what_it_does_not_compute)
+{
+    ga_gpu g;
+    CHECK(ga_begin(&g));
+    char path[4300];
+    snprintf(path, sizeof path, "%s/gemm_refuse.db", th_tmpdir());
+    at_handle *h = NULL;
+    CHECK_OK(at_create(&h, th_device(), path));
+    CUdeviceptr d;
+    CHECK(g.cu->MemAlloc(&d, 4096) == CUDA_SUCCESS);
+    CHECK(g.cu->MemsetD8Async(d, 0x5a, 4096, 0) == CUDA_SUCCESS);
+    const void *p = (const void *)(uintptr_t)d;
+    void *c = (void *)(uintptr_t)d;
+    CHECK_EQ(at_gemm(h, AT_COL_MAJOR, AT_OP_N, AT_OP_N, 4, 4, 4, AT_R_16BF, 1, p, 4, p, 4, 0, c, 4),
+             AT_ERR_UNSUPPORTED);
+    CHECK_EQ(at_gemm(h, AT_ROW_MAJOR, AT_OP_T, AT_OP_N, 4, 4, 4, AT_R_16F, 1, p, 4, p, 4, 0, c, 4),
+             AT_ERR_UNSUPPORTED);
+    CHECK_EQ(at_gemm(h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, 4, 4, 4, AT_R_64F, 1, p, 4, p, 4, 0, c, 4),
+             AT_ERR_UNSUPPORTED);
+    CHECK_MSG(strstr(at_errmsg(h), "double") != NULL, "message: %s", at_errmsg(h));
+    CHECK_EQ(at_gemm(h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, 4, 4, 4, (at_dtype)9, 1, p, 4, p, 4, 0, c,
+                     4), AT_ERR_INVALID_ARG);
+    CHECK_EQ(at_gemm(h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, 4, 4, 4, AT_R_16BF, 1, p, 3, p, 4, 0, c, 4),
+             AT_ERR_INVALID_ARG);
+    CHECK_EQ(at_gemm(h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, -1, 4, 4, AT_R_16BF, 1, p, 4, p, 4, 0, c,
+                     4), AT_ERR_INVALID_ARG);
+    CHECK_EQ(at_gemm(h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, 4, 4, 4, AT_R_16BF, 1, NULL, 4, p, 4, 0, c,
+                     4), AT_ERR_INVALID_ARG);
+    CHECK_EQ(at_gemm(h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, 4, 4, 4, AT_R_16BF, NAN, p, 4, p, 4, 0, c,
+                     4), AT_ERR_INVALID_ARG);
+    CHECK_EQ(at_set_math_mode(h, (at_math)7), AT_ERR_INVALID_ARG);
+    /* nothing was written by the refused calls */
+    unsigned char back[4096];
+    CHECK(g.cu->CtxSynchronize() == CUDA_SUCCESS);
+    CHECK(g.cu->MemcpyDtoH(back, d, sizeof back) == CUDA_SUCCESS);
+    for (size_t i = 0; i < sizeof back; i++)
+        CHECK_MSG(back[i] == 0x5a, "byte %zu changed", i);
+    g.cu->MemFree(d);
+    CHECK_OK(at_destroy(h));
+    ga_end(&g);
+}
+
+TEST(gemm_api_null_handle_and_host_conversions)
+{
+    CHECK_EQ(at_gemm(NULL, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, 1, 1, 1, AT_R_16BF, 1, NULL, 1, NULL, 1,
+                     0, NULL, 1), AT_ERR_INVALID_ARG);
+    CHECK_EQ(at_set_math_mode(NULL, AT_MATH_TF32), AT_ERR_INVALID_ARG);
+    /* the test's own conversions, against values worked out by hand */
+    CHECK_EQ(ga_to_bf16(1.0f), 0x3f80);
+    CHECK_EQ(ga_to_bf16(1.00390625f), 0x3f80);        /* a tie: rounds to even */
+    CHECK_EQ(ga_to_bf16(1.01171875f), 0x3f82);        /* a tie: rounds to even (up) */
+    CHECK_EQ(ga_to_f16(1.0f), 0x3c00);
+    CHECK_EQ(ga_to_f16(-2.0f), 0xc000);
+    CHECK_EQ(ga_to_f16(0.333251953125f), 0x3555);
+    CHECK(ga_from_f16(0x3555) == 0.333251953125f);
+    CHECK(ga_from_f16(0x0001) == (float)ldexp(1, -24));
+    CHECK(ga_tf32(1.0f + (float)ldexp(1, -11)) == 1.0f);     /* 11th bit dropped */
+    CHECK(ga_tf32(-1.9999999f) == -1.9990234375f);             /* toward zero */
+    CHECK(ga_tf32(1.0f + (float)ldexp(1, -10)) == 1.0f + (float)ldexp(1, -10));
+}
