@@ -7,8 +7,6 @@
 #include "lookup.h"
 #include "tune_core.h"
 
-/* Below this many valid configurations the automatic choice is exhaustive. */
-#define TN_EXHAUSTIVE_MAX 300
 /* Default budget of the guided strategy, per problem: this many
  * evaluations, or a share of the run's default time (tn_tune's
  * guided_unit_s) proportional to the number of tunable parameters of the

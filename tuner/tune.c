@@ -79,8 +79,10 @@ static int problems_of(const tn_options *o, const tpl_family *fam, const tpl_pro
     return fam->n_tuning_problems;
 }
 
-/* Prints what will be tuned; returns the number of problems and their
- * summed weights (tn_family_weight) in *weights. */
+/* Prints what will be tuned; returns the number of problems and the summed
+ * weights (tn_family_weight) of those the guided search shares the run's
+ * default time among (families small enough for the exhaustive search
+ * take none) in *weights. */
 static int announce_problems(const tn_options *o, double *weights)
 {
     printf("tuning sizes:");
@@ -101,7 +103,12 @@ static int announce_problems(const tn_options *o, double *weights)
             printf("%s%s", k ? ", " : " ", s);
         }
         n_problems += n;
-        *weights += n * tn_family_weight(fam);
+        /* a family searched exhaustively takes no share of the guided time */
+        long long *valid = NULL;
+        long long n_valid = tpl_valid_configs(fam, NULL, &valid);
+        free(valid);
+        if (o->strategy || n_valid < 0 || n_valid > TN_EXHAUSTIVE_MAX)
+            *weights += n * tn_family_weight(fam);
     }
     printf("\n");
     return n_problems;

@@ -3,6 +3,9 @@
 #ifndef TUNE_CORE_H
 #define TUNE_CORE_H
 
+/* Below this many valid configurations the automatic choice is exhaustive. */
+#define TN_EXHAUSTIVE_MAX 300
+
 #include <signal.h>
 #include "strategy.h"
 #include "tn.h"
