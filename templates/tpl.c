@@ -388,9 +388,10 @@ int tpl_sample_configs(const tpl_family *fam, const at_device_info *dev,
             free(s.items);
             return -1;
         }
-        /* the default and the baselines run everywhere; an extra (a stored
-         * winner of one device) only where it is valid */
-        if (b >= fam->n_baselines && fam->valid && !fam->valid(cfg, dev, NULL, 0))
+        /* the default runs everywhere; a baseline (some are arch-specific,
+         * e.g. tcgemm's sm_90a winners) and an extra (a stored winner of one
+         * device) only where they are valid */
+        if (b >= 0 && fam->valid && !fam->valid(cfg, dev, NULL, 0))
             continue;
         const char *origin = b < 0 ? "default"
                            : b < fam->n_baselines ? fam->baselines[b].name : "extra";

@@ -272,7 +272,7 @@ static int cs_check_sample(const tpl_family *fam, const at_device_info *dev, con
             return 1;
         }
         int at = cs_find(fam, s, n, cfg), also_fixed = 0;
-        int wanted = b < fam->n_baselines || fam->valid(cfg, dev, NULL, 0);
+        int wanted = b < 0 || !fam->valid || fam->valid(cfg, dev, NULL, 0);
         for (int k = 0; k < n_fixed; k++)
             also_fixed |= at >= 0 && fixed[k] == at;    /* an extra equal to a baseline */
         if (wanted != (at >= 0) && !also_fixed) {

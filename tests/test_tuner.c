@@ -1153,7 +1153,8 @@ static int match_rows(const db_result *ref, int n_ref, const db_result *hit, int
 
 /* The real worker of `autotune` (its child running __worker) is SIGKILLed
  * at several random moments of a search of sum at 2^20 (seeded random
- * strategy, a budget of evaluations: the same configurations as an
+ * strategy, a budget of 400 evaluations, about 8 s on an H200 (80 took
+ * 1.5 s, too short for two kills): the same configurations as an
  * undisturbed run). Each kill comes 0.8 to 1.8 s after a worker appears,
  * so that the retry of the step it hits has mostly finished before the
  * next (a configuration killed twice is recorded as crashed, and counted
@@ -1178,7 +1179,7 @@ GPU_TEST(tuner_gpu_worker_killed_at_random_moments)
         snprintf(sleeps + strlen(sleeps), sizeof sleeps - strlen(sleeps), " %.2f",
                  0.8 + tn_rng_unit(&rng));
     const char *fmt = "env -u AUTOTUNE_WORKER -u AUTOTUNE_FAKE %s/autotune --device %d "
-                      "--kernel sum --size 1048576 --strategy random --budget 80e --seed 5 "
+                      "--kernel sum --size 1048576 --strategy random --budget 400e --seed 5 "
                       "--quiet --db %s";
     snprintf(run, sizeof run, fmt, th_build_dir(), th_device(), ref);
     int rc = th_run(run, &out);

@@ -414,16 +414,17 @@ static void window_close(tn_ctx *c, tn_window *w)
 /* Proposes configurations (extras first, then the strategy's) into the
  * free slots until the window is full, the strategy is exhausted, the
  * budget is spent or an interrupt came; each starts its compile. The
- * extras (default, baselines, warm start) are proposed whatever the budget,
- * so a problem whose preparation outlasted its share still ends with its
- * default measured. A configuration proposed before in this run or stored
- * before is skipped. */
+ * extras (default, baselines, warm start) are proposed whatever the time
+ * budget (an evaluation budget still counts them), so a problem whose
+ * preparation outlasted its share of time still ends with its default
+ * measured. A configuration proposed before in this run or stored before
+ * is skipped. */
 static void window_fill(tn_ctx *c, tn_prob *pr, tn_window *w)
 {
     const tpl_family *fam = pr->fam;
     while (!w->exhausted && w->n_free > 0 && tn_interrupts == 0) {
         int extra = w->next_extra < pr->n_extra;
-        if (!extra && pr->budget_evals > 0 &&
+        if (pr->budget_evals > 0 &&
             pr->stats.previously + pr->evals_this_run + w->q_len >= pr->budget_evals)
             break;
         if (!extra && pr->budget_s > 0 && tn_now() - pr->t_start >= pr->budget_s)
