@@ -2,7 +2,8 @@
 # bench/gpu_session.sh: what one visit to a GPU machine runs, in steps chosen by
 # name: build, tests (both tiers), tune (the default `autotune --device 0`,
 # timed, then gc), bench (make bench's tuning and benchmarks); logs under $OUT.
-# Usage: bench/gpu_session.sh OUTDIR STEP...   (SQLite from .dev/ if present)
+# Usage: [COMMIT=hash] bench/gpu_session.sh OUTDIR STEP...  (SQLite from .dev/ if
+# present; COMMIT names the tree sent where the copy has no current git data)
 set -uo pipefail
 out="${1:?usage: gpu_session.sh OUTDIR STEP...}"
 shift
@@ -19,7 +20,7 @@ driver="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/nul
 toolkit="$(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' | head -1)"
 header() {
     echo "# $1"
-    echo "# date (UTC): $(date -u '+%Y-%m-%d %H:%M:%S')  commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    echo "# date (UTC): $(date -u '+%Y-%m-%d %H:%M:%S')  commit: ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
     echo "# GPU: ${gpu:-unknown}  driver: ${driver:-unknown}  CUDA toolkit: ${toolkit:-unknown}"
 }
 status=0
