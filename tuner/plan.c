@@ -18,31 +18,16 @@
 long long tn_valid_space(const tpl_family *fam, const at_device_info *dev,
                          const tpl_problem *p, long long **indices)
 {
-    long long raw = tpl_space_size(fam);
-    long long cap = 64, n = 0;
-    long long *out = malloc((size_t)cap * sizeof *out);
-    if (!out)
-        return -1;
-    for (long long i = 0; i < raw; i++) {
+    long long n = tpl_valid_configs(fam, dev, indices), kept = 0;
+    if (n < 0 || !p || !fam->applicable)
+        return n;
+    for (long long i = 0; i < n; i++) {      /* keep those that serve p */
         int cfg[TPL_MAX_PARAMS];
-        tpl_config_from_index(fam, i, cfg);
-        if (fam->valid && !fam->valid(cfg, dev, NULL, 0))     /* no reason formatted */
-            continue;
-        if (p && fam->applicable && !fam->applicable(cfg, p))
-            continue;
-        if (n == cap) {
-            long long *q = realloc(out, (size_t)(cap * 2) * sizeof *out);
-            if (!q) {
-                free(out);
-                return -1;
-            }
-            out = q;
-            cap *= 2;
-        }
-        out[n++] = i;
+        tpl_config_from_index(fam, (*indices)[i], cfg);
+        if (fam->applicable(cfg, p))
+            (*indices)[kept++] = (*indices)[i];
     }
-    *indices = out;
-    return n;
+    return kept;
 }
 
 /* Share of the default run time a family's problem gets: its number of
