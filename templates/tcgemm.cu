@@ -16,7 +16,8 @@
 // is a cluster launch (cuLaunchKernelEx, cluster CM*CN x 1 x 1).
 //   16-bit types compute D = A*B with A K-major and B N-major (wgmma transposes B). TF32 needs
 // both wgmma operands K-major, so it computes D^T = B^T * A^T: the B tile (N-major in shared
-// memory) is read into registers as wgmma's A operand, the A tile is the K-major B operand.
+// memory) is read into registers as wgmma's A operand, the A tile is the K-major B operand; each
+// k8 step is its own wgmma group, 3 in flight (T9_TFK), so no register load falls inside a group.
 //
 // PATH 80 (NVRTC -arch=sm_80 or the device's own arch; every GPU since Ampere): `t8_gemm`,
 // mma.sync (m16n8k16 16-bit, m16n8k8 TF32) with ldmatrix fragments and a cp.async ring of STAGES
@@ -253,6 +254,15 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #define T9_CL (CM * CN)
 #define T9_OWN (PING ? 1 : WG)         // consumer warpgroups reading each stage
 #define T9_THREADS ((WG + 1) * 128)
+#ifndef T9_TFK
+#define T9_TFK (TYPE == 2 ? 3 : 0) // TF32 (internal): n > 0 = one wgmma group per k8, n in flight (n + 1 4-register
+                        // fragment buffers; 1 and 3 measured alike), 0 = fragments of a whole stage, one group (slower:
+                        // ptxas serializes its wgmmas, warning C7513); bench/notes_tcgemm.md section 9
+#endif
+#define T9_NB (T9_TFK + 1)              // T9_TFK: fragment buffers
+#if TYPE == 2 && T9_TFK && (BK / 8) % T9_NB != 0
+#error "tcgemm PATH 90: T9_TFK + 1 must divide BK / 8"
+#endif
 #if VEC == 8 && TYPE != 2
 #define T9_C_BYTES (BM * BN * 2)        // C staging for the TMA-store epilogue
 #else
@@ -707,6 +717,9 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
                 for (int q = 0; q < 4; q++)
                     fr0[i][kk][q] = fr1[i][kk][q] = 0u;
+#if TYPE == 2 && T9_TFK
+        unsigned fk[T9_MI][T9_NB][4];   // T9_TFK: the fragments of k8 step j at j % T9_NB
+#endif
         int s = 0, i_unit = 0;
         unsigned ph = 0;
         for (int u = cluster; u < units; u += clusters, i_unit++) {
@@ -759,6 +772,39 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #ifndef T9_TFO
 #define T9_TFO 0
 #endif
+#if T9_TFK
+                // one group per k8, T9_TFK in flight: fk[i][kk % T9_NB] is free once group kk - T9_NB is
+                // complete (wait_group T9_TFK after each commit). Loads then never fall between the
+                // wgmmas of one group: ptxas otherwise serializes the wgmmas (its warning C7513)
+                (void)fa; (void)fo;
+#pragma unroll
+                for (int kk = 0; kk < BK / 8; kk++) {
+#pragma unroll
+                    for (int i = 0; i < T9_MI; i++)
+#pragma unroll
+                        for (int q = 0; q < 4; q++) {
+                            int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
+                            int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
+                            unsigned ad = sb + (p / 32) * (BK * 128) + kc * 128
+                                        + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
+                            asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fk[i][kk % T9_NB][q]) : "r"(ad) : "memory");
+                        }
+                    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+                    for (int i = 0; i < T9_MI; i++)
+                        t9_mma_tf32(d[i], fk[i][kk % T9_NB], t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024),
+                                    kt > k0 || kk > 0);
+                    if (kk + 1 < BK / 8) {
+                        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+                        asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(T9_TFK) : "memory");
+#pragma unroll
+                        for (int i = 0; i < T9_MI; i++)
+#pragma unroll
+                            for (int q = 0; q < 4; q++)
+                                asm volatile("" : "+r"(fk[i][(kk + 1) % T9_NB][q]) :: "memory");
+                    }
+                }
+#else
 #if T9_TFO == 2
                 asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #endif
@@ -791,13 +837,25 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         t9_mma_tf32(d[i], fa[i][kk], t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024),
                                     kt > k0 || kk > 0);
 #endif
+#endif  // T9_TFK
 #endif
                 asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+#if TYPE == 2 && T9_TFK
+                asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(T9_TFK) : "memory");
+#else
                 asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+#endif
 #pragma unroll
                 for (int i = 0; i < T9_MI; i++)
                     t9_fence_acc(d[i]);
-#if TYPE == 2
+#if TYPE == 2 && T9_TFK
+                (void)fo;
+#pragma unroll
+                for (int i = 0; i < T9_MI; i++)
+#pragma unroll
+                    for (int q = 0; q < 4; q++)
+                        asm volatile("" : "+r"(fk[i][0][q]) :: "memory");   // group BK/8 - T9_NB: buffer 0
+#elif TYPE == 2
 #pragma unroll
                 for (int i = 0; i < T9_MI; i++)
 #pragma unroll
@@ -825,7 +883,15 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
             for (int i = 0; i < T9_MI; i++)
                 t9_fence_acc(d[i]);
-#if TYPE == 2
+#if TYPE == 2 && T9_TFK
+#pragma unroll
+            for (int i = 0; i < T9_MI; i++)
+#pragma unroll
+                for (int b = 0; b < T9_NB; b++)
+#pragma unroll
+                    for (int q = 0; q < 4; q++)
+                        asm volatile("" : "+r"(fk[i][b][q]) :: "memory");
+#elif TYPE == 2
 #pragma unroll
             for (int i = 0; i < T9_MI; i++)
 #pragma unroll
