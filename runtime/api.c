@@ -377,21 +377,38 @@ static at_status run_plan(at_handle *h, const char *kernel, tpl_args *args)
 
 /* ---------------- entry points ---------------- */
 
+/* The checks every row-major GEMM entry point (named fn in messages) makes:
+ * sizes >= 0, leading dimensions >= the row lengths, and, unless m or n is
+ * 0 (*empty = 1: nothing to compute), non-NULL matrices (A and B only when
+ * k > 0). AT_OK, or AT_ERR_INVALID_ARG with the message in h. */
+static at_status gemm_check(at_handle *h, const char *fn, int m, int n, int k, int lda, int ldb,
+                            int ldc, const void *A, const void *B, const void *C, int *empty)
+{
+    *empty = 0;
+    if (m < 0 || n < 0 || k < 0)
+        return fail(h, AT_ERR_INVALID_ARG, "%s: negative size m=%d n=%d k=%d", fn, m, n, k);
+    if (lda < (k > 1 ? k : 1) || ldb < (n > 1 ? n : 1) || ldc < (n > 1 ? n : 1))
+        return fail(h, AT_ERR_INVALID_ARG,
+                    "%s: leading dimensions too small (row-major: lda >= k, ldb >= n, "
+                    "ldc >= n): lda=%d ldb=%d ldc=%d", fn, lda, ldb, ldc);
+    if (m == 0 || n == 0) {
+        *empty = 1;
+        return AT_OK;
+    }
+    if (!C || (k > 0 && (!A || !B)))
+        return fail(h, AT_ERR_INVALID_ARG, "%s: NULL matrix pointer", fn);
+    return AT_OK;
+}
+
 at_status at_sgemm(at_handle *h, int m, int n, int k, float alpha, const float *A, int lda,
                    const float *B, int ldb, float beta, float *C, int ldc)
 {
     if (!h)
         return AT_ERR_INVALID_ARG;
-    if (m < 0 || n < 0 || k < 0)
-        return fail(h, AT_ERR_INVALID_ARG, "at_sgemm: negative size m=%d n=%d k=%d", m, n, k);
-    if (lda < (k > 1 ? k : 1) || ldb < (n > 1 ? n : 1) || ldc < (n > 1 ? n : 1))
-        return fail(h, AT_ERR_INVALID_ARG,
-                    "at_sgemm: leading dimensions too small (row-major: lda >= k, ldb >= n, "
-                    "ldc >= n): lda=%d ldb=%d ldc=%d", lda, ldb, ldc);
-    if (m == 0 || n == 0)
-        return AT_OK;
-    if (!C || (k > 0 && (!A || !B)))
-        return fail(h, AT_ERR_INVALID_ARG, "at_sgemm: NULL matrix pointer");
+    int empty = 0;
+    at_status s = gemm_check(h, "at_sgemm", m, n, k, lda, ldb, ldc, A, B, C, &empty);
+    if (s != AT_OK || empty)
+        return s;
     tpl_args args = tpl_gemm_args(m, n, k, alpha, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, beta,
                                   (CUdeviceptr)C, ldc);
     return run_plan(h, "matmul", &args);
@@ -432,18 +449,12 @@ at_status at_gemm(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, i
     at_status s = gemm_route(h, order, op_a, op_b, type, &args.problem, &kernel);
     if (s != AT_OK)
         return s;
-    if (m < 0 || n < 0 || k < 0)
-        return fail(h, AT_ERR_INVALID_ARG, "at_gemm: negative size m=%d n=%d k=%d", m, n, k);
-    if (lda < (k > 1 ? k : 1) || ldb < (n > 1 ? n : 1) || ldc < (n > 1 ? n : 1))
-        return fail(h, AT_ERR_INVALID_ARG,
-                    "at_gemm: leading dimensions too small (row-major: lda >= k, ldb >= n, "
-                    "ldc >= n): lda=%d ldb=%d ldc=%d", lda, ldb, ldc);
     if (!isfinite(alpha) || !isfinite(beta))
         return fail(h, AT_ERR_INVALID_ARG, "at_gemm: alpha and beta must be finite");
-    if (m == 0 || n == 0)
-        return AT_OK;
-    if (!C || (k > 0 && (!A || !B)))
-        return fail(h, AT_ERR_INVALID_ARG, "at_gemm: NULL matrix pointer");
+    int empty = 0;
+    s = gemm_check(h, "at_gemm", m, n, k, lda, ldb, ldc, A, B, C, &empty);
+    if (s != AT_OK || empty)
+        return s;
     args.scalar[TPL_GEMM_ALPHA] = alpha;
     args.scalar[TPL_GEMM_BETA] = beta;
     return run_plan(h, kernel, &args);
