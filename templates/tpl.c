@@ -720,21 +720,26 @@ static at_status reference_sums(at_exec *ref, const char *kernel, unsigned grid,
     return ex_download(ref, sums, acc, 3 * sizeof(double));
 }
 
+/* ||out - expected||_F / ||expected||_F from the reference kernels' sums
+ * {sum of squared differences, sum of squared expected values, non-finite
+ * outputs}: +inf if any output is not finite, the absolute norm when the
+ * expected values are all zero. */
+static double error_of_sums(const double sums[3])
+{
+    if (sums[2] > 0 || !isfinite(sums[0]))
+        return INFINITY;
+    return sums[1] == 0 ? sqrt(sums[0]) : sqrt(sums[0] / sums[1]);
+}
+
 at_status tpl_rel_error(at_exec *ref, CUdeviceptr out, CUdeviceptr expected,
                         long long n, double *error)
 {
     double sums[3];
     void *args[] = {&n, &out, &expected, NULL};
     at_status s = reference_sums(ref, "ref_error", grid_for(n, 256), args, 3, sums);
-    if (s != AT_OK)
-        return s;
-    if (sums[2] > 0 || !isfinite(sums[0]))
-        *error = INFINITY;
-    else if (sums[1] == 0)
-        *error = sqrt(sums[0]);
-    else
-        *error = sqrt(sums[0] / sums[1]);
-    return AT_OK;
+    if (s == AT_OK)
+        *error = error_of_sums(sums);
+    return s;
 }
 
 at_status tpl_ref_gemm(at_exec *ref, int m, int n, int k, float alpha, CUdeviceptr A,
@@ -808,15 +813,9 @@ at_status tpl_rel_error_typed(at_exec *ref, at_dtype t, CUdeviceptr out, int row
     void *args[] = {&rows, &cols, &out, &ld, &dtype, &expected, &ldr, NULL};
     at_status s = reference_sums(ref, "ref_error_typed",
                                  grid_for((long long)rows * cols, 256), args, 7, sums);
-    if (s != AT_OK)
-        return s;
-    if (sums[2] > 0 || !isfinite(sums[0]))
-        *error = INFINITY;
-    else if (sums[1] == 0)
-        *error = sqrt(sums[0]);
-    else
-        *error = sqrt(sums[0] / sums[1]);
-    return AT_OK;
+    if (s == AT_OK)
+        *error = error_of_sums(sums);
+    return s;
 }
 
 at_status tpl_ref_reduce(at_exec *ref, long long n, CUdeviceptr x, CUdeviceptr y,
