@@ -338,10 +338,7 @@ static int cmd_show(int argc, char **argv)
     if (rc)
         return rc;
     char path[4096], err[1024];
-    if (db_path)
-        snprintf(path, sizeof path, "%s", db_path);
-    else
-        db_default_path(path, sizeof path);
+    tn_db_path(db_path, path, sizeof path);
     db *d = NULL;
     at_status st = db_open(&d, path, 0, err, sizeof err);
     if (st == AT_ERR_NOT_FOUND) {
@@ -415,10 +412,7 @@ static int cmd_report(int argc, char **argv)
     if (!out)
         return usage_error("report needs -o FILE%s", "");
     char path[4096], err[1024];
-    if (db_path)
-        snprintf(path, sizeof path, "%s", db_path);
-    else
-        db_default_path(path, sizeof path);
+    tn_db_path(db_path, path, sizeof path);
     db *d = NULL;
     if (db_open(&d, path, 0, err, sizeof err) != AT_OK) {
         fprintf(stderr, "autotune: cannot open the database %s: %s\n", path, err);

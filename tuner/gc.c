@@ -85,10 +85,7 @@ static int gc_run(db *d, const char *path, long long keep_recent, int dry_run)
 int tn_gc(const char *db_path, long long keep_recent, int dry_run)
 {
     char path[4096], err[1024];
-    if (db_path)
-        snprintf(path, sizeof path, "%s", db_path);
-    else
-        db_default_path(path, sizeof path);
+    tn_db_path(db_path, path, sizeof path);
     db *d = NULL;
     at_status s = db_open(&d, path, dry_run ? DB_OPEN_READONLY : DB_OPEN_EXISTING, err,
                           sizeof err);

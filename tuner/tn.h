@@ -28,6 +28,9 @@ double tn_now(void);
 int tn_parse_size(const char *text, tpl_problem *p);
 /* "4096x4096x4096", with the kind's suffixes (tpl_problem_format) */
 void tn_format_size(const tpl_problem *p, char *out, size_t len);
+/* The database a command works on: the --db path given, else the default
+ * location (db_default_path: $AUTOTUNE_DB, then XDG). */
+void tn_db_path(const char *given, char *out, size_t len);
 /* Budget: "60" / "60s" -> seconds, "200e" / "200evals" -> evaluations.
  * 0 on success, -1 if bad. */
 int tn_parse_budget(const char *text, double *seconds, long long *evals);

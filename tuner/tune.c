@@ -240,10 +240,7 @@ int tn_tune(const tn_options *o)
     fflush(stdout);
 
     char path[4096];
-    if (o->db_path)
-        snprintf(path, sizeof path, "%s", o->db_path);
-    else
-        db_default_path(path, sizeof path);
+    tn_db_path(o->db_path, path, sizeof path);
     tn_signals sigs;
     signals_catch(&sigs);
 

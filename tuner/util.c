@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "db.h"
 #include "tn.h"
 
 void tn_rng_seed(tn_rng *r, unsigned long long seed)
@@ -84,4 +85,12 @@ int tn_parse_budget(const char *text, double *seconds, long long *evals)
         return 0;
     }
     return -1;
+}
+
+void tn_db_path(const char *given, char *out, size_t len)
+{
+    if (given)
+        snprintf(out, len, "%s", given);
+    else
+        db_default_path(out, len);
 }
