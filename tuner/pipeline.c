@@ -278,6 +278,22 @@ void tn_spec_finish(tn_ctx *c)
 
 /* ---- the items of the window ---- */
 
+/* 1 if the item's cubin is stored under its key: then it is the item's,
+ * as a finished compile; 0 (nothing changed) otherwise. */
+static int item_from_db(tn_ctx *c, tn_item *it)
+{
+    void *bin = NULL;
+    size_t size = 0;
+    if (db_get_binary(c->d, it->key, &bin, &size) != AT_OK || size == 0)
+        return 0;
+    it->cubin = bin;
+    it->cubin_size = size;
+    it->from_db = 1;
+    it->job.status = AT_OK;
+    it->job.done = 1;
+    return 1;
+}
+
 /* Waits for an item's cubin (its own compile or a speculative one) and
  * stores a new cubin in the database. */
 static void item_await(tn_ctx *c, tn_item *it)
@@ -286,16 +302,8 @@ static void item_await(tn_ctx *c, tn_item *it)
         /* the item ahead stored its cubin; if it failed or was dropped,
          * compile here (a compile error then comes with its own log) */
         it->twin = 0;
-        void *bin = NULL;
-        size_t size = 0;
-        if (db_get_binary(c->d, it->key, &bin, &size) == AT_OK && size > 0) {
-            it->cubin = bin;
-            it->cubin_size = size;
-            it->from_db = 1;
-            it->job.status = AT_OK;
-            it->job.done = 1;
+        if (item_from_db(c, it))
             return;
-        }
         tn_pool_submit_urgent(c->pool, &it->job);
         it->submitted = 1;
     }
@@ -359,14 +367,7 @@ static void item_start(tn_ctx *c, tn_item *it, tn_stats *stats, const tn_window 
         tn_pool_promote(c->pool, &c->spec[k].job);
         return;
     }
-    void *bin = NULL;
-    size_t size = 0;
-    if (db_get_binary(c->d, it->key, &bin, &size) == AT_OK && size > 0) {
-        it->cubin = bin;
-        it->cubin_size = size;
-        it->from_db = 1;
-        it->job.status = AT_OK;
-        it->job.done = 1;
+    if (item_from_db(c, it)) {
         stats->reused++;
         return;
     }
