@@ -78,3 +78,24 @@ at_status db_get_binary(db *d, const char *key, void **cubin, size_t *size)
     sqlite3_finalize(st);
     return s;
 }
+
+int db_has_binary(db *d, const char *key)
+{
+    if (!d || !key) {
+        if (d)
+            db_fail(d, AT_ERR_INVALID_ARG, "db_has_binary: NULL argument");
+        return -1;
+    }
+    sqlite3_stmt *st;
+    if (db_prepare(d, &st, "SELECT 1 FROM binary WHERE key = ?1 AND size > 0") != AT_OK)
+        return -1;
+    db_bind_text(st, 1, key);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW)
+        return 1;
+    if (rc == SQLITE_DONE)
+        return 0;
+    db_sqlfail(d, rc, "looking up a cubin");
+    return -1;
+}

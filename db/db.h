@@ -98,7 +98,9 @@ at_status db_end_session(db *d, long long session_id, const char *end_facts,
  * config); sets r->created. */
 at_status db_store_result(db *d, db_result *r);
 /* 1 if a result of any status is stored for that key (resume), 0 if not,
- * -1 on error. */
+ * -1 on error. An ok result never verified (rel_error < 0: a runtime trial
+ * timed it on a caller's data) counts as not stored, so the tuner measures
+ * and verifies it, and its row replaces the trial's. */
 int db_has_result(db *d, const char *device_uuid, const char *kernel,
                   const char *source_hash, const tpl_problem *p, const char *config);
 /* Best ok result for exactly this device/kernel/hash/problem (sizes, kind
@@ -129,6 +131,8 @@ at_status db_put_binary(db *d, const char *key, const char *kernel,
                         const char *options, const void *cubin, size_t size);
 /* malloc'd copy of the cubin; AT_ERR_NOT_FOUND if not stored. */
 at_status db_get_binary(db *d, const char *key, void **cubin, size_t *size);
+/* 1 if a cubin is stored under key, 0 if not, -1 on error (reason in d). */
+int db_has_binary(db *d, const char *key);
 
 /* The space the database takes. */
 typedef struct db_usage {

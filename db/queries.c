@@ -16,7 +16,8 @@ int db_has_result(db *d, const char *device_uuid, const char *kernel,
     if (db_prepare(d, &st, "SELECT 1" RESULT_FROM
                    "WHERE d.uuid = ?1 AND k.name = ?2 "
                    "AND (?3 IS NULL OR k.source_hash = ?3) AND " DB_PROBLEM_IS("p")
-                   " AND r.config = ?7 LIMIT 1") != AT_OK)
+                   " AND r.config = ?7 AND NOT (r.status = 'ok' AND r.rel_error < 0) "
+                   "LIMIT 1") != AT_OK)
         return -1;
     db_bind_text(st, 1, device_uuid);
     db_bind_text(st, 2, kernel);

@@ -13,6 +13,8 @@
 #include "lookup.h"
 #include "tpl.h"
 
+struct at_trial;
+
 /* A kernel ready to launch for one (family, shape, mode). */
 typedef struct at_plan {
     const tpl_family *fam;
@@ -23,6 +25,7 @@ typedef struct at_plan {
     at_lookup_level level;
     CUmodule module;
     at_exec exec;
+    struct at_trial *trial;     /* nearby winners being timed, NULL when settled */
 } at_plan;
 
 struct at_handle {
@@ -40,6 +43,7 @@ struct at_handle {
     at_plan **plans;            /* open addressing, power-of-two capacity */
     size_t n_plans, cap_plans;
     at_plan *last_plan;         /* the previous call's plan: repeated calls skip the table */
+    int trial_max;              /* at_set_trials: nearby winners a new shape times */
 };
 
 static at_status fail(at_handle *h, at_status s, const char *fmt, ...)
@@ -79,6 +83,7 @@ at_status at_create(at_handle **out, int device, const char *db_path)
     at_handle *h = calloc(1, sizeof *h);
     if (!h)
         return AT_ERR_NO_MEMORY;
+    h->trial_max = AT_TRIALS_DEFAULT;
     at_status s;
     char msg[512];
     h->cu = cudrv_get(&s, msg, sizeof msg);
@@ -143,10 +148,13 @@ static void ctx_leave(at_handle *h, int pushed)
         h->cu->CtxPopCurrent(&popped);
 }
 
+static void trial_free(at_handle *h, at_plan *pl, int keep);
+
 static void plan_free(at_handle *h, at_plan *p)
 {
     if (!p)
         return;
+    trial_free(h, p, -1);
     ex_release(&p->exec);
     if (p->module)
         h->cu->ModuleUnload(p->module);
@@ -197,6 +205,17 @@ at_status at_set_math_mode(at_handle *h, at_math mode)
     if (mode != AT_MATH_DEFAULT && mode != AT_MATH_TF32)
         return fail(h, AT_ERR_INVALID_ARG, "at_set_math_mode: unknown math mode %d", (int)mode);
     h->math = mode;
+    return AT_OK;
+}
+
+at_status at_set_trials(at_handle *h, int candidates)
+{
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    if (candidates < 0 || candidates > AT_TRIALS_MAX)
+        return fail(h, AT_ERR_INVALID_ARG, "at_set_trials: %d candidates (0 to %d)", candidates,
+                    AT_TRIALS_MAX);
+    h->trial_max = candidates;
     return AT_OK;
 }
 
@@ -310,6 +329,202 @@ static at_status load_module(at_handle *h, at_plan *pl)
     return AT_OK;
 }
 
+/* ---------------- trials of nearby winners ---------------- */
+
+/* A shape never tuned on this device is served by the winner of the
+ * nearest tuned shape, which may not be the fastest stored winner for it.
+ * So its first calls rotate among up to trial_max stored winners of nearby
+ * shapes (their cubins are in the database: no compile), each timed with
+ * CUDA events on the caller's own calls and data, AT_TRIAL_ROUNDS times;
+ * then the plan keeps the one with the lowest median and stores it as an
+ * unverified ok result of this shape (rel_error -1), so that later handles
+ * find it at the exact level, and the tuner, which measures and verifies
+ * it again, replaces it. Every candidate is a configuration the family
+ * declares correct for any shape, so every trial call computes the same
+ * product; a candidate that fails to launch ends the trial and the call
+ * runs the lookup's choice. Deterministic mode never tries (its results
+ * must not depend on the call). */
+#define AT_TRIAL_ROUNDS 3
+
+typedef struct at_trial {
+    int n;                                  /* candidates, [0] the lookup's choice */
+    int calls;                              /* trial calls made */
+    int cfg[AT_TRIALS_MAX][TPL_MAX_PARAMS];
+    char config[AT_TRIALS_MAX][TPL_CONFIG_LEN];
+    CUmodule module[AT_TRIALS_MAX];         /* [0] is the plan's own */
+    at_exec exec[AT_TRIALS_MAX];            /* [0] unused: the plan's exec */
+    CUevent ev[AT_TRIALS_MAX][AT_TRIAL_ROUNDS][2];
+} at_trial;
+
+/* Frees the trial; candidate keep (or none: -1; 0 is the plan's own) moves
+ * into the plan, whose previous module is then unloaded. */
+static void trial_free(at_handle *h, at_plan *pl, int keep)
+{
+    at_trial *t = pl->trial;
+    if (!t)
+        return;
+    if (keep > 0) {
+        ex_release(&pl->exec);
+        h->cu->ModuleUnload(pl->module);
+        memcpy(pl->cfg, t->cfg[keep], sizeof pl->cfg);
+        snprintf(pl->config, sizeof pl->config, "%s", t->config[keep]);
+        pl->module = t->module[keep];
+        pl->exec = t->exec[keep];
+    }
+    for (int i = 1; i < t->n; i++) {
+        if (i == keep)
+            continue;
+        ex_release(&t->exec[i]);
+        h->cu->ModuleUnload(t->module[i]);
+    }
+    for (int i = 0; i < t->n; i++)
+        for (int r = 0; r < AT_TRIAL_ROUNDS; r++)
+            for (int e = 0; e < 2; e++)
+                if (t->ev[i][r][e])
+                    h->cu->EventDestroy(t->ev[i][r][e]);
+    free(t);
+    pl->trial = NULL;
+}
+
+/* Loads candidate c's stored cubin into t at slot t->n; 0 if it cannot. */
+static int trial_load(at_handle *h, const tpl_family *fam, at_trial *t, const lk_candidate *c)
+{
+    char key[128];
+    tpl_binary_key(fam, c->cfg, h->info.arch, key, sizeof key);
+    void *cubin = NULL;
+    size_t size = 0;
+    if (db_get_binary(h->db, key, &cubin, &size) != AT_OK)
+        return 0;
+    CUmodule module = NULL;
+    CUresult rc = h->cu->ModuleLoadData(&module, cubin);
+    free(cubin);
+    if (rc != CUDA_SUCCESS)
+        return 0;
+    int i = t->n++;
+    memcpy(t->cfg[i], c->cfg, sizeof t->cfg[i]);
+    snprintf(t->config[i], sizeof t->config[i], "%s", c->config);
+    t->module[i] = module;
+    ex_init(&t->exec[i], h->cu, &h->info, module, h->stream, h->errmsg, sizeof h->errmsg);
+    return 1;
+}
+
+/* Starts a trial on a plan the lookup served from a nearby shape, when the
+ * handle allows one and at least one other stored winner can be loaded;
+ * otherwise leaves the plan as it is (a trial is an optimization only). */
+static void trial_start(at_handle *h, at_plan *pl)
+{
+    if (h->trial_max < 2 || h->deterministic || !h->db ||
+        (pl->level != AT_LOOKUP_NEAREST && pl->level != AT_LOOKUP_ARCH))
+        return;
+    lk_candidate cands[AT_TRIALS_MAX];
+    int n = lk_nearby(h->db, &h->info, pl->fam, &pl->problem, 0, h->trial_max, cands);
+    at_trial *t = calloc(1, sizeof *t);
+    if (!t)
+        return;
+    pl->trial = t;
+    t->n = 1;
+    memcpy(t->cfg[0], pl->cfg, sizeof t->cfg[0]);
+    snprintf(t->config[0], sizeof t->config[0], "%s", pl->config);
+    t->module[0] = pl->module;
+    for (int i = 0; i < n && t->n < h->trial_max; i++)
+        if (strcmp(cands[i].config, pl->config) != 0)
+            trial_load(h, pl->fam, t, &cands[i]);
+    int ok = t->n >= 2;
+    for (int i = 0; ok && i < t->n; i++)
+        for (int r = 0; ok && r < AT_TRIAL_ROUNDS; r++)
+            for (int e = 0; ok && e < 2; e++)
+                ok = h->cu->EventCreate(&t->ev[i][r][e], CU_EVENT_DEFAULT) == CUDA_SUCCESS;
+    if (!ok)
+        trial_free(h, pl, 0);
+}
+
+/* Median of three. */
+static float median3(const float x[AT_TRIAL_ROUNDS])
+{
+    float a = x[0], b = x[1], c = x[2];
+    return a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+}
+
+/* Stores the trial's winner w as an unverified ok result of the plan's
+ * problem (a failed write costs the next process a trial, nothing else). */
+static void trial_store(at_handle *h, const at_plan *pl, int w,
+                        float times[][AT_TRIAL_ROUNDS])
+{
+    if (!h->db || db_is_readonly(h->db) ||
+        db_put_device(h->db, &h->info, tpl_nvrtc_version()) != AT_OK)
+        return;
+    db_result r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.device_uuid, sizeof r.device_uuid, "%s", h->info.uuid);
+    snprintf(r.kernel, sizeof r.kernel, "%s", pl->fam->name);
+    snprintf(r.source_hash, sizeof r.source_hash, "%s", tpl_source_hash(pl->fam));
+    r.problem = pl->problem;
+    snprintf(r.config, sizeof r.config, "%s", pl->config);
+    snprintf(r.status, sizeof r.status, "%s", DB_OK);
+    r.time_ms = median3(times[w]);
+    r.time_min_ms = fminf(times[w][0], fminf(times[w][1], times[w][2]));
+    r.time_max_ms = fmaxf(times[w][0], fmaxf(times[w][1], times[w][2]));
+    r.runs = AT_TRIAL_ROUNDS;
+    double flops = 0, bytes = 0;
+    pl->fam->work(&pl->problem, &flops, &bytes);
+    if (r.time_ms > 0) {
+        r.gflops = flops / (r.time_ms * 1e6);
+        r.gbs = bytes / (r.time_ms * 1e6);
+    }
+    r.rel_error = -1;
+    tpl_binary_key(pl->fam, pl->cfg, h->info.arch, r.binary_key, sizeof r.binary_key);
+    r.deterministic = pl->fam->deterministic ? pl->fam->deterministic(pl->cfg) : 0;
+    db_store_result(h->db, &r);
+}
+
+/* After the last trial call: reads the events, keeps the candidate with
+ * the lowest median, stores it. Events that cannot be read end the trial
+ * with the lookup's choice. */
+static void trial_finish(at_handle *h, at_plan *pl)
+{
+    at_trial *t = pl->trial;
+    float times[AT_TRIALS_MAX][AT_TRIAL_ROUNDS];
+    int best = 0;
+    for (int i = 0; i < t->n; i++) {
+        for (int r = 0; r < AT_TRIAL_ROUNDS; r++) {
+            if (h->cu->EventSynchronize(t->ev[i][r][1]) != CUDA_SUCCESS ||
+                h->cu->EventElapsedTime(&times[i][r], t->ev[i][r][0], t->ev[i][r][1]) !=
+                    CUDA_SUCCESS) {
+                trial_free(h, pl, 0);
+                return;
+            }
+        }
+        if (median3(times[i]) < median3(times[best]))
+            best = i;
+    }
+    trial_free(h, pl, best);
+    h->stats.trials++;
+    snprintf(h->stats.last_config, sizeof h->stats.last_config, "%.500s", pl->config);
+    trial_store(h, pl, best, times);
+}
+
+/* One call during a trial: the next candidate in turn, between events. */
+static at_status trial_call(at_handle *h, at_plan *pl, tpl_args *args)
+{
+    at_trial *t = pl->trial;
+    int i = t->calls % t->n, round = t->calls / t->n;
+    at_exec *ex = i == 0 ? &pl->exec : &t->exec[i];
+    ex->stream = h->stream;
+    CUresult rc = h->cu->EventRecord(t->ev[i][round][0], h->stream);
+    at_status s = rc == CUDA_SUCCESS ? pl->fam->run(ex, t->cfg[i], args) : AT_ERR_CUDA;
+    if (s == AT_OK)
+        rc = h->cu->EventRecord(t->ev[i][round][1], h->stream);
+    if (s != AT_OK || rc != CUDA_SUCCESS) {
+        /* the trial is an optimization: the lookup's choice runs the call */
+        trial_free(h, pl, 0);
+        h->errmsg[0] = '\0';
+        return s == AT_OK ? AT_OK : pl->fam->run(&pl->exec, pl->cfg, args);
+    }
+    if (++t->calls == t->n * AT_TRIAL_ROUNDS)
+        trial_finish(h, pl);
+    return AT_OK;
+}
+
 static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p,
                           at_plan **out)
 {
@@ -348,6 +563,7 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
         return fail(h, s, "out of host memory");
     }
     h->stats.lookups[pl->level]++;
+    trial_start(h, pl);
     *out = pl;
     return AT_OK;
 }
@@ -369,7 +585,7 @@ static at_status run_plan(at_handle *h, const char *kernel, tpl_args *args)
             h->last_plan = pl;
         }
         pl->exec.stream = h->stream;
-        s = pl->fam->run(&pl->exec, pl->cfg, args);
+        s = pl->trial ? trial_call(h, pl, args) : pl->fam->run(&pl->exec, pl->cfg, args);
     }
     ctx_leave(h, pushed);
     return s;

@@ -73,6 +73,7 @@ typedef struct at_stats {
     int lookups[5];              /* count of plans chosen per at_lookup_level */
     at_lookup_level last_level;  /* level used by the most recent call */
     char last_config[512];       /* configuration used by the most recent call */
+    int trials;                  /* trials of nearby winners settled (at_set_trials) */
 } at_stats;
 
 /* Creates a handle on CUDA device `device` (its primary context, so memory
@@ -131,6 +132,19 @@ at_status at_sjacobi(at_handle *handle, int n, const float *A, const float *b,
                      int *iterations, float *residual);
 
 /* Counters of compiles, loads and lookup levels since at_create. */
+/* A shape never tuned on this device (lookup level NEAREST or ARCH) is
+ * served by stored winners of nearby shapes: its first calls rotate among
+ * up to `candidates` of them (cubins from the database, never compiled),
+ * timed on the calls themselves, 3 calls each; the fastest then serves the
+ * shape and is stored in the database (an unverified result, which the
+ * tuner re-measures), so later handles start from it. Every candidate
+ * computes the same product. 0 or 1 turns trials off; default
+ * AT_TRIALS_DEFAULT, at most AT_TRIALS_MAX; deterministic mode never
+ * tries. AT_ERR_INVALID_ARG outside 0..AT_TRIALS_MAX. */
+#define AT_TRIALS_DEFAULT 4
+#define AT_TRIALS_MAX 8
+at_status at_set_trials(at_handle *handle, int candidates);
+
 at_status at_get_stats(const at_handle *handle, at_stats *stats);
 const char *at_status_string(at_status status);
 /* Detailed message of the handle's last failure ("" if none); never NULL. */

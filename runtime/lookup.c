@@ -64,6 +64,72 @@ static int pick_nearest(const at_device_info *dev, const tpl_family *fam, const 
     return found;
 }
 
+/* Adds cands[i] to out (count *n, room max) if usable, cubin stored and
+ * not already there; keeps out sorted by distance. */
+static void nearby_add(db *d, const at_device_info *dev, const tpl_family *fam,
+                       const tpl_problem *p, int deterministic, const db_result *cand,
+                       int max, lk_candidate *out, int *n)
+{
+    lk_candidate c;
+    c.distance = lk_shape_distance(p, &cand->problem);
+    if (!isfinite(c.distance) ||
+        !usable_config(dev, fam, cand->config, p, deterministic, c.cfg))
+        return;
+    snprintf(c.config, sizeof c.config, "%s", cand->config);
+    for (int i = 0; i < *n; i++)
+        if (strcmp(out[i].config, c.config) == 0)
+            return;
+    char key[128];
+    tpl_binary_key(fam, c.cfg, dev->arch, key, sizeof key);
+    if (db_has_binary(d, key) != 1)
+        return;
+    int at = *n;
+    while (at > 0 && out[at - 1].distance > c.distance)
+        at--;
+    if (at >= max)
+        return;
+    int last = *n < max ? *n : max - 1;
+    memmove(&out[at + 1], &out[at], (size_t)(last - at) * sizeof *out);
+    out[at] = c;
+    if (*n < max)
+        (*n)++;
+}
+
+int lk_nearby(db *d, const at_device_info *dev, const tpl_family *fam, const tpl_problem *p,
+              int deterministic, int max, lk_candidate *out)
+{
+    if (!d || !dev || !fam || !p || !out || max <= 0)
+        return 0;
+    const char *hash = tpl_source_hash(fam);
+    int n = 0;
+    for (int level = 0; level < 2 && n < max; level++) {
+        db_result *cands = NULL;
+        int count = 0;
+        at_status s = level == 0
+            ? db_candidates(d, dev->uuid, NULL, fam->name, hash, p, LK_PER_PROBLEM,
+                            deterministic, &cands, &count)
+            : db_candidates(d, NULL, dev->arch, fam->name, hash, p, LK_PER_PROBLEM,
+                            deterministic, &cands, &count);
+        if (s != AT_OK)
+            continue;
+        /* this device's winners fill the list first; the architecture's
+         * only take the room left */
+        lk_candidate level_out[16];
+        int level_n = 0, room = 16;
+        for (int i = 0; i < count; i++)
+            nearby_add(d, dev, fam, p, deterministic, &cands[i], room, level_out, &level_n);
+        free(cands);
+        for (int i = 0; i < level_n && n < max; i++) {
+            int dup = 0;
+            for (int j = 0; j < n; j++)
+                dup |= strcmp(out[j].config, level_out[i].config) == 0;
+            if (!dup)
+                out[n++] = level_out[i];
+        }
+    }
+    return n;
+}
+
 at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fam,
                           const tpl_problem *p, int deterministic, int *cfg, char *config)
 {

@@ -24,6 +24,23 @@ at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fa
                           const tpl_problem *problem, int deterministic, int *cfg,
                           char *config);
 
+/* A stored winner of a nearby shape that the runtime may time on a
+ * caller's calls (api.c's trial): its configuration, parsed and as text. */
+typedef struct lk_candidate {
+    int cfg[TPL_MAX_PARAMS];
+    char config[TPL_CONFIG_LEN];
+    double distance;             /* lk_shape_distance to the problem */
+} lk_candidate;
+
+/* Up to max distinct configurations among the fastest stored results of
+ * the problems nearest to p (this device first, then devices of the same
+ * architecture), nearest first, each usable as lk_choose's are and with
+ * its cubin for dev's architecture already stored in d (a trial never
+ * compiles). Returns how many were written to out (0 without d, on any
+ * database error, or when none qualifies). */
+int lk_nearby(db *d, const at_device_info *dev, const tpl_family *fam, const tpl_problem *p,
+              int deterministic, int max, lk_candidate *out);
+
 /* Opens the database a handle reads (path as at_create got it, resolved):
  * created where missing (it is also the cubin cache), read-only where it
  * cannot be written (lookups only: the handle never writes to it). On

@@ -1,0 +1,339 @@
+/* test_trial.c: the runtime's trials of nearby winners: lk_nearby's
+ * candidate list on fixture databases (CPU tier), and on a GPU, an unseen
+ * shape that times stored winners of a nearby shape on its own calls,
+ * keeps the fastest and leaves it in the database for the next handle. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "autotune.h"
+#include "cudrv.h"
+#include "db.h"
+#include "harness.h"
+#include "lookup.h"
+#include "tpl.h"
+
+/* ---------------- fixtures ---------------- */
+
+/* A one-dimensional family whose value A=3 needs a large shared memory. */
+static int near_valid(const int *cfg, const at_device_info *dev, char *why, size_t len)
+{
+    if (cfg[0] == 3 && dev && dev->smem_per_block_optin < 100000) {
+        snprintf(why, len, "needs 100000 bytes of shared memory");
+        return 0;
+    }
+    return 1;
+}
+static int near_deterministic(const int *cfg) { return cfg[1] == 0; }
+
+static const tpl_family near_family = {
+    .name = "near_family", .source = "reference.cu", .fixed_options = "",
+    .n_dims = 1, .dim_names = {"n"},
+    .n_params = 2,
+    .params = {{"A", 3, {1, 2, 3}, "fake"}, {"ATOMIC", 2, {0, 1}, "1 = nondeterministic"}},
+    .valid = near_valid, .deterministic = near_deterministic,
+    .default_config = "A=1,ATOMIC=0",
+};
+
+static at_device_info fixture_device(const char *uuid, int smem)
+{
+    at_device_info info;
+    memset(&info, 0, sizeof info);
+    snprintf(info.uuid, sizeof info.uuid, "%s", uuid);
+    snprintf(info.name, sizeof info.name, "Fake GPU %s", uuid);
+    info.cc_major = 9;
+    info.cc_minor = 0;
+    info.smem_per_block_optin = smem;
+    tpl_arch_name(9, 0, info.arch, sizeof info.arch);
+    return info;
+}
+
+/* Stores an ok result of problem (n) and, when with_cubin, a (fake) cubin
+ * for its configuration on sm_90. */
+static at_status put_winner(db *d, const tpl_family *fam, const char *uuid,
+                            const tpl_problem *p, const char *config, double ms,
+                            double rel_error, int with_cubin)
+{
+    db_result r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.device_uuid, sizeof r.device_uuid, "%s", uuid);
+    snprintf(r.kernel, sizeof r.kernel, "%s", fam->name);
+    snprintf(r.source_hash, sizeof r.source_hash, "%s", tpl_source_hash(fam));
+    r.problem = *p;
+    snprintf(r.config, sizeof r.config, "%s", config);
+    snprintf(r.status, sizeof r.status, "%s", DB_OK);
+    r.time_ms = r.time_min_ms = r.time_max_ms = ms;
+    r.runs = 5;
+    r.rel_error = rel_error;
+    int cfg[TPL_MAX_PARAMS];
+    char why[256];
+    at_status s = tpl_config_parse(fam, config, cfg, why, sizeof why);
+    r.deterministic = s == AT_OK && fam->deterministic ? fam->deterministic(cfg) : 0;
+    if (s == AT_OK)
+        s = db_store_result(d, &r);
+    if (s != AT_OK || !with_cubin)
+        return s;
+    char key[128];
+    tpl_binary_key(fam, cfg, "sm_90", key, sizeof key);
+    static const unsigned char blob[16] = {0x7f, 'E', 'L', 'F'};
+    return db_put_binary(d, key, fam->name, tpl_source_hash(fam), config, "sm_90", "13.0", "",
+                         blob, sizeof blob);
+}
+
+static tpl_problem problem_n(long long n)
+{
+    tpl_problem p = TPL_PROBLEM(1, {n, 0, 0});
+    return p;
+}
+
+/* Candidate list as one comma-free text: "cfg|cfg|..." for comparisons. */
+static void list_text(const lk_candidate *c, int n, char *out, size_t len)
+{
+    out[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        size_t used = strlen(out);
+        snprintf(out + used, len - used, "%s%s", i ? "|" : "", c[i].config);
+    }
+}
+
+/* ---------------- CPU tier ---------------- */
+
+TEST(nearby_candidates_are_distinct_usable_stored_and_nearest_first)
+{
+    char path[4300], err[512], text[2048];
+    snprintf(path, sizeof path, "%s/nearby.db", th_tmpdir());
+    db *d = NULL;
+    CHECK_OK(db_open(&d, path, DB_OPEN_CREATE, err, sizeof err));
+    at_device_info a = fixture_device("GPU-a", 232448), b = fixture_device("GPU-b", 232448);
+    CHECK_OK(db_put_device(d, &a, "13.0"));
+    CHECK_OK(db_put_device(d, &b, "13.0"));
+    tpl_problem p1024 = problem_n(1024), pbig = problem_n(1048576), p2048 = problem_n(2048);
+    tpl_problem p4096 = problem_n(4096);
+    /* this device: two winners at 1024, two at 2^20 (one repeats A=1) */
+    CHECK_OK(put_winner(d, &near_family, "GPU-a", &p1024, "A=2,ATOMIC=0", 1.0, 0, 1));
+    CHECK_OK(put_winner(d, &near_family, "GPU-a", &p1024, "A=1,ATOMIC=0", 2.0, 0, 1));
+    CHECK_OK(put_winner(d, &near_family, "GPU-a", &pbig, "A=3,ATOMIC=1", 5.0, 0, 1));
+    CHECK_OK(put_winner(d, &near_family, "GPU-a", &pbig, "A=1,ATOMIC=0", 6.0, 0, 1));
+    /* the nearest winner of all, but no cubin is stored: a trial never compiles */
+    CHECK_OK(put_winner(d, &near_family, "GPU-a", &p2048, "A=2,ATOMIC=1", 0.5, 0, 0));
+    /* another device of the same architecture */
+    CHECK_OK(put_winner(d, &near_family, "GPU-b", &p4096, "A=3,ATOMIC=0", 0.5, 0, 1));
+
+    lk_candidate c[8];
+    tpl_problem q = problem_n(2000);
+    int n = lk_nearby(d, &a, &near_family, &q, 0, 8, c);
+    list_text(c, n, text, sizeof text);
+    /* distances: 1024 -> 0.67, 2^20 -> 6.26 (this device first), 4096 -> 0.72 (arch) */
+    CHECK_STR(text, "A=2,ATOMIC=0|A=1,ATOMIC=0|A=3,ATOMIC=1|A=3,ATOMIC=0");
+    CHECK(fabs(c[0].distance - log(2000.0 / 1024.0)) < 1e-9);
+    CHECK(c[0].cfg[0] == 2 && c[0].cfg[1] == 0);
+    /* the limit keeps the nearest */
+    n = lk_nearby(d, &a, &near_family, &q, 0, 2, c);
+    list_text(c, n, text, sizeof text);
+    CHECK_STR(text, "A=2,ATOMIC=0|A=1,ATOMIC=0");
+    /* deterministic mode drops the atomic configuration */
+    n = lk_nearby(d, &a, &near_family, &q, 1, 8, c);
+    list_text(c, n, text, sizeof text);
+    CHECK_STR(text, "A=2,ATOMIC=0|A=1,ATOMIC=0|A=3,ATOMIC=0");
+    /* a device too small for A=3 gets neither A=3 configuration */
+    at_device_info small = fixture_device("GPU-a", 50000);
+    n = lk_nearby(d, &small, &near_family, &q, 0, 8, c);
+    list_text(c, n, text, sizeof text);
+    CHECK_STR(text, "A=2,ATOMIC=0|A=1,ATOMIC=0");
+    /* another kind of problem is never served */
+    tpl_problem other = q;
+    other.dtype = AT_R_64F;
+    CHECK_EQ(lk_nearby(d, &a, &near_family, &other, 0, 8, c), 0);
+    /* no database, no room */
+    CHECK_EQ(lk_nearby(NULL, &a, &near_family, &q, 0, 8, c), 0);
+    CHECK_EQ(lk_nearby(d, &a, &near_family, &q, 0, 0, c), 0);
+    db_close(d);
+}
+
+TEST(unverified_trial_result_serves_lookups_but_not_resume)
+{
+    char path[4300], err[512];
+    snprintf(path, sizeof path, "%s/trial-resume.db", th_tmpdir());
+    db *d = NULL;
+    CHECK_OK(db_open(&d, path, DB_OPEN_CREATE, err, sizeof err));
+    at_device_info a = fixture_device("GPU-a", 232448);
+    CHECK_OK(db_put_device(d, &a, "13.0"));
+    tpl_problem p = problem_n(3000);
+    const char *hash = tpl_source_hash(&near_family);
+    CHECK_OK(put_winner(d, &near_family, "GPU-a", &p, "A=2,ATOMIC=0", 1.0, -1, 1));
+    CHECK_OK(put_winner(d, &near_family, "GPU-a", &p, "A=1,ATOMIC=0", 2.0, 1e-7, 1));
+    /* the tuner measures (and verifies) the trial's configuration again ... */
+    CHECK_EQ(db_has_result(d, "GPU-a", "near_family", hash, &p, "A=2,ATOMIC=0"), 0);
+    CHECK_EQ(db_has_result(d, "GPU-a", "near_family", hash, &p, "A=1,ATOMIC=0"), 1);
+    /* ... while the runtime's lookup serves it at the exact level */
+    int cfg[TPL_MAX_PARAMS];
+    char config[TPL_CONFIG_LEN];
+    CHECK_EQ(lk_choose(d, &a, &near_family, &p, 0, cfg, config), AT_LOOKUP_EXACT);
+    CHECK_STR(config, "A=2,ATOMIC=0");
+    db_close(d);
+}
+
+TEST(set_trials_rejects_null_handle)
+{
+    CHECK_EQ(at_set_trials(NULL, 2), AT_ERR_INVALID_ARG);
+}
+
+/* ---------------- GPU tier ---------------- */
+
+/* Sampled entries of C = A B (k x n row-major B), relative to the largest
+ * |reference| among them: the worst error of 97 entries. */
+static double sampled_error(int m, int n, int k, const float *A, const float *B,
+                            const float *C)
+{
+    double worst = 0, scale = 1e-30;
+    unsigned seed = 12345;
+    for (int s = 0; s < 97; s++) {
+        seed = seed * 1664525u + 1013904223u;
+        int i = (int)(seed % (unsigned)m);
+        seed = seed * 1664525u + 1013904223u;
+        int j = (int)(seed % (unsigned)n);
+        double ref = 0;
+        for (int p = 0; p < k; p++)
+            ref += (double)A[(size_t)i * k + p] * B[(size_t)p * n + j];
+        scale = fmax(scale, fabs(ref));
+        worst = fmax(worst, fabs(C[(size_t)i * n + j] - ref));
+    }
+    return worst / scale;
+}
+
+/* Compiles config for the device's arch and stores it with an ok result of
+ * problem p claiming ms. */
+static int store_compiled(db *d, const tpl_family *fam, const at_device_info *dev,
+                          const tpl_problem *p, const char *config, double ms)
+{
+    int cfg[TPL_MAX_PARAMS];
+    char why[256], key[128], options[4096];
+    void *cubin = NULL;
+    size_t size = 0;
+    char *log = NULL;
+    if (tpl_config_parse(fam, config, cfg, why, sizeof why) != AT_OK ||
+        tpl_compile(fam, cfg, dev->arch, &cubin, &size, &log) != AT_OK) {
+        free(log);
+        return 0;
+    }
+    free(log);
+    tpl_binary_key(fam, cfg, dev->arch, key, sizeof key);
+    tpl_options_string(fam, cfg, dev->arch, options, sizeof options);
+    at_status s = db_put_binary(d, key, fam->name, tpl_source_hash(fam), config, dev->arch,
+                                tpl_nvrtc_version(), options, cubin, size);
+    free(cubin);
+    db_result r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.device_uuid, sizeof r.device_uuid, "%s", dev->uuid);
+    snprintf(r.kernel, sizeof r.kernel, "%s", fam->name);
+    snprintf(r.source_hash, sizeof r.source_hash, "%s", tpl_source_hash(fam));
+    r.problem = *p;
+    snprintf(r.config, sizeof r.config, "%s", config);
+    snprintf(r.status, sizeof r.status, "%s", DB_OK);
+    r.time_ms = r.time_min_ms = r.time_max_ms = ms;
+    r.runs = 5;
+    r.rel_error = 0;
+    r.deterministic = 1;
+    return s == AT_OK && db_store_result(d, &r) == AT_OK;
+}
+
+/* The stored winners of 1024^3 claim the naive seed is fastest (so the
+ * lookup serves it to a nearby shape), the register-tiled default slowest.
+ * The trial must time all three on the caller's calls, keep the truly
+ * fastest (the default), compute the right product on every call, compile
+ * nothing, and leave the choice in the database for the next handle. */
+GPU_TEST(trial_keeps_fastest_nearby_winner_and_remembers_it)
+{
+    const tpl_family *mm = tpl_find("matmul");
+    CHECK(mm && mm->n_baselines >= 2);
+    const char *naive = mm->baselines[0].config, *tiled = mm->baselines[1].config;
+    const char *fast = mm->default_config;
+    at_status st;
+    const cudrv *cu = cudrv_get(&st, NULL, 0);
+    CHECK(cu && cu->Init(0) == CUDA_SUCCESS);
+    at_device_info dev;
+    char msg[512], path[4300], err[512];
+    CHECK_OK(cudrv_device_info(cu, th_device(), &dev, msg, sizeof msg));
+    snprintf(path, sizeof path, "%s/trial-gpu.db", th_tmpdir());
+    db *d = NULL;
+    CHECK_OK(db_open(&d, path, DB_OPEN_CREATE, err, sizeof err));
+    CHECK_OK(db_put_device(d, &dev, tpl_nvrtc_version()));
+    tpl_problem tuned = TPL_PROBLEM(3, {1024, 1024, 1024});
+    CHECK(store_compiled(d, mm, &dev, &tuned, naive, 1.0));
+    CHECK(store_compiled(d, mm, &dev, &tuned, tiled, 1.5));
+    CHECK(store_compiled(d, mm, &dev, &tuned, fast, 2.0));
+    db_close(d);
+
+    int m = 1100, n = 1000, k = 900;
+    float *A = malloc((size_t)m * k * sizeof *A), *B = malloc((size_t)k * n * sizeof *B);
+    float *C = malloc((size_t)m * n * sizeof *C);
+    CHECK(A && B && C);
+    unsigned seed = 7;
+    for (size_t i = 0; i < (size_t)m * k; i++, seed = seed * 1664525u + 1013904223u)
+        A[i] = (float)(seed >> 8) / 16777216.0f - 0.5f;
+    for (size_t i = 0; i < (size_t)k * n; i++, seed = seed * 1664525u + 1013904223u)
+        B[i] = (float)(seed >> 8) / 16777216.0f - 0.5f;
+    CUdevice device;
+    CUcontext ctx, popped;
+    CHECK(cu->DeviceGet(&device, th_device()) == CUDA_SUCCESS &&
+          cu->DevicePrimaryCtxRetain(&ctx, device) == CUDA_SUCCESS &&
+          cu->CtxPushCurrent(ctx) == CUDA_SUCCESS);
+    at_handle *h = NULL;
+    CHECK_OK(at_create(&h, th_device(), path));
+    CHECK_EQ(at_set_trials(h, AT_TRIALS_MAX + 1), AT_ERR_INVALID_ARG);
+    CHECK_EQ(at_set_trials(h, -1), AT_ERR_INVALID_ARG);
+    CUdeviceptr dA = 0, dB = 0, dC = 0;
+    CHECK(cu->MemAlloc(&dA, (size_t)m * k * 4) == CUDA_SUCCESS &&
+          cu->MemAlloc(&dB, (size_t)k * n * 4) == CUDA_SUCCESS &&
+          cu->MemAlloc(&dC, (size_t)m * n * 4) == CUDA_SUCCESS);
+    CHECK(cu->MemcpyHtoD(dA, A, (size_t)m * k * 4) == CUDA_SUCCESS &&
+          cu->MemcpyHtoD(dB, B, (size_t)k * n * 4) == CUDA_SUCCESS);
+    at_stats stats;
+    for (int call = 0; call < 3 * 3 + 2; call++) {
+        CHECK(cu->MemsetD32Async(dC, 0x7fc00000u, (size_t)m * n, 0) == CUDA_SUCCESS); /* NaN */
+        CHECK_MSG(at_sgemm(h, m, n, k, 1.0f, (const float *)dA, k, (const float *)dB, n, 0.0f,
+                           (float *)dC, n) == AT_OK, "call %d: %s", call, at_errmsg(h));
+        CHECK(cu->MemcpyDtoH(C, dC, (size_t)m * n * 4) == CUDA_SUCCESS);
+        double e = sampled_error(m, n, k, A, B, C);
+        CHECK_MSG(e < 1e-5, "call %d: sampled relative error %g", call, e);
+        CHECK_OK(at_get_stats(h, &stats));
+        CHECK_MSG(stats.trials == (call >= 8), "call %d: %d trials settled", call, stats.trials);
+    }
+    CHECK_EQ(stats.compiled, 0);
+    CHECK_EQ(stats.lookups[AT_LOOKUP_NEAREST], 1);
+    CHECK_MSG(strcmp(stats.last_config, fast) == 0, "kept %s", stats.last_config);
+    at_destroy(h);
+
+    /* the next handle finds the choice at the exact level, compiles nothing */
+    CHECK_OK(at_create(&h, th_device(), path));
+    CHECK_OK(at_sgemm(h, m, n, k, 1.0f, (const float *)dA, k, (const float *)dB, n, 0.0f,
+                      (float *)dC, n));
+    CHECK_OK(at_get_stats(h, &stats));
+    CHECK_EQ(stats.last_level, AT_LOOKUP_EXACT);
+    CHECK_STR(stats.last_config, fast);
+    CHECK_EQ(stats.compiled + stats.trials, 0);
+    at_destroy(h);
+
+    /* deterministic mode and trials off: the lookup's choice, no trial */
+    for (int mode = 0; mode < 2; mode++) {
+        CHECK_OK(at_create(&h, th_device(), path));
+        if (mode == 0)
+            CHECK_OK(at_set_deterministic(h, 1));
+        else
+            CHECK_OK(at_set_trials(h, 0));
+        for (int call = 0; call < 10; call++)
+            CHECK_OK(at_sgemm(h, 1000, 1000, 1000, 1.0f, (const float *)dA, 1000,
+                              (const float *)dB, 1000, 0.0f, (float *)dC, 1000));
+        CHECK_OK(at_get_stats(h, &stats));
+        CHECK_MSG(stats.trials == 0 && strcmp(stats.last_config, naive) == 0,
+                  "mode %d: %d trials, %s", mode, stats.trials, stats.last_config);
+        at_destroy(h);
+    }
+    cu->MemFree(dA);
+    cu->MemFree(dB);
+    cu->MemFree(dC);
+    free(A);
+    free(B);
+    free(C);
+    cu->CtxPopCurrent(&popped);
+    cu->DevicePrimaryCtxRelease(device);
+}
