@@ -312,25 +312,34 @@ TEST(tcgemm_kinds_never_cross)
     tpl_problem tf32 = tt_problem(4096, 4096, 4096, AT_R_32F, AT_MATH_TF32);
     const tpl_problem *ok[3] = {&bf16, &f16, &tf32};
     /* refused kinds: exact FP32 (at_sgemm's, never silently TF32), FP64, TF32 on 16-bit data,
-     * transposes, column-major, batches, other dimension counts */
-    tpl_problem refused[8];
+     * column-major (the API maps it to row-major first: tpl.h), other dimension counts, ops
+     * outside N/T */
+    tpl_problem refused[6];
     refused[0] = tt_problem(4096, 4096, 4096, AT_R_32F, AT_MATH_DEFAULT);
     refused[1] = tt_problem(4096, 4096, 4096, AT_R_64F, AT_MATH_DEFAULT);
     refused[2] = tt_problem(4096, 4096, 4096, AT_R_16BF, AT_MATH_TF32);
-    refused[3] = bf16;
-    refused[3].op_a = AT_OP_T;
-    refused[4] = f16;
-    refused[4].op_b = AT_OP_T;
-    refused[5] = tf32;
-    refused[5].order = AT_COL_MAJOR;
-    refused[6] = bf16;
-    refused[6].batch = 4;
-    refused[7] = bf16;
-    refused[7].n_dims = 2;
+    refused[3] = tf32;
+    refused[3].order = AT_COL_MAJOR;
+    refused[4] = bf16;
+    refused[4].n_dims = 2;
+    refused[5] = f16;
+    refused[5].op_b = (at_op)2;
+    /* accepted: every type with either operand transposed, and batches */
+    tpl_problem more[4];
+    more[0] = bf16;
+    more[0].op_a = AT_OP_T;
+    more[1] = f16;
+    more[1].op_b = AT_OP_T;
+    more[2] = tf32;
+    more[2].op_a = more[2].op_b = AT_OP_T;
+    more[3] = bf16;
+    more[3].batch = 4;
     for (int t = 0; t < 3; t++)
         CHECK(tpl_family_accepts(f, ok[t]));
-    for (int r = 0; r < 8; r++)
+    for (int r = 0; r < 6; r++)
         CHECK_MSG(!tpl_family_accepts(f, &refused[r]), "refused kind %d accepted", r);
+    for (int r = 0; r < 4; r++)
+        CHECK_MSG(tpl_family_accepts(f, &more[r]), "kind %d refused", r);
     long long raw = tpl_space_size(f);
     int served[3][2] = {{0}};
     char why[256];
