@@ -518,6 +518,12 @@ static mt_cfg *mt_compile_set(const at_device_info *dev, int *n)
     return set;
 }
 
+/* 1 if cfg computes NN products (the tests below that build NN calls skip the others). */
+static int mt_is_nn(const int *cfg)
+{
+    return cfg[mt_param("OPA")] == 0 && cfg[mt_param("OPB")] == 0;
+}
+
 static void mt_free_set(mt_cfg *set, int n)
 {
     for (int i = 0; set && i < n; i++)
@@ -551,6 +557,8 @@ GPU_TEST(matmul_gpu_configs_verify_at_ragged_shapes)
         }
         for (int i = 0; i < n; i++) {
             double e = -1;
+            if (!mt_is_nn(set[i].cfg))
+                continue;
             st = ms_verify(g, f, set[i].cfg, set[i].cubin, set[i].size, &e, err, sizeof err);
             if (st != AT_OK || !(e <= f->tolerance(p))) {
                 th_fail(__FILE__, __LINE__, "%lldx%lldx%lld %s: %s (error %g, %s)", p->dims[0],
@@ -578,6 +586,106 @@ GPU_TEST(matmul_gpu_configs_verify_at_ragged_shapes)
                        t.median_ms, 2.0 * 4097 * 4095 * 4096 / t.median_ms * 1e-9, e);
         }
     }
+    mt_free_set(set, n);
+    ms_close(g);
+}
+
+/* Spread configurations that get transposed variants in matmul_gpu_ops_and_batches: the
+ * STAGES=1 loop, a FRAG=0 128x256 tile, split-K, FRAG=1 128x128 and 128x256 (interior copy
+ * paths), stream-K. */
+static const int mt_ops_spread[] = {0, 3, 6, 8, 15, 20};
+
+/* Every op pair on odd sizes (odd leading dimensions: A of op T at m = 129 has lda 129, so
+ * A's 16-byte path falls back to 4-byte copies) and batches with odd strides, each
+ * product against float64: the default_* baselines and transposed variants of spread
+ * configurations (PAD set to what valid() asks for). Configurations that do not compute a
+ * batch (split-K, stream-K) run the one-product shapes only. */
+enum { MT_OPS_MAX = 40 };
+
+/* Fills set (MT_OPS_MAX entries) with the transposed configurations above, valid on dev
+ * (NULL: the generic device); returns their count. */
+static int mt_ops_set(const at_device_info *dev, mt_cfg *set)
+{
+    const tpl_family *f = &tpl_matmul;
+    int n = 0;
+    for (int b = 0; b < f->n_baselines && n < MT_OPS_MAX; b++)
+        if (mt_parse(f->baselines[b].config, set[n].cfg) && !mt_is_nn(set[n].cfg))
+            snprintf(set[n++].text, TPL_CONFIG_LEN, "%s", f->baselines[b].config);
+    for (size_t i = 0; i < sizeof mt_ops_spread / sizeof mt_ops_spread[0]; i++)
+        for (int ops = 1; ops < 4 && n < MT_OPS_MAX; ops++) {
+            int *c = set[n].cfg;
+            char why[256];
+            if (!mt_parse(mt_spread[mt_ops_spread[i]], c))
+                break;
+            c[mt_param("OPA")] = ops & 1;
+            c[mt_param("OPB")] = ops >> 1;
+            c[mt_param("PAD")] = 0;
+            if (!f->valid(c, dev, why, sizeof why))
+                c[mt_param("PAD")] = 4;
+            if (!f->valid(c, dev, why, sizeof why))
+                continue;       /* this tile's copies do not split for these ops */
+            tpl_config_format(f, c, set[n].text, TPL_CONFIG_LEN);
+            n++;
+        }
+    return n;
+}
+
+TEST(matmul_ops_set_covers_every_pair)
+{
+    mt_cfg set[MT_OPS_MAX];
+    memset(set, 0, sizeof set);
+    int n = mt_ops_set(NULL, set), per[4] = {0};
+    for (int i = 0; i < n; i++)
+        per[set[i].cfg[mt_param("OPA")] + 2 * set[i].cfg[mt_param("OPB")]]++;
+    printf("    %d transposed configurations: TN %d, NT %d, TT %d\n", n, per[1], per[2], per[3]);
+    CHECK(per[0] == 0 && per[1] >= 4 && per[2] >= 4 && per[3] >= 4);
+}
+
+GPU_TEST(matmul_gpu_ops_and_batches)
+{
+    const tpl_family *f = &tpl_matmul;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    mt_cfg *set = calloc(MT_OPS_MAX, sizeof *set);
+    CHECK(set != NULL);
+    int n = mt_ops_set(ms_device(g), set);
+    for (int i = 0; i < n && !th_failed(); i++) {
+        char *log = NULL;
+        at_status s = tpl_compile(f, set[i].cfg, ms_device(g)->arch, &set[i].cubin,
+                                  &set[i].size, &log);
+        CHECK_MSG(s == AT_OK, "%s: compile failed: %s", set[i].text, log ? log : "");
+        free(log);
+    }
+    static const long long shapes[][4] = {
+        /* m, n, k, batch */
+        {129, 65, 33, 1}, {1, 1, 1, 1}, {260, 264, 1037, 1}, {300, 130, 520, 1},
+        {65, 33, 17, 3}, {129, 128, 64, 5}, {1, 7, 3, 4},
+    };
+    int ran = 0;
+    for (int ops = 1; ops < 4 && !th_failed(); ops++)
+        for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0] && !th_failed(); sh++) {
+            tpl_problem p = TPL_PROBLEM(3, {shapes[sh][0], shapes[sh][1], shapes[sh][2]});
+            p.op_a = (ops & 1) ? AT_OP_T : AT_OP_N;
+            p.op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
+            p.batch = shapes[sh][3];
+            at_status st = ms_prepare(g, f, &p, 40 + sh, err, sizeof err);
+            CHECK_MSG(st == AT_OK, "prepare: %s", err);
+            for (int i = 0; i < n && !th_failed(); i++) {
+                const int *c = set[i].cfg;
+                if (c[mt_param("OPA")] != (ops & 1) || c[mt_param("OPB")] != (ops >> 1) ||
+                    (p.batch > 1 && (c[mt_param("SPLITK")] > 1 || c[mt_param("SK")] == 1)))
+                    continue;
+                double e = -1;
+                st = ms_verify(g, f, c, set[i].cubin, set[i].size, &e, err, sizeof err);
+                CHECK_MSG(st == AT_OK && e <= f->tolerance(&p), "%lldx%lldx%lld ops %d batch %lld "
+                          "%s: %s (error %g, %s)", p.dims[0], p.dims[1], p.dims[2], ops, p.batch,
+                          set[i].text, at_status_string(st), e, err);
+                ran++;
+            }
+        }
+    printf("    %d transposed configurations, %d verified runs\n", n, ran);
+    CHECK(n >= 12 && ran >= 4 * n);
     mt_free_set(set, n);
     ms_close(g);
 }
@@ -650,6 +758,8 @@ GPU_TEST(matmul_gpu_leading_dimensions_and_alignment)
             CHECK_OK(tpl_ref_gemm(ref, m, n, k, alpha, A, lda, B, ldb, beta, C0, R, ldc));
             for (int i = 0; i < n_set; i++) {
                 CUmodule mod;
+                if (!mt_is_nn(set[i].cfg))
+                    continue;
                 CHECK(cu->ModuleLoadData(&mod, set[i].cubin) == CUDA_SUCCESS);
                 CHECK(cu->MemcpyDtoD(C, C0, cn * 4) == CUDA_SUCCESS);
                 if (beta_zero) {
