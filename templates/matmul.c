@@ -682,6 +682,8 @@ static double mm_tolerance(const tpl_problem *p)
  * the built-in fallback of transposed problems (the lookup tries baselines after the default). */
 #define MM_DEFAULT_TILE "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4," \
                         "WNITER=2,STAGES=3,VEC=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,"
+#define MM_NN_WINNER "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8," \
+                     "WNITER=2,STAGES=2,VEC=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,"
 
 static const tpl_baseline mm_baselines[] = {
     {"seed_naive", "ALGO=0,TILE=8,UNROLL=1," MM_CANON_ALGO2,
@@ -696,6 +698,15 @@ static const tpl_baseline mm_baselines[] = {
      "the default configuration for op(A) = T (A stored k x m)"},
     {"default_tt", MM_DEFAULT_TILE "PAD=4,OPA=1,OPB=1",
      "the default configuration for both operands transposed"},
+    /* every tuning run evaluates the baselines that serve its problem: these start the
+     * transposed searches from the NN winner's tile (4096^3 on the H200: 128x256x16, FRAG=1,
+     * FFMA=2; bench/results/2026-11-22-H200-matmul-ffma-bench.txt) */
+    {"nn_winner_nt", MM_NN_WINNER "PAD=4,OPA=0,OPB=1",
+     "the NN 4096^3 winner's tile with op(B) = T"},
+    {"nn_winner_tn", MM_NN_WINNER "PAD=0,OPA=1,OPB=0",
+     "the NN 4096^3 winner's tile with op(A) = T"},
+    {"nn_winner_tt", MM_NN_WINNER "PAD=4,OPA=1,OPB=1",
+     "the NN 4096^3 winner's tile with both operands transposed"},
 };
 
 static const tpl_problem mm_tuning[] = {
