@@ -1,5 +1,7 @@
 /* bench_matmul.c: tuned at_sgemm against cuBLAS SGEMM (default math mode) and the
- * seeds' tiled kernel on the issue's shapes; `--sweep` times the valid space. */
+ * seeds' tiled kernel on the issue's shapes; `--sweep` times the valid space; `--ops`
+ * times transposed and column-major at_gemm calls against cublasSgemm with the same ops
+ * and strided batches against cublasSgemmStridedBatched. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
@@ -10,6 +12,7 @@
 #include <time.h>
 #include "autotune.h"
 #include "db.h"
+#include "lookup.h"
 #include "measure.h"
 #include "tpl.h"
 
@@ -295,12 +298,274 @@ static int bn_sweep(ms_gpu *g, cublasHandle_t cublas, int argc, char **argv)
     return 0;
 }
 
+/* ---- --ops [DB]: transposes, orders and batches ---- */
+
+/* One --ops row: a problem as the caller states it (order, ops, batch), its device data
+ * (products one after another, minimal leading dimensions of that order) and ours. */
+typedef struct bo_call {
+    tpl_problem p;                  /* as called: order, ops, batch */
+    int lda, ldb, ldc;
+    long long sa, sb, sc;           /* batch strides (elements) */
+    float alpha, beta;
+    float *A, *B, *C;
+    at_handle *h;
+    cublasHandle_t cublas;
+    at_exec *ex;                    /* batched rows: the looked-up configuration's module */
+    const int *cfg;
+} bo_call;
+
+static int bo_ours(void *ctx)
+{
+    bo_call *c = ctx;
+    const tpl_problem *p = &c->p;
+    if (tpl_problem_batch(p) == 1) {
+        at_status s = at_gemm(c->h, p->order, p->op_a, p->op_b, (int)p->dims[0], (int)p->dims[1],
+                              (int)p->dims[2], AT_R_32F, c->alpha, c->A, c->lda, c->B, c->ldb,
+                              c->beta, c->C, c->ldc);
+        if (s != AT_OK)
+            fprintf(stderr, "at_gemm: %s: %s\n", at_status_string(s), at_errmsg(c->h));
+        return s != AT_OK;
+    }
+    /* batched (row-major): the configuration the runtime's lookup chose, run as the runtime
+     * runs it (at_gemm_strided_batched is another part of the issue) */
+    tpl_args a = tpl_gemm_args((int)p->dims[0], (int)p->dims[1], (int)p->dims[2], c->alpha,
+                               (CUdeviceptr)c->A, c->lda, (CUdeviceptr)c->B, c->ldb, c->beta,
+                               (CUdeviceptr)c->C, c->ldc);
+    a.problem = *p;
+    a.operand[TPL_GEMM_A].batch_stride = c->sa;
+    a.operand[TPL_GEMM_B].batch_stride = c->sb;
+    a.operand[TPL_GEMM_C].batch_stride = c->sc;
+    at_status s = tpl_matmul.run(c->ex, c->cfg, &a);
+    if (s != AT_OK)
+        fprintf(stderr, "matmul run: %s: %s\n", at_status_string(s), c->ex->errmsg);
+    return s != AT_OK;
+}
+
+/* cuBLAS with the same ops: column-major as it is; row-major C = op(A) op(B) as the
+ * column-major C' = op(B)' op(A)' (each operand keeps its op). */
+static int bo_cublas(void *ctx)
+{
+    bo_call *c = ctx;
+    const tpl_problem *p = &c->p;
+    int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
+    cublasOperation_t ta = p->op_a == AT_OP_T ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t tb = p->op_b == AT_OP_T ? CUBLAS_OP_T : CUBLAS_OP_N;
+    long long batch = tpl_problem_batch(p);
+    cublasStatus_t s;
+    if (p->order == AT_COL_MAJOR)
+        s = batch > 1 ? cublasSgemmStridedBatched(c->cublas, ta, tb, m, n, k, &c->alpha, c->A,
+                                                  c->lda, c->sa, c->B, c->ldb, c->sb, &c->beta,
+                                                  c->C, c->ldc, c->sc, (int)batch)
+                      : cublasSgemm(c->cublas, ta, tb, m, n, k, &c->alpha, c->A, c->lda, c->B,
+                                    c->ldb, &c->beta, c->C, c->ldc);
+    else
+        s = batch > 1 ? cublasSgemmStridedBatched(c->cublas, tb, ta, n, m, k, &c->alpha, c->B,
+                                                  c->ldb, c->sb, c->A, c->lda, c->sa, &c->beta,
+                                                  c->C, c->ldc, c->sc, (int)batch)
+                      : cublasSgemm(c->cublas, tb, ta, n, m, k, &c->alpha, c->B, c->ldb, c->A,
+                                    c->lda, &c->beta, c->C, c->ldc);
+    if (s != CUBLAS_STATUS_SUCCESS)
+        fprintf(stderr, "cuBLAS failed: %d\n", (int)s);
+    return s != CUBLAS_STATUS_SUCCESS;
+}
+
+static int bo_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Resets C from C0, runs op once; the relative error of C against R (doubles, the canonical
+ * row-major products one after another), -1 on failure. */
+static double bo_check(bn_op op, bo_call *c, const float *C0, CUdeviceptr R, size_t c_elems,
+                       long long rows, long long cols, at_exec *ref)
+{
+    BN_CUDA(cudaMemcpy(c->C, C0, c_elems * 4, cudaMemcpyDeviceToDevice));
+    BN_CUDA(cudaDeviceSynchronize());
+    if (op(c))
+        return -1;
+    BN_CUDA(cudaDeviceSynchronize());
+    double e = -1;
+    if (tpl_rel_error_typed(ref, AT_R_32F, (CUdeviceptr)c->C, (int)rows, (int)cols, cols, R,
+                            &e) != AT_OK)
+        return -1;
+    return e;
+}
+
+static int bn_ops(ms_gpu *g, cublasHandle_t cublas, const char *db_path)
+{
+    const tpl_family *f = &tpl_matmul;
+    const at_device_info *dev = ms_device(g);
+    at_exec *ref = ms_reference(g);
+    const cudrv *cu = ms_driver(g);
+    static const struct { int m, n, k, batch; at_order order; at_op a, b; } rows[] = {
+        {4096, 4096, 4096, 1, AT_ROW_MAJOR, AT_OP_N, AT_OP_N},
+        {4096, 4096, 4096, 1, AT_ROW_MAJOR, AT_OP_N, AT_OP_T},
+        {4096, 4096, 4096, 1, AT_ROW_MAJOR, AT_OP_T, AT_OP_N},
+        {4096, 4096, 4096, 1, AT_ROW_MAJOR, AT_OP_T, AT_OP_T},
+        {4096, 4096, 4096, 1, AT_COL_MAJOR, AT_OP_N, AT_OP_N},
+        {4096, 4096, 4096, 1, AT_COL_MAJOR, AT_OP_N, AT_OP_T},
+        {4096, 4096, 4096, 1, AT_COL_MAJOR, AT_OP_T, AT_OP_N},
+        {4096, 4096, 4096, 1, AT_COL_MAJOR, AT_OP_T, AT_OP_T},
+        {1000, 1000, 1000, 1, AT_COL_MAJOR, AT_OP_T, AT_OP_N},
+        {512, 512, 512, 128, AT_ROW_MAJOR, AT_OP_N, AT_OP_N},
+        {256, 256, 256, 512, AT_ROW_MAJOR, AT_OP_N, AT_OP_N},
+    };
+    at_handle *h = NULL;
+    if (at_create(&h, 0, db_path) != AT_OK) {
+        fprintf(stderr, "at_create failed\n");
+        return 1;
+    }
+    char err[1024];
+    db *d = NULL;
+    if (lk_open_db(db_path, &d, err, sizeof err) != AT_OK)
+        d = NULL;
+    printf("%-22s %9s %7s %9s | %9s %7s %9s | %7s %9s  %s\n", "call (MxNxK order ops)", "ours ms",
+           "TF/s", "error", "cuBLAS ms", "TF/s", "error", "ratio", "vs cuBLAS",
+           "configuration (lookup)");
+    static const char *const level[] = {"none", "exact", "nearest", "arch", "default"};
+    int failures = 0;
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        bo_call c;
+        memset(&c, 0, sizeof c);
+        c.p = (tpl_problem)TPL_PROBLEM(3, {rows[r].m, rows[r].n, rows[r].k});
+        c.p.order = rows[r].order;
+        c.p.op_a = rows[r].a;
+        c.p.op_b = rows[r].b;
+        c.p.batch = rows[r].batch > 1 ? rows[r].batch : 0;
+        int m = rows[r].m, n = rows[r].n, k = rows[r].k;
+        long long batch = tpl_problem_batch(&c.p);
+        c.lda = (int)tpl_gemm_min_ld(c.p.order, c.p.op_a, m, k);
+        c.ldb = (int)tpl_gemm_min_ld(c.p.order, c.p.op_b, k, n);
+        c.ldc = (int)tpl_gemm_min_ld(c.p.order, AT_OP_N, m, n);
+        c.sa = (long long)m * k;
+        c.sb = (long long)k * n;
+        c.sc = (long long)m * n;
+        c.alpha = 1.0f;
+        c.beta = 0.5f;
+        c.h = h;
+        c.cublas = cublas;
+        size_t na = (size_t)(c.sa * batch), nb = (size_t)(c.sb * batch), nc = (size_t)(c.sc * batch);
+        float *C0, *Cv;
+        double *R;
+        BN_CUDA(cudaMalloc((void **)&c.A, na * 4));
+        BN_CUDA(cudaMalloc((void **)&c.B, nb * 4));
+        BN_CUDA(cudaMalloc((void **)&c.C, nc * 4));
+        BN_CUDA(cudaMalloc((void **)&C0, nc * 4));
+        BN_CUDA(cudaMalloc((void **)&Cv, nc * 4));
+        BN_CUDA(cudaMalloc((void **)&R, nc * 8));
+        unsigned long long seed = 7000 + 5 * (unsigned long long)r;
+        /* the float64 reference of the canonical (row-major) form of the call */
+        tpl_args a = tpl_gemm_args(m, n, k, c.alpha, (CUdeviceptr)c.A, c.lda, (CUdeviceptr)c.B,
+                                   c.ldb, c.beta, (CUdeviceptr)c.C, c.ldc);
+        a.problem = c.p;
+        a.operand[TPL_GEMM_A].batch_stride = c.sa;
+        a.operand[TPL_GEMM_B].batch_stride = c.sb;
+        a.operand[TPL_GEMM_C].batch_stride = c.sc;
+        tpl_gemm_canonical(&a);
+        BN_CUDA(cudaDeviceSynchronize());
+        if (tpl_fill_uniform(ref, (CUdeviceptr)c.A, (long long)na, seed, -1, 1) != AT_OK ||
+            tpl_fill_uniform(ref, (CUdeviceptr)c.B, (long long)nb, seed + 1, -1, 1) != AT_OK ||
+            tpl_fill_uniform(ref, (CUdeviceptr)C0, (long long)nc, seed + 2, -1, 1) != AT_OK ||
+            tpl_ref_gemm_args(ref, &a, (CUdeviceptr)C0, (CUdeviceptr)R) != AT_OK ||
+            ex_sync(ref) != AT_OK) {
+            fprintf(stderr, "reference: %s\n", ref->errmsg);
+            return 1;
+        }
+        long long rrows = batch * a.problem.dims[0], rcols = a.problem.dims[1];
+        /* batched: the lookup's configuration for the canonical problem, compiled and loaded */
+        int cfg[TPL_MAX_PARAMS];
+        char config[TPL_CONFIG_LEN] = "", exmsg[1024];
+        at_lookup_level lvl = AT_LOOKUP_NONE;
+        CUmodule mod = NULL;
+        at_exec ex;
+        void *cubin = NULL;
+        if (batch > 1) {
+            size_t size = 0;
+            char *log = NULL;
+            lvl = lk_choose(d, dev, f, &a.problem, 0, cfg, config);
+            if (lvl == AT_LOOKUP_NONE ||
+                tpl_compile(f, cfg, dev->arch, &cubin, &size, &log) != AT_OK ||
+                cu->ModuleLoadData(&mod, cubin) != CUDA_SUCCESS) {
+                fprintf(stderr, "batched configuration unavailable: %s\n", log ? log : config);
+                return 1;
+            }
+            free(log);
+            ex_init(&ex, cu, dev, mod, 0, exmsg, sizeof exmsg);
+            c.ex = &ex;
+            c.cfg = cfg;
+        }
+        double e_o = bo_check(bo_ours, &c, C0, (CUdeviceptr)R, nc, rrows, rcols, ref);
+        if (batch == 1) {
+            at_stats st;
+            at_get_stats(h, &st);
+            snprintf(config, sizeof config, "%s", st.last_config);
+            lvl = st.last_level;
+        }
+        BN_CUDA(cudaMemcpy(Cv, c.C, nc * 4, cudaMemcpyDeviceToDevice));
+        double e_c = bo_check(bo_cublas, &c, C0, (CUdeviceptr)R, nc, rrows, rcols, ref);
+        /* ours against cuBLAS's own result, element for element (relative Frobenius) */
+        double vs = -1;
+        if (e_o >= 0 && e_c >= 0)
+            tpl_rel_error(ref, (CUdeviceptr)Cv, (CUdeviceptr)c.C, (long long)nc, &vs);
+        double tol = f->tolerance(&a.problem);
+        int ok = e_o >= 0 && e_o <= tol && e_c >= 0;
+        /* three rounds, alternating which side goes first (clock and thermal drift reach both
+         * alike); the median of each side's medians */
+        double t_o[3] = {-1, -1, -1}, t_c[3] = {-1, -1, -1};
+        for (int round = 0; round < 3 && ok; round++) {
+            if (round % 2 == 0) {
+                t_o[round] = bn_time(bo_ours, &c);
+                t_c[round] = bn_time(bo_cublas, &c);
+            } else {
+                t_c[round] = bn_time(bo_cublas, &c);
+                t_o[round] = bn_time(bo_ours, &c);
+            }
+        }
+        qsort(t_o, 3, sizeof t_o[0], bo_cmp);
+        qsort(t_c, 3, sizeof t_c[0], bo_cmp);
+        double ms_o = t_o[0] > 0 ? t_o[1] : -1, ms_c = t_c[0] > 0 ? t_c[1] : -1;
+        double fl = 2.0 * m * n * (double)k * batch * 1e-9;
+        char name[64], text[64];
+        tpl_problem_format(&c.p, text, sizeof text);
+        snprintf(name, sizeof name, "%s", text);
+        printf("%-22s %9.4f %7.2f %9.2e | %9.4f %7.2f %9.2e | %6.3fx %9.2e  %s (%s)%s\n", name,
+               ms_o, ms_o > 0 ? fl / ms_o : 0, e_o, ms_c, ms_c > 0 ? fl / ms_c : 0, e_c,
+               ms_o > 0 && ms_c > 0 ? ms_c / ms_o : 0, vs, config,
+               level[lvl < 5 ? lvl : 0], ok ? "" : "  ** FAILED CHECK **");
+        fflush(stdout);
+        failures += !ok;
+        if (mod) {
+            ex_release(&ex);
+            cu->ModuleUnload(mod);
+        }
+        free(cubin);
+        cudaFree(c.A);
+        cudaFree(c.B);
+        cudaFree(c.C);
+        cudaFree(C0);
+        cudaFree(Cv);
+        cudaFree(R);
+    }
+    printf("# ratio = cuBLAS ms / ours ms (same ops; row-major calls as cuBLAS's column-major "
+           "C' = op(B)' op(A)'); vs cuBLAS = relative Frobenius difference of the two results; "
+           "errors vs the float64 product (alpha 1, beta 0.5)\n");
+    printf("# %s\n", failures ? "SOME CHECKS FAILED" : "all checks passed");
+    if (d)
+        db_close(d);
+    at_destroy(h);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     const tpl_family *f = &tpl_matmul;
     int sweep = argc > 2 && strcmp(argv[1], "--sweep") == 0;
+    int ops = argc > 1 && strcmp(argv[1], "--ops") == 0;
     char db_path[4096];
-    if (!sweep && argc > 1)
+    if (ops && argc > 2)
+        snprintf(db_path, sizeof db_path, "%s", argv[2]);
+    else if (!sweep && !ops && argc > 1)
         snprintf(db_path, sizeof db_path, "%s", argv[1]);
     else
         db_default_path(db_path, sizeof db_path);
@@ -328,6 +593,23 @@ int main(int argc, char **argv)
     }
     if (sweep)
         return bn_sweep(g, cublas, argc, argv);
+    if (ops) {
+        int drv = 0, rt = 0, cubv = 0;
+        cudaDriverGetVersion(&drv);
+        cudaRuntimeGetVersion(&rt);
+        cublasGetVersion(cublas, &cubv);
+        time_t now = time(NULL);
+        char date[64];
+        strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+        printf("# matmul --ops benchmark %s\n# GPU %s (%s, %d SMs), driver %d.%d, CUDA runtime "
+               "%d.%d, cuBLAS %d (CUBLAS_DEFAULT_MATH), NVRTC %s; database %s\n", date, dev->name,
+               dev->arch, dev->sm_count, drv / 1000, (drv % 1000) / 10, rt / 1000,
+               (rt % 1000) / 10, cubv, tpl_nvrtc_version(), db_path);
+        int rc = bn_ops(g, cublas, db_path);
+        cublasDestroy(cublas);
+        ms_close(g);
+        return rc;
+    }
 
     int drv = 0, rt = 0, cubv = 0;
     cudaDriverGetVersion(&drv);

@@ -641,15 +641,36 @@ static at_status gemm_route(at_handle *h, at_order order, at_op op_a, at_op op_b
         (unsigned)type > AT_R_16BF)
         return fail(h, AT_ERR_INVALID_ARG, "at_gemm: unknown order %d, op %d/%d or type %d",
                     (int)order, (int)op_a, (int)op_b, (int)type);
-    if (order != AT_ROW_MAJOR || op_a != AT_OP_N || op_b != AT_OP_N)
-        return fail(h, AT_ERR_UNSUPPORTED,
-                    "at_gemm: this release computes row-major products with op N only");
     if (type == AT_R_64F)
         return fail(h, AT_ERR_UNSUPPORTED,
                     "at_gemm: this release does not compute double precision");
     p->dtype = type;
     p->math = type == AT_R_32F ? h->math : AT_MATH_DEFAULT;
+    p->order = order;
+    p->op_a = op_a;
+    p->op_b = op_b;
     *kernel = p->dtype == AT_R_32F && p->math == AT_MATH_DEFAULT ? "matmul" : "tcgemm";
+    return AT_OK;
+}
+
+/* The checks of a typed GEMM call in any order and ops (named fn in messages): sizes and
+ * leading dimensions by BLAS rules (tpl_gemm_check), then, unless m or n is 0 (*empty = 1),
+ * non-NULL matrices (A and B only when k > 0). AT_OK, or AT_ERR_INVALID_ARG with the message
+ * in h. */
+static at_status gemm_check_ops(at_handle *h, const char *fn, const tpl_args *args, int *empty)
+{
+    char why[256];
+    *empty = 0;
+    if (tpl_gemm_check(args, why, sizeof why) != AT_OK)
+        return fail(h, AT_ERR_INVALID_ARG, "%s: %s", fn, why);
+    const tpl_problem *p = &args->problem;
+    if (p->dims[0] == 0 || p->dims[1] == 0) {
+        *empty = 1;
+        return AT_OK;
+    }
+    if (!args->operand[TPL_GEMM_C].ptr ||
+        (p->dims[2] > 0 && (!args->operand[TPL_GEMM_A].ptr || !args->operand[TPL_GEMM_B].ptr)))
+        return fail(h, AT_ERR_INVALID_ARG, "%s: NULL matrix pointer", fn);
     return AT_OK;
 }
 
@@ -668,11 +689,12 @@ at_status at_gemm(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, i
     if (!isfinite(alpha) || !isfinite(beta))
         return fail(h, AT_ERR_INVALID_ARG, "at_gemm: alpha and beta must be finite");
     int empty = 0;
-    s = gemm_check(h, "at_gemm", m, n, k, lda, ldb, ldc, A, B, C, &empty);
+    s = gemm_check_ops(h, "at_gemm", &args, &empty);
     if (s != AT_OK || empty)
         return s;
     args.scalar[TPL_GEMM_ALPHA] = alpha;
     args.scalar[TPL_GEMM_BETA] = beta;
+    tpl_gemm_canonical(&args);      /* the families compute the row-major form (tpl.h) */
     return run_plan(h, kernel, &args);
 }
 

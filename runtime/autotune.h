@@ -103,12 +103,19 @@ at_status at_set_math_mode(at_handle *handle, at_math mode);
  *   traffic and keeps one type per call.
  * - AT_R_32F: exact FP32 (the same kernels as at_sgemm), or TF32 tensor
  *   cores with an FP32 C when the handle's math mode is AT_MATH_TF32.
- * Row-major with op N: A is m x k (lda >= k), B is k x n (ldb >= n), C is
- * m x n (ldc >= n). Any m, n, k >= 0 and any leading dimension or pointer
- * alignment is correct (unaligned operands are packed first). If beta == 0,
- * C is not read. This release computes order AT_ROW_MAJOR with op N and
- * the three types above; other orders, ops and AT_R_64F return
- * AT_ERR_UNSUPPORTED without touching C. */
+ * op(X) is X (AT_OP_N) or its transpose (AT_OP_T); op(A) is m x k, op(B)
+ * k x n, C m x n. Leading dimensions follow the BLAS rules: row-major
+ * (AT_ROW_MAJOR), each matrix as stored has ld >= its columns: lda >= k
+ * (op N) or m (op T), ldb >= n (N) or k (T), ldc >= n; column-major
+ * (AT_COL_MAJOR, cuBLAS's convention), ld >= its rows: lda >= m (N) or k
+ * (T), ldb >= k (N) or n (T), ldc >= m. A smaller one, a negative size or
+ * an order, op or type outside the enums is AT_ERR_INVALID_ARG (the rule
+ * broken in at_errmsg), C untouched. A column-major call runs as the
+ * row-major product of the swapped operands (C' = op(B)' op(A)'), so both
+ * orders share the kernels tuned for each pair of ops. Any m, n, k >= 0 and
+ * any leading dimension or pointer alignment is correct (unaligned or
+ * transposed operands may be packed first). If beta == 0, C is not read.
+ * AT_R_64F returns AT_ERR_UNSUPPORTED in this release, C untouched. */
 at_status at_gemm(at_handle *handle, at_order order, at_op op_a, at_op op_b, int m, int n,
                   int k, at_dtype type, double alpha, const void *A, int lda, const void *B,
                   int ldb, double beta, void *C, int ldc);

@@ -1,5 +1,6 @@
 /* matmul.c: descriptor of the matmul family (templates/matmul.cu): parameter space,
- * legality rules, launch geometry, inputs and float64 verification for SGEMM. */
+ * legality rules, launch geometry, inputs and float64 verification for SGEMM (row-major,
+ * op N or T on each operand, strided batches). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,7 +9,7 @@
 /* Parameter order; must match the params table below. */
 enum {
     P_ALGO, P_TILE, P_UNROLL, P_BM, P_BN, P_BK, P_WM, P_WN, P_TM, P_TN, P_WNITER,
-    P_STAGES, P_VEC, P_PAD, P_SPLITK, P_FRAG, P_SK, P_FFMA, P_COUNT
+    P_STAGES, P_VEC, P_PAD, P_SPLITK, P_FRAG, P_SK, P_FFMA, P_OPA, P_OPB, P_COUNT
 };
 
 #define MM_GROUP_M 8            /* GROUP_M of matmul.cu (block order swizzle) */
@@ -264,9 +265,25 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
                    g.nthreads);
         return 0;
     }
-    if ((bm * bk) % g.nthreads || (bk * bn / 4) % g.nthreads) {
-        tpl_reason(why, len, "tile copies (%dx%d of A, %dx%d of B) do not split evenly over %d threads",
-                   bm, bk, bk, bn, g.nthreads);
+    int opa = cfg[P_OPA], opb = cfg[P_OPB];
+    if (opa < 0 || opa > 1 || opb < 0 || opb > 1) {
+        tpl_reason(why, len, "OPA and OPB must be 0 (N) or 1 (T)");
+        return 0;
+    }
+    /* A of op N and B of op T copy 4-byte elements along K; A of op T and B of
+     * op N float4s along M and N */
+    int a_split = opa ? (bk * bm / 4) % g.nthreads == 0 && g.nthreads % (bm / 4) == 0
+                      : (bm * bk) % g.nthreads == 0;
+    int b_split = opb ? (bn * bk) % g.nthreads == 0 && g.nthreads % bk == 0
+                      : (bk * bn / 4) % g.nthreads == 0;
+    if (!a_split || !b_split) {
+        tpl_reason(why, len, "tile copies (%dx%d of A, %dx%d of B, OPA=%d OPB=%d) do not split "
+                   "evenly over %d threads", bm, bk, bk, bn, opa, opb, g.nthreads);
+        return 0;
+    }
+    if ((opa || opb) && vec != 4) {
+        tpl_reason(why, len, "VEC=1 only with OPA=OPB=0 (the 4-byte fallback variants are kept "
+                   "for NN; a transposed product takes the 4-byte path itself when unaligned)");
         return 0;
     }
     if (bm > 2 * bn || bn > 2 * bm || cfg[P_WM] > 2 * cfg[P_WN] || cfg[P_WN] > 2 * cfg[P_WM]) {
@@ -283,14 +300,26 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
                    g.tpm, g.tpn, cfg[P_TM], cfg[P_TN]);
         return 0;
     }
-    int c_pad = mm_store_conflict(bm, bk, 4), c_none = mm_store_conflict(bm, bk, 0);
+    /* transposed 4-byte stores into shared memory: A of op N (As[k][m]), B of op T
+     * (Bs[k][n]); with neither there is nothing for PAD to fix */
+    int c_pad = 1, c_none = 1;
+    if (!opa) {
+        c_pad = mm_store_conflict(bm, bk, 4);
+        c_none = mm_store_conflict(bm, bk, 0);
+    }
+    if (opb) {
+        int p4 = mm_store_conflict(bn, bk, 4), p0 = mm_store_conflict(bn, bk, 0);
+        c_pad = p4 > c_pad ? p4 : c_pad;
+        c_none = p0 > c_none ? p0 : c_none;
+    }
     if (pad == 4 && c_pad >= c_none) {
-        tpl_reason(why, len, "PAD=4 removes no bank conflict for BM=%d, BK=%d (PAD=0 is canonical)", bm, bk);
+        tpl_reason(why, len, "PAD=4 removes no bank conflict for BM=%d, BN=%d, BK=%d, OPA=%d, "
+                   "OPB=%d (PAD=0 is canonical)", bm, bn, bk, opa, opb);
         return 0;
     }
     if (pad == 0 && c_pad < c_none) {
-        tpl_reason(why, len, "PAD=0 leaves %d-way bank conflicts on the A stores (PAD=4: %d-way)",
-                   c_none, c_pad);
+        tpl_reason(why, len, "PAD=0 leaves %d-way bank conflicts on the transposed stores of A "
+                   "or B (PAD=4: %d-way)", c_none, c_pad);
         return 0;
     }
     if (pad != 0 && pad != 4) {
@@ -359,12 +388,26 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     return 1;
 }
 
+/* FP32 with exact math, row-major (the canonical form: tpl.h), any ops, any batch. */
+static int mm_accepts(const tpl_problem *p)
+{
+    return p->n_dims == 3 && p->dtype == AT_R_32F && p->math == AT_MATH_DEFAULT &&
+           p->order == AT_ROW_MAJOR && (unsigned)p->op_a <= AT_OP_T &&
+           (unsigned)p->op_b <= AT_OP_T && p->batch >= 0;
+}
+
 static int mm_applicable(const int *cfg, const tpl_problem *p)
 {
     if (!tpl_family_accepts(&tpl_matmul, p))
         return 0;
     long long m = p->dims[0], n = p->dims[1], k = p->dims[2];
     if (m < 1 || n < 1 || k < 0 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
+        return 0;
+    /* the configuration's ops are the problem's; the seeds compute one NN product */
+    if (cfg[P_OPA] != (p->op_a == AT_OP_T) || cfg[P_OPB] != (p->op_b == AT_OP_T))
+        return 0;
+    long long batch = tpl_problem_batch(p);
+    if (batch > 1 && (cfg[P_ALGO] != 2 || cfg[P_SPLITK] > 1 || cfg[P_SK] == 1))
         return 0;
     switch (cfg[P_ALGO]) {
     case 0:
@@ -409,8 +452,13 @@ static at_status mm_run_streamk(at_exec *ex, const int *cfg, const mm_geom *g, l
                                 int flags)
 {
     int per_sm = 0;
-    at_status s = ex_occupancy(ex, "matmul_streamk", (unsigned)g->nthreads, (unsigned)g->smem,
-                               &per_sm);
+    /* the kernel's static counter word (4 bytes) on top of exactly 48 KiB of dynamic shared
+     * memory needs the opt-in, which the launcher makes only above 48 KiB: ask for 16 more
+     * bytes there (unused). Found on the H200: 128x256x16, 2 stages, PAD=0 (TN) was refused. */
+    unsigned smem = (unsigned)g->smem;
+    if (smem > 48 * 1024 - 16 && smem <= 48 * 1024)
+        smem = 48 * 1024 + 16;
+    at_status s = ex_occupancy(ex, "matmul_streamk", (unsigned)g->nthreads, smem, &per_sm);
     if (s != AT_OK)
         return s;
     int sms = ex->dev && ex->dev->sm_count > 0 ? ex->dev->sm_count : 1;
@@ -428,7 +476,7 @@ static at_status mm_run_streamk(at_exec *ex, const int *cfg, const mm_geom *g, l
     void *a[] = {&m, &n, &k, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &W, &counters, &flags,
                  &plan.dp_tiles, &ksteps, &plan.q, &plan.r};
     return ex_launch(ex, "matmul_streamk", (unsigned)plan.grid, 1, 1, (unsigned)g->nthreads, 1, 1,
-                     (unsigned)g->smem, a);
+                     smem, a);
 }
 
 static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
@@ -446,9 +494,15 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
         return AT_OK;
     const tpl_operand *oa = &args->operand[TPL_GEMM_A], *ob = &args->operand[TPL_GEMM_B],
                       *oc = &args->operand[TPL_GEMM_C];
-    if (oa->ld < (k > 1 ? k : 1) || ob->ld < n || oc->ld < n)
+    if (oa->ld < tpl_gemm_min_ld(AT_ROW_MAJOR, p->op_a, m, k) ||
+        ob->ld < tpl_gemm_min_ld(AT_ROW_MAJOR, p->op_b, k, n) || oc->ld < n)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "matmul: leading dimensions lda=%lld ldb=%lld "
-                       "ldc=%lld too small for %dx%dx%d", oa->ld, ob->ld, oc->ld, m, n, k);
+                       "ldc=%lld too small for %dx%dx%d (ops %s%s)", oa->ld, ob->ld, oc->ld, m, n,
+                       k, tpl_op_name(p->op_a), tpl_op_name(p->op_b));
+    long long batch = tpl_problem_batch(p);
+    long long sA = oa->batch_stride, sB = ob->batch_stride, sC = oc->batch_stride;
+    if (batch > 1 && (sA < 0 || sB < 0 || sC < 0))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "matmul: negative batch stride");
     if (oa->ld > 0x7fffffff || ob->ld > 0x7fffffff || oc->ld > 0x7fffffff)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "matmul: leading dimensions lda=%lld ldb=%lld "
                        "ldc=%lld above 2^31-1", oa->ld, ob->ld, oc->ld);
@@ -456,6 +510,12 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
     float alpha = (float)args->scalar[TPL_GEMM_ALPHA], beta = (float)args->scalar[TPL_GEMM_BETA];
     CUdeviceptr A = oa->ptr, B = ob->ptr, C = oc->ptr;
 
+    if (cfg[P_OPA] != (p->op_a == AT_OP_T) || cfg[P_OPB] != (p->op_b == AT_OP_T) ||
+        (batch > 1 && (cfg[P_ALGO] != 2 || cfg[P_SPLITK] > 1 || cfg[P_SK] == 1)))
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "matmul: configuration OPA=%d OPB=%d does not "
+                       "compute ops %s%s%s", cfg[P_OPA], cfg[P_OPB], tpl_op_name(p->op_a),
+                       tpl_op_name(p->op_b), batch > 1 ? " in a batch (needs ALGO=2, SPLITK=1, "
+                       "SK=0)" : "");
     if (cfg[P_ALGO] == 0 || cfg[P_ALGO] == 1) {
         int t = cfg[P_ALGO] == 0 ? 16 : cfg[P_TILE];
         long long gy = mm_cdiv(m, t), gx = mm_cdiv(n, t);
@@ -477,9 +537,14 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
     int sk = cfg[P_SPLITK];
     CUdeviceptr W = 0;
     int flags = 0;
-    if (cfg[P_VEC] == 4 && B % 16 == 0 && ldb % 4 == 0) {
+    if (cfg[P_OPA] == 1 && cfg[P_VEC] == 4 && A % 16 == 0 && lda % 4 == 0 &&
+        (batch == 1 || sA % 4 == 0))
+        flags |= 4;
+    if (cfg[P_OPB] == 1) {
+        /* B of op T: 4-byte copies along K, any alignment */
+    } else if (cfg[P_VEC] == 4 && B % 16 == 0 && ldb % 4 == 0 && (batch == 1 || sB % 4 == 0)) {
         flags |= 1;
-    } else if (cfg[P_VEC] == 4 && k > 0) {
+    } else if (cfg[P_VEC] == 4 && k > 0 && batch == 1) {
         /* B unaligned (pointer or ldb): pack it once into an aligned copy with
          * ldb rounded up to 4, so the kernel keeps its 16-byte copy path. One
          * read and one write of B: ~1% of the multiply for square shapes; the
@@ -516,15 +581,23 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
             return s;
         if (cfg[P_VEC] == 4 && n % 4 == 0 && W % 16 == 0)
             flags |= 2;
-    } else if (cfg[P_VEC] == 4 && C % 16 == 0 && ldc % 4 == 0) {
+    } else if (cfg[P_VEC] == 4 && C % 16 == 0 && ldc % 4 == 0 && (batch == 1 || sC % 4 == 0)) {
         flags |= 2;
     }
     if (cfg[P_SK] == 1)
         return mm_run_streamk(ex, cfg, &g, tiles, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
                               flags);
-    void *a[] = {&m, &n, &k, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &W, &flags};
-    at_status s = ex_launch(ex, "matmul_tuned", (unsigned)tiles, 1, (unsigned)sk,
-                            (unsigned)g.nthreads, 1, 1, (unsigned)g.smem, a);
+    /* products along grid y, at most 65535 a launch */
+    at_status s = AT_OK;
+    for (long long b0 = 0; b0 < batch && s == AT_OK; b0 += 65535) {
+        long long nb = batch - b0 < 65535 ? batch - b0 : 65535;
+        CUdeviceptr Ab = A + (CUdeviceptr)(b0 * sA * 4), Bb = B + (CUdeviceptr)(b0 * sB * 4),
+                    Cb = C + (CUdeviceptr)(b0 * sC * 4);
+        void *a[] = {&m, &n, &k, &alpha, &Ab, &lda, &Bb, &ldb, &beta, &Cb, &ldc, &W, &flags,
+                     &sA, &sB, &sC};
+        s = ex_launch(ex, "matmul_tuned", (unsigned)tiles, (unsigned)nb, (unsigned)sk,
+                      (unsigned)g.nthreads, 1, 1, (unsigned)g.smem, a);
+    }
     if (s != AT_OK || sk == 1)
         return s;
     /* Reduction: 256-thread blocks of bx column chunks (4 columns each when
@@ -546,47 +619,59 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
 static void mm_work(const tpl_problem *p, double *flops, double *bytes)
 {
     double m = (double)p->dims[0], n = (double)p->dims[1], k = (double)p->dims[2];
-    *flops = 2.0 * m * n * k;
-    *bytes = 4.0 * (m * k + k * n + 2.0 * m * n);
+    double batch = (double)tpl_problem_batch(p);
+    *flops = 2.0 * m * n * k * batch;
+    *bytes = 4.0 * (m * k + k * n + 2.0 * m * n) * batch;
 }
 
+/* Inputs of a problem (any ops, batch: the products packed one after another): A, B and C0
+ * uniform in [-1, 1), alpha 1.5, beta 0.5, and the float64 reference of every product. */
 static at_status mm_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
                             tpl_workset *ws)
 {
     at_status s = tpl_check_problem(ref, &tpl_matmul, p);
     if (s != AT_OK)
         return s;
-    if (p->dims[0] < 1 || p->dims[1] < 1 || p->dims[2] < 1 ||
-        p->dims[0] > 0x7fffffff || p->dims[1] > 0x7fffffff || p->dims[2] > 0x7fffffff)
+    long long batch = tpl_problem_batch(p);
+    if (p->dims[0] < 1 || p->dims[1] < 1 || p->dims[2] < 1 || p->dims[0] > 0x7fffffff ||
+        p->dims[1] > 0x7fffffff || p->dims[2] > 0x7fffffff || batch > 65535 ||
+        batch * p->dims[0] > 0x7fffffff)
         return ex_fail(ref, AT_ERR_INVALID_ARG, "matmul: bad problem for prepare");
     int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
-    size_t a_n = (size_t)m * k, b_n = (size_t)k * n, c_n = (size_t)m * n;
+    size_t a_n = (size_t)m * k, b_n = (size_t)k * n, c_n = (size_t)m * n, nb = (size_t)batch;
     CUdeviceptr A, B, C0, C, R;
-    if ((s = tpl_ws_alloc(ref, ws, a_n * 4, &A)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, b_n * 4, &B)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, c_n * 4, &C0)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, c_n * 4, &C)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, c_n * 4, &R)) != AT_OK)
+    if ((s = tpl_ws_alloc(ref, ws, a_n * nb * 4, &A)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, b_n * nb * 4, &B)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, c_n * nb * 4, &C0)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, c_n * nb * 4, &C)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, c_n * nb * 8, &R)) != AT_OK)
         return s;
-    if ((s = tpl_fill_uniform(ref, A, (long long)a_n, seed * 3 + 1, -1.0f, 1.0f)) != AT_OK ||
-        (s = tpl_fill_uniform(ref, B, (long long)b_n, seed * 3 + 2, -1.0f, 1.0f)) != AT_OK ||
-        (s = tpl_fill_uniform(ref, C0, (long long)c_n, seed * 3 + 3, -1.0f, 1.0f)) != AT_OK)
+    if ((s = tpl_fill_uniform(ref, A, (long long)(a_n * nb), seed * 3 + 1, -1.0f, 1.0f)) != AT_OK ||
+        (s = tpl_fill_uniform(ref, B, (long long)(b_n * nb), seed * 3 + 2, -1.0f, 1.0f)) != AT_OK ||
+        (s = tpl_fill_uniform(ref, C0, (long long)(c_n * nb), seed * 3 + 3, -1.0f, 1.0f)) != AT_OK)
         return s;
     const float alpha = 1.5f, beta = 0.5f;
-    if ((s = tpl_ref_gemm(ref, m, n, k, alpha, A, k, B, n, beta, C0, R, n)) != AT_OK)
+    int lda = p->op_a == AT_OP_T ? m : k, ldb = p->op_b == AT_OP_T ? k : n;
+    ws->args = tpl_gemm_args(m, n, k, alpha, A, lda, B, ldb, beta, C, n);
+    ws->args.problem = *p;
+    ws->args.operand[TPL_GEMM_A].batch_stride = (long long)a_n;
+    ws->args.operand[TPL_GEMM_B].batch_stride = (long long)b_n;
+    ws->args.operand[TPL_GEMM_C].batch_stride = (long long)c_n;
+    if ((s = tpl_ref_gemm_args(ref, &ws->args, C0, R)) != AT_OK)
         return s;
-    ws->args = tpl_gemm_args(m, n, k, alpha, A, k, B, n, beta, C, n);
     ws->out = C;
-    ws->out_bytes = c_n * 4;
+    ws->out_bytes = c_n * nb * 4;
     ws->out_initial = C0;
     ws->reference = R;
     return AT_OK;
 }
 
+/* The products lie one after another: one (batch * m) x n matrix. */
 static at_status mm_check(at_exec *ref, tpl_workset *ws, double *error)
 {
     const tpl_problem *p = &ws->args.problem;
-    return tpl_rel_error(ref, ws->out, ws->reference, p->dims[0] * p->dims[1], error);
+    return tpl_rel_error_typed(ref, AT_R_32F, ws->out, (int)(tpl_problem_batch(p) * p->dims[0]),
+                               (int)p->dims[1], p->dims[1], ws->reference, error);
 }
 
 /* FP32 accumulation error grows like sqrt(k) * 2^-24; ~10x margin over what
@@ -597,7 +682,13 @@ static double mm_tolerance(const tpl_problem *p)
     return 4e-7 * sqrt(k) + 1e-6;
 }
 
-#define MM_CANON_ALGO2 "BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0"
+#define MM_CANON_ALGO2 "BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0"
+/* The default configuration's tile with other ops (PAD where the transposed stores need it):
+ * the built-in fallback of transposed problems (the lookup tries baselines after the default). */
+#define MM_DEFAULT_TILE "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4," \
+                        "WNITER=2,STAGES=3,VEC=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,"
+#define MM_NN_WINNER "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8," \
+                     "WNITER=2,STAGES=2,VEC=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,"
 
 static const tpl_baseline mm_baselines[] = {
     {"seed_naive", "ALGO=0,TILE=8,UNROLL=1," MM_CANON_ALGO2,
@@ -606,6 +697,21 @@ static const tpl_baseline mm_baselines[] = {
      "seed 1 version 1 / seed 2: 16x16 shared-memory tiles, bounds-checked"},
     {"seed_tiled32", "ALGO=1,TILE=32,UNROLL=1," MM_CANON_ALGO2,
      "seed 2 as written: 32x32 shared-memory tiles, bounds-checked"},
+    {"default_nt", MM_DEFAULT_TILE "PAD=4,OPA=0,OPB=1",
+     "the default configuration for op(B) = T (B stored n x k)"},
+    {"default_tn", MM_DEFAULT_TILE "PAD=0,OPA=1,OPB=0",
+     "the default configuration for op(A) = T (A stored k x m)"},
+    {"default_tt", MM_DEFAULT_TILE "PAD=4,OPA=1,OPB=1",
+     "the default configuration for both operands transposed"},
+    /* every tuning run evaluates the baselines that serve its problem: these start the
+     * transposed searches from the NN winner's tile (4096^3 on the H200: 128x256x16, FRAG=1,
+     * FFMA=2; bench/results/2026-11-22-H200-matmul-ffma-bench.txt) */
+    {"nn_winner_nt", MM_NN_WINNER "PAD=4,OPA=0,OPB=1",
+     "the NN 4096^3 winner's tile with op(B) = T"},
+    {"nn_winner_tn", MM_NN_WINNER "PAD=0,OPA=1,OPB=0",
+     "the NN 4096^3 winner's tile with op(A) = T"},
+    {"nn_winner_tt", MM_NN_WINNER "PAD=4,OPA=1,OPB=1",
+     "the NN 4096^3 winner's tile with both operands transposed"},
 };
 
 static const tpl_problem mm_tuning[] = {
@@ -616,14 +722,20 @@ static const tpl_problem mm_tuning[] = {
     TPL_PROBLEM(3, {8192, 8192, 128}),
     TPL_PROBLEM(3, {128, 8192, 8192}),
     TPL_PROBLEM(3, {8192, 64, 8192}),
+    /* the default run's one transposed problem (A X^T, the commonest), then those a run
+     * naming the family (--kernel matmul) adds */
+    {.n_dims = 3, .dims = {4096, 4096, 4096}, .op_b = AT_OP_T},
+    {.n_dims = 3, .dims = {4096, 4096, 4096}, .op_a = AT_OP_T},
+    {.n_dims = 3, .dims = {4096, 4096, 4096}, .op_a = AT_OP_T, .op_b = AT_OP_T},
 };
+#define MM_N_DEFAULT_TUNING 8
 
 const tpl_family tpl_matmul = {
     .name = "matmul",
     .source = "matmul.cu",
     .fixed_options = "",
-    .summary = "SGEMM C = alpha*A*B + beta*C (FP32 FFMA, row-major): seed naive/tiled and a "
-               "register-tiled cp.async pipeline with split-K",
+    .summary = "SGEMM C = alpha*op(A)*op(B) + beta*C (FP32 FFMA, row-major, ops N/T, strided "
+               "batches): seed naive/tiled and a register-tiled cp.async pipeline with split-K",
     .n_dims = 3,
     .dim_names = {"m", "n", "k"},
     .metric_is_flops = 1,
@@ -650,8 +762,12 @@ const tpl_family tpl_matmul = {
                           "evenly by K steps (deterministic fix-up)"},
         {"FFMA", 3, {0, 1, 2}, "ALGO 2, FRAG=1: FFMA order over the lane's accumulators: 0 rows, "
                                "1 rows serpentine, 2 columns serpentine"},
+        {"OPA", 2, {0, 1}, "ALGO 2: 1 = A stored k x m (op T; 16-byte loads along m), 0 = m x k"},
+        {"OPB", 2, {0, 1}, "ALGO 2: 1 = B stored n x k (op T; 4-byte loads stored transposed), "
+                           "0 = k x n"},
     },
     .valid = mm_valid,
+    .accepts = mm_accepts,
     .applicable = mm_applicable,
     .deterministic = mm_deterministic,
     .run = mm_run,
@@ -660,9 +776,10 @@ const tpl_family tpl_matmul = {
     .check = mm_check,
     .tolerance = mm_tolerance,
     .default_config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,"
-                      "WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0",
+                      "WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
     .n_baselines = (int)(sizeof mm_baselines / sizeof mm_baselines[0]),
     .baselines = mm_baselines,
     .n_tuning_problems = (int)(sizeof mm_tuning / sizeof mm_tuning[0]),
     .tuning_problems = mm_tuning,
+    .n_default_tuning_problems = MM_N_DEFAULT_TUNING,
 };

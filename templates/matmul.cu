@@ -1,5 +1,6 @@
-// matmul.cu: the matmul family, C = alpha*A*B + beta*C (FP32, IEEE FFMA, row-major,
-// any M, N, K and leading dimensions): the seeds' naive and tiled kernels and a tuned one.
+// matmul.cu: the matmul family, C = alpha*op(A)*op(B) + beta*C (FP32, IEEE FFMA, row-major,
+// any M, N, K and leading dimensions, op N or T on each operand (OPA, OPB; the seeds: N only),
+// batches of products along grid y): the seeds' naive and tiled kernels and a tuned one.
 
 // ---- tunables (the descriptor templates/matmul.c passes every one as -D) ----
 #ifndef ALGO
@@ -52,6 +53,12 @@
 #endif
 #ifndef FFMA
 #define FFMA 0          // ALGO 2, FRAG=1: order of a K step's FFMAs over the lane's accumulators: 0 rows, 1 rows serpentine, 2 columns serpentine
+#endif
+#ifndef OPA
+#define OPA 0           // ALGO 2: 0 = A stored M x K (op N), 1 = A stored K x M (op T: 16-byte loads along M)
+#endif
+#ifndef OPB
+#define OPB 0           // ALGO 2: 0 = B stored K x N (op N), 1 = B stored N x K (op T: 4-byte loads, stored transposed)
 #endif
 #ifndef SK
 #define SK 0            // ALGO 2: 1 = stream-K: a persistent grid, full waves of tiles, the rest split evenly by K steps
@@ -215,8 +222,24 @@ __device__ __forceinline__ void mm_wait(void)
 #define BV_ITERS (BK * B_VPR / NTHREADS)    // 16-byte copies of B per thread per step
 #define BV_ROWSTEP (NTHREADS / B_VPR)
 #define BS_ITERS (BK * BN / NTHREADS)       // 4-byte copies of B (fallback path)
+// OPA=1: A stored K x M, copied like B (float4 along M, 4-byte fallback when unaligned).
+#define A_VPR (BM / 4)                      // float4 per K row of the A tile
+#define AV_ITERS (BK * A_VPR / NTHREADS)
+#define AV_ROWSTEP (NTHREADS / A_VPR)
+// OPB=1: B stored N x K, copied like A of OPA=0 (4-byte along K, stored transposed).
+#define BT_ITERS (BN * BK / NTHREADS)
+#define BT_ROWSTEP (NTHREADS / BK)
+#if OPA == 0
 static_assert((BM * BK) % NTHREADS == 0 && NTHREADS % BK == 0, "A copies must split evenly");
+#else
+static_assert((BK * A_VPR) % NTHREADS == 0 && NTHREADS % A_VPR == 0 && (BM * BK) % NTHREADS == 0,
+              "A copies must split evenly");
+#endif
+#if OPB == 0
 static_assert((BK * B_VPR) % NTHREADS == 0 && NTHREADS % B_VPR == 0, "B copies must split evenly");
+#else
+static_assert((BN * BK) % NTHREADS == 0 && NTHREADS % BK == 0, "B copies must split evenly");
+#endif
 static_assert(FRAG == 0 || (STAGES >= 2 && BK % 2 == 0), "FRAG=1 needs a second stage buffer");
 static_assert(BN % 4 == 0 && (BM + PAD) % 4 == 0 && (BN + PAD) % 4 == 0, "16-byte alignment");
 
@@ -281,8 +304,9 @@ __device__ __forceinline__ void mm_lane_origin(int &wm0, int &wn0, int &tm, int 
 }
 
 // Accumulates the K range [kbeg, kend) (kbeg a multiple of BK) of block tile (m0, n0)
-// into acc, which it zeroes first. flags bit 0: B allows 16-byte loads. Leaves every
-// cp.async group complete; the caller separates two calls by a barrier.
+// into acc, which it zeroes first. flags bit 0: B allows 16-byte loads (OPB=0); bit 2: A
+// allows 16-byte loads (OPA=1). Leaves every cp.async group complete; the caller separates
+// two calls by a barrier.
 __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restrict__ A, int lda,
                                             const float *__restrict__ B, int ldb, int flags,
                                             float *smem, int m0, int n0, int kbeg, int kend,
@@ -293,6 +317,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
     int wm0, wn0, tm, tn;
     mm_lane_origin(wm0, wn0, tm, tn);
     const int vec_b = flags & 1;
+    const int vec_a = (flags & 4) != 0;
 
 #pragma unroll
     for (int i = 0; i < WMITER * TM; i++)
@@ -303,16 +328,32 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
     // rows/columns outside the matrix and the K tail are zero-filled.
     const int tid = threadIdx.x;
     const unsigned sbase = mm_smem_addr(smem);
+#if OPA == 0
     const int a_k = tid % BK, a_m = tid / BK;
     const int a_mrem = M - m0 - a_m;                // row i is inside if i*A_ROWSTEP < a_mrem
     const float *a_ptr = A + (long long)(m0 + a_m) * lda + kbeg + a_k;
     const long long a_istep = (long long)A_ROWSTEP * lda;
+#else
+    const int a_k = tid / A_VPR, a_m = (tid % A_VPR) * 4;
+    const int a_left = M - m0 - a_m;
+    const int a_bytes = a_left >= 4 ? 16 : a_left > 0 ? 4 * a_left : 0;
+    const float *a_ptr = A + (long long)(kbeg + a_k) * lda + m0 + a_m;
+    const long long a_istep = (long long)AV_ROWSTEP * lda;
+    const long long a_tstep = (long long)BK * lda;
+#endif
+#if OPB == 0
     const int b_k = tid / B_VPR, b_n = (tid % B_VPR) * 4;
     const int b_left = N - n0 - b_n;
     const int b_bytes = b_left >= 4 ? 16 : b_left > 0 ? 4 * b_left : 0;
     const float *b_ptr = B + (long long)(kbeg + b_k) * ldb + n0 + b_n;
     const long long b_istep = (long long)BV_ROWSTEP * ldb;
     const long long b_tstep = (long long)BK * ldb;
+#else
+    const int b_k = tid % BK, b_n = tid / BK;
+    const int b_nrem = N - n0 - b_n;                // column i is inside if i*BT_ROWSTEP < b_nrem
+    const float *b_ptr = B + (long long)(n0 + b_n) * ldb + kbeg + b_k;
+    const long long b_istep = (long long)BT_ROWSTEP * ldb;
+#endif
 
     // Interior blocks (block-uniform): every row of A and column of B inside the
     // matrix and B on the 16-byte path, so whole K steps copy without predicates,
@@ -320,25 +361,43 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
     // blocks take the predicated path below.
     // FRAG=1 only: at FRAG=0 the extra path costs registers (ptxas -v, sm_90: 64x128
     // BK=16 tiles went from 157-162 registers to 168 with 40-60 bytes of spills).
-    const bool interior = FRAG == 1 && VEC == 4 && vec_b && m0 + BM <= M && n0 + BN <= N;
+    const bool interior = FRAG == 1 && VEC == 4 && (OPB == 1 || vec_b) && (OPA == 0 || vec_a) &&
+                          m0 + BM <= M && n0 + BN <= N;
 
     // Queues the copies of K step [k0, k0 + BK) into stage buffer `stage`.
     auto load_tile = [&](int stage, int k0) {
         const int soff = stage * STAGE_FLOATS;
         if (interior && k0 + BK <= kend) {
+#if OPA == 0
 #pragma unroll
             for (int i = 0; i < A_ITERS; i++)
                 mm_cp4_full(smem, sbase, soff + a_k * AS_LD + a_m + i * A_ROWSTEP,
                             a_ptr + i * a_istep);
             a_ptr += BK;
+#else
+#pragma unroll
+            for (int i = 0; i < AV_ITERS; i++)
+                mm_cp16_full(smem, sbase, soff + (a_k + i * AV_ROWSTEP) * AS_LD + a_m,
+                             a_ptr + i * a_istep);
+            a_ptr += a_tstep;
+#endif
+#if OPB == 0
 #pragma unroll
             for (int i = 0; i < BV_ITERS; i++)
                 mm_cp16_full(smem, sbase,
                              soff + BK * AS_LD + (b_k + i * BV_ROWSTEP) * BS_LD + b_n,
                              b_ptr + i * b_istep);
             b_ptr += b_tstep;
+#else
+#pragma unroll
+            for (int i = 0; i < BT_ITERS; i++)
+                mm_cp4_full(smem, sbase, soff + BK * AS_LD + b_k * BS_LD + b_n + i * BT_ROWSTEP,
+                            b_ptr + i * b_istep);
+            b_ptr += BK;
+#endif
             return;
         }
+#if OPA == 0
         const int a_kin = k0 + a_k < kend;
 #pragma unroll
         for (int i = 0; i < A_ITERS; i++) {
@@ -347,6 +406,37 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
                    ok ? a_ptr + i * a_istep : A, ok ? 4 : 0);
         }
         a_ptr += BK;
+#else
+        if (VEC == 4 && vec_a) {
+#pragma unroll
+            for (int i = 0; i < AV_ITERS; i++) {
+                int ok = k0 + a_k + i * AV_ROWSTEP < kend && a_bytes;
+                mm_cp16(smem, sbase, soff + (a_k + i * AV_ROWSTEP) * AS_LD + a_m,
+                        ok ? a_ptr + i * a_istep : A, ok ? a_bytes : 0);
+            }
+            a_ptr += a_tstep;
+        } else {
+#pragma unroll
+            for (int i = 0; i < A_ITERS; i++) {
+                int e = tid + i * NTHREADS;
+                int k = e / BM, m = e % BM;
+                int gk = k0 + k, gm = m0 + m;
+                int ok = gk < kend && gm < M;
+                mm_cp4(smem, sbase, soff + k * AS_LD + m, ok ? A + (long long)gk * lda + gm : A,
+                       ok ? 4 : 0);
+            }
+        }
+#endif
+#if OPB == 1
+        const int b_kin = k0 + b_k < kend;
+#pragma unroll
+        for (int i = 0; i < BT_ITERS; i++) {
+            int ok = b_kin && i * BT_ROWSTEP < b_nrem;
+            mm_cp4(smem, sbase, soff + BK * AS_LD + b_k * BS_LD + b_n + i * BT_ROWSTEP,
+                   ok ? b_ptr + i * b_istep : B, ok ? 4 : 0);
+        }
+        b_ptr += BK;
+#else
         if (VEC == 4 && vec_b) {
 #pragma unroll
             for (int i = 0; i < BV_ITERS; i++) {
@@ -366,6 +456,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
                        ok ? B + (long long)gk * ldb + gn : B, ok ? 4 : 0);
             }
         }
+#endif
     };
 
 #if STAGES == 1
@@ -535,15 +626,20 @@ __device__ __forceinline__ void mm_store_tile(const float (&acc)[WMITER * TM][WN
 }
 
 #if SK == 0
-// Grid: (tiles of C, 1, SPLITK); block NTHREADS; dynamic shared memory
+// Grid: (tiles of C, products of the batch, SPLITK); block NTHREADS; dynamic shared memory
 // STAGES * STAGE_FLOATS floats. flags bit 0: B allows 16-byte loads; bit 1: C (or W)
-// allows 16-byte stores. With SPLITK > 1 the block writes its partial sum (unscaled)
-// to W + z * M * N (leading dimension N) instead of C.
+// allows 16-byte stores; bit 2: A allows 16-byte loads (OPA=1). Product y of the batch
+// reads A + y * sA, B + y * sB and writes C + y * sC (strides in floats). With SPLITK > 1
+// (one product) the block writes its partial sum (unscaled) to W + z * M * N (leading
+// dimension N) instead of C.
 extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
 matmul_tuned(int M, int N, int K, float alpha, const float *__restrict__ A, int lda,
              const float *__restrict__ B, int ldb, float beta, float *__restrict__ C, int ldc,
-             float *__restrict__ W, int flags)
+             float *__restrict__ W, int flags, long long sA, long long sB, long long sC)
 {
+    A += blockIdx.y * sA;
+    B += blockIdx.y * sB;
+    C += blockIdx.y * sC;
     extern __shared__ float4 mm_smem4[];
     float *smem = (float *)mm_smem4;
     int m0, n0;

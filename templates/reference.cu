@@ -176,6 +176,43 @@ extern "C" __global__ void ref_gemm_typed(int m, int n, int k, float alpha, cons
     }
 }
 
+/* R[z] = alpha * op(A[z]) op(B[z]) + beta * C0[z] in float64 for a batch of products (grid z:
+ * the product), NOT rounded: element (i, p) of op(A) is A[z * a_bs + i * a_rs + p * a_cs],
+ * (p, j) of op(B) is B[z * b_bs + p * b_rs + j * b_cs] (so either operand may be transposed),
+ * C0 row-major with ldc0 and batch stride c_bs (unread when beta == 0); R batch x m x n,
+ * contiguous. Types as ref_gemm_typed. */
+extern "C" __global__ void ref_gemm_strided(int m, int n, int k, float alpha, const void *A,
+                                            long long a_rs, long long a_cs, long long a_bs,
+                                            const void *B, long long b_rs, long long b_cs,
+                                            long long b_bs, float beta, const void *C0,
+                                            long long ldc0, long long c_bs, double *R, int dtype,
+                                            int tf32)
+{
+    __shared__ double As[REF_TILE][REF_TILE];
+    __shared__ double Bs[REF_TILE][REF_TILE + 1];
+    long long z = blockIdx.z;
+    int row = blockIdx.y * REF_TILE + threadIdx.y;
+    int col = blockIdx.x * REF_TILE + threadIdx.x;
+    double acc = 0.0;
+    for (int t = 0; t < k; t += REF_TILE) {
+        int ak = t + threadIdx.x, bk = t + threadIdx.y;
+        As[threadIdx.y][threadIdx.x] = (row < m && ak < k)
+            ? ref_operand(A, z * a_bs + row * a_rs + ak * a_cs, dtype, tf32) : 0.0;
+        Bs[threadIdx.y][threadIdx.x] = (bk < k && col < n)
+            ? ref_operand(B, z * b_bs + bk * b_rs + col * b_cs, dtype, tf32) : 0.0;
+        __syncthreads();
+        for (int i = 0; i < REF_TILE; i++)
+            acc += As[threadIdx.y][i] * Bs[i][threadIdx.x];
+        __syncthreads();
+    }
+    if (row < m && col < n) {
+        double out = (double)alpha * acc;
+        if (beta != 0.0f)
+            out += (double)beta * ref_load_typed(C0, z * c_bs + row * ldc0 + col, dtype);
+        R[(z * m + row) * n + col] = out;
+    }
+}
+
 __device__ __forceinline__ double ref_block_sum(double v, double *shared)
 {
     shared[threadIdx.x] = v;

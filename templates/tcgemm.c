@@ -306,11 +306,12 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     return tc_lattice_ok(cfg, why, len);
 }
 
-/* The TYPE of a problem's kind, -1 if the family does not compute it. */
+/* The TYPE of a problem's kind, -1 if the family does not compute it (any ops and batch;
+ * row-major, the canonical form of tpl.h). */
 static int tc_type_of(const tpl_problem *p)
 {
-    if (p->op_a != AT_OP_N || p->op_b != AT_OP_N || p->order != AT_ROW_MAJOR ||
-        tpl_problem_batch(p) != 1)
+    if ((unsigned)p->op_a > AT_OP_T || (unsigned)p->op_b > AT_OP_T ||
+        p->order != AT_ROW_MAJOR || p->batch < 0)
         return -1;
     if (p->dtype == AT_R_16BF && p->math == AT_MATH_DEFAULT)
         return 0;
@@ -321,7 +322,7 @@ static int tc_type_of(const tpl_problem *p)
     return -1;
 }
 
-/* BF16 or FP16 with default math, or FP32 with TF32 math; row-major NN, one product. */
+/* BF16 or FP16 with default math, or FP32 with TF32 math; row-major, ops N or T, any batch. */
 static int tc_accepts(const tpl_problem *p)
 {
     return p->n_dims == 3 && tc_type_of(p) >= 0;
@@ -395,6 +396,34 @@ static at_status tc_pack(at_exec *ex, int slot, int esz, int align, int rows, in
     void *a[] = {&rows, &cols, &src, &lds, &dst, &ldd};
     s = ex_launch(ex, "tc_pack", tc_stride_grid(ex, (long long)rows * ldd * esz / 16), 1, 1, 256,
                   1, 1, 0, a);
+    if (s == AT_OK) {
+        *p = dst;
+        *ld = ldd;
+    }
+    return s;
+}
+
+/* The transposing pack: the rows x cols operand at *p (leading dimension *ld), given with op T,
+ * becomes its cols x rows transpose in scratch slot `slot`, rows of a multiple of `align` bytes
+ * (zero-filled past rows); *p, *ld then point at the copy. */
+static at_status tc_pack_t(at_exec *ex, int slot, int esz, int align, int rows, int cols,
+                           CUdeviceptr *p, long long *ld)
+{
+    long long per = align / esz, ldd = tc_cdiv(rows, per) * per;
+    CUdeviceptr dst = 0;
+    at_status s = ex_scratch(ex, slot, (size_t)cols * (size_t)ldd * (size_t)esz, &dst);
+    if (s != AT_OK)
+        return s;
+    if (dst % 16)
+        return ex_fail(ex, AT_ERR_INTERNAL, "tcgemm: scratch memory not 16-byte aligned");
+    CUdeviceptr src = *p;
+    long long lds = *ld, gx = tc_cdiv(ldd, 32), gy = tc_cdiv(cols, 32);
+    if (gx > 0x7fffffff)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: operand of %d rows too large to pack", rows);
+    if (gy > 65535)
+        gy = 65535;
+    void *a[] = {&rows, &cols, &src, &lds, &dst, &ldd};
+    s = ex_launch(ex, "tc_pack_t", (unsigned)gx, (unsigned)gy, 1, 32, 8, 1, 0, a);
     if (s == AT_OK) {
         *p = dst;
         *ld = ldd;
@@ -576,6 +605,34 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
     return tc_reduce(ex, c, W);
 }
 
+/* One product of a call (operands already offset to it): the transposing packs of op T
+ * operands, then the PATH's kernel (k == 0: C = beta * C through the reduce). */
+static at_status tc_run_one(at_exec *ex, const int *cfg, const tpl_problem *p, tc_call c)
+{
+    at_status s;
+    if (c.k == 0) {
+        /* C = beta * C: the reduce over SPLITK zero partials */
+        CUdeviceptr W;
+        size_t words = (size_t)cfg[P_SPLITK] * c.m * c.n;
+        if ((s = ex_scratch(ex, TC_SLOT_PARTIALS, words * 4, &W)) != AT_OK ||
+            (s = ex_memset32(ex, W, 0, words)) != AT_OK)
+            return s;
+        return tc_reduce(ex, &c, W);
+    }
+    int esz = tc_esz(cfg), align = cfg[P_PATH] == 90 ? TC_PACK_ALIGN_90 : TC_PACK_ALIGN_80;
+    /* op T: A is stored k x m, B n x k; their transposes are what the kernels read */
+    if (p->op_a == AT_OP_T &&
+        (s = tc_pack_t(ex, TC_SLOT_PACKED_A, esz, align, c.k, c.m, &c.A, &c.lda)) != AT_OK)
+        return s;
+    if (p->op_b == AT_OP_T &&
+        (s = tc_pack_t(ex, TC_SLOT_PACKED_B, esz, align, c.n, c.k, &c.B, &c.ldb)) != AT_OK)
+        return s;
+    return cfg[P_PATH] == 90 ? t9_run(ex, cfg, &c) : t8_run(ex, cfg, &c);
+}
+
+/* Row-major C = alpha op(A) op(B) + beta C for every product of the batch. Transposed
+ * operands go through the transposing pack (tc_pack_t) and a batch is one launch (two with
+ * split-K, more with packs) per product: the stated fallback of this release. */
 static at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
 {
     const tpl_problem *p = &args->problem;
@@ -595,66 +652,77 @@ static at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
                  (float)args->scalar[TPL_GEMM_ALPHA], (float)args->scalar[TPL_GEMM_BETA]};
     if (c.m == 0 || c.n == 0)
         return AT_OK;
-    if (c.lda < (c.k > 1 ? c.k : 1) || c.ldb < c.n || c.ldc < c.n)
+    if (c.lda < tpl_gemm_min_ld(AT_ROW_MAJOR, p->op_a, c.m, c.k) ||
+        c.ldb < tpl_gemm_min_ld(AT_ROW_MAJOR, p->op_b, c.k, c.n) || c.ldc < c.n)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: leading dimensions lda=%lld ldb=%lld "
-                       "ldc=%lld too small for %dx%dx%d", c.lda, c.ldb, c.ldc, c.m, c.n, c.k);
+                       "ldc=%lld too small for %dx%dx%d (ops %s%s)", c.lda, c.ldb, c.ldc, c.m,
+                       c.n, c.k, tpl_op_name(p->op_a), tpl_op_name(p->op_b));
     if (c.lda > TC_MAX_LD || c.ldb > TC_MAX_LD || c.ldc > TC_MAX_LD)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: leading dimensions lda=%lld ldb=%lld "
                        "ldc=%lld above 2^34 elements", c.lda, c.ldb, c.ldc);
     if (!c.C || (c.k > 0 && (!c.A || !c.B)))
         return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: NULL operand");
-    if (c.k == 0) {
-        /* C = beta * C: the reduce over SPLITK zero partials */
-        CUdeviceptr W;
-        size_t words = (size_t)cfg[P_SPLITK] * c.m * c.n;
-        if ((s = ex_scratch(ex, TC_SLOT_PARTIALS, words * 4, &W)) != AT_OK ||
-            (s = ex_memset32(ex, W, 0, words)) != AT_OK)
+    long long batch = tpl_problem_batch(p);
+    long long sA = oa->batch_stride, sB = ob->batch_stride, sC = oc->batch_stride;
+    if (batch > 1 && (sA < 0 || sB < 0 || sC < 0))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: negative batch stride");
+    CUdeviceptr esz = (CUdeviceptr)tc_esz(cfg);
+    for (long long z = 0; z < batch; z++) {
+        tc_call cz = c;
+        cz.A += (CUdeviceptr)(z * sA) * esz;
+        cz.B += (CUdeviceptr)(z * sB) * esz;
+        cz.C += (CUdeviceptr)(z * sC) * esz;
+        if ((s = tc_run_one(ex, cfg, p, cz)) != AT_OK)
             return s;
-        return tc_reduce(ex, &c, W);
     }
-    return cfg[P_PATH] == 90 ? t9_run(ex, cfg, &c) : t8_run(ex, cfg, &c);
+    return AT_OK;
 }
 
 static void tc_work(const tpl_problem *p, double *flops, double *bytes)
 {
     double m = (double)p->dims[0], n = (double)p->dims[1], k = (double)p->dims[2];
-    double es = p->dtype == AT_R_32F ? 4.0 : 2.0;
-    *flops = 2.0 * m * n * k;
-    *bytes = es * (m * k + k * n + m * n);      /* A and B read, C written (beta 0) once */
+    double es = p->dtype == AT_R_32F ? 4.0 : 2.0, batch = (double)tpl_problem_batch(p);
+    *flops = 2.0 * m * n * k * batch;
+    *bytes = es * (m * k + k * n + m * n) * batch;  /* A and B read, C written (beta 0) once */
 }
 
-/* Inputs of a problem: A, B uniform in [-1, 1) of the type, alpha 1.5, beta 0 over a C filled
- * with NaN (it must not be read: the NaN would reach the result), the float64 reference of the
- * same (TF32: truncated) inputs. */
+/* Inputs of a problem (any ops; a batch's products packed one after another): A, B uniform in
+ * [-1, 1) of the type, alpha 1.5, beta 0 over a C filled with NaN (it must not be read: the NaN
+ * would reach the result), the float64 reference of the same (TF32: truncated) inputs. */
 static at_status tc_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
                             tpl_workset *ws)
 {
     at_status s = tpl_check_problem(ref, &tpl_tcgemm, p);
     if (s != AT_OK)
         return s;
+    long long batch = tpl_problem_batch(p);
     if (p->dims[0] < 1 || p->dims[1] < 1 || p->dims[2] < 1 || p->dims[0] > 0x7fffffff ||
-        p->dims[1] > 0x7fffffff || p->dims[2] > 0x7fffffff)
+        p->dims[1] > 0x7fffffff || p->dims[2] > 0x7fffffff || batch > 65535 ||
+        batch * p->dims[0] > 0x7fffffff)
         return ex_fail(ref, AT_ERR_INVALID_ARG, "tcgemm: bad problem for prepare");
     int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
     at_dtype t = p->dtype;
     size_t es = tpl_dtype_size(t), a_n = (size_t)m * k, b_n = (size_t)k * n, c_n = (size_t)m * n;
-    size_t c_bytes = c_n * es, nan_bytes = (c_bytes + 3) / 4 * 4;
+    size_t nb = (size_t)batch, c_bytes = c_n * nb * es, nan_bytes = (c_bytes + 3) / 4 * 4;
     CUdeviceptr A, B, C, C0, R;
-    if ((s = tpl_ws_alloc(ref, ws, a_n * es, &A)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, b_n * es, &B)) != AT_OK ||
+    if ((s = tpl_ws_alloc(ref, ws, a_n * nb * es, &A)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, b_n * nb * es, &B)) != AT_OK ||
         (s = tpl_ws_alloc(ref, ws, nan_bytes, &C)) != AT_OK ||
         (s = tpl_ws_alloc(ref, ws, nan_bytes, &C0)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, c_n * 8, &R)) != AT_OK)
+        (s = tpl_ws_alloc(ref, ws, c_n * nb * 8, &R)) != AT_OK)
         return s;
     const float alpha = 1.5f, beta = 0.0f;
-    if ((s = tpl_fill_typed(ref, A, (long long)a_n, t, seed * 3 + 1, -1.0f, 1.0f)) != AT_OK ||
-        (s = tpl_fill_typed(ref, B, (long long)b_n, t, seed * 3 + 2, -1.0f, 1.0f)) != AT_OK ||
-        (s = ex_memset32(ref, C0, 0xFFFFFFFFu, nan_bytes / 4)) != AT_OK ||
-        (s = tpl_ref_gemm_typed(ref, t, p->math == AT_MATH_TF32, m, n, k, alpha, A, k, B, n, beta,
-                                C0, n, R)) != AT_OK)
-        return s;
-    ws->args = tpl_gemm_args(m, n, k, alpha, A, k, B, n, beta, C, n);
+    int lda = p->op_a == AT_OP_T ? m : k, ldb = p->op_b == AT_OP_T ? k : n;
+    ws->args = tpl_gemm_args(m, n, k, alpha, A, lda, B, ldb, beta, C, n);
     ws->args.problem = *p;
+    ws->args.operand[TPL_GEMM_A].batch_stride = (long long)a_n;
+    ws->args.operand[TPL_GEMM_B].batch_stride = (long long)b_n;
+    ws->args.operand[TPL_GEMM_C].batch_stride = (long long)c_n;
+    if ((s = tpl_fill_typed(ref, A, (long long)(a_n * nb), t, seed * 3 + 1, -1.0f, 1.0f)) != AT_OK ||
+        (s = tpl_fill_typed(ref, B, (long long)(b_n * nb), t, seed * 3 + 2, -1.0f, 1.0f)) != AT_OK ||
+        (s = ex_memset32(ref, C0, 0xFFFFFFFFu, nan_bytes / 4)) != AT_OK ||
+        (s = tpl_ref_gemm_args(ref, &ws->args, C0, R)) != AT_OK)
+        return s;
     ws->out = C;
     ws->out_bytes = c_bytes;
     ws->out_initial = C0;
@@ -662,11 +730,13 @@ static at_status tc_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
     return AT_OK;
 }
 
+/* The products lie one after another: one (batch * m) x n matrix. */
 static at_status tc_check(at_exec *ref, tpl_workset *ws, double *error)
 {
     const tpl_problem *p = &ws->args.problem;
-    return tpl_rel_error_typed(ref, p->dtype, ws->out, (int)p->dims[0], (int)p->dims[1],
-                               ws->args.operand[TPL_GEMM_C].ld, ws->reference, error);
+    return tpl_rel_error_typed(ref, p->dtype, ws->out, (int)(tpl_problem_batch(p) * p->dims[0]),
+                               (int)p->dims[1], ws->args.operand[TPL_GEMM_C].ld, ws->reference,
+                               error);
 }
 
 /* The verification rule (README "Tensor-core GEMM"):
@@ -728,7 +798,8 @@ const tpl_family tpl_tcgemm = {
     .name = "tcgemm",
     .source = "tcgemm.cu",
     .fixed_options = "",
-    .summary = "tensor-core GEMM C = alpha*A*B + beta*C (row-major): BF16 or FP16 (C of the input "
+    .summary = "tensor-core GEMM C = alpha*op(A)*op(B) + beta*C (row-major, ops N/T through a "
+               "transposing pack, batches): BF16 or FP16 (C of the input "
                "type) or TF32 math on FP32 data, FP32 accumulation; PATH 90 wgmma + TMA + clusters "
                "(sm_90a), PATH 80 mma.sync + cp.async (sm_80+)",
     .n_dims = 3,

@@ -25,7 +25,8 @@
 // Loads are LOADW bytes wide (the host packs an operand whose base or row stride is not LOADW
 // aligned); the epilogue falls back to scalar stores where C or ldc is not aligned.
 //
-// Shared by both paths: tc_pack (copies an operand into an aligned, padded buffer) and
+// Shared by both paths: tc_pack (copies an operand into an aligned, padded buffer), tc_pack_t
+// (the same for an operand given transposed, op T: the copy is its transpose) and
 // tc_splitk_reduce (SPLITK > 1: the kernels write FP32 partials ws[z][m][n], the reduce sums them
 // in slice order (deterministic) and applies alpha and beta).
 //
@@ -203,6 +204,32 @@ tc_pack(int r, int c, const tc_elem *__restrict__ src, long long ld, tc_elem *__
 #endif
         }
         *(uint4 *)(dst + row * ldd + cc) = o;
+    }
+}
+
+// The transposing pack: copies the transpose of the r x c row-major matrix src (leading dimension
+// ld, any alignment) to dst, c x r with leading dimension ldd >= r (dst 16-byte aligned), zero-
+// filling columns r..ldd-1: how an operand given with op T reaches the kernels, which read A as
+// m x k and B as k x n. 32 x 32 tiles through shared memory, so reads and writes are both
+// coalesced; block 32 x 8, grid x over tiles of dst columns, grid y strided over tiles of rows.
+extern "C" __global__ void __launch_bounds__(256)
+tc_pack_t(int r, int c, const tc_elem *__restrict__ src, long long ld, tc_elem *__restrict__ dst,
+          long long ldd)
+{
+    __shared__ tc_elem tile[32][33];
+    const long long j0 = blockIdx.x * 32LL;                 // dst column = src row
+    for (long long i0 = blockIdx.y * 32LL; i0 < c; i0 += gridDim.y * 32LL) {
+        for (int y = threadIdx.y; y < 32; y += 8) {
+            const long long sr = j0 + y, sc = i0 + threadIdx.x;
+            tile[y][threadIdx.x] = sr < r && sc < c ? src[sr * ld + sc] : (tc_elem)0;
+        }
+        __syncthreads();
+        for (int y = threadIdx.y; y < 32; y += 8) {
+            const long long dr = i0 + y, dc = j0 + threadIdx.x;
+            if (dr < c && dc < ldd)
+                dst[dr * ldd + dc] = tile[threadIdx.x][y];
+        }
+        __syncthreads();
     }
 }
 

@@ -62,6 +62,67 @@ tpl_args tpl_gemm_args(int m, int n, int k, float alpha, CUdeviceptr A, int lda,
     return args;
 }
 
+long long tpl_gemm_min_ld(at_order order, at_op op, long long rows, long long cols)
+{
+    /* stored as rows x cols (op N) or cols x rows (op T); row-major ld spans the
+     * stored columns, column-major ld the stored rows */
+    long long stored_rows = op == AT_OP_T ? cols : rows;
+    long long stored_cols = op == AT_OP_T ? rows : cols;
+    long long need = order == AT_COL_MAJOR ? stored_rows : stored_cols;
+    return need > 1 ? need : 1;
+}
+
+at_status tpl_gemm_check(const tpl_args *args, char *err, size_t errlen)
+{
+    const tpl_problem *p = &args->problem;
+    long long m = p->dims[0], n = p->dims[1], k = p->dims[2];
+    if ((unsigned)p->order > AT_COL_MAJOR || (unsigned)p->op_a > AT_OP_T ||
+        (unsigned)p->op_b > AT_OP_T) {
+        snprintf(err, errlen, "unknown order %d or op %d/%d", (int)p->order, (int)p->op_a,
+                 (int)p->op_b);
+        return AT_ERR_INVALID_ARG;
+    }
+    if (p->n_dims != 3 || m < 0 || n < 0 || k < 0) {
+        snprintf(err, errlen, "negative size m=%lld n=%lld k=%lld", m, n, k);
+        return AT_ERR_INVALID_ARG;
+    }
+    const char *ord = p->order == AT_COL_MAJOR ? "column-major" : "row-major";
+    long long need[3] = {tpl_gemm_min_ld(p->order, p->op_a, m, k),
+                         tpl_gemm_min_ld(p->order, p->op_b, k, n),
+                         tpl_gemm_min_ld(p->order, AT_OP_N, m, n)};
+    static const char *const names[3] = {"lda", "ldb", "ldc"};
+    static const int which[3] = {TPL_GEMM_A, TPL_GEMM_B, TPL_GEMM_C};
+    for (int i = 0; i < 3; i++) {
+        long long ld = args->operand[which[i]].ld;
+        if (ld < need[i]) {
+            at_op op = i == 0 ? p->op_a : i == 1 ? p->op_b : AT_OP_N;
+            snprintf(err, errlen, "%s=%lld too small: %s %s%s needs %s >= %lld (the %s of %c as "
+                     "stored)", names[i], ld, ord, i == 2 ? "C" : i == 0 ? "op_a " : "op_b ",
+                     i == 2 ? "" : tpl_op_name(op), names[i], need[i],
+                     p->order == AT_COL_MAJOR ? "rows" : "columns", "ABC"[i]);
+            return AT_ERR_INVALID_ARG;
+        }
+    }
+    return AT_OK;
+}
+
+void tpl_gemm_canonical(tpl_args *args)
+{
+    tpl_problem *p = &args->problem;
+    if (p->order != AT_COL_MAJOR)
+        return;
+    long long m = p->dims[0];
+    p->dims[0] = p->dims[1];
+    p->dims[1] = m;
+    tpl_operand a = args->operand[TPL_GEMM_A];
+    args->operand[TPL_GEMM_A] = args->operand[TPL_GEMM_B];
+    args->operand[TPL_GEMM_B] = a;
+    at_op op = p->op_a;
+    p->op_a = p->op_b;
+    p->op_b = op;
+    p->order = AT_ROW_MAJOR;
+}
+
 tpl_args tpl_reduce_args(long long n, CUdeviceptr x, CUdeviceptr y, CUdeviceptr result)
 {
     tpl_args args;
@@ -799,6 +860,33 @@ at_status tpl_ref_gemm_typed(at_exec *ref, at_dtype t, int tf32, int m, int n, i
                     &dtype, &trunc};
     return ex_launch(ref, "ref_gemm_typed", (unsigned)((n + 15) / 16), (unsigned)((m + 15) / 16),
                      1, 16, 16, 1, 0, args);
+}
+
+at_status tpl_ref_gemm_args(at_exec *ref, const tpl_args *args, CUdeviceptr C0, CUdeviceptr R)
+{
+    const tpl_problem *p = &args->problem;
+    long long batch = tpl_problem_batch(p);
+    if (tpl_dtype_size(p->dtype) == 0 || p->order != AT_ROW_MAJOR || p->n_dims != 3 ||
+        (p->math == AT_MATH_TF32 && p->dtype != AT_R_32F) || batch > 65535 ||
+        p->dims[0] > 0x7fffffff || p->dims[1] > 0x7fffffff || p->dims[2] > 0x7fffffff)
+        return ex_fail(ref, AT_ERR_INVALID_ARG, "tpl_ref_gemm_args: a problem it cannot check");
+    int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
+    if (m < 1 || n < 1)
+        return AT_OK;
+    const tpl_operand *a = &args->operand[TPL_GEMM_A], *b = &args->operand[TPL_GEMM_B],
+                      *c = &args->operand[TPL_GEMM_C];
+    /* op N: (i, p) at i * ld + p; op T: at p * ld + i */
+    long long a_rs = p->op_a == AT_OP_T ? 1 : a->ld, a_cs = p->op_a == AT_OP_T ? a->ld : 1;
+    long long b_rs = p->op_b == AT_OP_T ? 1 : b->ld, b_cs = p->op_b == AT_OP_T ? b->ld : 1;
+    long long a_bs = a->batch_stride, b_bs = b->batch_stride, c_bs = c->batch_stride,
+              ldc0 = c->ld;
+    float alpha = (float)args->scalar[TPL_GEMM_ALPHA], beta = (float)args->scalar[TPL_GEMM_BETA];
+    CUdeviceptr A = a->ptr, B = b->ptr;
+    int dtype = (int)p->dtype, tf32 = p->math == AT_MATH_TF32;
+    void *kargs[] = {&m, &n, &k, &alpha, &A, &a_rs, &a_cs, &a_bs, &B, &b_rs, &b_cs, &b_bs,
+                     &beta, &C0, &ldc0, &c_bs, &R, &dtype, &tf32};
+    return ex_launch(ref, "ref_gemm_strided", (unsigned)((n + 15) / 16),
+                     (unsigned)((m + 15) / 16), (unsigned)batch, 16, 16, 1, 0, kargs);
 }
 
 at_status tpl_rel_error_typed(at_exec *ref, at_dtype t, CUdeviceptr out, int rows, int cols,

@@ -89,6 +89,30 @@ typedef struct tpl_args {
  * (templates/tpl.c). */
 tpl_args tpl_gemm_args(int m, int n, int k, float alpha, CUdeviceptr A, int lda, CUdeviceptr B,
                        int ldb, float beta, CUdeviceptr C, int ldc);
+/* ---- GEMM orders and transposes (templates/tpl.c) ----
+ * The families compute row-major problems only, with op N or T on each operand:
+ * op_a = N reads A as m x k (lda >= k), T as k x m (lda >= m); op_b = N reads B
+ * as k x n (ldb >= n), T as n x k (ldb >= k); C is m x n (ldc >= n). A
+ * column-major call is mapped onto that form by the API (tpl_gemm_canonical):
+ * col-major C = op(A) op(B) is row-major C' = op(B)' op(A)', where X' is X's
+ * memory read row-major, so A and B swap places, m and n swap, and each keeps
+ * its own op. Every problem a family sees, tunes, stores in the database or
+ * looks up is this row-major canonical form (order AT_ROW_MAJOR). */
+/* Smallest leading dimension (>= 1) of an operand whose op(X) is rows x cols,
+ * stored in `order` (BLAS rules: column-major ld >= the rows of X as stored,
+ * row-major ld >= its columns). */
+long long tpl_gemm_min_ld(at_order order, at_op op, long long rows, long long cols);
+/* Checks the sizes and leading dimensions of a GEMM call as the caller gave it
+ * (problem {m, n, k} with its order and ops; before tpl_gemm_canonical):
+ * AT_OK, or AT_ERR_INVALID_ARG with the reason in err (negative size, order or
+ * op outside the enums, a leading dimension below its minimum, named with the
+ * rule it breaks). */
+at_status tpl_gemm_check(const tpl_args *args, char *err, size_t errlen);
+/* Rewrites a column-major GEMM call into its row-major canonical form (above):
+ * swaps dims m and n, operands A and B (pointer, ld, batch stride) and op_a and
+ * op_b, and sets order AT_ROW_MAJOR. A row-major call is left unchanged. */
+void tpl_gemm_canonical(tpl_args *args);
+
 /* The arguments of one FP32 sum (y = 0) or dot of n elements into *result
  * (device memory), problem {n} included; every other field zero. */
 tpl_args tpl_reduce_args(long long n, CUdeviceptr x, CUdeviceptr y, CUdeviceptr result);
@@ -210,6 +234,9 @@ typedef struct tpl_family {
     const tpl_baseline *baselines;
     int n_tuning_problems;          /* the default sizes `autotune` tunes */
     const tpl_problem *tuning_problems;
+    int n_default_tuning_problems;  /* the leading tuning_problems a run that names no
+                                       family tunes (0: all); the rest are tuned only
+                                       when the family is named (--kernel) */
 } tpl_family;
 
 /* 1 if fam computes problems of p's kind with p's dimension count (with
@@ -347,6 +374,14 @@ at_status tpl_ref_gemm_typed(at_exec *ref, at_dtype t, int tf32, int m, int n, i
                              float alpha, CUdeviceptr A, long long lda, CUdeviceptr B,
                              long long ldb, float beta, CUdeviceptr C0, long long ldc0,
                              CUdeviceptr R);
+/* R = alpha op(A) op(B) + beta C0 in float64 for every product of the row-major
+ * canonical call in args (type, math, ops, batch from its problem; A and B from
+ * its operands with their ld and batch stride; C0 with C's ld and batch stride,
+ * unread when beta == 0; alpha and beta from its scalars), NOT rounded; TF32
+ * math truncates A and B as tpl_ref_gemm_typed. R: batch x m x n doubles,
+ * contiguous. AT_ERR_INVALID_ARG for a column-major or unknown kind, a batch
+ * above 65535, or sizes above 2^31 - 1. */
+at_status tpl_ref_gemm_args(at_exec *ref, const tpl_args *args, CUdeviceptr C0, CUdeviceptr R);
 /* ||out - expected||_F / ||expected||_F over the rows x cols region of out
  * (type t, leading dimension ld) against expected (doubles, leading
  * dimension cols), in float64; +inf if that region of out holds NaN/Inf. */

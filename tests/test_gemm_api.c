@@ -1,5 +1,7 @@
 /* test_gemm_api.c: the typed GEMM entry point at_gemm and the handle's math
- * mode: routing by type and math, results against a float64 host reference. */
+ * mode: routing by type and math, orders and transposes (the column-major
+ * mapping and the leading-dimension rules on the CPU), results against a
+ * float64 host reference. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -7,6 +9,7 @@
 #include "autotune.h"
 #include "cudrv.h"
 #include "harness.h"
+#include "tpl.h"
 
 /* ---- host conversions (independent of the kernels' code) ---- */
 
@@ -119,7 +122,31 @@ typedef struct ga_case {
     int offset;                     /* elements the operands start after an aligned base */
     double alpha, beta;
     int nan_c;                      /* C starts as NaN (beta must be 0) */
+    at_order order;                 /* zero: row-major, N, N */
+    at_op op_a, op_b;
 } ga_case;
+
+/* Where element (i, j) of op(X), an r x c matrix, lies in X as stored with leading dimension
+ * ld, written out for each case (independent of the library's mapping): row-major N and
+ * column-major T keep rows of op(X) contiguous, the other two its columns. */
+static size_t ga_index(at_order order, at_op op, long long ld, long long i, long long j)
+{
+    int rows_contiguous = (order == AT_ROW_MAJOR) == (op == AT_OP_N);
+    return rows_contiguous ? (size_t)(i * ld + j) : (size_t)(j * ld + i);
+}
+
+/* The smallest ld of an r x c op(X) (BLAS): the length of the contiguous lines. */
+static long long ga_min_ld(at_order order, at_op op, long long r, long long c)
+{
+    long long need = (order == AT_ROW_MAJOR) == (op == AT_OP_N) ? c : r;
+    return need > 1 ? need : 1;
+}
+
+/* Lines (of ld elements) an r x c op(X) spans as stored. */
+static size_t ga_lines(at_order order, at_op op, long long r, long long c)
+{
+    return (size_t)((order == AT_ROW_MAJOR) == (op == AT_OP_N) ? r : c);
+}
 
 typedef struct ga_gpu {
     const cudrv *cu;
@@ -150,8 +177,10 @@ static void ga_end(ga_gpu *g)
 static at_status ga_run(ga_gpu *g, at_handle *h, const ga_case *c, double *error,
                         int *padding_ok)
 {
-    size_t es = ga_size(c->type), na = (size_t)c->m * c->lda + c->offset,
-           nb = (size_t)c->k * c->ldb + c->offset, nc = (size_t)c->m * c->ldc + c->offset;
+    size_t es = ga_size(c->type),
+           na = ga_lines(c->order, c->op_a, c->m, c->k) * c->lda + c->offset,
+           nb = ga_lines(c->order, c->op_b, c->k, c->n) * c->ldb + c->offset,
+           nc = ga_lines(c->order, AT_OP_N, c->m, c->n) * c->ldc + c->offset;
     void *A = ga_random(c->type, na, 11u + (unsigned)c->m), *B = ga_random(c->type, nb, 23u),
          *C0 = ga_random(c->type, nc, 37u), *C = malloc(nc * es + 16);
     if (c->nan_c)
@@ -167,7 +196,7 @@ static at_status ga_run(ga_gpu *g, at_handle *h, const ga_case *c, double *error
     if (s != AT_OK)
         goto done;
     size_t off = (size_t)c->offset * es;
-    s = at_gemm(h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, c->m, c->n, c->k, c->type, c->alpha,
+    s = at_gemm(h, c->order, c->op_a, c->op_b, c->m, c->n, c->k, c->type, c->alpha,
                 (const void *)(uintptr_t)(dA + off), c->lda, (const void *)(uintptr_t)(dB + off),
                 c->ldb, c->beta, (void *)(uintptr_t)(dC + off), c->ldc);
     if (s != AT_OK)
@@ -178,20 +207,23 @@ static at_status ga_run(ga_gpu *g, at_handle *h, const ga_case *c, double *error
     }
     double num = 0, den = 0;
     *padding_ok = 1;
+    /* C's padding (every element of the buffer outside the m x n matrix) comes back as it was */
+    unsigned char *in_c = calloc(nc, 1);
+    if (!in_c) {
+        s = AT_ERR_NO_MEMORY;
+        goto done;
+    }
     for (int i = 0; i < c->m; i++) {
-        for (int j = 0; j < c->ldc; j++) {
-            size_t ic = (size_t)c->offset + (size_t)i * c->ldc + j;
+        for (int j = 0; j < c->n; j++) {
+            size_t ic = (size_t)c->offset + ga_index(c->order, AT_OP_N, c->ldc, i, j);
+            in_c[ic] = 1;
             double got = ga_get(c->type, 0, C, ic);
-            if (j >= c->n) {
-                double was = ga_get(c->type, 0, C0, ic);
-                if (!(got == was || (isnan(got) && isnan(was))))
-                    *padding_ok = 0;
-                continue;
-            }
             double ref = 0;
             for (int p = 0; p < c->k; p++)
-                ref += ga_get(c->type, c->tf32, A, (size_t)c->offset + (size_t)i * c->lda + p) *
-                       ga_get(c->type, c->tf32, B, (size_t)c->offset + (size_t)p * c->ldb + j);
+                ref += ga_get(c->type, c->tf32, A,
+                              (size_t)c->offset + ga_index(c->order, c->op_a, c->lda, i, p)) *
+                       ga_get(c->type, c->tf32, B,
+                              (size_t)c->offset + ga_index(c->order, c->op_b, c->ldb, p, j));
             ref *= c->alpha;
             if (c->beta != 0)
                 ref += c->beta * ga_get(c->type, 0, C0, ic);
@@ -199,6 +231,12 @@ static at_status ga_run(ga_gpu *g, at_handle *h, const ga_case *c, double *error
             den += ref * ref;
         }
     }
+    for (size_t ic = 0; ic < nc; ic++) {
+        double got = ga_get(c->type, 0, C, ic), was = ga_get(c->type, 0, C0, ic);
+        if (!in_c[ic] && !(got == was || (isnan(got) && isnan(was))))
+            *padding_ok = 0;
+    }
+    free(in_c);
     *error = isfinite(num) ? sqrt(num / (den > 0 ? den : 1)) : INFINITY;
 done:
     if (dA)
@@ -224,13 +262,13 @@ GPU_TEST(gemm_api_every_type_odd_shapes_unaligned)
     CHECK_OK(at_create(&h, th_device(), path));
     static const at_dtype types[] = {AT_R_16BF, AT_R_16F, AT_R_32F};
     static const ga_case shapes[] = {
-        /* m, n, k, lda, ldb, ldc, offset, alpha, beta, nan_c */
-        {0, 0, 1, 1, 1, 1, 1, 1, 0, 1.0, 0.0, 0},
-        {0, 0, 7, 13, 5, 5, 13, 13, 0, 1.0, 0.0, 1},
-        {0, 0, 129, 65, 33, 35, 67, 70, 1, -0.5, 0.75, 0},
-        {0, 0, 256, 192, 320, 320, 192, 192, 0, 1.0, 0.0, 1},
-        {0, 0, 301, 257, 263, 263, 257, 261, 3, 2.0, -1.0, 0},
-        {0, 0, 64, 1000, 17, 24, 1000, 1003, 0, 1.0, 1.0, 0},
+        /* m, n, k, lda, ldb, ldc, offset, alpha, beta, nan_c, order, ops */
+        {0, 0, 1, 1, 1, 1, 1, 1, 0, 1.0, 0.0, 0, AT_ROW_MAJOR, AT_OP_N, AT_OP_N},
+        {0, 0, 7, 13, 5, 5, 13, 13, 0, 1.0, 0.0, 1, AT_ROW_MAJOR, AT_OP_N, AT_OP_N},
+        {0, 0, 129, 65, 33, 35, 67, 70, 1, -0.5, 0.75, 0, AT_ROW_MAJOR, AT_OP_N, AT_OP_N},
+        {0, 0, 256, 192, 320, 320, 192, 192, 0, 1.0, 0.0, 1, AT_ROW_MAJOR, AT_OP_N, AT_OP_N},
+        {0, 0, 301, 257, 263, 263, 257, 261, 3, 2.0, -1.0, 0, AT_ROW_MAJOR, AT_OP_N, AT_OP_N},
+        {0, 0, 64, 1000, 17, 24, 1000, 1003, 0, 1.0, 1.0, 0, AT_ROW_MAJOR, AT_OP_N, AT_OP_N},
     };
     for (int t = 0; t < 3; t++) {
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
@@ -268,7 +306,7 @@ GPU_TEST(gemm_api_fp32_is_exact_unless_tf32_is_asked_for)
     snprintf(path, sizeof path, "%s/gemm_math.db", th_tmpdir());
     at_handle *h = NULL;
     CHECK_OK(at_create(&h, th_device(), path));
-    ga_case c = {AT_R_32F, 0, 96, 80, 512, 512, 80, 80, 0, 1.0, 0.0, 0};
+    ga_case c = {AT_R_32F, 0, 96, 80, 512, 512, 80, 80, 0, 1.0, 0.0, 0, AT_ROW_MAJOR, AT_OP_N, AT_OP_N};
     double exact_err = 0, tf32_err = 0;
     int padding_ok = 0;
     at_stats st;
@@ -334,9 +372,22 @@ GPU_TEST(gemm_api_refuses_what_it_does_not_compute)
     CHECK(g.cu->MemsetD8Async(d, 0x5a, 4096, 0) == CUDA_SUCCESS);
     const void *p = (const void *)(uintptr_t)d;
     void *c = (void *)(uintptr_t)d;
-    CHECK_EQ(at_gemm(h, AT_COL_MAJOR, AT_OP_N, AT_OP_N, 4, 4, 4, AT_R_16BF, 1, p, 4, p, 4, 0, c, 4),
-             AT_ERR_UNSUPPORTED);
-    CHECK_EQ(at_gemm(h, AT_ROW_MAJOR, AT_OP_T, AT_OP_N, 4, 4, 4, AT_R_16F, 1, p, 4, p, 4, 0, c, 4),
+    /* column-major and op T with leading dimensions below the BLAS minimum */
+    CHECK_EQ(at_gemm(h, AT_COL_MAJOR, AT_OP_N, AT_OP_N, 6, 4, 4, AT_R_16BF, 1, p, 5, p, 4, 0, c, 6),
+             AT_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(at_errmsg(h), "lda") != NULL, "message: %s", at_errmsg(h));
+    CHECK_EQ(at_gemm(h, AT_ROW_MAJOR, AT_OP_T, AT_OP_N, 6, 4, 4, AT_R_16F, 1, p, 4, p, 4, 0, c, 4),
+             AT_ERR_INVALID_ARG);
+    CHECK_EQ(at_gemm(h, AT_COL_MAJOR, AT_OP_N, AT_OP_T, 4, 6, 4, AT_R_32F, 1, p, 4, p, 4, 0, c, 4),
+             AT_ERR_INVALID_ARG);
+    CHECK_EQ(at_gemm(h, AT_COL_MAJOR, AT_OP_N, AT_OP_N, 6, 4, 4, AT_R_32F, 1, p, 6, p, 4, 0, c, 5),
+             AT_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(at_errmsg(h), "ldc") != NULL, "message: %s", at_errmsg(h));
+    CHECK_EQ(at_gemm(h, (at_order)2, AT_OP_N, AT_OP_N, 4, 4, 4, AT_R_32F, 1, p, 4, p, 4, 0, c, 4),
+             AT_ERR_INVALID_ARG);
+    CHECK_EQ(at_gemm(h, AT_ROW_MAJOR, (at_op)2, AT_OP_N, 4, 4, 4, AT_R_32F, 1, p, 4, p, 4, 0, c, 4),
+             AT_ERR_INVALID_ARG);
+    CHECK_EQ(at_gemm(h, AT_COL_MAJOR, AT_OP_T, AT_OP_T, 4, 4, 4, AT_R_64F, 1, p, 4, p, 4, 0, c, 4),
              AT_ERR_UNSUPPORTED);
     CHECK_EQ(at_gemm(h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, 4, 4, 4, AT_R_64F, 1, p, 4, p, 4, 0, c, 4),
              AT_ERR_UNSUPPORTED);
@@ -380,4 +431,204 @@ TEST(gemm_api_null_handle_and_host_conversions)
     CHECK(ga_tf32(1.0f + (float)ldexp(1, -11)) == 1.0f);     /* 11th bit dropped */
     CHECK(ga_tf32(-1.9999999f) == -1.9990234375f);             /* toward zero */
     CHECK(ga_tf32(1.0f + (float)ldexp(1, -10)) == 1.0f + (float)ldexp(1, -10));
+}
+
+/* Every type x op_a x op_b x order through at_gemm at odd sizes, unaligned leading
+ * dimensions and offsets (16-bit: rows of odd byte length; FP32: pointers one element past
+ * a 16-byte boundary), against the float64 host product; exact FP32 must run the matmul
+ * configuration of the canonical ops (column-major swaps them: tpl.h). */
+GPU_TEST(gemm_api_every_order_and_transpose)
+{
+    ga_gpu g;
+    CHECK(ga_begin(&g));
+    char path[4300];
+    snprintf(path, sizeof path, "%s/gemm_ops.db", th_tmpdir());
+    at_handle *h = NULL;
+    CHECK_OK(at_create(&h, th_device(), path));
+    static const at_dtype types[] = {AT_R_16BF, AT_R_16F, AT_R_32F, AT_R_32F};
+    static const int sizes[][5] = {
+        /* m, n, k, ld padding, offset */
+        {129, 65, 33, 3, 1}, {1, 1, 1, 0, 0}, {64, 100, 48, 0, 0}, {70, 260, 129, 1, 1},
+    };
+    int runs = 0;
+    for (int t = 0; t < 4; t++)
+        for (int order = 0; order < 2; order++)
+            for (int ops = 0; ops < 4; ops++)
+                for (size_t z = 0; z < sizeof sizes / sizeof sizes[0] && !th_failed(); z++) {
+                    ga_case c;
+                    memset(&c, 0, sizeof c);
+                    c.type = types[t];
+                    c.tf32 = t == 2;                /* FP32 twice: TF32 math, then exact */
+                    c.order = order ? AT_COL_MAJOR : AT_ROW_MAJOR;
+                    c.op_a = (ops & 1) ? AT_OP_T : AT_OP_N;
+                    c.op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
+                    c.m = sizes[z][0];
+                    c.n = sizes[z][1];
+                    c.k = sizes[z][2];
+                    c.lda = (int)ga_min_ld(c.order, c.op_a, c.m, c.k) + sizes[z][3];
+                    c.ldb = (int)ga_min_ld(c.order, c.op_b, c.k, c.n) + sizes[z][3];
+                    c.ldc = (int)ga_min_ld(c.order, AT_OP_N, c.m, c.n) + sizes[z][3];
+                    c.offset = sizes[z][4];
+                    c.alpha = z % 2 ? -0.5 : 1.25;
+                    c.beta = z == 1 ? 0.0 : 0.75;
+                    double err = 0;
+                    int padding_ok = 0;
+                    at_status s = ga_run(&g, h, &c, &err, &padding_ok);
+                    CHECK_MSG(s == AT_OK && err <= ga_tolerance(c.type, c.k) && padding_ok,
+                              "type %d%s %s %s%s %dx%dx%d ld %d/%d/%d offset %d: %s %s, error "
+                              "%.3g (bound %.3g), padding %s", (int)c.type, c.tf32 ? " tf32" : "",
+                              order ? "col" : "row", c.op_a ? "T" : "N", c.op_b ? "T" : "N", c.m,
+                              c.n, c.k, c.lda, c.ldb, c.ldc, c.offset, at_status_string(s),
+                              at_errmsg(h), err, ga_tolerance(c.type, c.k),
+                              padding_ok ? "kept" : "WRITTEN");
+                    at_stats st;
+                    CHECK_OK(at_get_stats(h, &st));
+                    if (c.type == AT_R_32F && !c.tf32) {
+                        /* canonical ops: column-major swaps A and B with their ops */
+                        int opa = order ? (ops >> 1) : (ops & 1), opb = order ? (ops & 1) : (ops >> 1);
+                        char want[32];
+                        snprintf(want, sizeof want, "OPA=%d,OPB=%d", opa, opb);
+                        CHECK_MSG(strstr(st.last_config, want) != NULL, "%s %d: ran %s",
+                                  order ? "col" : "row", ops, st.last_config);
+                    }
+                    runs++;
+                }
+    CHECK_EQ(runs, 4 * 2 * 4 * 4);
+    CHECK_OK(at_destroy(h));
+    ga_end(&g);
+}
+
+/* ---- CPU tier: the mapping and the argument rules, against the host ---- */
+
+/* Row-major host GEMM with ops (the form the families compute): C = op(A) op(B), op(A) m x k. */
+static void ga_host_row_major(const tpl_args *a, const double *A, const double *B, double *C)
+{
+    const tpl_problem *p = &a->problem;
+    long long m = p->dims[0], n = p->dims[1], k = p->dims[2];
+    long long lda = a->operand[TPL_GEMM_A].ld, ldb = a->operand[TPL_GEMM_B].ld,
+              ldc = a->operand[TPL_GEMM_C].ld;
+    for (long long i = 0; i < m; i++)
+        for (long long j = 0; j < n; j++) {
+            double acc = 0;
+            for (long long q = 0; q < k; q++)
+                acc += (p->op_a == AT_OP_T ? A[q * lda + i] : A[i * lda + q]) *
+                       (p->op_b == AT_OP_T ? B[j * ldb + q] : B[q * ldb + j]);
+            C[i * ldc + j] = acc;
+        }
+}
+
+/* A column-major call, mapped by tpl_gemm_canonical and computed row-major on the host, gives
+ * what the column-major definition gives, element for element, for every pair of ops; a
+ * row-major call is left as it is. */
+TEST(gemm_mapping_column_major_is_row_major_swapped)
+{
+    static const int sizes[][3] = {{3, 5, 7}, {1, 4, 2}, {6, 1, 1}, {5, 5, 5}};
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+        for (int ops = 0; ops < 4; ops++) {
+            int m = sizes[z][0], n = sizes[z][1], k = sizes[z][2];
+            at_op op_a = (ops & 1) ? AT_OP_T : AT_OP_N, op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
+            /* column-major: op N A is m x k with lda >= m; op T A is k x m with lda >= k */
+            int lda = (op_a == AT_OP_N ? m : k) + 2, ldb = (op_b == AT_OP_N ? k : n) + 1,
+                ldc = m + 3;
+            double A[256], B[256], C[256], want[256];
+            for (int i = 0; i < 256; i++) {
+                A[i] = (double)((i * 37) % 19) - 9;
+                B[i] = (double)((i * 53) % 23) - 11;
+                C[i] = want[i] = -1000;
+            }
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                    double acc = 0;
+                    for (int q = 0; q < k; q++)
+                        acc += (op_a == AT_OP_N ? A[i + q * lda] : A[q + i * lda]) *
+                               (op_b == AT_OP_N ? B[q + j * ldb] : B[j + q * ldb]);
+                    want[i + j * ldc] = acc;
+                }
+            tpl_args args = tpl_gemm_args(m, n, k, 1.0f, (CUdeviceptr)(uintptr_t)A, lda,
+                                          (CUdeviceptr)(uintptr_t)B, ldb, 0.0f,
+                                          (CUdeviceptr)(uintptr_t)C, ldc);
+            args.problem.order = AT_COL_MAJOR;
+            args.problem.op_a = op_a;
+            args.problem.op_b = op_b;
+            char err[256];
+            CHECK_OK(tpl_gemm_check(&args, err, sizeof err));
+            tpl_gemm_canonical(&args);
+            const tpl_problem *p = &args.problem;
+            CHECK(p->order == AT_ROW_MAJOR && p->dims[0] == n && p->dims[1] == m &&
+                  p->dims[2] == k && p->op_a == op_b && p->op_b == op_a);
+            CHECK(args.operand[TPL_GEMM_A].ptr == (CUdeviceptr)(uintptr_t)B &&
+                  args.operand[TPL_GEMM_A].ld == ldb && args.operand[TPL_GEMM_C].ld == ldc);
+            /* the canonical call obeys the row-major rules */
+            CHECK_OK(tpl_gemm_check(&args, err, sizeof err));
+            ga_host_row_major(&args, (const double *)(uintptr_t)args.operand[TPL_GEMM_A].ptr,
+                              (const double *)(uintptr_t)args.operand[TPL_GEMM_B].ptr, C);
+            for (int i = 0; i < 256; i++)
+                CHECK_MSG(C[i] == want[i], "%dx%dx%d ops %d: element %d %g != %g", m, n, k, ops,
+                          i, C[i], want[i]);
+            /* row-major calls are already canonical */
+            tpl_args row = tpl_gemm_args(m, n, k, 1.0f, 1, lda, 2, ldb, 0.0f, 3, ldc);
+            row.problem.op_a = op_a;
+            tpl_args before = row;
+            tpl_gemm_canonical(&row);
+            CHECK(memcmp(&row, &before, sizeof row) == 0);
+        }
+}
+
+/* The leading-dimension rules of every order and op (BLAS: row-major ld >= the columns of X
+ * as stored, column-major >= its rows), at the minimum (accepted) and one below (refused,
+ * naming the argument), written out here from the definitions; negative sizes and values
+ * outside the enums refused. */
+TEST(gemm_check_leading_dimensions_by_order_and_op)
+{
+    const int m = 7, n = 5, k = 3;
+    for (int order = 0; order < 2; order++)
+        for (int ops = 0; ops < 4; ops++) {
+            at_op op_a = (ops & 1) ? AT_OP_T : AT_OP_N, op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
+            int need[3];
+            if (order == 0) {   /* row-major: A m x k or k x m, B k x n or n x k, C m x n */
+                need[0] = op_a == AT_OP_N ? k : m;
+                need[1] = op_b == AT_OP_N ? n : k;
+                need[2] = n;
+            } else {            /* column-major: the rows of each as stored */
+                need[0] = op_a == AT_OP_N ? m : k;
+                need[1] = op_b == AT_OP_N ? k : n;
+                need[2] = m;
+            }
+            static const char *const names[3] = {"lda", "ldb", "ldc"};
+            for (int which = -1; which < 3; which++) {
+                int ld[3] = {need[0], need[1], need[2]};
+                if (which >= 0)
+                    ld[which]--;
+                tpl_args a = tpl_gemm_args(m, n, k, 1.0f, 16, ld[0], 32, ld[1], 0.0f, 48, ld[2]);
+                a.problem.order = order ? AT_COL_MAJOR : AT_ROW_MAJOR;
+                a.problem.op_a = op_a;
+                a.problem.op_b = op_b;
+                char err[256] = "";
+                at_status s = tpl_gemm_check(&a, err, sizeof err);
+                if (which < 0) {
+                    CHECK_MSG(s == AT_OK, "order %d ops %d at the minimum: %s", order, ops, err);
+                } else {
+                    CHECK_MSG(s == AT_ERR_INVALID_ARG && strstr(err, names[which]) != NULL,
+                              "order %d ops %d %s one below: %s", order, ops, names[which], err);
+                }
+                CHECK_EQ(tpl_gemm_min_ld(a.problem.order, which == 1 ? op_b : op_a,
+                                         which == 1 ? k : m, which == 1 ? n : k),
+                         need[which == 1 ? 1 : 0]);
+            }
+        }
+    /* empty matrices: ld >= 1 */
+    tpl_args e = tpl_gemm_args(0, 0, 0, 1.0f, 0, 1, 0, 1, 0.0f, 0, 1);
+    char err[256];
+    CHECK_OK(tpl_gemm_check(&e, err, sizeof err));
+    e.operand[TPL_GEMM_B].ld = 0;
+    CHECK_EQ(tpl_gemm_check(&e, err, sizeof err), AT_ERR_INVALID_ARG);
+    tpl_args bad = tpl_gemm_args(-1, 4, 4, 1.0f, 0, 4, 0, 4, 0.0f, 0, 4);
+    CHECK_EQ(tpl_gemm_check(&bad, err, sizeof err), AT_ERR_INVALID_ARG);
+    CHECK(strstr(err, "negative") != NULL);
+    bad = tpl_gemm_args(4, 4, 4, 1.0f, 0, 4, 0, 4, 0.0f, 0, 4);
+    bad.problem.order = (at_order)2;
+    CHECK_EQ(tpl_gemm_check(&bad, err, sizeof err), AT_ERR_INVALID_ARG);
+    bad.problem.order = AT_ROW_MAJOR;
+    bad.problem.op_b = (at_op)5;
+    CHECK_EQ(tpl_gemm_check(&bad, err, sizeof err), AT_ERR_INVALID_ARG);
 }

@@ -38,6 +38,7 @@ typedef struct mt_scan {
     long long begin, end, valid;
     int algo_count[3], stages_seen[5], split_seen, frag_seen[2], frag_split128, acc128_bk16;
     int streamk, sk_able, ffma_seen[3], ffma_able;
+    int ops_count[4];                /* valid ALGO 2 configurations per OPA + 2 * OPB */
     char error[512];                 /* "" if every rule held */
 } mt_scan;
 
@@ -49,8 +50,15 @@ static void mt_scan_valid(mt_scan *sc, long long i, const int *cfg)
 {
     sc->valid++;
     sc->algo_count[cfg[0]]++;
+    int opa = cfg[mt_param("OPA")], opb = cfg[mt_param("OPB")];
+    /* the seeds compute NN only; a transposed operand needs the 16-byte variants */
+    MT_RULE(cfg[0] == 2 || (opa == 0 && opb == 0));
+    MT_RULE((opa == 0 && opb == 0) || cfg[mt_param("VEC")] == 4);
     if (cfg[0] != 2)
         return;
+    sc->ops_count[(opa & 1) + 2 * (opb & 1)]++;
+    if (opa || opb)
+        return;     /* the rules below count NN's space, the one the recorded landscapes hold */
     sc->stages_seen[cfg[mt_param("STAGES")]] = 1;
     sc->split_seen |= cfg[mt_param("SPLITK")] > 1;
     int fr = cfg[mt_param("FRAG")], bm = cfg[mt_param("BM")], bn = cfg[mt_param("BN")];
@@ -122,8 +130,8 @@ TEST(matmul_space_sizes)
     long long expect = 1;
     for (int p = 0; p < f->n_params; p++)
         expect *= f->params[p].n_values;
-    /* 3*3*2 (ALGO, TILE, UNROLL) * 3^5 (BM BN BK WM WN) * 2*2*3*4*2*2*5*2*2*3 */
-    CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2 * 2 * 3);
+    /* 3*3*2 (ALGO, TILE, UNROLL) * 3^5 (BM BN BK WM WN) * 2*2*3*4*2*2*5*2*2*3 * 2*2 (OPA OPB) */
+    CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2 * 2 * 3 * 2 * 2);
     CHECK_EQ(tpl_space_size(f), expect);
     enum { MT_SLICES = 8 };
     static mt_scan slices[MT_SLICES];
@@ -161,7 +169,17 @@ TEST(matmul_space_sizes)
         all.streamk += sc->streamk;
         all.sk_able += sc->sk_able;
         all.ffma_able += sc->ffma_able;
+        for (int k = 0; k < 4; k++)
+            all.ops_count[k] += sc->ops_count[k];
     }
+    printf("    matmul: ALGO 2 per ops NN/TN/NT/TT: %d/%d/%d/%d\n", all.ops_count[0],
+           all.ops_count[1], all.ops_count[2], all.ops_count[3]);
+    /* each kind's own space stays tunable: every transposed kind has a space of its
+     * own of the NN space's order (the tuner searches one kind at a time) */
+    for (int k = 1; k < 4; k++)
+        CHECK_MSG(all.ops_count[k] >= 200 && all.ops_count[k] <= all.ops_count[0],
+                  "ops %d: %d configurations", k, all.ops_count[k]);
+    all.valid -= all.ops_count[1] + all.ops_count[2] + all.ops_count[3];
     printf("    matmul: raw %lld, valid %lld (naive %d, tiled %d, tuned %d)\n", expect, all.valid,
            all.algo_count[0], all.algo_count[1], all.algo_count[2]);
     printf("    matmul: FRAG=0 %d, FRAG=1 %d (split-K on 128x128: %d), stream-K %d\n",
@@ -192,53 +210,53 @@ TEST(matmul_valid_rejects_with_reason)
     char why[256];
     static const char *const bad[] = {
         /* unused parameter off its canonical value: a duplicate of ALGO=0 */
-        "ALGO=0,TILE=8,UNROLL=1,BM=128,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0",
-        "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=2,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0",
-        "ALGO=2,TILE=16,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0",
+        "ALGO=0,TILE=8,UNROLL=1,BM=128,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
+        "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=2,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
+        "ALGO=2,TILE=16,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
         /* UNROLL does not divide TILE */
-        "ALGO=1,TILE=8,UNROLL=3,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0",
+        "ALGO=1,TILE=8,UNROLL=3,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
         /* 64 warps = 2048 threads */
-        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
         /* warp tile does not divide the block tile */
-        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=128,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=128,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
         /* 256 accumulators per thread */
-        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=8,WM=128,WN=64,TM=8,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=8,WM=128,WN=64,TM=8,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
         /* shared memory: 4 x 32 x (256+256+8) x 4 bytes = 266 KB */
-        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=32,WM=128,WN=64,TM=8,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=256,BK=32,WM=128,WN=64,TM=8,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
         /* PAD=0 leaves the 8-way conflicts of the transposed A stores */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
         /* split-K with large tiles */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=0,SK=0,FFMA=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
         /* VEC outside 1/4, unknown ALGO */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=2,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0",
-        "ALGO=3,TILE=8,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=2,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
+        "ALGO=3,TILE=8,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
         /* FRAG=1: needs a second stage, VEC=4, STAGES <= 3, BK <= 16; FRAG outside 0/1 */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=1,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0",
-        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=1,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=2,SK=0,FFMA=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=1,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=1,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=2,SK=0,FFMA=0,OPA=0,OPB=0",
         /* split-K: 128x128 tiles only with FRAG=1; STAGES=3 only; FRAG=1 at most 8 splits */
-        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=2,FRAG=0,SK=0,FFMA=0",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=1,SK=0,FFMA=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=2,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
         /* 128 accumulators: BK=16 only with FRAG=1 (FRAG=0 spills), BK=32 never */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=32,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=32,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
         /* split-K on 128x256: FRAG=1, BK=16, SPLITK=4 only */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=2,FRAG=1,SK=0,FFMA=0",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=2,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
         /* stream-K: not with split-K, FRAG=0 or tiles under 128x128; SK outside 0/1 */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=1,FFMA=0",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=1,FFMA=0",
-        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1,FFMA=0",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=2,FFMA=0",
-        "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=1,FFMA=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=1,FFMA=0,OPA=0,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=1,FFMA=0,OPA=0,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1,FFMA=0,OPA=0,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=2,FFMA=0,OPA=0,OPB=0",
+        "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=1,FFMA=0,OPA=0,OPB=0",
         /* FFMA orders: FRAG=1 on tiles of >= 128x128 only; 0..2 */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=1",
-        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=3",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=1,OPA=0,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=3,OPA=0,OPB=0",
         /* FRAG with an unused-by-ALGO parameter off canonical */
-        "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=0",
+        "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         if (!mt_parse(bad[i], cfg))
@@ -251,7 +269,7 @@ TEST(matmul_valid_rejects_with_reason)
      * padding need 4*8*(128+256+8)*4 = 50176 bytes, legal on the generic sm_80+
      * device, illegal on a 48 KiB one. */
     const char *big = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,"
-                      "STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0";
+                      "STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0";
     if (!mt_parse(big, cfg))
         return;
     CHECK_MSG(f->valid(cfg, NULL, why, sizeof why), "%s", why);
@@ -287,7 +305,13 @@ TEST(matmul_default_and_baselines_are_valid_everywhere)
         if (!mt_parse(f->baselines[b].config, cfg))
             return;
         CHECK_MSG(f->valid(cfg, NULL, why, sizeof why), "%s: %s", f->baselines[b].name, why);
-        CHECK(cfg[0] == 0 || cfg[0] == 1);
+        /* the seeds (NN) and the default's tile for each other pair of ops */
+        if (strncmp(f->baselines[b].name, "seed", 4) == 0) {
+            CHECK(cfg[0] == 0 || cfg[0] == 1);
+        } else {
+            CHECK_MSG(cfg[0] == 2 && (cfg[mt_param("OPA")] || cfg[mt_param("OPB")]), "%s",
+                      f->baselines[b].name);
+        }
         have_tiled |= strcmp(f->baselines[b].name, "seed_tiled") == 0;
     }
     CHECK(have_tiled);
@@ -301,7 +325,7 @@ TEST(matmul_applicable_and_work)
     const tpl_family *f = &tpl_matmul;
     int cfg[TPL_MAX_PARAMS];
     const char *sk = "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,"
-                     "STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=0,SK=0,FFMA=0";
+                     "STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0";
     if (!mt_parse(sk, cfg))
         return;
     char why[256];
@@ -416,41 +440,41 @@ TEST(matmul_streamk_schedule)
 
 static const char *const mt_spread[] = {
     /* every STAGES, both layouts, 16-byte and 4-byte paths, split-K, big tiles */
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=1,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=8,WM=64,WN=32,TM=8,TN=8,WNITER=1,STAGES=2,VEC=1,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=32,WN=64,TM=8,TN=4,WNITER=2,STAGES=4,VEC=1,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=2,FRAG=0,SK=0,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=0,SK=0,FFMA=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=1,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=8,WM=64,WN=32,TM=8,TN=8,WNITER=1,STAGES=2,VEC=1,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=32,WN=64,TM=8,TN=4,WNITER=2,STAGES=4,VEC=1,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=2,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
     /* FRAG=1: fragments double-buffered across the barrier; both stage counts, BK 8/16,
      * 4- and 8-warp tiles, 128 accumulators, split-K on 64x128 and 128x128 tiles */
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=8,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=8,FRAG=1,SK=0,FFMA=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=8,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=8,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
     /* round 3: the 4096^3 sweep winner (128 accumulators, interior copy path), a
      * 128x128 BK=16 split-K FRAG=1 tile (the 128x8192x8192 winner's shape) and the
      * new 128-accumulator BK=16 FRAG=1 tiles */
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=16,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=16,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
     /* round 4: stream-K on the 4096^3 winner's tile (one block per SM) and on a
      * 128x128 tile (two per SM); the small shapes here split every tile over many
      * blocks (fewer tiles than blocks) */
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1,FFMA=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1,FFMA=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1,FFMA=0,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1,FFMA=0,OPA=0,OPB=0",
     /* round 5: the serpentine FFMA orders (rows with stream-K, columns with split-K) */
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1,FFMA=1",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=2",
-    "ALGO=1,TILE=8,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0",
-    "ALGO=1,TILE=32,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1,FFMA=1,OPA=0,OPB=0",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=0",
+    "ALGO=1,TILE=8,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
+    "ALGO=1,TILE=32,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
 };
 
 typedef struct mt_cfg {
@@ -494,6 +518,12 @@ static mt_cfg *mt_compile_set(const at_device_info *dev, int *n)
     return set;
 }
 
+/* 1 if cfg computes NN products (the tests below that build NN calls skip the others). */
+static int mt_is_nn(const int *cfg)
+{
+    return cfg[mt_param("OPA")] == 0 && cfg[mt_param("OPB")] == 0;
+}
+
 static void mt_free_set(mt_cfg *set, int n)
 {
     for (int i = 0; set && i < n; i++)
@@ -527,6 +557,8 @@ GPU_TEST(matmul_gpu_configs_verify_at_ragged_shapes)
         }
         for (int i = 0; i < n; i++) {
             double e = -1;
+            if (!mt_is_nn(set[i].cfg))
+                continue;
             st = ms_verify(g, f, set[i].cfg, set[i].cubin, set[i].size, &e, err, sizeof err);
             if (st != AT_OK || !(e <= f->tolerance(p))) {
                 th_fail(__FILE__, __LINE__, "%lldx%lldx%lld %s: %s (error %g, %s)", p->dims[0],
@@ -554,6 +586,106 @@ GPU_TEST(matmul_gpu_configs_verify_at_ragged_shapes)
                        t.median_ms, 2.0 * 4097 * 4095 * 4096 / t.median_ms * 1e-9, e);
         }
     }
+    mt_free_set(set, n);
+    ms_close(g);
+}
+
+/* Spread configurations that get transposed variants in matmul_gpu_ops_and_batches: the
+ * STAGES=1 loop, a FRAG=0 128x256 tile, split-K, FRAG=1 128x128 and 128x256 (interior copy
+ * paths), stream-K. */
+static const int mt_ops_spread[] = {0, 3, 6, 8, 15, 20};
+
+/* Every op pair on odd sizes (odd leading dimensions: A of op T at m = 129 has lda 129, so
+ * A's 16-byte path falls back to 4-byte copies) and batches with odd strides, each
+ * product against float64: the default_* baselines and transposed variants of spread
+ * configurations (PAD set to what valid() asks for). Configurations that do not compute a
+ * batch (split-K, stream-K) run the one-product shapes only. */
+enum { MT_OPS_MAX = 40 };
+
+/* Fills set (MT_OPS_MAX entries) with the transposed configurations above, valid on dev
+ * (NULL: the generic device); returns their count. */
+static int mt_ops_set(const at_device_info *dev, mt_cfg *set)
+{
+    const tpl_family *f = &tpl_matmul;
+    int n = 0;
+    for (int b = 0; b < f->n_baselines && n < MT_OPS_MAX; b++)
+        if (mt_parse(f->baselines[b].config, set[n].cfg) && !mt_is_nn(set[n].cfg))
+            snprintf(set[n++].text, TPL_CONFIG_LEN, "%s", f->baselines[b].config);
+    for (size_t i = 0; i < sizeof mt_ops_spread / sizeof mt_ops_spread[0]; i++)
+        for (int ops = 1; ops < 4 && n < MT_OPS_MAX; ops++) {
+            int *c = set[n].cfg;
+            char why[256];
+            if (!mt_parse(mt_spread[mt_ops_spread[i]], c))
+                break;
+            c[mt_param("OPA")] = ops & 1;
+            c[mt_param("OPB")] = ops >> 1;
+            c[mt_param("PAD")] = 0;
+            if (!f->valid(c, dev, why, sizeof why))
+                c[mt_param("PAD")] = 4;
+            if (!f->valid(c, dev, why, sizeof why))
+                continue;       /* this tile's copies do not split for these ops */
+            tpl_config_format(f, c, set[n].text, TPL_CONFIG_LEN);
+            n++;
+        }
+    return n;
+}
+
+TEST(matmul_ops_set_covers_every_pair)
+{
+    mt_cfg set[MT_OPS_MAX];
+    memset(set, 0, sizeof set);
+    int n = mt_ops_set(NULL, set), per[4] = {0};
+    for (int i = 0; i < n; i++)
+        per[set[i].cfg[mt_param("OPA")] + 2 * set[i].cfg[mt_param("OPB")]]++;
+    printf("    %d transposed configurations: TN %d, NT %d, TT %d\n", n, per[1], per[2], per[3]);
+    CHECK(per[0] == 0 && per[1] >= 4 && per[2] >= 4 && per[3] >= 4);
+}
+
+GPU_TEST(matmul_gpu_ops_and_batches)
+{
+    const tpl_family *f = &tpl_matmul;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    mt_cfg *set = calloc(MT_OPS_MAX, sizeof *set);
+    CHECK(set != NULL);
+    int n = mt_ops_set(ms_device(g), set);
+    for (int i = 0; i < n && !th_failed(); i++) {
+        char *log = NULL;
+        at_status s = tpl_compile(f, set[i].cfg, ms_device(g)->arch, &set[i].cubin,
+                                  &set[i].size, &log);
+        CHECK_MSG(s == AT_OK, "%s: compile failed: %s", set[i].text, log ? log : "");
+        free(log);
+    }
+    static const long long shapes[][4] = {
+        /* m, n, k, batch */
+        {129, 65, 33, 1}, {1, 1, 1, 1}, {260, 264, 1037, 1}, {300, 130, 520, 1},
+        {65, 33, 17, 3}, {129, 128, 64, 5}, {1, 7, 3, 4},
+    };
+    int ran = 0;
+    for (int ops = 1; ops < 4 && !th_failed(); ops++)
+        for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0] && !th_failed(); sh++) {
+            tpl_problem p = TPL_PROBLEM(3, {shapes[sh][0], shapes[sh][1], shapes[sh][2]});
+            p.op_a = (ops & 1) ? AT_OP_T : AT_OP_N;
+            p.op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
+            p.batch = shapes[sh][3];
+            at_status st = ms_prepare(g, f, &p, 40 + sh, err, sizeof err);
+            CHECK_MSG(st == AT_OK, "prepare: %s", err);
+            for (int i = 0; i < n && !th_failed(); i++) {
+                const int *c = set[i].cfg;
+                if (c[mt_param("OPA")] != (ops & 1) || c[mt_param("OPB")] != (ops >> 1) ||
+                    (p.batch > 1 && (c[mt_param("SPLITK")] > 1 || c[mt_param("SK")] == 1)))
+                    continue;
+                double e = -1;
+                st = ms_verify(g, f, c, set[i].cubin, set[i].size, &e, err, sizeof err);
+                CHECK_MSG(st == AT_OK && e <= f->tolerance(&p), "%lldx%lldx%lld ops %d batch %lld "
+                          "%s: %s (error %g, %s)", p.dims[0], p.dims[1], p.dims[2], ops, p.batch,
+                          set[i].text, at_status_string(st), e, err);
+                ran++;
+            }
+        }
+    printf("    %d transposed configurations, %d verified runs\n", n, ran);
+    CHECK(n >= 12 && ran >= 4 * n);
     mt_free_set(set, n);
     ms_close(g);
 }
@@ -626,6 +758,8 @@ GPU_TEST(matmul_gpu_leading_dimensions_and_alignment)
             CHECK_OK(tpl_ref_gemm(ref, m, n, k, alpha, A, lda, B, ldb, beta, C0, R, ldc));
             for (int i = 0; i < n_set; i++) {
                 CUmodule mod;
+                if (!mt_is_nn(set[i].cfg))
+                    continue;
                 CHECK(cu->ModuleLoadData(&mod, set[i].cubin) == CUDA_SUCCESS);
                 CHECK(cu->MemcpyDtoD(C, C0, cn * 4) == CUDA_SUCCESS);
                 if (beta_zero) {
@@ -671,8 +805,8 @@ GPU_TEST(matmul_gpu_streamk_repeat_bitwise)
     const cudrv *cu = ms_driver(g);
     at_exec *ref = ms_reference(g);
     static const char *const cfgs[] = {
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1,FFMA=0",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1,FFMA=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1,FFMA=0,OPA=0,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1,FFMA=0,OPA=0,OPB=0",
     };
     static const int shapes[][3] = {{2944, 3000, 200}, {2944, 3064, 1000}};
     tpl_workset ws;

@@ -168,8 +168,10 @@ static at_device_info tm_device(const char *uuid)
 }
 
 /* Points the fixture's kernel rows at this build's sources where a family's
- * .cu changed since the release (today: none), so its results stay the
- * ones the lookup takes; returns how many names were changed. */
+ * .cu changed since the release, and gives the stored configurations every
+ * parameter added since at its canonical (first) value, what the release's
+ * kernels computed (matmul's OPA and OPB), so its results stay the ones the
+ * lookup takes; returns how many names were changed. */
 static int tm_follow_sources(const char *path)
 {
     int changed = 0;
@@ -182,6 +184,18 @@ static int tm_follow_sources(const char *path)
             snprintf(sql, sizeof sql, "UPDATE kernel SET source_hash = '%s' WHERE name = '%s'",
                      tpl_source_hash(fam), fam->name);
             if (tm_exec(path, sql) == SQLITE_OK)
+                changed++;
+        }
+        for (int p = 0; p < fam->n_params; p++) {
+            char upd[512];
+            snprintf(upd, sizeof upd, "UPDATE result SET config = config || ',%s=%d' WHERE "
+                     "kernel_id IN (SELECT id FROM kernel WHERE name = '%s') AND "
+                     "instr(',' || config, ',%s=') = 0", fam->params[p].name,
+                     fam->params[p].values[0], fam->name, fam->params[p].name);
+            snprintf(sql, sizeof sql, "SELECT count(*) FROM result WHERE kernel_id IN (SELECT id "
+                     "FROM kernel WHERE name = '%s') AND instr(',' || config, ',%s=') = 0",
+                     fam->name, fam->params[p].name);
+            if (tm_int(path, sql) > 0 && tm_exec(path, upd) == SQLITE_OK)
                 changed++;
         }
     }

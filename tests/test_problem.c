@@ -287,6 +287,17 @@ TEST(families_take_only_the_plain_kind)
             tpl_problem_format(&vars[v], text, sizeof text);
             if (tpl_problem_equal(&vars[v], p))
                 continue;       /* a typed family's own kind (tcgemm's bf16) */
+            if (tpl_problem_same_kind(&vars[v], p))
+                continue;       /* only the batch count differs: a size, not a kind (tpl.h) */
+            if (fam->accepts && tpl_family_accepts(fam, &vars[v]) &&
+                vars[v].dtype == p->dtype && vars[v].math == p->math &&
+                vars[v].order == p->order) {
+                /* another op pair: a family may compute it with the same configuration
+                 * (tcgemm packs op T operands); the database keys keep the winners apart
+                 * (lk_shape_distance: problem_distance_stays_within_a_kind) */
+                checked++;
+                continue;
+            }
             if (fam->accepts && tpl_family_accepts(fam, &vars[v])) {
                 /* a family of several kinds (tcgemm): p's configurations never serve another */
                 for (int c = 0; c < n_cfg; c++)

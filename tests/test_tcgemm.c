@@ -312,25 +312,34 @@ TEST(tcgemm_kinds_never_cross)
     tpl_problem tf32 = tt_problem(4096, 4096, 4096, AT_R_32F, AT_MATH_TF32);
     const tpl_problem *ok[3] = {&bf16, &f16, &tf32};
     /* refused kinds: exact FP32 (at_sgemm's, never silently TF32), FP64, TF32 on 16-bit data,
-     * transposes, column-major, batches, other dimension counts */
-    tpl_problem refused[8];
+     * column-major (the API maps it to row-major first: tpl.h), other dimension counts, ops
+     * outside N/T */
+    tpl_problem refused[6];
     refused[0] = tt_problem(4096, 4096, 4096, AT_R_32F, AT_MATH_DEFAULT);
     refused[1] = tt_problem(4096, 4096, 4096, AT_R_64F, AT_MATH_DEFAULT);
     refused[2] = tt_problem(4096, 4096, 4096, AT_R_16BF, AT_MATH_TF32);
-    refused[3] = bf16;
-    refused[3].op_a = AT_OP_T;
-    refused[4] = f16;
-    refused[4].op_b = AT_OP_T;
-    refused[5] = tf32;
-    refused[5].order = AT_COL_MAJOR;
-    refused[6] = bf16;
-    refused[6].batch = 4;
-    refused[7] = bf16;
-    refused[7].n_dims = 2;
+    refused[3] = tf32;
+    refused[3].order = AT_COL_MAJOR;
+    refused[4] = bf16;
+    refused[4].n_dims = 2;
+    refused[5] = f16;
+    refused[5].op_b = (at_op)2;
+    /* accepted: every type with either operand transposed, and batches */
+    tpl_problem more[4];
+    more[0] = bf16;
+    more[0].op_a = AT_OP_T;
+    more[1] = f16;
+    more[1].op_b = AT_OP_T;
+    more[2] = tf32;
+    more[2].op_a = more[2].op_b = AT_OP_T;
+    more[3] = bf16;
+    more[3].batch = 4;
     for (int t = 0; t < 3; t++)
         CHECK(tpl_family_accepts(f, ok[t]));
-    for (int r = 0; r < 8; r++)
+    for (int r = 0; r < 6; r++)
         CHECK_MSG(!tpl_family_accepts(f, &refused[r]), "refused kind %d accepted", r);
+    for (int r = 0; r < 4; r++)
+        CHECK_MSG(tpl_family_accepts(f, &more[r]), "kind %d refused", r);
     long long raw = tpl_space_size(f);
     int served[3][2] = {{0}};
     char why[256];
@@ -726,6 +735,58 @@ GPU_TEST(tcgemm_gpu_every_type_and_shape)
         free(one.cubin);
         free(one.log);
     }
+    ms_close(g);
+}
+
+/* Every type and op pair with batches, on a few configurations of each type (each PATH the
+ * device runs, split-K, clusters, narrow loads): op T operands go through the transposing
+ * pack, odd sizes make its tiles ragged and the packed rows padded, batches of odd strides
+ * offset every product's operands off 16 bytes; every product against float64. */
+GPU_TEST(tcgemm_gpu_ops_and_batches)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    const at_device_info *dev = ms_device(g);
+    static const long long shapes[][4] = {
+        /* m, n, k, batch */
+        {129, 65, 33, 1}, {1, 1, 1, 1}, {300, 257, 190, 1}, {65, 33, 17, 3}, {129, 128, 64, 2},
+    };
+    int runs = 0;
+    for (int t = 0; t < 3 && !th_failed(); t++) {
+        int n = 0;
+        tt_cfg *set = tt_type_set(dev, t, 1, &n);
+        CHECK(set && n >= 2);
+        if (!tt_compile_all(set, n)) {
+            tt_free_set(set, n);
+            break;
+        }
+        for (int ops = 0; ops < 4 && !th_failed(); ops++)
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0] && !th_failed(); s++) {
+                tpl_problem p = tt_problem(shapes[s][0], shapes[s][1], shapes[s][2],
+                                           tt_kinds[t].t, tt_kinds[t].m);
+                p.op_a = (ops & 1) ? AT_OP_T : AT_OP_N;
+                p.op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
+                p.batch = shapes[s][3];
+                CHECK_MSG(ms_prepare(g, f, &p, 61 + s, err, sizeof err) == AT_OK, "prepare: %s",
+                          err);
+                for (int i = 0; i < n && !th_failed(); i++) {
+                    double e = -1;
+                    at_status st = ms_verify(g, f, set[i].cfg, set[i].cubin, set[i].size, &e,
+                                             err, sizeof err);
+                    CHECK_MSG(st == AT_OK && e <= f->tolerance(&p), "%s ops %d %lldx%lldx%lld "
+                              "batch %lld %s: %s (error %g, %s)", tt_kinds[t].name, ops,
+                              shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3],
+                              set[i].text, at_status_string(st), e, err);
+                    runs++;
+                }
+            }
+        tt_free_set(set, n);
+    }
+    printf("    %d verified runs (every type x 4 op pairs x %zu shapes)\n", runs,
+           sizeof shapes / sizeof shapes[0]);
+    CHECK(runs >= 3 * 4 * 5 * 2);
     ms_close(g);
 }
 

@@ -76,6 +76,9 @@ static int problems_of(const tn_options *o, const tpl_family *fam, const tpl_pro
         return 1;
     }
     *list = fam->tuning_problems;
+    if (o->n_families == 0 && fam->n_default_tuning_problems > 0 &&
+        fam->n_default_tuning_problems < fam->n_tuning_problems)
+        return fam->n_default_tuning_problems;
     return fam->n_tuning_problems;
 }
 
