@@ -22,7 +22,6 @@ enum {
 #define TC_SLOT_PARTIALS 0              /* split-K partials (zeros for k == 0) */
 #define TC_SLOT_PACKED_A 1
 #define TC_SLOT_PACKED_B 2
-#define TC_SLOT_COUNTERS 3              /* TF32 PATH 90 stream-K tile counters (zero between calls) */
 
 /* ---- rejection reasons (each reachable; tests/test_tcgemm.c scans for every one) ---- */
 enum {
@@ -514,46 +513,6 @@ static at_status t9_fit(at_exec *ex, const int *cfg, unsigned threads, unsigned 
     return AT_OK;
 }
 
-/* Stream-K plan of a TF32 PATH 90 launch with SPLITK 1 (tcgemm.cu's T9_SK, t9_sk_item): with
- * more cluster tiles than clusters and a partial last wave, the last partial wave and one full
- * one are split by K tiles evenly over the clusters (as matmul's mm_streamk_plan), else all
- * tiles are data-parallel. plan = {sk_dp, sk_q, sk_r}; returns the stream-K cluster tiles. */
-static long long t9_streamk_plan(long long units, long long ksteps, long long clusters, int plan[3])
-{
-    plan[0] = (int)units;
-    plan[1] = plan[2] = 0;
-    if (clusters < 1 || units <= clusters || units % clusters == 0)
-        return 0;
-    long long sk = units % clusters + clusters;
-    if (sk * ksteps > 0x7fffffffLL)     /* 32-bit iteration counters in the kernel */
-        return 0;
-    plan[0] = (int)(units - sk);
-    plan[1] = (int)(sk * ksteps / clusters);
-    plan[2] = (int)(sk * ksteps % clusters);
-    return sk;
-}
-
-/* The stream-K plan of a TF32 launch of `clusters` clusters and its workspace: two BM x BN
- * FP32 partial slots per CTA in *W, one counter per stream-K CTA tile in *cnt (zeroed when
- * allocated; the kernel leaves them zero). 16-bit and split-K kernels take no plan (all 0). */
-static at_status t9_streamk(at_exec *ex, const int *cfg, const tc_call *c, long long units,
-                            long long clusters, int plan[3], CUdeviceptr *W, CUdeviceptr *cnt)
-{
-    *cnt = 0;
-    plan[0] = plan[1] = plan[2] = 0;
-    if (cfg[P_TYPE] != 2 || cfg[P_SPLITK] != 1)
-        return AT_OK;
-    int cl = cfg[P_CM] * cfg[P_CN];
-    long long sk = t9_streamk_plan(units, tc_cdiv(c->k, cfg[P_BK]), clusters, plan);
-    if (sk == 0)
-        return AT_OK;
-    at_status s = ex_scratch(ex, TC_SLOT_PARTIALS,
-                             (size_t)2 * clusters * cl * cfg[P_BM] * cfg[P_BN] * 4, W);
-    if (s != AT_OK)
-        return s;
-    return ex_scratch_zeroed(ex, TC_SLOT_COUNTERS, (size_t)sk * cl * 4, cnt);
-}
-
 static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
 {
     const at_device_info *dev = ex->dev;
@@ -606,13 +565,8 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
     long long units = tc_cdiv(tc_cdiv(c->m, cfg[P_BM]), cfg[P_CM]) *
                       tc_cdiv(tc_cdiv(c->n, cfg[P_BN]), cfg[P_CN]) * cfg[P_SPLITK];
     long long clusters = units < fit ? units : fit;
-    int plan[3];
-    CUdeviceptr cnt;
-    if ((s = t9_streamk(ex, cfg, c, units, clusters, plan, &W, &cnt)) != AT_OK)
-        return s;
-    /* the last four: the TF32 kernel's stream-K arguments (others ignore them) */
     void *a[] = {&ma, &mb, &mc, &c->C, &c->m, &c->n, &c->k, &c->ldc, &c->alpha, &c->beta, &vec_ok,
-                 &W, &cnt, &plan[0], &plan[1], &plan[2]};
+                 &W};
     const unsigned grid[3] = {(unsigned)(clusters * cl), 1, 1}, block[3] = {threads, 1, 1};
     const unsigned cluster[3] = {(unsigned)cl, 1, 1};
     s = cl > 1 ? ex_launch_cluster(ex, "tcgemm", grid, block, cluster, smem, a)

@@ -260,11 +260,6 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
                         // ptxas serializes its wgmmas, warning C7513); bench/notes_tcgemm.md section 9
 #endif
 #define T9_NB (T9_TFK + 1)              // T9_TFK: fragment buffers
-#ifndef T9_SK
-#define T9_SK (TYPE == 2 && SPLITK == 1 && !PING) // TF32 (internal): 1 = stream-K schedule of the last partial
-                        // wave (the host's plan: sk_dp, sk_q, sk_r; 0 0 0 = all data-parallel), 0 = every
-                        // cluster tile whole, strided over the clusters; bench/notes_tcgemm.md section 10
-#endif
 #if TYPE == 2 && T9_TFK && (BK / 8) % T9_NB != 0
 #error "tcgemm PATH 90: T9_TFK + 1 must divide BK / 8"
 #endif
@@ -501,81 +496,6 @@ __device__ __forceinline__ void t9_mma_tf32(float *d, const unsigned *a, unsigne
 }
 #endif
 
-#if T9_SK
-// ---- stream-K (T9_SK): the schedule of templates/matmul.cu's matmul_streamk, over cluster tiles ----
-// Cluster tiles [0, sk_dp) are data-parallel, cluster b taking b, b + G, ... (sk_dp is a multiple of
-// G, the clusters); the K tiles of cluster tiles [sk_dp, units) form one iteration space that the
-// clusters split evenly in order (sk_q each, the first sk_r one more), so the last partial wave no
-// longer leaves SMs idle. A cluster tile whose K tiles fall to several clusters is combined without
-// waiting: each contributor's consumers store their unscaled partial to the slot of the segment (2
-// per CTA: the segment its range starts with and the one it ends with), fence and count in on the
-// CTA tile's counter; the last to arrive adds all partials in cluster order (fixed: deterministic),
-// then runs the normal epilogue and leaves the counter at zero for the next call. 32-bit arithmetic
-// only (a 64-bit division is a called subroutine).
-
-// First iteration of cluster b's range.
-__device__ __forceinline__ int t9_sk_begin(int q, int r, int b)
-{
-    return b * q + (b < r ? b : r);
-}
-
-// The cluster whose range holds iteration x.
-__device__ __forceinline__ int t9_sk_owner(int q, int r, int x)
-{
-    int split = r * (q + 1);
-    return x < split ? x / (q + 1) : r + (x - split) / q;
-}
-
-// Work item w of cluster b (it: the next iteration of its stream-K range): cluster tile *t and its
-// K tiles [*k0, *k1); 0 when the cluster is done.
-__device__ __forceinline__ int t9_sk_item(int w, int it, int b, int G, int dp, int kt_all, int q, int r,
-                                          int *t, int *k0, int *k1)
-{
-    int dt = b + w * G;
-    if (dt < dp) {
-        *t = dt; *k0 = 0; *k1 = kt_all;
-        return 1;
-    }
-    int end = t9_sk_begin(q, r, b + 1);
-    if (it >= end)
-        return 0;
-    int st = it / kt_all;
-    *k0 = it - st * kt_all;
-    *k1 = end - st * kt_all < kt_all ? end - st * kt_all : kt_all;
-    *t = dp + st;
-    return 1;
-}
-
-// Stores (ADD 0: loads; ADD 1: adds) a consumer warpgroup's accumulators to (from) a BM x BN slot
-// in thread order: float4 j of consumer thread ct (0 .. WG*128-1) at float4 j * WG*128 + ct.
-__device__ __forceinline__ void t9_sk_store(float (*d)[T9_ACC], float *slot, int ct)
-{
-    float4 *dst = (float4 *)slot + ct;
-#pragma unroll
-    for (int i = 0; i < T9_MI; i++)
-#pragma unroll
-        for (int j = 0; j < T9_ACC / 4; j++)
-            __stcg(dst + (i * (T9_ACC / 4) + j) * (WG * 128),
-                   make_float4(d[i][4 * j], d[i][4 * j + 1], d[i][4 * j + 2], d[i][4 * j + 3]));
-}
-
-template <bool ADD>
-__device__ __forceinline__ void t9_sk_load(float (*d)[T9_ACC], const float *slot, int ct)
-{
-    const float4 *src = (const float4 *)slot + ct;
-#pragma unroll
-    for (int i = 0; i < T9_MI; i++)
-#pragma unroll
-        for (int j = 0; j < T9_ACC / 4; j++) {
-            float4 v = __ldcg(src + (i * (T9_ACC / 4) + j) * (WG * 128));
-            d[i][4 * j] = ADD ? d[i][4 * j] + v.x : v.x;
-            d[i][4 * j + 1] = ADD ? d[i][4 * j + 1] + v.y : v.y;
-            d[i][4 * j + 2] = ADD ? d[i][4 * j + 2] + v.z : v.z;
-            d[i][4 * j + 3] = ADD ? d[i][4 * j + 3] + v.w : v.w;
-        }
-}
-#endif
-
 // ---- PTX helpers (sm_90) ----
 __device__ __forceinline__ unsigned t9_smem_addr(const void *p)
 {
@@ -721,11 +641,7 @@ __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, 
 extern "C" __global__ void __launch_bounds__(T9_THREADS, 1)
 tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
        const __grid_constant__ t9_tmap tmC, tc_elem *__restrict__ C, int m, int n, int k, long long ldc,
-       float alpha, float beta, int vec_ok, float *__restrict__ ws
-#if T9_SK
-       , int *__restrict__ sk_count, int sk_dp, int sk_q, int sk_r
-#endif
-       )
+       float alpha, float beta, int vec_ok, float *__restrict__ ws)
 {
     extern __shared__ unsigned char t9_raw[];
     unsigned base = (t9_smem_addr(t9_raw) + 1023) & ~1023u;
@@ -747,12 +663,8 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 
     int tm = TC_CDIV(m, BM), tn = TC_CDIV(n, BN);
     int sm = TC_CDIV(tm, CM), sn = TC_CDIV(tn, CN);
-#if T9_SK
-    int kt_all = TC_CDIV(k, BK);    // units: the host's stream-K plan (t9_sk_item)
-#else
     int units = sm * sn * SPLITK;
     int kt_all = TC_CDIV(k, BK), kt_per = TC_CDIV(kt_all, SPLITK);
-#endif
     int cluster = blockIdx.x / T9_CL, clusters = gridDim.x / T9_CL;
 
     if (wg == 0) {
@@ -764,23 +676,11 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             for (int i = 0; i < CM; i++) maskB |= (unsigned short)(1u << (i + cn * CM));
             int s = 0;
             unsigned ph = 0;
-#if T9_SK
-            int sk_it = t9_sk_begin(sk_q, sk_r, cluster);
-            for (int wi = 0;; wi++) {
-                int t, k0, k1, pm, pn;
-                if (!t9_sk_item(wi, sk_it, cluster, clusters, sk_dp, kt_all, sk_q, sk_r, &t, &k0, &k1))
-                    break;
-                if (t >= sk_dp)
-                    sk_it += k1 - k0;
-                t9_tile(t, sm, sn, &pm, &pn);
-                int m0 = (pm * CM + cm) * BM, n0 = (pn * CN + cn) * BN;
-#else
             for (int u = cluster; u < units; u += clusters) {
                 int t = u / SPLITK, z = u - t * SPLITK, pm, pn;
                 t9_tile(t, sm, sn, &pm, &pn);
                 int m0 = (pm * CM + cm) * BM, n0 = (pn * CN + cn) * BN;
                 int k0 = z * kt_per, k1 = k0 + kt_per < kt_all ? k0 + kt_per : kt_all;
-#endif
                 for (int kt = k0; kt < k1; kt++) {
                     t9_bar_wait(bars + 8 * (STAGES + s), ph ^ 1);
                     unsigned full = bars + 8 * s;
@@ -822,21 +722,9 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #endif
         int s = 0, i_unit = 0;
         unsigned ph = 0;
-#if T9_SK
-        __shared__ int t9_sk_last;          // the consumers' broadcast: this CTA arrived last on a tile
-        int sk_it = t9_sk_begin(sk_q, sk_r, cluster);
-        for (int wi = 0;; wi++, i_unit++) {
-            int t, k0, k1, pm, pn;
-            if (!t9_sk_item(wi, sk_it, cluster, clusters, sk_dp, kt_all, sk_q, sk_r, &t, &k0, &k1))
-                break;
-            const int z = 0, sk_first = sk_it == t9_sk_begin(sk_q, sk_r, cluster);
-            if (t >= sk_dp)
-                sk_it += k1 - k0;
-#else
         for (int u = cluster; u < units; u += clusters, i_unit++) {
             int t = u / SPLITK, z = u - t * SPLITK, pm, pn;
             int k0 = z * kt_per, k1 = k0 + kt_per < kt_all ? k0 + kt_per : kt_all;
-#endif
             if (PING && i_unit % WG != c) {     // the other warpgroup's tile: skip its stages
                 int adv = s + (k1 > k0 ? k1 - k0 : 0);
                 ph ^= (adv / STAGES) & 1;
@@ -1021,35 +909,6 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 if ((int)(r % CM) == cm || (int)(r / CM) == cn)
                     t9_bar_arrive_cta(bars + 8 * (STAGES + prev), r);
             }
-#if T9_SK
-            if (t >= sk_dp && (k0 != 0 || k1 != kt_all)) {
-                // a stream-K segment of cluster tile t (see t9_sk_begin): partial out, count in; the
-                // last to arrive sums the segments of clusters lo..hi in that order
-                int beg = (t - sk_dp) * kt_all;
-                int lo = t9_sk_owner(sk_q, sk_r, beg), hi = t9_sk_owner(sk_q, sk_r, beg + kt_all - 1);
-                t9_sk_store(d, ws + (long long)(2 * (cluster * T9_CL + (int)rank) + !sk_first) * (BM * BN),
-                            c * 128 + tid);
-                __threadfence();
-                asm volatile("bar.sync 1, %0;" :: "n"(WG * 128) : "memory");
-                if (c == 0 && tid == 0) {
-                    int *cnt = sk_count + (t - sk_dp) * T9_CL + (int)rank;
-                    int arrived = atomicAdd(cnt, 1);
-                    t9_sk_last = arrived == hi - lo;
-                    if (arrived == hi - lo)
-                        *cnt = 0;               // all have counted in: ready for the next call
-                }
-                asm volatile("bar.sync 1, %0;" :: "n"(WG * 128) : "memory");
-                if (!t9_sk_last)
-                    continue;
-                __threadfence();
-                int first_lo = t9_sk_begin(sk_q, sk_r, lo) >= beg ? 0 : 1;
-                t9_sk_load<false>(d, ws + (long long)(2 * (lo * T9_CL + (int)rank) + first_lo) * (BM * BN),
-                                  c * 128 + tid);
-#pragma unroll 1
-                for (int o = lo + 1; o <= hi; o++)
-                    t9_sk_load<true>(d, ws + (long long)(2 * (o * T9_CL + (int)rank)) * (BM * BN), c * 128 + tid);
-            }
-#endif
             if (k1 <= k0) {                 // empty K slice: its partial is zero
 #pragma unroll
                 for (int i = 0; i < T9_MI; i++)

@@ -6,7 +6,8 @@
 // Usage:  proto bench TYPE M N K CFG...   verify and time each CFG (e.g. BM=128,BN=256,CM=2) at one shape
 //         proto check TYPE CFG...         correctness battery: odd shapes, offsets, odd ld, alpha/beta, splits
 //         proto rounds TYPE M N K R CFG...  R interleaved rounds of cuBLAS and each CFG, paired ratios
-// CFG keys: BM BN BK STAGES WG CM CN RASTER GROUP SPLITK VEC PING, and SK (0/1: -DT9_SK, stream-K)
+// CFG keys: BM BN BK STAGES WG CM CN RASTER GROUP SPLITK VEC PING; TF32 experiments TB=1 (-DT9_TB=1),
+// TFK=n (-DT9_TFK=n)
 // TYPE: 0 BF16, 1 FP16, 2 TF32. Verification rule: see templates/tcgemm.cu's header.
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -124,7 +125,7 @@ struct Kern { t9_cfg c; CUmodule mod; CUfunction f, pack, red; char name[160]; }
 
 static void parse_cfg(const char *s, t9_cfg *c)
 {
-    t9_cfg d = {g_type, 128, 256, g_type == 2 ? 32 : 64, 4, 2, 1, 1, 0, 8, 1, 2, 0, -1};
+    t9_cfg d = {g_type, 128, 256, g_type == 2 ? 32 : 64, 4, 2, 1, 1, 0, 8, 1, 2, 0, 0, -1};
     if (g_type == 2) { d.bm = 256; d.bn = 128; }
     *c = d;
     char buf[256];
@@ -140,7 +141,7 @@ static void parse_cfg(const char *s, t9_cfg *c)
         else if (!strcmp(t, "CN")) c->cn = v; else if (!strcmp(t, "RASTER")) c->raster = v;
         else if (!strcmp(t, "GROUP")) c->group = v; else if (!strcmp(t, "SPLITK")) c->splitk = v;
         else if (!strcmp(t, "VEC")) c->vec = v; else if (!strcmp(t, "PING")) c->ping = v;
-        else if (!strcmp(t, "SK")) c->sk = v;
+        else if (!strcmp(t, "TB")) c->tb = v; else if (!strcmp(t, "TFK")) c->tfk = v;
         else { fprintf(stderr, "unknown parameter %s\n", t); exit(1); }
     }
 }
@@ -151,7 +152,7 @@ static int build(const char *s, Kern *K)
     t9_cfg *c = &K->c;
     snprintf(K->name, sizeof K->name, "BM%d BN%d BK%d S%d WG%d%s C%dx%d R%d G%d SK%d V%d%s", c->bm, c->bn, c->bk,
              c->stages, c->wg, c->ping ? "P" : "", c->cm, c->cn, c->raster, c->group, c->splitk, c->vec,
-             c->sk == 0 ? " noSTRK" : c->sk == 1 ? " STRK" : "");
+             c->tb ? " TB" : c->tfk >= 0 ? (c->tfk == 1 ? " TFK1" : c->tfk == 3 ? " TFK3" : " TFK?") : "");
     const char *why = t9_reject(c);
     if (why) { printf("  %-52s rejected: %s\n", K->name, why); return 0; }
     char o[16][48];
@@ -164,8 +165,9 @@ static int build(const char *s, Kern *K)
     opts[no++] = "-DPATH=90";
     for (int i = 0; i < 13; i++) { snprintf(o[i], 48, "-D%s=%d", nm[i], v[i]); opts[no++] = o[i]; }
     if (getenv("XDEFS")) opts[no++] = getenv("XDEFS");   // one extra -D for experiments
-    char skd[32];
-    if (c->sk >= 0) { snprintf(skd, sizeof skd, "-DT9_SK=%d", c->sk); opts[no++] = skd; }
+    char tbd[32], tkd[32];
+    if (c->tb) { snprintf(tbd, sizeof tbd, "-DT9_TB=%d", c->tb); opts[no++] = tbd; }
+    if (c->tfk >= 0) { snprintf(tkd, sizeof tkd, "-DT9_TFK=%d", c->tfk); opts[no++] = tkd; }
     nvrtcProgram p;
     nvrtcCreateProgram(&p, g_src, "tcgemm.cu", 0, 0, 0);
     nvrtcResult r = nvrtcCompileProgram(p, no, opts);
@@ -189,8 +191,7 @@ static int build(const char *s, Kern *K)
 struct Prob {
     int m, n, k; long long lda, ldb, ldc; int offa, offb, offc; float alpha, beta;
     void *A, *B, *C, *C0; double *ref, *err;
-    void *pa, *pb; float *ws; size_t wsz;   // packed copies, split-K / stream-K partials
-    int *cnt; size_t cntn;                  // stream-K counters (zero between calls)
+    void *pa, *pb; float *ws; size_t wsz;   // packed copies, split-K workspace
 };
 
 static size_t es_in() { return g_type == 2 ? 4 : 2; }
@@ -210,7 +211,7 @@ static void prob_init(Prob *P, unsigned seed)
     dim3 g((P->n + 127) / 128, (P->m + 15) / 16);
     k_ref<<<g, 128>>>(P->A, P->lda, P->B, P->ldb, P->C0, P->ldc, P->ref, P->m, P->n, P->k, P->alpha, P->beta, g_type);
     CK(cudaGetLastError());
-    P->pa = P->pb = 0; P->ws = 0; P->wsz = 0; P->cnt = 0; P->cntn = 0;
+    P->pa = P->pb = 0; P->ws = 0; P->wsz = 0;
     if (t9_needs_pack(P->A, P->lda, es)) CK(cudaMalloc(&P->pa, (size_t)P->m * t9_packed_ld(P->k, es) * es));
     if (t9_needs_pack(P->B, P->ldb, es)) CK(cudaMalloc(&P->pb, (size_t)P->k * t9_packed_ld(P->n, es) * es));
     CK(cudaDeviceSynchronize());
@@ -221,7 +222,7 @@ static void prob_free(Prob *P)
     size_t es = es_in();
     cudaFree((char *)P->A - P->offa * es); cudaFree((char *)P->B - P->offb * es);
     cudaFree((char *)P->C - P->offc * es); cudaFree((char *)P->C0 - P->offc * es);
-    cudaFree(P->ref); cudaFree(P->err); cudaFree(P->pa); cudaFree(P->pb); cudaFree(P->ws); cudaFree(P->cnt);
+    cudaFree(P->ref); cudaFree(P->err); cudaFree(P->pa); cudaFree(P->pb); cudaFree(P->ws);
 }
 
 static size_t c_bytes(const Prob *P) { return ((size_t)(P->m - 1) * P->ldc + P->n) * es_in(); }
@@ -234,7 +235,7 @@ static void reset_c(const Prob *P)
 }
 
 // One full call of our path: pack (if needed), GEMM, split-K reduce. Maps built once per (kernel, problem).
-struct Launch { CUtensorMap ma, mb; unsigned grid; int plan[3]; long long sk; };
+struct Launch { CUtensorMap ma, mb; unsigned grid; };
 
 static int setup(Kern *K, Prob *P, Launch *L)
 {
@@ -245,19 +246,6 @@ static int setup(Kern *K, Prob *P, Launch *L)
     L->grid = t9_grid(&g_drv, K->f, &K->c, P->m, P->n, g_sms);
     if (!L->grid) { printf("  %-52s no grid (cluster does not fit)\n", K->name); return 0; }
     size_t need = K->c.splitk > 1 ? (size_t)K->c.splitk * P->m * P->n * 4 : 0;
-    int cl = K->c.cm * K->c.cn;
-    long long units = ((P->m + K->c.bm * K->c.cm - 1) / (K->c.bm * K->c.cm)) *
-                      ((P->n + K->c.bn * K->c.cn - 1) / (K->c.bn * K->c.cn)) * K->c.splitk;
-    L->sk = 0; L->plan[0] = (int)units; L->plan[1] = L->plan[2] = 0;
-    if (t9_has_sk(&K->c)) {
-        L->sk = t9_sk_plan(units, (P->k + K->c.bk - 1) / K->c.bk, L->grid / cl, L->plan);
-        size_t part = L->sk ? (size_t)2 * L->grid * K->c.bm * K->c.bn * 4 : 0;
-        if (part > need) need = part;
-        if ((size_t)(L->sk * cl) > P->cntn) {
-            cudaFree(P->cnt); P->cntn = (size_t)(L->sk * cl);
-            CK(cudaMalloc(&P->cnt, P->cntn * 4)); CK(cudaMemset(P->cnt, 0, P->cntn * 4));
-        }
-    }
     if (need > P->wsz) { cudaFree(P->ws); CK(cudaMalloc(&P->ws, need)); P->wsz = need; }
     return 1;
 }
@@ -281,7 +269,7 @@ static void run(Kern *K, Prob *P, Launch *L)
     if (g_pack_only)
         return;
     CU(t9_launch(&g_drv, K->f, &K->c, L->grid, &L->ma, &L->mb, P->C, P->m, P->n, P->k, P->ldc, P->alpha,
-                 P->beta, P->ws, 0, P->cnt, L->plan));
+                 P->beta, P->ws, 0));
     if (K->c.splitk > 1) {
         long long mn = (long long)P->m * P->n, blocks = (mn + 255) / 256;
         void *args[] = {&P->m, &P->n, &P->ws, &P->alpha, &P->beta, &P->C, &P->ldc};
@@ -428,8 +416,7 @@ static int cmd_rounds(int m, int n, int k, int rounds, int nc, char **cfgs)
         if (!build(cfgs[i], &Ks[i]) || !setup(&Ks[i], &P, &Ls[i])) continue;
         double rel;
         ok[i] = verify(&Ks[i], &P, &Ls[i], &rel);
-        printf("  %-58s %s err %.3e grid %u stream-K tiles %lld (dp %d q %d r %d)\n", Ks[i].name, ok[i] ? "ok  " : "FAIL",
-               rel, Ls[i].grid, Ls[i].sk, Ls[i].plan[0], Ls[i].plan[1], Ls[i].plan[2]);
+        printf("  %-58s %s err %.3e grid %u\n", Ks[i].name, ok[i] ? "ok  " : "FAIL", rel, Ls[i].grid);
     }
     std::vector<double> tb(rounds), tc[16];
     for (int i = 0; i < nc; i++) tc[i].resize(rounds, 0);
@@ -467,7 +454,7 @@ static int cmd_check(int nc, char **cfgs)
         {513, 257, 4097, 3, 5, 1, 1, 3, 1, -0.75f, 2.0f}, {4097, 4097, 259, 0, 0, 0, 0, 0, 0, 1, 0},
         {2048, 2048, 2048, 8, 8, 8, 8, 8, 8, 1, 1}, {777, 1536, 96, 1, 0, 7, 0, 1, 3, 2, -1},
         {64, 8192, 1024, 0, 0, 0, 0, 0, 0, 1, 0}, {3000, 200, 5000, 0, 0, 0, 0, 0, 0, 1, 0.25f},
-        // more tiles than SMs, a partial last wave: TF32 stream-K (every tile split; dp + sk; ragged)
+        // more tiles than SMs, a partial last wave, ragged
         {2000, 2100, 300, 0, 0, 0, 0, 0, 0, 1, 0}, {4096, 4096, 1000, 0, 0, 0, 0, 0, 0, 0.5f, -1.5f},
         {2900, 4500, 777, 3, 1, 5, 0, 0, 0, 1, 0},
     };

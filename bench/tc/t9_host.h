@@ -22,31 +22,9 @@ typedef struct {
 // One configuration's macros (the -D values the kernel was compiled with).
 typedef struct {
     int type, bm, bn, bk, stages, wg, cm, cn, raster, group, splitk, vec, ping;
-    int sk;     // -1: the kernel's default T9_SK; 0 or 1: compiled with -DT9_SK=sk (experiments)
+    int tb;     // TF32: 1 = compiled with -DT9_TB=1 (B transposed to K-major shared memory; more smem)
+    int tfk;    // TF32: -1 = the kernel's default T9_TFK, else compiled with -DT9_TFK=tfk
 } t9_cfg;
-
-// Does the kernel take the stream-K arguments (tcgemm.cu's T9_SK)?
-static inline int t9_has_sk(const t9_cfg *c)
-{
-    return c->sk >= 0 ? c->sk : (c->type == 2 && c->splitk == 1 && !c->ping);
-}
-
-// Stream-K plan (tcgemm.cu's t9_sk_item; templates/tcgemm.c's t9_streamk_plan): with more cluster
-// tiles than clusters and a partial last wave, the last partial wave and one full one are split by
-// K tiles evenly over the clusters. plan = {sk_dp, sk_q, sk_r}; returns the stream-K tiles.
-static inline long long t9_sk_plan(long long units, long long ksteps, long long clusters, int plan[3])
-{
-    plan[0] = (int)units; plan[1] = plan[2] = 0;
-    if (clusters < 1 || units <= clusters || units % clusters == 0)
-        return 0;
-    long long sk = units % clusters + clusters;
-    if (sk * ksteps > 0x7fffffffLL)
-        return 0;
-    plan[0] = (int)(units - sk);
-    plan[1] = (int)(sk * ksteps / clusters);
-    plan[2] = (int)(sk * ksteps % clusters);
-    return sk;
-}
 
 static inline int t9_es(const t9_cfg *c) { return c->type == 2 ? 4 : 2; }
 
@@ -55,7 +33,9 @@ static inline size_t t9_smem_bytes(const t9_cfg *c)
 {
     size_t stage = (size_t)(c->bm * c->bk + c->bk * c->bn) * t9_es(c);
     size_t cst = c->vec == 8 && c->type != 2 ? (size_t)c->bm * c->bn * 2 : 0;   // C staging
-    return c->stages * stage + cst + 1024 + 2 * c->stages * 8;
+    if (c->type == 2 && c->tb)
+        stage += (size_t)c->bk * c->bn * 4;     // T9_TB: the transposed B tile, one per stage
+    return c->stages * stage + cst + 1024 + (2 + (c->type == 2 && c->tb)) * c->stages * 8;
 }
 
 // Structural legality before compiling (mirrors the kernel's #error checks; 0 = legal, else why).
@@ -172,12 +152,10 @@ static inline int t9_encode_c(const t9_drv *d, const t9_cfg *c, void *C, long lo
                                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// Launches tcgemm (maps by value, C of the input type with ldc, workspace for SPLITK > 1 or the
-// stream-K partials, stream-K counters and plan; a kernel without T9_SK ignores the last four).
+// Launches tcgemm (maps by value, C of the input type with ldc, workspace for SPLITK > 1).
 static inline CUresult t9_launch(const t9_drv *d, CUfunction f, const t9_cfg *c, unsigned grid,
                           CUtensorMap *ma, CUtensorMap *mb, void *C, int m, int n, int k,
-                          long long ldc, float alpha, float beta, float *ws, CUstream st,
-                          int *sk_count, const int *plan)
+                          long long ldc, float alpha, float beta, float *ws, CUstream st)
 {
     int es_c = c->type == 2 ? 4 : 2;
     CUtensorMap mc;
@@ -186,8 +164,7 @@ static inline CUresult t9_launch(const t9_drv *d, CUfunction f, const t9_cfg *c,
                | (t9_encode_c(d, c, C, ldc, m, n, beta, &mc) << 1);
     if (!(vec_ok & 2) && c->vec == 8 && c->type != 2 && c->splitk == 1 && beta == 0.0f)
         vec_ok |= 4;    // staged epilogue with row-contiguous stores (C not TMA-able)
-    int p0 = plan ? plan[0] : 0, p1 = plan ? plan[1] : 0, p2 = plan ? plan[2] : 0;
-    void *args[] = {ma, mb, &mc, &C, &m, &n, &k, &ldc, &alpha, &beta, &vec_ok, &ws, &sk_count, &p0, &p1, &p2};
+    void *args[] = {ma, mb, &mc, &C, &m, &n, &k, &ldc, &alpha, &beta, &vec_ok, &ws};
     unsigned smem = (unsigned)t9_smem_bytes(c);
     CUresult r = d->func_set_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
     if (r != CUDA_SUCCESS)
