@@ -271,18 +271,35 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #elif TYPE == 1
 #define T9_PTXT "f16"
 #else
-#define T9_PTXT "tf32"   // t9_mma is unused for TF32 (t9_mma_tf32 instead)
+#define T9_PTXT "tf32"   // t9_mma: TF32 only with T9_TB (else t9_mma_tf32)
+#endif
+#if TYPE == 2
+#define T9_KSH "k8"     // t9_mma's K and transpose flags (TF32 takes K-major operands only)
+#define T9_TRANS ""
+#else
+#define T9_KSH "k16"
+#define T9_TRANS ", 0, 1"
 #endif
 #define T9_BOXE (128 / T9_ES)           // elements in one 128-byte swizzled row
 #define T9_MI (T9_WP / 64)              // wgmma (m64) instructions per K step per warpgroup
 #define T9_A_BYTES (BM * BK * T9_ES)
 #define T9_B_BYTES (BK * BN * T9_ES)
-#define T9_STAGE_BYTES (T9_A_BYTES + T9_B_BYTES)
+#ifndef T9_TB
+#define T9_TB 0         // TF32 (experiment): 1 = warps 1-3 of the producer warpgroup transpose each stage's B tile
+                        // into a K-major copy, so both wgmma operands come by descriptor (no register fragments)
+#endif
+#if T9_TB && (TYPE != 2 || PING)
+#error "tcgemm PATH 90: T9_TB is for TF32 without PING"
+#endif
+#define T9_RF (TYPE == 2 && !T9_TB)     // TF32 A fragments loaded into registers
+#define T9_BT_BYTES (T9_TB ? BN * BK * 4 : 0)   // T9_TB: the K-major B tile (rows = C columns)
+#define T9_TMA_BYTES (T9_A_BYTES + T9_B_BYTES)
+#define T9_STAGE_BYTES (T9_TMA_BYTES + T9_BT_BYTES)
 #define T9_CL (CM * CN)
 #define T9_OWN (PING ? 1 : WG)         // consumer warpgroups reading each stage
 #define T9_THREADS ((WG + 1) * 128)
 #ifndef T9_TFK
-#define T9_TFK (TYPE == 2 ? 3 : 0) // TF32 (internal): n > 0 = one wgmma group per k8, n in flight (n + 1 4-register
+#define T9_TFK (T9_RF ? 3 : 0) // TF32 (internal): n > 0 = one wgmma group per k8, n in flight (n + 1 4-register
                         // fragment buffers; 1 and 3 measured alike), 0 = fragments of a whole stage, one group (slower:
                         // ptxas serializes its wgmmas, warning C7513); bench/notes_tcgemm.md section 9
 #endif
@@ -295,7 +312,7 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #else
 #define T9_C_BYTES 0
 #endif
-#define T9_SMEM_BYTES (STAGES * T9_STAGE_BYTES + T9_C_BYTES + 1024 + 2 * STAGES * 8)
+#define T9_SMEM_BYTES (STAGES * T9_STAGE_BYTES + T9_C_BYTES + 1024 + (2 + T9_TB) * STAGES * 8)
 
 #if BK % T9_BOXE != 0 || T9_WP % 64 != 0 || BN % T9_BOXE != 0 || BM % (8 * CN) != 0 || BK % (8 * CM) != 0
 #error "tcgemm PATH 90: illegal tile (BK, BN multiples of 128 bytes; BM/WG or BN/WG (TF32) multiple of 64)"
@@ -321,11 +338,11 @@ struct __align__(64) t9_tmap { unsigned long long v[16]; };
 __device__ __forceinline__ void t9_mma(float *d, unsigned long long da, unsigned long long db, int scd)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32." T9_PTXT "." T9_PTXT "\n"
+        "wgmma.mma_async.sync.aligned.m64n64" T9_KSH ".f32." T9_PTXT "." T9_PTXT "\n"
         "{"
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+        "}, %32, %33, p, 1, 1" T9_TRANS ";\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -355,13 +372,13 @@ __device__ __forceinline__ void t9_mma_tf32(float *d, const unsigned *a, unsigne
 __device__ __forceinline__ void t9_mma(float *d, unsigned long long da, unsigned long long db, int scd)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32." T9_PTXT "." T9_PTXT "\n"
+        "wgmma.mma_async.sync.aligned.m64n128" T9_KSH ".f32." T9_PTXT "." T9_PTXT "\n"
         "{"
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
         "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
         "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+        "}, %64, %65, p, 1, 1" T9_TRANS ";\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -401,7 +418,7 @@ __device__ __forceinline__ void t9_mma_tf32(float *d, const unsigned *a, unsigne
 __device__ __forceinline__ void t9_mma(float *d, unsigned long long da, unsigned long long db, int scd)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n192k16.f32." T9_PTXT "." T9_PTXT "\n"
+        "wgmma.mma_async.sync.aligned.m64n192" T9_KSH ".f32." T9_PTXT "." T9_PTXT "\n"
         "{"
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
@@ -409,7 +426,7 @@ __device__ __forceinline__ void t9_mma(float *d, unsigned long long da, unsigned
         "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
         "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
         "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
-        "}, %96, %97, p, 1, 1, 0, 1;\n}\n"
+        "}, %96, %97, p, 1, 1" T9_TRANS ";\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -459,7 +476,7 @@ __device__ __forceinline__ void t9_mma_tf32(float *d, const unsigned *a, unsigne
 __device__ __forceinline__ void t9_mma(float *d, unsigned long long da, unsigned long long db, int scd)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32." T9_PTXT "." T9_PTXT "\n"
+        "wgmma.mma_async.sync.aligned.m64n256" T9_KSH ".f32." T9_PTXT "." T9_PTXT "\n"
         "{"
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
@@ -469,7 +486,7 @@ __device__ __forceinline__ void t9_mma(float *d, unsigned long long da, unsigned
         "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
         "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
         "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-        "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+        "}, %128, %129, p, 1, 1" T9_TRANS ";\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -683,6 +700,9 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
         for (int s = 0; s < STAGES; s++) {
             t9_bar_init(bars + 8 * s, 1);
             t9_bar_init(bars + 8 * (STAGES + s), T9_OWN * (CM + CN - 1));
+#if T9_TB
+            t9_bar_init(bars + 8 * (2 * STAGES + s), 96);   // tfull[s]: the transposing threads
+#endif
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -711,7 +731,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 for (int kt = k0; kt < k1; kt++) {
                     t9_bar_wait(bars + 8 * (STAGES + s), ph ^ 1);
                     unsigned full = bars + 8 * s;
-                    t9_bar_expect(full, T9_STAGE_BYTES);
+                    t9_bar_expect(full, T9_TMA_BYTES);
                     unsigned sa = base + s * T9_STAGE_BYTES, sb = sa + T9_A_BYTES;
 #pragma unroll
                     for (int b = 0; b < BK / T9_BOXE; b++)
@@ -725,6 +745,49 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 }
             }
         }
+#if T9_TB
+        else if (tid >= 32) {
+            // warps 1-3: once a stage's TMA lands, copy its B tile (N-major, 128B-swizzled boxes of 32
+            // columns) into the K-major layout of the A tile (rows = C columns, 128B swizzle), 4 x 4
+            // blocks per thread (4 16-byte loads, 4 16-byte stores); the 8 lanes of a quarter warp take
+            // blocks (8a + i, (i + b) % 8 + 8 kb), conflict-free on both sides. Then fence the writes
+            // to the async proxy (wgmma reads them) and arrive on tfull[s].
+            int tt = tid - 32, li = tt % 8;
+            int s = 0;
+            unsigned ph = 0;
+            for (int u = cluster; u < units; u += clusters) {
+                int z = u - (u / SPLITK) * SPLITK;
+                int k0 = z * kt_per, k1 = k0 + kt_per < kt_all ? k0 + kt_per : kt_all;
+                for (int kt = k0; kt < k1; kt++) {
+                    t9_bar_wait(bars + 8 * s, ph);
+                    unsigned sb = base + s * T9_STAGE_BYTES + T9_A_BYTES, st = sb + T9_B_BYTES;
+#pragma unroll 1
+                    for (int task = tt / 8; task < (BN / 32) * 8 * (BK / 32); task += 12) {
+                        int a = task / (8 * (BK / 32)), bb = task % 8, kb = (task / 8) % (BK / 32);
+                        int n0 = 32 * a + 4 * li, kq = (li + bb) % 8, k0e = 32 * kb + 4 * kq;
+                        unsigned v[4][4];
+#pragma unroll
+                        for (int r = 0; r < 4; r++) {
+                            int kr = k0e + r;
+                            unsigned ad = sb + a * (BK * 128) + kr * 128 + ((li ^ (kr % 8)) * 16);
+                            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                                         : "=r"(v[r][0]), "=r"(v[r][1]), "=r"(v[r][2]), "=r"(v[r][3]) : "r"(ad) : "memory");
+                        }
+#pragma unroll
+                        for (int r = 0; r < 4; r++) {
+                            int p = n0 + r;
+                            unsigned ad = st + kb * (BN * 128) + p * 128 + ((kq ^ (p % 8)) * 16);
+                            asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};"
+                                         :: "r"(ad), "r"(v[0][r]), "r"(v[1][r]), "r"(v[2][r]), "r"(v[3][r]) : "memory");
+                        }
+                    }
+                    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bars + 8 * (2 * STAGES + s)) : "memory");
+                    if (++s == STAGES) { s = 0; ph ^= 1; }
+                }
+            }
+        }
+#endif
     } else {
         // ---- consumers ----
 #if WG == 1
@@ -786,6 +849,21 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
                     for (int i = 0; i < T9_MI; i++) {
                         unsigned aa = sa + (kk / 4) * (BM * 128) + ((PING ? 0 : c * T9_WP) + i * 64) * 128 + (kk % 4) * 32;
+                        t9_mma(d[i], t9_desc(aa, 16, 1024), db, kt > k0 || kk > 0);
+                    }
+                }
+#elif T9_TB
+                // both operands by descriptor: A = the K-major copy of the B tile (this warpgroup's C
+                // columns), B = the A tile (K-major); k8 per wgmma, the whole stage one group
+                (void)fa;
+                t9_bar_wait(bars + 8 * (2 * STAGES + s), ph);
+                asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+                for (int kk = 0; kk < BK / 8; kk++) {
+                    unsigned long long db = t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024);
+#pragma unroll
+                    for (int i = 0; i < T9_MI; i++) {
+                        unsigned aa = sb + T9_B_BYTES + (kk / 4) * (BN * 128) + (c * T9_WP + i * 64) * 128 + (kk % 4) * 32;
                         t9_mma(d[i], t9_desc(aa, 16, 1024), db, kt > k0 || kk > 0);
                     }
                 }
@@ -882,7 +960,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
                     for (int q = 0; q < 4; q++)
                         asm volatile("" : "+r"(fk[i][0][q]) :: "memory");   // group BK/8 - T9_NB: buffer 0
-#elif TYPE == 2
+#elif T9_RF
 #pragma unroll
                 for (int i = 0; i < T9_MI; i++)
 #pragma unroll
@@ -918,7 +996,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
                     for (int q = 0; q < 4; q++)
                         asm volatile("" : "+r"(fk[i][b][q]) :: "memory");
-#elif TYPE == 2
+#elif T9_RF
 #pragma unroll
             for (int i = 0; i < T9_MI; i++)
 #pragma unroll

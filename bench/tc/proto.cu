@@ -5,6 +5,9 @@
 // Build (GPU machine): nvcc -O2 -std=c++17 -o proto bench/tc/proto.cu -lcuda -lnvrtc -lcublas
 // Usage:  proto bench TYPE M N K CFG...   verify and time each CFG (e.g. BM=128,BN=256,CM=2) at one shape
 //         proto check TYPE CFG...         correctness battery: odd shapes, offsets, odd ld, alpha/beta, splits
+//         proto rounds TYPE M N K R CFG...  R interleaved rounds of cuBLAS and each CFG, paired ratios
+// CFG keys: BM BN BK STAGES WG CM CN RASTER GROUP SPLITK VEC PING; TF32 experiments TB=1 (-DT9_TB=1),
+// TFK=n (-DT9_TFK=n)
 // TYPE: 0 BF16, 1 FP16, 2 TF32. Verification rule: see templates/tcgemm.cu's header.
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -122,7 +125,7 @@ struct Kern { t9_cfg c; CUmodule mod; CUfunction f, pack, red; char name[160]; }
 
 static void parse_cfg(const char *s, t9_cfg *c)
 {
-    t9_cfg d = {g_type, 128, 256, g_type == 2 ? 32 : 64, 4, 2, 1, 1, 0, 8, 1, 2, 0};
+    t9_cfg d = {g_type, 128, 256, g_type == 2 ? 32 : 64, 4, 2, 1, 1, 0, 8, 1, 2, 0, 0, -1};
     if (g_type == 2) { d.bm = 256; d.bn = 128; }
     *c = d;
     char buf[256];
@@ -138,6 +141,7 @@ static void parse_cfg(const char *s, t9_cfg *c)
         else if (!strcmp(t, "CN")) c->cn = v; else if (!strcmp(t, "RASTER")) c->raster = v;
         else if (!strcmp(t, "GROUP")) c->group = v; else if (!strcmp(t, "SPLITK")) c->splitk = v;
         else if (!strcmp(t, "VEC")) c->vec = v; else if (!strcmp(t, "PING")) c->ping = v;
+        else if (!strcmp(t, "TB")) c->tb = v; else if (!strcmp(t, "TFK")) c->tfk = v;
         else { fprintf(stderr, "unknown parameter %s\n", t); exit(1); }
     }
 }
@@ -146,8 +150,9 @@ static int build(const char *s, Kern *K)
 {
     parse_cfg(s, &K->c);
     t9_cfg *c = &K->c;
-    snprintf(K->name, sizeof K->name, "BM%d BN%d BK%d S%d WG%d%s C%dx%d R%d G%d SK%d V%d", c->bm, c->bn, c->bk,
-             c->stages, c->wg, c->ping ? "P" : "", c->cm, c->cn, c->raster, c->group, c->splitk, c->vec);
+    snprintf(K->name, sizeof K->name, "BM%d BN%d BK%d S%d WG%d%s C%dx%d R%d G%d SK%d V%d%s", c->bm, c->bn, c->bk,
+             c->stages, c->wg, c->ping ? "P" : "", c->cm, c->cn, c->raster, c->group, c->splitk, c->vec,
+             c->tb ? " TB" : c->tfk >= 0 ? (c->tfk == 1 ? " TFK1" : c->tfk == 3 ? " TFK3" : " TFK?") : "");
     const char *why = t9_reject(c);
     if (why) { printf("  %-52s rejected: %s\n", K->name, why); return 0; }
     char o[16][48];
@@ -160,6 +165,9 @@ static int build(const char *s, Kern *K)
     opts[no++] = "-DPATH=90";
     for (int i = 0; i < 13; i++) { snprintf(o[i], 48, "-D%s=%d", nm[i], v[i]); opts[no++] = o[i]; }
     if (getenv("XDEFS")) opts[no++] = getenv("XDEFS");   // one extra -D for experiments
+    char tbd[32], tkd[32];
+    if (c->tb) { snprintf(tbd, sizeof tbd, "-DT9_TB=%d", c->tb); opts[no++] = tbd; }
+    if (c->tfk >= 0) { snprintf(tkd, sizeof tkd, "-DT9_TFK=%d", c->tfk); opts[no++] = tkd; }
     nvrtcProgram p;
     nvrtcCreateProgram(&p, g_src, "tcgemm.cu", 0, 0, 0);
     nvrtcResult r = nvrtcCompileProgram(p, no, opts);
@@ -387,6 +395,56 @@ static int cmd_bench(int m, int n, int k, int nc, char **cfgs)
     return 0;
 }
 
+// Interleaved rounds: each round times cuBLAS and every configuration (REPS timings each, median),
+// the starting contender rotating by one per round, so clock and thermal drift reach all alike.
+// Per configuration: the median of its round medians and the median of the paired ratios
+// (cuBLAS ms / ours ms of the same round).
+static int cmd_rounds(int m, int n, int k, int rounds, int nc, char **cfgs)
+{
+    Prob P = {m, n, k, k, n, n, 0, 0, 0, 1.0f, 0.0f};
+    prob_init(&P, 4321 + m + n + k);
+    double flop = 2.0 * m * n * k;
+    reset_c(&P);
+    blas(&P); CK(cudaDeviceSynchronize());
+    double bad, brel = check(&P, &bad);
+    printf("rounds %dx%dx%d type %d: cuBLAS err %.2e, tol %.2e\n", m, n, k, g_type, brel, tol(&P));
+    static Kern Ks[16];
+    static Launch Ls[16];
+    int ok[16] = {0};
+    if (nc > 15) nc = 15;
+    for (int i = 0; i < nc; i++) {
+        if (!build(cfgs[i], &Ks[i]) || !setup(&Ks[i], &P, &Ls[i])) continue;
+        double rel;
+        ok[i] = verify(&Ks[i], &P, &Ls[i], &rel);
+        printf("  %-58s %s err %.3e grid %u\n", Ks[i].name, ok[i] ? "ok  " : "FAIL", rel, Ls[i].grid);
+    }
+    std::vector<double> tb(rounds), tc[16];
+    for (int i = 0; i < nc; i++) tc[i].resize(rounds, 0);
+    for (int r = 0; r < rounds; r++) {
+        printf("  round %d:", r);
+        for (int j = 0; j <= nc; j++) {
+            int x = (j + r) % (nc + 1);     // 0 = cuBLAS, x = configuration x - 1
+            if (x == 0) { tb[r] = time_blas(&P); printf(" cuBLAS %.4f", tb[r]); }
+            else if (ok[x - 1]) { tc[x - 1][r] = time_ours(&Ks[x - 1], &P, &Ls[x - 1]); printf(" #%d %.4f", x - 1, tc[x - 1][r]); }
+        }
+        printf("\n");
+    }
+    std::vector<double> sb = tb;
+    std::sort(sb.begin(), sb.end());
+    double mb = sb[rounds / 2];
+    printf("ROUNDS %dx%dx%d type %d: cuBLAS median %.4f ms %.1f TF/s\n", m, n, k, g_type, mb, flop / mb / 1e9);
+    for (int i = 0; i < nc; i++) {
+        if (!ok[i]) continue;
+        std::vector<double> st = tc[i], ra(rounds);
+        for (int r = 0; r < rounds; r++) ra[r] = tb[r] / tc[i][r];
+        std::sort(st.begin(), st.end()); std::sort(ra.begin(), ra.end());
+        printf("ROUNDS %dx%dx%d type %d: %-58s median %.4f ms %.1f TF/s, paired ratio median %.3fx (min %.3f max %.3f)\n",
+               m, n, k, g_type, Ks[i].name, st[rounds / 2], flop / st[rounds / 2] / 1e9, ra[rounds / 2], ra[0], ra[rounds - 1]);
+    }
+    prob_free(&P);
+    return 0;
+}
+
 // correctness battery for each configuration
 static int cmd_check(int nc, char **cfgs)
 {
@@ -396,6 +454,9 @@ static int cmd_check(int nc, char **cfgs)
         {513, 257, 4097, 3, 5, 1, 1, 3, 1, -0.75f, 2.0f}, {4097, 4097, 259, 0, 0, 0, 0, 0, 0, 1, 0},
         {2048, 2048, 2048, 8, 8, 8, 8, 8, 8, 1, 1}, {777, 1536, 96, 1, 0, 7, 0, 1, 3, 2, -1},
         {64, 8192, 1024, 0, 0, 0, 0, 0, 0, 1, 0}, {3000, 200, 5000, 0, 0, 0, 0, 0, 0, 1, 0.25f},
+        // more tiles than SMs, a partial last wave, ragged
+        {2000, 2100, 300, 0, 0, 0, 0, 0, 0, 1, 0}, {4096, 4096, 1000, 0, 0, 0, 0, 0, 0, 0.5f, -1.5f},
+        {2900, 4500, 777, 3, 1, 5, 0, 0, 0, 1, 0},
     };
     int ns = sizeof S / sizeof S[0], fails = 0;
     static Kern Ks[64];
@@ -447,6 +508,8 @@ int main(int argc, char **argv)
     if (g_type == 2) CB(cublasSetMathMode(g_blas, CUBLAS_TF32_TENSOR_OP_MATH));
     if (!strcmp(argv[1], "bench") && argc >= 6)
         return cmd_bench(atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argc - 6, argv + 6);
+    if (!strcmp(argv[1], "rounds") && argc >= 7)
+        return cmd_rounds(atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), argc - 7, argv + 7);
     if (!strcmp(argv[1], "check"))
         return cmd_check(argc - 3, argv + 3);
     fprintf(stderr, "unknown command\n");

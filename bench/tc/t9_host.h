@@ -22,6 +22,8 @@ typedef struct {
 // One configuration's macros (the -D values the kernel was compiled with).
 typedef struct {
     int type, bm, bn, bk, stages, wg, cm, cn, raster, group, splitk, vec, ping;
+    int tb;     // TF32: 1 = compiled with -DT9_TB=1 (B transposed to K-major shared memory; more smem)
+    int tfk;    // TF32: -1 = the kernel's default T9_TFK, else compiled with -DT9_TFK=tfk
 } t9_cfg;
 
 static inline int t9_es(const t9_cfg *c) { return c->type == 2 ? 4 : 2; }
@@ -31,7 +33,9 @@ static inline size_t t9_smem_bytes(const t9_cfg *c)
 {
     size_t stage = (size_t)(c->bm * c->bk + c->bk * c->bn) * t9_es(c);
     size_t cst = c->vec == 8 && c->type != 2 ? (size_t)c->bm * c->bn * 2 : 0;   // C staging
-    return c->stages * stage + cst + 1024 + 2 * c->stages * 8;
+    if (c->type == 2 && c->tb)
+        stage += (size_t)c->bk * c->bn * 4;     // T9_TB: the transposed B tile, one per stage
+    return c->stages * stage + cst + 1024 + (2 + (c->type == 2 && c->tb)) * c->stages * 8;
 }
 
 // Structural legality before compiling (mirrors the kernel's #error checks; 0 = legal, else why).
