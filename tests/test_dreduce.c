@@ -327,16 +327,19 @@ GPU_TEST(dreduce_gpu_api_sum_and_dot_odd_sizes)
     const long long big = (1LL << 20) + 3;
     at_status st;
     char why[512];
-    const cudrv *cu = cudrv_get(&st, why, sizeof why);
-    CHECK(cu != NULL);
-    if (!cu)
+    ms_gpu *g = NULL;                       /* the primary context, current on this thread */
+    CHECK_OK(ms_open(&g, th_device(), why, sizeof why));
+    if (!g)
         return;
+    const cudrv *cu = ms_driver(g);
     char db_path[4200];
     snprintf(db_path, sizeof db_path, "%s/dreduce-none.db", th_tmpdir());
     at_handle *h = NULL;
     CHECK_OK(at_create(&h, th_device(), db_path));
-    if (!h)
+    if (!h) {
+        ms_close(g);
         return;
+    }
     double *hx = dr_random(big + 2, 11), *hy = dr_random(big + 2, 12);
     CUdeviceptr dx = 0, dy = 0, dr = 0;
     CHECK(hx && hy && cu->MemAlloc(&dx, (size_t)(big + 2) * 8) == CUDA_SUCCESS &&
@@ -398,6 +401,7 @@ GPU_TEST(dreduce_gpu_api_sum_and_dot_odd_sizes)
     free(hx);
     free(hy);
     at_destroy(h);
+    ms_close(g);
 }
 
 /* Every double configuration of the lattice (and the seeds' texts with
@@ -460,10 +464,11 @@ GPU_TEST(dreduce_gpu_double_jacobi_converges_where_float_cannot)
     const double tol = 1e-12;
     at_status st;
     char why[512];
-    const cudrv *cu = cudrv_get(&st, why, sizeof why);
-    CHECK(cu != NULL);
-    if (!cu)
+    ms_gpu *g = NULL;                       /* the primary context, current on this thread */
+    CHECK_OK(ms_open(&g, th_device(), why, sizeof why));
+    if (!g)
         return;
+    const cudrv *cu = ms_driver(g);
     size_t nn = (size_t)n * n;
     double *A = dr_random((long long)nn, 21), *b = dr_random(n, 22);
     double *LU = malloc(nn * sizeof *LU), *xh = malloc((size_t)n * sizeof *xh);
@@ -471,8 +476,10 @@ GPU_TEST(dreduce_gpu_double_jacobi_converges_where_float_cannot)
     float *A32 = malloc(nn * sizeof *A32), *b32 = malloc((size_t)n * 4);
     float *x32 = calloc((size_t)n, sizeof *x32);
     CHECK(A && b && LU && xh && x64 && A32 && b32 && x32);
-    if (th_failed())
+    if (th_failed()) {
+        ms_close(g);
         return;
+    }
     for (int i = 0; i < n; i++) {
         double s = 0.0;
         for (int j = 0; j < n; j++)
@@ -562,4 +569,5 @@ GPU_TEST(dreduce_gpu_double_jacobi_converges_where_float_cannot)
     free(A32);
     free(b32);
     free(x32);
+    ms_close(g);
 }
