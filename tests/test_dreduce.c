@@ -13,6 +13,7 @@
 #include "lookup.h"
 #include "measure.h"
 #include "tpl.h"
+#include "tune_core.h"
 
 extern const tpl_family tpl_sum, tpl_dot, tpl_jacobi;
 
@@ -185,6 +186,9 @@ TEST(dreduce_double_lattice)
         if (fam != &tpl_jacobi)
             for (int s = 0; s < 5; s++)
                 CHECK_MSG(styles[s] > 0, "%s: double STYLE %d unreachable", fam->name, s);
+        /* TYPE takes no share of the default run's guided time: FP32 problems
+         * keep theirs (7 parameters that vary, as before TYPE) */
+        CHECK(tn_family_weight(fam) == 7.0);
         /* FP64 problems in the default run: few */
         int n_default64 = 0;
         for (int i = 0; i < fam->n_tuning_problems; i++)
