@@ -432,7 +432,8 @@ static int bn_sweep(ms_gpu *g, int argc, char **argv)
     for (long long i = 0; i < raw; i++) {
         int cfg[TPL_MAX_PARAMS];
         tpl_config_from_index(f, i, cfg);
-        if (cfg[ci] != 25 || !f->valid(cfg, dev, why, sizeof why))
+        if (cfg[ci] != 25 || cfg[tpl_param_index(f, "TYPE")] != 0 ||   /* FP32 only */
+            !f->valid(cfg, dev, why, sizeof why))
             continue;
         memcpy(items[n].cfg, cfg, sizeof cfg);
         tpl_config_format(f, cfg, items[n].text, sizeof items[n].text);

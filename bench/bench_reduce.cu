@@ -802,7 +802,8 @@ static int bn_search(const tpl_family *fam, const cudrv *cu, const at_device_inf
     char why[256];
     for (long long i = 0; i < raw; i++) {
         tpl_config_from_index(fam, i, items[n].cfg);
-        if (!fam->valid(items[n].cfg, dev, why, sizeof why))
+        if (items[n].cfg[tpl_param_index(fam, "TYPE")] != 0 ||    /* FP32 only here */
+            !fam->valid(items[n].cfg, dev, why, sizeof why))
             continue;
         tpl_config_format(fam, items[n].cfg, items[n].text, sizeof items[n].text);
         n++;
@@ -1054,7 +1055,11 @@ int main(int argc, char **argv)
     int n_seeds[2];
     memset(seeds, 0, sizeof seeds);
     for (int f = 0; f < 2; f++) {
-        n_seeds[f] = fams[f]->n_baselines < 8 ? fams[f]->n_baselines : 8;
+        /* the FP32 baselines (the double one, last, runs in bench_dreduce) */
+        n_seeds[f] = 0;
+        while (n_seeds[f] < fams[f]->n_baselines && n_seeds[f] < 8 &&
+               !strstr(fams[f]->baselines[n_seeds[f]].config, "TYPE=1"))
+            n_seeds[f]++;
         for (int b = 0; b < n_seeds[f]; b++) {
             snprintf(seeds[f][b].text, sizeof seeds[f][b].text, "%s",
                      fams[f]->baselines[b].name);

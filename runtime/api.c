@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "args.h"
 #include "autotune.h"
 #include "cudrv.h"
 #include "db.h"
@@ -698,60 +699,96 @@ at_status at_gemm(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, i
     return run_plan(h, kernel, &args);
 }
 
-static at_status reduce(at_handle *h, const char *kernel, long long n, const float *x,
-                        const float *y, float *result)
+/* A sum (kernel "sum") or dot ("dot") of n elements of type (FP32 or FP64)
+ * into *result (device memory): the checks of ag_check_reduce, n = 0
+ * stores 0, else the plan of that kind runs. */
+static at_status reduce(at_handle *h, const char *kernel, at_dtype type, long long n,
+                        const void *x, const void *y, void *result)
 {
     if (!h)
         return AT_ERR_INVALID_ARG;
-    if (n < 0)
-        return fail(h, AT_ERR_INVALID_ARG, "at_s%s: negative length %lld", kernel, n);
-    if (!result || (n > 0 && (!x || (strcmp(kernel, "dot") == 0 && !y))))
-        return fail(h, AT_ERR_INVALID_ARG, "at_s%s: NULL pointer", kernel);
-    if (n == 0) {
+    char fn[16];
+    snprintf(fn, sizeof fn, "at_%c%s", type == AT_R_64F ? 'd' : 's', kernel);
+    size_t elem = tpl_dtype_size(type);
+    int empty = 0;
+    at_status s = ag_check_reduce(fn, n, x, y, strcmp(kernel, "dot") == 0, result, elem, &empty,
+                                  h->errmsg, sizeof h->errmsg);
+    if (s != AT_OK)
+        return s;
+    if (empty) {
         int pushed;
-        at_status s = ctx_enter(h, &pushed);
-        if (s != AT_OK)
+        if ((s = ctx_enter(h, &pushed)) != AT_OK)
             return s;
-        CUresult rc = h->cu->MemsetD32Async((CUdeviceptr)result, 0, 1, h->stream);
+        CUresult rc = h->cu->MemsetD32Async((CUdeviceptr)result, 0, elem / 4, h->stream);
         ctx_leave(h, pushed);
         return rc == CUDA_SUCCESS ? AT_OK : cuda_fail(h, rc, "cuMemsetD32Async");
     }
     tpl_args args = tpl_reduce_args(n, (CUdeviceptr)x, (CUdeviceptr)y, (CUdeviceptr)result);
+    args.problem.dtype = type;
     return run_plan(h, kernel, &args);
 }
 
 at_status at_ssum(at_handle *h, long long n, const float *x, float *result)
 {
-    return reduce(h, "sum", n, x, NULL, result);
+    return reduce(h, "sum", AT_R_32F, n, x, NULL, result);
 }
 
 at_status at_sdot(at_handle *h, long long n, const float *x, const float *y, float *result)
 {
-    return reduce(h, "dot", n, x, y, result);
+    return reduce(h, "dot", AT_R_32F, n, x, y, result);
+}
+
+at_status at_dsum(at_handle *h, long long n, const double *x, double *result)
+{
+    return reduce(h, "sum", AT_R_64F, n, x, NULL, result);
+}
+
+at_status at_ddot(at_handle *h, long long n, const double *x, const double *y, double *result)
+{
+    return reduce(h, "dot", AT_R_64F, n, x, y, result);
+}
+
+/* A Jacobi solve of type (FP32 or FP64) after the checks of
+ * ag_check_jacobi; *iterations and *residual (may be NULL) are set on every
+ * return, 0 when the arguments are refused. */
+static at_status jacobi(at_handle *h, at_dtype type, int n, const void *A, const void *b,
+                        void *x, double tol, int max_iter, int *iterations, double *residual)
+{
+    if (iterations)
+        *iterations = 0;
+    if (residual)
+        *residual = 0.0;
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    at_status s = ag_check_jacobi(type == AT_R_64F ? "at_djacobi" : "at_sjacobi", n, A, b, x,
+                                  tol, max_iter, tpl_dtype_size(type), h->errmsg,
+                                  sizeof h->errmsg);
+    if (s != AT_OK)
+        return s;
+    tpl_args args = tpl_jacobi_args(n, (CUdeviceptr)A, (CUdeviceptr)b, (CUdeviceptr)x, 0.0f,
+                                    max_iter);
+    args.scalar[TPL_JAC_TOL] = tol;
+    args.problem.dtype = type;
+    s = run_plan(h, "jacobi", &args);
+    if (iterations)
+        *iterations = args.out.iterations;
+    if (residual)
+        *residual = args.out.residual;
+    return s;
 }
 
 at_status at_sjacobi(at_handle *h, int n, const float *A, const float *b, float *x, float tol,
                      int max_iter, int *iterations, float *residual)
 {
-    if (!h)
-        return AT_ERR_INVALID_ARG;
-    if (iterations)
-        *iterations = 0;
+    double r = 0.0;
+    at_status s = jacobi(h, AT_R_32F, n, A, b, x, tol, max_iter, iterations, &r);
     if (residual)
-        *residual = 0.0f;
-    if (n <= 0)
-        return fail(h, AT_ERR_INVALID_ARG, "at_sjacobi: size must be positive, got %d", n);
-    if (!A || !b || !x)
-        return fail(h, AT_ERR_INVALID_ARG, "at_sjacobi: NULL pointer");
-    if (!(tol >= 0.0f) || max_iter < 1)
-        return fail(h, AT_ERR_INVALID_ARG,
-                    "at_sjacobi: need tol >= 0 and max_iter >= 1 (got %g, %d)", tol, max_iter);
-    tpl_args args = tpl_jacobi_args(n, (CUdeviceptr)A, (CUdeviceptr)b, (CUdeviceptr)x, tol,
-                                    max_iter);
-    at_status s = run_plan(h, "jacobi", &args);
-    if (iterations)
-        *iterations = args.out.iterations;
-    if (residual)
-        *residual = (float)args.out.residual;
+        *residual = (float)r;
     return s;
+}
+
+at_status at_djacobi(at_handle *h, int n, const double *A, const double *b, double *x,
+                     double tol, int max_iter, int *iterations, double *residual)
+{
+    return jacobi(h, AT_R_64F, n, A, b, x, tol, max_iter, iterations, residual);
 }

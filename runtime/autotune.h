@@ -138,6 +138,20 @@ at_status at_sjacobi(at_handle *handle, int n, const float *A, const float *b,
                      float *x, float tol, int max_iter,
                      int *iterations, float *residual);
 
+/* Double precision, with the contracts of the FP32 calls above (argument
+ * checks, deterministic mode, statuses); pointers must be 8-byte aligned
+ * (AT_ERR_INVALID_ARG otherwise), any n and offset into an array is fine.
+ * *result (device memory) = sum of x[0..n), accumulated in double. */
+at_status at_dsum(at_handle *handle, long long n, const double *x, double *result);
+/* *result (device memory) = sum of x[i] * y[i], accumulated in double. */
+at_status at_ddot(at_handle *handle, long long n, const double *x, const double *y,
+                  double *result);
+/* at_sjacobi in double: A, b, x and every sum in double, so the relative
+ * update can go down to about 1e-15 where FP32 stalls near 1e-7;
+ * iterations/residual (host pointers, may be NULL) as there. */
+at_status at_djacobi(at_handle *handle, int n, const double *A, const double *b, double *x,
+                     double tol, int max_iter, int *iterations, double *residual);
+
 /* Counters of compiles, loads and lookup levels since at_create. */
 /* A shape never tuned on this device (lookup level NEAREST or ARCH) is
  * served by stored winners of nearby shapes: its first calls rotate among

@@ -1,5 +1,5 @@
-/* reduce.c: descriptors of the sum and dot families (both over reduce.cu):
- * parameter space, legality, launch geometry, inputs and verification. */
+/* reduce.c: descriptors of the sum and dot families (both over reduce.cu, float
+ * and double): parameter space, legality, launch geometry, inputs and verification. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,7 +9,8 @@
 extern const tpl_family tpl_sum, tpl_dot;
 
 /* Parameter positions, in descriptor order. */
-enum { RD_STYLE, RD_FINISH, RD_BLOCK, RD_ITEMS, RD_VEC, RD_GRID, RD_UNROLL, RD_NPARAMS };
+enum { RD_STYLE, RD_FINISH, RD_BLOCK, RD_ITEMS, RD_VEC, RD_GRID, RD_UNROLL, RD_TYPE,
+       RD_NPARAMS };
 
 enum { RD_STYLE_SERIAL, RD_STYLE_HALVING, RD_STYLE_MASK, RD_STYLE_SHUFFLE,
        RD_STYLE_SINGLE };
@@ -46,6 +47,9 @@ enum { RD_FINISH_ATOMIC, RD_FINISH_SECOND_PASS, RD_FINISH_LAST_BLOCK,
     {"GRID", 6, {-1, 0, 1, 2, 4, 8}, \
      "-1 one block; 0 one block per tile; k: k x SM count blocks, grid-stride"}, \
     {"UNROLL", 3, {1, 2, 4}, "unrolling of the loop over a block's tiles"}, \
+    {"TYPE", 2, {0, 1}, \
+     "element type: 0 float (at_ssum, at_sdot), 1 double (at_dsum, at_ddot); left out of " \
+     "texts at 0", 0, 1}, \
 }
 
 /* ---------------- legality ---------------- */
@@ -56,10 +60,55 @@ static int rd_is_pow2(int v)
 }
 
 /* Registers per thread, roughly: the loads of one tile in flight (x, and
- * y for dot), the per-item accumulators, addresses and loop state. */
+ * y for dot), the per-item accumulators, addresses and loop state (a
+ * double takes two registers). */
 static int rd_register_estimate(const int *cfg, int dot)
 {
-    return 24 + cfg[RD_ITEMS] * (cfg[RD_VEC] * (dot ? 2 : 1) + 1);
+    int words = cfg[RD_TYPE] == 1 ? 2 : 1;
+    return 24 + cfg[RD_ITEMS] * (cfg[RD_VEC] * (dot ? 2 : 1) + 1) * words;
+}
+
+/* Bytes of one element of configuration cfg's type. */
+static int rd_elem_size(const int *cfg)
+{
+    return cfg[RD_TYPE] == 1 ? 8 : 4;
+}
+
+/* The double configurations (TYPE 1), a small lattice on top of the rules
+ * of rd_valid: the seed styles (STYLE 0, 1, 2, 4) as the seeds wrote them,
+ * one element per thread and load (ITEMS=1, VEC=1, UNROLL=1) in blocks of
+ * 1024 threads or a fixed grid (GRID < -1); the warp shuffle with 16-byte
+ * loads (VEC=2), ITEMS 2 or 4, UNROLL 1, BLOCK >= 256, finishing by the last
+ * block (2) or the accumulator (3), or as one block of 1024 threads (GRID=-1,
+ * FINISH=1). No gather finish (4): its tag shares a 64-bit word with a
+ * float. 1 if cfg is in it, else 0 with the reason. */
+static int rd_valid_double(const int *cfg, char *why, size_t len)
+{
+    int style = cfg[RD_STYLE], finish = cfg[RD_FINISH], block = cfg[RD_BLOCK];
+    int items = cfg[RD_ITEMS], vec = cfg[RD_VEC], grid = cfg[RD_GRID];
+    if (finish == RD_FINISH_GATHER || vec == 4) {
+        snprintf(why, len, "double: VEC 1 or 2 (16-byte loads) and FINISH 0..3 (the gather "
+                 "tags a float)");
+        return 0;
+    }
+    if (style != RD_STYLE_SHUFFLE) {
+        if (items != 1 || vec != 1 || cfg[RD_UNROLL] != 1 || (block != 1024 && grid >= -1)) {
+            snprintf(why, len, "double, seed styles: ITEMS=1, VEC=1, UNROLL=1 and BLOCK=1024 "
+                     "or a fixed grid, as the seeds");
+            return 0;
+        }
+        return 1;
+    }
+    if (vec != 2 || (items != 2 && items != 4) || cfg[RD_UNROLL] != 1 || block < 256) {
+        snprintf(why, len, "double, warp shuffle: VEC=2, ITEMS 2 or 4, UNROLL=1, BLOCK >= 256");
+        return 0;
+    }
+    if (grid == -1 ? block != 1024 : finish != RD_FINISH_LAST_BLOCK &&
+                                     finish != RD_FINISH_ACCUMULATOR) {
+        snprintf(why, len, "double, warp shuffle: FINISH 2 or 3, or one block of 1024 threads");
+        return 0;
+    }
+    return 1;
 }
 
 /* The constraints, each a reason a configuration is not worth compiling:
@@ -90,6 +139,12 @@ static int rd_valid(const int *cfg, const at_device_info *dev, int dot,
         snprintf(why, len, "STYLE %d / FINISH %d out of range (0..4 / 0..4)", style, finish);
         return 0;
     }
+    if (cfg[RD_TYPE] != 0 && cfg[RD_TYPE] != 1) {
+        snprintf(why, len, "TYPE %d is not 0 (float) or 1 (double)", cfg[RD_TYPE]);
+        return 0;
+    }
+    if (cfg[RD_TYPE] == 1 && !rd_valid_double(cfg, why, len))
+        return 0;
     if (!rd_is_pow2(block) || block < 64 || block > max_threads) {
         snprintf(why, len, "BLOCK %d must be a power of two in 64..%d", block, max_threads);
         return 0;
@@ -102,9 +157,10 @@ static int rd_valid(const int *cfg, const at_device_info *dev, int dot,
         snprintf(why, len, "ITEMS %d / UNROLL %d out of range", items, unroll);
         return 0;
     }
-    if (items * vec > 16 || items * vec * unroll > 32) {
-        snprintf(why, len, "ITEMS x VEC = %d floats in flight (max 16), x UNROLL = %d (max 32)",
-                 items * vec, items * vec * unroll);
+    int words = rd_elem_size(cfg) / 4;
+    if (items * vec * words > 16 || items * vec * words * unroll > 32) {
+        snprintf(why, len, "ITEMS x VEC = %d words in flight (max 16), x UNROLL = %d (max 32)",
+                 items * vec * words, items * vec * words * unroll);
         return 0;
     }
     if ((style == RD_STYLE_SINGLE) != (grid == -1) && !(grid == -1 && style == RD_STYLE_SHUFFLE)) {
@@ -130,8 +186,9 @@ static int rd_valid(const int *cfg, const at_device_info *dev, int dot,
         return 0;
     }
     if (grid > 0) {
-        if (style != RD_STYLE_SHUFFLE || vec != 4) {
-            snprintf(why, len, "persistent grids use STYLE=3 and VEC=4");
+        if (style != RD_STYLE_SHUFFLE || vec * words != 4) {
+            snprintf(why, len, "persistent grids use STYLE=3 and 16-byte loads (VEC=4, or 2 "
+                     "for double)");
             return 0;
         }
         if (grid * block > sm_threads || 2 * grid * block < sm_threads) {
@@ -149,7 +206,7 @@ static int rd_valid(const int *cfg, const at_device_info *dev, int dot,
                  regs, block, limit);
         return 0;
     }
-    /* Shared memory: at most BLOCK floats, always under the 48 KiB default. */
+    /* Shared memory: at most BLOCK elements, always under the 48 KiB default. */
     return 1;
 }
 
@@ -179,10 +236,27 @@ static long long rd_grid(const int *cfg, long long n, int width, int sm_count)
     return tiles < persistent ? tiles : persistent;
 }
 
+/* Sum and dot compute FP32 and FP64 vectors: exact math, no ops, order or
+ * batch. */
+static int rd_accepts(const tpl_problem *p)
+{
+    return (p->dtype == AT_R_32F || p->dtype == AT_R_64F) && p->math == AT_MATH_DEFAULT &&
+           p->op_a == AT_OP_N && p->op_b == AT_OP_N && p->order == AT_ROW_MAJOR &&
+           tpl_problem_batch(p) == 1;
+}
+
+/* The TYPE value that computes problems of p's element type. */
+static int rd_type_of(const tpl_problem *p)
+{
+    return p->dtype == AT_R_64F ? 1 : 0;
+}
+
 static int rd_applicable(const int *cfg, const tpl_problem *problem)
 {
     long long n = problem->dims[0];
     if (!tpl_family_accepts(&tpl_sum, problem) || n < 0)     /* sum and dot: one kind */
+        return 0;
+    if (cfg[RD_TYPE] != rd_type_of(problem))                 /* types never cross */
         return 0;
     if (cfg[RD_GRID] == -1)
         return n <= RD_SINGLE_MAX_N;
@@ -211,23 +285,28 @@ static at_status rd_run(at_exec *ex, const int *cfg, tpl_args *args, int dot)
     at_status s = tpl_check_problem(ex, dot ? &tpl_dot : &tpl_sum, &args->problem);
     if (s != AT_OK)
         return s;
+    if (cfg[RD_TYPE] != rd_type_of(&args->problem))
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "%s: a TYPE=%d configuration does not compute "
+                       "%s elements", dot ? "dot" : "sum", cfg[RD_TYPE],
+                       tpl_dtype_name(args->problem.dtype));
+    const unsigned es = (unsigned)rd_elem_size(cfg);     /* bytes per element */
     if (n < 0)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "%s: n = %lld is negative", dot ? "dot" : "sum", n);
-    if (!result || (result & 3))
-        return ex_fail(ex, AT_ERR_INVALID_ARG, "%s: result pointer is NULL or not float-aligned",
-                       dot ? "dot" : "sum");
+    if (!result || (result & (es - 1)))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "%s: result pointer is NULL or not %u-byte aligned",
+                       dot ? "dot" : "sum", es);
     if (n == 0)
-        return ex_memset32(ex, result, 0, 1);
-    if (!x || !y || (x & 3) || (y & 3))
-        return ex_fail(ex, AT_ERR_INVALID_ARG, "%s: input pointer is NULL or not float-aligned",
-                       dot ? "dot" : "sum");
+        return ex_memset32(ex, result, 0, es / 4);
+    if (!x || !y || (x & (es - 1)) || (y & (es - 1)))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "%s: input pointer is NULL or not %u-byte aligned",
+                       dot ? "dot" : "sum", es);
 
-    /* Vector loads start after `head` scalars that bring x to a VEC-float
+    /* Vector loads start after `head` scalars that bring x to a VEC-element
      * boundary; dot needs y to share x's misalignment, else scalar loads. */
     int width = cfg[RD_VEC], vec_ok = width > 1, head = 0;
     if (vec_ok) {
-        int mx = (int)((x >> 2) & (CUdeviceptr)(width - 1));
-        int my = (int)((y >> 2) & (CUdeviceptr)(width - 1));
+        int mx = (int)((x / es) & (CUdeviceptr)(width - 1));
+        int my = (int)((y / es) & (CUdeviceptr)(width - 1));
         if (mx != my) {
             vec_ok = 0;
         } else {
@@ -248,7 +327,7 @@ static at_status rd_run(at_exec *ex, const int *cfg, tpl_args *args, int dot)
     CUdeviceptr partials = 0, counter = 0;
     int finish = cfg[RD_FINISH];
     if (grid > 1 && (finish == RD_FINISH_SECOND_PASS || finish == RD_FINISH_LAST_BLOCK)) {
-        s = ex_scratch(ex, RD_SLOT_PARTIALS, (size_t)grid * sizeof(float), &partials);
+        s = ex_scratch(ex, RD_SLOT_PARTIALS, (size_t)grid * es, &partials);
         if (s != AT_OK)
             return s;
     }
@@ -276,7 +355,7 @@ static at_status rd_run(at_exec *ex, const int *cfg, tpl_args *args, int dot)
         epoch = ex->epoch;
     }
     if (grid > 1 && finish == RD_FINISH_ATOMIC) {
-        s = ex_memset32(ex, result, 0, 1);
+        s = ex_memset32(ex, result, 0, es / 4);
         if (s != AT_OK)
             return s;
     }
@@ -304,19 +383,23 @@ static at_status rd_run_dot(at_exec *ex, const int *cfg, tpl_args *args)
 static void rd_work_sum(const tpl_problem *problem, double *flops, double *bytes)
 {
     *flops = (double)problem->dims[0];
-    *bytes = 4.0 * (double)problem->dims[0];
+    *bytes = (problem->dtype == AT_R_64F ? 8.0 : 4.0) * (double)problem->dims[0];
 }
 
 static void rd_work_dot(const tpl_problem *problem, double *flops, double *bytes)
 {
     *flops = 2.0 * (double)problem->dims[0];
-    *bytes = 8.0 * (double)problem->dims[0];
+    *bytes = (problem->dtype == AT_R_64F ? 16.0 : 8.0) * (double)problem->dims[0];
 }
 
 /* ---------------- verification ---------------- */
 
-/* x (and y) uniform in [0, 1) from seed, a result float (poisoned by the
- * worker), and the float64 reference kept in device memory for check(). */
+/* x (and y) uniform in [0, 1) from seed, a result element (poisoned by the
+ * worker), and the float64 reference kept in device memory for check():
+ * FP32 data from tpl_fill_uniform summed in plain float64 (tpl_ref_reduce),
+ * FP64 data with all 53 bits random (tpl_fill_f64) summed compensated
+ * (tpl_ref_reduce_f64), since a plain float64 sum errs as much as the
+ * double kernel under test. */
 static at_status rd_prepare(at_exec *ref, const tpl_problem *problem,
                             unsigned long long seed, tpl_workset *ws, int dot)
 {
@@ -326,22 +409,26 @@ static at_status rd_prepare(at_exec *ref, const tpl_problem *problem,
     long long n = problem->dims[0];
     if (n < 0)
         return ex_fail(ref, AT_ERR_INVALID_ARG, "%s: bad problem size", dot ? "dot" : "sum");
-    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(float);
+    int f64 = problem->dtype == AT_R_64F;
+    size_t es = f64 ? sizeof(double) : sizeof(float);
+    size_t bytes = (size_t)(n > 0 ? n : 1) * es;
     CUdeviceptr x = 0, y = 0, result = 0, expected = 0;
     s = tpl_ws_alloc(ref, ws, bytes, &x);
     if (s == AT_OK)
-        s = tpl_fill_uniform(ref, x, n, seed, 0.0f, 1.0f);
+        s = f64 ? tpl_fill_f64(ref, x, n, seed, 0.0, 1.0)
+                : tpl_fill_uniform(ref, x, n, seed, 0.0f, 1.0f);
     if (s == AT_OK && dot)
         s = tpl_ws_alloc(ref, ws, bytes, &y);
     if (s == AT_OK && dot)
-        s = tpl_fill_uniform(ref, y, n, seed ^ 0x5DEECE66DULL, 0.0f, 1.0f);
+        s = f64 ? tpl_fill_f64(ref, y, n, seed ^ 0x5DEECE66DULL, 0.0, 1.0)
+                : tpl_fill_uniform(ref, y, n, seed ^ 0x5DEECE66DULL, 0.0f, 1.0f);
     if (s == AT_OK)
-        s = tpl_ws_alloc(ref, ws, sizeof(float), &result);
+        s = tpl_ws_alloc(ref, ws, es, &result);
     if (s == AT_OK)
         s = tpl_ws_alloc(ref, ws, sizeof(double), &expected);
     double value = 0.0;
     if (s == AT_OK && n > 0)
-        s = tpl_ref_reduce(ref, n, x, y, &value);
+        s = f64 ? tpl_ref_reduce_f64(ref, n, x, y, &value) : tpl_ref_reduce(ref, n, x, y, &value);
     if (s == AT_OK)
         s = ex_upload(ref, expected, &value, sizeof value);
     if (s != AT_OK)
@@ -349,7 +436,7 @@ static at_status rd_prepare(at_exec *ref, const tpl_problem *problem,
     ws->args = tpl_reduce_args(n, x, y, result);
     ws->args.problem = *problem;
     ws->out = result;
-    ws->out_bytes = sizeof(float);
+    ws->out_bytes = es;
     ws->out_initial = 0;
     ws->reference = expected;
     return AT_OK;
@@ -371,9 +458,12 @@ static at_status rd_prepare_dot(at_exec *ref, const tpl_problem *problem,
  * reference is 0); +inf for NaN/Inf. */
 static at_status rd_check(at_exec *ref, tpl_workset *ws, double *error)
 {
-    float got = 0.0f;
-    double expected = 0.0;
-    at_status s = ex_download(ref, &got, ws->out, sizeof got);
+    float got32 = 0.0f;
+    double got = 0.0, expected = 0.0;
+    at_status s = ws->out_bytes == sizeof got ? ex_download(ref, &got, ws->out, sizeof got)
+                                              : ex_download(ref, &got32, ws->out, sizeof got32);
+    if (ws->out_bytes != sizeof got)
+        got = got32;
     if (s == AT_OK)
         s = ex_download(ref, &expected, ws->reference, sizeof expected);
     if (s != AT_OK)
@@ -381,21 +471,25 @@ static at_status rd_check(at_exec *ref, tpl_workset *ws, double *error)
     if (!isfinite(got))
         *error = INFINITY;
     else if (expected == 0.0)
-        *error = fabs((double)got);
+        *error = fabs(got);
     else
-        *error = fabs((double)got - expected) / fabs(expected);
+        *error = fabs(got - expected) / fabs(expected);
     return AT_OK;
 }
 
 /* Values in [0, 1) are all positive, so the relative rounding error of a
  * float32 sum grows like sqrt(terms) * 2^-24 for the tree and chain parts
  * together; at 2^28 measured errors are ~1e-6, so 1e-5 leaves margin, and
- * beyond 2^28 the bound grows with sqrt(n). */
+ * beyond 2^28 the bound grows with sqrt(n). The rule per type: the same
+ * bound in units of the type's roundoff, 1e-5 * u(type) / 2^-24 (double:
+ * 1.86e-14), against a reference far more accurate than that (FP32: plain
+ * float64; FP64: compensated, about n 2^-106). */
 static double rd_tolerance(const tpl_problem *problem)
 {
     double n = (double)problem->dims[0];
     double big = (double)(1LL << 28);
-    return n <= big ? 1e-5 : 1e-5 * sqrt(n / big);
+    double scale = problem->dtype == AT_R_64F ? ldexp(1.0, -53) / ldexp(1.0, -24) : 1.0;
+    return scale * (n <= big ? 1e-5 : 1e-5 * sqrt(n / big));
 }
 
 /* ---------------- descriptors ---------------- */
@@ -409,6 +503,9 @@ static const tpl_baseline rd_baselines[] = {
      "seed 3 method 3: one element per thread, halving tree, atomicAdd per block"},
     {"seed_tree_sum", "STYLE=2,FINISH=1,BLOCK=256,ITEMS=1,VEC=1,GRID=-32,UNROLL=1",
      "seed 4: fixed 32 x 256 grid-stride, interleaved mask tree, partials by a second pass"},
+    {"f64_default", "STYLE=3,FINISH=2,BLOCK=512,ITEMS=4,VEC=2,GRID=2,UNROLL=1,TYPE=1",
+     "double (at_dsum, at_ddot) without tuning: the FP32 default's shape with 16-byte loads "
+     "of two doubles; deterministic, every n"},
 };
 
 static const tpl_problem rd_tuning_problems[] = {
@@ -417,6 +514,8 @@ static const tpl_problem rd_tuning_problems[] = {
     TPL_PROBLEM(1, {1LL << 18}), TPL_PROBLEM(1, {1LL << 20}), TPL_PROBLEM(1, {1LL << 22}),
     TPL_PROBLEM(1, {1LL << 24}),
     TPL_PROBLEM(1, {1LL << 26}), TPL_PROBLEM(1, {1LL << 28}), TPL_PROBLEM(1, {1000003}),
+    {.n_dims = 1, .dims = {1LL << 20}, .dtype = AT_R_64F},
+    {.n_dims = 1, .dims = {1LL << 27}, .dtype = AT_R_64F},
 };
 
 #define RD_DEFAULT "STYLE=3,FINISH=2,BLOCK=512,ITEMS=4,VEC=4,GRID=2,UNROLL=1"
@@ -425,7 +524,7 @@ const tpl_family tpl_sum = {
     .name = "sum",
     .source = "reduce.cu",
     .fixed_options = "-DRED_DOT=0",
-    .summary = "sum of a float vector into device memory (at_ssum)",
+    .summary = "sum of a float or double vector into device memory (at_ssum, at_dsum)",
     .n_dims = 1,
     .dim_names = {"n"},
     .metric_is_flops = 0,
@@ -433,6 +532,7 @@ const tpl_family tpl_sum = {
     .n_params = RD_NPARAMS,
     .params = RD_PARAMS,
     .valid = rd_valid_sum,
+    .accepts = rd_accepts,
     .applicable = rd_applicable,
     .deterministic = rd_deterministic,
     .run = rd_run_sum,
@@ -451,7 +551,7 @@ const tpl_family tpl_dot = {
     .name = "dot",
     .source = "reduce.cu",
     .fixed_options = "-DRED_DOT=1",
-    .summary = "dot product of two float vectors into device memory (at_sdot)",
+    .summary = "dot product of two float or double vectors into device memory (at_sdot, at_ddot)",
     .n_dims = 1,
     .dim_names = {"n"},
     .metric_is_flops = 0,
@@ -459,6 +559,7 @@ const tpl_family tpl_dot = {
     .n_params = RD_NPARAMS,
     .params = RD_PARAMS,
     .valid = rd_valid_dot,
+    .accepts = rd_accepts,
     .applicable = rd_applicable,
     .deterministic = rd_deterministic,
     .run = rd_run_dot,

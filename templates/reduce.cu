@@ -1,5 +1,6 @@
-/* reduce.cu: the sum (RED_DOT=0) and dot (RED_DOT=1) reduction family; every
- * seed style (serial, halving tree, interleaved mask tree, single block) plus warp shuffle. */
+/* reduce.cu: the sum (RED_DOT=0) and dot (RED_DOT=1) reduction family, float or double
+ * (TYPE); every seed style (serial, halving tree, interleaved mask tree, single block) plus
+ * warp shuffle. */
 
 #ifndef RED_DOT
 #define RED_DOT 0   /* fixed by the family: 0 sum of x, 1 dot of x and y */
@@ -25,15 +26,35 @@
 #ifndef UNROLL
 #define UNROLL 1    /* unrolling of the loop over a block's tiles: 1, 2, 4 */
 #endif
+#ifndef TYPE
+#define TYPE 0      /* element type: 0 float (at_ssum, at_sdot), 1 double (at_dsum, at_ddot; VEC 1 or 2, FINISH 0..3) */
+#endif
+
+/* The element type: inputs, block partials and the result. */
+#if TYPE == 1
+typedef double rd_t;
+#elif TYPE == 0
+typedef float rd_t;
+#else
+#error "TYPE must be 0 (float) or 1 (double)"
+#endif
+#if TYPE == 1 && (VEC == 4 || FINISH == 4)
+#error "double takes VEC 1 or 2 (16-byte loads) and FINISH 0..3 (the gather tags float bits)"
+#endif
 
 /* A tile is what one block reads per loop trip: BLOCK * ITEMS vectors.
  * (#pragma unroll does not expand macros: it takes a constant.) */
 static constexpr int rd_unroll = UNROLL;
 
 template <int V> struct rd_vec;
+#if TYPE == 1
+template <> struct rd_vec<1> { typedef double type; };
+template <> struct rd_vec<2> { typedef double2 type; };
+#else
 template <> struct rd_vec<1> { typedef float type; };
 template <> struct rd_vec<2> { typedef float2 type; };
 template <> struct rd_vec<4> { typedef float4 type; };
+#endif
 
 /* Sum of one vector (sum) or of its products with another (dot), paired so
  * the four lanes form a short tree. */
@@ -64,14 +85,34 @@ __device__ __forceinline__ float rd_value(float4 a, float4 b)
     return (a.x + a.y) + (a.z + a.w);
 #endif
 }
+#if TYPE == 1
+__device__ __forceinline__ double rd_value(double a, double b)
+{
+#if RED_DOT
+    return a * b;
+#else
+    (void)b;
+    return a;
+#endif
+}
+__device__ __forceinline__ double rd_value(double2 a, double2 b)
+{
+#if RED_DOT
+    return fma(a.y, b.y, a.x * b.x);
+#else
+    (void)b;
+    return a.x + a.y;
+#endif
+}
+#endif
 
 /* This thread's share of nvec vectors of width V starting at x (and y):
  * full tiles grid-strided with ITEMS unchecked loads each, then the one
  * block whose turn it is takes the partial tile with bounds checks. */
 template <int V>
-__device__ __forceinline__ float rd_thread(const float *__restrict__ x,
-                                           const float *__restrict__ y,
-                                           long long nvec)
+__device__ __forceinline__ rd_t rd_thread(const rd_t *__restrict__ x,
+                                          const rd_t *__restrict__ y,
+                                          long long nvec)
 {
     typedef typename rd_vec<V>::type vec;
     const vec *xv = (const vec *)x;
@@ -95,7 +136,7 @@ __device__ __forceinline__ float rd_thread(const float *__restrict__ x,
                     ? (long long)((unsigned)(nfull - 1 - first) / gridDim.x) + 1
                     : (nfull - 1 - first) / gridDim.x + 1;
 #endif
-    float acc[ITEMS];
+    rd_t acc[ITEMS];
 #pragma unroll
     for (int u = 0; u < ITEMS; u++)
         acc[u] = 0.0f;
@@ -131,8 +172,8 @@ __device__ __forceinline__ float rd_thread(const float *__restrict__ x,
 }
 
 /* Reduces v over the block in the configured style; the total is valid in
- * thread 0. smem holds BLOCK floats (32 for the warp-shuffle style). */
-__device__ __forceinline__ float rd_block(float v, float *smem)
+ * thread 0. smem holds BLOCK elements (32 for the warp-shuffle style). */
+__device__ __forceinline__ rd_t rd_block(rd_t v, rd_t *smem)
 {
     const int tid = threadIdx.x;
 #if STYLE == 3
@@ -157,7 +198,7 @@ __device__ __forceinline__ float rd_block(float v, float *smem)
 #if STYLE == 0 || STYLE == 4
     /* seed 3 methods 1 and 2: thread 0 adds the block's values in order */
     if (tid == 0) {
-        float s = 0.0f;
+        rd_t s = 0.0f;
         for (int i = 0; i < BLOCK; i++)
             s += smem[i];
         v = s;
@@ -195,12 +236,12 @@ __device__ __forceinline__ float rd_block(float v, float *smem)
 /* Sum of count <= RD_WARP_FINISH_MAX partials by the calling warp (all 32
  * lanes): strided float64 per lane, then a float64 shuffle tree. Fixed
  * order for a given count; the total is valid in lane 0. */
-__device__ __forceinline__ float rd_finish_warp(const float *partials, unsigned count)
+__device__ __forceinline__ rd_t rd_finish_warp(const rd_t *partials, unsigned count)
 {
     const unsigned lane = threadIdx.x & 31;
     double s = 0.0;
     for (unsigned base = 0; base < count; base += 32 * 8) {
-        float p[8];
+        rd_t p[8];
 #pragma unroll
         for (int u = 0; u < 8; u++) {
             const unsigned i = base + u * 32 + lane;
@@ -213,19 +254,19 @@ __device__ __forceinline__ float rd_finish_warp(const float *partials, unsigned 
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1)
         s += __shfl_down_sync(0xffffffffu, s, o);
-    return (float)s;
+    return (rd_t)s;
 }
 
 /* Sums count block partials in a fixed order and stores the total:
  * deterministic for a given count. Called by the whole block; up to
  * RD_WARP_FINISH_MAX partials warp 0 alone does it (rd_finish_warp), more
  * are summed strided in float64 per thread, then in the block style. */
-__device__ __forceinline__ void rd_finish(const float *partials, unsigned count,
-                                          float *result, float *smem)
+__device__ __forceinline__ void rd_finish(const rd_t *partials, unsigned count,
+                                          rd_t *result, rd_t *smem)
 {
     if (count <= RD_WARP_FINISH_MAX) {
         if (threadIdx.x < 32) {
-            const float v = rd_finish_warp(partials, count);
+            const rd_t v = rd_finish_warp(partials, count);
             if (threadIdx.x == 0)
                 *result = v;
         }
@@ -234,7 +275,7 @@ __device__ __forceinline__ void rd_finish(const float *partials, unsigned count,
     double s = 0.0;
     for (unsigned i = threadIdx.x; i < count; i += BLOCK)
         s += (double)__ldcg(partials + i);
-    float v = rd_block((float)s, smem);
+    rd_t v = rd_block((rd_t)s, smem);
     if (threadIdx.x == 0)
         *result = v;
 }
@@ -268,15 +309,15 @@ __device__ __forceinline__ long long rd_globaltimer()
  * every slot carries this call's epoch, then adds them in block order
  * (deterministic). */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-reduce_main(const float *__restrict__ x, const float *__restrict__ y, long long n,
-            int head, int vec_ok, float *result, float *partials, unsigned *counter,
+reduce_main(const rd_t *__restrict__ x, const rd_t *__restrict__ y, long long n,
+            int head, int vec_ok, rd_t *result, rd_t *partials, unsigned *counter,
             unsigned epoch)
 {
-    __shared__ float smem[STYLE == 3 ? 32 : BLOCK];
+    __shared__ rd_t smem[STYLE == 3 ? 32 : BLOCK];
     const int width = VEC > 1 && vec_ok ? VEC : 1;
     if (width == 1)
         head = 0;
-    float v = 0.0f;
+    rd_t v = 0.0f;
     if (blockIdx.x == 0) {
         const long long tail = head + (n - head) / width * width;
         const int tid = threadIdx.x;
@@ -324,7 +365,7 @@ reduce_main(const float *__restrict__ x, const float *__restrict__ y, long long 
         ticket = __shfl_sync(0xffffffffu, ticket, 0);
         __syncwarp();   /* orders lane 0's acquire before the other lanes' loads */
         if (ticket == gridDim.x - 1) {
-            const float total = rd_finish_warp(partials, gridDim.x);
+            const rd_t total = rd_finish_warp(partials, gridDim.x);
             if (threadIdx.x == 0)
                 *result = total;
         }
@@ -349,7 +390,7 @@ reduce_main(const float *__restrict__ x, const float *__restrict__ y, long long 
         asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;"
                      : "=r"(ticket) : "l"(counter), "r"(gridDim.x - 1) : "memory");
         if (ticket == gridDim.x - 1)
-            *result = (float)__longlong_as_double(
+            *result = (rd_t)__longlong_as_double(
                 (long long)atomicExch((unsigned long long *)acc, 0ull));
     }
 #elif FINISH == 4
@@ -418,8 +459,8 @@ reduce_main(const float *__restrict__ x, const float *__restrict__ y, long long 
 
 /* FINISH 1: the second pass, one block over the first pass's partials. */
 extern "C" __global__ void __launch_bounds__(BLOCK)
-reduce_finish(const float *partials, unsigned count, float *result)
+reduce_finish(const rd_t *partials, unsigned count, rd_t *result)
 {
-    __shared__ float smem[STYLE == 3 ? 32 : BLOCK];
+    __shared__ rd_t smem[STYLE == 3 ? 32 : BLOCK];
     rd_finish(partials, count, result, smem);
 }

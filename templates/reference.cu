@@ -241,6 +241,68 @@ extern "C" __global__ void ref_reduce(long long n, const float *x, const float *
         atomicAdd(acc, sum);
 }
 
+/* ---- double precision sum and dot: compensated, a reference for double kernels ---- */
+
+/* n doubles uniform in [0, 1) with all 53 bits random (the float draws of
+ * ref_fill_uniform widened would make every double sum of them exact). */
+extern "C" __global__ void ref_fill_f64(double *p, long long n, unsigned long long seed,
+                                        double lo, double hi)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        unsigned long long bits = ref_mix(seed * 0x100000001B3ull ^ (unsigned long long)i);
+        p[i] = lo + (hi - lo) * ((double)(bits >> 11) * 0x1p-53);
+    }
+}
+
+/* s + e == a + b exactly (Knuth's TwoSum, any order of magnitudes). */
+__device__ __forceinline__ void ref_two_sum(double a, double b, double *s, double *e)
+{
+    double t = a + b, bv = t - a;
+    *e = (a - (t - bv)) + (b - bv);
+    *s = t;
+}
+
+/* The block's grid-strided share of sum x[i] (y NULL) or sum x[i] y[i] as an
+ * unevaluated pair hi + lo: every addition error-free (TwoSum) and every
+ * product split exactly by an FMA (TwoProduct), the errors summed in lo, the
+ * block's pairs combined the same way. Accurate to about n 2^-106 relative
+ * for positive data (Ogita, Rump, Oishi's Sum2/Dot2), where a plain float64
+ * sum is off by up to n 2^-53: the error of the double kernels it checks.
+ * Writes out[2 * block] = hi, out[2 * block + 1] = lo (blockDim.x = 256). */
+extern "C" __global__ void ref_reduce_f64(long long n, const double *x, const double *y,
+                                          double *out)
+{
+    __shared__ double hs[256], ls[256];
+    double hi = 0.0, lo = 0.0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        double v = x[i], e = 0.0, t;
+        if (y) {
+            v = x[i] * y[i];
+            e = fma(x[i], y[i], -v);
+        }
+        ref_two_sum(hi, v, &hi, &t);
+        lo += t + e;
+    }
+    hs[threadIdx.x] = hi;
+    ls[threadIdx.x] = lo;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            double h, t;
+            ref_two_sum(hs[threadIdx.x], hs[threadIdx.x + s], &h, &t);
+            hs[threadIdx.x] = h;
+            ls[threadIdx.x] += ls[threadIdx.x + s] + t;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        out[2 * blockIdx.x] = hs[0];
+        out[2 * blockIdx.x + 1] = ls[0];
+    }
+}
+
 /* acc[0] += sum (out-ref)^2, acc[1] += sum ref^2, acc[2] += count of
  * non-finite values in out. */
 extern "C" __global__ void ref_error(long long n, const float *out, const float *ref,
@@ -321,6 +383,38 @@ extern "C" __global__ void ref_residual(int n, const float *A, const float *b,
         double r = dot - (double)b[row];
         atomicAdd(acc, r * r);
         atomicAdd(acc + 1, (double)b[row] * (double)b[row]);
+        if (row == 0)
+            atomicAdd(acc + 2, bad);
+    }
+}
+
+/* The double versions: a_ii = v for every row i. */
+extern "C" __global__ void ref_set_diagonal_f64(double *A, int n, double v)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        A[(long long)i * n + i] = v;
+}
+
+/* One block per row: acc[0] += (A x - b)_i^2, acc[1] += b_i^2, acc[2] +=
+ * non-finite x count, for doubles. */
+extern "C" __global__ void ref_residual_f64(int n, const double *A, const double *b,
+                                            const double *x, double *acc)
+{
+    __shared__ double shared[256];
+    int row = blockIdx.x;
+    double dot = 0.0, bad = 0.0;
+    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+        double xj = x[j];
+        if (!isfinite(xj))
+            bad += 1.0;
+        dot = fma(A[(long long)row * n + j], xj, dot);
+    }
+    dot = ref_block_sum(dot, shared);
+    bad = ref_block_sum(bad, shared);
+    if (threadIdx.x == 0) {
+        double r = dot - b[row];
+        atomicAdd(acc, r * r);
+        atomicAdd(acc + 1, b[row] * b[row]);
         if (row == 0)
             atomicAdd(acc + 2, bad);
     }

@@ -156,7 +156,9 @@ void tpl_config_format(const tpl_family *fam, const int *cfg, char *out, size_t 
     if (len)
         out[0] = '\0';
     for (int i = 0; i < fam->n_params && used < len; i++) {
-        int w = snprintf(out + used, len - used, "%s%s=%d", i ? "," : "",
+        if (fam->params[i].omit_first && cfg[i] == fam->params[i].values[0])
+            continue;
+        int w = snprintf(out + used, len - used, "%s%s=%d", used ? "," : "",
                          fam->params[i].name, cfg[i]);
         if (w < 0)
             break;
@@ -219,7 +221,9 @@ at_status tpl_config_parse(const tpl_family *fam, const char *text, int *cfg,
         p = end;
     }
     for (int i = 0; i < fam->n_params; i++) {
-        if (!seen[i]) {
+        if (!seen[i] && fam->params[i].omit_first) {
+            cfg[i] = fam->params[i].values[0];
+        } else if (!seen[i]) {
             snprintf(err, errlen, "%s: parameter %s missing", fam->name, fam->params[i].name);
             return AT_ERR_INVALID_ARG;
         }
@@ -570,7 +574,8 @@ static void opt_build(const tpl_family *fam, const int *cfg, const char *arch, o
     opt_add(o, "-std=c++17");
     opt_add(o, "-default-device");
     for (int i = 0; fam && cfg && i < fam->n_params; i++) {
-        if (fam->params[i].host_only)
+        if (fam->params[i].host_only ||
+            (fam->params[i].omit_first && cfg[i] == fam->params[i].values[0]))
             continue;
         snprintf(buf, sizeof buf, "-D%s=%d", fam->params[i].name, cfg[i]);
         opt_add(o, buf);
@@ -920,12 +925,64 @@ at_status tpl_ref_reduce(at_exec *ref, long long n, CUdeviceptr x, CUdeviceptr y
     return s;
 }
 
-at_status tpl_ref_residual(at_exec *ref, int n, CUdeviceptr A, CUdeviceptr b,
-                           CUdeviceptr x, double *residual)
+at_status tpl_fill_f64(at_exec *ref, CUdeviceptr p, long long n, unsigned long long seed,
+                       double lo, double hi)
+{
+    void *args[] = {&p, &n, &seed, &lo, &hi};
+    return ex_launch(ref, "ref_fill_f64", grid_for(n, 256), 1, 1, 256, 1, 1, 0, args);
+}
+
+/* s + e == a + b exactly (TwoSum), on the host. */
+static void two_sum(double a, double b, double *s, double *e)
+{
+    double t = a + b;
+    double bv = t - a;
+    *e = (a - (t - bv)) + (b - bv);
+    *s = t;
+}
+
+#define TPL_REF_F64_BLOCKS 1024     /* blocks of ref_reduce_f64: pairs added on the host */
+
+at_status tpl_ref_reduce_f64(at_exec *ref, long long n, CUdeviceptr x, CUdeviceptr y,
+                             double *result)
+{
+    *result = 0.0;
+    if (n <= 0)
+        return AT_OK;
+    unsigned grid = grid_for(n, 256);
+    if (grid > TPL_REF_F64_BLOCKS)
+        grid = TPL_REF_F64_BLOCKS;
+    CUdeviceptr out;
+    at_status s = ex_scratch(ref, EX_MAX_SCRATCH - 1, 2 * sizeof(double) * TPL_REF_F64_BLOCKS,
+                             &out);
+    if (s != AT_OK)
+        return s;
+    void *args[] = {&n, &x, &y, &out};
+    if ((s = ex_launch(ref, "ref_reduce_f64", grid, 1, 1, 256, 1, 1, 0, args)) != AT_OK)
+        return s;
+    double *buf = malloc(2 * sizeof(double) * grid);
+    if (!buf)
+        return ex_fail(ref, AT_ERR_NO_MEMORY, "tpl_ref_reduce_f64: out of host memory");
+    s = ex_download(ref, buf, out, 2 * sizeof(double) * grid);
+    double hi = 0.0, lo = 0.0;
+    for (unsigned i = 0; s == AT_OK && i < grid; i++) {
+        double t;
+        two_sum(hi, buf[2 * i], &hi, &t);
+        lo += t + buf[2 * i + 1];
+    }
+    free(buf);
+    if (s == AT_OK)
+        *result = hi + lo;
+    return s;
+}
+
+/* ||A x - b|| / ||b|| by the residual kernel `kernel` (float or double). */
+static at_status residual_by(at_exec *ref, const char *kernel, int n, CUdeviceptr A,
+                             CUdeviceptr b, CUdeviceptr x, double *residual)
 {
     double sums[3];
     void *args[] = {&n, &A, &b, &x, NULL};
-    at_status s = reference_sums(ref, "ref_residual", (unsigned)n, args, 4, sums);
+    at_status s = reference_sums(ref, kernel, (unsigned)n, args, 4, sums);
     if (s != AT_OK)
         return s;
     if (sums[2] > 0 || !isfinite(sums[0]))
@@ -933,4 +990,22 @@ at_status tpl_ref_residual(at_exec *ref, int n, CUdeviceptr A, CUdeviceptr b,
     else
         *residual = sums[1] > 0 ? sqrt(sums[0] / sums[1]) : sqrt(sums[0]);
     return AT_OK;
+}
+
+at_status tpl_ref_residual(at_exec *ref, int n, CUdeviceptr A, CUdeviceptr b,
+                           CUdeviceptr x, double *residual)
+{
+    return residual_by(ref, "ref_residual", n, A, b, x, residual);
+}
+
+at_status tpl_ref_residual_f64(at_exec *ref, int n, CUdeviceptr A, CUdeviceptr b,
+                               CUdeviceptr x, double *residual)
+{
+    return residual_by(ref, "ref_residual_f64", n, A, b, x, residual);
+}
+
+at_status tpl_set_diagonal_f64(at_exec *ref, CUdeviceptr A, int n, double v)
+{
+    void *args[] = {&A, &n, &v};
+    return ex_launch(ref, "ref_set_diagonal_f64", grid_for(n, 256), 1, 1, 256, 1, 1, 0, args);
 }

@@ -23,6 +23,12 @@ typedef struct tpl_param {
     const char *meaning;            /* one line, shown by `autotune list` */
     int host_only;                  /* 1: used by the host code only, not passed
                                        to NVRTC, so its values share one cubin */
+    int omit_first;                 /* 1: a parameter added after configurations
+                                       were stored (e.g. an element type): at its
+                                       first value it is left out of texts and
+                                       NVRTC options, and a text without it takes
+                                       that value, so stored texts, cubin options
+                                       and code of the older kind stay the same */
 } tpl_param;
 
 /* A problem: its shape (matmul {m, n, k}; sum and dot {n}; jacobi {n}) and
@@ -271,10 +277,12 @@ long long tpl_space_size(const tpl_family *fam);
 void tpl_config_from_index(const tpl_family *fam, long long index, int *cfg);
 /* Index of cfg in the space, -1 if a value is not in its list. */
 long long tpl_config_to_index(const tpl_family *fam, const int *cfg);
-/* "BM=64,BN=128,...", all parameters in order. */
+/* "BM=64,BN=128,...", all parameters in order (an omit_first one only
+ * where it is not at its first value). */
 void tpl_config_format(const tpl_family *fam, const int *cfg, char *out, size_t len);
-/* Parses "NAME=v,..." (any order, all names required, values need not be in
- * the tuning lists). AT_ERR_INVALID_ARG with the reason in err. */
+/* Parses "NAME=v,..." (any order, all names required but those marked
+ * omit_first, which take their first value when missing; values need not be
+ * in the tuning lists). AT_ERR_INVALID_ARG with the reason in err. */
 at_status tpl_config_parse(const tpl_family *fam, const char *text, int *cfg,
                            char *err, size_t errlen);
 /* Index of a parameter by name, -1 if none. */
@@ -390,9 +398,25 @@ at_status tpl_rel_error_typed(at_exec *ref, at_dtype t, CUdeviceptr out, int row
 /* Reference sum (y == 0) or dot, accumulated in float64, into *result. */
 at_status tpl_ref_reduce(at_exec *ref, long long n, CUdeviceptr x,
                          CUdeviceptr y, double *result);
+/* n doubles uniform in [lo, hi) with every mantissa bit random (seeded like
+ * tpl_fill_uniform, other values). */
+at_status tpl_fill_f64(at_exec *ref, CUdeviceptr p, long long n, unsigned long long seed,
+                       double lo, double hi);
+/* Reference sum (y == 0) or dot of n doubles, compensated (TwoSum and
+ * TwoProduct per element, the block pairs added error-free on the host):
+ * accurate to about n 2^-106 relative for data of one sign, so it can judge
+ * a double kernel (a plain float64 sum errs as much as the kernel: n 2^-53).
+ * The rule for double reductions: check against this, never tpl_ref_reduce. */
+at_status tpl_ref_reduce_f64(at_exec *ref, long long n, CUdeviceptr x, CUdeviceptr y,
+                             double *result);
 /* ||A x - b||_2 / ||b||_2 in float64. */
 at_status tpl_ref_residual(at_exec *ref, int n, CUdeviceptr A, CUdeviceptr b,
                            CUdeviceptr x, double *residual);
+/* The same for a double system (A, b, x doubles). */
+at_status tpl_ref_residual_f64(at_exec *ref, int n, CUdeviceptr A, CUdeviceptr b,
+                               CUdeviceptr x, double *residual);
+/* Sets every diagonal entry of the n x n row-major double matrix A to v. */
+at_status tpl_set_diagonal_f64(at_exec *ref, CUdeviceptr A, int n, double v);
 
 /* ---- matmul's stream-K schedule (templates/matmul.c; tested directly) ---- */
 typedef struct mm_streamk_schedule {

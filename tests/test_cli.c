@@ -51,7 +51,7 @@ TEST(cli_usage_errors_exit_2)
     expect_usage("--jobs 0", "--jobs needs");
     expect_usage("--kernel matmul --size 1000", "fits none");
     expect_usage("--kernel matmul --size 64x64x64:bf16", "fits none");   /* FP32-only families */
-    expect_usage("--size 1000:f64", "fits none");
+    expect_usage("--size 1000:f16", "fits none");      /* sum, dot, jacobi: FP32 and FP64 */
     expect_usage("--device 0 --size 64x64x64:bf17", "bad size '64x64x64:bf17'");
     expect_usage("frobnicate", "unknown command 'frobnicate'");
     expect_usage("check", "check needs --arch");

@@ -15,7 +15,7 @@
 extern const tpl_family tpl_jacobi;
 
 /* Parameter positions as the descriptor lists them (checked below). */
-enum { J_RT, J_RPB, J_VEC, J_UNROLL, J_XCACHE, J_CHECK, J_ORDER, J_N };
+enum { J_RT, J_RPB, J_VEC, J_UNROLL, J_XCACHE, J_CHECK, J_ORDER, J_TYPE, J_N };
 
 static void jt_cfg(int *cfg, int rt, int rpb, int vec, int unroll, int xcache, int check)
 {
@@ -26,6 +26,7 @@ static void jt_cfg(int *cfg, int rt, int rpb, int vec, int unroll, int xcache, i
     cfg[J_XCACHE] = xcache;
     cfg[J_CHECK] = check;
     cfg[J_ORDER] = 1;
+    cfg[J_TYPE] = 0;
 }
 
 /* ---------------- CPU tier ---------------- */
@@ -36,15 +37,16 @@ TEST(jacobi_descriptor_layout)
     CHECK(f == &tpl_jacobi);
     CHECK_EQ(f->n_params, J_N);
     static const char *names[] = {"ROW_THREADS", "ROWS_PER_BLOCK", "VEC", "UNROLL", "XCACHE",
-                                  "CHECK_EVERY", "ORDER"};
+                                  "CHECK_EVERY", "ORDER", "TYPE"};
     for (int i = 0; i < J_N; i++)
         CHECK_EQ(tpl_param_index(f, names[i]), i);
     CHECK_EQ(f->n_dims, 1);
     CHECK(f->metric_is_flops == 0 && !f->hidden);
-    CHECK_EQ(f->n_tuning_problems, 4);
-    static const long long sizes[] = {1024, 4096, 8192, 16384};
-    for (int i = 0; i < 4; i++)
-        CHECK_EQ(f->tuning_problems[i].dims[0], sizes[i]);
+    CHECK_EQ(f->n_tuning_problems, 5);            /* 4 FP32 sizes, then 8192 in FP64 */
+    static const long long sizes[] = {1024, 4096, 8192, 16384, 8192};
+    for (int i = 0; i < 5; i++)
+        CHECK(f->tuning_problems[i].dims[0] == sizes[i] &&
+              f->tuning_problems[i].dtype == (i < 4 ? AT_R_32F : AT_R_64F));
 }
 
 /* The valid space, counted from the rules (block of 64..1024 threads,
@@ -55,14 +57,14 @@ TEST(jacobi_space_size_and_valid_count)
 {
     const tpl_family *f = &tpl_jacobi;
     long long size = tpl_space_size(f);
-    CHECK_EQ(size, 9LL * 9 * 3 * 3 * 2 * 2 * 2);
+    CHECK_EQ(size, 9LL * 9 * 3 * 3 * 2 * 2 * 2 * 2);
     long long valid = 0;
     int cfg[TPL_MAX_PARAMS];
     char why[256];
     for (long long i = 0; i < size; i++) {
         tpl_config_from_index(f, i, cfg);
         if (f->valid(cfg, NULL, why, sizeof why))
-            valid++;
+            valid += cfg[J_TYPE] == 0;      /* FP32; the double lattice: test_dreduce.c */
         else
             CHECK_MSG(why[0], "rejected without a reason");
     }
@@ -116,7 +118,7 @@ TEST(jacobi_applicable_and_baselines)
     jt_cfg(cfg, 32, 8, 4, 2, 1, 10);
     CHECK(!f->applicable(cfg, &big));
     CHECK(f->applicable(cfg, &ok));
-    CHECK_EQ(f->n_baselines, 2);
+    CHECK_EQ(f->n_baselines, 3);           /* the seeds, then f64_default (test_dreduce.c) */
     CHECK_STR(f->baselines[0].name, "seed_basic");
     CHECK_STR(f->baselines[1].name, "seed_improved");
     CHECK_OK(tpl_config_parse(f, f->baselines[0].config, cfg, err, sizeof err));

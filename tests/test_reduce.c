@@ -13,7 +13,8 @@
 
 extern const tpl_family tpl_sum, tpl_dot;
 
-static const char *const rt_names[] = {"STYLE", "FINISH", "BLOCK", "ITEMS", "VEC", "GRID", "UNROLL"};
+static const char *const rt_names[] = {"STYLE", "FINISH", "BLOCK", "ITEMS", "VEC", "GRID", "UNROLL",
+                                       "TYPE"};
 
 /* Parses text into cfg for fam; 0 (test failed) if it does not parse. */
 static int rt_parse(const tpl_family *fam, const char *text, int *cfg)
@@ -50,8 +51,8 @@ TEST(reduce_families_registered_with_their_parameters)
         CHECK(tpl_source_text("reduce.cu", NULL) != NULL);
         CHECK_EQ(fams[f]->n_dims, 1);
         CHECK_EQ(fams[f]->metric_is_flops, 0);
-        CHECK_EQ(fams[f]->n_params, 7);
-        for (int p = 0; p < 7; p++)
+        CHECK_EQ(fams[f]->n_params, 8);
+        for (int p = 0; p < 8; p++)
             CHECK_STR(fams[f]->params[p].name, rt_names[p]);
     }
     CHECK_STR(tpl_sum.fixed_options, "-DRED_DOT=0");
@@ -61,9 +62,10 @@ TEST(reduce_families_registered_with_their_parameters)
     static const long long sizes[] = {1LL << 10, 1LL << 12, 1LL << 14, 1LL << 16, 1LL << 18,
                                       1LL << 20, 1LL << 22, 1LL << 24, 1LL << 26, 1LL << 28,
                                       1000003};
-    CHECK_EQ(tpl_sum.n_tuning_problems, 11);
+    CHECK_EQ(tpl_sum.n_tuning_problems, 13);      /* the 11 FP32 sizes, then 2 FP64 */
     for (int i = 0; i < 11; i++)
-        CHECK_EQ(tpl_sum.tuning_problems[i].dims[0], sizes[i]);
+        CHECK(tpl_sum.tuning_problems[i].dims[0] == sizes[i] &&
+              tpl_sum.tuning_problems[i].dtype == AT_R_32F);
     double flops, bytes;
     tpl_problem p = TPL_PROBLEM(1, {1000003});
     tpl_sum.work(&p, &flops, &bytes);
@@ -79,7 +81,7 @@ TEST(reduce_families_registered_with_their_parameters)
 TEST(reduce_space_and_constraints)
 {
     const tpl_family *f = &tpl_sum;
-    CHECK_EQ(tpl_space_size(f), 5LL * 5 * 5 * 5 * 3 * 6 * 3);
+    CHECK_EQ(tpl_space_size(f), 5LL * 5 * 5 * 5 * 3 * 6 * 3 * 2);
     int cfg[TPL_MAX_PARAMS];
     char why[256];
     long long valid_sum = 0, valid_dot = 0, per_style[5] = {0}, per_finish[5] = {0};
@@ -90,7 +92,7 @@ TEST(reduce_space_and_constraints)
         int vd = tpl_dot.valid(cfg, NULL, why, sizeof why);
         /* dot holds twice the loads in flight: never legal where sum is not */
         CHECK_MSG(!vd || vs, "dot valid but sum not at index %lld", i);
-        if (!vs)
+        if (!vs || cfg[7] != 0)     /* FP32 here; the double lattice: test_dreduce.c */
             continue;
         valid_sum++;
         valid_dot += vd;
@@ -199,8 +201,8 @@ TEST(reduce_default_and_baselines_valid_everywhere)
     static const int sm_threads[] = {2048, 1536, 1024};
     const tpl_family *fams[2] = {&tpl_sum, &tpl_dot};
     static const char *const names[] = {"seed_dot_method1", "seed_dot_method2",
-                                        "seed_dot_method3", "seed_tree_sum"};
-    static const int det[] = {1, 0, 0, 1};
+                                        "seed_dot_method3", "seed_tree_sum", "f64_default"};
+    static const int det[] = {1, 0, 0, 1, 1};
     for (int f = 0; f < 2; f++) {
         const tpl_family *fam = fams[f];
         int cfg[TPL_MAX_PARAMS];
@@ -221,8 +223,8 @@ TEST(reduce_default_and_baselines_valid_everywhere)
             tpl_problem p = TPL_PROBLEM(1, {ns[i]});
             CHECK(fam->applicable(cfg, &p));
         }
-        CHECK_EQ(fam->n_baselines, 4);
-        for (int b = 0; b < 4; b++) {
+        CHECK_EQ(fam->n_baselines, 5);
+        for (int b = 0; b < 5; b++) {
             CHECK_STR(fam->baselines[b].name, names[b]);
             CHECK(rt_parse(fam, fam->baselines[b].config, cfg));
             CHECK_EQ(fam->deterministic(cfg), det[b]);
@@ -416,8 +418,9 @@ GPU_TEST(reduce_gpu_every_style_and_finish_matches_cpu)
     snprintf(texts[nt++], TPL_CONFIG_LEN, "STYLE=3,FINISH=0,BLOCK=128,ITEMS=2,VEC=4,GRID=8,UNROLL=4");
     snprintf(texts[nt++], TPL_CONFIG_LEN, "STYLE=3,FINISH=1,BLOCK=256,ITEMS=4,VEC=4,GRID=-1,UNROLL=2");
     snprintf(texts[nt++], TPL_CONFIG_LEN, "STYLE=2,FINISH=2,BLOCK=64,ITEMS=1,VEC=2,GRID=-32,UNROLL=4");
-    for (int b = 0; b < tpl_sum.n_baselines; b++)
-        snprintf(texts[nt++], TPL_CONFIG_LEN, "%s", tpl_sum.baselines[b].config);
+    for (int b = 0; b < tpl_sum.n_baselines; b++)     /* FP32 ones: f64_default in test_dreduce */
+        if (!strstr(tpl_sum.baselines[b].config, "TYPE=1"))
+            snprintf(texts[nt++], TPL_CONFIG_LEN, "%s", tpl_sum.baselines[b].config);
     snprintf(texts[nt++], TPL_CONFIG_LEN, "%s", tpl_sum.default_config);
 
     const tpl_family *fams[2] = {&tpl_sum, &tpl_dot};

@@ -1133,8 +1133,9 @@ static at_status st_seed_gpu_db(const char *path, const at_device_info *dev, lon
         }
         s = st_seed_row(d, dev, fam, &sizes[f], fam->default_config, DB_OK, 2.0, *session);
         for (int b = 0; b < fam->n_baselines && s == AT_OK; b++)
-            s = st_seed_row(d, dev, fam, &sizes[f], fam->baselines[b].config, DB_OK,
-                            1.0 + 0.125 * b, *session);
+            if (!strstr(fam->baselines[b].config, "TYPE=1"))    /* FP32 sizes: FP32 rows */
+                s = st_seed_row(d, dev, fam, &sizes[f], fam->baselines[b].config, DB_OK,
+                                1.0 + 0.125 * b, *session);
         int cfg[TPL_MAX_PARAMS];
         char wrong[TPL_CONFIG_LEN];
         tpl_config_from_index(fam, tpl_space_size(fam) / 2, cfg);

@@ -31,12 +31,13 @@ long long tn_valid_space(const tpl_family *fam, const at_device_info *dev,
 }
 
 /* Share of the default run time a family's problem gets: its number of
- * parameters that take more than one value. */
+ * parameters that take more than one value (an omit_first one, a kind such
+ * as sum's TYPE, of which one value serves each problem, not counted). */
 double tn_family_weight(const tpl_family *fam)
 {
     int n = 0;
     for (int p = 0; p < fam->n_params; p++)
-        n += fam->params[p].n_values > 1;
+        n += fam->params[p].n_values > 1 && !fam->params[p].omit_first;
     return n > 0 ? n : 1;
 }
 

@@ -84,8 +84,8 @@ static int problems_of(const tn_options *o, const tpl_family *fam, const tpl_pro
 
 /* Prints what will be tuned; returns the number of problems and the summed
  * weights (tn_family_weight) of those the guided search shares the run's
- * default time among (families small enough for the exhaustive search
- * take none) in *weights. */
+ * default time among (problems whose applicable space is small enough for
+ * the exhaustive search take none) in *weights. */
 static int announce_problems(const tn_options *o, double *weights)
 {
     printf("tuning sizes:");
@@ -106,12 +106,20 @@ static int announce_problems(const tn_options *o, double *weights)
             printf("%s%s", k ? ", " : " ", s);
         }
         n_problems += n;
-        /* a family searched exhaustively takes no share of the guided time */
+        /* a problem searched exhaustively takes no share of the guided time */
         long long *valid = NULL;
         long long n_valid = tpl_valid_configs(fam, NULL, &valid);
+        for (int k = 0; k < n; k++) {
+            long long serving = 0;
+            for (long long v = 0; v < n_valid && serving <= TN_EXHAUSTIVE_MAX; v++) {
+                int cfg[TPL_MAX_PARAMS];
+                tpl_config_from_index(fam, valid[v], cfg);
+                serving += !fam->applicable || fam->applicable(cfg, &list[k]);
+            }
+            if (o->strategy || n_valid < 0 || serving > TN_EXHAUSTIVE_MAX)
+                *weights += tn_family_weight(fam);
+        }
         free(valid);
-        if (o->strategy || n_valid < 0 || n_valid > TN_EXHAUSTIVE_MAX)
-            *weights += n * tn_family_weight(fam);
     }
     printf("\n");
     return n_problems;
