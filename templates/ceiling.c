@@ -25,8 +25,12 @@ static at_status ce_run(void *ctx, CUstream stream, tpl_args *args, char *err, s
     return s;
 }
 
-/* Times one launch configuration; the fastest run's milliseconds, or -1. */
-static double ce_best_ms(ms_gpu *g, ce_call *c, int runs, double *median, char *err, size_t len)
+/* Times one launch configuration; the fastest run's milliseconds, or -1.
+ * bytes: what one run reads; the L2 is flushed before each run only when
+ * they fit in it, as for the configurations (a flush left dirty in L2 is
+ * written back during the run and would steal bandwidth from a large read). */
+static double ce_best_ms(ms_gpu *g, ce_call *c, int runs, double bytes, double *median,
+                         char *err, size_t len)
 {
     ms_options o;
     ms_default_options(&o);
@@ -34,7 +38,7 @@ static double ce_best_ms(ms_gpu *g, ce_call *c, int runs, double *median, char *
     o.max_runs = runs;
     o.budget_ms = 1e9;
     ms_timing t;
-    if (ms_time_call(g, ce_run, c, &o, 1, 1, &t, err, len) != AT_OK || t.min_ms <= 0)
+    if (ms_time_call(g, ce_run, c, &o, 1, bytes, &t, err, len) != AT_OK || t.min_ms <= 0)
         return -1;
     if (median)
         *median = t.median_ms;
@@ -78,7 +82,7 @@ static void ce_read(ms_gpu *g, at_exec *ex, ms_ceiling *out, int *n, int max, ch
         for (int k = 0; k < 2; k++)
             for (unsigned per_sm = 4; per_sm <= 8; per_sm += 4) {
                 ce_call c = { ex, kernels[k], (unsigned)dev->sm_count * per_sm, 256, args };
-                double ms = ce_best_ms(g, &c, 10, NULL, err, len);
+                double ms = ce_best_ms(g, &c, 10, (double)bytes, NULL, err, len);
                 if (ms > 0 && (best < 0 || ms < best)) {
                     best = ms;
                     snprintf(how, sizeof how, "%s, %u blocks of 256", kernels[k], c.grid);
@@ -113,7 +117,7 @@ static void ce_fma(ms_gpu *g, at_exec *ex, int f64, ms_ceiling *out, int *n, int
     double bd = 0.999, cd = 0.001;
     void *args32[] = { &sink, &iters, &bf, &cf }, *args64[] = { &sink, &iters, &bd, &cd };
     ce_call c = { ex, f64 ? "ceil_fma64" : "ceil_fma32", grid, 256, f64 ? args64 : args32 };
-    double ms = ce_best_ms(g, &c, 10, NULL, err, len);
+    double ms = ce_best_ms(g, &c, 10, 1, NULL, err, len);
     if (ms > 0) {
         double flops = (double)grid * 256 * iters * 16 * 8 * 2;
         char note[200];
@@ -152,7 +156,7 @@ int ms_ceilings(ms_gpu *g, ms_ceiling *out, int max, char *err, size_t errlen)
     int n = 0;
     double median = 0;
     ce_call empty = { &ex, "ceil_empty", 1, 32, NULL };
-    double floor_ms = ce_best_ms(g, &empty, 50, &median, err, errlen);
+    double floor_ms = ce_best_ms(g, &empty, 50, 1, &median, err, errlen);
     if (floor_ms > 0) {
         char note[200];
         snprintf(note, sizeof note, "empty kernel, fastest of 50 timed launches (median %.4f ms)",
