@@ -438,13 +438,13 @@ int rp_chart_roofline(rp_buf *b, const rp_device *rd)
         return 0;
     rp_roof_frame f;
     rp_roof_range(rd, &f);
-    rp_chart_open(b, 860, 380, 16,
+    rp_chart_open(b, 860, 400, 16,
                   "Roofline: every best against arithmetic intensity and the ceilings");
     rp_roof_axes(b, &f);
     rp_roof_ceilings(b, rd, &f);
     rp_roof_more(b, rd, &f);
     rp_roof_points(b, rd, &f);
-    rp_svg_text(b, RP_ROOF_X0, 380 - 8, "start", "small",
+    rp_svg_text(b, RP_ROOF_X0, 400 - 8, "start", "small",
                 "filled circles: tuned best; hollow squares: vendor library on the same "
                 "problem; black lines: ceilings (dashed: tensor cores, FP64)");
     rp_svg_close(b);

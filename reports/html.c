@@ -31,10 +31,11 @@ static const char rp_css[] =
     "svg .axis{font-size:12px;fill:#374151}svg .label{font-size:12px}"
     "svg .value{font-size:12px;fill:#111827}svg .small{font-size:10px;fill:#374151}\n"
     ".panels{display:flex;flex-wrap:wrap;gap:8px}.panels svg{margin:0}\n"
-    ".card{overflow-x:auto}h2,h3,td,th{overflow-wrap:anywhere}\n"
+    ".card{overflow-x:auto}h2,h3{overflow-wrap:anywhere}td,th{overflow-wrap:break-word}\n"
     ".glance{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,430px),1fr));"
     "gap:10px}.glance svg.chart{margin:0}\n"
-    "@media (max-width:600px){main{padding:10px}.card{padding:10px}}\n"
+    "@media (max-width:600px){main{padding:10px}.card{padding:10px}"
+    ".card svg.chart{min-width:600px}}\n"
     ".legend span{display:inline-block;margin-right:14px;font-size:13px}"
     ".legend i{display:inline-block;width:12px;height:12px;margin-right:4px;"
     "vertical-align:-1px}\n";

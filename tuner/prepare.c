@@ -312,7 +312,7 @@ static void vendor_record(tn_ctx *c, const tn_prob *pr, const tn_side *v)
     dm.gflops = ok ? v->gflops : 0;
     dm.gbs = ok ? v->gbs : 0;
     dm.rel_error = v->rel_error;
-    if (ok)
+    if (ok || v->status == AT_ERR_NOT_FOUND)      /* the note names the library missing */
         snprintf(dm.note, sizeof dm.note, "%.255s", v->note);
     else
         snprintf(dm.note, sizeof dm.note, "%s: %.200s", at_status_string((at_status)v->status),
