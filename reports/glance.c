@@ -235,7 +235,7 @@ void rp_devices_table(rp_buf *b, const rp_report *rep)
             rp_problem_text(&g->problem, prob, sizeof prob);
             rp_put(b, "<tr><td>");
             rp_esc(b, g->kernel);
-            rp_put(b, "</td><td>");
+            rp_put(b, "</td><td class=\"p\">");
             rp_esc(b, prob);
             rp_put(b, "</td>");
             for (int i = 0; i < rep->n_devs; i++)
