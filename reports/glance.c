@@ -84,9 +84,9 @@ static void rp_series_scales(const rp_gpoint *p, int n, double ceiling, rp_scale
     double lx0 = floor(log10(xlo)), lx1 = ceil(log10(xhi));
     if (lx1 - lx0 < 1)
         lx1 = lx0 + 1;
-    double ly1 = ceil(log10(yhi * 1.6)), ly0 = floor(log10(ylo));
+    double ly1 = log10(yhi * 1.6), ly0 = floor(log10(ylo));
     if (ly1 - ly0 < 1)
-        ly0 = ly1 - 1;
+        ly0 = floor(ly1 - 1);
     *sx = (rp_scale){ lx0, lx1, RP_GL_X0, RP_GL_X1, 1 };
     *sy = (rp_scale){ ly0, ly1, RP_GL_Y1, RP_GL_Y0, 1 };
 }
@@ -166,7 +166,7 @@ void rp_chart_sizes(rp_buf *b, const rp_device *rd, int j)
                     "stroke-dasharray=\"6 4\"");
         snprintf(label, sizeof label, "%s %s %s", g->ceiling.source,
                  rp_num(num, sizeof num, ceiling), g->unit);
-        rp_svg_text(b, RP_GL_X1 - 4, y - 5, "end", "small", label);
+        rp_svg_text(b, RP_GL_X0 + 4, y - 5, "start", "small", label);
     }
     rp_series_line(b, pts, n, offsetof(rp_gpoint, floor_v), &sx, &sy, RP_FLOOR_COLOR, "2 4", 0);
     rp_series_line(b, pts, n, offsetof(rp_gpoint, vendor), &sx, &sy, RP_VENDOR, "5 3", 2);
