@@ -4,6 +4,7 @@
  * error, nothing wider than the page at a desktop and a narrow width, no
  * chart text on chart text; the checker shown to catch planted defects;
  * screenshots into build/report-screens/ (CI artifacts). CPU tier. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 #include "db.h"
 #include "harness.h"
+#include "figures.h"
 #include "report.h"
 
 extern const tpl_family tpl_matmul, tpl_tcgemm, tpl_sum, tpl_dot, tpl_jacobi;
@@ -23,7 +25,7 @@ typedef struct rb_gpu {
 
 static const rb_gpu rb_gpus[2] = {
     { "GPU-11111111-2222-3333-4444-555555555555", "NVIDIA H200", 3201000, 6144, 1.0 },
-    { "GPU-66666666-7777-8888-9999-000000000000", "NVIDIA H100 80GB HBM3", 2619000, 5120, 0.8 },
+    { "GPU-66666666-7777-8888-9999-000000000000", "NVIDIA H100 80GB HBM3", 2619000, 5120, 0.7 },
 };
 
 /* One tuned problem of the fixture: its best time on the first GPU and
@@ -446,4 +448,72 @@ TEST(report_browser_every_section_no_overflow_no_overlap)
     struct stat st;
     CHECK_MSG(rc == 0 && stat(png, &st) == 0 && st.st_size > 10000, "screenshot %s: exit %d",
               png, rc);
+}
+
+/* The same database without a browser: the figures behind the first
+ * screen and the summary, against the fixture's own numbers. */
+TEST(report_two_gpus_vendor_on_every_row_nothing_above_its_ceiling)
+{
+    char path[4300], err[512];
+    snprintf(path, sizeof path, "%s/two-gpus.db", th_tmpdir());
+    if (!rb_build(path))
+        return;
+    db *d = NULL;
+    CHECK_OK(db_open(&d, path, DB_OPEN_READONLY, err, sizeof err));
+    rp_report rep;
+    at_status s = rp_collect(d, NULL, &rep, err, sizeof err);
+    db_close(d);
+    CHECK_MSG(s == AT_OK, "rp_collect: %s", err);
+    CHECK_EQ(rep.n_devs, 2);
+    for (int i = 0; i < 2; i++) {
+        const rp_device *rd = &rep.devs[i];
+        const rb_gpu *g = &rb_gpus[i];
+        CHECK_EQ(rd->n_groups, RB_N_PROBLEMS);
+        CHECK(rd->floor_ms == 0.0027);
+        /* sum and dot of 2^28 read 4474 GB/s x speed, above the stored 4460 x speed:
+         * the read ceiling falls back to 2 x memory clock x bus width */
+        double theory = 2.0 * g->mem_clock_khz * 1e3 * g->mem_bus_bits / 8 / 1e9;
+        CHECK_MSG(strcmp(rd->bandwidth.source, "theoretical") == 0 &&
+                      fabs(rd->bandwidth.value - theory) < 1e-6 * theory &&
+                      strstr(rd->bandwidth.note, "below ") && strstr(rd->bandwidth.note, " 268435456"),
+                  "read ceiling %g (%s: %s)", rd->bandwidth.value, rd->bandwidth.source,
+                  rd->bandwidth.note);
+        CHECK(strcmp(rd->fp32.source, "measured") == 0 && rd->fp32.value == 65000 * g->speed);
+        for (int k = 0; k < rd->n_groups; k++) {
+            const rp_group *gr = &rd->groups[k];
+            char prob[96];
+            tpl_problem_format(&gr->problem, prob, sizeof prob);
+            CHECK_MSG(gr->vs_vendor > 0 || gr->vendor_note[0], "%s %s: no vendor ratio or note",
+                      gr->kernel, prob);
+            CHECK_MSG(gr->latency_bound || (gr->pct > 0 && gr->pct <= 100), "%s %s: %.1f%%",
+                      gr->kernel, prob, gr->pct);
+            const rb_problem *q = NULL;
+            for (int j = 0; j < RB_N_PROBLEMS; j++) {
+                tpl_problem p;
+                if (strcmp(rb_problems[j].fam->name, gr->kernel) == 0 &&
+                    tpl_problem_parse(rb_problems[j].text, &p, err, sizeof err) == AT_OK &&
+                    tpl_problem_equal(&p, &gr->problem))
+                    q = &rb_problems[j];
+            }
+            CHECK_MSG(q, "%s %s is not in the fixture", gr->kernel, prob);
+            if (q->vendor_ms > 0)
+                CHECK_MSG(fabs(gr->vs_vendor - q->vendor_ms / q->best_ms) < 1e-9,
+                          "%s %s: vs vendor %g, want %g", gr->kernel, prob, gr->vs_vendor,
+                          q->vendor_ms / q->best_ms);
+            else if (q->vendor_ms < 0)
+                CHECK(strstr(gr->vendor_note, "cuBLAS not found") != NULL);
+            else
+                CHECK(strstr(gr->vendor_note, "no vendor call for jacobi") != NULL);
+            /* latency-bound: the time at the ceiling is below the floor */
+            double at_ceiling = q->best_ms / g->speed * gr->best_value / gr->ceiling.value;
+            CHECK_EQ(gr->latency_bound, at_ceiling < 0.0027);
+        }
+    }
+    /* sum of 1024 floats is latency-bound: 0.0041 ms over the 0.0027 ms floor */
+    const rp_device *rd = &rep.devs[0];
+    for (int k = 0; k < rd->n_groups; k++)
+        if (strcmp(rd->groups[k].kernel, "sum") == 0 && rd->groups[k].problem.dims[0] == 1024)
+            CHECK(rd->groups[k].latency_bound &&
+                  fabs(rd->groups[k].floor_ratio - 0.0041 / 0.0027) < 1e-9);
+    rp_report_free(&rep);
 }
