@@ -42,6 +42,18 @@ TEST_TOOL := $(BUILD)/autotune-test
 .PHONY: all test check layers bench install uninstall clean
 all: $(STATIC) $(SHARED) $(TOOL) $(BUILD)/autotune.pc
 
+# The CUB side of the vendor baselines (templates/vendor/cub_reduce.cu), built
+# where nvcc is present; the worker dlopens it beside the autotune binary.
+# `make VENDOR_LIB=` skips it (the report then says "CUB not found").
+VENDOR_LIB ?= $(if $(wildcard $(NVCC)),$(BUILD)/libautotune_vendor.so)
+VENDOR_NVCCFLAGS ?= -O3 -std=c++17 -shared -Xcompiler -fPIC \
+    -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+    -gencode arch=compute_90,code=compute_90
+all: $(VENDOR_LIB)
+$(BUILD)/libautotune_vendor.so: templates/vendor/cub_reduce.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(VENDOR_NVCCFLAGS) -o $@ $<
+
 $(BUILD)/%.o: %.c $(wildcard runtime/*.h driver/*.h templates/*.h db/*.h reports/*.h tuner/*.h tests/*.h) | $(BUILD)/gen/sources.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
@@ -108,6 +120,7 @@ install: all
 	ln -sf libautotune.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libautotune.so.0
 	ln -sf libautotune.so.0 $(DESTDIR)$(PREFIX)/lib/libautotune.so
 	install -m 644 runtime/autotune.h $(DESTDIR)$(PREFIX)/include/autotune.h
+	$(if $(VENDOR_LIB),install -m 755 $(VENDOR_LIB) $(DESTDIR)$(PREFIX)/lib/libautotune_vendor.so)
 	printf $(PC_TEXT) '$(PREFIX)' '$(CUDA_HOME)' '$(VERSION)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/autotune.pc
 
 uninstall:

@@ -260,6 +260,16 @@ void rp_chart_param(rp_buf *b, const rp_group *g, const rp_param *p)
 #define RP_ROOF_Y0 30
 #define RP_ROOF_Y1 330
 
+/* The device's ceiling of that name, NULL if none. */
+static const rp_ceiling *rp_ceiling_of_kind(const rp_device *rd, const char *name)
+{
+    const rp_ceiling *all[] = { &rd->fp32, &rd->fp64, &rd->tensor16, &rd->tf32 };
+    for (int i = 0; i < 4; i++)
+        if (all[i]->name && strcmp(all[i]->name, name) == 0 && all[i]->value > 0)
+            return all[i];
+    return NULL;
+}
+
 /* The roofline's log scales and ceilings. */
 typedef struct rp_roof_frame {
     rp_scale x, y;                  /* arithmetic intensity, GFLOP/s */
@@ -286,9 +296,12 @@ static void rp_roof_range(const rp_device *rd, rp_roof_frame *f)
     if (lx1 - lx0 < 2)
         lx1 = lx0 + 2;
     for (int k = 0; k < rd->n_groups; k++)
-        if (rd->groups[k].roof.valid)
+        if (rd->groups[k].roof.valid) {
             gf_hi = fmax(gf_hi, fmax(rd->groups[k].roof.gflops,
                                      rd->groups[k].roof.vendor_gflops));
+            if (rd->groups[k].is_flops)
+                gf_hi = fmax(gf_hi, rd->groups[k].ceiling.value);
+        }
     double ly1 = ceil(log10(gf_hi * 1.5));
     double ly0 = floor(log10(fmin(gf_lo, f->bw > 0 ? f->bw * pow(10, lx0) : gf_lo)));
     if (ly1 - ly0 > 7)
@@ -336,7 +349,7 @@ static void rp_roof_ceilings(rp_buf *b, const rp_device *rd, const rp_roof_frame
              rp_num(num, sizeof num, f->peak));
     rp_svg_text(b, x1 - 4, rp_scale_at(sy, f->peak) - 6, "end", "small", label);
     if (f->bw > 0) {
-        snprintf(label, sizeof label, "memory %s %s GB/s", rd->bandwidth.source,
+        snprintf(label, sizeof label, "read %s %s GB/s", rd->bandwidth.source,
                  rp_num(num, sizeof num, f->bw));
         double lxa = fmax(ax0, pow(10, sy->lo) / f->bw) * 1.6;
         double x = rp_scale_at(sx, lxa), y = rp_scale_at(sy, f->bw * lxa) - 6;
@@ -344,6 +357,42 @@ static void rp_roof_ceilings(rp_buf *b, const rp_device *rd, const rp_roof_frame
                  -atan2((y1 - y0) / (sy->hi - sy->lo), (x1 - x0) / (sx->hi - sx->lo)) * 180 /
                      M_PI, x, y);
         rp_svg_text_at(b, RP_C(x), RP_C(y), NULL, "small", rot, label);
+    }
+}
+
+/* The compute ceiling of every other kind on the roofline (BF16/FP16,
+ * TF32 tensor, FP64), from its ridge on; labels at the left where two
+ * lines would put them within 14 pixels of each other. */
+static void rp_roof_more(rp_buf *b, const rp_device *rd, const rp_roof_frame *f)
+{
+    const rp_ceiling *shown[4] = { &rd->fp32 };
+    int n = 1;
+    double last_y = rp_scale_at(&f->y, f->peak);
+    for (int k = 0; k < rd->n_groups; k++) {
+        const rp_group *g = &rd->groups[k];
+        if (!g->roof.valid || !g->is_flops || g->ceiling.value <= 0)
+            continue;
+        int seen = 0;
+        for (int i = 0; i < n; i++)
+            seen |= strcmp(shown[i]->name, g->ceiling.name) == 0;
+        if (seen || n == 4)
+            continue;
+        const rp_ceiling *c = rp_ceiling_of_kind(rd, g->ceiling.name);
+        if (!c)
+            continue;
+        shown[n++] = c;
+        double y = rp_scale_at(&f->y, c->value);
+        double xr = f->bw > 0 ? rp_scale_at(&f->x, fmax(c->value / f->bw, pow(10, f->x.lo)))
+                              : RP_ROOF_X0;
+        rp_svg_line(b, RP_C(xr), RP_C(y), RP_CI(RP_ROOF_X1), RP_C(y), "#111827",
+                    "stroke-dasharray=\"6 3\"");
+        char num[32], label[128];
+        snprintf(label, sizeof label, "%s %s %s GFLOP/s", c->name, c->source,
+                 rp_num(num, sizeof num, c->value));
+        int left = fabs(y - last_y) < 14;
+        rp_svg_text(b, left ? RP_ROOF_X0 + 4 : RP_ROOF_X1 - 4, y - 6, left ? "start" : "end",
+                    "small", label);
+        last_y = y;
     }
 }
 
@@ -389,14 +438,15 @@ int rp_chart_roofline(rp_buf *b, const rp_device *rd)
         return 0;
     rp_roof_frame f;
     rp_roof_range(rd, &f);
-    rp_chart_open(b, 760, 380, 16,
-                  "Roofline: achieved FP32 throughput against arithmetic intensity");
+    rp_chart_open(b, 860, 400, 16,
+                  "Roofline: every best against arithmetic intensity and the ceilings");
     rp_roof_axes(b, &f);
     rp_roof_ceilings(b, rd, &f);
+    rp_roof_more(b, rd, &f);
     rp_roof_points(b, rd, &f);
-    rp_svg_text(b, RP_ROOF_X0, 380 - 8, "start", "small",
+    rp_svg_text(b, RP_ROOF_X0, 400 - 8, "start", "small",
                 "filled circles: tuned best; hollow squares: vendor library on the same "
-                "problem; black line: ceilings");
+                "problem; black lines: ceilings (dashed: tensor cores, FP64)");
     rp_svg_close(b);
     return 1;
 }

@@ -30,4 +30,14 @@ void rp_chart_param(rp_buf *b, const rp_group *g, const rp_param *p);
  * 0 (and nothing written) without a point or an FP32 ceiling. */
 int rp_chart_roofline(rp_buf *b, const rp_device *rd);
 
+/* ---- the first screen (reports/glance.c) ---- */
+/* 1 if group j of rd is the first of its series (kernel and kind). */
+int rp_series_first(const rp_device *rd, int j);
+/* Log-log chart of the best of every size of group j's series (kernel and
+ * kind) with the vendor library, the ceiling and the launch floor; nothing
+ * if no size has a verified best. */
+void rp_chart_sizes(rp_buf *b, const rp_device *rd, int j);
+/* A table of the problems tuned on any device, a column per device. */
+void rp_devices_table(rp_buf *b, const rp_report *rep);
+
 #endif

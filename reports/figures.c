@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 #include "figures.h"
+#include "text.h"
+#include "vendor.h"
 
 const char *const rp_fail_statuses[RP_N_FAIL_STATUSES] = {
     DB_COMPILE_ERROR, DB_WRONG_RESULT, DB_LAUNCH_ERROR, DB_CRASHED, DB_TIMEOUT,
@@ -94,32 +96,127 @@ static double rp_metric(const rp_group *g, const tpl_problem *p, double gflops, 
 
 /* ---- the device ---- */
 
-/* FP32 and bandwidth ceilings: the stored device measurements, else the
- * theoretical figures from the device's facts, else unknown (0). */
+/* Dense tensor-core and FP64 throughput per SM and clock (flops), by
+ * architecture, from NVIDIA's published peaks (A100: 312 BF16 TFLOP/s =
+ * 108 SMs x 2048 x 1.41 GHz; H100/H200: 4096, TF32 half, FP64 tensor 128
+ * and 256); 0 where this build has no figure. */
+static void rp_tensor_rates(const at_device_info *i, double *f16, double *tf32, double *f64)
+{
+    *f16 = *tf32 = *f64 = 0;
+    if (i->cc_major == 8 && i->cc_minor == 0) {
+        *f16 = 2048;
+        *tf32 = 1024;
+        *f64 = 128;
+    } else if (i->cc_major == 9 && i->cc_minor == 0) {
+        *f16 = 4096;
+        *tf32 = 2048;
+        *f64 = 256;
+    }
+}
+
+/* A theoretical ceiling of rate flops per SM and clock at the maximum clock. */
+static rp_ceiling rp_theoretical(const at_device_info *i, double rate, const char *name)
+{
+    rp_ceiling c = { 0, "unknown", name, "" };
+    if (rate > 0 && i->sm_count > 0 && i->clock_khz > 0) {
+        c.value = (double)i->sm_count * rate * (double)i->clock_khz / 1e6;
+        c.source = "theoretical";
+        snprintf(c.note, sizeof c.note, "%d SMs x %.0f flop/clock x %d MHz (the maximum clock; "
+                 "the datasheet's figure is lower)", i->sm_count, rate, i->clock_khz / 1000);
+    } else if (rate <= 0) {
+        snprintf(c.note, sizeof c.note, "no figure for sm_%d%d in this build", i->cc_major,
+                 i->cc_minor);
+    }
+    return c;
+}
+
+/* The theoretical DRAM bandwidth: double data rate x bus width. */
+static rp_ceiling rp_theoretical_bw(const at_device_info *i)
+{
+    rp_ceiling c = { 0, "unknown", "read bandwidth", "" };
+    if (i->mem_clock_khz > 0 && i->mem_bus_bits > 0) {
+        c.value = 2.0 * (double)i->mem_clock_khz * 1e3 * (double)i->mem_bus_bits / 8.0 / 1e9;
+        c.source = "theoretical";
+        snprintf(c.note, sizeof c.note, "2 x %d MHz x %d-bit bus", i->mem_clock_khz / 1000,
+                 i->mem_bus_bits);
+    }
+    return c;
+}
+
+/* The device's ceilings: the stored device measurements (read bandwidth,
+ * FP32 and FP64 FMA peaks, the launch floor, copy bandwidth), else the
+ * theoretical figures from its facts; tensor-core peaks are theoretical. */
 static void rp_ceilings(rp_device *rd)
 {
     const at_device_info *i = &rd->dev.info;
-    rd->fp32 = (rp_ceiling){ 0, "unknown" };
-    rd->bandwidth = (rp_ceiling){ 0, "unknown" };
+    double f16, tf32, f64;
+    rp_tensor_rates(i, &f16, &tf32, &f64);
+    rd->fp32 = rp_theoretical(i, 256, "FP32");
+    rd->bandwidth = rp_theoretical_bw(i);
+    rd->tensor16 = rp_theoretical(i, f16, "BF16/FP16 tensor");
+    rd->tf32 = rp_theoretical(i, tf32, "TF32 tensor");
+    rd->fp64 = f64 > 0 ? rp_theoretical(i, f64, "FP64 tensor") : rp_theoretical(i, 0, "FP64");
+    rd->copy = (rp_ceiling){ 0, "unknown", "copy bandwidth", "" };
+    rd->floor_ms = 0;
     for (int k = 0; k < rd->n_ms; k++) {
         const db_measurement *m = &rd->ms[k];
         if (strcmp(m->kernel, "device") != 0)
             continue;
-        if (strcmp(m->name, "fp32_peak") == 0 && m->gflops > 0)
-            rd->fp32 = (rp_ceiling){ m->gflops, "measured" };
-        else if (strcmp(m->name, "copy_bandwidth") == 0 && m->gbs > 0)
-            rd->bandwidth = (rp_ceiling){ m->gbs, "measured" };
+        rp_ceiling *c = NULL;
+        double v = 0;
+        if (strcmp(m->name, "fp32_peak") == 0)
+            c = &rd->fp32, v = m->gflops;
+        else if (strcmp(m->name, "read_bandwidth") == 0)
+            c = &rd->bandwidth, v = m->gbs;
+        else if (strcmp(m->name, "copy_bandwidth") == 0)
+            c = &rd->copy, v = m->gbs;
+        else if (strcmp(m->name, "fp64_peak") == 0 && f64 <= 0)
+            c = &rd->fp64, v = m->gflops;
+        else if (strcmp(m->name, "launch_floor") == 0 && m->time_ms > 0)
+            rd->floor_ms = m->time_ms;
+        if (c && v > 0) {
+            c->value = v;
+            c->source = "measured";
+            snprintf(c->note, sizeof c->note, "%.199s", m->note);
+        }
     }
-    if (rd->fp32.value <= 0 && i->sm_count > 0 && i->clock_khz > 0) {
-        /* SMs x 128 FP32 lanes x 2 flops per FMA x clock. */
-        rd->fp32.value = (double)i->sm_count * 128.0 * 2.0 * (double)i->clock_khz / 1e6;
-        rd->fp32.source = "theoretical";
-    }
-    if (rd->bandwidth.value <= 0 && i->mem_clock_khz > 0 && i->mem_bus_bits > 0) {
-        /* Double data rate x bus width. */
-        rd->bandwidth.value =
-            2.0 * (double)i->mem_clock_khz * 1e3 * (double)i->mem_bus_bits / 8.0 / 1e9;
-        rd->bandwidth.source = "theoretical";
+}
+
+/* The ceiling of g's metric and kind on rd. */
+static rp_ceiling *rp_ceiling_of(const rp_device *rd_in, const rp_group *g)
+{
+    rp_device *rd = (rp_device *)rd_in;
+    if (!g->is_flops)
+        return &rd->bandwidth;
+    if (g->problem.dtype == AT_R_64F)
+        return &rd->fp64;
+    if (g->problem.dtype == AT_R_16F || g->problem.dtype == AT_R_16BF)
+        return &rd->tensor16;
+    return g->problem.math == AT_MATH_TF32 ? &rd->tf32 : &rd->fp32;
+}
+
+/* A measured ceiling that some best exceeds is wrong (it measured less
+ * than the device does): it is replaced by the theoretical figure, with
+ * a note naming the result that showed it. Never clamps. */
+static void rp_ceilings_check(rp_device *rd)
+{
+    for (int k = 0; k < rd->n_groups; k++) {
+        rp_group *g = &rd->groups[k];
+        rp_ceiling *c = rp_ceiling_of(rd, g);
+        if (strcmp(c->source, "measured") != 0 || g->best_value <= c->value ||
+            (c != &rd->fp32 && c != &rd->bandwidth))
+            continue;
+        rp_ceiling t = g->is_flops ? rp_theoretical(&rd->dev.info, 256, "FP32")
+                                   : rp_theoretical_bw(&rd->dev.info);
+        if (t.value <= 0)
+            continue;
+        char prob[96];
+        rp_problem_text(&g->problem, prob, sizeof prob);
+        char how[sizeof t.note];
+        snprintf(how, sizeof how, "%s", t.note);
+        snprintf(t.note, sizeof t.note, "measured %.0f, below %.31s %.40s's %.0f; %.80s",
+                 c->value, g->kernel, prob, g->best_value, how);
+        *c = t;
     }
 }
 
@@ -264,10 +361,15 @@ static void rp_compare_measured(const rp_device *rd, rp_group *g, rp_compare *c)
         const db_measurement *m = &rd->ms[k];
         if (strcmp(m->kernel, g->kernel) != 0 || !rp_same_problem(&m->problem, &g->problem))
             continue;
-        double v = rp_metric(g, &m->problem, m->gflops, m->gbs, m->time_ms);
+        double v = m->time_ms > 0 ? rp_metric(g, &m->problem, m->gflops, m->gbs, m->time_ms) : 0;
         int seed = strncmp(m->name, "seed_", 5) == 0;
         snprintf(label, sizeof label, "%s%s", m->name, seed ? " (measured)" : "");
-        rp_add_bar(c, label, v, seed ? RP_KIND_SEED : RP_KIND_VENDOR, "");
+        char note[64];
+        snprintf(note, sizeof note, "%.60s", v > 0 ? "" : m->note[0] ? m->note : "not measured");
+        rp_add_bar(c, label, v, seed ? RP_KIND_SEED : RP_KIND_VENDOR, note);
+        if (!seed && v <= 0 && !g->vendor_note[0])
+            snprintf(g->vendor_note, sizeof g->vendor_note, "%.90s",
+                     m->note[0] ? m->note : "not measured");
         if (seed && v > c->seed_best) {
             c->seed_best = v;
             snprintf(c->seed_name, sizeof c->seed_name, "%s", m->name);
@@ -311,6 +413,22 @@ static double rp_ratio_of(double best, double ref)
     return best > 0 && ref > 0 ? best / ref : 0;
 }
 
+/* The best against the launch floor: its time over an empty launch's, and
+ * whether the work at the ceiling would take less than the floor (then
+ * the percentage of the ceiling says nothing). */
+static void rp_group_floor(const rp_device *rd, rp_group *g)
+{
+    g->floor_ratio = 0;
+    g->latency_bound = 0;
+    if (g->best < 0 || rd->floor_ms <= 0)
+        return;
+    g->floor_ratio = g->e[g->best].r->time_ms / rd->floor_ms;
+    if (g->ceiling.value > 0 && g->best_value > 0) {
+        double work_ms_at_ceiling = g->e[g->best].r->time_ms * g->best_value / g->ceiling.value;
+        g->latency_bound = work_ms_at_ceiling < rd->floor_ms;
+    }
+}
+
 /* Tuned vs vendor vs seeds vs default, the ceiling and the ratios. */
 static void rp_group_compare(const rp_device *rd, rp_group *g)
 {
@@ -320,12 +438,23 @@ static void rp_group_compare(const rp_device *rd, rp_group *g)
         rp_add_bar(c, "tuned (best found)", g->best_value, RP_KIND_TUNED, "");
     rp_compare_measured(rd, g, c);
     rp_compare_configs(g, c);
-    g->ceiling = g->is_flops ? rd->fp32 : rd->bandwidth;
-    g->ceiling_name = g->is_flops ? "FP32" : "bandwidth";
+    g->ceiling = *rp_ceiling_of(rd, g);
+    g->ceiling_name = g->ceiling.name;
     g->pct = g->ceiling.value > 0 ? 100.0 * g->best_value / g->ceiling.value : 0;
     g->vs_default = rp_ratio_of(g->best_value, c->default_value);
     g->vs_seed = rp_ratio_of(g->best_value, c->seed_best);
     g->vs_vendor = rp_ratio_of(g->best_value, c->vendor_best);
+    rp_group_floor(rd, g);
+    if (g->vs_vendor > 0) {
+        g->vendor_note[0] = '\0';
+    } else if (!g->vendor_note[0]) {
+        ms_vendor_call calls[MS_MAX_VENDOR];
+        char why[256] = "not measured";
+        if (!g->fam || ms_vendor_calls(g->fam, &g->problem, calls, MS_MAX_VENDOR, why,
+                                       sizeof why) > 0)
+            snprintf(why, sizeof why, "not measured");
+        snprintf(g->vendor_note, sizeof g->vendor_note, "%.90s", why);
+    }
 }
 
 typedef struct rp_rank {
@@ -550,6 +679,7 @@ static int rp_build_groups(rp_device *rd)
         rp_group_values(&rd->groups[k]);
     if (rd->n_groups > 1)
         qsort(rd->groups, (size_t)rd->n_groups, sizeof *rd->groups, rp_group_cmp);
+    rp_ceilings_check(rd);
     for (int k = 0; k < rd->n_groups; k++) {
         rp_group *g = &rd->groups[k];
         rp_group_compare(rd, g);

@@ -29,6 +29,8 @@ typedef enum rp_kind {
 typedef struct rp_ceiling {
     double value;                   /* GFLOP/s or GB/s; 0 if unknown */
     const char *source;             /* "measured", "theoretical" or "unknown" */
+    const char *name;               /* "FP32", "read bandwidth", "BF16/FP16 tensor", ... */
+    char note[200];                 /* how it was found ("" if nothing to add) */
 } rp_ceiling;
 
 /* One stored result of a group and what is derived from it. */
@@ -104,9 +106,14 @@ typedef struct rp_group {
     int is_flops;
     const char *unit;               /* "GFLOP/s" or "GB/s" */
     double best_value;              /* 0 if no best */
-    rp_ceiling ceiling;             /* the device's ceiling for this metric */
-    const char *ceiling_name;       /* "FP32" or "bandwidth" */
+    rp_ceiling ceiling;             /* the device's ceiling for this metric and kind */
+    const char *ceiling_name;       /* ceiling.name */
     double pct;                     /* best / ceiling in percent, if both known */
+    int latency_bound;              /* 1: at the ceiling a call would take less
+                                       than an empty launch (the floor) */
+    double floor_ratio;             /* best time / launch floor, 0 if unknown */
+    char vendor_note[96];           /* why vs_vendor is 0: "cuBLAS not found",
+                                       "no vendor call for jacobi", ... */
     double vs_default, vs_seed, vs_vendor;  /* best over each, 0 where unknown */
     rp_compare cmp;
     double *ranked;                 /* values of the ok entries, fastest first */
@@ -129,7 +136,11 @@ typedef struct rp_device {
     int n_ms;
     rp_group *groups;               /* by kernel, source hash, problem */
     int n_groups;
-    rp_ceiling fp32, bandwidth;
+    rp_ceiling fp32, bandwidth;     /* FP32 FMA peak; read bandwidth (DRAM) */
+    rp_ceiling fp64, tensor16, tf32; /* FP64 (tensor cores where the arch has
+                                       them), BF16/FP16 and TF32 tensor peaks */
+    rp_ceiling copy;                /* copy bandwidth (read + write), a fact */
+    double floor_ms;                /* an empty kernel's time, 0 if unknown */
 } rp_device;
 
 typedef struct rp_report {

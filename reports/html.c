@@ -31,6 +31,12 @@ static const char rp_css[] =
     "svg .axis{font-size:12px;fill:#374151}svg .label{font-size:12px}"
     "svg .value{font-size:12px;fill:#111827}svg .small{font-size:10px;fill:#374151}\n"
     ".panels{display:flex;flex-wrap:wrap;gap:8px}.panels svg{margin:0}\n"
+    ".card{overflow-x:auto}h2,h3{overflow-wrap:anywhere}td,th{overflow-wrap:break-word}"
+    "td.p{overflow-wrap:anywhere;min-width:5em}\n"
+    ".glance{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,430px),1fr));"
+    "gap:10px}.glance svg.chart{margin:0}\n"
+    "@media (max-width:600px){main{padding:10px}.card{padding:10px}"
+    ".card svg.chart{min-width:600px}}\n"
     ".legend span{display:inline-block;margin-right:14px;font-size:13px}"
     ".legend i{display:inline-block;width:12px;height:12px;margin-right:4px;"
     "vertical-align:-1px}\n";
@@ -46,12 +52,12 @@ static void rp_fact(rp_buf *b, const char *name, const char *value)
     rp_put(b, "</td></tr>\n");
 }
 
-/* "51234 GFLOP/s (measured)", "- GB/s (unknown)". */
+/* "51234 GFLOP/s (measured: how)", "- GB/s (unknown)". */
 static void rp_ceiling_fact(rp_buf *b, const char *name, const rp_ceiling *c, const char *unit)
 {
-    char v[256], num[32];
-    snprintf(v, sizeof v, "%s %s (%s)", c->value > 0 ? rp_num(num, sizeof num, c->value) : "-",
-             unit, c->source);
+    char v[512], num[32];
+    snprintf(v, sizeof v, "%s %s (%s%s%s)", c->value > 0 ? rp_num(num, sizeof num, c->value) : "-",
+             unit, c->source, c->note[0] ? ": " : "", c->note);
     rp_fact(b, name, v);
 }
 
@@ -80,12 +86,24 @@ static void rp_device_facts(rp_buf *b, const rp_device *rd)
     rp_fact(b, "CUDA driver", v);
     rp_fact(b, "NVRTC", rd->dev.nvrtc_version[0] ? rd->dev.nvrtc_version : "unknown");
     rp_ceiling_fact(b, "FP32 ceiling", &rd->fp32, "GFLOP/s");
-    rp_ceiling_fact(b, "Memory bandwidth ceiling", &rd->bandwidth, "GB/s");
-    rp_put(b, "</table>\n<p class=\"muted\">Theoretical FP32 peak = SMs &times; 128 FP32 "
-              "lanes &times; 2 flops per FMA &times; SM clock; theoretical bandwidth = 2 "
-              "&times; memory clock &times; bus width. Measured ceilings, where stored, "
-              "come from the <code>device</code> measurements (fp32_peak, "
-              "copy_bandwidth).</p></div>\n");
+    rp_ceiling_fact(b, "FP64 ceiling", &rd->fp64, "GFLOP/s");
+    rp_ceiling_fact(b, "BF16/FP16 tensor ceiling", &rd->tensor16, "GFLOP/s");
+    rp_ceiling_fact(b, "TF32 tensor ceiling", &rd->tf32, "GFLOP/s");
+    rp_ceiling_fact(b, "Read bandwidth ceiling", &rd->bandwidth, "GB/s");
+    rp_ceiling_fact(b, "Copy bandwidth (read + write)", &rd->copy, "GB/s");
+    if (rd->floor_ms > 0)
+        snprintf(v, sizeof v, "%.4f ms (an empty kernel, measured)", rd->floor_ms);
+    else
+        snprintf(v, sizeof v, "unknown (not measured)");
+    rp_fact(b, "Launch floor", v);
+    rp_put(b, "</table>\n<p class=\"muted\">Each problem is judged against the ceiling of "
+              "its kind: GEMM in FP32 against the FP32 FMA peak, BF16/FP16/TF32 against the "
+              "tensor-core peak of the type, FP64 against FP64; sum, dot and Jacobi against "
+              "the read bandwidth. Measured ceilings come from the tuner's "
+              "<code>device</code> measurements; theoretical ones are SMs &times; flops per "
+              "clock &times; the maximum clock, or 2 &times; memory clock &times; bus width. "
+              "A problem so small that at its ceiling it would take less than an empty "
+              "kernel launch is shown as a multiple of that launch floor instead.</p></div>\n");
 }
 
 /* ---- summary ---- */
@@ -98,6 +116,37 @@ static const char *rp_ratio_text(char *out, size_t len, double ratio)
     else
         snprintf(out, len, "-");
     return out;
+}
+
+/* "% of ceiling", or "N.NN&times; floor" for a latency-bound problem; a
+ * share above 100% is shown as it is, marked: the ceiling is then wrong. */
+static void rp_share_cell(rp_buf *b, const rp_group *g)
+{
+    if (g->latency_bound && g->floor_ratio > 0)
+        rp_printf(b, "<td class=\"n\" title=\"latency-bound: best time over an empty "
+                     "launch\">%.2f&times; floor</td>", g->floor_ratio);
+    else if (g->ceiling.value > 0 && g->pct > 100)
+        rp_printf(b, "<td class=\"n fail\">%.1f%% (above the %s ceiling: it is wrong)</td>",
+                  g->pct, g->ceiling.source);
+    else if (g->ceiling.value > 0)
+        rp_printf(b, "<td class=\"n\">%.1f%%</td>", g->pct);
+    else
+        rp_put(b, "<td class=\"n\">-</td>");
+}
+
+/* The tuned best over the vendor library's, named; else why there is none. */
+static void rp_vendor_cell(rp_buf *b, const rp_group *g, char *r, size_t len)
+{
+    if (g->vs_vendor > 0) {
+        rp_printf(b, "<td class=\"n\">%s <span class=\"muted\">", rp_ratio_text(r, len,
+                                                                             g->vs_vendor));
+        rp_esc(b, g->cmp.vendor_name);
+        rp_put(b, "</span></td>");
+    } else {
+        rp_put(b, "<td class=\"muted\">");
+        rp_esc(b, g->vendor_note[0] ? g->vendor_note : "-");
+        rp_put(b, "</td>");
+    }
 }
 
 static void rp_summary_row(rp_buf *b, const rp_group *g, int dev_index, int k)
@@ -116,14 +165,11 @@ static void rp_summary_row(rp_buf *b, const rp_group *g, int dev_index, int k)
         rp_printf(b, "</code></td><td class=\"n\">%s</td>", rp_num(t, sizeof t, r->time_ms));
         rp_printf(b, "<td class=\"n\">%s %s</td>", rp_num(num, sizeof num, g->best_value),
                   g->unit);
-        if (g->ceiling.value > 0)
-            rp_printf(b, "<td class=\"n\">%.1f%%</td>", g->pct);
-        else
-            rp_put(b, "<td class=\"n\">-</td>");
-        rp_printf(b, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>",
+        rp_share_cell(b, g);
+        rp_printf(b, "<td class=\"n\">%s</td><td class=\"n\">%s</td>",
                   rp_ratio_text(r1, sizeof r1, g->vs_default),
-                  rp_ratio_text(r2, sizeof r2, g->vs_seed),
-                  rp_ratio_text(r3, sizeof r3, g->vs_vendor));
+                  rp_ratio_text(r2, sizeof r2, g->vs_seed));
+        rp_vendor_cell(b, g, r3, sizeof r3);
     } else {
         rp_put(b, "<td colspan=\"7\" class=\"fail\">no configuration passed "
                   "verification</td>");
@@ -135,7 +181,7 @@ static void rp_summary_table(rp_buf *b, const rp_device *rd, int dev_index)
 {
     rp_put(b, "<div class=\"card\"><table>\n<tr><th>Kernel</th><th>Problem</th>"
               "<th>Best configuration</th><th>Time (ms)</th><th>Performance</th>"
-              "<th>% of ceiling</th><th>vs default</th><th>vs best seed</th>"
+              "<th>% of ceiling (or &times; launch floor)</th><th>vs default</th><th>vs best seed</th>"
               "<th>vs vendor</th><th>Tried (ok / failed)</th></tr>\n");
     for (int k = 0; k < rd->n_groups; k++)
         rp_summary_row(b, &rd->groups[k], dev_index, k);
@@ -184,7 +230,9 @@ static void rp_group_best(rp_buf *b, const rp_group *g)
     const db_result *r = g->e[g->best].r;
     rp_printf(b, "<p><b>Best:</b> %s %s in %s ms", rp_num(num, sizeof num, g->best_value),
               g->unit, rp_num(t, sizeof t, r->time_ms));
-    if (g->ceiling.value > 0)
+    if (g->latency_bound && g->floor_ratio > 0)
+        rp_printf(b, " (latency-bound: %.2f&times; the launch floor)", g->floor_ratio);
+    else if (g->ceiling.value > 0)
         rp_printf(b, " (%.1f%% of the %s %s ceiling)", g->pct, g->ceiling.source,
                   g->ceiling_name);
     rp_printf(b, ", median of %d runs (min %s, max %s ms), relative error %.2g%s.</p>\n",
@@ -314,21 +362,43 @@ static void rp_device_section(rp_buf *b, const rp_device *rd, int dev_index)
         rp_put(b, "<p class=\"muted\">No tuning results for this device.</p>\n");
         return;
     }
-    rp_put(b, "<h3>Summary</h3>\n");
+    rp_printf(b, "<h3 id=\"d%d-summary\">Summary</h3>\n", dev_index);
     rp_summary_table(b, rd, dev_index);
-    rp_put(b, "<div class=\"card\">\n");
-    if (!rp_chart_roofline(b, rd))
-        rp_put(b, "<p class=\"muted\">No roofline: it needs a verified result of a known "
-                  "kernel and the device's FP32 ceiling.</p>\n");
-    rp_put(b, "</div>\n");
     for (int k = 0; k < rd->n_groups; k++)
         rp_group_section(b, &rd->groups[k], dev_index, k);
+}
+
+/* The first screen: the devices side by side (several), then per device
+ * a chart per family and kind against size, and the roofline. */
+static void rp_glance(rp_buf *b, const rp_report *rep)
+{
+    rp_put(b, "<h2 id=\"glance\">At a glance</h2>\n");
+    if (rep->n_devs > 1) {
+        rp_put(b, "<h3 id=\"glance-devices\">The devices side by side</h3>\n");
+        rp_devices_table(b, rep);
+    }
+    for (int i = 0; i < rep->n_devs; i++) {
+        const rp_device *rd = &rep->devs[i];
+        if (rd->n_groups == 0)
+            continue;
+        rp_printf(b, "<h3 id=\"glance-d%d\">", i);
+        rp_esc(b, rd->dev.info.name);
+        rp_put(b, ": performance by problem size</h3>\n<div class=\"glance\">\n");
+        for (int j = 0; j < rd->n_groups; j++)
+            if (rp_series_first(rd, j))
+                rp_chart_sizes(b, rd, j);
+        rp_put(b, "</div>\n<div class=\"card\">\n");
+        if (!rp_chart_roofline(b, rd))
+            rp_put(b, "<p class=\"muted\">No roofline: it needs a verified result of a "
+                      "known kernel and the device's FP32 ceiling.</p>\n");
+        rp_put(b, "</div>\n");
+    }
 }
 
 /* Every device and its problems, linked to their sections. */
 static void rp_contents(rp_buf *b, const rp_report *rep)
 {
-    rp_put(b, "<div class=\"card\"><b>Contents</b><ul>\n");
+    rp_put(b, "<div class=\"card\" id=\"contents\"><b>Contents</b><ul>\n");
     for (int i = 0; i < rep->n_devs; i++) {
         const rp_device *rd = &rep->devs[i];
         rp_printf(b, "<li><a href=\"#d%d\">", i);
@@ -362,6 +432,7 @@ void rp_render_html(rp_buf *b, const rp_report *rep, const char *generated)
     rp_printf(b, "<p class=\"muted\">Generated %s from the tuning database: %d device%s, "
                  "%d results. Self-contained: no scripts, fonts or network.</p>\n",
               generated, rep->n_devs, rep->n_devs == 1 ? "" : "s", rep->total);
+    rp_glance(b, rep);
     rp_contents(b, rep);
     for (int i = 0; i < rep->n_devs; i++)
         rp_device_section(b, &rep->devs[i], i);

@@ -228,11 +228,32 @@ static at_status ms_reset_output(ms_gpu *g)
     return rc == CUDA_SUCCESS ? AT_OK : AT_ERR_CUDA;
 }
 
-static at_status ms_run_once(ms_gpu *g, const tpl_family *fam, const int *cfg,
-                             at_exec *ex, tpl_args *done, char *err, size_t len)
+/* What one run executes: a configuration's kernels (fam, cfg through ex)
+ * or a caller's call (fn, ctx: a vendor library, a ceiling kernel). */
+typedef struct ms_runner {
+    const tpl_family *fam;
+    const int *cfg;
+    at_exec *ex;
+    ms_call_fn fn;
+    void *ctx;
+} ms_runner;
+
+static at_status ms_run_once(ms_gpu *g, const ms_runner *rn, tpl_args *done, char *err,
+                             size_t len)
 {
     tpl_args args = g->ws.args;
-    at_status s = fam->run(ex, cfg, &args);
+    at_status s;
+    if (rn->fn) {
+        err[0] = '\0';
+        s = rn->fn(rn->ctx, g->stream, &args, err, len);
+        if (done)
+            *done = args;
+        if (s != AT_OK && !err[0])
+            snprintf(err, len, "%s", at_status_string(s));
+        return s == AT_OK ? AT_OK : ms_context_health(g, s, err, len);
+    }
+    at_exec *ex = rn->ex;
+    s = rn->fam->run(ex, rn->cfg, &args);
     if (done)
         *done = args;
     if (s != AT_OK) {
@@ -240,6 +261,40 @@ static at_status ms_run_once(ms_gpu *g, const tpl_family *fam, const int *cfg,
             snprintf(ex->errmsg, ex->errlen, "%s", at_status_string(s));
         snprintf(err, len, "%s", ex->errmsg);
         return ms_context_health(g, s, err, len);
+    }
+    return AT_OK;
+}
+
+/* Resets the output, runs rn once, waits, and checks the output against
+ * the prepared reference (the family's check and tolerance). */
+static at_status ms_verify_runner(ms_gpu *g, const ms_runner *rn, double extra_tolerance,
+                                  double *error, char *err, size_t errlen)
+{
+    if (ms_reset_output(g) != AT_OK) {
+        snprintf(err, errlen, "could not reset the output buffer");
+        return ms_context_health(g, AT_ERR_CUDA, err, errlen);
+    }
+    at_status s = ms_run_once(g, rn, NULL, err, errlen);
+    if (s == AT_OK) {
+        CUresult rc = g->cu->StreamSynchronize(g->stream);
+        if (rc != CUDA_SUCCESS)
+            s = ms_context_health(g, ms_cuda(g, rc, "cuStreamSynchronize", err, errlen), err,
+                                  errlen);
+    }
+    if (s != AT_OK)
+        return s;
+    const tpl_family *fam = g->fam;
+    g->ref_msg[0] = '\0';
+    s = fam->check(&g->ref, &g->ws, error);
+    if (s != AT_OK) {
+        snprintf(err, errlen, "check failed: %s",
+                 g->ref_msg[0] ? g->ref_msg : at_status_string(s));
+        return ms_context_health(g, s, err, errlen);
+    }
+    double tolerance = fam->tolerance(&g->ws.args.problem) + extra_tolerance;
+    if (!(*error <= tolerance)) {
+        snprintf(err, errlen, "relative error %.3g exceeds tolerance %.3g", *error, tolerance);
+        return AT_ERR_WRONG_RESULT;
     }
     return AT_OK;
 }
@@ -259,35 +314,25 @@ at_status ms_verify(ms_gpu *g, const tpl_family *fam, const int *cfg, const void
     char msg[1024] = "";
     at_exec ex;
     ex_init(&ex, g->cu, &g->info, g->module, g->stream, msg, sizeof msg);
-    if (ms_reset_output(g) != AT_OK) {
-        snprintf(err, errlen, "could not reset the output buffer");
-        ex_release(&ex);
-        return ms_context_health(g, AT_ERR_CUDA, err, errlen);
-    }
-    s = ms_run_once(g, fam, cfg, &ex, NULL, err, errlen);
-    if (s == AT_OK)
-        s = ex_sync(&ex);
-    if (s != AT_OK) {
-        if (!err[0])
-            snprintf(err, errlen, "%s", msg[0] ? msg : at_status_string(s));
-        s = ms_context_health(g, s, err, errlen);
-        ex_release(&ex);
-        return s;
-    }
+    ms_runner rn = { fam, cfg, &ex, NULL, NULL };
+    s = ms_verify_runner(g, &rn, 0, error, err, errlen);
+    if (s != AT_OK && !err[0])
+        snprintf(err, errlen, "%s", msg[0] ? msg : at_status_string(s));
     ex_release(&ex);
-    g->ref_msg[0] = '\0';
-    s = fam->check(&g->ref, &g->ws, error);
-    if (s != AT_OK) {
-        snprintf(err, errlen, "check failed: %s",
-                 g->ref_msg[0] ? g->ref_msg : at_status_string(s));
-        return ms_context_health(g, s, err, errlen);
+    return s;
+}
+
+at_status ms_verify_call(ms_gpu *g, ms_call_fn fn, void *ctx, double extra_tolerance,
+                         double *error, char *err, size_t errlen)
+{
+    *error = -1.0;
+    err[0] = '\0';
+    if (!g->have_ws) {
+        snprintf(err, errlen, "no inputs prepared");
+        return AT_ERR_INTERNAL;
     }
-    double tolerance = fam->tolerance(&g->ws.args.problem);
-    if (!(*error <= tolerance)) {
-        snprintf(err, errlen, "relative error %.3g exceeds tolerance %.3g", *error, tolerance);
-        return AT_ERR_WRONG_RESULT;
-    }
-    return AT_OK;
+    ms_runner rn = { NULL, NULL, NULL, fn, ctx };
+    return ms_verify_runner(g, &rn, extra_tolerance, error, err, errlen);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -314,9 +359,8 @@ void ms_summarize(const double *values, int n, double *median, double *min, doub
     free(copy);
 }
 
-at_status ms_time(ms_gpu *g, const tpl_family *fam, const int *cfg, const void *cubin,
-                  size_t cubin_size, const ms_options *opt_in, ms_timing *timing,
-                  char *err, size_t errlen)
+/* The options with their floors: at least one timed run. */
+static ms_options ms_options_of(const ms_options *opt_in)
 {
     ms_options opt;
     if (opt_in)
@@ -327,24 +371,55 @@ at_status ms_time(ms_gpu *g, const tpl_family *fam, const int *cfg, const void *
         opt.min_runs = 1;
     if (opt.max_runs < opt.min_runs)
         opt.max_runs = opt.min_runs;
+    return opt;
+}
+
+/* One timed (or warm-up) run of rn between the events: output reset, L2
+ * flushed first where flush; the milliseconds in *ms. */
+static at_status ms_time_one(ms_gpu *g, const ms_runner *rn, int flush, unsigned *flush_value,
+                             tpl_args *last, float *ms, char *err, size_t errlen)
+{
+    if (ms_reset_output(g) != AT_OK) {
+        snprintf(err, errlen, "could not reset the output buffer");
+        return AT_ERR_CUDA;
+    }
+    if (flush) {
+        long long flush_words = (long long)(g->flush_bytes / 4);
+        void *args[] = {&g->flush, &flush_words, flush_value};
+        (*flush_value)++;
+        at_status s = ex_launch(&g->ref, "ref_flush", (unsigned)g->info.sm_count * 4, 1, 1, 512,
+                                1, 1, 0, args);
+        if (s != AT_OK) {
+            snprintf(err, errlen, "%s", g->ref_msg);
+            return s;
+        }
+    }
+    CUresult rc = g->cu->EventRecord(g->start, g->stream);
+    if (rc != CUDA_SUCCESS)
+        return ms_cuda(g, rc, "cuEventRecord", err, errlen);
+    at_status s = ms_run_once(g, rn, last, err, errlen);
+    if (s != AT_OK)
+        return s;
+    if ((rc = g->cu->EventRecord(g->stop, g->stream)) != CUDA_SUCCESS ||
+        (rc = g->cu->EventSynchronize(g->stop)) != CUDA_SUCCESS)
+        return ms_cuda(g, rc, "cuEventSynchronize", err, errlen);
+    if ((rc = g->cu->EventElapsedTime(ms, g->start, g->stop)) != CUDA_SUCCESS)
+        return ms_cuda(g, rc, "cuEventElapsedTime", err, errlen);
+    return AT_OK;
+}
+
+/* Warm-up, then timed runs of rn until the budget or max_runs (or the
+ * abandon rule): median, min and max into timing; the work of one run
+ * from bytes and flops (the family's work_done where it has one). */
+static at_status ms_time_runner(ms_gpu *g, const ms_runner *rn, const ms_options *opt_in,
+                                double flops, double bytes, ms_timing *timing, char *err,
+                                size_t errlen)
+{
+    ms_options opt = ms_options_of(opt_in);
     memset(timing, 0, sizeof *timing);
     err[0] = '\0';
-    if (!g->have_ws || g->fam != fam) {
-        snprintf(err, errlen, "no inputs prepared for %s", fam->name);
-        return AT_ERR_INTERNAL;
-    }
-    at_status s = ms_load(g, cubin, cubin_size, err, errlen);
-    if (s != AT_OK)
-        return ms_context_health(g, s, err, errlen);
-    double flops = 0, bytes = 0;
-    fam->work(&g->ws.args.problem, &flops, &bytes);
     int flush = opt.flush_l2 && bytes < (double)g->flush_bytes;
-    long long flush_words = (long long)(g->flush_bytes / 4);
     unsigned flush_value = 1;
-
-    char msg[1024] = "";
-    at_exec ex;
-    ex_init(&ex, g->cu, &g->info, g->module, g->stream, msg, sizeof msg);
     double *times = malloc((size_t)opt.max_runs * sizeof *times);
     if (!times) {
         snprintf(err, errlen, "out of host memory");
@@ -353,41 +428,12 @@ at_status ms_time(ms_gpu *g, const tpl_family *fam, const int *cfg, const void *
     int runs = 0;
     double total = 0.0;
     tpl_args last_args = g->ws.args;
+    at_status s = AT_OK;
     for (int i = 0; s == AT_OK && i < opt.warmup + opt.max_runs; i++) {
         int timed = i >= opt.warmup;
-        if (ms_reset_output(g) != AT_OK) {
-            s = AT_ERR_CUDA;
-            snprintf(err, errlen, "could not reset the output buffer");
-            break;
-        }
-        if (flush && timed) {
-            void *args[] = {&g->flush, &flush_words, &flush_value};
-            flush_value++;
-            s = ex_launch(&g->ref, "ref_flush", (unsigned)g->info.sm_count * 4, 1, 1, 512, 1, 1,
-                          0, args);
-            if (s != AT_OK) {
-                snprintf(err, errlen, "%s", g->ref_msg);
-                break;
-            }
-        }
-        CUresult rc = g->cu->EventRecord(g->start, g->stream);
-        if (rc != CUDA_SUCCESS) {
-            s = ms_cuda(g, rc, "cuEventRecord", err, errlen);
-            break;
-        }
-        if ((s = ms_run_once(g, fam, cfg, &ex, &last_args, err, errlen)) != AT_OK)
-            break;
-        if ((rc = g->cu->EventRecord(g->stop, g->stream)) != CUDA_SUCCESS ||
-            (rc = g->cu->EventSynchronize(g->stop)) != CUDA_SUCCESS) {
-            s = ms_cuda(g, rc, "cuEventSynchronize", err, errlen);
-            break;
-        }
         float ms = 0.0f;
-        if ((rc = g->cu->EventElapsedTime(&ms, g->start, g->stop)) != CUDA_SUCCESS) {
-            s = ms_cuda(g, rc, "cuEventElapsedTime", err, errlen);
-            break;
-        }
-        if (!timed)
+        s = ms_time_one(g, rn, flush && timed, &flush_value, &last_args, &ms, err, errlen);
+        if (s != AT_OK || !timed)
             continue;
         times[runs++] = ms;
         total += ms;
@@ -402,7 +448,6 @@ at_status ms_time(ms_gpu *g, const tpl_family *fam, const int *cfg, const void *
                 break;
         }
     }
-    ex_release(&ex);
     if (s != AT_OK) {
         free(times);
         return ms_context_health(g, s, err, errlen);
@@ -411,8 +456,45 @@ at_status ms_time(ms_gpu *g, const tpl_family *fam, const int *cfg, const void *
     timing->runs = runs;
     timing->flops = flops;
     timing->bytes = bytes;
-    if (fam->work_done)
-        fam->work_done(&last_args, &timing->flops, &timing->bytes);
+    if (rn->fam && rn->fam->work_done)
+        rn->fam->work_done(&last_args, &timing->flops, &timing->bytes);
     free(times);
     return AT_OK;
 }
+
+at_status ms_time(ms_gpu *g, const tpl_family *fam, const int *cfg, const void *cubin,
+                  size_t cubin_size, const ms_options *opt, ms_timing *timing,
+                  char *err, size_t errlen)
+{
+    memset(timing, 0, sizeof *timing);
+    err[0] = '\0';
+    if (!g->have_ws || g->fam != fam) {
+        snprintf(err, errlen, "no inputs prepared for %s", fam->name);
+        return AT_ERR_INTERNAL;
+    }
+    at_status s = ms_load(g, cubin, cubin_size, err, errlen);
+    if (s != AT_OK)
+        return ms_context_health(g, s, err, errlen);
+    double flops = 0, bytes = 0;
+    fam->work(&g->ws.args.problem, &flops, &bytes);
+    char msg[1024] = "";
+    at_exec ex;
+    ex_init(&ex, g->cu, &g->info, g->module, g->stream, msg, sizeof msg);
+    ms_runner rn = { fam, cfg, &ex, NULL, NULL };
+    s = ms_time_runner(g, &rn, opt, flops, bytes, timing, err, errlen);
+    ex_release(&ex);
+    return s;
+}
+
+at_status ms_time_call(ms_gpu *g, ms_call_fn fn, void *ctx, const ms_options *opt,
+                       double flops, double bytes, ms_timing *timing, char *err, size_t errlen)
+{
+    ms_runner rn = { NULL, NULL, NULL, fn, ctx };
+    if (g->have_ws && g->fam && flops <= 0 && bytes <= 0)
+        g->fam->work(&g->ws.args.problem, &flops, &bytes);
+    return ms_time_runner(g, &rn, opt, flops, bytes, timing, err, errlen);
+}
+
+CUstream ms_stream(const ms_gpu *g) { return g->stream; }
+const tpl_args *ms_args(const ms_gpu *g) { return g->have_ws ? &g->ws.args : NULL; }
+const tpl_family *ms_family(const ms_gpu *g) { return g->have_ws ? g->fam : NULL; }

@@ -61,6 +61,43 @@ at_status ms_time(ms_gpu *g, const tpl_family *fam, const int *cfg,
                   const void *cubin, size_t cubin_size, const ms_options *opt,
                   ms_timing *timing, char *err, size_t errlen);
 
+/* A computation timed and verified like a configuration (a vendor library,
+ * a ceiling kernel): runs once on stream with args (a copy of the prepared
+ * inputs' arguments; zeroed when none are prepared). AT_OK, or a status
+ * with the reason in err. */
+typedef at_status (*ms_call_fn)(void *ctx, CUstream stream, tpl_args *args, char *err,
+                                size_t errlen);
+/* ms_verify for a call on the prepared inputs: the output reset or
+ * poisoned, one run, the family's check and its tolerance plus
+ * extra_tolerance (a call that rounds its inputs otherwise than the
+ * reference does; 0 for none). */
+at_status ms_verify_call(ms_gpu *g, ms_call_fn fn, void *ctx, double extra_tolerance,
+                         double *error, char *err, size_t errlen);
+/* ms_time for a call, with the same timer, warm-up, L2 flush and median;
+ * flops and bytes are one run's work (both 0: the prepared problem's). */
+at_status ms_time_call(ms_gpu *g, ms_call_fn fn, void *ctx, const ms_options *opt,
+                       double flops, double bytes, ms_timing *timing, char *err,
+                       size_t errlen);
+/* The session stream; the prepared inputs' arguments and family (NULL if
+ * none are prepared). */
+CUstream ms_stream(const ms_gpu *g);
+const tpl_args *ms_args(const ms_gpu *g);
+const tpl_family *ms_family(const ms_gpu *g);
+
+/* One ceiling of the device (templates/ceiling.c). */
+typedef struct ms_ceiling {
+    char name[32];         /* "read_bandwidth", "fp32_peak", "fp64_peak", "launch_floor" */
+    double gflops, gbs;    /* the peak rate, 0 where it is not this metric */
+    double time_ms;        /* the run it came from (launch_floor: the floor) */
+    char note[200];        /* how it was measured */
+} ms_ceiling;
+/* Measures the ceilings with the kernels of ceilings.cu, timed like the
+ * configurations (best of the runs for rates, fastest empty launch for the
+ * floor) into out (at most max); returns how many, or -1 with the reason in
+ * err when nothing could be measured. Needs no prepared inputs; leaves the
+ * prepared ones untouched. */
+int ms_ceilings(ms_gpu *g, ms_ceiling *out, int max, char *err, size_t errlen);
+
 /* Median/min/max of n values (sorts a copy). */
 void ms_summarize(const double *values, int n, double *median, double *min,
                   double *max);

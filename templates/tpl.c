@@ -716,6 +716,21 @@ at_status tpl_compile_reference(const char *arch, void **cubin, size_t *size, ch
                           cubin, size, log);
 }
 
+at_status tpl_compile_utility(const char *name, const char *arch, void **cubin, size_t *size,
+                              char **log)
+{
+    const char *text = tpl_source_text(name, NULL);
+    if (!text) {
+        *cubin = NULL;
+        *size = 0;
+        *log = NULL;
+        return AT_ERR_NOT_FOUND;
+    }
+    opt_list o;
+    opt_build(NULL, NULL, arch, &o);
+    return compile_source(name, text, &o, cubin, size, log);
+}
+
 /* ---------------- verification helpers ---------------- */
 
 static unsigned grid_for(long long n, unsigned block)

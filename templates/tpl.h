@@ -337,6 +337,10 @@ at_status tpl_compile(const tpl_family *fam, const int *cfg, const char *arch,
 /* Compiles the shared reference/utility module (reference.cu) for arch. */
 at_status tpl_compile_reference(const char *arch, void **cubin, size_t *size,
                                 char **log);
+/* Compiles another embedded utility source (e.g. "ceilings.cu") like the
+ * reference module; AT_ERR_NOT_FOUND if no such source is embedded. */
+at_status tpl_compile_utility(const char *name, const char *arch, void **cubin, size_t *size,
+                              char **log);
 /* Key that names a cubin: hash of source, options, arch and NVRTC version. */
 void tpl_binary_key(const tpl_family *fam, const int *cfg, const char *arch,
                     char *out, size_t len);

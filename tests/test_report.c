@@ -720,7 +720,8 @@ TEST(report_rich_fixture)
     TR_EXPECT(strstr(html, "no session"), "results without a session");
     TR_EXPECT(strstr(html, "No roofline: "), "a device without ceilings has a roofline");
     TR_EXPECT(strstr(html, ">none ok</text>"), "a value no verified run had");
-    TR_EXPECT(strstr(html, "class=\"value\">no data</text>"), "a measurement without data");
+    TR_EXPECT(strstr(html, "class=\"value\">not measured</text>"),
+              "a measurement without data");
     TR_EXPECT(strstr(html, "class=\"value\">timeout</text>"), "the failed default's status");
     TR_EXPECT(strstr(html, "<td>- GB/s (unknown)</td>"), "an unknown bandwidth");
     TR_EXPECT(!strstr(html, TR_EVIL) && !strstr(html, "<k>") && !strstr(html, "a<b") &&
@@ -784,7 +785,11 @@ TEST(report_figures_collected)
     const rp_device *rd = &rep.devs[0];
     CHECK_EQ(rep.total, rd->n_res);
     CHECK(tr_close(rd->fp32.value, fx.peak) && strcmp(rd->fp32.source, "measured") == 0);
-    CHECK(tr_close(rd->bandwidth.value, 3012.5));
+    /* copy bandwidth is a fact; with no read bandwidth measured, the read
+     * ceiling is the theoretical 2 x 2619 MHz x 5120 bits */
+    CHECK(tr_close(rd->copy.value, 3012.5));
+    CHECK(tr_close(rd->bandwidth.value, 2.0 * 2619e6 * 5120 / 8 / 1e9) &&
+          strcmp(rd->bandwidth.source, "theoretical") == 0);
     CHECK_EQ(rd->n_groups, 3);                   /* sorted by kernel */
     CHECK_STR(rd->groups[0].kernel, "jacobi");
     CHECK_STR(rd->groups[1].kernel, "matmul");
@@ -825,9 +830,10 @@ TEST(report_figures_collected)
         CHECK_EQ(atoi(mm->params[p].best_value), cfg[p]);
     }
     CHECK(mm->roof.valid && tr_close(mm->roof.gflops, fx.best_gflops));
-    /* Failures only; a bandwidth kernel against the copy bandwidth. */
+    /* Failures only; a bandwidth kernel against the read bandwidth. */
     CHECK(jc->best < 0 && jc->n_ok == 0 && tr_fail_count(jc, DB_CRASHED) == 1);
-    CHECK(!sm->is_flops && strcmp(sm->unit, "GB/s") == 0 && sm->ceiling.value == 3012.5);
+    CHECK(!sm->is_flops && strcmp(sm->unit, "GB/s") == 0 &&
+          sm->ceiling.value == rd->bandwidth.value);
     CHECK(tr_close(sm->best_value, 4.0 * 1000003 / 0.02e6));
     CHECK(tr_close(sm->cmp.vendor_best, 4.0 * 1000003 / 0.015e6));
     CHECK_EQ(tr_fail_count(sm, DB_TIMEOUT), 1);
@@ -867,8 +873,8 @@ TEST(report_render_without_database)
     memset(&dev, 0, sizeof dev);
     tr_device(&dev.dev.info, TR_UUID, "GPU " TR_EVIL);
     dev.n_res = 3;
-    dev.fp32 = (rp_ceiling){ 400.0, "measured" };
-    dev.bandwidth = (rp_ceiling){ 0, "unknown" };
+    dev.fp32 = (rp_ceiling){ 400.0, "measured", "FP32", "" };
+    dev.bandwidth = (rp_ceiling){ 0, "unknown", "read bandwidth", "" };
     static rp_group g;
     memset(&g, 0, sizeof g);
     snprintf(g.kernel, sizeof g.kernel, "k<1>");
@@ -924,7 +930,7 @@ TEST(report_render_without_database)
     TR_EXPECT(strstr(html, ">vendor &lt;v&gt;</text>") && strstr(html, ">no data</text>"),
               "comparison");
     TR_EXPECT(tr_count(html, "<svg") == tr_count(html, "</svg>") &&
-              tr_count(html, "<svg") == 4 && tr_count(html, "<div") == tr_count(html, "</div>"),
+              tr_count(html, "<svg") == 5 && tr_count(html, "<div") == tr_count(html, "</div>"),
               "elements");
 #undef TR_EXPECT
     free(b.p);

@@ -346,6 +346,10 @@ int tn_fake_worker_main(int in_fd, int out_fd)
             r.value2 = 0.179;
             snprintf(r.text, sizeof r.text, "fake");
             break;
+        case TN_MSG_VENDOR:
+            r.status = AT_ERR_UNSUPPORTED;
+            snprintf(r.text, sizeof r.text, "fake worker: no vendor libraries");
+            break;
         case TN_MSG_QUIT:
             return 0;
         default:

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tune_core.h"
+#include "vendor.h"
 
 /* Sends m and waits up to timeout_s for the answer in r. AT_OK, or
  * AT_ERR_CRASHED when the worker died or did not answer: it is taken down
@@ -204,6 +205,29 @@ static void ceiling_record(tn_ctx *c, const tn_msg *r)
     } else {
         printf("copy bandwidth: not measured (%s)\n", r->text);
     }
+    tn_side side[8];
+    int n = tn_side_parse(r->blob, r->blob_size, side, 8);
+    for (int i = 0; i < n; i++) {
+        db_measurement dm;
+        memset(&dm, 0, sizeof dm);
+        snprintf(dm.device_uuid, sizeof dm.device_uuid, "%s", c->dev.uuid);
+        snprintf(dm.kernel, sizeof dm.kernel, "device");
+        snprintf(dm.name, sizeof dm.name, "%.31s", side[i].name);
+        dm.problem.n_dims = 1;
+        dm.problem.dims[0] = 1;
+        dm.time_ms = side[i].time_ms;
+        dm.gflops = side[i].gflops;
+        dm.gbs = side[i].gbs;
+        dm.rel_error = -1;
+        snprintf(dm.note, sizeof dm.note, "%.255s", side[i].note);
+        db_put_measurement(c->d, &dm);
+        if (side[i].gflops > 0)
+            printf("%s: %.0f GFLOP/s\n", side[i].name, side[i].gflops);
+        else if (side[i].gbs > 0)
+            printf("%s: %.0f GB/s\n", side[i].name, side[i].gbs);
+        else
+            printf("%s: %.4f ms\n", side[i].name, side[i].time_ms);
+    }
 }
 
 /* Copy bandwidth measured by the worker, stored as a measurement and
@@ -269,4 +293,74 @@ void tn_prepare_problem(tn_ctx *c, tn_prob *pr, const tpl_family *fam, const tpl
             tn_beats(&pr->best, r->time_ms, r->time_min_ms, r->time_max_ms))
             tn_best_take(&pr->best, r, tn_metric_of(fam, p, r->time_ms));
     }
+}
+
+/* ---- the vendor libraries on the current problem ---- */
+
+/* Stores one vendor measurement of pr's problem and prints it against the
+ * best found: a failed or absent one is stored with time 0 and why. */
+static void vendor_record(tn_ctx *c, const tn_prob *pr, const tn_side *v)
+{
+    db_measurement dm;
+    memset(&dm, 0, sizeof dm);
+    snprintf(dm.device_uuid, sizeof dm.device_uuid, "%s", c->dev.uuid);
+    snprintf(dm.kernel, sizeof dm.kernel, "%s", pr->fam->name);
+    snprintf(dm.name, sizeof dm.name, "%.31s", v->name);
+    dm.problem = *pr->p;
+    int ok = v->status == AT_OK && v->time_ms > 0;
+    dm.time_ms = ok ? v->time_ms : 0;
+    dm.gflops = ok ? v->gflops : 0;
+    dm.gbs = ok ? v->gbs : 0;
+    dm.rel_error = v->rel_error;
+    if (ok || v->status == AT_ERR_NOT_FOUND)      /* the note names the library missing */
+        snprintf(dm.note, sizeof dm.note, "%.255s", v->note);
+    else
+        snprintf(dm.note, sizeof dm.note, "%s: %.200s", at_status_string((at_status)v->status),
+                 v->note);
+    db_put_measurement(c->d, &dm);
+    if (ok && pr->best.have)
+        printf("  vendor %s: %.4g ms, tuned best %.3fx (%s)\n", v->name, v->time_ms,
+               v->time_ms / pr->best.median, v->note);
+    else if (ok)
+        printf("  vendor %s: %.4g ms (%s)\n", v->name, v->time_ms, v->note);
+    else
+        printf("  vendor %s: not measured (%s)\n", v->name, dm.note);
+}
+
+void tn_measure_vendor(tn_ctx *c, tn_prob *pr)
+{
+    char err[2048] = "", how[256] = "";
+    ms_vendor_call calls[MS_MAX_VENDOR];
+    if (c->fatal || tn_interrupts || c->skip)
+        return;
+    if (ms_vendor_calls(pr->fam, pr->p, calls, MS_MAX_VENDOR, err, sizeof err) == 0) {
+        printf("  vendor: %s\n", err);
+        return;
+    }
+    if (tn_worker_ready(c, err, sizeof err) != TN_READY) {
+        printf("  vendor: not measured (%s)\n", err);
+        return;
+    }
+    tn_msg m, r;
+    memset(&m, 0, sizeof m);
+    m.type = TN_MSG_VENDOR;
+    snprintf(m.family, sizeof m.family, "%s", pr->fam->name);
+    m.problem = *pr->p;
+    ms_default_options(&m.opt);
+    double t0 = tn_now();
+    if (worker_call(c, &m, TN_VENDOR_TIMEOUT, &r, how, sizeof how) != AT_OK) {
+        printf("  vendor: not measured (the worker died: %s)\n", how);
+        return;
+    }
+    tn_side v[MS_MAX_VENDOR];
+    int n = tn_side_parse(r.blob, r.blob_size, v, MS_MAX_VENDOR);
+    if (n == 0)
+        printf("  vendor: not measured (%s)\n", r.text[0] ? r.text : at_status_string(r.status));
+    for (int i = 0; i < n; i++)
+        vendor_record(c, pr, &v[i]);
+    printf("  vendor measurements: %.2f s\n", tn_now() - t0);
+    if (r.fatal)
+        tn_worker_down(c, how, sizeof how);
+    tn_msg_free(&r);
+    fflush(stdout);
 }

@@ -46,7 +46,9 @@ typedef enum tn_msg_type {
     TN_MSG_EVAL = 4,        /* parent -> worker: family, cfg, cubin, options */
     TN_MSG_CEILING = 5,     /* parent -> worker: measure copy bandwidth */
     TN_MSG_REPLY = 6,       /* worker -> parent: status, numbers, text */
-    TN_MSG_QUIT = 7         /* parent -> worker: exit */
+    TN_MSG_QUIT = 7,        /* parent -> worker: exit */
+    TN_MSG_VENDOR = 8       /* parent -> worker: time the vendor libraries on the
+                               prepared problem (reply: lines in the blob) */
 } tn_msg_type;
 
 #define TN_MSG_MAX (256u << 20)      /* largest message accepted */
@@ -216,5 +218,27 @@ int tn_gc(const char *db_path, long long keep_recent, int dry_run);
 
 /* ---- command line (tuner/cli.c) ---- */
 int tn_main(int argc, char **argv);
+
+/* ---- side measurements in a reply's blob (tuner/side.c) ---- */
+typedef struct tn_side {
+    char name[32];                   /* "cublas", "cub", "read_bandwidth", ... */
+    int status;                      /* at_status of the measurement */
+    double time_ms, min_ms, max_ms;
+    int runs;
+    double rel_error;                /* -1 if not verified */
+    double gflops, gbs;
+    char note[256];
+} tn_side;
+typedef struct tn_side_buf {
+    char *p;
+    size_t len, cap;
+    int oom;                         /* set when out of memory (lines dropped) */
+} tn_side_buf;
+/* Appends s as one line (tabs and newlines in the note become spaces);
+ * on allocation failure sets b->oom and appends nothing. */
+void tn_side_put(tn_side_buf *b, const tn_side *s);
+/* The lines of a blob into out (at most max); returns how many parsed
+ * (malformed lines are skipped). */
+int tn_side_parse(const void *blob, size_t size, tn_side *out, int max);
 
 #endif

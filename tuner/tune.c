@@ -36,6 +36,8 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
     if (rc == 0) {
         rc = tn_pipeline_run(c, &pr);
         tn_progress_end(&pr.pg);
+        if (rc == 0)
+            tn_measure_vendor(c, &pr);
         pr.stats.seconds = tn_now() - pr.t_start;
         tn_problem_summary(&pr);
     }

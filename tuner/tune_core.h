@@ -14,6 +14,7 @@
 #define TN_HELLO_TIMEOUT 120.0
 #define TN_PREPARE_TIMEOUT 300.0
 #define TN_CEILING_TIMEOUT 60.0
+#define TN_VENDOR_TIMEOUT 120.0
 /* Warm start: the fastest stored configuration of up to this many other
  * sizes of the family (nearest first) is evaluated before the search. */
 #define TN_TRANSFER_MAX 6
@@ -149,6 +150,12 @@ void tn_gpu_facts(const char *uuid, char *out, size_t len);
  * that dies is replaced and asked once more (then the run goes on without
  * the figure); one that cannot start makes the run fatal. */
 void tn_measure_ceiling(tn_ctx *c);
+/* Times the vendor libraries (cuBLAS, CUB) on pr's problem in the worker,
+ * on the inputs the configurations ran on, stores each as a measurement
+ * (kind vendor: "cublas", "cub"; an absent library or a failed call with
+ * time 0 and why) and prints it against the best. Nothing fails the run:
+ * a worker that dies is restarted by the next problem. */
+void tn_measure_vendor(tn_ctx *c, tn_prob *pr);
 /* Makes fam/p the current problem (not skipped) and reads its stored
  * results (pr->old, the count before this run, the best so far). Never
  * fails: an unreadable database means nothing stored. */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "tn.h"
+#include "vendor.h"
 
 /* Copy bandwidth: device-to-device copies of a large buffer timed with
  * events; GB/s counts bytes read plus bytes written. */
@@ -61,14 +62,75 @@ static at_status worker_ceiling(ms_gpu *g, double *gbs, double *ms_per_copy,
     return st;
 }
 
+/* The device's other ceilings (launch floor, read bandwidth, FP32/FP64
+ * peaks) as side lines into b; their failure leaves b empty (the copy
+ * bandwidth still answers). */
+static void worker_more_ceilings(ms_gpu *g, tn_side_buf *b)
+{
+    ms_ceiling ce[8];
+    char err[512] = "";
+    int n = ms_ceilings(g, ce, 8, err, sizeof err);
+    for (int i = 0; i < n; i++) {
+        tn_side s;
+        memset(&s, 0, sizeof s);
+        snprintf(s.name, sizeof s.name, "%.31s", ce[i].name);
+        s.time_ms = s.min_ms = s.max_ms = ce[i].time_ms;
+        s.rel_error = -1;
+        s.gflops = ce[i].gflops;
+        s.gbs = ce[i].gbs;
+        snprintf(s.note, sizeof s.note, "%.199s", ce[i].note);
+        tn_side_put(b, &s);
+    }
+}
+
+/* VENDOR: every vendor call of the prepared problem, verified and timed,
+ * as side lines into b; AT_ERR_UNSUPPORTED with the reason in text when
+ * the problem has none; *fatal when a call left the context unusable. */
+static at_status worker_vendor(ms_gpu *g, ms_vendor **v, const ms_options *opt, tn_side_buf *b,
+                               int *fatal, char *text, size_t len)
+{
+    if (!*v && !(*v = ms_vendor_open())) {
+        snprintf(text, len, "out of host memory");
+        return AT_ERR_NO_MEMORY;
+    }
+    ms_vendor_result vr[MS_MAX_VENDOR];
+    int n = ms_vendor_measure(*v, g, opt, vr, MS_MAX_VENDOR, text, len);
+    if (n == 0)
+        return AT_ERR_UNSUPPORTED;
+    for (int i = 0; i < n; i++) {
+        tn_side s;
+        memset(&s, 0, sizeof s);
+        snprintf(s.name, sizeof s.name, "%.31s", vr[i].name);
+        s.status = vr[i].status;
+        s.time_ms = vr[i].timing.median_ms;
+        s.min_ms = vr[i].timing.min_ms;
+        s.max_ms = vr[i].timing.max_ms;
+        s.runs = vr[i].timing.runs;
+        s.rel_error = vr[i].rel_error;
+        if (vr[i].status == AT_OK && s.time_ms > 0) {
+            s.gflops = vr[i].timing.flops / (s.time_ms * 1e6);
+            s.gbs = vr[i].timing.bytes / (s.time_ms * 1e6);
+        }
+        snprintf(s.note, sizeof s.note, "%.255s", vr[i].note);
+        tn_side_put(b, &s);
+        if (vr[i].status == AT_ERR_CRASHED)
+            *fatal = 1;
+    }
+    text[0] = '\0';
+    return AT_OK;
+}
+
 int tn_worker_main(int in_fd, int out_fd)
 {
+    ms_vendor *vendor = NULL;
     ms_gpu *g = NULL;
     signal(SIGPIPE, SIG_IGN);
     for (;;) {
         tn_msg m, r;
         char err[2048] = "";
+        tn_side_buf side = { 0 };
         if (tn_msg_recv(in_fd, &m, -1, err, sizeof err) != AT_OK) {
+            ms_vendor_close(vendor);
             ms_close(g);
             return 0;                /* parent gone */
         }
@@ -126,9 +188,21 @@ int tn_worker_main(int in_fd, int out_fd)
                 snprintf(r.text, sizeof r.text, "ceiling before open");
             } else {
                 r.status = worker_ceiling(g, &r.value, &r.value2, r.text, sizeof r.text);
+                worker_more_ceilings(g, &side);
+            }
+            break;
+        case TN_MSG_VENDOR:
+            tn_msg_reply_init(&r, AT_OK);
+            if (!g || !fam || ms_family(g) != fam) {
+                r.status = AT_ERR_INTERNAL;
+                snprintf(r.text, sizeof r.text, "vendor measurement before prepare");
+            } else {
+                r.status = worker_vendor(g, &vendor, &m.opt, &side, &r.fatal, r.text,
+                                         sizeof r.text);
             }
             break;
         case TN_MSG_QUIT:
+            ms_vendor_close(vendor);
             ms_close(g);
             return 0;
         default:
@@ -137,7 +211,14 @@ int tn_worker_main(int in_fd, int out_fd)
             break;
         }
         tn_msg_free(&m);
-        if (tn_msg_send(out_fd, &r) != AT_OK) {
+        if (side.len && !side.oom) {
+            r.blob = side.p;
+            r.blob_size = side.len;
+        }
+        at_status sent = tn_msg_send(out_fd, &r);
+        free(side.p);
+        if (sent != AT_OK) {
+            ms_vendor_close(vendor);
             ms_close(g);
             return 1;
         }
