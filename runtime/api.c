@@ -428,9 +428,11 @@ static at_status gemm_route(at_handle *h, at_order order, at_op op_a, at_op op_b
     if (order != AT_ROW_MAJOR || op_a != AT_OP_N || op_b != AT_OP_N)
         return fail(h, AT_ERR_UNSUPPORTED,
                     "at_gemm: this release computes row-major products with op N only");
-    if (type == AT_R_64F)
-        return fail(h, AT_ERR_UNSUPPORTED,
-                    "at_gemm: this release does not compute double precision");
+    if (type == AT_R_64F) {         /* double: the dgemm family (DMMA or FFMA64) */
+        p->dtype = type;
+        *kernel = "dgemm";
+        return AT_OK;
+    }
     p->dtype = type;
     p->math = type == AT_R_32F ? h->math : AT_MATH_DEFAULT;
     *kernel = p->dtype == AT_R_32F && p->math == AT_MATH_DEFAULT ? "matmul" : "tcgemm";
@@ -458,6 +460,13 @@ at_status at_gemm(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, i
     args.scalar[TPL_GEMM_ALPHA] = alpha;
     args.scalar[TPL_GEMM_BETA] = beta;
     return run_plan(h, kernel, &args);
+}
+
+at_status at_dgemm(at_handle *h, int m, int n, int k, double alpha, const double *A, int lda,
+                   const double *B, int ldb, double beta, double *C, int ldc)
+{
+    return at_gemm(h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, m, n, k, AT_R_64F, alpha, A, lda, B, ldb,
+                   beta, C, ldc);
 }
 
 static at_status reduce(at_handle *h, const char *kernel, long long n, const float *x,

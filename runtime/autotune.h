@@ -102,15 +102,24 @@ at_status at_set_math_mode(at_handle *handle, at_math mode);
  *   traffic and keeps one type per call.
  * - AT_R_32F: exact FP32 (the same kernels as at_sgemm), or TF32 tensor
  *   cores with an FP32 C when the handle's math mode is AT_MATH_TF32.
+ * - AT_R_64F: double precision throughout (FP64 tensor cores on sm_80+,
+ *   FFMA64 elsewhere; the math mode does not apply); alpha and beta in double.
  * Row-major with op N: A is m x k (lda >= k), B is k x n (ldb >= n), C is
  * m x n (ldc >= n). Any m, n, k >= 0 and any leading dimension or pointer
  * alignment is correct (unaligned operands are packed first). If beta == 0,
  * C is not read. This release computes order AT_ROW_MAJOR with op N and
- * the three types above; other orders, ops and AT_R_64F return
- * AT_ERR_UNSUPPORTED without touching C. */
+ * the four types above; other orders and ops return AT_ERR_UNSUPPORTED
+ * without touching C. */
 at_status at_gemm(at_handle *handle, at_order order, at_op op_a, at_op op_b, int m, int n,
                   int k, at_dtype type, double alpha, const void *A, int lda, const void *B,
                   int ldb, double beta, void *C, int ldc);
+
+/* C = alpha * A * B + beta * C in double precision, row-major, A is m x k
+ * (lda >= k), B is k x n (ldb >= n), C is m x n (ldc >= n), device pointers:
+ * at_gemm with AT_R_64F, AT_ROW_MAJOR and op N (any sizes, leading dimensions
+ * and alignment; C is not read when beta == 0). */
+at_status at_dgemm(at_handle *handle, int m, int n, int k, double alpha, const double *A,
+                   int lda, const double *B, int ldb, double beta, double *C, int ldc);
 
 /* C = alpha * A * B + beta * C, row-major, A is m x k, B is k x n. */
 at_status at_sgemm(at_handle *handle, int m, int n, int k, float alpha,
