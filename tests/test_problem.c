@@ -287,6 +287,9 @@ TEST(families_take_only_the_plain_kind)
             tpl_problem_format(&vars[v], text, sizeof text);
             if (tpl_problem_equal(&vars[v], p))
                 continue;       /* a typed family's own kind (tcgemm's bf16) */
+            if (fam->accepts && tpl_family_accepts(fam, &vars[v]) &&
+                tpl_problem_same_kind(&vars[v], p))
+                continue;       /* a batch count is a size: dgemm's batches share configurations */
             if (fam->accepts && tpl_family_accepts(fam, &vars[v])) {
                 /* a family of several kinds (tcgemm): p's configurations never serve another */
                 for (int c = 0; c < n_cfg; c++)
