@@ -7,7 +7,8 @@
 # skips the default sizes; BENCH_MATMUL_SEARCH (default "--strategy
 # exhaustive") is how each matmul shape is searched; BENCH_MATMUL_SHAPES the
 # shapes ("" for none); BENCH_TCGEMM_SHAPES, BENCH_TCGEMM_KINDS and
-# BENCH_TCGEMM_SEARCH the same for the tensor-core family; BENCH_ONLY="bench_matmul ..." runs those benchmarks
+# BENCH_TCGEMM_SEARCH the same for the tensor-core family; BENCH_DGEMM_SHAPES
+# the double-precision family's; BENCH_ONLY="bench_matmul ..." runs those benchmarks
 # only; BENCH_OUT names the output file.
 set -uo pipefail
 BUILD="${1:-build}"
@@ -45,6 +46,12 @@ if [ -z "${BENCH_SKIP_TUNE:-}" ]; then
             "$BUILD/autotune" --device 0 --db "$DB" --kernel tcgemm --size "$shape:$kind" \
                 ${BENCH_TCGEMM_SEARCH:-} --quiet 2>&1 | tee -a "$out" || exit 1
         done
+    done
+    # The double-precision benchmark's shapes (dgemm; 4096^3 is a default
+    # problem), batches included; BENCH_DGEMM_SHAPES="" skips it.
+    for shape in ${BENCH_DGEMM_SHAPES-8192x8192x8192:f64 4097x4097x4097:f64 512x512x512:f64:b128 256x256x256:f64:b512}; do
+        "$BUILD/autotune" --device 0 --db "$DB" --kernel dgemm --size "$shape" --quiet 2>&1 \
+            | tee -a "$out" || exit 1
     done
 fi
 status=0

@@ -642,15 +642,15 @@ static at_status gemm_route(at_handle *h, at_order order, at_op op_a, at_op op_b
         (unsigned)type > AT_R_16BF)
         return fail(h, AT_ERR_INVALID_ARG, "at_gemm: unknown order %d, op %d/%d or type %d",
                     (int)order, (int)op_a, (int)op_b, (int)type);
-    if (type == AT_R_64F)
-        return fail(h, AT_ERR_UNSUPPORTED,
-                    "at_gemm: this release does not compute double precision");
     p->dtype = type;
     p->math = type == AT_R_32F ? h->math : AT_MATH_DEFAULT;
     p->order = order;
     p->op_a = op_a;
     p->op_b = op_b;
-    *kernel = p->dtype == AT_R_32F && p->math == AT_MATH_DEFAULT ? "matmul" : "tcgemm";
+    if (type == AT_R_64F)           /* double: the dgemm family (DMMA or FFMA64) */
+        *kernel = "dgemm";
+    else
+        *kernel = p->dtype == AT_R_32F && p->math == AT_MATH_DEFAULT ? "matmul" : "tcgemm";
     return AT_OK;
 }
 
@@ -697,6 +697,13 @@ at_status at_gemm(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, i
     args.scalar[TPL_GEMM_BETA] = beta;
     tpl_gemm_canonical(&args);      /* the families compute the row-major form (tpl.h) */
     return run_plan(h, kernel, &args);
+}
+
+at_status at_dgemm(at_handle *h, int m, int n, int k, double alpha, const double *A, int lda,
+                   const double *B, int ldb, double beta, double *C, int ldc)
+{
+    return at_gemm(h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, m, n, k, AT_R_64F, alpha, A, lda, B, ldb,
+                   beta, C, ldc);
 }
 
 /* A sum (kernel "sum") or dot ("dot") of n elements of type (FP32 or FP64)

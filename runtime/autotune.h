@@ -115,10 +115,19 @@ at_status at_set_math_mode(at_handle *handle, at_math mode);
  * orders share the kernels tuned for each pair of ops. Any m, n, k >= 0 and
  * any leading dimension or pointer alignment is correct (unaligned or
  * transposed operands may be packed first). If beta == 0, C is not read.
- * AT_R_64F returns AT_ERR_UNSUPPORTED in this release, C untouched. */
+ * - AT_R_64F: double precision throughout (FP64 tensor cores on sm_80+,
+ *   FFMA64 elsewhere; the math mode does not apply); alpha and beta in double;
+ *   op T as the dgemm family's tile layouts. */
 at_status at_gemm(at_handle *handle, at_order order, at_op op_a, at_op op_b, int m, int n,
                   int k, at_dtype type, double alpha, const void *A, int lda, const void *B,
                   int ldb, double beta, void *C, int ldc);
+
+/* C = alpha * A * B + beta * C in double precision, row-major, A is m x k
+ * (lda >= k), B is k x n (ldb >= n), C is m x n (ldc >= n), device pointers:
+ * at_gemm with AT_R_64F, AT_ROW_MAJOR and op N (any sizes, leading dimensions
+ * and alignment; C is not read when beta == 0). */
+at_status at_dgemm(at_handle *handle, int m, int n, int k, double alpha, const double *A,
+                   int lda, const double *B, int ldb, double beta, double *C, int ldc);
 
 /* C = alpha * A * B + beta * C, row-major, A is m x k, B is k x n. */
 at_status at_sgemm(at_handle *handle, int m, int n, int k, float alpha,

@@ -432,3 +432,75 @@ extern "C" __global__ void ref_flush(unsigned int *p, long long words, unsigned 
 extern "C" __global__ void ref_empty(void)
 {
 }
+
+/* ---- double-precision GEMM verification (templates/dgemm.c) ---- */
+
+/* n doubles uniform in [lo, hi) with all 53 mantissa bits random (float draws would make
+ * every product exact and hide accumulation errors). */
+extern "C" __global__ void ref_dg_fill(double *p, long long n, unsigned long long seed, double lo,
+                                       double hi)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        unsigned long long bits = ref_mix(seed * 0x100000001B3ull ^ (unsigned long long)i);
+        double u = (double)(bits >> 11) * (1.0 / 9007199254740992.0);     /* [0, 1), 2^-53 */
+        p[i] = lo + (hi - lo) * u;
+    }
+}
+
+/* s + e = a + b exactly (Knuth's TwoSum; the intrinsics keep the compiler from fusing). */
+__device__ __forceinline__ void ref_two_sum(double a, double b, double &s, double &e)
+{
+    s = __dadd_rn(a, b);
+    double bb = __dadd_rn(s, -a);
+    e = __dadd_rn(__dadd_rn(a, -__dadd_rn(s, -bb)), __dadd_rn(b, -bb));
+}
+
+/* (hi, lo) += x * y, the product split exactly by an FMA (TwoProd). */
+__device__ __forceinline__ void ref_dd_fma(double &hi, double &lo, double x, double y)
+{
+    double p = __dmul_rn(x, y), pe = __fma_rn(x, y, -p), s, e;
+    ref_two_sum(hi, p, s, e);
+    hi = s;
+    lo = __dadd_rn(lo, __dadd_rn(e, pe));
+}
+
+/* R = alpha * op(A) op(B) + beta * C0 for `batch` row-major double products (op 0 N, 1 T: A
+ * stored m x k or k x m, B k x n or n x k; batch strides sa, sb, sc0, R packed m x n per
+ * product) in double-double arithmetic (TwoProd + TwoSum per term), rounded once to double:
+ * each element is within about one unit roundoff (2^-53) of the exact value, far below the
+ * error of any double GEMM. C0 is unread when beta == 0. Grid (n/16, m/16, batch). */
+extern "C" __global__ void ref_dg_gemm(int m, int n, int k, double alpha, const double *A,
+                                       long long lda, long long sa, int opa, const double *B,
+                                       long long ldb, long long sb, int opb, double beta,
+                                       const double *C0, long long ldc0, long long sc0,
+                                       double *R)
+{
+    __shared__ double As[REF_TILE][REF_TILE];
+    __shared__ double Bs[REF_TILE][REF_TILE + 1];
+    long long b = blockIdx.z;
+    A += b * sa;
+    B += b * sb;
+    int row = blockIdx.y * REF_TILE + threadIdx.y;
+    int col = blockIdx.x * REF_TILE + threadIdx.x;
+    double hi = 0.0, lo = 0.0;
+    for (int t = 0; t < k; t += REF_TILE) {
+        int ak = t + threadIdx.x, bk = t + threadIdx.y;
+        As[threadIdx.y][threadIdx.x] =
+            row < m && ak < k ? A[opa ? (long long)ak * lda + row : (long long)row * lda + ak] : 0.0;
+        Bs[threadIdx.y][threadIdx.x] =
+            bk < k && col < n ? B[opb ? (long long)col * ldb + bk : (long long)bk * ldb + col] : 0.0;
+        __syncthreads();
+        for (int i = 0; i < REF_TILE; i++)
+            ref_dd_fma(hi, lo, As[threadIdx.y][i], Bs[i][threadIdx.x]);
+        __syncthreads();
+    }
+    if (row < m && col < n) {
+        double rh = 0.0, rl = 0.0;
+        ref_dd_fma(rh, rl, alpha, hi);
+        rl = __fma_rn(alpha, lo, rl);
+        if (beta != 0.0)
+            ref_dd_fma(rh, rl, beta, C0[b * sc0 + (long long)row * ldc0 + col]);
+        R[(b * m + row) * (long long)n + col] = __dadd_rn(rh, rl);
+    }
+}

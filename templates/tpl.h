@@ -440,4 +440,10 @@ void mm_streamk_plan(long long tiles, long long ksteps, int max_blocks, mm_strea
 extern const char *const tpl_tcgemm_reasons[];
 extern const int tpl_tcgemm_n_reasons;
 
+/* ---- dgemm's rejection reasons and tolerance (templates/dgemm.c) ---- */
+extern const char *const tpl_dgemm_reasons[];
+extern const int tpl_dgemm_n_reasons;
+/* The largest relative Frobenius error dgemm accepts at depth k: (16 + 8 sqrt(k)) 2^-53. */
+double tpl_dgemm_tolerance_rule(long long k);
+
 #endif

@@ -1,0 +1,519 @@
+/* bench_dgemm.cu: the tuned double-precision GEMM (at_dgemm; the dgemm family directly for
+ * strided batches) against cublasDgemm / cublasDgemmStridedBatched in the same process.
+ * BENCH_DGEMM_SWEEP="cfg;cfg;..." instead times those dgemm configurations (the prototype
+ * sweeps of bench/notes_dgemm.md) at BENCH_DGEMM_SWEEP_SHAPES ("4096x4096x4096 ..."). */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "autotune.h"
+extern "C" {                    /* the library's internal headers are C */
+#include "cudrv.h"
+#include "db.h"
+#include "exec.h"
+#include "lookup.h"
+#include "tpl.h"
+}
+
+#define BN_CUDA(call) do { cudaError_t bn_e = (call); if (bn_e != cudaSuccess) { \
+    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(bn_e)); \
+    exit(1); } } while (0)
+
+/* ---- device helpers: fill, the double-double reference, the error ---- */
+
+__global__ void bn_fill(double *p, size_t n, unsigned long long seed, double value, int use)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        unsigned long long x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
+        x ^= x >> 30;
+        x *= 0xBF58476D1CE4E5B9ull;
+        x ^= x >> 27;
+        x *= 0x94D049BB133111EBull;
+        x ^= x >> 31;
+        p[i] = use ? value : -1.0 + 2.0 * (double)(x >> 11) * (1.0 / 9007199254740992.0);
+    }
+}
+
+/* R = A B for `batch` packed row-major products in double-double (TwoProd + TwoSum), rounded
+ * once: within about 2^-53 relative per element of the exact product. */
+__global__ void bn_reference(const double *A, const double *B, double *R, int m, int n, int k)
+{
+    __shared__ double sa[16][17], sb[16][17];
+    size_t b = blockIdx.z;
+    A += b * (size_t)m * k;
+    B += b * (size_t)k * n;
+    int row = blockIdx.y * 16 + threadIdx.y, col = blockIdx.x * 16 + threadIdx.x;
+    double hi = 0, lo = 0;
+    for (int p0 = 0; p0 < k; p0 += 16) {
+        int pa = p0 + threadIdx.x, pb = p0 + threadIdx.y;
+        sa[threadIdx.y][threadIdx.x] = row < m && pa < k ? A[(size_t)row * k + pa] : 0;
+        sb[threadIdx.y][threadIdx.x] = pb < k && col < n ? B[(size_t)pb * n + col] : 0;
+        __syncthreads();
+        for (int q = 0; q < 16; q++) {
+            double x = sa[threadIdx.y][q], y = sb[q][threadIdx.x];
+            double p = __dmul_rn(x, y), pe = __fma_rn(x, y, -p);
+            double s = __dadd_rn(hi, p), bb = __dadd_rn(s, -hi);
+            double e = __dadd_rn(__dadd_rn(hi, -__dadd_rn(s, -bb)), __dadd_rn(p, -bb));
+            hi = s;
+            lo = __dadd_rn(lo, __dadd_rn(e, pe));
+        }
+        __syncthreads();
+    }
+    if (row < m && col < n)
+        R[(b * m + row) * (size_t)n + col] = __dadd_rn(hi, lo);
+}
+
+/* sums[0] += (C - R)^2, sums[1] += R^2; sums[2] counts non-finite C. */
+__global__ void bn_error(const double *C, const double *R, size_t n, double *sums)
+{
+    double num = 0, den = 0, bad = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        if (!isfinite(C[i]))
+            bad += 1;
+        else
+            num += (C[i] - R[i]) * (C[i] - R[i]);
+        den += R[i] * R[i];
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        num += __shfl_down_sync(0xffffffffu, num, o);
+        den += __shfl_down_sync(0xffffffffu, den, o);
+        bad += __shfl_down_sync(0xffffffffu, bad, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(&sums[0], num);
+        atomicAdd(&sums[1], den);
+        atomicAdd(&sums[2], bad);
+    }
+}
+
+/* ---- the contenders ---- */
+
+typedef struct bn_call {
+    int m, n, k, batch;
+    double *A, *B, *C;
+    at_handle *h;
+    cublasHandle_t cublas;
+    at_exec *ex;                    /* the family directly (batches, sweeps), else at_dgemm */
+    const int *cfg;
+} bn_call;
+
+static int bn_ours(const bn_call *c)
+{
+    at_status s;
+    if (c->ex) {
+        tpl_args a;
+        memset(&a, 0, sizeof a);
+        a.problem.n_dims = 3;
+        a.problem.dims[0] = c->m;
+        a.problem.dims[1] = c->n;
+        a.problem.dims[2] = c->k;
+        a.problem.dtype = AT_R_64F;
+        a.problem.batch = c->batch;
+        a.operand[TPL_GEMM_A] = (tpl_operand){(CUdeviceptr)c->A, c->k, (long long)c->m * c->k};
+        a.operand[TPL_GEMM_B] = (tpl_operand){(CUdeviceptr)c->B, c->n, (long long)c->k * c->n};
+        a.operand[TPL_GEMM_C] = (tpl_operand){(CUdeviceptr)c->C, c->n, (long long)c->m * c->n};
+        a.scalar[TPL_GEMM_ALPHA] = 1.0;
+        a.scalar[TPL_GEMM_BETA] = 0.0;
+        s = tpl_find("dgemm")->run(c->ex, c->cfg, &a);
+        if (s != AT_OK)
+            fprintf(stderr, "dgemm run: %s: %s\n", at_status_string(s), c->ex->errmsg);
+    } else {
+        s = at_dgemm(c->h, c->m, c->n, c->k, 1.0, c->A, c->k, c->B, c->n, 0.0, c->C, c->n);
+        if (s != AT_OK)
+            fprintf(stderr, "at_dgemm: %s: %s\n", at_status_string(s), at_errmsg(c->h));
+    }
+    return s != AT_OK;
+}
+
+static int bn_vendor(const bn_call *c)
+{
+    const double one = 1.0, zero = 0.0;
+    cublasStatus_t s;
+    /* row-major C = A B  <=>  column-major C^T = B^T A^T */
+    if (c->batch > 1)
+        s = cublasDgemmStridedBatched(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, c->n, c->m, c->k, &one,
+                                      c->B, c->n, (long long)c->k * c->n, c->A, c->k,
+                                      (long long)c->m * c->k, &zero, c->C, c->n,
+                                      (long long)c->m * c->n, c->batch);
+    else
+        s = cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, c->n, c->m, c->k, &one, c->B, c->n,
+                        c->A, c->k, &zero, c->C, c->n);
+    if (s != CUBLAS_STATUS_SUCCESS)
+        fprintf(stderr, "cublasDgemm failed: %d\n", (int)s);
+    return s != CUBLAS_STATUS_SUCCESS;
+}
+
+static int bn_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Warm-up, then >= 20 runs each between two events (until ~0.4 s or 200 runs); median ms,
+ * or -1 if a call failed. */
+static double bn_time(int (*op)(const bn_call *), const bn_call *c)
+{
+    cudaEvent_t e0, e1;
+    BN_CUDA(cudaEventCreate(&e0));
+    BN_CUDA(cudaEventCreate(&e1));
+    for (int i = 0; i < 3; i++)
+        if (op(c))
+            return -1;
+    BN_CUDA(cudaDeviceSynchronize());
+    double times[200], total = 0;
+    int n = 0;
+    while (n < 200 && (n < 20 || total < 400.0)) {
+        BN_CUDA(cudaEventRecord(e0, 0));
+        if (op(c))
+            return -1;
+        BN_CUDA(cudaEventRecord(e1, 0));
+        BN_CUDA(cudaEventSynchronize(e1));
+        float ms;
+        BN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+        times[n++] = ms;
+        total += ms;
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    qsort(times, (size_t)n, sizeof times[0], bn_cmp);
+    return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+}
+
+/* Poisons C with NaN, runs op once, returns ||C - R|| / ||R|| (inf if any element is not
+ * finite, -1 if the call failed). */
+static double bn_check(int (*op)(const bn_call *), const bn_call *c, const double *R,
+                       double *sums)
+{
+    size_t count = (size_t)c->m * c->n * c->batch;
+    bn_fill<<<1024, 256>>>(c->C, count, 0, NAN, 1);
+    BN_CUDA(cudaDeviceSynchronize());
+    if (op(c))
+        return -1;
+    BN_CUDA(cudaMemset(sums, 0, 3 * sizeof(double)));
+    bn_error<<<1024, 256>>>(c->C, R, count, sums);
+    double host[3];
+    BN_CUDA(cudaMemcpy(host, sums, sizeof host, cudaMemcpyDeviceToHost));
+    if (host[2] > 0)
+        return INFINITY;
+    return sqrt(host[0] / (host[1] > 0 ? host[1] : 1));
+}
+
+/* ---- the family directly: a configuration compiled with NVRTC and loaded ---- */
+
+typedef struct bn_kernel {
+    int cfg[TPL_MAX_PARAMS];
+    char text[TPL_CONFIG_LEN];
+    void *cubin;
+    size_t size;
+    at_status status;
+    char *log;
+    CUmodule mod;
+    at_exec ex;
+    char err[1024];
+} bn_kernel;
+
+typedef struct bn_pool {
+    bn_kernel *k;
+    int n, next;
+    const char *arch;
+    pthread_mutex_t lock;
+} bn_pool;
+
+static void *bn_compile_worker(void *arg)
+{
+    bn_pool *p = (bn_pool *)arg;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        int i = p->next++;
+        pthread_mutex_unlock(&p->lock);
+        if (i >= p->n)
+            return NULL;
+        bn_kernel *k = &p->k[i];
+        k->status = tpl_compile(tpl_find("dgemm"), k->cfg, p->arch, &k->cubin, &k->size, &k->log);
+    }
+}
+
+/* Compiles and loads the n kernels (texts parsed already); 0 if one fails. */
+static int bn_build(const cudrv *cu, const at_device_info *dev, bn_kernel *k, int n)
+{
+    bn_pool p;
+    p.k = k;
+    p.n = n;
+    p.next = 0;
+    p.arch = dev->arch;
+    pthread_mutex_init(&p.lock, NULL);
+    pthread_t th[16];
+    int nt = n < 16 ? n : 16;
+    for (int i = 0; i < nt; i++)
+        pthread_create(&th[i], NULL, bn_compile_worker, &p);
+    for (int i = 0; i < nt; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < n; i++) {
+        if (k[i].status != AT_OK || cu->ModuleLoadData(&k[i].mod, k[i].cubin) != CUDA_SUCCESS) {
+            fprintf(stderr, "%s: %s %s\n", k[i].text, at_status_string(k[i].status),
+                    k[i].log ? k[i].log : "");
+            return 0;
+        }
+        ex_init(&k[i].ex, cu, dev, k[i].mod, 0, k[i].err, sizeof k[i].err);
+    }
+    return 1;
+}
+
+typedef struct bn_shape { int m, n, k, batch; } bn_shape;
+
+/* Fills A, B for the shape (fresh data) and the reference R. */
+static void bn_inputs(const bn_shape *s, double *A, double *B, double *R, unsigned long long seed)
+{
+    size_t na = (size_t)s->m * s->k * s->batch, nb = (size_t)s->k * s->n * s->batch;
+    bn_fill<<<1024, 256>>>(A, na, seed, 0, 0);
+    bn_fill<<<1024, 256>>>(B, nb, seed ^ 0xabcdefull, 0, 0);
+    dim3 grid((unsigned)((s->n + 15) / 16), (unsigned)((s->m + 15) / 16), (unsigned)s->batch);
+    bn_reference<<<grid, dim3(16, 16)>>>(A, B, R, s->m, s->n, s->k);
+    BN_CUDA(cudaDeviceSynchronize());
+}
+
+static double bn_tol(int k)
+{
+    return tpl_dgemm_tolerance_rule(k);
+}
+
+/* The sweep: every configuration of `list` at every shape of `shapes`, one timing round each
+ * between two cuBLAS rounds. */
+static int bn_sweep(const cudrv *cu, const at_device_info *dev, const char *list,
+                    const char *shapes, bn_call base, double *A, double *B, double *C, double *R,
+                    double *sums)
+{
+    bn_kernel *k = (bn_kernel *)calloc(256, sizeof *k);
+    int n = 0;
+    char *copy = strdup(list);
+    for (char *tok = strtok(copy, ";"); tok && n < 256; tok = strtok(NULL, ";")) {
+        char err[256];
+        while (*tok == ' ' || *tok == '\n')
+            tok++;
+        if (!*tok)
+            continue;
+        if (tpl_config_parse(tpl_find("dgemm"), tok, k[n].cfg, err, sizeof err) != AT_OK) {
+            fprintf(stderr, "bad configuration %s: %s\n", tok, err);
+            continue;
+        }
+        tpl_config_format(tpl_find("dgemm"), k[n].cfg, k[n].text, sizeof k[n].text);
+        if (!tpl_find("dgemm")->valid(k[n].cfg, dev, err, sizeof err)) {
+            printf("skip (not valid here: %s): %s\n", err, k[n].text);
+            continue;
+        }
+        n++;
+    }
+    free(copy);
+    if (!bn_build(cu, dev, k, n))
+        return 1;
+    char *sh = strdup(shapes);
+    for (char *tok = strtok(sh, " "); tok; tok = strtok(NULL, " ")) {
+        bn_shape s = {0, 0, 0, 1};
+        if (sscanf(tok, "%dx%dx%d:b%d", &s.m, &s.n, &s.k, &s.batch) < 3)
+            continue;
+        bn_inputs(&s, A, B, R, 77);
+        bn_call c = base;
+        c.m = s.m;
+        c.n = s.n;
+        c.k = s.k;
+        c.batch = s.batch;
+        c.A = A;
+        c.B = B;
+        c.C = C;
+        double flop = 2.0 * s.m * s.n * (double)s.k * s.batch;
+        double ev = bn_check(bn_vendor, &c, R, sums), tv0 = bn_time(bn_vendor, &c);
+        printf("\nsweep %s: cuBLAS %.4f ms %.2f TF/s error %.2e (tolerance %.2e)\n", tok, tv0,
+               flop / tv0 / 1e9, ev, bn_tol(s.k));
+        for (int i = 0; i < n; i++) {
+            c.ex = &k[i].ex;
+            c.cfg = k[i].cfg;
+            tpl_problem p;
+            memset(&p, 0, sizeof p);
+            p.n_dims = 3;
+            p.dims[0] = s.m;
+            p.dims[1] = s.n;
+            p.dims[2] = s.k;
+            p.dtype = AT_R_64F;
+            p.batch = s.batch;
+            if (!tpl_find("dgemm")->applicable(c.cfg, &p))
+                continue;
+            double e = bn_check(bn_ours, &c, R, sums), t = e >= 0 ? bn_time(bn_ours, &c) : -1;
+            printf("  %9.4f ms %7.2f TF/s %6.3fx  error %.2e%s  %s\n", t, t > 0 ? flop / t / 1e9 : 0,
+                   t > 0 ? tv0 / t : 0, e, e >= 0 && e <= bn_tol(s.k) ? "" : " ** FAILED **",
+                   k[i].text);
+            fflush(stdout);
+        }
+        c.ex = NULL;
+        double tv1 = bn_time(bn_vendor, &c);
+        printf("  cuBLAS again %.4f ms %.2f TF/s\n", tv1, flop / tv1 / 1e9);
+    }
+    free(sh);
+    for (int i = 0; i < n; i++) {
+        ex_release(&k[i].ex);
+        cu->ModuleUnload(k[i].mod);
+        free(k[i].cubin);
+        free(k[i].log);
+    }
+    free(k);
+    return 0;
+}
+
+static const bn_shape bn_shapes[] = {
+    {4096, 4096, 4096, 1}, {8192, 8192, 8192, 1}, {4097, 4097, 4097, 1},
+    {512, 512, 512, 128}, {256, 256, 256, 512},
+};
+#define BN_NSHAPES ((int)(sizeof bn_shapes / sizeof bn_shapes[0]))
+
+int main(int argc, char **argv)
+{
+    const char *db_path = argc > 1 ? argv[1] : NULL;
+    BN_CUDA(cudaSetDevice(0));
+    BN_CUDA(cudaFree(0));       /* primary context, shared with libautotune */
+    at_handle *h = NULL;
+    at_status s = at_create(&h, 0, db_path);
+    if (s != AT_OK) {
+        fprintf(stderr, "at_create: %s\n", at_status_string(s));
+        return 1;
+    }
+    const cudrv *cu = cudrv_get(&s, NULL, 0);
+    at_device_info dev;
+    char msg[256];
+    if (!cu || cudrv_device_info(cu, 0, &dev, msg, sizeof msg) != AT_OK) {
+        fprintf(stderr, "driver: %s\n", msg);
+        return 1;
+    }
+    cublasHandle_t cublas;
+    if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) {
+        fprintf(stderr, "cublasCreate failed\n");
+        return 1;
+    }
+    int drv = 0, rt = 0, cubv = 0;
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    cublasGetVersion(cublas, &cubv);
+    printf("dgemm vs cublasDgemm on %s (driver %d, runtime %d, cuBLAS %d); row-major C = A B, "
+           "alpha 1, beta 0; random doubles in [-1,1) with 53 random bits; error = "
+           "||C - R||_F / ||R||_F against a double-double product rounded once; tolerance "
+           "(16 + 8 sqrt(k)) 2^-53\n", dev.name, drv, rt, cubv);
+    size_t max_a = 0, max_b = 0, max_c = 0;
+    for (int i = 0; i < BN_NSHAPES; i++) {
+        const bn_shape *x = &bn_shapes[i];
+        size_t a = (size_t)x->m * x->k * x->batch, b = (size_t)x->k * x->n * x->batch,
+               c = (size_t)x->m * x->n * x->batch;
+        max_a = a > max_a ? a : max_a;
+        max_b = b > max_b ? b : max_b;
+        max_c = c > max_c ? c : max_c;
+    }
+    double *A, *B, *C, *R, *sums;
+    BN_CUDA(cudaMalloc(&A, max_a * 8));
+    BN_CUDA(cudaMalloc(&B, max_b * 8));
+    BN_CUDA(cudaMalloc(&C, max_c * 8));
+    BN_CUDA(cudaMalloc(&R, max_c * 8));
+    BN_CUDA(cudaMalloc(&sums, 3 * sizeof(double)));
+    bn_call base;
+    memset(&base, 0, sizeof base);
+    base.h = h;
+    base.cublas = cublas;
+    const char *sweep = getenv("BENCH_DGEMM_SWEEP");
+    if (sweep && *sweep) {
+        const char *shapes = getenv("BENCH_DGEMM_SWEEP_SHAPES");
+        int rc = bn_sweep(cu, &dev, sweep, shapes ? shapes : "4096x4096x4096", base, A, B, C, R,
+                          sums);
+        at_destroy(h);
+        return rc;
+    }
+    /* batched products run the family directly with the configuration the lookup chain picks
+     * (the public API has no batched call yet) */
+    db *d = NULL;
+    lk_open_db(db_path, &d, msg, sizeof msg);
+    printf("\n%-20s %9s %7s %9s | %9s %7s %9s | %7s  %s\n", "m x n x k (batch)", "ours ms",
+           "TF/s", "error", "cuBLAS ms", "TF/s", "error", "ratio", "configuration (lookup level)");
+    int failures = 0;
+    static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
+    for (int i = 0; i < BN_NSHAPES; i++) {
+        bn_shape sh = bn_shapes[i];
+        bn_call c = base;
+        c.m = sh.m;
+        c.n = sh.n;
+        c.k = sh.k;
+        c.batch = sh.batch;
+        c.A = A;
+        c.B = B;
+        c.C = C;
+        bn_inputs(&sh, A, B, R, 0x5eedull * (unsigned long long)(i + 1));
+        bn_kernel *kb = NULL;
+        char config[TPL_CONFIG_LEN] = "";
+        int level = 0;
+        if (sh.batch > 1) {
+            tpl_problem p;
+            memset(&p, 0, sizeof p);
+            p.n_dims = 3;
+            p.dims[0] = sh.m;
+            p.dims[1] = sh.n;
+            p.dims[2] = sh.k;
+            p.dtype = AT_R_64F;
+            p.batch = sh.batch;
+            kb = (bn_kernel *)calloc(1, sizeof *kb);
+            level = (int)lk_choose(d, &dev, tpl_find("dgemm"), &p, 1, kb->cfg, config);
+            snprintf(kb->text, sizeof kb->text, "%s", config);
+            if (!bn_build(cu, &dev, kb, 1))
+                return 1;
+            c.ex = &kb->ex;
+            c.cfg = kb->cfg;
+        }
+        double e_ours = bn_check(bn_ours, &c, R, sums);
+        double e_vendor = bn_check(bn_vendor, &c, R, sums);
+        double r_ours[3] = {-1, -1, -1}, r_vendor[3] = {-1, -1, -1};
+        for (int round = 0; round < 3 && e_ours >= 0 && e_vendor >= 0; round++) {
+            if (round % 2 == 0) {
+                r_ours[round] = bn_time(bn_ours, &c);
+                r_vendor[round] = bn_time(bn_vendor, &c);
+            } else {
+                r_vendor[round] = bn_time(bn_vendor, &c);
+                r_ours[round] = bn_time(bn_ours, &c);
+            }
+        }
+        qsort(r_ours, 3, sizeof r_ours[0], bn_cmp);
+        qsort(r_vendor, 3, sizeof r_vendor[0], bn_cmp);
+        double ms_o = r_ours[0] > 0 ? r_ours[1] : -1, ms_v = r_vendor[0] > 0 ? r_vendor[1] : -1;
+        if (!kb) {
+            at_stats st;
+            at_get_stats(h, &st);
+            snprintf(config, sizeof config, "%s", st.last_config);
+            level = st.last_level;
+        }
+        double flop = 2.0 * sh.m * sh.n * (double)sh.k * sh.batch;
+        int ok = e_ours >= 0 && e_ours <= bn_tol(sh.k);
+        char shape[64];
+        snprintf(shape, sizeof shape, "%dx%dx%d (%d)", sh.m, sh.n, sh.k, sh.batch);
+        printf("%-20s %9.4f %7.2f %9.2e | %9.4f %7.2f %9.2e | %6.3fx  %s (%s)%s\n", shape, ms_o,
+               ms_o > 0 ? flop / ms_o / 1e9 : 0, e_ours, ms_v, ms_v > 0 ? flop / ms_v / 1e9 : 0,
+               e_vendor, ms_o > 0 && ms_v > 0 ? ms_v / ms_o : 0, config,
+               levels[level >= 0 && level <= 4 ? level : 0], ok ? "" : "  ** FAILED CHECK **");
+        fflush(stdout);
+        failures += !ok;
+        if (kb) {
+            ex_release(&kb->ex);
+            cu->ModuleUnload(kb->mod);
+            free(kb->cubin);
+            free(kb->log);
+            free(kb);
+        }
+    }
+    if (d)
+        db_close(d);
+    cudaFree(A);
+    cudaFree(B);
+    cudaFree(C);
+    cudaFree(R);
+    cudaFree(sums);
+    cublasDestroy(cublas);
+    at_destroy(h);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,568 @@
+/* dgemm.c: descriptor of the double-precision GEMM family (templates/dgemm.cu): the DMMA (FP64
+ * tensor cores) and FFMA64 paths, their legality rules, launches, inputs and verification. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "tpl.h"
+
+/* Parameter order; must match the params table below. */
+enum {
+    P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_TM, P_TN,
+    P_GROUP, P_SPLITK, P_COUNT
+};
+
+#define DG_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
+#define DG_SPLIT_MAX_TILES 66           /* split-K only below this many output tiles (all products) */
+#define DG_MAX_GRID_Z 65535
+
+/* Scratch slots of the configuration's exec. */
+#define DG_SLOT_PARTIALS 0
+#define DG_SLOT_PACKED_A 1
+#define DG_SLOT_PACKED_B 2
+
+/* ---- rejection reasons (each reachable; tests/test_dgemm.c scans for every one) ---- */
+enum {
+    R_RANGE, R_PATH, R_CANON_FFMA, R_CANON_DMMA, R_MMA, R_TILE, R_ACC, R_REGS, R_SMEM, R_THREADS,
+    R_ARCH, R_FTILE, R_FSMEM, R_LATTICE, R_SPLIT, R_COUNT
+};
+
+const char *const tpl_dgemm_reasons[R_COUNT] = {
+    [R_RANGE] = "OPA and OPB are 0 (N) or 1 (T); tile sizes, warps, STAGES, TM, TN, GROUP and "
+                "SPLITK must be positive",
+    [R_PATH] = "PATH is 1 (DMMA, FP64 tensor cores) or 0 (FFMA64, SIMT)",
+    [R_CANON_FFMA] = "MMA, WARPS_M, WARPS_N and STAGES are DMMA parameters: PATH 0 takes only "
+                     "their first value",
+    [R_CANON_DMMA] = "TM and TN are FFMA64 parameters: PATH 1 takes only their first value",
+    [R_MMA] = "MMA is 16816 (m16n8k16), 1688 (m16n8k8) or 884 (m8n8k4)",
+    [R_TILE] = "DMMA tile: BM a multiple of WARPS_M x the mma's M, BN of WARPS_N x 8, BK 8, 16 or "
+               "32 and a multiple of the mma's K, STAGES 2..6",
+    [R_ACC] = "DMMA: a warp tile above 128 double accumulators per thread",
+    [R_REGS] = "DMMA: about 2 x (accumulators + fragments) + 24 registers per thread exceed 255 "
+               "or the registers of a block",
+    [R_SMEM] = "DMMA: the shared-memory ring above the device's per-block limit",
+    [R_THREADS] = "DMMA: WARPS_M x WARPS_N x 32 threads above the device's per-block limit",
+    [R_ARCH] = "DMMA needs an sm_80+ device, and MMA 16816 / 1688 (the Hopper shapes) sm_90+",
+    [R_FTILE] = "FFMA64: TM and TN 4 or 8 dividing BM and BN, 32..1024 threads in whole warps, "
+                "BK 8 or 16",
+    [R_FSMEM] = "FFMA64: its static shared tiles need more than 48 KiB",
+    [R_LATTICE] = "tile and pipeline not in the tuned lattice (hand-picked around the measured "
+                  "winners: bench/notes_dgemm.md)",
+    [R_SPLIT] = "SPLITK 2 and 4 only on the lattice's split rows, with GROUP 8",
+};
+const int tpl_dgemm_n_reasons = R_COUNT;
+
+/* Writes reason r into why and returns 0. */
+static int dg_reject(int r, char *why, size_t len)
+{
+    if (why && len) {
+        size_t n = strlen(tpl_dgemm_reasons[r]);
+        if (n >= len)
+            n = len - 1;
+        memcpy(why, tpl_dgemm_reasons[r], n);
+        why[n] = '\0';
+    }
+    return 0;
+}
+
+static long long dg_cdiv(long long a, long long b)
+{
+    return (a + b - 1) / b;
+}
+
+/* The mma's M and K (dgemm.cu's DG_MM, DG_MK); 0 for an unknown shape. */
+static int dg_mma_m(int mma)
+{
+    return mma == 16816 || mma == 1688 ? 16 : mma == 884 ? 8 : 0;
+}
+static int dg_mma_k(int mma)
+{
+    return mma == 16816 ? 16 : mma == 1688 ? 8 : mma == 884 ? 4 : 0;
+}
+
+/* Dynamic shared memory of dg_mma: STAGES x (A tile + B tile), rows padded by 4 doubles. */
+static long long dg_smem_bytes(const int *c)
+{
+    long long bm = c[P_BM], bn = c[P_BN], bk = c[P_BK];
+    long long a = c[P_OPA] == 0 ? bm * (bk + 4) : bk * (bm + 4);
+    long long b = c[P_OPB] == 1 ? bn * (bk + 4) : bk * (bn + 4);
+    return c[P_STAGES] * (a + b) * 8;
+}
+
+static int dg_threads(const int *c)
+{
+    if (c[P_PATH] == 1)
+        return 32 * c[P_WARPS_M] * c[P_WARPS_N];
+    return (c[P_BM] / c[P_TM]) * (c[P_BN] / c[P_TN]);
+}
+
+/* DMMA legality (dgemm.cu's static_asserts) and the device's limits; 0 with the reason. */
+static int dg_valid_dmma(const int *c, const at_device_info *dev, char *why, size_t len)
+{
+    int mm = dg_mma_m(c[P_MMA]), mk = dg_mma_k(c[P_MMA]);
+    if (!mm)
+        return dg_reject(R_MMA, why, len);
+    int wm = c[P_BM] / c[P_WARPS_M], wn = c[P_BN] / c[P_WARPS_N], bk = c[P_BK];
+    if (c[P_BM] % (c[P_WARPS_M] * mm) || c[P_BN] % (c[P_WARPS_N] * 8) ||
+        (bk != 8 && bk != 16 && bk != 32) || bk % mk || c[P_STAGES] < 2 || c[P_STAGES] > 6)
+        return dg_reject(R_TILE, why, len);
+    int acc = wm * wn / 32;
+    if (acc > 128)
+        return dg_reject(R_ACC, why, len);
+    int threads = dg_threads(c);
+    int frags = (wm / mm) * (mm * mk / 32) + (wn / 8) * (mk / 4);
+    int regs = 2 * (acc + frags) + 24;
+    if (regs > 255 || (long long)regs * threads > (dev ? dev->regs_per_block : 65536))
+        return dg_reject(R_REGS, why, len);
+    if (dg_smem_bytes(c) > (dev ? dev->smem_per_block_optin : 227 * 1024))
+        return dg_reject(R_SMEM, why, len);
+    if (threads > (dev ? dev->max_threads_per_block : 1024))
+        return dg_reject(R_THREADS, why, len);
+    if (dev && (dev->cc_major < 8 || (mm == 16 && dev->cc_major < 9)))
+        return dg_reject(R_ARCH, why, len);
+    return 1;
+}
+
+/* FFMA64 legality; 0 with the reason. */
+static int dg_valid_ffma(const int *c, const at_device_info *dev, char *why, size_t len)
+{
+    int tm = c[P_TM], tn = c[P_TN], bk = c[P_BK];
+    int threads = dg_threads(c);
+    if ((tm != 4 && tm != 8) || (tn != 4 && tn != 8) || c[P_BM] % tm || c[P_BN] % tn ||
+        threads < 32 || threads % 32 || threads > (dev ? dev->max_threads_per_block : 1024) ||
+        (bk != 8 && bk != 16))
+        return dg_reject(R_FTILE, why, len);
+    if ((long long)bk * (c[P_BM] + 1 + c[P_BN] + 1) * 8 > 48 * 1024)
+        return dg_reject(R_FSMEM, why, len);
+    (void)dev;
+    return 1;
+}
+
+/* ---- the tuned lattice ---- */
+
+/* One tile/pipeline recipe; `split` rows also take SPLITK 2 and 4. Sources: bench/notes_dgemm.md
+ * (H200 sweeps of the DMMA shapes, tiles, warps and stages). */
+typedef struct dg_recipe {
+    int path, mma, bm, bn, bk, warps_m, warps_n, stages, tm, tn, split;
+} dg_recipe;
+
+static const dg_recipe dg_lattice[] = {
+    /* DMMA, Hopper shapes: the sweep's best 128 x 128 tiles (BK 32 first), a narrower tile for
+     * mid-size and batched products, 64 x 64 for small ones and split-K */
+    {1, 1688, 128, 128, 32, 4, 2, 3, 8, 8, 0},
+    {1, 1688, 128, 128, 32, 2, 4, 3, 8, 8, 0},
+    {1, 16816, 128, 128, 32, 2, 4, 3, 8, 8, 0},
+    {1, 16816, 128, 128, 32, 4, 2, 3, 8, 8, 0},
+    {1, 16816, 128, 128, 16, 4, 2, 5, 8, 8, 0},
+    {1, 1688, 128, 128, 16, 4, 2, 4, 8, 8, 0},
+    {1, 16816, 64, 128, 16, 2, 2, 4, 8, 8, 0},
+    {1, 16816, 64, 64, 16, 2, 2, 4, 8, 8, 1},
+    /* DMMA m8n8k4 (sm_80+) */
+    {1, 884, 128, 128, 16, 4, 2, 4, 8, 8, 0},
+    {1, 884, 64, 64, 16, 2, 2, 4, 8, 8, 1},
+    /* FFMA64 */
+    {0, 16816, 128, 128, 8, 2, 4, 4, 8, 8, 0},
+    {0, 16816, 64, 64, 16, 2, 4, 4, 4, 4, 1},
+};
+#define DG_LATTICE_N ((int)(sizeof dg_lattice / sizeof dg_lattice[0]))
+
+/* The lattice row of c, or NULL. */
+static const dg_recipe *dg_recipe_of(const int *c)
+{
+    for (int i = 0; i < DG_LATTICE_N; i++) {
+        const dg_recipe *r = &dg_lattice[i];
+        if (r->path == c[P_PATH] && r->mma == c[P_MMA] && r->bm == c[P_BM] && r->bn == c[P_BN] &&
+            r->bk == c[P_BK] && r->warps_m == c[P_WARPS_M] && r->warps_n == c[P_WARPS_N] &&
+            r->stages == c[P_STAGES] && r->tm == c[P_TM] && r->tn == c[P_TN])
+            return r;
+    }
+    return NULL;
+}
+
+extern const tpl_family tpl_dgemm;
+
+/* 1 if parameter p of cfg is at its canonical (first) value. */
+static int dg_canonical(const int *cfg, int p)
+{
+    return cfg[p] == tpl_dgemm.params[p].values[0];
+}
+
+/* Without the lattice (a build with -DDG_WIDE_SPACE, bench/notes_dgemm.md) every legal
+ * configuration is valid: the prototype sweeps. */
+static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t len)
+{
+    if (why && len)
+        why[0] = '\0';
+    if ((cfg[P_OPA] != 0 && cfg[P_OPA] != 1) || (cfg[P_OPB] != 0 && cfg[P_OPB] != 1))
+        return dg_reject(R_RANGE, why, len);
+    for (int p = P_MMA; p < P_COUNT; p++)
+        if (cfg[p] < 1)
+            return dg_reject(R_RANGE, why, len);
+    if (cfg[P_PATH] != 0 && cfg[P_PATH] != 1)
+        return dg_reject(R_PATH, why, len);
+    int dmma = cfg[P_PATH] == 1;
+    if (!dmma && (!dg_canonical(cfg, P_MMA) || !dg_canonical(cfg, P_WARPS_M) ||
+                  !dg_canonical(cfg, P_WARPS_N) || !dg_canonical(cfg, P_STAGES)))
+        return dg_reject(R_CANON_FFMA, why, len);
+    if (dmma && (!dg_canonical(cfg, P_TM) || !dg_canonical(cfg, P_TN)))
+        return dg_reject(R_CANON_DMMA, why, len);
+    if (dmma ? !dg_valid_dmma(cfg, dev, why, len) : !dg_valid_ffma(cfg, dev, why, len))
+        return 0;
+#ifndef DG_WIDE_SPACE
+    const dg_recipe *r = dg_recipe_of(cfg);
+    if (!r)
+        return dg_reject(R_LATTICE, why, len);
+    if (cfg[P_SPLITK] > 1 && (!r->split || (cfg[P_SPLITK] != 2 && cfg[P_SPLITK] != 4) ||
+                              cfg[P_GROUP] != 8))
+        return dg_reject(R_SPLIT, why, len);
+#endif
+    return 1;
+}
+
+/* The kind the family computes: double, default math, row-major, any ops and batch. */
+static int dg_accepts(const tpl_problem *p)
+{
+    return p->n_dims == 3 && p->dtype == AT_R_64F && p->math == AT_MATH_DEFAULT &&
+           p->order == AT_ROW_MAJOR && (p->op_a == AT_OP_N || p->op_a == AT_OP_T) &&
+           (p->op_b == AT_OP_N || p->op_b == AT_OP_T) && p->batch >= 0;
+}
+
+static int dg_applicable(const int *cfg, const tpl_problem *p)
+{
+    if (!tpl_family_accepts(&tpl_dgemm, p))
+        return 0;
+    if (cfg[P_OPA] != (p->op_a == AT_OP_T) || cfg[P_OPB] != (p->op_b == AT_OP_T))
+        return 0;
+    long long m = p->dims[0], n = p->dims[1], k = p->dims[2], batch = tpl_problem_batch(p);
+    if (m < 1 || n < 1 || k < 1 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff ||
+        batch > 0x7fffffff)
+        return 0;
+    long long tiles = dg_cdiv(m, cfg[P_BM]) * dg_cdiv(n, cfg[P_BN]);
+    if (tiles > 0x7fffffff)
+        return 0;
+    int sk = cfg[P_SPLITK];
+    /* Split-K pays for its reduction only where the tiles leave most SMs idle and each slice
+     * keeps at least 4 K tiles of work. */
+    if (sk > 1 && (tiles * batch > DG_SPLIT_MAX_TILES || k < 4LL * sk * cfg[P_BK] ||
+                   (long long)sk * batch * m * n * 8 > DG_MAX_WORKSPACE))
+        return 0;
+    return 1;
+}
+
+static int dg_deterministic(const int *cfg)
+{
+    (void)cfg;      /* no atomics: split-K partials are summed in slice order */
+    return 1;
+}
+
+/* DMMA with the Hopper shapes -> arch only from sm_90 on; everything else -> arch. */
+static const char *dg_target_arch(const int *cfg, const char *arch)
+{
+    if (cfg[P_PATH] != 1 || dg_mma_m(cfg[P_MMA]) != 16)
+        return arch;
+    int major = 0;
+    if (sscanf(arch, "sm_%d", &major) != 1)
+        return NULL;
+    return major >= 90 ? arch : NULL;
+}
+
+/* ---- run ---- */
+
+/* The kernels' argument block (dgemm.cu's dg_args, same layout). */
+typedef struct dg_call {
+    int m, n, k, batch;
+    CUdeviceptr A, B, C, W;
+    long long lda, ldb, ldc, sa, sb, sc;
+    double alpha, beta;
+    int vec;
+} dg_call;
+
+/* Grid of a grid-stride helper kernel for `items` units of work. */
+static unsigned dg_stride_grid(const at_exec *ex, long long items)
+{
+    long long cap = ex->dev && ex->dev->sm_count > 0 ? 8LL * ex->dev->sm_count : 1024;
+    long long g = dg_cdiv(items > 0 ? items : 1, 256);
+    return (unsigned)(g < cap ? g : cap);
+}
+
+/* Copies the batch of rows x cols operands at *p (leading dimension *ld, batch stride *bs)
+ * into scratch slot `slot` with even leading dimensions and 16-byte aligned rows, and points
+ * *p, *ld, *bs at the copy. */
+static at_status dg_pack(at_exec *ex, int slot, int rows, int cols, int batch, CUdeviceptr *p,
+                         long long *ld, long long *bs)
+{
+    long long ldd = dg_cdiv(cols, 2) * 2;
+    CUdeviceptr dst = 0;
+    at_status s = ex_scratch(ex, slot, (size_t)batch * rows * (size_t)ldd * 8, &dst);
+    if (s != AT_OK)
+        return s;
+    if (dst % 16)
+        return ex_fail(ex, AT_ERR_INTERNAL, "dgemm: scratch memory not 16-byte aligned");
+    CUdeviceptr src = *p;
+    long long lds = *ld, ss = *bs;
+    void *a[] = {&rows, &cols, &batch, &src, &lds, &ss, &dst, &ldd};
+    s = ex_launch(ex, "dg_pack", dg_stride_grid(ex, (long long)batch * rows * ldd / 2), 1, 1, 256,
+                  1, 1, 0, a);
+    if (s == AT_OK) {
+        *p = dst;
+        *ld = ldd;
+        *bs = (long long)rows * ldd;
+    }
+    return s;
+}
+
+/* 1 if a DMMA kernel can read the operand with 16-byte copies. */
+static int dg_aligned(CUdeviceptr p, long long ld, long long bs, int batch)
+{
+    return p % 16 == 0 && ld % 2 == 0 && (batch == 1 || bs % 2 == 0);
+}
+
+/* Launches the configuration's kernel (and the split-K reduce) on the call. */
+static at_status dg_launch(at_exec *ex, const int *cfg, dg_call *c)
+{
+    at_status s;
+    int dmma = cfg[P_PATH] == 1;
+    if (dmma && c->k > 0) {
+        int ar = cfg[P_OPA] ? c->k : c->m, ac = cfg[P_OPA] ? c->m : c->k;
+        int br = cfg[P_OPB] ? c->n : c->k, bc = cfg[P_OPB] ? c->k : c->n;
+        if (!dg_aligned(c->A, c->lda, c->sa, c->batch) &&
+            (s = dg_pack(ex, DG_SLOT_PACKED_A, ar, ac, c->batch, &c->A, &c->lda, &c->sa)) != AT_OK)
+            return s;
+        if (!dg_aligned(c->B, c->ldb, c->sb, c->batch) &&
+            (s = dg_pack(ex, DG_SLOT_PACKED_B, br, bc, c->batch, &c->B, &c->ldb, &c->sb)) != AT_OK)
+            return s;
+    }
+    c->vec = c->C % 16 == 0 && c->ldc % 2 == 0 && (c->batch == 1 || c->sc % 2 == 0);
+    int sk = cfg[P_SPLITK];
+    c->W = 0;
+    if (sk > 1 &&
+        (s = ex_scratch(ex, DG_SLOT_PARTIALS, (size_t)sk * c->batch * c->m * c->n * 8, &c->W)) !=
+            AT_OK)
+        return s;
+    long long tiles = dg_cdiv(c->m, cfg[P_BM]) * dg_cdiv(c->n, cfg[P_BN]);
+    if (tiles > 0x7fffffff)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "dgemm: %lld tiles (limit 2^31-1)", tiles);
+    long long z = (long long)c->batch * sk;
+    unsigned gz = (unsigned)(z < DG_MAX_GRID_Z ? z : DG_MAX_GRID_Z);
+    void *a[] = {c};
+    s = ex_launch(ex, dmma ? "dg_mma" : "dg_ffma", (unsigned)tiles, 1, gz,
+                  (unsigned)dg_threads(cfg), 1, 1, dmma ? (unsigned)dg_smem_bytes(cfg) : 0, a);
+    if (s != AT_OK || sk == 1)
+        return s;
+    return ex_launch(ex, "dg_splitk_reduce", dg_stride_grid(ex, (long long)c->batch * c->m * c->n),
+                     1, 1, 256, 1, 1, 0, a);
+}
+
+static at_status dg_run(at_exec *ex, const int *cfg, tpl_args *args)
+{
+    const tpl_problem *p = &args->problem;
+    at_status s = tpl_check_problem(ex, &tpl_dgemm, p);
+    if (s != AT_OK)
+        return s;
+    if (cfg[P_OPA] != (p->op_a == AT_OP_T) || cfg[P_OPB] != (p->op_b == AT_OP_T))
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "dgemm: configuration OPA=%d OPB=%d does not "
+                       "compute op(A)=%s op(B)=%s", cfg[P_OPA], cfg[P_OPB],
+                       tpl_op_name(p->op_a), tpl_op_name(p->op_b));
+    long long m = p->dims[0], n = p->dims[1], k = p->dims[2], batch = tpl_problem_batch(p);
+    if (m < 0 || n < 0 || k < 0 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff ||
+        batch > 0x7fffffff)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "dgemm: sizes %lldx%lldx%lld, batch %lld out of "
+                       "range", m, n, k, batch);
+    const tpl_operand *oa = &args->operand[TPL_GEMM_A], *ob = &args->operand[TPL_GEMM_B],
+                      *oc = &args->operand[TPL_GEMM_C];
+    dg_call c = {(int)m, (int)n, (int)k, (int)batch, oa->ptr, ob->ptr, oc->ptr, 0, oa->ld, ob->ld,
+                 oc->ld, oa->batch_stride, ob->batch_stride, oc->batch_stride,
+                 args->scalar[TPL_GEMM_ALPHA], args->scalar[TPL_GEMM_BETA], 0};
+    if (c.m == 0 || c.n == 0 || c.batch == 0)
+        return AT_OK;
+    long long acols = cfg[P_OPA] ? m : k, bcols = cfg[P_OPB] ? k : n;
+    if (c.lda < (acols > 1 ? acols : 1) || c.ldb < (bcols > 1 ? bcols : 1) || c.ldc < c.n)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "dgemm: leading dimensions lda=%lld ldb=%lld "
+                       "ldc=%lld too small for %dx%dx%d (op %s%s)", c.lda, c.ldb, c.ldc, c.m, c.n,
+                       c.k, tpl_op_name(p->op_a), tpl_op_name(p->op_b));
+    if (c.sa < 0 || c.sb < 0 || c.sc < 0)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "dgemm: negative batch stride");
+    if (!c.C || (c.k > 0 && (!c.A || !c.B)))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "dgemm: NULL operand");
+    if (!isfinite(c.alpha) || !isfinite(c.beta))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "dgemm: alpha and beta must be finite");
+    return dg_launch(ex, cfg, &c);
+}
+
+static void dg_work(const tpl_problem *p, double *flops, double *bytes)
+{
+    double m = (double)p->dims[0], n = (double)p->dims[1], k = (double)p->dims[2];
+    double b = (double)tpl_problem_batch(p);
+    *flops = 2.0 * m * n * k * b;
+    *bytes = 8.0 * (m * k + k * n + m * n) * b;     /* A and B read, C written (beta 0) once */
+}
+
+/* n doubles uniform in [lo, hi) with 53 random mantissa bits (reference.cu's ref_dg_fill). */
+static at_status dg_fill(at_exec *ref, CUdeviceptr p, long long n, unsigned long long seed,
+                         double lo, double hi)
+{
+    void *a[] = {&p, &n, &seed, &lo, &hi};
+    return ex_launch(ref, "ref_dg_fill", dg_stride_grid(ref, n), 1, 1, 256, 1, 1, 0, a);
+}
+
+/* R (batch x m x n doubles, packed) = alpha op(A) op(B) + beta C0 in double-double arithmetic
+ * rounded once (reference.cu's ref_dg_gemm): within about 2^-53 relative of the exact product. */
+static at_status dg_reference(at_exec *ref, const tpl_problem *p, double alpha, CUdeviceptr A,
+                              long long lda, long long sa, CUdeviceptr B, long long ldb,
+                              long long sb, double beta, CUdeviceptr C0, long long ldc0,
+                              long long sc0, CUdeviceptr R)
+{
+    int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
+    int opa = p->op_a == AT_OP_T, opb = p->op_b == AT_OP_T;
+    long long batch = tpl_problem_batch(p);
+    void *a[] = {&m, &n, &k, &alpha, &A, &lda, &sa, &opa, &B, &ldb, &sb, &opb, &beta, &C0, &ldc0,
+                 &sc0, &R};
+    return ex_launch(ref, "ref_dg_gemm", (unsigned)((n + 15) / 16), (unsigned)((m + 15) / 16),
+                     (unsigned)batch, 16, 16, 1, 0, a);
+}
+
+/* Inputs of a problem: A, B uniform in [-1, 1) with 53 random mantissa bits, packed (batch
+ * stride one operand), alpha 1.5, beta 0 over a C filled with NaN (it must not be read), the
+ * double-double reference. */
+static at_status dg_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
+                            tpl_workset *ws)
+{
+    at_status s = tpl_check_problem(ref, &tpl_dgemm, p);
+    if (s != AT_OK)
+        return s;
+    long long batch = tpl_problem_batch(p);
+    if (p->dims[0] < 1 || p->dims[1] < 1 || p->dims[2] < 1 || p->dims[0] > 0x7fffffff ||
+        p->dims[1] > 0x7fffffff || p->dims[2] > 0x7fffffff || batch > 65535 ||
+        batch * p->dims[0] > 0x7fffffff)
+        return ex_fail(ref, AT_ERR_INVALID_ARG, "dgemm: bad problem for prepare");
+    long long m = p->dims[0], n = p->dims[1], k = p->dims[2];
+    size_t a_n = (size_t)(m * k), b_n = (size_t)(k * n), c_n = (size_t)(m * n);
+    CUdeviceptr A, B, C, C0, R;
+    if ((s = tpl_ws_alloc(ref, ws, a_n * batch * 8, &A)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, b_n * batch * 8, &B)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, c_n * batch * 8, &C)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, c_n * batch * 8, &C0)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, c_n * batch * 8, &R)) != AT_OK)
+        return s;
+    long long lda = p->op_a == AT_OP_T ? m : k, ldb = p->op_b == AT_OP_T ? k : n;
+    const double alpha = 1.5, beta = 0.0;
+    if ((s = dg_fill(ref, A, (long long)(a_n * batch), seed * 3 + 1, -1.0, 1.0)) != AT_OK ||
+        (s = dg_fill(ref, B, (long long)(b_n * batch), seed * 3 + 2, -1.0, 1.0)) != AT_OK ||
+        (s = ex_memset32(ref, C0, 0xFFFFFFFFu, c_n * batch * 2)) != AT_OK ||
+        (s = dg_reference(ref, p, alpha, A, lda, (long long)a_n, B, ldb, (long long)b_n, beta, C0,
+                          n, (long long)c_n, R)) != AT_OK)
+        return s;
+    memset(&ws->args, 0, sizeof ws->args);
+    ws->args.problem = *p;
+    ws->args.operand[TPL_GEMM_A] = (tpl_operand){A, lda, (long long)a_n};
+    ws->args.operand[TPL_GEMM_B] = (tpl_operand){B, ldb, (long long)b_n};
+    ws->args.operand[TPL_GEMM_C] = (tpl_operand){C, n, (long long)c_n};
+    ws->args.scalar[TPL_GEMM_ALPHA] = alpha;
+    ws->args.scalar[TPL_GEMM_BETA] = beta;
+    ws->out = C;
+    ws->out_bytes = c_n * batch * 8;
+    ws->out_initial = C0;
+    ws->reference = R;
+    return AT_OK;
+}
+
+static at_status dg_check(at_exec *ref, tpl_workset *ws, double *error)
+{
+    const tpl_problem *p = &ws->args.problem;
+    long long rows = tpl_problem_batch(p) * p->dims[0];
+    return tpl_rel_error_typed(ref, AT_R_64F, ws->out, (int)rows, (int)p->dims[1], p->dims[1],
+                               ws->reference, error);
+}
+
+/* The verification rule (README "Double-precision GEMM"):
+ *   ||C - C_ref||_F / ||C_ref||_F <= (16 + 8 sqrt(k)) 2^-53,
+ * C_ref the double-double product rounded once (itself within 2^-53 per element). A double
+ * sum of k terms in any blocking errs by about sqrt(k) 2^-53 relative on random data
+ * (bench/notes_dgemm.md: measured DMMA and cublasDgemm errors); a wrong tile or a race gives
+ * 1e-3 or more (the test family test_dgfault, which drops one K tile, measures it). */
+double tpl_dgemm_tolerance_rule(long long k)
+{
+    double kk = k > 0 ? (double)k : 1.0;
+    return (16.0 + 8.0 * sqrt(kk)) * ldexp(1.0, -53);
+}
+
+static double dg_tolerance(const tpl_problem *p)
+{
+    return tpl_dgemm_tolerance_rule(p->n_dims == 3 ? p->dims[2] : 1);
+}
+
+#define DG_DMMA(ops, mma, tile) "PATH=1," ops ",MMA=" #mma "," tile ",TM=8,TN=8"
+#define DG_FFMA(ops, tile) "PATH=0," ops ",MMA=16816," tile ",WARPS_M=2,WARPS_N=4,STAGES=4"
+#define DG_FT "BM=128,BN=128,BK=8,TM=8,TN=8,GROUP=8,SPLITK=1"
+#define DG_T884 "BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,GROUP=8,SPLITK=1"
+
+/* The default (DMMA m8n8k4 NN, 64x64 tiles: 74 KiB of shared memory fit every sm_80+ device)
+ * and, first usable wins in the runtime's fallback, the other
+ * transposes on sm_80+, then FFMA64 for every device, then the Hopper prototype winners. */
+static const tpl_baseline dg_baselines[] = {
+    {"dmma884-nt", DG_DMMA("OPA=0,OPB=1", 884, DG_T884), "DMMA m8n8k4, op(B) = T (sm_80+)"},
+    {"dmma884-tn", DG_DMMA("OPA=1,OPB=0", 884, DG_T884), "DMMA m8n8k4, op(A) = T (sm_80+)"},
+    {"dmma884-tt", DG_DMMA("OPA=1,OPB=1", 884, DG_T884), "DMMA m8n8k4, both T (sm_80+)"},
+    {"ffma-nn", DG_FFMA("OPA=0,OPB=0", DG_FT), "FFMA64 128x128x8, 8x8 per thread: every device"},
+    {"ffma-nt", DG_FFMA("OPA=0,OPB=1", DG_FT), "FFMA64, op(B) = T: every device"},
+    {"ffma-tn", DG_FFMA("OPA=1,OPB=0", DG_FT), "FFMA64, op(A) = T: every device"},
+    {"ffma-tt", DG_FFMA("OPA=1,OPB=1", DG_FT), "FFMA64, both T: every device"},
+    {"sm90-dmma1688", DG_DMMA("OPA=0,OPB=0", 1688, "BM=128,BN=128,BK=32,WARPS_M=4,WARPS_N=2,"
+                                                   "STAGES=3,GROUP=8,SPLITK=1"),
+     "DMMA m16n8k8 128x128x32, 4x2 warps, 3 stages: the H200 sweep's best (0.65x cublasDgemm "
+     "at 4096^3, bench/notes_dgemm.md)"},
+};
+
+static const tpl_problem dg_tuning[] = {
+    {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_64F},
+    {.n_dims = 3, .dims = {1024, 1024, 1024}, .dtype = AT_R_64F},
+};
+
+const tpl_family tpl_dgemm = {
+    .name = "dgemm",
+    .source = "dgemm.cu",
+    .fixed_options = "",
+    .summary = "double-precision GEMM C = alpha*op(A)*op(B) + beta*C (row-major, op N/T, strided "
+               "batches): PATH 1 FP64 tensor cores (mma.sync m8n8k4 sm_80+, m16n8k8/k16 sm_90+) "
+               "with a cp.async ring, PATH 0 FFMA64 register tiles (every device)",
+    .n_dims = 3,
+    .dim_names = {"m", "n", "k"},
+    .metric_is_flops = 1,
+    .hidden = 0,
+    .n_params = P_COUNT,
+    .params = {
+        {"PATH", 2, {1, 0}, "1 DMMA (FP64 tensor cores, mma.sync + cp.async, sm_80+), 0 FFMA64 "
+                            "(SIMT register tiles, every device)"},
+        {"OPA", 2, {0, 1}, "op(A) as a loader layout: 0 N (m x k rows), 1 T (stored k x m)"},
+        {"OPB", 2, {0, 1}, "op(B) as a loader layout: 0 N (k x n rows), 1 T (stored n x k)"},
+        {"MMA", 3, {16816, 1688, 884}, "DMMA shape: 16816 m16n8k16, 1688 m16n8k8 (sm_90+), 884 "
+                                       "m8n8k4 (sm_80+)"},
+        {"BM", 2, {128, 64}, "block tile rows of C"},
+        {"BN", 2, {128, 64}, "block tile columns of C"},
+        {"BK", 3, {16, 8, 32}, "K depth of one shared-memory stage"},
+        {"WARPS_M", 2, {2, 4}, "DMMA: warps along M"},
+        {"WARPS_N", 2, {4, 2}, "DMMA: warps along N"},
+        {"STAGES", 3, {4, 3, 5}, "DMMA: cp.async pipeline depth"},
+        {"TM", 2, {8, 4}, "FFMA64: rows of a thread's register tile"},
+        {"TN", 2, {8, 4}, "FFMA64: columns of a thread's register tile"},
+        {"GROUP", 2, {8, 1}, "tile swizzle: this many tile rows walked together for L2 reuse; "
+                             "1 = off"},
+        {"SPLITK", 3, {1, 2, 4}, "K slices: double partials + an ordered (deterministic) reduce"},
+    },
+    .valid = dg_valid,
+    .accepts = dg_accepts,
+    .applicable = dg_applicable,
+    .deterministic = dg_deterministic,
+    .run = dg_run,
+    .work = dg_work,
+    .work_done = NULL,
+    .prepare = dg_prepare,
+    .check = dg_check,
+    .tolerance = dg_tolerance,
+    .target_arch = dg_target_arch,
+    .default_config = DG_DMMA("OPA=0,OPB=0", 884, DG_T884),
+    .n_baselines = (int)(sizeof dg_baselines / sizeof dg_baselines[0]),
+    .baselines = dg_baselines,
+    .n_tuning_problems = (int)(sizeof dg_tuning / sizeof dg_tuning[0]),
+    .tuning_problems = dg_tuning,
+};

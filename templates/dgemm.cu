@@ -1,0 +1,476 @@
+// dgemm.cu: the dgemm family, C = alpha * op(A) * op(B) + beta * C in double precision
+// (row-major, op N or T as compile-time loader layouts, strided batches, any sizes and leading
+// dimensions). Two paths:
+// PATH 1, DMMA: FP64 tensor cores through mma.sync (m8n8k4 on sm_80+; the Hopper shapes
+//   m16n8k8 / m16n8k16 on sm_90+), a STAGES-deep cp.async ring of padded shared-memory tiles
+//   (rows of BK+4 or BM/BN+4 doubles: every 64-bit fragment load of a half-warp hits 16
+//   distinct bank pairs, both for K-major and M/N-major tiles), GROUP-swizzled tile order,
+//   optional split-K (double partials, summed in slice order by dg_splitk_reduce).
+//   Operands need 16-byte aligned bases and even leading dimensions; the host packs others
+//   first with dg_pack. Edges: cp.async zero-fills the bytes past the matrix (src-size).
+// PATH 0, FFMA64: a SIMT register-tiled kernel (TM x TN doubles per thread, guarded element
+//   loads through shared memory): correct on every device, alignment and shape.
+// Kernels: dg_mma, dg_ffma, dg_pack, dg_splitk_reduce. blockIdx.z walks batch x SPLITK slices
+// (grid-stride when there are more than 65535).
+
+// ---- tunables (templates/dgemm.c passes every one as -D) ----
+#ifndef PATH
+#define PATH 1          // 1 DMMA (FP64 tensor cores, sm_80+), 0 FFMA64 (SIMT, every device)
+#endif
+#ifndef OPA
+#define OPA 0           // op(A): 0 N (A is m x k, row-major), 1 T (A is stored k x m)
+#endif
+#ifndef OPB
+#define OPB 0           // op(B): 0 N (B is k x n, row-major), 1 T (B is stored n x k)
+#endif
+#ifndef MMA
+#define MMA 16816       // PATH 1: mma shape 16816 (m16n8k16, sm_90+), 1688 (m16n8k8, sm_90+), 884 (m8n8k4, sm_80+)
+#endif
+#ifndef BM
+#define BM 128          // block tile rows of C (32..256)
+#endif
+#ifndef BN
+#define BN 128          // block tile columns of C (32..256)
+#endif
+#ifndef BK
+#define BK 16           // K depth of one shared-memory stage (8, 16, 32)
+#endif
+#ifndef WARPS_M
+#define WARPS_M 2       // PATH 1: warps along M (BM / WARPS_M rows per warp, a multiple of the mma's M)
+#endif
+#ifndef WARPS_N
+#define WARPS_N 4       // PATH 1: warps along N (BN / WARPS_N columns per warp, a multiple of 8)
+#endif
+#ifndef STAGES
+#define STAGES 4        // PATH 1: cp.async pipeline depth (2..6)
+#endif
+#ifndef TM
+#define TM 8            // PATH 0: rows of a thread's register tile (4, 8)
+#endif
+#ifndef TN
+#define TN 8            // PATH 0: columns of a thread's register tile (4, 8)
+#endif
+#ifndef GROUP
+#define GROUP 8         // tile swizzle: this many tile rows walked together for L2 reuse (1 = off)
+#endif
+#ifndef SPLITK
+#define SPLITK 1        // K slices: > 1 writes double partials, dg_splitk_reduce sums them in order
+#endif
+#ifndef DG_FAULT
+#define DG_FAULT 0      // test only: 1 skips the last K tile of every product (a wrong kernel)
+#endif
+
+static_assert(PATH == 0 || PATH == 1, "PATH is 0 (FFMA64) or 1 (DMMA)");
+static_assert(OPA == 0 || OPA == 1, "OPA is 0 (N) or 1 (T)");
+static_assert(OPB == 0 || OPB == 1, "OPB is 0 (N) or 1 (T)");
+static_assert(GROUP >= 1 && SPLITK >= 1, "GROUP and SPLITK >= 1");
+
+#define DG_CDIV(a, b) (((a) + (b) - 1) / (b))
+
+// The product's arguments, shared by both paths. Batch strides and leading dimensions in
+// elements; A, B as stored (op T: transposed).
+struct dg_args {
+    int m, n, k, batch;
+    const double *A, *B;
+    double *C, *W;              // W: split-K partials, SPLITK * batch * m * n
+    long long lda, ldb, ldc, sa, sb, sc;
+    double alpha, beta;
+    int vec;                    // 1: C rows allow 16-byte stores (C and ldc even-aligned)
+};
+
+// Block id -> (tile row, tile column), GROUP tile rows walked together (column by column).
+__device__ __forceinline__ void dg_tile(int id, int tm, int tn, int &mt, int &nt)
+{
+    const int gsize = GROUP * tn, grp = id / gsize, first = grp * GROUP;
+    const int gh = tm - first < GROUP ? tm - first : GROUP;
+    const int in = id - grp * gsize;
+    mt = first + in % gh;
+    nt = in / gh;
+}
+
+// K tiles [kt0, kt1) of slice `slice` of a product with ktiles tiles of BK.
+__device__ __forceinline__ void dg_slice(int ktiles, int slice, int &kt0, int &kt1)
+{
+    const int per = DG_CDIV(ktiles, SPLITK);
+    kt0 = slice * per;
+    kt1 = kt0 + per < ktiles ? kt0 + per : ktiles;
+    if (kt0 > kt1)
+        kt0 = kt1;
+#if DG_FAULT
+    if (kt1 == ktiles && kt1 > kt0)
+        kt1--;
+#endif
+}
+
+// Writes two adjacent results (row r, columns c and c + 1) of a product: C = alpha v + beta C,
+// or the raw partials into the split-K workspace. Guarded by the matrix edges.
+__device__ __forceinline__ void dg_store2(const dg_args &a, long long bz, int r, int c, double v0,
+                                          double v1)
+{
+    if (r >= a.m || c >= a.n)
+        return;
+    const bool two = c + 1 < a.n;
+    if (SPLITK > 1) {
+        double *w = a.W + bz * (long long)a.m * a.n + (long long)r * a.n + c;
+        w[0] = v0;
+        if (two)
+            w[1] = v1;
+        return;
+    }
+    double *p = a.C + (bz * a.sc) + (long long)r * a.ldc + c;
+    v0 *= a.alpha;
+    v1 *= a.alpha;
+    if (two && a.vec) {
+        double2 o = make_double2(v0, v1);
+        if (a.beta != 0.0) {
+            const double2 old = *(const double2 *)p;
+            o.x = fma(a.beta, old.x, o.x);
+            o.y = fma(a.beta, old.y, o.y);
+        }
+        *(double2 *)p = o;
+        return;
+    }
+    if (a.beta != 0.0) {
+        v0 = fma(a.beta, p[0], v0);
+        if (two)
+            v1 = fma(a.beta, p[1], v1);
+    }
+    p[0] = v0;
+    if (two)
+        p[1] = v1;
+}
+
+#if PATH == 1
+// ================= PATH 1: DMMA =================
+#if MMA == 16816
+#define DG_MM 16
+#define DG_MK 16
+#elif MMA == 1688
+#define DG_MM 16
+#define DG_MK 8
+#elif MMA == 884
+#define DG_MM 8
+#define DG_MK 4
+#else
+#error "MMA is 16816, 1688 or 884"
+#endif
+#define DG_THREADS (WARPS_M * WARPS_N * 32)
+#define DG_WM (BM / WARPS_M)                    // warp tile rows
+#define DG_WN (BN / WARPS_N)                    // warp tile columns
+#define DG_MT (DG_WM / DG_MM)                   // mma tiles along M per warp
+#define DG_NT (DG_WN / 8)                       // mma tiles along N per warp
+#define DG_AR (DG_MM * DG_MK / 32)              // A registers per mma
+#define DG_BR (DG_MK / 4)                       // B registers per mma
+#define DG_CR (DG_MM / 4)                       // C registers per mma
+// Shared tiles: K-major ([rows][BK + 4]) where the operand is contiguous along K (A op N, B op
+// T), else M/N-major ([BK][cols + 4]). Row strides are 4 mod 16 doubles (BK 8: 12): the 16
+// lanes of a half-warp read 16 distinct 8-byte bank pairs, and rows stay 16-byte aligned.
+#define DG_ALD (OPA == 0 ? BK + 4 : BM + 4)
+#define DG_BLD (OPB == 1 ? BK + 4 : BN + 4)
+#define DG_ASZ (OPA == 0 ? BM * DG_ALD : BK * DG_ALD)
+#define DG_BSZ (OPB == 1 ? BN * DG_BLD : BK * DG_BLD)
+#define DG_STAGE (DG_ASZ + DG_BSZ)              // doubles per stage
+
+static_assert(BM % (WARPS_M * DG_MM) == 0 && BN % (WARPS_N * 8) == 0, "warp tiles split into mma tiles");
+static_assert(BK % DG_MK == 0 && BK % 2 == 0, "BK is a multiple of the mma's K");
+static_assert(STAGES >= 2 && STAGES <= 6, "STAGES 2..6");
+static_assert(DG_MT * DG_NT * DG_CR <= 128, "at most 128 accumulators per thread");
+
+__device__ __forceinline__ unsigned dg_smem_addr(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+// 16 bytes (two doubles) from src to shared dst; only `bytes` (0, 8, 16) are read, the rest of
+// the 16 is zero-filled.
+__device__ __forceinline__ void dg_cp16(unsigned dst, const double *src, int bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(bytes));
+}
+
+// Copies the R x CC tile (CC doubles contiguous per row) of g (leading dimension ld) at (r0, c0)
+// into shared s (row stride SLD doubles); rows >= rmax and columns >= cmax read as zero.
+template <int R, int CC, int SLD>
+__device__ __forceinline__ void dg_load_tile(double *s, const double *g, long long ld, int r0, int c0,
+                                             int rmax, int cmax)
+{
+    constexpr int CPR = CC / 2, TOTAL = R * CPR;
+#pragma unroll
+    for (int i = threadIdx.x; i < TOTAL; i += DG_THREADS) {
+        const int r = i / CPR, c = (i - r * CPR) * 2;
+        const int gr = r0 + r, gc = c0 + c;
+        int left = cmax - gc;
+        int bytes = gr < rmax ? (left >= 2 ? 16 : left == 1 ? 8 : 0) : 0;
+        const double *src = bytes ? g + (long long)gr * ld + gc : g;
+        dg_cp16(dg_smem_addr(s + r * SLD + c), src, bytes);
+    }
+}
+
+// The stage of K tile kt: A and B tiles into s.
+__device__ __forceinline__ void dg_load_stage(double *s, const double *A, const double *B,
+                                              const dg_args &a, int m0, int n0, int kt)
+{
+    const int k0 = kt * BK;
+#if OPA == 0
+    dg_load_tile<BM, BK, DG_ALD>(s, A, a.lda, m0, k0, a.m, a.k);
+#else
+    dg_load_tile<BK, BM, DG_ALD>(s, A, a.lda, k0, m0, a.k, a.m);
+#endif
+#if OPB == 0
+    dg_load_tile<BK, BN, DG_BLD>(s + DG_ASZ, B, a.ldb, k0, n0, a.k, a.n);
+#else
+    dg_load_tile<BN, BK, DG_BLD>(s + DG_ASZ, B, a.ldb, n0, k0, a.n, a.k);
+#endif
+}
+
+// Element (row i, depth kk) of the stage's A tile, and (depth kk, column j) of its B tile.
+__device__ __forceinline__ double dg_a(const double *s, int i, int kk)
+{
+#if OPA == 0
+    return s[i * DG_ALD + kk];
+#else
+    return s[kk * DG_ALD + i];
+#endif
+}
+__device__ __forceinline__ double dg_b(const double *s, int kk, int j)
+{
+#if OPB == 0
+    return s[DG_ASZ + kk * DG_BLD + j];
+#else
+    return s[DG_ASZ + j * DG_BLD + kk];
+#endif
+}
+
+// d += a * b for one mma tile.
+__device__ __forceinline__ void dg_mma(double (&d)[DG_CR], const double (&x)[DG_AR], const double (&y)[DG_BR])
+{
+#if MMA == 16816
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(x[0]), "d"(x[1]), "d"(x[2]), "d"(x[3]), "d"(x[4]), "d"(x[5]), "d"(x[6]),
+                   "d"(x[7]), "d"(y[0]), "d"(y[1]), "d"(y[2]), "d"(y[3]));
+#elif MMA == 1688
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(x[0]), "d"(x[1]), "d"(x[2]), "d"(x[3]), "d"(y[0]), "d"(y[1]));
+#else
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+                 : "+d"(d[0]), "+d"(d[1])
+                 : "d"(x[0]), "d"(y[0]));
+#endif
+}
+
+// One output tile per block (grid.x = tiles, grid.z over batch x SPLITK); STAGES-deep cp.async
+// ring; each warp owns a DG_WM x DG_WN tile of DG_MT x DG_NT mma tiles. Fragment slots (PTX
+// ISA): A slot i is (row g + 8 (i % 2), k t + 4 (i / 2)) for the m16 shapes, (g, t) for m8n8k4;
+// B slot j is (k t + 4 j, column g); accumulator r is (row g + 8 (r / 2), column 2 t + r % 2).
+extern "C" __global__ void __launch_bounds__(DG_THREADS, 1)
+dg_mma(dg_args a)
+{
+    extern __shared__ __align__(16) double dg_smem[];
+    const int tm = DG_CDIV(a.m, BM), tn = DG_CDIV(a.n, BN);
+    int mt, nt;
+    dg_tile(blockIdx.x, tm, tn, mt, nt);
+    const int m0 = mt * BM, n0 = nt * BN;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int g = lane >> 2, t = lane & 3;
+    const int wm0 = (warp / WARPS_N) * DG_WM, wn0 = (warp % WARPS_N) * DG_WN;
+    const int ktiles = DG_CDIV(a.k, BK);
+    const long long nz = (long long)a.batch * SPLITK;
+    for (long long z = blockIdx.z; z < nz; z += gridDim.z) {
+        const long long b = z / SPLITK;
+        int kt0, kt1;
+        dg_slice(ktiles, (int)(z - b * SPLITK), kt0, kt1);
+        const double *A = a.A + b * a.sa, *B = a.B + b * a.sb;
+        double acc[DG_MT][DG_NT][DG_CR];
+#pragma unroll
+        for (int i = 0; i < DG_MT; i++)
+#pragma unroll
+            for (int j = 0; j < DG_NT; j++)
+#pragma unroll
+                for (int r = 0; r < DG_CR; r++)
+                    acc[i][j][r] = 0.0;
+        const int nk = kt1 - kt0;
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; s++) {
+            if (s < nk)
+                dg_load_stage(dg_smem + s * DG_STAGE, A, B, a, m0, n0, kt0 + s);
+            asm volatile("cp.async.commit_group;\n" ::);
+        }
+        for (int it = 0; it < nk; it++) {
+            asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
+            __syncthreads();
+            const int nx = it + STAGES - 1;
+            if (nx < nk)
+                dg_load_stage(dg_smem + (nx % STAGES) * DG_STAGE, A, B, a, m0, n0, kt0 + nx);
+            asm volatile("cp.async.commit_group;\n" ::);
+            const double *s = dg_smem + (it % STAGES) * DG_STAGE;
+#pragma unroll
+            for (int kk = 0; kk < BK; kk += DG_MK) {
+                double fa[DG_MT][DG_AR], fb[DG_NT][DG_BR];
+#pragma unroll
+                for (int i = 0; i < DG_MT; i++)
+#pragma unroll
+                    for (int q = 0; q < DG_AR; q++)
+                        fa[i][q] = dg_a(s, wm0 + i * DG_MM + g + (DG_MM == 16 ? 8 * (q & 1) : 0),
+                                        kk + t + 4 * (DG_MM == 16 ? q >> 1 : q));
+#pragma unroll
+                for (int j = 0; j < DG_NT; j++)
+#pragma unroll
+                    for (int q = 0; q < DG_BR; q++)
+                        fb[j][q] = dg_b(s, kk + t + 4 * q, wn0 + j * 8 + g);
+#pragma unroll
+                for (int i = 0; i < DG_MT; i++)
+#pragma unroll
+                    for (int j = 0; j < DG_NT; j++)
+                        dg_mma(acc[i][j], fa[i], fb[j]);
+            }
+        }
+        asm volatile("cp.async.wait_group 0;\n" ::);
+        __syncthreads();            // the ring is free for the next product
+#pragma unroll
+        for (int i = 0; i < DG_MT; i++)
+#pragma unroll
+            for (int j = 0; j < DG_NT; j++)
+#pragma unroll
+                for (int h = 0; h < DG_CR / 2; h++)
+                    dg_store2(a, SPLITK > 1 ? z : b, m0 + wm0 + i * DG_MM + g + 8 * h,
+                              n0 + wn0 + j * 8 + 2 * t, acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+    }
+}
+
+#else
+// ================= PATH 0: FFMA64 =================
+#define DG_TX (BN / TN)                         // threads along N
+#define DG_TY (BM / TM)                         // threads along M
+#define DG_THREADS (DG_TX * DG_TY)
+static_assert(BM % TM == 0 && BN % TN == 0, "TM divides BM, TN divides BN");
+static_assert(DG_THREADS >= 32 && DG_THREADS <= 1024, "32..1024 threads");
+
+// Register-tiled SIMT kernel: thread (ty, tx) owns rows ty + i DG_TY and columns tx + j DG_TX
+// (broadcast shared reads, coalesced stores); A and B tiles staged in shared memory as
+// [BK][BM + 1] and [BK][BN + 1] with guarded element loads (any alignment, any op).
+extern "C" __global__ void __launch_bounds__(DG_THREADS)
+dg_ffma(dg_args a)
+{
+    __shared__ double sa[BK][BM + 1];
+    __shared__ double sb[BK][BN + 1];
+    const int tm = DG_CDIV(a.m, BM), tn = DG_CDIV(a.n, BN);
+    int mt, nt;
+    dg_tile(blockIdx.x, tm, tn, mt, nt);
+    const int m0 = mt * BM, n0 = nt * BN;
+    const int tx = threadIdx.x % DG_TX, ty = threadIdx.x / DG_TX;
+    const int ktiles = DG_CDIV(a.k, BK);
+    const long long nz = (long long)a.batch * SPLITK;
+    for (long long z = blockIdx.z; z < nz; z += gridDim.z) {
+        const long long b = z / SPLITK;
+        int kt0, kt1;
+        dg_slice(ktiles, (int)(z - b * SPLITK), kt0, kt1);
+        const double *A = a.A + b * a.sa, *B = a.B + b * a.sb;
+        double acc[TM][TN];
+#pragma unroll
+        for (int i = 0; i < TM; i++)
+#pragma unroll
+            for (int j = 0; j < TN; j++)
+                acc[i][j] = 0.0;
+        for (int kt = kt0; kt < kt1; kt++) {
+            const int k0 = kt * BK;
+            // A tile: consecutive threads along A's contiguous dimension
+            for (int e = threadIdx.x; e < BM * BK; e += DG_THREADS) {
+#if OPA == 0
+                const int i = e / BK, kk = e % BK;
+                const long long off = (long long)(m0 + i) * a.lda + (k0 + kk);
+#else
+                const int kk = e / BM, i = e % BM;
+                const long long off = (long long)(k0 + kk) * a.lda + (m0 + i);
+#endif
+                sa[kk][i] = m0 + i < a.m && k0 + kk < a.k ? A[off] : 0.0;
+            }
+            for (int e = threadIdx.x; e < BN * BK; e += DG_THREADS) {
+#if OPB == 0
+                const int kk = e / BN, j = e % BN;
+                const long long off = (long long)(k0 + kk) * a.ldb + (n0 + j);
+#else
+                const int j = e / BK, kk = e % BK;
+                const long long off = (long long)(n0 + j) * a.ldb + (k0 + kk);
+#endif
+                sb[kk][j] = n0 + j < a.n && k0 + kk < a.k ? B[off] : 0.0;
+            }
+            __syncthreads();
+#pragma unroll
+            for (int kk = 0; kk < BK; kk++) {
+                double x[TM], y[TN];
+#pragma unroll
+                for (int i = 0; i < TM; i++)
+                    x[i] = sa[kk][ty + i * DG_TY];
+#pragma unroll
+                for (int j = 0; j < TN; j++)
+                    y[j] = sb[kk][tx + j * DG_TX];
+#pragma unroll
+                for (int i = 0; i < TM; i++)
+#pragma unroll
+                    for (int j = 0; j < TN; j++)
+                        acc[i][j] = fma(x[i], y[j], acc[i][j]);
+            }
+            __syncthreads();
+        }
+        const long long bz = SPLITK > 1 ? z : b;
+#pragma unroll
+        for (int i = 0; i < TM; i++) {
+            const int r = m0 + ty + i * DG_TY;
+#pragma unroll
+            for (int j = 0; j < TN; j++) {
+                const int c = n0 + tx + j * DG_TX;
+                if (r >= a.m || c >= a.n)
+                    continue;
+                if (SPLITK > 1) {
+                    a.W[bz * (long long)a.m * a.n + (long long)r * a.n + c] = acc[i][j];
+                } else {
+                    double *p = a.C + b * a.sc + (long long)r * a.ldc + c;
+                    double v = a.alpha * acc[i][j];
+                    *p = a.beta != 0.0 ? fma(a.beta, *p, v) : v;
+                }
+            }
+        }
+    }
+}
+#endif
+
+// Copies `batch` products of the rows x cols matrix src (leading dimension ld, batch stride
+// ss, any alignment) to dst (leading dimension ldd even, batch stride rows * ldd, 16-byte
+// aligned), zero-filling columns cols..ldd-1. Grid-stride over 16-byte chunks.
+extern "C" __global__ void __launch_bounds__(256)
+dg_pack(int rows, int cols, int batch, const double *__restrict__ src, long long ld, long long ss,
+        double *__restrict__ dst, long long ldd)
+{
+    const long long cpr = ldd / 2, per = (long long)rows * cpr, tot = per * batch;
+    for (long long i = blockIdx.x * 256LL + threadIdx.x; i < tot; i += (long long)gridDim.x * 256) {
+        const long long b = i / per, rest = i - b * per, r = rest / cpr;
+        const int c = (int)(rest - r * cpr) * 2;
+        const double *s = src + b * ss + r * ld + c;
+        double2 o;
+        o.x = c < cols ? s[0] : 0.0;
+        o.y = c + 1 < cols ? s[1] : 0.0;
+        *(double2 *)(dst + b * per * 2 + r * ldd + c) = o;
+    }
+}
+
+// Split-K finish: C = alpha * sum_s W[b][s] + beta * C, slices summed in order s = 0..
+// (deterministic); beta == 0 never reads C. Grid-stride over batch x m x n.
+extern "C" __global__ void __launch_bounds__(256)
+dg_splitk_reduce(dg_args a)
+{
+    const long long mn = (long long)a.m * a.n, tot = mn * a.batch;
+    for (long long i = blockIdx.x * 256LL + threadIdx.x; i < tot; i += (long long)gridDim.x * 256) {
+        const long long b = i / mn, e = i - b * mn, r = e / a.n, c = e - r * a.n;
+        double s = 0.0;
+#pragma unroll
+        for (int z = 0; z < SPLITK; z++)
+            s += a.W[(b * SPLITK + z) * mn + e];
+        double *p = a.C + b * a.sc + r * a.ldc + c;
+        const double v = a.alpha * s;
+        *p = a.beta != 0.0 ? fma(a.beta, *p, v) : v;
+    }
+}
