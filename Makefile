@@ -61,6 +61,10 @@ $(BUILD)/gen/test_sources.c: $(BUILD)/tools/embed $(TESTFAM_CU)
 $(BUILD)/gen/test_sources.o: $(BUILD)/gen/test_sources.c
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# The folder where a shipped read-only tuning database is looked for
+# (runtime/api.c: PREFIX/share/autotune/tuning.db, unless $AUTOTUNE_SHIPPED_DB).
+$(BUILD)/runtime/api.o: CFLAGS += -DAT_SHARE_DIR='"$(PREFIX)/share/autotune"'
+
 $(STATIC): $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^

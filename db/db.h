@@ -63,6 +63,10 @@ void db_default_path(char *out, size_t len);
 #define DB_OPEN_EXISTING 0  /* an existing database: writable where allowed */
 #define DB_OPEN_CREATE   1  /* also creates the file, its folder, the schema */
 #define DB_OPEN_READONLY 2  /* an existing database, read-only: never writes */
+#define DB_OPEN_SHIPPED  3  /* read-only, and no lock or side file (-wal, -shm)
+                               made beside it: read as an unchanging file, or
+                               from a private snapshot when a -wal is pending
+                               (for databases shipped with a program) */
 
 /* Opens the database at path (NULL or "": db_default_path) in WAL mode
  * with a busy timeout. A file we may not write (permissions, read-only

@@ -12,6 +12,7 @@
 #include "db.h"
 #include "harness.h"
 #include "json.h"
+#include "lookup.h"
 #include "tn.h"
 
 /* ---- fixtures ---- */
@@ -722,4 +723,129 @@ TEST(travel_merge_command)
     snprintf(cmd, sizeof cmd, "%s/autotune merge '%s'", th_build_dir(), paths[0]);
     CHECK(th_run(cmd, &text) == 2);
     free(text);
+}
+
+/* ---- shipped read-only databases ---- */
+
+/* Stores an ok result of sum's k-th valid configuration for size n on uuid. */
+static int trv_put(db *d, const char *uuid, long long n, long long k, double t, char *config)
+{
+    at_device_info dev;
+    trv_device(&dev, "GPU-user", "NVIDIA H200", 9, 0);
+    const tpl_family *fam = tpl_find("sum");
+    int cfg[TPL_MAX_PARAMS];
+    trv_config(fam, &dev, k, cfg, config);
+    db_result r;
+    trv_result(&r, uuid, fam, trv_problem(n), config, DB_OK, t);
+    return db_store_result(d, &r) == AT_OK;
+}
+
+static long long trv_mtime_ns(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return -1;
+    return (long long)sb.st_mtim.tv_sec * 1000000000ll + sb.st_mtim.tv_nsec;
+}
+
+/* Lookup order over the user's database and shipped ones (exact anywhere
+ * beats nearest; equal levels: the user's, then the shipped in order); a
+ * corrupt or missing shipped database is named and skipped; the shipped
+ * files are never written, not even a side file beside them. */
+TEST(travel_shipped_databases_under_the_users)
+{
+    char user[4300], s1[4300], s2[4300], bad[4400], missing[4400];
+    char c_near[TPL_CONFIG_LEN], c_p[TPL_CONFIG_LEN], c_q_user[TPL_CONFIG_LEN];
+    char c_q_ship[TPL_CONFIG_LEN], c_r[TPL_CONFIG_LEN];
+    at_device_info dev, other;
+    trv_device(&dev, "GPU-user", "NVIDIA H200", 9, 0);
+    trv_device(&other, "GPU-other", "NVIDIA H100 80GB HBM3", 9, 0);
+    db *u = trv_open("user.db", DB_OPEN_CREATE, user, sizeof user);
+    db *a = trv_open("ship1.db", DB_OPEN_CREATE, s1, sizeof s1);
+    db *b = trv_open("ship2.db", DB_OPEN_CREATE, s2, sizeof s2);
+    CHECK(u && a && b);
+    CHECK_OK(db_put_device(u, &dev, "13.0"));
+    CHECK_OK(db_put_device(a, &dev, "13.0"));
+    CHECK_OK(db_put_device(b, &other, "13.0"));
+    /* P = 2^20: the user has only a nearby size, ship1 the exact one;
+     * Q = 4096: both exact; R = 65536: only ship2, tuned on another model */
+    CHECK(trv_put(u, "GPU-user", 2000000, 3, 1.0, c_near));
+    CHECK(trv_put(a, "GPU-user", 1048576, 5, 1.0, c_p));
+    CHECK(trv_put(u, "GPU-user", 4096, 7, 1.0, c_q_user));
+    CHECK(trv_put(a, "GPU-user", 4096, 11, 0.5, c_q_ship));
+    CHECK(trv_put(b, "GPU-other", 65536, 13, 1.0, c_r));
+    db_close(a);
+    db_close(b);
+    snprintf(bad, sizeof bad, "%s/corrupt.db", th_tmpdir());
+    snprintf(missing, sizeof missing, "%s/missing.db", th_tmpdir());
+    CHECK(trv_write(bad, "this is not an SQLite database, just text\n", 42));
+    size_t l1 = 0, l2 = 0;
+    char *h1 = trv_slurp(s1, &l1), *h2 = trv_slurp(s2, &l2);
+    long long m1 = trv_mtime_ns(s1), m2 = trv_mtime_ns(s2);
+    char list[20000], msg[4096];
+    snprintf(list, sizeof list, "%s:%s:%s:%s", s1, bad, missing, s2);
+    db *layers[1 + AT_MAX_READONLY_DBS] = {u};
+    int n = 1;
+    lk_open_shipped(list, layers, &n, 1 + AT_MAX_READONLY_DBS, msg, sizeof msg);
+    CHECK_EQ(n, 3);
+    CHECK_MSG(strstr(msg, "corrupt.db") && strstr(msg, "missing.db") && !strstr(msg, "ship1"),
+              "%s", msg);
+    CHECK(db_is_readonly(layers[1]) && db_is_readonly(layers[2]));
+    const tpl_family *fam = tpl_find("sum");
+    struct { long long n; at_lookup_level level; int which; const char *config; } want[] = {
+        {1048576, AT_LOOKUP_EXACT, 1, c_p},
+        {4096, AT_LOOKUP_EXACT, 0, c_q_user},
+        {65536, AT_LOOKUP_NEAREST, 0, c_q_user},  /* the user's nearest beats ARCH */
+        {2100000, AT_LOOKUP_NEAREST, 0, c_near},
+    };
+    for (int i = 0; i < 4; i++) {
+        tpl_problem p = trv_problem(want[i].n);
+        int cfg[TPL_MAX_PARAMS], which = -9;
+        char config[TPL_CONFIG_LEN];
+        at_lookup_level level = lk_choose_layers(layers, n, &dev, fam, &p, 0, cfg, config, &which);
+        CHECK_MSG(level == want[i].level && which == want[i].which &&
+                  strcmp(config, want[i].config) == 0,
+                  "n=%lld: level %d from %d (%s), expected %d from %d (%s)", want[i].n,
+                  (int)level, which, config, (int)want[i].level, want[i].which, want[i].config);
+    }
+    /* without the user's database, on a third device of the arch: the
+     * shipped ones at the ARCH level, the earlier first; defaults last */
+    at_device_info third;
+    trv_device(&third, "GPU-third", "NVIDIA GH200 480GB", 9, 0);
+    layers[0] = NULL;
+    tpl_problem p = trv_problem(100000);
+    int cfg[TPL_MAX_PARAMS], which = -9;
+    char config[TPL_CONFIG_LEN];
+    CHECK(lk_choose_layers(layers, n, &third, fam, &p, 0, cfg, config, &which) ==
+          AT_LOOKUP_ARCH && which == 1 && strcmp(config, c_p) == 0);
+    db *only2[2] = {NULL, layers[2]};
+    CHECK(lk_choose_layers(only2, 2, &third, fam, &p, 0, cfg, config, &which) ==
+          AT_LOOKUP_ARCH && which == 1 && strcmp(config, c_r) == 0);
+    CHECK(lk_choose_layers(layers, 0, &dev, fam, &p, 0, cfg, config, &which) ==
+          AT_LOOKUP_DEFAULT && which == -1);
+    /* a shipped handle refuses writes, even though its file is writable */
+    db_result r;
+    trv_result(&r, "GPU-user", fam, trv_problem(8), fam->default_config, DB_OK, 1.0);
+    CHECK(db_store_result(layers[1], &r) == AT_ERR_DB);
+    db_close(layers[1]);
+    db_close(layers[2]);
+    db_close(u);
+    size_t a1 = 0, a2 = 0;
+    char *g1 = trv_slurp(s1, &a1), *g2 = trv_slurp(s2, &a2);
+    CHECK(g1 && g2 && a1 == l1 && a2 == l2 && memcmp(g1, h1, l1) == 0 &&
+          memcmp(g2, h2, l2) == 0);
+    CHECK(trv_mtime_ns(s1) == m1 && trv_mtime_ns(s2) == m2);
+    char side[4400];
+    const char *sfx[] = {"-wal", "-shm", "-journal"};
+    for (int k = 0; k < 3; k++) {
+        snprintf(side, sizeof side, "%s%s", s1, sfx[k]);
+        CHECK_MSG(!trv_exists(side), "%s was made", side);
+        snprintf(side, sizeof side, "%s%s", s2, sfx[k]);
+        CHECK_MSG(!trv_exists(side), "%s was made", side);
+    }
+    free(h1);
+    free(h2);
+    free(g1);
+    free(g2);
+    CHECK(at_add_readonly_db(NULL, s1) == AT_ERR_INVALID_ARG);
 }
