@@ -78,6 +78,28 @@ $(TEST_TOOL): $(TOOL_OBJ) $(TESTFAM_OBJ) $(STATIC)
 $(TESTS): $(TEST_OBJ) $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(TESTFAM_OBJ) $(STATIC) $(TOOL) $(TEST_TOOL)
 	$(CC) -o $@ $(TEST_OBJ) $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(TESTFAM_OBJ) $(STATIC) $(LDLIBS)
 
+# The MPI front end (tuner/mpi/): built where mpicc exists, by `all` and
+# `make mpi`; autotune-mpi-test also has the test families (tests/test_mpi.c).
+MPICC ?= $(shell command -v mpicc 2>/dev/null)
+MPI_TOOL := $(BUILD)/autotune-mpi
+MPI_TEST_TOOL := $(BUILD)/autotune-mpi-test
+.PHONY: mpi
+ifneq ($(MPICC),)
+all: $(MPI_TOOL)
+$(TESTS): $(MPI_TEST_TOOL)
+mpi: $(MPI_TOOL) $(MPI_TEST_TOOL)
+else
+mpi:
+	@echo "make mpi: no mpicc here (apt-get install libopenmpi-dev openmpi-bin)"; exit 1
+endif
+$(BUILD)/tuner/mpi/autotune_mpi.o: tuner/mpi/autotune_mpi.c $(wildcard runtime/*.h driver/*.h templates/*.h db/*.h tuner/*.h) | $(BUILD)/gen/sources.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -c $< -o $@
+$(MPI_TOOL): $(BUILD)/tuner/mpi/autotune_mpi.o $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(STATIC)
+	$(MPICC) -o $@ $^ $(LDLIBS)
+$(MPI_TEST_TOOL): $(BUILD)/tuner/mpi/autotune_mpi.o $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(TESTFAM_OBJ) $(STATIC)
+	$(MPICC) -o $@ $^ $(LDLIBS)
+
 # Libs spells the rpath `-Xlinker -rpath=DIR`, which both cc and nvcc accept
 # (nvcc rejects -Wl,...).
 PC_TEXT = 'prefix=%s\nexec_prefix=$${prefix}\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\ncudadir=%s\n\nName: autotune\nDescription: tuned CUDA kernels (matmul, sum, dot, Jacobi) from a tuning database\nVersion: %s\nCflags: -I$${includedir} -I$${cudadir}/include\nLibs: -L$${libdir} -Xlinker -rpath=$${libdir} -lautotune\nLibs.private: -L$${cudadir}/lib64 -lnvrtc -lsqlite3 -ldl -lpthread -lm\n'
