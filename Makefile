@@ -129,6 +129,7 @@ $(BUILD)/tests/test_layers.o: tools/layers.c
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/autotune
+	if [ -x $(MPI_TOOL) ]; then install -m 755 $(MPI_TOOL) $(DESTDIR)$(PREFIX)/bin/autotune-mpi; fi
 	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/libautotune.a
 	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/libautotune.so.$(VERSION)
 	ln -sf libautotune.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libautotune.so.0
@@ -137,7 +138,7 @@ install: all
 	printf $(PC_TEXT) '$(PREFIX)' '$(CUDA_HOME)' '$(VERSION)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/autotune.pc
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/autotune $(DESTDIR)$(PREFIX)/lib/libautotune.* \
+	rm -f $(DESTDIR)$(PREFIX)/bin/autotune $(DESTDIR)$(PREFIX)/bin/autotune-mpi $(DESTDIR)$(PREFIX)/lib/libautotune.* \
 	      $(DESTDIR)$(PREFIX)/include/autotune.h $(DESTDIR)$(PREFIX)/lib/pkgconfig/autotune.pc
 
 include bench/bench.mk

@@ -101,8 +101,8 @@ at_status at_add_readonly_db(at_handle *h, const char *path)
 {
     if (!h)
         return AT_ERR_INVALID_ARG;
-    if (!path || !*path || strchr(path, ':'))
-        return fail(h, AT_ERR_INVALID_ARG, "at_add_readonly_db: no path, or one with ':'");
+    if (!path || !*path)
+        return fail(h, AT_ERR_INVALID_ARG, "at_add_readonly_db: no path");
     if (h->n_layers >= 1 + AT_MAX_READONLY_DBS)
         return fail(h, AT_ERR_INVALID_ARG, "at most %d read-only databases per handle",
                     AT_MAX_READONLY_DBS);
