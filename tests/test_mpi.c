@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "cudrv.h"
 #include "db.h"
 #include "harness.h"
 
@@ -113,4 +114,45 @@ TEST(mpi_front_end_splits_and_merges)
     rc = th_run(cmd, &out);
     CHECK_MSG(rc == 1 && strstr(out, "exists"), "exit %d: %s", rc, out);
     free(out);
+}
+
+/* On a host with two GPUs: two ranks, the real worker; sum and dot split
+ * between the GPUs when they are of one model, each tuned on its own. */
+GPU_TEST(mpi_front_end_on_two_gpus)
+{
+    char mpi[4300], cmd[20000], build[4096], err[512], *out = NULL;
+    if (!realpath(th_build_dir(), build))
+        snprintf(build, sizeof build, "%s", th_build_dir());
+    snprintf(mpi, sizeof mpi, "%s/autotune-mpi", build);
+    at_status s;
+    const cudrv *cu = cudrv_get(&s, err, sizeof err);
+    int n_gpus = 0;
+    if (cu)
+        cu->DeviceGetCount(&n_gpus);
+    if (th_run("command -v mpirun", &out) != 0 || access(mpi, X_OK) != 0 || n_gpus < 2) {
+        free(out);
+        th_skip("needs mpirun, %s and two GPUs (%d here)", mpi, n_gpus);
+        return;
+    }
+    free(out);
+    snprintf(cmd, sizeof cmd, "cd '%s' && OMPI_MCA_btl_vader_single_copy_mechanism=none "
+             "mpirun %s -n 2 '%s' --kernel sum,dot --size 1048576 --budget 20e -o two.db "
+             "--seed 3", th_tmpdir(), getuid() == 0 ? "--allow-run-as-root" : "", mpi);
+    int rc = th_run(cmd, &out);
+    printf("%s", out ? out : "");
+    CHECK_MSG(rc == 0 && strstr(out, "wrote two.db"), "exit %d", rc);
+    free(out);
+    char path[4400];
+    int n = 0;
+    snprintf(path, sizeof path, "%s/two.db", th_tmpdir());
+    db_result *r = mpi_rows(path, &n);
+    CHECK(r && n > 0);
+    int ok_sum = 0, ok_dot = 0, two = 0;
+    for (int i = 0; i < n; i++) {
+        ok_sum |= strcmp(r[i].kernel, "sum") == 0 && strcmp(r[i].status, DB_OK) == 0;
+        ok_dot |= strcmp(r[i].kernel, "dot") == 0 && strcmp(r[i].status, DB_OK) == 0;
+        two |= strcmp(r[i].device_uuid, r[0].device_uuid) != 0;
+    }
+    free(r);
+    CHECK(ok_sum && ok_dot && two);
 }
