@@ -340,6 +340,38 @@ TEST(travel_export_import_round_trip)
     free(rb);
     db_close(a);
     db_close(b);
+    /* filters: one model, one kernel */
+    snprintf(cmd, sizeof cmd, "%s/autotune export --db '%s' --model 'NVIDIA A100-SXM4-80GB' "
+             "-o '%s.a100' && %s/autotune export --db '%s' --kernel dot --device GPU-src-a "
+             "-o '%s.dot'", th_build_dir(), src, json, th_build_dir(), src, json);
+    CHECK_MSG(th_run(cmd, &out) == 0 && strstr(out, "exported 6 results and 0 cubins") &&
+              strstr(out, "exported 3 results"), "%s", out);
+    free(out);
+    /* a result of another version of the kernel's source: stored, never served */
+    size_t len = 0;
+    char *text = trv_slurp(json, &len), *hash = strstr(text, "\"source_hash\": \"");
+    CHECK(hash && strstr(hash, "\"kernel\": \"sum\"") != NULL);
+    hash = strstr(strstr(text, "\"results\""), "\"source_hash\": \"") + 16;
+    memcpy(hash, "0123456789abcdef", 16);
+    CHECK(trv_write(json, text, len));
+    free(text);
+    snprintf(dst, sizeof dst, "%s/other-source.db", th_tmpdir());
+    snprintf(cmd, sizeof cmd, "%s/autotune import '%s' --db '%s' --no-compile", th_build_dir(),
+             json, dst);
+    CHECK_MSG(th_run(cmd, &out) == 0 && strstr(out, "1 results are of another version"), "%s",
+              out);
+    free(out);
+    CHECK_OK(db_open(&b, dst, DB_OPEN_READONLY, err, sizeof err));
+    CHECK_OK(db_results(b, NULL, NULL, &rb, &nb));
+    int other = 0;
+    for (int i = 0; i < nb; i++)
+        if (strcmp(rb[i].source_hash, "0123456789abcdef") == 0) {
+            other++;
+            CHECK(rb[i].binary_key[0] == '\0');
+        }
+    CHECK_EQ(other, 1);
+    free(rb);
+    db_close(b);
 }
 
 /* Bad documents: exit 1, a message naming the problem, and the database
