@@ -428,7 +428,9 @@ static int run_rank(const mpi_opts *o, int rank, int n_ranks, char *own, size_t 
     int rc = n_items < 0 ? 1 : tune_share(&mo, items, n_items, index, count, local, own,
                                           log_path, rank);
     free(items);
-    return rc;
+    /* a rank without a GPU is a failure of the run (more ranks than GPUs);
+     * one whose GPU another rank tunes is not */
+    return mine.ok ? rc : 1;
 }
 
 int main(int argc, char **argv)
