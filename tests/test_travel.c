@@ -340,6 +340,22 @@ TEST(travel_export_import_round_trip)
     free(rb);
     db_close(a);
     db_close(b);
+    /* SQLite's own JSON parser (independent of ours) reads the export */
+    size_t jlen = 0;
+    char *jtext = trv_slurp(json, &jlen);
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    CHECK(jtext && sqlite3_open(":memory:", &h) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(h, "SELECT json_valid(?1), json_array_length(?1, '$.results'), "
+                             "json_array_length(?1, '$.cubins'), json_extract(?1, "
+                             "'$.results[0].config.STYLE') IS NOT NULL", -1, &st, NULL) == SQLITE_OK);
+    sqlite3_bind_text(st, 1, jtext, (int)jlen, SQLITE_STATIC);
+    CHECK(sqlite3_step(st) == SQLITE_ROW);
+    CHECK(sqlite3_column_int(st, 0) == 1 && sqlite3_column_int(st, 1) == 12 &&
+          sqlite3_column_int(st, 2) == 2 && sqlite3_column_int(st, 3) == 1);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    free(jtext);
     /* filters: one model, one kernel */
     snprintf(cmd, sizeof cmd, "%s/autotune export --db '%s' --model 'NVIDIA A100-SXM4-80GB' "
              "-o '%s.a100' && %s/autotune export --db '%s' --kernel dot --device GPU-src-a "

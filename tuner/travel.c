@@ -81,6 +81,17 @@ int tn_export(int argc, char **argv)
         fprintf(stderr, "autotune: cannot open the database %s: %s\n", path, err);
         return 1;
     }
+    long long n_res = 0, n_cub = 0;
+    if (strcmp(out, "-") == 0) {            /* to stdout, the summary to stderr */
+        at_status s = db_export(d, &flt, stdout, &n_res, &n_cub);
+        if (s != AT_OK)
+            fprintf(stderr, "autotune: export failed: %s\n", db_errmsg(d));
+        else
+            fprintf(stderr, "exported %lld results and %lld cubins from %s\n", n_res, n_cub,
+                    path);
+        db_close(d);
+        return s == AT_OK ? 0 : 1;
+    }
     /* written beside the target and renamed: a failed export leaves no
      * half-written file under the name */
     snprintf(tmp, sizeof tmp, "%s.tmp-%ld", out, (long)getpid());
@@ -90,7 +101,6 @@ int tn_export(int argc, char **argv)
         db_close(d);
         return 1;
     }
-    long long n_res = 0, n_cub = 0;
     at_status s = db_export(d, &flt, f, &n_res, &n_cub);
     if (fclose(f) != 0 && s == AT_OK)
         s = AT_ERR_IO;
