@@ -35,14 +35,14 @@ struct at_handle {
     int deterministic;
     at_math math;               /* at_set_math_mode: TF32 for at_gemm's FP32 */
     db *db;
+    db *layers[1 + AT_MAX_READONLY_DBS];  /* [0] db, then the read-only ones in order */
+    int n_layers;
     char db_path[4096];
     char errmsg[2048];
     at_stats stats;
     at_plan **plans;            /* open addressing, power-of-two capacity */
     size_t n_plans, cap_plans;
     at_plan *last_plan;         /* the previous call's plan: repeated calls skip the table */
-    db *layers[1 + AT_MAX_READONLY_DBS];  /* [0] the user's (db), then read-only ones */
-    int n_layers;
 };
 
 static at_status fail(at_handle *h, at_status s, const char *fmt, ...)

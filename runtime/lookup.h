@@ -24,6 +24,14 @@ at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fa
                           const tpl_problem *problem, int deterministic, int *cfg,
                           char *config);
 
+/* Opens the database a handle reads (path as at_create got it, resolved):
+ * created where missing (it is also the cubin cache), read-only where it
+ * cannot be written (lookups only: the handle never writes to it). On
+ * AT_ERR_DB_CORRUPT (not a tuning database: at_create refuses it) and on
+ * any other failure *out is NULL and msg says why; the caller then uses
+ * built-in defaults. */
+at_status lk_open_db(const char *path, db **out, char *msg, size_t len);
+
 /* The same over several databases searched in order (the user's first,
  * then the shipped read-only ones; NULL entries skipped): the lowest level
  * any of them reaches wins (an exact tuned problem in a shipped database
@@ -33,14 +41,6 @@ at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fa
 at_lookup_level lk_choose_layers(db *const *dbs, int n, const at_device_info *dev,
                                  const tpl_family *fam, const tpl_problem *problem,
                                  int deterministic, int *cfg, char *config, int *which);
-
-/* Opens the database a handle reads (path as at_create got it, resolved):
- * created where missing (it is also the cubin cache), read-only where it
- * cannot be written (lookups only: the handle never writes to it). On
- * AT_ERR_DB_CORRUPT (not a tuning database: at_create refuses it) and on
- * any other failure *out is NULL and msg says why; the caller then uses
- * built-in defaults. */
-at_status lk_open_db(const char *path, db **out, char *msg, size_t len);
 
 /* Opens each read-only database of list (paths separated by ':', in that
  * order) as shipped (db_open's DB_OPEN_SHIPPED: never written, no side
