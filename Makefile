@@ -73,6 +73,10 @@ $(BUILD)/gen/test_sources.c: $(BUILD)/tools/embed $(TESTFAM_CU)
 $(BUILD)/gen/test_sources.o: $(BUILD)/gen/test_sources.c
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# The folder where a shipped read-only tuning database is looked for
+# (runtime/api.c: PREFIX/share/autotune/tuning.db, unless $AUTOTUNE_SHIPPED_DB).
+$(BUILD)/runtime/api.o: CFLAGS += -DAT_SHARE_DIR='"$(PREFIX)/share/autotune"'
+
 $(STATIC): $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
@@ -85,6 +89,28 @@ $(TEST_TOOL): $(TOOL_OBJ) $(TESTFAM_OBJ) $(STATIC)
 	$(CC) -o $@ $(TOOL_OBJ) $(TESTFAM_OBJ) $(STATIC) $(LDLIBS)
 $(TESTS): $(TEST_OBJ) $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(TESTFAM_OBJ) $(STATIC) $(TOOL) $(TEST_TOOL)
 	$(CC) -o $@ $(TEST_OBJ) $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(TESTFAM_OBJ) $(STATIC) $(LDLIBS)
+
+# The MPI front end (tuner/mpi/): built where mpicc exists, by `all` and
+# `make mpi`; autotune-mpi-test also has the test families (tests/test_mpi.c).
+MPICC ?= $(shell command -v mpicc 2>/dev/null)
+MPI_TOOL := $(BUILD)/autotune-mpi
+MPI_TEST_TOOL := $(BUILD)/autotune-mpi-test
+.PHONY: mpi
+ifneq ($(MPICC),)
+all: $(MPI_TOOL)
+$(TESTS): $(MPI_TEST_TOOL)
+mpi: $(MPI_TOOL) $(MPI_TEST_TOOL)
+else
+mpi:
+	@echo "make mpi: no mpicc here (apt-get install libopenmpi-dev openmpi-bin)"; exit 1
+endif
+$(BUILD)/tuner/mpi/autotune_mpi.o: tuner/mpi/autotune_mpi.c $(wildcard runtime/*.h driver/*.h templates/*.h db/*.h tuner/*.h) | $(BUILD)/gen/sources.c
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -c $< -o $@
+$(MPI_TOOL): $(BUILD)/tuner/mpi/autotune_mpi.o $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(STATIC)
+	$(MPICC) -o $@ $^ $(LDLIBS)
+$(MPI_TEST_TOOL): $(BUILD)/tuner/mpi/autotune_mpi.o $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(TESTFAM_OBJ) $(STATIC)
+	$(MPICC) -o $@ $^ $(LDLIBS)
 
 # Libs spells the rpath `-Xlinker -rpath=DIR`, which both cc and nvcc accept
 # (nvcc rejects -Wl,...).
@@ -115,6 +141,7 @@ $(BUILD)/tests/test_layers.o: tools/layers.c
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 755 $(TOOL) $(DESTDIR)$(PREFIX)/bin/autotune
+	if [ -x $(MPI_TOOL) ]; then install -m 755 $(MPI_TOOL) $(DESTDIR)$(PREFIX)/bin/autotune-mpi; fi
 	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/libautotune.a
 	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/libautotune.so.$(VERSION)
 	ln -sf libautotune.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libautotune.so.0
@@ -124,7 +151,7 @@ install: all
 	printf $(PC_TEXT) '$(PREFIX)' '$(CUDA_HOME)' '$(VERSION)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/autotune.pc
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/autotune $(DESTDIR)$(PREFIX)/lib/libautotune.* \
+	rm -f $(DESTDIR)$(PREFIX)/bin/autotune $(DESTDIR)$(PREFIX)/bin/autotune-mpi $(DESTDIR)$(PREFIX)/lib/libautotune.* \
 	      $(DESTDIR)$(PREFIX)/include/autotune.h $(DESTDIR)$(PREFIX)/lib/pkgconfig/autotune.pc
 
 include bench/bench.mk

@@ -4,6 +4,7 @@
 #define DB_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include "autotune.h"
 #include "cudrv.h"
 #include "tpl.h"
@@ -62,6 +63,10 @@ void db_default_path(char *out, size_t len);
 #define DB_OPEN_EXISTING 0  /* an existing database: writable where allowed */
 #define DB_OPEN_CREATE   1  /* also creates the file, its folder, the schema */
 #define DB_OPEN_READONLY 2  /* an existing database, read-only: never writes */
+#define DB_OPEN_SHIPPED  3  /* read-only, and no lock or side file (-wal, -shm)
+                               made beside it: read as an unchanging file, or
+                               from a private snapshot when a -wal is pending
+                               (for databases shipped with a program) */
 
 /* Opens the database at path (NULL or "": db_default_path) in WAL mode
  * with a busy timeout. A file we may not write (permissions, read-only
@@ -192,5 +197,90 @@ typedef struct db_measurement {
 at_status db_put_measurement(db *d, db_measurement *m);
 at_status db_measurements(db *d, const char *device_uuid, const char *kernel,
                           db_measurement **out, int *count);
+
+/* What db_merge copied. */
+typedef struct db_merge_stats {
+    long long devices;              /* device rows read (added or refreshed) */
+    long long sessions;             /* sessions added */
+    long long results_read;         /* result rows of the source */
+    long long results_added;        /* of them, keys the destination lacked */
+    long long results_replaced;     /* keys stored in both where the source's row was better */
+    long long binaries_added;       /* cubins the destination lacked */
+    long long measurements;         /* side measurements read */
+} db_merge_stats;
+/* Copies every row of src into dst in one transaction of dst (src is only
+ * read, from one snapshot): devices (by UUID; the later sighting's facts),
+ * sessions, kernels, problems, results, cubins (by key) and side
+ * measurements. A result whose key (device, kernel and source hash,
+ * problem, configuration) both hold keeps the better row: an ok row with a
+ * time beats any other, then the lower median, then the newer, then a
+ * fixed order of the other fields, so merging several sources gives the
+ * same rows in any order and the best per device, kernel and problem is
+ * the best over the sources. stats may be NULL. On failure dst is
+ * unchanged (rolled back) and its message says why: AT_ERR_DB for a
+ * read-only dst, AT_ERR_INVALID_ARG for dst == src. */
+at_status db_merge(db *dst, db *src, db_merge_stats *stats);
+
+/* ---- export and import (db/export.c, db/import.c; JSON: db/json.h) ---- */
+
+/* Which results db_export writes (NULL members: any). */
+typedef struct db_export_filter {
+    const char *device_uuid;
+    const char *model;              /* device name, e.g. "NVIDIA H200" */
+    const char *kernel;
+    int with_cubins;                /* 1: the stored cubins of the results, base64 */
+} db_export_filter;
+/* Writes the selected results, their devices and (with_cubins) their
+ * stored cubins to f as one JSON document (the format is described at the
+ * top of db/export.c); counts what it wrote. flt NULL: everything, no
+ * cubins. AT_ERR_IO if f fails, AT_ERR_DB if the database cannot be read. */
+at_status db_export(db *d, const db_export_filter *flt, FILE *f, long long *n_results,
+                    long long *n_cubins);
+
+/* An export read and checked, ready to be stored (db/import.c). */
+typedef struct db_import db_import;
+/* Parses and checks a whole export document: format and version, every
+ * device, every result (known kernel, every parameter of it and no other,
+ * a problem of its dimensions, a known status, finite numbers) and every
+ * cubin (base64, size). Decides which cubins fit this build: same NVRTC
+ * version, same source hash, and the key this build computes for their
+ * configuration and arch; the others are dropped (never stored). Touches
+ * no database. AT_ERR_INVALID_ARG with "WHERE: why" in err (a JSON
+ * position or a path such as results[3].config), AT_ERR_NO_MEMORY. */
+at_status db_import_read(const char *text, size_t len, db_import **out, char *err,
+                         size_t errlen);
+void db_import_free(db_import *im);                 /* NULL is a no-op */
+/* A configuration whose cubin the import should compile: imported
+ * results a lookup can serve (per device, kernel and problem the
+ * per_problem fastest ok results, and as many deterministic ones) of this
+ * build's source, whose cubin neither fits in the file nor is stored in d. */
+typedef struct db_import_need {
+    const tpl_family *fam;
+    int cfg[TPL_MAX_PARAMS];
+    char config[TPL_CONFIG_LEN];
+    char arch[16];                  /* the device's, as the runtime asks for it */
+    char key[40];                   /* tpl_binary_key */
+} db_import_need;
+/* The needs, each key once (malloc'd, caller frees). AT_ERR_NO_MEMORY, or
+ * AT_ERR_DB if d cannot be read. */
+at_status db_import_needs(db *d, db_import *im, int per_problem, db_import_need **out,
+                          int *count);
+/* Adds a cubin compiled here for need (copied) to what db_import_apply stores. */
+at_status db_import_add_cubin(db_import *im, const db_import_need *need, const void *cubin,
+                              size_t size);
+/* What an import did. */
+typedef struct db_import_stats {
+    long long devices, results, results_added, results_replaced, results_kept;
+    long long other_source;         /* results of another kernel source: stored, not served */
+    long long cubins_in_file, cubins_stored, cubins_dropped, cubins_compiled;
+} db_import_stats;
+/* Fills the counts known before storing (results, cubins in the file,
+ * dropped, other source). */
+void db_import_counts(const db_import *im, db_import_stats *st);
+/* Stores everything in one transaction: devices, results (a key already
+ * stored keeps the better row, as db_merge does), the fitting and the
+ * compiled cubins. On failure nothing is stored (rolled back), the reason
+ * in d's message; AT_ERR_DB for a read-only database. */
+at_status db_import_apply(db *d, db_import *im, db_import_stats *st);
 
 #endif

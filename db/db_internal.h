@@ -148,4 +148,24 @@ void db_read_result(sqlite3_stmt *st, db_result *r);
 at_status db_collect_results(db *d, sqlite3_stmt *st, db_result **out,
                              int *count, const char *what);
 
+/* ---- results.c, merge.c: the rows merge and import write ---- */
+
+/* Inserts (name, hash) if missing; its id. */
+at_status db_kernel_id(db *d, const char *name, const char *hash, long long *id);
+/* Inserts (kernel, problem key) if missing; its id. */
+at_status db_problem_id(db *d, const char *kernel, const tpl_problem *p, long long *id);
+/* The device row of dev (by UUID), its facts replaced where last_seen is
+ * later than the stored one's, first_seen the earlier; its id. */
+at_status db_upsert_device(db *d, const db_device *dev, const char *first_seen,
+                           const char *last_seen, long long *id);
+/* The upsert of a result row: ?1 device_id, ?2 kernel_id, ?3 problem_id,
+ * ?4 config, ?5 status, ?6 time_ms, ?7 time_min_ms, ?8 time_max_ms, ?9 runs,
+ * ?10 gflops, ?11 gbs, ?12 rel_error, ?13 compile_ms, ?14 binary_key,
+ * ?15 error, ?16 deterministic, ?17 session_id, ?18 created; a stored row
+ * of the same key is replaced only by a better one (db_merge). */
+at_status db_prepare_result_upsert(db *d, sqlite3_stmt **st);
+/* INSERT OR IGNORE of a cubin: ?1 key, ?2 kernel, ?3 source_hash, ?4 config,
+ * ?5 arch, ?6 nvrtc_version, ?7 options, ?8 cubin, ?9 size, ?10 created. */
+at_status db_prepare_binary_insert(db *d, sqlite3_stmt **st);
+
 #endif

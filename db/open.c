@@ -154,7 +154,7 @@ static at_status db_check_path(const char *path, int mode, int *exists, int *emp
     if (s != AT_OK)
         return s;
     *exists = 1;
-    if (mode == DB_OPEN_READONLY)
+    if (mode == DB_OPEN_READONLY || mode == DB_OPEN_SHIPPED)
         db_fmt(why, whylen, "opened read-only");
     else
         db_why_readonly(path, why, whylen);
@@ -195,6 +195,8 @@ int db_side_files_blocked(const db *d)
 static at_status db_attach(db *d, int mode, int exists, int empty_file)
 {
     int create = mode == DB_OPEN_CREATE;
+    if (mode == DB_OPEN_SHIPPED && exists)
+        return db_open_readonly(d, empty_file);
     int flags = d->readonly ? SQLITE_OPEN_READONLY
                             : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
     at_status s = db_connect(d, d->path, flags);
@@ -224,7 +226,8 @@ at_status db_open(db **out, const char *path, int mode, char *err, size_t errlen
         return AT_ERR_INVALID_ARG;
     }
     *out = NULL;
-    if (mode != DB_OPEN_EXISTING && mode != DB_OPEN_CREATE && mode != DB_OPEN_READONLY) {
+    if (mode != DB_OPEN_EXISTING && mode != DB_OPEN_CREATE && mode != DB_OPEN_READONLY &&
+        mode != DB_OPEN_SHIPPED) {
         db_fmt(err, errlen, "db_open: unknown mode %d", mode);
         return AT_ERR_INVALID_ARG;
     }

@@ -5,8 +5,7 @@
 #include "db_internal.h"
 
 /* Inserts if missing and returns the id of (name, hash). */
-static at_status db_kernel_id(db *d, const char *name, const char *hash,
-                              long long *id)
+at_status db_kernel_id(db *d, const char *name, const char *hash, long long *id)
 {
     sqlite3_stmt *st;
     at_status s = db_prepare(d, &st,
@@ -35,8 +34,7 @@ static at_status db_kernel_id(db *d, const char *name, const char *hash,
 }
 
 /* Inserts if missing and returns the id of (kernel, problem key). */
-static at_status db_problem_id(db *d, const char *kernel, const tpl_problem *p,
-                               long long *id)
+at_status db_problem_id(db *d, const char *kernel, const tpl_problem *p, long long *id)
 {
     sqlite3_stmt *st;
     at_status s = db_prepare(d, &st,

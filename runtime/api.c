@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "args.h"
 #include "autotune.h"
 #include "cudrv.h"
@@ -38,6 +39,8 @@ struct at_handle {
     int deterministic;
     at_math math;               /* at_set_math_mode: TF32 for at_gemm's FP32 */
     db *db;
+    db *layers[1 + AT_MAX_READONLY_DBS];  /* [0] db, then the read-only ones in order */
+    int n_layers;
     char db_path[4096];
     char errmsg[2048];
     at_stats stats;
@@ -73,6 +76,49 @@ const char *at_errmsg(const at_handle *h)
 }
 
 /* ---------------- handles ---------------- */
+
+#ifndef AT_SHARE_DIR
+#define AT_SHARE_DIR "/usr/local/share/autotune"
+#endif
+
+/* The shipped databases of $AUTOTUNE_SHIPPED_DB (paths separated by ':',
+ * searched in that order), else AT_SHARE_DIR/tuning.db where it exists.
+ * One that cannot be used is skipped, named in h's message after the
+ * user's database's message, if any. */
+static void add_shipped(at_handle *h)
+{
+    const char *env = getenv("AUTOTUNE_SHIPPED_DB");
+    char def[4200], msg[2048];
+    if (!env) {
+        snprintf(def, sizeof def, "%s/tuning.db", AT_SHARE_DIR);
+        if (access(def, F_OK) != 0)
+            return;
+        env = def;
+    }
+    lk_open_shipped(env, h->layers, &h->n_layers, 1 + AT_MAX_READONLY_DBS, msg, sizeof msg);
+    if (msg[0]) {
+        size_t used = strlen(h->errmsg);
+        snprintf(h->errmsg + used, sizeof h->errmsg - used, "%s%.1500s", used ? "; " : "", msg);
+    }
+}
+
+at_status at_add_readonly_db(at_handle *h, const char *path)
+{
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    if (!path || !*path)
+        return fail(h, AT_ERR_INVALID_ARG, "at_add_readonly_db: no path");
+    if (h->n_layers >= 1 + AT_MAX_READONLY_DBS)
+        return fail(h, AT_ERR_INVALID_ARG, "at most %d read-only databases per handle",
+                    AT_MAX_READONLY_DBS);
+    char err[1024] = "";
+    db *d = NULL;
+    at_status s = db_open(&d, path, DB_OPEN_SHIPPED, err, sizeof err);
+    if (s != AT_OK)
+        return fail(h, s, "read-only tuning database %.1000s not used: %.900s", path, err);
+    h->layers[h->n_layers++] = d;
+    return AT_OK;
+}
 
 at_status at_create(at_handle **out, int device, const char *db_path)
 {
@@ -122,6 +168,8 @@ at_status at_create(at_handle **out, int device, const char *db_path)
         snprintf(h->errmsg, sizeof h->errmsg,
                  "tuning database %.1000s not usable (%.900s): built-in defaults only", h->db_path, err);
     }
+    h->layers[h->n_layers++] = h->db;
+    add_shipped(h);
     *out = h;
     return AT_OK;
 }
@@ -174,6 +222,8 @@ at_status at_destroy(at_handle *h)
         ctx_leave(h, pushed);
     }
     free(h->plans);
+    for (int i = 1; i < h->n_layers; i++)
+        db_close(h->layers[i]);
     db_close(h->db);
     h->cu->DevicePrimaryCtxRelease(h->device);
     free(h);
@@ -298,8 +348,9 @@ static at_status load_module(at_handle *h, at_plan *pl)
     void *cubin = NULL;
     size_t size = 0;
     int from_db = 0;
-    if (h->db && db_get_binary(h->db, key, &cubin, &size) == AT_OK)
-        from_db = 1;
+    for (int i = 0; i < h->n_layers && !from_db; i++)
+        if (h->layers[i] && db_get_binary(h->layers[i], key, &cubin, &size) == AT_OK)
+            from_db = 1;
     if (!from_db) {
         char *log = NULL;
         at_status s = tpl_compile(pl->fam, pl->cfg, h->info.arch, &cubin, &size, &log);
@@ -547,7 +598,9 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
     pl->fam = fam;
     pl->problem = *p;
     pl->deterministic = h->deterministic;
-    pl->level = lk_choose(h->db, &h->info, fam, p, h->deterministic, pl->cfg, pl->config);
+    int layer = -1;
+    pl->level = lk_choose_layers(h->layers, h->n_layers, &h->info, fam, p, h->deterministic,
+                                 pl->cfg, pl->config, &layer);
     if (pl->level == AT_LOOKUP_NONE) {
         free(pl);
         return fail(h, AT_ERR_UNSUPPORTED, "no %sconfiguration of %s serves this problem",

@@ -83,6 +83,24 @@ typedef struct at_stats {
  * one is reported as AT_ERR_DB_CORRUPT and no handle is made. */
 at_status at_create(at_handle **handle, int device, const char *db_path);
 at_status at_destroy(at_handle *handle);            /* NULL is a no-op */
+
+/* Read-only tuning databases below the handle's own (e.g. one a program
+ * ships under share/): a call's configuration comes from the lowest lookup
+ * level any database reaches (exact, then nearest shape, then same
+ * architecture), the handle's own database first at equal levels, then
+ * these in the order added, then the built-in default. They are opened
+ * read-only, even where writable, and never written (no lock or side
+ * file is made beside them; a kernel compiled because none of them holds
+ * its cubin is stored in the handle's own database). at_create adds those
+ * of $AUTOTUNE_SHIPPED_DB (paths separated by ':'), else
+ * PREFIX/share/autotune/tuning.db where it exists; one that cannot be used
+ * is skipped and named in at_errmsg, never fatal. at_add_readonly_db adds
+ * one more: AT_ERR_NOT_FOUND (missing), AT_ERR_DB_CORRUPT (not a tuning
+ * database), AT_ERR_IO, or AT_ERR_INVALID_ARG beyond AT_MAX_READONLY_DBS,
+ * the handle unchanged and usable. Calls already made keep their kernel:
+ * add databases before the first call. */
+#define AT_MAX_READONLY_DBS 8
+at_status at_add_readonly_db(at_handle *handle, const char *path);
 at_status at_set_stream(at_handle *handle, CUstream stream);
 /* 1: only configurations whose result is bit-identical run to run. */
 at_status at_set_deterministic(at_handle *handle, int deterministic);

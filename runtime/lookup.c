@@ -171,3 +171,52 @@ at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fa
     }
     return AT_LOOKUP_NONE;
 }
+
+at_lookup_level lk_choose_layers(db *const *dbs, int n, const at_device_info *dev,
+                                 const tpl_family *fam, const tpl_problem *p,
+                                 int deterministic, int *cfg, char *config, int *which)
+{
+    at_lookup_level best = AT_LOOKUP_NONE;
+    *which = -1;
+    for (int i = 0; i < n && best != AT_LOOKUP_EXACT; i++) {
+        int c[TPL_MAX_PARAMS];
+        char text[TPL_CONFIG_LEN];
+        if (!dbs[i])
+            continue;
+        at_lookup_level level = lk_choose(dbs[i], dev, fam, p, deterministic, c, text);
+        if (level == AT_LOOKUP_NONE || level == AT_LOOKUP_DEFAULT ||
+            (best != AT_LOOKUP_NONE && level >= best))
+            continue;
+        best = level;
+        *which = i;
+        memcpy(cfg, c, sizeof c);
+        snprintf(config, TPL_CONFIG_LEN, "%s", text);
+    }
+    return best != AT_LOOKUP_NONE ? best : lk_choose(NULL, dev, fam, p, deterministic, cfg, config);
+}
+
+void lk_open_shipped(const char *list, db **layers, int *n, int max, char *msg, size_t len)
+{
+    char buf[8192], err[1024];
+    size_t used = 0;
+    snprintf(buf, sizeof buf, "%s", list ? list : "");
+    if (len)
+        msg[0] = '\0';
+    for (char *save = NULL, *path = strtok_r(buf, ":", &save); path;
+         path = strtok_r(NULL, ":", &save)) {
+        db *d = NULL;
+        at_status s = *n < max ? db_open(&d, path, DB_OPEN_SHIPPED, err, sizeof err)
+                               : AT_ERR_INVALID_ARG;
+        if (s == AT_OK) {
+            layers[(*n)++] = d;
+            continue;
+        }
+        if (*n >= max)
+            snprintf(err, sizeof err, "more than %d read-only databases", max);
+        if (used + 1 < len) {
+            snprintf(msg + used, len - used, "%sread-only tuning database %.1000s not used (%s)",
+                     used ? "; " : "", path, err);
+            used = strlen(msg);
+        }
+    }
+}

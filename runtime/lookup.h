@@ -49,6 +49,23 @@ int lk_nearby(db *d, const at_device_info *dev, const tpl_family *fam, const tpl
  * built-in defaults. */
 at_status lk_open_db(const char *path, db **out, char *msg, size_t len);
 
+/* The same over several databases searched in order (the user's first,
+ * then the shipped read-only ones; NULL entries skipped): the lowest level
+ * any of them reaches wins (an exact tuned problem in a shipped database
+ * beats a nearest shape in the user's), and at equal levels the earlier
+ * database. *which is the index of the database that served, -1 for a
+ * built-in default or none. With n 0 it is lk_choose(NULL, ...). */
+at_lookup_level lk_choose_layers(db *const *dbs, int n, const at_device_info *dev,
+                                 const tpl_family *fam, const tpl_problem *problem,
+                                 int deterministic, int *cfg, char *config, int *which);
+
+/* Opens each read-only database of list (paths separated by ':', in that
+ * order) as shipped (db_open's DB_OPEN_SHIPPED: never written, no side
+ * files) into layers[*n], layers[*n + 1], ... while *n < max. One that
+ * cannot be used (missing, corrupt, not a tuning database) is skipped and
+ * named in msg ("" if none was), never fatal. */
+void lk_open_shipped(const char *list, db **layers, int *n, int max, char *msg, size_t len);
+
 /* Sum over the dimensions and the batch count of |log(a_i / b_i)|: 0 for
  * the same problem; INFINITY for problems of another kind (element type,
  * math, ops, order) or dimension count, which never serve each other. */

@@ -149,3 +149,82 @@ GPU_TEST(installed_client_second_run_loads_everything)
               "nvcc client: %s", out);
     free(out);
 }
+
+/* The "config ..." lines of a client's output, in order (malloc'd). */
+static char *client_configs(const char *out)
+{
+    char *lines = calloc(1, strlen(out ? out : "") + 1);
+    for (const char *p = out ? strstr(out, "config ") : NULL; lines && p; p = strstr(p + 1, "\nconfig ")) {
+        if (*p == '\n')
+            p++;
+        const char *end = strchr(p, '\n');
+        strncat(lines, p, end ? (size_t)(end - p + 1) : strlen(p));
+    }
+    return lines;
+}
+
+/* Issue 18: tune the client's four problems, export with cubins, import
+ * into an empty database: the client then runs with zero NVRTC compiles
+ * and the same configurations; the same database shipped read-only under
+ * an empty user database serves it too and is never written. */
+GPU_TEST(installed_client_runs_from_an_imported_database)
+{
+    CHECK(install_and_build());
+    const char *dir = th_tmpdir();
+    char cmd[20000], *out = NULL;
+    static const char *const tune[][2] = {
+        {"matmul", "96x96x96"}, {"sum", "9216"}, {"dot", "9216"}, {"jacobi", "96"},
+    };
+    for (int i = 0; i < 4; i++) {
+        snprintf(cmd, sizeof cmd, "'%s/bin/autotune' --device 0 --kernel %s --size %s "
+                 "--budget 16e --seed 7 --quiet --db '%s/tuned.db'", prefix, tune[i][0],
+                 tune[i][1], dir);
+        CHECK_MSG(th_run(cmd, &out) == 0, "%s", out);
+        free(out);
+    }
+    snprintf(cmd, sizeof cmd, "'%s/client' '%s/tuned.db'", prefix, dir);
+    CHECK_EQ(th_run(cmd, &out), 0);
+    printf("%s", out);
+    CHECK_MSG(strstr(out, "compiled=0 loaded=4 exact=4"), "on the tuned database: %s", out);
+    char *want = client_configs(out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/bin/autotune' export --db '%s/tuned.db' --with-cubins "
+             "-o '%s/tuned.json' && '%s/bin/autotune' import '%s/tuned.json' --db '%s/imported.db'",
+             prefix, dir, dir, prefix, dir, dir);
+    CHECK_MSG(th_run(cmd, &out) == 0 && strstr(out, "0 compiled here"), "%s", out);
+    printf("%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s/client' '%s/imported.db'", prefix, dir);
+    CHECK_EQ(th_run(cmd, &out), 0);
+    printf("%s", out);
+    char *got = client_configs(out);
+    CHECK_MSG(strstr(out, "compiled=0 loaded=4 exact=4") && strcmp(got, want) == 0,
+              "on the imported database: %s\nexpected:\n%s", out, want);
+    free(got);
+    free(out);
+    /* shipped read-only under an empty user database */
+    char shipped[4400], side[4500];
+    snprintf(shipped, sizeof shipped, "%s/imported.db", dir);
+    FILE *f = fopen(shipped, "rb");
+    CHECK(f != NULL);
+    static char before[1 << 24], after[1 << 24];
+    size_t n_before = fread(before, 1, sizeof before, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "AUTOTUNE_SHIPPED_DB='%s' '%s/client' '%s/user.db'", shipped,
+             prefix, dir);
+    CHECK_EQ(th_run(cmd, &out), 0);
+    printf("%s", out);
+    got = client_configs(out);
+    CHECK_MSG(strstr(out, "compiled=0 loaded=4 exact=4") && strcmp(got, want) == 0,
+              "shipped: %s", out);
+    free(got);
+    free(out);
+    free(want);
+    f = fopen(shipped, "rb");
+    CHECK(f != NULL);
+    size_t n_after = fread(after, 1, sizeof after, f);
+    fclose(f);
+    CHECK(n_after == n_before && memcmp(before, after, n_after) == 0);
+    snprintf(side, sizeof side, "%s-wal", shipped);
+    CHECK(access(side, F_OK) != 0);
+}

@@ -31,6 +31,15 @@ static const char usage_text[] =
     "       autotune gc [--db PATH] [--dry-run] [--keep-recent N]\n"
     "                                            reclaim space: delete the stored\n"
     "                                            cubins no lookup can serve, VACUUM\n"
+    "       autotune export -o FILE.json [--db PATH] [--device UUID] [--model NAME]\n"
+    "                       [--kernel NAME] [--with-cubins]   results as JSON (-o -:\n"
+    "                                            to stdout)\n"
+    "       autotune import FILE.json [--db PATH] [--no-compile] [--jobs N]\n"
+    "                                            store an export (cubins that do not\n"
+    "                                            fit this build are recompiled)\n"
+    "       autotune merge A.db B.db ... -o OUT.db [--force]\n"
+    "                                            every result of every input, the\n"
+    "                                            better row of a key in both\n"
     "\n"
     "Tuning options:\n"
     "  --device N             CUDA device ordinal (default 0)\n"
@@ -843,6 +852,12 @@ int tn_main(int argc, char **argv)
         return cmd_check(argc, argv);
     if (strcmp(cmd, "gc") == 0)
         return cmd_gc(argc, argv);
+    if (strcmp(cmd, "export") == 0)
+        return tn_export(argc, argv);
+    if (strcmp(cmd, "import") == 0)
+        return tn_import(argc, argv);
+    if (strcmp(cmd, "merge") == 0)
+        return tn_merge(argc, argv);
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0) {
             fputs(usage_text, stdout);

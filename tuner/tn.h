@@ -216,6 +216,13 @@ void tn_print_db_size(db *d);
  * failure, with a message). */
 int tn_gc(const char *db_path, long long keep_recent, int dry_run);
 
+/* ---- results that travel (tuner/travel.c) ---- */
+/* `autotune export`, `autotune import`, `autotune merge` (argv as tn_main
+ * got it); each returns the exit status (2 usage, 1 failure). */
+int tn_export(int argc, char **argv);
+int tn_import(int argc, char **argv);
+int tn_merge(int argc, char **argv);
+
 /* ---- command line (tuner/cli.c) ---- */
 int tn_main(int argc, char **argv);
 

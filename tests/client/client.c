@@ -20,6 +20,14 @@ typedef CUresult (*dev_fn)(CUdevice *, int);
 typedef CUresult (*retain_fn)(CUcontext *, CUdevice);
 typedef CUresult (*push_fn)(CUcontext);
 
+/* The configuration the handle's last call ran (the tests compare them). */
+static void print_config(const at_handle *h, const char *what)
+{
+    at_stats st;
+    if (at_get_stats(h, &st) == AT_OK)
+        printf("config %s: %s\n", what, st.last_config);
+}
+
 int main(int argc, char **argv)
 {
     const char *db_path = argc > 1 ? argv[1] : NULL;
@@ -89,6 +97,7 @@ int main(int argc, char **argv)
             ref_norm += acc * acc;
         }
     printf("sgemm: %s, relative error %.2e\n", at_status_string(s), sqrt(err / ref_norm));
+    print_config(h, "sgemm");
     failures += s != AT_OK || sqrt(err / ref_norm) > 1e-5;
 
     double sum = 0, dot = 0;
@@ -100,10 +109,12 @@ int main(int argc, char **argv)
     s = at_ssum(h, N * N, (float *)dx, (float *)dr);
     d2h(&got, dr, 4);
     printf("ssum: %s, %.6g (expected %.6g)\n", at_status_string(s), got, sum);
+    print_config(h, "ssum");
     failures += s != AT_OK || fabs(got - sum) > 1e-5 * sum;
     s = at_sdot(h, N * N, (float *)dx, (float *)dy, (float *)dr);
     d2h(&got, dr, 4);
     printf("sdot: %s, %.6g (expected %.6g)\n", at_status_string(s), got, dot);
+    print_config(h, "sdot");
     failures += s != AT_OK || fabs(got - dot) > 1e-5 * dot;
 
     int iterations = 0;
@@ -122,6 +133,7 @@ int main(int argc, char **argv)
     }
     printf("sjacobi: %s, %d iterations, ||Ax-b||/||b|| = %.2e\n", at_status_string(s),
            iterations, sqrt(rn / bn));
+    print_config(h, "sjacobi");
     failures += s != AT_OK || sqrt(rn / bn) > 1e-4;
 
     at_stats st;
