@@ -532,6 +532,18 @@ static void window_free(tn_ctx *c, tn_window *w, tn_item *it)
     tn_wake(c);
 }
 
+/* Puts an item this GPU cannot measure (its worker cannot prepare the
+ * inputs or start) back at the head of the shared window, its cubin kept,
+ * and wakes the other GPUs. */
+static void window_requeue(tn_ctx *c, tn_window *w, tn_item *it)
+{
+    it->submitted = it->twin = it->spec = it->compiling = 0;   /* awaited already */
+    w->q_head = (w->q_head + w->size - 1) % w->size;
+    w->q[w->q_head] = it;
+    w->q_len++;
+    tn_wake(c);
+}
+
 /* Waits for the item's cubin and evaluates it into r: a compile error, or
  * the worker's verdict under the timing options of an extra or of a
  * searched candidate. 0 normally, -1 if the run must stop. */
@@ -565,8 +577,8 @@ static int evaluate_item(tn_ctx *c, tn_prob *pr, tn_window *w, tn_item *it, db_r
 }
 
 /* The search loop: fill the window, keep speculation going, evaluate
- * the oldest item and record it (a shared window: while the other GPUs
- * hold every slot, wait for one); drops the rest at the end when alone.
+ * the oldest item and record it (a shared window: while it is empty and
+ * other GPUs hold slots, wait); drops the rest at the end when alone.
  * 0, or -1 when out of memory, the problem is skipped (c->skip) or the run
  * became fatal. */
 static int pipeline_loop(tn_ctx *c, tn_prob *pr, tn_window *w)
@@ -577,7 +589,9 @@ static int pipeline_loop(tn_ctx *c, tn_prob *pr, tn_window *w)
         if (!w->exhausted)
             spec_fill(c, pr->strat, pr->st, &pr->space, &w->hinted);
         if (w->q_len == 0) {
-            if (!full || !c->wake)
+            /* other GPUs hold every slot, or hold the last ones (one that
+             * cannot measure its configuration puts it back) */
+            if (!c->wake || (!full && w->n_free == w->size))
                 return 0;
             pthread_cond_wait(c->wake, c->lock);
             continue;
@@ -594,7 +608,10 @@ static int pipeline_loop(tn_ctx *c, tn_prob *pr, tn_window *w)
         }
         db_result r;
         if (evaluate_item(c, pr, w, it, &r) != 0) {
-            window_free(c, w, it);
+            if (pr->win && (c->fatal || c->skip) && tn_interrupts == 0)
+                window_requeue(c, w, it);        /* another GPU measures it */
+            else
+                window_free(c, w, it);
             return c->fatal || c->skip ? -1 : 0;
         }
         tn_record(c, pr, it, &r);
