@@ -1,0 +1,96 @@
+#!/bin/bash
+# multigpu.sh: the default tuning run on one GPU (--device 0) and on every GPU
+# (--device all) of this host, timed, then the winners of both side by side.
+# usage: bench/multigpu.sh OUTDIR      (run from the repository root)
+# Writes OUTDIR/multigpu.txt (the summary with both logs) and the databases.
+# Set SKIP_BUILD=1 to use an existing build/; SEED picks the seed (default 7);
+# BIN and ARGS (tests: BIN=build/autotune-test ARGS='--kernel test_wide' with
+# the fake worker) change the program and add options.
+set -u
+export LC_ALL=C
+bin=${BIN:-build/autotune}
+args=${ARGS:-}
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+out=${1:?usage: bench/multigpu.sh OUTDIR}
+mkdir -p "$out"
+log=$out/multigpu.txt
+seed=${SEED:-7}
+{
+    echo "# autotune --device 0 vs --device all: the default tuning run, timed"
+    echo "# date (UTC): $(date -u '+%Y-%m-%d %H:%M:%S')  commit: $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+    nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader 2>&1 |
+        sed 's/^/# GPU: /'
+    echo "# CUDA toolkit: $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' || echo '?')"
+    echo "# CPU cores: $(nproc)"
+} > "$log"
+
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+    t0=$(date +%s.%N)
+    if ! make -j"$(nproc)" all > "$out/build.log" 2>&1; then
+        echo "build failed (tail of $out/build.log):" >> "$log"
+        tail -30 "$out/build.log" >> "$log"
+        exit 1
+    fi
+    echo "# build: $(secs "$t0" "$(date +%s.%N)") s" >> "$log"
+fi
+
+# One timed run: NAME DEVICE-ARG; its log in $out/NAME.log, wall seconds in $out/NAME.wall.
+run_one() {
+    local name=$1 dev=$2
+    rm -f "$out/$name.db" "$out/$name.db-wal" "$out/$name.db-shm"
+    local t0 t1
+    t0=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    timeout 300 "$bin" --device "$dev" --db "$out/$name.db" --seed "$seed" --quiet $args \
+        > "$out/$name.log" 2>&1
+    local rc=$?
+    t1=$(date +%s.%N)
+    secs "$t0" "$t1" > "$out/$name.wall"
+    echo "# $name: autotune --device $dev --seed $seed $args: exit $rc, wall $(cat "$out/$name.wall") s" >> "$log"
+}
+
+# The one-GPU run first: a cold GPU, if anything, favours it.
+run_one one 0
+run_one all all
+one=$(cat "$out/one.wall")
+all=$(cat "$out/all.wall")
+echo "# ratio all/one: $(awk -v a="$all" -v o="$one" 'BEGIN { printf "%.3f", a / o }')  (target <= 0.6)" >> "$log"
+
+# Where the time goes: seconds per family (the problems' own summaries).
+for name in one all; do
+    echo "# $name: seconds per family (sum of the problems' times):" >> "$log"
+    grep -E '^(GPU [0-9,]+: )?[a-z_0-9]+ [0-9x:a-z]+: [0-9]+ evaluated' "$out/$name.log" |
+        sed -E 's/^GPU [0-9,]+: //' |
+        awk '{fam=$1; for (i = 1; i <= NF; i++) if ($i == "s" && $(i-1) ~ /^[0-9.]+$/) t[fam] += $(i-1);
+              n = $3; e[fam] += n} END {for (f in t) printf "#   %-8s %7.1f s, %5d evaluated\n", f, t[f], e[f]}' \
+        >> "$log"
+done
+
+# The winners: per kernel and size the fastest ok result (over every GPU of
+# the database: a model is one), configuration and time, then the ratio.
+best() {
+    "$bin" show --all --db "$1" 2>/dev/null |
+        awk -F'\t' 'NF >= 12 && $4 == "ok" { k = $2 " " $3; if (!(k in t) || $5 < t[k]) { t[k] = $5; c[k] = $12; m[k] = $6 } }
+                    END { for (k in t) printf "%s\t%.6f\t%.6f\t%s\n", k, t[k], m[k], c[k] }' | sort
+}
+best "$out/one.db" > "$out/one.best"
+best "$out/all.db" > "$out/all.best"
+{
+    echo "# winners: kernel size | one GPU ms | all GPUs ms | all/one | same configuration"
+    join -t $'\t' "$out/one.best" "$out/all.best" |
+        awk -F'\t' '{ r = $5 / $2; same = ($4 == $7) ? "same" : "other";
+                      printf "%-34s %10.4f %10.4f %7.3f %s\n", $1, $2, $5, r, same;
+                      n++; lr += log(r); if (same == "same") s++ }
+                    END { if (n) printf "# %d problems: %d same configuration, geomean all/one %.4f\n", n, s, exp(lr / n) }'
+} >> "$log"
+for name in one all; do
+    echo "" >> "$log"
+    echo "==== $name.log ====" >> "$log"
+    cat "$out/$name.log" >> "$log"
+done
+for name in one all; do
+    echo "" >> "$log"
+    echo "==== autotune show --db $name.db ====" >> "$log"
+    "$bin" show --db "$out/$name.db" >> "$log" 2>&1
+done
+head -80 "$log"
