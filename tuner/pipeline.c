@@ -198,9 +198,11 @@ static int spec_find(const tn_ctx *c, const char *key)
     return -1;
 }
 
-/* Stores the cubins of finished speculative compiles nobody waits for. */
+/* Stores the cubins of finished speculative compiles nobody waits for
+ * (and of finished prefetches). */
 static void spec_harvest(tn_ctx *c)
 {
+    tn_prefetch_harvest(c);
     for (int k = 0; k < TN_SPEC_MAX; k++) {
         tn_spec *sp = &c->spec[k];
         if (!sp->active || sp->attached || !tn_pool_poll(c->pool, &sp->job))
@@ -392,6 +394,10 @@ static void item_start(tn_ctx *c, tn_item *it, tn_stats *stats, const tn_window 
             return;
         }
     }
+    if (twin_compiling(w, it)) {
+        it->twin = 1;                /* another GPU's, in flight, compiles it */
+        return;
+    }
     int k = spec_find(c, it->key);
     if (k >= 0 && !c->spec[k].attached) {
         c->spec[k].attached = 1;
@@ -400,6 +406,7 @@ static void item_start(tn_ctx *c, tn_item *it, tn_stats *stats, const tn_window 
         tn_pool_promote(c->pool, &c->spec[k].job);
         return;
     }
+    tn_prefetch_claim(c, it->key);
     if (item_from_db(c, it)) {
         stats->reused++;
         return;

@@ -267,6 +267,10 @@ int tn_tune(const tn_options *o)
         fprintf(stderr, "autotune: could not start compile threads\n");
         goto out;
     }
+    tn_prefetch pf;
+    memset(&pf, 0, sizeof pf);
+    c.pre = &pf;
+    tn_prefetch_start(&c, &pf);
     exit_code = 0;
     double t0 = tn_now();
     for (int i = 0; i < tpl_family_count() && !tn_interrupts && !c.fatal; i++) {
@@ -280,6 +284,8 @@ int tn_tune(const tn_options *o)
                 exit_code = 1;
     }
     tn_spec_finish(&c);
+    tn_prefetch_finish(&c, &pf);
+    c.pre = NULL;
     exit_code = finish_run(&c, tn_now() - t0, exit_code);
     tn_print_db_size(c.d);
 out:

@@ -44,6 +44,13 @@ typedef struct tn_spec {
     int attached;                    /* an item waits for it */
 } tn_spec;
 
+/* Compiles of later problems' configurations at idle priority
+ * (tuner/prefetch.c): a growing array, submitted once filled. */
+typedef struct tn_prefetch {
+    tn_spec *item;
+    int n, cap;
+} tn_prefetch;
+
 struct tn_group;                     /* GPUs of one model (tuner/tune_multi.c) */
 struct tn_window;                    /* a search's window (tuner/pipeline.c) */
 
@@ -82,6 +89,7 @@ typedef struct tn_ctx {
     long long problems_failed;       /* problems that failed here (multi) */
     int jobs;                        /* compile threads */
     double guided_unit_s;            /* default budget per tunable parameter */
+    tn_prefetch *pre;                /* its (group's) prefetches, NULL none */
     tn_spec *spec;                   /* spec_own, or the group's table */
     tn_spec spec_own[TN_SPEC_MAX];
     long long spec_submitted, spec_used;
@@ -218,6 +226,21 @@ int tn_pipeline_open(tn_ctx *c, tn_prob *pr, int n_gpus);
 void tn_pipeline_close(tn_ctx *c, tn_prob *pr);
 /* End of the run: drop queued speculative compiles, keep finished ones. */
 void tn_spec_finish(tn_ctx *c);
+
+/* ---- prefetch (tuner/prefetch.c): compiles for later problems ---- */
+
+/* Queues at idle priority the compile of every configuration of each of
+ * the run's problems that will be searched exhaustively (on c's device)
+ * whose cubin is not stored: they are made while the CPU waits for the
+ * GPU, and harvested into the database. Out of memory: fewer queued. */
+void tn_prefetch_start(tn_ctx *c, tn_prefetch *pf);
+/* Stores the cubins of finished prefetches (c->pre). */
+void tn_prefetch_harvest(tn_ctx *c);
+/* Before an item compiles key itself: a queued prefetch of it is dropped
+ * (the item compiles it now), a running one is waited for and stored. */
+void tn_prefetch_claim(tn_ctx *c, const char *key);
+/* End of the run: queued prefetches dropped, running ones stored; frees. */
+void tn_prefetch_finish(tn_ctx *c, tn_prefetch *pf);
 
 /* ---- record (tuner/record.c): results, binaries, the best, summaries ---- */
 

@@ -23,6 +23,7 @@ typedef struct tn_group {
     int plan_rc;                     /* 0: the current problem is planned */
     tn_prob pr;
     tn_spec spec[TN_SPEC_MAX];
+    tn_prefetch pre;                 /* compiles for later problems */
     char tag[64];                    /* "GPU 0,1: " */
 } tn_group;
 
@@ -261,6 +262,7 @@ static void form_groups(tn_run *run)
             c->group = g;
             c->wake = &g->wake;
             c->spec = g->spec;
+            c->pre = &g->pre;
             c->n_peers = g->n;
             snprintf(c->tag, sizeof c->tag, "%s", g->tag);
             for (int j = 0; j < g->n; j++) {
@@ -405,10 +407,14 @@ int tn_tune_multi(const tn_options *o)
     if (pool) {
         for (int i = 0; i < run->n; i++)
             run->ctx[i]->pool = pool;
+        for (int k = 0; k < run->n_groups; k++)
+            tn_prefetch_start(run->group[k].member[0], &run->group[k].pre);
         double t0 = tn_now();
         run_threads(run);
-        for (int k = 0; k < run->n_groups; k++)
+        for (int k = 0; k < run->n_groups; k++) {
             tn_spec_finish(run->group[k].member[0]);
+            tn_prefetch_finish(run->group[k].member[0], &run->group[k].pre);
+        }
         exit_code = finish_devices(run, tn_now() - t0);
         tn_print_db_size(d);
     }
