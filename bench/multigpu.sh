@@ -4,6 +4,7 @@
 # usage: bench/multigpu.sh OUTDIR      (run from the repository root)
 # Writes OUTDIR/multigpu.txt (the summary with both logs) and the databases.
 # Set SKIP_BUILD=1 to use an existing build/; SEED picks the seed (default 7);
+# ROUNDS=2 repeats the pair in the other order (all first), fresh databases;
 # BIN and ARGS (tests: BIN=build/autotune-test ARGS='--kernel test_wide' with
 # the fake worker) change the program and add options.
 set -u
@@ -17,7 +18,7 @@ log=$out/multigpu.txt
 seed=${SEED:-7}
 {
     echo "# autotune --device 0 vs --device all: the default tuning run, timed"
-    echo "# date (UTC): $(date -u '+%Y-%m-%d %H:%M:%S')  commit: $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+    echo "# date (UTC): $(date -u '+%Y-%m-%d %H:%M:%S')  commit: ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}"
     nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader 2>&1 |
         sed 's/^/# GPU: /'
     echo "# CUDA toolkit: $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' || echo '?')"
@@ -49,21 +50,29 @@ run_one() {
     echo "# $name: autotune --device $dev --seed $seed $args: exit $rc, wall $(cat "$out/$name.wall") s" >> "$log"
 }
 
-# The one-GPU run first: a cold GPU, if anything, favours it.
-run_one one 0
-run_one all all
-one=$(cat "$out/one.wall")
-all=$(cat "$out/all.wall")
-echo "# ratio all/one: $(awk -v a="$all" -v o="$one" 'BEGIN { printf "%.3f", a / o }')  (target <= 0.6)" >> "$log"
+# Round 1: the one-GPU run first (a cold GPU, if anything, favours it);
+# round 2 (ROUNDS=2): the other order.
+rounds=${ROUNDS:-1}
+for r in $(seq 1 "$rounds"); do
+    if [ $((r % 2)) = 1 ]; then order="one all"; else order="all one"; fi
+    for w in $order; do
+        if [ "$w" = one ]; then run_one "one$r" 0; else run_one "all$r" all; fi
+    done
+    one=$(cat "$out/one$r.wall")
+    all=$(cat "$out/all$r.wall")
+    echo "# round $r ($order): ratio all/one: $(awk -v a="$all" -v o="$one" 'BEGIN { printf "%.3f", a / o }')  (target <= 0.6)" >> "$log"
+done
 
 # Where the time goes: seconds per family (the problems' own summaries).
-for name in one all; do
-    echo "# $name: seconds per family (sum of the problems' times):" >> "$log"
-    grep -E '^(GPU [0-9,]+: )?[a-z_0-9]+ [0-9x:a-z]+: [0-9]+ evaluated' "$out/$name.log" |
-        sed -E 's/^GPU [0-9,]+: //' |
-        awk '{fam=$1; for (i = 1; i <= NF; i++) if ($i == "s" && $(i-1) ~ /^[0-9.]+$/) t[fam] += $(i-1);
-              n = $3; e[fam] += n} END {for (f in t) printf "#   %-8s %7.1f s, %5d evaluated\n", f, t[f], e[f]}' \
-        >> "$log"
+for r in $(seq 1 "$rounds"); do
+    for name in one$r all$r; do
+        echo "# $name: seconds per family (sum of the problems' times):" >> "$log"
+        grep -E '^(GPU [0-9,]+: )?[a-z_0-9]+ [0-9x:a-z]+: [0-9]+ evaluated' "$out/$name.log" |
+            sed -E 's/^GPU [0-9,]+: //' |
+            awk '{fam=$1; for (i = 1; i <= NF; i++) if ($i == "s" && $(i-1) ~ /^[0-9.]+$/) t[fam] += $(i-1);
+                  n = $3; e[fam] += n} END {for (f in t) printf "#   %-8s %7.1f s, %5d evaluated\n", f, t[f], e[f]}' \
+            >> "$log"
+    done
 done
 
 # The winners: per kernel and size the fastest ok result (over every GPU of
@@ -73,22 +82,26 @@ best() {
         awk -F'\t' 'NF >= 12 && $4 == "ok" { k = $2 " " $3; if (!(k in t) || $5 < t[k]) { t[k] = $5; c[k] = $12; m[k] = $6 } }
                     END { for (k in t) printf "%s\t%.6f\t%.6f\t%s\n", k, t[k], m[k], c[k] }' | sort
 }
-best "$out/one.db" > "$out/one.best"
-best "$out/all.db" > "$out/all.best"
-{
-    echo "# winners: kernel size | one GPU ms | all GPUs ms | all/one | same configuration"
-    join -t $'\t' "$out/one.best" "$out/all.best" |
-        awk -F'\t' '{ r = $5 / $2; same = ($4 == $7) ? "same" : "other";
-                      printf "%-34s %10.4f %10.4f %7.3f %s\n", $1, $2, $5, r, same;
-                      n++; lr += log(r); if (same == "same") s++ }
-                    END { if (n) printf "# %d problems: %d same configuration, geomean all/one %.4f\n", n, s, exp(lr / n) }'
-} >> "$log"
-for name in one all; do
-    echo "" >> "$log"
-    echo "==== $name.log ====" >> "$log"
-    cat "$out/$name.log" >> "$log"
+for r in $(seq 1 "$rounds"); do
+    best "$out/one$r.db" > "$out/one$r.best"
+    best "$out/all$r.db" > "$out/all$r.best"
+    {
+        echo "# round $r winners: kernel size | one GPU ms | all GPUs ms | all/one | same configuration"
+        join -t $'\t' "$out/one$r.best" "$out/all$r.best" |
+            awk -F'\t' '{ r = $5 / $2; same = ($4 == $7) ? "same" : "other";
+                          printf "%-34s %10.4f %10.4f %7.3f %s\n", $1, $2, $5, r, same;
+                          n++; lr += log(r); if (same == "same") s++ }
+                        END { if (n) printf "# %d problems: %d same configuration, geomean all/one %.4f\n", n, s, exp(lr / n) }'
+    } >> "$log"
 done
-for name in one all; do
+for r in $(seq 1 "$rounds"); do
+    for name in one$r all$r; do
+        echo "" >> "$log"
+        echo "==== $name.log ====" >> "$log"
+        cat "$out/$name.log" >> "$log"
+    done
+done
+for name in one1 all1; do
     echo "" >> "$log"
     echo "==== autotune show --db $name.db ====" >> "$log"
     "$bin" show --db "$out/$name.db" >> "$log" 2>&1
