@@ -181,8 +181,8 @@ TEST(multigpu_sigint_then_resume_loses_and_repeats_nothing)
     snprintf(dbpath, sizeof dbpath, "%s/int.db", th_tmpdir());
     snprintf(cmd, sizeof cmd,
              "AUTOTUNE_WORKER='%s/autotune-test __fake_worker' AUTOTUNE_FAKE_DEVICES=2 "
-             "AUTOTUNE_FAKE='delay=100' %s/autotune-test --device all --kernel test_wide "
-             "--db %s --seed 9 --quiet --jobs 2 > %s.log 2>&1 & pid=$!; sleep 1.5; "
+             "AUTOTUNE_FAKE='delay=200' %s/autotune-test --device all --kernel test_wide "
+             "--db %s --seed 9 --quiet --jobs 2 > %s.log 2>&1 & pid=$!; sleep 3; "
              "kill -INT $pid; wait $pid; echo \"rc=$?\"; cat %s.log",
              th_build_dir(), th_build_dir(), dbpath, dbpath, dbpath);
     th_run(cmd, &out);
@@ -212,10 +212,10 @@ TEST(multigpu_sigint_then_resume_loses_and_repeats_nothing)
 TEST(multigpu_dead_worker_on_one_gpu_the_other_goes_on)
 {
     char dbpath[4300], args[9000], *out = NULL;
-    /* GPU 1's worker dies at every 3rd timing: restarted, the run completes */
+    /* GPU 1's worker dies at the 4th timing of each: restarted, the run completes */
     snprintf(dbpath, sizeof dbpath, "%s/die.db", th_tmpdir());
     snprintf(args, sizeof args, "--device 0,1 --kernel test_wide --db %s --seed 5", dbpath);
-    int rc = mg_run("2", "die@1=time:3", args, &out);
+    int rc = mg_run("2", "delay=20;die@1=time:4", args, &out);
     CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
     CHECK_MSG(strstr(out, "GPU 0: ") && strstr(out, ", 0 worker restarts\n") &&
               !strstr(out, "GPU 1: 0 results"), "%s", out);
