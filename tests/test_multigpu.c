@@ -215,7 +215,7 @@ TEST(multigpu_dead_worker_on_one_gpu_the_other_goes_on)
     /* GPU 1's worker dies at the 4th timing of each: restarted, the run completes */
     snprintf(dbpath, sizeof dbpath, "%s/die.db", th_tmpdir());
     snprintf(args, sizeof args, "--device 0,1 --kernel test_wide --db %s --seed 5", dbpath);
-    int rc = mg_run("2", "delay=20;die@1=time:4", args, &out);
+    int rc = mg_run("2", "delay=10;die@1=time:4", args, &out);
     CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
     CHECK_MSG(strstr(out, "GPU 0: ") && strstr(out, ", 0 worker restarts\n") &&
               !strstr(out, "GPU 1: 0 results"), "%s", out);

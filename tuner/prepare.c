@@ -93,7 +93,9 @@ at_status tn_worker_up(tn_ctx *c, char *err, size_t errlen)
 
 void tn_worker_down(tn_ctx *c, char *how, size_t howlen)
 {
+    tn_unlock(c);                    /* reaping may take a moment: others go on */
     tn_proc_kill(&c->worker, how, howlen);
+    tn_relock(c);
     tn_worker_pids[c->slot] = 0;
     c->worker_up = 0;
     c->prepared = 0;
