@@ -21,7 +21,7 @@ static double mg_fake_time(const char *config)
  * directives `fake`) on `args`; returns the exit status and the output. */
 static int mg_run(const char *devices, const char *fake, const char *args, char **out)
 {
-    char cmd[16384];
+    char cmd[40000];
     snprintf(cmd, sizeof cmd,
              "AUTOTUNE_WORKER='%s/autotune-test __fake_worker' AUTOTUNE_FAKE_DEVICES='%s' "
              "AUTOTUNE_FAKE='%s' %s/autotune-test %s --quiet --jobs 2",
@@ -111,7 +111,8 @@ TEST(multigpu_one_model_splits_each_search)
     int rc = mg_run("2", "delay=10", args, &out);
     CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
     CHECK_MSG(strstr(out, "GPU 0,1 (Fake GPU (autotune tests)): one model") &&
-              strstr(out, "done: ") && strstr(out, "on 2 GPUs"), "%s", out);
+              strstr(out, "done: ") && strstr(out, "on 2 GPUs (0 worker restarts)") &&
+              !strstr(out, "retried"), "%s", out);
     free(out);
     /* the same on one GPU */
     snprintf(args, sizeof args, "--device 0 --kernel test_oob,test_wide --db %s --seed 5", db1);
@@ -245,6 +246,31 @@ TEST(multigpu_dead_worker_on_one_gpu_the_other_goes_on)
     mg_check_split(r, n, 1000003, 96, 1u, best, sizeof best);
     mg_check_split(r, n, 250007, 96, 1u, best, sizeof best);
     free(r);
+}
+
+TEST(multigpu_gpu_whose_worker_cannot_start_stops_alone)
+{
+    char dbpath[4300], fake[9000], args[9000], *out = NULL;
+    for (int when = 0; when < 2 && !th_failed(); when++) {
+        /* GPU 1's worker dies measuring the copy bandwidth (before the
+         * search) or at its 3rd timing, and every new one dies opening */
+        snprintf(dbpath, sizeof dbpath, "%s/gone%d.db", th_tmpdir(), when);
+        snprintf(fake, sizeof fake, "state=%s/state%d;delay=10;die@1=%s;die@1=open:2;"
+                 "die@1=open:3", th_tmpdir(), when, when ? "time:3" : "ceiling:1");
+        snprintf(args, sizeof args, "--device all --kernel test_oob --db %s --seed 5", dbpath);
+        int rc = mg_run("2", fake, args, &out);
+        CHECK_MSG(rc == 1 && strstr(out, "autotune: GPU 1: the worker cannot start") &&
+                  strstr(out, "GPU 1: ") && strstr(out, ", stopped (below)"),
+                  "exit %d: %s", rc, out ? out : "");
+        free(out);
+        db_result *r = NULL;
+        int n = mg_rows(dbpath, "test_oob", &r);
+        char best[TPL_CONFIG_LEN], want[64];
+        mg_check_split(r, n, 1000003, 13, when ? 3u : 1u, best, sizeof best);
+        mg_oob_fastest(want, sizeof want);
+        CHECK_STR(best, want);
+        free(r);
+    }
 }
 
 /* Expects exit status rc and `what` in the output of autotune-test ARGS

@@ -28,8 +28,9 @@
  *                  (half of the EVAL reply written), idle (the whole EVAL
  *                  reply written: dead before the next request)
  *   die=N          the same at the N-th event of any phase
- *   die@D=PHASE:K  the same, only in the worker of device D (counted by
- *                  that worker process: a respawned one starts again)
+ *   die@D=PHASE:K  the same, only in the workers of device D, whose events
+ *                  are counted apart (in PATH.dD with state=PATH, else by
+ *                  each worker process: a respawned one starts again)
  *   state=PATH     events (and deaths) are counted in this file across the
  *                  workers of a run; without it, by each worker process.
  *                  It holds: events of any phase, events of each phase (in
@@ -167,8 +168,11 @@ static int fake_event(int phase)
         }
     }
     if (!die && fk_ordinal >= 0) {
-        char key[32];
+        char key[32], dpath[1100];
         snprintf(key, sizeof key, "die@%d", fk_ordinal);
+        snprintf(dpath, sizeof dpath, "%s.d%d", path, fk_ordinal);
+        if (shared)
+            fk_load(dpath, &fk_device);
         fk_device.all++;
         fk_device.phase[phase]++;
         for (int k = 0; !die && fake_value(key, k, v, sizeof v); k++) {
@@ -180,6 +184,8 @@ static int fake_event(int phase)
                 die = strcmp(v, fk_phase[phase]) == 0 && atoll(colon + 1) == fk_device.phase[phase];
             }
         }
+        if (shared)
+            fk_save(dpath, &fk_device);
     }
     n.kills += die;
     n.killed[phase] += die;
@@ -366,6 +372,7 @@ int tn_fake_worker_main(int in_fd, int out_fd)
         tn_msg_reply_init(&r, AT_OK);
         switch (m.type) {
         case TN_MSG_OPEN:
+            fk_ordinal = m.device;           /* die@D counts its open too */
             if (fake_event(FK_OPEN))
                 fake_die();
             r.type = TN_MSG_HELLO;
@@ -379,7 +386,6 @@ int tn_fake_worker_main(int in_fd, int out_fd)
             } else {
                 fake_device(&r.dev, m.device);
                 r.value = count;
-                fk_ordinal = m.device;
                 opened = 1;
             }
             break;

@@ -112,7 +112,8 @@ typedef struct tn_proc {
 } tn_proc;
 /* Starts the worker: $AUTOTUNE_WORKER through /bin/sh, else this program
  * (/proc/self/exe) with "__worker". Protocol on the child's fds 3 (in) and
- * 4 (out); the child gets its own process group and dies with the parent.
+ * 4 (out); the child gets its own process group and dies with the parent
+ * (with the thread that called this: start none on a short-lived thread).
  * AT_ERR_IO with a message on failure. */
 at_status tn_proc_start(tn_proc *p, char *err, size_t errlen);
 /* Kills (SIGKILL, whole group) and reaps; describes how it ended in how

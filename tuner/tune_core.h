@@ -67,6 +67,7 @@ typedef struct tn_ctx {
     pthread_cond_t *wake;            /* its group's condition, NULL: none */
     struct tn_group *group;          /* NULL: this GPU alone */
     int member;                      /* index in its group (0 alone) */
+    int left_group;                  /* no longer counted among its group's */
     int n_peers;                     /* GPUs of its group (0: alone) */
     const char *peer_uuid[TN_MAX_DEVICES];   /* their UUIDs, member order */
     int peer_ordinal[TN_MAX_DEVICES];

@@ -128,10 +128,12 @@ static int group_problem(tn_ctx *c, tn_group *g, long long seq, const tpl_family
         fflush(stderr);
         c->skipped++;
     }
-    if (c->fatal)
-        g->n_live--;
-    else
+    if (c->fatal) {
+        g->n_live--;                 /* it leaves the group for good */
+        c->left_group = 1;
+    } else {
         g->left++;
+    }
     if (g->left >= g->n_live)
         finish_problem(c, g, seq);
     while (g->finished < seq)
@@ -156,8 +158,9 @@ static void *gpu_thread(void *arg)
             if (group_problem(c, g, ++seq, fam, &list[k]) != 0 && !c->fatal)
                 c->problems_failed++;
     }
-    if (!c->fatal) {
+    if (!c->left_group) {            /* done, interrupted, or fatal before */
         g->n_live--;
+        c->left_group = 1;
         /* a problem others still search no longer waits for this GPU */
         if (g->started > g->finished && g->left >= g->n_live)
             finish_problem(c, g, g->started);
@@ -189,23 +192,6 @@ static tn_ctx *new_ctx(tn_run *run, int slot, int ordinal, double guided_unit_s)
     return c;
 }
 
-/* A worker being started on its own thread (open_devices). */
-typedef struct tn_opening {
-    tn_ctx *c;
-    at_status st;
-    char err[4096];
-} tn_opening;
-
-/* Starts one GPU's worker; the run lock is taken (and let go while it waits). */
-static void *open_thread(void *arg)
-{
-    tn_opening *op = arg;
-    pthread_mutex_lock(op->c->lock);
-    op->st = tn_worker_up(op->c, op->err, sizeof op->err);
-    pthread_mutex_unlock(op->c->lock);
-    return NULL;
-}
-
 /* Prints why GPU ordinal's worker did not start. */
 static void open_failed(int ordinal, at_status st, const char *err)
 {
@@ -215,9 +201,11 @@ static void open_failed(int ordinal, at_status st, const char *err)
 }
 
 /* Starts the worker of every listed GPU (--device all: every GPU the first
- * one's worker counts), the first alone, then the others at once. 0, or -1
- * with the message printed: a worker that cannot start or a GPU it does
- * not see, a listed ordinal beyond the count. Run lock held. */
+ * one's worker counts), one after the other on this thread: a worker dies
+ * with the thread that started it (PR_SET_PDEATHSIG), so none is started
+ * on a short-lived one. 0, or -1 with the message printed: a worker that
+ * cannot start or a GPU it does not see, a listed ordinal beyond the count.
+ * Run lock held. */
 static int open_devices(tn_run *run, double guided_unit_s)
 {
     const tn_options *o = run->opt;
@@ -226,48 +214,29 @@ static int open_devices(tn_run *run, double guided_unit_s)
         list[0] = 0;
     else
         memcpy(list, o->devices, sizeof list);
-    tn_opening *op = calloc(TN_MAX_DEVICES, sizeof *op);
-    tn_ctx *c = op ? new_ctx(run, 0, list[0], guided_unit_s) : NULL;
-    at_status st = c ? tn_worker_up(c, op->err, sizeof op->err) : AT_ERR_NO_MEMORY;
-    if (st != AT_OK) {
-        open_failed(list[0], st, op ? op->err : "");
-        free(op);
-        return -1;
-    }
-    if (o->all_devices && c->device_count > 0) {
-        n = c->device_count < TN_MAX_DEVICES ? c->device_count : TN_MAX_DEVICES;
-        for (int k = 0; k < n; k++)
-            list[k] = k;
-    }
-    for (int k = 0; k < n && c->device_count > 0; k++)
-        if (list[k] >= c->device_count) {
-            fprintf(stderr, "autotune: --device lists GPU %d, but this machine has %d "
-                    "(0-%d)\n", list[k], c->device_count, c->device_count - 1);
-            free(op);
+    for (int i = 0; i < n; i++) {
+        tn_ctx *c = new_ctx(run, i, list[i], guided_unit_s);
+        char err[4096] = "";
+        at_status st = c ? tn_worker_up(c, err, sizeof err) : AT_ERR_NO_MEMORY;
+        if (st != AT_OK) {
+            open_failed(list[i], st, err);
             return -1;
         }
-    pthread_t th[TN_MAX_DEVICES];
-    int started[TN_MAX_DEVICES] = {0}, rc = 0;
-    pthread_mutex_unlock(&run->lock);
-    for (int i = 1; i < n; i++) {
-        op[i].c = new_ctx(run, i, list[i], guided_unit_s);
-        op[i].st = op[i].c ? AT_OK : AT_ERR_NO_MEMORY;
-        if (op[i].c)
-            started[i] = pthread_create(&th[i], NULL, open_thread, &op[i]) == 0;
-        if (op[i].c && !started[i])
-            open_thread(&op[i]);
-    }
-    for (int i = 1; i < n; i++)
-        if (started[i])
-            pthread_join(th[i], NULL);
-    pthread_mutex_lock(&run->lock);
-    for (int i = 1; i < n; i++)
-        if (op[i].st != AT_OK) {
-            open_failed(list[i], op[i].st, op[i].err);
-            rc = -1;
+        if (i > 0 || c->device_count <= 0)
+            continue;
+        if (o->all_devices) {
+            n = c->device_count < TN_MAX_DEVICES ? c->device_count : TN_MAX_DEVICES;
+            for (int k = 0; k < n; k++)
+                list[k] = k;
         }
-    free(op);
-    return rc;
+        for (int k = 0; k < n; k++)
+            if (list[k] >= c->device_count) {
+                fprintf(stderr, "autotune: --device lists GPU %d, but this machine has %d "
+                        "(0-%d)\n", list[k], c->device_count, c->device_count - 1);
+                return -1;
+            }
+    }
+    return 0;
 }
 
 /* Sorts the GPUs into groups of one model (name, architecture, memory) and
