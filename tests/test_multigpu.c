@@ -396,3 +396,43 @@ TEST(multigpu_lookup_serves_a_model_as_one)
     CHECK_STR(config, "A=4");
     db_close(d);
 }
+
+/* ---- the real worker: --device all on every GPU of this machine ---- */
+
+GPU_TEST(multigpu_gpu_device_all_real_workers)
+{
+    char dbpath[4300], cmd[16384], *out = NULL;
+    snprintf(dbpath, sizeof dbpath, "%s/all.db", th_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "env -u AUTOTUNE_WORKER -u AUTOTUNE_FAKE -u AUTOTUNE_FAKE_DEVICES "
+             "%s/autotune-test --device all --kernel test_oob,test_hang --db %s --seed 1 "
+             "--quiet", th_build_dir(), dbpath);
+    int rc = th_run(cmd, &out);
+    printf("    %s", out ? out : "");
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
+    CHECK_MSG(strstr(out, "done: ") && strstr(out, " GPUs ("), "%s", out);
+    free(out);
+    /* each configuration once over the GPUs: the out-of-bounds one crashed
+     * (its worker restarted), the spinning one timed out, the rest passed */
+    db_result *r = NULL;
+    int n = mg_rows(dbpath, NULL, &r);
+    int crashed = 0, timeout = 0, passed = 0, other = 0;
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < i; j++)
+            CHECK_MSG(strcmp(r[i].kernel, r[j].kernel) != 0 ||
+                      strcmp(r[i].config, r[j].config) != 0, "%s measured twice", r[i].config);
+        if (strstr(r[i].config, "BAD=1"))
+            crashed += strcmp(r[i].status, DB_CRASHED) == 0;
+        else if (strstr(r[i].config, "SPIN=1"))
+            timeout += strcmp(r[i].status, DB_TIMEOUT) == 0;
+        else if (strcmp(r[i].status, DB_OK) == 0 || strcmp(r[i].status, DB_ABANDONED) == 0)
+            passed++;
+        else
+            other++;
+    }
+    free(r);
+    CHECK_EQ(crashed, 1);
+    CHECK_EQ(timeout, 1);
+    CHECK_EQ(other, 0);
+    CHECK_EQ(passed, 12 + 4);
+}
