@@ -1,6 +1,7 @@
-/* lookup.c: the lookup chain (exact -> nearest shape on this device ->
- * nearest on the same architecture -> built-in default); pure logic over
- * the database, so the CPU tests exercise it on fixture databases. */
+/* lookup.c: the lookup chain (exact, on this device or its model -> nearest
+ * shape on this device -> nearest on the same architecture -> built-in
+ * default); pure logic over the database, so the CPU tests exercise it on
+ * fixture databases. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,14 +131,50 @@ int lk_nearby(db *d, const at_device_info *dev, const tpl_family *fam, const tpl
     return n;
 }
 
+/* 1 if the recorded device is of dev's model: the same name, compute
+ * capability and memory (GPUs that split a search, autotune --device all). */
+static int same_model(const at_device_info *dev, const at_device_info *other)
+{
+    return strcmp(dev->name, other->name) == 0 && dev->cc_major == other->cc_major &&
+           dev->cc_minor == other->cc_minor && dev->memory_bytes == other->memory_bytes;
+}
+
+/* The fastest usable ok result of (fam, p) measured on dev or on another
+ * GPU of its model, whose results are one set (each configuration of a
+ * split search is measured on one of them): 1 with it in best and its
+ * configuration in cfg, 0 if none (an unreadable device list: dev's own). */
+static int best_of_model(db *d, const at_device_info *dev, const tpl_family *fam,
+                         const char *hash, const tpl_problem *p, int deterministic,
+                         db_result *best, int *cfg)
+{
+    int found = db_best(d, dev->uuid, fam->name, hash, p, deterministic, best) == AT_OK &&
+                usable_config(dev, fam, best->config, p, deterministic, cfg);
+    db_device *devs = NULL;
+    int n = 0, tmp[TPL_MAX_PARAMS];
+    if (db_list_devices(d, &devs, &n) != AT_OK)
+        return found;
+    for (int k = 0; k < n; k++) {
+        db_result r;
+        if (strcmp(devs[k].info.uuid, dev->uuid) == 0 || !same_model(dev, &devs[k].info) ||
+            db_best(d, devs[k].info.uuid, fam->name, hash, p, deterministic, &r) != AT_OK ||
+            (found && r.time_ms >= best->time_ms) ||
+            !usable_config(dev, fam, r.config, p, deterministic, tmp))
+            continue;
+        *best = r;
+        memcpy(cfg, tmp, sizeof tmp);
+        found = 1;
+    }
+    free(devs);
+    return found;
+}
+
 at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fam,
                           const tpl_problem *p, int deterministic, int *cfg, char *config)
 {
     const char *hash = tpl_source_hash(fam);
     if (d) {
         db_result best;
-        if (db_best(d, dev->uuid, fam->name, hash, p, deterministic, &best) == AT_OK &&
-            usable_config(dev, fam, best.config, p, deterministic, cfg)) {
+        if (best_of_model(d, dev, fam, hash, p, deterministic, &best, cfg)) {
             snprintf(config, TPL_CONFIG_LEN, "%s", best.config);
             return AT_LOOKUP_EXACT;
         }

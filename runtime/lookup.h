@@ -15,7 +15,9 @@
 #define LK_PER_PROBLEM 4
 
 /* Chooses the configuration for (fam, problem) on device dev, from d (may
- * be NULL: defaults only). Fills cfg and its text (TPL_CONFIG_LEN) and
+ * be NULL: defaults only). The exact level takes the fastest result of the
+ * problem measured on dev or on any GPU of its model (same name, compute
+ * capability and memory: GPUs that split a search are one). Fills cfg and its text (TPL_CONFIG_LEN) and
  * returns the level used, or AT_LOOKUP_NONE if no configuration is usable
  * (e.g. deterministic mode and no deterministic configuration). Only
  * configurations legal on dev, applicable to the problem and (when

@@ -583,6 +583,7 @@ TEST(kinds_never_serve_each_other)
     db *d = NULL;
     CHECK_OK(db_open(&d, path, 1, err, sizeof err));
     at_device_info dev = tm_device("GPU-kinds"), other = tm_device("GPU-other");
+    snprintf(other.name, sizeof other.name, "Fake GPU, another model");   /* a model is one */
     CHECK_OK(db_put_device(d, &dev, "13.0"));
     CHECK_OK(db_put_device(d, &other, "13.0"));
     /* every other kind is faster at the same sizes: a kind-blind lookup

@@ -43,6 +43,12 @@ static const char usage_text[] =
     "\n"
     "Tuning options:\n"
     "  --device N             CUDA device ordinal (default 0)\n"
+    "  --device all, --device 0,1,...\n"
+    "                         tune these GPUs at once, a worker each; GPUs of\n"
+    "                         one model (name, arch, memory) split each search\n"
+    "                         (each result stored under the GPU that measured\n"
+    "                         it, lookups treat the model as one), other models\n"
+    "                         are tuned on their own\n"
     "  --kernel NAME[,NAME]   only these families (default: every family)\n"
     "  --size SIZE            one problem size instead of the defaults:\n"
     "                         MxNxK for matmul (4096x4096x4096), N for sum,\n"
@@ -698,12 +704,11 @@ static int tune_option_what(int argc, char **argv, int *i, tn_options *o,
                             const char **size_text)
 {
     int m;
-    long long n;
     const char *v = opt_value(argc, argv, i, "--device", &m);
     if (m) {
-        if (!v || parse_int(v, 0, 1024, &n) != 0)
-            return usage_error("--device needs a device number, not '%s'", v ? v : "");
-        o->device = (int)n;
+        char err[256];
+        if (tn_parse_devices(v, o, err, sizeof err) != 0)
+            return usage_error("%s", err);
         return 0;
     }
     v = opt_value(argc, argv, i, "--kernel", &m);

@@ -1,5 +1,5 @@
-/* compile_pool.c: NVRTC compiles on every CPU core: a FIFO of jobs served
- * by worker threads, so the GPU never waits for the compiler. */
+/* compile_pool.c: NVRTC compiles on every CPU core: FIFOs of urgent, normal
+ * and idle-time jobs served by threads, so the GPU never waits for NVRTC. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +19,8 @@ struct tn_pool {
     pthread_cond_t done;             /* a job finished */
     pool_node *head, *tail;          /* normal jobs */
     pool_node *uhead, *utail;        /* urgent jobs, served first */
+    pool_node *ihead, *itail;        /* idle-time jobs, served last */
+    int idle_running, idle_max;      /* at most idle_max idle jobs at once */
     int stop;
     int n_threads;
     pthread_t threads[POOL_MAX_THREADS];
@@ -35,21 +37,30 @@ static void *pool_thread(void *arg)
     tn_pool *pool = arg;
     pthread_mutex_lock(&pool->mu);
     for (;;) {
-        while (!pool->head && !pool->uhead && !pool->stop)
+        while (!pool->head && !pool->uhead &&
+               !(pool->ihead && pool->idle_running < pool->idle_max) && !pool->stop)
             pthread_cond_wait(&pool->work, &pool->mu);
         if (pool->stop)
             break;
         pool_node *n;
+        int idle = 0;
         if (pool->uhead) {
             n = pool->uhead;
             pool->uhead = n->next;
             if (!pool->uhead)
                 pool->utail = NULL;
-        } else {
+        } else if (pool->head) {
             n = pool->head;
             pool->head = n->next;
             if (!pool->head)
                 pool->tail = NULL;
+        } else {
+            n = pool->ihead;
+            pool->ihead = n->next;
+            if (!pool->ihead)
+                pool->itail = NULL;
+            idle = 1;
+            pool->idle_running++;
         }
         pthread_mutex_unlock(&pool->mu);
 
@@ -69,6 +80,10 @@ static void *pool_thread(void *arg)
         job->log = log;
         job->compile_ms = ms;
         job->done = 1;
+        if (idle) {
+            pool->idle_running--;
+            pthread_cond_signal(&pool->work);
+        }
         pthread_cond_broadcast(&pool->done);
     }
     pthread_mutex_unlock(&pool->mu);
@@ -96,9 +111,11 @@ tn_pool *tn_pool_create(int n_threads)
         tn_pool_destroy(pool);
         return NULL;
     }
+    pool->idle_max = pool->n_threads > 1 ? pool->n_threads / 2 : 1;
     return pool;
 }
 
+/* Queues a job: urgent 1 ahead of every normal job, 0 normal, -1 idle-time. */
 static void pool_enqueue(tn_pool *pool, tn_job *job, int urgent)
 {
     pool_node *n = malloc(sizeof *n);
@@ -113,8 +130,8 @@ static void pool_enqueue(tn_pool *pool, tn_job *job, int urgent)
     n->job = job;
     n->next = NULL;
     pthread_mutex_lock(&pool->mu);
-    pool_node **head = urgent ? &pool->uhead : &pool->head;
-    pool_node **tail = urgent ? &pool->utail : &pool->tail;
+    pool_node **head = urgent > 0 ? &pool->uhead : urgent < 0 ? &pool->ihead : &pool->head;
+    pool_node **tail = urgent > 0 ? &pool->utail : urgent < 0 ? &pool->itail : &pool->tail;
     if (*tail)
         (*tail)->next = n;
     else
@@ -134,6 +151,11 @@ void tn_pool_submit_urgent(tn_pool *pool, tn_job *job)
     pool_enqueue(pool, job, 1);
 }
 
+void tn_pool_submit_idle(tn_pool *pool, tn_job *job)
+{
+    pool_enqueue(pool, job, -1);
+}
+
 int tn_pool_poll(tn_pool *pool, tn_job *job)
 {
     pthread_mutex_lock(&pool->mu);
@@ -146,9 +168,9 @@ int tn_pool_cancel(tn_pool *pool, tn_job *job)
 {
     int removed = 0;
     pthread_mutex_lock(&pool->mu);
-    for (int q = 0; q < 2 && !removed; q++) {
-        pool_node **head = q ? &pool->uhead : &pool->head;
-        pool_node **tail = q ? &pool->utail : &pool->tail;
+    for (int q = 0; q < 3 && !removed; q++) {
+        pool_node **head = q == 2 ? &pool->ihead : q ? &pool->uhead : &pool->head;
+        pool_node **tail = q == 2 ? &pool->itail : q ? &pool->utail : &pool->tail;
         pool_node *prev = NULL;
         for (pool_node *n = *head; n; prev = n, n = n->next) {
             if (n->job != job)
@@ -199,7 +221,12 @@ void tn_pool_destroy(tn_pool *pool)
         pool->uhead = n->next;
         free(n);
     }
-    pool->tail = pool->utail = NULL;
+    while (pool->ihead) {
+        pool_node *n = pool->ihead;
+        pool->ihead = n->next;
+        free(n);
+    }
+    pool->tail = pool->utail = pool->itail = NULL;
     pthread_cond_broadcast(&pool->work);
     pthread_mutex_unlock(&pool->mu);
     for (int i = 0; i < pool->n_threads; i++)

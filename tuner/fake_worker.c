@@ -28,11 +28,18 @@
  *                  (half of the EVAL reply written), idle (the whole EVAL
  *                  reply written: dead before the next request)
  *   die=N          the same at the N-th event of any phase
+ *   die@D=PHASE:K  the same, only in the workers of device D, whose events
+ *                  are counted apart (in PATH.dD with state=PATH, else by
+ *                  each worker process: a respawned one starts again)
  *   state=PATH     events (and deaths) are counted in this file across the
  *                  workers of a run; without it, by each worker process.
  *                  It holds: events of any phase, events of each phase (in
  *                  the order above), deaths, deaths in each phase
- * die may be repeated. Times come from tn_fake_time(config). */
+ * die may be repeated. Times come from tn_fake_time(config).
+ * $AUTOTUNE_FAKE_DEVICES: the GPUs the fake sees: N (N of one model) or a
+ * comma-separated list of model names ("a,a,b": devices 0 and 1 of model
+ * a, device 2 of model b); another ordinal is refused. Unset: any ordinal
+ * opens, the count is unknown. */
 
 double tn_fake_time(const char *config)
 {
@@ -111,6 +118,8 @@ typedef struct fk_counts {
 } fk_counts;
 
 static fk_counts fk_local;           /* without state=PATH */
+static fk_counts fk_device;          /* die@D, counted by this process */
+static int fk_ordinal = -1;          /* the device opened */
 
 static void fk_load(const char *path, fk_counts *n)
 {
@@ -157,6 +166,26 @@ static int fake_event(int phase)
             *colon = '\0';
             die = strcmp(v, fk_phase[phase]) == 0 && atoll(colon + 1) == n.phase[phase];
         }
+    }
+    if (!die && fk_ordinal >= 0) {
+        char key[32], dpath[1100];
+        snprintf(key, sizeof key, "die@%d", fk_ordinal);
+        snprintf(dpath, sizeof dpath, "%s.d%d", path, fk_ordinal);
+        if (shared)
+            fk_load(dpath, &fk_device);
+        fk_device.all++;
+        fk_device.phase[phase]++;
+        for (int k = 0; !die && fake_value(key, k, v, sizeof v); k++) {
+            char *colon = strchr(v, ':');
+            if (!colon) {
+                die = atoll(v) == fk_device.all;
+            } else {
+                *colon = '\0';
+                die = strcmp(v, fk_phase[phase]) == 0 && atoll(colon + 1) == fk_device.phase[phase];
+            }
+        }
+        if (shared)
+            fk_save(dpath, &fk_device);
     }
     n.kills += die;
     n.killed[phase] += die;
@@ -228,11 +257,38 @@ static at_status fake_reply(int fd, const tn_msg *r)
     return AT_ERR_IO;
 }
 
+/* The GPUs of $AUTOTUNE_FAKE_DEVICES: their count (0: unset, any ordinal
+ * opens) and the model name of ordinal ("" for the default model). */
+static int fake_devices(int ordinal, char *model, size_t len)
+{
+    const char *spec = getenv("AUTOTUNE_FAKE_DEVICES");
+    if (model && len)
+        model[0] = '\0';
+    if (!spec || !*spec)
+        return 0;
+    if (strchr(spec, ',') == NULL && spec[0] >= '0' && spec[0] <= '9')
+        return atoi(spec);
+    int n = 0;
+    for (const char *p = spec; *p; n++) {
+        size_t k = strcspn(p, ",");
+        if (n == ordinal && model)
+            snprintf(model, len, "%.*s", (int)k, p);
+        p += k;
+        p += *p == ',';
+    }
+    return n;
+}
+
 static void fake_device(at_device_info *d, int ordinal)
 {
+    char model[64];
+    fake_devices(ordinal, model, sizeof model);
     memset(d, 0, sizeof *d);
     d->ordinal = ordinal;
-    snprintf(d->name, sizeof d->name, "Fake GPU (autotune tests)");
+    if (model[0])
+        snprintf(d->name, sizeof d->name, "Fake GPU %s (autotune tests)", model);
+    else
+        snprintf(d->name, sizeof d->name, "Fake GPU (autotune tests)");
     snprintf(d->uuid, sizeof d->uuid, "GPU-fa4e0000-0000-0000-0000-00000000000%d",
              ordinal % 10);
     d->cc_major = 9;
@@ -316,14 +372,20 @@ int tn_fake_worker_main(int in_fd, int out_fd)
         tn_msg_reply_init(&r, AT_OK);
         switch (m.type) {
         case TN_MSG_OPEN:
+            fk_ordinal = m.device;           /* die@D counts its open too */
             if (fake_event(FK_OPEN))
                 fake_die();
             r.type = TN_MSG_HELLO;
-            if (fake_has("nodevice", NULL)) {
+            int count = fake_devices(m.device, NULL, 0);
+            if (fake_has("nodevice", NULL) || (count > 0 && (m.device < 0 || m.device >= count))) {
                 r.status = AT_ERR_NO_DEVICE;
                 snprintf(r.text, sizeof r.text, "fake worker: no device %d", m.device);
+                if (count > 0)
+                    snprintf(r.text + strlen(r.text), sizeof r.text - strlen(r.text),
+                             " (this machine has %d)", count);
             } else {
                 fake_device(&r.dev, m.device);
+                r.value = count;
                 opened = 1;
             }
             break;

@@ -128,9 +128,11 @@ static int evaluate(tn_ctx *c, tn_item *it, const ms_options *mo, double timeout
         eval_request(c, it, mo, &m);
         err[0] = how[0] = '\0';
         double t0 = tn_now();
+        tn_unlock(c);                /* the other GPUs go on meanwhile */
         at_status st = tn_msg_send(c->worker.to_fd, &m);
         if (st == AT_OK)
             st = tn_msg_recv(c->worker.from_fd, &rep, timeout_s, err, sizeof err);
+        tn_relock(c);
         if (st != AT_OK || interrupted_now())
             tn_worker_down(c, how, sizeof how);
         if (interrupted_now()) {
@@ -196,9 +198,11 @@ static int spec_find(const tn_ctx *c, const char *key)
     return -1;
 }
 
-/* Stores the cubins of finished speculative compiles nobody waits for. */
+/* Stores the cubins of finished speculative compiles nobody waits for
+ * (and of finished prefetches). */
 static void spec_harvest(tn_ctx *c)
 {
+    tn_prefetch_harvest(c);
     for (int k = 0; k < TN_SPEC_MAX; k++) {
         tn_spec *sp = &c->spec[k];
         if (!sp->active || sp->attached || !tn_pool_poll(c->pool, &sp->job))
@@ -294,22 +298,44 @@ static int item_from_db(tn_ctx *c, tn_item *it)
     return 1;
 }
 
+/* 1 if another item of the window (a GPU's, in flight) still compiles
+ * it's key: its owner stores the cubin and wakes the waiters. */
+static int twin_compiling(const tn_window *w, const tn_item *it)
+{
+    for (int i = 0; w && i < w->size; i++)
+        if (&w->ring[i] != it && w->ring[i].compiling && strcmp(w->ring[i].key, it->key) == 0)
+            return 1;
+    return 0;
+}
+
+/* Waits for a compile without the run lock. */
+static void pool_wait_unlocked(tn_ctx *c, tn_job *job)
+{
+    tn_unlock(c);
+    tn_pool_wait(c->pool, job);
+    tn_relock(c);
+}
+
 /* Waits for an item's cubin (its own compile or a speculative one) and
- * stores a new cubin in the database. */
-static void item_await(tn_ctx *c, tn_item *it)
+ * stores a new cubin in the database. A twin whose cubin another GPU is
+ * still compiling waits for it (w: the shared window, NULL alone). */
+static void item_await(tn_ctx *c, tn_item *it, const tn_window *w)
 {
     if (it->twin) {
         /* the item ahead stored its cubin; if it failed or was dropped,
          * compile here (a compile error then comes with its own log) */
         it->twin = 0;
-        if (item_from_db(c, it))
+        while (c->wake && !item_from_db(c, it) && twin_compiling(w, it))
+            pthread_cond_wait(c->wake, c->lock);
+        if (it->from_db || item_from_db(c, it))
             return;
         tn_pool_submit_urgent(c->pool, &it->job);
         it->submitted = 1;
+        it->compiling = 1;
     }
     if (it->spec) {
         tn_spec *sp = &c->spec[it->spec - 1];
-        tn_pool_wait(c->pool, &sp->job);
+        pool_wait_unlocked(c, &sp->job);
         it->job.status = sp->job.status;
         it->job.cubin = sp->job.cubin;
         it->job.cubin_size = sp->job.cubin_size;
@@ -323,12 +349,16 @@ static void item_await(tn_ctx *c, tn_item *it)
         it->submitted = 1;
         c->spec_used++;
     } else if (it->submitted) {
-        tn_pool_wait(c->pool, &it->job);
+        pool_wait_unlocked(c, &it->job);
     }
     if (it->submitted && it->job.status == AT_OK) {
         it->cubin = it->job.cubin;
         it->cubin_size = it->job.cubin_size;
         tn_store_binary(c, c->fam, it->job.cfg, it->key, it->config, it->cubin, it->cubin_size);
+    }
+    if (it->compiling) {
+        it->compiling = 0;
+        tn_wake(c);
     }
 }
 
@@ -340,7 +370,11 @@ static void item_drop(tn_ctx *c, tn_item *it)
         c->spec[it->spec - 1].attached = 0;
         it->spec = 0;
     } else if (it->submitted && !tn_pool_cancel(c->pool, &it->job)) {
-        item_await(c, it);
+        item_await(c, it, NULL);
+    }
+    if (it->compiling) {
+        it->compiling = 0;
+        tn_wake(c);
     }
     item_release(it);
 }
@@ -360,29 +394,38 @@ static void item_start(tn_ctx *c, tn_item *it, tn_stats *stats, const tn_window 
             return;
         }
     }
+    if (twin_compiling(w, it)) {
+        it->twin = 1;                /* another GPU's, in flight, compiles it */
+        return;
+    }
     int k = spec_find(c, it->key);
     if (k >= 0 && !c->spec[k].attached) {
         c->spec[k].attached = 1;
         it->spec = k + 1;
+        it->compiling = 1;
         tn_pool_promote(c->pool, &c->spec[k].job);
         return;
     }
+    tn_prefetch_claim(c, it->key);
     if (item_from_db(c, it)) {
         stats->reused++;
         return;
     }
     tn_pool_submit_urgent(c->pool, &it->job);
     it->submitted = 1;
+    it->compiling = 1;
 }
 
 /* ---- the window ---- */
 
 /* Empty window of the strategy's lookahead (or enough to keep the compile
- * threads busy). -1 (message printed) if out of memory. */
-static int window_open(tn_ctx *c, const tn_prob *pr, tn_window *w)
+ * threads busy), one more slot for each GPU beyond the first (each holds
+ * the one it evaluates). -1 (message printed) if out of memory. */
+static int window_open(tn_ctx *c, const tn_prob *pr, tn_window *w, int n_gpus)
 {
     memset(w, 0, sizeof *w);
     w->size = pr->strat->lookahead > 0 ? pr->strat->lookahead : 2 * c->jobs + 2;
+    w->size += n_gpus > 1 ? n_gpus - 1 : 0;
     if (w->size > TN_WINDOW_MAX)
         w->size = TN_WINDOW_MAX;
     w->ring = calloc((size_t)w->size, sizeof *w->ring);
@@ -412,24 +455,41 @@ static void window_close(tn_ctx *c, tn_window *w)
     free(w->q);
 }
 
+/* 1 if a result of config is stored for the problem on this GPU or, in a
+ * group, on any GPU of it (resume: nothing is measured twice); -1 on a
+ * database error. */
+static int stored_anywhere(tn_ctx *c, const tn_prob *pr, const char *config)
+{
+    if (pr->n_peers <= 1)
+        return db_has_result(c->d, c->dev.uuid, pr->fam->name, pr->hash, pr->p, config);
+    for (int g = 0; g < pr->n_peers; g++) {
+        int has = db_has_result(c->d, pr->peer_uuid[g], pr->fam->name, pr->hash, pr->p, config);
+        if (has != 0)
+            return has;
+    }
+    return 0;
+}
+
 /* Proposes configurations (extras first, then the strategy's) into the
  * free slots until the window is full, the strategy is exhausted, the
  * budget is spent or an interrupt came; each starts its compile. The
  * extras (default, baselines, warm start) are proposed whatever the time
- * budget (an evaluation budget still counts them), so a problem whose
- * preparation outlasted its share of time still ends with its default
- * measured. A configuration proposed before in this run or stored before
- * is skipped. */
-static void window_fill(tn_ctx *c, tn_prob *pr, tn_window *w)
+ * budget (an evaluation budget still counts them, and the configurations
+ * other GPUs evaluate now), so a problem whose preparation outlasted its
+ * share of time still ends with its default measured. A configuration
+ * proposed before in this run or stored before is skipped. Returns 1 if
+ * it stopped only because every slot is taken, else 0. */
+static int window_fill(tn_ctx *c, tn_prob *pr, tn_window *w)
 {
     const tpl_family *fam = pr->fam;
     while (!w->exhausted && w->n_free > 0 && tn_interrupts == 0) {
         int extra = w->next_extra < pr->n_extra;
         if (pr->budget_evals > 0 &&
-            pr->stats.previously + pr->evals_this_run + w->q_len >= pr->budget_evals)
-            break;
+            pr->stats.previously + pr->evals_this_run + (w->size - w->n_free) >=
+                pr->budget_evals)
+            return 0;
         if (!extra && pr->budget_s > 0 && tn_now() - pr->t_start >= pr->budget_s)
-            break;
+            return 0;
         tn_item cand;
         memset(&cand, 0, sizeof cand);
         if (w->next_extra < pr->n_extra) {
@@ -450,8 +510,7 @@ static void window_fill(tn_ctx *c, tn_prob *pr, tn_window *w)
             continue;
         if (qpos >= 0)
             tn_bitset_set(&w->queued, qpos);
-        int has = db_has_result(c->d, c->dev.uuid, fam->name, pr->hash, pr->p, cand.config);
-        if (has != 0)
+        if (stored_anywhere(c, pr, cand.config) != 0)
             continue;            /* stored before (told already), or db error */
         int slot = w->free_slot[--w->n_free];
         w->ring[slot] = cand;
@@ -459,6 +518,7 @@ static void window_fill(tn_ctx *c, tn_prob *pr, tn_window *w)
         w->q[(w->q_head + w->q_len) % w->size] = &w->ring[slot];
         w->q_len++;
     }
+    return w->n_free == 0 && !w->exhausted && tn_interrupts == 0;
 }
 
 /* The oldest item of the window (q_len > 0). */
@@ -470,23 +530,37 @@ static tn_item *window_pop(tn_window *w)
     return it;
 }
 
-/* Gives an item's slot back (released). */
-static void window_free(tn_window *w, tn_item *it)
+/* Gives an item's slot back (released) and wakes the GPUs waiting for one. */
+static void window_free(tn_ctx *c, tn_window *w, tn_item *it)
 {
     item_release(it);
+    it->compiling = 0;
     w->free_slot[w->n_free++] = (int)(it - w->ring);
+    tn_wake(c);
+}
+
+/* Puts an item this GPU cannot measure (its worker cannot prepare the
+ * inputs or start) back at the head of the shared window, its cubin kept,
+ * and wakes the other GPUs. */
+static void window_requeue(tn_ctx *c, tn_window *w, tn_item *it)
+{
+    it->submitted = it->twin = it->spec = it->compiling = 0;   /* awaited already */
+    w->q_head = (w->q_head + w->size - 1) % w->size;
+    w->q[w->q_head] = it;
+    w->q_len++;
+    tn_wake(c);
 }
 
 /* Waits for the item's cubin and evaluates it into r: a compile error, or
  * the worker's verdict under the timing options of an extra or of a
  * searched candidate. 0 normally, -1 if the run must stop. */
-static int evaluate_item(tn_ctx *c, tn_prob *pr, tn_item *it, db_result *r)
+static int evaluate_item(tn_ctx *c, tn_prob *pr, tn_window *w, tn_item *it, db_result *r)
 {
     if (it->submitted || it->spec)
         pr->stats.compiled++;
     else if (it->twin)
         pr->stats.reused++;
-    item_await(c, it);
+    item_await(c, it, pr->win ? w : NULL);
     tn_result_init(c, it, r);
     if (it->job.status != AT_OK) {
         snprintf(r->status, sizeof r->status, "%s", DB_COMPILE_ERROR);
@@ -510,46 +584,83 @@ static int evaluate_item(tn_ctx *c, tn_prob *pr, tn_item *it, db_result *r)
 }
 
 /* The search loop: fill the window, keep speculation going, evaluate
- * the oldest item and record it; drops the rest at the end. 0, or -1 when
- * out of memory, the problem is skipped (c->skip) or the run became fatal. */
-int tn_pipeline_run(tn_ctx *c, tn_prob *pr)
+ * the oldest item and record it (a shared window: while it is empty and
+ * other GPUs hold slots, wait); drops the rest at the end when alone.
+ * 0, or -1 when out of memory, the problem is skipped (c->skip) or the run
+ * became fatal. */
+static int pipeline_loop(tn_ctx *c, tn_prob *pr, tn_window *w)
 {
-    tn_window w;
-    int rc = 0;
-    if (window_open(c, pr, &w) != 0) {
-        window_close(c, &w);
-        return -1;
-    }
     for (;;) {
-        window_fill(c, pr, &w);
+        int full = window_fill(c, pr, w);
         spec_harvest(c);
-        if (!w.exhausted)
-            spec_fill(c, pr->strat, pr->st, &pr->space, &w.hinted);
-        if (w.q_len == 0)
-            break;
-        tn_item *it = window_pop(&w);
+        if (!w->exhausted)
+            spec_fill(c, pr->strat, pr->st, &pr->space, &w->hinted);
+        if (w->q_len == 0) {
+            /* other GPUs hold every slot, or hold the last ones (one that
+             * cannot measure its configuration puts it back) */
+            if (!c->wake || (!full && w->n_free == w->size))
+                return 0;
+            pthread_cond_wait(c->wake, c->lock);
+            continue;
+        }
+        tn_item *it = window_pop(w);
         if (tn_interrupts > 0 ||
             (pr->budget_s > 0 && tn_now() - pr->t_start >= pr->budget_s && !it->extra)) {
             item_drop(c, it);
-            w.free_slot[w.n_free++] = (int)(it - w.ring);
+            w->free_slot[w->n_free++] = (int)(it - w->ring);
+            tn_wake(c);
             if (tn_interrupts > 0)
-                break;
+                return 0;
             continue;
         }
         db_result r;
-        if (evaluate_item(c, pr, it, &r) != 0) {
-            window_free(&w, it);
-            if (c->fatal || c->skip)
-                rc = -1;
-            break;
+        if (evaluate_item(c, pr, w, it, &r) != 0) {
+            if (pr->win && (c->fatal || c->skip) && tn_interrupts == 0)
+                window_requeue(c, w, it);        /* another GPU measures it */
+            else
+                window_free(c, w, it);
+            return c->fatal || c->skip ? -1 : 0;
         }
         tn_record(c, pr, it, &r);
-        window_free(&w, it);
-        if (c->fatal) {
-            rc = -1;
-            break;
-        }
+        window_free(c, w, it);
+        if (c->fatal)
+            return -1;
     }
+}
+
+int tn_pipeline_open(tn_ctx *c, tn_prob *pr, int n_gpus)
+{
+    tn_window *w = calloc(1, sizeof *w);
+    if (!w) {
+        fprintf(stderr, "autotune: out of memory\n");
+        return -1;
+    }
+    if (window_open(c, pr, w, n_gpus) != 0) {
+        window_close(c, w);
+        free(w);
+        return -1;
+    }
+    pr->win = w;
+    return 0;
+}
+
+void tn_pipeline_close(tn_ctx *c, tn_prob *pr)
+{
+    if (!pr->win)
+        return;
+    window_close(c, pr->win);
+    free(pr->win);
+    pr->win = NULL;
+}
+
+int tn_pipeline_run(tn_ctx *c, tn_prob *pr)
+{
+    if (pr->win)
+        return pipeline_loop(c, pr, pr->win);
+    tn_window w;
+    int rc = -1;
+    if (window_open(c, pr, &w, 1) == 0)
+        rc = pipeline_loop(c, pr, &w);
     window_close(c, &w);
     return rc;
 }

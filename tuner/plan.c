@@ -139,12 +139,16 @@ static int choose_strategy(tn_ctx *c, tn_prob *pr)
         strat = pr->space.n_valid <= TN_EXHAUSTIVE_MAX ? &tn_strategy_exhaustive
                                                        : tn_strategy_find("guided");
     if (strat != &tn_strategy_exhaustive && pr->budget_s <= 0 && pr->budget_evals <= 0) {
-        /* random or guided without --budget: the default share */
+        /* random or guided without --budget: the default share, of GPU
+         * time: GPUs splitting the search share it (the same evaluations
+         * in less time) */
         pr->budget_s = c->guided_unit_s * tn_family_weight(pr->fam);
         if (pr->budget_s < TN_GUIDED_MIN_S)
             pr->budget_s = TN_GUIDED_MIN_S;
         if (pr->budget_s > TN_GUIDED_MAX_S)
             pr->budget_s = TN_GUIDED_MAX_S;
+        if (pr->n_peers > 1)
+            pr->budget_s /= pr->n_peers;
         pr->budget_evals = TN_GUIDED_EVALS;
     }
     pr->strat = strat;
@@ -212,8 +216,8 @@ static int plan_extras(tn_ctx *c, tn_prob *pr)
 static void plan_announce(tn_ctx *c, tn_prob *pr)
 {
     const tn_stats *s = &pr->stats;
-    printf("%s %s: %lld valid configurations, strategy %s", pr->fam->name, pr->size,
-           s->valid, pr->strat->name);
+    printf("%s%s %s: %lld valid configurations, strategy %s", pr->tag, pr->fam->name,
+           pr->size, s->valid, pr->strat->name);
     if (pr->budget_evals > 0)
         printf(", budget %lld evaluations", pr->budget_evals);
     if (pr->budget_s > 0)
@@ -236,6 +240,8 @@ static void plan_announce(tn_ctx *c, tn_prob *pr)
     }
     if (c->opt->quiet)
         pr->pg.tty = 0;
+    pr->pg.n_gpus = pr->n_peers;
+    memcpy(pr->pg.gpu, pr->peer_ordinal, sizeof pr->pg.gpu);
 }
 
 int tn_plan_problem(tn_ctx *c, tn_prob *pr)

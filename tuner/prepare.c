@@ -13,9 +13,11 @@ static at_status worker_call(tn_ctx *c, const tn_msg *m, double timeout_s, tn_ms
                              char *how, size_t howlen)
 {
     char err[512] = "";
+    tn_unlock(c);                    /* the other GPUs go on meanwhile */
     at_status st = tn_msg_send(c->worker.to_fd, m);
     if (st == AT_OK)
         st = tn_msg_recv(c->worker.from_fd, r, timeout_s, err, sizeof err);
+    tn_relock(c);
     if (st == AT_OK)
         return AT_OK;
     tn_worker_down(c, how, howlen);
@@ -35,11 +37,11 @@ static at_status worker_open_once(tn_ctx *c, char *err, size_t errlen)
     at_status st = tn_proc_start(&c->worker, err, errlen);
     if (st != AT_OK)
         return st;
-    tn_worker_pid = c->worker.pid;
+    tn_worker_pids[c->slot] = c->worker.pid;
     tn_msg m, r;
     memset(&m, 0, sizeof m);
     m.type = TN_MSG_OPEN;
-    m.device = c->opt->device;
+    m.device = c->device;
     if (worker_call(c, &m, TN_HELLO_TIMEOUT, &r, err, errlen) != AT_OK)
         return AT_ERR_CRASHED;
     if (r.type != TN_MSG_HELLO || r.status != AT_OK) {
@@ -47,7 +49,7 @@ static at_status worker_open_once(tn_ctx *c, char *err, size_t errlen)
         st = r.status != AT_OK ? (at_status)r.status : AT_ERR_INTERNAL;
         tn_msg_free(&r);
         tn_proc_stop(&c->worker);
-        tn_worker_pid = 0;
+        tn_worker_pids[c->slot] = 0;
         return st;
     }
     if (c->dev.uuid[0] && strcmp(c->dev.uuid, r.dev.uuid) != 0) {
@@ -55,11 +57,16 @@ static at_status worker_open_once(tn_ctx *c, char *err, size_t errlen)
                  r.dev.uuid, c->dev.uuid);
         tn_msg_free(&r);
         tn_proc_stop(&c->worker);
-        tn_worker_pid = 0;
+        tn_worker_pids[c->slot] = 0;
         return AT_ERR_INTERNAL;
     }
     c->respawns += c->dev.uuid[0] != '\0';
     c->dev = r.dev;
+    c->device_count = r.value > 0 && r.value < 1e6 ? (int)r.value : 0;
+    if (c->dev.arch[0])
+        snprintf(c->arch, sizeof c->arch, "%s", c->dev.arch);
+    else
+        tpl_arch_name(c->dev.cc_major, c->dev.cc_minor, c->arch, sizeof c->arch);
     tn_msg_free(&r);
     c->worker_up = 1;
     c->prepared = 0;
@@ -87,8 +94,10 @@ at_status tn_worker_up(tn_ctx *c, char *err, size_t errlen)
 
 void tn_worker_down(tn_ctx *c, char *how, size_t howlen)
 {
+    tn_unlock(c);                    /* reaping may take a moment: others go on */
     tn_proc_kill(&c->worker, how, howlen);
-    tn_worker_pid = 0;
+    tn_relock(c);
+    tn_worker_pids[c->slot] = 0;
     c->worker_up = 0;
     c->prepared = 0;
 }
@@ -261,6 +270,36 @@ void tn_measure_ceiling(tn_ctx *c)
 
 /* ---- one problem ---- */
 
+/* The rows of fam stored for c's device, or for every GPU of its group
+ * (one malloc'd array). AT_OK, or the database's failure (nothing kept). */
+static at_status stored_rows(tn_ctx *c, const tpl_family *fam, db_result **rows, int *n)
+{
+    if (c->n_peers <= 1)
+        return db_results(c->d, c->dev.uuid, fam->name, rows, n);
+    *rows = NULL;
+    *n = 0;
+    for (int g = 0; g < c->n_peers; g++) {
+        db_result *part = NULL;
+        int n_part = 0;
+        at_status st = db_results(c->d, c->peer_uuid[g], fam->name, &part, &n_part);
+        db_result *all = st == AT_OK ? realloc(*rows, (size_t)(*n + n_part + 1) * sizeof **rows)
+                                     : NULL;
+        if (!all) {
+            free(part);
+            free(*rows);
+            *rows = NULL;
+            *n = 0;
+            return st == AT_OK ? AT_ERR_NO_MEMORY : st;
+        }
+        if (n_part)
+            memcpy(all + *n, part, (size_t)n_part * sizeof *part);
+        *rows = all;
+        *n += n_part;
+        free(part);
+    }
+    return AT_OK;
+}
+
 /* Makes fam/p the current problem; the rows stored for fam on this device
  * (kept for plan), how many are p's and their best. An unreadable database
  * means nothing stored. */
@@ -278,8 +317,13 @@ void tn_prepare_problem(tn_ctx *c, tn_prob *pr, const tpl_family *fam, const tpl
     c->skip = 0;
     c->skip_msg[0] = '\0';
 
+    pr->n_peers = c->n_peers;
+    memcpy(pr->peer_uuid, c->peer_uuid, sizeof pr->peer_uuid);
+    memcpy(pr->peer_ordinal, c->peer_ordinal, sizeof pr->peer_ordinal);
+    snprintf(pr->tag, sizeof pr->tag, "%s", c->tag);
+
     /* results stored before: counted, best known (plan tells the strategy) */
-    if (db_results(c->d, c->dev.uuid, fam->name, &pr->old, &pr->n_old) != AT_OK) {
+    if (stored_rows(c, fam, &pr->old, &pr->n_old) != AT_OK) {
         pr->old = NULL;
         pr->n_old = 0;
         return;

@@ -1,5 +1,6 @@
 /* progress.c: the one updating status line on a terminal (kernel, size,
- * done/total, failures, best so far, elapsed, ETA); silent otherwise. */
+ * done/total, per GPU when several split it, failures, best so far,
+ * elapsed, ETA); silent otherwise. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,8 +47,15 @@ void tn_progress_update(tn_progress *pg, int force)
     if (pg->best_ms > 0)
         snprintf(best, sizeof best, "%.1f %s (%.3f ms)", pg->best_metric,
                  pg->fam->metric_is_flops ? "GFLOP/s" : "GB/s", pg->best_ms);
-    fprintf(stderr, "\r\033[K%s %s: %lld/%lld, %lld failed, best %s, %s elapsed, ETA %s",
-            pg->fam->name, pg->size, pg->done, pg->total, pg->failures, best, el, eta);
+    char gpus[256] = "";
+    size_t used = 0;
+    for (int g = 0; pg->n_gpus > 1 && g < pg->n_gpus && used + 32 < sizeof gpus; g++)
+        used += (size_t)snprintf(gpus + used, sizeof gpus - used, "%sGPU%d %lld",
+                                 g ? ", " : " [", pg->gpu[g], pg->by_gpu[g]);
+    if (used)
+        snprintf(gpus + used, sizeof gpus - used, "]");
+    fprintf(stderr, "\r\033[K%s %s: %lld/%lld%s, %lld failed, best %s, %s elapsed, ETA %s",
+            pg->fam->name, pg->size, pg->done, pg->total, gpus, pg->failures, best, el, eta);
     fflush(stderr);
 }
 

@@ -116,6 +116,10 @@ void tn_record(tn_ctx *c, tn_prob *pr, const tn_item *it, db_result *r)
     }
     pr->pg.done++;
     pr->pg.failures += failed;
+    if (c->member >= 0 && c->member < TN_MAX_DEVICES) {
+        pr->stats.by_gpu[c->member]++;
+        pr->pg.by_gpu[c->member]++;
+    }
     tn_progress_update(&pr->pg, 0);
 }
 
@@ -126,9 +130,12 @@ void tn_problem_summary(const tn_prob *pr)
     const tn_stats *s = &pr->stats;
     const tn_best *best = &pr->best;
     const char *unit = fam->metric_is_flops ? "GFLOP/s" : "GB/s";
-    printf("%s %s: %lld evaluated", fam->name, pr->size, s->evaluated);
+    printf("%s%s %s: %lld evaluated", pr->tag, fam->name, pr->size, s->evaluated);
     if (s->previously)
         printf(" (+%lld stored before)", s->previously);
+    for (int g = 0; pr->n_peers > 1 && g < pr->n_peers; g++)
+        printf("%sGPU %d: %lld%s", g ? ", " : " (", pr->peer_ordinal[g], s->by_gpu[g],
+               g == pr->n_peers - 1 ? ")" : "");
     printf(", %lld failed, %lld compiled, %lld cubins reused, %.1f s", s->failures,
            s->compiled, s->reused, s->seconds);
     if (s->evaluated > 0)

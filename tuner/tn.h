@@ -12,6 +12,8 @@
 #include "db.h"
 
 #define TN_VERSION "0.1.0"
+/* Most GPUs one run tunes (--device all, --device 0,1,...). */
+#define TN_MAX_DEVICES 16
 
 /* ---- small helpers (tuner/util.c) ---- */
 typedef struct tn_rng { unsigned long long s; } tn_rng;
@@ -41,7 +43,8 @@ int tn_parse_budget(const char *text, double *seconds, long long *evals);
  * little-endian, doubles as IEEE bits, strings and the blob length-prefixed). */
 typedef enum tn_msg_type {
     TN_MSG_OPEN = 1,        /* parent -> worker: device ordinal */
-    TN_MSG_HELLO = 2,       /* worker -> parent: status, device info */
+    TN_MSG_HELLO = 2,       /* worker -> parent: status, device info,
+                               value: the number of GPUs it sees (0 unknown) */
     TN_MSG_PREPARE = 3,     /* parent -> worker: family, problem, seed */
     TN_MSG_EVAL = 4,        /* parent -> worker: family, cfg, cubin, options */
     TN_MSG_CEILING = 5,     /* parent -> worker: measure copy bandwidth */
@@ -111,7 +114,8 @@ typedef struct tn_proc {
 } tn_proc;
 /* Starts the worker: $AUTOTUNE_WORKER through /bin/sh, else this program
  * (/proc/self/exe) with "__worker". Protocol on the child's fds 3 (in) and
- * 4 (out); the child gets its own process group and dies with the parent.
+ * 4 (out); the child gets its own process group and dies with the parent
+ * (with the thread that called this: start none on a short-lived thread).
  * AT_ERR_IO with a message on failure. */
 at_status tn_proc_start(tn_proc *p, char *err, size_t errlen);
 /* Kills (SIGKILL, whole group) and reaps; describes how it ended in how
@@ -144,6 +148,9 @@ tn_pool *tn_pool_create(int n_threads);
 void tn_pool_submit(tn_pool *pool, tn_job *job);
 /* The same, ahead of every normal job (FIFO among urgent ones). */
 void tn_pool_submit_urgent(tn_pool *pool, tn_job *job);
+/* The same, behind every other job, on at most half the threads at once
+ * (compiles needed later, made while the CPU is idle). */
+void tn_pool_submit_idle(tn_pool *pool, tn_job *job);
 /* 1 if the job is done (never blocks). */
 int tn_pool_poll(tn_pool *pool, tn_job *job);
 /* Removes a job not started yet: 1 if removed (it stays done == 0),
@@ -162,6 +169,9 @@ int tn_cpu_count(void);
 /* ---- progress line (tuner/progress.c) ---- */
 typedef struct tn_progress {
     int tty;
+    int n_gpus;                      /* > 1: a split search, counts per GPU */
+    int gpu[TN_MAX_DEVICES];         /* their ordinals */
+    long long by_gpu[TN_MAX_DEVICES];/* evaluated by each in this run */
     const tpl_family *fam;
     char size[64];
     long long done, total, failures;
@@ -179,7 +189,10 @@ void tn_progress_end(tn_progress *pg);
 
 /* ---- tuning driver (tuner/tune.c; its steps: tuner/tune_core.h) ---- */
 typedef struct tn_options {
-    int device;
+    int device;                      /* one GPU (n_devices 0) */
+    int devices[TN_MAX_DEVICES];     /* --device 0,1,...: the list */
+    int n_devices;                   /* 0: just `device` */
+    int all_devices;                 /* --device all */
     const tpl_family *families[32];  /* NULL-terminated; empty: all visible */
     int n_families;
     int have_size;
@@ -198,6 +211,13 @@ typedef struct tn_options {
 /* Runs the tuner; prints to stdout/stderr (this is the command, not the
  * library). Returns the exit status: 0, 1, 130 (interrupted). */
 int tn_tune(const tn_options *opt);
+/* The same on several GPUs (--device all or a list; tuner/tune_multi.c):
+ * one worker and thread per GPU, GPUs of one model splitting each problem's
+ * search. Exit status as tn_tune (1 also for a listed GPU that is absent). */
+int tn_tune_multi(const tn_options *opt);
+/* Parses --device's value: "N", "all" or "N,M,..." (distinct ordinals) into
+ * o. 0, or -1 with the reason in err. */
+int tn_parse_devices(const char *text, tn_options *o, char *err, size_t errlen);
 
 /* ---- search space (tuner/plan.c) ---- */
 /* Valid configurations of fam for problem p on dev (dev NULL: generic):

@@ -13,14 +13,20 @@
 #define TN_RUN_SECONDS 80.0
 
 volatile sig_atomic_t tn_interrupts;
-volatile pid_t tn_worker_pid;
+volatile pid_t tn_worker_pids[TN_MAX_DEVICES];
 
 static void tn_on_signal(int sig)
 {
     (void)sig;
     tn_interrupts++;
-    if (tn_interrupts >= 2 && tn_worker_pid > 0)
-        kill(-tn_worker_pid, SIGKILL);   /* second ^C: stop now */
+    for (int i = 0; tn_interrupts >= 2 && i < TN_MAX_DEVICES; i++)
+        if (tn_worker_pids[i] > 0)
+            kill(-tn_worker_pids[i], SIGKILL);   /* second ^C: stop now */
+}
+
+double tn_run_seconds(void)
+{
+    return TN_RUN_SECONDS;
 }
 
 /* ---- one problem ---- */
@@ -28,7 +34,7 @@ static void tn_on_signal(int sig)
 /* Prepares, plans, searches and summarizes one problem. 0 normally, -1
  * if it failed or was skipped (message printed; its results stored so far
  * are kept; c->fatal if the run cannot go on). */
-static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
+int tn_tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
 {
     tn_prob pr;
     tn_prepare_problem(c, &pr, fam, p);
@@ -58,7 +64,7 @@ static int tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
 
 /* ---- the whole run ---- */
 
-static int family_selected(const tn_options *o, const tpl_family *fam)
+int tn_family_selected(const tn_options *o, const tpl_family *fam)
 {
     if (o->n_families == 0)
         return !fam->hidden;
@@ -69,7 +75,7 @@ static int family_selected(const tn_options *o, const tpl_family *fam)
 }
 
 /* Problems of fam for this run (the --size or the defaults). */
-static int problems_of(const tn_options *o, const tpl_family *fam, const tpl_problem **list)
+int tn_problems_of(const tn_options *o, const tpl_family *fam, const tpl_problem **list)
 {
     if (o->have_size) {
         if (!tpl_family_accepts(fam, &o->size))
@@ -88,7 +94,7 @@ static int problems_of(const tn_options *o, const tpl_family *fam, const tpl_pro
  * weights (tn_family_weight) of those the guided search shares the run's
  * default time among (problems whose applicable space is small enough for
  * the exhaustive search take none) in *weights. */
-static int announce_problems(const tn_options *o, double *weights)
+int tn_announce_problems(const tn_options *o, double *weights)
 {
     printf("tuning sizes:");
     int n_problems = 0;
@@ -96,9 +102,9 @@ static int announce_problems(const tn_options *o, double *weights)
     for (int i = 0; i < tpl_family_count(); i++) {
         const tpl_family *fam = tpl_family_at(i);
         const tpl_problem *list = NULL;
-        if (!family_selected(o, fam))
+        if (!tn_family_selected(o, fam))
             continue;
-        int n = problems_of(o, fam, &list);
+        int n = tn_problems_of(o, fam, &list);
         if (n == 0)
             continue;
         printf("%s %s", n_problems ? ";" : "", fam->name);
@@ -128,9 +134,7 @@ static int announce_problems(const tn_options *o, double *weights)
 }
 
 /* The signal handlers of a run: ^C and SIGTERM counted, SIGPIPE ignored. */
-typedef struct tn_signals { struct sigaction old_int, old_term, old_pipe; } tn_signals;
-
-static void signals_catch(tn_signals *s)
+void tn_signals_catch(tn_signals *s)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -144,18 +148,39 @@ static void signals_catch(tn_signals *s)
     sigaction(SIGPIPE, &ign, &s->old_pipe);
 }
 
-static void signals_restore(const tn_signals *s)
+void tn_signals_restore(const tn_signals *s)
 {
     sigaction(SIGINT, &s->old_int, NULL);
     sigaction(SIGTERM, &s->old_term, NULL);
     sigaction(SIGPIPE, &s->old_pipe, NULL);
 }
 
+int tn_begin_device(tn_ctx *c, const char *extra)
+{
+    const tn_options *o = c->opt;
+    if (db_put_device(c->d, &c->dev, tpl_nvrtc_version()) != AT_OK) {
+        fprintf(stderr, "autotune: %s\n", db_errmsg(c->d));
+        return -1;
+    }
+    char gpu[512], facts[4096], cmd_esc[256];
+    tn_gpu_facts(c->dev.uuid, gpu, sizeof gpu);
+    tn_json_escape(o->strategy ? o->strategy : "auto", cmd_esc, sizeof cmd_esc);
+    snprintf(facts, sizeof facts,
+             "{\"strategy\": \"%s\", \"budget_s\": %g, \"budget_evals\": %lld, "
+             "\"seed\": %llu, \"jobs\": %d, \"timeout_s\": %g, \"nvrtc\": \"%s\", %s%s}",
+             cmd_esc, o->budget_s, o->budget_evals, c->seed, c->jobs, o->timeout_s,
+             tpl_nvrtc_version(), gpu, extra);
+    if (db_begin_session(c->d, c->dev.uuid, o->command, facts, &c->session_id) != AT_OK) {
+        fprintf(stderr, "autotune: %s\n", db_errmsg(c->d));
+        return -1;
+    }
+    return 0;
+}
+
 /* Starts the worker, opens the database, records the device and begins
  * the session. 0, or -1 with the message printed. */
 static int open_run(tn_ctx *c, const char *path)
 {
-    const tn_options *o = c->opt;
     char err[4096] = "";
     at_status st = tn_worker_up(c, err, sizeof err);
     if (st == AT_ERR_CRASHED || st == AT_ERR_IO) {
@@ -170,35 +195,13 @@ static int open_run(tn_ctx *c, const char *path)
         fprintf(stderr, "autotune: cannot open the database %s: %s\n", path, err);
         return -1;
     }
-    if (c->dev.arch[0])
-        snprintf(c->arch, sizeof c->arch, "%s", c->dev.arch);
-    else
-        tpl_arch_name(c->dev.cc_major, c->dev.cc_minor, c->arch, sizeof c->arch);
-    printf("device %d: %s (%s, %d SMs, %.1f GiB), database %s\n", o->device, c->dev.name,
+    printf("device %d: %s (%s, %d SMs, %.1f GiB), database %s\n", c->device, c->dev.name,
            c->arch, c->dev.sm_count, (double)c->dev.memory_bytes / (1 << 30), path);
     fflush(stdout);
-    if (db_put_device(c->d, &c->dev, tpl_nvrtc_version()) != AT_OK) {
-        fprintf(stderr, "autotune: %s\n", db_errmsg(c->d));
-        return -1;
-    }
-    char gpu[512], facts[4096], cmd_esc[256];
-    tn_gpu_facts(c->dev.uuid, gpu, sizeof gpu);
-    tn_json_escape(o->strategy ? o->strategy : "auto", cmd_esc, sizeof cmd_esc);
-    snprintf(facts, sizeof facts,
-             "{\"strategy\": \"%s\", \"budget_s\": %g, \"budget_evals\": %lld, "
-             "\"seed\": %llu, \"jobs\": %d, \"timeout_s\": %g, \"nvrtc\": \"%s\", %s}",
-             cmd_esc, o->budget_s, o->budget_evals, c->seed, c->jobs, o->timeout_s,
-             tpl_nvrtc_version(), gpu);
-    if (db_begin_session(c->d, c->dev.uuid, o->command, facts, &c->session_id) != AT_OK) {
-        fprintf(stderr, "autotune: %s\n", db_errmsg(c->d));
-        return -1;
-    }
-    return 0;
+    return tn_begin_device(c, "");
 }
 
-/* Ends the session and prints the run's summary; returns the exit status:
- * 130 interrupted, 1 failed, else exit_code. */
-static int finish_run(tn_ctx *c, double total, int exit_code)
+void tn_end_device(tn_ctx *c, double total)
 {
     char gpu[512], end_facts[1024];
     tn_gpu_facts(c->dev.uuid, gpu, sizeof gpu);
@@ -208,6 +211,13 @@ static int finish_run(tn_ctx *c, double total, int exit_code)
              total, c->stored, c->respawns, c->retries, c->skipped, gpu);
     const char *outcome = tn_interrupts ? "interrupted" : c->fatal ? "failed" : "complete";
     db_end_session(c->d, c->session_id, end_facts, outcome);
+}
+
+/* Ends the session and prints the run's summary; returns the exit status:
+ * 130 interrupted, 1 failed, else exit_code. */
+static int finish_run(tn_ctx *c, double total, int exit_code)
+{
+    tn_end_device(c, total);
     if (tn_interrupts) {
         printf("interrupted: %lld results stored; rerun the same command to resume\n",
                c->stored);
@@ -234,17 +244,21 @@ static int finish_run(tn_ctx *c, double total, int exit_code)
 
 int tn_tune(const tn_options *o)
 {
+    if (o->all_devices || o->n_devices > 1)
+        return tn_tune_multi(o);
     tn_ctx c;
     memset(&c, 0, sizeof c);
     c.opt = o;
+    c.device = o->n_devices == 1 ? o->devices[0] : o->device;
+    c.spec = c.spec_own;
     c.worker.pid = -1;
     c.seed = o->seed;
     c.jobs = o->jobs > 0 ? o->jobs : tn_cpu_count();
     tn_interrupts = 0;
-    tn_worker_pid = 0;
+    memset((void *)tn_worker_pids, 0, sizeof tn_worker_pids);
 
     double weights = 0;
-    if (announce_problems(o, &weights) == 0) {
+    if (tn_announce_problems(o, &weights) == 0) {
         fprintf(stderr, "autotune: no kernel has problems of that size; see autotune --help\n");
         return 2;
     }
@@ -255,7 +269,7 @@ int tn_tune(const tn_options *o)
     char path[4096];
     tn_db_path(o->db_path, path, sizeof path);
     tn_signals sigs;
-    signals_catch(&sigs);
+    tn_signals_catch(&sigs);
 
     int exit_code = 1;
     if (open_run(&c, path) != 0)
@@ -266,19 +280,25 @@ int tn_tune(const tn_options *o)
         fprintf(stderr, "autotune: could not start compile threads\n");
         goto out;
     }
+    tn_prefetch pf;
+    memset(&pf, 0, sizeof pf);
+    c.pre = &pf;
+    tn_prefetch_start(&c, &pf);
     exit_code = 0;
     double t0 = tn_now();
     for (int i = 0; i < tpl_family_count() && !tn_interrupts && !c.fatal; i++) {
         const tpl_family *fam = tpl_family_at(i);
         const tpl_problem *list = NULL;
-        if (!family_selected(o, fam))
+        if (!tn_family_selected(o, fam))
             continue;
-        int n = problems_of(o, fam, &list);
+        int n = tn_problems_of(o, fam, &list);
         for (int k = 0; k < n && !tn_interrupts && !c.fatal; k++)
-            if (tune_problem(&c, fam, &list[k]) != 0 && !c.fatal)
+            if (tn_tune_problem(&c, fam, &list[k]) != 0 && !c.fatal)
                 exit_code = 1;
     }
     tn_spec_finish(&c);
+    tn_prefetch_finish(&c, &pf);
+    c.pre = NULL;
     exit_code = finish_run(&c, tn_now() - t0, exit_code);
     tn_print_db_size(c.d);
 out:
@@ -287,10 +307,10 @@ out:
         tn_proc_stop(&c.worker);
     else if (c.worker.pid > 0)
         tn_proc_kill(&c.worker, NULL, 0);
-    tn_worker_pid = 0;
+    tn_worker_pids[0] = 0;
     db_close(c.d);
     free(c.vs_idx);
     fflush(stdout);
-    signals_restore(&sigs);
+    tn_signals_restore(&sigs);
     return exit_code;
 }

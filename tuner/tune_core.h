@@ -6,6 +6,7 @@
 /* Below this many valid configurations the automatic choice is exhaustive. */
 #define TN_EXHAUSTIVE_MAX 300
 
+#include <pthread.h>
 #include <signal.h>
 #include "strategy.h"
 #include "tn.h"
@@ -20,10 +21,10 @@
 #define TN_TRANSFER_MAX 6
 #define TN_SPEC_MAX 64
 
-/* ^C count (the second one kills the worker's group) and the worker's pid
- * for the signal handler (tuner/tune.c). */
+/* ^C count (the second one kills the workers' groups) and each GPU's
+ * worker pid (by tn_ctx.slot) for the signal handler (tuner/tune.c). */
 extern volatile sig_atomic_t tn_interrupts;
-extern volatile pid_t tn_worker_pid;
+extern volatile pid_t tn_worker_pids[TN_MAX_DEVICES];
 
 /* ---- the run context ---- */
 
@@ -44,8 +45,34 @@ typedef struct tn_spec {
     int attached;                    /* an item waits for it */
 } tn_spec;
 
+/* Compiles of later problems' configurations at idle priority
+ * (tuner/prefetch.c): a growing array, submitted once filled. */
+typedef struct tn_prefetch {
+    tn_spec *item;
+    int n, cap;
+} tn_prefetch;
+
+struct tn_group;                     /* GPUs of one model (tuner/tune_multi.c) */
+struct tn_window;                    /* a search's window (tuner/pipeline.c) */
+
+/* One GPU's tuning context. With several GPUs (tune_multi.c) each has its
+ * own thread, worker and session; the database, the compile pool and the
+ * run lock are shared, and the tuner's code runs only under that lock:
+ * it is let go only while a thread waits for its worker or a compile. */
 typedef struct tn_ctx {
     const tn_options *opt;
+    int device;                      /* the CUDA ordinal it tunes */
+    int slot;                        /* index into tn_worker_pids */
+    int device_count;                /* GPUs the worker sees, 0 unknown */
+    pthread_mutex_t *lock;           /* the run lock, NULL: one thread */
+    pthread_cond_t *wake;            /* its group's condition, NULL: none */
+    struct tn_group *group;          /* NULL: this GPU alone */
+    int member;                      /* index in its group (0 alone) */
+    int left_group;                  /* no longer counted among its group's */
+    int n_peers;                     /* GPUs of its group (0: alone) */
+    const char *peer_uuid[TN_MAX_DEVICES];   /* their UUIDs, member order */
+    int peer_ordinal[TN_MAX_DEVICES];
+    char tag[64];                    /* "GPU 0,1: " before its lines, or "" */
     db *d;
     tn_pool *pool;
     tn_proc worker;
@@ -61,9 +88,12 @@ typedef struct tn_ctx {
     long long respawns;              /* worker starts after the first */
     long long retries;               /* steps retried after the worker died */
     long long skipped;               /* problems skipped */
+    long long problems_failed;       /* problems that failed here (multi) */
     int jobs;                        /* compile threads */
     double guided_unit_s;            /* default budget per tunable parameter */
-    tn_spec spec[TN_SPEC_MAX];
+    tn_prefetch *pre;                /* its (group's) prefetches, NULL none */
+    tn_spec *spec;                   /* spec_own, or the group's table */
+    tn_spec spec_own[TN_SPEC_MAX];
     long long spec_submitted, spec_used;
     const tpl_family *vs_fam;        /* cached valid set (problem-free) */
     long long *vs_idx;
@@ -91,11 +121,14 @@ typedef struct tn_item {
                                         it waits for, 0 none */
     int twin;                        /* an item ahead compiles the same
                                         NVRTC input: take its stored cubin */
+    int compiling;                   /* its compile (own or speculative) is
+                                        not awaited yet */
 } tn_item;
 
 typedef struct tn_stats {
     long long valid, evaluated, previously, failures, compiled, reused;
     double seconds;
+    long long by_gpu[TN_MAX_DEVICES];/* evaluated by each GPU of a group */
 } tn_stats;
 
 /* One problem being tuned: filled by prepare and plan, run by the
@@ -120,7 +153,20 @@ typedef struct tn_prob {
     tn_stats stats;
     tn_progress pg;
     long long evals_this_run;
+    /* several GPUs of one model split this search (tune_multi.c): the
+     * peers and tag of the context that planned it */
+    int n_peers;                     /* GPUs sharing it (0 or 1: alone) */
+    const char *peer_uuid[TN_MAX_DEVICES];
+    int peer_ordinal[TN_MAX_DEVICES];
+    char tag[64];
+    struct tn_window *win;           /* the shared window, NULL: alone */
 } tn_prob;
+
+/* The run lock let go around a wait (no-ops with one thread), and its
+ * group's waiters woken after a change they may wait for. */
+static inline void tn_unlock(tn_ctx *c) { if (c->lock) pthread_mutex_unlock(c->lock); }
+static inline void tn_relock(tn_ctx *c) { if (c->lock) pthread_mutex_lock(c->lock); }
+static inline void tn_wake(tn_ctx *c) { if (c->wake) pthread_cond_broadcast(c->wake); }
 
 /* ---- prepare (tuner/prepare.c): the worker, the inputs, stored results,
  * device facts ---- */
@@ -157,8 +203,9 @@ void tn_measure_ceiling(tn_ctx *c);
  * a worker that dies is restarted by the next problem. */
 void tn_measure_vendor(tn_ctx *c, tn_prob *pr);
 /* Makes fam/p the current problem (not skipped) and reads its stored
- * results (pr->old, the count before this run, the best so far). Never
- * fails: an unreadable database means nothing stored. */
+ * results (pr->old, the count before this run, the best so far), on this
+ * GPU or, in a group, on each GPU of it. Never fails: an unreadable
+ * database means nothing stored. */
 void tn_prepare_problem(tn_ctx *c, tn_prob *pr, const tpl_family *fam, const tpl_problem *p);
 
 /* ---- plan (tuner/plan.c): the space, the strategy, the extras ---- */
@@ -174,11 +221,34 @@ int tn_plan_problem(tn_ctx *c, tn_prob *pr);
  * evaluation behind a watchdog ---- */
 
 /* Runs the search of pr until the strategy, the budget or an interrupt
- * ends it, recording each result. 0 normally, -1 if it failed (out of
- * memory, the problem skipped: c->skip, the run fatal: c->fatal). */
+ * ends it, recording each result. With pr->win set (several GPUs) the
+ * window is shared: each GPU takes the oldest configuration when its
+ * worker is free, and waits while the others hold every slot. 0 normally,
+ * -1 if it failed (out of memory, the problem skipped: c->skip, the run
+ * fatal: c->fatal). */
 int tn_pipeline_run(tn_ctx *c, tn_prob *pr);
+/* The shared window of pr for n_gpus GPUs, in pr->win. -1 (message
+ * printed) if out of memory. */
+int tn_pipeline_open(tn_ctx *c, tn_prob *pr, int n_gpus);
+/* Drops what is left in pr->win (running compiles kept) and frees it. */
+void tn_pipeline_close(tn_ctx *c, tn_prob *pr);
 /* End of the run: drop queued speculative compiles, keep finished ones. */
 void tn_spec_finish(tn_ctx *c);
+
+/* ---- prefetch (tuner/prefetch.c): compiles for later problems ---- */
+
+/* Queues at idle priority the compile of every configuration of each of
+ * the run's problems that will be searched exhaustively (on c's device)
+ * whose cubin is not stored: they are made while the CPU waits for the
+ * GPU, and harvested into the database. Out of memory: fewer queued. */
+void tn_prefetch_start(tn_ctx *c, tn_prefetch *pf);
+/* Stores the cubins of finished prefetches (c->pre). */
+void tn_prefetch_harvest(tn_ctx *c);
+/* Before an item compiles key itself: a queued prefetch of it is dropped
+ * (the item compiles it now), a running one is waited for and stored. */
+void tn_prefetch_claim(tn_ctx *c, const char *key);
+/* End of the run: queued prefetches dropped, running ones stored; frees. */
+void tn_prefetch_finish(tn_ctx *c, tn_prefetch *pf);
 
 /* ---- record (tuner/record.c): results, binaries, the best, summaries ---- */
 
@@ -200,5 +270,27 @@ void tn_store_binary(tn_ctx *c, const tpl_family *fam, const int *cfg, const cha
 void tn_record(tn_ctx *c, tn_prob *pr, const tn_item *it, db_result *r);
 /* Prints the problem's summary (counts, time, best). */
 void tn_problem_summary(const tn_prob *pr);
+
+/* ---- shared by the one-GPU and several-GPU drivers (tuner/tune.c) ---- */
+
+/* Installs the run's signal handlers / puts the old ones back. */
+typedef struct tn_signals { struct sigaction old_int, old_term, old_pipe; } tn_signals;
+void tn_signals_catch(tn_signals *s);
+void tn_signals_restore(const tn_signals *s);
+/* 1 if the run tunes fam; the problems of fam it tunes in *list. */
+int tn_family_selected(const tn_options *o, const tpl_family *fam);
+int tn_problems_of(const tn_options *o, const tpl_family *fam, const tpl_problem **list);
+/* Prints what will be tuned; the number of problems, the guided search's
+ * summed weights in *weights. */
+int tn_announce_problems(const tn_options *o, double *weights);
+/* The default run time the guided searches share (seconds). */
+double tn_run_seconds(void);
+/* Records c's device and begins its session (facts: the options, more
+ * JSON members in extra or ""). 0, or -1 with the message printed. */
+int tn_begin_device(tn_ctx *c, const char *extra);
+/* Ends c's session with its counts and the outcome. */
+void tn_end_device(tn_ctx *c, double seconds);
+/* Prepares, plans, searches and summarizes one problem alone. */
+int tn_tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p);
 
 #endif

@@ -144,8 +144,12 @@ int tn_worker_main(int in_fd, int out_fd)
                 g = NULL;
             }
             r.status = ms_open(&g, m.device, r.text, sizeof r.text);
-            if (r.status == AT_OK)
+            if (r.status == AT_OK) {
+                int count = 0;
                 r.dev = *ms_device(g);
+                if (ms_driver(g)->DeviceGetCount(&count) == CUDA_SUCCESS)
+                    r.value = count;             /* the GPUs it sees, for --device all */
+            }
             break;
         }
         case TN_MSG_PREPARE:
