@@ -377,4 +377,8 @@ void mm_streamk_plan(long long tiles, long long ksteps, int max_blocks, mm_strea
 extern const char *const tpl_tcgemm_reasons[];
 extern const int tpl_tcgemm_n_reasons;
 
+/* ---- bgemm's rejection reasons (templates/bgemm.c; the tests reach every one) ---- */
+extern const char *const tpl_bgemm_reasons[];
+extern const int tpl_bgemm_n_reasons;
+
 #endif

@@ -103,12 +103,15 @@ static int announce_problems(const tn_options *o, double *weights)
             printf("%s%s", k ? ", " : " ", s);
         }
         n_problems += n;
-        /* a family searched exhaustively takes no share of the guided time */
-        long long *valid = NULL;
-        long long n_valid = tpl_valid_configs(fam, NULL, &valid);
-        free(valid);
-        if (o->strategy || n_valid < 0 || n_valid > TN_EXHAUSTIVE_MAX)
-            *weights += n * tn_family_weight(fam);
+        /* a problem searched exhaustively takes no share of the guided time (its
+         * applicable space decides, as choose_strategy does) */
+        for (int k = 0; k < n; k++) {
+            long long *valid = NULL;
+            long long n_valid = tn_valid_space(fam, NULL, &list[k], &valid);
+            free(valid);
+            if (o->strategy || n_valid < 0 || n_valid > TN_EXHAUSTIVE_MAX)
+                *weights += tn_family_weight(fam);
+        }
     }
     printf("\n");
     return n_problems;
