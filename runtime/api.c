@@ -10,6 +10,7 @@
 #include "cudrv.h"
 #include "db.h"
 #include "exec.h"
+#include "batched.h"
 #include "lookup.h"
 #include "tpl.h"
 
@@ -458,6 +459,54 @@ at_status at_gemm(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, i
     args.scalar[TPL_GEMM_ALPHA] = alpha;
     args.scalar[TPL_GEMM_BETA] = beta;
     return run_plan(h, kernel, &args);
+}
+
+/* ---------------- strided batched GEMM ---------------- */
+
+at_status at_gemm_strided_batched(at_handle *h, at_order order, at_op op_a, at_op op_b, int m,
+                                  int n, int k, at_dtype type, double alpha, const void *A,
+                                  int lda, long long stride_a, const void *B, int ldb,
+                                  long long stride_b, double beta, void *C, int ldc,
+                                  long long stride_c, int batch_count)
+{
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    bt_call c = {m, n, k, op_a, op_b, A, B, C, lda, ldb, ldc, stride_a, stride_b, stride_c};
+    int empty = 0;
+    at_status s = bt_check(order, &c, type, batch_count, alpha, beta, &empty, h->errmsg,
+                           sizeof h->errmsg);
+    if (s != AT_OK || empty)
+        return s;
+    bt_row_major(order, &c);
+    tpl_args args;
+    memset(&args, 0, sizeof args);
+    args.problem.n_dims = 3;
+    args.problem.dims[0] = c.m;
+    args.problem.dims[1] = c.n;
+    args.problem.dims[2] = c.k;
+    args.problem.dtype = type;
+    args.problem.op_a = c.op_a;
+    args.problem.op_b = c.op_b;
+    args.problem.batch = batch_count;
+    args.operand[TPL_GEMM_A] = (tpl_operand){(CUdeviceptr)c.A, c.lda, c.sa};
+    args.operand[TPL_GEMM_B] = (tpl_operand){(CUdeviceptr)c.B, c.ldb, c.sb};
+    args.operand[TPL_GEMM_C] = (tpl_operand){(CUdeviceptr)c.C, c.ldc, c.sc};
+    args.scalar[TPL_GEMM_ALPHA] = alpha;
+    args.scalar[TPL_GEMM_BETA] = beta;
+    const tpl_family *fams[32];
+    int n_fams = 0, measured = 0;
+    for (int i = 0; i < tpl_family_count() && n_fams < 32; i++)
+        if (!tpl_family_at(i)->hidden)
+            fams[n_fams++] = tpl_family_at(i);
+    const tpl_family *fam = lk_choose_family(h->db, &h->info, &args.problem, h->deterministic,
+                                             fams, n_fams, &measured);
+    if (!fam) {
+        char text[128];
+        tpl_problem_format(&args.problem, text, sizeof text);
+        return fail(h, AT_ERR_UNSUPPORTED, "at_gemm_strided_batched: no family computes %s",
+                    text);
+    }
+    return run_plan(h, fam->name, &args);
 }
 
 static at_status reduce(at_handle *h, const char *kernel, long long n, const float *x,

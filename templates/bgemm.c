@@ -162,7 +162,7 @@ static int bg_applicable(const int *c, const tpl_problem *p)
         (int)p->op_a != c[P_OPA] || (int)p->op_b != c[P_OPB])
         return 0;
     long long m = p->dims[0], n = p->dims[1], k = p->dims[2], batch = tpl_problem_batch(p);
-    if (m < 1 || n < 1 || k < 1 || m > BG_MAX_DIM || n > BG_MAX_DIM || k > BG_MAX_DIM ||
+    if (m < 1 || n < 1 || k < 0 || m > BG_MAX_DIM || n > BG_MAX_DIM || k > BG_MAX_DIM ||
         batch > BG_MAX_BATCH)
         return 0;
     /* Tiles no larger than the matrices need (a tile of twice the matrix only idles
