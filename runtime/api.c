@@ -41,6 +41,12 @@ struct at_handle {
     at_plan **plans;            /* open addressing, power-of-two capacity */
     size_t n_plans, cap_plans;
     at_plan *last_plan;         /* the previous call's plan: repeated calls skip the table */
+    struct {                    /* at_gemm_strided_batched's family per problem, newest 8 */
+        tpl_problem problem;
+        int deterministic;
+        const tpl_family *fam;
+    } batched[8];
+    int n_batched;
 };
 
 static at_status fail(at_handle *h, at_status s, const char *fmt, ...)
@@ -493,13 +499,28 @@ at_status at_gemm_strided_batched(at_handle *h, at_order order, at_op op_a, at_o
     args.operand[TPL_GEMM_C] = (tpl_operand){(CUdeviceptr)c.C, c.ldc, c.sc};
     args.scalar[TPL_GEMM_ALPHA] = alpha;
     args.scalar[TPL_GEMM_BETA] = beta;
-    const tpl_family *fams[32];
-    int n_fams = 0, measured = 0;
-    for (int i = 0; i < tpl_family_count() && n_fams < 32; i++)
-        if (!tpl_family_at(i)->hidden)
-            fams[n_fams++] = tpl_family_at(i);
-    const tpl_family *fam = lk_choose_family(h->db, &h->info, &args.problem, h->deterministic,
-                                             fams, n_fams, &measured);
+    /* the choice is a database query: made once per problem and remembered */
+    const tpl_family *fam = NULL;
+    int slots = h->n_batched < 8 ? h->n_batched : 8;
+    for (int i = 0; i < slots && !fam; i++)
+        if (h->batched[i].deterministic == h->deterministic &&
+            tpl_problem_equal(&h->batched[i].problem, &args.problem))
+            fam = h->batched[i].fam;
+    if (!fam) {
+        const tpl_family *fams[32];
+        int n_fams = 0, measured = 0;
+        for (int i = 0; i < tpl_family_count() && n_fams < 32; i++)
+            if (!tpl_family_at(i)->hidden)
+                fams[n_fams++] = tpl_family_at(i);
+        fam = lk_choose_family(h->db, &h->info, &args.problem, h->deterministic, fams, n_fams,
+                               &measured);
+        if (fam) {
+            int slot = h->n_batched++ % 8;
+            h->batched[slot].problem = args.problem;
+            h->batched[slot].deterministic = h->deterministic;
+            h->batched[slot].fam = fam;
+        }
+    }
     if (!fam) {
         char text[128];
         tpl_problem_format(&args.problem, text, sizeof text);

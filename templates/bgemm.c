@@ -18,19 +18,20 @@ enum {
 };
 
 const char *const tpl_bgemm_reasons[R_COUNT] = {
-    [R_RANGE] = "TYPE, MMA, OPA and OPB are 0 or 1, VEC 1, 2 or 4, STAGES 1..4, G 1..8, tiles "
-                "positive",
-    [R_MMA_TYPE] = "MMA 1 (FP64 tensor cores, mma.sync m8n8k4) computes TYPE 1 (double) only",
+    [R_RANGE] = "TYPE, OPA and OPB are 0 or 1, MMA 0..2, VEC 1, 2 or 4, STAGES 1..4, G 1..8, "
+                "tiles positive",
+    [R_MMA_TYPE] = "MMA 1 and 2 (FP64 tensor cores: mma.sync m8n8k4, sm_80+; m16n8k4, sm_90+) "
+                   "compute TYPE 1 (double) only, MMA 2 on sm_90+ devices only",
     [R_VEC] = "VEC is one 16-byte copy (4 floats, 2 doubles) or element copies (1): narrower "
               "vectors add nothing (the kernel copies elements where alignment fails); VEC 1 "
               "and STAGES 1 (no copy in flight) only in the fallback shape (16 x 16 tiles, "
               "one product of one warp, TM 2, TN 4)",
-    [R_TILE] = "tiles must divide: BM by TM and BN by TN (MMA 1: by 8 TM and 8 TN, the warp's "
-               "8x8 mma tiles), BK by one 16-byte read (MMA 1: by 4)",
+    [R_TILE] = "tiles must divide: BM by TM and BN by TN (MMA 1, 2: by 8 TM (MMA 2: 16 TM) and "
+               "8 TN, the warp's mma tiles), BK by one 16-byte read (MMA: by 4)",
     [R_ASPECT] = "tile aspect beyond 2:1 (BM:BN or TM:TN) moves more data per FMA",
     [R_THREADS] = "G x threads per product must be 32..512 threads, whole warps",
-    [R_REGS] = "accumulators and fragments above 64 + 64 registers per thread (FFMA: TM x TN "
-               "elements; MMA 1: 2 TM TN doubles, at most 32 mma tiles)",
+    [R_REGS] = "accumulators and fragments above 128 registers per thread (FFMA: TM x TN "
+               "elements and the fragments; MMA: TM x TN tiles of 2 (MMA 2: 4) doubles)",
     [R_REUSE] = "thread tile below 8 elements (TM x TN < 8): too few FMAs per shared-memory read",
     [R_GROUP] = "several products per block (G > 1) only for tiles of at most 64 x 64 (small "
                 "matrices)",
@@ -56,11 +57,17 @@ static int bg_esz(const int *c)
     return c[P_TYPE] ? 8 : 4;
 }
 
+/* Rows of one mma tile: 16 for m16n8k4 (MMA 2), else 8. */
+static int bg_mr(const int *c)
+{
+    return c[P_MMA] == 2 ? 16 : 8;
+}
+
 /* Threads of one product (as TPP in bgemm.cu). */
 static int bg_tpp(const int *c)
 {
     if (c[P_MMA])
-        return 32 * (c[P_BM] / (8 * c[P_TM])) * (c[P_BN] / (8 * c[P_TN]));
+        return 32 * (c[P_BM] / (bg_mr(c) * c[P_TM])) * (c[P_BN] / (8 * c[P_TN]));
     return (c[P_BM] / c[P_TM]) * (c[P_BN] / c[P_TN]);
 }
 
@@ -91,20 +98,20 @@ static int bg_valid(const int *c, const at_device_info *dev, char *why, size_t l
     if (why && len)
         why[0] = '\0';
     for (int p = P_TYPE; p <= P_OPB; p++)
-        if (c[p] != 0 && c[p] != 1)
+        if (c[p] < 0 || c[p] > (p == P_MMA ? 2 : 1))
             return bg_reject(R_RANGE, why, len);
     for (int p = P_BM; p < P_COUNT; p++)
         if (c[p] < 1)
             return bg_reject(R_RANGE, why, len);
     if (c[P_STAGES] > 4 || c[P_G] > 8 || (c[P_VEC] != 1 && c[P_VEC] != 2 && c[P_VEC] != 4))
         return bg_reject(R_RANGE, why, len);
-    if (c[P_MMA] && !c[P_TYPE])
+    if ((c[P_MMA] && !c[P_TYPE]) || (c[P_MMA] == 2 && dev && dev->cc_major < 9))
         return bg_reject(R_MMA_TYPE, why, len);
     int esz = bg_esz(c), kv = 16 / esz;
     if ((c[P_VEC] != 1 && c[P_VEC] != kv) ||
         ((c[P_VEC] == 1 || c[P_STAGES] == 1) && !bg_fallback_shape(c)))
         return bg_reject(R_VEC, why, len);
-    int mt = c[P_MMA] ? 8 * c[P_TM] : c[P_TM], nt = c[P_MMA] ? 8 * c[P_TN] : c[P_TN];
+    int mt = c[P_MMA] ? bg_mr(c) * c[P_TM] : c[P_TM], nt = c[P_MMA] ? 8 * c[P_TN] : c[P_TN];
     if (c[P_BM] % mt || c[P_BN] % nt || c[P_BK] % (c[P_MMA] ? 4 : kv) || c[P_BK] % c[P_VEC] ||
         c[P_BM] % c[P_VEC] || c[P_BN] % c[P_VEC])
         return bg_reject(R_TILE, why, len);
@@ -116,9 +123,10 @@ static int bg_valid(const int *c, const at_device_info *dev, char *why, size_t l
         threads > (dev ? dev->max_threads_per_block : 1024))
         return bg_reject(R_THREADS, why, len);
     int words = esz / 4;
-    int regs = c[P_MMA] ? 4 * c[P_TM] * c[P_TN] + 2 * (c[P_TM] + c[P_TN])
+    int regs = c[P_MMA] ? c[P_TM] * c[P_TN] * bg_mr(c) / 2 +
+                              2 * (c[P_TM] * bg_mr(c) / 8 + c[P_TN])
                         : words * (c[P_TM] * c[P_TN] + kv * (c[P_TM] + c[P_TN]));
-    if ((c[P_MMA] && c[P_TM] * c[P_TN] > 32) || regs > 128 ||
+    if ((c[P_MMA] && c[P_TM] * c[P_TN] * bg_mr(c) / 4 > 64) || regs > 128 ||
         (long long)(regs + 40) * threads > (dev ? dev->regs_per_block : 65536))
         return bg_reject(R_REGS, why, len);
     if (!c[P_MMA] && c[P_TM] * c[P_TN] < 8)
@@ -184,11 +192,12 @@ static int bg_deterministic(const int *cfg)
     return 1;
 }
 
-/* MMA 1 needs sm_80+ (mma.sync f64, cp.async); FFMA runs everywhere. */
+/* MMA 1 needs sm_80+ (mma.sync m8n8k4 f64, cp.async), MMA 2 sm_90+ (m16n8k4 f64); FFMA runs
+ * everywhere. */
 static const char *bg_target_arch(const int *cfg, const char *arch)
 {
     int cc = 0;
-    if (cfg[P_MMA] && sscanf(arch, "sm_%d", &cc) == 1 && cc < 80)
+    if (cfg[P_MMA] && sscanf(arch, "sm_%d", &cc) == 1 && cc < (cfg[P_MMA] == 2 ? 90 : 80))
         return NULL;
     return arch;
 }
@@ -365,6 +374,8 @@ static const tpl_baseline bg_baselines[] = {
     {"f64-TT", BG_FALLBACK(1, 1, 1, 2), "FP64 TT fallback: any size, every GPU"},
     {"f64-dmma", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=16,G=2,TM=2,TN=4,STAGES=2,VEC=2",
      "FP64 tensor cores (mma.sync m8n8k4), two 32x32 products per block: sm_80+"},
+    {"f64-dmma16", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=4,STAGES=2,VEC=2",
+     "FP64 tensor cores (mma.sync m16n8k4), 64x64 tiles: sm_90+"},
 };
 
 static const tpl_problem bg_tuning[] = {
@@ -386,18 +397,18 @@ const tpl_family tpl_bgemm = {
     .n_params = P_COUNT,
     .params = {
         {"TYPE", 2, {0, 1}, "element type: 0 float, 1 double"},
-        {"MMA", 2, {0, 1}, "0 FMA on the CUDA cores, 1 FP64 tensor cores (mma.sync m8n8k4, "
-                           "TYPE 1, sm_80+)"},
+        {"MMA", 3, {0, 1, 2}, "0 FMA on the CUDA cores; FP64 tensor cores (TYPE 1): 1 mma.sync "
+                              "m8n8k4 (sm_80+), 2 m16n8k4 (sm_90+)"},
         {"OPA", 2, {0, 1}, "op(A): 0 N (A_b m x k), 1 T (stored k x m); must match the problem"},
         {"OPB", 2, {0, 1}, "op(B): 0 N (B_b k x n), 1 T (stored n x k); must match the problem"},
         {"BM", 4, {32, 64, 16, 128}, "rows of a product's C tile"},
         {"BN", 4, {32, 64, 16, 128}, "columns of a product's C tile"},
         {"BK", 3, {32, 16, 8}, "K depth of one shared-memory stage"},
         {"G", 4, {1, 2, 4, 8}, "products a block computes at once (each by its own threads)"},
-        {"TM", 3, {4, 8, 2}, "MMA 0: rows of a thread's tile; MMA 1: 8x8 mma tiles along M per "
-                             "warp"},
-        {"TN", 3, {4, 8, 2}, "MMA 0: columns of a thread's tile; MMA 1: 8x8 mma tiles along N "
-                             "per warp"},
+        {"TM", 3, {4, 8, 2}, "MMA 0: rows of a thread's tile; MMA 1, 2: mma tiles (8 or 16 "
+                             "rows) along M per warp"},
+        {"TN", 3, {4, 8, 2}, "MMA 0: columns of a thread's tile; MMA 1, 2: mma tiles (8 "
+                             "columns) along N per warp"},
         {"STAGES", 4, {2, 3, 1, 4}, "cp.async stages in flight across K steps and products"},
         {"VEC", 3, {4, 2, 1}, "elements per global copy along the contiguous dimension (16 "
                               "bytes) or 1"},

@@ -6,7 +6,7 @@
 #define TYPE 0          // element type of A, B, C, alpha, beta: 0 float, 1 double
 #endif
 #ifndef MMA
-#define MMA 0           // 0 fused multiply-adds on the CUDA cores, 1 FP64 tensor cores (mma.sync m8n8k4, TYPE 1, sm_80+)
+#define MMA 0           // 0 FMA on the CUDA cores; FP64 tensor cores (TYPE 1): 1 mma.sync m8n8k4 (sm_80+), 2 m16n8k4 (sm_90+)
 #endif
 #ifndef OPA
 #define OPA 0           // 0: A_b is m x k (lda >= k); 1: A_b is stored k x m (op T, lda >= m)
@@ -27,10 +27,10 @@
 #define G 1             // products a block computes at once, each by its own threads (1, 2, 4, 8)
 #endif
 #ifndef TM
-#define TM 4            // MMA 0: rows of a thread's register tile; MMA 1: 8x8 mma tiles along M per warp (2, 4, 8)
+#define TM 4            // MMA 0: rows of a thread's register tile; MMA 1, 2: mma tiles (8 or 16 rows) along M per warp
 #endif
 #ifndef TN
-#define TN 4            // MMA 0: columns of a thread's register tile; MMA 1: 8x8 mma tiles along N per warp (2, 4, 8)
+#define TN 4            // MMA 0: columns of a thread's register tile; MMA 1, 2: mma tiles (8 columns) along N per warp
 #endif
 #ifndef STAGES
 #define STAGES 2        // cp.async stages in flight, across K steps and products (1 = load, wait, compute)
@@ -75,16 +75,17 @@ typedef double T;
 #define TXN (BN / TN)                   // threads along N of one product
 #define TPP ((BM / TM) * TXN)           // threads per product
 #else
-#define WPM (BM / (8 * TM))             // warps along M of one product
+#define MR (MMA == 2 ? 16 : 8)          // rows of one mma tile
+#define WPM (BM / (MR * TM))            // warps along M of one product
 #define WPN (BN / (8 * TN))
 #define TPP (32 * WPM * WPN)
 #endif
 #define NT (G * TPP)                    // threads per block
 
-#if MMA == 1 && TYPE != 1
-#error "MMA 1 (DMMA) computes doubles only"
+#if MMA != 0 && TYPE != 1
+#error "MMA 1 and 2 (DMMA) compute doubles only"
 #endif
-#if BM % (MMA ? 8 * TM : TM) || BN % (MMA ? 8 * TN : TN) || BK % (MMA ? 4 : KV)
+#if BM % (MMA == 2 ? 16 * TM : MMA ? 8 * TM : TM) || BN % (MMA ? 8 * TN : TN) || BK % (MMA ? 4 : KV)
 #error "tile sizes must divide evenly"
 #endif
 
@@ -273,20 +274,23 @@ __device__ __forceinline__ void bg_store(T *Cb, long long ldc, int m, int n, int
     }
 }
 #else
-// One stage of a product on the FP64 tensor cores: the warp's (8 TM) x (8 TN) tile from
-// m8n8k4 fragments (A: row g = lane / 4, column c = lane % 4; B: row c, column g; C: row g,
-// columns 2c and 2c + 1).
-__device__ __forceinline__ void bg_compute(const T *sA, const T *sB, double (&acc)[TM][TN][2],
-                                           int wm0, int wn0, int g, int c)
+// One stage of a product on the FP64 tensor cores: the warp's (MR TM) x (8 TN) tile from
+// m8n8k4 (MMA 1) or m16n8k4 (MMA 2) fragments: A rows g = lane / 4 (and g + 8), column
+// c = lane % 4; B row c, column g; C rows g (and g + 8), columns 2c and 2c + 1.
+__device__ __forceinline__ void bg_compute(const T *sA, const T *sB,
+                                           double (&acc)[TM][TN][MR / 4], int wm0, int wn0, int g,
+                                           int c)
 {
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 4) {
-        double a[TM], b[TN];
+        double a[TM][MR / 8], b[TN];
 #pragma unroll
-        for (int i = 0; i < TM; i++) {
-            int r = wm0 + i * 8 + g;
-            a[i] = OPA == 0 ? sA[r * A_LD + kk + c] : sA[(kk + c) * A_LD + r];
-        }
+        for (int i = 0; i < TM; i++)
+#pragma unroll
+            for (int hh = 0; hh < MR / 8; hh++) {
+                int r = wm0 + i * MR + hh * 8 + g;
+                a[i][hh] = OPA == 0 ? sA[r * A_LD + kk + c] : sA[(kk + c) * A_LD + r];
+            }
 #pragma unroll
         for (int j = 0; j < TN; j++) {
             int col = wn0 + j * 8 + g;
@@ -295,42 +299,54 @@ __device__ __forceinline__ void bg_compute(const T *sA, const T *sB, double (&ac
 #pragma unroll
         for (int i = 0; i < TM; i++)
 #pragma unroll
-            for (int j = 0; j < TN; j++)
+            for (int j = 0; j < TN; j++) {
+#if MMA == 1
                 asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, "
                              "{%3}, {%0, %1};\n"
                              : "+d"(acc[i][j][0]), "+d"(acc[i][j][1])
-                             : "d"(a[i]), "d"(b[j]));
+                             : "d"(a[i][0]), "d"(b[j]));
+#else
+                asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+                             "{%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+                             : "+d"(acc[i][j][0]), "+d"(acc[i][j][1]), "+d"(acc[i][j][2]),
+                               "+d"(acc[i][j][3])
+                             : "d"(a[i][0]), "d"(a[i][1]), "d"(b[j]));
+#endif
+            }
     }
 }
 
 __device__ __forceinline__ void bg_store(T *Cb, long long ldc, int m, int n, int row0, int col0,
-                                         double (&acc)[TM][TN][2], T alpha, T beta, int wm0,
+                                         double (&acc)[TM][TN][MR / 4], T alpha, T beta, int wm0,
                                          int wn0, int g, int c, bool vec_c)
 {
 #pragma unroll
-    for (int i = 0; i < TM; i++) {
-        int row = row0 + wm0 + i * 8 + g;
-        if (row >= m)
-            continue;
-        T *crow = Cb + (long long)row * ldc;
+    for (int i = 0; i < TM; i++)
 #pragma unroll
-        for (int j = 0; j < TN; j++) {
-            int col = col0 + wn0 + j * 8 + 2 * c;
-            if (vec_c && col + 2 <= n) {
-                bg_chunk<16> x;
-                if (beta != 0.0)
-                    x = *reinterpret_cast<const bg_chunk<16> *>(crow + col);
-                x.v[0] = beta == 0.0 ? alpha * acc[i][j][0] : alpha * acc[i][j][0] + beta * x.v[0];
-                x.v[1] = beta == 0.0 ? alpha * acc[i][j][1] : alpha * acc[i][j][1] + beta * x.v[1];
-                *reinterpret_cast<bg_chunk<16> *>(crow + col) = x;
-            } else {
-                if (col < n)
-                    crow[col] = bg_out(acc[i][j][0], alpha, beta, crow + col);
-                if (col + 1 < n)
-                    crow[col + 1] = bg_out(acc[i][j][1], alpha, beta, crow + col + 1);
+        for (int hh = 0; hh < MR / 8; hh++) {
+            int row = row0 + wm0 + i * MR + hh * 8 + g;
+            if (row >= m)
+                continue;
+            T *crow = Cb + (long long)row * ldc;
+#pragma unroll
+            for (int j = 0; j < TN; j++) {
+                int col = col0 + wn0 + j * 8 + 2 * c;
+                double v0 = acc[i][j][2 * hh], v1 = acc[i][j][2 * hh + 1];
+                if (vec_c && col + 2 <= n) {
+                    bg_chunk<16> x;
+                    if (beta != 0.0)
+                        x = *reinterpret_cast<const bg_chunk<16> *>(crow + col);
+                    x.v[0] = beta == 0.0 ? alpha * v0 : alpha * v0 + beta * x.v[0];
+                    x.v[1] = beta == 0.0 ? alpha * v1 : alpha * v1 + beta * x.v[1];
+                    *reinterpret_cast<bg_chunk<16> *>(crow + col) = x;
+                } else {
+                    if (col < n)
+                        crow[col] = bg_out(v0, alpha, beta, crow + col);
+                    if (col + 1 < n)
+                        crow[col + 1] = bg_out(v1, alpha, beta, crow + col + 1);
+                }
             }
         }
-    }
 }
 #endif
 
@@ -353,15 +369,32 @@ bgemm(int m, int n, int k, T alpha, const T *__restrict__ A, long long lda, long
     const long long its = mine * ksteps;
     const int gi = threadIdx.x / TPP, lt = threadIdx.x - gi * TPP;
 
-    auto load = [&](long long it, int slot) {
-        long long j = it / ksteps;
-        int ks = (int)(it - j * ksteps);
+    // The unit of the block's j-th turn: its product group and tile (32-bit division
+    // where the unit count allows: this runs once per product group and K sweep).
+    auto unit_of = [&](long long j, long long &grp, int &tm, int &tn) {
         long long u = blockIdx.x + j * gridDim.x;
-        long long grp = u / tiles;
-        int t = (int)(u - grp * tiles), tm = t / tiles_n, tn = t - tm * tiles_n;
-        T *sA = smem + slot * STAGE_ELEMS, *sB = sA + G * A_TILE;
+        int t;
+        if (units <= 0xffffffffLL) {
+            unsigned uu = (unsigned)u, tt = (unsigned)tiles, q = uu / tt;
+            grp = q;
+            t = (int)(uu - q * tt);
+        } else {
+            grp = u / tiles;
+            t = (int)(u - grp * tiles);
+        }
+        tm = t / tiles_n;
+        tn = t - tm * tiles_n;
+    };
+    // Loads advance through (turn, K step) in order, STAGES - 1 ahead of the compute.
+    long long lj = 0;
+    int lks = 0, lslot = 0;
+    auto load_next = [&]() {
+        long long grp;
+        int tm, tn;
+        unit_of(lj, grp, tm, tn);
+        T *sA = smem + lslot * STAGE_ELEMS, *sB = sA + G * A_TILE;
         long long b0 = grp * G;
-        int k0 = ks * BK;
+        int k0 = lks * BK;
 #if OPA == 0
         bg_load<BM, BK, A_LD>(sA, A, lda, sa, b0, batch, tm * BM, m, k0, k, flags & 1);
 #else
@@ -372,6 +405,11 @@ bgemm(int m, int n, int k, T alpha, const T *__restrict__ A, long long lda, long
 #else
         bg_load<BN, BK, B_LD>(sB, B, ldb, sb, b0, batch, tn * BN, n, k0, k, flags & 2);
 #endif
+        if (++lks == ksteps) {
+            lks = 0;
+            lj++;
+        }
+        lslot = lslot + 1 == STAGES ? 0 : lslot + 1;
     };
 
 #if MMA == 0
@@ -384,39 +422,39 @@ bgemm(int m, int n, int k, T alpha, const T *__restrict__ A, long long lda, long
             acc[i][j] = (T)0;
 #else
     const int lane = lt & 31, w = lt >> 5, g = lane >> 2, c = lane & 3;
-    const int wm0 = (w / WPN) * 8 * TM, wn0 = (w % WPN) * 8 * TN;
-    double acc[TM][TN][2];
+    const int wm0 = (w / WPN) * MR * TM, wn0 = (w % WPN) * 8 * TN;
+    double acc[TM][TN][MR / 4];
 #pragma unroll
     for (int i = 0; i < TM; i++)
 #pragma unroll
         for (int j = 0; j < TN; j++)
-            acc[i][j][0] = acc[i][j][1] = 0.0;
+#pragma unroll
+            for (int e = 0; e < MR / 4; e++)
+                acc[i][j][e] = 0.0;
 #endif
 
 #if STAGES > 1
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < its)
-            load(s, s);
+            load_next();
         bg_commit();
     }
 #endif
+    long long cj = 0;
+    int cks = 0, slot = 0;
     for (long long it = 0; it < its; it++) {
-        int slot = (int)(it % STAGES);
 #if STAGES == 1
-        load(it, 0);
+        load_next();
         bg_commit();
         bg_wait<0>();
         __syncthreads();
 #else
         bg_wait<STAGES - 2>();
         __syncthreads();
-        {
-            long long nx = it + STAGES - 1;
-            if (nx < its)
-                load(nx, (int)(nx % STAGES));
-            bg_commit();
-        }
+        if (it + STAGES - 1 < its)
+            load_next();
+        bg_commit();
 #endif
         const T *sA = smem + slot * STAGE_ELEMS + gi * A_TILE;
         const T *sB = smem + slot * STAGE_ELEMS + G * A_TILE + gi * B_TILE;
@@ -425,11 +463,13 @@ bgemm(int m, int n, int k, T alpha, const T *__restrict__ A, long long lda, long
 #else
         bg_compute(sA, sB, acc, wm0, wn0, g, c);
 #endif
-        long long j = it / ksteps;
-        if (it - j * ksteps == ksteps - 1) {
-            long long u = blockIdx.x + j * gridDim.x;
-            long long grp = u / tiles;
-            int t = (int)(u - grp * tiles), tm = t / tiles_n, tn = t - tm * tiles_n;
+        slot = slot + 1 == STAGES ? 0 : slot + 1;
+        if (++cks == ksteps) {
+            long long grp;
+            int tm, tn;
+            unit_of(cj, grp, tm, tn);
+            cks = 0;
+            cj++;
             long long b = grp * G + gi;
             if (b < batch) {
 #if MMA == 0
@@ -451,7 +491,9 @@ bgemm(int m, int n, int k, T alpha, const T *__restrict__ A, long long lda, long
             for (int i = 0; i < TM; i++)
 #pragma unroll
                 for (int q = 0; q < TN; q++)
-                    acc[i][q][0] = acc[i][q][1] = 0.0;
+#pragma unroll
+                    for (int e = 0; e < MR / 4; e++)
+                        acc[i][q][e] = 0.0;
 #endif
         }
 #if STAGES == 1

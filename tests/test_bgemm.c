@@ -83,17 +83,18 @@ TEST(bgemm_valid_configurations_meet_the_written_limits)
             tm = c[bt_param("TM")], tn = c[bt_param("TN")], st = c[bt_param("STAGES")],
             vec = c[bt_param("VEC")], opa = c[bt_param("OPA")], opb = c[bt_param("OPB")];
         int esz = type ? 8 : 4;
-        int tpp = mma ? 32 * (bm / (8 * tm)) * (bn / (8 * tn)) : (bm / tm) * (bn / tn);
+        int mr = mma == 2 ? 16 : 8;
+        int tpp = mma ? 32 * (bm / (mr * tm)) * (bn / (8 * tn)) : (bm / tm) * (bn / tn);
         int threads = g * tpp;
         CHECK(!mma || type == 1);
         CHECK(threads >= 32 && threads <= 512 && threads % 32 == 0);
         CHECK(vec * esz == 16 || vec == 1);
-        CHECK(bm % (mma ? 8 * tm : tm) == 0 && bn % (mma ? 8 * tn : tn) == 0);
+        CHECK(bm % (mma ? mr * tm : tm) == 0 && bn % (mma ? 8 * tn : tn) == 0);
         int pad = (mma ? 32 : 16) / esz;
         long long a = opa ? (long long)bk * (bm + pad) : (long long)bm * (bk + pad);
         long long b = opb ? (long long)bn * (bk + pad) : (long long)bk * (bn + pad);
         CHECK((long long)st * g * (a + b) * esz <= 227 * 1024);
-        CHECK(mma ? tm * tn <= 32 : tm * tn * esz / 4 <= 64);
+        CHECK(mma ? tm * tn * mr / 4 <= 64 : tm * tn * esz / 4 <= 64);
     }
     free(idx);
 }
@@ -429,7 +430,9 @@ GPU_TEST(bgemm_configurations_verify_on_odd_problems)
         {"31x40x9:TN:b9", "TYPE=0,MMA=0,OPA=1,OPB=0,BM=32,BN=64,BK=16,G=1,TM=4,TN=8,STAGES=4,VEC=4"},
         {"16x16x16:TT:b13", "TYPE=0,MMA=0,OPA=1,OPB=1,BM=16,BN=16,BK=16,G=4,TM=2,TN=4,STAGES=3,VEC=4"},
         {"70x66x100:b3", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=8,TN=8,STAGES=2,VEC=4"},
-        {"33x17x29:f64:b7", "TYPE=1,MMA=0,OPA=0,OPB=0,BM=32,BN=32,BK=16,G=2,TM=4,TN=4,STAGES=3,VEC=2"},
+        {"31x17x29:f64:b7", "TYPE=1,MMA=0,OPA=0,OPB=0,BM=32,BN=32,BK=16,G=2,TM=4,TN=4,STAGES=3,VEC=2"},
+        {"70x33x45:f64:b3", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=4,STAGES=2,VEC=2"},
+        {"31x9x20:f64:TT:b4", "TYPE=1,MMA=2,OPA=1,OPB=1,BM=32,BN=16,BK=16,G=1,TM=1,TN=2,STAGES=3,VEC=2"},
         {"33x17x29:f64:b7", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=16,G=2,TM=2,TN=4,STAGES=2,VEC=2"},
         {"31x40x9:f64:TN:b9", "TYPE=1,MMA=1,OPA=1,OPB=0,BM=32,BN=64,BK=16,G=1,TM=4,TN=4,STAGES=3,VEC=2"},
         {"31x40x9:f64:NT:b9", "TYPE=1,MMA=1,OPA=0,OPB=1,BM=32,BN=32,BK=16,G=1,TM=2,TN=2,STAGES=4,VEC=2"},
