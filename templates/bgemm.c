@@ -211,6 +211,10 @@ static int bg_aligned(const tpl_operand *o, int esz, int vec)
            o->batch_stride % vec == 0;
 }
 
+/* One launch for the whole batch. AT_ERR_UNSUPPORTED for a problem of another kind than cfg's
+ * (type, ops), AT_ERR_INVALID_ARG for sizes out of range, leading dimensions too small,
+ * negative strides or NULL operands (nothing launched); otherwise what the occupancy query
+ * and the launch return, with ex's message. m or n 0: nothing to do. */
 static at_status bg_run(at_exec *ex, const int *cfg, tpl_args *args)
 {
     const tpl_problem *p = &args->problem;
