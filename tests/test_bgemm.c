@@ -168,6 +168,55 @@ TEST(bgemm_accepts_its_kinds_and_matches_type_and_ops)
     CHECK(f->applicable(c, &p));
 }
 
+/* The kernel's logic without a GPU: tests/bgemm_host.cpp runs the CUDA-core path of
+ * templates/bgemm.cu with one POSIX thread per CUDA thread (cp.async becomes a plain copy)
+ * on odd sizes, gaps, offsets, beta 0 over NaN, k 0 and grids smaller than the work, against
+ * a float64 product; configurations cover every op pair, both types, G 1..8, STAGES 1..4,
+ * element and 16-byte copies. Skipped where no C++ compiler is installed. */
+TEST(bgemm_kernel_schedule_and_loaders_on_the_cpu)
+{
+    static const char *const cfgs[] = {
+        "TYPE=0 OPA=0 OPB=1 BM=32 BN=32 BK=16 G=2 TM=4 TN=4 STAGES=3 VEC=4",
+        "TYPE=1 OPA=1 OPB=0 BM=16 BN=16 BK=8 G=1 TM=2 TN=4 STAGES=1 VEC=1",
+        "TYPE=0 OPA=1 OPB=1 BM=64 BN=64 BK=32 G=1 TM=8 TN=4 STAGES=4 VEC=4",
+        "TYPE=1 OPA=0 OPB=0 BM=32 BN=32 BK=16 G=4 TM=4 TN=4 STAGES=2 VEC=2",
+        "TYPE=0 OPA=0 OPB=0 BM=16 BN=16 BK=16 G=8 TM=2 TN=4 STAGES=3 VEC=4",
+    };
+    FILE *src = fopen("tests/bgemm_host.cpp", "r");
+    if (!src) {
+        th_skip("tests/bgemm_host.cpp not found (run from the repository root)");
+        return;
+    }
+    fclose(src);
+    char *out = NULL;
+    if (th_run("c++ --version", &out) != 0) {
+        free(out);
+        th_skip("no C++ compiler (c++)");
+        return;
+    }
+    free(out);
+    const char *dir = th_tmpdir();
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        char defs[256] = "", cmd[1024];
+        size_t used = 0;
+        for (const char *p = cfgs[i]; *p && used + 8 < sizeof defs;) {
+            used += (size_t)snprintf(defs + used, sizeof defs - used, " -D");
+            while (*p && *p != ' ' && used + 2 < sizeof defs)
+                defs[used++] = *p++;
+            defs[used] = '\0';
+            while (*p == ' ')
+                p++;
+        }
+        snprintf(cmd, sizeof cmd, "c++ -std=c++17 -O1 -w -Itemplates -DMMA=0%s "
+                 "tests/bgemm_host.cpp -o %s/bh%zu -lpthread && %s/bh%zu", defs, dir, i, dir, i);
+        int rc = th_run(cmd, &out);
+        CHECK_MSG(rc == 0 && out && strncmp(out, "ok", 2) == 0, "%s: %s", cfgs[i],
+                  out ? out : "(no output)");
+        free(out);
+        out = NULL;
+    }
+}
+
 /* ---------------- CPU tier: the API's checks and mapping ---------------- */
 
 static bt_call bt_good(void)
