@@ -274,6 +274,26 @@ __device__ __forceinline__ void bg_store(T *Cb, long long ldc, int m, int n, int
     }
 }
 #else
+#ifdef BG_HOST_MMA
+BG_HOST_MMA     // tests/bgemm_host.cpp: the instruction emulated on the CPU
+#else
+// d += a b for one mma tile: m8n8k4 (MMA 1) or m16n8k4 (MMA 2), FP64, fragments as below.
+__device__ __forceinline__ void bg_mma(double (&d)[MR / 4], const double (&a)[MR / 8], double b)
+{
+#if MMA == 1
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, "
+                 "{%0, %1};\n"
+                 : "+d"(d[0]), "+d"(d[1])
+                 : "d"(a[0]), "d"(b));
+#else
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, "
+                 "{%6}, {%0, %1, %2, %3};\n"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(a[0]), "d"(a[1]), "d"(b));
+#endif
+}
+#endif
+
 // One stage of a product on the FP64 tensor cores: the warp's (MR TM) x (8 TN) tile from
 // m8n8k4 (MMA 1) or m16n8k4 (MMA 2) fragments: A rows g = lane / 4 (and g + 8), column
 // c = lane % 4; B row c, column g; C rows g (and g + 8), columns 2c and 2c + 1.
@@ -299,20 +319,8 @@ __device__ __forceinline__ void bg_compute(const T *sA, const T *sB,
 #pragma unroll
         for (int i = 0; i < TM; i++)
 #pragma unroll
-            for (int j = 0; j < TN; j++) {
-#if MMA == 1
-                asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, "
-                             "{%3}, {%0, %1};\n"
-                             : "+d"(acc[i][j][0]), "+d"(acc[i][j][1])
-                             : "d"(a[i][0]), "d"(b[j]));
-#else
-                asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
-                             "{%4, %5}, {%6}, {%0, %1, %2, %3};\n"
-                             : "+d"(acc[i][j][0]), "+d"(acc[i][j][1]), "+d"(acc[i][j][2]),
-                               "+d"(acc[i][j][3])
-                             : "d"(a[i][0]), "d"(a[i][1]), "d"(b[j]));
-#endif
-            }
+            for (int j = 0; j < TN; j++)
+                bg_mma(acc[i][j], a[i], b[j]);
     }
 }
 

@@ -1,6 +1,6 @@
-// bgemm_host.cpp: runs templates/bgemm.cu's CUDA-core kernel (MMA 0) on the CPU, one POSIX
-// thread per CUDA thread, against a float64 product: the kernel's schedule, loaders and
-// epilogue checked without a GPU (tests/test_bgemm.c compiles it with -D configurations).
+// bgemm_host.cpp: runs templates/bgemm.cu's kernel on the CPU, one POSIX thread per CUDA
+// thread (cp.async a plain copy, the FP64 mma tiles emulated), against a float64 product:
+// schedule, loaders, fragments and epilogue checked without a GPU (tests/test_bgemm.c).
 #include <pthread.h>
 #include <cmath>
 #include <cstdint>
@@ -24,13 +24,40 @@ static pthread_barrier_t bh_barrier;
 static inline void __syncthreads() { pthread_barrier_wait(&bh_barrier); }
 static inline unsigned __cvta_generic_to_shared(const void *) { return 0; }
 
+// The FP64 mma tiles (MMA 1: m8n8k4, MMA 2: m16n8k4) as the PTX ISA lays out their fragments:
+// lane = 4 g + c holds A(g, c) (and A(g + 8, c)), B(c, g) and C(g, 2c), C(g, 2c + 1) (and
+// rows g + 8); the warp's lanes meet at a barrier to exchange them.
+struct bh_warp {
+    double a[32][2], b[32];
+    pthread_barrier_t bar;
+};
+static bh_warp bh_warps[32];
+
+static void bh_mma(double *d, const double *a, double b, int mr)
+{
+    int lane = threadIdx.x & 31, g = lane >> 2, c = lane & 3;
+    bh_warp &w = bh_warps[threadIdx.x >> 5];
+    w.a[lane][0] = a[0];
+    w.a[lane][1] = mr == 16 ? a[1] : 0.0;
+    w.b[lane] = b;
+    pthread_barrier_wait(&w.bar);
+    for (int h = 0; h < mr / 8; h++)
+        for (int e = 0; e < 2; e++) {
+            double s = d[2 * h + e];
+            for (int kk = 0; kk < 4; kk++)
+                s += w.a[g * 4 + kk][h] * w.b[(2 * c + e) * 4 + kk];
+            d[2 * h + e] = s;
+        }
+    pthread_barrier_wait(&w.bar);
+}
+#define BG_HOST_MMA \
+    static void bg_mma(double (&d)[MR / 4], const double (&a)[MR / 8], double b) \
+    { bh_mma(d, a, b, MR); }
+
 #include "bgemm.cu"
 
 alignas(16) unsigned char bg_smem_raw[240 * 1024];
 
-#if MMA != 0
-#error "bgemm_host.cpp emulates the CUDA-core path (MMA 0) only"
-#endif
 
 // One case: op(A) m x k, op(B) k x n, row-major, strides with gaps, offsets.
 struct bh_case { int m, n, k, batch, pad, gap, offset; double alpha, beta; int grid; };
@@ -53,10 +80,16 @@ static void *bh_thread(void *arg)
     return nullptr;
 }
 
+/* Uniform in [-1, 1): 24 random bits for float, 48 for double (so products round). */
 static double bh_rand(unsigned *s)
 {
     *s = *s * 1664525u + 1013904223u;
-    return -1.0 + 2.0 * (double)(*s >> 8) / 16777216.0;
+    double v = (double)(*s >> 8) / 16777216.0;
+    if (TYPE) {
+        *s = *s * 1664525u + 1013904223u;
+        v += (double)(*s >> 8) / 281474976710656.0;
+    }
+    return -1.0 + 2.0 * v;
 }
 
 // Runs one case; returns the relative Frobenius error, or -1 if C outside the products
@@ -101,6 +134,8 @@ static double bh_run(const bh_case *c, int aligned)
         blockIdx.x = b;
         blockIdx.y = blockIdx.z = 0;
         pthread_barrier_init(&bh_barrier, nullptr, NT);
+        for (int w = 0; MMA && w < NT / 32; w++)
+            pthread_barrier_init(&bh_warps[w].bar, nullptr, 32);
         for (unsigned t = 0; t < (unsigned)NT; t++) {
             ls[t] = {c, pa, pb, pc, lda, ldb, ldc, sa, sb, sc, flags, t};
             if (pthread_create(&th[t], nullptr, bh_thread, &ls[t]) != 0)
@@ -109,6 +144,8 @@ static double bh_run(const bh_case *c, int aligned)
         for (unsigned t = 0; t < (unsigned)NT; t++)
             pthread_join(th[t], nullptr);
         pthread_barrier_destroy(&bh_barrier);
+        for (int w = 0; MMA && w < NT / 32; w++)
+            pthread_barrier_destroy(&bh_warps[w].bar);
     }
     double num = 0, den = 0;
     std::vector<char> inside(nc, 0);

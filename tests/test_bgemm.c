@@ -168,19 +168,21 @@ TEST(bgemm_accepts_its_kinds_and_matches_type_and_ops)
     CHECK(f->applicable(c, &p));
 }
 
-/* The kernel's logic without a GPU: tests/bgemm_host.cpp runs the CUDA-core path of
- * templates/bgemm.cu with one POSIX thread per CUDA thread (cp.async becomes a plain copy)
- * on odd sizes, gaps, offsets, beta 0 over NaN, k 0 and grids smaller than the work, against
- * a float64 product; configurations cover every op pair, both types, G 1..8, STAGES 1..4,
- * element and 16-byte copies. Skipped where no C++ compiler is installed. */
+/* The kernel's logic without a GPU: tests/bgemm_host.cpp runs templates/bgemm.cu with one
+ * POSIX thread per CUDA thread (cp.async a plain copy, the FP64 mma tiles emulated by their
+ * PTX fragment layouts) on odd sizes, gaps, offsets, beta 0 over NaN, k 0 and grids smaller
+ * than the work, against a float64 product; configurations cover every op pair, both types,
+ * MMA 0..2, G 1..8, STAGES 1..4, element and 16-byte copies. Skipped without a C++ compiler. */
 TEST(bgemm_kernel_schedule_and_loaders_on_the_cpu)
 {
     static const char *const cfgs[] = {
-        "TYPE=0 OPA=0 OPB=1 BM=32 BN=32 BK=16 G=2 TM=4 TN=4 STAGES=3 VEC=4",
-        "TYPE=1 OPA=1 OPB=0 BM=16 BN=16 BK=8 G=1 TM=2 TN=4 STAGES=1 VEC=1",
-        "TYPE=0 OPA=1 OPB=1 BM=64 BN=64 BK=32 G=1 TM=8 TN=4 STAGES=4 VEC=4",
-        "TYPE=1 OPA=0 OPB=0 BM=32 BN=32 BK=16 G=4 TM=4 TN=4 STAGES=2 VEC=2",
-        "TYPE=0 OPA=0 OPB=0 BM=16 BN=16 BK=16 G=8 TM=2 TN=4 STAGES=3 VEC=4",
+        "TYPE=0 MMA=0 OPA=0 OPB=1 BM=32 BN=32 BK=16 G=2 TM=4 TN=4 STAGES=3 VEC=4",
+        "TYPE=1 MMA=0 OPA=1 OPB=0 BM=16 BN=16 BK=8 G=1 TM=2 TN=4 STAGES=1 VEC=1",
+        "TYPE=0 MMA=0 OPA=1 OPB=1 BM=64 BN=64 BK=32 G=1 TM=8 TN=4 STAGES=4 VEC=4",
+        "TYPE=0 MMA=0 OPA=0 OPB=0 BM=16 BN=16 BK=16 G=8 TM=2 TN=4 STAGES=3 VEC=4",
+        "TYPE=1 MMA=1 OPA=1 OPB=0 BM=64 BN=32 BK=8 G=1 TM=4 TN=2 STAGES=4 VEC=1",
+        "TYPE=1 MMA=2 OPA=0 OPB=1 BM=64 BN=64 BK=32 G=1 TM=2 TN=4 STAGES=2 VEC=2",
+        "TYPE=1 MMA=2 OPA=1 OPB=1 BM=32 BN=16 BK=16 G=2 TM=1 TN=2 STAGES=3 VEC=2",
     };
     FILE *src = fopen("tests/bgemm_host.cpp", "r");
     if (!src) {
@@ -207,7 +209,7 @@ TEST(bgemm_kernel_schedule_and_loaders_on_the_cpu)
             while (*p == ' ')
                 p++;
         }
-        snprintf(cmd, sizeof cmd, "c++ -std=c++17 -O1 -w -Itemplates -DMMA=0%s "
+        snprintf(cmd, sizeof cmd, "c++ -std=c++17 -O1 -w -Itemplates%s "
                  "tests/bgemm_host.cpp -o %s/bh%zu -lpthread && %s/bh%zu", defs, dir, i, dir, i);
         int rc = th_run(cmd, &out);
         CHECK_MSG(rc == 0 && out && strncmp(out, "ok", 2) == 0, "%s: %s", cfgs[i],
