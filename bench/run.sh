@@ -53,6 +53,14 @@ if [ -z "${BENCH_SKIP_TUNE:-}" ]; then
         "$BUILD/autotune" --device 0 --db "$DB" --kernel dgemm --size "$shape" --quiet 2>&1 \
             | tee -a "$out" || exit 1
     done
+    # The strided batched benchmark's shapes (bench_bgemm), each type tuned for the bgemm
+    # family; BENCH_BGEMM_SHAPES="" skips it, BENCH_BGEMM_SEARCH says how.
+    for shape in ${BENCH_BGEMM_SHAPES-32x32x32:b65536 64x64x64:b8192 256x256x256:b512 512x512x512:b128}; do
+        for kind in ${BENCH_BGEMM_KINDS-f32 f64}; do
+            "$BUILD/autotune" --device 0 --db "$DB" --kernel bgemm --size "$shape:$kind" \
+                ${BENCH_BGEMM_SEARCH:---strategy guided --budget 30} --quiet 2>&1 | tee -a "$out" || exit 1
+        done
+    done
 fi
 status=0
 for bench in "$BUILD"/bench/bench_*; do

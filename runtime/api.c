@@ -12,6 +12,7 @@
 #include "cudrv.h"
 #include "db.h"
 #include "exec.h"
+#include "batched.h"
 #include "lookup.h"
 #include "tpl.h"
 
@@ -48,6 +49,12 @@ struct at_handle {
     size_t n_plans, cap_plans;
     at_plan *last_plan;         /* the previous call's plan: repeated calls skip the table */
     int trial_max;              /* at_set_trials: nearby winners a new shape times */
+    struct {                    /* at_gemm_strided_batched's family per problem, newest 8 */
+        tpl_problem problem;
+        int deterministic;
+        const tpl_family *fam;
+    } batched[8];
+    int n_batched;
 };
 
 static at_status fail(at_handle *h, at_status s, const char *fmt, ...)
@@ -757,6 +764,69 @@ at_status at_dgemm(at_handle *h, int m, int n, int k, double alpha, const double
 {
     return at_gemm(h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, m, n, k, AT_R_64F, alpha, A, lda, B, ldb,
                    beta, C, ldc);
+}
+
+/* ---------------- strided batched GEMM ---------------- */
+
+at_status at_gemm_strided_batched(at_handle *h, at_order order, at_op op_a, at_op op_b, int m,
+                                  int n, int k, at_dtype type, double alpha, const void *A,
+                                  int lda, long long stride_a, const void *B, int ldb,
+                                  long long stride_b, double beta, void *C, int ldc,
+                                  long long stride_c, int batch_count)
+{
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    bt_call c = {m, n, k, op_a, op_b, A, B, C, lda, ldb, ldc, stride_a, stride_b, stride_c};
+    int empty = 0;
+    at_status s = bt_check(order, &c, type, batch_count, alpha, beta, &empty, h->errmsg,
+                           sizeof h->errmsg);
+    if (s != AT_OK || empty)
+        return s;
+    bt_row_major(order, &c);
+    tpl_args args;
+    memset(&args, 0, sizeof args);
+    args.problem.n_dims = 3;
+    args.problem.dims[0] = c.m;
+    args.problem.dims[1] = c.n;
+    args.problem.dims[2] = c.k;
+    args.problem.dtype = type;
+    args.problem.op_a = c.op_a;
+    args.problem.op_b = c.op_b;
+    args.problem.batch = batch_count;
+    args.operand[TPL_GEMM_A] = (tpl_operand){(CUdeviceptr)c.A, c.lda, c.sa};
+    args.operand[TPL_GEMM_B] = (tpl_operand){(CUdeviceptr)c.B, c.ldb, c.sb};
+    args.operand[TPL_GEMM_C] = (tpl_operand){(CUdeviceptr)c.C, c.ldc, c.sc};
+    args.scalar[TPL_GEMM_ALPHA] = alpha;
+    args.scalar[TPL_GEMM_BETA] = beta;
+    /* the choice is a database query: made once per problem and remembered */
+    const tpl_family *fam = NULL;
+    int slots = h->n_batched < 8 ? h->n_batched : 8;
+    for (int i = 0; i < slots && !fam; i++)
+        if (h->batched[i].deterministic == h->deterministic &&
+            tpl_problem_equal(&h->batched[i].problem, &args.problem))
+            fam = h->batched[i].fam;
+    if (!fam) {
+        const tpl_family *fams[32];
+        int n_fams = 0, measured = 0;
+        for (int i = 0; i < tpl_family_count() && n_fams < 32; i++)
+            if (!tpl_family_at(i)->hidden)
+                fams[n_fams++] = tpl_family_at(i);
+        fam = lk_choose_family(h->db, &h->info, &args.problem, h->deterministic, fams, n_fams,
+                               &measured);
+        if (fam) {
+            int slot = h->n_batched++ % 8;
+            h->batched[slot].problem = args.problem;
+            h->batched[slot].deterministic = h->deterministic;
+            h->batched[slot].fam = fam;
+        }
+    }
+    if (!fam) {
+        char text[128];
+        tpl_problem_format(&args.problem, text, sizeof text);
+        return fail(h, AT_ERR_UNSUPPORTED, "at_gemm_strided_batched: no family computes %s",
+                    text);
+    }
+    return run_plan(h, fam->name, &args);
 }
 
 /* A sum (kernel "sum") or dot ("dot") of n elements of type (FP32 or FP64)

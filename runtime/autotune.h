@@ -146,6 +146,27 @@ at_status at_gemm(at_handle *handle, at_order order, at_op op_a, at_op op_b, int
  * and alignment; C is not read when beta == 0). */
 at_status at_dgemm(at_handle *handle, int m, int n, int k, double alpha, const double *A,
                    int lda, const double *B, int ldb, double beta, double *C, int ldc);
+/* Strided batched GEMM: for b in [0, batch_count),
+ *   C_b = alpha * op(A_b) * op(B_b) + beta * C_b,
+ * A_b = A + b * stride_a (elements), B_b = B + b * stride_b, C_b = C + b * stride_c; all of
+ * `type` (AT_R_32F, exact FP32 whatever the math mode, or AT_R_64F), device pointers,
+ * leading dimensions in elements, order AT_ROW_MAJOR or AT_COL_MAJOR (the BLAS convention:
+ * op(A) is m x k, stored m x k for op N or k x m for op T, ld >= its rows in column-major
+ * and >= its columns in row-major; likewise B k x n and C m x n). Any m, n, k >= 0 and
+ * any alignment. stride_a and stride_b may be 0 (one matrix for every product); the
+ * products' C must not overlap: with batch_count > 1, stride_c >= the span of one C
+ * ((m - 1) * ldc + n row-major, (n - 1) * ldc + m column-major). If beta == 0, C is not
+ * read. batch_count 0, m 0 or n 0 computes nothing. Runs the family whose stored
+ * measurement of this problem is fastest on this device (bgemm for small matrices;
+ * others that accept batches), else by a rule: small products (m, n, k <= 128) bgemm.
+ * AT_ERR_INVALID_ARG (message in at_errmsg) for negative sizes, counts or strides,
+ * leading dimensions too small, overlapping C, NULL pointers, non-finite alpha or beta;
+ * AT_ERR_UNSUPPORTED for other types. */
+at_status at_gemm_strided_batched(at_handle *handle, at_order order, at_op op_a, at_op op_b,
+                                  int m, int n, int k, at_dtype type, double alpha,
+                                  const void *A, int lda, long long stride_a, const void *B,
+                                  int ldb, long long stride_b, double beta, void *C, int ldc,
+                                  long long stride_c, int batch_count);
 
 /* C = alpha * A * B + beta * C, row-major, A is m x k, B is k x n. */
 at_status at_sgemm(at_handle *handle, int m, int n, int k, float alpha,

@@ -257,3 +257,38 @@ void lk_open_shipped(const char *list, db **layers, int *n, int max, char *msg, 
         }
     }
 }
+
+const tpl_family *lk_choose_family(db *d, const at_device_info *dev, const tpl_problem *p,
+                                   int deterministic, const tpl_family *const *fams, int n,
+                                   int *measured)
+{
+    const tpl_family *best = NULL, *small = NULL, *other = NULL;
+    double best_ms = INFINITY;
+    *measured = 0;
+    for (int i = 0; i < n; i++) {
+        const tpl_family *f = fams[i];
+        if (!tpl_family_accepts(f, p))
+            continue;
+        if (strcmp(f->name, "bgemm") == 0)
+            small = f;
+        else if (!other)
+            other = f;
+        db_result r;
+        int cfg[TPL_MAX_PARAMS];
+        if (d && db_best(d, dev->uuid, f->name, tpl_source_hash(f), p, deterministic, &r) ==
+                AT_OK && r.time_ms > 0 && r.time_ms < best_ms &&
+            usable_config(dev, f, r.config, p, deterministic, cfg)) {
+            best = f;
+            best_ms = r.time_ms;
+        }
+    }
+    if (best) {
+        *measured = 1;
+        return best;
+    }
+    int is_small = p->n_dims == 3 && p->dims[0] <= LK_SMALL_GEMM &&
+                   p->dims[1] <= LK_SMALL_GEMM && p->dims[2] <= LK_SMALL_GEMM;
+    if (small && (is_small || !other))
+        return small;
+    return other;
+}

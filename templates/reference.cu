@@ -502,5 +502,39 @@ extern "C" __global__ void ref_dg_gemm(int m, int n, int k, double alpha, const 
         if (beta != 0.0)
             ref_dd_fma(rh, rl, beta, C0[b * sc0 + (long long)row * ldc0 + col]);
         R[(b * m + row) * (long long)n + col] = __dadd_rn(rh, rl);
+/* ---- strided batched GEMM (the bgemm family's verification) ---- */
+
+/* R[b][i][j] = alpha * (op(A_b) op(B_b))[i][j] + beta * C0_b[i][j] in float64 for each of
+ * batch products, R packed (m x n per product, one after another). op(A) = A (m x k, lda) or,
+ * opa != 0, the transpose of A stored k x m; op(B) likewise (k x n, or stored n x k). Each
+ * product's sum is compensated (the exact product error by fma, TwoSum for the addition),
+ * so for FP64 data the dot product is about as accurate as if computed in twice the working
+ * precision and rounded once; FP32 data is exact in double. C0 is unread when beta == 0. */
+extern "C" __global__ void ref_bgemm(int m, int n, int k, double alpha, const void *A,
+                                     long long lda, long long sa, int opa, const void *B,
+                                     long long ldb, long long sb, int opb, double beta,
+                                     const void *C0, long long ldc0, long long sc0, double *R,
+                                     long long batch, int dtype)
+{
+    long long per = (long long)m * n, total = per * batch;
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < total;
+         idx += (long long)gridDim.x * blockDim.x) {
+        long long b = idx / per, rem = idx - b * per;
+        int i = (int)(rem / n), j = (int)(rem - (long long)i * n);
+        double s = 0.0, comp = 0.0;
+        for (int p = 0; p < k; p++) {
+            double x = ref_load_typed(A, b * sa + (opa ? (long long)p * lda + i
+                                                       : (long long)i * lda + p), dtype);
+            double y = ref_load_typed(B, b * sb + (opb ? (long long)j * ldb + p
+                                                       : (long long)p * ldb + j), dtype);
+            double pr = x * y, pe = fma(x, y, -pr);
+            double t = s + pr, z = t - s;
+            comp += pe + ((s - (t - z)) + (pr - z));
+            s = t;
+        }
+        double out = alpha * (s + comp);
+        if (beta != 0.0)
+            out += beta * ref_load_typed(C0, b * sc0 + (long long)i * ldc0 + j, dtype);
+        R[idx] = out;
     }
 }

@@ -10,10 +10,11 @@ extern const tpl_family tpl_dot;
 extern const tpl_family tpl_jacobi;
 extern const tpl_family tpl_tcgemm;
 extern const tpl_family tpl_dgemm;
+extern const tpl_family tpl_bgemm;
 
 static const tpl_family *const registry_builtin[] = {
     &tpl_matmul, &tpl_sum, &tpl_dot, &tpl_jacobi, &tpl_tcgemm,
-    &tpl_dgemm,
+    &tpl_dgemm, &tpl_bgemm,
 };
 #define BUILTIN_COUNT ((int)(sizeof registry_builtin / sizeof registry_builtin[0]))
 #define EXTRA_MAX 8

@@ -445,5 +445,8 @@ extern const char *const tpl_dgemm_reasons[];
 extern const int tpl_dgemm_n_reasons;
 /* The largest relative Frobenius error dgemm accepts at depth k: (16 + 8 sqrt(k)) 2^-53. */
 double tpl_dgemm_tolerance_rule(long long k);
+/* ---- bgemm's rejection reasons (templates/bgemm.c; the tests reach every one) ---- */
+extern const char *const tpl_bgemm_reasons[];
+extern const int tpl_bgemm_n_reasons;
 
 #endif

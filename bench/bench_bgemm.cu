@@ -1,0 +1,306 @@
+/* bench_bgemm.cu: strided batched GEMM through at_gemm_strided_batched (the family its
+ * choice rule or the stored measurements pick) against cublas{S,D}gemmStridedBatched. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "autotune.h"
+
+#define BN_CUDA(call) do { cudaError_t bn_e = (call); if (bn_e != cudaSuccess) { \
+    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(bn_e)); \
+    exit(1); } } while (0)
+
+typedef struct bn_shape { int m, n, k, batch; } bn_shape;
+static const bn_shape bn_shapes[] = {
+    {256, 256, 256, 512}, {64, 64, 64, 8192}, {32, 32, 32, 65536}, {512, 512, 512, 128},
+};
+#define BN_NSHAPES ((int)(sizeof bn_shapes / sizeof bn_shapes[0]))
+
+__device__ double bn_uniform(unsigned long long seed, unsigned long long i)
+{
+    unsigned long long x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return -1.0 + 2.0 * (double)(x >> 11) / 9007199254740992.0;
+}
+
+/* n values uniform in [-1, 1) (f64: 53 random bits; f32: rounded), or `value` when use. */
+__global__ void bn_fill(void *p, size_t n, int f64, unsigned long long seed, double value, int use)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        double v = use ? value : bn_uniform(seed, i);
+        if (f64)
+            ((double *)p)[i] = v;
+        else
+            ((float *)p)[i] = (float)v;
+    }
+}
+
+__device__ double bn_get(const void *p, size_t i, int f64)
+{
+    return f64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+/* R_b = A_b B_b in float64 (row-major, packed products); FP64 data summed with compensation
+ * (TwoProduct by fma, TwoSum), so R is good to about one rounding for both types. */
+__global__ void bn_reference(const void *A, const void *B, double *R, int m, int n, int k,
+                             long long batch, int f64)
+{
+    long long per = (long long)m * n;
+    for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < per * batch;
+         idx += (long long)gridDim.x * blockDim.x) {
+        long long b = idx / per, rem = idx - b * per;
+        int i = (int)(rem / n), j = (int)(rem % n);
+        double s = 0, comp = 0;
+        for (int p = 0; p < k; p++) {
+            double x = bn_get(A, b * m * k + (long long)i * k + p, f64);
+            double y = bn_get(B, b * k * n + (long long)p * n + j, f64);
+            double pr = x * y, pe = fma(x, y, -pr), t = s + pr, z = t - s;
+            comp += pe + ((s - (t - z)) + (pr - z));
+            s = t;
+        }
+        R[idx] = s + comp;
+    }
+}
+
+/* sums[0] += (C - R)^2, sums[1] += R^2; sums[2] counts non-finite C. */
+__global__ void bn_error(const void *C, const double *R, size_t n, int f64, double *sums)
+{
+    double num = 0, den = 0, bad = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        double c = bn_get(C, i, f64);
+        if (!isfinite(c))
+            bad += 1;
+        else
+            num += (c - R[i]) * (c - R[i]);
+        den += R[i] * R[i];
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        num += __shfl_down_sync(0xffffffffu, num, o);
+        den += __shfl_down_sync(0xffffffffu, den, o);
+        bad += __shfl_down_sync(0xffffffffu, bad, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(&sums[0], num);
+        atomicAdd(&sums[1], den);
+        atomicAdd(&sums[2], bad);
+    }
+}
+
+typedef struct bn_call {
+    int f64;
+    bn_shape s;
+    void *A, *B, *C;
+    at_handle *h;
+    cublasHandle_t cublas;
+} bn_call;
+
+static int bn_ours(const bn_call *c)
+{
+    const bn_shape *s = &c->s;
+    at_status st = at_gemm_strided_batched(
+        c->h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, s->m, s->n, s->k, c->f64 ? AT_R_64F : AT_R_32F, 1.0,
+        c->A, s->k, (long long)s->m * s->k, c->B, s->n, (long long)s->k * s->n, 0.0, c->C, s->n,
+        (long long)s->m * s->n, s->batch);
+    if (st != AT_OK)
+        fprintf(stderr, "at_gemm_strided_batched: %s: %s\n", at_status_string(st),
+                at_errmsg(c->h));
+    return st != AT_OK;
+}
+
+static int bn_vendor(const bn_call *c)
+{
+    const bn_shape *s = &c->s;
+    cublasStatus_t st;
+    /* row-major C = A B  <=>  column-major C^T = B^T A^T */
+    if (c->f64) {
+        const double one = 1.0, zero = 0.0;
+        st = cublasDgemmStridedBatched(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, s->n, s->m, s->k, &one,
+                                       (const double *)c->B, s->n, (long long)s->k * s->n,
+                                       (const double *)c->A, s->k, (long long)s->m * s->k, &zero,
+                                       (double *)c->C, s->n, (long long)s->m * s->n, s->batch);
+    } else {
+        const float one = 1.0f, zero = 0.0f;
+        st = cublasSgemmStridedBatched(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, s->n, s->m, s->k, &one,
+                                       (const float *)c->B, s->n, (long long)s->k * s->n,
+                                       (const float *)c->A, s->k, (long long)s->m * s->k, &zero,
+                                       (float *)c->C, s->n, (long long)s->m * s->n, s->batch);
+    }
+    if (st != CUBLAS_STATUS_SUCCESS)
+        fprintf(stderr, "cublas%cgemmStridedBatched failed: %d\n", c->f64 ? 'D' : 'S', (int)st);
+    return st != CUBLAS_STATUS_SUCCESS;
+}
+
+static int bn_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Warm-up, then >= 20 runs each between two events (until ~0.3 s or 200 runs); median ms,
+ * or -1 if a call failed. */
+static double bn_time(int (*op)(const bn_call *), const bn_call *c)
+{
+    cudaEvent_t e0, e1;
+    BN_CUDA(cudaEventCreate(&e0));
+    BN_CUDA(cudaEventCreate(&e1));
+    for (int i = 0; i < 3; i++)
+        if (op(c))
+            return -1;
+    BN_CUDA(cudaDeviceSynchronize());
+    double times[200], total = 0;
+    int n = 0;
+    while (n < 200 && (n < 20 || total < 300.0)) {
+        BN_CUDA(cudaEventRecord(e0, 0));
+        if (op(c))
+            return -1;
+        BN_CUDA(cudaEventRecord(e1, 0));
+        BN_CUDA(cudaEventSynchronize(e1));
+        float ms;
+        BN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+        times[n++] = ms;
+        total += ms;
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    qsort(times, (size_t)n, sizeof times[0], bn_cmp);
+    return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+}
+
+/* Poisons C with NaN, runs op once, returns ||C - R|| / ||R|| (inf if any element is not
+ * finite, -1 if the call failed). */
+static double bn_check(int (*op)(const bn_call *), const bn_call *c, const double *R,
+                       double *sums)
+{
+    size_t count = (size_t)c->s.m * c->s.n * c->s.batch;
+    bn_fill<<<1024, 256>>>(c->C, count, c->f64, 0, NAN, 1);
+    BN_CUDA(cudaDeviceSynchronize());
+    if (op(c))
+        return -1;
+    BN_CUDA(cudaMemset(sums, 0, 3 * sizeof(double)));
+    bn_error<<<1024, 256>>>(c->C, R, count, c->f64, sums);
+    double host[3];
+    BN_CUDA(cudaMemcpy(host, sums, sizeof host, cudaMemcpyDeviceToHost));
+    if (host[2] > 0)
+        return INFINITY;
+    return sqrt(host[0] / (host[1] > 0 ? host[1] : 1));
+}
+
+/* bgemm's acceptance rule (templates/bgemm.c). */
+static double bn_tolerance(int f64, int k)
+{
+    return f64 ? (8.0 * sqrt((double)k) + 8.0) * ldexp(1.0, -53) : 4e-7 * sqrt((double)k) + 1e-6;
+}
+
+int main(int argc, char **argv)
+{
+    const char *db_path = argc > 1 ? argv[1] : NULL;
+    const char *only = getenv("BENCH_BGEMM_TYPES");       /* "f32", "f64" */
+    BN_CUDA(cudaSetDevice(0));
+    BN_CUDA(cudaFree(0));       /* primary context, shared with libautotune */
+    at_handle *h = NULL;
+    at_status s = at_create(&h, 0, db_path);
+    if (s != AT_OK) {
+        fprintf(stderr, "at_create: %s\n", at_status_string(s));
+        return 1;
+    }
+    cublasHandle_t cublas;
+    if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) {
+        fprintf(stderr, "cublasCreate failed\n");
+        return 1;
+    }
+    int drv = 0, rt = 0, cubv = 0;
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    cublasGetVersion(cublas, &cubv);
+    cudaDeviceProp prop;
+    BN_CUDA(cudaGetDeviceProperties(&prop, 0));
+    printf("strided batched GEMM: at_gemm_strided_batched vs cublas{S,D}gemmStridedBatched on %s "
+           "(driver %d, runtime %d, cuBLAS %d); row-major C_b = A_b B_b packed, alpha 1, beta 0 "
+           "(C poisoned with NaN for the check); random inputs in [-1,1); error = ||C - R||_F / "
+           "||R||_F over the batch against a compensated float64 product; each side timed in "
+           "three rounds alternating which goes first, each round the median of >= 20 "
+           "CUDA-event timings after 3 warm-ups; the median round is shown\n",
+           prop.name, drv, rt, cubv);
+    size_t max_a = 0, max_b = 0, max_c = 0;
+    for (int i = 0; i < BN_NSHAPES; i++) {
+        const bn_shape *x = &bn_shapes[i];
+        size_t a = (size_t)x->m * x->k * x->batch, b = (size_t)x->k * x->n * x->batch,
+               c = (size_t)x->m * x->n * x->batch;
+        max_a = a > max_a ? a : max_a;
+        max_b = b > max_b ? b : max_b;
+        max_c = c > max_c ? c : max_c;
+    }
+    void *A, *B, *C;
+    double *R, *sums;
+    BN_CUDA(cudaMalloc(&A, max_a * 8));
+    BN_CUDA(cudaMalloc(&B, max_b * 8));
+    BN_CUDA(cudaMalloc(&C, max_c * 8));
+    BN_CUDA(cudaMalloc(&R, max_c * sizeof(double)));
+    BN_CUDA(cudaMalloc(&sums, 3 * sizeof(double)));
+    int failures = 0;
+    for (int f64 = 0; f64 < 2; f64++) {
+        const char *tname = f64 ? "f64" : "f32";
+        if (only && !strstr(only, tname))
+            continue;
+        printf("\n%-4s %-19s %9s %7s %9s | %9s %7s %9s | %7s  %s\n", "type", "m x n x k x batch",
+               "ours ms", "TF/s", "error", "cuBLAS ms", "TF/s", "error", "ratio",
+               "configuration (lookup level)");
+        for (int i = 0; i < BN_NSHAPES; i++) {
+            bn_call c = {f64, bn_shapes[i], A, B, C, h, cublas};
+            const bn_shape *x = &c.s;
+            size_t na = (size_t)x->m * x->k * x->batch, nb = (size_t)x->k * x->n * x->batch;
+            unsigned long long seed = 0xb9e3ull * (unsigned long long)(i + 1) + (unsigned)f64;
+            bn_fill<<<1024, 256>>>(A, na, f64, seed, 0, 0);
+            bn_fill<<<1024, 256>>>(B, nb, f64, seed ^ 0xabcdefull, 0, 0);
+            bn_reference<<<8192, 256>>>(A, B, R, x->m, x->n, x->k, x->batch, f64);
+            BN_CUDA(cudaDeviceSynchronize());
+            double err_ours = bn_check(bn_ours, &c, R, sums);
+            double err_vendor = bn_check(bn_vendor, &c, R, sums);
+            double r_ours[3] = {-1, -1, -1}, r_vendor[3] = {-1, -1, -1};
+            for (int round = 0; round < 3 && err_ours >= 0 && err_vendor >= 0; round++) {
+                if (round % 2 == 0) {
+                    r_ours[round] = bn_time(bn_ours, &c);
+                    r_vendor[round] = bn_time(bn_vendor, &c);
+                } else {
+                    r_vendor[round] = bn_time(bn_vendor, &c);
+                    r_ours[round] = bn_time(bn_ours, &c);
+                }
+            }
+            qsort(r_ours, 3, sizeof r_ours[0], bn_cmp);
+            qsort(r_vendor, 3, sizeof r_vendor[0], bn_cmp);
+            double ms_ours = r_ours[0] > 0 ? r_ours[1] : -1;
+            double ms_vendor = r_vendor[0] > 0 ? r_vendor[1] : -1;
+            at_stats st;
+            at_get_stats(h, &st);
+            static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
+            double flop = 2.0 * x->m * x->n * (double)x->k * x->batch;
+            double ratio = ms_ours > 0 && ms_vendor > 0 ? ms_vendor / ms_ours : 0;
+            int ok = err_ours >= 0 && err_ours <= bn_tolerance(f64, x->k);
+            char shape[64];
+            snprintf(shape, sizeof shape, "%dx%dx%d x%d", x->m, x->n, x->k, x->batch);
+            printf("%-4s %-19s %9.4f %7.2f %9.2e | %9.4f %7.2f %9.2e | %6.3fx  %s (%s)%s\n", tname,
+                   shape, ms_ours, ms_ours > 0 ? flop / ms_ours / 1e9 : 0, err_ours, ms_vendor,
+                   ms_vendor > 0 ? flop / ms_vendor / 1e9 : 0, err_vendor, ratio, st.last_config,
+                   levels[st.last_level], ok ? "" : "  ** FAILED CHECK **");
+            fflush(stdout);
+            if (!ok)
+                failures++;
+        }
+    }
+    cudaFree(A);
+    cudaFree(B);
+    cudaFree(C);
+    cudaFree(R);
+    cudaFree(sums);
+    cublasDestroy(cublas);
+    at_destroy(h);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,436 @@
+/* bgemm.c: descriptor of the bgemm family (templates/bgemm.cu): strided batched GEMM of small
+ * matrices in FP32 or FP64, its space and rules, the persistent launch, inputs and verification. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "tpl.h"
+
+/* Parameter order; must match the params table below. */
+enum { P_TYPE, P_MMA, P_OPA, P_OPB, P_BM, P_BN, P_BK, P_G, P_TM, P_TN, P_STAGES, P_VEC, P_COUNT };
+
+#define BG_MAX_DIM 0x7fffffffLL
+#define BG_MAX_BATCH (1LL << 40)
+
+/* ---- rejection reasons (each reachable; tests/test_bgemm.c scans for every one) ---- */
+enum {
+    R_RANGE, R_MMA_TYPE, R_VEC, R_TILE, R_ASPECT, R_THREADS, R_REGS, R_REUSE, R_GROUP, R_SMEM,
+    R_COUNT
+};
+
+const char *const tpl_bgemm_reasons[R_COUNT] = {
+    [R_RANGE] = "TYPE, OPA and OPB are 0 or 1, MMA 0..2, VEC 1, 2 or 4, STAGES 1..4, G 1..8, "
+                "tiles positive",
+    [R_MMA_TYPE] = "MMA 1 and 2 (FP64 tensor cores: mma.sync m8n8k4, sm_80+; m16n8k4, sm_90+) "
+                   "compute TYPE 1 (double) only, MMA 2 on sm_90+ devices only",
+    [R_VEC] = "VEC is one 16-byte copy (4 floats, 2 doubles) or element copies (1): narrower "
+              "vectors add nothing (the kernel copies elements where alignment fails); VEC 1 "
+              "and STAGES 1 (no copy in flight) only in the fallback shape (16 x 16 tiles, "
+              "one product of one warp, TM 2, TN 4)",
+    [R_TILE] = "tiles must divide: BM by TM and BN by TN (MMA 1, 2: by 8 TM (MMA 2: 16 TM) and "
+               "8 TN, the warp's mma tiles), BK by one 16-byte read (MMA: by 4)",
+    [R_ASPECT] = "tile aspect beyond 2:1 (BM:BN or TM:TN) moves more data per FMA",
+    [R_THREADS] = "G x threads per product must be 32..512 threads, whole warps",
+    [R_REGS] = "accumulators and fragments above 128 registers per thread (FFMA: TM x TN "
+               "elements and the fragments; MMA: TM x TN tiles of 2 (MMA 2: 4) doubles)",
+    [R_REUSE] = "thread tile below 8 elements (TM x TN < 8): too few FMAs per shared-memory read",
+    [R_GROUP] = "several products per block (G > 1) only for tiles of at most 64 x 64 (small "
+                "matrices)",
+    [R_SMEM] = "STAGES x G x (A and B tiles, padded) above the device's shared memory per block",
+};
+const int tpl_bgemm_n_reasons = R_COUNT;
+
+/* Writes reason r into why and returns 0. */
+static int bg_reject(int r, char *why, size_t len)
+{
+    if (why && len)
+        snprintf(why, len, "%s", tpl_bgemm_reasons[r]);
+    return 0;
+}
+
+static long long bg_cdiv(long long a, long long b)
+{
+    return (a + b - 1) / b;
+}
+
+static int bg_esz(const int *c)
+{
+    return c[P_TYPE] ? 8 : 4;
+}
+
+/* Rows of one mma tile: 16 for m16n8k4 (MMA 2), else 8. */
+static int bg_mr(const int *c)
+{
+    return c[P_MMA] == 2 ? 16 : 8;
+}
+
+/* Threads of one product (as TPP in bgemm.cu). */
+static int bg_tpp(const int *c)
+{
+    if (c[P_MMA])
+        return 32 * (c[P_BM] / (bg_mr(c) * c[P_TM])) * (c[P_BN] / (8 * c[P_TN]));
+    return (c[P_BM] / c[P_TM]) * (c[P_BN] / c[P_TN]);
+}
+
+static int bg_threads(const int *c)
+{
+    return c[P_G] * bg_tpp(c);
+}
+
+/* Dynamic shared memory: STAGES x G x (A tile + B tile), rows padded by 16 bytes (MMA: 32). */
+static long long bg_smem(const int *c)
+{
+    long long esz = bg_esz(c), pade = (c[P_MMA] ? 32 : 16) / esz;
+    long long a_rows = c[P_OPA] ? c[P_BK] : c[P_BM], a_cols = c[P_OPA] ? c[P_BM] : c[P_BK];
+    long long b_rows = c[P_OPB] ? c[P_BN] : c[P_BK], b_cols = c[P_OPB] ? c[P_BK] : c[P_BN];
+    long long stage = c[P_G] * (a_rows * (a_cols + pade) + b_rows * (b_cols + pade));
+    return c[P_STAGES] * stage * esz;
+}
+
+/* 1 for the fallback shape: 16 x 16 tiles, one product of one warp, TM 2, TN 4. */
+static int bg_fallback_shape(const int *c)
+{
+    return c[P_BM] == 16 && c[P_BN] == 16 && c[P_G] == 1 && c[P_TM] == 2 && c[P_TN] == 4 &&
+           !c[P_MMA];
+}
+
+static int bg_valid(const int *c, const at_device_info *dev, char *why, size_t len)
+{
+    if (why && len)
+        why[0] = '\0';
+    for (int p = P_TYPE; p <= P_OPB; p++)
+        if (c[p] < 0 || c[p] > (p == P_MMA ? 2 : 1))
+            return bg_reject(R_RANGE, why, len);
+    for (int p = P_BM; p < P_COUNT; p++)
+        if (c[p] < 1)
+            return bg_reject(R_RANGE, why, len);
+    if (c[P_STAGES] > 4 || c[P_G] > 8 || (c[P_VEC] != 1 && c[P_VEC] != 2 && c[P_VEC] != 4))
+        return bg_reject(R_RANGE, why, len);
+    if ((c[P_MMA] && !c[P_TYPE]) || (c[P_MMA] == 2 && dev && dev->cc_major < 9))
+        return bg_reject(R_MMA_TYPE, why, len);
+    int esz = bg_esz(c), kv = 16 / esz;
+    if ((c[P_VEC] != 1 && c[P_VEC] != kv) ||
+        ((c[P_VEC] == 1 || c[P_STAGES] == 1) && !bg_fallback_shape(c)))
+        return bg_reject(R_VEC, why, len);
+    int mt = c[P_MMA] ? bg_mr(c) * c[P_TM] : c[P_TM], nt = c[P_MMA] ? 8 * c[P_TN] : c[P_TN];
+    if (c[P_BM] % mt || c[P_BN] % nt || c[P_BK] % (c[P_MMA] ? 4 : kv) || c[P_BK] % c[P_VEC] ||
+        c[P_BM] % c[P_VEC] || c[P_BN] % c[P_VEC])
+        return bg_reject(R_TILE, why, len);
+    if (c[P_BM] > 2 * c[P_BN] || c[P_BN] > 2 * c[P_BM] || c[P_TM] > 2 * c[P_TN] ||
+        c[P_TN] > 2 * c[P_TM])
+        return bg_reject(R_ASPECT, why, len);
+    int threads = bg_threads(c);
+    if (threads < 32 || threads > 512 || threads % 32 ||
+        threads > (dev ? dev->max_threads_per_block : 1024))
+        return bg_reject(R_THREADS, why, len);
+    int words = esz / 4;
+    int regs = c[P_MMA] ? c[P_TM] * c[P_TN] * bg_mr(c) / 2 +
+                              2 * (c[P_TM] * bg_mr(c) / 8 + c[P_TN])
+                        : words * (c[P_TM] * c[P_TN] + kv * (c[P_TM] + c[P_TN]));
+    if ((c[P_MMA] && c[P_TM] * c[P_TN] * bg_mr(c) / 4 > 64) || regs > 128 ||
+        (long long)(regs + 40) * threads > (dev ? dev->regs_per_block : 65536))
+        return bg_reject(R_REGS, why, len);
+    if (!c[P_MMA] && c[P_TM] * c[P_TN] < 8)
+        return bg_reject(R_REUSE, why, len);
+    if (c[P_G] > 1 && c[P_BM] * c[P_BN] > 64 * 64)
+        return bg_reject(R_GROUP, why, len);
+    if (bg_smem(c) > (dev ? dev->smem_per_block_optin : 227 * 1024))
+        return bg_reject(R_SMEM, why, len);
+    return 1;
+}
+
+/* The TYPE of a problem's kind, -1 if the family does not compute it. */
+static int bg_type_of(const tpl_problem *p)
+{
+    if (p->order != AT_ROW_MAJOR || p->math != AT_MATH_DEFAULT ||
+        (p->op_a != AT_OP_N && p->op_a != AT_OP_T) || (p->op_b != AT_OP_N && p->op_b != AT_OP_T))
+        return -1;
+    return p->dtype == AT_R_32F ? 0 : p->dtype == AT_R_64F ? 1 : -1;
+}
+
+/* FP32 (exact) or FP64, row-major canonical form, any ops, any batch count (one included). */
+static int bg_accepts(const tpl_problem *p)
+{
+    return p->n_dims == 3 && bg_type_of(p) >= 0;
+}
+
+/* Smallest power of two >= x, at least lo. */
+static long long bg_pow2(long long x, long long lo)
+{
+    long long v = lo;
+    while (v < x)
+        v *= 2;
+    return v;
+}
+
+extern const tpl_family tpl_bgemm;
+
+static int bg_applicable(const int *c, const tpl_problem *p)
+{
+    if (!tpl_family_accepts(&tpl_bgemm, p) || bg_type_of(p) != c[P_TYPE] ||
+        (int)p->op_a != c[P_OPA] || (int)p->op_b != c[P_OPB])
+        return 0;
+    long long m = p->dims[0], n = p->dims[1], k = p->dims[2], batch = tpl_problem_batch(p);
+    if (m < 1 || n < 1 || k < 0 || m > BG_MAX_DIM || n > BG_MAX_DIM || k > BG_MAX_DIM ||
+        batch > BG_MAX_BATCH)
+        return 0;
+    /* Tiles no larger than the matrices need (a tile of twice the matrix only idles
+     * threads), K steps of at least 16 where k allows (shorter ones only add barriers; the
+     * fallback shape takes any), several products per block only where one tile
+     * holds a whole product. */
+    long long bk_max = bg_pow2(k, 8), bk_min = bk_max < 16 ? bk_max : 16;
+    if (c[P_BM] > bg_pow2(m, 16) || c[P_BN] > bg_pow2(n, 16) || c[P_BK] > bk_max ||
+        (c[P_BK] < bk_min && !bg_fallback_shape(c)))
+        return 0;
+    if (c[P_G] > 1 && (m > c[P_BM] || n > c[P_BN] || c[P_G] > batch))
+        return 0;
+    return 1;
+}
+
+static int bg_deterministic(const int *cfg)
+{
+    (void)cfg;      /* no atomics: each element is summed by one thread in K order */
+    return 1;
+}
+
+/* MMA 1 needs sm_80+ (mma.sync m8n8k4 f64, cp.async), MMA 2 sm_90+ (m16n8k4 f64); FFMA runs
+ * everywhere. */
+static const char *bg_target_arch(const int *cfg, const char *arch)
+{
+    int cc = 0;
+    if (cfg[P_MMA] && sscanf(arch, "sm_%d", &cc) == 1 && cc < (cfg[P_MMA] == 2 ? 90 : 80))
+        return NULL;
+    return arch;
+}
+
+/* ---- run ---- */
+
+/* 1 if operand o (element size esz) allows copies of vec elements: base, ld and batch stride. */
+static int bg_aligned(const tpl_operand *o, int esz, int vec)
+{
+    return o->ptr % (unsigned long long)(vec * esz) == 0 && o->ld % vec == 0 &&
+           o->batch_stride % vec == 0;
+}
+
+/* One launch for the whole batch. AT_ERR_UNSUPPORTED for a problem of another kind than cfg's
+ * (type, ops), AT_ERR_INVALID_ARG for sizes out of range, leading dimensions too small,
+ * negative strides or NULL operands (nothing launched); otherwise what the occupancy query
+ * and the launch return, with ex's message. m or n 0: nothing to do. */
+static at_status bg_run(at_exec *ex, const int *cfg, tpl_args *args)
+{
+    const tpl_problem *p = &args->problem;
+    at_status s = tpl_check_problem(ex, &tpl_bgemm, p);
+    if (s != AT_OK)
+        return s;
+    if (bg_type_of(p) != cfg[P_TYPE] || (int)p->op_a != cfg[P_OPA] || (int)p->op_b != cfg[P_OPB])
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "bgemm: configuration TYPE=%d OPA=%d OPB=%d does "
+                       "not compute this problem's type and ops", cfg[P_TYPE], cfg[P_OPA],
+                       cfg[P_OPB]);
+    long long m64 = p->dims[0], n64 = p->dims[1], k64 = p->dims[2], batch = tpl_problem_batch(p);
+    if (m64 < 0 || n64 < 0 || k64 < 0 || m64 > BG_MAX_DIM || n64 > BG_MAX_DIM ||
+        k64 > BG_MAX_DIM || batch > BG_MAX_BATCH)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "bgemm: sizes %lldx%lldx%lld x %lld out of range",
+                       m64, n64, k64, batch);
+    int m = (int)m64, n = (int)n64, k = (int)k64;
+    if (m == 0 || n == 0)
+        return AT_OK;
+    const tpl_operand *oa = &args->operand[TPL_GEMM_A], *ob = &args->operand[TPL_GEMM_B],
+                      *oc = &args->operand[TPL_GEMM_C];
+    long long need_a = cfg[P_OPA] ? m : k, need_b = cfg[P_OPB] ? k : n;
+    if (oa->ld < (need_a > 1 ? need_a : 1) || ob->ld < (need_b > 1 ? need_b : 1) || oc->ld < n)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "bgemm: leading dimensions lda=%lld ldb=%lld "
+                       "ldc=%lld too small for %dx%dx%d (ops %c%c)", oa->ld, ob->ld, oc->ld, m,
+                       n, k, cfg[P_OPA] ? 'T' : 'N', cfg[P_OPB] ? 'T' : 'N');
+    if (oa->batch_stride < 0 || ob->batch_stride < 0 || oc->batch_stride < 0)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "bgemm: negative batch stride");
+    if (!oc->ptr || (k > 0 && (!oa->ptr || !ob->ptr)))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "bgemm: NULL operand");
+    int esz = bg_esz(cfg), vec = cfg[P_VEC];
+    int flags = (bg_aligned(oa, esz, vec) ? 1 : 0) | (bg_aligned(ob, esz, vec) ? 2 : 0) |
+                (bg_aligned(oc, esz, 16 / esz) ? 4 : 0);
+    unsigned threads = (unsigned)bg_threads(cfg), smem = (unsigned)bg_smem(cfg);
+    int per_sm = 0;
+    if ((s = ex_occupancy(ex, "bgemm", threads, smem, &per_sm)) != AT_OK)
+        return s;
+    int sms = ex->dev && ex->dev->sm_count > 0 ? ex->dev->sm_count : 1;
+    long long units = bg_cdiv(batch, cfg[P_G]) * bg_cdiv(m, cfg[P_BM]) * bg_cdiv(n, cfg[P_BN]);
+    long long grid = (long long)per_sm * sms;
+    if (grid > units)
+        grid = units;
+    if (grid > BG_MAX_DIM)
+        grid = BG_MAX_DIM;
+    CUdeviceptr A = oa->ptr ? oa->ptr : oc->ptr, B = ob->ptr ? ob->ptr : oc->ptr, C = oc->ptr;
+    long long lda = oa->ld, sa = oa->batch_stride, ldb = ob->ld, sb = ob->batch_stride;
+    long long ldc = oc->ld, sc = oc->batch_stride;
+    float af = (float)args->scalar[TPL_GEMM_ALPHA], bf = (float)args->scalar[TPL_GEMM_BETA];
+    double ad = args->scalar[TPL_GEMM_ALPHA], bd = args->scalar[TPL_GEMM_BETA];
+    void *alpha = cfg[P_TYPE] ? (void *)&ad : (void *)&af;
+    void *beta = cfg[P_TYPE] ? (void *)&bd : (void *)&bf;
+    void *a[] = {&m, &n, &k, alpha, &A, &lda, &sa, &B, &ldb, &sb, beta, &C, &ldc, &sc, &batch,
+                 &flags};
+    return ex_launch(ex, "bgemm", (unsigned)grid, 1, 1, threads, 1, 1, smem, a);
+}
+
+static void bg_work(const tpl_problem *p, double *flops, double *bytes)
+{
+    double m = (double)p->dims[0], n = (double)p->dims[1], k = (double)p->dims[2];
+    double b = (double)tpl_problem_batch(p), es = p->dtype == AT_R_64F ? 8.0 : 4.0;
+    *flops = 2.0 * m * n * k * b;
+    *bytes = es * (m * k + k * n + m * n) * b;  /* A and B read, C written (beta 0) once */
+}
+
+/* The float64 reference of the batch (templates/reference.cu's ref_bgemm: FP64 data summed
+ * with compensation) into R, m x n doubles per product, products one after another. */
+static at_status bg_reference(at_exec *ref, const tpl_problem *p, int m, int n, int k,
+                              double alpha, CUdeviceptr A, long long lda, CUdeviceptr B,
+                              long long ldb, CUdeviceptr R)
+{
+    long long batch = tpl_problem_batch(p), sa = (long long)m * k, sb = (long long)k * n;
+    long long sc = (long long)m * n, ldc = n;
+    int opa = p->op_a == AT_OP_T, opb = p->op_b == AT_OP_T, dtype = (int)p->dtype;
+    double beta = 0.0;
+    CUdeviceptr C0 = R;
+    long long blocks = bg_cdiv(batch * sc, 256);
+    if (blocks > 65536)
+        blocks = 65536;
+    void *a[] = {&m, &n, &k, &alpha, &A, &lda, &sa, &opa, &B, &ldb, &sb, &opb, &beta, &C0, &ldc,
+                 &sc, &R, &batch, &dtype};
+    return ex_launch(ref, "ref_bgemm", (unsigned)blocks, 1, 1, 256, 1, 1, 0, a);
+}
+
+/* Inputs of a problem: each product's A and B packed one after another in the layout of
+ * the problem's ops, uniform in [-1, 1) of the type; alpha 1.5, beta 0 over a C filled with
+ * NaN (it must not be read); the float64 reference. */
+static at_status bg_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
+                            tpl_workset *ws)
+{
+    at_status s = tpl_check_problem(ref, &tpl_bgemm, p);
+    if (s != AT_OK)
+        return s;
+    long long batch = tpl_problem_batch(p);
+    if (p->dims[0] < 1 || p->dims[1] < 1 || p->dims[2] < 1 || p->dims[0] > BG_MAX_DIM ||
+        p->dims[1] > BG_MAX_DIM || p->dims[2] > BG_MAX_DIM || batch * p->dims[0] > BG_MAX_DIM)
+        return ex_fail(ref, AT_ERR_INVALID_ARG, "bgemm: bad problem for prepare");
+    int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
+    at_dtype t = p->dtype;
+    size_t es = tpl_dtype_size(t), a_n = (size_t)batch * m * k, b_n = (size_t)batch * k * n;
+    size_t c_n = (size_t)batch * m * n;
+    CUdeviceptr A, B, C, C0, R;
+    if ((s = tpl_ws_alloc(ref, ws, a_n * es, &A)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, b_n * es, &B)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, c_n * es, &C)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, c_n * es, &C0)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, c_n * 8, &R)) != AT_OK)
+        return s;
+    const double alpha = 1.5;
+    long long lda = p->op_a == AT_OP_T ? m : k, ldb = p->op_b == AT_OP_T ? k : n;
+    if ((s = tpl_fill_typed(ref, A, (long long)a_n, t, seed * 3 + 1, -1.0f, 1.0f)) != AT_OK ||
+        (s = tpl_fill_typed(ref, B, (long long)b_n, t, seed * 3 + 2, -1.0f, 1.0f)) != AT_OK ||
+        (s = ex_memset32(ref, C0, 0xFFFFFFFFu, c_n * es / 4)) != AT_OK ||
+        (s = bg_reference(ref, p, m, n, k, alpha, A, lda, B, ldb, R)) != AT_OK)
+        return s;
+    memset(&ws->args, 0, sizeof ws->args);
+    ws->args.problem = *p;
+    ws->args.operand[TPL_GEMM_A] = (tpl_operand){A, lda, (long long)m * k};
+    ws->args.operand[TPL_GEMM_B] = (tpl_operand){B, ldb, (long long)k * n};
+    ws->args.operand[TPL_GEMM_C] = (tpl_operand){C, n, (long long)m * n};
+    ws->args.scalar[TPL_GEMM_ALPHA] = alpha;
+    ws->args.scalar[TPL_GEMM_BETA] = 0.0;
+    ws->out = C;
+    ws->out_bytes = c_n * es;
+    ws->out_initial = C0;
+    ws->reference = R;
+    return AT_OK;
+}
+
+static at_status bg_check(at_exec *ref, tpl_workset *ws, double *error)
+{
+    const tpl_problem *p = &ws->args.problem;
+    int rows = (int)(tpl_problem_batch(p) * p->dims[0]);
+    return tpl_rel_error_typed(ref, p->dtype, ws->out, rows, (int)p->dims[1], p->dims[1],
+                               ws->reference, error);
+}
+
+/* The verification rule, relative Frobenius error against the float64 reference:
+ * FP32: 4e-7 sqrt(k) + 1e-6 (matmul's: the FP32 accumulation grows like sqrt(k) 2^-24,
+ * about 10x margin); FP64: (8 sqrt(k) + 8) 2^-53, the same over the double unit roundoff
+ * (the reference sums FP64 data with compensation, so its own error is about one rounding).
+ * A wrong tile or a race gives 1e-2 or more. */
+static double bg_tolerance(const tpl_problem *p)
+{
+    double k = p->n_dims == 3 && p->dims[2] > 0 ? (double)p->dims[2] : 1.0;
+    if (p->dtype == AT_R_64F)
+        return (8.0 * sqrt(k) + 8.0) * ldexp(1.0, -53);
+    return 4e-7 * sqrt(k) + 1e-6;
+}
+
+/* Fallbacks of every kind (type x ops) that serve any size: 16x16 tiles, K steps of 8, one
+ * product per block of one warp, FMA on the CUDA cores (every GPU); the default is FP32 NN. */
+#define BG_FALLBACK(type, opa, opb, vec) "TYPE=" #type ",MMA=0,OPA=" #opa ",OPB=" #opb \
+    ",BM=16,BN=16,BK=8,G=1,TM=2,TN=4,STAGES=2,VEC=" #vec
+
+static const tpl_baseline bg_baselines[] = {
+    {"f32-NT", BG_FALLBACK(0, 0, 1, 4), "FP32 op(B) = T fallback: any size, every GPU"},
+    {"f32-TN", BG_FALLBACK(0, 1, 0, 4), "FP32 op(A) = T fallback: any size, every GPU"},
+    {"f32-TT", BG_FALLBACK(0, 1, 1, 4), "FP32 TT fallback: any size, every GPU"},
+    {"f64-NN", BG_FALLBACK(1, 0, 0, 2), "FP64 fallback on the CUDA cores (DFMA): any size"},
+    {"f64-NT", BG_FALLBACK(1, 0, 1, 2), "FP64 op(B) = T fallback: any size, every GPU"},
+    {"f64-TN", BG_FALLBACK(1, 1, 0, 2), "FP64 op(A) = T fallback: any size, every GPU"},
+    {"f64-TT", BG_FALLBACK(1, 1, 1, 2), "FP64 TT fallback: any size, every GPU"},
+    {"f64-dmma", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=16,G=2,TM=2,TN=4,STAGES=2,VEC=2",
+     "FP64 tensor cores (mma.sync m8n8k4), two 32x32 products per block: sm_80+"},
+    {"f64-dmma16", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=4,STAGES=2,VEC=2",
+     "FP64 tensor cores (mma.sync m16n8k4), 64x64 tiles: sm_90+"},
+};
+
+static const tpl_problem bg_tuning[] = {
+    {.n_dims = 3, .dims = {16, 16, 16}, .batch = 16384},
+    {.n_dims = 3, .dims = {16, 16, 16}, .dtype = AT_R_64F, .batch = 16384},
+};
+
+const tpl_family tpl_bgemm = {
+    .name = "bgemm",
+    .source = "bgemm.cu",
+    .fixed_options = "",
+    .summary = "strided batched GEMM C_b = alpha*op(A_b)*op(B_b) + beta*C_b of small matrices "
+               "(FP32 FFMA; FP64 DFMA or DMMA tensor cores; row-major, ops N/T): several products "
+               "per block, a persistent grid pipelining across products",
+    .n_dims = 3,
+    .dim_names = {"m", "n", "k"},
+    .metric_is_flops = 1,
+    .hidden = 0,
+    .n_params = P_COUNT,
+    .params = {
+        {"TYPE", 2, {0, 1}, "element type: 0 float, 1 double"},
+        {"MMA", 3, {0, 1, 2}, "0 FMA on the CUDA cores; FP64 tensor cores (TYPE 1): 1 mma.sync "
+                              "m8n8k4 (sm_80+), 2 m16n8k4 (sm_90+)"},
+        {"OPA", 2, {0, 1}, "op(A): 0 N (A_b m x k), 1 T (stored k x m); must match the problem"},
+        {"OPB", 2, {0, 1}, "op(B): 0 N (B_b k x n), 1 T (stored n x k); must match the problem"},
+        {"BM", 4, {32, 64, 16, 128}, "rows of a product's C tile"},
+        {"BN", 4, {32, 64, 16, 128}, "columns of a product's C tile"},
+        {"BK", 3, {32, 16, 8}, "K depth of one shared-memory stage"},
+        {"G", 4, {1, 2, 4, 8}, "products a block computes at once (each by its own threads)"},
+        {"TM", 3, {4, 8, 2}, "MMA 0: rows of a thread's tile; MMA 1, 2: mma tiles (8 or 16 "
+                             "rows) along M per warp"},
+        {"TN", 3, {4, 8, 2}, "MMA 0: columns of a thread's tile; MMA 1, 2: mma tiles (8 "
+                             "columns) along N per warp"},
+        {"STAGES", 4, {2, 3, 1, 4}, "cp.async stages in flight across K steps and products"},
+        {"VEC", 3, {4, 2, 1}, "elements per global copy along the contiguous dimension (16 "
+                              "bytes) or 1"},
+    },
+    .valid = bg_valid,
+    .accepts = bg_accepts,
+    .applicable = bg_applicable,
+    .deterministic = bg_deterministic,
+    .run = bg_run,
+    .work = bg_work,
+    .work_done = NULL,
+    .prepare = bg_prepare,
+    .check = bg_check,
+    .tolerance = bg_tolerance,
+    .target_arch = bg_target_arch,
+    .default_config = BG_FALLBACK(0, 0, 0, 4),
+    .n_baselines = (int)(sizeof bg_baselines / sizeof bg_baselines[0]),
+    .baselines = bg_baselines,
+    .n_tuning_problems = (int)(sizeof bg_tuning / sizeof bg_tuning[0]),
+    .tuning_problems = bg_tuning,
+};

@@ -1,0 +1,511 @@
+// bgemm.cu: the bgemm family, strided batched C_b = alpha*op(A_b)*op(B_b) + beta*C_b for many
+// small matrices (FP32 FFMA; FP64 DFMA or DMMA tensor cores), row-major, any sizes and strides.
+
+// ---- tunables (the descriptor templates/bgemm.c passes every one as -D) ----
+#ifndef TYPE
+#define TYPE 0          // element type of A, B, C, alpha, beta: 0 float, 1 double
+#endif
+#ifndef MMA
+#define MMA 0           // 0 FMA on the CUDA cores; FP64 tensor cores (TYPE 1): 1 mma.sync m8n8k4 (sm_80+), 2 m16n8k4 (sm_90+)
+#endif
+#ifndef OPA
+#define OPA 0           // 0: A_b is m x k (lda >= k); 1: A_b is stored k x m (op T, lda >= m)
+#endif
+#ifndef OPB
+#define OPB 0           // 0: B_b is k x n (ldb >= n); 1: B_b is stored n x k (op T, ldb >= k)
+#endif
+#ifndef BM
+#define BM 32           // rows of a product's C tile (16, 32, 64, 128)
+#endif
+#ifndef BN
+#define BN 32           // columns of a product's C tile (16, 32, 64, 128)
+#endif
+#ifndef BK
+#define BK 32           // depth of one shared-memory stage (8, 16, 32)
+#endif
+#ifndef G
+#define G 1             // products a block computes at once, each by its own threads (1, 2, 4, 8)
+#endif
+#ifndef TM
+#define TM 4            // MMA 0: rows of a thread's register tile; MMA 1, 2: mma tiles (8 or 16 rows) along M per warp
+#endif
+#ifndef TN
+#define TN 4            // MMA 0: columns of a thread's register tile; MMA 1, 2: mma tiles (8 columns) along N per warp
+#endif
+#ifndef STAGES
+#define STAGES 2        // cp.async stages in flight, across K steps and products (1 = load, wait, compute)
+#endif
+#ifndef VEC
+#define VEC 4           // elements per global->shared copy along the contiguous dimension (16 bytes at most); 1 = element copies
+#endif
+
+#if TYPE == 0
+typedef float T;
+#else
+typedef double T;
+#endif
+#define ESZ (TYPE ? 8 : 4)            // bytes of an element
+#define KV (16 / ESZ)                   // elements of one 16-byte shared-memory read
+#define PADB (MMA ? 32 : 16)            // bytes of padding per shared row (bank spread)
+#define PADE (PADB / ESZ)
+
+// Shared tiles keep the layout of global memory (so copies are contiguous):
+// A op N as As[BM][BK], op T as As[BK][BM]; B op N as Bs[BK][BN], op T as Bs[BN][BK].
+#if OPA == 0
+#define A_ROWS BM
+#define A_COLS BK
+#else
+#define A_ROWS BK
+#define A_COLS BM
+#endif
+#if OPB == 0
+#define B_ROWS BK
+#define B_COLS BN
+#else
+#define B_ROWS BN
+#define B_COLS BK
+#endif
+#define A_LD (A_COLS + PADE)
+#define B_LD (B_COLS + PADE)
+#define A_TILE (A_ROWS * A_LD)
+#define B_TILE (B_ROWS * B_LD)
+#define STAGE_ELEMS (G * (A_TILE + B_TILE))
+
+#if MMA == 0
+#define TXN (BN / TN)                   // threads along N of one product
+#define TPP ((BM / TM) * TXN)           // threads per product
+#else
+#define MR (MMA == 2 ? 16 : 8)          // rows of one mma tile
+#define WPM (BM / (MR * TM))            // warps along M of one product
+#define WPN (BN / (8 * TN))
+#define TPP (32 * WPM * WPN)
+#endif
+#define NT (G * TPP)                    // threads per block
+
+#if MMA != 0 && TYPE != 1
+#error "MMA 1 and 2 (DMMA) compute doubles only"
+#endif
+#if BM % (MMA == 2 ? 16 * TM : MMA ? 8 * TM : TM) || BN % (MMA ? 8 * TN : TN) || BK % (MMA ? 4 : KV)
+#error "tile sizes must divide evenly"
+#endif
+
+__device__ __forceinline__ unsigned bg_smem_addr(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+// Copies BYTES (4, 8 or 16) from src to shared dst when valid, else fills them with zeros
+// (cp.async's src-size operand; src is then not read).
+template <int BYTES>
+__device__ __forceinline__ void bg_copy(T *dst, const T *src, bool valid)
+{
+#if __CUDA_ARCH__ >= 800
+    if (BYTES == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
+                     :: "r"(bg_smem_addr(dst)), "l"(src), "r"(valid ? 16 : 0));
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n"
+                     :: "r"(bg_smem_addr(dst)), "l"(src), "n"(BYTES), "r"(valid ? BYTES : 0));
+#else
+    for (int i = 0; i < BYTES / ESZ; i++)
+        dst[i] = valid ? src[i] : (T)0;
+#endif
+}
+
+__device__ __forceinline__ void bg_commit(void)
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+template <int N_PENDING>
+__device__ __forceinline__ void bg_wait(void)
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(N_PENDING));
+#endif
+}
+
+// One operand tile of ROWS x COLS elements for each of the block's G products: element
+// (r, c) of product b0 + gi is P[(b0 + gi) * stride + (r0 + r) * ld + c0 + c], zero where
+// r0 + r >= rmax, c0 + c >= cmax or the product is past the batch. vec_ok: P, ld and
+// stride allow VEC-element copies.
+template <int ROWS, int COLS, int LD>
+__device__ __forceinline__ void bg_load(T *s, const T *P, long long ld, long long stride,
+                                        long long b0, long long batch, int r0, int rmax, int c0,
+                                        int cmax, bool vec_ok)
+{
+    constexpr int CV = COLS / VEC, PER = ROWS * CV;
+#pragma unroll 4
+    for (int v = threadIdx.x; v < G * PER; v += NT) {
+        int gi = v / PER, rem = v - gi * PER;
+        int r = rem / CV, c = (rem - r * CV) * VEC;
+        T *d = s + gi * (ROWS * LD) + r * LD + c;
+        long long b = b0 + gi;
+        int row = r0 + r, col = c0 + c;
+        bool rowok = b < batch && row < rmax;
+        const T *g = rowok ? P + b * stride + (long long)row * ld + col : P;
+        if (VEC > 1 && vec_ok && rowok && col + VEC <= cmax) {
+            bg_copy<VEC * ESZ>(d, g, true);
+        } else {
+#pragma unroll
+            for (int e = 0; e < VEC; e++) {
+                bool ok = rowok && col + e < cmax;
+                bg_copy<ESZ>(d + e, ok ? g + e : P, ok);
+            }
+        }
+    }
+}
+
+// N contiguous shared elements into registers, in aligned chunks of up to 16 bytes.
+template <int BYTES>
+struct alignas(BYTES) bg_chunk {
+    T v[BYTES / ESZ];
+};
+
+template <int N>
+__device__ __forceinline__ void bg_lds(T *dst, const T *src)
+{
+    constexpr int CB = N * ESZ < 16 ? N * ESZ : 16, CE = CB / ESZ;
+#pragma unroll
+    for (int c = 0; c < N; c += CE) {
+        bg_chunk<CB> x = *reinterpret_cast<const bg_chunk<CB> *>(src + c);
+#pragma unroll
+        for (int e = 0; e < CE; e++)
+            dst[c + e] = x.v[e];
+    }
+}
+
+// Result element: beta == 0 never reads C (it may hold NaN).
+__device__ __forceinline__ T bg_out(T acc, T alpha, T beta, const T *c)
+{
+    return beta == (T)0 ? alpha * acc : alpha * acc + beta * *c;
+}
+
+#if MMA == 0
+// One stage of a product: acc += A tile x B tile; the thread owns rows ty*TM + i and columns
+// tx*TN + j (op N B) or tx + j*TXN (op T B: neighbouring lanes read neighbouring rows).
+__device__ __forceinline__ void bg_compute(const T *sA, const T *sB, T (&acc)[TM][TN], int ty,
+                                           int tx)
+{
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += KV) {
+        T a[TM][KV], b[KV][TN];
+#if OPA == 0
+#pragma unroll
+        for (int i = 0; i < TM; i++)
+            bg_lds<KV>(a[i], sA + (ty * TM + i) * A_LD + kk);
+#else
+#pragma unroll
+        for (int q = 0; q < KV; q++) {
+            T t[TM];
+            bg_lds<TM>(t, sA + (kk + q) * A_LD + ty * TM);
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+                a[i][q] = t[i];
+        }
+#endif
+#if OPB == 0
+#pragma unroll
+        for (int q = 0; q < KV; q++)
+            bg_lds<TN>(b[q], sB + (kk + q) * B_LD + tx * TN);
+#else
+#pragma unroll
+        for (int j = 0; j < TN; j++) {
+            T t[KV];
+            bg_lds<KV>(t, sB + (tx + j * TXN) * B_LD + kk);
+#pragma unroll
+            for (int q = 0; q < KV; q++)
+                b[q][j] = t[q];
+        }
+#endif
+#pragma unroll
+        for (int q = 0; q < KV; q++)
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int j = 0; j < TN; j++)
+                    acc[i][j] = fma(a[i][q], b[q][j], acc[i][j]);
+    }
+}
+
+// Writes the thread's tile of product tile (tm, tn) of C_b. vec_c: C, ldc and the batch
+// stride allow 16-byte accesses.
+__device__ __forceinline__ void bg_store(T *Cb, long long ldc, int m, int n, int row0, int col0,
+                                         T (&acc)[TM][TN], T alpha, T beta, int ty, int tx,
+                                         bool vec_c)
+{
+#pragma unroll
+    for (int i = 0; i < TM; i++) {
+        int row = row0 + ty * TM + i;
+        if (row >= m)
+            continue;
+        T *crow = Cb + (long long)row * ldc;
+#if OPB == 0
+        int c0 = col0 + tx * TN;
+        constexpr int CB = TN * ESZ < 16 ? TN * ESZ : 16, CE = CB / ESZ;
+        if (vec_c && c0 + TN <= n) {
+#pragma unroll
+            for (int c = 0; c < TN; c += CE) {
+                bg_chunk<CB> x;
+                if (beta != (T)0)
+                    x = *reinterpret_cast<const bg_chunk<CB> *>(crow + c0 + c);
+#pragma unroll
+                for (int e = 0; e < CE; e++)
+                    x.v[e] = beta == (T)0 ? alpha * acc[i][c + e]
+                                          : alpha * acc[i][c + e] + beta * x.v[e];
+                *reinterpret_cast<bg_chunk<CB> *>(crow + c0 + c) = x;
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < TN; j++)
+                if (c0 + j < n)
+                    crow[c0 + j] = bg_out(acc[i][j], alpha, beta, crow + c0 + j);
+        }
+#else
+#pragma unroll
+        for (int j = 0; j < TN; j++) {
+            int col = col0 + tx + j * TXN;
+            if (col < n)
+                crow[col] = bg_out(acc[i][j], alpha, beta, crow + col);
+        }
+#endif
+    }
+}
+#else
+#ifdef BG_HOST_MMA
+BG_HOST_MMA     // tests/bgemm_host.cpp: the instruction emulated on the CPU
+#else
+// d += a b for one mma tile: m8n8k4 (MMA 1) or m16n8k4 (MMA 2), FP64, fragments as below.
+__device__ __forceinline__ void bg_mma(double (&d)[MR / 4], const double (&a)[MR / 8], double b)
+{
+#if MMA == 1
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, "
+                 "{%0, %1};\n"
+                 : "+d"(d[0]), "+d"(d[1])
+                 : "d"(a[0]), "d"(b));
+#else
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, "
+                 "{%6}, {%0, %1, %2, %3};\n"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(a[0]), "d"(a[1]), "d"(b));
+#endif
+}
+#endif
+
+// One stage of a product on the FP64 tensor cores: the warp's (MR TM) x (8 TN) tile from
+// m8n8k4 (MMA 1) or m16n8k4 (MMA 2) fragments: A rows g = lane / 4 (and g + 8), column
+// c = lane % 4; B row c, column g; C rows g (and g + 8), columns 2c and 2c + 1.
+__device__ __forceinline__ void bg_compute(const T *sA, const T *sB,
+                                           double (&acc)[TM][TN][MR / 4], int wm0, int wn0, int g,
+                                           int c)
+{
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 4) {
+        double a[TM][MR / 8], b[TN];
+#pragma unroll
+        for (int i = 0; i < TM; i++)
+#pragma unroll
+            for (int hh = 0; hh < MR / 8; hh++) {
+                int r = wm0 + i * MR + hh * 8 + g;
+                a[i][hh] = OPA == 0 ? sA[r * A_LD + kk + c] : sA[(kk + c) * A_LD + r];
+            }
+#pragma unroll
+        for (int j = 0; j < TN; j++) {
+            int col = wn0 + j * 8 + g;
+            b[j] = OPB == 0 ? sB[(kk + c) * B_LD + col] : sB[col * B_LD + kk + c];
+        }
+#pragma unroll
+        for (int i = 0; i < TM; i++)
+#pragma unroll
+            for (int j = 0; j < TN; j++)
+                bg_mma(acc[i][j], a[i], b[j]);
+    }
+}
+
+__device__ __forceinline__ void bg_store(T *Cb, long long ldc, int m, int n, int row0, int col0,
+                                         double (&acc)[TM][TN][MR / 4], T alpha, T beta, int wm0,
+                                         int wn0, int g, int c, bool vec_c)
+{
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int hh = 0; hh < MR / 8; hh++) {
+            int row = row0 + wm0 + i * MR + hh * 8 + g;
+            if (row >= m)
+                continue;
+            T *crow = Cb + (long long)row * ldc;
+#pragma unroll
+            for (int j = 0; j < TN; j++) {
+                int col = col0 + wn0 + j * 8 + 2 * c;
+                double v0 = acc[i][j][2 * hh], v1 = acc[i][j][2 * hh + 1];
+                if (vec_c && col + 2 <= n) {
+                    bg_chunk<16> x;
+                    if (beta != 0.0)
+                        x = *reinterpret_cast<const bg_chunk<16> *>(crow + col);
+                    x.v[0] = beta == 0.0 ? alpha * v0 : alpha * v0 + beta * x.v[0];
+                    x.v[1] = beta == 0.0 ? alpha * v1 : alpha * v1 + beta * x.v[1];
+                    *reinterpret_cast<bg_chunk<16> *>(crow + col) = x;
+                } else {
+                    if (col < n)
+                        crow[col] = bg_out(v0, alpha, beta, crow + col);
+                    if (col + 1 < n)
+                        crow[col + 1] = bg_out(v1, alpha, beta, crow + col + 1);
+                }
+            }
+        }
+}
+#endif
+
+// The batched product. Work units are (group of G products, tile of C); a block walks the
+// units blockIdx.x, blockIdx.x + gridDim.x, ... and their K steps as one sequence of stages,
+// so the copies of the next products fly while this one is computed. flags: bit 0 A allows
+// VEC copies, bit 1 B does, bit 2 C allows 16-byte accesses.
+extern "C" __global__ void __launch_bounds__(NT)
+bgemm(int m, int n, int k, T alpha, const T *__restrict__ A, long long lda, long long sa,
+      const T *__restrict__ B, long long ldb, long long sb, T beta, T *__restrict__ C,
+      long long ldc, long long sc, long long batch, int flags)
+{
+    extern __shared__ __align__(16) unsigned char bg_smem_raw[];
+    T *smem = reinterpret_cast<T *>(bg_smem_raw);
+    const int tiles_n = (n + BN - 1) / BN;
+    const long long tiles = (long long)((m + BM - 1) / BM) * tiles_n;
+    const long long units = (batch + G - 1) / G * tiles;
+    const int ksteps = k > 0 ? (k + BK - 1) / BK : 1;
+    const long long mine = blockIdx.x < units ? (units - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+    const long long its = mine * ksteps;
+    const int gi = threadIdx.x / TPP, lt = threadIdx.x - gi * TPP;
+
+    // The unit of the block's j-th turn: its product group and tile (32-bit division
+    // where the unit count allows: this runs once per product group and K sweep).
+    auto unit_of = [&](long long j, long long &grp, int &tm, int &tn) {
+        long long u = blockIdx.x + j * gridDim.x;
+        int t;
+        if (units <= 0xffffffffLL) {
+            unsigned uu = (unsigned)u, tt = (unsigned)tiles, q = uu / tt;
+            grp = q;
+            t = (int)(uu - q * tt);
+        } else {
+            grp = u / tiles;
+            t = (int)(u - grp * tiles);
+        }
+        tm = t / tiles_n;
+        tn = t - tm * tiles_n;
+    };
+    // Loads advance through (turn, K step) in order, STAGES - 1 ahead of the compute.
+    long long lj = 0;
+    int lks = 0, lslot = 0;
+    auto load_next = [&]() {
+        long long grp;
+        int tm, tn;
+        unit_of(lj, grp, tm, tn);
+        T *sA = smem + lslot * STAGE_ELEMS, *sB = sA + G * A_TILE;
+        long long b0 = grp * G;
+        int k0 = lks * BK;
+#if OPA == 0
+        bg_load<BM, BK, A_LD>(sA, A, lda, sa, b0, batch, tm * BM, m, k0, k, flags & 1);
+#else
+        bg_load<BK, BM, A_LD>(sA, A, lda, sa, b0, batch, k0, k, tm * BM, m, flags & 1);
+#endif
+#if OPB == 0
+        bg_load<BK, BN, B_LD>(sB, B, ldb, sb, b0, batch, k0, k, tn * BN, n, flags & 2);
+#else
+        bg_load<BN, BK, B_LD>(sB, B, ldb, sb, b0, batch, tn * BN, n, k0, k, flags & 2);
+#endif
+        if (++lks == ksteps) {
+            lks = 0;
+            lj++;
+        }
+        lslot = lslot + 1 == STAGES ? 0 : lslot + 1;
+    };
+
+#if MMA == 0
+    const int ty = lt / TXN, tx = lt - ty * TXN;
+    T acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN; j++)
+            acc[i][j] = (T)0;
+#else
+    const int lane = lt & 31, w = lt >> 5, g = lane >> 2, c = lane & 3;
+    const int wm0 = (w / WPN) * MR * TM, wn0 = (w % WPN) * 8 * TN;
+    double acc[TM][TN][MR / 4];
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN; j++)
+#pragma unroll
+            for (int e = 0; e < MR / 4; e++)
+                acc[i][j][e] = 0.0;
+#endif
+
+#if STAGES > 1
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < its)
+            load_next();
+        bg_commit();
+    }
+#endif
+    long long cj = 0;
+    int cks = 0, slot = 0;
+    for (long long it = 0; it < its; it++) {
+#if STAGES == 1
+        load_next();
+        bg_commit();
+        bg_wait<0>();
+        __syncthreads();
+#else
+        bg_wait<STAGES - 2>();
+        __syncthreads();
+        if (it + STAGES - 1 < its)
+            load_next();
+        bg_commit();
+#endif
+        const T *sA = smem + slot * STAGE_ELEMS + gi * A_TILE;
+        const T *sB = smem + slot * STAGE_ELEMS + G * A_TILE + gi * B_TILE;
+#if MMA == 0
+        bg_compute(sA, sB, acc, ty, tx);
+#else
+        bg_compute(sA, sB, acc, wm0, wn0, g, c);
+#endif
+        slot = slot + 1 == STAGES ? 0 : slot + 1;
+        if (++cks == ksteps) {
+            long long grp;
+            int tm, tn;
+            unit_of(cj, grp, tm, tn);
+            cks = 0;
+            cj++;
+            long long b = grp * G + gi;
+            if (b < batch) {
+#if MMA == 0
+                bg_store(C + b * sc, ldc, m, n, tm * BM, tn * BN, acc, alpha, beta, ty, tx,
+                         flags & 4);
+#else
+                bg_store(C + b * sc, ldc, m, n, tm * BM, tn * BN, acc, alpha, beta, wm0, wn0, g,
+                         c, flags & 4);
+#endif
+            }
+#if MMA == 0
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int q = 0; q < TN; q++)
+                    acc[i][q] = (T)0;
+#else
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int q = 0; q < TN; q++)
+#pragma unroll
+                    for (int e = 0; e < MR / 4; e++)
+                        acc[i][q][e] = 0.0;
+#endif
+        }
+#if STAGES == 1
+        __syncthreads();
+#endif
+    }
+}
