@@ -502,6 +502,9 @@ extern "C" __global__ void ref_dg_gemm(int m, int n, int k, double alpha, const 
         if (beta != 0.0)
             ref_dd_fma(rh, rl, beta, C0[b * sc0 + (long long)row * ldc0 + col]);
         R[(b * m + row) * (long long)n + col] = __dadd_rn(rh, rl);
+    }
+}
+
 /* ---- strided batched GEMM (the bgemm family's verification) ---- */
 
 /* R[b][i][j] = alpha * (op(A_b) op(B_b))[i][j] + beta * C0_b[i][j] in float64 for each of
