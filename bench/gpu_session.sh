@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # bench/gpu_session.sh: what one visit to a GPU machine runs, in steps chosen by
-# name: build, tests (both tiers), tune (the default `autotune --device 0`,
-# timed, then gc), bench (make bench's tuning and benchmarks); logs under $OUT.
+# name: build, tests (both tiers), gputests (the GPU tier only, within
+# GPU_TESTS_TIMEOUT seconds), tune (the default `autotune --device 0`, timed,
+# then gc and the report), trial (bench_trial on the tuned database), bench
+# (make bench's tuning and benchmarks); logs under OUTDIR. BUILD_TARGETS
+# narrows the build; TUNE_DB puts the tuned database outside OUTDIR.
 # Usage: [COMMIT=hash] bench/gpu_session.sh OUTDIR STEP...  (SQLite from .dev/ if
 # present; COMMIT names the tree sent where the copy has no current git data)
 set -uo pipefail
@@ -27,7 +30,7 @@ status=0
 for step in "$@"; do
     case "$step" in
     build)
-        { header "build"; make -j"$(nproc)" all build/run_tests bench-build 2>&1; } \
+        { header "build"; make -j"$(nproc)" ${BUILD_TARGETS:-all build/run_tests bench-build} 2>&1; } \
             > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
         ;;
     tests)
@@ -35,13 +38,26 @@ for step in "$@"; do
             || status=1
         tail -3 "$out/tests.log"
         ;;
+    gputests)
+        { header "build/run_tests, GPU tier only"
+          AUTOTUNE_TEST_TIER=gpu timeout "${GPU_TESTS_TIMEOUT:-900}" build/run_tests 2>&1
+          echo "exit status $?"; } > "$out/gputests.log" 2>&1
+        grep -E "FAIL|passed, " "$out/gputests.log" | tail -12
+        grep -q "^0 failed\|, 0 failed" "$out/gputests.log" || status=1
+        ;;
+    trial)
+        { header "bench_trial on the default run's database"
+          timeout "${TRIAL_TIMEOUT:-120}" build/bench/bench_trial "${TUNE_DB:-$out/default.db}" 2>&1
+          echo "exit status $?"; } > "$out/trial.txt" 2>&1 || status=1
+        tail -8 "$out/trial.txt"
+        ;;
     tune)
-        db="$out/default.db"
+        db="${TUNE_DB:-$out/default.db}"
         rm -f "$db" "$db-wal" "$db-shm"
         {
             header "autotune --device 0 (the default tuning run), then gc"
             start=$(date +%s.%N)
-            build/autotune --device 0 --db "$db" 2>&1
+            timeout "${TUNE_TIMEOUT:-3600}" build/autotune --device 0 --db "$db" 2>&1
             echo "exit status $?; wall $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $start }") s"
             ls -l "$db"*
             build/autotune gc --db "$db" --dry-run 2>&1

@@ -137,9 +137,15 @@ int main(int argc, char **argv)
         printf("GPU tier: enabled (device %d)\n", th_device());
     else
         printf("GPU tier: skipped, no usable GPU: %s\n", why);
+    /* AUTOTUNE_TEST_TIER=gpu (or cpu) runs one tier only, e.g. on a GPU
+     * machine whose CPU tier already passed in CI */
+    const char *tier = getenv("AUTOTUNE_TEST_TIER");
+    int only = tier && strcmp(tier, "gpu") == 0 ? 1 : tier && strcmp(tier, "cpu") == 0 ? 0 : -1;
     int passed = 0, failed = 0, skipped = 0, gpu_skipped = 0;
     for (int i = 0; i < n_tests; i++) {
         if (filter && *filter && !strstr(tests[i].name, filter))
+            continue;
+        if (only >= 0 && tests[i].gpu != only)
             continue;
         if (tests[i].gpu && !gpu) {
             skipped++;
