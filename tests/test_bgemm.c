@@ -467,6 +467,50 @@ TEST(batched_family_choice_by_measurement_then_rule)
 
 /* ---------------- GPU tier ---------------- */
 
+/* The GPU test's cases (odd sizes, every type and op pair, both compute paths): each
+ * configuration is legal on an H100-class device and serves its problem, so the GPU test
+ * verifies all of them instead of stopping at a mislabelled one. */
+static const struct { const char *problem, *config; } bg_odd_cases[] = {
+    {"33x17x29:b7", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=32,BN=16,BK=16,G=1,TM=4,TN=2,STAGES=3,VEC=4"},
+    {"33x17x29:NT:b7", "TYPE=0,MMA=0,OPA=0,OPB=1,BM=32,BN=32,BK=16,G=1,TM=4,TN=4,STAGES=2,VEC=4"},
+    {"31x40x9:TN:b9", "TYPE=0,MMA=0,OPA=1,OPB=0,BM=32,BN=64,BK=16,G=1,TM=4,TN=8,STAGES=4,VEC=4"},
+    {"16x16x16:TT:b13", "TYPE=0,MMA=0,OPA=1,OPB=1,BM=16,BN=16,BK=16,G=4,TM=2,TN=4,STAGES=3,VEC=4"},
+    {"70x66x100:b3", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=8,TN=8,STAGES=2,VEC=4"},
+    {"31x17x29:f64:b7", "TYPE=1,MMA=0,OPA=0,OPB=0,BM=32,BN=32,BK=16,G=2,TM=4,TN=4,STAGES=3,VEC=2"},
+    {"70x33x45:f64:b3", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=4,STAGES=2,VEC=2"},
+    {"31x9x20:f64:TT:b4", "TYPE=1,MMA=2,OPA=1,OPB=1,BM=32,BN=16,BK=16,G=1,TM=1,TN=2,STAGES=3,VEC=2"},
+    {"31x17x29:f64:b7", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=16,G=2,TM=2,TN=4,STAGES=2,VEC=2"},
+    {"31x40x9:f64:TN:b9", "TYPE=1,MMA=1,OPA=1,OPB=0,BM=32,BN=64,BK=16,G=1,TM=4,TN=4,STAGES=3,VEC=2"},
+    {"31x40x9:f64:NT:b9", "TYPE=1,MMA=1,OPA=0,OPB=1,BM=32,BN=32,BK=16,G=1,TM=2,TN=2,STAGES=4,VEC=2"},
+    {"20x20x50:f64:TT:b5", "TYPE=1,MMA=0,OPA=1,OPB=1,BM=16,BN=16,BK=8,G=1,TM=2,TN=4,STAGES=1,VEC=1"},
+    {"7x9x3:f64:b9", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=16,BN=16,BK=8,G=8,TM=2,TN=2,STAGES=3,VEC=2"},
+};
+
+TEST(bgemm_gpu_cases_are_legal_and_serve_their_problems)
+{
+    at_device_info dev;
+    memset(&dev, 0, sizeof dev);
+    dev.cc_major = 9;
+    dev.sm_count = 132;
+    dev.smem_per_block_optin = 232448;
+    dev.smem_per_sm = 233472;
+    dev.regs_per_block = dev.regs_per_sm = 65536;
+    dev.max_threads_per_block = 1024;
+    dev.max_threads_per_sm = 2048;
+    tpl_arch_name(9, 0, dev.arch, sizeof dev.arch);
+    char err[1024];
+    for (size_t i = 0; i < sizeof bg_odd_cases / sizeof bg_odd_cases[0]; i++) {
+        tpl_problem p;
+        int cfg[TPL_MAX_PARAMS];
+        CHECK_OK(tpl_problem_parse(bg_odd_cases[i].problem, &p, err, sizeof err));
+        CHECK_OK(tpl_config_parse(&tpl_bgemm, bg_odd_cases[i].config, cfg, err, sizeof err));
+        CHECK_MSG(tpl_bgemm.valid(cfg, &dev, err, sizeof err), "%s: %s", bg_odd_cases[i].config,
+                  err);
+        CHECK_MSG(tpl_bgemm.applicable(cfg, &p), "%s does not serve %s", bg_odd_cases[i].config,
+                  bg_odd_cases[i].problem);
+    }
+}
+
 /* Configurations of the family verified through the tuner's own path (ms_verify against
  * the float64 reference) on odd sizes, every type and op pair, both compute paths. */
 GPU_TEST(bgemm_configurations_verify_on_odd_problems)
@@ -475,40 +519,25 @@ GPU_TEST(bgemm_configurations_verify_on_odd_problems)
     char err[1024];
     ms_gpu *g = NULL;
     CHECK_OK(ms_open(&g, th_device(), err, sizeof err));
-    static const struct { const char *problem, *config; } cases[] = {
-        {"33x17x29:b7", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=32,BN=16,BK=16,G=1,TM=4,TN=2,STAGES=3,VEC=4"},
-        {"33x17x29:NT:b7", "TYPE=0,MMA=0,OPA=0,OPB=1,BM=32,BN=32,BK=16,G=1,TM=4,TN=4,STAGES=2,VEC=4"},
-        {"31x40x9:TN:b9", "TYPE=0,MMA=0,OPA=1,OPB=0,BM=32,BN=64,BK=16,G=1,TM=4,TN=8,STAGES=4,VEC=4"},
-        {"16x16x16:TT:b13", "TYPE=0,MMA=0,OPA=1,OPB=1,BM=16,BN=16,BK=16,G=4,TM=2,TN=4,STAGES=3,VEC=4"},
-        {"70x66x100:b3", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=8,TN=8,STAGES=2,VEC=4"},
-        {"31x17x29:f64:b7", "TYPE=1,MMA=0,OPA=0,OPB=0,BM=32,BN=32,BK=16,G=2,TM=4,TN=4,STAGES=3,VEC=2"},
-        {"70x33x45:f64:b3", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=4,STAGES=2,VEC=2"},
-        {"31x9x20:f64:TT:b4", "TYPE=1,MMA=2,OPA=1,OPB=1,BM=32,BN=16,BK=16,G=1,TM=1,TN=2,STAGES=3,VEC=2"},
-        {"33x17x29:f64:b7", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=16,G=2,TM=2,TN=4,STAGES=2,VEC=2"},
-        {"31x40x9:f64:TN:b9", "TYPE=1,MMA=1,OPA=1,OPB=0,BM=32,BN=64,BK=16,G=1,TM=4,TN=4,STAGES=3,VEC=2"},
-        {"31x40x9:f64:NT:b9", "TYPE=1,MMA=1,OPA=0,OPB=1,BM=32,BN=32,BK=16,G=1,TM=2,TN=2,STAGES=4,VEC=2"},
-        {"20x20x50:f64:TT:b5", "TYPE=1,MMA=0,OPA=1,OPB=1,BM=16,BN=16,BK=8,G=1,TM=2,TN=4,STAGES=1,VEC=1"},
-        {"7x9x3:f64:b5", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=16,BN=16,BK=8,G=8,TM=2,TN=2,STAGES=3,VEC=2"},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (size_t i = 0; i < sizeof bg_odd_cases / sizeof bg_odd_cases[0]; i++) {
         tpl_problem p;
         int cfg[TPL_MAX_PARAMS];
-        CHECK_OK(tpl_problem_parse(cases[i].problem, &p, err, sizeof err));
-        CHECK_OK(tpl_config_parse(f, cases[i].config, cfg, err, sizeof err));
-        CHECK_MSG(f->valid(cfg, ms_device(g), err, sizeof err), "%s: %s", cases[i].config, err);
-        CHECK_MSG(f->applicable(cfg, &p), "%s does not serve %s", cases[i].config,
-                  cases[i].problem);
+        CHECK_OK(tpl_problem_parse(bg_odd_cases[i].problem, &p, err, sizeof err));
+        CHECK_OK(tpl_config_parse(f, bg_odd_cases[i].config, cfg, err, sizeof err));
+        CHECK_MSG(f->valid(cfg, ms_device(g), err, sizeof err), "%s: %s", bg_odd_cases[i].config, err);
+        CHECK_MSG(f->applicable(cfg, &p), "%s does not serve %s", bg_odd_cases[i].config,
+                  bg_odd_cases[i].problem);
         void *cubin = NULL;
         size_t size = 0;
         char *log = NULL;
         at_status s = tpl_compile(f, cfg, ms_device(g)->arch, &cubin, &size, &log);
-        CHECK_MSG(s == AT_OK, "%s: %s", cases[i].config, log ? log : "");
+        CHECK_MSG(s == AT_OK, "%s: %s", bg_odd_cases[i].config, log ? log : "");
         free(log);
         CHECK_OK(ms_prepare(g, f, &p, 11 + i, err, sizeof err));
         double error = -1;
         s = ms_verify(g, f, cfg, cubin, size, &error, err, sizeof err);
         free(cubin);
-        CHECK_MSG(s == AT_OK, "%s on %s: %s (error %.3g)", cases[i].config, cases[i].problem,
+        CHECK_MSG(s == AT_OK, "%s on %s: %s (error %.3g)", bg_odd_cases[i].config, bg_odd_cases[i].problem,
                   err, error);
         CHECK(error >= 0 && error <= f->tolerance(&p));
     }
@@ -542,14 +571,20 @@ static at_status bt_run(at_handle *h, const cudrv *cu, const bt_case *c, double 
     size_t es = f64 ? 8 : 4;
     int ar = c->op_a ? c->k : c->m, ac = c->op_a ? c->m : c->k;     /* stored A: ar x ac */
     int br = c->op_b ? c->n : c->k, bc = c->op_b ? c->k : c->n;
+    /* BLAS: every leading dimension >= 1, even of an empty (k = 0) operand */
     int lda = (col ? ar : ac) + c->pad, ldb = (col ? br : bc) + c->pad;
     int ldc = (col ? c->m : c->n) + c->pad;
+    lda = lda > 0 ? lda : 1;
+    ldb = ldb > 0 ? ldb : 1;
+    ldc = ldc > 0 ? ldc : 1;
     long long span_a = (long long)(col ? ac : ar) * lda, span_b = (long long)(col ? bc : br) * ldb;
     long long span_c = (long long)(col ? c->n : c->m) * ldc;
     long long sa = c->gap < 0 ? 0 : span_a + c->gap, sb = span_b + (c->gap < 0 ? 0 : c->gap);
     long long sc = span_c + (c->gap < 0 ? 1 : c->gap);
-    size_t na = (size_t)(sa * (c->batch - 1) + span_a + c->offset);
-    size_t nb = (size_t)(sb * (c->batch - 1) + span_b + c->offset);
+    /* one element more than the products reach: an empty operand still gets a buffer
+     * (cuMemAlloc refuses 0 bytes) */
+    size_t na = (size_t)(sa * (c->batch - 1) + span_a + c->offset) + 1;
+    size_t nb = (size_t)(sb * (c->batch - 1) + span_b + c->offset) + 1;
     size_t nc = (size_t)(sc * (c->batch - 1) + span_c + c->offset);
     double *A = malloc(na * 8), *B = malloc(nb * 8), *C0 = malloc(nc * 8), *C = malloc(nc * 8);
     void *hA = malloc(na * es), *hB = malloc(nb * es), *hC = malloc(nc * es);

@@ -72,7 +72,7 @@ static float ga_tf32(float f)
 
 static size_t ga_size(at_dtype t)
 {
-    return t == AT_R_32F ? 4 : 2;
+    return t == AT_R_64F ? 8 : t == AT_R_32F ? 4 : 2;
 }
 
 /* Element i of a typed host array, as the kernels' inputs read it. */
@@ -82,6 +82,8 @@ static double ga_get(at_dtype t, int tf32, const void *v, size_t i)
         return ga_from_bf16(((const uint16_t *)v)[i]);
     if (t == AT_R_16F)
         return ga_from_f16(((const uint16_t *)v)[i]);
+    if (t == AT_R_64F)
+        return ((const double *)v)[i];
     float f = ((const float *)v)[i];
     return tf32 ? ga_tf32(f) : f;
 }
@@ -92,6 +94,8 @@ static void ga_set(at_dtype t, void *v, size_t i, float f)
         ((uint16_t *)v)[i] = ga_to_bf16(f);
     else if (t == AT_R_16F)
         ((uint16_t *)v)[i] = ga_to_f16(f);
+    else if (t == AT_R_64F)
+        ((double *)v)[i] = f;
     else
         ((float *)v)[i] = f;
 }
@@ -111,6 +115,10 @@ static void *ga_random(at_dtype t, size_t count, unsigned seed)
  * is held to the same FP32 bound. */
 static double ga_tolerance(at_dtype t, int k)
 {
+    /* double: dgemm's rule (16 + 8 sqrt(k)) 2^-53, four times over, since this host
+     * reference sums in plain double (float-valued inputs: its products are exact) */
+    if (t == AT_R_64F)
+        return (16 + 8 * sqrt((double)k)) * ldexp(1, -51);
     double u_out = t == AT_R_16BF ? ldexp(1, -8) : t == AT_R_16F ? ldexp(1, -11) : ldexp(1, -24);
     return 2 * u_out + (4 * sqrt((double)k) + k / 8.0) * ldexp(1, -24);
 }
@@ -387,8 +395,10 @@ GPU_TEST(gemm_api_refuses_what_it_does_not_compute)
              AT_ERR_INVALID_ARG);
     CHECK_EQ(at_gemm(h, AT_ROW_MAJOR, (at_op)2, AT_OP_N, 4, 4, 4, AT_R_32F, 1, p, 4, p, 4, 0, c, 4),
              AT_ERR_INVALID_ARG);
-    CHECK_EQ(at_gemm(h, AT_COL_MAJOR, AT_OP_T, AT_OP_T, 4, 4, 4, AT_R_64F, 1, p, 4, p, 4, 0, c, 4),
-             AT_ERR_UNSUPPORTED);
+    /* double follows the same BLAS rules: column-major op T A is stored k x m, lda >= k */
+    CHECK_EQ(at_gemm(h, AT_COL_MAJOR, AT_OP_T, AT_OP_T, 6, 4, 4, AT_R_64F, 1, p, 3, p, 4, 0, c, 6),
+             AT_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(at_errmsg(h), "lda") != NULL, "message: %s", at_errmsg(h));
     CHECK_EQ(at_gemm(h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, 4, 4, 4, (at_dtype)9, 1, p, 4, p, 4, 0, c,
                      4), AT_ERR_INVALID_ARG);
     CHECK_EQ(at_gemm(h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, 4, 4, 4, AT_R_16BF, 1, p, 3, p, 4, 0, c, 4),
@@ -432,8 +442,8 @@ TEST(gemm_api_null_handle_and_host_conversions)
 
 /* Every type x op_a x op_b x order through at_gemm at odd sizes, unaligned leading
  * dimensions and offsets (16-bit: rows of odd byte length; FP32: pointers one element past
- * a 16-byte boundary), against the float64 host product; exact FP32 must run the matmul
- * configuration of the canonical ops (column-major swaps them: tpl.h). */
+ * a 16-byte boundary), against the float64 host product; exact FP32 and FP64 must run the
+ * matmul / dgemm configuration of the canonical ops (column-major swaps them: tpl.h). */
 GPU_TEST(gemm_api_every_order_and_transpose)
 {
     ga_gpu g;
@@ -442,13 +452,13 @@ GPU_TEST(gemm_api_every_order_and_transpose)
     snprintf(path, sizeof path, "%s/gemm_ops.db", th_tmpdir());
     at_handle *h = NULL;
     CHECK_OK(at_create(&h, th_device(), path));
-    static const at_dtype types[] = {AT_R_16BF, AT_R_16F, AT_R_32F, AT_R_32F};
+    static const at_dtype types[] = {AT_R_16BF, AT_R_16F, AT_R_32F, AT_R_32F, AT_R_64F};
     static const int sizes[][5] = {
         /* m, n, k, ld padding, offset */
         {129, 65, 33, 3, 1}, {1, 1, 1, 0, 0}, {64, 100, 48, 0, 0}, {70, 260, 129, 1, 1},
     };
     int runs = 0;
-    for (int t = 0; t < 4; t++)
+    for (int t = 0; t < 5; t++)
         for (int order = 0; order < 2; order++)
             for (int ops = 0; ops < 4; ops++)
                 for (size_t z = 0; z < sizeof sizes / sizeof sizes[0] && !th_failed(); z++) {
@@ -480,7 +490,7 @@ GPU_TEST(gemm_api_every_order_and_transpose)
                               padding_ok ? "kept" : "WRITTEN");
                     at_stats st;
                     CHECK_OK(at_get_stats(h, &st));
-                    if (c.type == AT_R_32F && !c.tf32) {
+                    if ((c.type == AT_R_32F && !c.tf32) || c.type == AT_R_64F) {
                         /* canonical ops: column-major swaps A and B with their ops */
                         int opa = order ? (ops >> 1) : (ops & 1), opb = order ? (ops & 1) : (ops >> 1);
                         char want[32];
@@ -490,7 +500,7 @@ GPU_TEST(gemm_api_every_order_and_transpose)
                     }
                     runs++;
                 }
-    CHECK_EQ(runs, 4 * 2 * 4 * 4);
+    CHECK_EQ(runs, 5 * 2 * 4 * 4);
     CHECK_OK(at_destroy(h));
     ga_end(&g);
 }
