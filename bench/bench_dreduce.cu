@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bench_timer.h"
 
 extern "C" {
 #include "autotune.h"
@@ -40,43 +41,13 @@ static const long long bn_sizes[] = {1LL << 20, 1LL << 24, 1LL << 27};
 #define BN_JN 8192           /* Jacobi size */
 #define BN_SWEEPS 10         /* sweeps per timed Jacobi run */
 
-typedef int (*bn_op)(void *ctx);
+typedef bench_op bn_op;
 
-static int bn_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double bn_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, bn_cmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/* Median ms of BN_RUNS event-timed calls of op after 3 warm-up calls; -1 on failure. */
+/* Median ms of BN_RUNS event-timed calls of op after 3 warm-up calls
+ * (bench_timer.h); -1 on failure. */
 static double bn_time(bn_op op, void *ctx)
 {
-    static cudaEvent_t e0, e1;
-    if (!e0) {
-        BN_CUDA(cudaEventCreate(&e0));
-        BN_CUDA(cudaEventCreate(&e1));
-    }
-    for (int i = 0; i < 3; i++)
-        if (op(ctx))
-            return -1;
-    double t[BN_RUNS];
-    for (int i = 0; i < BN_RUNS; i++) {
-        BN_CUDA(cudaEventRecord(e0, 0));
-        if (op(ctx))
-            return -1;
-        BN_CUDA(cudaEventRecord(e1, 0));
-        BN_CUDA(cudaEventSynchronize(e1));
-        float ms;
-        BN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-        t[i] = ms;
-    }
-    return bn_median(t, BN_RUNS);
+    return bench_time_ms(op, ctx, BN_RUNS, 0);
 }
 
 /* Medians over BN_ROUNDS rounds of a then b, alternated (the H200 throttles
@@ -88,8 +59,8 @@ static void bn_alternate(bn_op a, void *actx, bn_op b, void *bctx, double *ams, 
         ta[r] = bn_time(a, actx);
         tb[r] = bn_time(b, bctx);
     }
-    *ams = bn_median(ta, BN_ROUNDS);
-    *bms = bn_median(tb, BN_ROUNDS);
+    *ams = bench_median(ta, BN_ROUNDS);
+    *bms = bench_median(tb, BN_ROUNDS);
 }
 
 /* ---------------- operations ---------------- */

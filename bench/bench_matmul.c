@@ -15,6 +15,7 @@
 #include "lookup.h"
 #include "measure.h"
 #include "tpl.h"
+#include "bench_timer.h"
 
 extern const tpl_family tpl_matmul;
 
@@ -41,35 +42,13 @@ static double bn_median(double *v, int n)
 }
 
 /* One timed operation. */
-typedef int (*bn_op)(void *ctx);
+typedef bench_op bn_op;
 
-/* Warm-up, then >= 20 runs each between two events (until ~0.5 s or 200
- * runs); median ms, or -1 if an op failed. */
+/* bench_timer.h: warm-up, then >= 20 runs each between two events (until
+ * ~0.5 s or 200 runs); median ms, or -1 if an op failed. */
 static double bn_time(bn_op op, void *ctx)
 {
-    cudaEvent_t e0, e1;
-    BN_CUDA(cudaEventCreate(&e0));
-    BN_CUDA(cudaEventCreate(&e1));
-    for (int i = 0; i < 3; i++)
-        if (op(ctx))
-            return -1;
-    BN_CUDA(cudaDeviceSynchronize());
-    double times[200], total = 0;
-    int n = 0;
-    while (n < 200 && (n < 20 || total < 500.0)) {
-        BN_CUDA(cudaEventRecord(e0, 0));
-        if (op(ctx))
-            return -1;
-        BN_CUDA(cudaEventRecord(e1, 0));
-        BN_CUDA(cudaEventSynchronize(e1));
-        float ms;
-        BN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-        times[n++] = ms;
-        total += ms;
-    }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    return bn_median(times, n);
+    return bench_time_ms(op, ctx, 20, 500.0);
 }
 
 typedef struct bn_call {

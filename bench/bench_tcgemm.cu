@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bench_timer.h"
 #include "autotune.h"
 
 #define BN_CUDA(call) do { cudaError_t bn_e = (call); if (bn_e != cudaSuccess) { \
@@ -151,40 +152,23 @@ static int bn_vendor(const bn_call *c)
     return s != CUBLAS_STATUS_SUCCESS;
 }
 
-static int bn_cmp(const void *a, const void *b)
+/* One bench_time_ms call of op on c (bench_timer.h: warm-up, >= 20 runs, until ~500 ms
+ * of runs or 200; median ms, or -1 if a call failed). */
+typedef struct bn_timed {
+    int (*op)(const bn_call *);
+    const bn_call *c;
+} bn_timed;
+
+static int bn_timed_call(void *p)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    const bn_timed *t = (const bn_timed *)p;
+    return t->op(t->c);
 }
 
-/* Warm-up, then >= 20 runs each between two events (until ~0.5 s or 200
- * runs); median ms, or -1 if a call failed. */
 static double bn_time(int (*op)(const bn_call *), const bn_call *c)
 {
-    cudaEvent_t e0, e1;
-    BN_CUDA(cudaEventCreate(&e0));
-    BN_CUDA(cudaEventCreate(&e1));
-    for (int i = 0; i < 3; i++)
-        if (op(c))
-            return -1;
-    BN_CUDA(cudaDeviceSynchronize());
-    double times[200], total = 0;
-    int n = 0;
-    while (n < 200 && (n < 20 || total < 500.0)) {
-        BN_CUDA(cudaEventRecord(e0, 0));
-        if (op(c))
-            return -1;
-        BN_CUDA(cudaEventRecord(e1, 0));
-        BN_CUDA(cudaEventSynchronize(e1));
-        float ms;
-        BN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-        times[n++] = ms;
-        total += ms;
-    }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    qsort(times, (size_t)n, sizeof times[0], bn_cmp);
-    return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+    bn_timed t = {op, c};
+    return bench_time_ms(bn_timed_call, &t, 20, 500.0);
 }
 
 /* Poisons C with NaN, runs op once, returns ||C - R|| / ||R|| (inf if any
@@ -295,8 +279,8 @@ int main(int argc, char **argv)
                     r_ours[round] = bn_time(bn_ours, &c);
                 }
             }
-            qsort(r_ours, 3, sizeof r_ours[0], bn_cmp);
-            qsort(r_vendor, 3, sizeof r_vendor[0], bn_cmp);
+            qsort(r_ours, 3, sizeof r_ours[0], bench_cmp_double);
+            qsort(r_vendor, 3, sizeof r_vendor[0], bench_cmp_double);
             double ms_ours = r_ours[0] > 0 ? r_ours[1] : -1;
             double ms_vendor = r_vendor[0] > 0 ? r_vendor[1] : -1;
             at_stats st;

@@ -12,6 +12,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include "autotune.h"
+#include "bench_timer.h"
 
 #define BT_CUDA(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
     fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
@@ -42,36 +43,18 @@ static int bt_run(bt_call *c)
     return s != AT_OK;
 }
 
-static int bt_cmp(const void *a, const void *b)
+static int bt_op(void *c)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    return bt_run((bt_call *)c);
 }
 
-/* Median ms of 30 event-timed calls after 3 warm-up calls. */
+/* Median ms of 30 event-timed calls after 3 warm-up calls (bench_timer.h). */
 static double bt_time(bt_call *c)
 {
-    cudaEvent_t e0, e1;
-    BT_CUDA(cudaEventCreate(&e0));
-    BT_CUDA(cudaEventCreate(&e1));
-    for (int i = 0; i < 3; i++)
-        if (bt_run(c))
-            exit(1);
-    double t[30];
-    for (int i = 0; i < 30; i++) {
-        BT_CUDA(cudaEventRecord(e0, 0));
-        if (bt_run(c))
-            exit(1);
-        BT_CUDA(cudaEventRecord(e1, 0));
-        BT_CUDA(cudaEventSynchronize(e1));
-        float ms;
-        BT_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-        t[i] = ms;
-    }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    qsort(t, 30, sizeof t[0], bt_cmp);
-    return 0.5 * (t[14] + t[15]);
+    double ms = bench_time_ms(bt_op, c, 30, 0);
+    if (ms < 0)
+        exit(1);
+    return ms;
 }
 
 /* Worst error of 200 sampled entries of C against the float64 product,
@@ -186,9 +169,9 @@ int main(int argc, char **argv)
             tn[r] = bt_time(&cn);
             tt[r] = bt_time(&ct);
         }
-        qsort(tb, 3, sizeof tb[0], bt_cmp);
-        qsort(tn, 3, sizeof tn[0], bt_cmp);
-        qsort(tt, 3, sizeof tt[0], bt_cmp);
+        bench_median(tb, 3);
+        bench_median(tn, 3);
+        bench_median(tt, 3);
         at_stats sn, st;
         at_get_stats(near, &sn);
         at_get_stats(trial, &st);
