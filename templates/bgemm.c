@@ -39,17 +39,10 @@ const char *const tpl_bgemm_reasons[R_COUNT] = {
 };
 const int tpl_bgemm_n_reasons = R_COUNT;
 
-/* Writes reason r into why and returns 0. */
+/* Writes reason r into why and returns 0 (tpl_reject: no formatting). */
 static int bg_reject(int r, char *why, size_t len)
 {
-    if (why && len)
-        snprintf(why, len, "%s", tpl_bgemm_reasons[r]);
-    return 0;
-}
-
-static long long bg_cdiv(long long a, long long b)
-{
-    return (a + b - 1) / b;
+    return tpl_reject(why, len, tpl_bgemm_reasons[r]);
 }
 
 static int bg_esz(const int *c)
@@ -252,7 +245,7 @@ static at_status bg_run(at_exec *ex, const int *cfg, tpl_args *args)
     if ((s = ex_occupancy(ex, "bgemm", threads, smem, &per_sm)) != AT_OK)
         return s;
     int sms = ex->dev && ex->dev->sm_count > 0 ? ex->dev->sm_count : 1;
-    long long units = bg_cdiv(batch, cfg[P_G]) * bg_cdiv(m, cfg[P_BM]) * bg_cdiv(n, cfg[P_BN]);
+    long long units = tpl_cdiv(batch, cfg[P_G]) * tpl_cdiv(m, cfg[P_BM]) * tpl_cdiv(n, cfg[P_BN]);
     long long grid = (long long)per_sm * sms;
     if (grid > units)
         grid = units;
@@ -289,7 +282,7 @@ static at_status bg_reference(at_exec *ref, const tpl_problem *p, int m, int n, 
     int opa = p->op_a == AT_OP_T, opb = p->op_b == AT_OP_T, dtype = (int)p->dtype;
     double beta = 0.0;
     CUdeviceptr C0 = R;
-    long long blocks = bg_cdiv(batch * sc, 256);
+    long long blocks = tpl_cdiv(batch * sc, 256);
     if (blocks > 65536)
         blocks = 65536;
     void *a[] = {&m, &n, &k, &alpha, &A, &lda, &sa, &opa, &B, &ldb, &sb, &opb, &beta, &C0, &ldc,

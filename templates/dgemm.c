@@ -52,22 +52,10 @@ const char *const tpl_dgemm_reasons[R_COUNT] = {
 };
 const int tpl_dgemm_n_reasons = R_COUNT;
 
-/* Writes reason r into why and returns 0. */
+/* Writes reason r into why and returns 0 (tpl_reject: no formatting). */
 static int dg_reject(int r, char *why, size_t len)
 {
-    if (why && len) {
-        size_t n = strlen(tpl_dgemm_reasons[r]);
-        if (n >= len)
-            n = len - 1;
-        memcpy(why, tpl_dgemm_reasons[r], n);
-        why[n] = '\0';
-    }
-    return 0;
-}
-
-static long long dg_cdiv(long long a, long long b)
-{
-    return (a + b - 1) / b;
+    return tpl_reject(why, len, tpl_dgemm_reasons[r]);
 }
 
 /* The mma's M and K (dgemm.cu's DG_MM, DG_MK); 0 for an unknown shape. */
@@ -237,7 +225,7 @@ static int dg_applicable(const int *cfg, const tpl_problem *p)
     if (m < 1 || n < 1 || k < 1 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff ||
         batch > 0x7fffffff)
         return 0;
-    long long tiles = dg_cdiv(m, cfg[P_BM]) * dg_cdiv(n, cfg[P_BN]);
+    long long tiles = tpl_cdiv(m, cfg[P_BM]) * tpl_cdiv(n, cfg[P_BN]);
     if (tiles > 0x7fffffff)
         return 0;
     int sk = cfg[P_SPLITK];
@@ -281,7 +269,7 @@ typedef struct dg_call {
 static unsigned dg_stride_grid(const at_exec *ex, long long items)
 {
     long long cap = ex->dev && ex->dev->sm_count > 0 ? 8LL * ex->dev->sm_count : 1024;
-    long long g = dg_cdiv(items > 0 ? items : 1, 256);
+    long long g = tpl_cdiv(items > 0 ? items : 1, 256);
     return (unsigned)(g < cap ? g : cap);
 }
 
@@ -291,7 +279,7 @@ static unsigned dg_stride_grid(const at_exec *ex, long long items)
 static at_status dg_pack(at_exec *ex, int slot, int rows, int cols, int batch, CUdeviceptr *p,
                          long long *ld, long long *bs)
 {
-    long long ldd = dg_cdiv(cols, 2) * 2;
+    long long ldd = tpl_cdiv(cols, 2) * 2;
     CUdeviceptr dst = 0;
     at_status s = ex_scratch(ex, slot, (size_t)batch * rows * (size_t)ldd * 8, &dst);
     if (s != AT_OK)
@@ -339,7 +327,7 @@ static at_status dg_launch(at_exec *ex, const int *cfg, dg_call *c)
         (s = ex_scratch(ex, DG_SLOT_PARTIALS, (size_t)sk * c->batch * c->m * c->n * 8, &c->W)) !=
             AT_OK)
         return s;
-    long long tiles = dg_cdiv(c->m, cfg[P_BM]) * dg_cdiv(c->n, cfg[P_BN]);
+    long long tiles = tpl_cdiv(c->m, cfg[P_BM]) * tpl_cdiv(c->n, cfg[P_BN]);
     if (tiles > 0x7fffffff)
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "dgemm: %lld tiles (limit 2^31-1)", tiles);
     long long z = (long long)c->batch * sk;

@@ -15,11 +15,6 @@ enum {
 #define MM_GROUP_M 8            /* GROUP_M of matmul.cu (block order swizzle) */
 #define MM_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
 
-static long long mm_cdiv(long long a, long long b)
-{
-    return (a + b - 1) / b;
-}
-
 void mm_streamk_plan(long long tiles, long long ksteps, int max_blocks, mm_streamk_schedule *s)
 {
     memset(s, 0, sizeof *s);
@@ -411,11 +406,11 @@ static int mm_applicable(const int *cfg, const tpl_problem *p)
         return 0;
     switch (cfg[P_ALGO]) {
     case 0:
-        return mm_cdiv(m, 16) <= 65535 && mm_cdiv(n, 16) <= 0x7fffffff;
+        return tpl_cdiv(m, 16) <= 65535 && tpl_cdiv(n, 16) <= 0x7fffffff;
     case 1:
-        return mm_cdiv(m, cfg[P_TILE]) <= 65535;
+        return tpl_cdiv(m, cfg[P_TILE]) <= 65535;
     case 2: {
-        long long tiles = mm_cdiv(m, cfg[P_BM]) * mm_cdiv(n, cfg[P_BN]);
+        long long tiles = tpl_cdiv(m, cfg[P_BM]) * tpl_cdiv(n, cfg[P_BN]);
         if (tiles > 0x7fffffff)
             return 0;
         int sk = cfg[P_SPLITK];
@@ -462,7 +457,7 @@ static at_status mm_run_streamk(at_exec *ex, const int *cfg, const mm_geom *g, l
     if (s != AT_OK)
         return s;
     int sms = ex->dev && ex->dev->sm_count > 0 ? ex->dev->sm_count : 1;
-    int ksteps = (int)mm_cdiv(k, cfg[P_BK]);
+    int ksteps = (int)tpl_cdiv(k, cfg[P_BK]);
     mm_streamk_schedule plan;
     mm_streamk_plan(tiles, ksteps, per_sm * sms, &plan);
     CUdeviceptr W = 0, counters = 0;
@@ -518,7 +513,7 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
                        "SK=0)" : "");
     if (cfg[P_ALGO] == 0 || cfg[P_ALGO] == 1) {
         int t = cfg[P_ALGO] == 0 ? 16 : cfg[P_TILE];
-        long long gy = mm_cdiv(m, t), gx = mm_cdiv(n, t);
+        long long gy = tpl_cdiv(m, t), gx = tpl_cdiv(n, t);
         if (gy > 65535)
             return ex_fail(ex, AT_ERR_UNSUPPORTED, "matmul: m=%d needs %lld block rows (limit 65535)",
                            m, gy);
@@ -531,7 +526,7 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
     char why[256];
     if (cfg[P_ALGO] != 2 || !mm_geometry(cfg, &g, why, sizeof why))
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "matmul: configuration not runnable");
-    long long tiles = mm_cdiv(m, cfg[P_BM]) * mm_cdiv(n, cfg[P_BN]);
+    long long tiles = tpl_cdiv(m, cfg[P_BM]) * tpl_cdiv(n, cfg[P_BN]);
     if (tiles > 0x7fffffff)
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "matmul: %lld block tiles (limit 2^31-1)", tiles);
     int sk = cfg[P_SPLITK];
@@ -559,7 +554,7 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
         }
         if (P && P % 16 == 0) {
             long long chunks = ldp / 4;
-            long long gx = mm_cdiv(chunks, 64), gy = mm_cdiv(k, 4), gy_max = mm_cdiv(8192, gx);
+            long long gx = tpl_cdiv(chunks, 64), gy = tpl_cdiv(k, 4), gy_max = tpl_cdiv(8192, gx);
             if (gy > gy_max)
                 gy = gy_max;
             if (gy > 65535)
@@ -606,7 +601,7 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
     long long chunks = vec ? n / 4 : n;
     int bx = chunks >= 256 ? 256 : chunks >= 128 ? 128 : chunks >= 64 ? 64 : 32;
     int by = 256 / bx;
-    long long gx = mm_cdiv(chunks, bx), gy = mm_cdiv(m, by), gy_max = mm_cdiv(4096, gx);
+    long long gx = tpl_cdiv(chunks, bx), gy = tpl_cdiv(m, by), gy_max = tpl_cdiv(4096, gx);
     if (gy > gy_max)
         gy = gy_max;
     if (gy > 65535)

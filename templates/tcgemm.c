@@ -73,23 +73,10 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
 };
 const int tpl_tcgemm_n_reasons = R_COUNT;
 
-/* Writes reason r into why and returns 0 (cheap: scans of millions of raw
- * configurations reject most of them). */
+/* Writes reason r into why and returns 0 (tpl_reject: no formatting). */
 static int tc_reject(int r, char *why, size_t len)
 {
-    if (why && len) {
-        size_t n = strlen(tpl_tcgemm_reasons[r]);
-        if (n >= len)
-            n = len - 1;
-        memcpy(why, tpl_tcgemm_reasons[r], n);
-        why[n] = '\0';
-    }
-    return 0;
-}
-
-static long long tc_cdiv(long long a, long long b)
-{
-    return (a + b - 1) / b;
+    return tpl_reject(why, len, tpl_tcgemm_reasons[r]);
 }
 
 /* Bytes of one element of A, B and C for the configuration's TYPE. */
@@ -335,7 +322,7 @@ static int tc_applicable(const int *cfg, const tpl_problem *p)
     long long m = p->dims[0], n = p->dims[1], k = p->dims[2];
     if (m < 1 || n < 1 || k < 1 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
         return 0;
-    long long tiles = tc_cdiv(m, cfg[P_BM]) * tc_cdiv(n, cfg[P_BN]);
+    long long tiles = tpl_cdiv(m, cfg[P_BM]) * tpl_cdiv(n, cfg[P_BN]);
     if (tiles > 0x7fffffff)
         return 0;
     int sk = cfg[P_SPLITK];
@@ -375,7 +362,7 @@ typedef struct tc_call {
 static unsigned tc_stride_grid(const at_exec *ex, long long items)
 {
     long long cap = ex->dev && ex->dev->sm_count > 0 ? 8LL * ex->dev->sm_count : 1024;
-    long long g = tc_cdiv(items > 0 ? items : 1, 256);
+    long long g = tpl_cdiv(items > 0 ? items : 1, 256);
     return (unsigned)(g < cap ? g : cap);
 }
 
@@ -384,7 +371,7 @@ static unsigned tc_stride_grid(const at_exec *ex, long long items)
 static at_status tc_pack(at_exec *ex, int slot, int esz, int align, int rows, int cols,
                          CUdeviceptr *p, long long *ld)
 {
-    long long per = align / esz, ldd = tc_cdiv(cols, per) * per;
+    long long per = align / esz, ldd = tpl_cdiv(cols, per) * per;
     CUdeviceptr dst = 0;
     at_status s = ex_scratch(ex, slot, (size_t)rows * (size_t)ldd * (size_t)esz, &dst);
     if (s != AT_OK)
@@ -409,7 +396,7 @@ static at_status tc_pack(at_exec *ex, int slot, int esz, int align, int rows, in
 static at_status tc_pack_t(at_exec *ex, int slot, int esz, int align, int rows, int cols,
                            CUdeviceptr *p, long long *ld)
 {
-    long long per = align / esz, ldd = tc_cdiv(rows, per) * per;
+    long long per = align / esz, ldd = tpl_cdiv(rows, per) * per;
     CUdeviceptr dst = 0;
     at_status s = ex_scratch(ex, slot, (size_t)cols * (size_t)ldd * (size_t)esz, &dst);
     if (s != AT_OK)
@@ -417,7 +404,7 @@ static at_status tc_pack_t(at_exec *ex, int slot, int esz, int align, int rows, 
     if (dst % 16)
         return ex_fail(ex, AT_ERR_INTERNAL, "tcgemm: scratch memory not 16-byte aligned");
     CUdeviceptr src = *p;
-    long long lds = *ld, gx = tc_cdiv(ldd, 32), gy = tc_cdiv(cols, 32);
+    long long lds = *ld, gx = tpl_cdiv(ldd, 32), gy = tpl_cdiv(cols, 32);
     if (gx > 0x7fffffff)
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: operand of %d rows too large to pack", rows);
     if (gy > 65535)
@@ -468,7 +455,7 @@ static at_status t8_run(at_exec *ex, const int *cfg, tc_call *c)
     CUdeviceptr W;
     if ((s = tc_workspace(ex, cfg, c, &W)) != AT_OK)
         return s;
-    long long tiles = tc_cdiv(c->m, cfg[P_BM]) * tc_cdiv(c->n, cfg[P_BN]);
+    long long tiles = tpl_cdiv(c->m, cfg[P_BM]) * tpl_cdiv(c->n, cfg[P_BN]);
     if (tiles > 0x7fffffff)
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: %lld tiles (limit 2^31-1)", tiles);
     void *a[] = {&c->m, &c->n, &c->k, &c->alpha, &c->A, &c->lda, &c->B, &c->ldb, &c->beta, &c->C,
@@ -591,8 +578,8 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
     int fit;
     if ((s = t9_fit(ex, cfg, threads, smem, &fit)) != AT_OK)
         return s;
-    long long units = tc_cdiv(tc_cdiv(c->m, cfg[P_BM]), cfg[P_CM]) *
-                      tc_cdiv(tc_cdiv(c->n, cfg[P_BN]), cfg[P_CN]) * cfg[P_SPLITK];
+    long long units = tpl_cdiv(tpl_cdiv(c->m, cfg[P_BM]), cfg[P_CM]) *
+                      tpl_cdiv(tpl_cdiv(c->n, cfg[P_BN]), cfg[P_CN]) * cfg[P_SPLITK];
     long long clusters = units < fit ? units : fit;
     void *a[] = {&ma, &mb, &mc, &c->C, &c->m, &c->n, &c->k, &c->ldc, &c->alpha, &c->beta, &vec_ok,
                  &W};

@@ -243,6 +243,18 @@ void tpl_reason(char *why, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
+int tpl_reject(char *why, size_t len, const char *reason)
+{
+    if (why && len) {
+        size_t n = strlen(reason);
+        if (n >= len)
+            n = len - 1;
+        memcpy(why, reason, n);
+        why[n] = '\0';
+    }
+    return 0;
+}
+
 /* Steps cfg (its value positions in pos) to the next raw index, the last
  * parameter fastest as tpl_config_from_index numbers them: no division per
  * configuration. */

@@ -291,6 +291,15 @@ int tpl_param_index(const tpl_family *fam, const char *name);
  * why is not NULL and len > 0 (formatting dominates scans of large spaces). */
 void tpl_reason(char *why, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Copies a fixed rejection reason into why (when why is not NULL and len > 0;
+ * no formatting, so scans of millions of configurations stay cheap) and
+ * returns 0, so valid() can `return tpl_reject(why, len, reason)`. */
+int tpl_reject(char *why, size_t len, const char *reason);
+/* a / b rounded up, for a >= 0 and b > 0 (tiles, waves, splits). */
+static inline long long tpl_cdiv(long long a, long long b)
+{
+    return (a + b - 1) / b;
+}
 /* Valid configurations of fam on dev (NULL: the generic device) as malloc'd
  * sorted raw indices in *indices (caller frees); the count, or -1 with
  * *indices NULL if out of memory. Asks valid() for no reasons. */
