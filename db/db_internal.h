@@ -154,6 +154,12 @@ at_status db_collect_results(db *d, sqlite3_stmt *st, db_result **out,
 at_status db_kernel_id(db *d, const char *name, const char *hash, long long *id);
 /* Inserts (kernel, problem key) if missing; its id. */
 at_status db_problem_id(db *d, const char *kernel, const tpl_problem *p, long long *id);
+/* Inserts or updates a device row (arch as given), with first_seen and
+ * last_seen; only_if_newer keeps a stored row whose last_seen is not older
+ * (merge: the later sighting's facts win). AT_ERR_DB on failure. */
+at_status db_write_device(db *d, const at_device_info *info, const char *arch,
+                          const char *nvrtc_version, const char *first_seen,
+                          const char *last_seen, int only_if_newer);
 /* The device row of dev (by UUID), its facts replaced where last_seen is
  * later than the stored one's, first_seen the earlier; its id. */
 at_status db_upsert_device(db *d, const db_device *dev, const char *first_seen,

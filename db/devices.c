@@ -19,25 +19,18 @@ at_status db_device_id(db *d, const char *uuid, long long *id)
 
 /* ---- devices ---- */
 
-at_status db_put_device(db *d, const at_device_info *info, const char *nvrtc_version)
+at_status db_write_device(db *d, const at_device_info *info, const char *arch,
+                          const char *nvrtc_version, const char *first_seen,
+                          const char *last_seen, int only_if_newer)
 {
-    if (!d || !info || !info->uuid[0])
-        return d ? db_fail(d, AT_ERR_INVALID_ARG, "db_put_device: no device or UUID")
-                 : AT_ERR_INVALID_ARG;
-    at_status s = db_check_writable(d, "recording a device");
-    if (s != AT_OK)
-        return s;
-    char arch[16], now[32];
-    tpl_arch_name(info->cc_major, info->cc_minor, arch, sizeof arch);
-    db_now(now, sizeof now);
     sqlite3_stmt *st;
-    s = db_prepare(d, &st,
+    at_status s = db_prepare(d, &st,
         "INSERT INTO device (uuid, name, arch, ordinal, cc_major, cc_minor, sm_count, "
         "memory_bytes, l2_bytes, smem_per_block_optin, smem_per_sm, regs_per_block, "
         "regs_per_sm, max_threads_per_block, max_threads_per_sm, clock_khz, "
         "mem_clock_khz, mem_bus_bits, driver_version, nvrtc_version, first_seen, "
         "last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-        "?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?21) "
+        "?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22) "
         "ON CONFLICT (uuid) DO UPDATE SET name = excluded.name, arch = excluded.arch, "
         "ordinal = excluded.ordinal, cc_major = excluded.cc_major, "
         "cc_minor = excluded.cc_minor, sm_count = excluded.sm_count, "
@@ -49,35 +42,44 @@ at_status db_put_device(db *d, const at_device_info *info, const char *nvrtc_ver
         "max_threads_per_sm = excluded.max_threads_per_sm, "
         "clock_khz = excluded.clock_khz, mem_clock_khz = excluded.mem_clock_khz, "
         "mem_bus_bits = excluded.mem_bus_bits, driver_version = excluded.driver_version, "
-        "nvrtc_version = excluded.nvrtc_version, last_seen = excluded.last_seen");
+        "nvrtc_version = excluded.nvrtc_version, last_seen = excluded.last_seen "
+        "WHERE ?23 = 0 OR excluded.last_seen > device.last_seen");
     if (s != AT_OK)
         return s;
     db_bind_text(st, 1, info->uuid);
     db_bind_text(st, 2, info->name);
     db_bind_text(st, 3, arch);
-    sqlite3_bind_int(st, 4, info->ordinal);
-    sqlite3_bind_int(st, 5, info->cc_major);
-    sqlite3_bind_int(st, 6, info->cc_minor);
-    sqlite3_bind_int(st, 7, info->sm_count);
-    sqlite3_bind_int64(st, 8, info->memory_bytes);
-    sqlite3_bind_int(st, 9, info->l2_bytes);
-    sqlite3_bind_int(st, 10, info->smem_per_block_optin);
-    sqlite3_bind_int(st, 11, info->smem_per_sm);
-    sqlite3_bind_int(st, 12, info->regs_per_block);
-    sqlite3_bind_int(st, 13, info->regs_per_sm);
-    sqlite3_bind_int(st, 14, info->max_threads_per_block);
-    sqlite3_bind_int(st, 15, info->max_threads_per_sm);
-    sqlite3_bind_int(st, 16, info->clock_khz);
-    sqlite3_bind_int(st, 17, info->mem_clock_khz);
-    sqlite3_bind_int(st, 18, info->mem_bus_bits);
-    sqlite3_bind_int(st, 19, info->driver_version);
+    const long long v[] = {
+        info->ordinal, info->cc_major, info->cc_minor, info->sm_count, info->memory_bytes,
+        info->l2_bytes, info->smem_per_block_optin, info->smem_per_sm, info->regs_per_block,
+        info->regs_per_sm, info->max_threads_per_block, info->max_threads_per_sm,
+        info->clock_khz, info->mem_clock_khz, info->mem_bus_bits, info->driver_version,
+    };
+    for (int k = 0; k < (int)(sizeof v / sizeof v[0]); k++)
+        sqlite3_bind_int64(st, 4 + k, v[k]);
     db_bind_text(st, 20, nvrtc_version ? nvrtc_version : "");
-    db_bind_text(st, 21, now);
+    db_bind_text(st, 21, first_seen);
+    db_bind_text(st, 22, last_seen);
+    sqlite3_bind_int(st, 23, only_if_newer);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
         return db_sqlfail(d, rc, "recording a device");
     return AT_OK;
+}
+
+at_status db_put_device(db *d, const at_device_info *info, const char *nvrtc_version)
+{
+    if (!d || !info || !info->uuid[0])
+        return d ? db_fail(d, AT_ERR_INVALID_ARG, "db_put_device: no device or UUID")
+                 : AT_ERR_INVALID_ARG;
+    at_status s = db_check_writable(d, "recording a device");
+    if (s != AT_OK)
+        return s;
+    char arch[16], now[32];
+    tpl_arch_name(info->cc_major, info->cc_minor, arch, sizeof arch);
+    db_now(now, sizeof now);
+    return db_write_device(d, info, arch, nvrtc_version, now, now, 0);
 }
 
 #define DEVICE_COLS \

@@ -54,54 +54,17 @@ at_status db_upsert_device(db *d, const db_device *dev, const char *first_seen,
         db_copy(arch, sizeof arch, i->arch);
     else
         tpl_arch_name(i->cc_major, i->cc_minor, arch, sizeof arch);
-    sqlite3_stmt *st;
     /* the facts of the later sighting win; first_seen is the earliest */
-    at_status s = db_prepare(d, &st,
-        "INSERT INTO device (uuid, name, arch, ordinal, cc_major, cc_minor, sm_count, "
-        "memory_bytes, l2_bytes, smem_per_block_optin, smem_per_sm, regs_per_block, "
-        "regs_per_sm, max_threads_per_block, max_threads_per_sm, clock_khz, "
-        "mem_clock_khz, mem_bus_bits, driver_version, nvrtc_version, first_seen, "
-        "last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-        "?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22) "
-        "ON CONFLICT (uuid) DO UPDATE SET name = excluded.name, arch = excluded.arch, "
-        "ordinal = excluded.ordinal, cc_major = excluded.cc_major, "
-        "cc_minor = excluded.cc_minor, sm_count = excluded.sm_count, "
-        "memory_bytes = excluded.memory_bytes, l2_bytes = excluded.l2_bytes, "
-        "smem_per_block_optin = excluded.smem_per_block_optin, "
-        "smem_per_sm = excluded.smem_per_sm, regs_per_block = excluded.regs_per_block, "
-        "regs_per_sm = excluded.regs_per_sm, "
-        "max_threads_per_block = excluded.max_threads_per_block, "
-        "max_threads_per_sm = excluded.max_threads_per_sm, "
-        "clock_khz = excluded.clock_khz, mem_clock_khz = excluded.mem_clock_khz, "
-        "mem_bus_bits = excluded.mem_bus_bits, driver_version = excluded.driver_version, "
-        "nvrtc_version = excluded.nvrtc_version, last_seen = excluded.last_seen "
-        "WHERE excluded.last_seen > device.last_seen");
+    at_status s = db_write_device(d, i, arch, dev->nvrtc_version, first_seen, last_seen, 1);
     if (s != AT_OK)
         return s;
-    db_bind_text(st, 1, i->uuid);
-    db_bind_text(st, 2, i->name);
-    db_bind_text(st, 3, arch);
-    const long long v[] = {
-        i->ordinal, i->cc_major, i->cc_minor, i->sm_count, i->memory_bytes, i->l2_bytes,
-        i->smem_per_block_optin, i->smem_per_sm, i->regs_per_block, i->regs_per_sm,
-        i->max_threads_per_block, i->max_threads_per_sm, i->clock_khz, i->mem_clock_khz,
-        i->mem_bus_bits, i->driver_version,
-    };
-    for (int k = 0; k < (int)(sizeof v / sizeof v[0]); k++)
-        sqlite3_bind_int64(st, 4 + k, v[k]);
-    db_bind_text(st, 20, dev->nvrtc_version);
-    db_bind_text(st, 21, first_seen);
-    db_bind_text(st, 22, last_seen);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        return db_sqlfail(d, rc, "recording a device");
+    sqlite3_stmt *st;
     s = db_prepare(d, &st, "UPDATE device SET first_seen = min(first_seen, ?2) WHERE uuid = ?1");
     if (s != AT_OK)
         return s;
     db_bind_text(st, 1, i->uuid);
     db_bind_text(st, 2, first_seen);
-    rc = sqlite3_step(st);
+    int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
         return db_sqlfail(d, rc, "recording a device");
