@@ -65,6 +65,16 @@ static int pick_nearest(const at_device_info *dev, const tpl_family *fam, const 
     return found;
 }
 
+/* The LK_PER_PROBLEM fastest results of every tuned problem of p's kind:
+ * level 0 on dev itself, level 1 on any device of dev's architecture. */
+static at_status level_candidates(db *d, const at_device_info *dev, const tpl_family *fam,
+                                  const char *hash, const tpl_problem *p, int deterministic,
+                                  int level, db_result **cands, int *n)
+{
+    return db_candidates(d, level == 0 ? dev->uuid : NULL, level == 0 ? NULL : dev->arch,
+                         fam->name, hash, p, LK_PER_PROBLEM, deterministic, cands, n);
+}
+
 /* Adds cands[i] to out (count *n, room max) if usable, cubin stored and
  * not already there; keeps out sorted by distance. */
 static void nearby_add(db *d, const at_device_info *dev, const tpl_family *fam,
@@ -106,11 +116,8 @@ int lk_nearby(db *d, const at_device_info *dev, const tpl_family *fam, const tpl
     for (int level = 0; level < 2 && n < max; level++) {
         db_result *cands = NULL;
         int count = 0;
-        at_status s = level == 0
-            ? db_candidates(d, dev->uuid, NULL, fam->name, hash, p, LK_PER_PROBLEM,
-                            deterministic, &cands, &count)
-            : db_candidates(d, NULL, dev->arch, fam->name, hash, p, LK_PER_PROBLEM,
-                            deterministic, &cands, &count);
+        at_status s = level_candidates(d, dev, fam, hash, p, deterministic, level, &cands,
+                                       &count);
         if (s != AT_OK)
             continue;
         /* this device's winners fill the list first; the architecture's
@@ -183,11 +190,8 @@ at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fa
             db_result *cands = NULL;
             int n = 0;
             /* only problems of p's kind: another kind never serves it */
-            at_status s = level == 0
-                ? db_candidates(d, dev->uuid, NULL, fam->name, hash, p, LK_PER_PROBLEM,
-                                deterministic, &cands, &n)
-                : db_candidates(d, NULL, dev->arch, fam->name, hash, p, LK_PER_PROBLEM,
-                                deterministic, &cands, &n);
+            at_status s = level_candidates(d, dev, fam, hash, p, deterministic, level,
+                                           &cands, &n);
             if (s != AT_OK)
                 continue;
             int ok = pick_nearest(dev, fam, p, deterministic, cands, n, cfg, config);
