@@ -221,19 +221,7 @@ static int store_compiled(db *d, const tpl_family *fam, const at_device_info *de
     at_status s = db_put_binary(d, key, fam->name, tpl_source_hash(fam), config, dev->arch,
                                 tpl_nvrtc_version(), options, cubin, size);
     free(cubin);
-    db_result r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.device_uuid, sizeof r.device_uuid, "%s", dev->uuid);
-    snprintf(r.kernel, sizeof r.kernel, "%s", fam->name);
-    snprintf(r.source_hash, sizeof r.source_hash, "%s", tpl_source_hash(fam));
-    r.problem = *p;
-    snprintf(r.config, sizeof r.config, "%s", config);
-    snprintf(r.status, sizeof r.status, "%s", DB_OK);
-    r.time_ms = r.time_min_ms = r.time_max_ms = ms;
-    r.runs = 5;
-    r.rel_error = 0;
-    r.deterministic = 1;
-    return s == AT_OK && db_store_result(d, &r) == AT_OK;
+    return s == AT_OK && put_winner(d, fam, dev->uuid, p, config, ms, 0, 0) == AT_OK;
 }
 
 /* The stored winners of 1024^3 claim the naive seed is fastest (so the
