@@ -782,7 +782,6 @@ at_status at_gemm_strided_batched(at_handle *h, at_order order, at_op op_a, at_o
                            sizeof h->errmsg);
     if (s != AT_OK || empty)
         return s;
-    bt_row_major(order, &c);
     tpl_args args;
     memset(&args, 0, sizeof args);
     args.problem.n_dims = 3;
@@ -790,6 +789,7 @@ at_status at_gemm_strided_batched(at_handle *h, at_order order, at_op op_a, at_o
     args.problem.dims[1] = c.n;
     args.problem.dims[2] = c.k;
     args.problem.dtype = type;
+    args.problem.order = order;
     args.problem.op_a = c.op_a;
     args.problem.op_b = c.op_b;
     args.problem.batch = batch_count;
@@ -798,6 +798,7 @@ at_status at_gemm_strided_batched(at_handle *h, at_order order, at_op op_a, at_o
     args.operand[TPL_GEMM_C] = (tpl_operand){(CUdeviceptr)c.C, c.ldc, c.sc};
     args.scalar[TPL_GEMM_ALPHA] = alpha;
     args.scalar[TPL_GEMM_BETA] = beta;
+    tpl_gemm_canonical(&args);      /* the row-major form every family computes (tpl.h) */
     /* the choice is a database query: made once per problem and remembered */
     const tpl_family *fam = NULL;
     int slots = h->n_batched < 8 ? h->n_batched : 8;

@@ -5,27 +5,6 @@
 #include <stdio.h>
 #include "batched.h"
 
-void bt_row_major(at_order order, bt_call *c)
-{
-    if (order != AT_COL_MAJOR)
-        return;
-    int t = c->m;
-    c->m = c->n;
-    c->n = t;
-    at_op op = c->op_a;
-    c->op_a = c->op_b;
-    c->op_b = op;
-    const void *p = c->A;
-    c->A = c->B;
-    c->B = p;
-    t = c->lda;
-    c->lda = c->ldb;
-    c->ldb = t;
-    long long s = c->sa;
-    c->sa = c->sb;
-    c->sb = s;
-}
-
 /* 1 if ld is enough for a stored rows x cols matrix in this order (at least 1). */
 static int bt_ld_ok(at_order order, int ld, int rows, int cols)
 {

@@ -1,5 +1,5 @@
-/* batched.h: the strided batched GEMM call's argument checks and its row-major canonical
- * form (the order/op mapping), apart from the handle so the CPU tests check them. */
+/* batched.h: the strided batched GEMM call's argument checks, apart from the handle so the
+ * CPU tests check them (the order/op mapping is tpl_gemm_canonical's, as at_gemm's). */
 #ifndef BATCHED_H
 #define BATCHED_H
 
@@ -24,11 +24,5 @@ typedef struct bt_call {
  * k > 0). AT_OK, or AT_ERR_INVALID_ARG / AT_ERR_UNSUPPORTED with the reason in msg. */
 at_status bt_check(at_order order, const bt_call *c, at_dtype type, int batch, double alpha,
                    double beta, int *empty, char *msg, size_t len);
-
-/* The row-major canonical form the families compute (tpl_problem): a column-major
- * C = op(A) op(B) is the row-major C' = op(B)' op(A)' of the same memory (X' = X's memory
- * read row-major), so A and B with their leading dimensions, strides and ops, and m and n,
- * trade places; each op stays with its operand. Row-major calls are kept as they are. */
-void bt_row_major(at_order order, bt_call *c);
 
 #endif

@@ -336,8 +336,37 @@ static void bt_host_row_major(const bt_call *c, const double *A, const double *B
         }
 }
 
-/* The mapping, against the column-major definition: for every op pair, a column-major product
- * computed by definition equals the row-major canonical call bt_row_major makes of it. */
+/* A strided batched call as at_gemm_strided_batched hands it to tpl_gemm_canonical. */
+static tpl_args bt_args_of(at_order order, const bt_call *c)
+{
+    tpl_args a;
+    memset(&a, 0, sizeof a);
+    a.problem = (tpl_problem)TPL_PROBLEM(3, {c->m, c->n, c->k});
+    a.problem.order = order;
+    a.problem.op_a = c->op_a;
+    a.problem.op_b = c->op_b;
+    a.operand[TPL_GEMM_A] = (tpl_operand){(CUdeviceptr)(uintptr_t)c->A, c->lda, c->sa};
+    a.operand[TPL_GEMM_B] = (tpl_operand){(CUdeviceptr)(uintptr_t)c->B, c->ldb, c->sb};
+    a.operand[TPL_GEMM_C] = (tpl_operand){(CUdeviceptr)(uintptr_t)c->C, c->ldc, c->sc};
+    return a;
+}
+
+/* The call a family receives, read back from its arguments. */
+static bt_call bt_call_of(const tpl_args *a)
+{
+    const tpl_operand *o = a->operand;
+    bt_call c = {(int)a->problem.dims[0], (int)a->problem.dims[1], (int)a->problem.dims[2],
+                 a->problem.op_a, a->problem.op_b, (const void *)(uintptr_t)o[TPL_GEMM_A].ptr,
+                 (const void *)(uintptr_t)o[TPL_GEMM_B].ptr, (void *)(uintptr_t)o[TPL_GEMM_C].ptr,
+                 (int)o[TPL_GEMM_A].ld, (int)o[TPL_GEMM_B].ld, (int)o[TPL_GEMM_C].ld,
+                 o[TPL_GEMM_A].batch_stride, o[TPL_GEMM_B].batch_stride,
+                 o[TPL_GEMM_C].batch_stride};
+    return c;
+}
+
+/* The mapping, against the column-major definition: for every op pair, a column-major
+ * strided batched product computed by definition equals the row-major canonical call
+ * tpl_gemm_canonical makes of it (strides travel with their operands). */
 TEST(batched_column_major_maps_to_row_major)
 {
     int m = 5, n = 3, k = 4;
@@ -361,17 +390,19 @@ TEST(batched_column_major_maps_to_row_major)
                          (ob ? B[j + (size_t)p * ldb] : B[p + (size_t)j * ldb]);
                 want[i + (size_t)j * ldc] = s;
             }
-        bt_call r = c;
-        bt_row_major(AT_COL_MAJOR, &r);
+        tpl_args col = bt_args_of(AT_COL_MAJOR, &c);
+        tpl_gemm_canonical(&col);
+        CHECK(col.problem.order == AT_ROW_MAJOR);
+        bt_call r = bt_call_of(&col);
         CHECK(r.m == n && r.n == m && r.k == k && r.A == (const void *)B && r.B == (const void *)A);
         CHECK(r.op_a == ob && r.op_b == oa && r.lda == ldb && r.ldb == lda && r.sa == 7 &&
               r.sb == 9 && r.sc == 99 && r.ldc == ldc);
         bt_host_row_major(&r, (const double *)r.A, (const double *)r.B, got);
         for (int i = 0; i < 64; i++)
             CHECK_MSG(got[i] == want[i], "ops %d element %d: %g != %g", ops, i, got[i], want[i]);
-        bt_call same = c;
-        bt_row_major(AT_ROW_MAJOR, &same);
-        CHECK(memcmp(&same, &c, sizeof c) == 0);
+        tpl_args row = bt_args_of(AT_ROW_MAJOR, &c), same = row;
+        tpl_gemm_canonical(&same);
+        CHECK(memcmp(&same, &row, sizeof row) == 0);
     }
 }
 
