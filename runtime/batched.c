@@ -4,13 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include "batched.h"
-
-/* 1 if ld is enough for a stored rows x cols matrix in this order (at least 1). */
-static int bt_ld_ok(at_order order, int ld, int rows, int cols)
-{
-    int need = order == AT_COL_MAJOR ? rows : cols;
-    return ld >= (need > 1 ? need : 1);
-}
+#include "tpl.h"
 
 /* Writes the reason into msg and returns s. */
 static at_status bt_fail(char *msg, size_t len, at_status s, const char *fmt, ...)
@@ -43,8 +37,9 @@ at_status bt_check(at_order order, const bt_call *c, at_dtype type, int batch, d
                        "batch_count=%d", fn, c->m, c->n, c->k, batch);
     int a_rows = c->op_a == AT_OP_N ? c->m : c->k, a_cols = c->op_a == AT_OP_N ? c->k : c->m;
     int b_rows = c->op_b == AT_OP_N ? c->k : c->n, b_cols = c->op_b == AT_OP_N ? c->n : c->k;
-    if (!bt_ld_ok(order, c->lda, a_rows, a_cols) ||
-        !bt_ld_ok(order, c->ldb, b_rows, b_cols) || !bt_ld_ok(order, c->ldc, c->m, c->n))
+    if (c->lda < tpl_gemm_min_ld(order, c->op_a, c->m, c->k) ||
+        c->ldb < tpl_gemm_min_ld(order, c->op_b, c->k, c->n) ||
+        c->ldc < tpl_gemm_min_ld(order, AT_OP_N, c->m, c->n))
         return bt_fail(msg, len, AT_ERR_INVALID_ARG, "%s: leading dimensions too small (%s: "
                        "each ld >= the stored matrix's %s): lda=%d for %dx%d, ldb=%d for %dx%d, "
                        "ldc=%d for %dx%d", fn, order == AT_COL_MAJOR ? "column-major" : "row-major",
