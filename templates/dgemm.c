@@ -415,14 +415,10 @@ static at_status dg_reference(at_exec *ref, const tpl_problem *p, double alpha, 
 static at_status dg_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
                             tpl_workset *ws)
 {
-    at_status s = tpl_check_problem(ref, &tpl_dgemm, p);
+    at_status s = tpl_check_gemm_prepare(ref, &tpl_dgemm, p);
     if (s != AT_OK)
         return s;
     long long batch = tpl_problem_batch(p);
-    if (p->dims[0] < 1 || p->dims[1] < 1 || p->dims[2] < 1 || p->dims[0] > 0x7fffffff ||
-        p->dims[1] > 0x7fffffff || p->dims[2] > 0x7fffffff || batch > 65535 ||
-        batch * p->dims[0] > 0x7fffffff)
-        return ex_fail(ref, AT_ERR_INVALID_ARG, "dgemm: bad problem for prepare");
     long long m = p->dims[0], n = p->dims[1], k = p->dims[2];
     size_t a_n = (size_t)(m * k), b_n = (size_t)(k * n), c_n = (size_t)(m * n);
     CUdeviceptr A, B, C, C0, R;

@@ -624,14 +624,10 @@ static void mm_work(const tpl_problem *p, double *flops, double *bytes)
 static at_status mm_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
                             tpl_workset *ws)
 {
-    at_status s = tpl_check_problem(ref, &tpl_matmul, p);
+    at_status s = tpl_check_gemm_prepare(ref, &tpl_matmul, p);
     if (s != AT_OK)
         return s;
     long long batch = tpl_problem_batch(p);
-    if (p->dims[0] < 1 || p->dims[1] < 1 || p->dims[2] < 1 || p->dims[0] > 0x7fffffff ||
-        p->dims[1] > 0x7fffffff || p->dims[2] > 0x7fffffff || batch > 65535 ||
-        batch * p->dims[0] > 0x7fffffff)
-        return ex_fail(ref, AT_ERR_INVALID_ARG, "matmul: bad problem for prepare");
     int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
     size_t a_n = (size_t)m * k, b_n = (size_t)k * n, c_n = (size_t)m * n, nb = (size_t)batch;
     CUdeviceptr A, B, C0, C, R;

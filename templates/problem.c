@@ -82,8 +82,20 @@ at_status tpl_check_problem(at_exec *ex, const tpl_family *fam, const tpl_proble
     if (p)
         tpl_problem_format(p, text, sizeof text);
     return ex_fail(ex, AT_ERR_UNSUPPORTED, "%s does not compute the problem %s (%d sizes; "
-                   "this release: FP32, exact math, row-major, NN, one product)",
-                   fam ? fam->name : "?", text, p ? p->n_dims : 0);
+                   "its kinds: autotune list)", fam ? fam->name : "?", text, p ? p->n_dims : 0);
+}
+
+at_status tpl_check_gemm_prepare(at_exec *ex, const tpl_family *fam, const tpl_problem *p)
+{
+    at_status s = tpl_check_problem(ex, fam, p);
+    if (s != AT_OK)
+        return s;
+    long long batch = tpl_problem_batch(p);
+    if (p->dims[0] < 1 || p->dims[1] < 1 || p->dims[2] < 1 || p->dims[0] > 0x7fffffff ||
+        p->dims[1] > 0x7fffffff || p->dims[2] > 0x7fffffff || batch > 65535 ||
+        batch * p->dims[0] > 0x7fffffff)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "%s: bad problem for prepare", fam->name);
+    return AT_OK;
 }
 
 /* ---- text form ---- */

@@ -252,6 +252,10 @@ int tpl_family_accepts(const tpl_family *fam, const tpl_problem *p);
 /* The same for run() and prepare(): AT_OK, or AT_ERR_UNSUPPORTED with the
  * problem's text form in ex's message. */
 at_status tpl_check_problem(at_exec *ex, const tpl_family *fam, const tpl_problem *p);
+/* tpl_check_problem for a GEMM family's prepare(), and sizes it can prepare: m, n, k
+ * in 1..2^31-1, at most 65535 products, batch x m below 2^31; AT_ERR_INVALID_ARG
+ * otherwise. */
+at_status tpl_check_gemm_prepare(at_exec *ex, const tpl_family *fam, const tpl_problem *p);
 
 /* ---- registry (templates/registry.c) ---- */
 int tpl_family_count(void);                     /* includes hidden ones */
