@@ -205,16 +205,8 @@ static void spec_harvest(tn_ctx *c)
     tn_prefetch_harvest(c);
     for (int k = 0; k < TN_SPEC_MAX; k++) {
         tn_spec *sp = &c->spec[k];
-        if (!sp->active || sp->attached || !tn_pool_poll(c->pool, &sp->job))
-            continue;
-        if (sp->job.status == AT_OK)
-            tn_store_binary(c, sp->job.fam, sp->job.cfg, sp->key, sp->config, sp->job.cubin,
-                         sp->job.cubin_size);
-        free(sp->job.cubin);
-        free(sp->job.log);
-        sp->job.cubin = NULL;
-        sp->job.log = NULL;
-        sp->active = 0;
+        if (sp->active && !sp->attached && tn_pool_poll(c->pool, &sp->job))
+            tn_spec_store(c, sp);
     }
 }
 

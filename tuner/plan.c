@@ -30,6 +30,19 @@ long long tn_valid_space(const tpl_family *fam, const at_device_info *dev,
     return kept;
 }
 
+long long tn_serving_configs(const tpl_family *fam, const long long *valid, long long n_valid,
+                             const tpl_problem *p, long long cap, int (*out)[TPL_MAX_PARAMS])
+{
+    long long m = 0;
+    for (long long v = 0; v < n_valid && m <= cap; v++) {
+        int cfg[TPL_MAX_PARAMS];
+        int *c = out ? out[m] : cfg;
+        tpl_config_from_index(fam, valid[v], c);
+        m += !fam->applicable || fam->applicable(c, p);
+    }
+    return m;
+}
+
 /* Share of the default run time a family's problem gets: its number of
  * parameters that take more than one value (an omit_first one, a kind such
  * as sum's TYPE, of which one value serves each problem, not counted). */

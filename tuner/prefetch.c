@@ -58,11 +58,9 @@ void tn_prefetch_start(tn_ctx *c, tn_prefetch *pf)
         long long n_valid = n > 0 ? tn_valid_space(fam, &c->dev, NULL, &valid) : -1;
         int (*cfg)[TPL_MAX_PARAMS] = n_valid > 0 ? malloc((size_t)n_valid * sizeof *cfg) : NULL;
         for (int k = 0; cfg && k < n; k++, n_problems++) {
-            long long m = 0;                 /* the problem's space, as plan.c makes it */
-            for (long long v = 0; v < n_valid && m <= TN_EXHAUSTIVE_MAX; v++) {
-                tpl_config_from_index(fam, valid[v], cfg[m]);
-                m += !fam->applicable || fam->applicable(cfg[m], &list[k]);
-            }
+            /* the problem's space, as plan.c makes it */
+            long long m = tn_serving_configs(fam, valid, n_valid, &list[k], TN_EXHAUSTIVE_MAX,
+                                             cfg);
             for (long long v = 0; m <= TN_EXHAUSTIVE_MAX && v < m; v++)
                 if (prefetch_add(c, pf, fam, cfg[v], n_problems > 0) != 0)
                     break;
@@ -75,8 +73,7 @@ void tn_prefetch_start(tn_ctx *c, tn_prefetch *pf)
             tn_pool_submit_idle(c->pool, &pf->item[i].job);
 }
 
-/* Stores (when it compiled) and frees a finished prefetch. */
-static void prefetch_store(tn_ctx *c, tn_spec *sp)
+void tn_spec_store(tn_ctx *c, tn_spec *sp)
 {
     if (sp->job.status == AT_OK)
         tn_store_binary(c, sp->job.fam, sp->job.cfg, sp->key, sp->config, sp->job.cubin,
@@ -93,7 +90,7 @@ void tn_prefetch_harvest(tn_ctx *c)
     tn_prefetch *pf = c->pre;
     for (int i = 0; pf && i < pf->n; i++)
         if (pf->item[i].active && tn_pool_poll(c->pool, &pf->item[i].job))
-            prefetch_store(c, &pf->item[i]);
+            tn_spec_store(c, &pf->item[i]);
 }
 
 void tn_prefetch_claim(tn_ctx *c, const char *key)
@@ -111,7 +108,7 @@ void tn_prefetch_claim(tn_ctx *c, const char *key)
         tn_pool_wait(c->pool, &sp->job);
         tn_relock(c);
         if (sp->active)
-            prefetch_store(c, sp);
+            tn_spec_store(c, sp);
         return;
     }
 }
@@ -127,7 +124,7 @@ void tn_prefetch_finish(tn_ctx *c, tn_prefetch *pf)
             continue;
         }
         tn_pool_wait(c->pool, &sp->job);
-        prefetch_store(c, sp);
+        tn_spec_store(c, sp);
     }
     free(pf->item);
     memset(pf, 0, sizeof *pf);

@@ -224,6 +224,11 @@ int tn_parse_devices(const char *text, tn_options *o, char *err, size_t errlen);
  * malloc'd sorted raw indices. -1 count if out of memory. */
 long long tn_valid_space(const tpl_family *fam, const at_device_info *dev,
                          const tpl_problem *p, long long **indices);
+/* How many of the configurations valid[0..n_valid) (raw indices) serve p, counting
+ * stopped once past cap; with out (room for min(n_valid, cap + 1) rows), their
+ * parameter values, in order. */
+long long tn_serving_configs(const tpl_family *fam, const long long *valid, long long n_valid,
+                             const tpl_problem *p, long long cap, int (*out)[TPL_MAX_PARAMS]);
 
 /* ---- database size and gc (tuner/gc.c) ---- */
 /* Checkpoints the WAL, then prints one line: the database's size (file +

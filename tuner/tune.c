@@ -118,12 +118,8 @@ int tn_announce_problems(const tn_options *o, double *weights)
         long long *valid = NULL;
         long long n_valid = tpl_valid_configs(fam, NULL, &valid);
         for (int k = 0; k < n; k++) {
-            long long serving = 0;
-            for (long long v = 0; v < n_valid && serving <= TN_EXHAUSTIVE_MAX; v++) {
-                int cfg[TPL_MAX_PARAMS];
-                tpl_config_from_index(fam, valid[v], cfg);
-                serving += !fam->applicable || fam->applicable(cfg, &list[k]);
-            }
+            long long serving = tn_serving_configs(fam, valid, n_valid, &list[k],
+                                                   TN_EXHAUSTIVE_MAX, NULL);
             if (o->strategy || n_valid < 0 || serving > TN_EXHAUSTIVE_MAX)
                 *weights += tn_family_weight(fam);
         }

@@ -244,6 +244,9 @@ void tn_spec_finish(tn_ctx *c);
 void tn_prefetch_start(tn_ctx *c, tn_prefetch *pf);
 /* Stores the cubins of finished prefetches (c->pre). */
 void tn_prefetch_harvest(tn_ctx *c);
+/* Stores the cubin of a finished speculative compile or prefetch (when it
+ * compiled) and frees the job; the slot is free again. */
+void tn_spec_store(tn_ctx *c, tn_spec *sp);
 /* Before an item compiles key itself: a queued prefetch of it is dropped
  * (the item compiles it now), a running one is waited for and stored. */
 void tn_prefetch_claim(tn_ctx *c, const char *key);
