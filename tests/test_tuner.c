@@ -757,6 +757,83 @@ TEST(tuner_warm_start_from_nearest_size)
     CHECK(!find_config_at(dbpath, 3000, win1000));
 }
 
+/* The fastest ok configuration of rows (by the fake worker's formula, which
+ * does not depend on the size); NULL if none. */
+static const db_result *fastest_row(const db_result *rows, int n)
+{
+    const db_result *best = NULL;
+    for (int i = 0; i < n; i++)
+        if (strcmp(rows[i].status, DB_OK) == 0 &&
+            (!best || fake_time(rows[i].config) < fake_time(best->config)))
+            best = &rows[i];
+    return best;
+}
+
+/* The second look. 1000003 is searched alone (5 evaluations); then a
+ * faster result of 250007 appears (stored by hand: the fake formula's
+ * optimum, which that search missed); the run of both default sizes finds
+ * 1000003's evaluation budget spent, searches 250007, and the second look
+ * then measures 250007's winner on 1000003 too (its cubin is stored: no
+ * compile), which becomes 1000003's best. A rerun measures nothing more. */
+TEST(tuner_second_look_measures_later_winners)
+{
+    char dbpath[4300], cmd[16384], *out = NULL;
+    snprintf(dbpath, sizeof dbpath, "%s/second_look.db", th_tmpdir());
+    const char *fmt = "AUTOTUNE_WORKER='%s/autotune-test __fake_worker' %s/autotune-test "
+                      "--device 0 --kernel test_wide --db %s --strategy random --budget 5e "
+                      "--seed 7%s";
+    snprintf(cmd, sizeof cmd, fmt, th_build_dir(), th_build_dir(), dbpath, " --size 1000003");
+    int rc = th_run(cmd, &out);
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
+    free(out);
+    /* the formula's optimum over the 96 configurations */
+    char opt[TPL_CONFIG_LEN] = "", text[TPL_CONFIG_LEN];
+    const int blocks[] = {64, 128, 256, 512}, items[] = {1, 2, 4};
+    for (int b = 0; b < 4; b++)
+        for (int i = 0; i < 3; i++)
+            for (int r = 1; r <= 8; r++) {
+                snprintf(text, sizeof text, "BLOCK=%d,ITEMS=%d,REPEAT=%d", blocks[b], items[i],
+                         r);
+                if (!opt[0] || fake_time(text) < fake_time(opt))
+                    snprintf(opt, sizeof opt, "%s", text);
+            }
+    db_result *first = NULL;
+    int n1 = oob_rows_wide(dbpath, 1000003, &first);
+    CHECK(n1 == 5);
+    CHECK(n1 > 0 && !find_config(first, n1, opt));      /* the search missed it */
+    db *d = NULL;
+    char err[256];
+    CHECK_OK(db_open(&d, dbpath, 1, err, sizeof err));
+    db_result later = first[0];
+    free(first);
+    later.id = 0;
+    later.problem.dims[0] = 250007;
+    snprintf(later.config, sizeof later.config, "%s", opt);
+    snprintf(later.status, sizeof later.status, "%s", DB_OK);
+    later.time_ms = later.time_min_ms = later.time_max_ms = fake_time(opt);
+    CHECK_OK(db_store_result(d, &later));
+    db_close(d);
+
+    snprintf(cmd, sizeof cmd, fmt, th_build_dir(), th_build_dir(), dbpath, "");
+    rc = th_run(cmd, &out);
+    CHECK_MSG(rc == 0 && out && strstr(out, "test_wide 1000003: second look, 1 winners of "
+                                       "other sizes measured") && strstr(out, opt),
+              "exit %d: %s", rc, out ? out : "");
+    free(out);
+    n1 = oob_rows_wide(dbpath, 1000003, &first);
+    CHECK_MSG(n1 == 6 && find_config(first, n1, opt), "1000003: %d results", n1);
+    const db_result *best = fastest_row(first, n1);
+    CHECK(best && strcmp(best->config, opt) == 0);
+    free(first);
+    /* a rerun (resume) finds everything measured: no second look line */
+    rc = th_run(cmd, &out);
+    CHECK_MSG(rc == 0 && out && !strstr(out, "second look"), "exit %d: %s", rc,
+              out ? out : "");
+    free(out);
+    CHECK(oob_rows_wide(dbpath, 1000003, &first) == 6);
+    free(first);
+}
+
 TEST(tuner_fake_worker_anneal_no_duplicates)
 {
     char cfgs[16][64];

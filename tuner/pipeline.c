@@ -585,7 +585,7 @@ static int pipeline_loop(tn_ctx *c, tn_prob *pr, tn_window *w)
     for (;;) {
         int full = window_fill(c, pr, w);
         spec_harvest(c);
-        if (!w->exhausted)
+        if (!w->exhausted && !pr->second_look)
             spec_fill(c, pr->strat, pr->st, &pr->space, &w->hinted);
         if (w->q_len == 0) {
             /* other GPUs hold every slot, or hold the last ones (one that

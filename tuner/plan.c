@@ -14,6 +14,9 @@
 #define TN_GUIDED_EVALS 120
 #define TN_GUIDED_MIN_S 1.5
 #define TN_GUIDED_MAX_S 20.0
+/* A second look's time budget: over before the first proposal, so only
+ * the extras (never cut by time) are measured. */
+#define TN_SECOND_LOOK_S 1e-9
 
 long long tn_valid_space(const tpl_family *fam, const at_device_info *dev,
                          const tpl_problem *p, long long **indices)
@@ -164,6 +167,13 @@ static int choose_strategy(tn_ctx *c, tn_prob *pr)
             pr->budget_s /= pr->n_peers;
         pr->budget_evals = TN_GUIDED_EVALS;
     }
+    if (c->second_look) {
+        /* the extras only: the time budget is over at once, and an extra
+         * is proposed whatever the time (pipeline.c) */
+        pr->second_look = 1;
+        pr->budget_s = TN_SECOND_LOOK_S;
+        pr->budget_evals = 0;
+    }
     pr->strat = strat;
     pr->st = strat->create(&pr->space, c->seed);
     return pr->st ? 0 : -1;
@@ -229,6 +239,13 @@ static int plan_extras(tn_ctx *c, tn_prob *pr)
 static void plan_announce(tn_ctx *c, tn_prob *pr)
 {
     const tn_stats *s = &pr->stats;
+    pr->best_before_ms = pr->best.have ? pr->best.median : 0;
+    if (pr->second_look) {           /* silent: the summary says what it did */
+        tn_progress_begin(&pr->pg, pr->fam, pr->p, pr->n_extra);
+        pr->pg.done = pr->pg.base = s->previously;
+        pr->pg.tty = 0;
+        return;
+    }
     printf("%s%s %s: %lld valid configurations, strategy %s", pr->tag, pr->fam->name,
            pr->size, s->valid, pr->strat->name);
     if (pr->budget_evals > 0)

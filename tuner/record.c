@@ -123,6 +123,26 @@ void tn_record(tn_ctx *c, tn_prob *pr, const tn_item *it, db_result *r)
     tn_progress_update(&pr->pg, 0);
 }
 
+/* A second look's line, only when it measured something: how many
+ * winners of other sizes, and the best before and after. */
+static void second_look_summary(const tn_prob *pr)
+{
+    const tn_stats *s = &pr->stats;
+    const tn_best *best = &pr->best;
+    if (s->evaluated == 0)
+        return;
+    printf("%s%s %s: second look, %lld winners of other sizes measured in %.1f s (%lld "
+           "failed)", pr->tag, pr->fam->name, pr->size, s->evaluated, s->seconds, s->failures);
+    if (best->have && pr->best_before_ms > 0 && best->median < pr->best_before_ms)
+        printf(": best %.4f ms, was %.4f ms (%.2fx faster) %s\n", best->median,
+               pr->best_before_ms, pr->best_before_ms / best->median, best->config);
+    else if (best->have)
+        printf(": best kept (%.4f ms)\n", best->median);
+    else
+        printf(": none passed\n");
+    fflush(stdout);
+}
+
 /* Prints the problem's summary: counts, time, best. */
 void tn_problem_summary(const tn_prob *pr)
 {
@@ -130,6 +150,10 @@ void tn_problem_summary(const tn_prob *pr)
     const tn_stats *s = &pr->stats;
     const tn_best *best = &pr->best;
     const char *unit = fam->metric_is_flops ? "GFLOP/s" : "GB/s";
+    if (pr->second_look) {
+        second_look_summary(pr);
+        return;
+    }
     printf("%s%s %s: %lld evaluated", pr->tag, fam->name, pr->size, s->evaluated);
     if (s->previously)
         printf(" (+%lld stored before)", s->previously);

@@ -42,7 +42,7 @@ int tn_tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
     if (rc == 0) {
         rc = tn_pipeline_run(c, &pr);
         tn_progress_end(&pr.pg);
-        if (rc == 0)
+        if (rc == 0 && !pr.second_look)
             tn_measure_vendor(c, &pr);
         pr.stats.seconds = tn_now() - pr.t_start;
         tn_problem_summary(&pr);
@@ -88,6 +88,11 @@ int tn_problems_of(const tn_options *o, const tpl_family *fam, const tpl_problem
         fam->n_default_tuning_problems < fam->n_tuning_problems)
         return fam->n_default_tuning_problems;
     return fam->n_tuning_problems;
+}
+
+int tn_second_looks(const tn_options *o, int n)
+{
+    return o->have_size || n < 2 ? 0 : n - 1;
 }
 
 /* Prints what will be tuned; returns the number of problems and the summed
@@ -288,9 +293,16 @@ int tn_tune(const tn_options *o)
         if (!tn_family_selected(o, fam))
             continue;
         int n = tn_problems_of(o, fam, &list);
+        unsigned char *failed = calloc((size_t)n + 1, 1);
         for (int k = 0; k < n && !tn_interrupts && !c.fatal; k++)
             if (tn_tune_problem(&c, fam, &list[k]) != 0 && !c.fatal)
+                exit_code = failed[k] = 1;
+        c.second_look = 1;
+        for (int k = 0; failed && k < tn_second_looks(o, n) && !tn_interrupts && !c.fatal; k++)
+            if (!failed[k] && tn_tune_problem(&c, fam, &list[k]) != 0 && !c.fatal)
                 exit_code = 1;
+        c.second_look = 0;
+        free(failed);
     }
     tn_spec_finish(&c);
     tn_prefetch_finish(&c, &pf);

@@ -102,6 +102,8 @@ typedef struct tn_ctx {
     char fatal_msg[2048];
     int skip;                        /* the current problem cannot go on */
     char skip_msg[2048];
+    int second_look;                 /* problems planned now get a second
+                                        look (tn_second_looks) */
 } tn_ctx;
 
 /* ---- one problem ---- */
@@ -153,6 +155,9 @@ typedef struct tn_prob {
     tn_stats stats;
     tn_progress pg;
     long long evals_this_run;
+    int second_look;                 /* only the winners of other sizes not
+                                        measured here yet, no search */
+    double best_before_ms;           /* its best before (0: none) */
     /* several GPUs of one model split this search (tune_multi.c): the
      * peers and tag of the context that planned it */
     int n_peers;                     /* GPUs sharing it (0 or 1: alone) */
@@ -283,6 +288,13 @@ void tn_signals_restore(const tn_signals *s);
 /* 1 if the run tunes fam; the problems of fam it tunes in *list. */
 int tn_family_selected(const tn_options *o, const tpl_family *fam);
 int tn_problems_of(const tn_options *o, const tpl_family *fam, const tpl_problem **list);
+/* The second look: after the n problems of a family are searched, the
+ * first ones (the return value: n - 1, or 0 for a single problem) are
+ * planned again with c->second_look set, and measure only the winners of
+ * the other sizes they have not measured (their cubins are stored: no
+ * compile, no search). A problem searched first, while the compiles of the
+ * family were cold, so ends with the later problems' winners tried too. */
+int tn_second_looks(const tn_options *o, int n);
 /* Prints what will be tuned; the number of problems, the guided search's
  * summed weights in *weights. */
 int tn_announce_problems(const tn_options *o, double *weights);

@@ -154,9 +154,18 @@ static void *gpu_thread(void *arg)
         if (!tn_family_selected(c->opt, fam))
             continue;
         int n = tn_problems_of(c->opt, fam, &list);
+        /* every GPU of the group takes the same problems in the same order
+         * (the sequence numbers), second looks included: a problem skipped
+         * on one GPU is prepared there again for its second look (and
+         * skipped again there if that fails: the others go on) */
         for (int k = 0; k < n && !tn_interrupts && !c->fatal; k++)
             if (group_problem(c, g, ++seq, fam, &list[k]) != 0 && !c->fatal)
                 c->problems_failed++;
+        c->second_look = 1;
+        for (int k = 0; k < tn_second_looks(c->opt, n) && !tn_interrupts && !c->fatal; k++)
+            if (group_problem(c, g, ++seq, fam, &list[k]) != 0 && !c->fatal)
+                c->problems_failed++;
+        c->second_look = 0;
     }
     if (!c->left_group) {            /* done, interrupted, or fatal before */
         g->n_live--;
