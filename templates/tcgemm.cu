@@ -304,6 +304,13 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
                         // ptxas serializes its wgmmas, warning C7513); bench/notes_tcgemm.md section 9
 #endif
 #define T9_NB (T9_TFK + 1)              // T9_TFK: fragment buffers
+#ifndef T9_PERM
+#define T9_PERM 0       // TF32 register path (experiment): 1 = C columns of each 64-row wgmma block permuted (t9_prow)
+                        // so the fragment loads of a warp hit 32 distinct banks (the natural order: 2-way conflicts)
+#endif
+#if T9_PERM && !(T9_RF && T9_TFK)
+#error "tcgemm PATH 90: T9_PERM is for the TF32 register-fragment path with T9_TFK"
+#endif
 #if TYPE == 2 && T9_TFK && (BK / 8) % T9_NB != 0
 #error "tcgemm PATH 90: T9_TFK + 1 must divide BK / 8"
 #endif
@@ -650,6 +657,61 @@ __device__ __forceinline__ void t9_st1(tc_elem *C, long long ldc, int m, int n, 
     }
 }
 
+#if TYPE == 2
+// The C column (within a warpgroup's 64-column wgmma block) held by accumulator row r (0..63). T9_PERM:
+// r = 16 w + 8 h + g (warp w, fragment half h, lane / 4 = g) goes to 32 (w / 2) + 16 (g / 4) +
+// 4 (2 (w % 2) + h) + g % 4, so for one fragment load (w, h fixed; k = k0 + lane % 4) the 128B-swizzled
+// chunk ((col % 32) / 4) ^ (k % 8) takes 8 distinct values over (g / 4, lane % 4) and the word col % 4 the
+// 4 of g % 4: 32 banks (the natural order has chunks g / 4 = 0, 1 and k % 4 collide: 2-way conflicts).
+// Either way lanes 4 apart (g % 4 = 0..3) hold 4 consecutive columns, which t9_st4t relies on.
+__device__ __forceinline__ int t9_prow(int r)
+{
+#if T9_PERM
+    int w = r >> 4, h = (r >> 3) & 1, g = r & 7;
+    return 32 * (w >> 1) + 16 * (g >> 2) + 4 * (2 * (w & 1) + h) + (g & 3);
+#else
+    return r;
+#endif
+}
+
+#if VEC == 4
+// TF32 epilogue with 16-byte stores: v[0..3] = this lane's values at (r0, cA), (r0 + 1, cA), (r0, cB),
+// (r0 + 1, cB). The 4 lanes b = (lane / 4) % 4 of a group (lanes 4 apart, same r0) hold columns cA - b + b'
+// and cB - b + b' (b' = 0..3): a 4 x 4 transpose by two xor-shuffle stages gives lane b row r0 + b % 2 and
+// the 4 columns from (b / 2 ? cB : cA) - b, stored with one st.global.v4 where v4_ok (C 16-byte aligned,
+// ldc % 4 == 0) and the 4 are inside the matrix, else one by one (guarded as t9_st1).
+__device__ __forceinline__ void t9_st4t(float *C, long long ldc, int m, int n, int r0, int cA, int cB,
+                                        const float *v, float alpha, float beta, int v4_ok, int lane)
+{
+    int b = (lane >> 2) & 3, b0 = b & 1, b1 = b >> 1;
+    float x0 = v[0], x1 = v[1], x2 = v[2], x3 = v[3];
+    float s0 = b0 ? x0 : x1, s1 = b0 ? x2 : x3;
+    float y0 = __shfl_xor_sync(0xffffffffu, s0, 4), y1 = __shfl_xor_sync(0xffffffffu, s1, 4);
+    if (b0) { x0 = y0; x2 = y1; } else { x1 = y0; x3 = y1; }
+    s0 = b1 ? x0 : x2; s1 = b1 ? x1 : x3;
+    y0 = __shfl_xor_sync(0xffffffffu, s0, 8); y1 = __shfl_xor_sync(0xffffffffu, s1, 8);
+    if (b1) { x0 = y0; x1 = y1; } else { x2 = y0; x3 = y1; }
+    int r = r0 + b0, c0 = (b1 ? cB : cA) - b;
+    if (r >= m)
+        return;
+    float *p = C + (long long)r * ldc + c0;
+    if (v4_ok && c0 + 3 < n) {
+        float4 o = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
+        if (beta != 0.0f) {
+            float4 old = *(const float4 *)p;
+            o.x += beta * old.x; o.y += beta * old.y; o.z += beta * old.z; o.w += beta * old.w;
+        }
+        *(float4 *)p = o;
+        return;
+    }
+    t9_st1(C, ldc, m, n, r, c0, x0, alpha, beta);
+    t9_st1(C, ldc, m, n, r, c0 + 1, x1, alpha, beta);
+    t9_st1(C, ldc, m, n, r, c0 + 2, x2, alpha, beta);
+    t9_st1(C, ldc, m, n, r, c0 + 3, x3, alpha, beta);
+}
+#endif
+#endif
+
 #if TYPE != 2
 __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, int r, int c,
                                        float v0, float v1, float alpha, float beta, int vec_ok)
@@ -798,6 +860,9 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
         asm volatile("setmaxnreg.inc.sync.aligned.u32 152;");
 #endif
         int c = wg - 1, warp = tid / 32, lane = tid % 32;
+#if TYPE == 2 && VEC == 4
+        int v4_ok = ((unsigned long long)C & 15) == 0 && ldc % 4 == 0;
+#endif
         float d[T9_MI][T9_ACC];
         unsigned fr0[T9_MI][BK / 8][4], fr1[T9_MI][BK / 8][4];   // TF32 A fragments, two K steps
 #pragma unroll
@@ -888,7 +953,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     for (int i = 0; i < T9_MI; i++)
 #pragma unroll
                         for (int q = 0; q < 4; q++) {
-                            int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
+                            int p = (PING ? 0 : c * T9_WP) + i * 64 + t9_prow(warp * 16 + lane / 4 + (q & 1) * 8);
                             int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
                             unsigned ad = sb + (p / 32) * (BK * 128) + kc * 128
                                         + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
@@ -1080,7 +1145,9 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #if TYPE != 2
                     int r0 = m0 + g, c0 = n0 + q;
 #else
-                    int r0 = m0 + q, c0 = n0 + g;   // D^T: rows of the fragment are C columns
+                    // D^T: rows of the fragment are C columns, cA (values 0, 1) and cB (values 2, 3)
+                    int r0 = m0 + q, cA = n0 + g - (warp * 16 + lane / 4) + t9_prow(warp * 16 + lane / 4);
+                    int cB = n0 + g - (warp * 16 + lane / 4) + t9_prow(warp * 16 + lane / 4 + 8);
 #endif
                     if (SPLITK > 1) {
                         float *w = ws + (long long)z * m * n;
@@ -1090,22 +1157,27 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         if (r0 + 8 < m && c0 < n) w[(long long)(r0 + 8) * n + c0] = d[i][4 * j + 2];
                         if (r0 + 8 < m && c0 + 1 < n) w[(long long)(r0 + 8) * n + c0 + 1] = d[i][4 * j + 3];
 #else
-                        if (r0 < m && c0 < n) w[(long long)r0 * n + c0] = d[i][4 * j];
-                        if (r0 + 1 < m && c0 < n) w[(long long)(r0 + 1) * n + c0] = d[i][4 * j + 1];
-                        if (r0 < m && c0 + 8 < n) w[(long long)r0 * n + c0 + 8] = d[i][4 * j + 2];
-                        if (r0 + 1 < m && c0 + 8 < n) w[(long long)(r0 + 1) * n + c0 + 8] = d[i][4 * j + 3];
+                        if (r0 < m && cA < n) w[(long long)r0 * n + cA] = d[i][4 * j];
+                        if (r0 + 1 < m && cA < n) w[(long long)(r0 + 1) * n + cA] = d[i][4 * j + 1];
+                        if (r0 < m && cB < n) w[(long long)r0 * n + cB] = d[i][4 * j + 2];
+                        if (r0 + 1 < m && cB < n) w[(long long)(r0 + 1) * n + cB] = d[i][4 * j + 3];
 #endif
                         continue;
                     }
 #if TYPE != 2
                     t9_st2(C, ldc, m, n, r0, c0, d[i][4 * j], d[i][4 * j + 1], alpha, beta, vec_ok & 1);
                     t9_st2(C, ldc, m, n, r0 + 8, c0, d[i][4 * j + 2], d[i][4 * j + 3], alpha, beta, vec_ok & 1);
+#elif VEC == 4
+                    // 4-lane transpose (lanes 4 apart: the same k rows, fragment rows g % 4 = 0..3, i.e. 4
+                    // consecutive C columns from cA - g % 4 and cB - g % 4): lane b then holds C row r0 + b % 2,
+                    // columns (b / 2 ? cB : cA) - b .. + 3, one 16-byte store where C allows
+                    t9_st4t(C, ldc, m, n, r0, cA, cB, &d[i][4 * j], alpha, beta, v4_ok, lane);
 #else
                     (void)vec_ok;
-                    t9_st1(C, ldc, m, n, r0, c0, d[i][4 * j], alpha, beta);
-                    t9_st1(C, ldc, m, n, r0 + 1, c0, d[i][4 * j + 1], alpha, beta);
-                    t9_st1(C, ldc, m, n, r0, c0 + 8, d[i][4 * j + 2], alpha, beta);
-                    t9_st1(C, ldc, m, n, r0 + 1, c0 + 8, d[i][4 * j + 3], alpha, beta);
+                    t9_st1(C, ldc, m, n, r0, cA, d[i][4 * j], alpha, beta);
+                    t9_st1(C, ldc, m, n, r0 + 1, cA, d[i][4 * j + 1], alpha, beta);
+                    t9_st1(C, ldc, m, n, r0, cB, d[i][4 * j + 2], alpha, beta);
+                    t9_st1(C, ldc, m, n, r0 + 1, cB, d[i][4 * j + 3], alpha, beta);
 #endif
                 }
             }

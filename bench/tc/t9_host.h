@@ -24,6 +24,7 @@ typedef struct {
     int type, bm, bn, bk, stages, wg, cm, cn, raster, group, splitk, vec, ping;
     int tb;     // TF32: 1 = compiled with -DT9_TB=1 (B transposed to K-major shared memory; more smem)
     int tfk;    // TF32: -1 = the kernel's default T9_TFK, else compiled with -DT9_TFK=tfk
+    int perm;   // TF32: -1 = the kernel's default T9_PERM, else compiled with -DT9_PERM=perm
 } t9_cfg;
 
 static inline int t9_es(const t9_cfg *c) { return c->type == 2 ? 4 : 2; }
