@@ -663,7 +663,7 @@ __device__ __forceinline__ void t9_st1(tc_elem *C, long long ldc, int m, int n, 
 // 4 (2 (w % 2) + h) + g % 4, so for one fragment load (w, h fixed; k = k0 + lane % 4) the 128B-swizzled
 // chunk ((col % 32) / 4) ^ (k % 8) takes 8 distinct values over (g / 4, lane % 4) and the word col % 4 the
 // 4 of g % 4: 32 banks (the natural order has chunks g / 4 = 0, 1 and k % 4 collide: 2-way conflicts).
-// Either way lanes 4 apart (g % 4 = 0..3) hold 4 consecutive columns, which t9_st4t relies on.
+// Either way lanes 4 apart (g % 4 = 0..3) hold 4 consecutive columns, which t9_xpose4 relies on.
 __device__ __forceinline__ int t9_prow(int r)
 {
 #if T9_PERM
@@ -675,28 +675,30 @@ __device__ __forceinline__ int t9_prow(int r)
 }
 
 #if VEC == 4
-// TF32 epilogue with 16-byte stores: v[0..3] = this lane's values at (r0, cA), (r0 + 1, cA), (r0, cB),
-// (r0 + 1, cB). The 4 lanes b = (lane / 4) % 4 of a group (lanes 4 apart, same r0) hold columns cA - b + b'
-// and cB - b + b' (b' = 0..3): a 4 x 4 transpose by two xor-shuffle stages gives lane b row r0 + b % 2 and
-// the 4 columns from (b / 2 ? cB : cA) - b, stored with one st.global.v4 where v4_ok (C 16-byte aligned,
-// ldc % 4 == 0) and the 4 are inside the matrix, else one by one (guarded as t9_st1).
-__device__ __forceinline__ void t9_st4t(float *C, long long ldc, int m, int n, int r0, int cA, int cB,
-                                        const float *v, float alpha, float beta, int v4_ok, int lane)
+// TF32 epilogue with 16-byte stores, step 1: v[0..3] = this lane's values at (r0, cA), (r0 + 1, cA),
+// (r0, cB), (r0 + 1, cB). The 4 lanes b = (lane / 4) % 4 of a group (lanes 4 apart, same r0) hold columns
+// cA - b + b' and cB - b + b' (b' = 0..3): a 4 x 4 transpose by two xor-shuffle stages (selects, no
+// branches) leaves lane b the values of row r0 + b % 2, columns (b / 2 ? cB : cA) - b .. + 3, in order.
+__device__ __forceinline__ void t9_xpose4(float *v, int b0, int b1)
 {
-    int b = (lane >> 2) & 3, b0 = b & 1, b1 = b >> 1;
-    float x0 = v[0], x1 = v[1], x2 = v[2], x3 = v[3];
-    float s0 = b0 ? x0 : x1, s1 = b0 ? x2 : x3;
-    float y0 = __shfl_xor_sync(0xffffffffu, s0, 4), y1 = __shfl_xor_sync(0xffffffffu, s1, 4);
-    if (b0) { x0 = y0; x2 = y1; } else { x1 = y0; x3 = y1; }
-    s0 = b1 ? x0 : x2; s1 = b1 ? x1 : x3;
-    y0 = __shfl_xor_sync(0xffffffffu, s0, 8); y1 = __shfl_xor_sync(0xffffffffu, s1, 8);
-    if (b1) { x0 = y0; x1 = y1; } else { x2 = y0; x3 = y1; }
-    int r = r0 + b0, c0 = (b1 ? cB : cA) - b;
+    float y0 = __shfl_xor_sync(0xffffffffu, b0 ? v[0] : v[1], 4);
+    float y1 = __shfl_xor_sync(0xffffffffu, b0 ? v[2] : v[3], 4);
+    v[0] = b0 ? y0 : v[0]; v[1] = b0 ? v[1] : y0; v[2] = b0 ? y1 : v[2]; v[3] = b0 ? v[3] : y1;
+    y0 = __shfl_xor_sync(0xffffffffu, b1 ? v[0] : v[2], 8);
+    y1 = __shfl_xor_sync(0xffffffffu, b1 ? v[1] : v[3], 8);
+    v[0] = b1 ? y0 : v[0]; v[1] = b1 ? y1 : v[1]; v[2] = b1 ? v[2] : y0; v[3] = b1 ? v[3] : y1;
+}
+
+// Step 2 at an edge tile or with beta != 0: row r, columns c0..c0 + 3 guarded, one 16-byte store where
+// v4_ok (C 16-byte aligned, ldc % 4 == 0) and all 4 are inside, else one by one (as t9_st1).
+__device__ __forceinline__ void t9_st4g(float *C, long long ldc, int m, int n, int r, int c0, const float *x,
+                                        float alpha, float beta, int v4_ok)
+{
     if (r >= m)
         return;
     float *p = C + (long long)r * ldc + c0;
     if (v4_ok && c0 + 3 < n) {
-        float4 o = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
+        float4 o = make_float4(alpha * x[0], alpha * x[1], alpha * x[2], alpha * x[3]);
         if (beta != 0.0f) {
             float4 old = *(const float4 *)p;
             o.x += beta * old.x; o.y += beta * old.y; o.z += beta * old.z; o.w += beta * old.w;
@@ -704,10 +706,9 @@ __device__ __forceinline__ void t9_st4t(float *C, long long ldc, int m, int n, i
         *(float4 *)p = o;
         return;
     }
-    t9_st1(C, ldc, m, n, r, c0, x0, alpha, beta);
-    t9_st1(C, ldc, m, n, r, c0 + 1, x1, alpha, beta);
-    t9_st1(C, ldc, m, n, r, c0 + 2, x2, alpha, beta);
-    t9_st1(C, ldc, m, n, r, c0 + 3, x3, alpha, beta);
+#pragma unroll
+    for (int e = 0; e < 4; e++)
+        t9_st1(C, ldc, m, n, r, c0 + e, x[e], alpha, beta);
 }
 #endif
 #endif
@@ -1135,6 +1136,42 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 continue;
             }
 #endif
+#if TYPE == 2 && VEC == 4 && SPLITK == 1
+            {
+                // 16-byte stores: each group transposed (t9_xpose4, branch-free), then lane b stores
+                // row m0 + 8 j + 2 (lane % 4) + b % 2, columns (b / 2 ? cB : cA) - b .. + 3; unguarded
+                // where the whole tile is inside C, v4_ok and beta == 0 (uniform), else t9_st4g
+                int b = (lane >> 2) & 3, b0 = b & 1, b1 = b >> 1;
+                int rb = m0 + 2 * (lane % 4) + b0;
+                if (v4_ok && beta == 0.0f && m0 + BM <= m && n0 + BN <= n) {
+#pragma unroll
+                    for (int i = 0; i < T9_MI; i++) {
+                        int cb = (PING ? 0 : c * T9_WP) + i * 64;
+                        float *p = C + (long long)rb * ldc + n0 + cb + t9_prow(warp * 16 + lane / 4 + 8 * b1) - b;
+#pragma unroll
+                        for (int j = 0; j < T9_ACC / 4; j++) {
+                            float x[4] = {d[i][4 * j], d[i][4 * j + 1], d[i][4 * j + 2], d[i][4 * j + 3]};
+                            t9_xpose4(x, b0, b1);
+                            *(float4 *)p = make_float4(alpha * x[0], alpha * x[1], alpha * x[2], alpha * x[3]);
+                            p += 8 * ldc;
+                        }
+                    }
+                } else {
+#pragma unroll
+                    for (int i = 0; i < T9_MI; i++) {
+                        int cb = (PING ? 0 : c * T9_WP) + i * 64;
+                        int col = n0 + cb + t9_prow(warp * 16 + lane / 4 + 8 * b1) - b;
+#pragma unroll
+                        for (int j = 0; j < T9_ACC / 4; j++) {
+                            float x[4] = {d[i][4 * j], d[i][4 * j + 1], d[i][4 * j + 2], d[i][4 * j + 3]};
+                            t9_xpose4(x, b0, b1);
+                            t9_st4g(C, ldc, m, n, rb + 8 * j, col, x, alpha, beta, v4_ok);
+                        }
+                    }
+                }
+                continue;
+            }
+#endif
             // ---- epilogue: fragment (warp, lane) holds rows g, g+8 and column pairs of each n8 ----
 #pragma unroll
             for (int i = 0; i < T9_MI; i++) {
@@ -1167,11 +1204,6 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #if TYPE != 2
                     t9_st2(C, ldc, m, n, r0, c0, d[i][4 * j], d[i][4 * j + 1], alpha, beta, vec_ok & 1);
                     t9_st2(C, ldc, m, n, r0 + 8, c0, d[i][4 * j + 2], d[i][4 * j + 3], alpha, beta, vec_ok & 1);
-#elif VEC == 4
-                    // 4-lane transpose (lanes 4 apart: the same k rows, fragment rows g % 4 = 0..3, i.e. 4
-                    // consecutive C columns from cA - g % 4 and cB - g % 4): lane b then holds C row r0 + b % 2,
-                    // columns (b / 2 ? cB : cA) - b .. + 3, one 16-byte store where C allows
-                    t9_st4t(C, ldc, m, n, r0, cA, cB, &d[i][4 * j], alpha, beta, v4_ok, lane);
 #else
                     (void)vec_ok;
                     t9_st1(C, ldc, m, n, r0, cA, d[i][4 * j], alpha, beta);
