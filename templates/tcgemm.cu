@@ -286,7 +286,8 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #define T9_B_BYTES (BK * BN * T9_ES)
 #ifndef T9_TB
 #define T9_TB 0         // TF32 (experiment): 1 = warps 1-3 of the producer warpgroup transpose each stage's B tile
-                        // into a K-major copy, so both wgmma operands come by descriptor (no register fragments)
+                        // into a K-major copy, so both wgmma operands come by descriptor (no register fragments);
+                        // measured 0.67-0.77x cuBLAS against 0.95-1.03x for the register path (notes section 11)
 #endif
 #if T9_TB && (TYPE != 2 || PING)
 #error "tcgemm PATH 90: T9_TB is for TF32 without PING"
@@ -304,12 +305,15 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
                         // ptxas serializes its wgmmas, warning C7513); bench/notes_tcgemm.md section 9
 #endif
 #define T9_NB (T9_TFK + 1)              // T9_TFK: fragment buffers
-#ifndef T9_PERM
-#define T9_PERM 0       // TF32 register path (experiment): 1 = C columns of each 64-row wgmma block permuted (t9_prow)
-                        // so the fragment loads of a warp hit 32 distinct banks (the natural order: 2-way conflicts)
+#ifndef T9_BSW
+#define T9_BSW 128      // TF32 register path (experiment): swizzle span in bytes of the B tile, the source of the register
+                        // fragments: 128 = boxes of 32 columns, 128B swizzle (the 8 lanes g of a fragment load then hit 2 chunks
+                        // that the XOR with k % 8 maps onto the same 4: 2-way bank conflicts); 32 = boxes of 8 columns, 32B
+                        // swizzle (the host's tensor map must match): k % 4 picks the 8-bank group, (col % 8) / 4 ^ (k / 4) % 2
+                        // the half, col % 4 the word: 32 banks, conflict-free, as CUTLASS lays out MN-major TF32 operands
 #endif
-#if T9_PERM && !(T9_RF && T9_TFK)
-#error "tcgemm PATH 90: T9_PERM is for the TF32 register-fragment path with T9_TFK"
+#if T9_BSW != 128 && (T9_BSW != 32 || !T9_RF)
+#error "tcgemm PATH 90: T9_BSW is 128, or 32 for the TF32 register-fragment path"
 #endif
 #if TYPE == 2 && T9_TFK && (BK / 8) % T9_NB != 0
 #error "tcgemm PATH 90: T9_TFK + 1 must divide BK / 8"
@@ -610,6 +614,17 @@ __device__ __forceinline__ unsigned long long t9_desc(unsigned addr, unsigned lb
          | ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
 }
 
+// TF32: shared address of element (k row kc, column p) of a stage's B tile (N-major), as the producer's
+// boxes lay it out (T9_BSW bytes per swizzled row: 8 or 32 columns per box).
+__device__ __forceinline__ unsigned t9_fa(unsigned sb, int p, int kc)
+{
+#if T9_BSW == 32
+    return sb + (p / 8) * (BK * 32) + kc * 32 + ((((p % 8) / 4) ^ ((kc / 4) % 2)) * 16) + (p % 4) * 4;
+#else
+    return sb + (p / 32) * (BK * 128) + kc * 128 + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
+#endif
+}
+
 __device__ __forceinline__ void t9_fence_acc(float *d)
 {
 #pragma unroll
@@ -656,62 +671,6 @@ __device__ __forceinline__ void t9_st1(tc_elem *C, long long ldc, int m, int n, 
         *p = tc_from_f32(o);
     }
 }
-
-#if TYPE == 2
-// The C column (within a warpgroup's 64-column wgmma block) held by accumulator row r (0..63). T9_PERM:
-// r = 16 w + 8 h + g (warp w, fragment half h, lane / 4 = g) goes to 32 (w / 2) + 16 (g / 4) +
-// 4 (2 (w % 2) + h) + g % 4, so for one fragment load (w, h fixed; k = k0 + lane % 4) the 128B-swizzled
-// chunk ((col % 32) / 4) ^ (k % 8) takes 8 distinct values over (g / 4, lane % 4) and the word col % 4 the
-// 4 of g % 4: 32 banks (the natural order has chunks g / 4 = 0, 1 and k % 4 collide: 2-way conflicts).
-// Either way lanes 4 apart (g % 4 = 0..3) hold 4 consecutive columns, which t9_xpose4 relies on.
-__device__ __forceinline__ int t9_prow(int r)
-{
-#if T9_PERM
-    int w = r >> 4, h = (r >> 3) & 1, g = r & 7;
-    return 32 * (w >> 1) + 16 * (g >> 2) + 4 * (2 * (w & 1) + h) + (g & 3);
-#else
-    return r;
-#endif
-}
-
-#if VEC == 4
-// TF32 epilogue with 16-byte stores, step 1: v[0..3] = this lane's values at (r0, cA), (r0 + 1, cA),
-// (r0, cB), (r0 + 1, cB). The 4 lanes b = (lane / 4) % 4 of a group (lanes 4 apart, same r0) hold columns
-// cA - b + b' and cB - b + b' (b' = 0..3): a 4 x 4 transpose by two xor-shuffle stages (selects, no
-// branches) leaves lane b the values of row r0 + b % 2, columns (b / 2 ? cB : cA) - b .. + 3, in order.
-__device__ __forceinline__ void t9_xpose4(float *v, int b0, int b1)
-{
-    float y0 = __shfl_xor_sync(0xffffffffu, b0 ? v[0] : v[1], 4);
-    float y1 = __shfl_xor_sync(0xffffffffu, b0 ? v[2] : v[3], 4);
-    v[0] = b0 ? y0 : v[0]; v[1] = b0 ? v[1] : y0; v[2] = b0 ? y1 : v[2]; v[3] = b0 ? v[3] : y1;
-    y0 = __shfl_xor_sync(0xffffffffu, b1 ? v[0] : v[2], 8);
-    y1 = __shfl_xor_sync(0xffffffffu, b1 ? v[1] : v[3], 8);
-    v[0] = b1 ? y0 : v[0]; v[1] = b1 ? y1 : v[1]; v[2] = b1 ? v[2] : y0; v[3] = b1 ? v[3] : y1;
-}
-
-// Step 2 at an edge tile or with beta != 0: row r, columns c0..c0 + 3 guarded, one 16-byte store where
-// v4_ok (C 16-byte aligned, ldc % 4 == 0) and all 4 are inside, else one by one (as t9_st1).
-__device__ __forceinline__ void t9_st4g(float *C, long long ldc, int m, int n, int r, int c0, const float *x,
-                                        float alpha, float beta, int v4_ok)
-{
-    if (r >= m)
-        return;
-    float *p = C + (long long)r * ldc + c0;
-    if (v4_ok && c0 + 3 < n) {
-        float4 o = make_float4(alpha * x[0], alpha * x[1], alpha * x[2], alpha * x[3]);
-        if (beta != 0.0f) {
-            float4 old = *(const float4 *)p;
-            o.x += beta * old.x; o.y += beta * old.y; o.z += beta * old.z; o.w += beta * old.w;
-        }
-        *(float4 *)p = o;
-        return;
-    }
-#pragma unroll
-    for (int e = 0; e < 4; e++)
-        t9_st1(C, ldc, m, n, r, c0 + e, x[e], alpha, beta);
-}
-#endif
-#endif
 
 #if TYPE != 2
 __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, int r, int c,
@@ -800,10 +759,18 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     for (int b = 0; b < BK / T9_BOXE; b++)
                         t9_tma(&tmA, sa + b * (BM * 128) + cn * (BM / CN) * 128, full,
                                kt * BK + b * T9_BOXE, m0 + cn * (BM / CN), maskA);
+#if T9_BSW == 32
+#pragma unroll 1
+                    for (int j = 0; j < BN / 8; j++)      // boxes of 8 columns (32 bytes), 32B swizzle (a loop:
+                                                          // unrolled, the producer's 40 registers spill)
+                        t9_tma(&tmB, sb + j * (BK * 32) + cm * (BK / CM) * 32, full,
+                               n0 + j * 8, kt * BK + cm * (BK / CM), maskB);
+#else
 #pragma unroll
                     for (int j = 0; j < BN / T9_BOXE; j++)
                         t9_tma(&tmB, sb + j * (BK * 128) + cm * (BK / CM) * 128, full,
                                n0 + j * T9_BOXE, kt * BK + cm * (BK / CM), maskB);
+#endif
                     if (++s == STAGES) { s = 0; ph ^= 1; }
                 }
             }
@@ -861,9 +828,6 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
         asm volatile("setmaxnreg.inc.sync.aligned.u32 152;");
 #endif
         int c = wg - 1, warp = tid / 32, lane = tid % 32;
-#if TYPE == 2 && VEC == 4
-        int v4_ok = ((unsigned long long)C & 15) == 0 && ldc % 4 == 0;
-#endif
         float d[T9_MI][T9_ACC];
         unsigned fr0[T9_MI][BK / 8][4], fr1[T9_MI][BK / 8][4];   // TF32 A fragments, two K steps
 #pragma unroll
@@ -954,10 +918,9 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     for (int i = 0; i < T9_MI; i++)
 #pragma unroll
                         for (int q = 0; q < 4; q++) {
-                            int p = (PING ? 0 : c * T9_WP) + i * 64 + t9_prow(warp * 16 + lane / 4 + (q & 1) * 8);
+                            int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
                             int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
-                            unsigned ad = sb + (p / 32) * (BK * 128) + kc * 128
-                                        + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
+                            unsigned ad = t9_fa(sb, p, kc);
                             asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fk[i][kk % T9_NB][q]) : "r"(ad) : "memory");
                         }
                     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
@@ -987,8 +950,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         for (int q = 0; q < 4; q++) {
                             int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
                             int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
-                            unsigned ad = sb + (p / 32) * (BK * 128) + kc * 128
-                                        + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
+                            unsigned ad = t9_fa(sb, p, kc);
                             asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fa[i][kk][q]) : "r"(ad) : "memory");
                         }
 #if T9_TFO == 0
@@ -1136,42 +1098,6 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 continue;
             }
 #endif
-#if TYPE == 2 && VEC == 4 && SPLITK == 1
-            {
-                // 16-byte stores: each group transposed (t9_xpose4, branch-free), then lane b stores
-                // row m0 + 8 j + 2 (lane % 4) + b % 2, columns (b / 2 ? cB : cA) - b .. + 3; unguarded
-                // where the whole tile is inside C, v4_ok and beta == 0 (uniform), else t9_st4g
-                int b = (lane >> 2) & 3, b0 = b & 1, b1 = b >> 1;
-                int rb = m0 + 2 * (lane % 4) + b0;
-                if (v4_ok && beta == 0.0f && m0 + BM <= m && n0 + BN <= n) {
-#pragma unroll
-                    for (int i = 0; i < T9_MI; i++) {
-                        int cb = (PING ? 0 : c * T9_WP) + i * 64;
-                        float *p = C + (long long)rb * ldc + n0 + cb + t9_prow(warp * 16 + lane / 4 + 8 * b1) - b;
-#pragma unroll
-                        for (int j = 0; j < T9_ACC / 4; j++) {
-                            float x[4] = {d[i][4 * j], d[i][4 * j + 1], d[i][4 * j + 2], d[i][4 * j + 3]};
-                            t9_xpose4(x, b0, b1);
-                            *(float4 *)p = make_float4(alpha * x[0], alpha * x[1], alpha * x[2], alpha * x[3]);
-                            p += 8 * ldc;
-                        }
-                    }
-                } else {
-#pragma unroll
-                    for (int i = 0; i < T9_MI; i++) {
-                        int cb = (PING ? 0 : c * T9_WP) + i * 64;
-                        int col = n0 + cb + t9_prow(warp * 16 + lane / 4 + 8 * b1) - b;
-#pragma unroll
-                        for (int j = 0; j < T9_ACC / 4; j++) {
-                            float x[4] = {d[i][4 * j], d[i][4 * j + 1], d[i][4 * j + 2], d[i][4 * j + 3]};
-                            t9_xpose4(x, b0, b1);
-                            t9_st4g(C, ldc, m, n, rb + 8 * j, col, x, alpha, beta, v4_ok);
-                        }
-                    }
-                }
-                continue;
-            }
-#endif
             // ---- epilogue: fragment (warp, lane) holds rows g, g+8 and column pairs of each n8 ----
 #pragma unroll
             for (int i = 0; i < T9_MI; i++) {
@@ -1182,9 +1108,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #if TYPE != 2
                     int r0 = m0 + g, c0 = n0 + q;
 #else
-                    // D^T: rows of the fragment are C columns, cA (values 0, 1) and cB (values 2, 3)
-                    int r0 = m0 + q, cA = n0 + g - (warp * 16 + lane / 4) + t9_prow(warp * 16 + lane / 4);
-                    int cB = n0 + g - (warp * 16 + lane / 4) + t9_prow(warp * 16 + lane / 4 + 8);
+                    int r0 = m0 + q, c0 = n0 + g;   // D^T: rows of the fragment are C columns
 #endif
                     if (SPLITK > 1) {
                         float *w = ws + (long long)z * m * n;
@@ -1194,10 +1118,10 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         if (r0 + 8 < m && c0 < n) w[(long long)(r0 + 8) * n + c0] = d[i][4 * j + 2];
                         if (r0 + 8 < m && c0 + 1 < n) w[(long long)(r0 + 8) * n + c0 + 1] = d[i][4 * j + 3];
 #else
-                        if (r0 < m && cA < n) w[(long long)r0 * n + cA] = d[i][4 * j];
-                        if (r0 + 1 < m && cA < n) w[(long long)(r0 + 1) * n + cA] = d[i][4 * j + 1];
-                        if (r0 < m && cB < n) w[(long long)r0 * n + cB] = d[i][4 * j + 2];
-                        if (r0 + 1 < m && cB < n) w[(long long)(r0 + 1) * n + cB] = d[i][4 * j + 3];
+                        if (r0 < m && c0 < n) w[(long long)r0 * n + c0] = d[i][4 * j];
+                        if (r0 + 1 < m && c0 < n) w[(long long)(r0 + 1) * n + c0] = d[i][4 * j + 1];
+                        if (r0 < m && c0 + 8 < n) w[(long long)r0 * n + c0 + 8] = d[i][4 * j + 2];
+                        if (r0 + 1 < m && c0 + 8 < n) w[(long long)(r0 + 1) * n + c0 + 8] = d[i][4 * j + 3];
 #endif
                         continue;
                     }
@@ -1206,10 +1130,10 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     t9_st2(C, ldc, m, n, r0 + 8, c0, d[i][4 * j + 2], d[i][4 * j + 3], alpha, beta, vec_ok & 1);
 #else
                     (void)vec_ok;
-                    t9_st1(C, ldc, m, n, r0, cA, d[i][4 * j], alpha, beta);
-                    t9_st1(C, ldc, m, n, r0 + 1, cA, d[i][4 * j + 1], alpha, beta);
-                    t9_st1(C, ldc, m, n, r0, cB, d[i][4 * j + 2], alpha, beta);
-                    t9_st1(C, ldc, m, n, r0 + 1, cB, d[i][4 * j + 3], alpha, beta);
+                    t9_st1(C, ldc, m, n, r0, c0, d[i][4 * j], alpha, beta);
+                    t9_st1(C, ldc, m, n, r0 + 1, c0, d[i][4 * j + 1], alpha, beta);
+                    t9_st1(C, ldc, m, n, r0, c0 + 8, d[i][4 * j + 2], alpha, beta);
+                    t9_st1(C, ldc, m, n, r0 + 1, c0 + 8, d[i][4 * j + 3], alpha, beta);
 #endif
                 }
             }

@@ -8,7 +8,8 @@
 //         proto rounds TYPE M N K R CFG...  R interleaved rounds of cuBLAS and each CFG, paired ratios
 //         proto compile TYPE CFG...       NVRTC only (no GPU), into CUBIN_DIR (then runs load from there)
 // CFG keys: BM BN BK STAGES WG CM CN RASTER GROUP SPLITK VEC PING; TF32 experiments TB=1 (-DT9_TB=1),
-// TFK=n (-DT9_TFK=n), PERM=n (-DT9_PERM=n); TF32 VEC=4: 16-byte epilogue stores (t9_st4t)
+// TFK=n (-DT9_TFK=n), BSW=32 (-DT9_BSW=32 and a B tensor map of 8-column boxes, 32B swizzle). PERM=n and TF32 VEC=4
+// (session 7's first runs, commits d65e066 and b747d1c) were removed with the kernel code they selected.
 // TYPE: 0 BF16, 1 FP16, 2 TF32. Verification rule: see templates/tcgemm.cu's header.
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -127,7 +128,7 @@ struct Kern { t9_cfg c; CUmodule mod; CUfunction f, pack, red; char name[160]; }
 
 static void parse_cfg(const char *s, t9_cfg *c)
 {
-    t9_cfg d = {g_type, 128, 256, g_type == 2 ? 32 : 64, 4, 2, 1, 1, 0, 8, 1, 2, 0, 0, -1, -1};
+    t9_cfg d = {g_type, 128, 256, g_type == 2 ? 32 : 64, 4, 2, 1, 1, 0, 8, 1, 2, 0, 0, -1, 0};
     if (g_type == 2) { d.bm = 256; d.bn = 128; }
     *c = d;
     char buf[256];
@@ -144,7 +145,7 @@ static void parse_cfg(const char *s, t9_cfg *c)
         else if (!strcmp(t, "GROUP")) c->group = v; else if (!strcmp(t, "SPLITK")) c->splitk = v;
         else if (!strcmp(t, "VEC")) c->vec = v; else if (!strcmp(t, "PING")) c->ping = v;
         else if (!strcmp(t, "TB")) c->tb = v; else if (!strcmp(t, "TFK")) c->tfk = v;
-        else if (!strcmp(t, "PERM")) c->perm = v;
+        else if (!strcmp(t, "BSW")) c->bsw = v;
         else { fprintf(stderr, "unknown parameter %s\n", t); exit(1); }
     }
 }
@@ -158,7 +159,7 @@ static int build(const char *s, Kern *K)
     snprintf(K->name, sizeof K->name, "BM%d BN%d BK%d S%d WG%d%s C%dx%d R%d G%d SK%d V%d%s%s", c->bm, c->bn, c->bk,
              c->stages, c->wg, c->ping ? "P" : "", c->cm, c->cn, c->raster, c->group, c->splitk, c->vec,
              c->tb ? " TB" : c->tfk >= 0 ? (c->tfk == 1 ? " TFK1" : c->tfk == 3 ? " TFK3" : " TFK?") : "",
-             c->perm > 0 ? " PERM" : c->perm == 0 ? " PERM0" : "");
+             c->bsw == 32 ? " BSW32" : "");
     const char *why = t9_reject(c);
     if (why) { printf("  %-52s rejected: %s\n", K->name, why); return 0; }
     char o[16][48];
@@ -171,10 +172,10 @@ static int build(const char *s, Kern *K)
     opts[no++] = "-DPATH=90";
     for (int i = 0; i < 13; i++) { snprintf(o[i], 48, "-D%s=%d", nm[i], v[i]); opts[no++] = o[i]; }
     if (getenv("XDEFS")) opts[no++] = getenv("XDEFS");   // one extra -D for experiments
-    char tbd[32], tkd[32], tpd[32];
+    char tbd[32], tkd[32], tsd[32];
     if (c->tb) { snprintf(tbd, sizeof tbd, "-DT9_TB=%d", c->tb); opts[no++] = tbd; }
     if (c->tfk >= 0) { snprintf(tkd, sizeof tkd, "-DT9_TFK=%d", c->tfk); opts[no++] = tkd; }
-    if (c->perm >= 0) { snprintf(tpd, sizeof tpd, "-DT9_PERM=%d", c->perm); opts[no++] = tpd; }
+    if (c->bsw) { snprintf(tsd, sizeof tsd, "-DT9_BSW=%d", c->bsw); opts[no++] = tsd; }
     // CUBIN_DIR: cubins cached by a hash of the source and the options (`proto compile` fills it
     // with no GPU, so a device run spends no time in NVRTC)
     char cpath[512] = "";
