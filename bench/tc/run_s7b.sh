@@ -1,4 +1,5 @@
 #!/bin/bash
+# (Ran at commit b747d1c: the PERM key, -DT9_PERM and the TF32 VEC 4 epilogue were removed in 3037e1c.)
 # run_s7b.sh (session 7, second device call): the TF32 candidates again, each contender timed in the
 # steady state of the power cap (WARM_MS of back-to-back runs before its timed runs; run_s7a.sh showed
 # 8192^3 at 1460-1500 MHz and order effects between neighbours), with the reworked VEC 4 epilogue (no
