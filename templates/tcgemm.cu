@@ -305,6 +305,9 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
                         // ptxas serializes its wgmmas, warning C7513); bench/notes_tcgemm.md section 9
 #endif
 #define T9_NB (T9_TFK + 1)              // T9_TFK: fragment buffers
+#ifndef T9_SUSPEND
+#define T9_SUSPEND 0    // (experiment) mbarrier try_wait suspend-time hint in ns, 0 = none (t9_bar_wait)
+#endif
 #ifndef T9_BSW
 #define T9_BSW 128      // TF32 register path (experiment): swizzle span in bytes of the B tile, the source of the register
                         // fragments: 128 = boxes of 32 columns, 128B swizzle (the 8 lanes g of a fragment load then hit 2 chunks
@@ -570,11 +573,19 @@ __device__ __forceinline__ void t9_bar_expect(unsigned bar, unsigned bytes)
 }
 
 // Waits until the phase of the given parity of the barrier has completed (spins on try_wait).
+// T9_SUSPEND (experiment, 0 = off): try_wait's suspend-time hint in ns (CUTLASS passes 10^7), so a waiting
+// warp sleeps until the phase completes instead of retrying (less power under the cap is the hope).
 __device__ __forceinline__ void t9_bar_wait(unsigned bar, unsigned parity)
 {
+#if T9_SUSPEND
+    asm volatile("{\n.reg .pred p;\nT9_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1, %2;\n"
+                 "@!p bra T9_WAIT;\n}\n" :: "r"(bar), "r"(parity), "r"((unsigned)T9_SUSPEND) : "memory");
+#else
     asm volatile("{\n.reg .pred p;\nT9_WAIT:\n"
                  "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
                  "@!p bra T9_WAIT;\n}\n" :: "r"(bar), "r"(parity) : "memory");
+#endif
 }
 
 // Arrives once on the barrier at the same offset in CTA `rank` of the cluster (itself included).

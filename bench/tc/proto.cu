@@ -8,7 +8,8 @@
 //         proto rounds TYPE M N K R CFG...  R interleaved rounds of cuBLAS and each CFG, paired ratios
 //         proto compile TYPE CFG...       NVRTC only (no GPU), into CUBIN_DIR (then runs load from there)
 // CFG keys: BM BN BK STAGES WG CM CN RASTER GROUP SPLITK VEC PING; TF32 experiments TB=1 (-DT9_TB=1),
-// TFK=n (-DT9_TFK=n), BSW=32 (-DT9_BSW=32 and a B tensor map of 8-column boxes, 32B swizzle). PERM=n and TF32 VEC=4
+// TFK=n (-DT9_TFK=n), BSW=32 (-DT9_BSW=32 and a B tensor map of 8-column boxes, 32B swizzle); any type: SUSP=ns
+// (-DT9_SUSPEND=ns, the mbarrier try_wait suspend hint). PERM=n and TF32 VEC=4
 // (session 7's first runs, commits d65e066 and b747d1c) were removed with the kernel code they selected.
 // TYPE: 0 BF16, 1 FP16, 2 TF32. Verification rule: see templates/tcgemm.cu's header.
 #include <cublas_v2.h>
@@ -146,6 +147,7 @@ static void parse_cfg(const char *s, t9_cfg *c)
         else if (!strcmp(t, "VEC")) c->vec = v; else if (!strcmp(t, "PING")) c->ping = v;
         else if (!strcmp(t, "TB")) c->tb = v; else if (!strcmp(t, "TFK")) c->tfk = v;
         else if (!strcmp(t, "BSW")) c->bsw = v;
+        else if (!strcmp(t, "SUSP")) c->susp = v;
         else { fprintf(stderr, "unknown parameter %s\n", t); exit(1); }
     }
 }
@@ -156,10 +158,10 @@ static int build(const char *s, Kern *K)
 {
     parse_cfg(s, &K->c);
     t9_cfg *c = &K->c;
-    snprintf(K->name, sizeof K->name, "BM%d BN%d BK%d S%d WG%d%s C%dx%d R%d G%d SK%d V%d%s%s", c->bm, c->bn, c->bk,
+    snprintf(K->name, sizeof K->name, "BM%d BN%d BK%d S%d WG%d%s C%dx%d R%d G%d SK%d V%d%s%s%s", c->bm, c->bn, c->bk,
              c->stages, c->wg, c->ping ? "P" : "", c->cm, c->cn, c->raster, c->group, c->splitk, c->vec,
              c->tb ? " TB" : c->tfk >= 0 ? (c->tfk == 1 ? " TFK1" : c->tfk == 3 ? " TFK3" : " TFK?") : "",
-             c->bsw == 32 ? " BSW32" : "");
+             c->bsw == 32 ? " BSW32" : "", c->susp ? " SUSP" : "");
     const char *why = t9_reject(c);
     if (why) { printf("  %-52s rejected: %s\n", K->name, why); return 0; }
     char o[16][48];
@@ -172,10 +174,11 @@ static int build(const char *s, Kern *K)
     opts[no++] = "-DPATH=90";
     for (int i = 0; i < 13; i++) { snprintf(o[i], 48, "-D%s=%d", nm[i], v[i]); opts[no++] = o[i]; }
     if (getenv("XDEFS")) opts[no++] = getenv("XDEFS");   // one extra -D for experiments
-    char tbd[32], tkd[32], tsd[32];
+    char tbd[32], tkd[32], tsd[32], tud[40];
     if (c->tb) { snprintf(tbd, sizeof tbd, "-DT9_TB=%d", c->tb); opts[no++] = tbd; }
     if (c->tfk >= 0) { snprintf(tkd, sizeof tkd, "-DT9_TFK=%d", c->tfk); opts[no++] = tkd; }
     if (c->bsw) { snprintf(tsd, sizeof tsd, "-DT9_BSW=%d", c->bsw); opts[no++] = tsd; }
+    if (c->susp) { snprintf(tud, sizeof tud, "-DT9_SUSPEND=%d", c->susp); opts[no++] = tud; }
     // CUBIN_DIR: cubins cached by a hash of the source and the options (`proto compile` fills it
     // with no GPU, so a device run spends no time in NVRTC)
     char cpath[512] = "";
