@@ -286,7 +286,8 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #define T9_B_BYTES (BK * BN * T9_ES)
 #ifndef T9_TB
 #define T9_TB 0         // TF32 (experiment): 1 = warps 1-3 of the producer warpgroup transpose each stage's B tile
-                        // into a K-major copy, so both wgmma operands come by descriptor (no register fragments)
+                        // into a K-major copy, so both wgmma operands come by descriptor (no register fragments);
+                        // measured 0.67-0.77x cuBLAS against 0.95-1.03x for the register path (notes section 11)
 #endif
 #if T9_TB && (TYPE != 2 || PING)
 #error "tcgemm PATH 90: T9_TB is for TF32 without PING"
@@ -304,6 +305,19 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
                         // ptxas serializes its wgmmas, warning C7513); bench/notes_tcgemm.md section 9
 #endif
 #define T9_NB (T9_TFK + 1)              // T9_TFK: fragment buffers
+#ifndef T9_SUSPEND
+#define T9_SUSPEND 0    // (experiment) mbarrier try_wait suspend-time hint in ns, 0 = none (t9_bar_wait)
+#endif
+#ifndef T9_BSW
+#define T9_BSW 128      // TF32 register path (experiment): swizzle span in bytes of the B tile, the source of the register
+                        // fragments: 128 = boxes of 32 columns, 128B swizzle (the 8 lanes g of a fragment load then hit 2 chunks
+                        // that the XOR with k % 8 maps onto the same 4: 2-way bank conflicts); 32 = boxes of 8 columns, 32B
+                        // swizzle (the host's tensor map must match): k % 4 picks the 8-bank group, (col % 8) / 4 ^ (k / 4) % 2
+                        // the half, col % 4 the word: 32 banks, conflict-free, as CUTLASS lays out MN-major TF32 operands
+#endif
+#if T9_BSW != 128 && (T9_BSW != 32 || !T9_RF)
+#error "tcgemm PATH 90: T9_BSW is 128, or 32 for the TF32 register-fragment path"
+#endif
 #if TYPE == 2 && T9_TFK && (BK / 8) % T9_NB != 0
 #error "tcgemm PATH 90: T9_TFK + 1 must divide BK / 8"
 #endif
@@ -559,11 +573,19 @@ __device__ __forceinline__ void t9_bar_expect(unsigned bar, unsigned bytes)
 }
 
 // Waits until the phase of the given parity of the barrier has completed (spins on try_wait).
+// T9_SUSPEND (experiment, 0 = off): try_wait's suspend-time hint in ns (CUTLASS passes 10^7), so a waiting
+// warp sleeps until the phase completes instead of retrying (less power under the cap is the hope).
 __device__ __forceinline__ void t9_bar_wait(unsigned bar, unsigned parity)
 {
+#if T9_SUSPEND
+    asm volatile("{\n.reg .pred p;\nT9_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1, %2;\n"
+                 "@!p bra T9_WAIT;\n}\n" :: "r"(bar), "r"(parity), "r"((unsigned)T9_SUSPEND) : "memory");
+#else
     asm volatile("{\n.reg .pred p;\nT9_WAIT:\n"
                  "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
                  "@!p bra T9_WAIT;\n}\n" :: "r"(bar), "r"(parity) : "memory");
+#endif
 }
 
 // Arrives once on the barrier at the same offset in CTA `rank` of the cluster (itself included).
@@ -601,6 +623,17 @@ __device__ __forceinline__ unsigned long long t9_desc(unsigned addr, unsigned lb
 {
     return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)(lbo >> 4) << 16)
          | ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
+}
+
+// TF32: shared address of element (k row kc, column p) of a stage's B tile (N-major), as the producer's
+// boxes lay it out (T9_BSW bytes per swizzled row: 8 or 32 columns per box).
+__device__ __forceinline__ unsigned t9_fa(unsigned sb, int p, int kc)
+{
+#if T9_BSW == 32
+    return sb + (p / 8) * (BK * 32) + kc * 32 + ((((p % 8) / 4) ^ ((kc / 4) % 2)) * 16) + (p % 4) * 4;
+#else
+    return sb + (p / 32) * (BK * 128) + kc * 128 + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
+#endif
 }
 
 __device__ __forceinline__ void t9_fence_acc(float *d)
@@ -737,10 +770,18 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     for (int b = 0; b < BK / T9_BOXE; b++)
                         t9_tma(&tmA, sa + b * (BM * 128) + cn * (BM / CN) * 128, full,
                                kt * BK + b * T9_BOXE, m0 + cn * (BM / CN), maskA);
+#if T9_BSW == 32
+#pragma unroll 1
+                    for (int j = 0; j < BN / 8; j++)      // boxes of 8 columns (32 bytes), 32B swizzle (a loop:
+                                                          // unrolled, the producer's 40 registers spill)
+                        t9_tma(&tmB, sb + j * (BK * 32) + cm * (BK / CM) * 32, full,
+                               n0 + j * 8, kt * BK + cm * (BK / CM), maskB);
+#else
 #pragma unroll
                     for (int j = 0; j < BN / T9_BOXE; j++)
                         t9_tma(&tmB, sb + j * (BK * 128) + cm * (BK / CM) * 128, full,
                                n0 + j * T9_BOXE, kt * BK + cm * (BK / CM), maskB);
+#endif
                     if (++s == STAGES) { s = 0; ph ^= 1; }
                 }
             }
@@ -890,8 +931,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         for (int q = 0; q < 4; q++) {
                             int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
                             int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
-                            unsigned ad = sb + (p / 32) * (BK * 128) + kc * 128
-                                        + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
+                            unsigned ad = t9_fa(sb, p, kc);
                             asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fk[i][kk % T9_NB][q]) : "r"(ad) : "memory");
                         }
                     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
@@ -921,8 +961,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         for (int q = 0; q < 4; q++) {
                             int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
                             int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
-                            unsigned ad = sb + (p / 32) * (BK * 128) + kc * 128
-                                        + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
+                            unsigned ad = t9_fa(sb, p, kc);
                             asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fa[i][kk][q]) : "r"(ad) : "memory");
                         }
 #if T9_TFO == 0

@@ -6,14 +6,18 @@
 // Usage:  proto bench TYPE M N K CFG...   verify and time each CFG (e.g. BM=128,BN=256,CM=2) at one shape
 //         proto check TYPE CFG...         correctness battery: odd shapes, offsets, odd ld, alpha/beta, splits
 //         proto rounds TYPE M N K R CFG...  R interleaved rounds of cuBLAS and each CFG, paired ratios
+//         proto compile TYPE CFG...       NVRTC only (no GPU), into CUBIN_DIR (then runs load from there)
 // CFG keys: BM BN BK STAGES WG CM CN RASTER GROUP SPLITK VEC PING; TF32 experiments TB=1 (-DT9_TB=1),
-// TFK=n (-DT9_TFK=n)
+// TFK=n (-DT9_TFK=n), BSW=32 (-DT9_BSW=32 and a B tensor map of 8-column boxes, 32B swizzle); any type: SUSP=ns
+// (-DT9_SUSPEND=ns, the mbarrier try_wait suspend hint). PERM=n and TF32 VEC=4
+// (session 7's first runs, commits d65e066 and b747d1c) were removed with the kernel code they selected.
 // TYPE: 0 BF16, 1 FP16, 2 TF32. Verification rule: see templates/tcgemm.cu's header.
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <nvrtc.h>
 #include <stdio.h>
@@ -125,7 +129,7 @@ struct Kern { t9_cfg c; CUmodule mod; CUfunction f, pack, red; char name[160]; }
 
 static void parse_cfg(const char *s, t9_cfg *c)
 {
-    t9_cfg d = {g_type, 128, 256, g_type == 2 ? 32 : 64, 4, 2, 1, 1, 0, 8, 1, 2, 0, 0, -1};
+    t9_cfg d = {g_type, 128, 256, g_type == 2 ? 32 : 64, 4, 2, 1, 1, 0, 8, 1, 2, 0, 0, -1, 0};
     if (g_type == 2) { d.bm = 256; d.bn = 128; }
     *c = d;
     char buf[256];
@@ -142,17 +146,22 @@ static void parse_cfg(const char *s, t9_cfg *c)
         else if (!strcmp(t, "GROUP")) c->group = v; else if (!strcmp(t, "SPLITK")) c->splitk = v;
         else if (!strcmp(t, "VEC")) c->vec = v; else if (!strcmp(t, "PING")) c->ping = v;
         else if (!strcmp(t, "TB")) c->tb = v; else if (!strcmp(t, "TFK")) c->tfk = v;
+        else if (!strcmp(t, "BSW")) c->bsw = v;
+        else if (!strcmp(t, "SUSP")) c->susp = v;
         else { fprintf(stderr, "unknown parameter %s\n", t); exit(1); }
     }
 }
+
+static int g_compile_only;   // `proto compile`: fill CUBIN_DIR, no GPU
 
 static int build(const char *s, Kern *K)
 {
     parse_cfg(s, &K->c);
     t9_cfg *c = &K->c;
-    snprintf(K->name, sizeof K->name, "BM%d BN%d BK%d S%d WG%d%s C%dx%d R%d G%d SK%d V%d%s", c->bm, c->bn, c->bk,
+    snprintf(K->name, sizeof K->name, "BM%d BN%d BK%d S%d WG%d%s C%dx%d R%d G%d SK%d V%d%s%s%s", c->bm, c->bn, c->bk,
              c->stages, c->wg, c->ping ? "P" : "", c->cm, c->cn, c->raster, c->group, c->splitk, c->vec,
-             c->tb ? " TB" : c->tfk >= 0 ? (c->tfk == 1 ? " TFK1" : c->tfk == 3 ? " TFK3" : " TFK?") : "");
+             c->tb ? " TB" : c->tfk >= 0 ? (c->tfk == 1 ? " TFK1" : c->tfk == 3 ? " TFK3" : " TFK?") : "",
+             c->bsw == 32 ? " BSW32" : "", c->susp ? " SUSP" : "");
     const char *why = t9_reject(c);
     if (why) { printf("  %-52s rejected: %s\n", K->name, why); return 0; }
     char o[16][48];
@@ -165,21 +174,46 @@ static int build(const char *s, Kern *K)
     opts[no++] = "-DPATH=90";
     for (int i = 0; i < 13; i++) { snprintf(o[i], 48, "-D%s=%d", nm[i], v[i]); opts[no++] = o[i]; }
     if (getenv("XDEFS")) opts[no++] = getenv("XDEFS");   // one extra -D for experiments
-    char tbd[32], tkd[32];
+    char tbd[32], tkd[32], tsd[32], tud[40];
     if (c->tb) { snprintf(tbd, sizeof tbd, "-DT9_TB=%d", c->tb); opts[no++] = tbd; }
     if (c->tfk >= 0) { snprintf(tkd, sizeof tkd, "-DT9_TFK=%d", c->tfk); opts[no++] = tkd; }
-    nvrtcProgram p;
-    nvrtcCreateProgram(&p, g_src, "tcgemm.cu", 0, 0, 0);
-    nvrtcResult r = nvrtcCompileProgram(p, no, opts);
-    if (r != NVRTC_SUCCESS) {
-        size_t ls; nvrtcGetProgramLogSize(p, &ls);
-        std::vector<char> log(ls + 1); nvrtcGetProgramLog(p, log.data());
-        printf("  %-52s compile failed:\n%s\n", K->name, log.data());
-        return 0;
+    if (c->bsw) { snprintf(tsd, sizeof tsd, "-DT9_BSW=%d", c->bsw); opts[no++] = tsd; }
+    if (c->susp) { snprintf(tud, sizeof tud, "-DT9_SUSPEND=%d", c->susp); opts[no++] = tud; }
+    // CUBIN_DIR: cubins cached by a hash of the source and the options (`proto compile` fills it
+    // with no GPU, so a device run spends no time in NVRTC)
+    char cpath[512] = "";
+    const char *cdir = getenv("CUBIN_DIR");
+    if (cdir) {
+        unsigned long long hsh = 1469598103934665603ull;
+        for (const char *q = g_src; *q; q++) hsh = (hsh ^ (unsigned char)*q) * 1099511628211ull;
+        for (int i = 0; i < no; i++)
+            for (const char *q = opts[i]; ; q++) { hsh = (hsh ^ (unsigned char)*q) * 1099511628211ull; if (!*q) break; }
+        snprintf(cpath, sizeof cpath, "%s/%016llx.cubin", cdir, hsh);
     }
-    size_t cs; nvrtcGetCUBINSize(p, &cs);
-    std::vector<char> cubin(cs); nvrtcGetCUBIN(p, cubin.data());
-    nvrtcDestroyProgram(&p);
+    std::vector<char> cubin;
+    FILE *cf = cpath[0] ? fopen(cpath, "rb") : 0;
+    if (cf) {
+        fseek(cf, 0, SEEK_END); long cn = ftell(cf); fseek(cf, 0, SEEK_SET);
+        cubin.resize(cn);
+        if (fread(cubin.data(), 1, cn, cf) != (size_t)cn) cubin.clear();
+        fclose(cf);
+    }
+    if (cubin.empty()) {
+        nvrtcProgram p;
+        nvrtcCreateProgram(&p, g_src, "tcgemm.cu", 0, 0, 0);
+        nvrtcResult r = nvrtcCompileProgram(p, no, opts);
+        if (r != NVRTC_SUCCESS) {
+            size_t ls; nvrtcGetProgramLogSize(p, &ls);
+            std::vector<char> log(ls + 1); nvrtcGetProgramLog(p, log.data());
+            printf("  %-52s compile failed:\n%s\n", K->name, log.data());
+            return 0;
+        }
+        size_t cs; nvrtcGetCUBINSize(p, &cs);
+        cubin.resize(cs); nvrtcGetCUBIN(p, cubin.data());
+        nvrtcDestroyProgram(&p);
+        if (cpath[0] && (cf = fopen(cpath, "wb"))) { fwrite(cubin.data(), 1, cubin.size(), cf); fclose(cf); }
+    }
+    if (g_compile_only) return 1;
     CU(cuModuleLoadData(&K->mod, cubin.data()));
     CU(cuModuleGetFunction(&K->f, K->mod, "tcgemm"));
     CU(cuModuleGetFunction(&K->pack, K->mod, "tc_pack"));
@@ -298,15 +332,58 @@ static double median_ms(std::vector<float> &v) { std::sort(v.begin(), v.end()); 
 
 static int g_reps = 20;
 
+// SM clock while a contender runs (NVML through dlopen, no build dependency; 0 where unavailable):
+// sampled 4 times during its timed runs, right after a run completes; g_mhz = their mean.
+typedef int (*nvml_init_t)(void);
+typedef int (*nvml_handle_t)(unsigned, void **);
+typedef int (*nvml_clock_t)(void *, int, unsigned *);
+static nvml_clock_t g_nvml_clock;
+static void *g_nvml_dev;
+static double g_mhz, g_mhz_sum;
+static int g_mhz_n;
+
+static void nvml_open()
+{
+    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+    if (!h) return;
+    nvml_init_t init = (nvml_init_t)dlsym(h, "nvmlInit_v2");
+    nvml_handle_t get = (nvml_handle_t)dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
+    g_nvml_clock = (nvml_clock_t)dlsym(h, "nvmlDeviceGetClockInfo");
+    if (!init || !get || !g_nvml_clock || init() != 0 || get(0, &g_nvml_dev) != 0) g_nvml_clock = 0;
+}
+
+static void clk_sample(int i)
+{
+    if (!g_nvml_clock || (i + 1) % (g_reps / 4 > 0 ? g_reps / 4 : 1) != 0) return;
+    unsigned mhz = 0;
+    if (g_nvml_clock(g_nvml_dev, 1 /* NVML_CLOCK_SM */, &mhz) == 0) { g_mhz_sum += mhz; g_mhz_n++; }
+}
+
+static void clk_begin() { g_mhz_sum = 0; g_mhz_n = 0; }
+static void clk_end() { g_mhz = g_mhz_n ? g_mhz_sum / g_mhz_n : 0; }
+
+// WARM_MS: before its timed runs each contender runs back to back for about this long, so every one is
+// timed in the steady state of the power cap (not in the clock state the previous contender left)
+static double g_warm_ms;
+
 static double time_ours(Kern *K, Prob *P, Launch *L)
 {
     cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
     for (int i = 0; i < 3; i++) run(K, P, L);
+    if (g_warm_ms > 0) {
+        cudaEventRecord(a); run(K, P, L); cudaEventRecord(b); cudaEventSynchronize(b);
+        float ms; cudaEventElapsedTime(&ms, a, b);
+        int nw = (int)(g_warm_ms / (ms > 0.001f ? ms : 0.001f));
+        for (int i = 0; i < nw && i < 5000; i++) run(K, P, L);
+    }
     std::vector<float> t;
+    clk_begin();
     for (int i = 0; i < g_reps; i++) {
         cudaEventRecord(a); run(K, P, L); cudaEventRecord(b); cudaEventSynchronize(b);
         float ms; cudaEventElapsedTime(&ms, a, b); t.push_back(ms);
+        clk_sample(i);
     }
+    clk_end();
     CK(cudaGetLastError());
     cudaEventDestroy(a); cudaEventDestroy(b);
     return median_ms(t);
@@ -326,11 +403,20 @@ static double time_blas(Prob *P)
 {
     cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
     for (int i = 0; i < 3; i++) blas(P);
+    if (g_warm_ms > 0) {
+        cudaEventRecord(a); blas(P); cudaEventRecord(b); cudaEventSynchronize(b);
+        float ms; cudaEventElapsedTime(&ms, a, b);
+        int nw = (int)(g_warm_ms / (ms > 0.001f ? ms : 0.001f));
+        for (int i = 0; i < nw && i < 5000; i++) blas(P);
+    }
     std::vector<float> t;
+    clk_begin();
     for (int i = 0; i < g_reps; i++) {
         cudaEventRecord(a); blas(P); cudaEventRecord(b); cudaEventSynchronize(b);
         float ms; cudaEventElapsedTime(&ms, a, b); t.push_back(ms);
+        clk_sample(i);
     }
+    clk_end();
     cudaEventDestroy(a); cudaEventDestroy(b);
     return median_ms(t);
 }
@@ -418,28 +504,33 @@ static int cmd_rounds(int m, int n, int k, int rounds, int nc, char **cfgs)
         ok[i] = verify(&Ks[i], &P, &Ls[i], &rel);
         printf("  %-58s %s err %.3e grid %u\n", Ks[i].name, ok[i] ? "ok  " : "FAIL", rel, Ls[i].grid);
     }
-    std::vector<double> tb(rounds), tc[16];
-    for (int i = 0; i < nc; i++) tc[i].resize(rounds, 0);
+    std::vector<double> tb(rounds), tc[16], fb(rounds), fc[16];
+    for (int i = 0; i < nc; i++) { tc[i].resize(rounds, 0); fc[i].resize(rounds, 0); }
     for (int r = 0; r < rounds; r++) {
         printf("  round %d:", r);
         for (int j = 0; j <= nc; j++) {
             int x = (j + r) % (nc + 1);     // 0 = cuBLAS, x = configuration x - 1
-            if (x == 0) { tb[r] = time_blas(&P); printf(" cuBLAS %.4f", tb[r]); }
-            else if (ok[x - 1]) { tc[x - 1][r] = time_ours(&Ks[x - 1], &P, &Ls[x - 1]); printf(" #%d %.4f", x - 1, tc[x - 1][r]); }
+            if (x == 0) { tb[r] = time_blas(&P); fb[r] = g_mhz; printf(" cuBLAS %.4f@%.0f", tb[r], g_mhz); }
+            else if (ok[x - 1]) {
+                tc[x - 1][r] = time_ours(&Ks[x - 1], &P, &Ls[x - 1]); fc[x - 1][r] = g_mhz;
+                printf(" #%d %.4f@%.0f", x - 1, tc[x - 1][r], g_mhz);
+            }
         }
         printf("\n");
     }
-    std::vector<double> sb = tb;
-    std::sort(sb.begin(), sb.end());
+    std::vector<double> sb = tb, sfb = fb;
+    std::sort(sb.begin(), sb.end()); std::sort(sfb.begin(), sfb.end());
     double mb = sb[rounds / 2];
-    printf("ROUNDS %dx%dx%d type %d: cuBLAS median %.4f ms %.1f TF/s\n", m, n, k, g_type, mb, flop / mb / 1e9);
+    printf("ROUNDS %dx%dx%d type %d: cuBLAS median %.4f ms %.1f TF/s, SM clock median %.0f MHz\n", m, n, k, g_type, mb,
+           flop / mb / 1e9, sfb[rounds / 2]);
     for (int i = 0; i < nc; i++) {
         if (!ok[i]) continue;
-        std::vector<double> st = tc[i], ra(rounds);
+        std::vector<double> st = tc[i], ra(rounds), sf = fc[i];
         for (int r = 0; r < rounds; r++) ra[r] = tb[r] / tc[i][r];
-        std::sort(st.begin(), st.end()); std::sort(ra.begin(), ra.end());
-        printf("ROUNDS %dx%dx%d type %d: %-58s median %.4f ms %.1f TF/s, paired ratio median %.3fx (min %.3f max %.3f)\n",
-               m, n, k, g_type, Ks[i].name, st[rounds / 2], flop / st[rounds / 2] / 1e9, ra[rounds / 2], ra[0], ra[rounds - 1]);
+        std::sort(st.begin(), st.end()); std::sort(ra.begin(), ra.end()); std::sort(sf.begin(), sf.end());
+        printf("ROUNDS %dx%dx%d type %d: %-58s median %.4f ms %.1f TF/s, paired ratio median %.3fx (min %.3f max %.3f) %.0f MHz\n",
+               m, n, k, g_type, Ks[i].name, st[rounds / 2], flop / st[rounds / 2] / 1e9, ra[rounds / 2], ra[0], ra[rounds - 1],
+               sf[rounds / 2]);
     }
     prob_free(&P);
     return 0;
@@ -494,7 +585,16 @@ int main(int argc, char **argv)
     const char *src = getenv("TCGEMM_SRC");
     g_src = slurp(src ? src : "templates/tcgemm.cu");
     if (getenv("REPS")) g_reps = atoi(getenv("REPS"));
+    if (getenv("WARM_MS")) g_warm_ms = atof(getenv("WARM_MS"));
     if (getenv("PACKALIGN")) t9_pack_align = atoi(getenv("PACKALIGN"));
+    if (!strcmp(argv[1], "compile")) {      // proto compile TYPE CFG...: CUBIN_DIR cache only
+        static Kern K;
+        g_compile_only = 1;
+        int bad = 0;
+        for (int i = 3; i < argc; i++) bad += !build(argv[i], &K);
+        printf("compiled %d of %d\n", argc - 3 - bad, argc - 3);
+        return bad != 0;
+    }
     CK(cudaFree(0));
     CU(cuInit(0));
     cudaDeviceProp pr; CK(cudaGetDeviceProperties(&pr, 0));
@@ -504,6 +604,7 @@ int main(int argc, char **argv)
     g_drv.launch_kernel = cuLaunchKernel;
     g_drv.occupancy_max_active_clusters = cuOccupancyMaxActiveClusters;
     g_drv.launch_kernel_ex = cuLaunchKernelEx;
+    nvml_open();
     CB(cublasCreate(&g_blas));
     if (g_type == 2) CB(cublasSetMathMode(g_blas, CUBLAS_TF32_TENSOR_OP_MATH));
     if (!strcmp(argv[1], "bench") && argc >= 6)
