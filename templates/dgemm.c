@@ -28,7 +28,7 @@ enum {
 };
 
 const char *const tpl_dgemm_reasons[R_COUNT] = {
-    [R_RANGE] = "OPA, OPB and LDR are 0 or 1; tile sizes, warps, STAGES, TM, TN, GROUP and "
+    [R_RANGE] = "OPA and OPB are 0 or 1, LDR 0, 1 or 2; tile sizes, warps, STAGES, TM, TN, GROUP and "
                 "SPLITK must be positive",
     [R_PATH] = "PATH is 1 (DMMA, FP64 tensor cores) or 0 (FFMA64, SIMT)",
     [R_CANON_FFMA] = "MMA, WARPS_M, WARPS_N, STAGES, FRAG and LDR are DMMA parameters: PATH 0 "
@@ -36,7 +36,7 @@ const char *const tpl_dgemm_reasons[R_COUNT] = {
     [R_CANON_DMMA] = "TM and TN are FFMA64 parameters: PATH 1 takes only their first value",
     [R_MMA] = "MMA is 16816 (m16n8k16), 1688 (m16n8k8), 1684 (m16n8k4) or 884 (m8n8k4)",
     [R_TILE] = "DMMA tile: BM a multiple of WARPS_M x the mma's M, BN of WARPS_N x 8, BK 8, 16 or "
-               "32 and a multiple of the mma's K (FRAG 2: twice), STAGES 2..6, FRAG 1 or 2; LDR 1: "
+               "32 and a multiple of the mma's K (FRAG 2: twice), STAGES 2..6, FRAG 1 or 2; LDR 1, 2: "
                "BM x BK / 2 and BN x BK / 2 multiples of the threads",
     [R_ACC] = "DMMA: a warp tile above 128 double accumulators per thread",
     [R_REGS] = "DMMA: about 2 x (accumulators + FRAG x fragments) + 24 registers per thread "
@@ -49,7 +49,7 @@ const char *const tpl_dgemm_reasons[R_COUNT] = {
                 "BK 8 or 16",
     [R_FSMEM] = "FFMA64: its static shared tiles need more than 48 KiB",
     [R_LATTICE] = "tile and pipeline not in the tuned lattice (hand-picked around the measured "
-                  "winners: bench/notes_dgemm.md; LDR 1 only)",
+                  "winners: bench/notes_dgemm.md)",
     [R_SPLIT] = "SPLITK 2 and 4 only on the lattice's split rows, with GROUP 8",
 };
 const int tpl_dgemm_n_reasons = R_COUNT;
@@ -101,8 +101,8 @@ static int dg_valid_dmma(const int *c, const at_device_info *dev, char *why, siz
         bk % (c[P_FRAG] * mk) || c[P_STAGES] < 2 || c[P_STAGES] > 6)
         return dg_reject(R_TILE, why, len);
     int threads = dg_threads(c);
-    /* LDR 1 (dgemm.cu's dg_plan): each tile's 16-byte chunks split evenly over the threads */
-    if (c[P_LDR] == 1 &&
+    /* LDR 1, 2 (dgemm.cu's dg_plan): each tile's 16-byte chunks split evenly over the threads */
+    if (c[P_LDR] >= 1 &&
         ((long long)c[P_BM] * bk / 2 % threads || (long long)c[P_BN] * bk / 2 % threads))
         return dg_reject(R_TILE, why, len);
     int acc = wm * wn / 32;
@@ -141,24 +141,26 @@ static int dg_valid_ffma(const int *c, const at_device_info *dev, char *why, siz
 /* One tile/pipeline recipe; `split` rows also take SPLITK 2 and 4. Sources: bench/notes_dgemm.md
  * (H200 sweeps of the DMMA shapes, tiles, warps and stages). */
 typedef struct dg_recipe {
-    int path, mma, bm, bn, bk, warps_m, warps_n, stages, frag, tm, tn, split;
+    int path, mma, bm, bn, bk, warps_m, warps_n, stages, frag, ldr, tm, tn, split;
 } dg_recipe;
 
 static const dg_recipe dg_lattice[] = {
-    /* DMMA, Hopper shapes */
-    {1, 1684, 128, 128, 16, 2, 4, 4, 2, 8, 8, 0},
-    {1, 1684, 128, 128, 16, 4, 2, 4, 2, 8, 8, 0},
-    {1, 1684, 128, 128, 32, 4, 2, 3, 2, 8, 8, 0},
-    {1, 1684, 128, 128, 16, 4, 4, 4, 1, 8, 8, 0},
-    {1, 1688, 128, 128, 16, 4, 2, 4, 1, 8, 8, 0},
-    {1, 16816, 128, 128, 32, 2, 4, 3, 1, 8, 8, 0},
-    {1, 1684, 64, 64, 16, 2, 2, 4, 2, 8, 8, 1},
+    /* DMMA m16n8k4 (sm_90+): sweep 3's best 128 x 128 tiles (bench/notes_dgemm.md section 6),
+     * the best with LDR 1 kept beside its LDR 2 twin, 16 warps of 32 x 32, a 64 x 128 tile for
+     * batched and mid-size products, 64 x 64 for small ones and split-K */
+    {1, 1684, 128, 128, 32, 2, 4, 3, 2, 2, 8, 8, 0},
+    {1, 1684, 128, 128, 32, 2, 4, 3, 2, 1, 8, 8, 0},
+    {1, 1684, 128, 128, 16, 4, 2, 4, 2, 2, 8, 8, 0},
+    {1, 1684, 128, 128, 16, 2, 4, 3, 2, 2, 8, 8, 0},
+    {1, 1684, 128, 128, 32, 4, 4, 3, 2, 2, 8, 8, 0},
+    {1, 1684, 64, 128, 16, 2, 2, 4, 2, 2, 8, 8, 0},
+    {1, 1684, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1},
     /* DMMA m8n8k4 (sm_80+) */
-    {1, 884, 128, 128, 16, 4, 2, 4, 2, 8, 8, 0},
-    {1, 884, 64, 64, 16, 2, 2, 4, 2, 8, 8, 1},
+    {1, 884, 128, 128, 16, 4, 2, 4, 2, 2, 8, 8, 0},
+    {1, 884, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1},
     /* FFMA64 */
-    {0, 16816, 128, 128, 8, 2, 4, 4, 2, 8, 8, 0},
-    {0, 16816, 64, 64, 16, 2, 4, 4, 2, 4, 4, 1},
+    {0, 16816, 128, 128, 8, 2, 4, 4, 2, 2, 8, 8, 0},
+    {0, 16816, 64, 64, 16, 2, 4, 4, 2, 2, 4, 4, 1},
 };
 #define DG_LATTICE_N ((int)(sizeof dg_lattice / sizeof dg_lattice[0]))
 
@@ -169,8 +171,8 @@ static const dg_recipe *dg_recipe_of(const int *c)
         const dg_recipe *r = &dg_lattice[i];
         if (r->path == c[P_PATH] && r->mma == c[P_MMA] && r->bm == c[P_BM] && r->bn == c[P_BN] &&
             r->bk == c[P_BK] && r->warps_m == c[P_WARPS_M] && r->warps_n == c[P_WARPS_N] &&
-            r->stages == c[P_STAGES] && r->frag == c[P_FRAG] && r->tm == c[P_TM] &&
-            r->tn == c[P_TN])
+            r->stages == c[P_STAGES] && r->frag == c[P_FRAG] && r->ldr == c[P_LDR] &&
+            r->tm == c[P_TM] && r->tn == c[P_TN])
             return r;
     }
     return NULL;
@@ -193,7 +195,7 @@ static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     if ((cfg[P_OPA] != 0 && cfg[P_OPA] != 1) || (cfg[P_OPB] != 0 && cfg[P_OPB] != 1))
         return dg_reject(R_RANGE, why, len);
     for (int p = P_MMA; p < P_COUNT; p++)
-        if (cfg[p] < (p == P_LDR ? 0 : 1) || (p == P_LDR && cfg[p] > 1))
+        if (cfg[p] < (p == P_LDR ? 0 : 1) || (p == P_LDR && cfg[p] > 2))
             return dg_reject(R_RANGE, why, len);
     if (cfg[P_PATH] != 0 && cfg[P_PATH] != 1)
         return dg_reject(R_PATH, why, len);
@@ -208,7 +210,7 @@ static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t
         return 0;
 #ifndef DG_WIDE_SPACE
     const dg_recipe *r = dg_recipe_of(cfg);
-    if (!r || cfg[P_LDR] != 1)
+    if (!r)
         return dg_reject(R_LATTICE, why, len);
     if (cfg[P_SPLITK] > 1 && (!r->split || (cfg[P_SPLITK] != 2 && cfg[P_SPLITK] != 4) ||
                               cfg[P_GROUP] != 8))
@@ -501,9 +503,10 @@ static const tpl_baseline dg_baselines[] = {
     {"ffma-nt", DG_FFMA("OPA=0,OPB=1", DG_FT), "FFMA64, op(B) = T: every device"},
     {"ffma-tn", DG_FFMA("OPA=1,OPB=0", DG_FT), "FFMA64, op(A) = T: every device"},
     {"ffma-tt", DG_FFMA("OPA=1,OPB=1", DG_FT), "FFMA64, both T: every device"},
-    {"sm90-dmma1684", DG_DMMA("OPA=0,OPB=0", 1684, "BM=128,BN=128,BK=16,WARPS_M=2,WARPS_N=4,"
-                                                   "STAGES=4,FRAG=2,GROUP=8,SPLITK=1"),
-     "DMMA m16n8k4 128x128x16, 2x4 warps, 4 stages, double-buffered fragments (sm_90)"},
+    {"sm90-dmma1684", DG_DMMA("OPA=0,OPB=0", 1684, "BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,"
+                                                   "STAGES=3,FRAG=2,GROUP=8,SPLITK=1"),
+     "DMMA m16n8k4 128x128x32, 2x4 warps, 3 stages, double-buffered fragments, copy plans "
+     "(sm_90; sweep 3's best, bench/notes_dgemm.md)"},
 };
 
 static const tpl_problem dg_tuning[] = {
@@ -543,9 +546,10 @@ const tpl_family tpl_dgemm = {
         {"GROUP", 2, {8, 1}, "tile swizzle: this many tile rows walked together for L2 reuse; "
                              "1 = off"},
         {"SPLITK", 3, {1, 2, 4}, "K slices: double partials + an ordered (deterministic) reduce"},
-        {"LDR", 2, {1, 0}, "DMMA copy issue: 1 = per-thread copy plans made once per product, the "
-                           "next tile's copies spread over the mma steps; 0 = every stage "
-                           "recomputes each copy's bounds, all at the stage's first step",
+        {"LDR", 3, {2, 1, 0}, "DMMA copy issue: 1 = per-thread copy plans made once per product, "
+                              "the next tile's copies spread over the mma steps; 2 = as 1, and "
+                              "blocks inside M and N copy with no bounds; 0 = every stage "
+                              "recomputes each copy's bounds, all at the stage's first step",
          .omit_first = 1},
     },
     .valid = dg_valid,

@@ -48,7 +48,7 @@
 #define FRAG 2          // PATH 1: 2 = the next mma step's fragments load during this step's mmas (double-buffered registers), 1 = load, then mma
 #endif
 #ifndef LDR
-#define LDR 1           // PATH 1: 1 = per-thread copy plans made once per product (pointers, row masks), the next tile's copies spread over the mma steps; 0 = every stage recomputes each copy's address and bounds, all at step 0
+#define LDR 2           // PATH 1: 1 = per-thread copy plans made once per product (pointers, row masks), the next tile's copies spread over the mma steps; 2 = as 1, and blocks inside M and N copy with no bounds at all; 0 = every stage recomputes each copy's address and bounds, all at step 0
 #endif
 #ifndef TM
 #define TM 8            // PATH 0: rows of a thread's register tile (4, 8)
@@ -272,6 +272,22 @@ struct dg_plan {
         bytes = left >= 2 ? 16 : left == 1 ? 8 : 0;
     }
 
+    // LDR 2, a block whose tile lies inside M and N: part `part` of `parts` of a full K tile
+    // with no bounds at all (plain 16-byte copies; chunk u at p + u * RS * ld).
+    template <int SLD>
+    __device__ __forceinline__ void copy_inner(unsigned sbase, long long adv, long long ld, int part,
+                                               int parts) const
+    {
+        const double *p = g + adv;
+        const long long rs = (long long)RS * ld;
+        const unsigned so = sbase + (unsigned)(((threadIdx.x / CPR) * SLD + (threadIdx.x % CPR) * 2) * 8);
+#pragma unroll
+        for (int u = 0; u < N; u++)
+            if ((u * parts) / N == part)
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
+                             :: "r"(so + (unsigned)(u * RS * SLD * 8)), "l"(p + u * rs));
+    }
+
     // Part `part` of `parts` of a full K tile: g advanced by `adv` elements (ld: the operand's
     // leading dimension), into the stage tile at shared byte address sbase (row stride SLD).
     template <int SLD>
@@ -302,6 +318,7 @@ typedef dg_plan<BN, BK> dg_plan_b;
 
 // LDR 1: part `part` of `parts` of the stage of K tile kt (product's first tile kt0) into the
 // stage at shared byte address sbase; a partial last K tile goes whole at part 0.
+template <bool INNER>
 __device__ __forceinline__ void dg_load_part(unsigned sbase, const dg_plan_a &pa,
                                              const dg_plan_b &pb, const double *A, const double *B,
                                              const dg_args &a, int m0, int n0, int kt, int kt0,
@@ -309,8 +326,13 @@ __device__ __forceinline__ void dg_load_part(unsigned sbase, const dg_plan_a &pa
 {
     if ((kt + 1) * BK <= a.k) {
         const long long d = (long long)(kt - kt0) * BK;
-        pa.copy<DG_ALD>(sbase, OPA == 0 ? d : d * a.lda, a.lda, part, parts);
-        pb.copy<DG_BLD>(sbase + DG_ASZ * 8, OPB == 1 ? d : d * a.ldb, a.ldb, part, parts);
+        if (INNER) {
+            pa.copy_inner<DG_ALD>(sbase, OPA == 0 ? d : d * a.lda, a.lda, part, parts);
+            pb.copy_inner<DG_BLD>(sbase + DG_ASZ * 8, OPB == 1 ? d : d * a.ldb, a.ldb, part, parts);
+        } else {
+            pa.copy<DG_ALD>(sbase, OPA == 0 ? d : d * a.lda, a.lda, part, parts);
+            pb.copy<DG_BLD>(sbase + DG_ASZ * 8, OPB == 1 ? d : d * a.ldb, a.ldb, part, parts);
+        }
     } else if (part == 0) {
         double *s = (double *)__cvta_shared_to_generic(sbase);
         dg_load_stage(s, A, B, a, m0, n0, kt);
@@ -396,6 +418,94 @@ __device__ __forceinline__ void dg_mma(double (&d)[DG_CR], const double (&x)[DG_
 #endif
 }
 
+// The K loop of one product (K tiles kt0..kt1) into acc. INNER (LDR 2): the block's tile lies
+// inside M and N, so full K tiles copy with no bounds; a separate instance, so that the two
+// copy paths do not hold registers at once.
+template <bool INNER>
+__device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], const double *A,
+                                        const double *B, const dg_args &a, int m0, int n0,
+                                        int kt0, int kt1, int wm0, int wn0, int g, int t)
+{
+    extern __shared__ __align__(16) double dg_smem[];
+    const int nk = kt1 - kt0;
+    // prologue: STAGES - 1 tiles in flight, the first fragments of tile 0
+#if LDR >= 1
+    dg_plan_a pa;
+    dg_plan_b pb;
+#if OPA == 0
+    pa.init(A, a.lda, m0, kt0 * BK, a.m, a.k, true);
+#else
+    pa.init(A, a.lda, kt0 * BK, m0, a.k, a.m, false);
+#endif
+#if OPB == 0
+    pb.init(B, a.ldb, kt0 * BK, n0, a.k, a.n, false);
+#else
+    pb.init(B, a.ldb, n0, kt0 * BK, a.n, a.k, true);
+#endif
+    const unsigned sm0 = dg_smem_addr(dg_smem);
+#endif
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < nk) {
+#if LDR >= 1
+            dg_load_part<INNER>(sm0 + s * DG_STAGE * 8, pa, pb, A, B, a, m0, n0, kt0 + s, kt0, 0, 1);
+#else
+            dg_load_stage(dg_smem + s * DG_STAGE, A, B, a, m0, n0, kt0 + s);
+#endif
+        }
+        asm volatile("cp.async.commit_group;\n" ::);
+    }
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
+    __syncthreads();
+    double fa[FRAG][DG_MT][DG_AR], fb[FRAG][DG_NT][DG_BR];
+    int rd = 0, wr = STAGES - 1;
+    if (FRAG == 2)
+        dg_frags(dg_smem, 0, wm0, wn0, g, t, fa[0], fb[0]);
+    // main loop, FRAG 2: the fragments of step kk + 1 load while the mmas of step kk run;
+    // the next tile's copies start at step 0; at step DG_KS - 2 the barrier (after the
+    // last reads of the old stage) makes the next stage readable, so step DG_KS - 1
+    // already loads the next tile's first fragments (CUTLASS's multistage order).
+    // FRAG 1: each step loads its fragments, then runs its mmas; the barrier ends the tile.
+    constexpr int BSTEP = FRAG == 2 ? DG_KS - 2 : DG_KS - 1;
+    for (int it = 0; it < nk; it++) {
+#pragma unroll
+        for (int kk = 0; kk < DG_KS; kk++) {
+            const int cur = FRAG == 2 ? kk & 1 : 0, nxt = FRAG == 2 ? cur ^ 1 : 0;
+            if (FRAG == 2)
+                dg_frags(dg_smem + rd * DG_STAGE, kk + 1 < DG_KS ? (kk + 1) * DG_MK : 0, wm0,
+                         wn0, g, t, fa[nxt], fb[nxt]);
+#if LDR >= 1
+            // the next tile's copies, spread over steps 0..BSTEP, one group per tile
+            if (kk <= BSTEP && it + STAGES - 1 < nk)
+                dg_load_part<INNER>(sm0 + wr * DG_STAGE * 8, pa, pb, A, B, a, m0, n0,
+                             kt0 + it + STAGES - 1, kt0, kk, BSTEP + 1);
+            if (kk == BSTEP)
+                asm volatile("cp.async.commit_group;\n" ::);
+#else
+            if (kk == 0) {
+                if (it + STAGES - 1 < nk)
+                    dg_load_stage(dg_smem + wr * DG_STAGE, A, B, a, m0, n0,
+                                  kt0 + it + STAGES - 1);
+                asm volatile("cp.async.commit_group;\n" ::);
+            }
+#endif
+            if (FRAG == 1)
+                dg_frags(dg_smem + rd * DG_STAGE, kk * DG_MK, wm0, wn0, g, t, fa[cur], fb[cur]);
+#pragma unroll
+            for (int i = 0; i < DG_MT; i++)
+#pragma unroll
+                for (int j = 0; j < DG_NT; j++)
+                    dg_mma(acc[i][j], fa[cur][i], fb[cur][j]);
+            if (kk == BSTEP) {
+                asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
+                __syncthreads();
+                rd = rd + 1 == STAGES ? 0 : rd + 1;
+                wr = wr + 1 == STAGES ? 0 : wr + 1;
+            }
+        }
+    }
+}
+
 // One output tile per block (grid.x = tiles, grid.z over batch x SPLITK); STAGES-deep cp.async
 // ring; each warp owns a DG_WM x DG_WN tile of DG_MT x DG_NT mma tiles. Fragment slots (PTX
 // ISA): A slot i is (row g + 8 (i % 2), k t + 4 (i / 2)) for the m16 shapes, (g, t) for m8n8k4;
@@ -426,83 +536,10 @@ dg_mma(dg_args a)
 #pragma unroll
                 for (int r = 0; r < DG_CR; r++)
                     acc[i][j][r] = 0.0;
-        const int nk = kt1 - kt0;
-        // prologue: STAGES - 1 tiles in flight, the first fragments of tile 0
-#if LDR == 1
-        dg_plan_a pa;
-        dg_plan_b pb;
-#if OPA == 0
-        pa.init(A, a.lda, m0, kt0 * BK, a.m, a.k, true);
-#else
-        pa.init(A, a.lda, kt0 * BK, m0, a.k, a.m, false);
-#endif
-#if OPB == 0
-        pb.init(B, a.ldb, kt0 * BK, n0, a.k, a.n, false);
-#else
-        pb.init(B, a.ldb, n0, kt0 * BK, a.n, a.k, true);
-#endif
-        const unsigned sm0 = dg_smem_addr(dg_smem);
-#endif
-#pragma unroll
-        for (int s = 0; s < STAGES - 1; s++) {
-            if (s < nk) {
-#if LDR == 1
-                dg_load_part(sm0 + s * DG_STAGE * 8, pa, pb, A, B, a, m0, n0, kt0 + s, kt0, 0, 1);
-#else
-                dg_load_stage(dg_smem + s * DG_STAGE, A, B, a, m0, n0, kt0 + s);
-#endif
-            }
-            asm volatile("cp.async.commit_group;\n" ::);
-        }
-        asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
-        __syncthreads();
-        double fa[FRAG][DG_MT][DG_AR], fb[FRAG][DG_NT][DG_BR];
-        int rd = 0, wr = STAGES - 1;
-        if (FRAG == 2)
-            dg_frags(dg_smem, 0, wm0, wn0, g, t, fa[0], fb[0]);
-        // main loop, FRAG 2: the fragments of step kk + 1 load while the mmas of step kk run;
-        // the next tile's copies start at step 0; at step DG_KS - 2 the barrier (after the
-        // last reads of the old stage) makes the next stage readable, so step DG_KS - 1
-        // already loads the next tile's first fragments (CUTLASS's multistage order).
-        // FRAG 1: each step loads its fragments, then runs its mmas; the barrier ends the tile.
-        constexpr int BSTEP = FRAG == 2 ? DG_KS - 2 : DG_KS - 1;
-        for (int it = 0; it < nk; it++) {
-#pragma unroll
-            for (int kk = 0; kk < DG_KS; kk++) {
-                const int cur = FRAG == 2 ? kk & 1 : 0, nxt = FRAG == 2 ? cur ^ 1 : 0;
-                if (FRAG == 2)
-                    dg_frags(dg_smem + rd * DG_STAGE, kk + 1 < DG_KS ? (kk + 1) * DG_MK : 0, wm0,
-                             wn0, g, t, fa[nxt], fb[nxt]);
-#if LDR == 1
-                // the next tile's copies, spread over steps 0..BSTEP, one group per tile
-                if (kk <= BSTEP && it + STAGES - 1 < nk)
-                    dg_load_part(sm0 + wr * DG_STAGE * 8, pa, pb, A, B, a, m0, n0,
-                                 kt0 + it + STAGES - 1, kt0, kk, BSTEP + 1);
-                if (kk == BSTEP)
-                    asm volatile("cp.async.commit_group;\n" ::);
-#else
-                if (kk == 0) {
-                    if (it + STAGES - 1 < nk)
-                        dg_load_stage(dg_smem + wr * DG_STAGE, A, B, a, m0, n0,
-                                      kt0 + it + STAGES - 1);
-                    asm volatile("cp.async.commit_group;\n" ::);
-                }
-#endif
-                if (FRAG == 1)
-                    dg_frags(dg_smem + rd * DG_STAGE, kk * DG_MK, wm0, wn0, g, t, fa[cur], fb[cur]);
-#pragma unroll
-                for (int i = 0; i < DG_MT; i++)
-#pragma unroll
-                    for (int j = 0; j < DG_NT; j++)
-                        dg_mma(acc[i][j], fa[cur][i], fb[cur][j]);
-                if (kk == BSTEP) {
-                    asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
-                    __syncthreads();
-                    rd = rd + 1 == STAGES ? 0 : rd + 1;
-                    wr = wr + 1 == STAGES ? 0 : wr + 1;
-                }
-            }
-        }
+        if (LDR == 2 && m0 + BM <= a.m && n0 + BN <= a.n)
+            dg_main<true>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t);
+        else
+            dg_main<false>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t);
         asm volatile("cp.async.wait_group 0;\n" ::);
         __syncthreads();            // the ring is free for the next product
 #pragma unroll

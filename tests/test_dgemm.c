@@ -26,25 +26,25 @@ static const char *const td_names[P_COUNT] = {
 };
 
 /* ---------------- the specification, written from bench/notes_dgemm.md ----------------
- * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG [split]" or "ffma BMxBNxBK TMxTN [split]";
+ * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG LDR [split]" or "ffma BMxBNxBK TMxTN [split]";
  * every row with any OPA, OPB and GROUP 8 or 1; split rows also with SPLITK 2 and 4 (GROUP 8). */
 static const char *const td_spec[] = {
-    "dmma 1684 128x128x16 2x4 4 2",
-    "dmma 1684 128x128x16 4x2 4 2",
-    "dmma 1684 128x128x32 4x2 3 2",
-    "dmma 1684 128x128x16 4x4 4 1",
-    "dmma 1688 128x128x16 4x2 4 1",
-    "dmma 16816 128x128x32 2x4 3 1",
-    "dmma 1684 64x64x16 2x2 4 2 split",
-    "dmma 884 128x128x16 4x2 4 2",
-    "dmma 884 64x64x16 2x2 4 2 split",
+    "dmma 1684 128x128x32 2x4 3 2 2",
+    "dmma 1684 128x128x32 2x4 3 2 1",
+    "dmma 1684 128x128x16 4x2 4 2 2",
+    "dmma 1684 128x128x16 2x4 3 2 2",
+    "dmma 1684 128x128x32 4x4 3 2 2",
+    "dmma 1684 64x128x16 2x2 4 2 2",
+    "dmma 1684 64x64x16 2x2 4 2 2 split",
+    "dmma 884 128x128x16 4x2 4 2 2",
+    "dmma 884 64x64x16 2x2 4 2 2 split",
     "ffma 128x128x8 8x8",
     "ffma 64x64x16 4x4 split",
 };
 #define TD_ROWS ((int)(sizeof td_spec / sizeof td_spec[0]))
 
 typedef struct td_row {
-    int path, mma, bm, bn, bk, wm, wn, stages, frag, tm, tn, split;
+    int path, mma, bm, bn, bk, wm, wn, stages, frag, ldr, tm, tn, split;
 } td_row;
 
 /* Parses spec line s; 0 if malformed. */
@@ -58,12 +58,13 @@ static int td_spec_parse(const char *s, td_row *r)
     r->wn = 4;
     r->stages = 4;
     r->frag = 2;
+    r->ldr = 2;
     if (sscanf(s, "%7s", kind) != 1)
         return 0;
     if (strcmp(kind, "dmma") == 0) {
         r->path = 1;
-        if (sscanf(s, "dmma %d %dx%dx%d %dx%d %d %d %7s", &r->mma, &r->bm, &r->bn, &r->bk, &r->wm,
-                   &r->wn, &r->stages, &r->frag, split) < 8)
+        if (sscanf(s, "dmma %d %dx%dx%d %dx%d %d %d %d %7s", &r->mma, &r->bm, &r->bn, &r->bk,
+                   &r->wm, &r->wn, &r->stages, &r->frag, &r->ldr, split) < 9)
             return 0;
     } else {
         if (sscanf(s, "ffma %dx%dx%d %dx%d %7s", &r->bm, &r->bn, &r->bk, &r->tm, &r->tn,
@@ -84,7 +85,7 @@ static int td_spec_ok(const int *c)
         if (r.path != c[P_PATH] || r.mma != c[P_MMA] || r.bm != c[P_BM] || r.bn != c[P_BN] ||
             r.bk != c[P_BK] || r.wm != c[P_WARPS_M] || r.wn != c[P_WARPS_N] ||
             r.stages != c[P_STAGES] || r.frag != c[P_FRAG] || r.tm != c[P_TM] || r.tn != c[P_TN] ||
-            c[P_LDR] != 1)
+            r.ldr != c[P_LDR])
             continue;
         if (c[P_GROUP] != 8 && c[P_GROUP] != 1)
             return 0;
@@ -161,7 +162,7 @@ TEST(dgemm_space_is_the_specified_lattice)
             for (int v = 0; v < 2 + 2 * r.split; v++) {
                 int c[TPL_MAX_PARAMS] = {r.path, ops & 1, ops >> 1, r.mma, r.bm, r.bn, r.bk,
                                          r.wm, r.wn, r.stages, r.frag, r.tm, r.tn, v == 1 ? 1 : 8,
-                                         v < 2 ? 1 : 2 * (v - 1), 1};
+                                         v < 2 ? 1 : 2 * (v - 1), r.ldr};
                 char why[256];
                 CHECK_MSG(f->valid(c, &h100, why, sizeof why), "%s: %s", td_spec[i], why);
                 int hopper = r.path == 1 && r.mma != 884;
@@ -606,7 +607,7 @@ GPU_TEST(dgemm_gpu_layouts_offsets_alpha_beta)
         f->default_config, f->baselines[3].config, f->baselines[f->n_baselines - 1].config,
         "PATH=1,OPA=0,OPB=0,MMA=884,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,FRAG=2,TM=8,"
         "TN=8,GROUP=8,SPLITK=2",
-        "PATH=1,OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=16,WARPS_M=4,WARPS_N=2,STAGES=4,FRAG=1,TM=8,"
+        "PATH=1,OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=4,WARPS_N=4,STAGES=3,FRAG=2,TM=8,"
         "TN=8,GROUP=1,SPLITK=1",
     };
     td_cfg set[20];
