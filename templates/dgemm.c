@@ -145,13 +145,11 @@ typedef struct dg_recipe {
 } dg_recipe;
 
 static const dg_recipe dg_lattice[] = {
-    /* DMMA m16n8k4 (sm_90+): sweep 3's best 128 x 128 tiles (bench/notes_dgemm.md section 6),
-     * the best with LDR 1 kept beside its LDR 2 twin, 16 warps of 32 x 32, a 64 x 128 tile for
-     * batched and mid-size products, 64 x 64 for small ones and split-K */
+    /* DMMA m16n8k4 (sm_90+): the 128 x 128 tiles that won sweeps 3 and 4 and the tuning of
+     * the five bench shapes (bench/notes_dgemm.md section 6), 16 warps of 32 x 32 among them, a
+     * 64 x 128 tile for batched and mid-size products, 64 x 64 for small ones and split-K */
     {1, 1684, 128, 128, 32, 2, 4, 3, 2, 2, 8, 8, 0},
-    {1, 1684, 128, 128, 32, 2, 4, 3, 2, 1, 8, 8, 0},
     {1, 1684, 128, 128, 16, 4, 2, 4, 2, 2, 8, 8, 0},
-    {1, 1684, 128, 128, 16, 2, 4, 3, 2, 2, 8, 8, 0},
     {1, 1684, 128, 128, 32, 4, 4, 3, 2, 2, 8, 8, 0},
     {1, 1684, 64, 128, 16, 2, 2, 4, 2, 2, 8, 8, 0},
     {1, 1684, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1},

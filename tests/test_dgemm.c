@@ -30,9 +30,7 @@ static const char *const td_names[P_COUNT] = {
  * every row with any OPA, OPB and GROUP 8 or 1; split rows also with SPLITK 2 and 4 (GROUP 8). */
 static const char *const td_spec[] = {
     "dmma 1684 128x128x32 2x4 3 2 2",
-    "dmma 1684 128x128x32 2x4 3 2 1",
     "dmma 1684 128x128x16 4x2 4 2 2",
-    "dmma 1684 128x128x16 2x4 3 2 2",
     "dmma 1684 128x128x32 4x4 3 2 2",
     "dmma 1684 64x128x16 2x2 4 2 2",
     "dmma 1684 64x64x16 2x2 4 2 2 split",
