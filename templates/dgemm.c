@@ -517,7 +517,7 @@ const tpl_family tpl_dgemm = {
     .source = "dgemm.cu",
     .fixed_options = "",
     .summary = "double-precision GEMM C = alpha*op(A)*op(B) + beta*C (row-major, op N/T, strided "
-               "batches): PATH 1 FP64 tensor cores (mma.sync m8n8k4 sm_80+, m16n8k8/k16 sm_90+) "
+               "batches): PATH 1 FP64 tensor cores (mma.sync m8n8k4 sm_80+, m16n8k4/k8/k16 sm_90+) "
                "with a cp.async ring, PATH 0 FFMA64 register tiles (every device)",
     .n_dims = 3,
     .dim_names = {"m", "n", "k"},

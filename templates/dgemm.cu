@@ -2,10 +2,12 @@
 // (row-major, op N or T as compile-time loader layouts, strided batches, any sizes and leading
 // dimensions). Two paths:
 // PATH 1, DMMA: FP64 tensor cores through mma.sync (m8n8k4 on sm_80+; the Hopper shapes
-//   m16n8k8 / m16n8k16 on sm_90+), a STAGES-deep cp.async ring of padded shared-memory tiles
-//   (rows of BK+4 or BM/BN+4 doubles: every 64-bit fragment load of a half-warp hits 16
-//   distinct bank pairs, both for K-major and M/N-major tiles), GROUP-swizzled tile order,
-//   optional split-K (double partials, summed in slice order by dg_splitk_reduce).
+//   m16n8k4 / m16n8k8 / m16n8k16 on sm_90+), a STAGES-deep cp.async ring of padded
+//   shared-memory tiles (pads per DG_PADK / DG_PADMN: conflict-free fragment loads), K permuted
+//   inside each mma so K-major fragments load 16 bytes at a time, FRAG 2 double-buffered
+//   fragments (CUTLASS's multistage order), LDR 1/2 per-thread copy plans with the next tile's
+//   copies spread over the mma steps, GROUP-swizzled tile order, optional split-K (double
+//   partials, summed in slice order by dg_splitk_reduce). bench/notes_dgemm.md has the sweeps.
 //   Operands need 16-byte aligned bases and even leading dimensions; the host packs others
 //   first with dg_pack. Edges: cp.async zero-fills the bytes past the matrix (src-size).
 // PATH 0, FFMA64: a SIMT register-tiled kernel (TM x TN doubles per thread, guarded element
