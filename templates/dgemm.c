@@ -8,8 +8,8 @@
 
 /* Parameter order; must match the params table below. */
 enum {
-    P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_TM, P_TN,
-    P_GROUP, P_SPLITK, P_COUNT
+    P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_FRAG, P_TM,
+    P_TN, P_GROUP, P_SPLITK, P_LDR, P_COUNT
 };
 
 #define DG_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
@@ -28,21 +28,23 @@ enum {
 };
 
 const char *const tpl_dgemm_reasons[R_COUNT] = {
-    [R_RANGE] = "OPA and OPB are 0 (N) or 1 (T); tile sizes, warps, STAGES, TM, TN, GROUP and "
+    [R_RANGE] = "OPA and OPB are 0 or 1, LDR 0, 1 or 2; tile sizes, warps, STAGES, TM, TN, GROUP and "
                 "SPLITK must be positive",
     [R_PATH] = "PATH is 1 (DMMA, FP64 tensor cores) or 0 (FFMA64, SIMT)",
-    [R_CANON_FFMA] = "MMA, WARPS_M, WARPS_N and STAGES are DMMA parameters: PATH 0 takes only "
-                     "their first value",
+    [R_CANON_FFMA] = "MMA, WARPS_M, WARPS_N, STAGES, FRAG and LDR are DMMA parameters: PATH 0 "
+                     "takes only their first value",
     [R_CANON_DMMA] = "TM and TN are FFMA64 parameters: PATH 1 takes only their first value",
-    [R_MMA] = "MMA is 16816 (m16n8k16), 1688 (m16n8k8) or 884 (m8n8k4)",
+    [R_MMA] = "MMA is 16816 (m16n8k16), 1688 (m16n8k8), 1684 (m16n8k4) or 884 (m8n8k4)",
     [R_TILE] = "DMMA tile: BM a multiple of WARPS_M x the mma's M, BN of WARPS_N x 8, BK 8, 16 or "
-               "32 and a multiple of the mma's K, STAGES 2..6",
+               "32 and a multiple of the mma's K (FRAG 2: twice), STAGES 2..6, FRAG 1 or 2; LDR 1, 2: "
+               "BM x BK / 2 and BN x BK / 2 multiples of the threads",
     [R_ACC] = "DMMA: a warp tile above 128 double accumulators per thread",
-    [R_REGS] = "DMMA: about 2 x (accumulators + fragments) + 24 registers per thread exceed 255 "
-               "or the registers of a block",
+    [R_REGS] = "DMMA: about 2 x (accumulators + FRAG x fragments) + 24 registers per thread "
+               "exceed 255 or the registers of a block",
     [R_SMEM] = "DMMA: the shared-memory ring above the device's per-block limit",
     [R_THREADS] = "DMMA: WARPS_M x WARPS_N x 32 threads above the device's per-block limit",
-    [R_ARCH] = "DMMA needs an sm_80+ device, and MMA 16816 / 1688 (the Hopper shapes) sm_90+",
+    [R_ARCH] = "DMMA needs an sm_80+ device, and MMA 16816 / 1688 / 1684 (the Hopper shapes) "
+               "sm_90+",
     [R_FTILE] = "FFMA64: TM and TN 4 or 8 dividing BM and BN, 32..1024 threads in whole warps, "
                 "BK 8 or 16",
     [R_FSMEM] = "FFMA64: its static shared tiles need more than 48 KiB",
@@ -61,19 +63,22 @@ static int dg_reject(int r, char *why, size_t len)
 /* The mma's M and K (dgemm.cu's DG_MM, DG_MK); 0 for an unknown shape. */
 static int dg_mma_m(int mma)
 {
-    return mma == 16816 || mma == 1688 ? 16 : mma == 884 ? 8 : 0;
+    return mma == 16816 || mma == 1688 || mma == 1684 ? 16 : mma == 884 ? 8 : 0;
 }
 static int dg_mma_k(int mma)
 {
-    return mma == 16816 ? 16 : mma == 1688 ? 8 : mma == 884 ? 4 : 0;
+    return mma == 16816 ? 16 : mma == 1688 ? 8 : mma == 1684 || mma == 884 ? 4 : 0;
 }
 
-/* Dynamic shared memory of dg_mma: STAGES x (A tile + B tile), rows padded by 4 doubles. */
+/* Dynamic shared memory of dg_mma: STAGES x (A tile + B tile); rows padded as dgemm.cu's
+ * DG_PADK (K-major tiles: 4, 8, 2 doubles for mma K 4, 8, 16) and DG_PADMN (4, 2, 2). */
 static long long dg_smem_bytes(const int *c)
 {
     long long bm = c[P_BM], bn = c[P_BN], bk = c[P_BK];
-    long long a = c[P_OPA] == 0 ? bm * (bk + 4) : bk * (bm + 4);
-    long long b = c[P_OPB] == 1 ? bn * (bk + 4) : bk * (bn + 4);
+    int kpl = dg_mma_k(c[P_MMA]) / 4;
+    long long padk = kpl == 1 ? 4 : kpl == 2 ? 8 : 2, padmn = kpl == 1 ? 4 : 2;
+    long long a = c[P_OPA] == 0 ? bm * (bk + padk) : bk * (bm + padmn);
+    long long b = c[P_OPB] == 1 ? bn * (bk + padk) : bk * (bn + padmn);
     return c[P_STAGES] * (a + b) * 8;
 }
 
@@ -92,14 +97,19 @@ static int dg_valid_dmma(const int *c, const at_device_info *dev, char *why, siz
         return dg_reject(R_MMA, why, len);
     int wm = c[P_BM] / c[P_WARPS_M], wn = c[P_BN] / c[P_WARPS_N], bk = c[P_BK];
     if (c[P_BM] % (c[P_WARPS_M] * mm) || c[P_BN] % (c[P_WARPS_N] * 8) ||
-        (bk != 8 && bk != 16 && bk != 32) || bk % mk || c[P_STAGES] < 2 || c[P_STAGES] > 6)
+        (bk != 8 && bk != 16 && bk != 32) || (c[P_FRAG] != 1 && c[P_FRAG] != 2) ||
+        bk % (c[P_FRAG] * mk) || c[P_STAGES] < 2 || c[P_STAGES] > 6)
+        return dg_reject(R_TILE, why, len);
+    int threads = dg_threads(c);
+    /* LDR 1, 2 (dgemm.cu's dg_plan): each tile's 16-byte chunks split evenly over the threads */
+    if (c[P_LDR] >= 1 &&
+        ((long long)c[P_BM] * bk / 2 % threads || (long long)c[P_BN] * bk / 2 % threads))
         return dg_reject(R_TILE, why, len);
     int acc = wm * wn / 32;
     if (acc > 128)
         return dg_reject(R_ACC, why, len);
-    int threads = dg_threads(c);
     int frags = (wm / mm) * (mm * mk / 32) + (wn / 8) * (mk / 4);
-    int regs = 2 * (acc + frags) + 24;
+    int regs = 2 * (acc + c[P_FRAG] * frags) + 24;  /* FRAG 2: fragments double-buffered */
     if (regs > 255 || (long long)regs * threads > (dev ? dev->regs_per_block : 65536))
         return dg_reject(R_REGS, why, len);
     if (dg_smem_bytes(c) > (dev ? dev->smem_per_block_optin : 227 * 1024))
@@ -131,26 +141,24 @@ static int dg_valid_ffma(const int *c, const at_device_info *dev, char *why, siz
 /* One tile/pipeline recipe; `split` rows also take SPLITK 2 and 4. Sources: bench/notes_dgemm.md
  * (H200 sweeps of the DMMA shapes, tiles, warps and stages). */
 typedef struct dg_recipe {
-    int path, mma, bm, bn, bk, warps_m, warps_n, stages, tm, tn, split;
+    int path, mma, bm, bn, bk, warps_m, warps_n, stages, frag, ldr, tm, tn, split;
 } dg_recipe;
 
 static const dg_recipe dg_lattice[] = {
-    /* DMMA, Hopper shapes: the sweep's best 128 x 128 tiles (BK 32 first), a narrower tile for
-     * mid-size and batched products, 64 x 64 for small ones and split-K */
-    {1, 1688, 128, 128, 32, 4, 2, 3, 8, 8, 0},
-    {1, 1688, 128, 128, 32, 2, 4, 3, 8, 8, 0},
-    {1, 16816, 128, 128, 32, 2, 4, 3, 8, 8, 0},
-    {1, 16816, 128, 128, 32, 4, 2, 3, 8, 8, 0},
-    {1, 16816, 128, 128, 16, 4, 2, 5, 8, 8, 0},
-    {1, 1688, 128, 128, 16, 4, 2, 4, 8, 8, 0},
-    {1, 16816, 64, 128, 16, 2, 2, 4, 8, 8, 0},
-    {1, 16816, 64, 64, 16, 2, 2, 4, 8, 8, 1},
+    /* DMMA m16n8k4 (sm_90+): the 128 x 128 tiles that won sweeps 3 and 4 and the tuning of
+     * the five bench shapes (bench/notes_dgemm.md section 6), 16 warps of 32 x 32 among them, a
+     * 64 x 128 tile for batched and mid-size products, 64 x 64 for small ones and split-K */
+    {1, 1684, 128, 128, 32, 2, 4, 3, 2, 2, 8, 8, 0},
+    {1, 1684, 128, 128, 16, 4, 2, 4, 2, 2, 8, 8, 0},
+    {1, 1684, 128, 128, 32, 4, 4, 3, 2, 2, 8, 8, 0},
+    {1, 1684, 64, 128, 16, 2, 2, 4, 2, 2, 8, 8, 0},
+    {1, 1684, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1},
     /* DMMA m8n8k4 (sm_80+) */
-    {1, 884, 128, 128, 16, 4, 2, 4, 8, 8, 0},
-    {1, 884, 64, 64, 16, 2, 2, 4, 8, 8, 1},
+    {1, 884, 128, 128, 16, 4, 2, 4, 2, 2, 8, 8, 0},
+    {1, 884, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1},
     /* FFMA64 */
-    {0, 16816, 128, 128, 8, 2, 4, 4, 8, 8, 0},
-    {0, 16816, 64, 64, 16, 2, 4, 4, 4, 4, 1},
+    {0, 16816, 128, 128, 8, 2, 4, 4, 2, 2, 8, 8, 0},
+    {0, 16816, 64, 64, 16, 2, 4, 4, 2, 2, 4, 4, 1},
 };
 #define DG_LATTICE_N ((int)(sizeof dg_lattice / sizeof dg_lattice[0]))
 
@@ -161,7 +169,8 @@ static const dg_recipe *dg_recipe_of(const int *c)
         const dg_recipe *r = &dg_lattice[i];
         if (r->path == c[P_PATH] && r->mma == c[P_MMA] && r->bm == c[P_BM] && r->bn == c[P_BN] &&
             r->bk == c[P_BK] && r->warps_m == c[P_WARPS_M] && r->warps_n == c[P_WARPS_N] &&
-            r->stages == c[P_STAGES] && r->tm == c[P_TM] && r->tn == c[P_TN])
+            r->stages == c[P_STAGES] && r->frag == c[P_FRAG] && r->ldr == c[P_LDR] &&
+            r->tm == c[P_TM] && r->tn == c[P_TN])
             return r;
     }
     return NULL;
@@ -184,13 +193,14 @@ static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     if ((cfg[P_OPA] != 0 && cfg[P_OPA] != 1) || (cfg[P_OPB] != 0 && cfg[P_OPB] != 1))
         return dg_reject(R_RANGE, why, len);
     for (int p = P_MMA; p < P_COUNT; p++)
-        if (cfg[p] < 1)
+        if (cfg[p] < (p == P_LDR ? 0 : 1) || (p == P_LDR && cfg[p] > 2))
             return dg_reject(R_RANGE, why, len);
     if (cfg[P_PATH] != 0 && cfg[P_PATH] != 1)
         return dg_reject(R_PATH, why, len);
     int dmma = cfg[P_PATH] == 1;
     if (!dmma && (!dg_canonical(cfg, P_MMA) || !dg_canonical(cfg, P_WARPS_M) ||
-                  !dg_canonical(cfg, P_WARPS_N) || !dg_canonical(cfg, P_STAGES)))
+                  !dg_canonical(cfg, P_WARPS_N) || !dg_canonical(cfg, P_STAGES) ||
+                  !dg_canonical(cfg, P_FRAG) || !dg_canonical(cfg, P_LDR)))
         return dg_reject(R_CANON_FFMA, why, len);
     if (dmma && (!dg_canonical(cfg, P_TM) || !dg_canonical(cfg, P_TN)))
         return dg_reject(R_CANON_DMMA, why, len);
@@ -476,9 +486,9 @@ static double dg_tolerance(const tpl_problem *p)
 }
 
 #define DG_DMMA(ops, mma, tile) "PATH=1," ops ",MMA=" #mma "," tile ",TM=8,TN=8"
-#define DG_FFMA(ops, tile) "PATH=0," ops ",MMA=16816," tile ",WARPS_M=2,WARPS_N=4,STAGES=4"
+#define DG_FFMA(ops, tile) "PATH=0," ops ",MMA=16816," tile ",WARPS_M=2,WARPS_N=4,STAGES=4,FRAG=2"
 #define DG_FT "BM=128,BN=128,BK=8,TM=8,TN=8,GROUP=8,SPLITK=1"
-#define DG_T884 "BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,GROUP=8,SPLITK=1"
+#define DG_T884 "BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,FRAG=2,GROUP=8,SPLITK=1"
 
 /* The default (DMMA m8n8k4 NN, 64x64 tiles: 74 KiB of shared memory fit every sm_80+ device)
  * and, first usable wins in the runtime's fallback, the other
@@ -491,10 +501,10 @@ static const tpl_baseline dg_baselines[] = {
     {"ffma-nt", DG_FFMA("OPA=0,OPB=1", DG_FT), "FFMA64, op(B) = T: every device"},
     {"ffma-tn", DG_FFMA("OPA=1,OPB=0", DG_FT), "FFMA64, op(A) = T: every device"},
     {"ffma-tt", DG_FFMA("OPA=1,OPB=1", DG_FT), "FFMA64, both T: every device"},
-    {"sm90-dmma1688", DG_DMMA("OPA=0,OPB=0", 1688, "BM=128,BN=128,BK=32,WARPS_M=4,WARPS_N=2,"
-                                                   "STAGES=3,GROUP=8,SPLITK=1"),
-     "DMMA m16n8k8 128x128x32, 4x2 warps, 3 stages: the H200 sweep's best (0.65x cublasDgemm "
-     "at 4096^3, bench/notes_dgemm.md)"},
+    {"sm90-dmma1684", DG_DMMA("OPA=0,OPB=0", 1684, "BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,"
+                                                   "STAGES=3,FRAG=2,GROUP=8,SPLITK=1"),
+     "DMMA m16n8k4 128x128x32, 2x4 warps, 3 stages, double-buffered fragments, copy plans "
+     "(sm_90; sweep 3's best, bench/notes_dgemm.md)"},
 };
 
 static const tpl_problem dg_tuning[] = {
@@ -507,7 +517,7 @@ const tpl_family tpl_dgemm = {
     .source = "dgemm.cu",
     .fixed_options = "",
     .summary = "double-precision GEMM C = alpha*op(A)*op(B) + beta*C (row-major, op N/T, strided "
-               "batches): PATH 1 FP64 tensor cores (mma.sync m8n8k4 sm_80+, m16n8k8/k16 sm_90+) "
+               "batches): PATH 1 FP64 tensor cores (mma.sync m8n8k4 sm_80+, m16n8k4/k8/k16 sm_90+) "
                "with a cp.async ring, PATH 0 FFMA64 register tiles (every device)",
     .n_dims = 3,
     .dim_names = {"m", "n", "k"},
@@ -519,19 +529,26 @@ const tpl_family tpl_dgemm = {
                             "(SIMT register tiles, every device)"},
         {"OPA", 2, {0, 1}, "op(A) as a loader layout: 0 N (m x k rows), 1 T (stored k x m)"},
         {"OPB", 2, {0, 1}, "op(B) as a loader layout: 0 N (k x n rows), 1 T (stored n x k)"},
-        {"MMA", 3, {16816, 1688, 884}, "DMMA shape: 16816 m16n8k16, 1688 m16n8k8 (sm_90+), 884 "
-                                       "m8n8k4 (sm_80+)"},
+        {"MMA", 4, {16816, 1688, 1684, 884}, "DMMA shape: 16816 m16n8k16, 1688 m16n8k8, 1684 "
+                                             "m16n8k4 (sm_90+), 884 m8n8k4 (sm_80+)"},
         {"BM", 2, {128, 64}, "block tile rows of C"},
         {"BN", 2, {128, 64}, "block tile columns of C"},
         {"BK", 3, {16, 8, 32}, "K depth of one shared-memory stage"},
         {"WARPS_M", 2, {2, 4}, "DMMA: warps along M"},
         {"WARPS_N", 2, {4, 2}, "DMMA: warps along N"},
         {"STAGES", 3, {4, 3, 5}, "DMMA: cp.async pipeline depth"},
+        {"FRAG", 2, {2, 1}, "DMMA: 2 = the next mma step's fragments load during this step's mmas "
+                            "(double-buffered registers), 1 = load, then mma"},
         {"TM", 2, {8, 4}, "FFMA64: rows of a thread's register tile"},
         {"TN", 2, {8, 4}, "FFMA64: columns of a thread's register tile"},
         {"GROUP", 2, {8, 1}, "tile swizzle: this many tile rows walked together for L2 reuse; "
                              "1 = off"},
         {"SPLITK", 3, {1, 2, 4}, "K slices: double partials + an ordered (deterministic) reduce"},
+        {"LDR", 3, {2, 1, 0}, "DMMA copy issue: 1 = per-thread copy plans made once per product, "
+                              "the next tile's copies spread over the mma steps; 2 = as 1, and "
+                              "blocks inside M and N copy with no bounds; 0 = every stage "
+                              "recomputes each copy's bounds, all at the stage's first step",
+         .omit_first = 1},
     },
     .valid = dg_valid,
     .accepts = dg_accepts,

@@ -2,10 +2,12 @@
 // (row-major, op N or T as compile-time loader layouts, strided batches, any sizes and leading
 // dimensions). Two paths:
 // PATH 1, DMMA: FP64 tensor cores through mma.sync (m8n8k4 on sm_80+; the Hopper shapes
-//   m16n8k8 / m16n8k16 on sm_90+), a STAGES-deep cp.async ring of padded shared-memory tiles
-//   (rows of BK+4 or BM/BN+4 doubles: every 64-bit fragment load of a half-warp hits 16
-//   distinct bank pairs, both for K-major and M/N-major tiles), GROUP-swizzled tile order,
-//   optional split-K (double partials, summed in slice order by dg_splitk_reduce).
+//   m16n8k4 / m16n8k8 / m16n8k16 on sm_90+), a STAGES-deep cp.async ring of padded
+//   shared-memory tiles (pads per DG_PADK / DG_PADMN: conflict-free fragment loads), K permuted
+//   inside each mma so K-major fragments load 16 bytes at a time, FRAG 2 double-buffered
+//   fragments (CUTLASS's multistage order), LDR 1/2 per-thread copy plans with the next tile's
+//   copies spread over the mma steps, GROUP-swizzled tile order, optional split-K (double
+//   partials, summed in slice order by dg_splitk_reduce). bench/notes_dgemm.md has the sweeps.
 //   Operands need 16-byte aligned bases and even leading dimensions; the host packs others
 //   first with dg_pack. Edges: cp.async zero-fills the bytes past the matrix (src-size).
 // PATH 0, FFMA64: a SIMT register-tiled kernel (TM x TN doubles per thread, guarded element
@@ -24,7 +26,7 @@
 #define OPB 0           // op(B): 0 N (B is k x n, row-major), 1 T (B is stored n x k)
 #endif
 #ifndef MMA
-#define MMA 16816       // PATH 1: mma shape 16816 (m16n8k16, sm_90+), 1688 (m16n8k8, sm_90+), 884 (m8n8k4, sm_80+)
+#define MMA 1688        // PATH 1: mma shape 16816 (m16n8k16), 1688 (m16n8k8), 1684 (m16n8k4): sm_90+; 884 (m8n8k4): sm_80+
 #endif
 #ifndef BM
 #define BM 128          // block tile rows of C (32..256)
@@ -43,6 +45,12 @@
 #endif
 #ifndef STAGES
 #define STAGES 4        // PATH 1: cp.async pipeline depth (2..6)
+#endif
+#ifndef FRAG
+#define FRAG 2          // PATH 1: 2 = the next mma step's fragments load during this step's mmas (double-buffered registers), 1 = load, then mma
+#endif
+#ifndef LDR
+#define LDR 2           // PATH 1: 1 = per-thread copy plans made once per product (pointers, row masks), the next tile's copies spread over the mma steps; 2 = as 1, and blocks inside M and N copy with no bounds at all; 0 = every stage recomputes each copy's address and bounds, all at step 0
 #endif
 #ifndef TM
 #define TM 8            // PATH 0: rows of a thread's register tile (4, 8)
@@ -148,11 +156,14 @@ __device__ __forceinline__ void dg_store2(const dg_args &a, long long bz, int r,
 #elif MMA == 1688
 #define DG_MM 16
 #define DG_MK 8
+#elif MMA == 1684
+#define DG_MM 16
+#define DG_MK 4
 #elif MMA == 884
 #define DG_MM 8
 #define DG_MK 4
 #else
-#error "MMA is 16816, 1688 or 884"
+#error "MMA is 16816, 1688, 1684 or 884"
 #endif
 #define DG_THREADS (WARPS_M * WARPS_N * 32)
 #define DG_WM (BM / WARPS_M)                    // warp tile rows
@@ -162,17 +173,28 @@ __device__ __forceinline__ void dg_store2(const dg_args &a, long long bz, int r,
 #define DG_AR (DG_MM * DG_MK / 32)              // A registers per mma
 #define DG_BR (DG_MK / 4)                       // B registers per mma
 #define DG_CR (DG_MM / 4)                       // C registers per mma
-// Shared tiles: K-major ([rows][BK + 4]) where the operand is contiguous along K (A op N, B op
-// T), else M/N-major ([BK][cols + 4]). Row strides are 4 mod 16 doubles (BK 8: 12): the 16
-// lanes of a half-warp read 16 distinct 8-byte bank pairs, and rows stay 16-byte aligned.
-#define DG_ALD (OPA == 0 ? BK + 4 : BM + 4)
-#define DG_BLD (OPB == 1 ? BK + 4 : BN + 4)
+// K is permuted inside each mma (the sum does not care, A and B agree): lane t holds the DG_KPL
+// consecutive depths kk + t DG_KPL + v, v < DG_KPL, where the PTX layout names depths t + 4 v.
+// So a K-major tile (rows of BK + pad doubles: A op N, B op T) gives each lane DG_KPL adjacent
+// doubles (one 16-byte load for m16n8k8, two for m16n8k16), and an M/N-major tile ([BK][cols +
+// pad]: A op T, B op N) one 8-byte load per slot. Pads make a warp's loads hit distinct banks
+// per phase (8-byte loads: 16 lanes; 16-byte loads: 8 lanes) and keep rows 16-byte aligned:
+// K-major rows are 4, 8, 2 mod 16 doubles for DG_KPL 1, 2, 4; M/N-major 4 mod 16 (DG_KPL 1)
+// or 2 mod 8 (2; with DG_KPL 4 two lanes share a bank pair).
+#define DG_KPL (DG_MK / 4)
+#define DG_PADK (DG_KPL == 1 ? 4 : DG_KPL == 2 ? 8 : 2)
+#define DG_PADMN (DG_KPL == 1 ? 4 : 2)
+#define DG_ALD (OPA == 0 ? BK + DG_PADK : BM + DG_PADMN)
+#define DG_BLD (OPB == 1 ? BK + DG_PADK : BN + DG_PADMN)
 #define DG_ASZ (OPA == 0 ? BM * DG_ALD : BK * DG_ALD)
 #define DG_BSZ (OPB == 1 ? BN * DG_BLD : BK * DG_BLD)
+#define DG_KS (BK / DG_MK)                      // mma steps per stage
 #define DG_STAGE (DG_ASZ + DG_BSZ)              // doubles per stage
 
 static_assert(BM % (WARPS_M * DG_MM) == 0 && BN % (WARPS_N * 8) == 0, "warp tiles split into mma tiles");
-static_assert(BK % DG_MK == 0 && BK % 2 == 0, "BK is a multiple of the mma's K");
+static_assert(BK % DG_MK == 0 && (FRAG == 1 || DG_KS >= 2) && (BK == 8 || BK == 16 || BK == 32),
+              "BK 8, 16 or 32, a multiple of the mma's K (FRAG 2: at least two mma steps)");
+static_assert(FRAG == 1 || FRAG == 2, "FRAG 1 or 2");
 static_assert(STAGES >= 2 && STAGES <= 6, "STAGES 2..6");
 static_assert(DG_MT * DG_NT * DG_CR <= 128, "at most 128 accumulators per thread");
 
@@ -223,22 +245,153 @@ __device__ __forceinline__ void dg_load_stage(double *s, const double *A, const 
 #endif
 }
 
-// Element (row i, depth kk) of the stage's A tile, and (depth kk, column j) of its B tile.
-__device__ __forceinline__ double dg_a(const double *s, int i, int kk)
-{
+// LDR 1: a thread's copy plan for one operand tile of R rows x CC contiguous doubles (16-byte
+// chunks): its chunk u is row r + u * RS, columns c, c + 1 of the tile, the same for every K
+// tile of the product. Bounds that do not move with K are decided once per product: `mask`
+// (bit u: the row is inside; K-major tiles, whose rows are M or N) or `bytes` (16, 8, 0: the
+// columns inside; M/N-major tiles). Full K tiles then need one pointer add and one predicate
+// per copy; the last partial K tile (if any) takes dg_load_tile.
+template <int R, int CC>
+struct dg_plan {
+    static constexpr int CPR = CC / 2, RS = DG_THREADS / CPR, N = R * CPR / DG_THREADS;
+    static_assert(DG_THREADS % CPR == 0 && (R * CPR) % DG_THREADS == 0,
+                  "LDR 1: the tile's 16-byte chunks split evenly over the threads");
+    const double *g;            // chunk 0 of the thread at the product's first K tile
+    unsigned mask;
+    int bytes;
+
+    // kmajor: rows are M/N (bounded by rmax), columns K; else rows K, columns M/N (cmax).
+    __device__ __forceinline__ void init(const double *base, long long ld, int r0, int c0,
+                                         int rmax, int cmax, bool kmajor)
+    {
+        const int r = threadIdx.x / CPR, c = (threadIdx.x % CPR) * 2;
+        g = base + (long long)(r0 + r) * ld + (c0 + c);
+        mask = 0;
+#pragma unroll
+        for (int u = 0; u < N; u++)
+            mask |= (!kmajor || r0 + r + u * RS < rmax ? 1u : 0u) << u;
+        const int left = kmajor ? 2 : cmax - (c0 + c);
+        bytes = left >= 2 ? 16 : left == 1 ? 8 : 0;
+    }
+
+    // LDR 2, a block whose tile lies inside M and N: part `part` of `parts` of a full K tile
+    // with no bounds at all (plain 16-byte copies; chunk u at p + u * RS * ld).
+    template <int SLD>
+    __device__ __forceinline__ void copy_inner(unsigned sbase, long long adv, long long ld, int part,
+                                               int parts) const
+    {
+        const double *p = g + adv;
+        const long long rs = (long long)RS * ld;
+        const unsigned so = sbase + (unsigned)(((threadIdx.x / CPR) * SLD + (threadIdx.x % CPR) * 2) * 8);
+#pragma unroll
+        for (int u = 0; u < N; u++)
+            if ((u * parts) / N == part)
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
+                             :: "r"(so + (unsigned)(u * RS * SLD * 8)), "l"(p + u * rs));
+    }
+
+    // Part `part` of `parts` of a full K tile: g advanced by `adv` elements (ld: the operand's
+    // leading dimension), into the stage tile at shared byte address sbase (row stride SLD).
+    template <int SLD>
+    __device__ __forceinline__ void copy(unsigned sbase, long long adv, long long ld, int part,
+                                         int parts) const
+    {
+        const double *p = g + adv;
+        const unsigned so = sbase + (unsigned)(((threadIdx.x / CPR) * SLD + (threadIdx.x % CPR) * 2) * 8);
+#pragma unroll
+        for (int u = 0; u < N; u++)
+            if ((u * parts) / N == part) {
+                const int nb = (mask >> u) & 1 ? bytes : 0;
+                dg_cp16(so + (unsigned)(u * RS * SLD * 8), nb ? p + (long long)(u * RS) * ld : g, nb);
+            }
+    }
+};
+
 #if OPA == 0
-    return s[i * DG_ALD + kk];
+typedef dg_plan<BM, BK> dg_plan_a;
 #else
-    return s[kk * DG_ALD + i];
+typedef dg_plan<BK, BM> dg_plan_a;
+#endif
+#if OPB == 0
+typedef dg_plan<BK, BN> dg_plan_b;
+#else
+typedef dg_plan<BN, BK> dg_plan_b;
+#endif
+
+// LDR 1: part `part` of `parts` of the stage of K tile kt (product's first tile kt0) into the
+// stage at shared byte address sbase; a partial last K tile goes whole at part 0.
+template <bool INNER>
+__device__ __forceinline__ void dg_load_part(unsigned sbase, const dg_plan_a &pa,
+                                             const dg_plan_b &pb, const double *A, const double *B,
+                                             const dg_args &a, int m0, int n0, int kt, int kt0,
+                                             int part, int parts)
+{
+    if ((kt + 1) * BK <= a.k) {
+        const long long d = (long long)(kt - kt0) * BK;
+        if (INNER) {
+            pa.copy_inner<DG_ALD>(sbase, OPA == 0 ? d : d * a.lda, a.lda, part, parts);
+            pb.copy_inner<DG_BLD>(sbase + DG_ASZ * 8, OPB == 1 ? d : d * a.ldb, a.ldb, part, parts);
+        } else {
+            pa.copy<DG_ALD>(sbase, OPA == 0 ? d : d * a.lda, a.lda, part, parts);
+            pb.copy<DG_BLD>(sbase + DG_ASZ * 8, OPB == 1 ? d : d * a.ldb, a.ldb, part, parts);
+        }
+    } else if (part == 0) {
+        double *s = (double *)__cvta_shared_to_generic(sbase);
+        dg_load_stage(s, A, B, a, m0, n0, kt);
+    }
+}
+
+// DG_KPL doubles at p (8 * DG_KPL-byte aligned) into v.
+__device__ __forceinline__ void dg_ldk(const double *p, double *v)
+{
+#if DG_KPL == 1
+    v[0] = p[0];
+#else
+#pragma unroll
+    for (int i = 0; i < DG_KPL; i += 2) {
+        const double2 x = *(const double2 *)(p + i);
+        v[i] = x.x;
+        v[i + 1] = x.y;
+    }
 #endif
 }
-__device__ __forceinline__ double dg_b(const double *s, int kk, int j)
+
+// The warp's fragments of mma step kk of stage s: A slot q of m-tile i is row g + 8 (q % 2)
+// (m16; m8: g) at permuted depth q / 2 (m8: q), B slot j of n-tile jn column g at depth j.
+__device__ __forceinline__ void dg_frags(const double *s, int kk, int wm0, int wn0, int g, int t,
+                                         double (&fa)[DG_MT][DG_AR], double (&fb)[DG_NT][DG_BR])
 {
-#if OPB == 0
-    return s[DG_ASZ + kk * DG_BLD + j];
+    constexpr int RH = DG_MM / 8;               // row halves per m-tile
+    const int k0 = kk + t * DG_KPL;
+#pragma unroll
+    for (int i = 0; i < DG_MT; i++)
+#pragma unroll
+        for (int h = 0; h < RH; h++) {
+            const int row = wm0 + i * DG_MM + g + 8 * h;
+            double v[DG_KPL];
+#if OPA == 0
+            dg_ldk(s + row * DG_ALD + k0, v);
 #else
-    return s[DG_ASZ + j * DG_BLD + kk];
+#pragma unroll
+            for (int q = 0; q < DG_KPL; q++)
+                v[q] = s[(k0 + q) * DG_ALD + row];
 #endif
+#pragma unroll
+            for (int q = 0; q < DG_KPL; q++)
+                fa[i][h + RH * q] = v[q];
+        }
+    const double *sb = s + DG_ASZ;
+#pragma unroll
+    for (int j = 0; j < DG_NT; j++) {
+        const int col = wn0 + j * 8 + g;
+#if OPB == 1
+        dg_ldk(sb + col * DG_BLD + k0, fb[j]);
+#else
+#pragma unroll
+        for (int q = 0; q < DG_KPL; q++)
+            fb[j][q] = sb[(k0 + q) * DG_BLD + col];
+#endif
+    }
 }
 
 // d += a * b for one mma tile.
@@ -255,11 +408,104 @@ __device__ __forceinline__ void dg_mma(double (&d)[DG_CR], const double (&x)[DG_
                  "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                  : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
                  : "d"(x[0]), "d"(x[1]), "d"(x[2]), "d"(x[3]), "d"(y[0]), "d"(y[1]));
+#elif MMA == 1684
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+                 "{%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(x[0]), "d"(x[1]), "d"(y[0]));
 #else
     asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
                  : "+d"(d[0]), "+d"(d[1])
                  : "d"(x[0]), "d"(y[0]));
 #endif
+}
+
+// The K loop of one product (K tiles kt0..kt1) into acc. INNER (LDR 2): the block's tile lies
+// inside M and N, so full K tiles copy with no bounds; a separate instance, so that the two
+// copy paths do not hold registers at once.
+template <bool INNER>
+__device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], const double *A,
+                                        const double *B, const dg_args &a, int m0, int n0,
+                                        int kt0, int kt1, int wm0, int wn0, int g, int t)
+{
+    extern __shared__ __align__(16) double dg_smem[];
+    const int nk = kt1 - kt0;
+    // prologue: STAGES - 1 tiles in flight, the first fragments of tile 0
+#if LDR >= 1
+    dg_plan_a pa;
+    dg_plan_b pb;
+#if OPA == 0
+    pa.init(A, a.lda, m0, kt0 * BK, a.m, a.k, true);
+#else
+    pa.init(A, a.lda, kt0 * BK, m0, a.k, a.m, false);
+#endif
+#if OPB == 0
+    pb.init(B, a.ldb, kt0 * BK, n0, a.k, a.n, false);
+#else
+    pb.init(B, a.ldb, n0, kt0 * BK, a.n, a.k, true);
+#endif
+    const unsigned sm0 = dg_smem_addr(dg_smem);
+#endif
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < nk) {
+#if LDR >= 1
+            dg_load_part<INNER>(sm0 + s * DG_STAGE * 8, pa, pb, A, B, a, m0, n0, kt0 + s, kt0, 0, 1);
+#else
+            dg_load_stage(dg_smem + s * DG_STAGE, A, B, a, m0, n0, kt0 + s);
+#endif
+        }
+        asm volatile("cp.async.commit_group;\n" ::);
+    }
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
+    __syncthreads();
+    double fa[FRAG][DG_MT][DG_AR], fb[FRAG][DG_NT][DG_BR];
+    int rd = 0, wr = STAGES - 1;
+    if (FRAG == 2)
+        dg_frags(dg_smem, 0, wm0, wn0, g, t, fa[0], fb[0]);
+    // main loop, FRAG 2: the fragments of step kk + 1 load while the mmas of step kk run;
+    // the next tile's copies start at step 0; at step DG_KS - 2 the barrier (after the
+    // last reads of the old stage) makes the next stage readable, so step DG_KS - 1
+    // already loads the next tile's first fragments (CUTLASS's multistage order).
+    // FRAG 1: each step loads its fragments, then runs its mmas; the barrier ends the tile.
+    constexpr int BSTEP = FRAG == 2 ? DG_KS - 2 : DG_KS - 1;
+    for (int it = 0; it < nk; it++) {
+#pragma unroll
+        for (int kk = 0; kk < DG_KS; kk++) {
+            const int cur = FRAG == 2 ? kk & 1 : 0, nxt = FRAG == 2 ? cur ^ 1 : 0;
+            if (FRAG == 2)
+                dg_frags(dg_smem + rd * DG_STAGE, kk + 1 < DG_KS ? (kk + 1) * DG_MK : 0, wm0,
+                         wn0, g, t, fa[nxt], fb[nxt]);
+#if LDR >= 1
+            // the next tile's copies, spread over steps 0..BSTEP, one group per tile
+            if (kk <= BSTEP && it + STAGES - 1 < nk)
+                dg_load_part<INNER>(sm0 + wr * DG_STAGE * 8, pa, pb, A, B, a, m0, n0,
+                             kt0 + it + STAGES - 1, kt0, kk, BSTEP + 1);
+            if (kk == BSTEP)
+                asm volatile("cp.async.commit_group;\n" ::);
+#else
+            if (kk == 0) {
+                if (it + STAGES - 1 < nk)
+                    dg_load_stage(dg_smem + wr * DG_STAGE, A, B, a, m0, n0,
+                                  kt0 + it + STAGES - 1);
+                asm volatile("cp.async.commit_group;\n" ::);
+            }
+#endif
+            if (FRAG == 1)
+                dg_frags(dg_smem + rd * DG_STAGE, kk * DG_MK, wm0, wn0, g, t, fa[cur], fb[cur]);
+#pragma unroll
+            for (int i = 0; i < DG_MT; i++)
+#pragma unroll
+                for (int j = 0; j < DG_NT; j++)
+                    dg_mma(acc[i][j], fa[cur][i], fb[cur][j]);
+            if (kk == BSTEP) {
+                asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
+                __syncthreads();
+                rd = rd + 1 == STAGES ? 0 : rd + 1;
+                wr = wr + 1 == STAGES ? 0 : wr + 1;
+            }
+        }
+    }
 }
 
 // One output tile per block (grid.x = tiles, grid.z over batch x SPLITK); STAGES-deep cp.async
@@ -292,42 +538,10 @@ dg_mma(dg_args a)
 #pragma unroll
                 for (int r = 0; r < DG_CR; r++)
                     acc[i][j][r] = 0.0;
-        const int nk = kt1 - kt0;
-#pragma unroll
-        for (int s = 0; s < STAGES - 1; s++) {
-            if (s < nk)
-                dg_load_stage(dg_smem + s * DG_STAGE, A, B, a, m0, n0, kt0 + s);
-            asm volatile("cp.async.commit_group;\n" ::);
-        }
-        for (int it = 0; it < nk; it++) {
-            asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
-            __syncthreads();
-            const int nx = it + STAGES - 1;
-            if (nx < nk)
-                dg_load_stage(dg_smem + (nx % STAGES) * DG_STAGE, A, B, a, m0, n0, kt0 + nx);
-            asm volatile("cp.async.commit_group;\n" ::);
-            const double *s = dg_smem + (it % STAGES) * DG_STAGE;
-#pragma unroll
-            for (int kk = 0; kk < BK; kk += DG_MK) {
-                double fa[DG_MT][DG_AR], fb[DG_NT][DG_BR];
-#pragma unroll
-                for (int i = 0; i < DG_MT; i++)
-#pragma unroll
-                    for (int q = 0; q < DG_AR; q++)
-                        fa[i][q] = dg_a(s, wm0 + i * DG_MM + g + (DG_MM == 16 ? 8 * (q & 1) : 0),
-                                        kk + t + 4 * (DG_MM == 16 ? q >> 1 : q));
-#pragma unroll
-                for (int j = 0; j < DG_NT; j++)
-#pragma unroll
-                    for (int q = 0; q < DG_BR; q++)
-                        fb[j][q] = dg_b(s, kk + t + 4 * q, wn0 + j * 8 + g);
-#pragma unroll
-                for (int i = 0; i < DG_MT; i++)
-#pragma unroll
-                    for (int j = 0; j < DG_NT; j++)
-                        dg_mma(acc[i][j], fa[i], fb[j]);
-            }
-        }
+        if (LDR == 2 && m0 + BM <= a.m && n0 + BN <= a.n)
+            dg_main<true>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t);
+        else
+            dg_main<false>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t);
         asm volatile("cp.async.wait_group 0;\n" ::);
         __syncthreads();            // the ring is free for the next product
 #pragma unroll

@@ -16,36 +16,33 @@
 extern const tpl_family tpl_dgemm;
 
 enum {
-    P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_TM, P_TN,
-    P_GROUP, P_SPLITK, P_COUNT
+    P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_FRAG, P_TM,
+    P_TN, P_GROUP, P_SPLITK, P_LDR, P_COUNT
 };
 
 static const char *const td_names[P_COUNT] = {
-    "PATH", "OPA", "OPB", "MMA", "BM", "BN", "BK", "WARPS_M", "WARPS_N", "STAGES", "TM", "TN",
-    "GROUP", "SPLITK",
+    "PATH", "OPA", "OPB", "MMA", "BM", "BN", "BK", "WARPS_M", "WARPS_N", "STAGES", "FRAG", "TM",
+    "TN", "GROUP", "SPLITK", "LDR",
 };
 
 /* ---------------- the specification, written from bench/notes_dgemm.md ----------------
- * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES [split]" or "ffma BMxBNxBK TMxTN [split]"; every
- * row with any OPA, OPB and GROUP 8 or 1; split rows also with SPLITK 2 and 4 (GROUP 8). */
+ * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG LDR [split]" or "ffma BMxBNxBK TMxTN [split]";
+ * every row with any OPA, OPB and GROUP 8 or 1; split rows also with SPLITK 2 and 4 (GROUP 8). */
 static const char *const td_spec[] = {
-    "dmma 1688 128x128x32 4x2 3",
-    "dmma 1688 128x128x32 2x4 3",
-    "dmma 16816 128x128x32 2x4 3",
-    "dmma 16816 128x128x32 4x2 3",
-    "dmma 16816 128x128x16 4x2 5",
-    "dmma 1688 128x128x16 4x2 4",
-    "dmma 16816 64x128x16 2x2 4",
-    "dmma 16816 64x64x16 2x2 4 split",
-    "dmma 884 128x128x16 4x2 4",
-    "dmma 884 64x64x16 2x2 4 split",
+    "dmma 1684 128x128x32 2x4 3 2 2",
+    "dmma 1684 128x128x16 4x2 4 2 2",
+    "dmma 1684 128x128x32 4x4 3 2 2",
+    "dmma 1684 64x128x16 2x2 4 2 2",
+    "dmma 1684 64x64x16 2x2 4 2 2 split",
+    "dmma 884 128x128x16 4x2 4 2 2",
+    "dmma 884 64x64x16 2x2 4 2 2 split",
     "ffma 128x128x8 8x8",
     "ffma 64x64x16 4x4 split",
 };
 #define TD_ROWS ((int)(sizeof td_spec / sizeof td_spec[0]))
 
 typedef struct td_row {
-    int path, mma, bm, bn, bk, wm, wn, stages, tm, tn, split;
+    int path, mma, bm, bn, bk, wm, wn, stages, frag, ldr, tm, tn, split;
 } td_row;
 
 /* Parses spec line s; 0 if malformed. */
@@ -58,12 +55,14 @@ static int td_spec_parse(const char *s, td_row *r)
     r->wm = 2;
     r->wn = 4;
     r->stages = 4;
+    r->frag = 2;
+    r->ldr = 2;
     if (sscanf(s, "%7s", kind) != 1)
         return 0;
     if (strcmp(kind, "dmma") == 0) {
         r->path = 1;
-        if (sscanf(s, "dmma %d %dx%dx%d %dx%d %d %7s", &r->mma, &r->bm, &r->bn, &r->bk, &r->wm,
-                   &r->wn, &r->stages, split) < 7)
+        if (sscanf(s, "dmma %d %dx%dx%d %dx%d %d %d %d %7s", &r->mma, &r->bm, &r->bn, &r->bk,
+                   &r->wm, &r->wn, &r->stages, &r->frag, &r->ldr, split) < 9)
             return 0;
     } else {
         if (sscanf(s, "ffma %dx%dx%d %dx%d %7s", &r->bm, &r->bn, &r->bk, &r->tm, &r->tn,
@@ -83,7 +82,8 @@ static int td_spec_ok(const int *c)
             return 0;
         if (r.path != c[P_PATH] || r.mma != c[P_MMA] || r.bm != c[P_BM] || r.bn != c[P_BN] ||
             r.bk != c[P_BK] || r.wm != c[P_WARPS_M] || r.wn != c[P_WARPS_N] ||
-            r.stages != c[P_STAGES] || r.tm != c[P_TM] || r.tn != c[P_TN])
+            r.stages != c[P_STAGES] || r.frag != c[P_FRAG] || r.tm != c[P_TM] || r.tn != c[P_TN] ||
+            r.ldr != c[P_LDR])
             continue;
         if (c[P_GROUP] != 8 && c[P_GROUP] != 1)
             return 0;
@@ -159,8 +159,8 @@ TEST(dgemm_space_is_the_specified_lattice)
         for (int ops = 0; ops < 4; ops++)
             for (int v = 0; v < 2 + 2 * r.split; v++) {
                 int c[TPL_MAX_PARAMS] = {r.path, ops & 1, ops >> 1, r.mma, r.bm, r.bn, r.bk,
-                                         r.wm, r.wn, r.stages, r.tm, r.tn, v == 1 ? 1 : 8,
-                                         v < 2 ? 1 : 2 * (v - 1)};
+                                         r.wm, r.wn, r.stages, r.frag, r.tm, r.tn, v == 1 ? 1 : 8,
+                                         v < 2 ? 1 : 2 * (v - 1), r.ldr};
                 char why[256];
                 CHECK_MSG(f->valid(c, &h100, why, sizeof why), "%s: %s", td_spec[i], why);
                 int hopper = r.path == 1 && r.mma != 884;
@@ -186,10 +186,10 @@ TEST(dgemm_every_rejection_reason_is_reachable)
         {"MMA=999", 0},
         {"MMA=884,BM=120", 0},
         {"BM=256,BN=128,WARPS_M=2,WARPS_N=2", 0},
-        {"BM=128,BN=128,WARPS_M=1,WARPS_N=4", 0},
+        {"MMA=1688,WARPS_M=1,WARPS_N=4", 0},
         {"MMA=884,BK=32,STAGES=6,WARPS_M=4,WARPS_N=2", 0},
         {"MMA=884,WARPS_M=4,WARPS_N=2", 2},
-        {"MMA=16816", 1},
+        {"MMA=1684", 1},
         {"PATH=0,MMA=16816,WARPS_M=2,WARPS_N=4,STAGES=4,BK=8,TM=3", 0},
         {"PATH=0,MMA=16816,WARPS_M=2,WARPS_N=4,STAGES=4,BM=256,BN=256,BK=16", 0},
         {"STAGES=5", 0},
@@ -197,10 +197,13 @@ TEST(dgemm_every_rejection_reason_is_reachable)
     };
     CHECK_EQ((int)(sizeof cases / sizeof cases[0]), tpl_dgemm_n_reasons);
     for (int r = 0; r < tpl_dgemm_n_reasons; r++) {
-        /* the default (m8n8k4 128x128x16 4x2) with the 16816 tile's warps, then the change */
+        /* the m16n8k4 lattice winner, then the change */
         char text[TPL_CONFIG_LEN];
         snprintf(text, sizeof text, "PATH=1,OPA=0,OPB=0,MMA=16816,BM=128,BN=128,BK=16,WARPS_M=2,"
-                 "WARPS_N=4,STAGES=4,TM=8,TN=8,GROUP=8,SPLITK=1");
+                 "WARPS_N=4,STAGES=4,FRAG=2,TM=8,TN=8,GROUP=8,SPLITK=1");
+        if (r != 4 && r != 10 && strncmp(cases[r].change, "MMA=", 4) != 0 &&
+            strncmp(cases[r].change, "PATH=0", 6) != 0)
+            memcpy(strstr(text, "MMA=16816"), "MMA=1684 ", 9);
         int c[TPL_MAX_PARAMS];
         CHECK(td_parse(text, c));
         char change[256];
@@ -230,7 +233,7 @@ TEST(dgemm_target_arch_per_path)
     const tpl_family *f = &tpl_dgemm;
     int c[TPL_MAX_PARAMS];
     CHECK(td_parse(f->baselines[f->n_baselines - 1].config, c));
-    CHECK_EQ(c[P_MMA], 1688);
+    CHECK_EQ(c[P_MMA], 1684);
     CHECK(tpl_target_arch(f, c, "sm_80") == NULL);
     CHECK(tpl_target_arch(f, c, "sm_89") == NULL);
     CHECK_STR(tpl_target_arch(f, c, "sm_90"), "sm_90");
@@ -290,8 +293,8 @@ TEST(dgemm_kinds_never_cross)
         CHECK(served[i] > 0 && served[i] == served[0]);
     /* split-K only where the tiles are few, each slice deep enough */
     int c[TPL_MAX_PARAMS];
-    CHECK(td_parse("PATH=1,OPA=0,OPB=0,MMA=16816,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,"
-                   "STAGES=4,TM=8,TN=8,GROUP=8,SPLITK=4", c));
+    CHECK(td_parse("PATH=1,OPA=0,OPB=0,MMA=1684,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,"
+                   "STAGES=4,FRAG=2,TM=8,TN=8,GROUP=8,SPLITK=4", c));
     tpl_problem skinny = td_problem(256, 256, 8192, AT_OP_N, AT_OP_N, 1);
     CHECK(f->applicable(c, &skinny));
     skinny.batch = 8;               /* 16 tiles x 8 products: enough blocks without a split */
@@ -600,9 +603,9 @@ GPU_TEST(dgemm_gpu_layouts_offsets_alpha_beta)
     /* the default, FFMA64, a Hopper shape where the device has it, and a split-K row */
     const char *texts[] = {
         f->default_config, f->baselines[3].config, f->baselines[f->n_baselines - 1].config,
-        "PATH=1,OPA=0,OPB=0,MMA=884,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,TM=8,TN=8,"
-        "GROUP=8,SPLITK=2",
-        "PATH=1,OPA=0,OPB=0,MMA=16816,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,TM=8,"
+        "PATH=1,OPA=0,OPB=0,MMA=884,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,FRAG=2,TM=8,"
+        "TN=8,GROUP=8,SPLITK=2",
+        "PATH=1,OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=4,WARPS_N=4,STAGES=3,FRAG=2,TM=8,"
         "TN=8,GROUP=1,SPLITK=1",
     };
     td_cfg set[20];
