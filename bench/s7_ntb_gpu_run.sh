@@ -13,7 +13,7 @@ mkdir -p "$OUT"
 T0=$(date +%s)
 el() { echo "$(( $(date +%s) - T0 )) s"; }
 has() { case " $PHASES " in *" $1 "*) return 0;; esac; return 1; }
-{ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader; nvcc --version | tail -2; date -u; git log --oneline -1 2>/dev/null; } > "$OUT/env.txt" 2>&1
+{ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader; nvcc --version | tail -2; date -u; } > "$OUT/env.txt" 2>&1
 if has build; then
     timeout 150 make -j16 all build/run_tests build/bench/bench_bgemm build/bench/bench_matmul \
         > "$OUT/build.log" 2>&1 || { echo "BUILD FAILED"; tail -30 "$OUT/build.log"; exit 1; }
