@@ -151,29 +151,6 @@ static int mm_store_conflict(int bm, int bk, int pad)
     return worst;
 }
 
-/* Worst bank-conflict degree of the 4-byte stores of OPB=2's register-staged operands
- * (mm_kv in matmul.cu) into a tile of r rows (row length r + pad floats): float4 c of a
- * warp (c = lane) is row (c / 2) % r, K column 4 * (c % 2) + e for element e. */
-static int mm_kv_store_conflict(int r, int pad)
-{
-    int worst = 0;
-    for (int e = 0; e < 4; e++) {
-        int per_bank[32] = {0};
-        for (int lane = 0; lane < 32; lane++) {
-            int a = (4 * (lane % 2) + e) * (r + pad) + (lane / 2) % r;
-            if (++per_bank[a % 32] > worst)
-                worst = per_bank[a % 32];
-        }
-    }
-    return worst;
-}
-
-/* op(B) of a configuration: OPB 1 and 2 both compute op T (2 through registers). */
-static int mm_cfg_op_b_t(const int *cfg)
-{
-    return cfg[P_OPB] != 0;
-}
-
 /* Rejects cfg with the reason if parameter p is not at its canonical (first) value. */
 static int mm_canonical(const tpl_family *f, const int *cfg, int p, const char *algo,
                         char *why, size_t len)
@@ -284,26 +261,15 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
         return 0;
     }
     int opa = cfg[P_OPA], opb = cfg[P_OPB];
-    if (opa < 0 || opa > 1 || opb < 0 || opb > 2) {
-        tpl_reason(why, len, "OPA must be 0 (N) or 1 (T), OPB 0 (N), 1 (T) or 2 (T through "
-                   "registers)");
+    if (opa < 0 || opa > 1 || opb < 0 || opb > 1) {
+        tpl_reason(why, len, "OPA and OPB must be 0 (N) or 1 (T)");
         return 0;
     }
-    /* OPB=2 (both K-major operands, B of op T and A of op N, loaded 16 bytes along K
-     * through registers) is written for FRAG=1's loop and is the lever of the
-     * issue-bound large tiles (bench/notes_matmul.md, round 6) */
-    if (opb == 2 && (cfg[P_FRAG] != 1 || bm * bn < 128 * 128)) {
-        tpl_reason(why, len, "OPB=2 (16-byte loads along K through registers) only with FRAG=1 "
-                   "and tiles of at least 128x128");
-        return 0;
-    }
-    /* A of op N and B of op T copy 4-byte elements along K (OPB=2: float4s along K);
-     * A of op T and B of op N float4s along M and N */
+    /* A of op N and B of op T copy 4-byte elements along K; A of op T and B of
+     * op N float4s along M and N */
     int a_split = opa ? (bk * bm / 4) % g.nthreads == 0 && g.nthreads % (bm / 4) == 0
-                : opb == 2 ? (bm * bk) % (4 * g.nthreads) == 0
-                           : (bm * bk) % g.nthreads == 0;
-    int b_split = opb == 2 ? (bn * bk) % (4 * g.nthreads) == 0
-                : opb ? (bn * bk) % g.nthreads == 0 && g.nthreads % bk == 0
+                      : (bm * bk) % g.nthreads == 0;
+    int b_split = opb ? (bn * bk) % g.nthreads == 0 && g.nthreads % bk == 0
                       : (bk * bn / 4) % g.nthreads == 0;
     if (!a_split || !b_split) {
         tpl_reason(why, len, "tile copies (%dx%d of A, %dx%d of B, OPA=%d OPB=%d) do not split "
@@ -333,12 +299,11 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
      * (Bs[k][n]); with neither there is nothing for PAD to fix */
     int c_pad = 1, c_none = 1;
     if (!opa) {
-        c_pad = opb == 2 ? mm_kv_store_conflict(bm, 4) : mm_store_conflict(bm, bk, 4);
-        c_none = opb == 2 ? mm_kv_store_conflict(bm, 0) : mm_store_conflict(bm, bk, 0);
+        c_pad = mm_store_conflict(bm, bk, 4);
+        c_none = mm_store_conflict(bm, bk, 0);
     }
     if (opb) {
-        int p4 = opb == 2 ? mm_kv_store_conflict(bn, 4) : mm_store_conflict(bn, bk, 4);
-        int p0 = opb == 2 ? mm_kv_store_conflict(bn, 0) : mm_store_conflict(bn, bk, 0);
+        int p4 = mm_store_conflict(bn, bk, 4), p0 = mm_store_conflict(bn, bk, 0);
         c_pad = p4 > c_pad ? p4 : c_pad;
         c_none = p0 > c_none ? p0 : c_none;
     }
@@ -434,7 +399,7 @@ static int mm_applicable(const int *cfg, const tpl_problem *p)
     if (m < 1 || n < 1 || k < 0 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
         return 0;
     /* the configuration's ops are the problem's; the seeds compute one NN product */
-    if (cfg[P_OPA] != (p->op_a == AT_OP_T) || mm_cfg_op_b_t(cfg) != (p->op_b == AT_OP_T))
+    if (cfg[P_OPA] != (p->op_a == AT_OP_T) || cfg[P_OPB] != (p->op_b == AT_OP_T))
         return 0;
     long long batch = tpl_problem_batch(p);
     if (batch > 1 && (cfg[P_ALGO] != 2 || cfg[P_SPLITK] > 1 || cfg[P_SK] == 1))
@@ -540,7 +505,7 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
     float alpha = (float)args->scalar[TPL_GEMM_ALPHA], beta = (float)args->scalar[TPL_GEMM_BETA];
     CUdeviceptr A = oa->ptr, B = ob->ptr, C = oc->ptr;
 
-    if (cfg[P_OPA] != (p->op_a == AT_OP_T) || mm_cfg_op_b_t(cfg) != (p->op_b == AT_OP_T) ||
+    if (cfg[P_OPA] != (p->op_a == AT_OP_T) || cfg[P_OPB] != (p->op_b == AT_OP_T) ||
         (batch > 1 && (cfg[P_ALGO] != 2 || cfg[P_SPLITK] > 1 || cfg[P_SK] == 1)))
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "matmul: configuration OPA=%d OPB=%d does not "
                        "compute ops %s%s%s", cfg[P_OPA], cfg[P_OPB], tpl_op_name(p->op_a),
@@ -570,13 +535,7 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
     if (cfg[P_OPA] == 1 && cfg[P_VEC] == 4 && A % 16 == 0 && lda % 4 == 0 &&
         (batch == 1 || sA % 4 == 0))
         flags |= 4;
-    if (cfg[P_OPB] == 2) {
-        /* the K-major operands through registers: float4s along K where aligned */
-        if (B % 16 == 0 && ldb % 4 == 0 && (batch == 1 || sB % 4 == 0))
-            flags |= 16;
-        if (cfg[P_OPA] == 0 && A % 16 == 0 && lda % 4 == 0 && (batch == 1 || sA % 4 == 0))
-            flags |= 8;
-    } else if (cfg[P_OPB] == 1) {
+    if (cfg[P_OPB] == 1) {
         /* B of op T: 4-byte copies along K, any alignment */
     } else if (cfg[P_VEC] == 4 && B % 16 == 0 && ldb % 4 == 0 && (batch == 1 || sB % 4 == 0)) {
         flags |= 1;
@@ -744,9 +703,6 @@ static const tpl_baseline mm_baselines[] = {
      "the NN 4096^3 winner's tile with op(A) = T"},
     {"nn_winner_tt", MM_NN_WINNER "PAD=4,OPA=1,OPB=1",
      "the NN 4096^3 winner's tile with both operands transposed"},
-    /* OPB=2: the K-major operands loaded 16 bytes along K through registers (round 6) */
-    {"nn_winner_nt2", MM_NN_WINNER "PAD=4,OPA=0,OPB=2",
-     "the NN 4096^3 winner's tile with op(B) = T, 16-byte loads along K"},
 };
 
 static const tpl_problem mm_tuning[] = {
@@ -798,9 +754,8 @@ const tpl_family tpl_matmul = {
         {"FFMA", 3, {0, 1, 2}, "ALGO 2, FRAG=1: FFMA order over the lane's accumulators: 0 rows, "
                                "1 rows serpentine, 2 columns serpentine"},
         {"OPA", 2, {0, 1}, "ALGO 2: 1 = A stored k x m (op T; 16-byte loads along m), 0 = m x k"},
-        {"OPB", 3, {0, 1, 2}, "ALGO 2: 1 = B stored n x k (op T; 4-byte loads stored "
-                              "transposed), 2 = op T with 16-byte loads along K through "
-                              "registers (A of op N too), 0 = k x n"},
+        {"OPB", 2, {0, 1}, "ALGO 2: 1 = B stored n x k (op T; 4-byte loads stored transposed), "
+                           "0 = k x n"},
     },
     .valid = mm_valid,
     .accepts = mm_accepts,

@@ -58,8 +58,7 @@
 #define OPA 0           // ALGO 2: 0 = A stored M x K (op N), 1 = A stored K x M (op T: 16-byte loads along M)
 #endif
 #ifndef OPB
-#define OPB 0           // ALGO 2: 0 = B stored K x N (op N), 1 = B stored N x K (op T: 4-byte loads, stored transposed),
-                        // 2 = op T through registers: 16-byte loads along K, stored transposed (A too when OPA=0)
+#define OPB 0           // ALGO 2: 0 = B stored K x N (op N), 1 = B stored N x K (op T: 4-byte loads, stored transposed)
 #endif
 #ifndef SK
 #define SK 0            // ALGO 2: 1 = stream-K: a persistent grid, full waves of tiles, the rest split evenly by K steps
@@ -230,13 +229,7 @@ __device__ __forceinline__ void mm_wait(void)
 // OPB=1: B stored N x K, copied like A of OPA=0 (4-byte along K, stored transposed).
 #define BT_ITERS (BN * BK / NTHREADS)
 #define BT_ROWSTEP (NTHREADS / BK)
-// OPB=2: the K-major operands (B of op T, and A when OPA=0) go through registers, 16 bytes
-// along K (mm_kv), instead of 4-byte cp.async copies.
-#define MM_KVA (OPB == 2 && OPA == 0)
-#define MM_KVB (OPB == 2)
-#if MM_KVA
-static_assert((BM * BK) % (4 * NTHREADS) == 0, "A's float4s must split evenly");
-#elif OPA == 0
+#if OPA == 0
 static_assert((BM * BK) % NTHREADS == 0 && NTHREADS % BK == 0, "A copies must split evenly");
 #else
 static_assert((BK * A_VPR) % NTHREADS == 0 && NTHREADS % A_VPR == 0 && (BM * BK) % NTHREADS == 0,
@@ -244,85 +237,11 @@ static_assert((BK * A_VPR) % NTHREADS == 0 && NTHREADS % A_VPR == 0 && (BM * BK)
 #endif
 #if OPB == 0
 static_assert((BK * B_VPR) % NTHREADS == 0 && NTHREADS % B_VPR == 0, "B copies must split evenly");
-#elif OPB == 1
-static_assert((BN * BK) % NTHREADS == 0 && NTHREADS % BK == 0, "B copies must split evenly");
 #else
-static_assert((BN * BK) % (4 * NTHREADS) == 0, "B's float4s must split evenly");
-static_assert(FRAG == 1 && BK >= 8, "OPB=2 is written for the FRAG=1 main loop");
+static_assert((BN * BK) % NTHREADS == 0 && NTHREADS % BK == 0, "B copies must split evenly");
 #endif
 static_assert(FRAG == 0 || (STAGES >= 2 && BK % 2 == 0), "FRAG=1 needs a second stage buffer");
 static_assert(BN % 4 == 0 && (BM + PAD) % 4 == 0 && (BN + PAD) % 4 == 0, "16-byte alignment");
-
-#if OPB == 2
-// One K-major operand of R rows (A of op N: R = BM, row length lda; B of op T: R = BN)
-// copied 16 bytes along K through registers and stored transposed into the tile Xs[k][r]
-// (row length LD): fetch() loads one K step into v, store() writes v to a stage buffer,
-// so a step's loads fly while the one before is computed. Float4 c of the step (c = tid +
-// u * NTHREADS) is row (c / 2) % R, float4 column 2 * ((c / 2) / R) + c % 2: a warp reads
-// 16 rows x 32 bytes (whole sectors) and, with LD = 4 mod 32 (PAD=4), its 4-byte stores
-// of one element hit 32 different banks (16 * (c % 2) + 4 * e + row, mod 32).
-template <int R, int LD>
-struct mm_kv {
-    static constexpr int NV = R * BK / (4 * NTHREADS);     // float4s per thread and K step
-    static constexpr int P = NTHREADS / 2;                 // rows between chunks u and u + 1
-    float4 v[NV];
-    const float *ptr;       // chunk 0 of the next K step to fetch
-    long long ld;
-    int rows_left;          // operand rows at or after this thread's first row
-    int kq;                 // chunk 0's float4 column in the K step
-    int soff;               // chunk 0's first element in the tile (floats)
-
-    __device__ __forceinline__ void init(const float *X, int ld_, int row0, int rows, int kbeg)
-    {
-        const int t = threadIdx.x;
-        const int rb = (t / 2) % R, kb = (t / 2) / R;
-        kq = 2 * kb + t % 2;
-        ld = ld_;
-        rows_left = rows - row0 - rb;
-        ptr = X + (long long)(row0 + rb) * ld_ + kbeg + 4 * kq;
-        soff = 4 * kq * LD + rb;
-    }
-
-    // Loads K step [k0, k0 + BK) (zeros outside the rows and past kend): whole float4s
-    // when `full` (every row inside, the step inside K, 16-byte aligned rows), else
-    // float4s where the row allows (`vec`) and the chunk is inside, elements otherwise.
-    __device__ __forceinline__ void fetch(int k0, int kend, bool full, bool vec)
-    {
-#pragma unroll
-        for (int u = 0; u < NV; u++) {
-            const int dr = (u * P) % R, dk = 8 * ((u * P) / R);
-            const float *src = ptr + dr * ld + dk;
-            if (full) {
-                v[u] = __ldcg((const float4 *)src);
-            } else {
-                const int row_ok = dr < rows_left;
-                const int k = k0 + 4 * kq + dk;
-                if (vec && row_ok && k + 3 < kend) {
-                    v[u] = __ldcg((const float4 *)src);
-                } else {
-                    v[u].x = row_ok && k < kend ? src[0] : 0.0f;
-                    v[u].y = row_ok && k + 1 < kend ? src[1] : 0.0f;
-                    v[u].z = row_ok && k + 2 < kend ? src[2] : 0.0f;
-                    v[u].w = row_ok && k + 3 < kend ? src[3] : 0.0f;
-                }
-            }
-        }
-        ptr += BK;
-    }
-
-    __device__ __forceinline__ void store(float *tile) const
-    {
-#pragma unroll
-        for (int u = 0; u < NV; u++) {
-            float *d = tile + soff + (u * P) % R + 8 * ((u * P) / R) * LD;
-            d[0] = v[u].x;
-            d[LD] = v[u].y;
-            d[2 * LD] = v[u].z;
-            d[3 * LD] = v[u].w;
-        }
-    }
-};
-#endif
 
 // Multiplies one K step held in stage buffer s into the lane's accumulators.
 __device__ __forceinline__ void mm_compute_tile(const float *s, int wm0, int wn0, int tm, int tn,
@@ -386,8 +305,7 @@ __device__ __forceinline__ void mm_lane_origin(int &wm0, int &wn0, int &tm, int 
 
 // Accumulates the K range [kbeg, kend) (kbeg a multiple of BK) of block tile (m0, n0)
 // into acc, which it zeroes first. flags bit 0: B allows 16-byte loads (OPB=0); bit 2: A
-// allows 16-byte loads (OPA=1); bits 3 and 4 (OPB=2): A and B allow 16-byte loads along K
-// (aligned base, ld and batch stride a multiple of 4). Leaves every cp.async group complete; the caller separates
+// allows 16-byte loads (OPA=1). Leaves every cp.async group complete; the caller separates
 // two calls by a barrier.
 __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restrict__ A, int lda,
                                             const float *__restrict__ B, int ldb, int flags,
@@ -410,12 +328,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
     // rows/columns outside the matrix and the K tail are zero-filled.
     const int tid = threadIdx.x;
     const unsigned sbase = mm_smem_addr(smem);
-    (void)tid;
-#if MM_KVA
-    mm_kv<BM, AS_LD> kva;
-    kva.init(A, lda, m0, M, kbeg);
-    const bool kv_vec_a = (flags & 8) != 0;
-#elif OPA == 0
+#if OPA == 0
     const int a_k = tid % BK, a_m = tid / BK;
     const int a_mrem = M - m0 - a_m;                // row i is inside if i*A_ROWSTEP < a_mrem
     const float *a_ptr = A + (long long)(m0 + a_m) * lda + kbeg + a_k;
@@ -435,15 +348,11 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
     const float *b_ptr = B + (long long)(kbeg + b_k) * ldb + n0 + b_n;
     const long long b_istep = (long long)BV_ROWSTEP * ldb;
     const long long b_tstep = (long long)BK * ldb;
-#elif OPB == 1
+#else
     const int b_k = tid % BK, b_n = tid / BK;
     const int b_nrem = N - n0 - b_n;                // column i is inside if i*BT_ROWSTEP < b_nrem
     const float *b_ptr = B + (long long)(n0 + b_n) * ldb + kbeg + b_k;
     const long long b_istep = (long long)BT_ROWSTEP * ldb;
-#else
-    mm_kv<BN, BS_LD> kvb;
-    kvb.init(B, ldb, n0, N, kbeg);
-    const bool kv_vec_b = (flags & 16) != 0;
 #endif
 
     // Interior blocks (block-uniform): every row of A and column of B inside the
@@ -452,33 +361,14 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
     // blocks take the predicated path below.
     // FRAG=1 only: at FRAG=0 the extra path costs registers (ptxas -v, sm_90: 64x128
     // BK=16 tiles went from 157-162 registers to 168 with 40-60 bytes of spills).
-    const bool interior = FRAG == 1 && VEC == 4 && (OPB != 0 || vec_b) && (OPA == 0 || vec_a) &&
+    const bool interior = FRAG == 1 && VEC == 4 && (OPB == 1 || vec_b) && (OPA == 0 || vec_a) &&
                           m0 + BM <= M && n0 + BN <= N;
-#if OPB == 2
-    // The register-staged operands: fetch K step k0 (whole float4s where interior) and
-    // store it into stage buffer `stage`.
-    auto kv_fetch = [&](int k0) {
-        const bool whole = interior && k0 + BK <= kend;
-#if MM_KVA
-        kva.fetch(k0, kend, whole && kv_vec_a, kv_vec_a);
-#endif
-        kvb.fetch(k0, kend, whole && kv_vec_b, kv_vec_b);
-    };
-    auto kv_store = [&](int stage) {
-#if MM_KVA
-        kva.store(smem + stage * STAGE_FLOATS);
-#endif
-        kvb.store(smem + stage * STAGE_FLOATS + BK * AS_LD);
-    };
-#endif
 
     // Queues the copies of K step [k0, k0 + BK) into stage buffer `stage`.
     auto load_tile = [&](int stage, int k0) {
         const int soff = stage * STAGE_FLOATS;
-        (void)soff;     // OPB=2 with OPA=0: every operand goes through mm_kv
         if (interior && k0 + BK <= kend) {
-#if MM_KVA
-#elif OPA == 0
+#if OPA == 0
 #pragma unroll
             for (int i = 0; i < A_ITERS; i++)
                 mm_cp4_full(smem, sbase, soff + a_k * AS_LD + a_m + i * A_ROWSTEP,
@@ -498,7 +388,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
                              soff + BK * AS_LD + (b_k + i * BV_ROWSTEP) * BS_LD + b_n,
                              b_ptr + i * b_istep);
             b_ptr += b_tstep;
-#elif OPB == 1
+#else
 #pragma unroll
             for (int i = 0; i < BT_ITERS; i++)
                 mm_cp4_full(smem, sbase, soff + BK * AS_LD + b_k * BS_LD + b_n + i * BT_ROWSTEP,
@@ -507,8 +397,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
 #endif
             return;
         }
-#if MM_KVA
-#elif OPA == 0
+#if OPA == 0
         const int a_kin = k0 + a_k < kend;
 #pragma unroll
         for (int i = 0; i < A_ITERS; i++) {
@@ -538,8 +427,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
             }
         }
 #endif
-#if OPB == 2
-#elif OPB == 1
+#if OPB == 1
         const int b_kin = k0 + b_k < kend;
 #pragma unroll
         for (int i = 0; i < BT_ITERS; i++) {
@@ -617,13 +505,8 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
     };
 #pragma unroll
     for (int s = 0; s < STAGES; s++) {
-        if (s < ntiles) {
+        if (s < ntiles)
             load_tile(s, kbeg + s * BK);
-#if OPB == 2
-            kv_fetch(kbeg + s * BK);
-            kv_store(s);
-#endif
-        }
         mm_commit();
     }
     if (ntiles > 0) {
@@ -634,11 +517,6 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
     int rd_stage = 0;
     for (int t = 0; t < ntiles; t++) {
         const float *s = smem + rd_stage * STAGE_FLOATS;
-#if OPB == 2
-        // step t + STAGES's register-staged operands: loaded now, stored after this step
-        if (t + STAGES < ntiles)
-            kv_fetch(kbeg + (t + STAGES) * BK);
-#endif
 #pragma unroll
         for (int kk = 0; kk < BK; kk++) {
             const int cur = kk & 1;
@@ -664,12 +542,8 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
             }
         }
         // Refill the buffer of step t (after the last FFMAs: fewer live registers).
-        if (t + STAGES < ntiles) {
+        if (t + STAGES < ntiles)
             load_tile(rd_stage, kbeg + (t + STAGES) * BK);
-#if OPB == 2
-            kv_store(rd_stage);
-#endif
-        }
         mm_commit();
         rd_stage = rd_stage == STAGES - 1 ? 0 : rd_stage + 1;
     }

@@ -38,8 +38,7 @@ typedef struct mt_scan {
     long long begin, end, valid;
     int algo_count[3], stages_seen[5], split_seen, frag_seen[2], frag_split128, acc128_bk16;
     int streamk, sk_able, ffma_seen[3], ffma_able;
-    int ops_count[4];                /* valid ALGO 2 configurations per OPA + 2 * (OPB != 0) */
-    int kv_count[2], kv_able[2];     /* OPB=2 per OPA; OPB=1 FRAG=1 >= 128x128 per OPA */
+    int ops_count[4];                /* valid ALGO 2 configurations per OPA + 2 * OPB */
     char error[512];                 /* "" if every rule held */
 } mt_scan;
 
@@ -57,18 +56,7 @@ static void mt_scan_valid(mt_scan *sc, long long i, const int *cfg)
     MT_RULE((opa == 0 && opb == 0) || cfg[mt_param("VEC")] == 4);
     if (cfg[0] != 2)
         return;
-    sc->ops_count[(opa & 1) + 2 * (opb != 0)]++;
-    if (opb == 2) {
-        /* the register-staged K loads: FRAG=1 tiles of at least 128x128, PAD=4 (its
-         * stores are conflict-free only with rows of 4 mod 32 floats) */
-        MT_RULE(cfg[mt_param("FRAG")] == 1 &&
-                cfg[mt_param("BM")] * cfg[mt_param("BN")] >= 128 * 128 &&
-                cfg[mt_param("PAD")] == 4);
-        sc->kv_count[opa & 1]++;
-    } else if (opb == 1 && cfg[mt_param("FRAG")] == 1 &&
-               cfg[mt_param("BM")] * cfg[mt_param("BN")] >= 128 * 128) {
-        sc->kv_able[opa & 1]++;
-    }
+    sc->ops_count[(opa & 1) + 2 * (opb & 1)]++;
     if (opa || opb)
         return;     /* the rules below count NN's space, the one the recorded landscapes hold */
     sc->stages_seen[cfg[mt_param("STAGES")]] = 1;
@@ -142,8 +130,8 @@ TEST(matmul_space_sizes)
     long long expect = 1;
     for (int p = 0; p < f->n_params; p++)
         expect *= f->params[p].n_values;
-    /* 3*3*2 (ALGO, TILE, UNROLL) * 3^5 (BM BN BK WM WN) * 2*2*3*4*2*2*5*2*2*3 * 2*3 (OPA OPB) */
-    CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2 * 2 * 3 * 2 * 3);
+    /* 3*3*2 (ALGO, TILE, UNROLL) * 3^5 (BM BN BK WM WN) * 2*2*3*4*2*2*5*2*2*3 * 2*2 (OPA OPB) */
+    CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2 * 2 * 3 * 2 * 2);
     CHECK_EQ(tpl_space_size(f), expect);
     enum { MT_SLICES = 8 };
     static mt_scan slices[MT_SLICES];
@@ -183,26 +171,14 @@ TEST(matmul_space_sizes)
         all.ffma_able += sc->ffma_able;
         for (int k = 0; k < 4; k++)
             all.ops_count[k] += sc->ops_count[k];
-        for (int k = 0; k < 2; k++) {
-            all.kv_count[k] += sc->kv_count[k];
-            all.kv_able[k] += sc->kv_able[k];
-        }
     }
     printf("    matmul: ALGO 2 per ops NN/TN/NT/TT: %d/%d/%d/%d\n", all.ops_count[0],
            all.ops_count[1], all.ops_count[2], all.ops_count[3]);
     /* each kind's own space stays tunable: every transposed kind has a space of its
-     * own of the NN space's order (the tuner searches one kind at a time); op(B) = T
-     * adds OPB=2 (16-byte K loads through registers) to exactly the OPB=1 FRAG=1
-     * configurations of >= 128x128 tiles: one each, PAD=4 as both load paths want */
-    printf("    matmul: OPB=2 NT %d, TT %d (OPB=1 FRAG=1 >= 128x128: %d, %d)\n",
-           all.kv_count[0], all.kv_count[1], all.kv_able[0], all.kv_able[1]);
+     * own of the NN space's order (the tuner searches one kind at a time) */
     for (int k = 1; k < 4; k++)
-        CHECK_MSG(all.ops_count[k] >= 200 &&
-                  all.ops_count[k] <= all.ops_count[0] + (k >= 2 ? all.kv_count[k - 2] : 0),
+        CHECK_MSG(all.ops_count[k] >= 200 && all.ops_count[k] <= all.ops_count[0],
                   "ops %d: %d configurations", k, all.ops_count[k]);
-    CHECK(all.kv_count[0] >= 100 && all.kv_count[1] >= 100);
-    CHECK_EQ(all.kv_count[0], all.kv_able[0]);
-    CHECK_EQ(all.kv_count[1], all.kv_able[1]);
     all.valid -= all.ops_count[1] + all.ops_count[2] + all.ops_count[3];
     printf("    matmul: raw %lld, valid %lld (naive %d, tiled %d, tuned %d)\n", expect, all.valid,
            all.algo_count[0], all.algo_count[1], all.algo_count[2]);
@@ -279,12 +255,6 @@ TEST(matmul_valid_rejects_with_reason)
         "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=1,OPA=0,OPB=0",
         "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=0",
         "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=3,OPA=0,OPB=0",
-        /* OPB=2: FRAG=1 only, tiles of >= 128x128, PAD=4 (PAD=0: 2-way conflicts), op(B) = T
-         * only (no NN or TN form) */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=2",
-        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=2",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=2",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=3",
         /* FRAG with an unused-by-ALGO parameter off canonical */
         "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
     };
@@ -623,14 +593,14 @@ GPU_TEST(matmul_gpu_configs_verify_at_ragged_shapes)
 /* Spread configurations that get transposed variants in matmul_gpu_ops_and_batches: the
  * STAGES=1 loop, a FRAG=0 128x256 tile, split-K, FRAG=1 128x128 and 128x256 (interior copy
  * paths), stream-K. */
-static const int mt_ops_spread[] = {0, 3, 6, 8, 15, 19, 20};
+static const int mt_ops_spread[] = {0, 3, 6, 8, 15, 20};
 
 /* Every op pair on odd sizes (odd leading dimensions: A of op T at m = 129 has lda 129, so
  * A's 16-byte path falls back to 4-byte copies) and batches with odd strides, each
  * product against float64: the default_* baselines and transposed variants of spread
  * configurations (PAD set to what valid() asks for). Configurations that do not compute a
  * batch (split-K, stream-K) run the one-product shapes only. */
-enum { MT_OPS_MAX = 64 };
+enum { MT_OPS_MAX = 40 };
 
 /* Fills set (MT_OPS_MAX entries) with the transposed configurations above, valid on dev
  * (NULL: the generic device); returns their count. */
@@ -641,15 +611,14 @@ static int mt_ops_set(const at_device_info *dev, mt_cfg *set)
     for (int b = 0; b < f->n_baselines && n < MT_OPS_MAX; b++)
         if (mt_parse(f->baselines[b].config, set[n].cfg) && !mt_is_nn(set[n].cfg))
             snprintf(set[n++].text, TPL_CONFIG_LEN, "%s", f->baselines[b].config);
-    /* ops 1..3 with OPB=1, then ops 2 and 3 (op(B) = T) with OPB=2 */
     for (size_t i = 0; i < sizeof mt_ops_spread / sizeof mt_ops_spread[0]; i++)
-        for (int v = 1; v < 6 && n < MT_OPS_MAX; v++) {
-            int *c = set[n].cfg, ops = v < 4 ? v : v - 2;
+        for (int ops = 1; ops < 4 && n < MT_OPS_MAX; ops++) {
+            int *c = set[n].cfg;
             char why[256];
             if (!mt_parse(mt_spread[mt_ops_spread[i]], c))
                 break;
             c[mt_param("OPA")] = ops & 1;
-            c[mt_param("OPB")] = v < 4 ? ops >> 1 : 2;
+            c[mt_param("OPB")] = ops >> 1;
             c[mt_param("PAD")] = 0;
             if (!f->valid(c, dev, why, sizeof why))
                 c[mt_param("PAD")] = 4;
@@ -665,13 +634,11 @@ TEST(matmul_ops_set_covers_every_pair)
 {
     mt_cfg set[MT_OPS_MAX];
     memset(set, 0, sizeof set);
-    int n = mt_ops_set(NULL, set), per[6] = {0};
+    int n = mt_ops_set(NULL, set), per[4] = {0};
     for (int i = 0; i < n; i++)
         per[set[i].cfg[mt_param("OPA")] + 2 * set[i].cfg[mt_param("OPB")]]++;
-    printf("    %d transposed configurations: TN %d, NT %d (+%d OPB=2), TT %d (+%d OPB=2)\n", n,
-           per[1], per[2], per[4], per[3], per[5]);
-    CHECK(per[0] == 0 && per[1] >= 4 && per[2] >= 4 && per[3] >= 4 && per[4] >= 3 &&
-          per[5] >= 3);
+    printf("    %d transposed configurations: TN %d, NT %d, TT %d\n", n, per[1], per[2], per[3]);
+    CHECK(per[0] == 0 && per[1] >= 4 && per[2] >= 4 && per[3] >= 4);
 }
 
 GPU_TEST(matmul_gpu_ops_and_batches)
@@ -706,7 +673,7 @@ GPU_TEST(matmul_gpu_ops_and_batches)
             CHECK_MSG(st == AT_OK, "prepare: %s", err);
             for (int i = 0; i < n && !th_failed(); i++) {
                 const int *c = set[i].cfg;
-                if (c[mt_param("OPA")] != (ops & 1) || (c[mt_param("OPB")] != 0) != (ops >> 1) ||
+                if (c[mt_param("OPA")] != (ops & 1) || c[mt_param("OPB")] != (ops >> 1) ||
                     (p.batch > 1 && (c[mt_param("SPLITK")] > 1 || c[mt_param("SK")] == 1)))
                     continue;
                 double e = -1;
