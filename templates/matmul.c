@@ -330,15 +330,9 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
                    "when B is unaligned; VEC=1 variants are kept only as FRAG=0 fallbacks)");
         return 0;
     }
-    /* NT (both operands copied 4 bytes along K) is the exception: a K step of 32 lets one
-     * warp's copy cover a whole 128-byte line of a row, half the lines per K of BK=16
-     * (bench/notes_matmul.md, round 6); ptxas -v (sm_90) shows no spills for its tiles of
-     * at most 64 accumulators */
-    int nt_bk32 = opa == 0 && opb == 1 && bk == 32 && sk == 1 && g.acc <= 64;
-    if (cfg[P_FRAG] == 1 && bk > 16 && !nt_bk32) {
+    if (cfg[P_FRAG] == 1 && bk > 16) {
         tpl_reason(why, len, "FRAG=1 with BK=%d: ptxas -v (sm_90) spills 12-40 bytes at the register "
-                   "bound (two fragment sets plus the longer copy plan); NT tiles of at most 64 "
-                   "accumulators without split-K excepted", bk);
+                   "bound (two fragment sets plus the longer copy plan)", bk);
         return 0;
     }
     if (cfg[P_FRAG] == 1 && st > 3) {
@@ -709,10 +703,6 @@ static const tpl_baseline mm_baselines[] = {
      "the NN 4096^3 winner's tile with op(A) = T"},
     {"nn_winner_tt", MM_NN_WINNER "PAD=4,OPA=1,OPB=1",
      "the NN 4096^3 winner's tile with both operands transposed"},
-    /* NT with 32-deep K steps (one 128-byte line per row and step; round 6) */
-    {"nt_bk32", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
-                "STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=1",
-     "NT: the 128x128 FRAG=1 tile with K steps of 32"},
 };
 
 static const tpl_problem mm_tuning[] = {

@@ -39,7 +39,6 @@ typedef struct mt_scan {
     int algo_count[3], stages_seen[5], split_seen, frag_seen[2], frag_split128, acc128_bk16;
     int streamk, sk_able, ffma_seen[3], ffma_able;
     int ops_count[4];                /* valid ALGO 2 configurations per OPA + 2 * OPB */
-    int nt_bk32;                     /* FRAG=1 with BK=32: NT only */
     char error[512];                 /* "" if every rule held */
 } mt_scan;
 
@@ -58,13 +57,6 @@ static void mt_scan_valid(mt_scan *sc, long long i, const int *cfg)
     if (cfg[0] != 2)
         return;
     sc->ops_count[(opa & 1) + 2 * (opb & 1)]++;
-    if (cfg[mt_param("FRAG")] == 1 && cfg[mt_param("BK")] == 32) {
-        /* NT's 32-deep K steps: no split-K, at most 64 accumulators (ptxas: no spills) */
-        MT_RULE(opa == 0 && opb == 1 && cfg[mt_param("SPLITK")] == 1 &&
-                cfg[mt_param("WM")] * cfg[mt_param("WN")] <= 64 * 32 &&
-                cfg[mt_param("STAGES")] == 2);
-        sc->nt_bk32++;
-    }
     if (opa || opb)
         return;     /* the rules below count NN's space, the one the recorded landscapes hold */
     sc->stages_seen[cfg[mt_param("STAGES")]] = 1;
@@ -179,11 +171,9 @@ TEST(matmul_space_sizes)
         all.ffma_able += sc->ffma_able;
         for (int k = 0; k < 4; k++)
             all.ops_count[k] += sc->ops_count[k];
-        all.nt_bk32 += sc->nt_bk32;
     }
-    printf("    matmul: ALGO 2 per ops NN/TN/NT/TT: %d/%d/%d/%d (NT with FRAG=1 BK=32: %d)\n",
-           all.ops_count[0], all.ops_count[1], all.ops_count[2], all.ops_count[3], all.nt_bk32);
-    CHECK(all.nt_bk32 >= 24);
+    printf("    matmul: ALGO 2 per ops NN/TN/NT/TT: %d/%d/%d/%d\n", all.ops_count[0],
+           all.ops_count[1], all.ops_count[2], all.ops_count[3]);
     /* each kind's own space stays tunable: every transposed kind has a space of its
      * own of the NN space's order (the tuner searches one kind at a time) */
     for (int k = 1; k < 4; k++)
@@ -265,10 +255,6 @@ TEST(matmul_valid_rejects_with_reason)
         "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=1,OPA=0,OPB=0",
         "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=0",
         "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=3,OPA=0,OPB=0",
-        /* FRAG=1 BK=32: NT only, no split-K, at most 64 accumulators */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=1,OPB=0",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=2,VEC=4,PAD=4,SPLITK=2,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=1",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=32,WM=64,WN=64,TM=4,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=1",
         /* FRAG with an unused-by-ALGO parameter off canonical */
         "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
     };
@@ -625,15 +611,6 @@ static int mt_ops_set(const at_device_info *dev, mt_cfg *set)
     for (int b = 0; b < f->n_baselines && n < MT_OPS_MAX; b++)
         if (mt_parse(f->baselines[b].config, set[n].cfg) && !mt_is_nn(set[n].cfg))
             snprintf(set[n++].text, TPL_CONFIG_LEN, "%s", f->baselines[b].config);
-    /* NT's FRAG=1 BK=32 tiles (no NN form to transpose): stream-K, FFMA orders, 64x128 */
-    static const char *const nt_bk32[] = {
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=1",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=32,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1,FFMA=1,OPA=0,OPB=1",
-        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=32,WM=64,WN=32,TM=8,TN=8,WNITER=1,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=1",
-    };
-    for (size_t i = 0; i < sizeof nt_bk32 / sizeof nt_bk32[0] && n < MT_OPS_MAX; i++)
-        if (mt_parse(nt_bk32[i], set[n].cfg))
-            snprintf(set[n++].text, TPL_CONFIG_LEN, "%s", nt_bk32[i]);
     for (size_t i = 0; i < sizeof mt_ops_spread / sizeof mt_ops_spread[0]; i++)
         for (int ops = 1; ops < 4 && n < MT_OPS_MAX; ops++) {
             int *c = set[n].cfg;
