@@ -187,6 +187,7 @@ int main(int argc, char **argv)
 {
     const char *db_path = argc > 1 ? argv[1] : NULL;
     const char *only = getenv("BENCH_BGEMM_TYPES");       /* "f32", "f64" */
+    const char *max_dim = getenv("BENCH_BGEMM_MAX_DIM");    /* "64": only shapes up to 64^3 */
     BN_CUDA(cudaSetDevice(0));
     BN_CUDA(cudaFree(0));       /* primary context, shared with libautotune */
     at_handle *h = NULL;
@@ -238,6 +239,8 @@ int main(int argc, char **argv)
                "ours ms", "TF/s", "error", "cuBLAS ms", "TF/s", "error", "ratio",
                "configuration (lookup level)");
         for (int i = 0; i < BN_NSHAPES; i++) {
+            if (max_dim && bn_shapes[i].m > atoi(max_dim))
+                continue;
             bn_call c = {f64, bn_shapes[i], A, B, C, h, cublas};
             const bn_shape *x = &c.s;
             size_t na = (size_t)x->m * x->k * x->batch, nb = (size_t)x->k * x->n * x->batch;

@@ -59,6 +59,7 @@ typedef struct bn_call {
     cublasHandle_t cublas;
     at_exec *seed_ex;
     const int *seed_cfg;
+    int op_a, op_b;         /* --sweep: 1 = op T (row-major A stored k x m, B stored n x k) */
 } bn_call;
 
 static int bn_tuned(void *p)
@@ -74,9 +75,12 @@ static int bn_tuned(void *p)
 static int bn_cublas(void *p)
 {
     bn_call *c = p;
-    /* row-major C = A B  <=>  column-major C^T = B^T A^T */
-    cublasStatus_t s = cublasSgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, c->n, c->m, c->k,
-                                   &c->alpha, c->B, c->n, c->A, c->k, &c->beta, c->C, c->n);
+    /* row-major C = op(A) op(B)  <=>  column-major C^T = op(B)^T op(A)^T: the stored B
+     * read column-major is B^T (op N) or op(B)^T itself (op T) */
+    cublasStatus_t s = cublasSgemm(c->cublas, c->op_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                   c->op_a ? CUBLAS_OP_T : CUBLAS_OP_N, c->n, c->m, c->k,
+                                   &c->alpha, c->B, c->op_b ? c->k : c->n, c->A,
+                                   c->op_a ? c->m : c->k, &c->beta, c->C, c->n);
     if (s != CUBLAS_STATUS_SUCCESS)
         fprintf(stderr, "cublasSgemm failed: %d\n", (int)s);
     return s != CUBLAS_STATUS_SUCCESS;
@@ -129,16 +133,19 @@ static void bn_store(db *d, const at_device_info *dev, const tpl_problem *p, con
 }
 
 /* ---- --sweep SHAPES [STRIDE [TOP [RUNS]]]: compile every STRIDE-th valid
- * ALGO=2 configuration (only those whose text contains $BN_SWEEP_ONLY, if set)
- * in parallel, verify and time each on every shape ("4096x4096x4096,8192x64x8192"),
- * print the TOP fastest with cuBLAS. ---- */
+ * ALGO=2 configuration (only those whose text contains $BN_SWEEP_ONLY, if set; or
+ * the configurations listed one a line in the file $BN_SWEEP_LIST)
+ * in parallel, verify and time each on every shape ("4096x4096x4096,8192x64x8192",
+ * problem text: ":NT" etc. for transposes, configurations that do not apply skipped)
+ * in two passes (the second in reverse order: drift of the clock cancels in the mean),
+ * print the TOP fastest with cuBLAS (same ops). ---- */
 
 typedef struct bn_item {
     int cfg[TPL_MAX_PARAMS];
     char text[TPL_CONFIG_LEN];
     void *cubin;
     size_t size;
-    double ms, err;
+    double ms, err, pass_ms[2];
 } bn_item;
 
 typedef struct bn_pool {
@@ -183,8 +190,28 @@ static int bn_sweep(ms_gpu *g, cublasHandle_t cublas, int argc, char **argv)
     int n = 0, seen = 0;
     char why[256];
     /* BN_SWEEP_ONLY=TEXT: only configurations whose text contains TEXT ("FRAG=1") */
-    const char *only = getenv("BN_SWEEP_ONLY");
-    for (long long i = 0; i < raw && n < 1024; i++) {
+    const char *only = getenv("BN_SWEEP_ONLY"), *list = getenv("BN_SWEEP_LIST");
+    FILE *lf = list ? fopen(list, "r") : NULL;
+    if (list && !lf) {
+        printf("BN_SWEEP_LIST %s: cannot open\n", list);
+        return 1;
+    }
+    char line[TPL_CONFIG_LEN + 8], cerr[256];
+    while (lf && n < 1024 && fgets(line, sizeof line, lf)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!line[0] || line[0] == '#')
+            continue;
+        if (tpl_config_parse(f, line, items[n].cfg, cerr, sizeof cerr) != AT_OK ||
+            !f->valid(items[n].cfg, dev, why, sizeof why)) {
+            printf("skipped %s: %s%s\n", line, cerr, why);
+            continue;
+        }
+        tpl_config_format(f, items[n].cfg, items[n].text, sizeof items[n].text);
+        n++;
+    }
+    if (lf)
+        fclose(lf);
+    for (long long i = 0; i < raw && n < 1024 && !list; i++) {
         int cfg[TPL_MAX_PARAMS];
         tpl_config_from_index(f, i, cfg);
         if (cfg[0] != 2 || !f->valid(cfg, dev, why, sizeof why))
@@ -210,10 +237,12 @@ static int bn_sweep(ms_gpu *g, cublasHandle_t cublas, int argc, char **argv)
     fflush(stdout);
     char *shapes = strdup(argv[2]);
     for (char *tok = strtok(shapes, ","); tok; tok = strtok(NULL, ",")) {
-        tpl_problem p = TPL_PROBLEM(3, {0, 0, 0});
-        if (sscanf(tok, "%lldx%lldx%lld", &p.dims[0], &p.dims[1], &p.dims[2]) != 3)
-            continue;
+        tpl_problem p;
         char err[1024];
+        if (tpl_problem_parse(tok, &p, err, sizeof err) != AT_OK || p.n_dims != 3) {
+            printf("problem %s: %s\n", tok, err);
+            continue;
+        }
         if (ms_prepare(g, f, &p, 42, err, sizeof err) != AT_OK) {
             printf("prepare %s: %s\n", tok, err);
             continue;
@@ -224,23 +253,34 @@ static int bn_sweep(ms_gpu *g, cublasHandle_t cublas, int argc, char **argv)
         o.budget_ms = 100;
         int wrong = 0;
         for (int i = 0; i < n; i++) {
-            items[i].ms = -1;
+            items[i].ms = items[i].pass_ms[0] = items[i].pass_ms[1] = -1;
             if (!items[i].cubin || !f->applicable(items[i].cfg, &p))
                 continue;
             double e = -1;
             at_status s = ms_verify(g, f, items[i].cfg, items[i].cubin, items[i].size, &e, err,
                                     sizeof err);
             items[i].err = e;
-            if (s != AT_OK) {
+            if (s != AT_OK || !(e <= f->tolerance(&p))) {
                 printf("  FAILED %s: %s %s (error %g)\n", items[i].text, at_status_string(s), err, e);
                 wrong++;
                 continue;
             }
-            ms_timing t;
-            if (ms_time(g, f, items[i].cfg, items[i].cubin, items[i].size, &o, &t, err,
-                        sizeof err) == AT_OK)
-                items[i].ms = t.median_ms;
+            items[i].ms = 0;
         }
+        for (int pass = 0; pass < 2; pass++)
+            for (int j = 0; j < n; j++) {
+                int i = pass ? n - 1 - j : j;
+                ms_timing t;
+                if (items[i].ms < 0 ||
+                    ms_time(g, f, items[i].cfg, items[i].cubin, items[i].size, &o, &t, err,
+                            sizeof err) != AT_OK)
+                    continue;
+                items[i].pass_ms[pass] = t.median_ms;
+            }
+        for (int i = 0; i < n; i++)
+            if (items[i].ms == 0)
+                items[i].ms = items[i].pass_ms[0] > 0 && items[i].pass_ms[1] > 0
+                                  ? 0.5 * (items[i].pass_ms[0] + items[i].pass_ms[1]) : -1;
         /* cuBLAS at the same shape for scale */
         double flops = 2.0 * p.dims[0] * p.dims[1] * p.dims[2];
         float *A, *B, *C;
@@ -256,7 +296,8 @@ static int bn_sweep(ms_gpu *g, cublasHandle_t cublas, int argc, char **argv)
             printf("fill: %s\n", ref->errmsg);
             return 1;
         }
-        bn_call c = {m, nn, k, 1.0f, 0.5f, A, B, C, NULL, cublas, NULL, NULL};
+        bn_call c = {m, nn, k, 1.0f, 0.5f, A, B, C, NULL, cublas, NULL, NULL,
+                     p.op_a == AT_OP_T, p.op_b == AT_OP_T};
         double cub = bn_time(bn_cublas, &c);
         cudaFree(A);
         cudaFree(B);
@@ -266,7 +307,8 @@ static int bn_sweep(ms_gpu *g, cublasHandle_t cublas, int argc, char **argv)
                flops / cub * 1e-9, wrong);
         for (int i = 0; i < n && i < top; i++)
             if (items[i].ms > 0)
-                printf("  %7.3f ms %6.2f TFLOP/s %5.2fx err %.1e  %s\n", items[i].ms,
+                printf("  %7.3f ms (%7.3f / %7.3f) %6.2f TFLOP/s %5.3fx err %.1e  %s\n",
+                       items[i].ms, items[i].pass_ms[0], items[i].pass_ms[1],
                        flops / items[i].ms * 1e-9, cub / items[i].ms, items[i].err, items[i].text);
         fflush(stdout);
     }
@@ -670,7 +712,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "reference: %s\n", ref->errmsg);
             return 1;
         }
-        bn_call c = {m, n, k, 1.0f, 0.5f, A, B, C, h, cublas, &seed_ex, seed_cfg};
+        bn_call c = {m, n, k, 1.0f, 0.5f, A, B, C, h, cublas, &seed_ex, seed_cfg, 0, 0};
         double e_t = bn_check(bn_tuned, &c, C0, R, ref);
         at_stats st;
         at_get_stats(h, &st);

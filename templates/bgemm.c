@@ -372,7 +372,18 @@ static const tpl_baseline bg_baselines[] = {
     {"f64-dmma", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=16,G=2,TM=2,TN=4,STAGES=2,VEC=2",
      "FP64 tensor cores (mma.sync m8n8k4), two 32x32 products per block: sm_80+"},
     {"f64-dmma16", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=4,STAGES=2,VEC=2",
-     "FP64 tensor cores (mma.sync m16n8k4), 64x64 tiles: sm_90+"},
+     "FP64 tensor cores (mma.sync m16n8k4), 64x64 tiles: sm_90+ (the 64^3 x 8192 winner on the "
+     "H200)"},
+    /* the H200 winners of the issue's small shapes (exhaustive tuning,
+     * bench/results/2026-11-23-H200-bgemm-s7.txt): every run tuning such a shape starts
+     * from them; the default run's 16^3 problems are not served by them */
+    {"f32-32-g4", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=4,TM=4,TN=4,STAGES=2,VEC=4",
+     "FP32, four 32x32 products per block (the 32^3 x 65536 winner on the H200)"},
+    {"f32-64-g2", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=2,TM=8,TN=4,STAGES=3,VEC=4",
+     "FP32, two 64x64 products per block, 3 stages (the 64^3 x 8192 winner on the H200)"},
+    {"f64-dmma32", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=1,TM=2,TN=4,STAGES=2,VEC=2",
+     "FP64 tensor cores (mma.sync m8n8k4), one 32x32 product per block (the 32^3 x 65536 "
+     "winner on the H200): sm_80+"},
 };
 
 static const tpl_problem bg_tuning[] = {

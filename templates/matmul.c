@@ -703,6 +703,18 @@ static const tpl_baseline mm_baselines[] = {
      "the NN 4096^3 winner's tile with op(A) = T"},
     {"nn_winner_tt", MM_NN_WINNER "PAD=4,OPA=1,OPB=1",
      "the NN 4096^3 winner's tile with both operands transposed"},
+    /* the transposed 4096^3 winners on the H200 (TN, TT: run 2 of the sixth session,
+     * bench/results/2026-11-23-H200-matmul-ops-run2.txt; NT: the seventh,
+     * 2026-11-23-H200-matmul-ops-s7.txt): short tunings of these kinds start from them */
+    {"tn_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,"
+                  "STAGES=2,VEC=4,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=1,OPB=0",
+     "the TN 4096^3 winner (H200): 128x128, BK=16, rows serpentine"},
+    {"tt_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
+                  "STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=1,OPB=1",
+     "the TT 4096^3 winner (H200): 128x128, BK=16, columns serpentine"},
+    {"nt_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
+                  "STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=1",
+     "the NT 4096^3 winner (H200): 128x128, BK=16, columns serpentine"},
 };
 
 static const tpl_problem mm_tuning[] = {
