@@ -395,14 +395,6 @@ static void dg_work(const tpl_problem *p, double *flops, double *bytes)
     *bytes = 8.0 * (m * k + k * n + m * n) * b;     /* A and B read, C written (beta 0) once */
 }
 
-/* n doubles uniform in [lo, hi) with 53 random mantissa bits (reference.cu's ref_dg_fill). */
-static at_status dg_fill(at_exec *ref, CUdeviceptr p, long long n, unsigned long long seed,
-                         double lo, double hi)
-{
-    void *a[] = {&p, &n, &seed, &lo, &hi};
-    return ex_launch(ref, "ref_dg_fill", dg_stride_grid(ref, n), 1, 1, 256, 1, 1, 0, a);
-}
-
 /* R (batch x m x n doubles, packed) = alpha op(A) op(B) + beta C0 in double-double arithmetic
  * rounded once (reference.cu's ref_dg_gemm): within about 2^-53 relative of the exact product. */
 static at_status dg_reference(at_exec *ref, const tpl_problem *p, double alpha, CUdeviceptr A,
@@ -440,8 +432,8 @@ static at_status dg_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
         return s;
     long long lda = p->op_a == AT_OP_T ? m : k, ldb = p->op_b == AT_OP_T ? k : n;
     const double alpha = 1.5, beta = 0.0;
-    if ((s = dg_fill(ref, A, (long long)(a_n * batch), seed * 3 + 1, -1.0, 1.0)) != AT_OK ||
-        (s = dg_fill(ref, B, (long long)(b_n * batch), seed * 3 + 2, -1.0, 1.0)) != AT_OK ||
+    if ((s = tpl_fill_f64(ref, A, (long long)(a_n * batch), seed * 3 + 1, -1.0, 1.0)) != AT_OK ||
+        (s = tpl_fill_f64(ref, B, (long long)(b_n * batch), seed * 3 + 2, -1.0, 1.0)) != AT_OK ||
         (s = ex_memset32(ref, C0, 0xFFFFFFFFu, c_n * batch * 2)) != AT_OK ||
         (s = dg_reference(ref, p, alpha, A, lda, (long long)a_n, B, ldb, (long long)b_n, beta, C0,
                           n, (long long)c_n, R)) != AT_OK)

@@ -435,19 +435,6 @@ extern "C" __global__ void ref_empty(void)
 
 /* ---- double-precision GEMM verification (templates/dgemm.c) ---- */
 
-/* n doubles uniform in [lo, hi) with all 53 mantissa bits random (float draws would make
- * every product exact and hide accumulation errors). */
-extern "C" __global__ void ref_dg_fill(double *p, long long n, unsigned long long seed, double lo,
-                                       double hi)
-{
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-         i += (long long)gridDim.x * blockDim.x) {
-        unsigned long long bits = ref_mix(seed * 0x100000001B3ull ^ (unsigned long long)i);
-        double u = (double)(bits >> 11) * (1.0 / 9007199254740992.0);     /* [0, 1), 2^-53 */
-        p[i] = lo + (hi - lo) * u;
-    }
-}
-
 /* s + e = a + b exactly (Knuth's TwoSum; the intrinsics keep the compiler from fusing). */
 __device__ __forceinline__ void ref_two_sum(double a, double b, double &s, double &e)
 {
