@@ -678,22 +678,29 @@ static int find_config_at(const char *dbpath, long long n, const char *config)
     return found;
 }
 
+/* The fastest ok configuration of rows (by the fake worker's formula, which
+ * does not depend on the size); NULL if none. */
+static const db_result *fastest_row(const db_result *rows, int n)
+{
+    const db_result *best = NULL;
+    for (int i = 0; i < n; i++)
+        if (strcmp(rows[i].status, DB_OK) == 0 &&
+            (!best || fake_time(rows[i].config) < fake_time(best->config)))
+            best = &rows[i];
+    return best;
+}
+
 /* The fastest ok configuration stored for test_oob at size n (by the fake
  * worker's formula); 0 if none. */
 static int best_at(const char *dbpath, long long n, char *out, size_t len)
 {
     db_result *r;
-    int nr = oob_rows_at(dbpath, n, &r), found = 0;
-    double t = INFINITY;
-    for (int i = 0; i < nr; i++) {
-        if (strcmp(r[i].status, DB_OK) == 0 && fake_time(r[i].config) < t) {
-            t = fake_time(r[i].config);
-            snprintf(out, len, "%s", r[i].config);
-            found = 1;
-        }
-    }
+    int nr = oob_rows_at(dbpath, n, &r);
+    const db_result *best = fastest_row(r, nr);
+    if (best)
+        snprintf(out, len, "%s", best->config);
     free(r);
-    return found;
+    return best != NULL;
 }
 
 /* Warm start: with a budget of two evaluations, a new size evaluates the
@@ -755,18 +762,6 @@ TEST(tuner_warm_start_from_nearest_size)
     /* evaluated: the default and 2900's winner (nearest), not 1000's */
     CHECK(find_config_at(dbpath, 3000, near));
     CHECK(!find_config_at(dbpath, 3000, win1000));
-}
-
-/* The fastest ok configuration of rows (by the fake worker's formula, which
- * does not depend on the size); NULL if none. */
-static const db_result *fastest_row(const db_result *rows, int n)
-{
-    const db_result *best = NULL;
-    for (int i = 0; i < n; i++)
-        if (strcmp(rows[i].status, DB_OK) == 0 &&
-            (!best || fake_time(rows[i].config) < fake_time(best->config)))
-            best = &rows[i];
-    return best;
 }
 
 /* The second look. 1000003 is searched alone (5 evaluations); then a
