@@ -3,12 +3,12 @@
  * transpose, batch and layout against a double-double reference, a faulty kernel, and at_gemm
  * / at_dgemm against a host reference (GPU). */
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "harness.h"
+#include "th_compile.h"
 #include "lookup.h"
 #include "measure.h"
 #include "tpl.h"
@@ -405,72 +405,13 @@ TEST(dgemm_api_null_handle)
 
 /* ---------------- GPU tier ---------------- */
 
-typedef struct td_cfg {
-    int cfg[TPL_MAX_PARAMS];
-    char text[TPL_CONFIG_LEN];
-    const tpl_family *fam;
-    const char *arch;
-    void *cubin;
-    size_t size;
-    at_status status;
-    char *log;
-} td_cfg;
-
-typedef struct td_pool {
-    td_cfg *set;
-    int n, next;
-    pthread_mutex_t lock;
-} td_pool;
-
-static void *td_compile_worker(void *arg)
-{
-    td_pool *p = arg;
-    for (;;) {
-        pthread_mutex_lock(&p->lock);
-        int i = p->next++;
-        pthread_mutex_unlock(&p->lock);
-        if (i >= p->n)
-            return NULL;
-        td_cfg *c = &p->set[i];
-        c->status = tpl_compile(c->fam, c->cfg, c->arch, &c->cubin, &c->size, &c->log);
-    }
-}
-
-/* Compiles the set on 16 threads; 0 (test failed) if one does not compile. */
-static int td_compile_all(td_cfg *set, int n)
-{
-    td_pool p = {set, n, 0, PTHREAD_MUTEX_INITIALIZER};
-    pthread_t th[16];
-    int nt = n < 16 ? n : 16;
-    for (int i = 0; i < nt; i++)
-        pthread_create(&th[i], NULL, td_compile_worker, &p);
-    for (int i = 0; i < nt; i++)
-        pthread_join(th[i], NULL);
-    for (int i = 0; i < n; i++)
-        if (set[i].status != AT_OK) {
-            th_fail(__FILE__, __LINE__, "%s: %s %s", set[i].text, at_status_string(set[i].status),
-                    set[i].log ? set[i].log : "");
-            return 0;
-        }
-    return 1;
-}
-
-static void td_free_set(td_cfg *set, int n)
-{
-    for (int i = 0; set && i < n; i++) {
-        free(set[i].cubin);
-        free(set[i].log);
-    }
-    free(set);
-}
-
 /* Every valid configuration on dev with GROUP 8 (plus GROUP 1 of the first), all transposes. */
-static td_cfg *td_set(const at_device_info *dev, int *n)
+static th_compiled *td_set(const at_device_info *dev, int *n)
 {
     const tpl_family *f = &tpl_dgemm;
     long long *idx = NULL;
     long long nv = tpl_valid_configs(f, dev, &idx);
-    td_cfg *set = calloc(nv > 0 ? (size_t)nv : 1, sizeof *set);
+    th_compiled *set = calloc(nv > 0 ? (size_t)nv : 1, sizeof *set);
     int group1 = 0;
     *n = 0;
     for (long long i = 0; set && i < nv; i++) {
@@ -478,7 +419,7 @@ static td_cfg *td_set(const at_device_info *dev, int *n)
         tpl_config_from_index(f, idx[i], c);
         if (c[P_GROUP] == 1 && group1++)
             continue;
-        td_cfg *s = &set[(*n)++];
+        th_compiled *s = &set[(*n)++];
         memcpy(s->cfg, c, sizeof s->cfg);
         tpl_config_format(f, c, s->text, sizeof s->text);
         s->fam = f;
@@ -501,10 +442,10 @@ GPU_TEST(dgemm_gpu_every_configuration_and_shape)
     CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
     const at_device_info *dev = ms_device(g);
     int n = 0;
-    td_cfg *set = td_set(dev, &n);
+    th_compiled *set = td_set(dev, &n);
     CHECK(set && n >= 8);
-    if (!td_compile_all(set, n)) {
-        td_free_set(set, n);
+    if (!th_compile_all(set, n)) {
+        th_free_compiled(set, n);
         ms_close(g);
         return;
     }
@@ -556,7 +497,7 @@ GPU_TEST(dgemm_gpu_every_configuration_and_shape)
                    tm.median_ms, 2.0 * 4096 * 4096 * 4096 / tm.median_ms * 1e-9, e,
                    e / f->tolerance(&big), set[i].text);
     }
-    td_free_set(set, n);
+    th_free_compiled(set, n);
     ms_close(g);
 }
 
@@ -608,12 +549,12 @@ GPU_TEST(dgemm_gpu_layouts_offsets_alpha_beta)
         "PATH=1,OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=4,WARPS_N=4,STAGES=3,FRAG=2,TM=8,"
         "TN=8,GROUP=1,SPLITK=1",
     };
-    td_cfg set[20];
+    th_compiled set[20];
     int n = 0;
     memset(set, 0, sizeof set);
     for (int t = 0; t < 5; t++)
         for (int ops = 0; ops < 4; ops++) {
-            td_cfg *s = &set[n];
+            th_compiled *s = &set[n];
             char why[256];
             CHECK(td_parse(texts[t], s->cfg));
             s->cfg[P_OPA] = ops & 1;
@@ -626,7 +567,7 @@ GPU_TEST(dgemm_gpu_layouts_offsets_alpha_beta)
             n++;
         }
     CHECK(n >= 8);
-    CHECK(td_compile_all(set, n));
+    CHECK(th_compile_all(set, n));
     static const int cases[][10] = {
         /* m, n, k, batch, pad of lda, ldb, ldc (elements past the minimum), offset A, B, C */
         {129, 65, 33, 1, 3, 5, 7, 1, 3, 1},
@@ -748,7 +689,7 @@ GPU_TEST(dgemm_gpu_faulty_configuration_is_rejected)
     char err[1024];
     ms_gpu *g = NULL;
     CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
-    td_cfg two[2];
+    th_compiled two[2];
     memset(two, 0, sizeof two);
     for (int i = 0; i < 2; i++) {
         two[i].fam = i ? &tpl_dgemm : fault;
@@ -757,7 +698,7 @@ GPU_TEST(dgemm_gpu_faulty_configuration_is_rejected)
         CHECK_OK(tpl_config_parse(two[i].fam, fault->default_config, two[i].cfg, err,
                                   sizeof err));
     }
-    CHECK(td_compile_all(two, 2));
+    CHECK(th_compile_all(two, 2));
     const tpl_problem *p = &fault->tuning_problems[0];
     double e = -1;
     CHECK_OK(ms_prepare(g, fault, p, 9, err, sizeof err));

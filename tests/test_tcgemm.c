@@ -1,12 +1,12 @@
 /* test_tcgemm.c: tests of the tensor-core GEMM family: its space, rules, kinds, tolerance and
  * defaults (CPU), NVRTC targets, and every type, shape, layout and a faulty kernel on a GPU. */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "db.h"
 #include "harness.h"
+#include "th_compile.h"
 #include "lookup.h"
 #include "measure.h"
 #include "tpl.h"
@@ -550,73 +550,14 @@ TEST(tcgemm_check_sm80_compiles_path80_only)
 
 /* ---------------- GPU tier ---------------- */
 
-typedef struct tt_cfg {
-    const tpl_family *fam;
-    int cfg[TPL_MAX_PARAMS];
-    char text[TPL_CONFIG_LEN];
-    const char *arch;
-    void *cubin;
-    size_t size;
-    at_status status;
-    char *log;
-} tt_cfg;
-
-typedef struct tt_pool {
-    tt_cfg *set;
-    int n, next;
-    pthread_mutex_t lock;
-} tt_pool;
-
-static void *tt_compile_worker(void *arg)
-{
-    tt_pool *p = arg;
-    for (;;) {
-        pthread_mutex_lock(&p->lock);
-        int i = p->next++;
-        pthread_mutex_unlock(&p->lock);
-        if (i >= p->n)
-            return NULL;
-        tt_cfg *c = &p->set[i];
-        c->status = tpl_compile(c->fam, c->cfg, c->arch, &c->cubin, &c->size, &c->log);
-    }
-}
-
-/* Compiles the set on 16 threads; 0 (test failed) if one does not compile. */
-static int tt_compile_all(tt_cfg *set, int n)
-{
-    tt_pool p = {set, n, 0, PTHREAD_MUTEX_INITIALIZER};
-    pthread_t th[16];
-    int nt = n < 16 ? n : 16;
-    for (int i = 0; i < nt; i++)
-        pthread_create(&th[i], NULL, tt_compile_worker, &p);
-    for (int i = 0; i < nt; i++)
-        pthread_join(th[i], NULL);
-    for (int i = 0; i < n; i++)
-        if (set[i].status != AT_OK) {
-            th_fail(__FILE__, __LINE__, "%s: %s %s", set[i].text, at_status_string(set[i].status),
-                    set[i].log ? set[i].log : "");
-            return 0;
-        }
-    return 1;
-}
-
-static void tt_free_set(tt_cfg *set, int n)
-{
-    for (int i = 0; set && i < n; i++) {
-        free(set[i].cubin);
-        free(set[i].log);
-    }
-    free(set);
-}
-
 /* Every configuration of type t valid on dev in tile order RASTER 0, GROUP 8, plus each order
  * variant of the first PATH 90 (or PATH 80) tile; with `few`, only the first of each PATH,
  * split-K and cluster kind. */
-static tt_cfg *tt_type_set(const at_device_info *dev, int t, int few, int *n)
+static th_compiled *tt_type_set(const at_device_info *dev, int t, int few, int *n)
 {
     const tpl_family *f = &tpl_tcgemm;
     long long raw = tpl_space_size(f);
-    tt_cfg *set = calloc(256, sizeof *set);
+    th_compiled *set = calloc(256, sizeof *set);
     int seen_kind[16] = {0}, first_tile[P_COUNT], have_first = 0;
     *n = 0;
     char why[256];
@@ -642,7 +583,7 @@ static tt_cfg *tt_type_set(const at_device_info *dev, int t, int few, int *n)
             if (seen_kind[kind]++)
                 continue;
         }
-        tt_cfg *s = &set[(*n)++];
+        th_compiled *s = &set[(*n)++];
         s->fam = f;
         memcpy(s->cfg, c, sizeof s->cfg);
         tpl_config_format(f, c, s->text, sizeof s->text);
@@ -672,10 +613,10 @@ GPU_TEST(tcgemm_gpu_every_type_and_shape)
     };
     for (int t = 0; t < 3 && !th_failed(); t++) {
         int n = 0;
-        tt_cfg *set = tt_type_set(dev, t, 0, &n);
+        th_compiled *set = tt_type_set(dev, t, 0, &n);
         CHECK(set && n >= 4);
-        if (!tt_compile_all(set, n)) {
-            tt_free_set(set, n);
+        if (!th_compile_all(set, n)) {
+            th_free_compiled(set, n);
             break;
         }
         double worst = 0;
@@ -702,11 +643,11 @@ GPU_TEST(tcgemm_gpu_every_type_and_shape)
         }
         printf("    %s: %d configurations x %zu shapes verified, worst error %.2f of the "
                "tolerance\n", tt_kinds[t].name, n, sizeof shapes / sizeof shapes[0], worst);
-        tt_free_set(set, n);
+        th_free_compiled(set, n);
     }
     /* the named configurations at 4096^3: verified, timed */
     for (int b = -1; b < f->n_baselines && !th_failed(); b++) {
-        tt_cfg one;
+        th_compiled one;
         memset(&one, 0, sizeof one);
         one.fam = f;
         const char *text = b < 0 ? f->default_config : f->baselines[b].config;
@@ -716,7 +657,7 @@ GPU_TEST(tcgemm_gpu_every_type_and_shape)
             continue;
         snprintf(one.text, sizeof one.text, "%s", b < 0 ? "default" : f->baselines[b].name);
         one.arch = dev->arch;
-        if (!tt_compile_all(&one, 1))
+        if (!th_compile_all(&one, 1))
             break;
         int t = one.cfg[P_TYPE];
         tpl_problem p = tt_problem(4096, 4096, 4096, tt_kinds[t].t, tt_kinds[t].m);
@@ -756,10 +697,10 @@ GPU_TEST(tcgemm_gpu_ops_and_batches)
     int runs = 0;
     for (int t = 0; t < 3 && !th_failed(); t++) {
         int n = 0;
-        tt_cfg *set = tt_type_set(dev, t, 1, &n);
+        th_compiled *set = tt_type_set(dev, t, 1, &n);
         CHECK(set && n >= 2);
-        if (!tt_compile_all(set, n)) {
-            tt_free_set(set, n);
+        if (!th_compile_all(set, n)) {
+            th_free_compiled(set, n);
             break;
         }
         for (int ops = 0; ops < 4 && !th_failed(); ops++)
@@ -782,7 +723,7 @@ GPU_TEST(tcgemm_gpu_ops_and_batches)
                     runs++;
                 }
             }
-        tt_free_set(set, n);
+        th_free_compiled(set, n);
     }
     printf("    %d verified runs (every type x 4 op pairs x %zu shapes)\n", runs,
            sizeof shapes / sizeof shapes[0]);
@@ -845,9 +786,9 @@ GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
     static const float ab[3][2] = {{1.25f, 0.0f}, {-0.5f, 1.5f}, {1.0f, -1.0f}};
     for (int t = 0; t < 3 && !th_failed(); t++) {
         int n_set = 0;
-        tt_cfg *set = tt_type_set(ms_device(g), t, 1, &n_set);
-        if (!set || !tt_compile_all(set, n_set)) {
-            tt_free_set(set, n_set);
+        th_compiled *set = tt_type_set(ms_device(g), t, 1, &n_set);
+        if (!set || !th_compile_all(set, n_set)) {
+            th_free_compiled(set, n_set);
             break;
         }
         size_t es = tt_es(t);
@@ -923,7 +864,7 @@ GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
         }
         printf("    %s: %d configurations x %zu layouts x 3 alpha/beta\n", tt_kinds[t].name, n_set,
                sizeof cases / sizeof cases[0]);
-        tt_free_set(set, n_set);
+        th_free_compiled(set, n_set);
     }
     ms_close(g);
 }
@@ -938,7 +879,7 @@ GPU_TEST(tcgemm_gpu_faulty_configuration_is_rejected)
     char err[1024];
     ms_gpu *g = NULL;
     CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
-    tt_cfg two[2];
+    th_compiled two[2];
     memset(two, 0, sizeof two);
     for (int i = 0; i < 2; i++) {
         two[i].fam = i ? &tpl_tcgemm : fault;
@@ -946,7 +887,7 @@ GPU_TEST(tcgemm_gpu_faulty_configuration_is_rejected)
         snprintf(two[i].text, sizeof two[i].text, "%s", i ? "tcgemm" : "test_tcfault");
         CHECK_OK(tpl_config_parse(two[i].fam, fault->default_config, two[i].cfg, err, sizeof err));
     }
-    CHECK(tt_compile_all(two, 2));
+    CHECK(th_compile_all(two, 2));
     const tpl_problem *p = &fault->tuning_problems[0];
     double e = -1;
     CHECK_OK(ms_prepare(g, fault, p, 9, err, sizeof err));
