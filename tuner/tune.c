@@ -295,9 +295,12 @@ int tn_tune(const tn_options *o)
         int n = tn_problems_of(o, fam, &list);
         unsigned char *failed = calloc((size_t)n + 1, 1);
         for (int k = 0; k < n && !tn_interrupts && !c.fatal; k++)
-            if (tn_tune_problem(&c, fam, &list[k]) != 0 && !c.fatal)
-                exit_code = failed[k] = 1;
-        c.second_look = 1;
+            if (tn_tune_problem(&c, fam, &list[k]) != 0 && !c.fatal) {
+                exit_code = 1;
+                if (failed)
+                    failed[k] = 1;
+            }
+        c.second_look = 1;           /* none without the list of failures (out of memory) */
         for (int k = 0; failed && k < tn_second_looks(o, n) && !tn_interrupts && !c.fatal; k++)
             if (!failed[k] && tn_tune_problem(&c, fam, &list[k]) != 0 && !c.fatal)
                 exit_code = 1;
