@@ -673,10 +673,7 @@ GPU_TEST(dgemm_gpu_layouts_offsets_alpha_beta)
     }
     printf("    %d configurations, %d runs against the host, worst %.3f of the tolerance\n", n,
            runs, worst);
-    for (int i = 0; i < n; i++) {
-        free(set[i].cubin);
-        free(set[i].log);
-    }
+    th_release_compiled(set, n);
     ms_close(g);
 }
 
@@ -684,35 +681,7 @@ GPU_TEST(dgemm_gpu_layouts_offsets_alpha_beta)
  * rejected by verification; the same configuration without the fault passes. */
 GPU_TEST(dgemm_gpu_faulty_configuration_is_rejected)
 {
-    const tpl_family *fault = tpl_find("test_dgfault");
-    CHECK(fault != NULL);
-    char err[1024];
-    ms_gpu *g = NULL;
-    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
-    th_compiled two[2];
-    memset(two, 0, sizeof two);
-    for (int i = 0; i < 2; i++) {
-        two[i].fam = i ? &tpl_dgemm : fault;
-        two[i].arch = ms_device(g)->arch;
-        snprintf(two[i].text, sizeof two[i].text, "%s", i ? "dgemm" : "test_dgfault");
-        CHECK_OK(tpl_config_parse(two[i].fam, fault->default_config, two[i].cfg, err,
-                                  sizeof err));
-    }
-    CHECK(th_compile_all(two, 2));
-    const tpl_problem *p = &fault->tuning_problems[0];
-    double e = -1;
-    CHECK_OK(ms_prepare(g, fault, p, 9, err, sizeof err));
-    at_status st = ms_verify(g, fault, two[0].cfg, two[0].cubin, two[0].size, &e, err, sizeof err);
-    CHECK_MSG(st == AT_ERR_WRONG_RESULT && e > 1e6 * fault->tolerance(p), "%s, error %g: %s",
-              at_status_string(st), e, err);
-    printf("    faulty kernel: error %.3g against tolerance %.3g\n", e, fault->tolerance(p));
-    CHECK_OK(ms_prepare(g, &tpl_dgemm, p, 9, err, sizeof err));
-    CHECK_OK(ms_verify(g, &tpl_dgemm, two[1].cfg, two[1].cubin, two[1].size, &e, err, sizeof err));
-    for (int i = 0; i < 2; i++) {
-        free(two[i].cubin);
-        free(two[i].log);
-    }
-    ms_close(g);
+    th_check_fault_rejected(tpl_find("test_dgfault"), &tpl_dgemm, 1e6);
 }
 
 /* at_gemm(AT_R_64F) and at_dgemm against a host reference: odd sizes, unaligned leading

@@ -673,8 +673,7 @@ GPU_TEST(tcgemm_gpu_every_type_and_shape)
             printf("    %-16s %s 4096^3: %.3f ms = %.0f TFLOP/s, error %.2e (%.2f of the "
                    "tolerance)\n", one.text, tt_kinds[t].name, tm.median_ms,
                    2.0 * 4096 * 4096 * 4096 / tm.median_ms * 1e-9, e, e / f->tolerance(&p));
-        free(one.cubin);
-        free(one.log);
+        th_release_compiled(&one, 1);
     }
     ms_close(g);
 }
@@ -875,35 +874,11 @@ GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
 GPU_TEST(tcgemm_gpu_faulty_configuration_is_rejected)
 {
     const tpl_family *fault = tpl_find("test_tcfault");
-    CHECK(fault != NULL);
-    char err[1024];
-    ms_gpu *g = NULL;
-    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
-    th_compiled two[2];
-    memset(two, 0, sizeof two);
-    for (int i = 0; i < 2; i++) {
-        two[i].fam = i ? &tpl_tcgemm : fault;
-        two[i].arch = ms_device(g)->arch;
-        snprintf(two[i].text, sizeof two[i].text, "%s", i ? "tcgemm" : "test_tcfault");
-        CHECK_OK(tpl_config_parse(two[i].fam, fault->default_config, two[i].cfg, err, sizeof err));
-    }
-    CHECK(th_compile_all(two, 2));
+    th_check_fault_rejected(fault, &tpl_tcgemm, 10);
+    if (th_failed())
+        return;
     const tpl_problem *p = &fault->tuning_problems[0];
-    double e = -1;
-    CHECK_OK(ms_prepare(g, fault, p, 9, err, sizeof err));
-    at_status st = ms_verify(g, fault, two[0].cfg, two[0].cubin, two[0].size, &e, err, sizeof err);
-    CHECK_MSG(st == AT_ERR_WRONG_RESULT && e > 10 * fault->tolerance(p), "%s, error %g: %s",
-              at_status_string(st), e, err);
-    printf("    faulty kernel: error %.3g against tolerance %.3g\n", e, fault->tolerance(p));
-    CHECK_OK(ms_prepare(g, &tpl_tcgemm, p, 9, err, sizeof err));
-    CHECK_OK(ms_verify(g, &tpl_tcgemm, two[1].cfg, two[1].cubin, two[1].size, &e, err, sizeof err));
-    free(two[0].cubin);
-    free(two[1].cubin);
-    free(two[0].log);
-    free(two[1].log);
-    ms_close(g);
-
-    char dbpath[4300], cmd[16384], *out = NULL;
+    char err[1024], dbpath[4300], cmd[16384], *out = NULL;
     snprintf(dbpath, sizeof dbpath, "%s/fault.db", th_tmpdir());
     snprintf(cmd, sizeof cmd,
              "env -u AUTOTUNE_WORKER %s/autotune-test --device %d --kernel test_tcfault --db %s "

@@ -1,5 +1,6 @@
 /* th_compile.h: GPU-tier test support: a set of family configurations
- * compiled with NVRTC on several threads before the tests run them. */
+ * compiled with NVRTC on several threads before the tests run them, and the
+ * check that verification rejects a family's faulty twin. */
 #ifndef TH_COMPILE_H
 #define TH_COMPILE_H
 
@@ -21,7 +22,16 @@ typedef struct th_compiled {
  * compiled, else 0 with the current test failed (the first failure's
  * configuration, status and log). */
 int th_compile_all(th_compiled *set, int n);
-/* Frees the cubins and logs of the n entries and set itself (NULL: nothing). */
+/* Frees the cubins and logs of the n entries (set itself stays: it may be
+ * on the stack); th_free_compiled frees set too (NULL: nothing). */
+void th_release_compiled(th_compiled *set, int n);
 void th_free_compiled(th_compiled *set, int n);
+
+/* On the test device: fault's default configuration (a kernel that computes a
+ * wrong result, e.g. the last K tile dropped) on fault's first tuning problem
+ * is rejected by verification with an error above margin x the tolerance, and
+ * the same configuration in real (the correct family) passes. Failures are the
+ * current test's. */
+void th_check_fault_rejected(const tpl_family *fault, const tpl_family *real, double margin);
 
 #endif
