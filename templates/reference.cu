@@ -255,11 +255,12 @@ extern "C" __global__ void ref_fill_f64(double *p, long long n, unsigned long lo
     }
 }
 
-/* s + e == a + b exactly (Knuth's TwoSum, any order of magnitudes). */
+/* s + e == a + b exactly (Knuth's TwoSum, any order of magnitudes; the
+ * intrinsics keep the compiler from reassociating). */
 __device__ __forceinline__ void ref_two_sum(double a, double b, double *s, double *e)
 {
-    double t = a + b, bv = t - a;
-    *e = (a - (t - bv)) + (b - bv);
+    double t = __dadd_rn(a, b), bv = __dadd_rn(t, -a);
+    *e = __dadd_rn(__dadd_rn(a, -__dadd_rn(t, -bv)), __dadd_rn(b, -bv));
     *s = t;
 }
 
@@ -435,19 +436,11 @@ extern "C" __global__ void ref_empty(void)
 
 /* ---- double-precision GEMM verification (templates/dgemm.c) ---- */
 
-/* s + e = a + b exactly (Knuth's TwoSum; the intrinsics keep the compiler from fusing). */
-__device__ __forceinline__ void ref_two_sum(double a, double b, double &s, double &e)
-{
-    s = __dadd_rn(a, b);
-    double bb = __dadd_rn(s, -a);
-    e = __dadd_rn(__dadd_rn(a, -__dadd_rn(s, -bb)), __dadd_rn(b, -bb));
-}
-
 /* (hi, lo) += x * y, the product split exactly by an FMA (TwoProd). */
 __device__ __forceinline__ void ref_dd_fma(double &hi, double &lo, double x, double y)
 {
     double p = __dmul_rn(x, y), pe = __fma_rn(x, y, -p), s, e;
-    ref_two_sum(hi, p, s, e);
+    ref_two_sum(hi, p, &s, &e);
     hi = s;
     lo = __dadd_rn(lo, __dadd_rn(e, pe));
 }
