@@ -7,7 +7,7 @@
 # try_wait suspend hint), CN 1, RASTER 1, GROUP 16, TFK 1, BK 64. Prebuilt proto and cubins: bench/tc/.cache.
 set -u
 O=${OUT:-/tmp}
-export REPS=${REPS:-30} WARM_MS=${WARM_MS:-150}
+export REPS=${REPS:-20} WARM_MS=${WARM_MS:-150}
 export CUBIN_DIR=$PWD/bench/tc/.cache/cubin
 { date -u; nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv,noheader; nvcc --version | tail -1; } > $O/env.txt
 cat $O/env.txt
@@ -19,12 +19,12 @@ B="BM=256,BN=128,CN=2"
 CK="$B,BSW=32,PAIR=1 BM=256,BN=128,PAIR=1 BM=256,BN=128,BSW=32,PAIR=1,SPLITK=2 BM=256,BN=128,BSW=32,PAIR=1,CM=2
  BM=128,BN=256,BSW=32,PAIR=1 $B,BSW=32,PAIR=1,BK=64,STAGES=2,TKG=4,TFK=1 BM=128,BN=128,BSW=32,PAIR=1,TFK=1
  $B,BSW=32,PAIR=1,TKG=2,TFK=1 $B,TKG=2,TFK=1 $B,BSW=32 BM=64,BN=64,WG=1,PAIR=1 $B,SUSP=10000000"
-timeout 45 $P check 2 $CK > $O/check.txt 2>&1; echo "check rc $?: ok lines $(grep -c ' ok ' $O/check.txt)"
+timeout 40 $P check 2 $CK > $O/check.txt 2>&1; echo "check rc $?: ok lines $(grep -c ' ok ' $O/check.txt)"
 grep -E "FAIL|CHECK|failed|rror" $O/check.txt | tail -8
 C="$B $B,BSW=32 $B,BSW=32,PAIR=1 $B,PAIR=1 BM=256,BN=128,BSW=32,PAIR=1 $B,BSW=32,PAIR=1,RASTER=1
  $B,BSW=32,PAIR=1,SUSP=10000000 $B,SUSP=10000000 $B,BSW=32,PAIR=1,TFK=1 $B,BSW=32,PAIR=1,TKG=2,TFK=1 $B,TKG=2,TFK=1
  $B,BSW=32,PAIR=1,BK=64,STAGES=2,TKG=4,TFK=1 $B,BSW=32,PAIR=1,GROUP=16"
-timeout 60 $P rounds 2 8192 8192 8192 10 $C > $O/r8192.txt 2>&1
+timeout 65 $P rounds 2 8192 8192 8192 10 $C > $O/r8192.txt 2>&1
 timeout 40 $P rounds 2 4096 4096 4096 10 $C > $O/r4096.txt 2>&1
 grep -h -E "ROUNDS|FAIL" $O/r8192.txt $O/r4096.txt
 # the two best by the product of the 8192^3 and 4096^3 paired ratios (the family default always runs too)
@@ -36,6 +36,6 @@ C4="$B"
 for i in $best; do C4="$C4 ${!i}"; done
 echo "other shapes: $C4"
 for sh in "2048 2048 2048" "4097 4097 4097" "8192 8192 1024" "1024 8192 8192" "8192 1024 8192" "16384 16384 512"; do
-  WARM_MS=100 timeout 15 $P rounds 2 $sh 5 $C4 >> $O/rother.txt 2>&1
+  WARM_MS=100 timeout 12 $P rounds 2 $sh 4 $C4 >> $O/rother.txt 2>&1
 done
 grep -h -E "ROUNDS|FAIL" $O/rother.txt
