@@ -39,3 +39,11 @@ for sh in "2048 2048 2048" "4097 4097 4097" "8192 8192 1024" "1024 8192 8192" "8
   WARM_MS=100 timeout 12 $P rounds 2 $sh 4 $C4 >> $O/rother.txt 2>&1
 done
 grep -h -E "ROUNDS|FAIL" $O/rother.txt
+# SASS of every cubin (if the device has cuobjdump): instruction histogram of the whole kernel
+if command -v cuobjdump >/dev/null; then
+  mkdir -p $O/sass
+  for f in $CUBIN_DIR/*.cubin; do
+    timeout 5 cuobjdump -sass -fun tcgemm $f 2>/dev/null | grep -oE '^\s+/\*[0-9a-f]{4}\*/\s+[A-Z][A-Z0-9_.]*' | awk '{print $2}' |
+      sort | uniq -c | sort -rn > $O/sass/$(basename $f .cubin).hist
+  done
+fi
