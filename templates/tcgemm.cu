@@ -324,10 +324,18 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
                         // the half, col % 4 the word: 32 banks, conflict-free, as CUTLASS lays out MN-major TF32 operands
 #endif
 #ifndef T9_PAIR
-#define T9_PAIR 0       // TF32 register path (experiment): 1 = wgmma row 16w + 8h + g of each 64-row block computes C column
-                        // 16w + 2g + h (not 16w + 8h + g), so a lane's two rows are adjacent columns: its fragments come in 2
-                        // ld.shared.v2 per k8 (not 4 scalar loads; conflict-free with T9_BSW 32) and the epilogue stores a
-                        // lane's 2 x 2 C block as 2 float2 (64 contiguous bytes per row and warp: full sectors)
+#define T9_PAIR (T9_RF && T9_TFK ? 2 : 0) // TF32 register path: wgmma row 16w + 8h + g (warp w, lane group g) of each 64-row block
+                        // computes a C column where a lane's two rows g, g + 8 are adjacent columns, so its fragments come in
+                        // 2 ld.shared.v2 per k8 (not 4 scalar loads) and the epilogue stores a lane's 2 x 2 C block as 2 float2
+                        // (full 32-byte sectors). 1: column 16w + 2g + h (the 8 lanes g of a load meet 4 chunks that the
+                        // swizzle XOR with k % 8 maps onto the same 4 again: 4 wavefronts per load, 2 minimum); 2: column
+                        // 32(w / 2) + 8(w % 2) + 16(g / 4) + 2(g % 4) + h (chunks {0, 1, 4, 5} XOR t cover all 8 twice: 2
+                        // wavefronts per load, conflict-free under the 128-byte swizzle)
+#endif
+#if T9_PAIR == 2
+#define T9_PCOL(w, g) (32 * ((w) / 2) + 8 * ((w) % 2) + 16 * ((g) / 4) + 2 * ((g) % 4))
+#else
+#define T9_PCOL(w, g) (16 * (w) + 2 * (g))
 #endif
 #if T9_PAIR && !(T9_RF && T9_TFK)
 #error "tcgemm PATH 90: T9_PAIR is for the TF32 register path with T9_TFK"
@@ -975,7 +983,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #if T9_PAIR
 #pragma unroll
                         for (int q = 0; q < 4; q += 2) {   // rows g, g + 8 = columns p, p + 1: one 8-byte load
-                            int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + 2 * (lane / 4);
+                            int p = (PING ? 0 : c * T9_WP) + i * 64 + T9_PCOL(warp, lane / 4);
                             int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
                             unsigned ad = t9_fa(sb, p, kc);
                             asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];"
@@ -1016,7 +1024,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #if T9_PAIR
 #pragma unroll
                             for (int q = 0; q < 4; q += 2) {
-                                int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + 2 * (lane / 4);
+                                int p = (PING ? 0 : c * T9_WP) + i * 64 + T9_PCOL(warp, lane / 4);
                                 int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
                                 unsigned ad = t9_fa(sb, p, kc);
                                 asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];"
@@ -1220,7 +1228,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
             for (int i = 0; i < T9_MI; i++) {
 #if T9_PAIR
-                int g = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + 2 * (lane / 4);   // rows g, g + 8: columns g, g + 1
+                int g = (PING ? 0 : c * T9_WP) + i * 64 + T9_PCOL(warp, lane / 4);   // rows g, g + 8: columns g, g + 1
 #else
                 int g = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4;
 #endif
