@@ -321,11 +321,13 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
                         // fragments: 128 = boxes of 32 columns, 128B swizzle (the 8 lanes g of a fragment load then hit 2 chunks
                         // that the XOR with k % 8 maps onto the same 4: 2-way bank conflicts); 32 = boxes of 8 columns, 32B
                         // swizzle (the host's tensor map must match): k % 4 picks the 8-bank group, (col % 8) / 4 ^ (k / 4) % 2
-                        // the half, col % 4 the word: 32 banks, conflict-free, as CUTLASS lays out MN-major TF32 operands
+                        // the half, col % 4 the word: 32 banks, conflict-free, as CUTLASS lays out MN-major TF32 operands.
+                        // Measured 0.66-0.72x cuBLAS against 0.93-0.98x for 128 (16 TMA boxes of 32-byte rows per stage
+                        // starve the tensor cores: SM clock 1800+ MHz), bench/notes_tcgemm.md section 12
 #endif
 #ifndef T9_PAIR
-#define T9_PAIR (T9_RF && T9_TFK ? 2 : 0) // TF32 register path: wgmma row 16w + 8h + g (warp w, lane group g) of each 64-row block
-                        // computes a C column where a lane's two rows g, g + 8 are adjacent columns, so its fragments come in
+#define T9_PAIR 0       // TF32 register path (experiment; 1 and 2 measured no faster than 0: bench/notes_tcgemm.md section 12):
+                        // wgmma row 16w + 8h + g (warp w, lane group g) of each 64-row block computes a C column where a lane's two rows g, g + 8 are adjacent columns, so its fragments come in
                         // 2 ld.shared.v2 per k8 (not 4 scalar loads) and the epilogue stores a lane's 2 x 2 C block as 2 float2
                         // (full 32-byte sectors). 1: column 16w + 2g + h (the 8 lanes g of a load meet 4 chunks that the
                         // swizzle XOR with k % 8 maps onto the same 4 again: 4 wavefronts per load, 2 minimum); 2: column
