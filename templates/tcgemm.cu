@@ -311,8 +311,8 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #if T9_TKG == 1
 #define T9_NB (T9_TFK + 1)              // T9_TFK: fragment buffers
 #else
-#define T9_NB ((T9_TFK + 1) * T9_TKG)   // k8 step kk's buffer kk % T9_NB is free once group kk / T9_TKG - T9_TFK - 1 is
-#endif
+#define T9_NB ((T9_TFK + 1) * T9_TKG)   // k8 step kk's buffer kk % T9_NB is free once group kk / T9_TKG - T9_TFK - 1
+#endif                                  // is complete
 #ifndef T9_SUSPEND
 #define T9_SUSPEND 0    // (experiment) mbarrier try_wait suspend-time hint in ns, 0 = none (t9_bar_wait)
 #endif
@@ -327,8 +327,8 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #endif
 #ifndef T9_PAIR
 #define T9_PAIR 0       // TF32 register path (experiment; 1 and 2 measured no faster than 0: bench/notes_tcgemm.md section 12):
-                        // wgmma row 16w + 8h + g (warp w, lane group g) of each 64-row block computes a C column where a lane's two rows g, g + 8 are adjacent columns, so its fragments come in
-                        // 2 ld.shared.v2 per k8 (not 4 scalar loads) and the epilogue stores a lane's 2 x 2 C block as 2 float2
+                        // wgmma row 16w + 8h + g (warp w, lane group g) of each 64-row block computes a C column where a
+                        // lane's two rows g, g + 8 are adjacent columns, so its fragments come in 2 ld.shared.v2 per k8 (not 4 scalar loads) and the epilogue stores a lane's 2 x 2 C block as 2 float2
                         // (full 32-byte sectors). 1: column 16w + 2g + h (the 8 lanes g of a load meet 4 chunks that the
                         // swizzle XOR with k % 8 maps onto the same 4 again: 4 wavefronts per load, 2 minimum); 2: column
                         // 32(w / 2) + 8(w % 2) + 16(g / 4) + 2(g % 4) + h (chunks {0, 1, 4, 5} XOR t cover all 8 twice: 2
