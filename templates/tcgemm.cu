@@ -304,7 +304,15 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
                         // fragment buffers; 1 and 3 measured alike), 0 = fragments of a whole stage, one group (slower:
                         // ptxas serializes its wgmmas, warning C7513); bench/notes_tcgemm.md section 9
 #endif
+#ifndef T9_TKG
+#define T9_TKG 1        // TF32 register path (experiment): k8 steps per wgmma group (T9_TFK groups in flight); 2 = half the
+                        // fence/commit/wait instructions, the loads of a group's fragments all ahead of its wgmmas
+#endif
+#if T9_TKG == 1
 #define T9_NB (T9_TFK + 1)              // T9_TFK: fragment buffers
+#else
+#define T9_NB ((T9_TFK + 1) * T9_TKG)   // k8 step kk's buffer kk % T9_NB is free once group kk / T9_TKG - T9_TFK - 1
+#endif                                  // is complete
 #ifndef T9_SUSPEND
 #define T9_SUSPEND 0    // (experiment) mbarrier try_wait suspend-time hint in ns, 0 = none (t9_bar_wait)
 #endif
@@ -313,10 +321,32 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
                         // fragments: 128 = boxes of 32 columns, 128B swizzle (the 8 lanes g of a fragment load then hit 2 chunks
                         // that the XOR with k % 8 maps onto the same 4: 2-way bank conflicts); 32 = boxes of 8 columns, 32B
                         // swizzle (the host's tensor map must match): k % 4 picks the 8-bank group, (col % 8) / 4 ^ (k / 4) % 2
-                        // the half, col % 4 the word: 32 banks, conflict-free, as CUTLASS lays out MN-major TF32 operands
+                        // the half, col % 4 the word: 32 banks, conflict-free, as CUTLASS lays out MN-major TF32 operands.
+                        // Measured 0.66-0.72x cuBLAS against 0.93-0.98x for 128 (16 TMA boxes of 32-byte rows per stage
+                        // starve the tensor cores: SM clock 1800+ MHz), bench/notes_tcgemm.md section 12
+#endif
+#ifndef T9_PAIR
+#define T9_PAIR 0       // TF32 register path (experiment; 1 and 2 measured no faster than 0: bench/notes_tcgemm.md section 12):
+                        // wgmma row 16w + 8h + g (warp w, lane group g) of each 64-row block computes a C column where a
+                        // lane's two rows g, g + 8 are adjacent columns, so its fragments come in 2 ld.shared.v2 per k8 (not 4 scalar loads) and the epilogue stores a lane's 2 x 2 C block as 2 float2
+                        // (full 32-byte sectors). 1: column 16w + 2g + h (the 8 lanes g of a load meet 4 chunks that the
+                        // swizzle XOR with k % 8 maps onto the same 4 again: 4 wavefronts per load, 2 minimum); 2: column
+                        // 32(w / 2) + 8(w % 2) + 16(g / 4) + 2(g % 4) + h (chunks {0, 1, 4, 5} XOR t cover all 8 twice: 2
+                        // wavefronts per load, conflict-free under the 128-byte swizzle)
+#endif
+#if T9_PAIR == 2
+#define T9_PCOL(w, g) (32 * ((w) / 2) + 8 * ((w) % 2) + 16 * ((g) / 4) + 2 * ((g) % 4))
+#else
+#define T9_PCOL(w, g) (16 * (w) + 2 * (g))
+#endif
+#if T9_PAIR && !(T9_RF && T9_TFK)
+#error "tcgemm PATH 90: T9_PAIR is for the TF32 register path with T9_TFK"
 #endif
 #if T9_BSW != 128 && (T9_BSW != 32 || !T9_RF)
 #error "tcgemm PATH 90: T9_BSW is 128, or 32 for the TF32 register-fragment path"
+#endif
+#if T9_TKG != 1 && (!T9_RF || !T9_TFK || T9_TKG < 1)
+#error "tcgemm PATH 90: T9_TKG is for the TF32 register path with T9_TFK"
 #endif
 #if TYPE == 2 && T9_TFK && (BK / 8) % T9_NB != 0
 #error "tcgemm PATH 90: T9_TFK + 1 must divide BK / 8"
@@ -708,6 +738,30 @@ __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, 
 }
 #endif
 
+#if TYPE == 2 && T9_PAIR
+// T9_PAIR epilogue: the adjacent C columns (r, c), (r, c + 1) as one 8-byte store where C and ldc allow it
+// (vec_ok) and both are inside, else two guarded scalar stores.
+__device__ __forceinline__ void t9_st2f(float *C, long long ldc, int m, int n, int r, int c,
+                                        float v0, float v1, float alpha, float beta, int vec_ok)
+{
+    if (r >= m)
+        return;
+    if (vec_ok && c + 1 < n) {
+        float2 *p = (float2 *)(C + (long long)r * ldc + c);
+        float2 o = make_float2(alpha * v0, alpha * v1);
+        if (beta != 0.0f) {
+            float2 old = *p;
+            o.x += beta * old.x;
+            o.y += beta * old.y;
+        }
+        *p = o;
+        return;
+    }
+    t9_st1(C, ldc, m, n, r, c, v0, alpha, beta);
+    t9_st1(C, ldc, m, n, r, c + 1, v1, alpha, beta);
+}
+#endif
+
 // The kernel. Grid: a whole number of clusters (<= the number that fit at once), each walking
 // cluster tiles t = cluster, cluster + clusters, ... (times SPLITK K slices). vec_ok: bit 0, C base
 // and ldc allow paired stores; bit 1 (VEC 8), tmC maps C (dims {n, m}, box {64, BM/WG (PING: BM)},
@@ -923,10 +977,21 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 // complete (wait_group T9_TFK after each commit). Loads then never fall between the
                 // wgmmas of one group: ptxas otherwise serializes the wgmmas (its warning C7513)
                 (void)fa; (void)fo;
+#if T9_TKG == 1
 #pragma unroll
                 for (int kk = 0; kk < BK / 8; kk++) {
 #pragma unroll
                     for (int i = 0; i < T9_MI; i++)
+#if T9_PAIR
+#pragma unroll
+                        for (int q = 0; q < 4; q += 2) {   // rows g, g + 8 = columns p, p + 1: one 8-byte load
+                            int p = (PING ? 0 : c * T9_WP) + i * 64 + T9_PCOL(warp, lane / 4);
+                            int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
+                            unsigned ad = t9_fa(sb, p, kc);
+                            asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];"
+                                         : "=r"(fk[i][kk % T9_NB][q]), "=r"(fk[i][kk % T9_NB][q + 1]) : "r"(ad) : "memory");
+                        }
+#else
 #pragma unroll
                         for (int q = 0; q < 4; q++) {
                             int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
@@ -934,6 +999,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                             unsigned ad = t9_fa(sb, p, kc);
                             asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fk[i][kk % T9_NB][q]) : "r"(ad) : "memory");
                         }
+#endif
                     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
                     for (int i = 0; i < T9_MI; i++)
@@ -949,6 +1015,52 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                                 asm volatile("" : "+r"(fk[i][(kk + 1) % T9_NB][q]) :: "memory");
                     }
                 }
+#else
+                // T9_TKG k8 steps per group: load all of the group's fragments, one fence, its wgmmas, commit, wait
+#pragma unroll
+                for (int kg = 0; kg < BK / 8; kg += T9_TKG) {
+#pragma unroll
+                    for (int kk = kg; kk < kg + T9_TKG; kk++)
+#pragma unroll
+                        for (int i = 0; i < T9_MI; i++)
+#if T9_PAIR
+#pragma unroll
+                            for (int q = 0; q < 4; q += 2) {
+                                int p = (PING ? 0 : c * T9_WP) + i * 64 + T9_PCOL(warp, lane / 4);
+                                int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
+                                unsigned ad = t9_fa(sb, p, kc);
+                                asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];"
+                                             : "=r"(fk[i][kk % T9_NB][q]), "=r"(fk[i][kk % T9_NB][q + 1]) : "r"(ad) : "memory");
+                            }
+#else
+#pragma unroll
+                            for (int q = 0; q < 4; q++) {
+                                int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
+                                int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
+                                unsigned ad = t9_fa(sb, p, kc);
+                                asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fk[i][kk % T9_NB][q]) : "r"(ad) : "memory");
+                            }
+#endif
+                    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+                    for (int kk = kg; kk < kg + T9_TKG; kk++)
+#pragma unroll
+                        for (int i = 0; i < T9_MI; i++)
+                            t9_mma_tf32(d[i], fk[i][kk % T9_NB], t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024),
+                                        kt > k0 || kk > 0);
+                    if (kg + T9_TKG < BK / 8) {
+                        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+                        asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(T9_TFK) : "memory");
+#pragma unroll
+                        for (int kk = kg + T9_TKG; kk < kg + 2 * T9_TKG; kk++)
+#pragma unroll
+                            for (int i = 0; i < T9_MI; i++)
+#pragma unroll
+                                for (int q = 0; q < 4; q++)
+                                    asm volatile("" : "+r"(fk[i][kk % T9_NB][q]) :: "memory");
+                    }
+                }
+#endif  // T9_TKG
 #else
 #if T9_TFO == 2
                 asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
@@ -998,7 +1110,12 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 for (int i = 0; i < T9_MI; i++)
 #pragma unroll
                     for (int q = 0; q < 4; q++)
+#if T9_TKG == 1
                         asm volatile("" : "+r"(fk[i][0][q]) :: "memory");   // group BK/8 - T9_NB: buffer 0
+#else
+                        for (int b = 0; b < T9_TKG; b++)
+                            asm volatile("" : "+r"(fk[i][b][q]) :: "memory");   // the next step's first group's buffers
+#endif
 #elif T9_RF
 #pragma unroll
                 for (int i = 0; i < T9_MI; i++)
@@ -1112,7 +1229,11 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             // ---- epilogue: fragment (warp, lane) holds rows g, g+8 and column pairs of each n8 ----
 #pragma unroll
             for (int i = 0; i < T9_MI; i++) {
+#if T9_PAIR
+                int g = (PING ? 0 : c * T9_WP) + i * 64 + T9_PCOL(warp, lane / 4);   // rows g, g + 8: columns g, g + 1
+#else
                 int g = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4;
+#endif
 #pragma unroll
                 for (int j = 0; j < T9_ACC / 4; j++) {
                     int q = j * 8 + (lane % 4) * 2;
@@ -1129,16 +1250,20 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         if (r0 + 8 < m && c0 < n) w[(long long)(r0 + 8) * n + c0] = d[i][4 * j + 2];
                         if (r0 + 8 < m && c0 + 1 < n) w[(long long)(r0 + 8) * n + c0 + 1] = d[i][4 * j + 3];
 #else
+                        const int c8 = T9_PAIR ? 1 : 8;     // C column of the fragment's row g + 8
                         if (r0 < m && c0 < n) w[(long long)r0 * n + c0] = d[i][4 * j];
                         if (r0 + 1 < m && c0 < n) w[(long long)(r0 + 1) * n + c0] = d[i][4 * j + 1];
-                        if (r0 < m && c0 + 8 < n) w[(long long)r0 * n + c0 + 8] = d[i][4 * j + 2];
-                        if (r0 + 1 < m && c0 + 8 < n) w[(long long)(r0 + 1) * n + c0 + 8] = d[i][4 * j + 3];
+                        if (r0 < m && c0 + c8 < n) w[(long long)r0 * n + c0 + c8] = d[i][4 * j + 2];
+                        if (r0 + 1 < m && c0 + c8 < n) w[(long long)(r0 + 1) * n + c0 + c8] = d[i][4 * j + 3];
 #endif
                         continue;
                     }
 #if TYPE != 2
                     t9_st2(C, ldc, m, n, r0, c0, d[i][4 * j], d[i][4 * j + 1], alpha, beta, vec_ok & 1);
                     t9_st2(C, ldc, m, n, r0 + 8, c0, d[i][4 * j + 2], d[i][4 * j + 3], alpha, beta, vec_ok & 1);
+#elif T9_PAIR
+                    t9_st2f(C, ldc, m, n, r0, c0, d[i][4 * j], d[i][4 * j + 2], alpha, beta, vec_ok & 1);
+                    t9_st2f(C, ldc, m, n, r0 + 1, c0, d[i][4 * j + 1], d[i][4 * j + 3], alpha, beta, vec_ok & 1);
 #else
                     (void)vec_ok;
                     t9_st1(C, ldc, m, n, r0, c0, d[i][4 * j], alpha, beta);

@@ -9,7 +9,8 @@
 //         proto compile TYPE CFG...       NVRTC only (no GPU), into CUBIN_DIR (then runs load from there)
 // CFG keys: BM BN BK STAGES WG CM CN RASTER GROUP SPLITK VEC PING; TF32 experiments TB=1 (-DT9_TB=1),
 // TFK=n (-DT9_TFK=n), BSW=32 (-DT9_BSW=32 and a B tensor map of 8-column boxes, 32B swizzle); any type: SUSP=ns
-// (-DT9_SUSPEND=ns, the mbarrier try_wait suspend hint). PERM=n and TF32 VEC=4
+// (-DT9_SUSPEND=ns, the mbarrier try_wait suspend hint); TF32 PAIR=n (-DT9_PAIR=n, 0 = the old column order; 1, 2:
+// a lane's fragment rows are adjacent C columns: 8-byte fragment loads and float2 epilogue stores), TKG=n (-DT9_TKG=n: n k8 steps per wgmma group). PERM=n and TF32 VEC=4
 // (session 7's first runs, commits d65e066 and b747d1c) were removed with the kernel code they selected.
 // TYPE: 0 BF16, 1 FP16, 2 TF32. Verification rule: see templates/tcgemm.cu's header.
 #include <cublas_v2.h>
@@ -131,6 +132,7 @@ static void parse_cfg(const char *s, t9_cfg *c)
 {
     t9_cfg d = {g_type, 128, 256, g_type == 2 ? 32 : 64, 4, 2, 1, 1, 0, 8, 1, 2, 0, 0, -1, 0};
     if (g_type == 2) { d.bm = 256; d.bn = 128; }
+    d.pair = -1;    // the kernel's default T9_PAIR
     *c = d;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", s);
@@ -148,6 +150,8 @@ static void parse_cfg(const char *s, t9_cfg *c)
         else if (!strcmp(t, "TB")) c->tb = v; else if (!strcmp(t, "TFK")) c->tfk = v;
         else if (!strcmp(t, "BSW")) c->bsw = v;
         else if (!strcmp(t, "SUSP")) c->susp = v;
+        else if (!strcmp(t, "PAIR")) c->pair = v;
+        else if (!strcmp(t, "TKG")) c->tkg = v;
         else { fprintf(stderr, "unknown parameter %s\n", t); exit(1); }
     }
 }
@@ -158,27 +162,30 @@ static int build(const char *s, Kern *K)
 {
     parse_cfg(s, &K->c);
     t9_cfg *c = &K->c;
-    snprintf(K->name, sizeof K->name, "BM%d BN%d BK%d S%d WG%d%s C%dx%d R%d G%d SK%d V%d%s%s%s", c->bm, c->bn, c->bk,
+    snprintf(K->name, sizeof K->name, "BM%d BN%d BK%d S%d WG%d%s C%dx%d R%d G%d SK%d V%d%s%s%s%s%s", c->bm, c->bn, c->bk,
              c->stages, c->wg, c->ping ? "P" : "", c->cm, c->cn, c->raster, c->group, c->splitk, c->vec,
              c->tb ? " TB" : c->tfk >= 0 ? (c->tfk == 1 ? " TFK1" : c->tfk == 3 ? " TFK3" : " TFK?") : "",
-             c->bsw == 32 ? " BSW32" : "", c->susp ? " SUSP" : "");
+             c->bsw == 32 ? " BSW32" : "", c->susp ? " SUSP" : "", c->pair == 0 ? " PAIR0" : c->pair == 1 ? " PAIR1" : c->pair == 2 ? " PAIR2" : "",
+             c->tkg == 2 ? " TKG2" : c->tkg == 4 ? " TKG4" : "");
     const char *why = t9_reject(c);
     if (why) { printf("  %-52s rejected: %s\n", K->name, why); return 0; }
     char o[16][48];
     int v[] = {c->type, c->bm, c->bn, c->bk, c->stages, c->wg, c->cm, c->cn, c->raster, c->group, c->splitk, c->vec, c->ping};
     const char *nm[] = {"TYPE", "BM", "BN", "BK", "STAGES", "WG", "CM", "CN", "RASTER", "GROUP", "SPLITK", "VEC", "PING"};
-    const char *opts[20];
+    const char *opts[24];
     int no = 0;
     opts[no++] = "-arch=sm_90a";
     opts[no++] = "-std=c++17";
     opts[no++] = "-DPATH=90";
     for (int i = 0; i < 13; i++) { snprintf(o[i], 48, "-D%s=%d", nm[i], v[i]); opts[no++] = o[i]; }
     if (getenv("XDEFS")) opts[no++] = getenv("XDEFS");   // one extra -D for experiments
-    char tbd[32], tkd[32], tsd[32], tud[40];
+    char tbd[32], tkd[32], tsd[32], tud[40], tpd[32], tgd[32];
     if (c->tb) { snprintf(tbd, sizeof tbd, "-DT9_TB=%d", c->tb); opts[no++] = tbd; }
     if (c->tfk >= 0) { snprintf(tkd, sizeof tkd, "-DT9_TFK=%d", c->tfk); opts[no++] = tkd; }
     if (c->bsw) { snprintf(tsd, sizeof tsd, "-DT9_BSW=%d", c->bsw); opts[no++] = tsd; }
     if (c->susp) { snprintf(tud, sizeof tud, "-DT9_SUSPEND=%d", c->susp); opts[no++] = tud; }
+    if (c->pair >= 0) { snprintf(tpd, sizeof tpd, "-DT9_PAIR=%d", c->pair); opts[no++] = tpd; }
+    if (c->tkg) { snprintf(tgd, sizeof tgd, "-DT9_TKG=%d", c->tkg); opts[no++] = tgd; }
     // CUBIN_DIR: cubins cached by a hash of the source and the options (`proto compile` fills it
     // with no GPU, so a device run spends no time in NVRTC)
     char cpath[512] = "";
@@ -337,10 +344,15 @@ static int g_reps = 20;
 typedef int (*nvml_init_t)(void);
 typedef int (*nvml_handle_t)(unsigned, void **);
 typedef int (*nvml_clock_t)(void *, int, unsigned *);
+typedef int (*nvml_energy_t)(void *, unsigned long long *);
+typedef int (*nvml_power_t)(void *, unsigned *);
 static nvml_clock_t g_nvml_clock;
+static nvml_energy_t g_nvml_energy;   // total energy since driver load, mJ (0 where unavailable)
+static nvml_power_t g_nvml_power;     // power draw, mW
 static void *g_nvml_dev;
-static double g_mhz, g_mhz_sum;
-static int g_mhz_n;
+static double g_mhz, g_mhz_sum, g_w, g_w_sum, g_mj;   // g_w: mean power (W); g_mj: energy per run (mJ)
+static int g_mhz_n, g_w_n;
+static unsigned long long g_e0;
 
 static void nvml_open()
 {
@@ -349,7 +361,10 @@ static void nvml_open()
     nvml_init_t init = (nvml_init_t)dlsym(h, "nvmlInit_v2");
     nvml_handle_t get = (nvml_handle_t)dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
     g_nvml_clock = (nvml_clock_t)dlsym(h, "nvmlDeviceGetClockInfo");
+    g_nvml_energy = (nvml_energy_t)dlsym(h, "nvmlDeviceGetTotalEnergyConsumption");
+    g_nvml_power = (nvml_power_t)dlsym(h, "nvmlDeviceGetPowerUsage");
     if (!init || !get || !g_nvml_clock || init() != 0 || get(0, &g_nvml_dev) != 0) g_nvml_clock = 0;
+    if (!g_nvml_clock) g_nvml_energy = 0, g_nvml_power = 0;
 }
 
 static void clk_sample(int i)
@@ -357,10 +372,29 @@ static void clk_sample(int i)
     if (!g_nvml_clock || (i + 1) % (g_reps / 4 > 0 ? g_reps / 4 : 1) != 0) return;
     unsigned mhz = 0;
     if (g_nvml_clock(g_nvml_dev, 1 /* NVML_CLOCK_SM */, &mhz) == 0) { g_mhz_sum += mhz; g_mhz_n++; }
+    unsigned mw = 0;
+    if (g_nvml_power && g_nvml_power(g_nvml_dev, &mw) == 0) { g_w_sum += mw / 1000.0; g_w_n++; }
 }
 
-static void clk_begin() { g_mhz_sum = 0; g_mhz_n = 0; }
-static void clk_end() { g_mhz = g_mhz_n ? g_mhz_sum / g_mhz_n : 0; }
+static void clk_begin() { g_mhz_sum = 0; g_mhz_n = 0; g_w_sum = 0; g_w_n = 0; }
+static void clk_end() { g_mhz = g_mhz_n ? g_mhz_sum / g_mhz_n : 0; g_w = g_w_n ? g_w_sum / g_w_n : 0; }
+
+// Energy per run (mJ): the NVML energy counter read after the device is idle (synchronized) before the
+// warm-up and after the timed runs, divided by the runs in between (warm-up + timed: ~WARM_MS + REPS runs,
+// long enough for the counter's update interval)
+static void energy_begin()
+{
+    cudaDeviceSynchronize();
+    if (!g_nvml_energy || g_nvml_energy(g_nvml_dev, &g_e0) != 0) g_e0 = 0;
+}
+
+static void energy_end(int runs)
+{
+    cudaDeviceSynchronize();
+    unsigned long long e1 = 0;
+    g_mj = 0;
+    if (g_e0 && runs > 0 && g_nvml_energy(g_nvml_dev, &e1) == 0 && e1 > g_e0) g_mj = (double)(e1 - g_e0) / runs;
+}
 
 // WARM_MS: before its timed runs each contender runs back to back for about this long, so every one is
 // timed in the steady state of the power cap (not in the clock state the previous contender left)
@@ -370,11 +404,14 @@ static double time_ours(Kern *K, Prob *P, Launch *L)
 {
     cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
     for (int i = 0; i < 3; i++) run(K, P, L);
+    energy_begin();
+    int runs = 0;
     if (g_warm_ms > 0) {
         cudaEventRecord(a); run(K, P, L); cudaEventRecord(b); cudaEventSynchronize(b);
         float ms; cudaEventElapsedTime(&ms, a, b);
         int nw = (int)(g_warm_ms / (ms > 0.001f ? ms : 0.001f));
         for (int i = 0; i < nw && i < 5000; i++) run(K, P, L);
+        runs += 1 + (nw < 5000 ? nw : 5000);
     }
     std::vector<float> t;
     clk_begin();
@@ -384,6 +421,7 @@ static double time_ours(Kern *K, Prob *P, Launch *L)
         clk_sample(i);
     }
     clk_end();
+    energy_end(runs + g_reps);
     CK(cudaGetLastError());
     cudaEventDestroy(a); cudaEventDestroy(b);
     return median_ms(t);
@@ -403,11 +441,14 @@ static double time_blas(Prob *P)
 {
     cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
     for (int i = 0; i < 3; i++) blas(P);
+    energy_begin();
+    int runs = 0;
     if (g_warm_ms > 0) {
         cudaEventRecord(a); blas(P); cudaEventRecord(b); cudaEventSynchronize(b);
         float ms; cudaEventElapsedTime(&ms, a, b);
         int nw = (int)(g_warm_ms / (ms > 0.001f ? ms : 0.001f));
         for (int i = 0; i < nw && i < 5000; i++) blas(P);
+        runs += 1 + (nw < 5000 ? nw : 5000);
     }
     std::vector<float> t;
     clk_begin();
@@ -417,6 +458,7 @@ static double time_blas(Prob *P)
         clk_sample(i);
     }
     clk_end();
+    energy_end(runs + g_reps);
     cudaEventDestroy(a); cudaEventDestroy(b);
     return median_ms(t);
 }
@@ -504,33 +546,40 @@ static int cmd_rounds(int m, int n, int k, int rounds, int nc, char **cfgs)
         ok[i] = verify(&Ks[i], &P, &Ls[i], &rel);
         printf("  %-58s %s err %.3e grid %u\n", Ks[i].name, ok[i] ? "ok  " : "FAIL", rel, Ls[i].grid);
     }
-    std::vector<double> tb(rounds), tc[16], fb(rounds), fc[16];
-    for (int i = 0; i < nc; i++) { tc[i].resize(rounds, 0); fc[i].resize(rounds, 0); }
+    std::vector<double> tb(rounds), tc[16], fb(rounds), fc[16], wb(rounds), wc[16], eb(rounds), ec[16];
+    for (int i = 0; i < nc; i++) { tc[i].resize(rounds, 0); fc[i].resize(rounds, 0); wc[i].resize(rounds, 0); ec[i].resize(rounds, 0); }
     for (int r = 0; r < rounds; r++) {
         printf("  round %d:", r);
         for (int j = 0; j <= nc; j++) {
             int x = (j + r) % (nc + 1);     // 0 = cuBLAS, x = configuration x - 1
-            if (x == 0) { tb[r] = time_blas(&P); fb[r] = g_mhz; printf(" cuBLAS %.4f@%.0f", tb[r], g_mhz); }
+            if (x == 0) {
+                tb[r] = time_blas(&P); fb[r] = g_mhz; wb[r] = g_w; eb[r] = g_mj;
+                printf(" cuBLAS %.4f@%.0f/%.0fW/%.1fmJ", tb[r], g_mhz, g_w, g_mj);
+            }
             else if (ok[x - 1]) {
                 tc[x - 1][r] = time_ours(&Ks[x - 1], &P, &Ls[x - 1]); fc[x - 1][r] = g_mhz;
-                printf(" #%d %.4f@%.0f", x - 1, tc[x - 1][r], g_mhz);
+                wc[x - 1][r] = g_w; ec[x - 1][r] = g_mj;
+                printf(" #%d %.4f@%.0f/%.0fW/%.1fmJ", x - 1, tc[x - 1][r], g_mhz, g_w, g_mj);
             }
         }
         printf("\n");
     }
-    std::vector<double> sb = tb, sfb = fb;
+    std::vector<double> sb = tb, sfb = fb, swb = wb, seb = eb;
     std::sort(sb.begin(), sb.end()); std::sort(sfb.begin(), sfb.end());
+    std::sort(swb.begin(), swb.end()); std::sort(seb.begin(), seb.end());
     double mb = sb[rounds / 2];
-    printf("ROUNDS %dx%dx%d type %d: cuBLAS median %.4f ms %.1f TF/s, SM clock median %.0f MHz\n", m, n, k, g_type, mb,
-           flop / mb / 1e9, sfb[rounds / 2]);
+    printf("ROUNDS %dx%dx%d type %d: cuBLAS median %.4f ms %.1f TF/s, SM clock median %.0f MHz, %.0f W, %.2f pJ/flop\n", m, n, k,
+           g_type, mb, flop / mb / 1e9, sfb[rounds / 2], swb[rounds / 2], seb[rounds / 2] * 1e9 / flop);
     for (int i = 0; i < nc; i++) {
         if (!ok[i]) continue;
-        std::vector<double> st = tc[i], ra(rounds), sf = fc[i];
+        std::vector<double> st = tc[i], ra(rounds), sf = fc[i], sw = wc[i], se = ec[i];
         for (int r = 0; r < rounds; r++) ra[r] = tb[r] / tc[i][r];
         std::sort(st.begin(), st.end()); std::sort(ra.begin(), ra.end()); std::sort(sf.begin(), sf.end());
-        printf("ROUNDS %dx%dx%d type %d: %-58s median %.4f ms %.1f TF/s, paired ratio median %.3fx (min %.3f max %.3f) %.0f MHz\n",
-               m, n, k, g_type, Ks[i].name, st[rounds / 2], flop / st[rounds / 2] / 1e9, ra[rounds / 2], ra[0], ra[rounds - 1],
-               sf[rounds / 2]);
+        std::sort(sw.begin(), sw.end()); std::sort(se.begin(), se.end());
+        printf("ROUNDS %dx%dx%d type %d: #%-2d %-58s median %.4f ms %.1f TF/s, paired ratio median %.3fx (min %.3f max %.3f) %.0f MHz"
+               " %.0f W %.2f pJ/flop\n",
+               m, n, k, g_type, i, Ks[i].name, st[rounds / 2], flop / st[rounds / 2] / 1e9, ra[rounds / 2], ra[0], ra[rounds - 1],
+               sf[rounds / 2], sw[rounds / 2], se[rounds / 2] * 1e9 / flop);
     }
     prob_free(&P);
     return 0;

@@ -26,6 +26,8 @@ typedef struct {
     int tfk;    // TF32: -1 = the kernel's default T9_TFK, else compiled with -DT9_TFK=tfk
     int bsw;    // TF32: 0 = the kernel's default T9_BSW (128), 32 = compiled with -DT9_BSW=32 (B map: boxes of 8 columns, 32B swizzle)
     int susp;   // 0 = the kernel's default, else compiled with -DT9_SUSPEND=susp (mbarrier try_wait suspend hint, ns)
+    int pair;   // TF32: -1 = the kernel's default T9_PAIR, else compiled with -DT9_PAIR=pair (column order of the fragment rows; no host change)
+    int tkg;    // TF32: 0 = the kernel's default T9_TKG (1), else compiled with -DT9_TKG=tkg (k8 steps per wgmma group)
 } t9_cfg;
 
 static inline int t9_es(const t9_cfg *c) { return c->type == 2 ? 4 : 2; }
