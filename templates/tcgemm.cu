@@ -271,7 +271,7 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #elif TYPE == 1
 #define T9_PTXT "f16"
 #else
-#define T9_PTXT "tf32"   // t9_mma: TF32 only with T9_TB (else t9_mma_tf32)
+#define T9_PTXT "tf32"   // t9_mma (TF32 takes t9_mma_tf32: register A fragments)
 #endif
 #if TYPE == 2
 #define T9_KSH "k8"     // t9_mma's K and transpose flags (TF32 takes K-major operands only)
@@ -284,18 +284,13 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #define T9_MI (T9_WP / 64)              // wgmma (m64) instructions per K step per warpgroup
 #define T9_A_BYTES (BM * BK * T9_ES)
 #define T9_B_BYTES (BK * BN * T9_ES)
-#ifndef T9_TB
-#define T9_TB 0         // TF32 (experiment): 1 = warps 1-3 of the producer warpgroup transpose each stage's B tile
-                        // into a K-major copy, so both wgmma operands come by descriptor (no register fragments);
-                        // measured 0.67-0.77x cuBLAS against 0.95-1.03x for the register path (notes section 11)
-#endif
-#if T9_TB && (TYPE != 2 || PING)
-#error "tcgemm PATH 90: T9_TB is for TF32 without PING"
-#endif
-#define T9_RF (TYPE == 2 && !T9_TB)     // TF32 A fragments loaded into registers
-#define T9_BT_BYTES (T9_TB ? BN * BK * 4 : 0)   // T9_TB: the K-major B tile (rows = C columns)
+#define T9_RF (TYPE == 2)               // TF32 A fragments loaded into registers
+// TF32 variants measured and taken out (bench/notes_tcgemm.md sections 11-12, the code is in git history): B
+// transposed to K-major by the producer warps (T9_TB, 0.67-0.77x cuBLAS), B boxes of 8 columns with the 32-byte
+// swizzle (T9_BSW, 0.66-0.72x), a lane's fragment rows as adjacent C columns (T9_PAIR), several k8 steps per
+// wgmma group (T9_TKG) and sleeping barrier waits (T9_SUSPEND): none faster than this kernel.
 #define T9_TMA_BYTES (T9_A_BYTES + T9_B_BYTES)
-#define T9_STAGE_BYTES (T9_TMA_BYTES + T9_BT_BYTES)
+#define T9_STAGE_BYTES T9_TMA_BYTES
 #define T9_CL (CM * CN)
 #define T9_OWN (PING ? 1 : WG)         // consumer warpgroups reading each stage
 #define T9_THREADS ((WG + 1) * 128)
@@ -304,50 +299,7 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
                         // fragment buffers; 1 and 3 measured alike), 0 = fragments of a whole stage, one group (slower:
                         // ptxas serializes its wgmmas, warning C7513); bench/notes_tcgemm.md section 9
 #endif
-#ifndef T9_TKG
-#define T9_TKG 1        // TF32 register path (experiment): k8 steps per wgmma group (T9_TFK groups in flight); 2 = half the
-                        // fence/commit/wait instructions, the loads of a group's fragments all ahead of its wgmmas
-#endif
-#if T9_TKG == 1
 #define T9_NB (T9_TFK + 1)              // T9_TFK: fragment buffers
-#else
-#define T9_NB ((T9_TFK + 1) * T9_TKG)   // k8 step kk's buffer kk % T9_NB is free once group kk / T9_TKG - T9_TFK - 1
-#endif                                  // is complete
-#ifndef T9_SUSPEND
-#define T9_SUSPEND 0    // (experiment) mbarrier try_wait suspend-time hint in ns, 0 = none (t9_bar_wait)
-#endif
-#ifndef T9_BSW
-#define T9_BSW 128      // TF32 register path (experiment): swizzle span in bytes of the B tile, the source of the register
-                        // fragments: 128 = boxes of 32 columns, 128B swizzle (the 8 lanes g of a fragment load then hit 2 chunks
-                        // that the XOR with k % 8 maps onto the same 4: 2-way bank conflicts); 32 = boxes of 8 columns, 32B
-                        // swizzle (the host's tensor map must match): k % 4 picks the 8-bank group, (col % 8) / 4 ^ (k / 4) % 2
-                        // the half, col % 4 the word: 32 banks, conflict-free, as CUTLASS lays out MN-major TF32 operands.
-                        // Measured 0.66-0.72x cuBLAS against 0.93-0.98x for 128 (16 TMA boxes of 32-byte rows per stage
-                        // starve the tensor cores: SM clock 1800+ MHz), bench/notes_tcgemm.md section 12
-#endif
-#ifndef T9_PAIR
-#define T9_PAIR 0       // TF32 register path (experiment; 1 and 2 measured no faster than 0: bench/notes_tcgemm.md section 12):
-                        // wgmma row 16w + 8h + g (warp w, lane group g) of each 64-row block computes a C column where a
-                        // lane's two rows g, g + 8 are adjacent columns, so its fragments come in 2 ld.shared.v2 per k8 (not 4 scalar loads) and the epilogue stores a lane's 2 x 2 C block as 2 float2
-                        // (full 32-byte sectors). 1: column 16w + 2g + h (the 8 lanes g of a load meet 4 chunks that the
-                        // swizzle XOR with k % 8 maps onto the same 4 again: 4 wavefronts per load, 2 minimum); 2: column
-                        // 32(w / 2) + 8(w % 2) + 16(g / 4) + 2(g % 4) + h (chunks {0, 1, 4, 5} XOR t cover all 8 twice: 2
-                        // wavefronts per load, conflict-free under the 128-byte swizzle)
-#endif
-#if T9_PAIR == 2
-#define T9_PCOL(w, g) (32 * ((w) / 2) + 8 * ((w) % 2) + 16 * ((g) / 4) + 2 * ((g) % 4))
-#else
-#define T9_PCOL(w, g) (16 * (w) + 2 * (g))
-#endif
-#if T9_PAIR && !(T9_RF && T9_TFK)
-#error "tcgemm PATH 90: T9_PAIR is for the TF32 register path with T9_TFK"
-#endif
-#if T9_BSW != 128 && (T9_BSW != 32 || !T9_RF)
-#error "tcgemm PATH 90: T9_BSW is 128, or 32 for the TF32 register-fragment path"
-#endif
-#if T9_TKG != 1 && (!T9_RF || !T9_TFK || T9_TKG < 1)
-#error "tcgemm PATH 90: T9_TKG is for the TF32 register path with T9_TFK"
-#endif
 #if TYPE == 2 && T9_TFK && (BK / 8) % T9_NB != 0
 #error "tcgemm PATH 90: T9_TFK + 1 must divide BK / 8"
 #endif
@@ -356,7 +308,7 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #else
 #define T9_C_BYTES 0
 #endif
-#define T9_SMEM_BYTES (STAGES * T9_STAGE_BYTES + T9_C_BYTES + 1024 + (2 + T9_TB) * STAGES * 8)
+#define T9_SMEM_BYTES (STAGES * T9_STAGE_BYTES + T9_C_BYTES + 1024 + 2 * STAGES * 8)
 
 #if BK % T9_BOXE != 0 || T9_WP % 64 != 0 || BN % T9_BOXE != 0 || BM % (8 * CN) != 0 || BK % (8 * CM) != 0
 #error "tcgemm PATH 90: illegal tile (BK, BN multiples of 128 bytes; BM/WG or BN/WG (TF32) multiple of 64)"
@@ -602,20 +554,13 @@ __device__ __forceinline__ void t9_bar_expect(unsigned bar, unsigned bytes)
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
 }
 
-// Waits until the phase of the given parity of the barrier has completed (spins on try_wait).
-// T9_SUSPEND (experiment, 0 = off): try_wait's suspend-time hint in ns (CUTLASS passes 10^7), so a waiting
-// warp sleeps until the phase completes instead of retrying (less power under the cap is the hope).
+// Waits until the phase of the given parity of the barrier has completed (spins on try_wait; a
+// suspend-time hint, so waiting warps sleep, measured no faster: bench/notes_tcgemm.md section 12).
 __device__ __forceinline__ void t9_bar_wait(unsigned bar, unsigned parity)
 {
-#if T9_SUSPEND
-    asm volatile("{\n.reg .pred p;\nT9_WAIT:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1, %2;\n"
-                 "@!p bra T9_WAIT;\n}\n" :: "r"(bar), "r"(parity), "r"((unsigned)T9_SUSPEND) : "memory");
-#else
     asm volatile("{\n.reg .pred p;\nT9_WAIT:\n"
                  "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
                  "@!p bra T9_WAIT;\n}\n" :: "r"(bar), "r"(parity) : "memory");
-#endif
 }
 
 // Arrives once on the barrier at the same offset in CTA `rank` of the cluster (itself included).
@@ -656,14 +601,10 @@ __device__ __forceinline__ unsigned long long t9_desc(unsigned addr, unsigned lb
 }
 
 // TF32: shared address of element (k row kc, column p) of a stage's B tile (N-major), as the producer's
-// boxes lay it out (T9_BSW bytes per swizzled row: 8 or 32 columns per box).
+// boxes of 32 columns lay it out (128-byte swizzle).
 __device__ __forceinline__ unsigned t9_fa(unsigned sb, int p, int kc)
 {
-#if T9_BSW == 32
-    return sb + (p / 8) * (BK * 32) + kc * 32 + ((((p % 8) / 4) ^ ((kc / 4) % 2)) * 16) + (p % 4) * 4;
-#else
     return sb + (p / 32) * (BK * 128) + kc * 128 + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
-#endif
 }
 
 __device__ __forceinline__ void t9_fence_acc(float *d)
@@ -738,29 +679,6 @@ __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, 
 }
 #endif
 
-#if TYPE == 2 && T9_PAIR
-// T9_PAIR epilogue: the adjacent C columns (r, c), (r, c + 1) as one 8-byte store where C and ldc allow it
-// (vec_ok) and both are inside, else two guarded scalar stores.
-__device__ __forceinline__ void t9_st2f(float *C, long long ldc, int m, int n, int r, int c,
-                                        float v0, float v1, float alpha, float beta, int vec_ok)
-{
-    if (r >= m)
-        return;
-    if (vec_ok && c + 1 < n) {
-        float2 *p = (float2 *)(C + (long long)r * ldc + c);
-        float2 o = make_float2(alpha * v0, alpha * v1);
-        if (beta != 0.0f) {
-            float2 old = *p;
-            o.x += beta * old.x;
-            o.y += beta * old.y;
-        }
-        *p = o;
-        return;
-    }
-    t9_st1(C, ldc, m, n, r, c, v0, alpha, beta);
-    t9_st1(C, ldc, m, n, r, c + 1, v1, alpha, beta);
-}
-#endif
 
 // The kernel. Grid: a whole number of clusters (<= the number that fit at once), each walking
 // cluster tiles t = cluster, cluster + clusters, ... (times SPLITK K slices). vec_ok: bit 0, C base
@@ -787,9 +705,6 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
         for (int s = 0; s < STAGES; s++) {
             t9_bar_init(bars + 8 * s, 1);
             t9_bar_init(bars + 8 * (STAGES + s), T9_OWN * (CM + CN - 1));
-#if T9_TB
-            t9_bar_init(bars + 8 * (2 * STAGES + s), 96);   // tfull[s]: the transposing threads
-#endif
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -824,65 +739,14 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     for (int b = 0; b < BK / T9_BOXE; b++)
                         t9_tma(&tmA, sa + b * (BM * 128) + cn * (BM / CN) * 128, full,
                                kt * BK + b * T9_BOXE, m0 + cn * (BM / CN), maskA);
-#if T9_BSW == 32
-#pragma unroll 1
-                    for (int j = 0; j < BN / 8; j++)      // boxes of 8 columns (32 bytes), 32B swizzle (a loop:
-                                                          // unrolled, the producer's 40 registers spill)
-                        t9_tma(&tmB, sb + j * (BK * 32) + cm * (BK / CM) * 32, full,
-                               n0 + j * 8, kt * BK + cm * (BK / CM), maskB);
-#else
 #pragma unroll
                     for (int j = 0; j < BN / T9_BOXE; j++)
                         t9_tma(&tmB, sb + j * (BK * 128) + cm * (BK / CM) * 128, full,
                                n0 + j * T9_BOXE, kt * BK + cm * (BK / CM), maskB);
-#endif
                     if (++s == STAGES) { s = 0; ph ^= 1; }
                 }
             }
         }
-#if T9_TB
-        else if (tid >= 32) {
-            // warps 1-3: once a stage's TMA lands, copy its B tile (N-major, 128B-swizzled boxes of 32
-            // columns) into the K-major layout of the A tile (rows = C columns, 128B swizzle), 4 x 4
-            // blocks per thread (4 16-byte loads, 4 16-byte stores); the 8 lanes of a quarter warp take
-            // blocks (8a + i, (i + b) % 8 + 8 kb), conflict-free on both sides. Then fence the writes
-            // to the async proxy (wgmma reads them) and arrive on tfull[s].
-            int tt = tid - 32, li = tt % 8;
-            int s = 0;
-            unsigned ph = 0;
-            for (int u = cluster; u < units; u += clusters) {
-                int z = u - (u / SPLITK) * SPLITK;
-                int k0 = z * kt_per, k1 = k0 + kt_per < kt_all ? k0 + kt_per : kt_all;
-                for (int kt = k0; kt < k1; kt++) {
-                    t9_bar_wait(bars + 8 * s, ph);
-                    unsigned sb = base + s * T9_STAGE_BYTES + T9_A_BYTES, st = sb + T9_B_BYTES;
-#pragma unroll 1
-                    for (int task = tt / 8; task < (BN / 32) * 8 * (BK / 32); task += 12) {
-                        int a = task / (8 * (BK / 32)), bb = task % 8, kb = (task / 8) % (BK / 32);
-                        int n0 = 32 * a + 4 * li, kq = (li + bb) % 8, k0e = 32 * kb + 4 * kq;
-                        unsigned v[4][4];
-#pragma unroll
-                        for (int r = 0; r < 4; r++) {
-                            int kr = k0e + r;
-                            unsigned ad = sb + a * (BK * 128) + kr * 128 + ((li ^ (kr % 8)) * 16);
-                            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
-                                         : "=r"(v[r][0]), "=r"(v[r][1]), "=r"(v[r][2]), "=r"(v[r][3]) : "r"(ad) : "memory");
-                        }
-#pragma unroll
-                        for (int r = 0; r < 4; r++) {
-                            int p = n0 + r;
-                            unsigned ad = st + kb * (BN * 128) + p * 128 + ((kq ^ (p % 8)) * 16);
-                            asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};"
-                                         :: "r"(ad), "r"(v[0][r]), "r"(v[1][r]), "r"(v[2][r]), "r"(v[3][r]) : "memory");
-                        }
-                    }
-                    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-                    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bars + 8 * (2 * STAGES + s)) : "memory");
-                    if (++s == STAGES) { s = 0; ph ^= 1; }
-                }
-            }
-        }
-#endif
     } else {
         // ---- consumers ----
 #if WG == 1
@@ -947,21 +811,6 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         t9_mma(d[i], t9_desc(aa, 16, 1024), db, kt > k0 || kk > 0);
                     }
                 }
-#elif T9_TB
-                // both operands by descriptor: A = the K-major copy of the B tile (this warpgroup's C
-                // columns), B = the A tile (K-major); k8 per wgmma, the whole stage one group
-                (void)fa;
-                t9_bar_wait(bars + 8 * (2 * STAGES + s), ph);
-                asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-                for (int kk = 0; kk < BK / 8; kk++) {
-                    unsigned long long db = t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024);
-#pragma unroll
-                    for (int i = 0; i < T9_MI; i++) {
-                        unsigned aa = sb + T9_B_BYTES + (kk / 4) * (BN * 128) + (c * T9_WP + i * 64) * 128 + (kk % 4) * 32;
-                        t9_mma(d[i], t9_desc(aa, 16, 1024), db, kt > k0 || kk > 0);
-                    }
-                }
 #else
                 // A fragments (64 x 8 of B^T per k8: rows p = C columns, cols = k) go to registers, and
                 // wgmma.fence orders those register writes before the wgmmas that read them. T9_TFO
@@ -977,21 +826,10 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 // complete (wait_group T9_TFK after each commit). Loads then never fall between the
                 // wgmmas of one group: ptxas otherwise serializes the wgmmas (its warning C7513)
                 (void)fa; (void)fo;
-#if T9_TKG == 1
 #pragma unroll
                 for (int kk = 0; kk < BK / 8; kk++) {
 #pragma unroll
                     for (int i = 0; i < T9_MI; i++)
-#if T9_PAIR
-#pragma unroll
-                        for (int q = 0; q < 4; q += 2) {   // rows g, g + 8 = columns p, p + 1: one 8-byte load
-                            int p = (PING ? 0 : c * T9_WP) + i * 64 + T9_PCOL(warp, lane / 4);
-                            int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
-                            unsigned ad = t9_fa(sb, p, kc);
-                            asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];"
-                                         : "=r"(fk[i][kk % T9_NB][q]), "=r"(fk[i][kk % T9_NB][q + 1]) : "r"(ad) : "memory");
-                        }
-#else
 #pragma unroll
                         for (int q = 0; q < 4; q++) {
                             int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
@@ -999,7 +837,6 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                             unsigned ad = t9_fa(sb, p, kc);
                             asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fk[i][kk % T9_NB][q]) : "r"(ad) : "memory");
                         }
-#endif
                     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
                     for (int i = 0; i < T9_MI; i++)
@@ -1015,52 +852,6 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                                 asm volatile("" : "+r"(fk[i][(kk + 1) % T9_NB][q]) :: "memory");
                     }
                 }
-#else
-                // T9_TKG k8 steps per group: load all of the group's fragments, one fence, its wgmmas, commit, wait
-#pragma unroll
-                for (int kg = 0; kg < BK / 8; kg += T9_TKG) {
-#pragma unroll
-                    for (int kk = kg; kk < kg + T9_TKG; kk++)
-#pragma unroll
-                        for (int i = 0; i < T9_MI; i++)
-#if T9_PAIR
-#pragma unroll
-                            for (int q = 0; q < 4; q += 2) {
-                                int p = (PING ? 0 : c * T9_WP) + i * 64 + T9_PCOL(warp, lane / 4);
-                                int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
-                                unsigned ad = t9_fa(sb, p, kc);
-                                asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];"
-                                             : "=r"(fk[i][kk % T9_NB][q]), "=r"(fk[i][kk % T9_NB][q + 1]) : "r"(ad) : "memory");
-                            }
-#else
-#pragma unroll
-                            for (int q = 0; q < 4; q++) {
-                                int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
-                                int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
-                                unsigned ad = t9_fa(sb, p, kc);
-                                asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fk[i][kk % T9_NB][q]) : "r"(ad) : "memory");
-                            }
-#endif
-                    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-                    for (int kk = kg; kk < kg + T9_TKG; kk++)
-#pragma unroll
-                        for (int i = 0; i < T9_MI; i++)
-                            t9_mma_tf32(d[i], fk[i][kk % T9_NB], t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024),
-                                        kt > k0 || kk > 0);
-                    if (kg + T9_TKG < BK / 8) {
-                        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-                        asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(T9_TFK) : "memory");
-#pragma unroll
-                        for (int kk = kg + T9_TKG; kk < kg + 2 * T9_TKG; kk++)
-#pragma unroll
-                            for (int i = 0; i < T9_MI; i++)
-#pragma unroll
-                                for (int q = 0; q < 4; q++)
-                                    asm volatile("" : "+r"(fk[i][kk % T9_NB][q]) :: "memory");
-                    }
-                }
-#endif  // T9_TKG
 #else
 #if T9_TFO == 2
                 asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
@@ -1110,12 +901,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 for (int i = 0; i < T9_MI; i++)
 #pragma unroll
                     for (int q = 0; q < 4; q++)
-#if T9_TKG == 1
                         asm volatile("" : "+r"(fk[i][0][q]) :: "memory");   // group BK/8 - T9_NB: buffer 0
-#else
-                        for (int b = 0; b < T9_TKG; b++)
-                            asm volatile("" : "+r"(fk[i][b][q]) :: "memory");   // the next step's first group's buffers
-#endif
 #elif T9_RF
 #pragma unroll
                 for (int i = 0; i < T9_MI; i++)
@@ -1229,11 +1015,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             // ---- epilogue: fragment (warp, lane) holds rows g, g+8 and column pairs of each n8 ----
 #pragma unroll
             for (int i = 0; i < T9_MI; i++) {
-#if T9_PAIR
-                int g = (PING ? 0 : c * T9_WP) + i * 64 + T9_PCOL(warp, lane / 4);   // rows g, g + 8: columns g, g + 1
-#else
                 int g = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4;
-#endif
 #pragma unroll
                 for (int j = 0; j < T9_ACC / 4; j++) {
                     int q = j * 8 + (lane % 4) * 2;
@@ -1250,7 +1032,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         if (r0 + 8 < m && c0 < n) w[(long long)(r0 + 8) * n + c0] = d[i][4 * j + 2];
                         if (r0 + 8 < m && c0 + 1 < n) w[(long long)(r0 + 8) * n + c0 + 1] = d[i][4 * j + 3];
 #else
-                        const int c8 = T9_PAIR ? 1 : 8;     // C column of the fragment's row g + 8
+                        const int c8 = 8;     // C column of the fragment's row g + 8
                         if (r0 < m && c0 < n) w[(long long)r0 * n + c0] = d[i][4 * j];
                         if (r0 + 1 < m && c0 < n) w[(long long)(r0 + 1) * n + c0] = d[i][4 * j + 1];
                         if (r0 < m && c0 + c8 < n) w[(long long)r0 * n + c0 + c8] = d[i][4 * j + 2];
@@ -1261,9 +1043,6 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #if TYPE != 2
                     t9_st2(C, ldc, m, n, r0, c0, d[i][4 * j], d[i][4 * j + 1], alpha, beta, vec_ok & 1);
                     t9_st2(C, ldc, m, n, r0 + 8, c0, d[i][4 * j + 2], d[i][4 * j + 3], alpha, beta, vec_ok & 1);
-#elif T9_PAIR
-                    t9_st2f(C, ldc, m, n, r0, c0, d[i][4 * j], d[i][4 * j + 2], alpha, beta, vec_ok & 1);
-                    t9_st2f(C, ldc, m, n, r0 + 1, c0, d[i][4 * j + 1], d[i][4 * j + 3], alpha, beta, vec_ok & 1);
 #else
                     (void)vec_ok;
                     t9_st1(C, ldc, m, n, r0, c0, d[i][4 * j], alpha, beta);

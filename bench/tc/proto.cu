@@ -7,11 +7,9 @@
 //         proto check TYPE CFG...         correctness battery: odd shapes, offsets, odd ld, alpha/beta, splits
 //         proto rounds TYPE M N K R CFG...  R interleaved rounds of cuBLAS and each CFG, paired ratios
 //         proto compile TYPE CFG...       NVRTC only (no GPU), into CUBIN_DIR (then runs load from there)
-// CFG keys: BM BN BK STAGES WG CM CN RASTER GROUP SPLITK VEC PING; TF32 experiments TB=1 (-DT9_TB=1),
-// TFK=n (-DT9_TFK=n), BSW=32 (-DT9_BSW=32 and a B tensor map of 8-column boxes, 32B swizzle); any type: SUSP=ns
-// (-DT9_SUSPEND=ns, the mbarrier try_wait suspend hint); TF32 PAIR=n (-DT9_PAIR=n, 0 = the old column order; 1, 2:
-// a lane's fragment rows are adjacent C columns: 8-byte fragment loads and float2 epilogue stores), TKG=n (-DT9_TKG=n: n k8 steps per wgmma group). PERM=n and TF32 VEC=4
-// (session 7's first runs, commits d65e066 and b747d1c) were removed with the kernel code they selected.
+// CFG keys: BM BN BK STAGES WG CM CN RASTER GROUP SPLITK VEC PING; TF32 TFK=n (-DT9_TFK=n). The experiment
+// keys PERM and TF32 VEC=4 (session 7, commits d65e066 and b747d1c), TB, BSW, SUSP, PAIR and TKG (sessions 7-8,
+// up to commit 9dca9d0; bench/notes_tcgemm.md sections 11-12) were removed with the kernel code they selected.
 // TYPE: 0 BF16, 1 FP16, 2 TF32. Verification rule: see templates/tcgemm.cu's header.
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -130,9 +128,8 @@ struct Kern { t9_cfg c; CUmodule mod; CUfunction f, pack, red; char name[160]; }
 
 static void parse_cfg(const char *s, t9_cfg *c)
 {
-    t9_cfg d = {g_type, 128, 256, g_type == 2 ? 32 : 64, 4, 2, 1, 1, 0, 8, 1, 2, 0, 0, -1, 0};
+    t9_cfg d = {g_type, 128, 256, g_type == 2 ? 32 : 64, 4, 2, 1, 1, 0, 8, 1, 2, 0, -1};
     if (g_type == 2) { d.bm = 256; d.bn = 128; }
-    d.pair = -1;    // the kernel's default T9_PAIR
     *c = d;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", s);
@@ -147,11 +144,7 @@ static void parse_cfg(const char *s, t9_cfg *c)
         else if (!strcmp(t, "CN")) c->cn = v; else if (!strcmp(t, "RASTER")) c->raster = v;
         else if (!strcmp(t, "GROUP")) c->group = v; else if (!strcmp(t, "SPLITK")) c->splitk = v;
         else if (!strcmp(t, "VEC")) c->vec = v; else if (!strcmp(t, "PING")) c->ping = v;
-        else if (!strcmp(t, "TB")) c->tb = v; else if (!strcmp(t, "TFK")) c->tfk = v;
-        else if (!strcmp(t, "BSW")) c->bsw = v;
-        else if (!strcmp(t, "SUSP")) c->susp = v;
-        else if (!strcmp(t, "PAIR")) c->pair = v;
-        else if (!strcmp(t, "TKG")) c->tkg = v;
+        else if (!strcmp(t, "TFK")) c->tfk = v;
         else { fprintf(stderr, "unknown parameter %s\n", t); exit(1); }
     }
 }
@@ -162,11 +155,9 @@ static int build(const char *s, Kern *K)
 {
     parse_cfg(s, &K->c);
     t9_cfg *c = &K->c;
-    snprintf(K->name, sizeof K->name, "BM%d BN%d BK%d S%d WG%d%s C%dx%d R%d G%d SK%d V%d%s%s%s%s%s", c->bm, c->bn, c->bk,
+    snprintf(K->name, sizeof K->name, "BM%d BN%d BK%d S%d WG%d%s C%dx%d R%d G%d SK%d V%d%s", c->bm, c->bn, c->bk,
              c->stages, c->wg, c->ping ? "P" : "", c->cm, c->cn, c->raster, c->group, c->splitk, c->vec,
-             c->tb ? " TB" : c->tfk >= 0 ? (c->tfk == 1 ? " TFK1" : c->tfk == 3 ? " TFK3" : " TFK?") : "",
-             c->bsw == 32 ? " BSW32" : "", c->susp ? " SUSP" : "", c->pair == 0 ? " PAIR0" : c->pair == 1 ? " PAIR1" : c->pair == 2 ? " PAIR2" : "",
-             c->tkg == 2 ? " TKG2" : c->tkg == 4 ? " TKG4" : "");
+             c->tfk >= 0 ? (c->tfk == 1 ? " TFK1" : c->tfk == 3 ? " TFK3" : " TFK?") : "");
     const char *why = t9_reject(c);
     if (why) { printf("  %-52s rejected: %s\n", K->name, why); return 0; }
     char o[16][48];
@@ -179,13 +170,8 @@ static int build(const char *s, Kern *K)
     opts[no++] = "-DPATH=90";
     for (int i = 0; i < 13; i++) { snprintf(o[i], 48, "-D%s=%d", nm[i], v[i]); opts[no++] = o[i]; }
     if (getenv("XDEFS")) opts[no++] = getenv("XDEFS");   // one extra -D for experiments
-    char tbd[32], tkd[32], tsd[32], tud[40], tpd[32], tgd[32];
-    if (c->tb) { snprintf(tbd, sizeof tbd, "-DT9_TB=%d", c->tb); opts[no++] = tbd; }
+    char tkd[32];
     if (c->tfk >= 0) { snprintf(tkd, sizeof tkd, "-DT9_TFK=%d", c->tfk); opts[no++] = tkd; }
-    if (c->bsw) { snprintf(tsd, sizeof tsd, "-DT9_BSW=%d", c->bsw); opts[no++] = tsd; }
-    if (c->susp) { snprintf(tud, sizeof tud, "-DT9_SUSPEND=%d", c->susp); opts[no++] = tud; }
-    if (c->pair >= 0) { snprintf(tpd, sizeof tpd, "-DT9_PAIR=%d", c->pair); opts[no++] = tpd; }
-    if (c->tkg) { snprintf(tgd, sizeof tgd, "-DT9_TKG=%d", c->tkg); opts[no++] = tgd; }
     // CUBIN_DIR: cubins cached by a hash of the source and the options (`proto compile` fills it
     // with no GPU, so a device run spends no time in NVRTC)
     char cpath[512] = "";

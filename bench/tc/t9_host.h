@@ -22,12 +22,7 @@ typedef struct {
 // One configuration's macros (the -D values the kernel was compiled with).
 typedef struct {
     int type, bm, bn, bk, stages, wg, cm, cn, raster, group, splitk, vec, ping;
-    int tb;     // TF32: 1 = compiled with -DT9_TB=1 (B transposed to K-major shared memory; more smem)
     int tfk;    // TF32: -1 = the kernel's default T9_TFK, else compiled with -DT9_TFK=tfk
-    int bsw;    // TF32: 0 = the kernel's default T9_BSW (128), 32 = compiled with -DT9_BSW=32 (B map: boxes of 8 columns, 32B swizzle)
-    int susp;   // 0 = the kernel's default, else compiled with -DT9_SUSPEND=susp (mbarrier try_wait suspend hint, ns)
-    int pair;   // TF32: -1 = the kernel's default T9_PAIR, else compiled with -DT9_PAIR=pair (column order of the fragment rows; no host change)
-    int tkg;    // TF32: 0 = the kernel's default T9_TKG (1), else compiled with -DT9_TKG=tkg (k8 steps per wgmma group)
 } t9_cfg;
 
 static inline int t9_es(const t9_cfg *c) { return c->type == 2 ? 4 : 2; }
@@ -37,9 +32,7 @@ static inline size_t t9_smem_bytes(const t9_cfg *c)
 {
     size_t stage = (size_t)(c->bm * c->bk + c->bk * c->bn) * t9_es(c);
     size_t cst = c->vec == 8 && c->type != 2 ? (size_t)c->bm * c->bn * 2 : 0;   // C staging
-    if (c->type == 2 && c->tb)
-        stage += (size_t)c->bk * c->bn * 4;     // T9_TB: the transposed B tile, one per stage
-    return c->stages * stage + cst + 1024 + (2 + (c->type == 2 && c->tb)) * c->stages * 8;
+    return c->stages * stage + cst + 1024 + 2 * c->stages * 8;
 }
 
 // Structural legality before compiling (mirrors the kernel's #error checks; 0 = legal, else why).
@@ -100,11 +93,9 @@ static inline CUresult t9_encode_maps(const t9_drv *d, const t9_cfg *c, const vo
     if (r != CUDA_SUCCESS)
         return r;
     cuuint64_t dimB[2] = {(cuuint64_t)n, (cuuint64_t)k}, strB[1] = {(cuuint64_t)(ldb * es)};
-    int sw32 = c->type == 2 && c->bsw == 32;    // T9_BSW=32: boxes of 8 FP32 columns, 32B swizzle
-    cuuint32_t boxB[2] = {(cuuint32_t)(sw32 ? 8 : boxe), (cuuint32_t)(c->bk / c->cm)};
+    cuuint32_t boxB[2] = {(cuuint32_t)boxe, (cuuint32_t)(c->bk / c->cm)};
     return d->tensor_map_encode_tiled(mb, dt, 2, (void *)B, dimB, strB, boxB, es1,
-                                      CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                      sw32 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_128B,
+                                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
