@@ -18,6 +18,7 @@ static const bn_shape bn_shapes[] = {
     {256, 256, 256, 512}, {64, 64, 64, 8192}, {32, 32, 32, 65536}, {512, 512, 512, 128},
 };
 #define BN_NSHAPES ((int)(sizeof bn_shapes / sizeof bn_shapes[0]))
+#define BN_ROUNDS 5     /* timing rounds per side, alternating which goes first (odd) */
 
 __device__ double bn_uniform(unsigned long long seed, unsigned long long i)
 {
@@ -211,9 +212,10 @@ int main(int argc, char **argv)
            "(driver %d, runtime %d, cuBLAS %d); row-major C_b = A_b B_b packed, alpha 1, beta 0 "
            "(C poisoned with NaN for the check); random inputs in [-1,1); error = ||C - R||_F / "
            "||R||_F over the batch against a compensated float64 product; each side timed in "
-           "three rounds alternating which goes first, each round the median of >= 20 "
-           "CUDA-event timings after 3 warm-ups; the median round is shown\n",
-           prop.name, drv, rt, cubv);
+           "%d rounds alternating which goes first, each round the median of >= 20 "
+           "CUDA-event timings after 3 warm-ups; ms: the median round of each side; ratio: the "
+           "median of the rounds' paired ratios cuBLAS ms / ours\n",
+           prop.name, drv, rt, cubv, BN_ROUNDS);
     size_t max_a = 0, max_b = 0, max_c = 0;
     for (int i = 0; i < BN_NSHAPES; i++) {
         const bn_shape *x = &bn_shapes[i];
@@ -251,8 +253,10 @@ int main(int argc, char **argv)
             BN_CUDA(cudaDeviceSynchronize());
             double err_ours = bn_check(bn_ours, &c, R, sums);
             double err_vendor = bn_check(bn_vendor, &c, R, sums);
-            double r_ours[3] = {-1, -1, -1}, r_vendor[3] = {-1, -1, -1};
-            for (int round = 0; round < 3 && err_ours >= 0 && err_vendor >= 0; round++) {
+            double r_ours[BN_ROUNDS], r_vendor[BN_ROUNDS], r_ratio[BN_ROUNDS];
+            for (int round = 0; round < BN_ROUNDS; round++)
+                r_ours[round] = r_vendor[round] = r_ratio[round] = -1;
+            for (int round = 0; round < BN_ROUNDS && err_ours >= 0 && err_vendor >= 0; round++) {
                 if (round % 2 == 0) {
                     r_ours[round] = bn_time(bn_ours, &c);
                     r_vendor[round] = bn_time(bn_vendor, &c);
@@ -260,16 +264,19 @@ int main(int argc, char **argv)
                     r_vendor[round] = bn_time(bn_vendor, &c);
                     r_ours[round] = bn_time(bn_ours, &c);
                 }
+                if (r_ours[round] > 0 && r_vendor[round] > 0)
+                    r_ratio[round] = r_vendor[round] / r_ours[round];
             }
-            qsort(r_ours, 3, sizeof r_ours[0], bench_cmp_double);
-            qsort(r_vendor, 3, sizeof r_vendor[0], bench_cmp_double);
-            double ms_ours = r_ours[0] > 0 ? r_ours[1] : -1;
-            double ms_vendor = r_vendor[0] > 0 ? r_vendor[1] : -1;
+            qsort(r_ours, BN_ROUNDS, sizeof r_ours[0], bench_cmp_double);
+            qsort(r_vendor, BN_ROUNDS, sizeof r_vendor[0], bench_cmp_double);
+            qsort(r_ratio, BN_ROUNDS, sizeof r_ratio[0], bench_cmp_double);
+            double ms_ours = r_ours[0] > 0 ? r_ours[BN_ROUNDS / 2] : -1;
+            double ms_vendor = r_vendor[0] > 0 ? r_vendor[BN_ROUNDS / 2] : -1;
             at_stats st;
             at_get_stats(h, &st);
             static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
             double flop = 2.0 * x->m * x->n * (double)x->k * x->batch;
-            double ratio = ms_ours > 0 && ms_vendor > 0 ? ms_vendor / ms_ours : 0;
+            double ratio = r_ratio[0] > 0 ? r_ratio[BN_ROUNDS / 2] : 0;   /* median paired */
             int ok = err_ours >= 0 && err_ours <= bn_tolerance(f64, x->k);
             char shape[64];
             snprintf(shape, sizeof shape, "%dx%dx%d x%d", x->m, x->n, x->k, x->batch);

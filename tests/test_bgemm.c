@@ -183,6 +183,8 @@ TEST(bgemm_kernel_schedule_and_loaders_on_the_cpu)
         "TYPE=1 MMA=1 OPA=1 OPB=0 BM=64 BN=32 BK=8 G=1 TM=4 TN=2 STAGES=4 VEC=1",
         "TYPE=1 MMA=2 OPA=0 OPB=1 BM=64 BN=64 BK=32 G=1 TM=2 TN=4 STAGES=2 VEC=2",
         "TYPE=1 MMA=2 OPA=1 OPB=1 BM=32 BN=16 BK=16 G=2 TM=1 TN=2 STAGES=3 VEC=2",
+        "TYPE=0 MMA=0 OPA=1 OPB=0 BM=32 BN=32 BK=16 G=4 TM=4 TN=4 STAGES=2 VEC=4 SYNC=1 HINT=1",
+        "TYPE=1 MMA=2 OPA=0 OPB=1 BM=32 BN=32 BK=16 G=2 TM=2 TN=4 STAGES=4 VEC=1 SYNC=1",
     };
     FILE *src = fopen("tests/bgemm_host.cpp", "r");
     if (!src) {
@@ -515,6 +517,17 @@ static const struct { const char *problem, *config; } bg_odd_cases[] = {
     {"31x40x9:f64:NT:b9", "TYPE=1,MMA=1,OPA=0,OPB=1,BM=32,BN=32,BK=16,G=1,TM=2,TN=2,STAGES=4,VEC=2"},
     {"20x20x50:f64:TT:b5", "TYPE=1,MMA=0,OPA=1,OPB=1,BM=16,BN=16,BK=8,G=1,TM=2,TN=4,STAGES=1,VEC=1"},
     {"7x9x3:f64:b9", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=16,BN=16,BK=8,G=8,TM=2,TN=2,STAGES=3,VEC=2"},
+    /* per-product barriers (__syncwarp, named barriers) and the streaming hints */
+    {"32x32x37:b9", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=4,TM=4,TN=4,STAGES=2,VEC=4,"
+                    "SYNC=1,HINT=1"},
+    {"45x64x33:NT:b6", "TYPE=0,MMA=0,OPA=0,OPB=1,BM=64,BN=64,BK=16,G=2,TM=8,TN=4,STAGES=3,"
+                       "VEC=4,SYNC=1,HINT=2"},
+    {"32x32x45:f64:TN:b7", "TYPE=1,MMA=2,OPA=1,OPB=0,BM=32,BN=32,BK=16,G=2,TM=2,TN=4,STAGES=3,"
+                           "VEC=2,SYNC=1,HINT=1"},
+    {"64x50x70:f64:b5", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=2,TM=2,TN=4,STAGES=2,"
+                        "VEC=2,SYNC=1"},
+    {"40x33x20:f64:NT:b5", "TYPE=1,MMA=1,OPA=0,OPB=1,BM=64,BN=64,BK=16,G=1,TM=2,TN=4,STAGES=2,"
+                           "VEC=2,HINT=1"},
 };
 
 TEST(bgemm_gpu_cases_are_legal_and_serve_their_problems)
