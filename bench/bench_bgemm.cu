@@ -159,6 +159,35 @@ static double bn_time(int (*op)(const bn_call *), const bn_call *c)
     return bench_time_ms(bn_timed_call, &t, 20, 300.0);
 }
 
+/* Back-to-back: BN_B2B calls of op between one pair of events (the host's per-call work
+ * overlaps the GPU's), 5 times; the median per call in ms, -1 if a call failed. */
+#define BN_B2B 10
+static double bn_time_b2b(int (*op)(const bn_call *), const bn_call *c)
+{
+    cudaEvent_t e0, e1;
+    double t[5];
+    BN_CUDA(cudaEventCreate(&e0));
+    BN_CUDA(cudaEventCreate(&e1));
+    for (int w = 0; w < 3; w++)
+        if (op(c))
+            return -1;
+    for (int r = 0; r < 5; r++) {
+        float ms = 0;
+        BN_CUDA(cudaEventRecord(e0, 0));
+        for (int i = 0; i < BN_B2B; i++)
+            if (op(c))
+                return -1;
+        BN_CUDA(cudaEventRecord(e1, 0));
+        BN_CUDA(cudaEventSynchronize(e1));
+        BN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+        t[r] = ms / BN_B2B;
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    qsort(t, 5, sizeof t[0], bench_cmp_double);
+    return t[2];
+}
+
 /* Poisons C with NaN, runs op once, returns ||C - R|| / ||R|| (inf if any element is not
  * finite, -1 if the call failed). */
 static double bn_check(int (*op)(const bn_call *), const bn_call *c, const double *R,
@@ -214,7 +243,9 @@ int main(int argc, char **argv)
            "||R||_F over the batch against a compensated float64 product; each side timed in "
            "%d rounds alternating which goes first, each round the median of >= 20 "
            "CUDA-event timings after 3 warm-ups; ms: the median round of each side; ratio: the "
-           "median of the rounds' paired ratios cuBLAS ms / ours\n",
+           "median of the rounds' paired ratios cuBLAS ms / ours; b2b: the same pairs of rounds "
+           "with 10 back-to-back calls between the events (per-call ms, the median of 5; the "
+           "host's per-call work overlaps the GPU's)\n",
            prop.name, drv, rt, cubv, BN_ROUNDS);
     size_t max_a = 0, max_b = 0, max_c = 0;
     for (int i = 0; i < BN_NSHAPES; i++) {
@@ -237,9 +268,9 @@ int main(int argc, char **argv)
         const char *tname = f64 ? "f64" : "f32";
         if (only && !strstr(only, tname))
             continue;
-        printf("\n%-4s %-19s %9s %7s %9s | %9s %7s %9s | %7s  %s\n", "type", "m x n x k x batch",
-               "ours ms", "TF/s", "error", "cuBLAS ms", "TF/s", "error", "ratio",
-               "configuration (lookup level)");
+        printf("\n%-4s %-19s %9s %7s %9s | %9s %7s %9s | %7s | %9s %9s %7s  %s\n", "type",
+               "m x n x k x batch", "ours ms", "TF/s", "error", "cuBLAS ms", "TF/s", "error",
+               "ratio", "b2b ours", "b2b cuBLAS", "ratio", "configuration (lookup level)");
         for (int i = 0; i < BN_NSHAPES; i++) {
             if (max_dim && bn_shapes[i].m > atoi(max_dim))
                 continue;
@@ -267,6 +298,25 @@ int main(int argc, char **argv)
                 if (r_ours[round] > 0 && r_vendor[round] > 0)
                     r_ratio[round] = r_vendor[round] / r_ours[round];
             }
+            /* the same back-to-back (throughput; per-call host work hidden), paired rounds */
+            double b_ours[BN_ROUNDS], b_vendor[BN_ROUNDS], b_ratio[BN_ROUNDS];
+            for (int round = 0; round < BN_ROUNDS; round++) {
+                b_ours[round] = b_vendor[round] = b_ratio[round] = -1;
+                if (err_ours < 0 || err_vendor < 0)
+                    continue;
+                if (round % 2 == 0) {
+                    b_ours[round] = bn_time_b2b(bn_ours, &c);
+                    b_vendor[round] = bn_time_b2b(bn_vendor, &c);
+                } else {
+                    b_vendor[round] = bn_time_b2b(bn_vendor, &c);
+                    b_ours[round] = bn_time_b2b(bn_ours, &c);
+                }
+                if (b_ours[round] > 0 && b_vendor[round] > 0)
+                    b_ratio[round] = b_vendor[round] / b_ours[round];
+            }
+            qsort(b_ratio, BN_ROUNDS, sizeof b_ratio[0], bench_cmp_double);
+            qsort(b_ours, BN_ROUNDS, sizeof b_ours[0], bench_cmp_double);
+            qsort(b_vendor, BN_ROUNDS, sizeof b_vendor[0], bench_cmp_double);
             qsort(r_ours, BN_ROUNDS, sizeof r_ours[0], bench_cmp_double);
             qsort(r_vendor, BN_ROUNDS, sizeof r_vendor[0], bench_cmp_double);
             qsort(r_ratio, BN_ROUNDS, sizeof r_ratio[0], bench_cmp_double);
@@ -280,10 +330,11 @@ int main(int argc, char **argv)
             int ok = err_ours >= 0 && err_ours <= bn_tolerance(f64, x->k);
             char shape[64];
             snprintf(shape, sizeof shape, "%dx%dx%d x%d", x->m, x->n, x->k, x->batch);
-            printf("%-4s %-19s %9.4f %7.2f %9.2e | %9.4f %7.2f %9.2e | %6.3fx  %s (%s)%s\n", tname,
-                   shape, ms_ours, ms_ours > 0 ? flop / ms_ours / 1e9 : 0, err_ours, ms_vendor,
-                   ms_vendor > 0 ? flop / ms_vendor / 1e9 : 0, err_vendor, ratio, st.last_config,
-                   levels[st.last_level], ok ? "" : "  ** FAILED CHECK **");
+            printf("%-4s %-19s %9.4f %7.2f %9.2e | %9.4f %7.2f %9.2e | %6.3fx | %9.4f %9.4f %6.3fx  "
+                   "%s (%s)%s\n", tname, shape, ms_ours, ms_ours > 0 ? flop / ms_ours / 1e9 : 0,
+                   err_ours, ms_vendor, ms_vendor > 0 ? flop / ms_vendor / 1e9 : 0, err_vendor,
+                   ratio, b_ours[BN_ROUNDS / 2], b_vendor[BN_ROUNDS / 2], b_ratio[BN_ROUNDS / 2],
+                   st.last_config, levels[st.last_level], ok ? "" : "  ** FAILED CHECK **");
             fflush(stdout);
             if (!ok)
                 failures++;

@@ -3,13 +3,13 @@
 # GEMM): build, the bgemm and batched GPU tests, the four small batched shapes tuned (budgets
 # share what is left of TOTAL seconds after the build and tests, keeping BENCH_T for the
 # benchmark), bench_bgemm (through at_gemm_strided_batched, paired rounds against cuBLAS) and
-# every stored bgemm measurement (show --all, gzipped). OUT (default bench/results/s8-run)
+# every stored bgemm measurement (show --all and export, gzipped). OUT (default bench/results/s8-run)
 # receives at most 8 files; DB (default build/s8.db).
 set -u
 OUT="${OUT:-bench/results/s8-run}"
 DB="${DB:-build/s8.db}"
 TOTAL="${TOTAL:-228}"
-BENCH_T="${BENCH_T:-40}"
+BENCH_T="${BENCH_T:-20}"
 mkdir -p "$OUT"
 T0=$(date +%s)
 el() { echo "$(( $(date +%s) - T0 ))"; }
@@ -40,4 +40,5 @@ done
 BENCH_BGEMM_MAX_DIM=64 timeout "$BENCH_T" build/bench/bench_bgemm "$DB" > "$OUT/bench_bgemm.txt" 2>&1
 echo "bench_bgemm rc=$? $(el) s"; grep -E "x[0-9]+ " "$OUT/bench_bgemm.txt"
 timeout 10 build/autotune show --db "$DB" --kernel bgemm --all 2>&1 | gzip > "$OUT/show_all.txt.gz"
+timeout 10 build/autotune export -o - --db "$DB" --kernel bgemm 2>/dev/null | gzip > "$OUT/export.json.gz"
 echo "all done $(el) s"

@@ -41,6 +41,9 @@
 #ifndef SYNC
 #define SYNC 0          // 0: the block copies all G products' tiles and meets at __syncthreads; 1: each product's threads copy its own tiles and meet at their own barrier (bar.sync 1 + gi, TPP threads; __syncwarp where one warp computes a product)
 #endif
+#ifndef LDF
+#define LDF 0           // 1: tiles wholly inside the operands are copied by a fast path (each thread's 16-byte copies at fixed offsets from its first: no per-copy index arithmetic or bounds checks)
+#endif
 #ifndef HINT
 #define HINT 0          // 1: A and B 16-byte copies carry an L2 evict_first policy (read once) and C is stored with st.global.cs (streaming); 2: the copies' policy only
 #endif
@@ -186,6 +189,27 @@ __device__ __forceinline__ void bg_load(T *s, const T *P, long long ld, long lon
                                         int cmax, bool vec_ok, int t, int g0)
 {
     constexpr int CV = COLS / VEC, PER = ROWS * CV;
+#if LDF
+    // Fast path (LDF 1) where every copy is a whole 16-byte one: the LG tiles inside the
+    // operand and the batch, and each thread's copies PER / LN per product, RSTEP rows apart
+    // in one column (LN a multiple of CV, PER of LN), so their addresses are the first's
+    // plus constants (shared) and multiples of RSTEP ld (global).
+    constexpr bool FAST = VEC > 1 && LN % CV == 0 && PER % LN == 0;
+    if (FAST && vec_ok && b0 + g0 + LG <= batch && r0 + ROWS <= rmax && c0 + COLS <= cmax) {
+        constexpr int PPT = PER / LN, RSTEP = LN / CV;
+        const int rt = t / CV, ct = (t - rt * CV) * VEC;
+        const T *g = P + (b0 + g0) * stride + (long long)(r0 + rt) * ld + c0 + ct;
+        T *d = s + g0 * (ROWS * LD) + rt * LD + ct;
+        const long long rs = RSTEP * ld;
+#pragma unroll
+        for (int q = 0; q < LG; q++)
+#pragma unroll
+            for (int j = 0; j < PPT; j++)
+                bg_copy<VEC * ESZ>(d + q * (ROWS * LD) + j * (RSTEP * LD), g + q * stride + j * rs,
+                                   true);
+        return;
+    }
+#endif
 #pragma unroll 4
     for (int v = t; v < LG * PER; v += LN) {
         int gi = g0 + v / PER, rem = v - (gi - g0) * PER;
@@ -452,6 +476,11 @@ bgemm(int m, int n, int k, T alpha, const T *__restrict__ A, long long lda, long
     auto unit_of = [&](long long j, long long &grp, int &tm, int &tn) {
         long long u = blockIdx.x + j * gridDim.x;
         int t;
+        if (tiles == 1) {               // one tile per product (the small shapes): no division
+            grp = u;
+            tm = tn = 0;
+            return;
+        }
         if (units <= 0xffffffffLL) {
             unsigned uu = (unsigned)u, tt = (unsigned)tiles, q = uu / tt;
             grp = q;

@@ -190,6 +190,12 @@ int main()
         {7, 9, 3, G + 2, 1, 2, 0, 1.0, 1.0, 3},
         {BM + 1, 2 * BN - 1, 1, 2, 0, 1, 0, 2.0, 0.0, 4},
         {5, 4, 0, 3, 0, 0, 0, 1.0, 2.0, 2},
+#if LDF
+        // whole tiles (the copy fast path), a last group past the batch, and leading
+        // dimensions and gaps that keep 16-byte copies
+        {2 * BM, 2 * BN, 2 * BK, 2 * G + 1, 0, 0, 0, 1.0, 0.0, 3},
+        {BM, BN, 3 * BK, G + 1, 4, 8, 0, 0.5, 0.25, 2},
+#endif
     };
     double worst = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

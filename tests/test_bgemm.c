@@ -185,6 +185,8 @@ TEST(bgemm_kernel_schedule_and_loaders_on_the_cpu)
         "TYPE=1 MMA=2 OPA=1 OPB=1 BM=32 BN=16 BK=16 G=2 TM=1 TN=2 STAGES=3 VEC=2",
         "TYPE=0 MMA=0 OPA=1 OPB=0 BM=32 BN=32 BK=16 G=4 TM=4 TN=4 STAGES=2 VEC=4 SYNC=1 HINT=1",
         "TYPE=1 MMA=2 OPA=0 OPB=1 BM=32 BN=32 BK=16 G=2 TM=2 TN=4 STAGES=4 VEC=1 SYNC=1",
+        "TYPE=0 MMA=0 OPA=0 OPB=1 BM=64 BN=64 BK=32 G=2 TM=8 TN=4 STAGES=3 VEC=4 SYNC=1 LDF=1",
+        "TYPE=1 MMA=1 OPA=1 OPB=0 BM=32 BN=32 BK=32 G=2 TM=2 TN=4 STAGES=2 VEC=2 LDF=1",
     };
     FILE *src = fopen("tests/bgemm_host.cpp", "r");
     if (!src) {
@@ -528,6 +530,13 @@ static const struct { const char *problem, *config; } bg_odd_cases[] = {
                         "VEC=2,SYNC=1"},
     {"40x33x20:f64:NT:b5", "TYPE=1,MMA=1,OPA=0,OPB=1,BM=64,BN=64,BK=16,G=1,TM=2,TN=4,STAGES=2,"
                            "VEC=2,HINT=1"},
+    /* the copy fast path (LDF 1): whole tiles, a last K step and a last group that are not */
+    {"64x64x72:b5", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=2,TM=8,TN=4,STAGES=3,VEC=4,"
+                    "SYNC=1,LDF=1"},
+    {"32x32x45:f64:TN:b7", "TYPE=1,MMA=1,OPA=1,OPB=0,BM=32,BN=32,BK=16,G=2,TM=4,TN=2,STAGES=2,"
+                           "VEC=2,SYNC=1,LDF=1"},
+    {"96x64x64:f64:NT:b3", "TYPE=1,MMA=2,OPA=0,OPB=1,BM=64,BN=64,BK=32,G=1,TM=2,TN=4,STAGES=2,"
+                           "VEC=2,LDF=1"},
 };
 
 TEST(bgemm_gpu_cases_are_legal_and_serve_their_problems)
