@@ -427,40 +427,23 @@ static const tpl_baseline bg_baselines[] = {
      "FP64 tensor cores (mma.sync m8n8k4), two 32x32 products per block: sm_80+"},
     {"f64-dmma16", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=4,STAGES=2,VEC=2",
      "FP64 tensor cores (mma.sync m16n8k4), 64x64 tiles: sm_90+ (the 64^3 x 8192 winner on the "
-     "H200)"},
-    /* the H200 winners of the issue's small shapes (round 3, bench/notes_bgemm.md: every
-     * run tuning such a shape starts from them; the default run's 16^3 problems are not
-     * served by them); f64 64^3's is f64-dmma16 above */
-    {"f32-32-g2s", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=2,TM=4,TN=4,STAGES=2,VEC=4,SYNC=1",
-     "FP32, two 32x32 products per block, a barrier per product (the 32^3 x 65536 winner on "
-     "the H200)"},
-    {"f32-64-g2s", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=2,TM=8,TN=4,STAGES=3,VEC=4,SYNC=1",
-     "FP32, two 64x64 products per block, 3 stages, a barrier per product (the 64^3 x 8192 "
+     "H200 before the copy fast path)"},
+    /* the H200 winners of the issue's small shapes (round 3, second call,
+     * bench/results/2026-11-23-H200-bgemm-s8.txt): every run tuning such a shape starts from
+     * them; the default run's 16^3 problems are not served by them (tiles of 32 and more,
+     * LDF only for products of 32 x 32 and more) */
+    {"f32-32-l", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=1,TM=4,TN=4,STAGES=3,VEC=4,LDF=1",
+     "FP32, one 32x32 product per block, 3 stages, the copy fast path (the 32^3 x 65536 "
      "winner on the H200)"},
-    {"f64-dmma32s", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=2,TM=4,TN=2,STAGES=2,VEC=2,"
-     "SYNC=1", "FP64 tensor cores (mma.sync m8n8k4), two 32x32 products per block, a barrier "
-     "per product (the 32^3 x 65536 winner on the H200): sm_80+"},
-    /* round 3, second call: the winners with the copy fast path (LDF 1) */
-    {"c3-f32-32-l", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=2,TM=4,TN=4,STAGES=2,VEC=4,SYNC=1,"
-     "LDF=1", "round 3 candidate"},
-    {"c3-f32-32-l4", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=4,TM=4,TN=4,STAGES=2,VEC=4,"
-     "SYNC=1,LDF=1", "round 3 candidate"},
-    {"c3-f32-64-l", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=2,TM=8,TN=4,STAGES=3,VEC=4,SYNC=1,"
-     "LDF=1", "round 3 candidate"},
-    {"c3-f32-64-l4", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=4,TM=8,TN=4,STAGES=2,VEC=4,"
-     "SYNC=1,LDF=1", "round 3 candidate"},
-    {"c3-f64-32-l", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=2,TM=4,TN=2,STAGES=2,VEC=2,SYNC=1,"
-     "LDF=1", "round 3 candidate"},
-    {"c3-f64-32-l1", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=1,TM=2,TN=4,STAGES=2,VEC=2,"
-     "LDF=1", "round 3 candidate"},
-    {"c3-f64-32-l2", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=2,TM=2,TN=4,STAGES=2,VEC=2,"
-     "LDF=1", "round 3 candidate"},
-    {"c3-f64-64-l", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=4,STAGES=2,VEC=2,LDF=1",
-     "round 3 candidate"},
-    {"c3-f64-64-l42", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=4,TN=2,STAGES=2,VEC=2,"
-     "LDF=1", "round 3 candidate"},
-    {"c3-f64-64-l3", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=4,STAGES=3,VEC=2,"
-     "LDF=1", "round 3 candidate"},
+    {"f32-64-l", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=8,TN=4,STAGES=2,VEC=4,LDF=1",
+     "FP32, one 64x64 product per block, the copy fast path (the 64^3 x 8192 winner on the "
+     "H200)"},
+    {"f64-dmma32-l", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=2,TM=2,TN=2,STAGES=4,VEC=2,"
+     "LDF=1", "FP64 tensor cores (mma.sync m8n8k4), two 32x32 products per block, 4 stages, "
+     "the copy fast path (the 32^3 x 65536 winner on the H200): sm_80+"},
+    {"f64-dmma64-l", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=2,STAGES=3,VEC=2,"
+     "LDF=1", "FP64 tensor cores (mma.sync m16n8k4), 64x64 tiles, 3 stages, the copy fast "
+     "path (the 64^3 x 8192 winner on the H200): sm_90+"},
 };
 
 static const tpl_problem bg_tuning[] = {
