@@ -172,7 +172,9 @@ TEST(bgemm_accepts_its_kinds_and_matches_type_and_ops)
  * POSIX thread per CUDA thread (cp.async a plain copy, the FP64 mma tiles emulated by their
  * PTX fragment layouts) on odd sizes, gaps, offsets, beta 0 over NaN, k 0 and grids smaller
  * than the work, against a float64 product; configurations cover every op pair, both types,
- * MMA 0..2, G 1..8, STAGES 1..4, element and 16-byte copies. Skipped without a C++ compiler. */
+ * MMA 0..2, G 1..8, STAGES 1..4, element and 16-byte copies, SYNC 1 (named barriers and
+ * __syncwarp: one pthread barrier per product) and the copy fast path LDF 1 (with whole-tile
+ * cases). Skipped without a C++ compiler. */
 TEST(bgemm_kernel_schedule_and_loaders_on_the_cpu)
 {
     static const char *const cfgs[] = {
