@@ -18,6 +18,7 @@ static const bn_shape bn_shapes[] = {
     {256, 256, 256, 512}, {64, 64, 64, 8192}, {32, 32, 32, 65536}, {512, 512, 512, 128},
 };
 #define BN_NSHAPES ((int)(sizeof bn_shapes / sizeof bn_shapes[0]))
+#define BN_ROUNDS 5     /* timing rounds per side, alternating which goes first (odd) */
 
 __device__ double bn_uniform(unsigned long long seed, unsigned long long i)
 {
@@ -158,6 +159,35 @@ static double bn_time(int (*op)(const bn_call *), const bn_call *c)
     return bench_time_ms(bn_timed_call, &t, 20, 300.0);
 }
 
+/* Back-to-back: BN_B2B calls of op between one pair of events (the host's per-call work
+ * overlaps the GPU's), 5 times; the median per call in ms, -1 if a call failed. */
+#define BN_B2B 10
+static double bn_time_b2b(int (*op)(const bn_call *), const bn_call *c)
+{
+    cudaEvent_t e0, e1;
+    double t[5];
+    BN_CUDA(cudaEventCreate(&e0));
+    BN_CUDA(cudaEventCreate(&e1));
+    for (int w = 0; w < 3; w++)
+        if (op(c))
+            return -1;
+    for (int r = 0; r < 5; r++) {
+        float ms = 0;
+        BN_CUDA(cudaEventRecord(e0, 0));
+        for (int i = 0; i < BN_B2B; i++)
+            if (op(c))
+                return -1;
+        BN_CUDA(cudaEventRecord(e1, 0));
+        BN_CUDA(cudaEventSynchronize(e1));
+        BN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+        t[r] = ms / BN_B2B;
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    qsort(t, 5, sizeof t[0], bench_cmp_double);
+    return t[2];
+}
+
 /* Poisons C with NaN, runs op once, returns ||C - R|| / ||R|| (inf if any element is not
  * finite, -1 if the call failed). */
 static double bn_check(int (*op)(const bn_call *), const bn_call *c, const double *R,
@@ -211,9 +241,12 @@ int main(int argc, char **argv)
            "(driver %d, runtime %d, cuBLAS %d); row-major C_b = A_b B_b packed, alpha 1, beta 0 "
            "(C poisoned with NaN for the check); random inputs in [-1,1); error = ||C - R||_F / "
            "||R||_F over the batch against a compensated float64 product; each side timed in "
-           "three rounds alternating which goes first, each round the median of >= 20 "
-           "CUDA-event timings after 3 warm-ups; the median round is shown\n",
-           prop.name, drv, rt, cubv);
+           "%d rounds alternating which goes first, each round the median of >= 20 "
+           "CUDA-event timings after 3 warm-ups; ms: the median round of each side; ratio: the "
+           "median of the rounds' paired ratios cuBLAS ms / ours; b2b: the same pairs of rounds "
+           "with 10 back-to-back calls between the events (per-call ms, the median of 5; the "
+           "host's per-call work overlaps the GPU's)\n",
+           prop.name, drv, rt, cubv, BN_ROUNDS);
     size_t max_a = 0, max_b = 0, max_c = 0;
     for (int i = 0; i < BN_NSHAPES; i++) {
         const bn_shape *x = &bn_shapes[i];
@@ -235,9 +268,9 @@ int main(int argc, char **argv)
         const char *tname = f64 ? "f64" : "f32";
         if (only && !strstr(only, tname))
             continue;
-        printf("\n%-4s %-19s %9s %7s %9s | %9s %7s %9s | %7s  %s\n", "type", "m x n x k x batch",
-               "ours ms", "TF/s", "error", "cuBLAS ms", "TF/s", "error", "ratio",
-               "configuration (lookup level)");
+        printf("\n%-4s %-19s %9s %7s %9s | %9s %7s %9s | %7s | %9s %9s %7s  %s\n", "type",
+               "m x n x k x batch", "ours ms", "TF/s", "error", "cuBLAS ms", "TF/s", "error",
+               "ratio", "b2b ours", "b2b cuBLAS", "ratio", "configuration (lookup level)");
         for (int i = 0; i < BN_NSHAPES; i++) {
             if (max_dim && bn_shapes[i].m > atoi(max_dim))
                 continue;
@@ -251,8 +284,10 @@ int main(int argc, char **argv)
             BN_CUDA(cudaDeviceSynchronize());
             double err_ours = bn_check(bn_ours, &c, R, sums);
             double err_vendor = bn_check(bn_vendor, &c, R, sums);
-            double r_ours[3] = {-1, -1, -1}, r_vendor[3] = {-1, -1, -1};
-            for (int round = 0; round < 3 && err_ours >= 0 && err_vendor >= 0; round++) {
+            double r_ours[BN_ROUNDS], r_vendor[BN_ROUNDS], r_ratio[BN_ROUNDS];
+            for (int round = 0; round < BN_ROUNDS; round++)
+                r_ours[round] = r_vendor[round] = r_ratio[round] = -1;
+            for (int round = 0; round < BN_ROUNDS && err_ours >= 0 && err_vendor >= 0; round++) {
                 if (round % 2 == 0) {
                     r_ours[round] = bn_time(bn_ours, &c);
                     r_vendor[round] = bn_time(bn_vendor, &c);
@@ -260,23 +295,46 @@ int main(int argc, char **argv)
                     r_vendor[round] = bn_time(bn_vendor, &c);
                     r_ours[round] = bn_time(bn_ours, &c);
                 }
+                if (r_ours[round] > 0 && r_vendor[round] > 0)
+                    r_ratio[round] = r_vendor[round] / r_ours[round];
             }
-            qsort(r_ours, 3, sizeof r_ours[0], bench_cmp_double);
-            qsort(r_vendor, 3, sizeof r_vendor[0], bench_cmp_double);
-            double ms_ours = r_ours[0] > 0 ? r_ours[1] : -1;
-            double ms_vendor = r_vendor[0] > 0 ? r_vendor[1] : -1;
+            /* the same back-to-back (throughput; per-call host work hidden), paired rounds */
+            double b_ours[BN_ROUNDS], b_vendor[BN_ROUNDS], b_ratio[BN_ROUNDS];
+            for (int round = 0; round < BN_ROUNDS; round++) {
+                b_ours[round] = b_vendor[round] = b_ratio[round] = -1;
+                if (err_ours < 0 || err_vendor < 0)
+                    continue;
+                if (round % 2 == 0) {
+                    b_ours[round] = bn_time_b2b(bn_ours, &c);
+                    b_vendor[round] = bn_time_b2b(bn_vendor, &c);
+                } else {
+                    b_vendor[round] = bn_time_b2b(bn_vendor, &c);
+                    b_ours[round] = bn_time_b2b(bn_ours, &c);
+                }
+                if (b_ours[round] > 0 && b_vendor[round] > 0)
+                    b_ratio[round] = b_vendor[round] / b_ours[round];
+            }
+            qsort(b_ratio, BN_ROUNDS, sizeof b_ratio[0], bench_cmp_double);
+            qsort(b_ours, BN_ROUNDS, sizeof b_ours[0], bench_cmp_double);
+            qsort(b_vendor, BN_ROUNDS, sizeof b_vendor[0], bench_cmp_double);
+            qsort(r_ours, BN_ROUNDS, sizeof r_ours[0], bench_cmp_double);
+            qsort(r_vendor, BN_ROUNDS, sizeof r_vendor[0], bench_cmp_double);
+            qsort(r_ratio, BN_ROUNDS, sizeof r_ratio[0], bench_cmp_double);
+            double ms_ours = r_ours[0] > 0 ? r_ours[BN_ROUNDS / 2] : -1;
+            double ms_vendor = r_vendor[0] > 0 ? r_vendor[BN_ROUNDS / 2] : -1;
             at_stats st;
             at_get_stats(h, &st);
             static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
             double flop = 2.0 * x->m * x->n * (double)x->k * x->batch;
-            double ratio = ms_ours > 0 && ms_vendor > 0 ? ms_vendor / ms_ours : 0;
+            double ratio = r_ratio[0] > 0 ? r_ratio[BN_ROUNDS / 2] : 0;   /* median paired */
             int ok = err_ours >= 0 && err_ours <= bn_tolerance(f64, x->k);
             char shape[64];
             snprintf(shape, sizeof shape, "%dx%dx%d x%d", x->m, x->n, x->k, x->batch);
-            printf("%-4s %-19s %9.4f %7.2f %9.2e | %9.4f %7.2f %9.2e | %6.3fx  %s (%s)%s\n", tname,
-                   shape, ms_ours, ms_ours > 0 ? flop / ms_ours / 1e9 : 0, err_ours, ms_vendor,
-                   ms_vendor > 0 ? flop / ms_vendor / 1e9 : 0, err_vendor, ratio, st.last_config,
-                   levels[st.last_level], ok ? "" : "  ** FAILED CHECK **");
+            printf("%-4s %-19s %9.4f %7.2f %9.2e | %9.4f %7.2f %9.2e | %6.3fx | %9.4f %9.4f %6.3fx  "
+                   "%s (%s)%s\n", tname, shape, ms_ours, ms_ours > 0 ? flop / ms_ours / 1e9 : 0,
+                   err_ours, ms_vendor, ms_vendor > 0 ? flop / ms_vendor / 1e9 : 0, err_vendor,
+                   ratio, b_ours[BN_ROUNDS / 2], b_vendor[BN_ROUNDS / 2], b_ratio[BN_ROUNDS / 2],
+                   st.last_config, levels[st.last_level], ok ? "" : "  ** FAILED CHECK **");
             fflush(stdout);
             if (!ok)
                 failures++;

@@ -6,7 +6,10 @@
 #include "tpl.h"
 
 /* Parameter order; must match the params table below. */
-enum { P_TYPE, P_MMA, P_OPA, P_OPB, P_BM, P_BN, P_BK, P_G, P_TM, P_TN, P_STAGES, P_VEC, P_COUNT };
+enum {
+    P_TYPE, P_MMA, P_OPA, P_OPB, P_BM, P_BN, P_BK, P_G, P_TM, P_TN, P_STAGES, P_VEC, P_SYNC, P_HINT,
+    P_LDF, P_COUNT
+};
 
 #define BG_MAX_DIM 0x7fffffffLL
 #define BG_MAX_BATCH (1LL << 40)
@@ -14,12 +17,12 @@ enum { P_TYPE, P_MMA, P_OPA, P_OPB, P_BM, P_BN, P_BK, P_G, P_TM, P_TN, P_STAGES,
 /* ---- rejection reasons (each reachable; tests/test_bgemm.c scans for every one) ---- */
 enum {
     R_RANGE, R_MMA_TYPE, R_VEC, R_TILE, R_ASPECT, R_THREADS, R_REGS, R_REUSE, R_GROUP, R_SMEM,
-    R_COUNT
+    R_SYNC, R_LDF, R_COUNT
 };
 
 const char *const tpl_bgemm_reasons[R_COUNT] = {
-    [R_RANGE] = "TYPE, OPA and OPB are 0 or 1, MMA 0..2, VEC 1, 2 or 4, STAGES 1..4, G 1..8, "
-                "tiles positive",
+    [R_RANGE] = "TYPE, OPA, OPB, SYNC and LDF are 0 or 1, MMA and HINT 0..2, VEC 1, 2 or 4, "
+                "STAGES 1..4, G 1..8, tiles positive",
     [R_MMA_TYPE] = "MMA 1 and 2 (FP64 tensor cores: mma.sync m8n8k4, sm_80+; m16n8k4, sm_90+) "
                    "compute TYPE 1 (double) only, MMA 2 on sm_90+ devices only",
     [R_VEC] = "VEC is one 16-byte copy (4 floats, 2 doubles) or element copies (1): narrower "
@@ -36,6 +39,13 @@ const char *const tpl_bgemm_reasons[R_COUNT] = {
     [R_GROUP] = "several products per block (G > 1) only for tiles of at most 64 x 64 (small "
                 "matrices)",
     [R_SMEM] = "STAGES x G x (A and B tiles, padded) above the device's shared memory per block",
+    [R_SYNC] = "SYNC 1 (each product's threads copy its tiles and meet at their own barrier) needs "
+               "whole warps per product and several products per block (G > 1) or one warp per "
+               "product (the barrier is then __syncwarp); elsewhere it is SYNC 0",
+    [R_LDF] = "LDF 1 (the copy fast path of interior tiles) needs 16-byte copies (VEC > 1) and, for "
+              "the A and B tiles alike, copying threads a multiple of the 16-byte chunks of a "
+              "tile row and a tile's chunks a multiple of the copying threads (each thread's "
+              "copies one column, rows apart); elsewhere it would compile the same kernel as LDF 0",
 };
 const int tpl_bgemm_n_reasons = R_COUNT;
 
@@ -86,6 +96,25 @@ static int bg_fallback_shape(const int *c)
            !c[P_MMA];
 }
 
+/* 1 where bgemm.cu's copy fast path (LDF 1) exists: VEC > 1 and, for the A and B tiles, the
+ * copying threads LN (SYNC 1: a product's, else the block's) a multiple of a tile row's
+ * chunks CV and the tile's chunks PER a multiple of LN. */
+static int bg_fast_copies(const int *c)
+{
+    if (c[P_VEC] < 2)
+        return 0;
+    int ln = c[P_SYNC] ? bg_tpp(c) : bg_threads(c);
+    int a_rows = c[P_OPA] ? c[P_BK] : c[P_BM], a_cols = c[P_OPA] ? c[P_BM] : c[P_BK];
+    int b_rows = c[P_OPB] ? c[P_BN] : c[P_BK], b_cols = c[P_OPB] ? c[P_BK] : c[P_BN];
+    int rows[2] = {a_rows, b_rows}, cols[2] = {a_cols, b_cols};
+    for (int i = 0; i < 2; i++) {
+        int cv = cols[i] / c[P_VEC], per = rows[i] * cv;
+        if (cv < 1 || ln % cv || per % ln)
+            return 0;
+    }
+    return 1;
+}
+
 static int bg_valid(const int *c, const at_device_info *dev, char *why, size_t len)
 {
     if (why && len)
@@ -93,7 +122,10 @@ static int bg_valid(const int *c, const at_device_info *dev, char *why, size_t l
     for (int p = P_TYPE; p <= P_OPB; p++)
         if (c[p] < 0 || c[p] > (p == P_MMA ? 2 : 1))
             return bg_reject(R_RANGE, why, len);
-    for (int p = P_BM; p < P_COUNT; p++)
+    if (c[P_SYNC] < 0 || c[P_SYNC] > 1 || c[P_HINT] < 0 || c[P_HINT] > 2 || c[P_LDF] < 0 ||
+        c[P_LDF] > 1)
+        return bg_reject(R_RANGE, why, len);
+    for (int p = P_BM; p <= P_VEC; p++)
         if (c[p] < 1)
             return bg_reject(R_RANGE, why, len);
     if (c[P_STAGES] > 4 || c[P_G] > 8 || (c[P_VEC] != 1 && c[P_VEC] != 2 && c[P_VEC] != 4))
@@ -128,6 +160,10 @@ static int bg_valid(const int *c, const at_device_info *dev, char *why, size_t l
         return bg_reject(R_GROUP, why, len);
     if (bg_smem(c) > (dev ? dev->smem_per_block_optin : 227 * 1024))
         return bg_reject(R_SMEM, why, len);
+    if (c[P_SYNC] && (bg_tpp(c) % 32 || (c[P_G] == 1 && bg_tpp(c) != 32)))
+        return bg_reject(R_SYNC, why, len);
+    if (c[P_LDF] && !bg_fast_copies(c))
+        return bg_reject(R_LDF, why, len);
     return 1;
 }
 
@@ -175,6 +211,11 @@ static int bg_applicable(const int *c, const tpl_problem *p)
         (c[P_BK] < bk_min && !bg_fallback_shape(c)))
         return 0;
     if (c[P_G] > 1 && (m > c[P_BM] || n > c[P_BN] || c[P_G] > batch))
+        return 0;
+    /* The per-product barriers, the streaming hints and the copy fast path serve the issue's batched shapes
+     * (products of 32 x 32 and more, thousands of them), so the default run's 16^3 problems
+     * keep their exhaustive space and time. */
+    if ((c[P_SYNC] || c[P_HINT] || c[P_LDF]) && (m < 32 || n < 32))
         return 0;
     return 1;
 }
@@ -386,17 +427,23 @@ static const tpl_baseline bg_baselines[] = {
      "FP64 tensor cores (mma.sync m8n8k4), two 32x32 products per block: sm_80+"},
     {"f64-dmma16", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=4,STAGES=2,VEC=2",
      "FP64 tensor cores (mma.sync m16n8k4), 64x64 tiles: sm_90+ (the 64^3 x 8192 winner on the "
+     "H200 before the copy fast path)"},
+    /* the H200 winners of the issue's small shapes (round 3, second call,
+     * bench/results/2026-11-23-H200-bgemm-s8.txt): every run tuning such a shape starts from
+     * them; the default run's 16^3 problems are not served by them (tiles of 32 and more,
+     * LDF only for products of 32 x 32 and more) */
+    {"f32-32-l", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=1,TM=4,TN=4,STAGES=3,VEC=4,LDF=1",
+     "FP32, one 32x32 product per block, 3 stages, the copy fast path (the 32^3 x 65536 "
+     "winner on the H200)"},
+    {"f32-64-l", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=8,TN=4,STAGES=2,VEC=4,LDF=1",
+     "FP32, one 64x64 product per block, the copy fast path (the 64^3 x 8192 winner on the "
      "H200)"},
-    /* the H200 winners of the issue's small shapes (exhaustive tuning,
-     * bench/results/2026-11-23-H200-bgemm-s7.txt): every run tuning such a shape starts
-     * from them; the default run's 16^3 problems are not served by them */
-    {"f32-32-g4", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=4,TM=4,TN=4,STAGES=2,VEC=4",
-     "FP32, four 32x32 products per block (the 32^3 x 65536 winner on the H200)"},
-    {"f32-64-g2", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=2,TM=8,TN=4,STAGES=3,VEC=4",
-     "FP32, two 64x64 products per block, 3 stages (the 64^3 x 8192 winner on the H200)"},
-    {"f64-dmma32", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=1,TM=2,TN=4,STAGES=2,VEC=2",
-     "FP64 tensor cores (mma.sync m8n8k4), one 32x32 product per block (the 32^3 x 65536 "
-     "winner on the H200): sm_80+"},
+    {"f64-dmma32-l", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=2,TM=2,TN=2,STAGES=4,VEC=2,"
+     "LDF=1", "FP64 tensor cores (mma.sync m8n8k4), two 32x32 products per block, 4 stages, "
+     "the copy fast path (the 32^3 x 65536 winner on the H200): sm_80+"},
+    {"f64-dmma64-l", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=2,STAGES=3,VEC=2,"
+     "LDF=1", "FP64 tensor cores (mma.sync m16n8k4), 64x64 tiles, 3 stages, the copy fast "
+     "path (the 64^3 x 8192 winner on the H200): sm_90+"},
 };
 
 static const tpl_problem bg_tuning[] = {
@@ -433,6 +480,16 @@ const tpl_family tpl_bgemm = {
         {"STAGES", 4, {2, 3, 1, 4}, "cp.async stages in flight across K steps and products"},
         {"VEC", 3, {4, 2, 1}, "elements per global copy along the contiguous dimension (16 "
                               "bytes) or 1"},
+        {"SYNC", 2, {0, 1}, "0: the block copies every product's tiles and meets at "
+                            "__syncthreads; 1: each product's threads copy its own and meet at "
+                            "their own barrier (__syncwarp for one warp)", .omit_first = 1},
+        /* HINT 1 and 2 lost on every shape in round 3 (up to +21% time on f64 32^3): out of
+         * the tuning list, reachable by configuration text */
+        {"HINT", 1, {0}, "1: A and B copies with an L2 evict_first policy, C stored streaming "
+                         "(st.global.cs); 2: the copies' policy only (tuning list: 0; slower "
+                         "on the H200)", .omit_first = 1},
+        {"LDF", 2, {0, 1}, "1: tiles inside the operands copied by a fast path (fixed offsets, "
+                           "no per-copy index arithmetic or bounds checks)", .omit_first = 1},
     },
     .valid = bg_valid,
     .accepts = bg_accepts,

@@ -38,6 +38,15 @@
 #ifndef VEC
 #define VEC 4           // elements per global->shared copy along the contiguous dimension (16 bytes at most); 1 = element copies
 #endif
+#ifndef SYNC
+#define SYNC 0          // 0: the block copies all G products' tiles and meets at __syncthreads; 1: each product's threads copy its own tiles and meet at their own barrier (bar.sync 1 + gi, TPP threads; __syncwarp where one warp computes a product)
+#endif
+#ifndef LDF
+#define LDF 0           // 1: tiles wholly inside the operands are copied by a fast path (each thread's 16-byte copies at fixed offsets from its first: no per-copy index arithmetic or bounds checks)
+#endif
+#ifndef HINT
+#define HINT 0          // 1: A and B 16-byte copies carry an L2 evict_first policy (read once) and C is stored with st.global.cs (streaming); 2: the copies' policy only
+#endif
 
 #if TYPE == 0
 typedef float T;
@@ -85,6 +94,16 @@ typedef double T;
 #if MMA != 0 && TYPE != 1
 #error "MMA 1 and 2 (DMMA) compute doubles only"
 #endif
+#if SYNC && TPP % 32
+#error "SYNC 1 needs whole warps per product"
+#endif
+#if SYNC
+#define LN TPP                          // threads that copy one set of tiles
+#define LG 1                            // products in that set
+#else
+#define LN NT
+#define LG G
+#endif
 #if BM % (MMA == 2 ? 16 * TM : MMA ? 8 * TM : TM) || BN % (MMA ? 8 * TN : TN) || BK % (MMA ? 4 : KV)
 #error "tile sizes must divide evenly"
 #endif
@@ -100,10 +119,17 @@ template <int BYTES>
 __device__ __forceinline__ void bg_copy(T *dst, const T *src, bool valid)
 {
 #if __CUDA_ARCH__ >= 800
-    if (BYTES == 16)
+    if (BYTES == 16) {
+#if HINT
+        unsigned long long pol;
+        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
+        asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n"
+                     :: "r"(bg_smem_addr(dst)), "l"(src), "r"(valid ? 16 : 0), "l"(pol));
+#else
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
                      :: "r"(bg_smem_addr(dst)), "l"(src), "r"(valid ? 16 : 0));
-    else
+#endif
+    } else
         asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n"
                      :: "r"(bg_smem_addr(dst)), "l"(src), "n"(BYTES), "r"(valid ? BYTES : 0));
 #else
@@ -127,19 +153,66 @@ __device__ __forceinline__ void bg_wait(void)
 #endif
 }
 
-// One operand tile of ROWS x COLS elements for each of the block's G products: element
-// (r, c) of product b0 + gi is P[(b0 + gi) * stride + (r0 + r) * ld + c0 + c], zero where
-// r0 + r >= rmax, c0 + c >= cmax or the product is past the batch. vec_ok: P, ld and
-// stride allow VEC-element copies.
+#ifdef BG_HOST_BAR
+BG_HOST_BAR     // tests/bgemm_host.cpp: the per-product barrier emulated on the CPU
+#else
+// The barrier of the threads that share a stage's tiles: the block (SYNC 0), or product gi's
+// TPP threads (SYNC 1: named barrier 1 + gi, or the warp where it computes the product alone;
+// both order shared-memory accesses among their threads).
+__device__ __forceinline__ void bg_bar(int gi)
+{
+#if SYNC == 0
+    (void)gi;
+    __syncthreads();
+#elif TPP == 32
+    (void)gi;
+    __syncwarp();
+#else
+    // constant barrier ids (a register id makes ptxas reserve all 16 barriers)
+#define BG_NBAR(q) if (G > q - 1 && gi == q - 1) \
+        asm volatile("bar.sync " #q ", %0;\n" :: "n"(TPP) : "memory")
+    BG_NBAR(1); else BG_NBAR(2); else BG_NBAR(3); else BG_NBAR(4); else BG_NBAR(5);
+    else BG_NBAR(6); else BG_NBAR(7); else BG_NBAR(8);
+#undef BG_NBAR
+#endif
+}
+#endif
+
+// One operand tile of ROWS x COLS elements for each of the LG products g0, ..., g0 + LG - 1
+// of the block's group (SYNC 0: all G, by the block's threads; SYNC 1: product g0 alone, by
+// its TPP threads, t its thread): element (r, c) of product b0 + gi is
+// P[(b0 + gi) * stride + (r0 + r) * ld + c0 + c], zero where r0 + r >= rmax, c0 + c >= cmax
+// or the product is past the batch. vec_ok: P, ld and stride allow VEC-element copies.
 template <int ROWS, int COLS, int LD>
 __device__ __forceinline__ void bg_load(T *s, const T *P, long long ld, long long stride,
                                         long long b0, long long batch, int r0, int rmax, int c0,
-                                        int cmax, bool vec_ok)
+                                        int cmax, bool vec_ok, int t, int g0)
 {
     constexpr int CV = COLS / VEC, PER = ROWS * CV;
+#if LDF
+    // Fast path (LDF 1) where every copy is a whole 16-byte one: the LG tiles inside the
+    // operand and the batch, and each thread's copies PER / LN per product, RSTEP rows apart
+    // in one column (LN a multiple of CV, PER of LN), so their addresses are the first's
+    // plus constants (shared) and multiples of RSTEP ld (global).
+    constexpr bool FAST = VEC > 1 && LN % CV == 0 && PER % LN == 0;
+    if (FAST && vec_ok && b0 + g0 + LG <= batch && r0 + ROWS <= rmax && c0 + COLS <= cmax) {
+        constexpr int PPT = PER / LN, RSTEP = LN / CV;
+        const int rt = t / CV, ct = (t - rt * CV) * VEC;
+        const T *g = P + (b0 + g0) * stride + (long long)(r0 + rt) * ld + c0 + ct;
+        T *d = s + g0 * (ROWS * LD) + rt * LD + ct;
+        const long long rs = RSTEP * ld;
+#pragma unroll
+        for (int q = 0; q < LG; q++)
+#pragma unroll
+            for (int j = 0; j < PPT; j++)
+                bg_copy<VEC * ESZ>(d + q * (ROWS * LD) + j * (RSTEP * LD), g + q * stride + j * rs,
+                                   true);
+        return;
+    }
+#endif
 #pragma unroll 4
-    for (int v = threadIdx.x; v < G * PER; v += NT) {
-        int gi = v / PER, rem = v - gi * PER;
+    for (int v = t; v < LG * PER; v += LN) {
+        int gi = g0 + v / PER, rem = v - (gi - g0) * PER;
         int r = rem / CV, c = (rem - r * CV) * VEC;
         T *d = s + gi * (ROWS * LD) + r * LD + c;
         long long b = b0 + gi;
@@ -175,6 +248,22 @@ __device__ __forceinline__ void bg_lds(T *dst, const T *src)
         for (int e = 0; e < CE; e++)
             dst[c + e] = x.v[e];
     }
+}
+
+// Stores a chunk of C: st.global.cs (streaming, evict first) with HINT 1.
+template <int CB>
+__device__ __forceinline__ void bg_st(T *p, const bg_chunk<CB> &x)
+{
+#if HINT == 1 && defined(__CUDA_ARCH__)
+    if (CB == 16)
+        __stcs(reinterpret_cast<int4 *>(p), *reinterpret_cast<const int4 *>(&x));
+    else if (CB == 8)
+        __stcs(reinterpret_cast<int2 *>(p), *reinterpret_cast<const int2 *>(&x));
+    else
+        __stcs(reinterpret_cast<int *>(p), *reinterpret_cast<const int *>(&x));
+#else
+    *reinterpret_cast<bg_chunk<CB> *>(p) = x;
+#endif
 }
 
 // Result element: beta == 0 never reads C (it may hold NaN).
@@ -255,7 +344,7 @@ __device__ __forceinline__ void bg_store(T *Cb, long long ldc, int m, int n, int
                 for (int e = 0; e < CE; e++)
                     x.v[e] = beta == (T)0 ? alpha * acc[i][c + e]
                                           : alpha * acc[i][c + e] + beta * x.v[e];
-                *reinterpret_cast<bg_chunk<CB> *>(crow + c0 + c) = x;
+                bg_st<CB>(crow + c0 + c, x);
             }
         } else {
 #pragma unroll
@@ -346,7 +435,7 @@ __device__ __forceinline__ void bg_store(T *Cb, long long ldc, int m, int n, int
                         x = *reinterpret_cast<const bg_chunk<16> *>(crow + col);
                     x.v[0] = beta == 0.0 ? alpha * v0 : alpha * v0 + beta * x.v[0];
                     x.v[1] = beta == 0.0 ? alpha * v1 : alpha * v1 + beta * x.v[1];
-                    *reinterpret_cast<bg_chunk<16> *>(crow + col) = x;
+                    bg_st<16>(crow + col, x);
                 } else {
                     if (col < n)
                         crow[col] = bg_out(v0, alpha, beta, crow + col);
@@ -376,12 +465,22 @@ bgemm(int m, int n, int k, T alpha, const T *__restrict__ A, long long lda, long
     const long long mine = blockIdx.x < units ? (units - 1 - blockIdx.x) / gridDim.x + 1 : 0;
     const long long its = mine * ksteps;
     const int gi = threadIdx.x / TPP, lt = threadIdx.x - gi * TPP;
+#if SYNC
+    const int lt0 = lt, lg0 = gi;       // the product's threads copy its tiles
+#else
+    const int lt0 = threadIdx.x, lg0 = 0;
+#endif
 
     // The unit of the block's j-th turn: its product group and tile (32-bit division
     // where the unit count allows: this runs once per product group and K sweep).
     auto unit_of = [&](long long j, long long &grp, int &tm, int &tn) {
         long long u = blockIdx.x + j * gridDim.x;
         int t;
+        if (tiles == 1) {               // one tile per product (the small shapes): no division
+            grp = u;
+            tm = tn = 0;
+            return;
+        }
         if (units <= 0xffffffffLL) {
             unsigned uu = (unsigned)u, tt = (unsigned)tiles, q = uu / tt;
             grp = q;
@@ -404,14 +503,14 @@ bgemm(int m, int n, int k, T alpha, const T *__restrict__ A, long long lda, long
         long long b0 = grp * G;
         int k0 = lks * BK;
 #if OPA == 0
-        bg_load<BM, BK, A_LD>(sA, A, lda, sa, b0, batch, tm * BM, m, k0, k, flags & 1);
+        bg_load<BM, BK, A_LD>(sA, A, lda, sa, b0, batch, tm * BM, m, k0, k, flags & 1, lt0, lg0);
 #else
-        bg_load<BK, BM, A_LD>(sA, A, lda, sa, b0, batch, k0, k, tm * BM, m, flags & 1);
+        bg_load<BK, BM, A_LD>(sA, A, lda, sa, b0, batch, k0, k, tm * BM, m, flags & 1, lt0, lg0);
 #endif
 #if OPB == 0
-        bg_load<BK, BN, B_LD>(sB, B, ldb, sb, b0, batch, k0, k, tn * BN, n, flags & 2);
+        bg_load<BK, BN, B_LD>(sB, B, ldb, sb, b0, batch, k0, k, tn * BN, n, flags & 2, lt0, lg0);
 #else
-        bg_load<BN, BK, B_LD>(sB, B, ldb, sb, b0, batch, tn * BN, n, k0, k, flags & 2);
+        bg_load<BN, BK, B_LD>(sB, B, ldb, sb, b0, batch, tn * BN, n, k0, k, flags & 2, lt0, lg0);
 #endif
         if (++lks == ksteps) {
             lks = 0;
@@ -456,10 +555,10 @@ bgemm(int m, int n, int k, T alpha, const T *__restrict__ A, long long lda, long
         load_next();
         bg_commit();
         bg_wait<0>();
-        __syncthreads();
+        bg_bar(gi);
 #else
         bg_wait<STAGES - 2>();
-        __syncthreads();
+        bg_bar(gi);
         if (it + STAGES - 1 < its)
             load_next();
         bg_commit();
@@ -505,7 +604,7 @@ bgemm(int m, int n, int k, T alpha, const T *__restrict__ A, long long lda, long
 #endif
         }
 #if STAGES == 1
-        __syncthreads();
+        bg_bar(gi);
 #endif
     }
 }

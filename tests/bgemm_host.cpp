@@ -50,6 +50,10 @@ static void bh_mma(double *d, const double *a, double b, int mr)
         }
     pthread_barrier_wait(&w.bar);
 }
+// SYNC 1: product gi's TPP threads meet at their own barrier (SYNC 0: the block's).
+static pthread_barrier_t bh_prod_bar[8];
+#define BG_HOST_BAR \
+    static void bg_bar(int gi) { pthread_barrier_wait(SYNC ? &bh_prod_bar[gi] : &bh_barrier); }
 #define BG_HOST_MMA \
     static void bg_mma(double (&d)[MR / 4], const double (&a)[MR / 8], double b) \
     { bh_mma(d, a, b, MR); }
@@ -134,6 +138,8 @@ static double bh_run(const bh_case *c, int aligned)
         blockIdx.x = b;
         blockIdx.y = blockIdx.z = 0;
         pthread_barrier_init(&bh_barrier, nullptr, NT);
+        for (int g = 0; g < G; g++)
+            pthread_barrier_init(&bh_prod_bar[g], nullptr, TPP);
         for (int w = 0; MMA && w < NT / 32; w++)
             pthread_barrier_init(&bh_warps[w].bar, nullptr, 32);
         for (unsigned t = 0; t < (unsigned)NT; t++) {
@@ -144,6 +150,8 @@ static double bh_run(const bh_case *c, int aligned)
         for (unsigned t = 0; t < (unsigned)NT; t++)
             pthread_join(th[t], nullptr);
         pthread_barrier_destroy(&bh_barrier);
+        for (int g = 0; g < G; g++)
+            pthread_barrier_destroy(&bh_prod_bar[g]);
         for (int w = 0; MMA && w < NT / 32; w++)
             pthread_barrier_destroy(&bh_warps[w].bar);
     }
@@ -182,6 +190,12 @@ int main()
         {7, 9, 3, G + 2, 1, 2, 0, 1.0, 1.0, 3},
         {BM + 1, 2 * BN - 1, 1, 2, 0, 1, 0, 2.0, 0.0, 4},
         {5, 4, 0, 3, 0, 0, 0, 1.0, 2.0, 2},
+#if LDF
+        // whole tiles (the copy fast path), a last group past the batch, and leading
+        // dimensions and gaps that keep 16-byte copies
+        {2 * BM, 2 * BN, 2 * BK, 2 * G + 1, 0, 0, 0, 1.0, 0.0, 3},
+        {BM, BN, 3 * BK, G + 1, 4, 8, 0, 0.5, 0.25, 2},
+#endif
     };
     double worst = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

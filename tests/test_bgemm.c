@@ -172,7 +172,9 @@ TEST(bgemm_accepts_its_kinds_and_matches_type_and_ops)
  * POSIX thread per CUDA thread (cp.async a plain copy, the FP64 mma tiles emulated by their
  * PTX fragment layouts) on odd sizes, gaps, offsets, beta 0 over NaN, k 0 and grids smaller
  * than the work, against a float64 product; configurations cover every op pair, both types,
- * MMA 0..2, G 1..8, STAGES 1..4, element and 16-byte copies. Skipped without a C++ compiler. */
+ * MMA 0..2, G 1..8, STAGES 1..4, element and 16-byte copies, SYNC 1 (named barriers and
+ * __syncwarp: one pthread barrier per product) and the copy fast path LDF 1 (with whole-tile
+ * cases). Skipped without a C++ compiler. */
 TEST(bgemm_kernel_schedule_and_loaders_on_the_cpu)
 {
     static const char *const cfgs[] = {
@@ -183,6 +185,10 @@ TEST(bgemm_kernel_schedule_and_loaders_on_the_cpu)
         "TYPE=1 MMA=1 OPA=1 OPB=0 BM=64 BN=32 BK=8 G=1 TM=4 TN=2 STAGES=4 VEC=1",
         "TYPE=1 MMA=2 OPA=0 OPB=1 BM=64 BN=64 BK=32 G=1 TM=2 TN=4 STAGES=2 VEC=2",
         "TYPE=1 MMA=2 OPA=1 OPB=1 BM=32 BN=16 BK=16 G=2 TM=1 TN=2 STAGES=3 VEC=2",
+        "TYPE=0 MMA=0 OPA=1 OPB=0 BM=32 BN=32 BK=16 G=4 TM=4 TN=4 STAGES=2 VEC=4 SYNC=1 HINT=1",
+        "TYPE=1 MMA=2 OPA=0 OPB=1 BM=32 BN=32 BK=16 G=2 TM=2 TN=4 STAGES=4 VEC=1 SYNC=1",
+        "TYPE=0 MMA=0 OPA=0 OPB=1 BM=64 BN=64 BK=32 G=2 TM=8 TN=4 STAGES=3 VEC=4 SYNC=1 LDF=1",
+        "TYPE=1 MMA=1 OPA=1 OPB=0 BM=32 BN=32 BK=32 G=2 TM=2 TN=4 STAGES=2 VEC=2 LDF=1",
     };
     FILE *src = fopen("tests/bgemm_host.cpp", "r");
     if (!src) {
@@ -515,6 +521,24 @@ static const struct { const char *problem, *config; } bg_odd_cases[] = {
     {"31x40x9:f64:NT:b9", "TYPE=1,MMA=1,OPA=0,OPB=1,BM=32,BN=32,BK=16,G=1,TM=2,TN=2,STAGES=4,VEC=2"},
     {"20x20x50:f64:TT:b5", "TYPE=1,MMA=0,OPA=1,OPB=1,BM=16,BN=16,BK=8,G=1,TM=2,TN=4,STAGES=1,VEC=1"},
     {"7x9x3:f64:b9", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=16,BN=16,BK=8,G=8,TM=2,TN=2,STAGES=3,VEC=2"},
+    /* per-product barriers (__syncwarp, named barriers) and the streaming hints */
+    {"32x32x37:b9", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=4,TM=4,TN=4,STAGES=2,VEC=4,"
+                    "SYNC=1,HINT=1"},
+    {"45x64x33:NT:b6", "TYPE=0,MMA=0,OPA=0,OPB=1,BM=64,BN=64,BK=16,G=2,TM=8,TN=4,STAGES=3,"
+                       "VEC=4,SYNC=1,HINT=2"},
+    {"32x32x45:f64:TN:b7", "TYPE=1,MMA=2,OPA=1,OPB=0,BM=32,BN=32,BK=16,G=2,TM=2,TN=4,STAGES=3,"
+                           "VEC=2,SYNC=1,HINT=1"},
+    {"64x50x70:f64:b5", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=2,TM=2,TN=4,STAGES=2,"
+                        "VEC=2,SYNC=1"},
+    {"40x33x20:f64:NT:b5", "TYPE=1,MMA=1,OPA=0,OPB=1,BM=64,BN=64,BK=16,G=1,TM=2,TN=4,STAGES=2,"
+                           "VEC=2,HINT=1"},
+    /* the copy fast path (LDF 1): whole tiles, a last K step and a last group that are not */
+    {"64x64x72:b5", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=2,TM=8,TN=4,STAGES=3,VEC=4,"
+                    "SYNC=1,LDF=1"},
+    {"32x32x45:f64:TN:b7", "TYPE=1,MMA=1,OPA=1,OPB=0,BM=32,BN=32,BK=16,G=2,TM=4,TN=2,STAGES=2,"
+                           "VEC=2,SYNC=1,LDF=1"},
+    {"96x64x64:f64:NT:b3", "TYPE=1,MMA=2,OPA=0,OPB=1,BM=64,BN=64,BK=32,G=1,TM=2,TN=4,STAGES=2,"
+                           "VEC=2,LDF=1"},
 };
 
 TEST(bgemm_gpu_cases_are_legal_and_serve_their_problems)
