@@ -270,7 +270,7 @@ __device__ __forceinline__ void mm_compute_tile(const float *s, int wm0, int wn0
                                                 float (&acc)[WMITER * TM][WNITER * TN])
 {
     const float *As = s;
-    const float *Bs = s + BK * AS_LD;
+    const float *Bs = s + A_FLOATS;
 #pragma unroll
     for (int kk = 0; kk < BK; kk++) {
         float a[WMITER * TM], b[WNITER * TN];
@@ -440,7 +440,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
 #pragma unroll
             for (int i = 0; i < BV_ITERS; i++)
                 mm_cp16_full(smem, sbase,
-                             soff + BK * AS_LD + (b_k + i * BV_ROWSTEP) * BS_LD + b_n,
+                             soff + A_FLOATS + (b_k + i * BV_ROWSTEP) * BS_LD + b_n,
                              b_ptr + i * b_istep);
             b_ptr += b_tstep;
 #elif OPB == 2
@@ -453,7 +453,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
 #else
 #pragma unroll
             for (int i = 0; i < BT_ITERS; i++)
-                mm_cp4_full(smem, sbase, soff + BK * AS_LD + b_k * BS_LD + b_n + i * BT_ROWSTEP,
+                mm_cp4_full(smem, sbase, soff + A_FLOATS + b_k * BS_LD + b_n + i * BT_ROWSTEP,
                             b_ptr + i * b_istep);
             b_ptr += BK;
 #endif
@@ -538,7 +538,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
 #pragma unroll
         for (int i = 0; i < BT_ITERS; i++) {
             int ok = b_kin && i * BT_ROWSTEP < b_nrem;
-            mm_cp4(smem, sbase, soff + BK * AS_LD + b_k * BS_LD + b_n + i * BT_ROWSTEP,
+            mm_cp4(smem, sbase, soff + A_FLOATS + b_k * BS_LD + b_n + i * BT_ROWSTEP,
                    ok ? b_ptr + i * b_istep : B, ok ? 4 : 0);
         }
         b_ptr += BK;
@@ -547,7 +547,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
 #pragma unroll
             for (int i = 0; i < BV_ITERS; i++) {
                 int ok = k0 + b_k + i * BV_ROWSTEP < kend && b_bytes;
-                mm_cp16(smem, sbase, soff + BK * AS_LD + (b_k + i * BV_ROWSTEP) * BS_LD + b_n,
+                mm_cp16(smem, sbase, soff + A_FLOATS + (b_k + i * BV_ROWSTEP) * BS_LD + b_n,
                         ok ? b_ptr + i * b_istep : B, ok ? b_bytes : 0);
             }
             b_ptr += b_tstep;
@@ -558,7 +558,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
                 int k = e / BN, n = e % BN;
                 int gk = k0 + k, gn = n0 + n;
                 int ok = gk < kend && gn < N;
-                mm_cp4(smem, sbase, soff + BK * AS_LD + k * BS_LD + n,
+                mm_cp4(smem, sbase, soff + A_FLOATS + k * BS_LD + n,
                        ok ? B + (long long)gk * ldb + gn : B, ok ? 4 : 0);
             }
         }
@@ -738,7 +738,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
     auto load_frag = [&](float (&a)[WMITER * TM], float (&b)[WNITER * TN], const float *s,
                          int kk) {
         const float *As = s + kk * AS_LD + wm0 + tm * TM;
-        const float *Bs = s + BK * AS_LD + kk * BS_LD + wn0 + tn * TN;
+        const float *Bs = s + A_FLOATS + kk * BS_LD + wn0 + tn * TN;
 #pragma unroll
         for (int wi = 0; wi < WMITER; wi++)
 #pragma unroll
