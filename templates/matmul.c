@@ -106,10 +106,6 @@ static int mm_geometry(const int *c, mm_geom *g, char *why, size_t len)
      * and copies: matches ptxas -v on sm_90 within a few registers for the
      * 64-accumulator tiles. */
     g->regs = g->acc + (1 + c[P_FRAG]) * (g->wmiter * tm + wni * tn) + 48;
-    /* K-major fragments (OPA=2 / OPB=2): 4 K steps of both operands, double-buffered
-     * (ptxas -v, sm_90: 254 registers for 64 accumulators, 8x8 per lane, no spills) */
-    if (c[P_OPA] == 2 || c[P_OPB] == 2)
-        g->regs = g->acc + 2 * 4 * (g->wmiter * tm + wni * tn) + 48;
     g->smem = c[P_STAGES] * c[P_BK] * (bm + bn + 2 * c[P_PAD]) * 4;
     return 1;
 }
@@ -153,18 +149,6 @@ static int mm_store_conflict(int bm, int bk, int pad)
             worst = per_bank[a % 32];
     }
     return worst;
-}
-
-/* op(A) and op(B) of a configuration: OPA 1 is op T (2 is op N kept K-major in shared
- * memory), OPB 1 and 2 are op T (2 kept K-major). */
-static int mm_cfg_op_a_t(const int *cfg)
-{
-    return cfg[P_OPA] == 1;
-}
-
-static int mm_cfg_op_b_t(const int *cfg)
-{
-    return cfg[P_OPB] != 0;
 }
 
 /* Rejects cfg with the reason if parameter p is not at its canonical (first) value. */
@@ -277,27 +261,16 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
         return 0;
     }
     int opa = cfg[P_OPA], opb = cfg[P_OPB];
-    if (opa < 0 || opa > 2 || opb < 0 || opb > 2) {
-        tpl_reason(why, len, "OPA must be 0 (N), 1 (T) or 2 (N, K-major in shared memory), OPB 0 "
-                   "(N), 1 (T) or 2 (T, K-major in shared memory)");
+    if (opa < 0 || opa > 1 || opb < 0 || opb > 1) {
+        tpl_reason(why, len, "OPA and OPB must be 0 (N) or 1 (T)");
         return 0;
     }
-    /* K-major operands in shared memory (OPA=2 / OPB=2, bench/notes_matmul.md round 7):
-     * FRAG=1's loop in groups of 4 K steps (BK 8 or 16: groups in pairs, and 4 groups at
-     * BK=16 already fill the registers), the issue-bound tiles of at least 128x128 */
-    if ((opa == 2 || opb == 2) && (cfg[P_FRAG] != 1 || bm * bn < 128 * 128 || bk > 16)) {
-        tpl_reason(why, len, "OPA=2 / OPB=2 (K-major operands in shared memory) only with FRAG=1, "
-                   "BK <= 16 and tiles of at least 128x128");
-        return 0;
-    }
-    /* A of op N and B of op T copy 4-byte elements along K (OPA=2 / OPB=2: float4s along
-     * K, 4-byte when unaligned); A of op T and B of op N float4s along M and N */
-    int a_split = opa == 1 ? (bk * bm / 4) % g.nthreads == 0 && g.nthreads % (bm / 4) == 0
-                : opa == 2 ? (bm * bk) % (4 * g.nthreads) == 0 && g.nthreads % (bk / 4) == 0
-                           : (bm * bk) % g.nthreads == 0;
-    int b_split = opb == 1 ? (bn * bk) % g.nthreads == 0 && g.nthreads % bk == 0
-                : opb == 2 ? (bn * bk) % (4 * g.nthreads) == 0 && g.nthreads % (bk / 4) == 0
-                           : (bk * bn / 4) % g.nthreads == 0;
+    /* A of op N and B of op T copy 4-byte elements along K; A of op T and B of
+     * op N float4s along M and N */
+    int a_split = opa ? (bk * bm / 4) % g.nthreads == 0 && g.nthreads % (bm / 4) == 0
+                      : (bm * bk) % g.nthreads == 0;
+    int b_split = opb ? (bn * bk) % g.nthreads == 0 && g.nthreads % bk == 0
+                      : (bk * bn / 4) % g.nthreads == 0;
     if (!a_split || !b_split) {
         tpl_reason(why, len, "tile copies (%dx%d of A, %dx%d of B, OPA=%d OPB=%d) do not split "
                    "evenly over %d threads", bm, bk, bk, bn, opa, opb, g.nthreads);
@@ -325,11 +298,11 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     /* transposed 4-byte stores into shared memory: A of op N (As[k][m]), B of op T
      * (Bs[k][n]); with neither there is nothing for PAD to fix */
     int c_pad = 1, c_none = 1;
-    if (opa == 0) {
+    if (!opa) {
         c_pad = mm_store_conflict(bm, bk, 4);
         c_none = mm_store_conflict(bm, bk, 0);
     }
-    if (opb == 1) {
+    if (opb) {
         int p4 = mm_store_conflict(bn, bk, 4), p0 = mm_store_conflict(bn, bk, 0);
         c_pad = p4 > c_pad ? p4 : c_pad;
         c_none = p0 > c_none ? p0 : c_none;
@@ -426,7 +399,7 @@ static int mm_applicable(const int *cfg, const tpl_problem *p)
     if (m < 1 || n < 1 || k < 0 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
         return 0;
     /* the configuration's ops are the problem's; the seeds compute one NN product */
-    if (mm_cfg_op_a_t(cfg) != (p->op_a == AT_OP_T) || mm_cfg_op_b_t(cfg) != (p->op_b == AT_OP_T))
+    if (cfg[P_OPA] != (p->op_a == AT_OP_T) || cfg[P_OPB] != (p->op_b == AT_OP_T))
         return 0;
     long long batch = tpl_problem_batch(p);
     if (batch > 1 && (cfg[P_ALGO] != 2 || cfg[P_SPLITK] > 1 || cfg[P_SK] == 1))
@@ -532,7 +505,7 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
     float alpha = (float)args->scalar[TPL_GEMM_ALPHA], beta = (float)args->scalar[TPL_GEMM_BETA];
     CUdeviceptr A = oa->ptr, B = ob->ptr, C = oc->ptr;
 
-    if (mm_cfg_op_a_t(cfg) != (p->op_a == AT_OP_T) || mm_cfg_op_b_t(cfg) != (p->op_b == AT_OP_T) ||
+    if (cfg[P_OPA] != (p->op_a == AT_OP_T) || cfg[P_OPB] != (p->op_b == AT_OP_T) ||
         (batch > 1 && (cfg[P_ALGO] != 2 || cfg[P_SPLITK] > 1 || cfg[P_SK] == 1)))
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "matmul: configuration OPA=%d OPB=%d does not "
                        "compute ops %s%s%s", cfg[P_OPA], cfg[P_OPB], tpl_op_name(p->op_a),
@@ -559,14 +532,10 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
     int sk = cfg[P_SPLITK];
     CUdeviceptr W = 0;
     int flags = 0;
-    if (cfg[P_OPA] != 0 && cfg[P_VEC] == 4 && A % 16 == 0 && lda % 4 == 0 &&
+    if (cfg[P_OPA] == 1 && cfg[P_VEC] == 4 && A % 16 == 0 && lda % 4 == 0 &&
         (batch == 1 || sA % 4 == 0))
         flags |= 4;
-    if (cfg[P_OPB] == 2) {
-        /* B of op T kept K-major: float4s along K where aligned, else 4-byte copies */
-        if (B % 16 == 0 && ldb % 4 == 0 && (batch == 1 || sB % 4 == 0))
-            flags |= 1;
-    } else if (cfg[P_OPB] == 1) {
+    if (cfg[P_OPB] == 1) {
         /* B of op T: 4-byte copies along K, any alignment */
     } else if (cfg[P_VEC] == 4 && B % 16 == 0 && ldb % 4 == 0 && (batch == 1 || sB % 4 == 0)) {
         flags |= 1;
@@ -746,10 +715,6 @@ static const tpl_baseline mm_baselines[] = {
     {"nt_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
                   "STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=1",
      "the NT 4096^3 winner (H200): 128x128, BK=16, columns serpentine"},
-    /* round 7: both K-major operands of NT kept K-major in shared memory (OPA=2, OPB=2) */
-    {"nt_kmajor", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
-                  "STAGES=3,VEC=4,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=2,OPB=2",
-     "the NT winner's tile with A and B kept K-major in shared memory (fragments along k)"},
 };
 
 static const tpl_problem mm_tuning[] = {
@@ -800,12 +765,9 @@ const tpl_family tpl_matmul = {
                           "evenly by K steps (deterministic fix-up)"},
         {"FFMA", 3, {0, 1, 2}, "ALGO 2, FRAG=1: FFMA order over the lane's accumulators: 0 rows, "
                                "1 rows serpentine, 2 columns serpentine"},
-        {"OPA", 3, {0, 1, 2}, "ALGO 2: 1 = A stored k x m (op T; 16-byte loads along m), 0 = m x "
-                              "k (op N; 4-byte loads stored transposed), 2 = m x k kept K-major "
-                              "in shared memory (16-byte loads along k)"},
-        {"OPB", 3, {0, 1, 2}, "ALGO 2: 1 = B stored n x k (op T; 4-byte loads stored "
-                              "transposed), 2 = n x k kept K-major in shared memory (16-byte "
-                              "loads along k), 0 = k x n"},
+        {"OPA", 2, {0, 1}, "ALGO 2: 1 = A stored k x m (op T; 16-byte loads along m), 0 = m x k"},
+        {"OPB", 2, {0, 1}, "ALGO 2: 1 = B stored n x k (op T; 4-byte loads stored transposed), "
+                           "0 = k x n"},
     },
     .valid = mm_valid,
     .accepts = mm_accepts,

@@ -1,6 +1,5 @@
 // matmul.cu: the matmul family, C = alpha*op(A)*op(B) + beta*C (FP32, IEEE FFMA, row-major,
-// any M, N, K and leading dimensions, op N or T on each operand (OPA, OPB; the seeds: N only;
-// OPA=2 / OPB=2: the operand of op N / T kept K-major in shared memory),
+// any M, N, K and leading dimensions, op N or T on each operand (OPA, OPB; the seeds: N only),
 // batches of products along grid y): the seeds' naive and tiled kernels and a tuned one.
 
 // ---- tunables (the descriptor templates/matmul.c passes every one as -D) ----
@@ -56,10 +55,10 @@
 #define FFMA 0          // ALGO 2, FRAG=1: order of a K step's FFMAs over the lane's accumulators: 0 rows, 1 rows serpentine, 2 columns serpentine
 #endif
 #ifndef OPA
-#define OPA 0           // ALGO 2: 0 = A stored M x K (op N), 1 = A stored K x M (op T: 16-byte loads along M), 2 = op N kept K-major in shared memory (FRAG=1)
+#define OPA 0           // ALGO 2: 0 = A stored M x K (op N), 1 = A stored K x M (op T: 16-byte loads along M)
 #endif
 #ifndef OPB
-#define OPB 0           // ALGO 2: 0 = B stored K x N (op N), 1 = B stored N x K (op T: 4-byte loads, stored transposed), 2 = op T kept K-major in shared memory (FRAG=1)
+#define OPB 0           // ALGO 2: 0 = B stored K x N (op N), 1 = B stored N x K (op T: 4-byte loads, stored transposed)
 #endif
 #ifndef SK
 #define SK 0            // ALGO 2: 1 = stream-K: a persistent grid, full waves of tiles, the rest split evenly by K steps
@@ -142,21 +141,12 @@ matmul_tiled(int M, int N, int K, float alpha, const float *__restrict__ A, int 
 #define TPM (WSUBM / TM)
 #define AS_LD (BM + PAD)
 #define BS_LD (BN + PAD)
-// OPA=2 / OPB=2: the K-major operand (A of op N, B of op T) is kept K-major in shared
-// memory: BM (BN) rows of BK floats, copied as whole float4s along K, the float4 slots of
-// each 128-byte line XOR-swizzled by row (mm_kswz) so fragment reads along K are
-// conflict-free. Otherwise the operand is stored K x M (K x N) with rows padded by PAD.
-#define KA (OPA == 2)
-#define KB (OPB == 2)
-#define A_FLOATS (KA ? BM * BK : BK * AS_LD)
-#define B_FLOATS (KB ? BN * BK : BK * BS_LD)
-#define STAGE_FLOATS (A_FLOATS + B_FLOATS)
+#define STAGE_FLOATS (BK * AS_LD + BK * BS_LD)
 #define GROUP_M 8       // block rows per L2 swizzle group
 // Blocks per SM the register allocation must allow: 64-accumulator tiles get
 // 2 blocks of 256 threads (128 registers) or 3 of 128 (168), larger ones 1.
 // (STAGES = 1 is left unconstrained: there ptxas hoists fragment loads and spills.)
-// K-major fragments (OPA=2 / OPB=2) hold 4 K steps of both operands twice: 1 block.
-#define MINB ((WM * WN) / 32 <= 64 && STAGES > 1 && !KA && !KB ? (NTHREADS >= 256 ? 2 : 3) : 1)
+#define MINB ((WM * WN) / 32 <= 64 && STAGES > 1 ? (NTHREADS >= 256 ? 2 : 3) : 1)
 
 __device__ __forceinline__ unsigned mm_smem_addr(const void *p)
 {
@@ -239,26 +229,14 @@ __device__ __forceinline__ void mm_wait(void)
 // OPB=1: B stored N x K, copied like A of OPA=0 (4-byte along K, stored transposed).
 #define BT_ITERS (BN * BK / NTHREADS)
 #define BT_ROWSTEP (NTHREADS / BK)
-// OPA=2 / OPB=2: float4s of K-major rows (BK / 4 per row), 4-byte fallback when unaligned.
-#define KR4 (BK / 4)                        // float4s per K-major row
-#define KA_ITERS (BM * KR4 / NTHREADS)
-#define KB_ITERS (BN * KR4 / NTHREADS)
-#define K_ROWSTEP (NTHREADS / KR4)
-#if KA || KB
-static_assert(FRAG == 1 && BK % 8 == 0, "K-major fragments are read by FRAG=1's loop, 4 K steps a group, groups in pairs");
-static_assert(NTHREADS % KR4 == 0 && (BM * KR4) % NTHREADS == 0 && (BN * KR4) % NTHREADS == 0 &&
-              (BM * BK) % NTHREADS == 0 && (BN * BK) % NTHREADS == 0, "K-major copies must split evenly");
-#endif
 #if OPA == 0
 static_assert((BM * BK) % NTHREADS == 0 && NTHREADS % BK == 0, "A copies must split evenly");
-#elif OPA == 2
 #else
 static_assert((BK * A_VPR) % NTHREADS == 0 && NTHREADS % A_VPR == 0 && (BM * BK) % NTHREADS == 0,
               "A copies must split evenly");
 #endif
 #if OPB == 0
 static_assert((BK * B_VPR) % NTHREADS == 0 && NTHREADS % B_VPR == 0, "B copies must split evenly");
-#elif OPB == 2
 #else
 static_assert((BN * BK) % NTHREADS == 0 && NTHREADS % BK == 0, "B copies must split evenly");
 #endif
@@ -270,7 +248,7 @@ __device__ __forceinline__ void mm_compute_tile(const float *s, int wm0, int wn0
                                                 float (&acc)[WMITER * TM][WNITER * TN])
 {
     const float *As = s;
-    const float *Bs = s + A_FLOATS;
+    const float *Bs = s + BK * AS_LD;
 #pragma unroll
     for (int kk = 0; kk < BK; kk++) {
         float a[WMITER * TM], b[WNITER * TN];
@@ -325,23 +303,6 @@ __device__ __forceinline__ void mm_lane_origin(int &wm0, int &wn0, int &tm, int 
     tn = lane % TPN;
 }
 
-// K-major tiles (OPA=2 / OPB=2). A quarter-warp's LDS.128 of fragment rows along K reads
-// NSW_A distinct rows of A (lanes of different tm) and NSW_B of B (different tn), TM (TN)
-// rows apart: with rows of BK floats they would share banks. mm_kswz spreads them.
-#define NSW_A (TPN >= 8 ? 1 : 8 / TPN)
-#define NSW_B (TPN >= 8 ? 8 : TPN)
-
-// Float offset of float4 column c of row r in a K-major tile of rows of BK floats: the
-// float4's slot in its 128-byte line (8 slots) is XORed with (r / t) mod nsw (t: the lane's
-// rows, TM or TN; nsw: NSW_A or NSW_B), so the nsw rows a quarter-warp reads at one K land
-// in nsw different slots. A line holds 8 / KR4 <= t rows, which share one XOR value: 8
-// consecutive float4s of the copy stay in one line, a permutation of its slots.
-__device__ __forceinline__ int mm_kswz(int r, int c, int t, int nsw)
-{
-    const int e = r * KR4 + c;
-    return 4 * ((e & ~7) | ((e & 7) ^ ((r / t) & (nsw - 1))));
-}
-
 // Accumulates the K range [kbeg, kend) (kbeg a multiple of BK) of block tile (m0, n0)
 // into acc, which it zeroes first. flags bit 0: B allows 16-byte loads (OPB=0); bit 2: A
 // allows 16-byte loads (OPA=1). Leaves every cp.async group complete; the caller separates
@@ -372,11 +333,6 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
     const int a_mrem = M - m0 - a_m;                // row i is inside if i*A_ROWSTEP < a_mrem
     const float *a_ptr = A + (long long)(m0 + a_m) * lda + kbeg + a_k;
     const long long a_istep = (long long)A_ROWSTEP * lda;
-#elif OPA == 2
-    const int a_c = tid % KR4, a_r = tid / KR4;     // float4 column, first row
-    const int a_mrem = M - m0 - a_r;                // row i is inside if i*K_ROWSTEP < a_mrem
-    const float *a_ptr = A + (long long)(m0 + a_r) * lda + kbeg + 4 * a_c;
-    const long long a_istep = (long long)K_ROWSTEP * lda;
 #else
     const int a_k = tid / A_VPR, a_m = (tid % A_VPR) * 4;
     const int a_left = M - m0 - a_m;
@@ -392,11 +348,6 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
     const float *b_ptr = B + (long long)(kbeg + b_k) * ldb + n0 + b_n;
     const long long b_istep = (long long)BV_ROWSTEP * ldb;
     const long long b_tstep = (long long)BK * ldb;
-#elif OPB == 2
-    const int b_c = tid % KR4, b_r = tid / KR4;
-    const int b_nrem = N - n0 - b_r;                // row i is inside if i*K_ROWSTEP < b_nrem
-    const float *b_ptr = B + (long long)(n0 + b_r) * ldb + kbeg + 4 * b_c;
-    const long long b_istep = (long long)K_ROWSTEP * ldb;
 #else
     const int b_k = tid % BK, b_n = tid / BK;
     const int b_nrem = N - n0 - b_n;                // column i is inside if i*BT_ROWSTEP < b_nrem
@@ -423,12 +374,6 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
                 mm_cp4_full(smem, sbase, soff + a_k * AS_LD + a_m + i * A_ROWSTEP,
                             a_ptr + i * a_istep);
             a_ptr += BK;
-#elif OPA == 2
-#pragma unroll
-            for (int i = 0; i < KA_ITERS; i++)
-                mm_cp16_full(smem, sbase, soff + mm_kswz(a_r + i * K_ROWSTEP, a_c, TM, NSW_A),
-                             a_ptr + i * a_istep);
-            a_ptr += BK;
 #else
 #pragma unroll
             for (int i = 0; i < AV_ITERS; i++)
@@ -440,20 +385,13 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
 #pragma unroll
             for (int i = 0; i < BV_ITERS; i++)
                 mm_cp16_full(smem, sbase,
-                             soff + A_FLOATS + (b_k + i * BV_ROWSTEP) * BS_LD + b_n,
+                             soff + BK * AS_LD + (b_k + i * BV_ROWSTEP) * BS_LD + b_n,
                              b_ptr + i * b_istep);
             b_ptr += b_tstep;
-#elif OPB == 2
-#pragma unroll
-            for (int i = 0; i < KB_ITERS; i++)
-                mm_cp16_full(smem, sbase,
-                             soff + A_FLOATS + mm_kswz(b_r + i * K_ROWSTEP, b_c, TN, NSW_B),
-                             b_ptr + i * b_istep);
-            b_ptr += BK;
 #else
 #pragma unroll
             for (int i = 0; i < BT_ITERS; i++)
-                mm_cp4_full(smem, sbase, soff + A_FLOATS + b_k * BS_LD + b_n + i * BT_ROWSTEP,
+                mm_cp4_full(smem, sbase, soff + BK * AS_LD + b_k * BS_LD + b_n + i * BT_ROWSTEP,
                             b_ptr + i * b_istep);
             b_ptr += BK;
 #endif
@@ -466,28 +404,6 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
             int ok = a_kin && i * A_ROWSTEP < a_mrem;
             mm_cp4(smem, sbase, soff + a_k * AS_LD + a_m + i * A_ROWSTEP,
                    ok ? a_ptr + i * a_istep : A, ok ? 4 : 0);
-        }
-        a_ptr += BK;
-#elif OPA == 2
-        if (vec_a) {
-            const int kl = kend - k0 - 4 * a_c;     // K left in this thread's float4
-            const int kbytes = kl >= 4 ? 16 : kl > 0 ? 4 * kl : 0;
-#pragma unroll
-            for (int i = 0; i < KA_ITERS; i++) {
-                int ok = kbytes && i * K_ROWSTEP < a_mrem;
-                mm_cp16(smem, sbase, soff + mm_kswz(a_r + i * K_ROWSTEP, a_c, TM, NSW_A),
-                        ok ? a_ptr + i * a_istep : A, ok ? kbytes : 0);
-            }
-        } else {
-#pragma unroll 1     // unaligned operands only: registers for the fast path
-            for (int i = 0; i < BM * BK / NTHREADS; i++) {
-                int e = tid + i * NTHREADS;
-                int r = e / BK, k = e % BK;
-                int gk = k0 + k, gm = m0 + r;
-                int ok = gk < kend && gm < M;
-                mm_cp4(smem, sbase, soff + mm_kswz(r, k / 4, TM, NSW_A) + k % 4,
-                       ok ? A + (long long)gm * lda + gk : A, ok ? 4 : 0);
-            }
         }
         a_ptr += BK;
 #else
@@ -511,34 +427,12 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
             }
         }
 #endif
-#if OPB == 2
-        if (vec_b) {
-            const int kl = kend - k0 - 4 * b_c;
-            const int kbytes = kl >= 4 ? 16 : kl > 0 ? 4 * kl : 0;
-#pragma unroll
-            for (int i = 0; i < KB_ITERS; i++) {
-                int ok = kbytes && i * K_ROWSTEP < b_nrem;
-                mm_cp16(smem, sbase, soff + A_FLOATS + mm_kswz(b_r + i * K_ROWSTEP, b_c, TN, NSW_B),
-                        ok ? b_ptr + i * b_istep : B, ok ? kbytes : 0);
-            }
-        } else {
-#pragma unroll 1     // unaligned operands only: registers for the fast path
-            for (int i = 0; i < BN * BK / NTHREADS; i++) {
-                int e = tid + i * NTHREADS;
-                int r = e / BK, k = e % BK;
-                int gk = k0 + k, gn = n0 + r;
-                int ok = gk < kend && gn < N;
-                mm_cp4(smem, sbase, soff + A_FLOATS + mm_kswz(r, k / 4, TN, NSW_B) + k % 4,
-                       ok ? B + (long long)gn * ldb + gk : B, ok ? 4 : 0);
-            }
-        }
-        b_ptr += BK;
-#elif OPB == 1
+#if OPB == 1
         const int b_kin = k0 + b_k < kend;
 #pragma unroll
         for (int i = 0; i < BT_ITERS; i++) {
             int ok = b_kin && i * BT_ROWSTEP < b_nrem;
-            mm_cp4(smem, sbase, soff + A_FLOATS + b_k * BS_LD + b_n + i * BT_ROWSTEP,
+            mm_cp4(smem, sbase, soff + BK * AS_LD + b_k * BS_LD + b_n + i * BT_ROWSTEP,
                    ok ? b_ptr + i * b_istep : B, ok ? 4 : 0);
         }
         b_ptr += BK;
@@ -547,7 +441,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
 #pragma unroll
             for (int i = 0; i < BV_ITERS; i++) {
                 int ok = k0 + b_k + i * BV_ROWSTEP < kend && b_bytes;
-                mm_cp16(smem, sbase, soff + A_FLOATS + (b_k + i * BV_ROWSTEP) * BS_LD + b_n,
+                mm_cp16(smem, sbase, soff + BK * AS_LD + (b_k + i * BV_ROWSTEP) * BS_LD + b_n,
                         ok ? b_ptr + i * b_istep : B, ok ? b_bytes : 0);
             }
             b_ptr += b_tstep;
@@ -558,7 +452,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
                 int k = e / BN, n = e % BN;
                 int gk = k0 + k, gn = n0 + n;
                 int ok = gk < kend && gn < N;
-                mm_cp4(smem, sbase, soff + A_FLOATS + k * BS_LD + n,
+                mm_cp4(smem, sbase, soff + BK * AS_LD + k * BS_LD + n,
                        ok ? B + (long long)gk * ldb + gn : B, ok ? 4 : 0);
             }
         }
@@ -574,157 +468,6 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
         mm_compute_tile(smem, wm0, wn0, tm, tn, acc);
         __syncthreads();
     }
-#elif KA || KB
-    // K-major fragments (OPA=2 / OPB=2): FRAG=1's loop over groups of 4 K steps. A
-    // K-major operand gives one LDS.128 per fragment row (4 K of it), an M/N-major one one
-    // per 4 columns per K: 4 * (WMITER*TM + WNITER*TN) registers a group, double-buffered
-    // across groups; the barrier sits before the last group of a K step.
-    // The outer operand of the FFMA order (A for FFMA 0, 1; B for 2), when K-major, is
-    // single-buffered: its next group is read row by row as its rows retire.
-    constexpr int NI = WMITER * TM, NJ = WNITER * TN;
-    constexpr bool KO_A = FFMA < 2 && KA, KO_B = FFMA == 2 && KB;
-    float fa[KO_A ? 1 : 2][4][NI], fb[KO_B ? 1 : 2][4][NJ];
-#if KA
-    // the lane's fragment rows (wi = 0, i = 0) for each XOR value mm_kswz gives them:
-    // (r / TM) mod NSW_A is tm mod NSW_A for all of them (warp origin and WSUBM are
-    // multiples of TM * NSW_A), and rows start at multiples of 8 float4s
-    int ka_off[NSW_A];
-#pragma unroll
-    for (int u = 0; u < NSW_A; u++)
-        ka_off[u] = 4 * ((wm0 + tm * TM) * KR4 + (u ^ (tm & (NSW_A - 1))));
-#endif
-#if KB
-    int kb_off[NSW_B];
-#pragma unroll
-    for (int u = 0; u < NSW_B; u++)
-        kb_off[u] = 4 * ((wn0 + tn * TN) * KR4 + (u ^ (tn & (NSW_B - 1))));
-#endif
-    // Fragment row r (= wi * TM + i) of A, or column r of B, of group g (K steps 4g..4g+3
-    // of the stage at s) from a K-major tile: one LDS.128.
-    auto load_arow = [&](float (&a)[4][NI], const float *s, int g, int r) {
-#if KA
-        const int wi = r / TM, i = r % TM, q = i * KR4 + g, kq = q & 7;
-        float4 v = *(const float4 *)(s + ka_off[kq & (NSW_A - 1)] +
-                                     4 * (wi * WSUBM * KR4 + (q & ~7) + (kq & ~(NSW_A - 1))));
-        a[0][r] = v.x;
-        a[1][r] = v.y;
-        a[2][r] = v.z;
-        a[3][r] = v.w;
-#endif
-    };
-    auto load_brow = [&](float (&b)[4][NJ], const float *s, int g, int r) {
-#if KB
-        const int wj = r / TN, j = r % TN, q = j * KR4 + g, kq = q & 7;
-        float4 v = *(const float4 *)(s + A_FLOATS + kb_off[kq & (NSW_B - 1)] +
-                                     4 * (wj * WSUBN * KR4 + (q & ~7) + (kq & ~(NSW_B - 1))));
-        b[0][r] = v.x;
-        b[1][r] = v.y;
-        b[2][r] = v.z;
-        b[3][r] = v.w;
-#endif
-    };
-    // Group g of A (B) into a[kk][] (b[kk][]).
-    auto load_ga = [&](float (&a)[4][NI], const float *s, int g) {
-#if KA
-#pragma unroll
-        for (int r = 0; r < NI; r++)
-            load_arow(a, s, g, r);
-#else
-#pragma unroll
-        for (int kk = 0; kk < 4; kk++)
-#pragma unroll
-            for (int wi = 0; wi < WMITER; wi++)
-#pragma unroll
-                for (int i = 0; i < TM; i += 4) {
-                    float4 v = *(const float4 *)(s + (4 * g + kk) * AS_LD + wm0 + wi * WSUBM +
-                                                 tm * TM + i);
-                    a[kk][wi * TM + i] = v.x;
-                    a[kk][wi * TM + i + 1] = v.y;
-                    a[kk][wi * TM + i + 2] = v.z;
-                    a[kk][wi * TM + i + 3] = v.w;
-                }
-#endif
-    };
-    auto load_gb = [&](float (&b)[4][NJ], const float *s, int g) {
-#if KB
-#pragma unroll
-        for (int r = 0; r < NJ; r++)
-            load_brow(b, s, g, r);
-#else
-#pragma unroll
-        for (int kk = 0; kk < 4; kk++)
-#pragma unroll
-            for (int wj = 0; wj < WNITER; wj++)
-#pragma unroll
-                for (int j = 0; j < TN; j += 4) {
-                    float4 v = *(const float4 *)(s + A_FLOATS + (4 * g + kk) * BS_LD + wn0 +
-                                                 wj * WSUBN + tn * TN + j);
-                    b[kk][wj * TN + j] = v.x;
-                    b[kk][wj * TN + j + 1] = v.y;
-                    b[kk][wj * TN + j + 2] = v.z;
-                    b[kk][wj * TN + j + 3] = v.w;
-                }
-#endif
-    };
-#pragma unroll
-    for (int s = 0; s < STAGES; s++) {
-        if (s < ntiles)
-            load_tile(s, kbeg + s * BK);
-        mm_commit();
-    }
-    if (ntiles > 0) {
-        mm_wait<STAGES - 1>();
-        __syncthreads();
-        load_ga(fa[0], smem, 0);
-        load_gb(fb[0], smem, 0);
-    }
-    int rd_stage = 0;
-    for (int t = 0; t < ntiles; t++) {
-        const float *s = smem + rd_stage * STAGE_FLOATS;
-        const int nx = rd_stage == STAGES - 1 ? 0 : rd_stage + 1;
-#pragma unroll
-        for (int g = 0; g < KR4; g++) {
-            const int cur = g & 1;
-            // the next group: g + 1 of this step, or group 0 of step t + 1 after the barrier
-            // (after the last step that reads a stale buffer: harmless, unused, no branch)
-            const float *sn = g < KR4 - 1 ? s : smem + nx * STAGE_FLOATS;
-            const int gn = g < KR4 - 1 ? g + 1 : 0;
-            if (g == KR4 - 1) {
-                mm_wait<STAGES - 2>();
-                __syncthreads();    // step t + 1 landed; everyone is done reading step t
-            }
-            if (!KO_A)
-                load_ga(fa[KO_A ? 0 : cur ^ 1], sn, gn);
-            if (!KO_B)
-                load_gb(fb[KO_B ? 0 : cur ^ 1], sn, gn);
-            float (&a)[4][NI] = fa[KO_A ? 0 : cur];
-            float (&b)[4][NJ] = fb[KO_B ? 0 : cur];
-            // FFMA order: rows (FFMA 0, 1: odd rows walk j backwards) or columns (FFMA 2,
-            // odd columns walk i backwards) outermost, then the group's 4 K steps; the
-            // outer operand's next-group row is read as soon as its last FFMA is issued.
-#pragma unroll
-            for (int o = 0; o < (FFMA < 2 ? NI : NJ); o++) {
-#pragma unroll
-                for (int kk = 0; kk < 4; kk++)
-#pragma unroll
-                    for (int x = 0; x < (FFMA < 2 ? NJ : NI); x++) {
-                        const int rev = FFMA != 0 && (o & 1);
-                        const int i = FFMA < 2 ? o : rev ? NI - 1 - x : x;
-                        const int j = FFMA < 2 ? (rev ? NJ - 1 - x : x) : o;
-                        acc[i][j] = fmaf(a[kk][i], b[kk][j], acc[i][j]);
-                    }
-                if (KO_A)
-                    load_arow(fa[0], sn, gn, o);
-                if (KO_B)
-                    load_brow(fb[0], sn, gn, o);
-            }
-        }
-        if (t + STAGES < ntiles)
-            load_tile(rd_stage, kbeg + (t + STAGES) * BK);
-        mm_commit();
-        rd_stage = rd_stage == STAGES - 1 ? 0 : rd_stage + 1;
-    }
-    mm_wait<0>();
 #elif FRAG == 1
     // Fragments double-buffered in registers: fragment kk + 1 is read from shared
     // memory while kk is multiplied. The one barrier of a K step sits before the
@@ -738,7 +481,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
     auto load_frag = [&](float (&a)[WMITER * TM], float (&b)[WNITER * TN], const float *s,
                          int kk) {
         const float *As = s + kk * AS_LD + wm0 + tm * TM;
-        const float *Bs = s + A_FLOATS + kk * BS_LD + wn0 + tn * TN;
+        const float *Bs = s + BK * AS_LD + kk * BS_LD + wn0 + tn * TN;
 #pragma unroll
         for (int wi = 0; wi < WMITER; wi++)
 #pragma unroll

@@ -38,8 +38,7 @@ typedef struct mt_scan {
     long long begin, end, valid;
     int algo_count[3], stages_seen[5], split_seen, frag_seen[2], frag_split128, acc128_bk16;
     int streamk, sk_able, ffma_seen[3], ffma_able;
-    int ops_count[4];                /* valid ALGO 2 configurations per op(A) + 2 * op(B) (T = 1) */
-    int kmaj[9], kmaj_able[4];       /* per OPA * 3 + OPB; FRAG=1 >= 128x128 <= 64 acc per ops */
+    int ops_count[4];                /* valid ALGO 2 configurations per OPA + 2 * OPB */
     char error[512];                 /* "" if every rule held */
 } mt_scan;
 
@@ -57,19 +56,7 @@ static void mt_scan_valid(mt_scan *sc, long long i, const int *cfg)
     MT_RULE((opa == 0 && opb == 0) || cfg[mt_param("VEC")] == 4);
     if (cfg[0] != 2)
         return;
-    int op_a = opa == 1, op_b = opb != 0, bk_ = cfg[mt_param("BK")];
-    sc->ops_count[op_a + 2 * op_b]++;
-    if (opa == 2 || opb == 2) {
-        /* K-major operands in shared memory: FRAG=1's loop on tiles of at least 128x128,
-         * 64 accumulators (4 K steps of fragments, double-buffered), BK 8 or 16 */
-        MT_RULE(cfg[mt_param("FRAG")] == 1 && bk_ <= 16 &&
-                cfg[mt_param("BM")] * cfg[mt_param("BN")] >= 128 * 128 &&
-                cfg[mt_param("WM")] * cfg[mt_param("WN")] <= 64 * 32);
-        sc->kmaj[opa * 3 + opb]++;
-    } else if (cfg[mt_param("FRAG")] == 1 && cfg[mt_param("BM")] * cfg[mt_param("BN")] >= 128 * 128 &&
-               cfg[mt_param("WM")] * cfg[mt_param("WN")] <= 64 * 32 && bk_ <= 16) {
-        sc->kmaj_able[op_a + 2 * op_b]++;
-    }
+    sc->ops_count[(opa & 1) + 2 * (opb & 1)]++;
     if (opa || opb)
         return;     /* the rules below count NN's space, the one the recorded landscapes hold */
     sc->stages_seen[cfg[mt_param("STAGES")]] = 1;
@@ -121,7 +108,7 @@ static void *mt_scan_slice(void *arg)
             MT_RULE(memcmp(dec, cfg, (size_t)f->n_params * sizeof *cfg) == 0);
         }
         /* the reason of a rejection is formatted for every 7th configuration only: the
-         * formatting is most of the scan's time (453M configurations) */
+         * formatting is most of the scan's time */
         int with_why = i % 7 == 0;
         why[0] = '\0';
         if (f->valid(cfg, NULL, with_why ? why : NULL, with_why ? sizeof why : 0))
@@ -146,8 +133,8 @@ TEST(matmul_space_sizes)
     long long expect = 1;
     for (int p = 0; p < f->n_params; p++)
         expect *= f->params[p].n_values;
-    /* 3*3*2 (ALGO, TILE, UNROLL) * 3^5 (BM BN BK WM WN) * 2*2*3*4*2*2*5*2*2*3 * 3*3 (OPA OPB) */
-    CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2 * 2 * 3 * 3 * 3);
+    /* 3*3*2 (ALGO, TILE, UNROLL) * 3^5 (BM BN BK WM WN) * 2*2*3*4*2*2*5*2*2*3 * 2*2 (OPA OPB) */
+    CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2 * 2 * 3 * 2 * 2);
     CHECK_EQ(tpl_space_size(f), expect);
     enum { MT_SLICES = 8 };
     static mt_scan slices[MT_SLICES];
@@ -185,38 +172,17 @@ TEST(matmul_space_sizes)
         all.streamk += sc->streamk;
         all.sk_able += sc->sk_able;
         all.ffma_able += sc->ffma_able;
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 4; k++)
             all.ops_count[k] += sc->ops_count[k];
-            all.kmaj_able[k] += sc->kmaj_able[k];
-        }
-        for (int k = 0; k < 9; k++)
-            all.kmaj[k] += sc->kmaj[k];
     }
     printf("    matmul: ALGO 2 per ops NN/TN/NT/TT: %d/%d/%d/%d\n", all.ops_count[0],
            all.ops_count[1], all.ops_count[2], all.ops_count[3]);
-    /* K-major operands (OPA=2: A of op N, OPB=2: B of op T): one configuration for each
-     * FRAG=1 configuration of a >= 128x128 tile with 64 accumulators of its kind and each
-     * way to keep its K-major operands (NN: A; NT: A, B or both; TT: B; TN has none). PAD
-     * follows the operands still stored transposed, so the counts match where none is
-     * left (NN's A, NT's both) or the same operand keeps it (TT's A) */
-    printf("    matmul: K-major NN %d (able %d), NT %d/%d/%d (A, B, both; able %d), TT %d (able %d)\n",
-           all.kmaj[2 * 3 + 0], all.kmaj_able[0], all.kmaj[2 * 3 + 1], all.kmaj[0 * 3 + 2],
-           all.kmaj[2 * 3 + 2], all.kmaj_able[2], all.kmaj[1 * 3 + 2], all.kmaj_able[3]);
-    CHECK(all.kmaj_able[0] >= 40);
-    CHECK_EQ(all.kmaj[2 * 3 + 0], all.kmaj_able[0]);
-    CHECK_EQ(all.kmaj[2 * 3 + 2], all.kmaj_able[2]);
-    CHECK(all.kmaj[2 * 3 + 1] >= 40 && all.kmaj[0 * 3 + 2] >= 40 && all.kmaj[1 * 3 + 2] >= 40);
-    CHECK_EQ(all.kmaj[1 * 3 + 0] + all.kmaj[1 * 3 + 1] + all.kmaj[0 * 3 + 0] + all.kmaj[0 * 3 + 1], 0);
-    int kmaj_nn = all.kmaj[2 * 3 + 0];
-    int kmaj_t[4] = {0, 0, all.kmaj[2 * 3 + 1] + all.kmaj[0 * 3 + 2] + all.kmaj[2 * 3 + 2],
-                     all.kmaj[1 * 3 + 2]};
     /* each kind's own space stays tunable: every transposed kind has a space of its
      * own of the NN space's order (the tuner searches one kind at a time) */
     for (int k = 1; k < 4; k++)
-        CHECK_MSG(all.ops_count[k] >= 200 &&
-                  all.ops_count[k] - kmaj_t[k] <= all.ops_count[0] - kmaj_nn,
+        CHECK_MSG(all.ops_count[k] >= 200 && all.ops_count[k] <= all.ops_count[0],
                   "ops %d: %d configurations", k, all.ops_count[k]);
-    all.valid -= all.ops_count[1] + all.ops_count[2] + all.ops_count[3] + kmaj_nn;
+    all.valid -= all.ops_count[1] + all.ops_count[2] + all.ops_count[3];
     printf("    matmul: raw %lld, valid %lld (naive %d, tiled %d, tuned %d)\n", expect, all.valid,
            all.algo_count[0], all.algo_count[1], all.algo_count[2]);
     printf("    matmul: FRAG=0 %d, FRAG=1 %d (split-K on 128x128: %d), stream-K %d\n",
@@ -292,14 +258,6 @@ TEST(matmul_valid_rejects_with_reason)
         "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=1,OPA=0,OPB=0",
         "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=0",
         "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=3,OPA=0,OPB=0",
-        /* K-major operands (OPA=2 / OPB=2): FRAG=1, tiles of >= 128x128, 64 accumulators
-         * (128 need more than 255 registers), PAD=0 where no operand is stored transposed;
-         * OPA and OPB outside 0..2 */
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=2,OPB=2",
-        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=2,OPB=0",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=2",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=2,OPB=2",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=3,OPB=2",
         /* FRAG with an unused-by-ALGO parameter off canonical */
         "ALGO=1,TILE=16,UNROLL=1,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
     };
@@ -520,12 +478,6 @@ static const char *const mt_spread[] = {
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=0",
     "ALGO=1,TILE=8,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
     "ALGO=1,TILE=32,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
-    /* round 7: A of op N kept K-major in shared memory (OPA=2): FFMA=2 (both operands'
-    fragments double-buffered), split-K at BK=8 with rows outer (A single-buffered, 8 lanes
-    along N), stream-K */
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=2,OPB=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=0,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=2,OPB=0",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=0,SPLITK=1,FRAG=1,SK=1,FFMA=1,OPA=2,OPB=0",
 };
 
 typedef struct mt_cfg {
@@ -572,13 +524,7 @@ static mt_cfg *mt_compile_set(const at_device_info *dev, int *n)
 /* 1 if cfg computes NN products (the tests below that build NN calls skip the others). */
 static int mt_is_nn(const int *cfg)
 {
-    return cfg[mt_param("OPA")] != 1 && cfg[mt_param("OPB")] == 0;
-}
-
-/* The ops cfg computes: op(A) + 2 * op(B), T = 1 (OPA=2 is op N, OPB=2 op T, both K-major). */
-static int mt_ops_of(const int *cfg)
-{
-    return (cfg[mt_param("OPA")] == 1) + 2 * (cfg[mt_param("OPB")] != 0);
+    return cfg[mt_param("OPA")] == 0 && cfg[mt_param("OPB")] == 0;
 }
 
 static void mt_free_set(mt_cfg *set, int n)
@@ -657,14 +603,7 @@ static const int mt_ops_spread[] = {0, 3, 6, 8, 15, 20};
  * product against float64: the default_* baselines and transposed variants of spread
  * configurations (PAD set to what valid() asks for). Configurations that do not compute a
  * batch (split-K, stream-K) run the one-product shapes only. */
-enum { MT_OPS_MAX = 64 };
-
-/* K-major variants (OPA=2 / OPB=2) in matmul_gpu_ops_and_batches: spread index, OPA, OPB
- * (PAD as valid() asks). NT with A, B or both K-major, TT with B; 128x128 tiles at BK 16
- * (TM=8: rows-outer FFMA order) and 8 (split-K), stream-K. */
-static const int mt_kmaj_spread[][3] = {
-    {10, 2, 2}, {10, 2, 1}, {10, 0, 2}, {10, 1, 2}, {13, 2, 2}, {21, 2, 2}, {21, 1, 2},
-};
+enum { MT_OPS_MAX = 40 };
 
 /* Fills set (MT_OPS_MAX entries) with the transposed configurations above, valid on dev
  * (NULL: the generic device); returns their count. */
@@ -691,22 +630,6 @@ static int mt_ops_set(const at_device_info *dev, mt_cfg *set)
             tpl_config_format(f, c, set[n].text, TPL_CONFIG_LEN);
             n++;
         }
-    for (size_t i = 0; i < sizeof mt_kmaj_spread / sizeof mt_kmaj_spread[0] && n < MT_OPS_MAX; i++) {
-        int *c = set[n].cfg;
-        char why[256];
-        if (!mt_parse(mt_spread[mt_kmaj_spread[i][0]], c))
-            break;
-        c[mt_param("OPA")] = mt_kmaj_spread[i][1];
-        c[mt_param("OPB")] = mt_kmaj_spread[i][2];
-        c[mt_param("FFMA")] = (int)i % 3;
-        c[mt_param("PAD")] = 0;
-        if (!f->valid(c, dev, why, sizeof why))
-            c[mt_param("PAD")] = 4;
-        if (!f->valid(c, dev, why, sizeof why))
-            continue;
-        tpl_config_format(f, c, set[n].text, TPL_CONFIG_LEN);
-        n++;
-    }
     return n;
 }
 
@@ -716,14 +639,9 @@ TEST(matmul_ops_set_covers_every_pair)
     memset(set, 0, sizeof set);
     int n = mt_ops_set(NULL, set), per[4] = {0};
     for (int i = 0; i < n; i++)
-        per[mt_ops_of(set[i].cfg)]++;
-    int kmaj = 0;
-    for (int i = 0; i < n; i++)
-        kmaj += set[i].cfg[mt_param("OPA")] == 2 || set[i].cfg[mt_param("OPB")] == 2;
-    printf("    %d transposed configurations: TN %d, NT %d, TT %d (K-major %d)\n", n, per[1],
-           per[2], per[3], kmaj);
+        per[set[i].cfg[mt_param("OPA")] + 2 * set[i].cfg[mt_param("OPB")]]++;
+    printf("    %d transposed configurations: TN %d, NT %d, TT %d\n", n, per[1], per[2], per[3]);
     CHECK(per[0] == 0 && per[1] >= 4 && per[2] >= 4 && per[3] >= 4);
-    CHECK(kmaj >= (int)(sizeof mt_kmaj_spread / sizeof mt_kmaj_spread[0]));
 }
 
 GPU_TEST(matmul_gpu_ops_and_batches)
@@ -758,7 +676,7 @@ GPU_TEST(matmul_gpu_ops_and_batches)
             CHECK_MSG(st == AT_OK, "prepare: %s", err);
             for (int i = 0; i < n && !th_failed(); i++) {
                 const int *c = set[i].cfg;
-                if (mt_ops_of(c) != ops ||
+                if (c[mt_param("OPA")] != (ops & 1) || c[mt_param("OPB")] != (ops >> 1) ||
                     (p.batch > 1 && (c[mt_param("SPLITK")] > 1 || c[mt_param("SK")] == 1)))
                     continue;
                 double e = -1;
