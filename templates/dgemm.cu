@@ -50,7 +50,10 @@
 #define FRAG 2          // PATH 1: 2 = the next mma step's fragments load during this step's mmas (double-buffered registers), 1 = load, then mma
 #endif
 #ifndef LDR
-#define LDR 2           // PATH 1: 1 = per-thread copy plans made once per product (pointers, row masks), the next tile's copies spread over the mma steps; 2 = as 1, and blocks inside M and N copy with no bounds at all; 0 = every stage recomputes each copy's address and bounds, all at step 0
+#define LDR 2           // PATH 1: 1 = per-thread copy plans made once per product (pointers, row masks), the next tile's copies spread over the mma steps; 2 = as 1, and blocks inside M and N copy with no bounds at all; 3 = as 2, but inner blocks copy through running pointers (one 64-bit add per 16-byte copy, block-uniform strides); 0 = every stage recomputes each copy's address and bounds, all at step 0
+#endif
+#ifndef UNR
+#define UNR 0           // PATH 1: 1 = the K loop unrolled over the ring's STAGES slots (constant shared addresses), 0 = slots at run time
 #endif
 #ifndef TM
 #define TM 8            // PATH 0: rows of a thread's register tile (4, 8)
@@ -190,11 +193,13 @@ __device__ __forceinline__ void dg_store2(const dg_args &a, long long bz, int r,
 #define DG_BSZ (OPB == 1 ? BN * DG_BLD : BK * DG_BLD)
 #define DG_KS (BK / DG_MK)                      // mma steps per stage
 #define DG_STAGE (DG_ASZ + DG_BSZ)              // doubles per stage
+#define DG_UN (UNR ? STAGES : 1)                // tiles per trip of the K loop
 
 static_assert(BM % (WARPS_M * DG_MM) == 0 && BN % (WARPS_N * 8) == 0, "warp tiles split into mma tiles");
 static_assert(BK % DG_MK == 0 && (FRAG == 1 || DG_KS >= 2) && (BK == 8 || BK == 16 || BK == 32),
               "BK 8, 16 or 32, a multiple of the mma's K (FRAG 2: at least two mma steps)");
 static_assert(FRAG == 1 || FRAG == 2, "FRAG 1 or 2");
+static_assert(UNR == 0 || UNR == 1, "UNR 0 or 1");
 static_assert(STAGES >= 2 && STAGES <= 6, "STAGES 2..6");
 static_assert(DG_MT * DG_NT * DG_CR <= 128, "at most 128 accumulators per thread");
 
@@ -317,6 +322,40 @@ typedef dg_plan<BK, BN> dg_plan_b;
 #else
 typedef dg_plan<BN, BK> dg_plan_b;
 #endif
+
+// LDR 3, blocks whose tile lies inside M and N: one operand's copies through a running pointer.
+// q is the global address of the thread's next 16-byte chunk: chunk u + 1 lies rs bytes past
+// chunk u (RS rows further), and after the tile's last chunk q jumps to the next K tile's first
+// (delta). Copies walk the chunks in order, however they are split over the mma steps, so each
+// costs one LDGSTS and one 64-bit add; the strides are block-uniform (uniform registers).
+template <class P, int SLD>
+struct dg_run {
+    const char *q;
+    long long rs, delta;
+    unsigned so;                // the thread's chunk 0 in the stage tile, bytes
+
+    __device__ __forceinline__ void init(const double *base, long long ld, int r0, int c0,
+                                         bool kmajor)
+    {
+        const int r = threadIdx.x / P::CPR, c = (threadIdx.x % P::CPR) * 2;
+        q = (const char *)(base + (long long)(r0 + r) * ld + (c0 + c));
+        rs = (long long)P::RS * ld * 8;
+        delta = (kmajor ? (long long)BK * 8 : (long long)BK * ld * 8) - (long long)P::N * rs;
+        so = (unsigned)((r * SLD + c) * 8);
+    }
+
+    // part `part` of `parts` of a full K tile into the stage at shared byte address sbase
+    __device__ __forceinline__ void copy(unsigned sbase, int part, int parts)
+    {
+#pragma unroll
+        for (int u = 0; u < P::N; u++)
+            if ((u * parts) / P::N == part) {
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
+                             :: "r"(sbase + so + (unsigned)(u * P::RS * SLD * 8)), "l"(q));
+                q += u + 1 < P::N ? rs : rs + delta;
+            }
+    }
+};
 
 // LDR 1: part `part` of `parts` of the stage of K tile kt (product's first tile kt0) into the
 // stage at shared byte address sbase; a partial last K tile goes whole at part 0.
@@ -446,9 +485,29 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
 #endif
     const unsigned sm0 = dg_smem_addr(dg_smem);
 #endif
+#if LDR == 3
+    // inner blocks: running pointers; K tiles kt0 + i, i < lim, are full (no K edge)
+    dg_run<dg_plan_a, DG_ALD> ra;
+    dg_run<dg_plan_b, DG_BLD> rb;
+    const int lim = min(nk, a.k / BK - kt0);
+    if (INNER) {
+        ra.init(A, a.lda, OPA == 0 ? m0 : kt0 * BK, OPA == 0 ? kt0 * BK : m0, OPA == 0);
+        rb.init(B, a.ldb, OPB == 0 ? kt0 * BK : n0, OPB == 0 ? n0 : kt0 * BK, OPB == 1);
+    }
+#endif
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < nk) {
+#if LDR == 3
+            if (INNER) {
+                if (s < lim) {
+                    ra.copy(sm0 + s * DG_STAGE * 8, 0, 1);
+                    rb.copy(sm0 + (s * DG_STAGE + DG_ASZ) * 8, 0, 1);
+                } else {
+                    dg_load_stage(dg_smem + s * DG_STAGE, A, B, a, m0, n0, kt0 + s);
+                }
+            } else
+#endif
 #if LDR >= 1
             dg_load_part<INNER>(sm0 + s * DG_STAGE * 8, pa, pb, A, B, a, m0, n0, kt0 + s, kt0, 0, 1);
 #else
@@ -460,7 +519,7 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
     asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
     __syncthreads();
     double fa[FRAG][DG_MT][DG_AR], fb[FRAG][DG_NT][DG_BR];
-    int rd = 0, wr = STAGES - 1;
+    int rdd = 0, wrd = STAGES - 1;      // UNR 0: the ring slots read and written, at run time
     if (FRAG == 2)
         dg_frags(dg_smem, 0, wm0, wn0, g, t, fa[0], fb[0]);
     // main loop, FRAG 2: the fragments of step kk + 1 load while the mmas of step kk run;
@@ -468,41 +527,64 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
     // last reads of the old stage) makes the next stage readable, so step DG_KS - 1
     // already loads the next tile's first fragments (CUTLASS's multistage order).
     // FRAG 1: each step loads its fragments, then runs its mmas; the barrier ends the tile.
+    // UNR 1: the loop is unrolled over the STAGES ring slots, so every shared address is a
+    // constant offset (slot `un` of the ring at tile it0 + un).
     constexpr int BSTEP = FRAG == 2 ? DG_KS - 2 : DG_KS - 1;
-    for (int it = 0; it < nk; it++) {
+    for (int it0 = 0; it0 < nk; it0 += DG_UN) {
 #pragma unroll
-        for (int kk = 0; kk < DG_KS; kk++) {
-            const int cur = FRAG == 2 ? kk & 1 : 0, nxt = FRAG == 2 ? cur ^ 1 : 0;
-            if (FRAG == 2)
-                dg_frags(dg_smem + rd * DG_STAGE, kk + 1 < DG_KS ? (kk + 1) * DG_MK : 0, wm0,
-                         wn0, g, t, fa[nxt], fb[nxt]);
-#if LDR >= 1
-            // the next tile's copies, spread over steps 0..BSTEP, one group per tile
-            if (kk <= BSTEP && it + STAGES - 1 < nk)
-                dg_load_part<INNER>(sm0 + wr * DG_STAGE * 8, pa, pb, A, B, a, m0, n0,
-                             kt0 + it + STAGES - 1, kt0, kk, BSTEP + 1);
-            if (kk == BSTEP)
-                asm volatile("cp.async.commit_group;\n" ::);
-#else
-            if (kk == 0) {
-                if (it + STAGES - 1 < nk)
-                    dg_load_stage(dg_smem + wr * DG_STAGE, A, B, a, m0, n0,
-                                  kt0 + it + STAGES - 1);
-                asm volatile("cp.async.commit_group;\n" ::);
-            }
+        for (int un = 0; un < DG_UN; un++) {
+            const int it = it0 + un;
+            if (DG_UN > 1 && it >= nk)
+                break;
+            const int rd0 = UNR ? un : rdd, wr = UNR ? (un + STAGES - 1) % STAGES : wrd;
+            const int rd1 = UNR ? (un + 1) % STAGES : (rdd + 1 == STAGES ? 0 : rdd + 1);
+#pragma unroll
+            for (int kk = 0; kk < DG_KS; kk++) {
+                const int cur = FRAG == 2 ? kk & 1 : 0, nxt = FRAG == 2 ? cur ^ 1 : 0;
+                const int rd = kk > BSTEP ? rd1 : rd0;      // after the barrier: the next slot
+                if (FRAG == 2)
+                    dg_frags(dg_smem + rd * DG_STAGE, kk + 1 < DG_KS ? (kk + 1) * DG_MK : 0, wm0,
+                             wn0, g, t, fa[nxt], fb[nxt]);
+#if LDR == 3
+                if (INNER) {
+                    if (kk <= BSTEP && it + STAGES - 1 < lim) {
+                        ra.copy(sm0 + wr * DG_STAGE * 8, kk, BSTEP + 1);
+                        rb.copy(sm0 + (wr * DG_STAGE + DG_ASZ) * 8, kk, BSTEP + 1);
+                    } else if (kk == 0 && it + STAGES - 1 < nk) {
+                        dg_load_stage(dg_smem + wr * DG_STAGE, A, B, a, m0, n0, kt0 + it + STAGES - 1);
+                    }
+                } else
 #endif
-            if (FRAG == 1)
-                dg_frags(dg_smem + rd * DG_STAGE, kk * DG_MK, wm0, wn0, g, t, fa[cur], fb[cur]);
+#if LDR >= 1
+                // the next tile's copies, spread over steps 0..BSTEP, one group per tile
+                if (kk <= BSTEP && it + STAGES - 1 < nk)
+                    dg_load_part<INNER>(sm0 + wr * DG_STAGE * 8, pa, pb, A, B, a, m0, n0,
+                                 kt0 + it + STAGES - 1, kt0, kk, BSTEP + 1);
+                if (kk == BSTEP)
+                    asm volatile("cp.async.commit_group;\n" ::);
+#else
+                if (kk == 0) {
+                    if (it + STAGES - 1 < nk)
+                        dg_load_stage(dg_smem + wr * DG_STAGE, A, B, a, m0, n0,
+                                      kt0 + it + STAGES - 1);
+                    asm volatile("cp.async.commit_group;\n" ::);
+                }
+#endif
+                if (FRAG == 1)
+                    dg_frags(dg_smem + rd * DG_STAGE, kk * DG_MK, wm0, wn0, g, t, fa[cur], fb[cur]);
 #pragma unroll
-            for (int i = 0; i < DG_MT; i++)
+                for (int i = 0; i < DG_MT; i++)
 #pragma unroll
-                for (int j = 0; j < DG_NT; j++)
-                    dg_mma(acc[i][j], fa[cur][i], fb[cur][j]);
-            if (kk == BSTEP) {
-                asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
-                __syncthreads();
-                rd = rd + 1 == STAGES ? 0 : rd + 1;
-                wr = wr + 1 == STAGES ? 0 : wr + 1;
+                    for (int j = 0; j < DG_NT; j++)
+                        dg_mma(acc[i][j], fa[cur][i], fb[cur][j]);
+                if (kk == BSTEP) {
+                    asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
+                    __syncthreads();
+                    if (!UNR) {
+                        rdd = rd1;
+                        wrd = wrd + 1 == STAGES ? 0 : wrd + 1;
+                    }
+                }
             }
         }
     }
@@ -538,7 +620,7 @@ dg_mma(dg_args a)
 #pragma unroll
                 for (int r = 0; r < DG_CR; r++)
                     acc[i][j][r] = 0.0;
-        if (LDR == 2 && m0 + BM <= a.m && n0 + BN <= a.n)
+        if (LDR >= 2 && m0 + BM <= a.m && n0 + BN <= a.n)
             dg_main<true>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t);
         else
             dg_main<false>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t);
