@@ -145,14 +145,13 @@ typedef struct dg_recipe {
 } dg_recipe;
 
 static const dg_recipe dg_lattice[] = {
-    /* DMMA m16n8k4 (sm_90+): the 128 x 128 tiles that won sweeps 3 to 5 and the tuning of the
-     * five bench shapes (bench/notes_dgemm.md sections 6, 7), all with LDR 3 (running-pointer
-     * copies), 2 x 4 warps also with the ring unrolled (UNR 1), 16 warps of 32 x 32 among them,
-     * a 64 x 128 tile for batched and mid-size products, 64 x 64 for small ones and split-K */
+    /* DMMA m16n8k4 (sm_90+): the 128 x 128 x 32 tile of 2 x 4 warps that won sweeps 3 to 5 and
+     * the tuning of the five bench shapes, with LDR 3 (running-pointer copies), the ring at run
+     * time or unrolled (UNR 1: the tuner picks either); a 64 x 128 tile for mid-size products,
+     * 64 x 64 for small ones and split-K (bench/notes_dgemm.md sections 6, 7: 4 x 2 warps and
+     * 16 warps of 32 x 32 lost to the first row at every measured shape) */
     {1, 1684, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0},
     {1, 1684, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 1},
-    {1, 1684, 128, 128, 16, 4, 2, 4, 2, 3, 8, 8, 0, 0},
-    {1, 1684, 128, 128, 32, 4, 4, 3, 2, 3, 8, 8, 0, 0},
     {1, 1684, 64, 128, 16, 2, 2, 4, 2, 3, 8, 8, 0, 0},
     {1, 1684, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0},
     /* DMMA m8n8k4 (sm_80+) */

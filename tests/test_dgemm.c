@@ -31,8 +31,6 @@ static const char *const td_names[P_COUNT] = {
 static const char *const td_spec[] = {
     "dmma 1684 128x128x32 2x4 3 2 3",
     "dmma 1684 128x128x32 2x4 3 2 3 unr",
-    "dmma 1684 128x128x16 4x2 4 2 3",
-    "dmma 1684 128x128x32 4x4 3 2 3",
     "dmma 1684 64x128x16 2x2 4 2 3",
     "dmma 1684 64x64x16 2x2 4 2 2 split",
     "dmma 884 128x128x16 4x2 4 2 2",
@@ -548,8 +546,8 @@ GPU_TEST(dgemm_gpu_layouts_offsets_alpha_beta)
         f->default_config, f->baselines[3].config, f->baselines[f->n_baselines - 1].config,
         "PATH=1,OPA=0,OPB=0,MMA=884,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,FRAG=2,TM=8,"
         "TN=8,GROUP=8,SPLITK=2",
-        "PATH=1,OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=4,WARPS_N=4,STAGES=3,FRAG=2,TM=8,"
-        "TN=8,GROUP=1,SPLITK=1,LDR=3",
+        "PATH=1,OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,FRAG=2,TM=8,"
+        "TN=8,GROUP=1,SPLITK=1,LDR=3,UNR=1",
     };
     th_compiled set[20];
     int n = 0;
