@@ -182,8 +182,8 @@ static double bn_time(int (*op)(const bn_call *), const bn_call *c)
     double t0 = trace ? bn_now() : 0;
     double ms = bench_time_ms(bn_timed_call, &t, 20, 400.0);
     if (trace)
-        fprintf(stderr, "trace %s %dx%dx%d:b%d %.3f %.3f %.4f ms\n", op == bn_vendor ? "cublas" : "ours",
-                c->m, c->n, c->k, c->batch, t0, bn_now(), ms);
+        fprintf(stderr, "trace %s %dx%dx%d:b%d %.3f %.3f %.4f ms\n",
+                op == bn_vendor ? "cublas" : "ours", c->m, c->n, c->k, c->batch, t0, bn_now(), ms);
     return ms;
 }
 

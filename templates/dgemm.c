@@ -28,8 +28,8 @@ enum {
 };
 
 const char *const tpl_dgemm_reasons[R_COUNT] = {
-    [R_RANGE] = "OPA and OPB are 0 or 1, LDR 0..3, UNR 0 or 1; tile sizes, warps, STAGES, TM, TN, GROUP and "
-                "SPLITK must be positive",
+    [R_RANGE] = "OPA and OPB are 0 or 1, LDR 0..3, UNR 0 or 1; tile sizes, warps, STAGES, TM, "
+                "TN, GROUP and SPLITK must be positive",
     [R_PATH] = "PATH is 1 (DMMA, FP64 tensor cores) or 0 (FFMA64, SIMT)",
     [R_CANON_FFMA] = "MMA, WARPS_M, WARPS_N, STAGES, FRAG, LDR and UNR are DMMA parameters: PATH 0 "
                      "takes only their first value",
@@ -101,7 +101,8 @@ static int dg_valid_dmma(const int *c, const at_device_info *dev, char *why, siz
         bk % (c[P_FRAG] * mk) || c[P_STAGES] < 2 || c[P_STAGES] > 6)
         return dg_reject(R_TILE, why, len);
     int threads = dg_threads(c);
-    /* LDR 1..3 (dgemm.cu's dg_plan, dg_run): each tile's 16-byte chunks split evenly over the threads */
+    /* LDR 1..3 (dgemm.cu's dg_plan, dg_run): each tile's 16-byte chunks split evenly over the
+     * threads */
     if (c[P_LDR] >= 1 &&
         ((long long)c[P_BM] * bk / 2 % threads || (long long)c[P_BN] * bk / 2 % threads))
         return dg_reject(R_TILE, why, len);
@@ -170,7 +171,8 @@ static const dg_recipe *dg_recipe_of(const int *c)
         const dg_recipe *r = &dg_lattice[i];
         if (r->path == c[P_PATH] && r->mma == c[P_MMA] && r->bm == c[P_BM] && r->bn == c[P_BN] &&
             r->bk == c[P_BK] && r->warps_m == c[P_WARPS_M] && r->warps_n == c[P_WARPS_N] &&
-            r->stages == c[P_STAGES] && r->frag == c[P_FRAG] && r->ldr == c[P_LDR] && r->unr == c[P_UNR] &&
+            r->stages == c[P_STAGES] && r->frag == c[P_FRAG] && r->ldr == c[P_LDR] &&
+            r->unr == c[P_UNR] &&
             r->tm == c[P_TM] && r->tn == c[P_TN])
             return r;
     }

@@ -551,7 +551,8 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
                         ra.copy(sm0 + wr * DG_STAGE * 8, kk, BSTEP + 1);
                         rb.copy(sm0 + (wr * DG_STAGE + DG_ASZ) * 8, kk, BSTEP + 1);
                     } else if (kk == 0 && it + STAGES - 1 < nk) {
-                        dg_load_stage(dg_smem + wr * DG_STAGE, A, B, a, m0, n0, kt0 + it + STAGES - 1);
+                        dg_load_stage(dg_smem + wr * DG_STAGE, A, B, a, m0, n0,
+                                      kt0 + it + STAGES - 1);
                     }
                 } else
 #endif

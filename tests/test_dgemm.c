@@ -26,7 +26,8 @@ static const char *const td_names[P_COUNT] = {
 };
 
 /* ---------------- the specification, written from bench/notes_dgemm.md ----------------
- * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG LDR [split | unr]" (unr: UNR 1) or "ffma BMxBNxBK TMxTN [split]";
+ * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG LDR [split | unr]" (unr: UNR 1) or
+ * "ffma BMxBNxBK TMxTN [split]";
  * every row with any OPA, OPB and GROUP 8 or 1; split rows also with SPLITK 2 and 4 (GROUP 8). */
 static const char *const td_spec[] = {
     "dmma 1684 128x128x32 2x4 3 2 3",
