@@ -4,7 +4,8 @@
 # dgemm and batched GPU tests, the default tuning (its time), tuning of the five bench shapes,
 # bench_dgemm (5 alternating rounds, paired ratios) with every timing's wall-clock span beside an
 # nvidia-smi log of SM clock and power (100 ms), SASS of the winners. Everything goes into one
-# archive, $OUT/logs.tgz (a call brings back at most 8 files).
+# archive, $OUT/logs.tgz (a call brings back at most 8 files). SWEEP=FILE sweeps another list
+# (bench/dgemm/sweep6.txt: the FRAG 3 candidates of notes section 7.5).
 set -uo pipefail
 OUT="${OUT:-/tmp/out}"
 L=$(mktemp -d)
@@ -20,7 +21,7 @@ t0=$(date +%s)
   make -j16 BUILD=build-wide OPT="-O2 -DDG_WIDE_SPACE" build-wide/bench/bench_dgemm ) > "$L/build.log" 2>&1
 step build $? $t0
 t0=$(date +%s)
-BENCH_DGEMM_SWEEP="$(cat bench/dgemm/sweep5.txt)" \
+BENCH_DGEMM_SWEEP="$(cat "${SWEEP:-bench/dgemm/sweep5.txt}")" \
     BENCH_DGEMM_SWEEP_SHAPES="4096x4096x4096 8192x8192x8192 512x512x512:b128 256x256x256:b512" \
     timeout 75 build-wide/bench/bench_dgemm > "$L/sweep5.log" 2>&1
 step sweep5 $? $t0
