@@ -395,8 +395,8 @@ __device__ __forceinline__ void dg_ldk(const double *p, double *v)
 #endif
 }
 
-// The warp's A fragment of m-tile i of mma step kk of stage s: slot q is row g + 8 (q % 2)
-// (m16; m8: g) at permuted depth q / 2 (m8: q).
+// FRAG 3: the warp's A fragment of m-tile i of mma step kk of stage s: slot q is row
+// g + 8 (q % 2) (m16; m8: g) at permuted depth q / 2 (m8: q).
 __device__ __forceinline__ void dg_frag_a(const double *s, int kk, int wm0, int g, int t, int i,
                                           double (&fa)[DG_AR])
 {
@@ -419,7 +419,8 @@ __device__ __forceinline__ void dg_frag_a(const double *s, int kk, int wm0, int 
     }
 }
 
-// The warp's B fragments of mma step kk of stage s: slot j of n-tile jn is column g at depth j.
+// FRAG 3: the warp's B fragments of mma step kk of stage s: slot j of n-tile jn is column g
+// at depth j.
 __device__ __forceinline__ void dg_frag_b(const double *s, int kk, int wn0, int g, int t,
                                           double (&fb)[DG_NT][DG_BR])
 {
@@ -438,14 +439,43 @@ __device__ __forceinline__ void dg_frag_b(const double *s, int kk, int wn0, int 
     }
 }
 
-// All the warp's fragments of mma step kk of stage s.
+// FRAG 1, 2: the warp's fragments of mma step kk of stage s (dg_frag_a's and dg_frag_b's
+// loads, written out as measured in sessions 7 and 8): A slot q of m-tile i is row g + 8 (q % 2)
+// (m16; m8: g) at permuted depth q / 2 (m8: q), B slot j of n-tile jn column g at depth j.
 __device__ __forceinline__ void dg_frags(const double *s, int kk, int wm0, int wn0, int g, int t,
                                          double (&fa)[DG_MT][DG_AR], double (&fb)[DG_NT][DG_BR])
 {
+    constexpr int RH = DG_MM / 8;               // row halves per m-tile
+    const int k0 = kk + t * DG_KPL;
 #pragma unroll
     for (int i = 0; i < DG_MT; i++)
-        dg_frag_a(s, kk, wm0, g, t, i, fa[i]);
-    dg_frag_b(s, kk, wn0, g, t, fb);
+#pragma unroll
+        for (int h = 0; h < RH; h++) {
+            const int row = wm0 + i * DG_MM + g + 8 * h;
+            double v[DG_KPL];
+#if OPA == 0
+            dg_ldk(s + row * DG_ALD + k0, v);
+#else
+#pragma unroll
+            for (int q = 0; q < DG_KPL; q++)
+                v[q] = s[(k0 + q) * DG_ALD + row];
+#endif
+#pragma unroll
+            for (int q = 0; q < DG_KPL; q++)
+                fa[i][h + RH * q] = v[q];
+        }
+    const double *sb = s + DG_ASZ;
+#pragma unroll
+    for (int j = 0; j < DG_NT; j++) {
+        const int col = wn0 + j * 8 + g;
+#if OPB == 1
+        dg_ldk(sb + col * DG_BLD + k0, fb[j]);
+#else
+#pragma unroll
+        for (int q = 0; q < DG_KPL; q++)
+            fb[j][q] = sb[(k0 + q) * DG_BLD + col];
+#endif
+    }
 }
 
 // d += a * b for one mma tile.
