@@ -5,6 +5,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
+#include <time.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -163,10 +164,27 @@ static int bn_timed_call(void *p)
     return t->op(t->c);
 }
 
+/* BENCH_DGEMM_TRACE=1: each timing's wall-clock start and end (epoch seconds) on stderr, to
+ * match against a clock and power log (bench/dgemm/run6.sh samples nvidia-smi). */
+static double bn_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static double bn_time(int (*op)(const bn_call *), const bn_call *c)
 {
     bn_timed t = {op, c};
-    return bench_time_ms(bn_timed_call, &t, 20, 400.0);
+    static int trace = -1;
+    if (trace < 0)
+        trace = getenv("BENCH_DGEMM_TRACE") != NULL;
+    double t0 = trace ? bn_now() : 0;
+    double ms = bench_time_ms(bn_timed_call, &t, 20, 400.0);
+    if (trace)
+        fprintf(stderr, "trace %s %dx%dx%d:b%d %.3f %.3f %.4f ms\n",
+                op == bn_vendor ? "cublas" : "ours", c->m, c->n, c->k, c->batch, t0, bn_now(), ms);
+    return ms;
 }
 
 /* Poisons C with NaN, runs op once, returns ||C - R|| / ||R|| (inf if any element is not

@@ -9,7 +9,7 @@
 /* Parameter order; must match the params table below. */
 enum {
     P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_FRAG, P_TM,
-    P_TN, P_GROUP, P_SPLITK, P_LDR, P_COUNT
+    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_COUNT
 };
 
 #define DG_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
@@ -28,15 +28,15 @@ enum {
 };
 
 const char *const tpl_dgemm_reasons[R_COUNT] = {
-    [R_RANGE] = "OPA and OPB are 0 or 1, LDR 0, 1 or 2; tile sizes, warps, STAGES, TM, TN, GROUP and "
-                "SPLITK must be positive",
+    [R_RANGE] = "OPA and OPB are 0 or 1, LDR 0..3, UNR 0 or 1; tile sizes, warps, STAGES, TM, "
+                "TN, GROUP and SPLITK must be positive",
     [R_PATH] = "PATH is 1 (DMMA, FP64 tensor cores) or 0 (FFMA64, SIMT)",
-    [R_CANON_FFMA] = "MMA, WARPS_M, WARPS_N, STAGES, FRAG and LDR are DMMA parameters: PATH 0 "
+    [R_CANON_FFMA] = "MMA, WARPS_M, WARPS_N, STAGES, FRAG, LDR and UNR are DMMA parameters: PATH 0 "
                      "takes only their first value",
     [R_CANON_DMMA] = "TM and TN are FFMA64 parameters: PATH 1 takes only their first value",
     [R_MMA] = "MMA is 16816 (m16n8k16), 1688 (m16n8k8), 1684 (m16n8k4) or 884 (m8n8k4)",
     [R_TILE] = "DMMA tile: BM a multiple of WARPS_M x the mma's M, BN of WARPS_N x 8, BK 8, 16 or "
-               "32 and a multiple of the mma's K (FRAG 2: twice), STAGES 2..6, FRAG 1 or 2; LDR 1, 2: "
+               "32 and a multiple of the mma's K (FRAG 2, 3: twice), STAGES 2..6, FRAG 1..3; LDR 1..3: "
                "BM x BK / 2 and BN x BK / 2 multiples of the threads",
     [R_ACC] = "DMMA: a warp tile above 128 double accumulators per thread",
     [R_REGS] = "DMMA: about 2 x (accumulators + FRAG x fragments) + 24 registers per thread "
@@ -97,19 +97,21 @@ static int dg_valid_dmma(const int *c, const at_device_info *dev, char *why, siz
         return dg_reject(R_MMA, why, len);
     int wm = c[P_BM] / c[P_WARPS_M], wn = c[P_BN] / c[P_WARPS_N], bk = c[P_BK];
     if (c[P_BM] % (c[P_WARPS_M] * mm) || c[P_BN] % (c[P_WARPS_N] * 8) ||
-        (bk != 8 && bk != 16 && bk != 32) || (c[P_FRAG] != 1 && c[P_FRAG] != 2) ||
-        bk % (c[P_FRAG] * mk) || c[P_STAGES] < 2 || c[P_STAGES] > 6)
+        (bk != 8 && bk != 16 && bk != 32) || c[P_FRAG] < 1 || c[P_FRAG] > 3 ||
+        bk % ((c[P_FRAG] == 1 ? 1 : 2) * mk) || c[P_STAGES] < 2 || c[P_STAGES] > 6)
         return dg_reject(R_TILE, why, len);
     int threads = dg_threads(c);
-    /* LDR 1, 2 (dgemm.cu's dg_plan): each tile's 16-byte chunks split evenly over the threads */
+    /* LDR 1..3 (dgemm.cu's dg_plan, dg_run): each tile's 16-byte chunks split evenly over the
+     * threads */
     if (c[P_LDR] >= 1 &&
         ((long long)c[P_BM] * bk / 2 % threads || (long long)c[P_BN] * bk / 2 % threads))
         return dg_reject(R_TILE, why, len);
     int acc = wm * wn / 32;
     if (acc > 128)
         return dg_reject(R_ACC, why, len);
-    int frags = (wm / mm) * (mm * mk / 32) + (wn / 8) * (mk / 4);
-    int regs = 2 * (acc + c[P_FRAG] * frags) + 24;  /* FRAG 2: fragments double-buffered */
+    int afr = mm * mk / 32, bfr = (wn / 8) * (mk / 4), frags = (wm / mm) * afr + bfr;
+    /* FRAG 2: fragments double-buffered; FRAG 3: B double-buffered, A over two m-tiles */
+    int regs = 2 * (acc + (c[P_FRAG] == 3 ? 2 * (afr + bfr) : c[P_FRAG] * frags)) + 24;
     if (regs > 255 || (long long)regs * threads > (dev ? dev->regs_per_block : 65536))
         return dg_reject(R_REGS, why, len);
     if (dg_smem_bytes(c) > (dev ? dev->smem_per_block_optin : 227 * 1024))
@@ -141,24 +143,25 @@ static int dg_valid_ffma(const int *c, const at_device_info *dev, char *why, siz
 /* One tile/pipeline recipe; `split` rows also take SPLITK 2 and 4. Sources: bench/notes_dgemm.md
  * (H200 sweeps of the DMMA shapes, tiles, warps and stages). */
 typedef struct dg_recipe {
-    int path, mma, bm, bn, bk, warps_m, warps_n, stages, frag, ldr, tm, tn, split;
+    int path, mma, bm, bn, bk, warps_m, warps_n, stages, frag, ldr, tm, tn, split, unr;
 } dg_recipe;
 
 static const dg_recipe dg_lattice[] = {
-    /* DMMA m16n8k4 (sm_90+): the 128 x 128 tiles that won sweeps 3 and 4 and the tuning of
-     * the five bench shapes (bench/notes_dgemm.md section 6), 16 warps of 32 x 32 among them, a
-     * 64 x 128 tile for batched and mid-size products, 64 x 64 for small ones and split-K */
-    {1, 1684, 128, 128, 32, 2, 4, 3, 2, 2, 8, 8, 0},
-    {1, 1684, 128, 128, 16, 4, 2, 4, 2, 2, 8, 8, 0},
-    {1, 1684, 128, 128, 32, 4, 4, 3, 2, 2, 8, 8, 0},
-    {1, 1684, 64, 128, 16, 2, 2, 4, 2, 2, 8, 8, 0},
-    {1, 1684, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1},
+    /* DMMA m16n8k4 (sm_90+): the 128 x 128 x 32 tile of 2 x 4 warps that won sweeps 3 to 5 and
+     * the tuning of the five bench shapes, with LDR 3 (running-pointer copies), the ring at run
+     * time or unrolled (UNR 1: the tuner picks either); a 64 x 128 tile for mid-size products,
+     * 64 x 64 for small ones and split-K (bench/notes_dgemm.md sections 6, 7: 4 x 2 warps and
+     * 16 warps of 32 x 32 lost to the first row at every measured shape) */
+    {1, 1684, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0},
+    {1, 1684, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 1},
+    {1, 1684, 64, 128, 16, 2, 2, 4, 2, 3, 8, 8, 0, 0},
+    {1, 1684, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0},
     /* DMMA m8n8k4 (sm_80+) */
-    {1, 884, 128, 128, 16, 4, 2, 4, 2, 2, 8, 8, 0},
-    {1, 884, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1},
+    {1, 884, 128, 128, 16, 4, 2, 4, 2, 2, 8, 8, 0, 0},
+    {1, 884, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0},
     /* FFMA64 */
-    {0, 16816, 128, 128, 8, 2, 4, 4, 2, 2, 8, 8, 0},
-    {0, 16816, 64, 64, 16, 2, 4, 4, 2, 2, 4, 4, 1},
+    {0, 16816, 128, 128, 8, 2, 4, 4, 2, 2, 8, 8, 0, 0},
+    {0, 16816, 64, 64, 16, 2, 4, 4, 2, 2, 4, 4, 1, 0},
 };
 #define DG_LATTICE_N ((int)(sizeof dg_lattice / sizeof dg_lattice[0]))
 
@@ -170,6 +173,7 @@ static const dg_recipe *dg_recipe_of(const int *c)
         if (r->path == c[P_PATH] && r->mma == c[P_MMA] && r->bm == c[P_BM] && r->bn == c[P_BN] &&
             r->bk == c[P_BK] && r->warps_m == c[P_WARPS_M] && r->warps_n == c[P_WARPS_N] &&
             r->stages == c[P_STAGES] && r->frag == c[P_FRAG] && r->ldr == c[P_LDR] &&
+            r->unr == c[P_UNR] &&
             r->tm == c[P_TM] && r->tn == c[P_TN])
             return r;
     }
@@ -193,14 +197,16 @@ static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     if ((cfg[P_OPA] != 0 && cfg[P_OPA] != 1) || (cfg[P_OPB] != 0 && cfg[P_OPB] != 1))
         return dg_reject(R_RANGE, why, len);
     for (int p = P_MMA; p < P_COUNT; p++)
-        if (cfg[p] < (p == P_LDR ? 0 : 1) || (p == P_LDR && cfg[p] > 2))
+        if (cfg[p] < (p == P_LDR || p == P_UNR ? 0 : 1) || (p == P_LDR && cfg[p] > 3) ||
+            (p == P_UNR && cfg[p] > 1))
             return dg_reject(R_RANGE, why, len);
     if (cfg[P_PATH] != 0 && cfg[P_PATH] != 1)
         return dg_reject(R_PATH, why, len);
     int dmma = cfg[P_PATH] == 1;
     if (!dmma && (!dg_canonical(cfg, P_MMA) || !dg_canonical(cfg, P_WARPS_M) ||
                   !dg_canonical(cfg, P_WARPS_N) || !dg_canonical(cfg, P_STAGES) ||
-                  !dg_canonical(cfg, P_FRAG) || !dg_canonical(cfg, P_LDR)))
+                  !dg_canonical(cfg, P_FRAG) || !dg_canonical(cfg, P_LDR) ||
+                  !dg_canonical(cfg, P_UNR)))
         return dg_reject(R_CANON_FFMA, why, len);
     if (dmma && (!dg_canonical(cfg, P_TM) || !dg_canonical(cfg, P_TN)))
         return dg_reject(R_CANON_DMMA, why, len);
@@ -494,9 +500,9 @@ static const tpl_baseline dg_baselines[] = {
     {"ffma-tn", DG_FFMA("OPA=1,OPB=0", DG_FT), "FFMA64, op(A) = T: every device"},
     {"ffma-tt", DG_FFMA("OPA=1,OPB=1", DG_FT), "FFMA64, both T: every device"},
     {"sm90-dmma1684", DG_DMMA("OPA=0,OPB=0", 1684, "BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,"
-                                                   "STAGES=3,FRAG=2,GROUP=8,SPLITK=1"),
-     "DMMA m16n8k4 128x128x32, 2x4 warps, 3 stages, double-buffered fragments, copy plans "
-     "(sm_90; sweep 3's best, bench/notes_dgemm.md)"},
+                                                   "STAGES=3,FRAG=2,GROUP=8,SPLITK=1,LDR=3"),
+     "DMMA m16n8k4 128x128x32, 2x4 warps, 3 stages, double-buffered fragments, running-pointer "
+     "copies (sm_90; the tuned winner of session 8, bench/notes_dgemm.md)"},
 };
 
 static const tpl_problem dg_tuning[] = {
@@ -529,17 +535,24 @@ const tpl_family tpl_dgemm = {
         {"WARPS_M", 2, {2, 4}, "DMMA: warps along M"},
         {"WARPS_N", 2, {4, 2}, "DMMA: warps along N"},
         {"STAGES", 3, {4, 3, 5}, "DMMA: cp.async pipeline depth"},
-        {"FRAG", 2, {2, 1}, "DMMA: 2 = the next mma step's fragments load during this step's mmas "
-                            "(double-buffered registers), 1 = load, then mma"},
+        {"FRAG", 3, {2, 1, 3}, "DMMA: 2 = the next mma step's fragments load during this step's "
+                               "mmas (double-buffered registers), 1 = load, then mma, 3 = as 2 "
+                               "per m-tile (B double-buffered, A over two m-tile buffers; "
+                               "unmeasured, outside the lattice)"},
         {"TM", 2, {8, 4}, "FFMA64: rows of a thread's register tile"},
         {"TN", 2, {8, 4}, "FFMA64: columns of a thread's register tile"},
         {"GROUP", 2, {8, 1}, "tile swizzle: this many tile rows walked together for L2 reuse; "
                              "1 = off"},
         {"SPLITK", 3, {1, 2, 4}, "K slices: double partials + an ordered (deterministic) reduce"},
-        {"LDR", 3, {2, 1, 0}, "DMMA copy issue: 1 = per-thread copy plans made once per product, "
-                              "the next tile's copies spread over the mma steps; 2 = as 1, and "
-                              "blocks inside M and N copy with no bounds; 0 = every stage "
-                              "recomputes each copy's bounds, all at the stage's first step",
+        {"LDR", 4, {2, 1, 0, 3}, "DMMA copy issue: 1 = per-thread copy plans made once per "
+                                 "product, the next tile's copies spread over the mma steps; 2 = "
+                                 "as 1, and blocks inside M and N copy with no bounds; 3 = as 2, "
+                                 "those blocks through running pointers (one 64-bit add per "
+                                 "copy); 0 = every stage recomputes each copy's bounds, all at "
+                                 "the stage's first step",
+         .omit_first = 1},
+        {"UNR", 2, {0, 1}, "DMMA: 1 = the K loop unrolled over the ring's STAGES slots (constant "
+                           "shared-memory addresses), 0 = ring slots at run time",
          .omit_first = 1},
     },
     .valid = dg_valid,

@@ -47,10 +47,13 @@
 #define STAGES 4        // PATH 1: cp.async pipeline depth (2..6)
 #endif
 #ifndef FRAG
-#define FRAG 2          // PATH 1: 2 = the next mma step's fragments load during this step's mmas (double-buffered registers), 1 = load, then mma
+#define FRAG 2          // PATH 1: 2 = the next mma step's fragments load during this step's mmas (double-buffered registers), 1 = load, then mma, 3 = as 2 per m-tile (B double-buffered, A rotating over two m-tile buffers)
 #endif
 #ifndef LDR
-#define LDR 2           // PATH 1: 1 = per-thread copy plans made once per product (pointers, row masks), the next tile's copies spread over the mma steps; 2 = as 1, and blocks inside M and N copy with no bounds at all; 0 = every stage recomputes each copy's address and bounds, all at step 0
+#define LDR 2           // PATH 1: 1 = per-thread copy plans made once per product (pointers, row masks), the next tile's copies spread over the mma steps; 2 = as 1, and blocks inside M and N copy with no bounds at all; 3 = as 2, but inner blocks copy through running pointers (one 64-bit add per 16-byte copy, block-uniform strides); 0 = every stage recomputes each copy's address and bounds, all at step 0
+#endif
+#ifndef UNR
+#define UNR 0           // PATH 1: 1 = the K loop unrolled over the ring's STAGES slots (constant shared addresses), 0 = slots at run time
 #endif
 #ifndef TM
 #define TM 8            // PATH 0: rows of a thread's register tile (4, 8)
@@ -190,11 +193,13 @@ __device__ __forceinline__ void dg_store2(const dg_args &a, long long bz, int r,
 #define DG_BSZ (OPB == 1 ? BN * DG_BLD : BK * DG_BLD)
 #define DG_KS (BK / DG_MK)                      // mma steps per stage
 #define DG_STAGE (DG_ASZ + DG_BSZ)              // doubles per stage
+#define DG_UN (UNR ? STAGES : 1)                // tiles per trip of the K loop
 
 static_assert(BM % (WARPS_M * DG_MM) == 0 && BN % (WARPS_N * 8) == 0, "warp tiles split into mma tiles");
 static_assert(BK % DG_MK == 0 && (FRAG == 1 || DG_KS >= 2) && (BK == 8 || BK == 16 || BK == 32),
               "BK 8, 16 or 32, a multiple of the mma's K (FRAG 2: at least two mma steps)");
-static_assert(FRAG == 1 || FRAG == 2, "FRAG 1 or 2");
+static_assert(FRAG >= 1 && FRAG <= 3 && (FRAG != 3 || DG_KS % 2 == 0), "FRAG 1, 2 or 3 (3: an even number of mma steps)");
+static_assert(UNR == 0 || UNR == 1, "UNR 0 or 1");
 static_assert(STAGES >= 2 && STAGES <= 6, "STAGES 2..6");
 static_assert(DG_MT * DG_NT * DG_CR <= 128, "at most 128 accumulators per thread");
 
@@ -318,6 +323,40 @@ typedef dg_plan<BK, BN> dg_plan_b;
 typedef dg_plan<BN, BK> dg_plan_b;
 #endif
 
+// LDR 3, blocks whose tile lies inside M and N: one operand's copies through a running pointer.
+// q is the global address of the thread's next 16-byte chunk: chunk u + 1 lies rs bytes past
+// chunk u (RS rows further), and after the tile's last chunk q jumps to the next K tile's first
+// (delta). Copies walk the chunks in order, however they are split over the mma steps, so each
+// costs one LDGSTS and one 64-bit add; the strides are block-uniform (uniform registers).
+template <class P, int SLD>
+struct dg_run {
+    const char *q;
+    long long rs, delta;
+    unsigned so;                // the thread's chunk 0 in the stage tile, bytes
+
+    __device__ __forceinline__ void init(const double *base, long long ld, int r0, int c0,
+                                         bool kmajor)
+    {
+        const int r = threadIdx.x / P::CPR, c = (threadIdx.x % P::CPR) * 2;
+        q = (const char *)(base + (long long)(r0 + r) * ld + (c0 + c));
+        rs = (long long)P::RS * ld * 8;
+        delta = (kmajor ? (long long)BK * 8 : (long long)BK * ld * 8) - (long long)P::N * rs;
+        so = (unsigned)((r * SLD + c) * 8);
+    }
+
+    // part `part` of `parts` of a full K tile into the stage at shared byte address sbase
+    __device__ __forceinline__ void copy(unsigned sbase, int part, int parts)
+    {
+#pragma unroll
+        for (int u = 0; u < P::N; u++)
+            if ((u * parts) / P::N == part) {
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
+                             :: "r"(sbase + so + (unsigned)(u * P::RS * SLD * 8)), "l"(q));
+                q += u + 1 < P::N ? rs : rs + delta;
+            }
+    }
+};
+
 // LDR 1: part `part` of `parts` of the stage of K tile kt (product's first tile kt0) into the
 // stage at shared byte address sbase; a partial last K tile goes whole at part 0.
 template <bool INNER>
@@ -356,7 +395,52 @@ __device__ __forceinline__ void dg_ldk(const double *p, double *v)
 #endif
 }
 
-// The warp's fragments of mma step kk of stage s: A slot q of m-tile i is row g + 8 (q % 2)
+// FRAG 3: the warp's A fragment of m-tile i of mma step kk of stage s: slot q is row
+// g + 8 (q % 2) (m16; m8: g) at permuted depth q / 2 (m8: q).
+__device__ __forceinline__ void dg_frag_a(const double *s, int kk, int wm0, int g, int t, int i,
+                                          double (&fa)[DG_AR])
+{
+    constexpr int RH = DG_MM / 8;               // row halves per m-tile
+    const int k0 = kk + t * DG_KPL;
+#pragma unroll
+    for (int h = 0; h < RH; h++) {
+        const int row = wm0 + i * DG_MM + g + 8 * h;
+        double v[DG_KPL];
+#if OPA == 0
+        dg_ldk(s + row * DG_ALD + k0, v);
+#else
+#pragma unroll
+        for (int q = 0; q < DG_KPL; q++)
+            v[q] = s[(k0 + q) * DG_ALD + row];
+#endif
+#pragma unroll
+        for (int q = 0; q < DG_KPL; q++)
+            fa[h + RH * q] = v[q];
+    }
+}
+
+// FRAG 3: the warp's B fragments of mma step kk of stage s: slot j of n-tile jn is column g
+// at depth j.
+__device__ __forceinline__ void dg_frag_b(const double *s, int kk, int wn0, int g, int t,
+                                          double (&fb)[DG_NT][DG_BR])
+{
+    const int k0 = kk + t * DG_KPL;
+    const double *sb = s + DG_ASZ;
+#pragma unroll
+    for (int j = 0; j < DG_NT; j++) {
+        const int col = wn0 + j * 8 + g;
+#if OPB == 1
+        dg_ldk(sb + col * DG_BLD + k0, fb[j]);
+#else
+#pragma unroll
+        for (int q = 0; q < DG_KPL; q++)
+            fb[j][q] = sb[(k0 + q) * DG_BLD + col];
+#endif
+    }
+}
+
+// FRAG 1, 2: the warp's fragments of mma step kk of stage s (dg_frag_a's and dg_frag_b's
+// loads, written out as measured in sessions 7 and 8): A slot q of m-tile i is row g + 8 (q % 2)
 // (m16; m8: g) at permuted depth q / 2 (m8: q), B slot j of n-tile jn column g at depth j.
 __device__ __forceinline__ void dg_frags(const double *s, int kk, int wm0, int wn0, int g, int t,
                                          double (&fa)[DG_MT][DG_AR], double (&fb)[DG_NT][DG_BR])
@@ -446,9 +530,29 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
 #endif
     const unsigned sm0 = dg_smem_addr(dg_smem);
 #endif
+#if LDR == 3
+    // inner blocks: running pointers; K tiles kt0 + i, i < lim, are full (no K edge)
+    dg_run<dg_plan_a, DG_ALD> ra;
+    dg_run<dg_plan_b, DG_BLD> rb;
+    const int lim = min(nk, a.k / BK - kt0);
+    if (INNER) {
+        ra.init(A, a.lda, OPA == 0 ? m0 : kt0 * BK, OPA == 0 ? kt0 * BK : m0, OPA == 0);
+        rb.init(B, a.ldb, OPB == 0 ? kt0 * BK : n0, OPB == 0 ? n0 : kt0 * BK, OPB == 1);
+    }
+#endif
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < nk) {
+#if LDR == 3
+            if (INNER) {
+                if (s < lim) {
+                    ra.copy(sm0 + s * DG_STAGE * 8, 0, 1);
+                    rb.copy(sm0 + (s * DG_STAGE + DG_ASZ) * 8, 0, 1);
+                } else {
+                    dg_load_stage(dg_smem + s * DG_STAGE, A, B, a, m0, n0, kt0 + s);
+                }
+            } else
+#endif
 #if LDR >= 1
             dg_load_part<INNER>(sm0 + s * DG_STAGE * 8, pa, pb, A, B, a, m0, n0, kt0 + s, kt0, 0, 1);
 #else
@@ -459,50 +563,113 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
     }
     asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
     __syncthreads();
-    double fa[FRAG][DG_MT][DG_AR], fb[FRAG][DG_NT][DG_BR];
-    int rd = 0, wr = STAGES - 1;
+    double fa[FRAG == 2 ? 2 : 1][DG_MT][DG_AR], fb[FRAG >= 2 ? 2 : 1][DG_NT][DG_BR];
+    double fr[2][DG_AR];                // FRAG 3: one m-tile's A, rotating
+    int rdd = 0, wrd = STAGES - 1;      // UNR 0: the ring slots read and written, at run time
     if (FRAG == 2)
         dg_frags(dg_smem, 0, wm0, wn0, g, t, fa[0], fb[0]);
+    if (FRAG == 3) {
+        dg_frag_b(dg_smem, 0, wn0, g, t, fb[0]);
+        dg_frag_a(dg_smem, 0, wm0, g, t, 0, fr[0]);
+    }
     // main loop, FRAG 2: the fragments of step kk + 1 load while the mmas of step kk run;
     // the next tile's copies start at step 0; at step DG_KS - 2 the barrier (after the
     // last reads of the old stage) makes the next stage readable, so step DG_KS - 1
     // already loads the next tile's first fragments (CUTLASS's multistage order).
     // FRAG 1: each step loads its fragments, then runs its mmas; the barrier ends the tile.
+    // FRAG 3 (FRAG 2's order, finer): the next step's B loads with the step's first m-tile,
+    // the next m-tile's A (the next step's first at the last m-tile) during each m-tile's mmas,
+    // so only B is double-buffered and A rotates over two m-tile buffers; copies spread over
+    // every step, the barrier inside the last one.
+    // UNR 1: the loop is unrolled over the STAGES ring slots, so every shared address is a
+    // constant offset (slot `un` of the ring at tile it0 + un).
     constexpr int BSTEP = FRAG == 2 ? DG_KS - 2 : DG_KS - 1;
-    for (int it = 0; it < nk; it++) {
+    for (int it0 = 0; it0 < nk; it0 += DG_UN) {
 #pragma unroll
-        for (int kk = 0; kk < DG_KS; kk++) {
-            const int cur = FRAG == 2 ? kk & 1 : 0, nxt = FRAG == 2 ? cur ^ 1 : 0;
-            if (FRAG == 2)
-                dg_frags(dg_smem + rd * DG_STAGE, kk + 1 < DG_KS ? (kk + 1) * DG_MK : 0, wm0,
-                         wn0, g, t, fa[nxt], fb[nxt]);
-#if LDR >= 1
-            // the next tile's copies, spread over steps 0..BSTEP, one group per tile
-            if (kk <= BSTEP && it + STAGES - 1 < nk)
-                dg_load_part<INNER>(sm0 + wr * DG_STAGE * 8, pa, pb, A, B, a, m0, n0,
-                             kt0 + it + STAGES - 1, kt0, kk, BSTEP + 1);
-            if (kk == BSTEP)
-                asm volatile("cp.async.commit_group;\n" ::);
-#else
-            if (kk == 0) {
-                if (it + STAGES - 1 < nk)
-                    dg_load_stage(dg_smem + wr * DG_STAGE, A, B, a, m0, n0,
-                                  kt0 + it + STAGES - 1);
-                asm volatile("cp.async.commit_group;\n" ::);
-            }
+        for (int un = 0; un < DG_UN; un++) {
+            const int it = it0 + un;
+            if (DG_UN > 1 && it >= nk)
+                break;
+            const int rd0 = UNR ? un : rdd, wr = UNR ? (un + STAGES - 1) % STAGES : wrd;
+            const int rd1 = UNR ? (un + 1) % STAGES : (rdd + 1 == STAGES ? 0 : rdd + 1);
+#pragma unroll
+            for (int kk = 0; kk < DG_KS; kk++) {
+                const int cur = FRAG >= 2 ? kk & 1 : 0, nxt = FRAG >= 2 ? cur ^ 1 : 0;
+                const int rd = kk > BSTEP ? rd1 : rd0;      // after the barrier: the next slot
+                if (FRAG == 2)
+                    dg_frags(dg_smem + rd * DG_STAGE, kk + 1 < DG_KS ? (kk + 1) * DG_MK : 0, wm0,
+                             wn0, g, t, fa[nxt], fb[nxt]);
+#if LDR == 3
+                if (INNER) {
+                    if (kk <= BSTEP && it + STAGES - 1 < lim) {
+                        ra.copy(sm0 + wr * DG_STAGE * 8, kk, BSTEP + 1);
+                        rb.copy(sm0 + (wr * DG_STAGE + DG_ASZ) * 8, kk, BSTEP + 1);
+                    } else if (kk == 0 && it + STAGES - 1 < nk) {
+                        dg_load_stage(dg_smem + wr * DG_STAGE, A, B, a, m0, n0,
+                                      kt0 + it + STAGES - 1);
+                    }
+                } else
 #endif
-            if (FRAG == 1)
-                dg_frags(dg_smem + rd * DG_STAGE, kk * DG_MK, wm0, wn0, g, t, fa[cur], fb[cur]);
+#if LDR >= 1
+                // the next tile's copies, spread over steps 0..BSTEP, one group per tile
+                if (kk <= BSTEP && it + STAGES - 1 < nk)
+                    dg_load_part<INNER>(sm0 + wr * DG_STAGE * 8, pa, pb, A, B, a, m0, n0,
+                                 kt0 + it + STAGES - 1, kt0, kk, BSTEP + 1);
+                if (kk == BSTEP)
+                    asm volatile("cp.async.commit_group;\n" ::);
+#else
+                if (kk == 0) {
+                    if (it + STAGES - 1 < nk)
+                        dg_load_stage(dg_smem + wr * DG_STAGE, A, B, a, m0, n0,
+                                      kt0 + it + STAGES - 1);
+                    asm volatile("cp.async.commit_group;\n" ::);
+                }
+#endif
+                if (FRAG == 1)
+                    dg_frags(dg_smem + rd * DG_STAGE, kk * DG_MK, wm0, wn0, g, t, fa[cur], fb[cur]);
+                if (FRAG == 3) {
+                    // the last step's barrier sits before its last m-tile: the loads after it
+                    // read only the next slot, those before it only this one
+                    const bool last = kk + 1 == DG_KS;
 #pragma unroll
-            for (int i = 0; i < DG_MT; i++)
+                    for (int i = 0; i < DG_MT; i++) {
+                        const int ca = (kk * DG_MT + i) & 1;    // m-tile i's A is in fr[ca]
+                        if (i == 0 && !last)
+                            dg_frag_b(dg_smem + rd0 * DG_STAGE, (kk + 1) * DG_MK, wn0, g, t,
+                                      fb[nxt]);
+                        if (i + 1 < DG_MT) {
+                            dg_frag_a(dg_smem + rd0 * DG_STAGE, kk * DG_MK, wm0, g, t, i + 1,
+                                      fr[ca ^ 1]);
+                        } else if (!last) {
+                            dg_frag_a(dg_smem + rd0 * DG_STAGE, (kk + 1) * DG_MK, wm0, g, t, 0,
+                                      fr[ca ^ 1]);
+                        } else {
+                            asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
+                            __syncthreads();
+                            dg_frag_b(dg_smem + rd1 * DG_STAGE, 0, wn0, g, t, fb[nxt]);
+                            dg_frag_a(dg_smem + rd1 * DG_STAGE, 0, wm0, g, t, 0, fr[ca ^ 1]);
+                        }
 #pragma unroll
-                for (int j = 0; j < DG_NT; j++)
-                    dg_mma(acc[i][j], fa[cur][i], fb[cur][j]);
-            if (kk == BSTEP) {
-                asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
-                __syncthreads();
-                rd = rd + 1 == STAGES ? 0 : rd + 1;
-                wr = wr + 1 == STAGES ? 0 : wr + 1;
+                        for (int j = 0; j < DG_NT; j++)
+                            dg_mma(acc[i][j], fr[ca], fb[cur][j]);
+                    }
+                } else {
+#pragma unroll
+                    for (int i = 0; i < DG_MT; i++)
+#pragma unroll
+                        for (int j = 0; j < DG_NT; j++)
+                            dg_mma(acc[i][j], fa[cur][i], fb[cur][j]);
+                }
+                if (kk == BSTEP) {
+                    if (FRAG != 3) {
+                        asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
+                        __syncthreads();
+                    }
+                    if (!UNR) {
+                        rdd = rd1;
+                        wrd = wrd + 1 == STAGES ? 0 : wrd + 1;
+                    }
+                }
             }
         }
     }
@@ -538,7 +705,7 @@ dg_mma(dg_args a)
 #pragma unroll
                 for (int r = 0; r < DG_CR; r++)
                     acc[i][j][r] = 0.0;
-        if (LDR == 2 && m0 + BM <= a.m && n0 + BN <= a.n)
+        if (LDR >= 2 && m0 + BM <= a.m && n0 + BN <= a.n)
             dg_main<true>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t);
         else
             dg_main<false>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t);

@@ -17,22 +17,22 @@ extern const tpl_family tpl_dgemm;
 
 enum {
     P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_FRAG, P_TM,
-    P_TN, P_GROUP, P_SPLITK, P_LDR, P_COUNT
+    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_COUNT
 };
 
 static const char *const td_names[P_COUNT] = {
     "PATH", "OPA", "OPB", "MMA", "BM", "BN", "BK", "WARPS_M", "WARPS_N", "STAGES", "FRAG", "TM",
-    "TN", "GROUP", "SPLITK", "LDR",
+    "TN", "GROUP", "SPLITK", "LDR", "UNR",
 };
 
 /* ---------------- the specification, written from bench/notes_dgemm.md ----------------
- * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG LDR [split]" or "ffma BMxBNxBK TMxTN [split]";
+ * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG LDR [split | unr]" (unr: UNR 1) or
+ * "ffma BMxBNxBK TMxTN [split]";
  * every row with any OPA, OPB and GROUP 8 or 1; split rows also with SPLITK 2 and 4 (GROUP 8). */
 static const char *const td_spec[] = {
-    "dmma 1684 128x128x32 2x4 3 2 2",
-    "dmma 1684 128x128x16 4x2 4 2 2",
-    "dmma 1684 128x128x32 4x4 3 2 2",
-    "dmma 1684 64x128x16 2x2 4 2 2",
+    "dmma 1684 128x128x32 2x4 3 2 3",
+    "dmma 1684 128x128x32 2x4 3 2 3 unr",
+    "dmma 1684 64x128x16 2x2 4 2 3",
     "dmma 1684 64x64x16 2x2 4 2 2 split",
     "dmma 884 128x128x16 4x2 4 2 2",
     "dmma 884 64x64x16 2x2 4 2 2 split",
@@ -42,7 +42,7 @@ static const char *const td_spec[] = {
 #define TD_ROWS ((int)(sizeof td_spec / sizeof td_spec[0]))
 
 typedef struct td_row {
-    int path, mma, bm, bn, bk, wm, wn, stages, frag, ldr, tm, tn, split;
+    int path, mma, bm, bn, bk, wm, wn, stages, frag, ldr, tm, tn, split, unr;
 } td_row;
 
 /* Parses spec line s; 0 if malformed. */
@@ -70,6 +70,7 @@ static int td_spec_parse(const char *s, td_row *r)
             return 0;
     }
     r->split = strcmp(split, "split") == 0;
+    r->unr = strcmp(split, "unr") == 0;
     return 1;
 }
 
@@ -83,7 +84,7 @@ static int td_spec_ok(const int *c)
         if (r.path != c[P_PATH] || r.mma != c[P_MMA] || r.bm != c[P_BM] || r.bn != c[P_BN] ||
             r.bk != c[P_BK] || r.wm != c[P_WARPS_M] || r.wn != c[P_WARPS_N] ||
             r.stages != c[P_STAGES] || r.frag != c[P_FRAG] || r.tm != c[P_TM] || r.tn != c[P_TN] ||
-            r.ldr != c[P_LDR])
+            r.ldr != c[P_LDR] || r.unr != c[P_UNR])
             continue;
         if (c[P_GROUP] != 8 && c[P_GROUP] != 1)
             return 0;
@@ -160,7 +161,7 @@ TEST(dgemm_space_is_the_specified_lattice)
             for (int v = 0; v < 2 + 2 * r.split; v++) {
                 int c[TPL_MAX_PARAMS] = {r.path, ops & 1, ops >> 1, r.mma, r.bm, r.bn, r.bk,
                                          r.wm, r.wn, r.stages, r.frag, r.tm, r.tn, v == 1 ? 1 : 8,
-                                         v < 2 ? 1 : 2 * (v - 1), r.ldr};
+                                         v < 2 ? 1 : 2 * (v - 1), r.ldr, r.unr};
                 char why[256];
                 CHECK_MSG(f->valid(c, &h100, why, sizeof why), "%s: %s", td_spec[i], why);
                 int hopper = r.path == 1 && r.mma != 884;
@@ -546,8 +547,8 @@ GPU_TEST(dgemm_gpu_layouts_offsets_alpha_beta)
         f->default_config, f->baselines[3].config, f->baselines[f->n_baselines - 1].config,
         "PATH=1,OPA=0,OPB=0,MMA=884,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,FRAG=2,TM=8,"
         "TN=8,GROUP=8,SPLITK=2",
-        "PATH=1,OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=4,WARPS_N=4,STAGES=3,FRAG=2,TM=8,"
-        "TN=8,GROUP=1,SPLITK=1",
+        "PATH=1,OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,FRAG=2,TM=8,"
+        "TN=8,GROUP=1,SPLITK=1,LDR=3,UNR=1",
     };
     th_compiled set[20];
     int n = 0;
