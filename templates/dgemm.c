@@ -36,7 +36,7 @@ const char *const tpl_dgemm_reasons[R_COUNT] = {
     [R_CANON_DMMA] = "TM and TN are FFMA64 parameters: PATH 1 takes only their first value",
     [R_MMA] = "MMA is 16816 (m16n8k16), 1688 (m16n8k8), 1684 (m16n8k4) or 884 (m8n8k4)",
     [R_TILE] = "DMMA tile: BM a multiple of WARPS_M x the mma's M, BN of WARPS_N x 8, BK 8, 16 or "
-               "32 and a multiple of the mma's K (FRAG 2, 3: twice), STAGES 2..6, FRAG 1..3; LDR 1..3: "
+               "32 and a multiple of the mma's K (FRAG 2: twice), STAGES 2..6, FRAG 1..2; LDR 1..3: "
                "BM x BK / 2 and BN x BK / 2 multiples of the threads",
     [R_ACC] = "DMMA: a warp tile above 128 double accumulators per thread",
     [R_REGS] = "DMMA: about 2 x (accumulators + FRAG x fragments) + 24 registers per thread "
@@ -97,7 +97,7 @@ static int dg_valid_dmma(const int *c, const at_device_info *dev, char *why, siz
         return dg_reject(R_MMA, why, len);
     int wm = c[P_BM] / c[P_WARPS_M], wn = c[P_BN] / c[P_WARPS_N], bk = c[P_BK];
     if (c[P_BM] % (c[P_WARPS_M] * mm) || c[P_BN] % (c[P_WARPS_N] * 8) ||
-        (bk != 8 && bk != 16 && bk != 32) || c[P_FRAG] < 1 || c[P_FRAG] > 3 ||
+        (bk != 8 && bk != 16 && bk != 32) || c[P_FRAG] < 1 || c[P_FRAG] > 2 ||
         bk % ((c[P_FRAG] == 1 ? 1 : 2) * mk) || c[P_STAGES] < 2 || c[P_STAGES] > 6)
         return dg_reject(R_TILE, why, len);
     int threads = dg_threads(c);
@@ -110,8 +110,8 @@ static int dg_valid_dmma(const int *c, const at_device_info *dev, char *why, siz
     if (acc > 128)
         return dg_reject(R_ACC, why, len);
     int afr = mm * mk / 32, bfr = (wn / 8) * (mk / 4), frags = (wm / mm) * afr + bfr;
-    /* FRAG 2: fragments double-buffered; FRAG 3: B double-buffered, A over two m-tiles */
-    int regs = 2 * (acc + (c[P_FRAG] == 3 ? 2 * (afr + bfr) : c[P_FRAG] * frags)) + 24;
+    /* FRAG 2: fragments double-buffered */
+    int regs = 2 * (acc + c[P_FRAG] * frags) + 24;
     if (regs > 255 || (long long)regs * threads > (dev ? dev->regs_per_block : 65536))
         return dg_reject(R_REGS, why, len);
     if (dg_smem_bytes(c) > (dev ? dev->smem_per_block_optin : 227 * 1024))
@@ -146,6 +146,7 @@ typedef struct dg_recipe {
     int path, mma, bm, bn, bk, warps_m, warps_n, stages, frag, ldr, tm, tn, split, unr;
 } dg_recipe;
 
+#ifndef DG_WIDE_SPACE   /* the wide build (bench sweeps) takes every legal configuration */
 static const dg_recipe dg_lattice[] = {
     /* DMMA m16n8k4 (sm_90+): the 128 x 128 x 32 tile of 2 x 4 warps that won sweeps 3 to 5 and
      * the tuning of the five bench shapes, with LDR 3 (running-pointer copies), the ring at run
@@ -179,6 +180,7 @@ static const dg_recipe *dg_recipe_of(const int *c)
     }
     return NULL;
 }
+#endif
 
 extern const tpl_family tpl_dgemm;
 
@@ -535,10 +537,8 @@ const tpl_family tpl_dgemm = {
         {"WARPS_M", 2, {2, 4}, "DMMA: warps along M"},
         {"WARPS_N", 2, {4, 2}, "DMMA: warps along N"},
         {"STAGES", 3, {4, 3, 5}, "DMMA: cp.async pipeline depth"},
-        {"FRAG", 3, {2, 1, 3}, "DMMA: 2 = the next mma step's fragments load during this step's "
-                               "mmas (double-buffered registers), 1 = load, then mma, 3 = as 2 "
-                               "per m-tile (B double-buffered, A over two m-tile buffers; "
-                               "unmeasured, outside the lattice)"},
+        {"FRAG", 2, {2, 1}, "DMMA: 2 = the next mma step's fragments load during this step's "
+                               "mmas (double-buffered registers), 1 = load, then mma"},
         {"TM", 2, {8, 4}, "FFMA64: rows of a thread's register tile"},
         {"TN", 2, {8, 4}, "FFMA64: columns of a thread's register tile"},
         {"GROUP", 2, {8, 1}, "tile swizzle: this many tile rows walked together for L2 reuse; "

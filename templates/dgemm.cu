@@ -47,7 +47,7 @@
 #define STAGES 4        // PATH 1: cp.async pipeline depth (2..6)
 #endif
 #ifndef FRAG
-#define FRAG 2          // PATH 1: 2 = the next mma step's fragments load during this step's mmas (double-buffered registers), 1 = load, then mma, 3 = as 2 per m-tile (B double-buffered, A rotating over two m-tile buffers)
+#define FRAG 2          // PATH 1: 2 = the next mma step's fragments load during this step's mmas (double-buffered registers), 1 = load, then mma
 #endif
 #ifndef LDR
 #define LDR 2           // PATH 1: 1 = per-thread copy plans made once per product (pointers, row masks), the next tile's copies spread over the mma steps; 2 = as 1, and blocks inside M and N copy with no bounds at all; 3 = as 2, but inner blocks copy through running pointers (one 64-bit add per 16-byte copy, block-uniform strides); 0 = every stage recomputes each copy's address and bounds, all at step 0
@@ -198,7 +198,7 @@ __device__ __forceinline__ void dg_store2(const dg_args &a, long long bz, int r,
 static_assert(BM % (WARPS_M * DG_MM) == 0 && BN % (WARPS_N * 8) == 0, "warp tiles split into mma tiles");
 static_assert(BK % DG_MK == 0 && (FRAG == 1 || DG_KS >= 2) && (BK == 8 || BK == 16 || BK == 32),
               "BK 8, 16 or 32, a multiple of the mma's K (FRAG 2: at least two mma steps)");
-static_assert(FRAG >= 1 && FRAG <= 3 && (FRAG != 3 || DG_KS % 2 == 0), "FRAG 1, 2 or 3 (3: an even number of mma steps)");
+static_assert(FRAG == 1 || FRAG == 2, "FRAG 1 or 2");
 static_assert(UNR == 0 || UNR == 1, "UNR 0 or 1");
 static_assert(STAGES >= 2 && STAGES <= 6, "STAGES 2..6");
 static_assert(DG_MT * DG_NT * DG_CR <= 128, "at most 128 accumulators per thread");
@@ -395,52 +395,7 @@ __device__ __forceinline__ void dg_ldk(const double *p, double *v)
 #endif
 }
 
-// FRAG 3: the warp's A fragment of m-tile i of mma step kk of stage s: slot q is row
-// g + 8 (q % 2) (m16; m8: g) at permuted depth q / 2 (m8: q).
-__device__ __forceinline__ void dg_frag_a(const double *s, int kk, int wm0, int g, int t, int i,
-                                          double (&fa)[DG_AR])
-{
-    constexpr int RH = DG_MM / 8;               // row halves per m-tile
-    const int k0 = kk + t * DG_KPL;
-#pragma unroll
-    for (int h = 0; h < RH; h++) {
-        const int row = wm0 + i * DG_MM + g + 8 * h;
-        double v[DG_KPL];
-#if OPA == 0
-        dg_ldk(s + row * DG_ALD + k0, v);
-#else
-#pragma unroll
-        for (int q = 0; q < DG_KPL; q++)
-            v[q] = s[(k0 + q) * DG_ALD + row];
-#endif
-#pragma unroll
-        for (int q = 0; q < DG_KPL; q++)
-            fa[h + RH * q] = v[q];
-    }
-}
-
-// FRAG 3: the warp's B fragments of mma step kk of stage s: slot j of n-tile jn is column g
-// at depth j.
-__device__ __forceinline__ void dg_frag_b(const double *s, int kk, int wn0, int g, int t,
-                                          double (&fb)[DG_NT][DG_BR])
-{
-    const int k0 = kk + t * DG_KPL;
-    const double *sb = s + DG_ASZ;
-#pragma unroll
-    for (int j = 0; j < DG_NT; j++) {
-        const int col = wn0 + j * 8 + g;
-#if OPB == 1
-        dg_ldk(sb + col * DG_BLD + k0, fb[j]);
-#else
-#pragma unroll
-        for (int q = 0; q < DG_KPL; q++)
-            fb[j][q] = sb[(k0 + q) * DG_BLD + col];
-#endif
-    }
-}
-
-// FRAG 1, 2: the warp's fragments of mma step kk of stage s (dg_frag_a's and dg_frag_b's
-// loads, written out as measured in sessions 7 and 8): A slot q of m-tile i is row g + 8 (q % 2)
+// The warp's fragments of mma step kk of stage s: A slot q of m-tile i is row g + 8 (q % 2)
 // (m16; m8: g) at permuted depth q / 2 (m8: q), B slot j of n-tile jn column g at depth j.
 __device__ __forceinline__ void dg_frags(const double *s, int kk, int wm0, int wn0, int g, int t,
                                          double (&fa)[DG_MT][DG_AR], double (&fb)[DG_NT][DG_BR])
@@ -563,24 +518,15 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
     }
     asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
     __syncthreads();
-    double fa[FRAG == 2 ? 2 : 1][DG_MT][DG_AR], fb[FRAG >= 2 ? 2 : 1][DG_NT][DG_BR];
-    double fr[2][DG_AR];                // FRAG 3: one m-tile's A, rotating
+    double fa[FRAG == 2 ? 2 : 1][DG_MT][DG_AR], fb[FRAG == 2 ? 2 : 1][DG_NT][DG_BR];
     int rdd = 0, wrd = STAGES - 1;      // UNR 0: the ring slots read and written, at run time
     if (FRAG == 2)
         dg_frags(dg_smem, 0, wm0, wn0, g, t, fa[0], fb[0]);
-    if (FRAG == 3) {
-        dg_frag_b(dg_smem, 0, wn0, g, t, fb[0]);
-        dg_frag_a(dg_smem, 0, wm0, g, t, 0, fr[0]);
-    }
     // main loop, FRAG 2: the fragments of step kk + 1 load while the mmas of step kk run;
     // the next tile's copies start at step 0; at step DG_KS - 2 the barrier (after the
     // last reads of the old stage) makes the next stage readable, so step DG_KS - 1
     // already loads the next tile's first fragments (CUTLASS's multistage order).
     // FRAG 1: each step loads its fragments, then runs its mmas; the barrier ends the tile.
-    // FRAG 3 (FRAG 2's order, finer): the next step's B loads with the step's first m-tile,
-    // the next m-tile's A (the next step's first at the last m-tile) during each m-tile's mmas,
-    // so only B is double-buffered and A rotates over two m-tile buffers; copies spread over
-    // every step, the barrier inside the last one.
     // UNR 1: the loop is unrolled over the STAGES ring slots, so every shared address is a
     // constant offset (slot `un` of the ring at tile it0 + un).
     constexpr int BSTEP = FRAG == 2 ? DG_KS - 2 : DG_KS - 1;
@@ -594,7 +540,7 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
             const int rd1 = UNR ? (un + 1) % STAGES : (rdd + 1 == STAGES ? 0 : rdd + 1);
 #pragma unroll
             for (int kk = 0; kk < DG_KS; kk++) {
-                const int cur = FRAG >= 2 ? kk & 1 : 0, nxt = FRAG >= 2 ? cur ^ 1 : 0;
+                const int cur = FRAG == 2 ? kk & 1 : 0, nxt = FRAG == 2 ? cur ^ 1 : 0;
                 const int rd = kk > BSTEP ? rd1 : rd0;      // after the barrier: the next slot
                 if (FRAG == 2)
                     dg_frags(dg_smem + rd * DG_STAGE, kk + 1 < DG_KS ? (kk + 1) * DG_MK : 0, wm0,
@@ -627,44 +573,14 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
 #endif
                 if (FRAG == 1)
                     dg_frags(dg_smem + rd * DG_STAGE, kk * DG_MK, wm0, wn0, g, t, fa[cur], fb[cur]);
-                if (FRAG == 3) {
-                    // the last step's barrier sits before its last m-tile: the loads after it
-                    // read only the next slot, those before it only this one
-                    const bool last = kk + 1 == DG_KS;
 #pragma unroll
-                    for (int i = 0; i < DG_MT; i++) {
-                        const int ca = (kk * DG_MT + i) & 1;    // m-tile i's A is in fr[ca]
-                        if (i == 0 && !last)
-                            dg_frag_b(dg_smem + rd0 * DG_STAGE, (kk + 1) * DG_MK, wn0, g, t,
-                                      fb[nxt]);
-                        if (i + 1 < DG_MT) {
-                            dg_frag_a(dg_smem + rd0 * DG_STAGE, kk * DG_MK, wm0, g, t, i + 1,
-                                      fr[ca ^ 1]);
-                        } else if (!last) {
-                            dg_frag_a(dg_smem + rd0 * DG_STAGE, (kk + 1) * DG_MK, wm0, g, t, 0,
-                                      fr[ca ^ 1]);
-                        } else {
-                            asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
-                            __syncthreads();
-                            dg_frag_b(dg_smem + rd1 * DG_STAGE, 0, wn0, g, t, fb[nxt]);
-                            dg_frag_a(dg_smem + rd1 * DG_STAGE, 0, wm0, g, t, 0, fr[ca ^ 1]);
-                        }
+                for (int i = 0; i < DG_MT; i++)
 #pragma unroll
-                        for (int j = 0; j < DG_NT; j++)
-                            dg_mma(acc[i][j], fr[ca], fb[cur][j]);
-                    }
-                } else {
-#pragma unroll
-                    for (int i = 0; i < DG_MT; i++)
-#pragma unroll
-                        for (int j = 0; j < DG_NT; j++)
-                            dg_mma(acc[i][j], fa[cur][i], fb[cur][j]);
-                }
+                    for (int j = 0; j < DG_NT; j++)
+                        dg_mma(acc[i][j], fa[cur][i], fb[cur][j]);
                 if (kk == BSTEP) {
-                    if (FRAG != 3) {
-                        asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
-                        __syncthreads();
-                    }
+                    asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
+                    __syncthreads();
                     if (!UNR) {
                         rdd = rd1;
                         wrd = wrd + 1 == STAGES ? 0 : wrd + 1;
