@@ -381,20 +381,8 @@ TEST(dgemm_nvrtc_compiles_a_sample)
         {fault, fault->default_config, "sm_80", AT_OK},
     };
     CHECK(strstr(f->baselines[6].config, "PATH=0,OPA=1,OPB=1") != NULL);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        int c[TPL_MAX_PARAMS];
-        char err[256];
-        CHECK_OK(tpl_config_parse(cases[i].fam, cases[i].config, c, err, sizeof err));
-        void *cubin = NULL;
-        size_t size = 0;
-        char *log = NULL;
-        at_status s = tpl_compile(cases[i].fam, c, cases[i].arch, &cubin, &size, &log);
-        CHECK_MSG(s == cases[i].want, "%s for %s: %s %s", cases[i].config, cases[i].arch,
-                  at_status_string(s), log ? log : "");
-        CHECK(s != AT_OK || (cubin && size > 0));
-        free(cubin);
-        free(log);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !th_failed(); i++)
+        th_check_compile(cases[i].fam, cases[i].config, cases[i].arch, cases[i].want);
 }
 
 TEST(dgemm_api_null_handle)

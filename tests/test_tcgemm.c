@@ -502,20 +502,8 @@ TEST(tcgemm_nvrtc_compiles_a_sample)
         {f, f->baselines[2].config, "sm_80", AT_ERR_UNSUPPORTED},
         {fault, fault->default_config, "sm_80", AT_OK},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        int c[TPL_MAX_PARAMS];
-        char err[256];
-        CHECK_OK(tpl_config_parse(cases[i].fam, cases[i].config, c, err, sizeof err));
-        void *cubin = NULL;
-        size_t size = 0;
-        char *log = NULL;
-        at_status s = tpl_compile(cases[i].fam, c, cases[i].arch, &cubin, &size, &log);
-        CHECK_MSG(s == cases[i].want, "%s for %s: %s %s", cases[i].config, cases[i].arch,
-                  at_status_string(s), log ? log : "");
-        CHECK(s != AT_OK || (cubin && size > 0));
-        free(cubin);
-        free(log);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !th_failed(); i++)
+        th_check_compile(cases[i].fam, cases[i].config, cases[i].arch, cases[i].want);
 }
 
 /* `autotune check --arch sm_80` compiles the PATH 80 configurations and names the PATH 90 ones

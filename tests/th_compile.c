@@ -1,10 +1,30 @@
-/* th_compile.c: GPU-tier test support: compiling a set of configurations on
- * several threads, and the faulty-twin check (th_compile.h). */
+/* th_compile.c: test support around NVRTC: one compile checked against its
+ * expected status, a set of configurations compiled on several threads, and
+ * the faulty-twin check (th_compile.h). */
 #include <pthread.h>
 #include <stdlib.h>
 #include "harness.h"
 #include "measure.h"
 #include "th_compile.h"
+
+void th_check_compile(const tpl_family *fam, const char *config, const char *arch,
+                      at_status want)
+{
+    int c[TPL_MAX_PARAMS];
+    char err[256];
+    CHECK_OK(tpl_config_parse(fam, config, c, err, sizeof err));
+    void *cubin = NULL;
+    size_t size = 0;
+    char *log = NULL;
+    at_status s = tpl_compile(fam, c, arch, &cubin, &size, &log);
+    int ok = s == want && (s != AT_OK || (cubin && size > 0));
+    if (!ok)
+        th_fail(__FILE__, __LINE__, "%s for %s: %s (want %s), %zu bytes of cubin %s", config,
+                arch, at_status_string(s), at_status_string(want), cubin ? size : 0,
+                log ? log : "");
+    free(cubin);
+    free(log);
+}
 
 typedef struct th_queue {
     th_compiled *set;

@@ -1,10 +1,17 @@
-/* th_compile.h: GPU-tier test support: a set of family configurations
- * compiled with NVRTC on several threads before the tests run them, and the
- * check that verification rejects a family's faulty twin. */
+/* th_compile.h: test support around NVRTC: one configuration's compile
+ * checked against the expected status (CPU tier), a set of family
+ * configurations compiled on several threads before the GPU tests run them,
+ * and the check that verification rejects a family's faulty twin. */
 #ifndef TH_COMPILE_H
 #define TH_COMPILE_H
 
 #include "tpl.h"
+
+/* NVRTC-compiles fam's configuration text for arch and checks that the
+ * status is want (and that AT_OK came with a cubin). Failures are the
+ * current test's (the configuration, arch, status and NVRTC log). */
+void th_check_compile(const tpl_family *fam, const char *config, const char *arch,
+                      at_status want);
 
 /* One configuration to compile, and what its compile gave. */
 typedef struct th_compiled {
