@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bench_error.cuh"
 #include "bench_timer.h"
 #include "autotune.h"
 
@@ -74,26 +75,7 @@ __global__ void bn_reference(const void *A, const void *B, double *R, int m, int
 /* sums[0] += (C - R)^2, sums[1] += R^2; sums[2] counts non-finite C. */
 __global__ void bn_error(const void *C, const double *R, size_t n, int f64, double *sums)
 {
-    double num = 0, den = 0, bad = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        double c = bn_get(C, i, f64);
-        if (!isfinite(c))
-            bad += 1;
-        else
-            num += (c - R[i]) * (c - R[i]);
-        den += R[i] * R[i];
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-        num += __shfl_down_sync(0xffffffffu, num, o);
-        den += __shfl_down_sync(0xffffffffu, den, o);
-        bad += __shfl_down_sync(0xffffffffu, bad, o);
-    }
-    if ((threadIdx.x & 31) == 0) {
-        atomicAdd(&sums[0], num);
-        atomicAdd(&sums[1], den);
-        atomicAdd(&sums[2], bad);
-    }
+    bench_error_sums([=](size_t i) { return bn_get(C, i, f64); }, R, n, sums);
 }
 
 typedef struct bn_call {

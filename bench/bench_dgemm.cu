@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bench_error.cuh"
 #include "bench_timer.h"
 #include "autotune.h"
 extern "C" {                    /* the library's internal headers are C */
@@ -73,25 +74,7 @@ __global__ void bn_reference(const double *A, const double *B, double *R, int m,
 /* sums[0] += (C - R)^2, sums[1] += R^2; sums[2] counts non-finite C. */
 __global__ void bn_error(const double *C, const double *R, size_t n, double *sums)
 {
-    double num = 0, den = 0, bad = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        if (!isfinite(C[i]))
-            bad += 1;
-        else
-            num += (C[i] - R[i]) * (C[i] - R[i]);
-        den += R[i] * R[i];
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-        num += __shfl_down_sync(0xffffffffu, num, o);
-        den += __shfl_down_sync(0xffffffffu, den, o);
-        bad += __shfl_down_sync(0xffffffffu, bad, o);
-    }
-    if ((threadIdx.x & 31) == 0) {
-        atomicAdd(&sums[0], num);
-        atomicAdd(&sums[1], den);
-        atomicAdd(&sums[2], bad);
-    }
+    bench_error_sums([=](size_t i) { return C[i]; }, R, n, sums);
 }
 
 /* ---- the contenders ---- */
