@@ -30,7 +30,7 @@ for shape in 4096x4096x4096 256x256x256:b512; do
     BENCH_DGEMM_SWEEP_SHAPES=$shape timeout 90 $NCU -k regex:dg_mma -c 1 -o "$L/dg_ours_$tag" \
         build/bench/bench_dgemm > "$L/dg_ours_$tag.log" 2>&1
     step "ncu dgemm ours $shape" $?
-    BENCH_DGEMM_SWEEP_SHAPES=$shape timeout 90 $NCU -k regex:'nvjet|xmma|cutlass|gemm_|Kernel' -c 1 \
+    BENCH_DGEMM_SWEEP_SHAPES=$shape timeout 90 $NCU -k regex:'nvjet|xmma|cutlass|gemm_|Kernel' -c 2 \
         -o "$L/dg_cublas_$tag" build/bench/bench_dgemm > "$L/dg_cublas_$tag.log" 2>&1
     step "ncu dgemm cublas $shape" $?
     pages dg_ours_$tag; pages dg_cublas_$tag
@@ -39,7 +39,7 @@ TFW="BM=256,BN=128,CN=2"
 timeout 90 $NCU -k regex:'^tcgemm$' -c 1 -o "$L/tf_ours_8192" "$L/proto" bench 2 8192 8192 8192 $TFW \
     > "$L/tf_ours.log" 2>&1
 step "ncu tf32 ours" $?
-timeout 90 $NCU -k regex:'nvjet|xmma|cutlass|gemm_|Kernel' -c 1 -o "$L/tf_cublas_8192" "$L/proto" bench 2 8192 8192 8192 $TFW \
+timeout 90 $NCU -k regex:'nvjet|xmma|cutlass|gemm_|Kernel' -c 2 -o "$L/tf_cublas_8192" "$L/proto" bench 2 8192 8192 8192 $TFW \
     > "$L/tf_cublas.log" 2>&1
 step "ncu tf32 cublas" $?
 pages tf_ours_8192; pages tf_cublas_8192
