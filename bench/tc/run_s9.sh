@@ -43,7 +43,7 @@ MET=dram__bytes_read.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_requests_
 for sh in "8192 8192 8192" "4096 4096 4096"; do
   tag=${sh// /x}
   step "ncu $tag"
-  timeout 45 ncu --clock-control none --metrics $MET --print-units base -k regex:'^tcgemm$|xmma|nvjet|cutlass' --csv \
+  timeout 38 ncu --clock-control none --metrics $MET --print-units base -k regex:'^tcgemm$|xmma|nvjet|cutlass' --csv \
     --log-file $O/ncu_$tag.csv $P prof 2 $sh $X0 $X1 $X2 $X3 $X4 $X5 $X6 $X7 $X8 > $O/ncu_$tag.out 2>&1
   echo "ncu rc $?"; grep -E "^prof|rror" $O/ncu_$tag.out | head -12
 done
