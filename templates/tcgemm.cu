@@ -305,7 +305,9 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 // (non-multicast) TMA form, not a multicast to this CTA alone. T9_SNAKE 1: each CTA walks K backwards in its odd
 // units (all clusters' i-th units run together, so the next wave starts on the K slices the last one left in L2).
 // T9_L2A / T9_L2B: L2 eviction priority of A's / B's TMA loads (.L2::cache_hint): 0 none, 1 evict_first,
-// 2 evict_last, 3 evict_normal. T9_PFD 1: the producer prefetches both tensor maps (prefetch.tensormap).
+// 2 evict_last, 3 evict_normal. Measured (section 13): UNI and SNAKE lower L2 and DRAM traffic a little (UNI + SNAKE:
+// DRAM reads -6.7% at 8192^3) and leave the clock and the time where they were; L2B 1 (B evict_first) doubles
+// DRAM reads and costs 4-5% of clock; L2A 2 alone is not measured.
 #ifndef T9_UNI
 #define T9_UNI 0
 #endif
@@ -317,9 +319,6 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #endif
 #ifndef T9_L2B
 #define T9_L2B 0
-#endif
-#ifndef T9_PFD
-#define T9_PFD 0
 #endif
 #define T9_XTMA (T9_UNI || T9_L2A || T9_L2B)   // loads through t9_tmx
 #if TYPE == 2 && T9_TFK && (BK / 8) % T9_NB != 0
@@ -788,10 +787,6 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             for (int i = 0; i < CM; i++) maskB |= (unsigned short)(1u << (i + cn * CM));
             int s = 0;
             unsigned ph = 0;
-#if T9_PFD
-            asm volatile("prefetch.tensormap [%0];" :: "l"(&tmA) : "memory");
-            asm volatile("prefetch.tensormap [%0];" :: "l"(&tmB) : "memory");
-#endif
 #if T9_XTMA
             unsigned long long polA = t9_policy<T9_L2A>(), polB = t9_policy<T9_L2B>();
 #endif

@@ -9,7 +9,8 @@
 //         proto compile TYPE CFG...       NVRTC only (no GPU), into CUBIN_DIR (then runs load from there)
 //         proto prof TYPE M N K CFG...    one launch each of cuBLAS and every CFG (for ncu), no checks
 // CFG keys: BM BN BK STAGES WG CM CN RASTER GROUP SPLITK VEC PING; TF32 TFK=n (-DT9_TFK=n); memory-traffic
-// options UNI SNAKE L2A L2B PFD (-DT9_UNI=n etc., templates/tcgemm.cu). The experiment
+// options UNI SNAKE L2A L2B (-DT9_UNI=n etc., templates/tcgemm.cu); PROMO=0..3 (host: the tensor maps' L2
+// promotion, none/64B/128B/256B; 256B default as in the family). The experiment
 // keys PERM and TF32 VEC=4 (session 7, commits d65e066 and b747d1c), TB, BSW, SUSP, PAIR and TKG (sessions 7-8,
 // up to commit 9dca9d0; bench/notes_tcgemm.md sections 11-12) were removed with the kernel code they selected.
 // TYPE: 0 BF16, 1 FP16, 2 TF32. Verification rule: see templates/tcgemm.cu's header.
@@ -129,7 +130,8 @@ __global__ void k_err(const void *C, long long ldc, const double *ref, int m, in
 struct Kern { t9_cfg c; CUmodule mod; CUfunction f, pack, red; char name[200]; char xd[6][32]; int nxd; };
 
 // Session-9 memory-traffic keys (kernel macros, TF32 path; bench/notes_tcgemm.md section 13): UNI, SNAKE, L2A,
-// L2B, PFD -> -DT9_UNI= etc. parse_cfg collects them here for build().
+// L2B -> -DT9_UNI= etc.; parse_cfg collects them here for build(). (PFD, prefetch.tensormap, measured no change in
+// session 9 and was taken out.)
 static char g_xd[6][32];
 static int g_nxd;
 
@@ -137,6 +139,7 @@ static void parse_cfg(const char *s, t9_cfg *c)
 {
     t9_cfg d = {g_type, 128, 256, g_type == 2 ? 32 : 64, 4, 2, 1, 1, 0, 8, 1, 2, 0, -1};
     if (g_type == 2) { d.bm = 256; d.bn = 128; }
+    d.promo = 3;
     *c = d;
     g_nxd = 0;
     char buf[256];
@@ -153,7 +156,8 @@ static void parse_cfg(const char *s, t9_cfg *c)
         else if (!strcmp(t, "GROUP")) c->group = v; else if (!strcmp(t, "SPLITK")) c->splitk = v;
         else if (!strcmp(t, "VEC")) c->vec = v; else if (!strcmp(t, "PING")) c->ping = v;
         else if (!strcmp(t, "TFK")) c->tfk = v;
-        else if ((!strcmp(t, "UNI") || !strcmp(t, "SNAKE") || !strcmp(t, "L2A") || !strcmp(t, "L2B") || !strcmp(t, "PFD"))
+        else if (!strcmp(t, "PROMO")) c->promo = v;   // host only: the tensor maps' L2 promotion (t9_promo)
+        else if ((!strcmp(t, "UNI") || !strcmp(t, "SNAKE") || !strcmp(t, "L2A") || !strcmp(t, "L2B"))
                  && g_nxd < 6)
             snprintf(g_xd[g_nxd++], 32, "-DT9_%s=%d", t, v);
         else { fprintf(stderr, "unknown parameter %s\n", t); exit(1); }
@@ -169,6 +173,10 @@ static int build(const char *s, Kern *K)
     snprintf(K->name, sizeof K->name, "BM%d BN%d BK%d S%d WG%d%s C%dx%d R%d G%d SK%d V%d%s", c->bm, c->bn, c->bk,
              c->stages, c->wg, c->ping ? "P" : "", c->cm, c->cn, c->raster, c->group, c->splitk, c->vec,
              c->tfk >= 0 ? (c->tfk == 1 ? " TFK1" : c->tfk == 3 ? " TFK3" : " TFK?") : "");
+    if (c->promo != 3) {
+        size_t ln = strlen(K->name);
+        snprintf(K->name + ln, sizeof K->name - ln, " PROMO=%d", c->promo);
+    }
     K->nxd = g_nxd;
     for (int i = 0; i < g_nxd; i++) {
         memcpy(K->xd[i], g_xd[i], 32);
