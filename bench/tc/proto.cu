@@ -7,7 +7,10 @@
 //         proto check TYPE CFG...         correctness battery: odd shapes, offsets, odd ld, alpha/beta, splits
 //         proto rounds TYPE M N K R CFG...  R interleaved rounds of cuBLAS and each CFG, paired ratios
 //         proto compile TYPE CFG...       NVRTC only (no GPU), into CUBIN_DIR (then runs load from there)
-// CFG keys: BM BN BK STAGES WG CM CN RASTER GROUP SPLITK VEC PING; TF32 TFK=n (-DT9_TFK=n). The experiment
+//         proto prof TYPE M N K CFG...    one launch each of cuBLAS and every CFG (for ncu), no checks
+// CFG keys: BM BN BK STAGES WG CM CN RASTER GROUP SPLITK VEC PING; TF32 TFK=n (-DT9_TFK=n); memory-traffic
+// options UNI SNAKE L2A L2B (-DT9_UNI=n etc., templates/tcgemm.cu); PROMO=0..3 (host: the tensor maps' L2
+// promotion, none/64B/128B/256B; 256B default as in the family). The experiment
 // keys PERM and TF32 VEC=4 (session 7, commits d65e066 and b747d1c), TB, BSW, SUSP, PAIR and TKG (sessions 7-8,
 // up to commit 9dca9d0; bench/notes_tcgemm.md sections 11-12) were removed with the kernel code they selected.
 // TYPE: 0 BF16, 1 FP16, 2 TF32. Verification rule: see templates/tcgemm.cu's header.
@@ -124,13 +127,21 @@ __global__ void k_err(const void *C, long long ldc, const double *ref, int m, in
 }
 
 // ---------- configurations ----------
-struct Kern { t9_cfg c; CUmodule mod; CUfunction f, pack, red; char name[160]; };
+struct Kern { t9_cfg c; CUmodule mod; CUfunction f, pack, red; char name[200]; char xd[6][32]; int nxd; };
+
+// Session-9 memory-traffic keys (kernel macros, TF32 path; bench/notes_tcgemm.md section 13): UNI, SNAKE, L2A,
+// L2B -> -DT9_UNI= etc.; parse_cfg collects them here for build(). (PFD, prefetch.tensormap, measured no change in
+// session 9 and was taken out.)
+static char g_xd[6][32];
+static int g_nxd;
 
 static void parse_cfg(const char *s, t9_cfg *c)
 {
     t9_cfg d = {g_type, 128, 256, g_type == 2 ? 32 : 64, 4, 2, 1, 1, 0, 8, 1, 2, 0, -1};
     if (g_type == 2) { d.bm = 256; d.bn = 128; }
+    d.promo = 3;
     *c = d;
+    g_nxd = 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", s);
     for (char *t = strtok(buf, ","); t; t = strtok(0, ",")) {
@@ -145,6 +156,10 @@ static void parse_cfg(const char *s, t9_cfg *c)
         else if (!strcmp(t, "GROUP")) c->group = v; else if (!strcmp(t, "SPLITK")) c->splitk = v;
         else if (!strcmp(t, "VEC")) c->vec = v; else if (!strcmp(t, "PING")) c->ping = v;
         else if (!strcmp(t, "TFK")) c->tfk = v;
+        else if (!strcmp(t, "PROMO")) c->promo = v;   // host only: the tensor maps' L2 promotion (t9_promo)
+        else if ((!strcmp(t, "UNI") || !strcmp(t, "SNAKE") || !strcmp(t, "L2A") || !strcmp(t, "L2B"))
+                 && g_nxd < 6)
+            snprintf(g_xd[g_nxd++], 32, "-DT9_%s=%d", t, v);
         else { fprintf(stderr, "unknown parameter %s\n", t); exit(1); }
     }
 }
@@ -158,18 +173,29 @@ static int build(const char *s, Kern *K)
     snprintf(K->name, sizeof K->name, "BM%d BN%d BK%d S%d WG%d%s C%dx%d R%d G%d SK%d V%d%s", c->bm, c->bn, c->bk,
              c->stages, c->wg, c->ping ? "P" : "", c->cm, c->cn, c->raster, c->group, c->splitk, c->vec,
              c->tfk >= 0 ? (c->tfk == 1 ? " TFK1" : c->tfk == 3 ? " TFK3" : " TFK?") : "");
+    if (c->promo != 3) {
+        size_t ln = strlen(K->name);
+        snprintf(K->name + ln, sizeof K->name - ln, " PROMO=%d", c->promo);
+    }
+    K->nxd = g_nxd;
+    for (int i = 0; i < g_nxd; i++) {
+        memcpy(K->xd[i], g_xd[i], 32);
+        size_t ln = strlen(K->name);
+        snprintf(K->name + ln, sizeof K->name - ln, " %s", K->xd[i] + 5);   // " UNI=1"
+    }
     const char *why = t9_reject(c);
     if (why) { printf("  %-52s rejected: %s\n", K->name, why); return 0; }
     char o[16][48];
     int v[] = {c->type, c->bm, c->bn, c->bk, c->stages, c->wg, c->cm, c->cn, c->raster, c->group, c->splitk, c->vec, c->ping};
     const char *nm[] = {"TYPE", "BM", "BN", "BK", "STAGES", "WG", "CM", "CN", "RASTER", "GROUP", "SPLITK", "VEC", "PING"};
-    const char *opts[24];
+    const char *opts[32];
     int no = 0;
     opts[no++] = "-arch=sm_90a";
     opts[no++] = "-std=c++17";
     opts[no++] = "-DPATH=90";
     for (int i = 0; i < 13; i++) { snprintf(o[i], 48, "-D%s=%d", nm[i], v[i]); opts[no++] = o[i]; }
     if (getenv("XDEFS")) opts[no++] = getenv("XDEFS");   // one extra -D for experiments
+    for (int i = 0; i < K->nxd; i++) opts[no++] = K->xd[i];
     char tkd[32];
     if (c->tfk >= 0) { snprintf(tkd, sizeof tkd, "-DT9_TFK=%d", c->tfk); opts[no++] = tkd; }
     // CUBIN_DIR: cubins cached by a hash of the source and the options (`proto compile` fills it
@@ -571,6 +597,27 @@ static int cmd_rounds(int m, int n, int k, int rounds, int nc, char **cfgs)
     return 0;
 }
 
+// `proto prof TYPE M N K CFG...`: one cuBLAS call, then one launch of each configuration (no verification,
+// no timing), for a profiler filtering on kernel names (ncu -k regex:'^tcgemm$|xmma|nvjet'): the profiled
+// launches are cuBLAS's, then the configurations' in order.
+static int cmd_prof(int m, int n, int k, int nc, char **cfgs)
+{
+    Prob P = {m, n, k, k, n, n, 0, 0, 0, 1.0f, 0.0f};
+    prob_init(&P, 1234 + m + n + k);
+    blas(&P); CK(cudaDeviceSynchronize());
+    printf("prof %dx%dx%d type %d: #0 cuBLAS\n", m, n, k, g_type);
+    static Kern Ks[64];
+    for (int i = 0; i < nc && i < 64; i++) {
+        Launch L;
+        if (!build(cfgs[i], &Ks[i]) || !setup(&Ks[i], &P, &L)) continue;
+        run(&Ks[i], &P, &L); CK(cudaDeviceSynchronize());
+        printf("prof %dx%dx%d type %d: #%d %s\n", m, n, k, g_type, i + 1, Ks[i].name);
+        cuModuleUnload(Ks[i].mod);
+    }
+    prob_free(&P);
+    return 0;
+}
+
 // correctness battery for each configuration
 static int cmd_check(int nc, char **cfgs)
 {
@@ -646,6 +693,8 @@ int main(int argc, char **argv)
         return cmd_bench(atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argc - 6, argv + 6);
     if (!strcmp(argv[1], "rounds") && argc >= 7)
         return cmd_rounds(atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]), argc - 7, argv + 7);
+    if (!strcmp(argv[1], "prof") && argc >= 6)
+        return cmd_prof(atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argc - 6, argv + 6);
     if (!strcmp(argv[1], "check"))
         return cmd_check(argc - 3, argv + 3);
     fprintf(stderr, "unknown command\n");

@@ -23,7 +23,15 @@ typedef struct {
 typedef struct {
     int type, bm, bn, bk, stages, wg, cm, cn, raster, group, splitk, vec, ping;
     int tfk;    // TF32: -1 = the kernel's default T9_TFK, else compiled with -DT9_TFK=tfk
+    int promo;  // L2 promotion of the A and B tensor maps: 0 none, 1 64B, 2 128B, 3 256B (the family's, and the default)
 } t9_cfg;
+
+// CUtensorMapL2promotion of t9_cfg's promo (out of range: 256B, the family's choice).
+static inline CUtensorMapL2promotion t9_promo(int p)
+{
+    return p == 0 ? CU_TENSOR_MAP_L2_PROMOTION_NONE : p == 1 ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+         : p == 2 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+}
 
 static inline int t9_es(const t9_cfg *c) { return c->type == 2 ? 4 : 2; }
 
@@ -88,15 +96,14 @@ static inline CUresult t9_encode_maps(const t9_drv *d, const t9_cfg *c, const vo
     cuuint32_t boxA[2] = {(cuuint32_t)boxe, (cuuint32_t)(c->bm / c->cn)};
     CUresult r = d->tensor_map_encode_tiled(ma, dt, 2, (void *)A, dimA, strA, boxA, es1,
                                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                                            t9_promo(c->promo), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
         return r;
     cuuint64_t dimB[2] = {(cuuint64_t)n, (cuuint64_t)k}, strB[1] = {(cuuint64_t)(ldb * es)};
     cuuint32_t boxB[2] = {(cuuint32_t)boxe, (cuuint32_t)(c->bk / c->cm)};
     return d->tensor_map_encode_tiled(mb, dt, 2, (void *)B, dimB, strB, boxB, es1,
                                       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                                      t9_promo(c->promo), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
 // Persistent grid: as many whole clusters as run at once (cluster occupancy from the driver,
