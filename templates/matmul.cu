@@ -63,19 +63,8 @@
 #ifndef SK
 #define SK 0            // ALGO 2: 1 = stream-K: a persistent grid, full waves of tiles, the rest split evenly by K steps
 #endif
-#ifndef PF
-#define PF 0            // ALGO 2: 1 = cp.async with the .L2::128B prefetch hint (cuBLAS's LDGSTS.LTC128B); not a tuning parameter (bench_matmul --sweep passes it)
-#endif
-#ifndef CPY
-#define CPY 0           // ALGO 2, BK >= 8: lanes of the 4-byte K-major copies (A of op N, B of op T): 0 = a warp takes 32/BK rows x BK k, 1 = 4 rows x 8 k (no bank conflicts with PAD=4); not a tuning parameter (bench_matmul --sweep passes it)
-#endif
 
 #define MM_CDIV(a, b) (((a) + (b) - 1) / (b))
-#if PF
-#define MM_PF ".L2::128B"
-#else
-#define MM_PF ""
-#endif
 
 // Output epilogue shared by all kernels: beta == 0 never reads C (it may hold NaN).
 __device__ __forceinline__ float mm_out(float acc, float alpha, float beta, const float *c)
@@ -170,7 +159,7 @@ __device__ __forceinline__ void mm_cp4(float *smem, unsigned sbase, int off, con
                                        int bytes)
 {
 #if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.ca.shared.global" MM_PF " [%0], [%1], 4, %2;\n"
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n"
                  :: "r"(sbase + 4u * (unsigned)off), "l"(src), "r"(bytes));
 #else
     smem[off] = bytes ? *src : 0.0f;
@@ -182,7 +171,7 @@ __device__ __forceinline__ void mm_cp16(float *smem, unsigned sbase, int off, co
                                         int bytes)
 {
 #if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.cg.shared.global" MM_PF " [%0], [%1], 16, %2;\n"
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n"
                  :: "r"(sbase + 4u * (unsigned)off), "l"(src), "r"(bytes));
 #else
     for (int i = 0; i < 4; i++)
@@ -194,7 +183,7 @@ __device__ __forceinline__ void mm_cp16(float *smem, unsigned sbase, int off, co
 __device__ __forceinline__ void mm_cp4_full(float *smem, unsigned sbase, int off, const float *src)
 {
 #if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.ca.shared.global" MM_PF " [%0], [%1], 4;\n"
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n"
                  :: "r"(sbase + 4u * (unsigned)off), "l"(src));
 #else
     smem[off] = *src;
@@ -204,7 +193,7 @@ __device__ __forceinline__ void mm_cp4_full(float *smem, unsigned sbase, int off
 __device__ __forceinline__ void mm_cp16_full(float *smem, unsigned sbase, int off, const float *src)
 {
 #if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.cg.shared.global" MM_PF " [%0], [%1], 16;\n"
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
                  :: "r"(sbase + 4u * (unsigned)off), "l"(src));
 #else
     *(float4 *)(smem + off) = *(const float4 *)src;
@@ -252,7 +241,6 @@ static_assert((BK * B_VPR) % NTHREADS == 0 && NTHREADS % B_VPR == 0, "B copies m
 static_assert((BN * BK) % NTHREADS == 0 && NTHREADS % BK == 0, "B copies must split evenly");
 #endif
 static_assert(FRAG == 0 || (STAGES >= 2 && BK % 2 == 0), "FRAG=1 needs a second stage buffer");
-static_assert(CPY == 0 || (BK % 8 == 0 && NTHREADS % (4 * BK) == 0), "CPY=1: warps of 4 rows x 8 k");
 static_assert(BN % 4 == 0 && (BM + PAD) % 4 == 0 && (BN + PAD) % 4 == 0, "16-byte alignment");
 
 // Multiplies one K step held in stage buffer s into the lane's accumulators.
@@ -341,10 +329,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
     const int tid = threadIdx.x;
     const unsigned sbase = mm_smem_addr(smem);
 #if OPA == 0
-    // CPY=1: warp w copies k 8*(w % (BK/8)) + lane % 8 of rows 4*(w / (BK/8)) + lane / 8: a
-    // warp's 4-byte stores hit banks 4k + m (PAD=4), the same rows x k per thread as CPY=0.
-    const int a_k = CPY ? tid % 8 + 8 * ((tid / 32) % (BK / 8)) : tid % BK;
-    const int a_m = CPY ? (tid % 32) / 8 + 4 * (tid / (4 * BK)) : tid / BK;
+    const int a_k = tid % BK, a_m = tid / BK;
     const int a_mrem = M - m0 - a_m;                // row i is inside if i*A_ROWSTEP < a_mrem
     const float *a_ptr = A + (long long)(m0 + a_m) * lda + kbeg + a_k;
     const long long a_istep = (long long)A_ROWSTEP * lda;
@@ -364,8 +349,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
     const long long b_istep = (long long)BV_ROWSTEP * ldb;
     const long long b_tstep = (long long)BK * ldb;
 #else
-    const int b_k = CPY ? tid % 8 + 8 * ((tid / 32) % (BK / 8)) : tid % BK;
-    const int b_n = CPY ? (tid % 32) / 8 + 4 * (tid / (4 * BK)) : tid / BK;
+    const int b_k = tid % BK, b_n = tid / BK;
     const int b_nrem = N - n0 - b_n;                // column i is inside if i*BT_ROWSTEP < b_nrem
     const float *b_ptr = B + (long long)(n0 + b_n) * ldb + kbeg + b_k;
     const long long b_istep = (long long)BT_ROWSTEP * ldb;
