@@ -5,6 +5,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
+#include <nvrtc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,7 +137,8 @@ static void bn_store(db *d, const at_device_info *dev, const tpl_problem *p, con
  * ALGO=2 configuration (only those whose text contains $BN_SWEEP_ONLY, if set; or
  * the configurations listed one a line in the file $BN_SWEEP_LIST, a line optionally
  * followed by a space and extra compiler options such as "-DCPY=1": source variants that
- * are not tuning parameters) in parallel, verify and time each on every shape
+ * are not tuning parameters; "@FILE [options]" compiles FILE instead of the embedded
+ * matmul.cu, e.g. an older revision for an A/B in one process) in parallel, verify and time each on every shape
  * ("4096x4096x4096,8192x64x8192", problem text: ":NT" etc. for transposes,
  * configurations that do not apply skipped) in two passes (the second in reverse order:
  * drift of the clock cancels in the mean), print the TOP fastest with cuBLAS (same ops).
@@ -147,7 +149,7 @@ static void bn_store(db *d, const at_device_info *dev, const tpl_problem *p, con
 typedef struct bn_item {
     int cfg[TPL_MAX_PARAMS];
     char text[TPL_CONFIG_LEN];
-    char defs[64];          /* extra compiler options of a list line ("" for none) */
+    char defs[256];         /* extra compiler options of a list line ("" for none) */
     void *cubin;
     size_t size;
     double ms, err, pass_ms[2];
@@ -160,6 +162,68 @@ typedef struct bn_pool {
     pthread_mutex_t lock;
 } bn_pool;
 
+/* Compiles the matmul source in file `path` (instead of the embedded one) for cfg with the
+ * family's options plus `extra` (space-separated): *cubin malloc'ed, NULL with a message in
+ * *log (malloc'ed) when the file cannot be read or NVRTC fails. */
+static at_status bn_compile_file(const char *path, const char *extra, const int *cfg,
+                                 const char *arch, void **cubin, size_t *size, char **log)
+{
+    *cubin = NULL;
+    *size = 0;
+    *log = malloc(1024);
+    if (!*log)
+        return AT_ERR_NO_MEMORY;
+    (*log)[0] = '\0';
+    FILE *fp = fopen(path, "rb");
+    char *text = NULL;
+    long n = -1;
+    if (fp && fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0 &&
+        (text = malloc((size_t)n + 1)) && fread(text, 1, (size_t)n, fp) == (size_t)n)
+        text[n] = '\0';
+    else
+        n = -1;
+    if (fp)
+        fclose(fp);
+    if (n < 0) {
+        free(text);
+        snprintf(*log, 1024, "cannot read %s", path);
+        return AT_ERR_NOT_FOUND;
+    }
+    tpl_family fam = tpl_matmul;
+    fam.fixed_options = extra;
+    char opts[4096], *argv[64];
+    int argc = 0;
+    tpl_options_string(&fam, cfg, arch, opts, sizeof opts);
+    char *save = NULL;
+    for (char *t = strtok_r(opts, " ", &save); t && argc < 64; t = strtok_r(NULL, " ", &save))
+        argv[argc++] = t;
+    nvrtcProgram prog;
+    at_status st = AT_ERR_COMPILE;
+    if (nvrtcCreateProgram(&prog, text, "matmul.cu", 0, NULL, NULL) == NVRTC_SUCCESS) {
+        size_t ls = 0;
+        char *big;
+        if (nvrtcCompileProgram(prog, argc, (const char *const *)argv) != NVRTC_SUCCESS) {
+            if (nvrtcGetProgramLogSize(prog, &ls) == NVRTC_SUCCESS && ls > 1 &&
+                (big = realloc(*log, ls))) {
+                *log = big;
+                if (nvrtcGetProgramLog(prog, *log) != NVRTC_SUCCESS)
+                    (*log)[0] = '\0';
+            }
+        } else if (nvrtcGetCUBINSize(prog, size) == NVRTC_SUCCESS && *size &&
+                   (*cubin = malloc(*size)) && nvrtcGetCUBIN(prog, *cubin) == NVRTC_SUCCESS) {
+            st = AT_OK;
+        }
+        nvrtcDestroyProgram(&prog);
+    }
+    if (st != AT_OK) {
+        free(*cubin);
+        *cubin = NULL;
+        *size = 0;
+    }
+    free(text);
+    return st;
+}
+
 static void *bn_compile_worker(void *arg)
 {
     bn_pool *p = arg;
@@ -169,11 +233,22 @@ static void *bn_compile_worker(void *arg)
         pthread_mutex_unlock(&p->lock);
         if (i >= p->n)
             return NULL;
-        char *log = NULL;
+        char *log = NULL, file[sizeof p->items[i].defs];
         tpl_family fam = tpl_matmul;
         fam.fixed_options = p->items[i].defs;
-        if (tpl_compile(&fam, p->items[i].cfg, p->arch, &p->items[i].cubin, &p->items[i].size,
-                        &log) != AT_OK)
+        at_status st;
+        if (p->items[i].defs[0] == '@') {
+            snprintf(file, sizeof file, "%s", p->items[i].defs + 1);
+            char *extra = strchr(file, ' ');
+            if (extra)
+                *extra++ = '\0';
+            st = bn_compile_file(file, extra ? extra : "", p->items[i].cfg, p->arch,
+                                 &p->items[i].cubin, &p->items[i].size, &log);
+        } else {
+            st = tpl_compile(&fam, p->items[i].cfg, p->arch, &p->items[i].cubin,
+                             &p->items[i].size, &log);
+        }
+        if (st != AT_OK)
             fprintf(stderr, "compile failed: %s %s\n%s\n", p->items[i].text, p->items[i].defs,
                     log ? log : "");
         free(log);
