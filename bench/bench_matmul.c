@@ -5,6 +5,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
+#include <nvrtc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,15 +135,21 @@ static void bn_store(db *d, const at_device_info *dev, const tpl_problem *p, con
 
 /* ---- --sweep SHAPES [STRIDE [TOP [RUNS]]]: compile every STRIDE-th valid
  * ALGO=2 configuration (only those whose text contains $BN_SWEEP_ONLY, if set; or
- * the configurations listed one a line in the file $BN_SWEEP_LIST)
- * in parallel, verify and time each on every shape ("4096x4096x4096,8192x64x8192",
- * problem text: ":NT" etc. for transposes, configurations that do not apply skipped)
- * in two passes (the second in reverse order: drift of the clock cancels in the mean),
- * print the TOP fastest with cuBLAS (same ops). ---- */
+ * the configurations listed one a line in the file $BN_SWEEP_LIST, a line optionally
+ * followed by a space and extra compiler options such as "-DCPY=1": source variants that
+ * are not tuning parameters; "@FILE [options]" compiles FILE instead of the embedded
+ * matmul.cu, e.g. an older revision for an A/B in one process) in parallel, verify and time each on every shape
+ * ("4096x4096x4096,8192x64x8192", problem text: ":NT" etc. for transposes,
+ * configurations that do not apply skipped) in two passes (the second in reverse order:
+ * drift of the clock cancels in the mean), print the TOP fastest with cuBLAS (same ops).
+ * $BN_SWEEP_PAIRS=P (default 0): then the P fastest in paired rounds ($BN_SWEEP_ROUNDS,
+ * default 7: ours, cuBLAS, ours, cuBLAS...; cuBLAS on the same prepared inputs with the
+ * same timer) and the median of the per-round ratios. ---- */
 
 typedef struct bn_item {
     int cfg[TPL_MAX_PARAMS];
     char text[TPL_CONFIG_LEN];
+    char defs[256];         /* extra compiler options of a list line ("" for none) */
     void *cubin;
     size_t size;
     double ms, err, pass_ms[2];
@@ -155,6 +162,68 @@ typedef struct bn_pool {
     pthread_mutex_t lock;
 } bn_pool;
 
+/* Compiles the matmul source in file `path` (instead of the embedded one) for cfg with the
+ * family's options plus `extra` (space-separated): *cubin malloc'ed, NULL with a message in
+ * *log (malloc'ed) when the file cannot be read or NVRTC fails. */
+static at_status bn_compile_file(const char *path, const char *extra, const int *cfg,
+                                 const char *arch, void **cubin, size_t *size, char **log)
+{
+    *cubin = NULL;
+    *size = 0;
+    *log = malloc(1024);
+    if (!*log)
+        return AT_ERR_NO_MEMORY;
+    (*log)[0] = '\0';
+    FILE *fp = fopen(path, "rb");
+    char *text = NULL;
+    long n = -1;
+    if (fp && fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0 &&
+        (text = malloc((size_t)n + 1)) && fread(text, 1, (size_t)n, fp) == (size_t)n)
+        text[n] = '\0';
+    else
+        n = -1;
+    if (fp)
+        fclose(fp);
+    if (n < 0) {
+        free(text);
+        snprintf(*log, 1024, "cannot read %s", path);
+        return AT_ERR_NOT_FOUND;
+    }
+    tpl_family fam = tpl_matmul;
+    fam.fixed_options = extra;
+    char opts[4096], *argv[64];
+    int argc = 0;
+    tpl_options_string(&fam, cfg, arch, opts, sizeof opts);
+    char *save = NULL;
+    for (char *t = strtok_r(opts, " ", &save); t && argc < 64; t = strtok_r(NULL, " ", &save))
+        argv[argc++] = t;
+    nvrtcProgram prog;
+    at_status st = AT_ERR_COMPILE;
+    if (nvrtcCreateProgram(&prog, text, "matmul.cu", 0, NULL, NULL) == NVRTC_SUCCESS) {
+        size_t ls = 0;
+        char *big;
+        if (nvrtcCompileProgram(prog, argc, (const char *const *)argv) != NVRTC_SUCCESS) {
+            if (nvrtcGetProgramLogSize(prog, &ls) == NVRTC_SUCCESS && ls > 1 &&
+                (big = realloc(*log, ls))) {
+                *log = big;
+                if (nvrtcGetProgramLog(prog, *log) != NVRTC_SUCCESS)
+                    (*log)[0] = '\0';
+            }
+        } else if (nvrtcGetCUBINSize(prog, size) == NVRTC_SUCCESS && *size &&
+                   (*cubin = malloc(*size)) && nvrtcGetCUBIN(prog, *cubin) == NVRTC_SUCCESS) {
+            st = AT_OK;
+        }
+        nvrtcDestroyProgram(&prog);
+    }
+    if (st != AT_OK) {
+        free(*cubin);
+        *cubin = NULL;
+        *size = 0;
+    }
+    free(text);
+    return st;
+}
+
 static void *bn_compile_worker(void *arg)
 {
     bn_pool *p = arg;
@@ -164,10 +233,24 @@ static void *bn_compile_worker(void *arg)
         pthread_mutex_unlock(&p->lock);
         if (i >= p->n)
             return NULL;
-        char *log = NULL;
-        if (tpl_compile(&tpl_matmul, p->items[i].cfg, p->arch, &p->items[i].cubin,
-                        &p->items[i].size, &log) != AT_OK)
-            fprintf(stderr, "compile failed: %s\n%s\n", p->items[i].text, log ? log : "");
+        char *log = NULL, file[sizeof p->items[i].defs];
+        tpl_family fam = tpl_matmul;
+        fam.fixed_options = p->items[i].defs;
+        at_status st;
+        if (p->items[i].defs[0] == '@') {
+            snprintf(file, sizeof file, "%s", p->items[i].defs + 1);
+            char *extra = strchr(file, ' ');
+            if (extra)
+                *extra++ = '\0';
+            st = bn_compile_file(file, extra ? extra : "", p->items[i].cfg, p->arch,
+                                 &p->items[i].cubin, &p->items[i].size, &log);
+        } else {
+            st = tpl_compile(&fam, p->items[i].cfg, p->arch, &p->items[i].cubin,
+                             &p->items[i].size, &log);
+        }
+        if (st != AT_OK)
+            fprintf(stderr, "compile failed: %s %s\n%s\n", p->items[i].text, p->items[i].defs,
+                    log ? log : "");
         free(log);
     }
 }
@@ -177,6 +260,74 @@ static int bn_by_time(const void *a, const void *b)
     const bn_item *x = a, *y = b;
     double tx = x->ms > 0 ? x->ms : 1e30, ty = y->ms > 0 ? y->ms : 1e30;
     return tx < ty ? -1 : tx > ty;
+}
+
+/* cuBLAS on the prepared inputs of the sweep (ms_call_fn): same ops, row-major mapped to
+ * column-major as bn_cublas does. */
+static at_status bn_cublas_call(void *ctx, CUstream stream, tpl_args *a, char *err, size_t len)
+{
+    cublasHandle_t h = ctx;
+    const tpl_problem *p = &a->problem;
+    int ta = p->op_a == AT_OP_T, tb = p->op_b == AT_OP_T;
+    float alpha = (float)a->scalar[TPL_GEMM_ALPHA], beta = (float)a->scalar[TPL_GEMM_BETA];
+    cublasSetStream(h, (cudaStream_t)stream);
+    cublasStatus_t s = cublasSgemm(
+        h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)p->dims[1],
+        (int)p->dims[0], (int)p->dims[2], &alpha, (const float *)a->operand[TPL_GEMM_B].ptr,
+        (int)a->operand[TPL_GEMM_B].ld, (const float *)a->operand[TPL_GEMM_A].ptr,
+        (int)a->operand[TPL_GEMM_A].ld, &beta, (float *)a->operand[TPL_GEMM_C].ptr,
+        (int)a->operand[TPL_GEMM_C].ld);
+    cublasSetStream(h, 0);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        snprintf(err, len, "cublasSgemm: %d", (int)s);
+        return AT_ERR_CUDA;
+    }
+    return AT_OK;
+}
+
+/* $BN_SWEEP_PAIRS fastest items (sorted) against cuBLAS in paired rounds on the prepared
+ * problem: per round the median of ours, then of cuBLAS; prints each round's ratio and
+ * the median ratio. Prints the failure and goes on when a timing fails. */
+static void bn_sweep_pairs(ms_gpu *g, cublasHandle_t cublas, const tpl_family *f,
+                           const bn_item *items, int n, const ms_options *o, const char *tok)
+{
+    const char *ps = getenv("BN_SWEEP_PAIRS"), *rs = getenv("BN_SWEEP_ROUNDS");
+    int pairs = ps ? atoi(ps) : 0, rounds = rs ? atoi(rs) : 7;
+    if (rounds > 64)
+        rounds = 64;
+    char err[1024];
+    double v = -1;
+    if (pairs > 0) {
+        at_status s = ms_verify_call(g, bn_cublas_call, cublas, 0.0, &v, err, sizeof err);
+        printf("pairs %s: cuBLAS on the sweep's inputs: %s, error %.2e\n", tok,
+               s == AT_OK ? "verified" : err, v);
+    }
+    for (int i = 0; i < n && i < pairs; i++) {
+        if (items[i].ms <= 0)
+            continue;
+        double ours[64], cub[64], ratio[64];
+        int r = 0;
+        for (; r < rounds; r++) {
+            ms_timing t, tc;
+            if (ms_time(g, f, items[i].cfg, items[i].cubin, items[i].size, o, &t, err,
+                        sizeof err) != AT_OK ||
+                ms_time_call(g, bn_cublas_call, cublas, o, 0, 0, &tc, err, sizeof err) != AT_OK) {
+                printf("pairs %s: %s\n", tok, err);
+                break;
+            }
+            ours[r] = t.median_ms;
+            cub[r] = tc.median_ms;
+            ratio[r] = tc.median_ms / t.median_ms;
+        }
+        if (r == 0)
+            continue;
+        printf("pairs %s: %d rounds, ours %.4f ms, cuBLAS %.4f ms (medians), median ratio %.4fx "
+               "(rounds:", tok, r, bn_median(ours, r), bn_median(cub, r), bn_median(ratio, r));
+        for (int j = 0; j < r; j++)
+            printf(" %.3f", ratio[j]);
+        printf(")  %s\n", items[i].text);
+        fflush(stdout);
+    }
 }
 
 static int bn_sweep(ms_gpu *g, cublasHandle_t cublas, int argc, char **argv)
@@ -201,12 +352,21 @@ static int bn_sweep(ms_gpu *g, cublasHandle_t cublas, int argc, char **argv)
         line[strcspn(line, "\r\n")] = '\0';
         if (!line[0] || line[0] == '#')
             continue;
+        char *defs = strchr(line, ' ');
+        items[n].defs[0] = '\0';
+        if (defs) {
+            *defs++ = '\0';
+            snprintf(items[n].defs, sizeof items[n].defs, "%s", defs);
+        }
         if (tpl_config_parse(f, line, items[n].cfg, cerr, sizeof cerr) != AT_OK ||
             !f->valid(items[n].cfg, dev, why, sizeof why)) {
             printf("skipped %s: %s%s\n", line, cerr, why);
             continue;
         }
         tpl_config_format(f, items[n].cfg, items[n].text, sizeof items[n].text);
+        if (items[n].defs[0])
+            snprintf(items[n].text + strlen(items[n].text),
+                     sizeof items[n].text - strlen(items[n].text), " %s", items[n].defs);
         n++;
     }
     if (lf)
@@ -303,6 +463,7 @@ static int bn_sweep(ms_gpu *g, cublasHandle_t cublas, int argc, char **argv)
         cudaFree(B);
         cudaFree(C);
         qsort(items, (size_t)n, sizeof *items, bn_by_time);
+        bn_sweep_pairs(g, cublas, f, items, n, &o, tok);
         printf("sweep %s: cuBLAS %.3f ms %.2f TFLOP/s; %d wrong; fastest:\n", tok, cub,
                flops / cub * 1e-9, wrong);
         for (int i = 0; i < n && i < top; i++)
