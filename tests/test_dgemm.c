@@ -17,23 +17,29 @@ extern const tpl_family tpl_dgemm;
 
 enum {
     P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_FRAG, P_TM,
-    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_COUNT
+    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_SA, P_MINB, P_COUNT
 };
 
 static const char *const td_names[P_COUNT] = {
     "PATH", "OPA", "OPB", "MMA", "BM", "BN", "BK", "WARPS_M", "WARPS_N", "STAGES", "FRAG", "TM",
-    "TN", "GROUP", "SPLITK", "LDR", "UNR",
+    "TN", "GROUP", "SPLITK", "LDR", "UNR", "SA", "MINB",
 };
 
 /* ---------------- the specification, written from bench/notes_dgemm.md ----------------
- * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG LDR [split | unr]" (unr: UNR 1) or
- * "ffma BMxBNxBK TMxTN [split]";
+ * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG LDR [split] [unr] [sa1 | sa2] [m2 | m3]"
+ * (unr: UNR 1; saN: SA N; mN: MINB N) or "ffma BMxBNxBK TMxTN [split]";
  * every row with any OPA, OPB and GROUP 8 or 1; split rows also with SPLITK 2 and 4 (GROUP 8). */
 static const char *const td_spec[] = {
     "dmma 1684 128x128x32 2x4 3 2 3",
     "dmma 1684 128x128x32 2x4 3 2 3 unr",
     "dmma 1684 64x128x16 2x2 4 2 3",
     "dmma 1684 64x64x16 2x2 4 2 2 split",
+    "dmma 1684 128x128x32 2x4 3 2 3 sa1",
+    "dmma 1684 128x128x32 2x4 3 2 3 unr sa1",
+    "dmma 1688 128x64x16 2x2 3 2 3 sa2 m2",
+    "dmma 1688 64x128x16 2x2 3 2 3 sa2 m2",
+    "dmma 1688 64x64x16 2x2 3 2 3 sa2 m3",
+    "dmma 1684 64x64x16 2x2 3 2 3 sa1 m3",
     "dmma 884 128x128x16 4x2 4 2 2",
     "dmma 884 64x64x16 2x2 4 2 2 split",
     "ffma 128x128x8 8x8",
@@ -42,14 +48,16 @@ static const char *const td_spec[] = {
 #define TD_ROWS ((int)(sizeof td_spec / sizeof td_spec[0]))
 
 typedef struct td_row {
-    int path, mma, bm, bn, bk, wm, wn, stages, frag, ldr, tm, tn, split, unr;
+    int path, mma, bm, bn, bk, wm, wn, stages, frag, ldr, tm, tn, split, unr, sa, minb;
 } td_row;
 
 /* Parses spec line s; 0 if malformed. */
 static int td_spec_parse(const char *s, td_row *r)
 {
-    char kind[8], split[8] = "";
+    char kind[8];
+    int used = 0;
     memset(r, 0, sizeof *r);
+    r->minb = 1;
     r->tm = r->tn = 8;              /* the canonical values of the other path's parameters */
     r->mma = 16816;
     r->wm = 2;
@@ -61,16 +69,29 @@ static int td_spec_parse(const char *s, td_row *r)
         return 0;
     if (strcmp(kind, "dmma") == 0) {
         r->path = 1;
-        if (sscanf(s, "dmma %d %dx%dx%d %dx%d %d %d %d %7s", &r->mma, &r->bm, &r->bn, &r->bk,
-                   &r->wm, &r->wn, &r->stages, &r->frag, &r->ldr, split) < 9)
+        if (sscanf(s, "dmma %d %dx%dx%d %dx%d %d %d %d%n", &r->mma, &r->bm, &r->bn, &r->bk,
+                   &r->wm, &r->wn, &r->stages, &r->frag, &r->ldr, &used) < 9)
             return 0;
     } else {
-        if (sscanf(s, "ffma %dx%dx%d %dx%d %7s", &r->bm, &r->bn, &r->bk, &r->tm, &r->tn,
-                   split) < 5)
+        if (sscanf(s, "ffma %dx%dx%d %dx%d%n", &r->bm, &r->bn, &r->bk, &r->tm, &r->tn,
+                   &used) < 5)
             return 0;
     }
-    r->split = strcmp(split, "split") == 0;
-    r->unr = strcmp(split, "unr") == 0;
+    /* the flags after the numbers */
+    char flag[8];
+    int more = 0;
+    for (const char *q = s + used; sscanf(q, "%7s%n", flag, &more) == 1; q += more) {
+        if (strcmp(flag, "split") == 0)
+            r->split = 1;
+        else if (strcmp(flag, "unr") == 0)
+            r->unr = 1;
+        else if (strcmp(flag, "sa1") == 0 || strcmp(flag, "sa2") == 0)
+            r->sa = flag[2] - '0';
+        else if (strcmp(flag, "m2") == 0 || strcmp(flag, "m3") == 0)
+            r->minb = flag[1] - '0';
+        else
+            return 0;
+    }
     return 1;
 }
 
@@ -84,7 +105,7 @@ static int td_spec_ok(const int *c)
         if (r.path != c[P_PATH] || r.mma != c[P_MMA] || r.bm != c[P_BM] || r.bn != c[P_BN] ||
             r.bk != c[P_BK] || r.wm != c[P_WARPS_M] || r.wn != c[P_WARPS_N] ||
             r.stages != c[P_STAGES] || r.frag != c[P_FRAG] || r.tm != c[P_TM] || r.tn != c[P_TN] ||
-            r.ldr != c[P_LDR] || r.unr != c[P_UNR])
+            r.ldr != c[P_LDR] || r.unr != c[P_UNR] || r.sa != c[P_SA] || r.minb != c[P_MINB])
             continue;
         if (c[P_GROUP] != 8 && c[P_GROUP] != 1)
             return 0;
@@ -161,7 +182,7 @@ TEST(dgemm_space_is_the_specified_lattice)
             for (int v = 0; v < 2 + 2 * r.split; v++) {
                 int c[TPL_MAX_PARAMS] = {r.path, ops & 1, ops >> 1, r.mma, r.bm, r.bn, r.bk,
                                          r.wm, r.wn, r.stages, r.frag, r.tm, r.tn, v == 1 ? 1 : 8,
-                                         v < 2 ? 1 : 2 * (v - 1), r.ldr, r.unr};
+                                         v < 2 ? 1 : 2 * (v - 1), r.ldr, r.unr, r.sa, r.minb};
                 char why[256];
                 CHECK_MSG(f->valid(c, &h100, why, sizeof why), "%s: %s", td_spec[i], why);
                 int hopper = r.path == 1 && r.mma != 884;
