@@ -156,22 +156,18 @@ typedef struct dg_recipe {
 
 #ifndef DG_WIDE_SPACE   /* the wide build (bench sweeps) takes every legal configuration */
 static const dg_recipe dg_lattice[] = {
-    /* DMMA m16n8k4 (sm_90+): the 128 x 128 x 32 tile of 2 x 4 warps that won sweeps 3 to 5 and
-     * the tuning of the five bench shapes, with LDR 3 (running-pointer copies), the ring at run
-     * time or unrolled (UNR 1: the tuner picks either); a 64 x 128 tile for mid-size products,
-     * 64 x 64 for small ones and split-K (bench/notes_dgemm.md sections 6, 7: 4 x 2 warps and
-     * 16 warps of 32 x 32 lost to the first row at every measured shape) */
-    {1, 1684, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0, 0, 0},
-    {1, 1684, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 1, 0, 0},
-    {1, 1684, 64, 128, 16, 2, 2, 4, 2, 3, 8, 8, 0, 0, 0, 0},
-    {1, 1684, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0},
-    /* PROVISIONAL (session 9, before its sweep): SA addressing and several blocks per SM */
+    /* DMMA (sm_90+), bench/notes_dgemm.md section 8 (sweep 7): m16n8k8 with 8-byte fragment
+     * loads in the mma's depth order and shared addresses at immediate offsets (SA 2), the
+     * 128 x 128 x 32 tile of 2 x 4 warps (the best row at 4096^3, 8192^3, 512^3 x 128); m16n8k4
+     * 128 x 128 x 32 with SA 1 (2-5 % above its SA 0 form at every sweep shape, the tuner's pick
+     * at 4096^3 / 8192^3 / 4097^3 in call 1); 4-warp tiles with 2 or 3 blocks per SM (MINB) for
+     * small and batched products; 64 x 64 split-K (sections 6, 7: SA 0, LDR 3 rows, 4 x 2 warps
+     * and 16 warps of 32 x 32 lost to these) */
+    {1, 1688, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0, 2, 1},
     {1, 1684, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0, 1, 1},
-    {1, 1684, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 1, 1, 1},
-    {1, 1688, 128, 64, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 2, 2},
     {1, 1688, 64, 128, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 2, 2},
-    {1, 1688, 64, 64, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 2, 3},
     {1, 1684, 64, 64, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 1, 3},
+    {1, 1684, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0},
     /* DMMA m8n8k4 (sm_80+) */
     {1, 884, 128, 128, 16, 4, 2, 4, 2, 2, 8, 8, 0, 0, 0, 0},
     {1, 884, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0},
@@ -518,10 +514,11 @@ static const tpl_baseline dg_baselines[] = {
     {"ffma-nt", DG_FFMA("OPA=0,OPB=1", DG_FT), "FFMA64, op(B) = T: every device"},
     {"ffma-tn", DG_FFMA("OPA=1,OPB=0", DG_FT), "FFMA64, op(A) = T: every device"},
     {"ffma-tt", DG_FFMA("OPA=1,OPB=1", DG_FT), "FFMA64, both T: every device"},
-    {"sm90-dmma1684", DG_DMMA("OPA=0,OPB=0", 1684, "BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,"
-                                                   "STAGES=3,FRAG=2,GROUP=8,SPLITK=1,LDR=3"),
-     "DMMA m16n8k4 128x128x32, 2x4 warps, 3 stages, double-buffered fragments, running-pointer "
-     "copies (sm_90; the tuned winner of session 8, bench/notes_dgemm.md)"},
+    {"sm90-dmma1688", DG_DMMA("OPA=0,OPB=0", 1688, "BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,"
+                                                   "STAGES=3,FRAG=2,GROUP=8,SPLITK=1,LDR=3,SA=2"),
+     "DMMA m16n8k8 128x128x32, 2x4 warps, 3 stages, double-buffered fragments, running-pointer "
+     "copies, 8-byte fragment loads at immediate offsets (sm_90; sweep 7 of session 9, "
+     "bench/notes_dgemm.md)"},
 };
 
 static const tpl_problem dg_tuning[] = {

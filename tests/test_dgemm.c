@@ -30,16 +30,11 @@ static const char *const td_names[P_COUNT] = {
  * (unr: UNR 1; saN: SA N; mN: MINB N) or "ffma BMxBNxBK TMxTN [split]";
  * every row with any OPA, OPB and GROUP 8 or 1; split rows also with SPLITK 2 and 4 (GROUP 8). */
 static const char *const td_spec[] = {
-    "dmma 1684 128x128x32 2x4 3 2 3",
-    "dmma 1684 128x128x32 2x4 3 2 3 unr",
-    "dmma 1684 64x128x16 2x2 4 2 3",
-    "dmma 1684 64x64x16 2x2 4 2 2 split",
+    "dmma 1688 128x128x32 2x4 3 2 3 sa2",
     "dmma 1684 128x128x32 2x4 3 2 3 sa1",
-    "dmma 1684 128x128x32 2x4 3 2 3 unr sa1",
-    "dmma 1688 128x64x16 2x2 3 2 3 sa2 m2",
     "dmma 1688 64x128x16 2x2 3 2 3 sa2 m2",
-    "dmma 1688 64x64x16 2x2 3 2 3 sa2 m3",
     "dmma 1684 64x64x16 2x2 3 2 3 sa1 m3",
+    "dmma 1684 64x64x16 2x2 4 2 2 split",
     "dmma 884 128x128x16 4x2 4 2 2",
     "dmma 884 64x64x16 2x2 4 2 2 split",
     "ffma 128x128x8 8x8",
@@ -255,7 +250,7 @@ TEST(dgemm_target_arch_per_path)
     const tpl_family *f = &tpl_dgemm;
     int c[TPL_MAX_PARAMS];
     CHECK(td_parse(f->baselines[f->n_baselines - 1].config, c));
-    CHECK_EQ(c[P_MMA], 1684);
+    CHECK_EQ(c[P_MMA], 1688);
     CHECK(tpl_target_arch(f, c, "sm_80") == NULL);
     CHECK(tpl_target_arch(f, c, "sm_89") == NULL);
     CHECK_STR(tpl_target_arch(f, c, "sm_90"), "sm_90");
@@ -551,13 +546,14 @@ GPU_TEST(dgemm_gpu_layouts_offsets_alpha_beta)
     const cudrv *cu = ms_driver(g);
     at_exec *ref = ms_reference(g);
     const at_device_info *dev = ms_device(g);
-    /* the default, FFMA64, a Hopper shape where the device has it, and a split-K row */
+    /* the default, FFMA64, the Hopper baseline (m16n8k8, SA 2) where the device has it, a
+     * split-K row and an m16n8k4 SA 1 row of three blocks per SM */
     const char *texts[] = {
         f->default_config, f->baselines[3].config, f->baselines[f->n_baselines - 1].config,
         "PATH=1,OPA=0,OPB=0,MMA=884,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,FRAG=2,TM=8,"
         "TN=8,GROUP=8,SPLITK=2",
-        "PATH=1,OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,FRAG=2,TM=8,"
-        "TN=8,GROUP=1,SPLITK=1,LDR=3,UNR=1",
+        "PATH=1,OPA=0,OPB=0,MMA=1684,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,FRAG=2,TM=8,"
+        "TN=8,GROUP=1,SPLITK=1,LDR=3,SA=1,MINB=3",
     };
     th_compiled set[20];
     int n = 0;
