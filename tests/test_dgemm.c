@@ -244,6 +244,51 @@ TEST(dgemm_every_rejection_reason_is_reachable)
     }
 }
 
+/* SA and MINB: their ranges, SA 1/2 only with the copy plans (LDR 1..3), MINB blocks per SM
+ * within the SM's registers (64K / (MINB x threads)) and shared memory (MINB rings + 1 KiB
+ * each, 228 KiB); reasons in tpl_dgemm_reasons' order (R_RANGE 0, R_REGS 7, R_SMEM 8,
+ * R_LATTICE 13). */
+TEST(dgemm_sa_and_minb_rules)
+{
+    const tpl_family *f = &tpl_dgemm;
+    at_device_info h100 = td_device(9, 0, 227 * 1024, 1024, 65536);
+    static const struct { const char *text; int reason; } cases[] = {
+        /* the m16n8k4 128x128x32 lattice row (SA 1), then variations */
+        {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=1", -1},
+        {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=3", 0},
+        {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=0,SA=1", 0},
+        {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,MINB=4", 0},
+        /* 256 threads: two blocks cap a thread at 128 registers, below the tile's ~200 */
+        {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=1,MINB=2",
+         7},
+        /* 64x64x16, 4 stages, three blocks: NN rings (75776 B) fit three to an SM, NT rings
+         * (K-major B, 81920 B) do not */
+        {"OPA=0,OPB=0,MMA=1684,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,LDR=3,SA=1,MINB=3",
+         13},
+        {"OPA=0,OPB=1,MMA=1684,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,LDR=3,SA=1,MINB=3",
+         8},
+        {"OPA=0,OPB=1,MMA=1684,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,LDR=3,SA=1,MINB=3",
+         -1},
+        /* m16n8k8 64x128 at two blocks: the estimate (248) fits the 255 cap, at three (168) not */
+        {"OPA=0,OPB=0,MMA=1688,BM=64,BN=128,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,LDR=3,SA=2,MINB=2",
+         -1},
+        {"OPA=0,OPB=0,MMA=1688,BM=64,BN=128,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,LDR=3,SA=2,MINB=3",
+         7},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[TPL_CONFIG_LEN];
+        snprintf(text, sizeof text, "PATH=1,%s,FRAG=2,TM=8,TN=8,GROUP=8,SPLITK=1", cases[i].text);
+        int c[TPL_MAX_PARAMS];
+        CHECK_MSG(td_parse(text, c), "%s", text);
+        char why[512];
+        int ok = f->valid(c, &h100, why, sizeof why);
+        CHECK_MSG(ok == (cases[i].reason < 0), "%s: valid %d (%s)", text, ok, why);
+        if (cases[i].reason >= 0)
+            CHECK_MSG(strcmp(why, tpl_dgemm_reasons[cases[i].reason]) == 0, "%s: got \"%s\"",
+                      text, why);
+    }
+}
+
 /* The Hopper shapes compile only from sm_90 on; m8n8k4 and FFMA64 for the arch asked. */
 TEST(dgemm_target_arch_per_path)
 {
