@@ -6,8 +6,11 @@
 //   shared-memory tiles (pads per DG_PADK / DG_PADMN: conflict-free fragment loads), K permuted
 //   inside each mma so K-major fragments load 16 bytes at a time, FRAG 2 double-buffered
 //   fragments (CUTLASS's multistage order), LDR 1/2 per-thread copy plans with the next tile's
-//   copies spread over the mma steps, GROUP-swizzled tile order, optional split-K (double
-//   partials, summed in slice order by dg_splitk_reduce). bench/notes_dgemm.md has the sweeps.
+//   copies spread over the mma steps (LDR 3: running pointers), SA 1/2 shared addresses as
+//   per-thread byte bases with immediate offsets (SA 2: 8-byte loads in the PTX depth order,
+//   straight into the DMMA's operand registers), MINB blocks per SM in the launch bounds,
+//   GROUP-swizzled tile order, optional split-K (double partials, summed in slice order by
+//   dg_splitk_reduce). bench/notes_dgemm.md has the sweeps.
 //   Operands need 16-byte aligned bases and even leading dimensions; the host packs others
 //   first with dg_pack. Edges: cp.async zero-fills the bytes past the matrix (src-size).
 // PATH 0, FFMA64: a SIMT register-tiled kernel (TM x TN doubles per thread, guarded element
