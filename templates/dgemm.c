@@ -9,7 +9,7 @@
 /* Parameter order; must match the params table below. */
 enum {
     P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_FRAG, P_TM,
-    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_COUNT
+    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_SA, P_MINB, P_COUNT
 };
 
 #define DG_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
@@ -28,11 +28,11 @@ enum {
 };
 
 const char *const tpl_dgemm_reasons[R_COUNT] = {
-    [R_RANGE] = "OPA and OPB are 0 or 1, LDR 0..3, UNR 0 or 1; tile sizes, warps, STAGES, TM, "
-                "TN, GROUP and SPLITK must be positive",
+    [R_RANGE] = "OPA and OPB are 0 or 1, LDR 0..3, UNR 0 or 1, SA 0..2 (1, 2 with LDR 1..3), "
+                "MINB 1..3; tile sizes, warps, STAGES, TM, TN, GROUP and SPLITK must be positive",
     [R_PATH] = "PATH is 1 (DMMA, FP64 tensor cores) or 0 (FFMA64, SIMT)",
-    [R_CANON_FFMA] = "MMA, WARPS_M, WARPS_N, STAGES, FRAG, LDR and UNR are DMMA parameters: PATH 0 "
-                     "takes only their first value",
+    [R_CANON_FFMA] = "MMA, WARPS_M, WARPS_N, STAGES, FRAG, LDR, UNR, SA and MINB are DMMA "
+                     "parameters: PATH 0 takes only their first value",
     [R_CANON_DMMA] = "TM and TN are FFMA64 parameters: PATH 1 takes only their first value",
     [R_MMA] = "MMA is 16816 (m16n8k16), 1688 (m16n8k8), 1684 (m16n8k4) or 884 (m8n8k4)",
     [R_TILE] = "DMMA tile: BM a multiple of WARPS_M x the mma's M, BN of WARPS_N x 8, BK 8, 16 or "
@@ -40,8 +40,9 @@ const char *const tpl_dgemm_reasons[R_COUNT] = {
                "BM x BK / 2 and BN x BK / 2 multiples of the threads",
     [R_ACC] = "DMMA: a warp tile above 128 double accumulators per thread",
     [R_REGS] = "DMMA: about 2 x (accumulators + FRAG x fragments) + 24 registers per thread "
-               "exceed 255 or the registers of a block",
-    [R_SMEM] = "DMMA: the shared-memory ring above the device's per-block limit",
+               "exceed 255 or the registers of a block, or of MINB blocks per SM",
+    [R_SMEM] = "DMMA: the shared-memory ring above the device's per-block limit, or MINB rings "
+               "above the per-SM limit",
     [R_THREADS] = "DMMA: WARPS_M x WARPS_N x 32 threads above the device's per-block limit",
     [R_ARCH] = "DMMA needs an sm_80+ device, and MMA 16816 / 1688 / 1684 (the Hopper shapes) "
                "sm_90+",
@@ -75,7 +76,7 @@ static int dg_mma_k(int mma)
 static long long dg_smem_bytes(const int *c)
 {
     long long bm = c[P_BM], bn = c[P_BN], bk = c[P_BK];
-    int kpl = dg_mma_k(c[P_MMA]) / 4;
+    int kpl = c[P_SA] == 2 ? 1 : dg_mma_k(c[P_MMA]) / 4;     /* SA 2: 8-byte loads */
     long long padk = kpl == 1 ? 4 : kpl == 2 ? 8 : 2, padmn = kpl == 1 ? 4 : 2;
     long long a = c[P_OPA] == 0 ? bm * (bk + padk) : bk * (bm + padmn);
     long long b = c[P_OPB] == 1 ? bn * (bk + padk) : bk * (bn + padmn);
@@ -112,9 +113,16 @@ static int dg_valid_dmma(const int *c, const at_device_info *dev, char *why, siz
     int afr = mm * mk / 32, bfr = (wn / 8) * (mk / 4), frags = (wm / mm) * afr + bfr;
     /* FRAG 2: fragments double-buffered */
     int regs = 2 * (acc + c[P_FRAG] * frags) + 24;
-    if (regs > 255 || (long long)regs * threads > (dev ? dev->regs_per_block : 65536))
+    /* MINB blocks per SM (__launch_bounds__ minimum): ptxas caps a thread at the SM's registers
+     * over MINB blocks, in steps of 8 */
+    int cap = (int)((dev && dev->regs_per_sm ? dev->regs_per_sm : 65536) /
+                    ((long long)threads * c[P_MINB]) / 8 * 8);
+    if (regs > 255 || regs > cap || (long long)regs * threads > (dev ? dev->regs_per_block : 65536))
         return dg_reject(R_REGS, why, len);
-    if (dg_smem_bytes(c) > (dev ? dev->smem_per_block_optin : 227 * 1024))
+    /* each resident block also takes 1 KiB of shared memory for the system */
+    if (dg_smem_bytes(c) > (dev ? dev->smem_per_block_optin : 227 * 1024) ||
+        c[P_MINB] * (dg_smem_bytes(c) + 1024) > (dev && dev->smem_per_sm ? dev->smem_per_sm
+                                                                         : 228 * 1024))
         return dg_reject(R_SMEM, why, len);
     if (threads > (dev ? dev->max_threads_per_block : 1024))
         return dg_reject(R_THREADS, why, len);
@@ -143,26 +151,29 @@ static int dg_valid_ffma(const int *c, const at_device_info *dev, char *why, siz
 /* One tile/pipeline recipe; `split` rows also take SPLITK 2 and 4. Sources: bench/notes_dgemm.md
  * (H200 sweeps of the DMMA shapes, tiles, warps and stages). */
 typedef struct dg_recipe {
-    int path, mma, bm, bn, bk, warps_m, warps_n, stages, frag, ldr, tm, tn, split, unr;
-} dg_recipe;
+    int path, mma, bm, bn, bk, warps_m, warps_n, stages, frag, ldr, tm, tn, split, unr, sa, minb;
+} dg_recipe;  /* minb 0 reads as 1 */
 
 #ifndef DG_WIDE_SPACE   /* the wide build (bench sweeps) takes every legal configuration */
 static const dg_recipe dg_lattice[] = {
-    /* DMMA m16n8k4 (sm_90+): the 128 x 128 x 32 tile of 2 x 4 warps that won sweeps 3 to 5 and
-     * the tuning of the five bench shapes, with LDR 3 (running-pointer copies), the ring at run
-     * time or unrolled (UNR 1: the tuner picks either); a 64 x 128 tile for mid-size products,
-     * 64 x 64 for small ones and split-K (bench/notes_dgemm.md sections 6, 7: 4 x 2 warps and
-     * 16 warps of 32 x 32 lost to the first row at every measured shape) */
-    {1, 1684, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0},
-    {1, 1684, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 1},
-    {1, 1684, 64, 128, 16, 2, 2, 4, 2, 3, 8, 8, 0, 0},
-    {1, 1684, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0},
+    /* DMMA (sm_90+), bench/notes_dgemm.md section 8 (sweep 7): m16n8k8 with 8-byte fragment
+     * loads in the mma's depth order and shared addresses at immediate offsets (SA 2), the
+     * 128 x 128 x 32 tile of 2 x 4 warps (the best row at 4096^3, 8192^3, 512^3 x 128); m16n8k4
+     * 128 x 128 x 32 with SA 1 (2-5 % above its SA 0 form at every sweep shape, the tuner's pick
+     * at 4096^3 / 8192^3 / 4097^3 in call 1); 4-warp tiles with 2 or 3 blocks per SM (MINB) for
+     * small and batched products; 64 x 64 split-K (sections 6, 7: SA 0, LDR 3 rows, 4 x 2 warps
+     * and 16 warps of 32 x 32 lost to these) */
+    {1, 1688, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0, 2, 1},
+    {1, 1684, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0, 1, 1},
+    {1, 1688, 64, 128, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 2, 2},
+    {1, 1684, 64, 64, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 1, 3},
+    {1, 1684, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0},
     /* DMMA m8n8k4 (sm_80+) */
-    {1, 884, 128, 128, 16, 4, 2, 4, 2, 2, 8, 8, 0, 0},
-    {1, 884, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0},
+    {1, 884, 128, 128, 16, 4, 2, 4, 2, 2, 8, 8, 0, 0, 0, 0},
+    {1, 884, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0},
     /* FFMA64 */
-    {0, 16816, 128, 128, 8, 2, 4, 4, 2, 2, 8, 8, 0, 0},
-    {0, 16816, 64, 64, 16, 2, 4, 4, 2, 2, 4, 4, 1, 0},
+    {0, 16816, 128, 128, 8, 2, 4, 4, 2, 2, 8, 8, 0, 0, 0, 0},
+    {0, 16816, 64, 64, 16, 2, 4, 4, 2, 2, 4, 4, 1, 0, 0, 0},
 };
 #define DG_LATTICE_N ((int)(sizeof dg_lattice / sizeof dg_lattice[0]))
 
@@ -174,7 +185,7 @@ static const dg_recipe *dg_recipe_of(const int *c)
         if (r->path == c[P_PATH] && r->mma == c[P_MMA] && r->bm == c[P_BM] && r->bn == c[P_BN] &&
             r->bk == c[P_BK] && r->warps_m == c[P_WARPS_M] && r->warps_n == c[P_WARPS_N] &&
             r->stages == c[P_STAGES] && r->frag == c[P_FRAG] && r->ldr == c[P_LDR] &&
-            r->unr == c[P_UNR] &&
+            r->unr == c[P_UNR] && r->sa == c[P_SA] && (r->minb ? r->minb : 1) == c[P_MINB] &&
             r->tm == c[P_TM] && r->tn == c[P_TN])
             return r;
     }
@@ -199,8 +210,9 @@ static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     if ((cfg[P_OPA] != 0 && cfg[P_OPA] != 1) || (cfg[P_OPB] != 0 && cfg[P_OPB] != 1))
         return dg_reject(R_RANGE, why, len);
     for (int p = P_MMA; p < P_COUNT; p++)
-        if (cfg[p] < (p == P_LDR || p == P_UNR ? 0 : 1) || (p == P_LDR && cfg[p] > 3) ||
-            (p == P_UNR && cfg[p] > 1))
+        if (cfg[p] < (p == P_LDR || p == P_UNR || p == P_SA ? 0 : 1) ||
+            (p == P_LDR && cfg[p] > 3) || (p == P_UNR && cfg[p] > 1) || (p == P_SA && cfg[p] > 2) ||
+            (p == P_MINB && cfg[p] > 3) || (p == P_SA && cfg[p] && cfg[P_LDR] < 1))
             return dg_reject(R_RANGE, why, len);
     if (cfg[P_PATH] != 0 && cfg[P_PATH] != 1)
         return dg_reject(R_PATH, why, len);
@@ -208,7 +220,8 @@ static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     if (!dmma && (!dg_canonical(cfg, P_MMA) || !dg_canonical(cfg, P_WARPS_M) ||
                   !dg_canonical(cfg, P_WARPS_N) || !dg_canonical(cfg, P_STAGES) ||
                   !dg_canonical(cfg, P_FRAG) || !dg_canonical(cfg, P_LDR) ||
-                  !dg_canonical(cfg, P_UNR)))
+                  !dg_canonical(cfg, P_UNR) || !dg_canonical(cfg, P_SA) ||
+                  !dg_canonical(cfg, P_MINB)))
         return dg_reject(R_CANON_FFMA, why, len);
     if (dmma && (!dg_canonical(cfg, P_TM) || !dg_canonical(cfg, P_TN)))
         return dg_reject(R_CANON_DMMA, why, len);
@@ -501,10 +514,11 @@ static const tpl_baseline dg_baselines[] = {
     {"ffma-nt", DG_FFMA("OPA=0,OPB=1", DG_FT), "FFMA64, op(B) = T: every device"},
     {"ffma-tn", DG_FFMA("OPA=1,OPB=0", DG_FT), "FFMA64, op(A) = T: every device"},
     {"ffma-tt", DG_FFMA("OPA=1,OPB=1", DG_FT), "FFMA64, both T: every device"},
-    {"sm90-dmma1684", DG_DMMA("OPA=0,OPB=0", 1684, "BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,"
-                                                   "STAGES=3,FRAG=2,GROUP=8,SPLITK=1,LDR=3"),
-     "DMMA m16n8k4 128x128x32, 2x4 warps, 3 stages, double-buffered fragments, running-pointer "
-     "copies (sm_90; the tuned winner of session 8, bench/notes_dgemm.md)"},
+    {"sm90-dmma1688", DG_DMMA("OPA=0,OPB=0", 1688, "BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,"
+                                                   "STAGES=3,FRAG=2,GROUP=8,SPLITK=1,LDR=3,SA=2"),
+     "DMMA m16n8k8 128x128x32, 2x4 warps, 3 stages, double-buffered fragments, running-pointer "
+     "copies, 8-byte fragment loads at immediate offsets (sm_90; sweep 7 of session 9, "
+     "bench/notes_dgemm.md)"},
 };
 
 static const tpl_problem dg_tuning[] = {
@@ -553,6 +567,14 @@ const tpl_family tpl_dgemm = {
          .omit_first = 1},
         {"UNR", 2, {0, 1}, "DMMA: 1 = the K loop unrolled over the ring's STAGES slots (constant "
                            "shared-memory addresses), 0 = ring slots at run time",
+         .omit_first = 1},
+        {"SA", 3, {0, 1, 2}, "DMMA: 1 = shared addresses as per-thread byte bases made once, "
+                             "ring slots as byte offsets, every fragment load an immediate offset; "
+                             "2 = as 1 with 8-byte loads in the mma's depth order; 0 = element "
+                             "indices scaled at each load",
+         .omit_first = 1},
+        {"MINB", 3, {1, 2, 3}, "DMMA: blocks per SM the kernel is compiled for (launch bounds: "
+                               "registers capped at 64K / (MINB x threads))",
          .omit_first = 1},
     },
     .valid = dg_valid,

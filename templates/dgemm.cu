@@ -6,8 +6,11 @@
 //   shared-memory tiles (pads per DG_PADK / DG_PADMN: conflict-free fragment loads), K permuted
 //   inside each mma so K-major fragments load 16 bytes at a time, FRAG 2 double-buffered
 //   fragments (CUTLASS's multistage order), LDR 1/2 per-thread copy plans with the next tile's
-//   copies spread over the mma steps, GROUP-swizzled tile order, optional split-K (double
-//   partials, summed in slice order by dg_splitk_reduce). bench/notes_dgemm.md has the sweeps.
+//   copies spread over the mma steps (LDR 3: running pointers), SA 1/2 shared addresses as
+//   per-thread byte bases with immediate offsets (SA 2: 8-byte loads in the PTX depth order,
+//   straight into the DMMA's operand registers), MINB blocks per SM in the launch bounds,
+//   GROUP-swizzled tile order, optional split-K (double partials, summed in slice order by
+//   dg_splitk_reduce). bench/notes_dgemm.md has the sweeps.
 //   Operands need 16-byte aligned bases and even leading dimensions; the host packs others
 //   first with dg_pack. Edges: cp.async zero-fills the bytes past the matrix (src-size).
 // PATH 0, FFMA64: a SIMT register-tiled kernel (TM x TN doubles per thread, guarded element
@@ -54,6 +57,12 @@
 #endif
 #ifndef UNR
 #define UNR 0           // PATH 1: 1 = the K loop unrolled over the ring's STAGES slots (constant shared addresses), 0 = slots at run time
+#endif
+#ifndef SA
+#define SA 0            // PATH 1: 1, 2 = shared addresses as per-thread 32-bit byte bases made once, ring slots as byte offsets (one add per stage), every fragment load an immediate offset (ld.shared; 2: 8-byte loads in the PTX depth order, DG_KPL 1); 0 = element indices scaled at each load
+#endif
+#ifndef MINB
+#define MINB 1          // PATH 1: blocks per SM the kernel is compiled for (__launch_bounds__ minimum: the register cap is 64K / (MINB x threads))
 #endif
 #ifndef TM
 #define TM 8            // PATH 0: rows of a thread's register tile (4, 8)
@@ -184,7 +193,11 @@ __device__ __forceinline__ void dg_store2(const dg_args &a, long long bz, int r,
 // per phase (8-byte loads: 16 lanes; 16-byte loads: 8 lanes) and keep rows 16-byte aligned:
 // K-major rows are 4, 8, 2 mod 16 doubles for DG_KPL 1, 2, 4; M/N-major 4 mod 16 (DG_KPL 1)
 // or 2 mod 8 (2; with DG_KPL 4 two lanes share a bank pair).
-#define DG_KPL (DG_MK / 4)
+// SA 2 keeps the PTX order (DG_KPL 1: lane t, slot q at depth kk + t + 4 q, 8-byte loads that
+// land in the mma's operand registers as they are: a 16-byte K-major load fills A slots 0 and 2,
+// which the DMMA wants apart, so ptxas adds moves).
+#define DG_KQ (DG_MK / 4)                       // depths per lane per mma
+#define DG_KPL (SA == 2 ? 1 : DG_MK / 4)
 #define DG_PADK (DG_KPL == 1 ? 4 : DG_KPL == 2 ? 8 : 2)
 #define DG_PADMN (DG_KPL == 1 ? 4 : 2)
 #define DG_ALD (OPA == 0 ? BK + DG_PADK : BM + DG_PADMN)
@@ -200,6 +213,8 @@ static_assert(BK % DG_MK == 0 && (FRAG == 1 || DG_KS >= 2) && (BK == 8 || BK == 
               "BK 8, 16 or 32, a multiple of the mma's K (FRAG 2: at least two mma steps)");
 static_assert(FRAG == 1 || FRAG == 2, "FRAG 1 or 2");
 static_assert(UNR == 0 || UNR == 1, "UNR 0 or 1");
+static_assert(SA == 0 || ((SA == 1 || SA == 2) && LDR >= 1), "SA 0, or 1, 2 with LDR 1..3");
+static_assert(MINB >= 1 && MINB <= 4, "MINB 1..4");
 static_assert(STAGES >= 2 && STAGES <= 6, "STAGES 2..6");
 static_assert(DG_MT * DG_NT * DG_CR <= 128, "at most 128 accumulators per thread");
 
@@ -433,6 +448,91 @@ __device__ __forceinline__ void dg_frags(const double *s, int kk, int wm0, int w
     }
 }
 
+#if SA
+// SA 1: one double / two doubles at shared byte address p (ptxas folds a constant added to a
+// per-thread base into the LDS immediate).
+__device__ __forceinline__ double dg_lds(unsigned p)
+{
+    double v;
+    asm volatile("ld.shared.f64 %0, [%1];\n" : "=d"(v) : "r"(p));
+    return v;
+}
+__device__ __forceinline__ void dg_lds2(unsigned p, double &x, double &y)
+{
+    asm volatile("ld.shared.v2.f64 {%0, %1}, [%2];\n" : "=d"(x), "=d"(y) : "r"(p));
+}
+
+// SA 1: the thread's byte offsets, inside a stage, of its A fragment (m-tile 0, row half 0,
+// depth t DG_KPL of step 0) and B fragment (n-tile 0); every other slot is a constant past them.
+__device__ __forceinline__ unsigned dg_fa_off(int wm0, int g, int t)
+{
+    return (unsigned)((OPA == 0 ? (wm0 + g) * DG_ALD + t * DG_KPL : t * DG_KPL * DG_ALD + wm0 + g) * 8);
+}
+__device__ __forceinline__ unsigned dg_fb_off(int wn0, int g, int t)
+{
+    return (unsigned)((DG_ASZ + (OPB == 1 ? (wn0 + g) * DG_BLD + t * DG_KPL
+                                          : t * DG_KPL * DG_BLD + wn0 + g)) * 8);
+}
+
+// dg_frags with SA 1, 2: pa, pb are the stage's shared byte address plus dg_fa_off /
+// dg_fb_off; kk (a constant after unrolling) and the tile indices only add immediates. Slot q
+// of a lane lies at depth kk + t DG_KPL + dq(q), dq(q) = (q / DG_KPL) 4 DG_KPL + q % DG_KPL.
+__device__ __forceinline__ void dg_frags_sa(unsigned pa, unsigned pb, int kk,
+                                            double (&fa)[DG_MT][DG_AR], double (&fb)[DG_NT][DG_BR])
+{
+    constexpr int RH = DG_MM / 8;
+#pragma unroll
+    for (int i = 0; i < DG_MT; i++)
+#pragma unroll
+        for (int h = 0; h < RH; h++) {
+            const int ro = i * DG_MM + 8 * h;
+            double v[DG_KQ];
+#pragma unroll
+            for (int q = 0; q < DG_KQ; q += DG_KPL) {
+                const int dk = kk + (q / DG_KPL) * 4 * DG_KPL;
+#if OPA == 0
+                const unsigned p = pa + (unsigned)((ro * DG_ALD + dk) * 8);
+                if (DG_KPL == 1) {
+                    v[q] = dg_lds(p);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < DG_KPL; e += 2)
+                        dg_lds2(p + e * 8, v[q + e], v[q + e + 1]);
+                }
+#else
+#pragma unroll
+                for (int e = 0; e < DG_KPL; e++)
+                    v[q + e] = dg_lds(pa + (unsigned)(((dk + e) * DG_ALD + ro) * 8));
+#endif
+            }
+#pragma unroll
+            for (int q = 0; q < DG_KQ; q++)
+                fa[i][h + RH * q] = v[q];
+        }
+#pragma unroll
+    for (int j = 0; j < DG_NT; j++) {
+#pragma unroll
+        for (int q = 0; q < DG_KQ; q += DG_KPL) {
+            const int dk = kk + (q / DG_KPL) * 4 * DG_KPL;
+#if OPB == 1
+            const unsigned p = pb + (unsigned)((j * 8 * DG_BLD + dk) * 8);
+            if (DG_KPL == 1) {
+                fb[j][q] = dg_lds(p);
+            } else {
+#pragma unroll
+                for (int e = 0; e < DG_KPL; e += 2)
+                    dg_lds2(p + e * 8, fb[j][q + e], fb[j][q + e + 1]);
+            }
+#else
+#pragma unroll
+            for (int e = 0; e < DG_KPL; e++)
+                fb[j][q + e] = dg_lds(pb + (unsigned)(((dk + e) * DG_BLD + j * 8) * 8));
+#endif
+        }
+    }
+}
+#endif
+
 // d += a * b for one mma tile.
 __device__ __forceinline__ void dg_mma(double (&d)[DG_CR], const double (&x)[DG_AR], const double (&y)[DG_BR])
 {
@@ -519,9 +619,18 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
     asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
     __syncthreads();
     double fa[FRAG == 2 ? 2 : 1][DG_MT][DG_AR], fb[FRAG == 2 ? 2 : 1][DG_NT][DG_BR];
+#if SA
+    // SA 1: the ring slots read and written as byte offsets (UNR 0: at run time), the thread's
+    // fragment bases made once
+    unsigned rdo = 0, wro = (STAGES - 1) * DG_STAGE * 8;
+    const unsigned ta = sm0 + dg_fa_off(wm0, g, t), tb = sm0 + dg_fb_off(wn0, g, t);
+    if (FRAG == 2)
+        dg_frags_sa(ta, tb, 0, fa[0], fb[0]);
+#else
     int rdd = 0, wrd = STAGES - 1;      // UNR 0: the ring slots read and written, at run time
     if (FRAG == 2)
         dg_frags(dg_smem, 0, wm0, wn0, g, t, fa[0], fb[0]);
+#endif
     // main loop, FRAG 2: the fragments of step kk + 1 load while the mmas of step kk run;
     // the next tile's copies start at step 0; at step DG_KS - 2 the barrier (after the
     // last reads of the old stage) makes the next stage readable, so step DG_KS - 1
@@ -536,43 +645,59 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
             const int it = it0 + un;
             if (DG_UN > 1 && it >= nk)
                 break;
+#if SA
+            constexpr unsigned OB = DG_STAGE * 8, RING = STAGES * DG_STAGE * 8;
+            const unsigned rb0 = UNR ? un * OB : rdo, wb = UNR ? ((un + STAGES - 1) % STAGES) * OB : wro;
+            const unsigned rb1 = UNR ? ((un + 1) % STAGES) * OB : (rdo + OB == RING ? 0 : rdo + OB);
+            // the write slot: shared byte address of its A and B tiles, generic pointer
+#define DG_WSA (sm0 + wb)
+#define DG_WSB (sm0 + wb + DG_ASZ * 8)
+#define DG_WP ((double *)((char *)dg_smem + wb))
+#define DG_FR(KK, F, G) dg_frags_sa(ta + ro, tb + ro, KK, F, G)
+#else
             const int rd0 = UNR ? un : rdd, wr = UNR ? (un + STAGES - 1) % STAGES : wrd;
             const int rd1 = UNR ? (un + 1) % STAGES : (rdd + 1 == STAGES ? 0 : rdd + 1);
+#define DG_WSA (sm0 + wr * DG_STAGE * 8)
+#define DG_WSB (sm0 + (wr * DG_STAGE + DG_ASZ) * 8)
+#define DG_WP (dg_smem + wr * DG_STAGE)
+#define DG_FR(KK, F, G) dg_frags(dg_smem + rd * DG_STAGE, KK, wm0, wn0, g, t, F, G)
+#endif
 #pragma unroll
             for (int kk = 0; kk < DG_KS; kk++) {
                 const int cur = FRAG == 2 ? kk & 1 : 0, nxt = FRAG == 2 ? cur ^ 1 : 0;
+#if SA
+                const unsigned ro = kk > BSTEP ? rb1 : rb0; // after the barrier: the next slot
+#else
                 const int rd = kk > BSTEP ? rd1 : rd0;      // after the barrier: the next slot
+#endif
                 if (FRAG == 2)
-                    dg_frags(dg_smem + rd * DG_STAGE, kk + 1 < DG_KS ? (kk + 1) * DG_MK : 0, wm0,
-                             wn0, g, t, fa[nxt], fb[nxt]);
+                    DG_FR(kk + 1 < DG_KS ? (kk + 1) * DG_MK : 0, fa[nxt], fb[nxt]);
 #if LDR == 3
                 if (INNER) {
                     if (kk <= BSTEP && it + STAGES - 1 < lim) {
-                        ra.copy(sm0 + wr * DG_STAGE * 8, kk, BSTEP + 1);
-                        rb.copy(sm0 + (wr * DG_STAGE + DG_ASZ) * 8, kk, BSTEP + 1);
+                        ra.copy(DG_WSA, kk, BSTEP + 1);
+                        rb.copy(DG_WSB, kk, BSTEP + 1);
                     } else if (kk == 0 && it + STAGES - 1 < nk) {
-                        dg_load_stage(dg_smem + wr * DG_STAGE, A, B, a, m0, n0,
-                                      kt0 + it + STAGES - 1);
+                        dg_load_stage(DG_WP, A, B, a, m0, n0, kt0 + it + STAGES - 1);
                     }
                 } else
 #endif
 #if LDR >= 1
                 // the next tile's copies, spread over steps 0..BSTEP, one group per tile
                 if (kk <= BSTEP && it + STAGES - 1 < nk)
-                    dg_load_part<INNER>(sm0 + wr * DG_STAGE * 8, pa, pb, A, B, a, m0, n0,
+                    dg_load_part<INNER>(DG_WSA, pa, pb, A, B, a, m0, n0,
                                  kt0 + it + STAGES - 1, kt0, kk, BSTEP + 1);
                 if (kk == BSTEP)
                     asm volatile("cp.async.commit_group;\n" ::);
 #else
                 if (kk == 0) {
                     if (it + STAGES - 1 < nk)
-                        dg_load_stage(dg_smem + wr * DG_STAGE, A, B, a, m0, n0,
-                                      kt0 + it + STAGES - 1);
+                        dg_load_stage(DG_WP, A, B, a, m0, n0, kt0 + it + STAGES - 1);
                     asm volatile("cp.async.commit_group;\n" ::);
                 }
 #endif
                 if (FRAG == 1)
-                    dg_frags(dg_smem + rd * DG_STAGE, kk * DG_MK, wm0, wn0, g, t, fa[cur], fb[cur]);
+                    DG_FR(kk * DG_MK, fa[cur], fb[cur]);
 #pragma unroll
                 for (int i = 0; i < DG_MT; i++)
 #pragma unroll
@@ -582,11 +707,20 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
                     asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
                     __syncthreads();
                     if (!UNR) {
+#if SA
+                        rdo = rb1;
+                        wro = wro + OB == RING ? 0 : wro + OB;
+#else
                         rdd = rd1;
                         wrd = wrd + 1 == STAGES ? 0 : wrd + 1;
+#endif
                     }
                 }
             }
+#undef DG_WSA
+#undef DG_WSB
+#undef DG_WP
+#undef DG_FR
         }
     }
 }
@@ -595,7 +729,7 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
 // ring; each warp owns a DG_WM x DG_WN tile of DG_MT x DG_NT mma tiles. Fragment slots (PTX
 // ISA): A slot i is (row g + 8 (i % 2), k t + 4 (i / 2)) for the m16 shapes, (g, t) for m8n8k4;
 // B slot j is (k t + 4 j, column g); accumulator r is (row g + 8 (r / 2), column 2 t + r % 2).
-extern "C" __global__ void __launch_bounds__(DG_THREADS, 1)
+extern "C" __global__ void __launch_bounds__(DG_THREADS, MINB)
 dg_mma(dg_args a)
 {
     extern __shared__ __align__(16) double dg_smem[];

@@ -17,22 +17,23 @@ extern const tpl_family tpl_dgemm;
 
 enum {
     P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_FRAG, P_TM,
-    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_COUNT
+    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_SA, P_MINB, P_COUNT
 };
 
 static const char *const td_names[P_COUNT] = {
     "PATH", "OPA", "OPB", "MMA", "BM", "BN", "BK", "WARPS_M", "WARPS_N", "STAGES", "FRAG", "TM",
-    "TN", "GROUP", "SPLITK", "LDR", "UNR",
+    "TN", "GROUP", "SPLITK", "LDR", "UNR", "SA", "MINB",
 };
 
 /* ---------------- the specification, written from bench/notes_dgemm.md ----------------
- * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG LDR [split | unr]" (unr: UNR 1) or
- * "ffma BMxBNxBK TMxTN [split]";
+ * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG LDR [split] [unr] [sa1 | sa2] [m2 | m3]"
+ * (unr: UNR 1; saN: SA N; mN: MINB N) or "ffma BMxBNxBK TMxTN [split]";
  * every row with any OPA, OPB and GROUP 8 or 1; split rows also with SPLITK 2 and 4 (GROUP 8). */
 static const char *const td_spec[] = {
-    "dmma 1684 128x128x32 2x4 3 2 3",
-    "dmma 1684 128x128x32 2x4 3 2 3 unr",
-    "dmma 1684 64x128x16 2x2 4 2 3",
+    "dmma 1688 128x128x32 2x4 3 2 3 sa2",
+    "dmma 1684 128x128x32 2x4 3 2 3 sa1",
+    "dmma 1688 64x128x16 2x2 3 2 3 sa2 m2",
+    "dmma 1684 64x64x16 2x2 3 2 3 sa1 m3",
     "dmma 1684 64x64x16 2x2 4 2 2 split",
     "dmma 884 128x128x16 4x2 4 2 2",
     "dmma 884 64x64x16 2x2 4 2 2 split",
@@ -42,14 +43,16 @@ static const char *const td_spec[] = {
 #define TD_ROWS ((int)(sizeof td_spec / sizeof td_spec[0]))
 
 typedef struct td_row {
-    int path, mma, bm, bn, bk, wm, wn, stages, frag, ldr, tm, tn, split, unr;
+    int path, mma, bm, bn, bk, wm, wn, stages, frag, ldr, tm, tn, split, unr, sa, minb;
 } td_row;
 
 /* Parses spec line s; 0 if malformed. */
 static int td_spec_parse(const char *s, td_row *r)
 {
-    char kind[8], split[8] = "";
+    char kind[8];
+    int used = 0;
     memset(r, 0, sizeof *r);
+    r->minb = 1;
     r->tm = r->tn = 8;              /* the canonical values of the other path's parameters */
     r->mma = 16816;
     r->wm = 2;
@@ -61,16 +64,29 @@ static int td_spec_parse(const char *s, td_row *r)
         return 0;
     if (strcmp(kind, "dmma") == 0) {
         r->path = 1;
-        if (sscanf(s, "dmma %d %dx%dx%d %dx%d %d %d %d %7s", &r->mma, &r->bm, &r->bn, &r->bk,
-                   &r->wm, &r->wn, &r->stages, &r->frag, &r->ldr, split) < 9)
+        if (sscanf(s, "dmma %d %dx%dx%d %dx%d %d %d %d%n", &r->mma, &r->bm, &r->bn, &r->bk,
+                   &r->wm, &r->wn, &r->stages, &r->frag, &r->ldr, &used) < 9)
             return 0;
     } else {
-        if (sscanf(s, "ffma %dx%dx%d %dx%d %7s", &r->bm, &r->bn, &r->bk, &r->tm, &r->tn,
-                   split) < 5)
+        if (sscanf(s, "ffma %dx%dx%d %dx%d%n", &r->bm, &r->bn, &r->bk, &r->tm, &r->tn,
+                   &used) < 5)
             return 0;
     }
-    r->split = strcmp(split, "split") == 0;
-    r->unr = strcmp(split, "unr") == 0;
+    /* the flags after the numbers */
+    char flag[8];
+    int more = 0;
+    for (const char *q = s + used; sscanf(q, "%7s%n", flag, &more) == 1; q += more) {
+        if (strcmp(flag, "split") == 0)
+            r->split = 1;
+        else if (strcmp(flag, "unr") == 0)
+            r->unr = 1;
+        else if (strcmp(flag, "sa1") == 0 || strcmp(flag, "sa2") == 0)
+            r->sa = flag[2] - '0';
+        else if (strcmp(flag, "m2") == 0 || strcmp(flag, "m3") == 0)
+            r->minb = flag[1] - '0';
+        else
+            return 0;
+    }
     return 1;
 }
 
@@ -84,7 +100,7 @@ static int td_spec_ok(const int *c)
         if (r.path != c[P_PATH] || r.mma != c[P_MMA] || r.bm != c[P_BM] || r.bn != c[P_BN] ||
             r.bk != c[P_BK] || r.wm != c[P_WARPS_M] || r.wn != c[P_WARPS_N] ||
             r.stages != c[P_STAGES] || r.frag != c[P_FRAG] || r.tm != c[P_TM] || r.tn != c[P_TN] ||
-            r.ldr != c[P_LDR] || r.unr != c[P_UNR])
+            r.ldr != c[P_LDR] || r.unr != c[P_UNR] || r.sa != c[P_SA] || r.minb != c[P_MINB])
             continue;
         if (c[P_GROUP] != 8 && c[P_GROUP] != 1)
             return 0;
@@ -161,7 +177,7 @@ TEST(dgemm_space_is_the_specified_lattice)
             for (int v = 0; v < 2 + 2 * r.split; v++) {
                 int c[TPL_MAX_PARAMS] = {r.path, ops & 1, ops >> 1, r.mma, r.bm, r.bn, r.bk,
                                          r.wm, r.wn, r.stages, r.frag, r.tm, r.tn, v == 1 ? 1 : 8,
-                                         v < 2 ? 1 : 2 * (v - 1), r.ldr, r.unr};
+                                         v < 2 ? 1 : 2 * (v - 1), r.ldr, r.unr, r.sa, r.minb};
                 char why[256];
                 CHECK_MSG(f->valid(c, &h100, why, sizeof why), "%s: %s", td_spec[i], why);
                 int hopper = r.path == 1 && r.mma != 884;
@@ -228,13 +244,58 @@ TEST(dgemm_every_rejection_reason_is_reachable)
     }
 }
 
+/* SA and MINB: their ranges, SA 1/2 only with the copy plans (LDR 1..3), MINB blocks per SM
+ * within the SM's registers (64K / (MINB x threads)) and shared memory (MINB rings + 1 KiB
+ * each, 228 KiB); reasons in tpl_dgemm_reasons' order (R_RANGE 0, R_REGS 7, R_SMEM 8,
+ * R_LATTICE 13). */
+TEST(dgemm_sa_and_minb_rules)
+{
+    const tpl_family *f = &tpl_dgemm;
+    at_device_info h100 = td_device(9, 0, 227 * 1024, 1024, 65536);
+    static const struct { const char *text; int reason; } cases[] = {
+        /* the m16n8k4 128x128x32 lattice row (SA 1), then variations */
+        {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=1", -1},
+        {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=3", 0},
+        {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=0,SA=1", 0},
+        {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,MINB=4", 0},
+        /* 256 threads: two blocks cap a thread at 128 registers, below the tile's ~200 */
+        {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=1,MINB=2",
+         7},
+        /* 64x64x16, 4 stages, three blocks: NN rings (75776 B) fit three to an SM, NT rings
+         * (K-major B, 81920 B) do not */
+        {"OPA=0,OPB=0,MMA=1684,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,LDR=3,SA=1,MINB=3",
+         13},
+        {"OPA=0,OPB=1,MMA=1684,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,LDR=3,SA=1,MINB=3",
+         8},
+        {"OPA=0,OPB=1,MMA=1684,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,LDR=3,SA=1,MINB=3",
+         -1},
+        /* m16n8k8 64x128 at two blocks: the estimate (248) fits the 255 cap, at three (168) not */
+        {"OPA=0,OPB=0,MMA=1688,BM=64,BN=128,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,LDR=3,SA=2,MINB=2",
+         -1},
+        {"OPA=0,OPB=0,MMA=1688,BM=64,BN=128,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,LDR=3,SA=2,MINB=3",
+         7},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[TPL_CONFIG_LEN];
+        snprintf(text, sizeof text, "PATH=1,%s,FRAG=2,TM=8,TN=8,GROUP=8,SPLITK=1", cases[i].text);
+        int c[TPL_MAX_PARAMS];
+        CHECK_MSG(td_parse(text, c), "%s", text);
+        char why[512];
+        int ok = f->valid(c, &h100, why, sizeof why);
+        CHECK_MSG(ok == (cases[i].reason < 0), "%s: valid %d (%s)", text, ok, why);
+        if (cases[i].reason >= 0)
+            CHECK_MSG(strcmp(why, tpl_dgemm_reasons[cases[i].reason]) == 0, "%s: got \"%s\"",
+                      text, why);
+    }
+}
+
 /* The Hopper shapes compile only from sm_90 on; m8n8k4 and FFMA64 for the arch asked. */
 TEST(dgemm_target_arch_per_path)
 {
     const tpl_family *f = &tpl_dgemm;
     int c[TPL_MAX_PARAMS];
     CHECK(td_parse(f->baselines[f->n_baselines - 1].config, c));
-    CHECK_EQ(c[P_MMA], 1684);
+    CHECK_EQ(c[P_MMA], 1688);
     CHECK(tpl_target_arch(f, c, "sm_80") == NULL);
     CHECK(tpl_target_arch(f, c, "sm_89") == NULL);
     CHECK_STR(tpl_target_arch(f, c, "sm_90"), "sm_90");
@@ -530,13 +591,14 @@ GPU_TEST(dgemm_gpu_layouts_offsets_alpha_beta)
     const cudrv *cu = ms_driver(g);
     at_exec *ref = ms_reference(g);
     const at_device_info *dev = ms_device(g);
-    /* the default, FFMA64, a Hopper shape where the device has it, and a split-K row */
+    /* the default, FFMA64, the Hopper baseline (m16n8k8, SA 2) where the device has it, a
+     * split-K row and an m16n8k4 SA 1 row of three blocks per SM */
     const char *texts[] = {
         f->default_config, f->baselines[3].config, f->baselines[f->n_baselines - 1].config,
         "PATH=1,OPA=0,OPB=0,MMA=884,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,FRAG=2,TM=8,"
         "TN=8,GROUP=8,SPLITK=2",
-        "PATH=1,OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,FRAG=2,TM=8,"
-        "TN=8,GROUP=1,SPLITK=1,LDR=3,UNR=1",
+        "PATH=1,OPA=0,OPB=0,MMA=1684,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,FRAG=2,TM=8,"
+        "TN=8,GROUP=1,SPLITK=1,LDR=3,SA=1,MINB=3",
     };
     th_compiled set[20];
     int n = 0;
