@@ -60,6 +60,9 @@
 #ifndef OPB
 #define OPB 0           // ALGO 2: 0 = B stored K x N (op N), 1 = B stored N x K (op T: 4-byte loads, stored transposed)
 #endif
+#ifndef BATCH
+#define BATCH 0         // ALGO 2: 1 = products of a strided batch along grid y; 0 = one product, no batch offsets (they cost 6% at NN 4096^3)
+#endif
 #ifndef SK
 #define SK 0            // ALGO 2: 1 = stream-K: a persistent grid, full waves of tiles, the rest split evenly by K steps
 #endif
@@ -637,9 +640,11 @@ matmul_tuned(int M, int N, int K, float alpha, const float *__restrict__ A, int 
              const float *__restrict__ B, int ldb, float beta, float *__restrict__ C, int ldc,
              float *__restrict__ W, int flags, long long sA, long long sB, long long sC)
 {
+#if BATCH
     A += blockIdx.y * sA;
     B += blockIdx.y * sB;
     C += blockIdx.y * sC;
+#endif
     extern __shared__ float4 mm_smem4[];
     float *smem = (float *)mm_smem4;
     int m0, n0;

@@ -39,6 +39,7 @@ typedef struct mt_scan {
     int algo_count[3], stages_seen[5], split_seen, frag_seen[2], frag_split128, acc128_bk16;
     int streamk, sk_able, ffma_seen[3], ffma_able;
     int ops_count[4];                /* valid ALGO 2 configurations per OPA + 2 * OPB */
+    int batch_count[4];              /* the same with BATCH=1 (strided batches) */
     char error[512];                 /* "" if every rule held */
 } mt_scan;
 
@@ -56,6 +57,13 @@ static void mt_scan_valid(mt_scan *sc, long long i, const int *cfg)
     MT_RULE((opa == 0 && opb == 0) || cfg[mt_param("VEC")] == 4);
     if (cfg[0] != 2)
         return;
+    if (cfg[mt_param("BATCH")]) {
+        /* the batched kernel: one product per grid y, no split-K, no stream-K */
+        MT_RULE(cfg[mt_param("BATCH")] == 1 && cfg[mt_param("SPLITK")] == 1 &&
+                cfg[mt_param("SK")] == 0);
+        sc->batch_count[(opa & 1) + 2 * (opb & 1)]++;
+        return;
+    }
     sc->ops_count[(opa & 1) + 2 * (opb & 1)]++;
     if (opa || opb)
         return;     /* the rules below count NN's space, the one the recorded landscapes hold */
@@ -133,8 +141,9 @@ TEST(matmul_space_sizes)
     long long expect = 1;
     for (int p = 0; p < f->n_params; p++)
         expect *= f->params[p].n_values;
-    /* 3*3*2 (ALGO, TILE, UNROLL) * 3^5 (BM BN BK WM WN) * 2*2*3*4*2*2*5*2*2*3 * 2*2 (OPA OPB) */
-    CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2 * 2 * 3 * 2 * 2);
+    /* 3*3*2 (ALGO, TILE, UNROLL) * 3^5 (BM BN BK WM WN) * 2*2*3*4*2*2*5*2*2*3 * 2*2 (OPA OPB)
+     * * 2 (BATCH) */
+    CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2 * 2 * 3 * 2 * 2 * 2);
     CHECK_EQ(tpl_space_size(f), expect);
     enum { MT_SLICES = 8 };
     static mt_scan slices[MT_SLICES];
@@ -172,9 +181,18 @@ TEST(matmul_space_sizes)
         all.streamk += sc->streamk;
         all.sk_able += sc->sk_able;
         all.ffma_able += sc->ffma_able;
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < 4; k++) {
             all.ops_count[k] += sc->ops_count[k];
+            all.batch_count[k] += sc->batch_count[k];
+        }
     }
+    printf("    matmul: BATCH=1 per ops NN/TN/NT/TT: %d/%d/%d/%d\n", all.batch_count[0],
+           all.batch_count[1], all.batch_count[2], all.batch_count[3]);
+    /* every kind has a batched space: its one-product configurations without split-K or
+     * stream-K (nonempty, never larger than the kind's own) */
+    for (int k = 0; k < 4; k++)
+        CHECK_MSG(all.batch_count[k] >= 100 && all.batch_count[k] < all.ops_count[k],
+                  "ops %d: %d batched configurations", k, all.batch_count[k]);
     printf("    matmul: ALGO 2 per ops NN/TN/NT/TT: %d/%d/%d/%d\n", all.ops_count[0],
            all.ops_count[1], all.ops_count[2], all.ops_count[3]);
     /* each kind's own space stays tunable: every transposed kind has a space of its
@@ -183,6 +201,8 @@ TEST(matmul_space_sizes)
         CHECK_MSG(all.ops_count[k] >= 200 && all.ops_count[k] <= all.ops_count[0],
                   "ops %d: %d configurations", k, all.ops_count[k]);
     all.valid -= all.ops_count[1] + all.ops_count[2] + all.ops_count[3];
+    for (int k = 0; k < 4; k++)
+        all.valid -= all.batch_count[k];
     printf("    matmul: raw %lld, valid %lld (naive %d, tiled %d, tuned %d)\n", expect, all.valid,
            all.algo_count[0], all.algo_count[1], all.algo_count[2]);
     printf("    matmul: FRAG=0 %d, FRAG=1 %d (split-K on 128x128: %d), stream-K %d\n",
@@ -303,21 +323,28 @@ TEST(matmul_default_and_baselines_are_valid_everywhere)
         CHECK(f->applicable(cfg, &shapes[s]));
     CHECK(f->deterministic(cfg));
     CHECK(f->n_baselines >= 2);
-    int have_tiled = 0;
+    int have_tiled = 0, batched[4] = {0};
+    /* one product takes the kernel without batch offsets, a batch the batched kernel: the
+     * default computes no batch, and the lookup's fallback finds a baseline for each kind */
+    tpl_problem batch = TPL_PROBLEM(3, {512, 512, 512});
+    batch.batch = 128;
+    CHECK(!f->applicable(cfg, &batch));
     for (int b = 0; b < f->n_baselines; b++) {
         if (!mt_parse(f->baselines[b].config, cfg))
             return;
         CHECK_MSG(f->valid(cfg, NULL, why, sizeof why), "%s: %s", f->baselines[b].name, why);
-        /* the seeds (NN) and the default's tile for each other pair of ops */
+        /* the seeds (NN), tiles for each other pair of ops, the batched kernel for each pair */
         if (strncmp(f->baselines[b].name, "seed", 4) == 0) {
             CHECK(cfg[0] == 0 || cfg[0] == 1);
         } else {
-            CHECK_MSG(cfg[0] == 2 && (cfg[mt_param("OPA")] || cfg[mt_param("OPB")]), "%s",
-                      f->baselines[b].name);
+            CHECK_MSG(cfg[0] == 2 && (cfg[mt_param("OPA")] || cfg[mt_param("OPB")] ||
+                                      cfg[mt_param("BATCH")]), "%s", f->baselines[b].name);
         }
+        batched[cfg[mt_param("OPA")] + 2 * cfg[mt_param("OPB")]] |= cfg[mt_param("BATCH")];
         have_tiled |= strcmp(f->baselines[b].name, "seed_tiled") == 0;
     }
     CHECK(have_tiled);
+    CHECK(batched[0] && batched[1] && batched[2] && batched[3]);
     CHECK(f->n_tuning_problems >= 4);
     for (int i = 0; i < f->n_tuning_problems; i++)
         CHECK_EQ(f->tuning_problems[i].n_dims, 3);
@@ -339,6 +366,23 @@ TEST(matmul_applicable_and_work)
     CHECK(f->applicable(cfg, &longk));
     CHECK(!f->applicable(cfg, &shortk));    /* 16 splits of 200: under 2 steps each */
     CHECK(!f->applicable(cfg, &huge));      /* 16 GiB of partial sums */
+    /* a batch needs the batched kernel (BATCH=1: no split-K or stream-K), one product the
+     * kernel without batch offsets (BATCH=0) */
+    tpl_problem batch = TPL_PROBLEM(3, {128, 8192, 8192});
+    batch.batch = 3;
+    CHECK(!f->applicable(cfg, &batch));
+    cfg[mt_param("BATCH")] = 1;
+    CHECK(!f->valid(cfg, NULL, why, sizeof why) && strstr(why, "BATCH=1") != NULL);
+    cfg[mt_param("SPLITK")] = 1;
+    CHECK_MSG(f->valid(cfg, NULL, why, sizeof why), "%s", why);
+    CHECK(f->applicable(cfg, &batch));
+    CHECK(!f->applicable(cfg, &longk));
+    char text[TPL_CONFIG_LEN];
+    tpl_config_format(f, cfg, text, sizeof text);
+    CHECK(strstr(text, ",BATCH=1") != NULL);
+    cfg[mt_param("BATCH")] = 0;
+    tpl_config_format(f, cfg, text, sizeof text);
+    CHECK(strstr(text, "BATCH") == NULL);     /* one product's texts read as before */
     double flops = 0, bytes = 0;
     tpl_problem p = TPL_PROBLEM(3, {3, 5, 7});
     f->work(&p, &flops, &bytes);
@@ -600,19 +644,21 @@ static const int mt_ops_spread[] = {0, 3, 6, 8, 15, 20};
 
 /* Every op pair on odd sizes (odd leading dimensions: A of op T at m = 129 has lda 129, so
  * A's 16-byte path falls back to 4-byte copies) and batches with odd strides, each
- * product against float64: the default_* baselines and transposed variants of spread
- * configurations (PAD set to what valid() asks for). Configurations that do not compute a
- * batch (split-K, stream-K) run the one-product shapes only. */
+ * product against float64: the transposed and batched baselines and transposed variants of
+ * spread configurations (PAD set to what valid() asks for), the first two also as the
+ * batched kernel (BATCH=1). BATCH=0 configurations run the one-product shapes, BATCH=1
+ * ones the batches (NN included). */
 enum { MT_OPS_MAX = 40 };
 
-/* Fills set (MT_OPS_MAX entries) with the transposed configurations above, valid on dev
- * (NULL: the generic device); returns their count. */
+/* Fills set (MT_OPS_MAX entries) with the configurations above, valid on dev (NULL: the
+ * generic device); returns their count. */
 static int mt_ops_set(const at_device_info *dev, mt_cfg *set)
 {
     const tpl_family *f = &tpl_matmul;
     int n = 0;
     for (int b = 0; b < f->n_baselines && n < MT_OPS_MAX; b++)
-        if (mt_parse(f->baselines[b].config, set[n].cfg) && !mt_is_nn(set[n].cfg))
+        if (mt_parse(f->baselines[b].config, set[n].cfg) &&
+            (!mt_is_nn(set[n].cfg) || set[n].cfg[mt_param("BATCH")]))
             snprintf(set[n++].text, TPL_CONFIG_LEN, "%s", f->baselines[b].config);
     for (size_t i = 0; i < sizeof mt_ops_spread / sizeof mt_ops_spread[0]; i++)
         for (int ops = 1; ops < 4 && n < MT_OPS_MAX; ops++) {
@@ -629,6 +675,15 @@ static int mt_ops_set(const at_device_info *dev, mt_cfg *set)
                 continue;       /* this tile's copies do not split for these ops */
             tpl_config_format(f, c, set[n].text, TPL_CONFIG_LEN);
             n++;
+            /* the batched kernel of the first two spread tiles too */
+            if (i < 2 && n < MT_OPS_MAX) {
+                memcpy(set[n].cfg, c, sizeof set[n].cfg);
+                set[n].cfg[mt_param("BATCH")] = 1;
+                if (f->valid(set[n].cfg, dev, why, sizeof why)) {
+                    tpl_config_format(f, set[n].cfg, set[n].text, TPL_CONFIG_LEN);
+                    n++;
+                }
+            }
         }
     return n;
 }
@@ -637,11 +692,18 @@ TEST(matmul_ops_set_covers_every_pair)
 {
     mt_cfg set[MT_OPS_MAX];
     memset(set, 0, sizeof set);
-    int n = mt_ops_set(NULL, set), per[4] = {0};
-    for (int i = 0; i < n; i++)
-        per[set[i].cfg[mt_param("OPA")] + 2 * set[i].cfg[mt_param("OPB")]]++;
-    printf("    %d transposed configurations: TN %d, NT %d, TT %d\n", n, per[1], per[2], per[3]);
-    CHECK(per[0] == 0 && per[1] >= 4 && per[2] >= 4 && per[3] >= 4);
+    int n = mt_ops_set(NULL, set), per[4] = {0}, batched[4] = {0};
+    for (int i = 0; i < n; i++) {
+        int k = set[i].cfg[mt_param("OPA")] + 2 * set[i].cfg[mt_param("OPB")];
+        per[k]++;
+        batched[k] += set[i].cfg[mt_param("BATCH")];
+    }
+    printf("    %d configurations: NN %d, TN %d, NT %d, TT %d; batched NN %d, TN %d, NT %d, TT %d\n",
+           n, per[0], per[1], per[2], per[3], batched[0], batched[1], batched[2], batched[3]);
+    /* NN only in the batched kernel (one NN product is the other tests' subject) */
+    CHECK(per[0] == batched[0] && batched[0] >= 1);
+    for (int k = 1; k < 4; k++)
+        CHECK(per[k] >= 4 && batched[k] >= 2 && per[k] - batched[k] >= 4);
 }
 
 GPU_TEST(matmul_gpu_ops_and_batches)
@@ -665,8 +727,10 @@ GPU_TEST(matmul_gpu_ops_and_batches)
         {129, 65, 33, 1}, {1, 1, 1, 1}, {260, 264, 1037, 1}, {300, 130, 520, 1},
         {65, 33, 17, 3}, {129, 128, 64, 5}, {1, 7, 3, 4},
     };
-    int ran = 0;
-    for (int ops = 1; ops < 4 && !th_failed(); ops++)
+    int ran = 0, expect = 0;
+    for (int i = 0; i < n; i++)     /* 4 one-product shapes or 3 batches per configuration */
+        expect += set[i].cfg[mt_param("BATCH")] ? 3 : 4;
+    for (int ops = 0; ops < 4 && !th_failed(); ops++)
         for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0] && !th_failed(); sh++) {
             tpl_problem p = TPL_PROBLEM(3, {shapes[sh][0], shapes[sh][1], shapes[sh][2]});
             p.op_a = (ops & 1) ? AT_OP_T : AT_OP_N;
@@ -677,7 +741,7 @@ GPU_TEST(matmul_gpu_ops_and_batches)
             for (int i = 0; i < n && !th_failed(); i++) {
                 const int *c = set[i].cfg;
                 if (c[mt_param("OPA")] != (ops & 1) || c[mt_param("OPB")] != (ops >> 1) ||
-                    (p.batch > 1 && (c[mt_param("SPLITK")] > 1 || c[mt_param("SK")] == 1)))
+                    c[mt_param("BATCH")] != (p.batch > 1))
                     continue;
                 double e = -1;
                 st = ms_verify(g, f, c, set[i].cubin, set[i].size, &e, err, sizeof err);
@@ -687,8 +751,9 @@ GPU_TEST(matmul_gpu_ops_and_batches)
                 ran++;
             }
         }
-    printf("    %d transposed configurations, %d verified runs\n", n, ran);
-    CHECK(n >= 12 && ran >= 4 * n);
+    printf("    %d configurations, %d verified runs\n", n, ran);
+    CHECK(n >= 12);
+    CHECK_EQ(ran, expect);
     mt_free_set(set, n);
     ms_close(g);
 }

@@ -306,11 +306,24 @@ static double syn_unit(unsigned long long key)
  * set: log cost = random effects of each parameter's value + random effects
  * of value pairs for about 15% of the parameter pairs (weight `inter`) + 2%
  * noise per configuration, so the optimum is an interaction, not only the
- * best value of each parameter. */
+ * best value of each parameter. Parameters that keep one value over the whole
+ * set (the problem's kind: ops, batch) take no part: they would only shift the
+ * effects of the others, so a family that gains such a parameter keeps its
+ * landscapes. */
 static void syn_costs(replay *r, unsigned long long seed, double inter)
 {
     const tpl_family *fam = r->space.fam;
-    int np = fam->n_params;
+    int np = fam->n_params, varies[TPL_MAX_PARAMS] = {0}, first[TPL_MAX_PARAMS];
+    for (long long i = 0; i < r->space.n_valid; i++) {
+        long long x = r->idx[i];
+        for (int p = np - 1; p >= 0; p--) {
+            int v = (int)(x % fam->params[p].n_values);
+            x /= fam->params[p].n_values;
+            if (i == 0)
+                first[p] = v;
+            varies[p] |= v != first[p];
+        }
+    }
     r->best = INFINITY;
     for (long long i = 0; i < r->space.n_valid; i++) {
         int vi[TPL_MAX_PARAMS];
@@ -321,10 +334,12 @@ static void syn_costs(replay *r, unsigned long long seed, double inter)
         }
         double y = 0;
         for (int p = 0; p < np; p++)
-            y += 0.15 * syn_unit(seed * 1000003ull + (unsigned long long)(p * 131 + vi[p]));
+            if (varies[p])
+                y += 0.15 * syn_unit(seed * 1000003ull + (unsigned long long)(p * 131 + vi[p]));
         for (int p = 0; p < np; p++)
             for (int q = p + 1; q < np; q++)
-                if (syn_unit(seed * 7777ull + (unsigned long long)(p * 31 + q)) < 0.15)
+                if (varies[p] && varies[q] &&
+                    syn_unit(seed * 7777ull + (unsigned long long)(p * 31 + q)) < 0.15)
                     y += inter * 0.3 *
                          (syn_unit(seed * 99991ull +
                                    (unsigned long long)(p * 1313 + q * 17 + vi[p] * 5 + vi[q])) -
