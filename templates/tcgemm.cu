@@ -300,27 +300,6 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
                         // ptxas serializes its wgmmas, warning C7513); bench/notes_tcgemm.md section 9
 #endif
 #define T9_NB (T9_TFK + 1)              // T9_TFK: fragment buffers
-// Memory-traffic options (session 9, bench/notes_tcgemm.md section 13; internal, 0 = off, the code as before):
-// T9_UNI 1: an operand no other CTA of the cluster shares (B with CM 1, A with CN 1) is loaded with the plain
-// (non-multicast) TMA form, not a multicast to this CTA alone. T9_SNAKE 1: each CTA walks K backwards in its odd
-// units (all clusters' i-th units run together, so the next wave starts on the K slices the last one left in L2).
-// T9_L2A / T9_L2B: L2 eviction priority of A's / B's TMA loads (.L2::cache_hint): 0 none, 1 evict_first,
-// 2 evict_last, 3 evict_normal. Measured (section 13): UNI and SNAKE lower L2 and DRAM traffic a little (UNI + SNAKE:
-// DRAM reads -6.7% at 8192^3) and leave the clock and the time where they were; L2B 1 (B evict_first) doubles
-// DRAM reads and costs 4-5% of clock; L2A 2 alone is not measured.
-#ifndef T9_UNI
-#define T9_UNI 0
-#endif
-#ifndef T9_SNAKE
-#define T9_SNAKE 0
-#endif
-#ifndef T9_L2A
-#define T9_L2A 0
-#endif
-#ifndef T9_L2B
-#define T9_L2B 0
-#endif
-#define T9_XTMA (T9_UNI || T9_L2A || T9_L2B)   // loads through t9_tmx
 #if TYPE == 2 && T9_TFK && (BK / 8) % T9_NB != 0
 #error "tcgemm PATH 90: T9_TFK + 1 must divide BK / 8"
 #endif
@@ -613,47 +592,6 @@ __device__ __forceinline__ void t9_tma(const void *map, unsigned dst, unsigned b
 #endif
 }
 
-#if T9_XTMA
-// t9_tma with the T9_UNI / T9_L2A / T9_L2B options: MC 1 = multicast to the CTAs named by mask, 0 = this CTA
-// only (plain form); HINT != 0 adds .L2::cache_hint with the policy pol (createpolicy).
-template <int MC, int HINT>
-__device__ __forceinline__ void t9_tmx(const void *map, unsigned dst, unsigned bar, int c0, int c1,
-                                       unsigned short mask, unsigned long long pol)
-{
-    if constexpr (MC && HINT)
-        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-                     ".L2::cache_hint [%0], [%1, {%3, %4}], [%2], %5, %6;"
-                     :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1), "h"(mask), "l"(pol) : "memory");
-    else if constexpr (MC)
-        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-                     " [%0], [%1, {%3, %4}], [%2], %5;"
-                     :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1), "h"(mask) : "memory");
-    else if constexpr (HINT)
-        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
-                     " [%0], [%1, {%3, %4}], [%2], %5;"
-                     :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1), "l"(pol) : "memory");
-    else
-        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-                     " [%0], [%1, {%3, %4}], [%2];"
-                     :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1) : "memory");
-    (void)mask; (void)pol;
-}
-
-// The L2 policy of hint h (T9_L2A / T9_L2B: 1 evict_first, 2 evict_last, 3 evict_normal; 0: unused).
-template <int H>
-__device__ __forceinline__ unsigned long long t9_policy()
-{
-    unsigned long long p = 0;
-    if constexpr (H == 1)
-        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
-    else if constexpr (H == 2)
-        asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
-    else if constexpr (H == 3)
-        asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(p));
-    return p;
-}
-#endif
-
 // wgmma shared-memory descriptor, 128-byte swizzle: lbo/sbo in bytes (address of a 1024-byte
 // aligned atom plus an offset inside its first row).
 __device__ __forceinline__ unsigned long long t9_desc(unsigned addr, unsigned lbo, unsigned sbo)
@@ -787,40 +725,16 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             for (int i = 0; i < CM; i++) maskB |= (unsigned short)(1u << (i + cn * CM));
             int s = 0;
             unsigned ph = 0;
-#if T9_XTMA
-            unsigned long long polA = t9_policy<T9_L2A>(), polB = t9_policy<T9_L2B>();
-#endif
-#if T9_SNAKE
-            int iu = 0;
-            for (int u = cluster; u < units; u += clusters, iu++) {
-#else
             for (int u = cluster; u < units; u += clusters) {
-#endif
                 int t = u / SPLITK, z = u - t * SPLITK, pm, pn;
                 t9_tile(t, sm, sn, &pm, &pn);
                 int m0 = (pm * CM + cm) * BM, n0 = (pn * CN + cn) * BN;
                 int k0 = z * kt_per, k1 = k0 + kt_per < kt_all ? k0 + kt_per : kt_all;
-#if T9_SNAKE
-                for (int j = k0; j < k1; j++) {
-                    int kt = (iu & 1) ? k0 + k1 - 1 - j : j;   // odd units walk K backwards
-#else
                 for (int kt = k0; kt < k1; kt++) {
-#endif
                     t9_bar_wait(bars + 8 * (STAGES + s), ph ^ 1);
                     unsigned full = bars + 8 * s;
                     t9_bar_expect(full, T9_TMA_BYTES);
                     unsigned sa = base + s * T9_STAGE_BYTES, sb = sa + T9_A_BYTES;
-#if T9_XTMA
-                    // multicast only where another CTA shares the operand (T9_UNI), hints by T9_L2A / T9_L2B
-#pragma unroll
-                    for (int b = 0; b < BK / T9_BOXE; b++)
-                        t9_tmx<(T9_CL > 1 && (!T9_UNI || CN > 1)), T9_L2A>(&tmA, sa + b * (BM * 128) + cn * (BM / CN) * 128,
-                               full, kt * BK + b * T9_BOXE, m0 + cn * (BM / CN), maskA, polA);
-#pragma unroll
-                    for (int j = 0; j < BN / T9_BOXE; j++)
-                        t9_tmx<(T9_CL > 1 && (!T9_UNI || CM > 1)), T9_L2B>(&tmB, sb + j * (BK * 128) + cm * (BK / CM) * 128,
-                               full, n0 + j * T9_BOXE, kt * BK + cm * (BK / CM), maskB, polB);
-#else
 #pragma unroll
                     for (int b = 0; b < BK / T9_BOXE; b++)
                         t9_tma(&tmA, sa + b * (BM * 128) + cn * (BM / CN) * 128, full,
@@ -829,7 +743,6 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     for (int j = 0; j < BN / T9_BOXE; j++)
                         t9_tma(&tmB, sb + j * (BK * 128) + cm * (BK / CM) * 128, full,
                                n0 + j * T9_BOXE, kt * BK + cm * (BK / CM), maskB);
-#endif
                     if (++s == STAGES) { s = 0; ph ^= 1; }
                 }
             }

@@ -8,11 +8,11 @@
 //         proto rounds TYPE M N K R CFG...  R interleaved rounds of cuBLAS and each CFG, paired ratios
 //         proto compile TYPE CFG...       NVRTC only (no GPU), into CUBIN_DIR (then runs load from there)
 //         proto prof TYPE M N K CFG...    one launch each of cuBLAS and every CFG (for ncu), no checks
-// CFG keys: BM BN BK STAGES WG CM CN RASTER GROUP SPLITK VEC PING; TF32 TFK=n (-DT9_TFK=n); memory-traffic
-// options UNI SNAKE L2A L2B (-DT9_UNI=n etc., templates/tcgemm.cu); PROMO=0..3 (host: the tensor maps' L2
-// promotion, none/64B/128B/256B; 256B default as in the family). The experiment
+// CFG keys: BM BN BK STAGES WG CM CN RASTER GROUP SPLITK VEC PING; TF32 TFK=n (-DT9_TFK=n); PROMO=0..3 (host:
+// the tensor maps' L2 promotion, none/64B/128B/256B; 256B default as in the family). The experiment
 // keys PERM and TF32 VEC=4 (session 7, commits d65e066 and b747d1c), TB, BSW, SUSP, PAIR and TKG (sessions 7-8,
-// up to commit 9dca9d0; bench/notes_tcgemm.md sections 11-12) were removed with the kernel code they selected.
+// up to commit 9dca9d0; bench/notes_tcgemm.md sections 11-12) and session 9's UNI, SNAKE, L2A and L2B (up to
+// commit 1ee6570; notes section 13) were removed with the kernel code they selected.
 // TYPE: 0 BF16, 1 FP16, 2 TF32. Verification rule: see templates/tcgemm.cu's header.
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -127,13 +127,7 @@ __global__ void k_err(const void *C, long long ldc, const double *ref, int m, in
 }
 
 // ---------- configurations ----------
-struct Kern { t9_cfg c; CUmodule mod; CUfunction f, pack, red; char name[200]; char xd[6][32]; int nxd; };
-
-// Session-9 memory-traffic keys (kernel macros, TF32 path; bench/notes_tcgemm.md section 13): UNI, SNAKE, L2A,
-// L2B -> -DT9_UNI= etc.; parse_cfg collects them here for build(). (PFD, prefetch.tensormap, measured no change in
-// session 9 and was taken out.)
-static char g_xd[6][32];
-static int g_nxd;
+struct Kern { t9_cfg c; CUmodule mod; CUfunction f, pack, red; char name[200]; };
 
 static void parse_cfg(const char *s, t9_cfg *c)
 {
@@ -141,7 +135,6 @@ static void parse_cfg(const char *s, t9_cfg *c)
     if (g_type == 2) { d.bm = 256; d.bn = 128; }
     d.promo = 3;
     *c = d;
-    g_nxd = 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", s);
     for (char *t = strtok(buf, ","); t; t = strtok(0, ",")) {
@@ -157,9 +150,6 @@ static void parse_cfg(const char *s, t9_cfg *c)
         else if (!strcmp(t, "VEC")) c->vec = v; else if (!strcmp(t, "PING")) c->ping = v;
         else if (!strcmp(t, "TFK")) c->tfk = v;
         else if (!strcmp(t, "PROMO")) c->promo = v;   // host only: the tensor maps' L2 promotion (t9_promo)
-        else if ((!strcmp(t, "UNI") || !strcmp(t, "SNAKE") || !strcmp(t, "L2A") || !strcmp(t, "L2B"))
-                 && g_nxd < 6)
-            snprintf(g_xd[g_nxd++], 32, "-DT9_%s=%d", t, v);
         else { fprintf(stderr, "unknown parameter %s\n", t); exit(1); }
     }
 }
@@ -177,12 +167,6 @@ static int build(const char *s, Kern *K)
         size_t ln = strlen(K->name);
         snprintf(K->name + ln, sizeof K->name - ln, " PROMO=%d", c->promo);
     }
-    K->nxd = g_nxd;
-    for (int i = 0; i < g_nxd; i++) {
-        memcpy(K->xd[i], g_xd[i], 32);
-        size_t ln = strlen(K->name);
-        snprintf(K->name + ln, sizeof K->name - ln, " %s", K->xd[i] + 5);   // " UNI=1"
-    }
     const char *why = t9_reject(c);
     if (why) { printf("  %-52s rejected: %s\n", K->name, why); return 0; }
     char o[16][48];
@@ -195,7 +179,6 @@ static int build(const char *s, Kern *K)
     opts[no++] = "-DPATH=90";
     for (int i = 0; i < 13; i++) { snprintf(o[i], 48, "-D%s=%d", nm[i], v[i]); opts[no++] = o[i]; }
     if (getenv("XDEFS")) opts[no++] = getenv("XDEFS");   // one extra -D for experiments
-    for (int i = 0; i < K->nxd; i++) opts[no++] = K->xd[i];
     char tkd[32];
     if (c->tfk >= 0) { snprintf(tkd, sizeof tkd, "-DT9_TFK=%d", c->tfk); opts[no++] = tkd; }
     // CUBIN_DIR: cubins cached by a hash of the source and the options (`proto compile` fills it
