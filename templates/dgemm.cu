@@ -9,7 +9,8 @@
 //   copies spread over the mma steps (LDR 3: running pointers), SA 1/2 shared addresses as
 //   per-thread byte bases with immediate offsets (SA 2: 8-byte loads in the PTX depth order,
 //   straight into the DMMA's operand registers), MINB blocks per SM in the launch bounds,
-//   GROUP-swizzled tile order, optional split-K (double partials, summed in slice order by
+//   PERS 1 blocks walking several products (the next one's first copies in flight while the
+//   last one's results are stored), GROUP-swizzled tile order, optional split-K (double partials, summed in slice order by
 //   dg_splitk_reduce). bench/notes_dgemm.md has the sweeps.
 //   Operands need 16-byte aligned bases and even leading dimensions; the host packs others
 //   first with dg_pack. Edges: cp.async zero-fills the bytes past the matrix (src-size).
