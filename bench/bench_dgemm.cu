@@ -1,12 +1,18 @@
 /* bench_dgemm.cu: the tuned double-precision GEMM (at_dgemm; the dgemm family directly for
  * strided batches) against cublasDgemm / cublasDgemmStridedBatched in the same process.
  * BENCH_DGEMM_SWEEP="cfg;cfg;..." instead times those dgemm configurations (the prototype
- * sweeps of bench/notes_dgemm.md) at BENCH_DGEMM_SWEEP_SHAPES ("4096x4096x4096 ..."). */
+ * sweeps of bench/notes_dgemm.md) at BENCH_DGEMM_SWEEP_SHAPES ("4096x4096x4096 ...").
+ * BENCH_DGEMM_TCMP="cfg;cfg;..." times those configurations at BENCH_DGEMM_SWEEP_SHAPES both
+ * the tuner's way (templates/measure.c, the tuner's options) and this file's way, short and
+ * sustained, with the SM clock and power sampled through NVML (notes_dgemm section 9).
+ * BENCH_DGEMM_BATCHED_ONLY=1: the paired rounds of the batched shapes only. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <time.h>
 #include <pthread.h>
+#include <dlfcn.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +25,7 @@ extern "C" {                    /* the library's internal headers are C */
 #include "db.h"
 #include "exec.h"
 #include "lookup.h"
+#include "measure.h"
 #include "tpl.h"
 }
 
@@ -349,6 +356,225 @@ static int bn_sweep(const cudrv *cu, const at_device_info *dev, const char *list
     return 0;
 }
 
+/* ---- the tuner's timing beside this file's (BENCH_DGEMM_TCMP) ---- */
+
+/* NVML through dlopen (no link-time dependency): a thread samples the SM clock (MHz) and the
+ * board power (mW) every 2 ms between bn_nv_begin and bn_nv_end. */
+typedef struct bn_nvml {
+    int (*clock)(void *, int, unsigned *);
+    int (*power)(void *, unsigned *);
+    void *dev;
+    int on, stop, n;
+    double mhz, mw;
+    pthread_t th;
+    pthread_mutex_t lock;
+} bn_nvml;
+
+static void *bn_nv_thread(void *arg)
+{
+    bn_nvml *v = (bn_nvml *)arg;
+    for (;;) {
+        pthread_mutex_lock(&v->lock);
+        int stop = v->stop, on = v->on;
+        pthread_mutex_unlock(&v->lock);
+        if (stop)
+            return NULL;
+        if (on) {
+            unsigned mhz = 0, mw = 0;
+            int ok = v->clock(v->dev, 1 /* NVML_CLOCK_SM */, &mhz) == 0 &&
+                     v->power(v->dev, &mw) == 0;
+            pthread_mutex_lock(&v->lock);
+            if (ok && v->on) {
+                v->mhz += mhz;
+                v->mw += mw;
+                v->n++;
+            }
+            pthread_mutex_unlock(&v->lock);
+        }
+        usleep(2000);
+    }
+}
+
+/* 1 if NVML answered (the sampler runs), else 0 (timings then print no clock). */
+static int bn_nv_open(bn_nvml *v)
+{
+    memset(v, 0, sizeof *v);
+    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+    if (!lib)
+        return 0;
+    int (*init)(void) = (int (*)(void))dlsym(lib, "nvmlInit_v2");
+    int (*handle)(unsigned, void **) =
+        (int (*)(unsigned, void **))dlsym(lib, "nvmlDeviceGetHandleByIndex_v2");
+    v->clock = (int (*)(void *, int, unsigned *))dlsym(lib, "nvmlDeviceGetClockInfo");
+    v->power = (int (*)(void *, unsigned *))dlsym(lib, "nvmlDeviceGetPowerUsage");
+    pthread_mutex_init(&v->lock, NULL);
+    if (!init || !handle || !v->clock || !v->power || init() != 0 || handle(0, &v->dev) != 0 ||
+        pthread_create(&v->th, NULL, bn_nv_thread, v) != 0) {
+        v->clock = NULL;            /* bn_nv_begin / bn_nv_end do nothing */
+        return 0;
+    }
+    return 1;
+}
+
+static void bn_nv_begin(bn_nvml *v)
+{
+    if (!v->clock)
+        return;
+    pthread_mutex_lock(&v->lock);
+    v->mhz = v->mw = 0;
+    v->n = 0;
+    v->on = 1;
+    pthread_mutex_unlock(&v->lock);
+}
+
+/* Mean SM clock (MHz) and power (W) since bn_nv_begin; 0 without samples. */
+static void bn_nv_end(bn_nvml *v, double *mhz, double *w)
+{
+    *mhz = *w = 0;
+    if (!v->clock)
+        return;
+    pthread_mutex_lock(&v->lock);
+    v->on = 0;
+    if (v->n) {
+        *mhz = v->mhz / v->n;
+        *w = v->mw / v->n / 1000.0;
+    }
+    pthread_mutex_unlock(&v->lock);
+}
+
+/* The tuner's measurement of k on g's prepared inputs: ms_verify, then ms_time with the options
+ * tuner/pipeline.c gives a searched candidate (1 warm-up, 3..40 runs, 50 ms), or with `longrun`
+ * the defaults at a 400 ms budget. Median ms, -1 on failure (said on stderr). */
+static double bn_tuner_time(ms_gpu *g, const bn_kernel *k, int longrun)
+{
+    const tpl_family *f = tpl_find("dgemm");
+    char msg[1024];
+    double e;
+    ms_timing t;
+    ms_options o;
+    ms_default_options(&o);
+    if (longrun) {
+        o.budget_ms = 400.0;
+    } else {
+        o.warmup = 1;
+        o.min_runs = 3;
+        o.max_runs = 40;
+        o.budget_ms = 50.0;
+    }
+    if (ms_verify(g, f, k->cfg, k->cubin, k->size, &e, msg, sizeof msg) != AT_OK ||
+        ms_time(g, f, k->cfg, k->cubin, k->size, &o, &t, msg, sizeof msg) != AT_OK) {
+        fprintf(stderr, "tuner timing of %s: %s\n", k->text, msg);
+        return -1;
+    }
+    return t.median_ms;
+}
+
+/* Two passes over the configurations (and cuBLAS) at each shape; per row four timings, each
+ * with the mean SM clock and power while it ran: T the tuner's (after 300 ms idle), b this
+ * file's with the tuner's length (3 runs, 50 ms; after 300 ms idle), B this file's sustained
+ * one (20 runs, 400 ms; right after b), TL the tuner's method sustained (400 ms; right after B). */
+static int bn_tcmp(const cudrv *cu, const at_device_info *dev, const char *list,
+                   const char *shapes, bn_call base, double *A, double *B, double *C, double *R,
+                   double *sums)
+{
+    bn_kernel *k = (bn_kernel *)calloc(64, sizeof *k);
+    int n = 0;
+    char *copy = strdup(list), err[256];
+    for (char *tok = strtok(copy, ";"); tok && n < 64; tok = strtok(NULL, ";")) {
+        while (*tok == ' ' || *tok == '\n')
+            tok++;
+        if (*tok && tpl_config_parse(tpl_find("dgemm"), tok, k[n].cfg, err, sizeof err) == AT_OK) {
+            tpl_config_format(tpl_find("dgemm"), k[n].cfg, k[n].text, sizeof k[n].text);
+            n++;
+        }
+    }
+    free(copy);
+    if (!bn_build(cu, dev, k, n))
+        return 1;
+    bn_nvml nv;
+    int have_nv = bn_nv_open(&nv);
+    ms_gpu *g = NULL;
+    if (ms_open(&g, 0, err, sizeof err) != AT_OK) {
+        fprintf(stderr, "ms_open: %s\n", err);
+        return 1;
+    }
+    printf("tuner vs bench timing (NVML %s): TF/s @ mean SM MHz / W; T tuner (ms_time, 1 warm-up, "
+           "3..40 runs, 50 ms, after 300 ms idle), b bench_time_ms (3 runs, 50 ms, after 300 ms "
+           "idle), B bench_time_ms (20 runs, 400 ms, hot), TL ms_time (400 ms, hot)\n",
+           have_nv ? "on" : "off");
+    char *sh = strdup(shapes);
+    for (char *tok = strtok(sh, " "); tok; tok = strtok(NULL, " ")) {
+        bn_shape s = {0, 0, 0, 1};
+        if (sscanf(tok, "%dx%dx%d:b%d", &s.m, &s.n, &s.k, &s.batch) < 3)
+            continue;
+        tpl_problem p;
+        memset(&p, 0, sizeof p);
+        p.n_dims = 3;
+        p.dims[0] = s.m;
+        p.dims[1] = s.n;
+        p.dims[2] = s.k;
+        p.dtype = AT_R_64F;
+        p.batch = s.batch;
+        if (ms_prepare(g, tpl_find("dgemm"), &p, 1, err, sizeof err) != AT_OK) {
+            fprintf(stderr, "ms_prepare %s: %s\n", tok, err);
+            continue;
+        }
+        bn_inputs(&s, A, B, R, 77);
+        bn_call c = base;
+        c.m = s.m;
+        c.n = s.n;
+        c.k = s.k;
+        c.batch = s.batch;
+        c.A = A;
+        c.B = B;
+        c.C = C;
+        double flop = 2.0 * s.m * s.n * (double)s.k * s.batch;
+        printf("\ntcmp %s\n", tok);
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = -1; i < n; i++) {
+                double ms[4], mhz[4], w[4];
+                c.ex = i < 0 ? NULL : &k[i].ex;
+                c.cfg = i < 0 ? NULL : k[i].cfg;
+                int (*op)(const bn_call *) = i < 0 ? bn_vendor : bn_ours;
+                if (i >= 0 && !tpl_find("dgemm")->applicable(c.cfg, &p))
+                    continue;
+                double e = bn_check(op, &c, R, sums);
+                usleep(300000);
+                bn_nv_begin(&nv);
+                ms[0] = i < 0 ? -1 : bn_tuner_time(g, &k[i], 0);
+                bn_nv_end(&nv, &mhz[0], &w[0]);
+                usleep(300000);
+                bn_timed t = {op, &c};
+                bn_nv_begin(&nv);
+                ms[1] = bench_time_ms(bn_timed_call, &t, 3, 50.0);
+                bn_nv_end(&nv, &mhz[1], &w[1]);
+                bn_nv_begin(&nv);
+                ms[2] = bench_time_ms(bn_timed_call, &t, 20, 400.0);
+                bn_nv_end(&nv, &mhz[2], &w[2]);
+                bn_nv_begin(&nv);
+                ms[3] = i < 0 ? -1 : bn_tuner_time(g, &k[i], 1);
+                bn_nv_end(&nv, &mhz[3], &w[3]);
+                printf("  pass %d err %.2e", pass, e);
+                static const char *lab[4] = {"T", "b", "B", "TL"};
+                for (int q = 0; q < 4; q++)
+                    printf("  %s %6.2f @%4.0f/%3.0f", lab[q], ms[q] > 0 ? flop / ms[q] / 1e9 : 0,
+                           mhz[q], w[q]);
+                printf("  %s\n", i < 0 ? "cuBLAS" : k[i].text);
+                fflush(stdout);
+            }
+    }
+    free(sh);
+    ms_close(g);
+    for (int i = 0; i < n; i++) {
+        ex_release(&k[i].ex);
+        cu->ModuleUnload(k[i].mod);
+        free(k[i].cubin);
+        free(k[i].log);
+    }
+    free(k);
+    return 0;
+}
+
 #define BN_ROUNDS 5
 
 static const bn_shape bn_shapes[] = {
@@ -407,6 +633,14 @@ int main(int argc, char **argv)
     memset(&base, 0, sizeof base);
     base.h = h;
     base.cublas = cublas;
+    const char *tcmp = getenv("BENCH_DGEMM_TCMP");
+    if (tcmp && *tcmp) {
+        const char *shapes = getenv("BENCH_DGEMM_SWEEP_SHAPES");
+        int rc = bn_tcmp(cu, &dev, tcmp, shapes ? shapes : "256x256x256:b512", base, A, B, C, R,
+                         sums);
+        at_destroy(h);
+        return rc;
+    }
     const char *sweep = getenv("BENCH_DGEMM_SWEEP");
     if (sweep && *sweep) {
         const char *shapes = getenv("BENCH_DGEMM_SWEEP_SHAPES");
@@ -426,8 +660,11 @@ int main(int argc, char **argv)
            "configuration (lookup level)");
     int failures = 0;
     static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
+    const char *only_batched = getenv("BENCH_DGEMM_BATCHED_ONLY");
     for (int i = 0; i < BN_NSHAPES; i++) {
         bn_shape sh = bn_shapes[i];
+        if (only_batched && *only_batched == '1' && sh.batch == 1)
+            continue;
         bn_call c = base;
         c.m = sh.m;
         c.n = sh.n;

@@ -9,7 +9,7 @@
 /* Parameter order; must match the params table below. */
 enum {
     P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_FRAG, P_TM,
-    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_SA, P_MINB, P_COUNT
+    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_SA, P_MINB, P_PERS, P_COUNT
 };
 
 #define DG_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
@@ -29,9 +29,9 @@ enum {
 
 const char *const tpl_dgemm_reasons[R_COUNT] = {
     [R_RANGE] = "OPA and OPB are 0 or 1, LDR 0..3, UNR 0 or 1, SA 0..2 (1, 2 with LDR 1..3), "
-                "MINB 1..3; tile sizes, warps, STAGES, TM, TN, GROUP and SPLITK must be positive",
+                "MINB 1..3, PERS 0 or 1; tile sizes, warps, STAGES, TM, TN, GROUP and SPLITK must be positive",
     [R_PATH] = "PATH is 1 (DMMA, FP64 tensor cores) or 0 (FFMA64, SIMT)",
-    [R_CANON_FFMA] = "MMA, WARPS_M, WARPS_N, STAGES, FRAG, LDR, UNR, SA and MINB are DMMA "
+    [R_CANON_FFMA] = "MMA, WARPS_M, WARPS_N, STAGES, FRAG, LDR, UNR, SA, MINB and PERS are DMMA "
                      "parameters: PATH 0 takes only their first value",
     [R_CANON_DMMA] = "TM and TN are FFMA64 parameters: PATH 1 takes only their first value",
     [R_MMA] = "MMA is 16816 (m16n8k16), 1688 (m16n8k8), 1684 (m16n8k4) or 884 (m8n8k4)",
@@ -151,7 +151,8 @@ static int dg_valid_ffma(const int *c, const at_device_info *dev, char *why, siz
 /* One tile/pipeline recipe; `split` rows also take SPLITK 2 and 4. Sources: bench/notes_dgemm.md
  * (H200 sweeps of the DMMA shapes, tiles, warps and stages). */
 typedef struct dg_recipe {
-    int path, mma, bm, bn, bk, warps_m, warps_n, stages, frag, ldr, tm, tn, split, unr, sa, minb;
+    int path, mma, bm, bn, bk, warps_m, warps_n, stages, frag, ldr, tm, tn, split, unr, sa, minb,
+        pers;
 } dg_recipe;  /* minb 0 reads as 1 */
 
 #ifndef DG_WIDE_SPACE   /* the wide build (bench sweeps) takes every legal configuration */
@@ -163,17 +164,21 @@ static const dg_recipe dg_lattice[] = {
      * at 4096^3 / 8192^3 / 4097^3 in call 1); 4-warp tiles with 2 or 3 blocks per SM (MINB) for
      * small and batched products; 64 x 64 split-K (sections 6, 7: SA 0, LDR 3 rows, 4 x 2 warps
      * and 16 warps of 32 x 32 lost to these) */
-    {1, 1688, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0, 2, 1},
-    {1, 1684, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0, 1, 1},
-    {1, 1688, 64, 128, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 2, 2},
-    {1, 1684, 64, 64, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 1, 3},
-    {1, 1684, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0},
+    {1, 1688, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0, 2, 1, 0},
+    {1, 1684, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0, 1, 1, 0},
+    {1, 1688, 64, 128, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 2, 2, 0},
+    {1, 1684, 64, 64, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 1, 3, 0},
+    {1, 1684, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0, 0},
+    /* PERS 1 (section 9): the m16n8k8 rows walking several products per block (batches only:
+     * dg_applicable) */
+    {1, 1688, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0, 2, 1, 1},
+    {1, 1688, 64, 128, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 2, 2, 1},
     /* DMMA m8n8k4 (sm_80+) */
-    {1, 884, 128, 128, 16, 4, 2, 4, 2, 2, 8, 8, 0, 0, 0, 0},
-    {1, 884, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0},
+    {1, 884, 128, 128, 16, 4, 2, 4, 2, 2, 8, 8, 0, 0, 0, 0, 0},
+    {1, 884, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0, 0},
     /* FFMA64 */
-    {0, 16816, 128, 128, 8, 2, 4, 4, 2, 2, 8, 8, 0, 0, 0, 0},
-    {0, 16816, 64, 64, 16, 2, 4, 4, 2, 2, 4, 4, 1, 0, 0, 0},
+    {0, 16816, 128, 128, 8, 2, 4, 4, 2, 2, 8, 8, 0, 0, 0, 0, 0},
+    {0, 16816, 64, 64, 16, 2, 4, 4, 2, 2, 4, 4, 1, 0, 0, 0, 0},
 };
 #define DG_LATTICE_N ((int)(sizeof dg_lattice / sizeof dg_lattice[0]))
 
@@ -186,6 +191,7 @@ static const dg_recipe *dg_recipe_of(const int *c)
             r->bk == c[P_BK] && r->warps_m == c[P_WARPS_M] && r->warps_n == c[P_WARPS_N] &&
             r->stages == c[P_STAGES] && r->frag == c[P_FRAG] && r->ldr == c[P_LDR] &&
             r->unr == c[P_UNR] && r->sa == c[P_SA] && (r->minb ? r->minb : 1) == c[P_MINB] &&
+            r->pers == c[P_PERS] &&
             r->tm == c[P_TM] && r->tn == c[P_TN])
             return r;
     }
@@ -210,9 +216,10 @@ static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     if ((cfg[P_OPA] != 0 && cfg[P_OPA] != 1) || (cfg[P_OPB] != 0 && cfg[P_OPB] != 1))
         return dg_reject(R_RANGE, why, len);
     for (int p = P_MMA; p < P_COUNT; p++)
-        if (cfg[p] < (p == P_LDR || p == P_UNR || p == P_SA ? 0 : 1) ||
+        if (cfg[p] < (p == P_LDR || p == P_UNR || p == P_SA || p == P_PERS ? 0 : 1) ||
             (p == P_LDR && cfg[p] > 3) || (p == P_UNR && cfg[p] > 1) || (p == P_SA && cfg[p] > 2) ||
-            (p == P_MINB && cfg[p] > 3) || (p == P_SA && cfg[p] && cfg[P_LDR] < 1))
+            (p == P_MINB && cfg[p] > 3) || (p == P_PERS && cfg[p] > 1) ||
+            (p == P_SA && cfg[p] && cfg[P_LDR] < 1))
             return dg_reject(R_RANGE, why, len);
     if (cfg[P_PATH] != 0 && cfg[P_PATH] != 1)
         return dg_reject(R_PATH, why, len);
@@ -221,7 +228,7 @@ static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t
                   !dg_canonical(cfg, P_WARPS_N) || !dg_canonical(cfg, P_STAGES) ||
                   !dg_canonical(cfg, P_FRAG) || !dg_canonical(cfg, P_LDR) ||
                   !dg_canonical(cfg, P_UNR) || !dg_canonical(cfg, P_SA) ||
-                  !dg_canonical(cfg, P_MINB)))
+                  !dg_canonical(cfg, P_MINB) || !dg_canonical(cfg, P_PERS)))
         return dg_reject(R_CANON_FFMA, why, len);
     if (dmma && (!dg_canonical(cfg, P_TM) || !dg_canonical(cfg, P_TN)))
         return dg_reject(R_CANON_DMMA, why, len);
@@ -260,6 +267,9 @@ static int dg_applicable(const int *cfg, const tpl_problem *p)
     if (tiles > 0x7fffffff)
         return 0;
     int sk = cfg[P_SPLITK];
+    /* PERS 1 walks several products per block: only for batches (or split-K slices) */
+    if (cfg[P_PERS] && batch * sk <= 1)
+        return 0;
     /* Split-K pays for its reduction only where the tiles leave most SMs idle and each slice
      * keeps at least 4 K tiles of work. */
     if (sk > 1 && (tiles * batch > DG_SPLIT_MAX_TILES || k < 4LL * sk * cfg[P_BK] ||
@@ -362,6 +372,12 @@ static at_status dg_launch(at_exec *ex, const int *cfg, dg_call *c)
     if (tiles > 0x7fffffff)
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "dgemm: %lld tiles (limit 2^31-1)", tiles);
     long long z = (long long)c->batch * sk;
+    if (dmma && cfg[P_PERS]) {
+        /* PERS 1: about MINB blocks per SM, each walking z / gz products */
+        long long sms = ex->dev && ex->dev->sm_count > 0 ? ex->dev->sm_count : 132;
+        long long per = sms * cfg[P_MINB] / tiles;
+        z = per < 1 ? 1 : per < z ? per : z;
+    }
     unsigned gz = (unsigned)(z < DG_MAX_GRID_Z ? z : DG_MAX_GRID_Z);
     void *a[] = {c};
     s = ex_launch(ex, dmma ? "dg_mma" : "dg_ffma", (unsigned)tiles, 1, gz,
@@ -575,6 +591,10 @@ const tpl_family tpl_dgemm = {
          .omit_first = 1},
         {"MINB", 3, {1, 2, 3}, "DMMA: blocks per SM the kernel is compiled for (launch bounds: "
                                "registers capped at 64K / (MINB x threads))",
+         .omit_first = 1},
+        {"PERS", 2, {0, 1}, "DMMA: 1 = about MINB blocks per SM, each walking several products, "
+                            "the next product's first copies issued before this one's results are "
+                            "stored; 0 = one block per product tile",
          .omit_first = 1},
     },
     .valid = dg_valid,

@@ -9,7 +9,8 @@
 //   copies spread over the mma steps (LDR 3: running pointers), SA 1/2 shared addresses as
 //   per-thread byte bases with immediate offsets (SA 2: 8-byte loads in the PTX depth order,
 //   straight into the DMMA's operand registers), MINB blocks per SM in the launch bounds,
-//   GROUP-swizzled tile order, optional split-K (double partials, summed in slice order by
+//   PERS 1 blocks walking several products (the next one's first copies in flight while the
+//   last one's results are stored), GROUP-swizzled tile order, optional split-K (double partials, summed in slice order by
 //   dg_splitk_reduce). bench/notes_dgemm.md has the sweeps.
 //   Operands need 16-byte aligned bases and even leading dimensions; the host packs others
 //   first with dg_pack. Edges: cp.async zero-fills the bytes past the matrix (src-size).
@@ -63,6 +64,9 @@
 #endif
 #ifndef MINB
 #define MINB 1          // PATH 1: blocks per SM the kernel is compiled for (__launch_bounds__ minimum: the register cap is 64K / (MINB x threads))
+#endif
+#ifndef PERS
+#define PERS 0          // PATH 1: 1 = a block walks several products (the host launches about MINB blocks per SM), the next product's first copies issued before this product's results are stored
 #endif
 #ifndef TM
 #define TM 8            // PATH 0: rows of a thread's register tile (4, 8)
@@ -215,6 +219,7 @@ static_assert(FRAG == 1 || FRAG == 2, "FRAG 1 or 2");
 static_assert(UNR == 0 || UNR == 1, "UNR 0 or 1");
 static_assert(SA == 0 || ((SA == 1 || SA == 2) && LDR >= 1), "SA 0, or 1, 2 with LDR 1..3");
 static_assert(MINB >= 1 && MINB <= 4, "MINB 1..4");
+static_assert(PERS == 0 || PERS == 1, "PERS 0 or 1");
 static_assert(STAGES >= 2 && STAGES <= 6, "STAGES 2..6");
 static_assert(DG_MT * DG_NT * DG_CR <= 128, "at most 128 accumulators per thread");
 
@@ -477,38 +482,40 @@ __device__ __forceinline__ unsigned dg_fb_off(int wn0, int g, int t)
 // dg_frags with SA 1, 2: pa, pb are the stage's shared byte address plus dg_fa_off /
 // dg_fb_off; kk (a constant after unrolling) and the tile indices only add immediates. Slot q
 // of a lane lies at depth kk + t DG_KPL + dq(q), dq(q) = (q / DG_KPL) 4 DG_KPL + q % DG_KPL.
-__device__ __forceinline__ void dg_frags_sa(unsigned pa, unsigned pb, int kk,
-                                            double (&fa)[DG_MT][DG_AR], double (&fb)[DG_NT][DG_BR])
+// dg_fa_sa: the A fragment of m-tile i; dg_fb_sa: every B fragment.
+__device__ __forceinline__ void dg_fa_sa(unsigned pa, int kk, int i, double (&fa)[DG_AR])
 {
     constexpr int RH = DG_MM / 8;
 #pragma unroll
-    for (int i = 0; i < DG_MT; i++)
+    for (int h = 0; h < RH; h++) {
+        const int ro = i * DG_MM + 8 * h;
+        double v[DG_KQ];
 #pragma unroll
-        for (int h = 0; h < RH; h++) {
-            const int ro = i * DG_MM + 8 * h;
-            double v[DG_KQ];
-#pragma unroll
-            for (int q = 0; q < DG_KQ; q += DG_KPL) {
-                const int dk = kk + (q / DG_KPL) * 4 * DG_KPL;
+        for (int q = 0; q < DG_KQ; q += DG_KPL) {
+            const int dk = kk + (q / DG_KPL) * 4 * DG_KPL;
 #if OPA == 0
-                const unsigned p = pa + (unsigned)((ro * DG_ALD + dk) * 8);
-                if (DG_KPL == 1) {
-                    v[q] = dg_lds(p);
-                } else {
+            const unsigned p = pa + (unsigned)((ro * DG_ALD + dk) * 8);
+            if (DG_KPL == 1) {
+                v[q] = dg_lds(p);
+            } else {
 #pragma unroll
-                    for (int e = 0; e < DG_KPL; e += 2)
-                        dg_lds2(p + e * 8, v[q + e], v[q + e + 1]);
-                }
+                for (int e = 0; e < DG_KPL; e += 2)
+                    dg_lds2(p + e * 8, v[q + e], v[q + e + 1]);
+            }
 #else
 #pragma unroll
-                for (int e = 0; e < DG_KPL; e++)
-                    v[q + e] = dg_lds(pa + (unsigned)(((dk + e) * DG_ALD + ro) * 8));
+            for (int e = 0; e < DG_KPL; e++)
+                v[q + e] = dg_lds(pa + (unsigned)(((dk + e) * DG_ALD + ro) * 8));
 #endif
-            }
-#pragma unroll
-            for (int q = 0; q < DG_KQ; q++)
-                fa[i][h + RH * q] = v[q];
         }
+#pragma unroll
+        for (int q = 0; q < DG_KQ; q++)
+            fa[h + RH * q] = v[q];
+    }
+}
+
+__device__ __forceinline__ void dg_fb_sa(unsigned pb, int kk, double (&fb)[DG_NT][DG_BR])
+{
 #pragma unroll
     for (int j = 0; j < DG_NT; j++) {
 #pragma unroll
@@ -530,6 +537,15 @@ __device__ __forceinline__ void dg_frags_sa(unsigned pa, unsigned pb, int kk,
 #endif
         }
     }
+}
+
+__device__ __forceinline__ void dg_frags_sa(unsigned pa, unsigned pb, int kk,
+                                            double (&fa)[DG_MT][DG_AR], double (&fb)[DG_NT][DG_BR])
+{
+#pragma unroll
+    for (int i = 0; i < DG_MT; i++)
+        dg_fa_sa(pa, kk, i, fa[i]);
+    dg_fb_sa(pb, kk, fb);
 }
 #endif
 
@@ -559,13 +575,33 @@ __device__ __forceinline__ void dg_mma(double (&d)[DG_CR], const double (&x)[DG_
 #endif
 }
 
+// The block's results of product (or split-K slice) bz: C = alpha acc + beta C.
+__device__ __forceinline__ void dg_epilogue(const dg_args &a, const double (&acc)[DG_MT][DG_NT][DG_CR],
+                                            long long bz, int m0, int n0, int wm0, int wn0, int g,
+                                            int t)
+{
+#pragma unroll
+    for (int i = 0; i < DG_MT; i++)
+#pragma unroll
+        for (int j = 0; j < DG_NT; j++)
+#pragma unroll
+            for (int h = 0; h < DG_CR / 2; h++)
+                dg_store2(a, bz, m0 + wm0 + i * DG_MM + g + 8 * h, n0 + wn0 + j * 8 + 2 * t,
+                          acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+}
+
 // The K loop of one product (K tiles kt0..kt1) into acc. INNER (LDR 2): the block's tile lies
 // inside M and N, so full K tiles copy with no bounds; a separate instance, so that the two
-// copy paths do not hold registers at once.
+// copy paths do not hold registers at once. PERS 1: acc holds the previous product's results
+// (pz: its store index, -1 none), stored while this product's first copies are in flight.
 template <bool INNER>
 __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], const double *A,
                                         const double *B, const dg_args &a, int m0, int n0,
-                                        int kt0, int kt1, int wm0, int wn0, int g, int t)
+                                        int kt0, int kt1, int wm0, int wn0, int g, int t
+#if PERS
+                                        , long long pz
+#endif
+                                        )
 {
     extern __shared__ __align__(16) double dg_smem[];
     const int nk = kt1 - kt0;
@@ -616,6 +652,17 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
         }
         asm volatile("cp.async.commit_group;\n" ::);
     }
+#if PERS
+    if (pz >= 0)
+        dg_epilogue(a, acc, pz, m0, n0, wm0, wn0, g, t);
+#pragma unroll
+    for (int i = 0; i < DG_MT; i++)
+#pragma unroll
+        for (int j = 0; j < DG_NT; j++)
+#pragma unroll
+            for (int r = 0; r < DG_CR; r++)
+                acc[i][j][r] = 0.0;
+#endif
     asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
     __syncthreads();
     double fa[FRAG == 2 ? 2 : 1][DG_MT][DG_AR], fb[FRAG == 2 ? 2 : 1][DG_NT][DG_BR];
@@ -742,6 +789,28 @@ dg_mma(dg_args a)
     const int wm0 = (warp / WARPS_N) * DG_WM, wn0 = (warp % WARPS_N) * DG_WN;
     const int ktiles = DG_CDIV(a.k, BK);
     const long long nz = (long long)a.batch * SPLITK;
+#if PERS
+    // several products per block: each one's first copies go out before the previous one's
+    // results are stored (in dg_main), the last product's results after the loop
+    double acc[DG_MT][DG_NT][DG_CR];
+    long long pz = -1;
+    const bool inner = LDR >= 2 && m0 + BM <= a.m && n0 + BN <= a.n;
+    for (long long z = blockIdx.z; z < nz; z += gridDim.z) {
+        const long long b = z / SPLITK;
+        int kt0, kt1;
+        dg_slice(ktiles, (int)(z - b * SPLITK), kt0, kt1);
+        const double *A = a.A + b * a.sa, *B = a.B + b * a.sb;
+        if (inner)
+            dg_main<true>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t, pz);
+        else
+            dg_main<false>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t, pz);
+        asm volatile("cp.async.wait_group 0;\n" ::);
+        __syncthreads();            // the ring is free for the next product
+        pz = SPLITK > 1 ? z : b;
+    }
+    if (pz >= 0)
+        dg_epilogue(a, acc, pz, m0, n0, wm0, wn0, g, t);
+#else
     for (long long z = blockIdx.z; z < nz; z += gridDim.z) {
         const long long b = z / SPLITK;
         int kt0, kt1;
@@ -770,6 +839,7 @@ dg_mma(dg_args a)
                     dg_store2(a, SPLITK > 1 ? z : b, m0 + wm0 + i * DG_MM + g + 8 * h,
                               n0 + wn0 + j * 8 + 2 * t, acc[i][j][2 * h], acc[i][j][2 * h + 1]);
     }
+#endif
 }
 
 #else

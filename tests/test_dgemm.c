@@ -17,17 +17,17 @@ extern const tpl_family tpl_dgemm;
 
 enum {
     P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_FRAG, P_TM,
-    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_SA, P_MINB, P_COUNT
+    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_SA, P_MINB, P_PERS, P_COUNT
 };
 
 static const char *const td_names[P_COUNT] = {
     "PATH", "OPA", "OPB", "MMA", "BM", "BN", "BK", "WARPS_M", "WARPS_N", "STAGES", "FRAG", "TM",
-    "TN", "GROUP", "SPLITK", "LDR", "UNR", "SA", "MINB",
+    "TN", "GROUP", "SPLITK", "LDR", "UNR", "SA", "MINB", "PERS",
 };
 
 /* ---------------- the specification, written from bench/notes_dgemm.md ----------------
- * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG LDR [split] [unr] [sa1 | sa2] [m2 | m3]"
- * (unr: UNR 1; saN: SA N; mN: MINB N) or "ffma BMxBNxBK TMxTN [split]";
+ * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG LDR [split] [unr] [sa1 | sa2] [m2 | m3] [pers]"
+ * (unr: UNR 1; saN: SA N; mN: MINB N; pers: PERS 1) or "ffma BMxBNxBK TMxTN [split]";
  * every row with any OPA, OPB and GROUP 8 or 1; split rows also with SPLITK 2 and 4 (GROUP 8). */
 static const char *const td_spec[] = {
     "dmma 1688 128x128x32 2x4 3 2 3 sa2",
@@ -35,6 +35,8 @@ static const char *const td_spec[] = {
     "dmma 1688 64x128x16 2x2 3 2 3 sa2 m2",
     "dmma 1684 64x64x16 2x2 3 2 3 sa1 m3",
     "dmma 1684 64x64x16 2x2 4 2 2 split",
+    "dmma 1688 128x128x32 2x4 3 2 3 sa2 pers",
+    "dmma 1688 64x128x16 2x2 3 2 3 sa2 m2 pers",
     "dmma 884 128x128x16 4x2 4 2 2",
     "dmma 884 64x64x16 2x2 4 2 2 split",
     "ffma 128x128x8 8x8",
@@ -43,7 +45,7 @@ static const char *const td_spec[] = {
 #define TD_ROWS ((int)(sizeof td_spec / sizeof td_spec[0]))
 
 typedef struct td_row {
-    int path, mma, bm, bn, bk, wm, wn, stages, frag, ldr, tm, tn, split, unr, sa, minb;
+    int path, mma, bm, bn, bk, wm, wn, stages, frag, ldr, tm, tn, split, unr, sa, minb, pers;
 } td_row;
 
 /* Parses spec line s; 0 if malformed. */
@@ -84,6 +86,8 @@ static int td_spec_parse(const char *s, td_row *r)
             r->sa = flag[2] - '0';
         else if (strcmp(flag, "m2") == 0 || strcmp(flag, "m3") == 0)
             r->minb = flag[1] - '0';
+        else if (strcmp(flag, "pers") == 0)
+            r->pers = 1;
         else
             return 0;
     }
@@ -100,7 +104,8 @@ static int td_spec_ok(const int *c)
         if (r.path != c[P_PATH] || r.mma != c[P_MMA] || r.bm != c[P_BM] || r.bn != c[P_BN] ||
             r.bk != c[P_BK] || r.wm != c[P_WARPS_M] || r.wn != c[P_WARPS_N] ||
             r.stages != c[P_STAGES] || r.frag != c[P_FRAG] || r.tm != c[P_TM] || r.tn != c[P_TN] ||
-            r.ldr != c[P_LDR] || r.unr != c[P_UNR] || r.sa != c[P_SA] || r.minb != c[P_MINB])
+            r.ldr != c[P_LDR] || r.unr != c[P_UNR] || r.sa != c[P_SA] || r.minb != c[P_MINB] ||
+            r.pers != c[P_PERS])
             continue;
         if (c[P_GROUP] != 8 && c[P_GROUP] != 1)
             return 0;
@@ -177,7 +182,8 @@ TEST(dgemm_space_is_the_specified_lattice)
             for (int v = 0; v < 2 + 2 * r.split; v++) {
                 int c[TPL_MAX_PARAMS] = {r.path, ops & 1, ops >> 1, r.mma, r.bm, r.bn, r.bk,
                                          r.wm, r.wn, r.stages, r.frag, r.tm, r.tn, v == 1 ? 1 : 8,
-                                         v < 2 ? 1 : 2 * (v - 1), r.ldr, r.unr, r.sa, r.minb};
+                                         v < 2 ? 1 : 2 * (v - 1), r.ldr, r.unr, r.sa, r.minb,
+                                         r.pers};
                 char why[256];
                 CHECK_MSG(f->valid(c, &h100, why, sizeof why), "%s: %s", td_spec[i], why);
                 int hopper = r.path == 1 && r.mma != 884;
@@ -244,9 +250,9 @@ TEST(dgemm_every_rejection_reason_is_reachable)
     }
 }
 
-/* SA and MINB: their ranges, SA 1/2 only with the copy plans (LDR 1..3), MINB blocks per SM
- * within the SM's registers (64K / (MINB x threads)) and shared memory (MINB rings + 1 KiB
- * each, 228 KiB); reasons in tpl_dgemm_reasons' order (R_RANGE 0, R_REGS 7, R_SMEM 8,
+/* SA, MINB and PERS: their ranges, SA 1/2 only with the copy plans (LDR 1..3), MINB blocks per
+ * SM within the SM's registers (64K / (MINB x threads)) and shared memory (MINB rings + 1 KiB
+ * each, 228 KiB), PERS 1 only on its lattice rows; reasons in tpl_dgemm_reasons' order (R_RANGE 0, R_REGS 7, R_SMEM 8,
  * R_LATTICE 13). */
 TEST(dgemm_sa_and_minb_rules)
 {
@@ -274,6 +280,15 @@ TEST(dgemm_sa_and_minb_rules)
          -1},
         {"OPA=0,OPB=0,MMA=1688,BM=64,BN=128,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,LDR=3,SA=2,MINB=3",
          7},
+        /* PERS: 0 or 1; PERS 1 only on the lattice's PERS rows */
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,PERS=0",
+         -1},
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,PERS=2",
+         0},
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,PERS=1",
+         -1},
+        {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=1,PERS=1",
+         13},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[TPL_CONFIG_LEN];
@@ -344,7 +359,8 @@ TEST(dgemm_kinds_never_cross)
         tpl_config_from_index(f, idx[x], c);
         for (int i = 0; i < 6; i++) {
             int ok = f->applicable(c, &kinds[i]);
-            int want = i < 4 && c[P_OPA] == (i & 1) && c[P_OPB] == (i >> 1) && c[P_SPLITK] == 1;
+            int want = i < 4 && c[P_OPA] == (i & 1) && c[P_OPB] == (i >> 1) &&
+                       c[P_SPLITK] == 1 && c[P_PERS] == 0;
             CHECK_EQ(ok, want);
             if (i < 4)
                 served[i] += ok;
@@ -363,6 +379,13 @@ TEST(dgemm_kinds_never_cross)
     CHECK(!f->applicable(c, &skinny));
     skinny = td_problem(256, 256, 128, AT_OP_N, AT_OP_N, 1);
     CHECK(!f->applicable(c, &skinny));
+    /* PERS 1 (several products per block) only for batches */
+    CHECK(td_parse("PATH=1,OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,"
+                   "STAGES=3,FRAG=2,TM=8,TN=8,GROUP=8,SPLITK=1,LDR=3,SA=2,PERS=1", c));
+    tpl_problem batched = td_problem(256, 256, 256, AT_OP_N, AT_OP_N, 1);
+    CHECK(!f->applicable(c, &batched));
+    batched.batch = 2;
+    CHECK(f->applicable(c, &batched));
 }
 
 /* The rule (16 + 8 sqrt(k)) 2^-53, worked out by hand at three depths. */
@@ -480,7 +503,8 @@ static th_compiled *td_set(const at_device_info *dev, int *n)
 }
 
 /* Every configuration (each transpose, path, shape, split-K) against the double-double
- * reference at odd and ragged shapes and batches, through the tuner's verification (fresh
+ * reference at odd and ragged shapes and batches (the last: PERS 1 blocks walk ~10 products of
+ * edge and inner tiles), through the tuner's verification (fresh
  * inputs with 53 random mantissa bits, alpha 1.5, beta 0 over NaN); the worst error as a
  * fraction of the tolerance is printed (bench/notes_dgemm.md), then the named configurations'
  * speed at 4096^3. */
@@ -501,7 +525,7 @@ GPU_TEST(dgemm_gpu_every_configuration_and_shape)
     }
     static const long long shapes[][4] = {
         {1, 1, 1, 1}, {7, 13, 5, 1}, {129, 65, 33, 1}, {517, 1031, 263, 1}, {65, 70, 2100, 1},
-        {33, 17, 40, 3}, {200, 72, 600, 2},
+        {33, 17, 40, 3}, {200, 72, 600, 2}, {300, 260, 70, 150},
     };
     double worst = 0;
     int runs = 0;
