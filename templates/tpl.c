@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "tpl.h"
 
 /* ---------------- configuration spaces ---------------- */
@@ -270,30 +271,86 @@ static void space_next(const tpl_family *fam, int *pos, int *cfg)
     }
 }
 
+/* One slice [begin, end) of the raw space: the valid indices, in order. */
+typedef struct valid_slice {
+    const tpl_family *fam;
+    const at_device_info *dev;
+    long long begin, end, n, cap;
+    long long *out;
+    int oom;                    /* 1 after running out of memory */
+} valid_slice;
+
+static void *valid_scan(void *arg)
+{
+    valid_slice *v = arg;
+    const tpl_family *fam = v->fam;
+    int pos[TPL_MAX_PARAMS] = {0}, cfg[TPL_MAX_PARAMS];
+    long long x = v->begin;
+    for (int p = fam->n_params - 1; p >= 0; p--) {
+        pos[p] = (int)(x % fam->params[p].n_values);
+        x /= fam->params[p].n_values;
+        cfg[p] = fam->params[p].values[pos[p]];
+    }
+    for (long long i = v->begin; i < v->end; i++, space_next(fam, pos, cfg)) {
+        if (fam->valid && !fam->valid(cfg, v->dev, NULL, 0))
+            continue;
+        if (v->n == v->cap) {
+            long long cap = v->cap ? 2 * v->cap : 64;
+            long long *q = realloc(v->out, (size_t)cap * sizeof *q);
+            if (!q) {
+                v->oom = 1;
+                return NULL;
+            }
+            v->out = q;
+            v->cap = cap;
+        }
+        v->out[v->n++] = i;
+    }
+    return NULL;
+}
+
+/* Large raw spaces (matmul's holds 4e8 configurations, most of them rejected at
+ * once) are scanned in slices on several threads: valid() is a pure function.
+ * The indices come out in order, as from one pass. */
+#define VALID_MAX_THREADS 16
+#define VALID_SLICE_MIN (1LL << 22)
+
 long long tpl_valid_configs(const tpl_family *fam, const at_device_info *dev,
                             long long **indices)
 {
-    long long raw = tpl_space_size(fam), cap = 64, n = 0;
-    long long *out = malloc((size_t)cap * sizeof *out);
-    int pos[TPL_MAX_PARAMS] = {0}, cfg[TPL_MAX_PARAMS];
+    long long raw = tpl_space_size(fam);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int n_threads = cores < 1 ? 1 : cores > VALID_MAX_THREADS ? VALID_MAX_THREADS : (int)cores;
+    if (raw / VALID_SLICE_MIN < n_threads)
+        n_threads = raw / VALID_SLICE_MIN > 1 ? (int)(raw / VALID_SLICE_MIN) : 1;
+    valid_slice slices[VALID_MAX_THREADS];
+    pthread_t threads[VALID_MAX_THREADS];
+    int started[VALID_MAX_THREADS] = {0};
     *indices = NULL;
+    for (int t = 0; t < n_threads; t++) {
+        slices[t] = (valid_slice){fam, dev, raw * t / n_threads, raw * (t + 1) / n_threads, 0, 0,
+                                  NULL, 0};
+        started[t] = t > 0 && pthread_create(&threads[t], NULL, valid_scan, &slices[t]) == 0;
+    }
+    for (int t = 0; t < n_threads; t++)     /* this thread takes slice 0 and any not started */
+        if (!started[t])
+            valid_scan(&slices[t]);
+    long long n = 0, failed = 0;
+    for (int t = 0; t < n_threads; t++) {
+        if (started[t])
+            pthread_join(threads[t], NULL);
+        failed |= slices[t].oom;
+        n += slices[t].n;
+    }
+    long long *out = failed ? NULL : malloc((size_t)(n ? n : 1) * sizeof *out), at = 0;
+    for (int t = 0; t < n_threads; t++) {
+        if (out && slices[t].n)
+            memcpy(out + at, slices[t].out, (size_t)slices[t].n * sizeof *out);
+        at += slices[t].n;
+        free(slices[t].out);
+    }
     if (!out)
         return -1;
-    tpl_config_from_index(fam, 0, cfg);
-    for (long long i = 0; i < raw; i++, space_next(fam, pos, cfg)) {
-        if (fam->valid && !fam->valid(cfg, dev, NULL, 0))
-            continue;
-        if (n == cap) {
-            long long *q = realloc(out, (size_t)(cap * 2) * sizeof *out);
-            if (!q) {
-                free(out);
-                return -1;
-            }
-            out = q;
-            cap *= 2;
-        }
-        out[n++] = i;
-    }
     *indices = out;
     return n;
 }

@@ -565,10 +565,11 @@ static mt_cfg *mt_compile_set(const at_device_info *dev, int *n)
     return set;
 }
 
-/* 1 if cfg computes NN products (the tests below that build NN calls skip the others). */
+/* 1 if cfg computes one NN product (the tests below that build such calls skip the
+ * others: other ops, and the batched kernel, which computes batches only). */
 static int mt_is_nn(const int *cfg)
 {
-    return cfg[mt_param("OPA")] == 0 && cfg[mt_param("OPB")] == 0;
+    return cfg[mt_param("OPA")] == 0 && cfg[mt_param("OPB")] == 0 && cfg[mt_param("BATCH")] == 0;
 }
 
 static void mt_free_set(mt_cfg *set, int n)
@@ -657,8 +658,7 @@ static int mt_ops_set(const at_device_info *dev, mt_cfg *set)
     const tpl_family *f = &tpl_matmul;
     int n = 0;
     for (int b = 0; b < f->n_baselines && n < MT_OPS_MAX; b++)
-        if (mt_parse(f->baselines[b].config, set[n].cfg) &&
-            (!mt_is_nn(set[n].cfg) || set[n].cfg[mt_param("BATCH")]))
+        if (mt_parse(f->baselines[b].config, set[n].cfg) && !mt_is_nn(set[n].cfg))
             snprintf(set[n++].text, TPL_CONFIG_LEN, "%s", f->baselines[b].config);
     for (size_t i = 0; i < sizeof mt_ops_spread / sizeof mt_ops_spread[0]; i++)
         for (int ops = 1; ops < 4 && n < MT_OPS_MAX; ops++) {
