@@ -259,6 +259,19 @@ static int bn_build(const cudrv *cu, const at_device_info *dev, bn_kernel *k, in
 
 typedef struct bn_shape { int m, n, k, batch; } bn_shape;
 
+/* base's handles and mode at shape s on the operands A, B, C. */
+static bn_call bn_call_at(bn_call base, const bn_shape *s, double *A, double *B, double *C)
+{
+    base.m = s->m;
+    base.n = s->n;
+    base.k = s->k;
+    base.batch = s->batch;
+    base.A = A;
+    base.B = B;
+    base.C = C;
+    return base;
+}
+
 /* Fills A, B for the shape (fresh data) and the reference R. */
 static void bn_inputs(const bn_shape *s, double *A, double *B, double *R, unsigned long long seed)
 {
@@ -310,14 +323,7 @@ static int bn_sweep(const cudrv *cu, const at_device_info *dev, const char *list
         if (sscanf(tok, "%dx%dx%d:b%d", &s.m, &s.n, &s.k, &s.batch) < 3)
             continue;
         bn_inputs(&s, A, B, R, 77);
-        bn_call c = base;
-        c.m = s.m;
-        c.n = s.n;
-        c.k = s.k;
-        c.batch = s.batch;
-        c.A = A;
-        c.B = B;
-        c.C = C;
+        bn_call c = bn_call_at(base, &s, A, B, C);
         double flop = 2.0 * s.m * s.n * (double)s.k * s.batch;
         double ev = bn_check(bn_vendor, &c, R, sums), tv0 = bn_time(bn_vendor, &c);
         printf("\nsweep %s: cuBLAS %.4f ms %.2f TF/s error %.2e (tolerance %.2e)\n", tok, tv0,
@@ -520,14 +526,7 @@ static int bn_tcmp(const cudrv *cu, const at_device_info *dev, const char *list,
             continue;
         }
         bn_inputs(&s, A, B, R, 77);
-        bn_call c = base;
-        c.m = s.m;
-        c.n = s.n;
-        c.k = s.k;
-        c.batch = s.batch;
-        c.A = A;
-        c.B = B;
-        c.C = C;
+        bn_call c = bn_call_at(base, &s, A, B, C);
         double flop = 2.0 * s.m * s.n * (double)s.k * s.batch;
         printf("\ntcmp %s\n", tok);
         for (int pass = 0; pass < 2; pass++)
@@ -665,14 +664,7 @@ int main(int argc, char **argv)
         bn_shape sh = bn_shapes[i];
         if (only_batched && *only_batched == '1' && sh.batch == 1)
             continue;
-        bn_call c = base;
-        c.m = sh.m;
-        c.n = sh.n;
-        c.k = sh.k;
-        c.batch = sh.batch;
-        c.A = A;
-        c.B = B;
-        c.C = C;
+        bn_call c = bn_call_at(base, &sh, A, B, C);
         bn_inputs(&sh, A, B, R, 0x5eedull * (unsigned long long)(i + 1));
         bn_kernel *kb = NULL;
         char config[TPL_CONFIG_LEN] = "";

@@ -575,6 +575,18 @@ __device__ __forceinline__ void dg_mma(double (&d)[DG_CR], const double (&x)[DG_
 #endif
 }
 
+// acc = 0.
+__device__ __forceinline__ void dg_zero(double (&acc)[DG_MT][DG_NT][DG_CR])
+{
+#pragma unroll
+    for (int i = 0; i < DG_MT; i++)
+#pragma unroll
+        for (int j = 0; j < DG_NT; j++)
+#pragma unroll
+            for (int r = 0; r < DG_CR; r++)
+                acc[i][j][r] = 0.0;
+}
+
 // The block's results of product (or split-K slice) bz: C = alpha acc + beta C.
 __device__ __forceinline__ void dg_epilogue(const dg_args &a, const double (&acc)[DG_MT][DG_NT][DG_CR],
                                             long long bz, int m0, int n0, int wm0, int wn0, int g,
@@ -655,13 +667,7 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
 #if PERS
     if (pz >= 0)
         dg_epilogue(a, acc, pz, m0, n0, wm0, wn0, g, t);
-#pragma unroll
-    for (int i = 0; i < DG_MT; i++)
-#pragma unroll
-        for (int j = 0; j < DG_NT; j++)
-#pragma unroll
-            for (int r = 0; r < DG_CR; r++)
-                acc[i][j][r] = 0.0;
+    dg_zero(acc);
 #endif
     asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
     __syncthreads();
@@ -817,13 +823,7 @@ dg_mma(dg_args a)
         dg_slice(ktiles, (int)(z - b * SPLITK), kt0, kt1);
         const double *A = a.A + b * a.sa, *B = a.B + b * a.sb;
         double acc[DG_MT][DG_NT][DG_CR];
-#pragma unroll
-        for (int i = 0; i < DG_MT; i++)
-#pragma unroll
-            for (int j = 0; j < DG_NT; j++)
-#pragma unroll
-                for (int r = 0; r < DG_CR; r++)
-                    acc[i][j][r] = 0.0;
+        dg_zero(acc);
         if (LDR >= 2 && m0 + BM <= a.m && n0 + BN <= a.n)
             dg_main<true>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t);
         else
