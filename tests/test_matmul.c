@@ -531,8 +531,16 @@ typedef struct mt_cfg {
     size_t size;
 } mt_cfg;
 
-/* The default, the baselines and the spread above, parsed, checked valid and
- * compiled for the device's arch; *n set to the count (0 on failure). */
+/* 1 if cfg computes one NN product (the tests below that build such calls skip the
+ * others: other ops, and the batched kernel, which computes batches only). */
+static int mt_is_nn(const int *cfg)
+{
+    return cfg[mt_param("OPA")] == 0 && cfg[mt_param("OPB")] == 0 && cfg[mt_param("BATCH")] == 0;
+}
+
+/* The default, the baselines and the spread above, parsed and checked valid; those that
+ * compute one NN product (the users' only calls) compiled for the device's arch; *n set to
+ * the count (0 on failure). */
 static mt_cfg *mt_compile_set(const at_device_info *dev, int *n)
 {
     const tpl_family *f = &tpl_matmul;
@@ -553,6 +561,10 @@ static mt_cfg *mt_compile_set(const at_device_info *dev, int *n)
             th_fail(__FILE__, __LINE__, "%s invalid on device: %s", t, why);
             return set;
         }
+        if (!mt_is_nn(set[i].cfg)) {
+            *n = i + 1;         /* other ops, batches: valid, never launched here */
+            continue;
+        }
         at_status s = tpl_compile(f, set[i].cfg, dev->arch, &set[i].cubin, &set[i].size, &log);
         if (s != AT_OK) {
             th_fail(__FILE__, __LINE__, "%s: compile failed: %s", t, log ? log : "");
@@ -563,13 +575,6 @@ static mt_cfg *mt_compile_set(const at_device_info *dev, int *n)
         *n = i + 1;
     }
     return set;
-}
-
-/* 1 if cfg computes one NN product (the tests below that build such calls skip the
- * others: other ops, and the batched kernel, which computes batches only). */
-static int mt_is_nn(const int *cfg)
-{
-    return cfg[mt_param("OPA")] == 0 && cfg[mt_param("OPB")] == 0 && cfg[mt_param("BATCH")] == 0;
 }
 
 static void mt_free_set(mt_cfg *set, int n)
