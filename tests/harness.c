@@ -122,6 +122,32 @@ static int gpu_present(char *why, size_t len)
     return cudrv_device_info(cu, th_device(), &info, why, len) == AT_OK;
 }
 
+/* The calling thread's current CUDA context (NULL if none or no driver). */
+static CUcontext current_context(const cudrv *cu)
+{
+    CUcontext ctx = NULL;
+    if (!cu || cu->CtxGetCurrent(&ctx) != CUDA_SUCCESS)
+        return NULL;
+    return ctx;
+}
+
+/* After a failed GPU test: pops the contexts it left current (a CHECK that fails
+ * returns before the test's cleanup), so that the next tests start as this one
+ * did instead of failing in its wake. */
+static void restore_context(const cudrv *cu, CUcontext before, const char *name)
+{
+    int popped = 0;
+    while (popped < 16 && current_context(cu) != before) {
+        CUcontext ctx;
+        if (cu->CtxPopCurrent(&ctx) != CUDA_SUCCESS)
+            break;
+        popped++;
+    }
+    if (popped)
+        printf("    harness: popped %d CUDA context%s that %s left current\n", popped,
+               popped == 1 ? "" : "s", name);
+}
+
 int main(int argc, char **argv)
 {
     const char *filter = argc > 1 ? argv[1] : getenv("AUTOTUNE_TEST_FILTER");
@@ -157,7 +183,12 @@ int main(int argc, char **argv)
         clock_gettime(CLOCK_MONOTONIC, &t0);
         printf("%-4s %s ...\n", tests[i].gpu ? "gpu" : "cpu", tests[i].name);
         fflush(stdout);
+        at_status ds;
+        const cudrv *cu = tests[i].gpu ? cudrv_get(&ds, NULL, 0) : NULL;
+        CUcontext before = current_context(cu);
         tests[i].fn();
+        if (cu && current_failed)
+            restore_context(cu, before, tests[i].name);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
         printf("     %s %s (%.2f s)\n", current_failed ? "FAIL" : current_skipped ? "skip" : "ok",
