@@ -272,6 +272,15 @@ static bn_call bn_call_at(bn_call base, const bn_shape *s, double *A, double *B,
     return base;
 }
 
+/* The dgemm problem of shape s. */
+static tpl_problem bn_problem(const bn_shape *s)
+{
+    tpl_problem p = TPL_PROBLEM(3, {s->m, s->n, s->k});
+    p.dtype = AT_R_64F;
+    p.batch = s->batch;
+    return p;
+}
+
 /* Fills A, B for the shape (fresh data) and the reference R. */
 static void bn_inputs(const bn_shape *s, double *A, double *B, double *R, unsigned long long seed)
 {
@@ -288,6 +297,48 @@ static double bn_tol(int k)
     return tpl_dgemm_tolerance_rule(k);
 }
 
+/* The configurations of `list` (texts separated by ';') into k (at most max), their texts
+ * normalized; a text that does not parse is reported and left out, and with check_valid so is
+ * one not valid on dev. Returns the count. */
+static int bn_parse_list(const at_device_info *dev, const char *list, bn_kernel *k, int max,
+                         int check_valid)
+{
+    const tpl_family *f = tpl_find("dgemm");
+    int n = 0;
+    char *copy = strdup(list);
+    for (char *tok = strtok(copy, ";"); tok && n < max; tok = strtok(NULL, ";")) {
+        char err[256];
+        while (*tok == ' ' || *tok == '\n')
+            tok++;
+        if (!*tok)
+            continue;
+        if (tpl_config_parse(f, tok, k[n].cfg, err, sizeof err) != AT_OK) {
+            fprintf(stderr, "bad configuration %s: %s\n", tok, err);
+            continue;
+        }
+        tpl_config_format(f, k[n].cfg, k[n].text, sizeof k[n].text);
+        if (check_valid && !f->valid(k[n].cfg, dev, err, sizeof err)) {
+            printf("skip (not valid here: %s): %s\n", err, k[n].text);
+            continue;
+        }
+        n++;
+    }
+    free(copy);
+    return n;
+}
+
+/* Frees the n kernels of k and k itself. */
+static void bn_release(const cudrv *cu, bn_kernel *k, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ex_release(&k[i].ex);
+        cu->ModuleUnload(k[i].mod);
+        free(k[i].cubin);
+        free(k[i].log);
+    }
+    free(k);
+}
+
 /* The sweep: every configuration of `list` at every shape of `shapes`, one timing round each
  * between two cuBLAS rounds. */
 static int bn_sweep(const cudrv *cu, const at_device_info *dev, const char *list,
@@ -295,26 +346,7 @@ static int bn_sweep(const cudrv *cu, const at_device_info *dev, const char *list
                     double *sums)
 {
     bn_kernel *k = (bn_kernel *)calloc(256, sizeof *k);
-    int n = 0;
-    char *copy = strdup(list);
-    for (char *tok = strtok(copy, ";"); tok && n < 256; tok = strtok(NULL, ";")) {
-        char err[256];
-        while (*tok == ' ' || *tok == '\n')
-            tok++;
-        if (!*tok)
-            continue;
-        if (tpl_config_parse(tpl_find("dgemm"), tok, k[n].cfg, err, sizeof err) != AT_OK) {
-            fprintf(stderr, "bad configuration %s: %s\n", tok, err);
-            continue;
-        }
-        tpl_config_format(tpl_find("dgemm"), k[n].cfg, k[n].text, sizeof k[n].text);
-        if (!tpl_find("dgemm")->valid(k[n].cfg, dev, err, sizeof err)) {
-            printf("skip (not valid here: %s): %s\n", err, k[n].text);
-            continue;
-        }
-        n++;
-    }
-    free(copy);
+    int n = bn_parse_list(dev, list, k, 256, 1);
     if (!bn_build(cu, dev, k, n))
         return 1;
     char *sh = strdup(shapes);
@@ -331,14 +363,7 @@ static int bn_sweep(const cudrv *cu, const at_device_info *dev, const char *list
         for (int i = 0; i < n; i++) {
             c.ex = &k[i].ex;
             c.cfg = k[i].cfg;
-            tpl_problem p;
-            memset(&p, 0, sizeof p);
-            p.n_dims = 3;
-            p.dims[0] = s.m;
-            p.dims[1] = s.n;
-            p.dims[2] = s.k;
-            p.dtype = AT_R_64F;
-            p.batch = s.batch;
+            tpl_problem p = bn_problem(&s);
             if (!tpl_find("dgemm")->applicable(c.cfg, &p))
                 continue;
             double e = bn_check(bn_ours, &c, R, sums), t = e >= 0 ? bn_time(bn_ours, &c) : -1;
@@ -352,13 +377,7 @@ static int bn_sweep(const cudrv *cu, const at_device_info *dev, const char *list
         printf("  cuBLAS again %.4f ms %.2f TF/s\n", tv1, flop / tv1 / 1e9);
     }
     free(sh);
-    for (int i = 0; i < n; i++) {
-        ex_release(&k[i].ex);
-        cu->ModuleUnload(k[i].mod);
-        free(k[i].cubin);
-        free(k[i].log);
-    }
-    free(k);
+    bn_release(cu, k, n);
     return 0;
 }
 
@@ -484,17 +503,8 @@ static int bn_tcmp(const cudrv *cu, const at_device_info *dev, const char *list,
                    double *sums)
 {
     bn_kernel *k = (bn_kernel *)calloc(64, sizeof *k);
-    int n = 0;
-    char *copy = strdup(list), err[256];
-    for (char *tok = strtok(copy, ";"); tok && n < 64; tok = strtok(NULL, ";")) {
-        while (*tok == ' ' || *tok == '\n')
-            tok++;
-        if (*tok && tpl_config_parse(tpl_find("dgemm"), tok, k[n].cfg, err, sizeof err) == AT_OK) {
-            tpl_config_format(tpl_find("dgemm"), k[n].cfg, k[n].text, sizeof k[n].text);
-            n++;
-        }
-    }
-    free(copy);
+    int n = bn_parse_list(dev, list, k, 64, 0);
+    char err[256];
     if (!bn_build(cu, dev, k, n))
         return 1;
     bn_nvml nv;
@@ -513,14 +523,7 @@ static int bn_tcmp(const cudrv *cu, const at_device_info *dev, const char *list,
         bn_shape s = {0, 0, 0, 1};
         if (sscanf(tok, "%dx%dx%d:b%d", &s.m, &s.n, &s.k, &s.batch) < 3)
             continue;
-        tpl_problem p;
-        memset(&p, 0, sizeof p);
-        p.n_dims = 3;
-        p.dims[0] = s.m;
-        p.dims[1] = s.n;
-        p.dims[2] = s.k;
-        p.dtype = AT_R_64F;
-        p.batch = s.batch;
+        tpl_problem p = bn_problem(&s);
         if (ms_prepare(g, tpl_find("dgemm"), &p, 1, err, sizeof err) != AT_OK) {
             fprintf(stderr, "ms_prepare %s: %s\n", tok, err);
             continue;
@@ -564,13 +567,7 @@ static int bn_tcmp(const cudrv *cu, const at_device_info *dev, const char *list,
     }
     free(sh);
     ms_close(g);
-    for (int i = 0; i < n; i++) {
-        ex_release(&k[i].ex);
-        cu->ModuleUnload(k[i].mod);
-        free(k[i].cubin);
-        free(k[i].log);
-    }
-    free(k);
+    bn_release(cu, k, n);
     return 0;
 }
 
@@ -670,14 +667,7 @@ int main(int argc, char **argv)
         char config[TPL_CONFIG_LEN] = "";
         int level = 0;
         if (sh.batch > 1) {
-            tpl_problem p;
-            memset(&p, 0, sizeof p);
-            p.n_dims = 3;
-            p.dims[0] = sh.m;
-            p.dims[1] = sh.n;
-            p.dims[2] = sh.k;
-            p.dtype = AT_R_64F;
-            p.batch = sh.batch;
+            tpl_problem p = bn_problem(&sh);
             kb = (bn_kernel *)calloc(1, sizeof *kb);
             level = (int)lk_choose(d, &dev, tpl_find("dgemm"), &p, 1, kb->cfg, config);
             snprintf(kb->text, sizeof kb->text, "%s", config);
@@ -726,11 +716,7 @@ int main(int argc, char **argv)
         fflush(stdout);
         failures += !ok;
         if (kb) {
-            ex_release(&kb->ex);
-            cu->ModuleUnload(kb->mod);
-            free(kb->cubin);
-            free(kb->log);
-            free(kb);
+            bn_release(cu, kb, 1);
         }
     }
     if (d)
