@@ -396,6 +396,15 @@ static int mm_accepts(const tpl_problem *p)
            (unsigned)p->op_b <= AT_OP_T && p->batch >= 0;
 }
 
+/* 1 if cfg's kernel computes p's kind: the configuration's ops are the problem's (the seeds
+ * compute one NN product), a batch takes the batched kernel and one product the kernel
+ * without batch offsets. */
+static int mm_kind_matches(const int *cfg, const tpl_problem *p)
+{
+    return cfg[P_OPA] == (p->op_a == AT_OP_T) && cfg[P_OPB] == (p->op_b == AT_OP_T) &&
+           cfg[P_BATCH] == (tpl_problem_batch(p) > 1);
+}
+
 static int mm_applicable(const int *cfg, const tpl_problem *p)
 {
     if (!tpl_family_accepts(&tpl_matmul, p))
@@ -403,11 +412,7 @@ static int mm_applicable(const int *cfg, const tpl_problem *p)
     long long m = p->dims[0], n = p->dims[1], k = p->dims[2];
     if (m < 1 || n < 1 || k < 0 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
         return 0;
-    /* the configuration's ops are the problem's; the seeds compute one NN product */
-    if (cfg[P_OPA] != (p->op_a == AT_OP_T) || cfg[P_OPB] != (p->op_b == AT_OP_T))
-        return 0;
-    /* a batch takes the batched kernel, one product the kernel without batch offsets */
-    if (cfg[P_BATCH] != (tpl_problem_batch(p) > 1))
+    if (!mm_kind_matches(cfg, p))
         return 0;
     switch (cfg[P_ALGO]) {
     case 0:
@@ -510,8 +515,7 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
     float alpha = (float)args->scalar[TPL_GEMM_ALPHA], beta = (float)args->scalar[TPL_GEMM_BETA];
     CUdeviceptr A = oa->ptr, B = ob->ptr, C = oc->ptr;
 
-    if (cfg[P_OPA] != (p->op_a == AT_OP_T) || cfg[P_OPB] != (p->op_b == AT_OP_T) ||
-        cfg[P_BATCH] != (batch > 1))
+    if (!mm_kind_matches(cfg, p))
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "matmul: configuration OPA=%d OPB=%d BATCH=%d does "
                        "not compute ops %s%s%s", cfg[P_OPA], cfg[P_OPB], cfg[P_BATCH],
                        tpl_op_name(p->op_a), tpl_op_name(p->op_b),
