@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""compare_runs.py OLD.txt NEW.txt [--drop PCT]: the regression check between two logs of the
+default tuning run (`bench/gpu_session.sh OUT tune` writes them; committed as
+bench/results/*-default-tune-*.txt). Per problem it takes the vendor library's time (the
+`vendor cublas:` / `vendor cub:` line under the problem's header, the first one where there are
+two) and the tuned best (the run's closing summary, after the second look), and prints both runs'
+ratio vendor / tuned, the change, and `DROP` where the new ratio fell by more than PCT percent
+(default 4: single tuner timings move by 2-3%). A ratio, not a time, so that a GPU in another
+clock state moves both sides; a DROP is a reason to time that problem in paired rounds
+(bench_matmul --sweep BN_SWEEP_PAIRS, bench_dgemm, ...), not proof. Exit status 1 if any problem
+dropped, 2 on unreadable input. Problems in one log only are listed as such."""
+import re
+import sys
+
+HEADER = re.compile(r'^(\w+) (\S+): \d+ valid configurations')
+VENDOR = re.compile(r'^\s+vendor (\w+): ([0-9.eE+-]+) ms')
+SUMMARY = re.compile(r'^\s+(\w+) (\S+): \d+ results')
+BEST = re.compile(r'^\s+best ([0-9.eE+-]+) ms')
+
+
+def parse(path):
+    """{(kernel, problem): [vendor ms, vendor name, tuned ms]} of one log."""
+    runs = {}
+    current = None
+    in_summary = None
+    with open(path, encoding='utf-8', errors='replace') as f:
+        for line in f:
+            m = HEADER.match(line)
+            if m:
+                current = (m.group(1), m.group(2))
+                runs.setdefault(current, [None, None, None])
+                continue
+            m = VENDOR.match(line)
+            if m and current and runs[current][0] is None:
+                runs[current][0] = float(m.group(2))
+                runs[current][1] = m.group(1)
+                continue
+            m = SUMMARY.match(line)
+            if m:
+                in_summary = (m.group(1), m.group(2))
+                continue
+            m = BEST.match(line)
+            if m and in_summary:
+                runs.setdefault(in_summary, [None, None, None])[2] = float(m.group(1))
+                in_summary = None
+    return runs
+
+
+def main(argv):
+    args = [a for a in argv[1:] if not a.startswith('--')]
+    drop = 4.0
+    if '--drop' in argv:
+        i = argv.index('--drop')
+        if i + 1 >= len(argv):
+            print('--drop needs a percentage', file=sys.stderr)
+            return 2
+        drop = float(argv[i + 1])
+        args = [a for a in args if a != argv[i + 1]]
+    if len(args) != 2:
+        print(__doc__.split('\n')[0], file=sys.stderr)
+        return 2
+    try:
+        old, new = parse(args[0]), parse(args[1])
+    except OSError as e:
+        print(f'compare_runs: {e}', file=sys.stderr)
+        return 2
+    dropped = 0
+    print(f'{"problem":34} {"vendor":7} {"old":>7} {"new":>7} {"change":>8}')
+    for key in sorted(set(old) | set(new)):
+        name = f'{key[0]} {key[1]}'
+        a, b = old.get(key), new.get(key)
+        if not a or not b:
+            print(f'{name:34} only in the {"new" if b else "old"} run')
+            continue
+        if not (a[0] and a[2] and b[0] and b[2]):
+            continue                            # no vendor call (jacobi) or no result
+        ra, rb = a[0] / a[2], b[0] / b[2]
+        change = (rb / ra - 1.0) * 100.0
+        flag = '  DROP' if change < -drop else ''
+        dropped += bool(flag)
+        print(f'{name:34} {b[1]:7} {ra:6.3f}x {rb:6.3f}x {change:+7.1f}%{flag}')
+    print(f'{dropped} problems dropped by more than {drop:g}%')
+    return 1 if dropped else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
