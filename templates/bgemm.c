@@ -8,7 +8,7 @@
 /* Parameter order; must match the params table below. */
 enum {
     P_TYPE, P_MMA, P_OPA, P_OPB, P_BM, P_BN, P_BK, P_G, P_TM, P_TN, P_STAGES, P_VEC, P_SYNC, P_HINT,
-    P_LDF, P_COUNT
+    P_LDF, P_GRID, P_COUNT
 };
 
 #define BG_MAX_DIM 0x7fffffffLL
@@ -21,7 +21,7 @@ enum {
 };
 
 const char *const tpl_bgemm_reasons[R_COUNT] = {
-    [R_RANGE] = "TYPE, OPA, OPB, SYNC and LDF are 0 or 1, MMA and HINT 0..2, VEC 1, 2 or 4, "
+    [R_RANGE] = "TYPE, OPA, OPB, SYNC and LDF are 0 or 1, MMA, HINT and GRID 0..2, VEC 1, 2 or 4, "
                 "STAGES 1..4, G 1..8, tiles positive",
     [R_MMA_TYPE] = "MMA 1 and 2 (FP64 tensor cores: mma.sync m8n8k4, sm_80+; m16n8k4, sm_90+) "
                    "compute TYPE 1 (double) only, MMA 2 on sm_90+ devices only",
@@ -123,7 +123,7 @@ static int bg_valid(const int *c, const at_device_info *dev, char *why, size_t l
         if (c[p] < 0 || c[p] > (p == P_MMA ? 2 : 1))
             return bg_reject(R_RANGE, why, len);
     if (c[P_SYNC] < 0 || c[P_SYNC] > 1 || c[P_HINT] < 0 || c[P_HINT] > 2 || c[P_LDF] < 0 ||
-        c[P_LDF] > 1)
+        c[P_LDF] > 1 || c[P_GRID] < 0 || c[P_GRID] > 2)
         return bg_reject(R_RANGE, why, len);
     for (int p = P_BM; p <= P_VEC; p++)
         if (c[p] < 1)
@@ -212,10 +212,10 @@ static int bg_applicable(const int *c, const tpl_problem *p)
         return 0;
     if (c[P_G] > 1 && (m > c[P_BM] || n > c[P_BN] || c[P_G] > batch))
         return 0;
-    /* The per-product barriers, the streaming hints and the copy fast path serve the issue's batched shapes
+    /* The per-product barriers, the streaming hints, the copy fast path and the grids serve the issue's batched shapes
      * (products of 32 x 32 and more, thousands of them), so the default run's 16^3 problems
      * keep their exhaustive space and time. */
-    if ((c[P_SYNC] || c[P_HINT] || c[P_LDF]) && (m < 32 || n < 32))
+    if ((c[P_SYNC] || c[P_HINT] || c[P_LDF] || c[P_GRID]) && (m < 32 || n < 32))
         return 0;
     return 1;
 }
@@ -243,6 +243,25 @@ static int bg_aligned(const tpl_operand *o, int esz, int vec)
 {
     return o->ptr % (unsigned long long)(vec * esz) == 0 && o->ld % vec == 0 &&
            o->batch_stride % vec == 0;
+}
+
+/* Blocks of the launch for `units` work units where `resident` blocks fit on the device:
+ * GRID 0 the persistent grid (resident, at most units), 1 one block per unit (the hardware
+ * schedules blocks as others finish), 2 persistent with the turns of GRID 0 spread evenly (units
+ * / turns blocks, so no last turn runs on a few blocks). At most BG_MAX_DIM (the kernel's loop
+ * takes what is left); at least 1. */
+static long long bg_grid(int mode, long long resident, long long units)
+{
+    if (resident < 1)
+        resident = 1;
+    long long grid = resident < units ? resident : units;
+    if (mode == 1)
+        grid = units;
+    else if (mode == 2 && units > resident)
+        grid = tpl_cdiv(units, tpl_cdiv(units, resident));
+    if (grid > BG_MAX_DIM)
+        grid = BG_MAX_DIM;
+    return grid > 0 ? grid : 1;
 }
 
 /* One launch for the whole batch. AT_ERR_UNSUPPORTED for a problem of another kind than cfg's
@@ -282,16 +301,18 @@ static at_status bg_run(at_exec *ex, const int *cfg, tpl_args *args)
     int flags = (bg_aligned(oa, esz, vec) ? 1 : 0) | (bg_aligned(ob, esz, vec) ? 2 : 0) |
                 (bg_aligned(oc, esz, 16 / esz) ? 4 : 0);
     unsigned threads = (unsigned)bg_threads(cfg), smem = (unsigned)bg_smem(cfg);
+    long long units = tpl_cdiv(batch, cfg[P_G]) * tpl_cdiv(m, cfg[P_BM]) * tpl_cdiv(n, cfg[P_BN]);
+    long long ksteps = k > 0 ? tpl_cdiv(k, cfg[P_BK]) : 1;
+    /* GRID 1: a block computes one unit, so it fills at most ksteps of its STAGES slots (the
+     * kernel's slot of stage i is i mod STAGES): the unused ones are not allocated (more
+     * blocks per SM) */
+    if (cfg[P_GRID] == 1 && units <= BG_MAX_DIM && ksteps < cfg[P_STAGES])
+        smem = (unsigned)(smem / cfg[P_STAGES] * ksteps);
     int per_sm = 0;
     if ((s = ex_occupancy(ex, "bgemm", threads, smem, &per_sm)) != AT_OK)
         return s;
     int sms = ex->dev && ex->dev->sm_count > 0 ? ex->dev->sm_count : 1;
-    long long units = tpl_cdiv(batch, cfg[P_G]) * tpl_cdiv(m, cfg[P_BM]) * tpl_cdiv(n, cfg[P_BN]);
-    long long grid = (long long)per_sm * sms;
-    if (grid > units)
-        grid = units;
-    if (grid > BG_MAX_DIM)
-        grid = BG_MAX_DIM;
+    long long grid = bg_grid(cfg[P_GRID], (long long)per_sm * sms, units);
     CUdeviceptr A = oa->ptr ? oa->ptr : oc->ptr, B = ob->ptr ? ob->ptr : oc->ptr, C = oc->ptr;
     long long lda = oa->ld, sa = oa->batch_stride, ldb = ob->ld, sb = ob->batch_stride;
     long long ldc = oc->ld, sc = oc->batch_stride;
@@ -490,6 +511,9 @@ const tpl_family tpl_bgemm = {
                          "on the H200)", .omit_first = 1},
         {"LDF", 2, {0, 1}, "1: tiles inside the operands copied by a fast path (fixed offsets, "
                            "no per-copy index arithmetic or bounds checks)", .omit_first = 1},
+        {"GRID", 3, {0, 1, 2}, "blocks of the launch: 0 persistent (resident blocks), 1 one per "
+                               "work unit, 2 persistent with its turns spread evenly (no short "
+                               "last turn)", .host_only = 1, .omit_first = 1},
     },
     .valid = bg_valid,
     .accepts = bg_accepts,
