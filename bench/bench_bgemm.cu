@@ -403,7 +403,7 @@ static double bn_median(double *v, int n)
 }
 
 #define BN_SW_ROUNDS 3
-#define BN_SOAK 200     /* back-to-back calls of one soak timing (40-80 ms) */
+#define BN_SOAK 100     /* back-to-back calls of one soak timing (20-40 ms) */
 
 /* One row of the sweep for op (ours with c->ex set, else cuBLAS) against cuBLAS: per-call
  * rounds alternating with cuBLAS (paired ratio cuBLAS / ours, median), then soaks of BN_SOAK
