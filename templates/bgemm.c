@@ -478,22 +478,17 @@ static const tpl_baseline bg_baselines[] = {
     {"f64-dmma64-l", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=2,STAGES=3,VEC=2,"
      "LDF=1", "FP64 tensor cores (mma.sync m16n8k4), 64x64 tiles, 3 stages, the copy fast "
      "path (the 64^3 x 8192 winner on the H200): sm_90+"},
-    /* session 10 candidates (bench/notes_bgemm.md, round 4): one block per unit (GRID 1) with
-     * several blocks per SM, as cuBLAS launches these shapes */
+    /* the H200 winners of session 10 (bench/results/2026-11-23-H200-bgemm-s10.txt): one block
+     * per work unit (GRID 1) and several blocks per SM, as cuBLAS launches these shapes */
     {"f64-32-g1", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=2,TM=2,TN=2,STAGES=4,VEC=2,LDF=1,"
      "GRID=1", "FP64 m8n8k4, two 32x32 products per block, one block per product pair (the "
-     "unused stage slots not allocated): sm_80+"},
-    {"f64-32-k8", "TYPE=1,MMA=3,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=1,TM=1,TN=2,STAGES=2,VEC=2,LDF=1,"
-     "GRID=1", "FP64 m16n8k8, one 32x32 product per block of 4 warps, one block per product: "
-     "sm_90+"},
-    {"f64-64-g1", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=16,G=1,TM=2,TN=2,STAGES=4,VEC=2,LDF=1,"
-     "GRID=1", "FP64 m16n8k4, 64x64, K steps of 16 (126 registers: 2 blocks per SM), one block "
-     "per product: sm_90+"},
-    {"f64-64-k8", "TYPE=1,MMA=3,OPA=0,OPB=0,BM=64,BN=64,BK=16,G=1,TM=2,TN=2,STAGES=4,VEC=2,LDF=1,"
-     "GRID=1", "FP64 m16n8k8, 64x64, K steps of 16, one block per product: sm_90+"},
-    {"f64-64-w4", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=16,G=1,TM=2,TN=4,STAGES=3,VEC=2,LDF=1,"
-     "GRID=1", "FP64 m16n8k4, 64x64 by 4 warps of 32x32, 3 stages (3 blocks per SM), one block "
-     "per product: sm_90+"},
+     "unused stage slots not allocated; 1.13x cuBLAS at 32^3 x 65536 on the H200): sm_80+"},
+    {"f64-32-k8", "TYPE=1,MMA=3,OPA=0,OPB=0,BM=32,BN=32,BK=16,G=1,TM=2,TN=2,STAGES=3,VEC=2,LDF=1,"
+     "GRID=1,MINB=2", "FP64 m16n8k8, one 32x32 product per block of 2 warps, one block per "
+     "product (the 32^3 x 65536 winner on the H200): sm_90+"},
+    {"f64-64-k8", "TYPE=1,MMA=3,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=4,STAGES=2,VEC=2,LDF=1,"
+     "GRID=1", "FP64 m16n8k8, 64x64 by 4 warps of 32x32, one block per product (the 64^3 x "
+     "8192 winner on the H200): sm_90+"},
 };
 
 static const tpl_problem bg_tuning[] = {
