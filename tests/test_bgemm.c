@@ -62,6 +62,18 @@ TEST(bgemm_every_rejection_reason_is_reached)
     for (int r = 0; r < tpl_bgemm_n_reasons; r++)
         if (strcmp(err, tpl_bgemm_reasons[r]) == 0)
             seen[r]++;
+    /* MINB (out of the tuning list): 4 blocks of 256 threads need more registers than an SM
+     * has */
+    CHECK_OK(tpl_config_parse(f, "TYPE=0,MMA=0,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=4,TN=4,"
+                              "STAGES=2,VEC=4,MINB=4", cfg, err, sizeof err));
+    CHECK(!f->valid(cfg, NULL, err, sizeof err));
+    cfg[bt_param("MINB")] = 2;
+    CHECK(f->valid(cfg, NULL, err, sizeof err));
+    cfg[bt_param("MINB")] = 4;
+    f->valid(cfg, NULL, err, sizeof err);
+    for (int r = 0; r < tpl_bgemm_n_reasons; r++)
+        if (strcmp(err, tpl_bgemm_reasons[r]) == 0)
+            seen[r]++;
     for (int r = 0; r < tpl_bgemm_n_reasons; r++)
         CHECK_MSG(seen[r] > 0, "reason %d never reached: %s", r, tpl_bgemm_reasons[r]);
     free(seen);
@@ -194,8 +206,7 @@ TEST(bgemm_kernel_schedule_and_loaders_on_the_cpu)
         "TYPE=1 MMA=2 OPA=0 OPB=1 BM=32 BN=32 BK=16 G=2 TM=2 TN=4 STAGES=4 VEC=1 SYNC=1",
         "TYPE=0 MMA=0 OPA=0 OPB=1 BM=64 BN=64 BK=32 G=2 TM=8 TN=4 STAGES=3 VEC=4 SYNC=1 LDF=1",
         "TYPE=1 MMA=1 OPA=1 OPB=0 BM=32 BN=32 BK=32 G=2 TM=2 TN=4 STAGES=2 VEC=2 LDF=1",
-        "TYPE=1 MMA=3 OPA=1 OPB=1 BM=32 BN=32 BK=16 G=2 TM=1 TN=2 STAGES=3 VEC=2 MINB=2",
-        "TYPE=1 MMA=3 OPA=0 OPB=0 BM=64 BN=64 BK=16 G=1 TM=2 TN=2 STAGES=4 VEC=2 LDF=1",
+        "TYPE=1 MMA=3 OPA=0 OPB=1 BM=32 BN=32 BK=16 G=2 TM=1 TN=2 STAGES=3 VEC=2 LDF=1 MINB=2",
     };
     FILE *src = fopen("tests/bgemm_host.cpp", "r");
     if (!src) {
