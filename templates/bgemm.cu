@@ -44,6 +44,9 @@
 #ifndef LDF
 #define LDF 0           // 1: tiles wholly inside the operands are copied by a fast path (each thread's 16-byte copies at fixed offsets from its first: no per-copy index arithmetic or bounds checks)
 #endif
+#ifndef GRID
+#define GRID 0          // host-only (bgemm.c's launch, never passed here): 0 persistent grid, 1 one block per work unit, 2 persistent with even turns; the kernel runs any grid
+#endif
 #ifndef MINB
 #define MINB 1          // blocks per SM the kernel is compiled for (__launch_bounds__'s second argument: registers at most 64K / (MINB threads)); 1: no bound
 #endif
