@@ -1,14 +1,25 @@
 /* bench_bgemm.cu: strided batched GEMM through at_gemm_strided_batched (the family its
- * choice rule or the stored measurements pick) against cublas{S,D}gemmStridedBatched. */
+ * choice rule or the stored measurements pick) against cublas{S,D}gemmStridedBatched; with
+ * BENCH_BGEMM_SWEEP, given bgemm configurations run directly beside cuBLAS (paired rounds,
+ * back-to-back rows with the SM clock and board power from NVML). */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "bench_error.cuh"
 #include "bench_timer.h"
 #include "autotune.h"
+extern "C" {                    /* the library's internal headers are C */
+#include "cudrv.h"
+#include "exec.h"
+#include "tpl.h"
+}
 
 #define BN_CUDA(call) do { cudaError_t bn_e = (call); if (bn_e != cudaSuccess) { \
     fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(bn_e)); \
@@ -84,11 +95,32 @@ typedef struct bn_call {
     void *A, *B, *C;
     at_handle *h;
     cublasHandle_t cublas;
+    at_exec *ex;                /* the sweep's compiled configuration, else the API */
+    const int *cfg;
 } bn_call;
 
 static int bn_ours(const bn_call *c)
 {
     const bn_shape *s = &c->s;
+    if (c->ex) {                /* the sweep: the family's run with one compiled configuration */
+        tpl_args a;
+        memset(&a, 0, sizeof a);
+        a.problem.n_dims = 3;
+        a.problem.dims[0] = s->m;
+        a.problem.dims[1] = s->n;
+        a.problem.dims[2] = s->k;
+        a.problem.dtype = c->f64 ? AT_R_64F : AT_R_32F;
+        a.problem.batch = s->batch;
+        a.operand[TPL_GEMM_A] = (tpl_operand){(CUdeviceptr)c->A, s->k, (long long)s->m * s->k};
+        a.operand[TPL_GEMM_B] = (tpl_operand){(CUdeviceptr)c->B, s->n, (long long)s->k * s->n};
+        a.operand[TPL_GEMM_C] = (tpl_operand){(CUdeviceptr)c->C, s->n, (long long)s->m * s->n};
+        a.scalar[TPL_GEMM_ALPHA] = 1.0;
+        a.scalar[TPL_GEMM_BETA] = 0.0;
+        at_status r = tpl_find("bgemm")->run(c->ex, c->cfg, &a);
+        if (r != AT_OK)
+            fprintf(stderr, "bgemm run: %s: %s\n", at_status_string(r), c->ex->errmsg);
+        return r != AT_OK;
+    }
     at_status st = at_gemm_strided_batched(
         c->h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, s->m, s->n, s->k, c->f64 ? AT_R_64F : AT_R_32F, 1.0,
         c->A, s->k, (long long)s->m * s->k, c->B, s->n, (long long)s->k * s->n, 0.0, c->C, s->n,
@@ -141,10 +173,10 @@ static double bn_time(int (*op)(const bn_call *), const bn_call *c)
     return bench_time_ms(bn_timed_call, &t, 20, 300.0);
 }
 
-/* Back-to-back: BN_B2B calls of op between one pair of events (the host's per-call work
+/* Back-to-back: calls calls of op between one pair of events (the host's per-call work
  * overlaps the GPU's), 5 times; the median per call in ms, -1 if a call failed. */
 #define BN_B2B 10
-static double bn_time_b2b(int (*op)(const bn_call *), const bn_call *c)
+static double bn_time_b2b_n(int (*op)(const bn_call *), const bn_call *c, int calls)
 {
     cudaEvent_t e0, e1;
     double t[5];
@@ -156,18 +188,23 @@ static double bn_time_b2b(int (*op)(const bn_call *), const bn_call *c)
     for (int r = 0; r < 5; r++) {
         float ms = 0;
         BN_CUDA(cudaEventRecord(e0, 0));
-        for (int i = 0; i < BN_B2B; i++)
+        for (int i = 0; i < calls; i++)
             if (op(c))
                 return -1;
         BN_CUDA(cudaEventRecord(e1, 0));
         BN_CUDA(cudaEventSynchronize(e1));
         BN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-        t[r] = ms / BN_B2B;
+        t[r] = ms / calls;
     }
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
     qsort(t, 5, sizeof t[0], bench_cmp_double);
     return t[2];
+}
+
+static double bn_time_b2b(int (*op)(const bn_call *), const bn_call *c)
+{
+    return bn_time_b2b_n(op, c, BN_B2B);
 }
 
 /* Poisons C with NaN, runs op once, returns ||C - R|| / ||R|| (inf if any element is not
@@ -193,6 +230,284 @@ static double bn_check(int (*op)(const bn_call *), const bn_call *c, const doubl
 static double bn_tolerance(int f64, int k)
 {
     return f64 ? (8.0 * sqrt((double)k) + 8.0) * ldexp(1.0, -53) : 4e-7 * sqrt((double)k) + 1e-6;
+}
+
+/* ---- the sweep (BENCH_BGEMM_SWEEP): configurations compiled here, beside cuBLAS ---- */
+
+typedef struct bn_kernel {
+    int cfg[TPL_MAX_PARAMS];
+    char text[TPL_CONFIG_LEN];
+    void *cubin;
+    size_t size;
+    at_status status;
+    char *log;
+    CUmodule mod;
+    at_exec ex;
+    char err[1024];
+} bn_kernel;
+
+typedef struct bn_pool {
+    bn_kernel *k;
+    int n, next;
+    const char *arch;
+    pthread_mutex_t lock;
+} bn_pool;
+
+static void *bn_compile_worker(void *arg)
+{
+    bn_pool *p = (bn_pool *)arg;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        int i = p->next++;
+        pthread_mutex_unlock(&p->lock);
+        if (i >= p->n)
+            return NULL;
+        bn_kernel *k = &p->k[i];
+        k->status = tpl_compile(tpl_find("bgemm"), k->cfg, p->arch, &k->cubin, &k->size, &k->log);
+    }
+}
+
+/* The configurations of `list` (texts separated by ';', at most max) parsed, checked valid on
+ * dev, compiled (16 threads) and loaded into k; a text that does not parse or is not valid is
+ * reported and left out. Returns the count, -1 if a compile or load fails (reported). */
+static int bn_build(const cudrv *cu, const at_device_info *dev, const char *list, bn_kernel *k,
+                    int max)
+{
+    const tpl_family *f = tpl_find("bgemm");
+    int n = 0;
+    char *copy = strdup(list);
+    for (char *tok = strtok(copy, ";"); tok && n < max; tok = strtok(NULL, ";")) {
+        char err[256];
+        while (*tok == ' ' || *tok == '\n')
+            tok++;
+        if (!*tok)
+            continue;
+        if (tpl_config_parse(f, tok, k[n].cfg, err, sizeof err) != AT_OK) {
+            fprintf(stderr, "bad configuration %s: %s\n", tok, err);
+            continue;
+        }
+        tpl_config_format(f, k[n].cfg, k[n].text, sizeof k[n].text);
+        if (!f->valid(k[n].cfg, dev, err, sizeof err)) {
+            printf("skip (not valid here: %s): %s\n", err, k[n].text);
+            continue;
+        }
+        n++;
+    }
+    free(copy);
+    bn_pool p = {k, n, 0, dev->arch, PTHREAD_MUTEX_INITIALIZER};
+    pthread_t th[16];
+    int nt = n < 16 ? n : 16;
+    for (int i = 0; i < nt; i++)
+        pthread_create(&th[i], NULL, bn_compile_worker, &p);
+    for (int i = 0; i < nt; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < n; i++) {
+        if (k[i].status != AT_OK || cu->ModuleLoadData(&k[i].mod, k[i].cubin) != CUDA_SUCCESS) {
+            fprintf(stderr, "%s: %s %s\n", k[i].text, at_status_string(k[i].status),
+                    k[i].log ? k[i].log : "");
+            return -1;
+        }
+        ex_init(&k[i].ex, cu, dev, k[i].mod, 0, k[i].err, sizeof k[i].err);
+    }
+    return n;
+}
+
+/* NVML through dlopen (no link-time dependency): a thread samples the SM clock (MHz) and the
+ * board power (mW) every 2 ms between bn_nv_begin and bn_nv_end. */
+typedef struct bn_nvml {
+    int (*clock)(void *, int, unsigned *);
+    int (*power)(void *, unsigned *);
+    void *dev;
+    int on, stop, n;
+    double mhz, mw;
+    pthread_t th;
+    pthread_mutex_t lock;
+} bn_nvml;
+
+static void *bn_nv_thread(void *arg)
+{
+    bn_nvml *v = (bn_nvml *)arg;
+    for (;;) {
+        pthread_mutex_lock(&v->lock);
+        int stop = v->stop, on = v->on;
+        pthread_mutex_unlock(&v->lock);
+        if (stop)
+            return NULL;
+        if (on) {
+            unsigned mhz = 0, mw = 0;
+            int ok = v->clock(v->dev, 1 /* NVML_CLOCK_SM */, &mhz) == 0 &&
+                     v->power(v->dev, &mw) == 0;
+            pthread_mutex_lock(&v->lock);
+            if (ok && v->on) {
+                v->mhz += mhz;
+                v->mw += mw;
+                v->n++;
+            }
+            pthread_mutex_unlock(&v->lock);
+        }
+        usleep(2000);
+    }
+}
+
+/* 1 if NVML answered (the sampler runs), else 0 (the rows then print no clock). */
+static int bn_nv_open(bn_nvml *v)
+{
+    memset(v, 0, sizeof *v);
+    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+    if (!lib)
+        return 0;
+    int (*init)(void) = (int (*)(void))dlsym(lib, "nvmlInit_v2");
+    int (*handle)(unsigned, void **) =
+        (int (*)(unsigned, void **))dlsym(lib, "nvmlDeviceGetHandleByIndex_v2");
+    v->clock = (int (*)(void *, int, unsigned *))dlsym(lib, "nvmlDeviceGetClockInfo");
+    v->power = (int (*)(void *, unsigned *))dlsym(lib, "nvmlDeviceGetPowerUsage");
+    pthread_mutex_init(&v->lock, NULL);
+    if (!init || !handle || !v->clock || !v->power || init() != 0 || handle(0, &v->dev) != 0 ||
+        pthread_create(&v->th, NULL, bn_nv_thread, v) != 0) {
+        v->clock = NULL;
+        return 0;
+    }
+    return 1;
+}
+
+static void bn_nv_begin(bn_nvml *v)
+{
+    if (!v->clock)
+        return;
+    pthread_mutex_lock(&v->lock);
+    v->mhz = v->mw = 0;
+    v->n = 0;
+    v->on = 1;
+    pthread_mutex_unlock(&v->lock);
+}
+
+/* Mean SM clock (MHz) and power (W) since bn_nv_begin; 0 without samples. */
+static void bn_nv_end(bn_nvml *v, double *mhz, double *w)
+{
+    *mhz = *w = 0;
+    if (!v->clock)
+        return;
+    pthread_mutex_lock(&v->lock);
+    v->on = 0;
+    if (v->n) {
+        *mhz = v->mhz / v->n;
+        *w = v->mw / v->n / 1000.0;
+    }
+    pthread_mutex_unlock(&v->lock);
+}
+
+static double bn_median(double *v, int n)
+{
+    qsort(v, n, sizeof v[0], bench_cmp_double);
+    return v[n / 2];
+}
+
+#define BN_SW_ROUNDS 3
+#define BN_SOAK 100     /* back-to-back calls of one soak timing (20-40 ms) */
+
+/* One row of the sweep for op (ours with c->ex set, else cuBLAS) against cuBLAS: per-call
+ * rounds alternating with cuBLAS (paired ratio cuBLAS / ours, median), then soaks of BN_SOAK
+ * back-to-back calls alternating likewise with the mean SM clock and power of each side.
+ * Prints the row. */
+static void bn_sweep_row(const bn_call *c, bn_nvml *nv, double err, double tol, const char *text)
+{
+    bn_call v = *c;
+    v.ex = NULL;
+    double flop = 2.0 * c->s.m * c->s.n * (double)c->s.k * c->s.batch;
+    double po[BN_SW_ROUNDS], pv[BN_SW_ROUNDS], pr[BN_SW_ROUNDS];
+    double so[BN_SW_ROUNDS], sv[BN_SW_ROUNDS], sr[BN_SW_ROUNDS];
+    double mo = 0, wo = 0, mv = 0, wv = 0;
+    for (int r = 0; r < BN_SW_ROUNDS; r++) {
+        for (int side = 0; side < 2; side++) {
+            int ours = (side + r) % 2 == 0;
+            double t = bn_time(ours ? bn_ours : bn_vendor, ours ? c : &v);
+            (ours ? po : pv)[r] = t;
+        }
+        pr[r] = po[r] > 0 && pv[r] > 0 ? pv[r] / po[r] : -1;
+        for (int side = 0; side < 2; side++) {
+            int ours = (side + r) % 2 == 0;
+            double mhz, w;
+            bn_nv_begin(nv);
+            double t = bn_time_b2b_n(ours ? bn_ours : bn_vendor, ours ? c : &v, BN_SOAK);
+            bn_nv_end(nv, &mhz, &w);
+            (ours ? so : sv)[r] = t;
+            *(ours ? &mo : &mv) += mhz / BN_SW_ROUNDS;
+            *(ours ? &wo : &wv) += w / BN_SW_ROUNDS;
+        }
+        sr[r] = so[r] > 0 && sv[r] > 0 ? sv[r] / so[r] : -1;
+    }
+    double to = bn_median(po, BN_SW_ROUNDS), tv = bn_median(pv, BN_SW_ROUNDS);
+    double bo = bn_median(so, BN_SW_ROUNDS), bv = bn_median(sv, BN_SW_ROUNDS);
+    printf("  %8.4f %6.2f %8.4f %6.3fx | %8.4f %8.4f %6.3fx | %4.0f %3.0f | %4.0f %3.0f | %.2e%s %s\n",
+           to, to > 0 ? flop / to / 1e9 : 0, tv, bn_median(pr, BN_SW_ROUNDS), bo, bv,
+           bn_median(sr, BN_SW_ROUNDS), mo, wo, mv, wv, err,
+           err >= 0 && err <= tol ? "" : " ** FAILED **", text);
+    fflush(stdout);
+}
+
+/* The sweep: every configuration of `list` at every shape of `shapes` ("MxNxK[:f64]:bN",
+ * space-separated) that it serves, one row each (bn_sweep_row; with BENCH_BGEMM_SWEEP_CHECK
+ * only the error). 0, or 1 if a kernel did not
+ * build or a row failed its check. */
+static int bn_sweep(const cudrv *cu, const at_device_info *dev, const char *list,
+                    const char *shapes, bn_call base, double *R, double *sums)
+{
+    bn_kernel *k = (bn_kernel *)calloc(128, sizeof *k);
+    int n = bn_build(cu, dev, list, k, 128), fails = 0;
+    if (n < 0)
+        return 1;
+    bn_nvml nv;
+    int have_nv = bn_nv_open(&nv);
+    int check_only = getenv("BENCH_BGEMM_SWEEP_CHECK") != NULL;     /* errors only (profiles) */
+    printf("\nsweep (NVML %s): per call: ours ms, TF/s, cuBLAS ms, median of %d paired ratios "
+           "cuBLAS/ours (alternating order) | back-to-back (%d calls between events, per call ms, "
+           "median of 5, %d paired rounds): ours, cuBLAS, ratio | mean SM MHz and W during "
+           "ours' back-to-back | during cuBLAS's | error, configuration\n",
+           have_nv ? "on" : "off", BN_SW_ROUNDS, BN_SOAK, BN_SW_ROUNDS);
+    char *sh = strdup(shapes);
+    for (char *tok = strtok(sh, " "); tok; tok = strtok(NULL, " ")) {
+        bn_shape s = {0, 0, 0, 1};
+        if (sscanf(tok, "%dx%dx%d", &s.m, &s.n, &s.k) != 3 || !strstr(tok, ":b"))
+            continue;
+        s.batch = atoi(strstr(tok, ":b") + 2);
+        int f64 = strstr(tok, ":f64") != NULL;
+        bn_call c = base;
+        c.f64 = f64;
+        c.s = s;
+        size_t na = (size_t)s.m * s.k * s.batch, nb = (size_t)s.k * s.n * s.batch;
+        bn_fill<<<1024, 256>>>(c.A, na, f64, 0x5eedull, 0, 0);
+        bn_fill<<<1024, 256>>>(c.B, nb, f64, 0x5eedull ^ 0xabcdefull, 0, 0);
+        bn_reference<<<8192, 256>>>(c.A, c.B, R, s.m, s.n, s.k, s.batch, f64);
+        BN_CUDA(cudaDeviceSynchronize());
+        tpl_problem p = TPL_PROBLEM(3, {s.m, s.n, s.k});
+        p.dtype = f64 ? AT_R_64F : AT_R_32F;
+        p.batch = s.batch;
+        double tol = bn_tolerance(f64, s.k), ev = bn_check(bn_vendor, &c, R, sums);
+        printf("\nsweep %s: cuBLAS error %.2e (tolerance %.2e)\n", tok, ev, tol);
+        for (int i = 0; i < n; i++) {
+            if (!tpl_find("bgemm")->applicable(k[i].cfg, &p))
+                continue;
+            c.ex = &k[i].ex;
+            c.cfg = k[i].cfg;
+            double e = bn_check(bn_ours, &c, R, sums);
+            if (e < 0 || e > tol)
+                fails++;
+            if (e >= 0 && !check_only)
+                bn_sweep_row(&c, &nv, e, tol, k[i].text);
+            else
+                printf("  error %.2e%s %s\n", e, e >= 0 && e <= tol ? "" : " ** FAILED **",
+                       k[i].text);
+        }
+    }
+    free(sh);
+    for (int i = 0; i < n; i++) {
+        ex_release(&k[i].ex);
+        cu->ModuleUnload(k[i].mod);
+        free(k[i].cubin);
+        free(k[i].log);
+    }
+    free(k);
+    return fails ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -245,6 +560,27 @@ int main(int argc, char **argv)
     BN_CUDA(cudaMalloc(&C, max_c * 8));
     BN_CUDA(cudaMalloc(&R, max_c * sizeof(double)));
     BN_CUDA(cudaMalloc(&sums, 3 * sizeof(double)));
+    const char *sweep = getenv("BENCH_BGEMM_SWEEP");    /* "cfg;cfg;..." */
+    if (sweep) {
+        const char *shapes = getenv("BENCH_BGEMM_SWEEP_SHAPES");
+        const cudrv *cu = cudrv_get(&s, NULL, 0);
+        at_device_info dev;
+        char msg[256];
+        if (!cu || cudrv_device_info(cu, 0, &dev, msg, sizeof msg) != AT_OK) {
+            fprintf(stderr, "driver: %s\n", msg);
+            return 1;
+        }
+        bn_call base = {0, bn_shapes[0], A, B, C, h, cublas, NULL, NULL};
+        int rc = bn_sweep(cu, &dev, sweep, shapes ? shapes : "64x64x64:f64:b8192", base, R, sums);
+        cudaFree(A);
+        cudaFree(B);
+        cudaFree(C);
+        cudaFree(R);
+        cudaFree(sums);
+        cublasDestroy(cublas);
+        at_destroy(h);
+        return rc;
+    }
     int failures = 0;
     for (int f64 = 0; f64 < 2; f64++) {
         const char *tname = f64 ? "f64" : "f32";
@@ -256,7 +592,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < BN_NSHAPES; i++) {
             if (max_dim && bn_shapes[i].m > atoi(max_dim))
                 continue;
-            bn_call c = {f64, bn_shapes[i], A, B, C, h, cublas};
+            bn_call c = {f64, bn_shapes[i], A, B, C, h, cublas, NULL, NULL};
             const bn_shape *x = &c.s;
             size_t na = (size_t)x->m * x->k * x->batch, nb = (size_t)x->k * x->n * x->batch;
             unsigned long long seed = 0xb9e3ull * (unsigned long long)(i + 1) + (unsigned)f64;

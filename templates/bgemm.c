@@ -8,7 +8,7 @@
 /* Parameter order; must match the params table below. */
 enum {
     P_TYPE, P_MMA, P_OPA, P_OPB, P_BM, P_BN, P_BK, P_G, P_TM, P_TN, P_STAGES, P_VEC, P_SYNC, P_HINT,
-    P_LDF, P_COUNT
+    P_LDF, P_GRID, P_MINB, P_COUNT
 };
 
 #define BG_MAX_DIM 0x7fffffffLL
@@ -17,24 +17,25 @@ enum {
 /* ---- rejection reasons (each reachable; tests/test_bgemm.c scans for every one) ---- */
 enum {
     R_RANGE, R_MMA_TYPE, R_VEC, R_TILE, R_ASPECT, R_THREADS, R_REGS, R_REUSE, R_GROUP, R_SMEM,
-    R_SYNC, R_LDF, R_COUNT
+    R_SYNC, R_LDF, R_MINB, R_COUNT
 };
 
 const char *const tpl_bgemm_reasons[R_COUNT] = {
-    [R_RANGE] = "TYPE, OPA, OPB, SYNC and LDF are 0 or 1, MMA and HINT 0..2, VEC 1, 2 or 4, "
-                "STAGES 1..4, G 1..8, tiles positive",
-    [R_MMA_TYPE] = "MMA 1 and 2 (FP64 tensor cores: mma.sync m8n8k4, sm_80+; m16n8k4, sm_90+) "
-                   "compute TYPE 1 (double) only, MMA 2 on sm_90+ devices only",
+    [R_RANGE] = "TYPE, OPA, OPB, SYNC and LDF are 0 or 1, HINT and GRID 0..2, MMA 0..3, VEC 1, 2 "
+                "or 4, STAGES 1..4, G 1..8, MINB 1..4, tiles positive",
+    [R_MMA_TYPE] = "MMA 1..3 (FP64 tensor cores: mma.sync m8n8k4, sm_80+; m16n8k4 and m16n8k8, "
+                   "sm_90+) compute TYPE 1 (double) only, MMA 2 and 3 on sm_90+ devices only",
     [R_VEC] = "VEC is one 16-byte copy (4 floats, 2 doubles) or element copies (1): narrower "
               "vectors add nothing (the kernel copies elements where alignment fails); VEC 1 "
               "and STAGES 1 (no copy in flight) only in the fallback shape (16 x 16 tiles, "
               "one product of one warp, TM 2, TN 4)",
-    [R_TILE] = "tiles must divide: BM by TM and BN by TN (MMA 1, 2: by 8 TM (MMA 2: 16 TM) and "
-               "8 TN, the warp's mma tiles), BK by one 16-byte read (MMA: by 4)",
+    [R_TILE] = "tiles must divide: BM by TM and BN by TN (MMA 1..3: by 8 TM (MMA 2, 3: 16 TM) "
+               "and 8 TN, the warp's mma tiles), BK by one 16-byte read (MMA: by the mma's depth, "
+               "4; MMA 3: 8)",
     [R_ASPECT] = "tile aspect beyond 2:1 (BM:BN or TM:TN) moves more data per FMA",
     [R_THREADS] = "G x threads per product must be 32..512 threads, whole warps",
     [R_REGS] = "accumulators and fragments above 128 registers per thread (FFMA: TM x TN "
-               "elements and the fragments; MMA: TM x TN tiles of 2 (MMA 2: 4) doubles)",
+               "elements and the fragments; MMA: TM x TN tiles of 2 (MMA 2, 3: 4) doubles)",
     [R_REUSE] = "thread tile below 8 elements (TM x TN < 8): too few FMAs per shared-memory read",
     [R_GROUP] = "several products per block (G > 1) only for tiles of at most 64 x 64 (small "
                 "matrices)",
@@ -46,6 +47,9 @@ const char *const tpl_bgemm_reasons[R_COUNT] = {
               "the A and B tiles alike, copying threads a multiple of the 16-byte chunks of a "
               "tile row and a tile's chunks a multiple of the copying threads (each thread's "
               "copies one column, rows apart); elsewhere it would compile the same kernel as LDF 0",
+    [R_MINB] = "MINB blocks of the block's threads must fit an SM (threads, shared memory with 1 KB "
+               "reserved per block) and leave each thread the registers of its accumulators and "
+               "fragments plus 40 (64K registers / (MINB threads))",
 };
 const int tpl_bgemm_n_reasons = R_COUNT;
 
@@ -60,10 +64,10 @@ static int bg_esz(const int *c)
     return c[P_TYPE] ? 8 : 4;
 }
 
-/* Rows of one mma tile: 16 for m16n8k4 (MMA 2), else 8. */
+/* Rows of one mma tile: 16 for m16n8k4 and m16n8k8 (MMA 2, 3), else 8. */
 static int bg_mr(const int *c)
 {
-    return c[P_MMA] == 2 ? 16 : 8;
+    return c[P_MMA] >= 2 ? 16 : 8;
 }
 
 /* Threads of one product (as TPP in bgemm.cu). */
@@ -120,24 +124,25 @@ static int bg_valid(const int *c, const at_device_info *dev, char *why, size_t l
     if (why && len)
         why[0] = '\0';
     for (int p = P_TYPE; p <= P_OPB; p++)
-        if (c[p] < 0 || c[p] > (p == P_MMA ? 2 : 1))
+        if (c[p] < 0 || c[p] > (p == P_MMA ? 3 : 1))
             return bg_reject(R_RANGE, why, len);
     if (c[P_SYNC] < 0 || c[P_SYNC] > 1 || c[P_HINT] < 0 || c[P_HINT] > 2 || c[P_LDF] < 0 ||
-        c[P_LDF] > 1)
+        c[P_LDF] > 1 || c[P_GRID] < 0 || c[P_GRID] > 2 || c[P_MINB] < 1 || c[P_MINB] > 4)
         return bg_reject(R_RANGE, why, len);
     for (int p = P_BM; p <= P_VEC; p++)
         if (c[p] < 1)
             return bg_reject(R_RANGE, why, len);
     if (c[P_STAGES] > 4 || c[P_G] > 8 || (c[P_VEC] != 1 && c[P_VEC] != 2 && c[P_VEC] != 4))
         return bg_reject(R_RANGE, why, len);
-    if ((c[P_MMA] && !c[P_TYPE]) || (c[P_MMA] == 2 && dev && dev->cc_major < 9))
+    if ((c[P_MMA] && !c[P_TYPE]) || (c[P_MMA] >= 2 && dev && dev->cc_major < 9))
         return bg_reject(R_MMA_TYPE, why, len);
     int esz = bg_esz(c), kv = 16 / esz;
     if ((c[P_VEC] != 1 && c[P_VEC] != kv) ||
         ((c[P_VEC] == 1 || c[P_STAGES] == 1) && !bg_fallback_shape(c)))
         return bg_reject(R_VEC, why, len);
     int mt = c[P_MMA] ? bg_mr(c) * c[P_TM] : c[P_TM], nt = c[P_MMA] ? 8 * c[P_TN] : c[P_TN];
-    if (c[P_BM] % mt || c[P_BN] % nt || c[P_BK] % (c[P_MMA] ? 4 : kv) || c[P_BK] % c[P_VEC] ||
+    int mk = c[P_MMA] == 3 ? 8 : c[P_MMA] ? 4 : kv;
+    if (c[P_BM] % mt || c[P_BN] % nt || c[P_BK] % mk || c[P_BK] % c[P_VEC] ||
         c[P_BM] % c[P_VEC] || c[P_BN] % c[P_VEC])
         return bg_reject(R_TILE, why, len);
     if (c[P_BM] > 2 * c[P_BN] || c[P_BN] > 2 * c[P_BM] || c[P_TM] > 2 * c[P_TN] ||
@@ -148,8 +153,9 @@ static int bg_valid(const int *c, const at_device_info *dev, char *why, size_t l
         threads > (dev ? dev->max_threads_per_block : 1024))
         return bg_reject(R_THREADS, why, len);
     int words = esz / 4;
+    int kq = c[P_MMA] == 3 ? 2 : 1;   /* m16n8k8: two k halves per fragment */
     int regs = c[P_MMA] ? c[P_TM] * c[P_TN] * bg_mr(c) / 2 +
-                              2 * (c[P_TM] * bg_mr(c) / 8 + c[P_TN])
+                              2 * kq * (c[P_TM] * bg_mr(c) / 8 + c[P_TN])
                         : words * (c[P_TM] * c[P_TN] + kv * (c[P_TM] + c[P_TN]));
     if ((c[P_MMA] && c[P_TM] * c[P_TN] * bg_mr(c) / 4 > 64) || regs > 128 ||
         (long long)(regs + 40) * threads > (dev ? dev->regs_per_block : 65536))
@@ -164,6 +170,11 @@ static int bg_valid(const int *c, const at_device_info *dev, char *why, size_t l
         return bg_reject(R_SYNC, why, len);
     if (c[P_LDF] && !bg_fast_copies(c))
         return bg_reject(R_LDF, why, len);
+    if (c[P_MINB] > 1 &&
+        (threads * c[P_MINB] > (dev && dev->max_threads_per_sm ? dev->max_threads_per_sm : 2048) ||
+         c[P_MINB] * (bg_smem(c) + 1024) > (dev && dev->smem_per_sm ? dev->smem_per_sm : 228 * 1024) ||
+         (long long)(regs + 40) * threads * c[P_MINB] > (dev && dev->regs_per_sm ? dev->regs_per_sm : 65536)))
+        return bg_reject(R_MINB, why, len);
     return 1;
 }
 
@@ -212,10 +223,12 @@ static int bg_applicable(const int *c, const tpl_problem *p)
         return 0;
     if (c[P_G] > 1 && (m > c[P_BM] || n > c[P_BN] || c[P_G] > batch))
         return 0;
-    /* The per-product barriers, the streaming hints and the copy fast path serve the issue's batched shapes
+    /* The per-product barriers, the streaming hints, the copy fast path, the grids, the
+     * register bound and m16n8k8 serve the issue's batched shapes
      * (products of 32 x 32 and more, thousands of them), so the default run's 16^3 problems
      * keep their exhaustive space and time. */
-    if ((c[P_SYNC] || c[P_HINT] || c[P_LDF]) && (m < 32 || n < 32))
+    if ((c[P_SYNC] || c[P_HINT] || c[P_LDF] || c[P_GRID] || c[P_MINB] > 1 || c[P_MMA] == 3) &&
+        (m < 32 || n < 32))
         return 0;
     return 1;
 }
@@ -226,12 +239,12 @@ static int bg_deterministic(const int *cfg)
     return 1;
 }
 
-/* MMA 1 needs sm_80+ (mma.sync m8n8k4 f64, cp.async), MMA 2 sm_90+ (m16n8k4 f64); FFMA runs
- * everywhere. */
+/* MMA 1 needs sm_80+ (mma.sync m8n8k4 f64, cp.async), MMA 2 and 3 sm_90+ (m16n8k4, m16n8k8
+ * f64); FFMA runs everywhere. */
 static const char *bg_target_arch(const int *cfg, const char *arch)
 {
     int cc = 0;
-    if (cfg[P_MMA] && sscanf(arch, "sm_%d", &cc) == 1 && cc < (cfg[P_MMA] == 2 ? 90 : 80))
+    if (cfg[P_MMA] && sscanf(arch, "sm_%d", &cc) == 1 && cc < (cfg[P_MMA] >= 2 ? 90 : 80))
         return NULL;
     return arch;
 }
@@ -243,6 +256,25 @@ static int bg_aligned(const tpl_operand *o, int esz, int vec)
 {
     return o->ptr % (unsigned long long)(vec * esz) == 0 && o->ld % vec == 0 &&
            o->batch_stride % vec == 0;
+}
+
+/* Blocks of the launch for `units` work units where `resident` blocks fit on the device:
+ * GRID 0 the persistent grid (resident, at most units), 1 one block per unit (the hardware
+ * schedules blocks as others finish), 2 persistent with the turns of GRID 0 spread evenly (units
+ * / turns blocks, so no last turn runs on a few blocks). At most BG_MAX_DIM (the kernel's loop
+ * takes what is left); at least 1. */
+static long long bg_grid(int mode, long long resident, long long units)
+{
+    if (resident < 1)
+        resident = 1;
+    long long grid = resident < units ? resident : units;
+    if (mode == 1)
+        grid = units;
+    else if (mode == 2 && units > resident)
+        grid = tpl_cdiv(units, tpl_cdiv(units, resident));
+    if (grid > BG_MAX_DIM)
+        grid = BG_MAX_DIM;
+    return grid > 0 ? grid : 1;
 }
 
 /* One launch for the whole batch. AT_ERR_UNSUPPORTED for a problem of another kind than cfg's
@@ -282,16 +314,18 @@ static at_status bg_run(at_exec *ex, const int *cfg, tpl_args *args)
     int flags = (bg_aligned(oa, esz, vec) ? 1 : 0) | (bg_aligned(ob, esz, vec) ? 2 : 0) |
                 (bg_aligned(oc, esz, 16 / esz) ? 4 : 0);
     unsigned threads = (unsigned)bg_threads(cfg), smem = (unsigned)bg_smem(cfg);
+    long long units = tpl_cdiv(batch, cfg[P_G]) * tpl_cdiv(m, cfg[P_BM]) * tpl_cdiv(n, cfg[P_BN]);
+    long long ksteps = k > 0 ? tpl_cdiv(k, cfg[P_BK]) : 1;
+    /* GRID 1: a block computes one unit, so it fills at most ksteps of its STAGES slots (the
+     * kernel's slot of stage i is i mod STAGES): the unused ones are not allocated (more
+     * blocks per SM) */
+    if (cfg[P_GRID] == 1 && units <= BG_MAX_DIM && ksteps < cfg[P_STAGES])
+        smem = (unsigned)(smem / cfg[P_STAGES] * ksteps);
     int per_sm = 0;
     if ((s = ex_occupancy(ex, "bgemm", threads, smem, &per_sm)) != AT_OK)
         return s;
     int sms = ex->dev && ex->dev->sm_count > 0 ? ex->dev->sm_count : 1;
-    long long units = tpl_cdiv(batch, cfg[P_G]) * tpl_cdiv(m, cfg[P_BM]) * tpl_cdiv(n, cfg[P_BN]);
-    long long grid = (long long)per_sm * sms;
-    if (grid > units)
-        grid = units;
-    if (grid > BG_MAX_DIM)
-        grid = BG_MAX_DIM;
+    long long grid = bg_grid(cfg[P_GRID], (long long)per_sm * sms, units);
     CUdeviceptr A = oa->ptr ? oa->ptr : oc->ptr, B = ob->ptr ? ob->ptr : oc->ptr, C = oc->ptr;
     long long lda = oa->ld, sa = oa->batch_stride, ldb = ob->ld, sb = ob->batch_stride;
     long long ldc = oc->ld, sc = oc->batch_stride;
@@ -444,6 +478,17 @@ static const tpl_baseline bg_baselines[] = {
     {"f64-dmma64-l", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=2,STAGES=3,VEC=2,"
      "LDF=1", "FP64 tensor cores (mma.sync m16n8k4), 64x64 tiles, 3 stages, the copy fast "
      "path (the 64^3 x 8192 winner on the H200): sm_90+"},
+    /* the H200 winners of session 10 (bench/results/2026-11-23-H200-bgemm-s10.txt): one block
+     * per work unit (GRID 1) and several blocks per SM, as cuBLAS launches these shapes */
+    {"f64-32-g1", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=2,TM=2,TN=2,STAGES=4,VEC=2,LDF=1,"
+     "GRID=1", "FP64 m8n8k4, two 32x32 products per block, one block per product pair (the "
+     "unused stage slots not allocated; 1.13x cuBLAS at 32^3 x 65536 on the H200): sm_80+"},
+    {"f64-32-k8", "TYPE=1,MMA=3,OPA=0,OPB=0,BM=32,BN=32,BK=16,G=1,TM=2,TN=2,STAGES=3,VEC=2,LDF=1,"
+     "GRID=1,MINB=2", "FP64 m16n8k8, one 32x32 product per block of 2 warps, one block per "
+     "product (the 32^3 x 65536 winner on the H200): sm_90+"},
+    {"f64-64-k8", "TYPE=1,MMA=3,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=4,STAGES=2,VEC=2,LDF=1,"
+     "GRID=1", "FP64 m16n8k8, 64x64 by 4 warps of 32x32, one block per product (the 64^3 x "
+     "8192 winner on the H200): sm_90+"},
 };
 
 static const tpl_problem bg_tuning[] = {
@@ -465,8 +510,8 @@ const tpl_family tpl_bgemm = {
     .n_params = P_COUNT,
     .params = {
         {"TYPE", 2, {0, 1}, "element type: 0 float, 1 double"},
-        {"MMA", 3, {0, 1, 2}, "0 FMA on the CUDA cores; FP64 tensor cores (TYPE 1): 1 mma.sync "
-                              "m8n8k4 (sm_80+), 2 m16n8k4 (sm_90+)"},
+        {"MMA", 4, {0, 1, 2, 3}, "0 FMA on the CUDA cores; FP64 tensor cores (TYPE 1): 1 "
+                                 "mma.sync m8n8k4 (sm_80+), 2 m16n8k4, 3 m16n8k8 (sm_90+)"},
         {"OPA", 2, {0, 1}, "op(A): 0 N (A_b m x k), 1 T (stored k x m); must match the problem"},
         {"OPB", 2, {0, 1}, "op(B): 0 N (B_b k x n), 1 T (stored n x k); must match the problem"},
         {"BM", 4, {32, 64, 16, 128}, "rows of a product's C tile"},
@@ -490,6 +535,17 @@ const tpl_family tpl_bgemm = {
                          "on the H200)", .omit_first = 1},
         {"LDF", 2, {0, 1}, "1: tiles inside the operands copied by a fast path (fixed offsets, "
                            "no per-copy index arithmetic or bounds checks)", .omit_first = 1},
+        /* GRID 2 measured no better than GRID 0 (session 10, first call): reachable by
+         * configuration text, not searched */
+        {"GRID", 2, {0, 1}, "blocks of the launch: 0 persistent (resident blocks), 1 one per "
+                            "work unit; 2 (tuning list: 0, 1) persistent with its turns spread "
+                            "evenly (no short last turn)", .host_only = 1, .omit_first = 1},
+        /* MINB 2 and 3 were searched in session 10: no gain beyond noise (the bound spills
+         * where it bites: the round-3 64^3 tile lost 10%), and they tripled the space: out of
+         * the tuning list, reachable by configuration text */
+        {"MINB", 1, {1}, "blocks per SM the kernel is compiled for (__launch_bounds__: "
+                         "registers capped at 64K / (MINB threads)); 1: no bound (tuning list: "
+                         "1)", .omit_first = 1},
     },
     .valid = bg_valid,
     .accepts = bg_accepts,

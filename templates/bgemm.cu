@@ -6,7 +6,7 @@
 #define TYPE 0          // element type of A, B, C, alpha, beta: 0 float, 1 double
 #endif
 #ifndef MMA
-#define MMA 0           // 0 FMA on the CUDA cores; FP64 tensor cores (TYPE 1): 1 mma.sync m8n8k4 (sm_80+), 2 m16n8k4 (sm_90+)
+#define MMA 0           // 0 FMA on the CUDA cores; FP64 tensor cores (TYPE 1): 1 mma.sync m8n8k4 (sm_80+), 2 m16n8k4, 3 m16n8k8 (sm_90+)
 #endif
 #ifndef OPA
 #define OPA 0           // 0: A_b is m x k (lda >= k); 1: A_b is stored k x m (op T, lda >= m)
@@ -43,6 +43,12 @@
 #endif
 #ifndef LDF
 #define LDF 0           // 1: tiles wholly inside the operands are copied by a fast path (each thread's 16-byte copies at fixed offsets from its first: no per-copy index arithmetic or bounds checks)
+#endif
+#ifndef GRID
+#define GRID 0          // host-only (bgemm.c's launch, never passed here): 0 persistent grid, 1 one block per work unit, 2 persistent with even turns; the kernel runs any grid
+#endif
+#ifndef MINB
+#define MINB 1          // blocks per SM the kernel is compiled for (__launch_bounds__'s second argument: registers at most 64K / (MINB threads)); 1: no bound
 #endif
 #ifndef HINT
 #define HINT 0          // 1: A and B 16-byte copies carry an L2 evict_first policy (read once) and C is stored with st.global.cs (streaming); 2: the copies' policy only
@@ -84,7 +90,10 @@ typedef double T;
 #define TXN (BN / TN)                   // threads along N of one product
 #define TPP ((BM / TM) * TXN)           // threads per product
 #else
-#define MR (MMA == 2 ? 16 : 8)          // rows of one mma tile
+#define MR (MMA >= 2 ? 16 : 8)          // rows of one mma tile
+#define MK (MMA == 3 ? 8 : 4)           // depth of one mma
+#define FA (MR / 8 * MK / 4)            // A fragment doubles per lane: MMA 1 one, 2 two, 3 four
+#define FB (MK / 4)                     // B fragment doubles per lane
 #define WPM (BM / (MR * TM))            // warps along M of one product
 #define WPN (BN / (8 * TN))
 #define TPP (32 * WPM * WPN)
@@ -92,7 +101,7 @@ typedef double T;
 #define NT (G * TPP)                    // threads per block
 
 #if MMA != 0 && TYPE != 1
-#error "MMA 1 and 2 (DMMA) compute doubles only"
+#error "MMA 1..3 (DMMA) compute doubles only"
 #endif
 #if SYNC && TPP % 32
 #error "SYNC 1 needs whole warps per product"
@@ -104,7 +113,7 @@ typedef double T;
 #define LN NT
 #define LG G
 #endif
-#if BM % (MMA == 2 ? 16 * TM : MMA ? 8 * TM : TM) || BN % (MMA ? 8 * TN : TN) || BK % (MMA ? 4 : KV)
+#if BM % (MMA >= 2 ? 16 * TM : MMA ? 8 * TM : TM) || BN % (MMA ? 8 * TN : TN) || BK % (MMA ? MK : KV)
 #error "tile sizes must divide evenly"
 #endif
 
@@ -366,45 +375,57 @@ __device__ __forceinline__ void bg_store(T *Cb, long long ldc, int m, int n, int
 #ifdef BG_HOST_MMA
 BG_HOST_MMA     // tests/bgemm_host.cpp: the instruction emulated on the CPU
 #else
-// d += a b for one mma tile: m8n8k4 (MMA 1) or m16n8k4 (MMA 2), FP64, fragments as below.
-__device__ __forceinline__ void bg_mma(double (&d)[MR / 4], const double (&a)[MR / 8], double b)
+// d += a b for one mma tile: m8n8k4 (MMA 1), m16n8k4 (MMA 2) or m16n8k8 (MMA 3), FP64,
+// fragments as below.
+__device__ __forceinline__ void bg_mma(double (&d)[MR / 4], const double (&a)[FA],
+                                       const double (&b)[FB])
 {
 #if MMA == 1
     asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, "
                  "{%0, %1};\n"
                  : "+d"(d[0]), "+d"(d[1])
-                 : "d"(a[0]), "d"(b));
-#else
+                 : "d"(a[0]), "d"(b[0]));
+#elif MMA == 2
     asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, "
                  "{%6}, {%0, %1, %2, %3};\n"
                  : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
-                 : "d"(a[0]), "d"(a[1]), "d"(b));
+                 : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+#else
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+                 "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
 #endif
 }
 #endif
 
 // One stage of a product on the FP64 tensor cores: the warp's (MR TM) x (8 TN) tile from
-// m8n8k4 (MMA 1) or m16n8k4 (MMA 2) fragments: A rows g = lane / 4 (and g + 8), column
-// c = lane % 4; B row c, column g; C rows g (and g + 8), columns 2c and 2c + 1.
+// m8n8k4 (MMA 1), m16n8k4 (MMA 2) or m16n8k8 (MMA 3) fragments: A rows g = lane / 4 (and
+// g + 8), column c = lane % 4 (and c + 4: MMA 3's a[2], a[3]); B row c (and c + 4), column g;
+// C rows g (and g + 8), columns 2c and 2c + 1.
 __device__ __forceinline__ void bg_compute(const T *sA, const T *sB,
                                            double (&acc)[TM][TN][MR / 4], int wm0, int wn0, int g,
                                            int c)
 {
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += 4) {
-        double a[TM][MR / 8], b[TN];
+    for (int kk = 0; kk < BK; kk += MK) {
+        double a[TM][FA], b[TN][FB];
 #pragma unroll
         for (int i = 0; i < TM; i++)
 #pragma unroll
-            for (int hh = 0; hh < MR / 8; hh++) {
-                int r = wm0 + i * MR + hh * 8 + g;
-                a[i][hh] = OPA == 0 ? sA[r * A_LD + kk + c] : sA[(kk + c) * A_LD + r];
-            }
+            for (int q = 0; q < MK / 4; q++)
 #pragma unroll
-        for (int j = 0; j < TN; j++) {
-            int col = wn0 + j * 8 + g;
-            b[j] = OPB == 0 ? sB[(kk + c) * B_LD + col] : sB[col * B_LD + kk + c];
-        }
+                for (int hh = 0; hh < MR / 8; hh++) {
+                    int r = wm0 + i * MR + hh * 8 + g, kc = kk + 4 * q + c;
+                    a[i][q * (MR / 8) + hh] = OPA == 0 ? sA[r * A_LD + kc] : sA[kc * A_LD + r];
+                }
+#pragma unroll
+        for (int j = 0; j < TN; j++)
+#pragma unroll
+            for (int q = 0; q < MK / 4; q++) {
+                int col = wn0 + j * 8 + g, kc = kk + 4 * q + c;
+                b[j][q] = OPB == 0 ? sB[kc * B_LD + col] : sB[col * B_LD + kc];
+            }
 #pragma unroll
         for (int i = 0; i < TM; i++)
 #pragma unroll
@@ -451,7 +472,12 @@ __device__ __forceinline__ void bg_store(T *Cb, long long ldc, int m, int n, int
 // units blockIdx.x, blockIdx.x + gridDim.x, ... and their K steps as one sequence of stages,
 // so the copies of the next products fly while this one is computed. flags: bit 0 A allows
 // VEC copies, bit 1 B does, bit 2 C allows 16-byte accesses.
-extern "C" __global__ void __launch_bounds__(NT)
+#if MINB > 1
+#define BG_BOUNDS __launch_bounds__(NT, MINB)
+#else
+#define BG_BOUNDS __launch_bounds__(NT)
+#endif
+extern "C" __global__ void BG_BOUNDS
 bgemm(int m, int n, int k, T alpha, const T *__restrict__ A, long long lda, long long sa,
       const T *__restrict__ B, long long ldb, long long sb, T beta, T *__restrict__ C,
       long long ldc, long long sc, long long batch, int flags)

@@ -17,35 +17,39 @@ static pthread_barrier_t bh_barrier;
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 #define __shared__
 #define __align__(x) __attribute__((aligned(x)))
 #define __restrict__
 static inline void __syncthreads() { pthread_barrier_wait(&bh_barrier); }
 static inline unsigned __cvta_generic_to_shared(const void *) { return 0; }
 
-// The FP64 mma tiles (MMA 1: m8n8k4, MMA 2: m16n8k4) as the PTX ISA lays out their fragments:
-// lane = 4 g + c holds A(g, c) (and A(g + 8, c)), B(c, g) and C(g, 2c), C(g, 2c + 1) (and
-// rows g + 8); the warp's lanes meet at a barrier to exchange them.
+// The FP64 mma tiles (MMA 1: m8n8k4, MMA 2: m16n8k4, MMA 3: m16n8k8) as the PTX ISA lays out
+// their fragments: lane = 4 g + c holds A(g, c) (and A(g + 8, c); MMA 3 then A(g, c + 4),
+// A(g + 8, c + 4)), B(c, g) (MMA 3 and B(c + 4, g)) and C(g, 2c), C(g, 2c + 1) (and rows
+// g + 8); the warp's lanes meet at a barrier to exchange them. Fragment element q (k half)
+// and h (row half) is a[q * mr / 8 + h].
 struct bh_warp {
-    double a[32][2], b[32];
+    double a[32][4], b[32][2];
     pthread_barrier_t bar;
 };
 static bh_warp bh_warps[32];
 
-static void bh_mma(double *d, const double *a, double b, int mr)
+static void bh_mma(double *d, const double *a, const double *b, int mr, int mk)
 {
-    int lane = threadIdx.x & 31, g = lane >> 2, c = lane & 3;
+    int lane = threadIdx.x & 31, g = lane >> 2, c = lane & 3, fa = mr / 8 * mk / 4;
     bh_warp &w = bh_warps[threadIdx.x >> 5];
-    w.a[lane][0] = a[0];
-    w.a[lane][1] = mr == 16 ? a[1] : 0.0;
-    w.b[lane] = b;
+    for (int i = 0; i < 4; i++)
+        w.a[lane][i] = i < fa ? a[i] : NAN;
+    for (int i = 0; i < 2; i++)
+        w.b[lane][i] = i < mk / 4 ? b[i] : NAN;
     pthread_barrier_wait(&w.bar);
     for (int h = 0; h < mr / 8; h++)
         for (int e = 0; e < 2; e++) {
             double s = d[2 * h + e];
-            for (int kk = 0; kk < 4; kk++)
-                s += w.a[g * 4 + kk][h] * w.b[(2 * c + e) * 4 + kk];
+            for (int q = 0; q < mk / 4; q++)
+                for (int kk = 0; kk < 4; kk++)
+                    s += w.a[g * 4 + kk][q * (mr / 8) + h] * w.b[(2 * c + e) * 4 + kk][q];
             d[2 * h + e] = s;
         }
     pthread_barrier_wait(&w.bar);
@@ -55,15 +59,16 @@ static pthread_barrier_t bh_prod_bar[8];
 #define BG_HOST_BAR \
     static void bg_bar(int gi) { pthread_barrier_wait(SYNC ? &bh_prod_bar[gi] : &bh_barrier); }
 #define BG_HOST_MMA \
-    static void bg_mma(double (&d)[MR / 4], const double (&a)[MR / 8], double b) \
-    { bh_mma(d, a, b, MR); }
+    static void bg_mma(double (&d)[MR / 4], const double (&a)[FA], const double (&b)[FB]) \
+    { bh_mma(d, a, b, MR, MK); }
 
 #include "bgemm.cu"
 
 alignas(16) unsigned char bg_smem_raw[240 * 1024];
 
 
-// One case: op(A) m x k, op(B) k x n, row-major, strides with gaps, offsets.
+// One case: op(A) m x k, op(B) k x n, row-major, strides with gaps, offsets; grid -1: one
+// block per work unit (GRID 1's launch).
 struct bh_case { int m, n, k, batch, pad, gap, offset; double alpha, beta; int grid; };
 
 struct bh_launch {
@@ -130,7 +135,9 @@ static double bh_run(const bh_case *c, int aligned)
     };
     int flags = (ok(pa, lda, sa, vecb) ? 1 : 0) | (ok(pb, ldb, sb, vecb) ? 2 : 0) |
                 (ok(pc, ldc, sc, 16) ? 4 : 0);
-    gridDim.x = (unsigned)c->grid;
+    long long units = (long long)((c->batch + G - 1) / G) * ((c->m + BM - 1) / BM) *
+                      ((c->n + BN - 1) / BN);
+    gridDim.x = (unsigned)(c->grid < 0 ? units : c->grid);     // -1: one block per unit (GRID 1)
     gridDim.y = gridDim.z = 1;
     std::vector<bh_launch> ls(NT);
     std::vector<pthread_t> th(NT);
@@ -190,6 +197,7 @@ int main()
         {7, 9, 3, G + 2, 1, 2, 0, 1.0, 1.0, 3},
         {BM + 1, 2 * BN - 1, 1, 2, 0, 1, 0, 2.0, 0.0, 4},
         {5, 4, 0, 3, 0, 0, 0, 1.0, 2.0, 2},
+        {BM - 3, BN + 5, 2 * BK + 3, 2 * G + 1, 1, 3, 0, 1.0, 0.5, -1},
 #if LDF
         // whole tiles (the copy fast path), a last group past the batch, and leading
         // dimensions and gaps that keep 16-byte copies

@@ -62,6 +62,18 @@ TEST(bgemm_every_rejection_reason_is_reached)
     for (int r = 0; r < tpl_bgemm_n_reasons; r++)
         if (strcmp(err, tpl_bgemm_reasons[r]) == 0)
             seen[r]++;
+    /* MINB (out of the tuning list): 4 blocks of 256 threads need more registers than an SM
+     * has */
+    CHECK_OK(tpl_config_parse(f, "TYPE=0,MMA=0,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=4,TN=4,"
+                              "STAGES=2,VEC=4,MINB=4", cfg, err, sizeof err));
+    CHECK(!f->valid(cfg, NULL, err, sizeof err));
+    cfg[bt_param("MINB")] = 2;
+    CHECK(f->valid(cfg, NULL, err, sizeof err));
+    cfg[bt_param("MINB")] = 4;
+    f->valid(cfg, NULL, err, sizeof err);
+    for (int r = 0; r < tpl_bgemm_n_reasons; r++)
+        if (strcmp(err, tpl_bgemm_reasons[r]) == 0)
+            seen[r]++;
     for (int r = 0; r < tpl_bgemm_n_reasons; r++)
         CHECK_MSG(seen[r] > 0, "reason %d never reached: %s", r, tpl_bgemm_reasons[r]);
     free(seen);
@@ -81,19 +93,24 @@ TEST(bgemm_valid_configurations_meet_the_written_limits)
         int type = c[bt_param("TYPE")], mma = c[bt_param("MMA")], bm = c[bt_param("BM")],
             bn = c[bt_param("BN")], bk = c[bt_param("BK")], g = c[bt_param("G")],
             tm = c[bt_param("TM")], tn = c[bt_param("TN")], st = c[bt_param("STAGES")],
-            vec = c[bt_param("VEC")], opa = c[bt_param("OPA")], opb = c[bt_param("OPB")];
+            vec = c[bt_param("VEC")], opa = c[bt_param("OPA")], opb = c[bt_param("OPB")],
+            minb = c[bt_param("MINB")];
         int esz = type ? 8 : 4;
-        int mr = mma == 2 ? 16 : 8;
+        int mr = mma >= 2 ? 16 : 8;
         int tpp = mma ? 32 * (bm / (mr * tm)) * (bn / (8 * tn)) : (bm / tm) * (bn / tn);
         int threads = g * tpp;
         CHECK(!mma || type == 1);
         CHECK(threads >= 32 && threads <= 512 && threads % 32 == 0);
         CHECK(vec * esz == 16 || vec == 1);
         CHECK(bm % (mma ? mr * tm : tm) == 0 && bn % (mma ? 8 * tn : tn) == 0);
+        CHECK(mma != 3 || bk % 8 == 0);
         int pad = (mma ? 32 : 16) / esz;
         long long a = opa ? (long long)bk * (bm + pad) : (long long)bm * (bk + pad);
         long long b = opb ? (long long)bn * (bk + pad) : (long long)bk * (bn + pad);
-        CHECK((long long)st * g * (a + b) * esz <= 227 * 1024);
+        long long smem = (long long)st * g * (a + b) * esz;
+        CHECK(smem <= 227 * 1024);
+        /* MINB blocks of the block's threads and shared memory (1 KB reserved each) per SM */
+        CHECK(minb == 1 || (threads * minb <= 2048 && minb * (smem + 1024) <= 228 * 1024));
         CHECK(mma ? tm * tn * mr / 4 <= 64 : tm * tn * esz / 4 <= 64);
     }
     free(idx);
@@ -189,6 +206,7 @@ TEST(bgemm_kernel_schedule_and_loaders_on_the_cpu)
         "TYPE=1 MMA=2 OPA=0 OPB=1 BM=32 BN=32 BK=16 G=2 TM=2 TN=4 STAGES=4 VEC=1 SYNC=1",
         "TYPE=0 MMA=0 OPA=0 OPB=1 BM=64 BN=64 BK=32 G=2 TM=8 TN=4 STAGES=3 VEC=4 SYNC=1 LDF=1",
         "TYPE=1 MMA=1 OPA=1 OPB=0 BM=32 BN=32 BK=32 G=2 TM=2 TN=4 STAGES=2 VEC=2 LDF=1",
+        "TYPE=1 MMA=3 OPA=0 OPB=1 BM=32 BN=32 BK=16 G=2 TM=1 TN=2 STAGES=3 VEC=2 LDF=1 MINB=2",
     };
     FILE *src = fopen("tests/bgemm_host.cpp", "r");
     if (!src) {
@@ -539,6 +557,19 @@ static const struct { const char *problem, *config; } bg_odd_cases[] = {
                            "VEC=2,SYNC=1,LDF=1"},
     {"96x64x64:f64:NT:b3", "TYPE=1,MMA=2,OPA=0,OPB=1,BM=64,BN=64,BK=32,G=1,TM=2,TN=4,STAGES=2,"
                            "VEC=2,LDF=1"},
+    /* m16n8k8 (MMA 3), the launch grids (GRID 1: one block per unit, unused stage slots not
+     * allocated; GRID 2: persistent, even turns) and the register bound (MINB) */
+    {"33x32x29:f64:b7", "TYPE=1,MMA=3,OPA=0,OPB=0,BM=64,BN=32,BK=16,G=2,TM=2,TN=2,STAGES=3,VEC=2"},
+    {"33x40x27:f64:TT:b5", "TYPE=1,MMA=3,OPA=1,OPB=1,BM=64,BN=64,BK=16,G=1,TM=2,TN=2,STAGES=4,"
+                           "VEC=2,GRID=1"},
+    {"40x70x45:f64:NT:b6", "TYPE=1,MMA=3,OPA=0,OPB=1,BM=32,BN=64,BK=16,G=1,TM=1,TN=2,STAGES=2,"
+                           "VEC=2,GRID=2,MINB=2"},
+    {"64x64x64:f64:TN:b9", "TYPE=1,MMA=3,OPA=1,OPB=0,BM=64,BN=64,BK=16,G=1,TM=2,TN=2,STAGES=4,"
+                           "VEC=2,LDF=1,GRID=1,MINB=2"},
+    {"32x32x45:b9", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=1,TM=4,TN=4,STAGES=3,VEC=4,"
+                    "LDF=1,GRID=1"},
+    {"32x32x32:f64:b2001", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=2,TM=2,TN=2,STAGES=4,"
+                           "VEC=2,LDF=1,GRID=2"},
 };
 
 TEST(bgemm_gpu_cases_are_legal_and_serve_their_problems)
