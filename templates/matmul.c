@@ -9,7 +9,7 @@
 /* Parameter order; must match the params table below. */
 enum {
     P_ALGO, P_TILE, P_UNROLL, P_BM, P_BN, P_BK, P_WM, P_WN, P_TM, P_TN, P_WNITER,
-    P_STAGES, P_VEC, P_PAD, P_SPLITK, P_FRAG, P_SK, P_FFMA, P_OPA, P_OPB, P_BATCH, P_COUNT
+    P_STAGES, P_VEC, P_PAD, P_SPLITK, P_FRAG, P_SK, P_FFMA, P_OPA, P_OPB, P_BATCH, P_CPS, P_COUNT
 };
 
 #define MM_GROUP_M 8            /* GROUP_M of matmul.cu (block order swizzle) */
@@ -378,6 +378,14 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     if (cfg[P_FFMA] != 0 && (cfg[P_FRAG] != 1 || bm * bn < 128 * 128)) {
         tpl_reason(why, len, "FFMA=%d (another FFMA order) only with FRAG=1 and tiles of at least "
                    "128x128", cfg[P_FFMA]);
+        return 0;
+    }
+    /* Spread copies (round 9): a lever of the same issue-bound FRAG=1 loop; the stream-K and
+     * split-K kernels keep the queued copies (ptxas -v: stream-K spills 8 bytes at CPS=8). */
+    if (cfg[P_CPS] < 0 || (cfg[P_CPS] > 0 && (cfg[P_FRAG] != 1 || cfg[P_SK] || sk > 1 ||
+                                              bm * bn < 128 * 128))) {
+        tpl_reason(why, len, "CPS=%d (copies spread over the next K step) only with FRAG=1, SK=0, "
+                   "SPLITK=1 and tiles of at least 128x128", cfg[P_CPS]);
         return 0;
     }
     if (vec == 1 && bk * bn / g.nthreads > 4) {
@@ -791,6 +799,9 @@ const tpl_family tpl_matmul = {
         {"BATCH", 2, {0, 1}, "ALGO 2: 1 = the products of a strided batch along grid y (a batch "
                              "needs it), 0 = one product (the batch offsets cost the NN 4096^3 "
                              "winner 6% when compiled in)", .omit_first = 1},
+        {"CPS", 2, {0, 4}, "ALGO 2, FRAG=1: 0 = a K step's cp.async copies queued together after "
+                           "its FFMAs, n = interior blocks spread them over the first n k of the "
+                           "next step, among the FFMAs", .omit_first = 1},
     },
     .valid = mm_valid,
     .accepts = mm_accepts,
