@@ -722,16 +722,17 @@ static const tpl_baseline mm_baselines[] = {
      "the NN 4096^3 winner's tile with both operands transposed"},
     /* the transposed 4096^3 winners on the H200 (TN, TT: run 2 of the sixth session,
      * bench/results/2026-11-23-H200-matmul-ops-run2.txt; NT: the seventh,
-     * 2026-11-23-H200-matmul-ops-s7.txt): short tunings of these kinds start from them */
+     * 2026-11-23-H200-matmul-ops-s7.txt; NT and TT with spread copies: the tenth,
+     * 2026-11-23-H200-matmul-nt-cps-s10.txt): short tunings of these kinds start from them */
     {"tn_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,"
                   "STAGES=2,VEC=4,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=1,OPB=0",
      "the TN 4096^3 winner (H200): 128x128, BK=16, rows serpentine"},
     {"tt_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
-                  "STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=1,OPB=1",
-     "the TT 4096^3 winner (H200): 128x128, BK=16, columns serpentine"},
+                  "STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=1,OPB=1,CPS=4",
+     "the TT 4096^3 winner (H200): 128x128, BK=16, columns serpentine, copies spread over 4 k"},
     {"nt_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
-                  "STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=1",
-     "the NT 4096^3 winner (H200): 128x128, BK=16, columns serpentine"},
+                  "STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=1,CPS=8",
+     "the NT 4096^3 winner (H200): 128x128, BK=16, columns serpentine, copies spread over 8 k"},
     /* strided batches take the batched kernel (BATCH=1): the lookup's fallback for a batch
      * nothing was tuned for (the default configuration computes one product) */
     {"batched_nn", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
@@ -799,9 +800,10 @@ const tpl_family tpl_matmul = {
         {"BATCH", 2, {0, 1}, "ALGO 2: 1 = the products of a strided batch along grid y (a batch "
                              "needs it), 0 = one product (the batch offsets cost the NN 4096^3 "
                              "winner 6% when compiled in)", .omit_first = 1},
-        {"CPS", 2, {0, 4}, "ALGO 2, FRAG=1: 0 = a K step's cp.async copies queued together after "
-                           "its FFMAs, n = interior blocks spread them over the first n k of the "
-                           "next step, among the FFMAs", .omit_first = 1},
+        {"CPS", 3, {0, 4, 8}, "ALGO 2, FRAG=1: 0 = a K step's cp.async copies queued together "
+                              "after its FFMAs, n = interior blocks spread them over the first n k "
+                              "of the next step, among the FFMAs (4096^3 H200: NT 8, TT 4)",
+         .omit_first = 1},
     },
     .valid = mm_valid,
     .accepts = mm_accepts,

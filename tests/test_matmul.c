@@ -38,7 +38,7 @@ typedef struct mt_scan {
     long long begin, end, valid;
     int algo_count[3], stages_seen[5], split_seen, frag_seen[2], frag_split128, acc128_bk16;
     int streamk, sk_able, ffma_seen[3], ffma_able;
-    int cps_count, cps_able;         /* CPS=4 configurations; those CPS=0 ones it may double */
+    int cps_count, cps_able;         /* CPS 4, 8 configurations; the CPS=0 ones they double */
     int ops_count[4];                /* valid ALGO 2 configurations per OPA + 2 * OPB */
     int batch_count[4];              /* the same with BATCH=1 (strided batches) */
     char error[512];                 /* "" if every rule held */
@@ -82,11 +82,11 @@ static void mt_scan_valid(mt_scan *sc, long long i, const int *cfg)
     /* other FFMA orders: FRAG=1 tiles of at least 128x128 */
     MT_RULE(order == 0 || (fr == 1 && bm * bn >= 128 * 128));
     sc->ffma_able += order == 0 && fr == 1 && bm * bn >= 128 * 128;
-    /* spread copies (CPS=4) double exactly the FRAG=1, SK=0, SPLITK=1 tiles of >= 128x128 */
+    /* spread copies (CPS 4, 8) double each the FRAG=1, SK=0, SPLITK=1 tiles of >= 128x128 */
     int cps = cfg[mt_param("CPS")];
     int cps_ok = fr == 1 && cfg[mt_param("SK")] == 0 && cfg[mt_param("SPLITK")] == 1 &&
                  bm * bn >= 128 * 128;
-    MT_RULE(cps == 0 || (cps == 4 && cps_ok));
+    MT_RULE(cps == 0 || ((cps == 4 || cps == 8) && cps_ok));
     sc->cps_count += cps != 0;
     sc->cps_able += cps == 0 && cps_ok;
     if (cps)
@@ -152,8 +152,8 @@ TEST(matmul_space_sizes)
     for (int p = 0; p < f->n_params; p++)
         expect *= f->params[p].n_values;
     /* 3*3*2 (ALGO, TILE, UNROLL) * 3^5 (BM BN BK WM WN) * 2*2*3*4*2*2*5*2*2*3 * 2*2 (OPA OPB)
-     * * 2 (BATCH) * 2 (CPS) */
-    CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2 * 2 * 3 * 2 * 2 * 2 * 2);
+     * * 2 (BATCH) * 3 (CPS) */
+    CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2 * 2 * 3 * 2 * 2 * 2 * 3);
     CHECK_EQ(tpl_space_size(f), expect);
     enum { MT_SLICES = 8 };
     static mt_scan slices[MT_SLICES];
@@ -219,8 +219,8 @@ TEST(matmul_space_sizes)
            all.algo_count[0], all.algo_count[1], all.algo_count[2]);
     printf("    matmul: FRAG=0 %d, FRAG=1 %d (split-K on 128x128: %d), stream-K %d\n",
            all.frag_seen[0], all.frag_seen[1], all.frag_split128, all.streamk);
-    /* `make check` compiles every one twice; CPS=4 (round 9) added 216 */
-    CHECK(all.valid >= 200 && all.valid <= 1300);
+    /* `make check` compiles every one twice; CPS 4 and 8 (round 9) added 432 */
+    CHECK(all.valid >= 200 && all.valid <= 1500);
     /* SK=1 doubles exactly the FRAG=1, SPLITK=1 configurations with tiles of at
      * least 128x128 (72 of them, 2026-11-22) */
     CHECK(all.streamk >= 36);
@@ -232,9 +232,9 @@ TEST(matmul_space_sizes)
     CHECK_EQ(all.ffma_seen[1], all.ffma_able);
     CHECK_EQ(all.ffma_seen[2], all.ffma_able);
     CHECK(all.frag_seen[0] > 100 && all.frag_seen[1] > 100 && all.frag_split128 > 0);
-    printf("    matmul: CPS=4 (NN) %d of %d able\n", all.cps_count, all.cps_able);
+    printf("    matmul: CPS 4 and 8 (NN) %d, %d able\n", all.cps_count, all.cps_able);
     CHECK(all.cps_able >= 100);
-    CHECK_EQ(all.cps_count, all.cps_able);
+    CHECK_EQ(all.cps_count, 2 * all.cps_able);
     CHECK_EQ(all.acc128_bk16, 180);     /* 128x256 and 256x128, FRAG=1, STAGES 2/3, + SPLITK=4 at 3, + SK=1, x 3 FFMA orders */
     CHECK_EQ(all.algo_count[0], 1);     /* the naive kernel has no parameters */
     CHECK_EQ(all.algo_count[1], 6);     /* TILE 8/16/32 x UNROLL 1/4 */
@@ -538,12 +538,12 @@ static const char *const mt_spread[] = {
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=0",
     "ALGO=1,TILE=8,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
     "ALGO=1,TILE=32,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
-    /* round 9: copies spread over the next K step (CPS=4): 3 and 2 stages, BK 16 and 8,
+    /* round 9: copies spread over the next K step (CPS 4, 8): 3 and 2 stages, BK 16 and 8,
      * 64 and 128 accumulators */
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=0,CPS=4",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=0,CPS=4",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=0,CPS=8",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0,CPS=4",
-    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=0,OPB=0,CPS=4",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=0,OPB=0,CPS=8",
 };
 
 typedef struct mt_cfg {
