@@ -722,17 +722,18 @@ static const tpl_baseline mm_baselines[] = {
      "the NN 4096^3 winner's tile with both operands transposed"},
     /* the transposed 4096^3 winners on the H200 (TN, TT: run 2 of the sixth session,
      * bench/results/2026-11-23-H200-matmul-ops-run2.txt; NT: the seventh,
-     * 2026-11-23-H200-matmul-ops-s7.txt; NT and TT with spread copies: the tenth,
+     * 2026-11-23-H200-matmul-ops-s7.txt; NT, TT and TN with spread copies: the tenth,
      * 2026-11-23-H200-matmul-nt-cps-s10.txt): short tunings of these kinds start from them */
     {"tn_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,"
-                  "STAGES=2,VEC=4,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=1,OPB=0",
-     "the TN 4096^3 winner (H200): 128x128, BK=16, rows serpentine"},
+                  "STAGES=2,VEC=4,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=1,OPB=0,CPS=4",
+     "the TN 4096^3 winner (H200): 128x128, BK=16, rows serpentine, copies spread over 4 k"},
     {"tt_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
                   "STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=1,OPB=1,CPS=4",
      "the TT 4096^3 winner (H200): 128x128, BK=16, columns serpentine, copies spread over 4 k"},
-    {"nt_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
-                  "STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=1,CPS=8",
-     "the NT 4096^3 winner (H200): 128x128, BK=16, columns serpentine, copies spread over 8 k"},
+    {"nt_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=32,WN=64,TM=4,TN=4,WNITER=2,"
+                  "STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=1,CPS=8",
+     "the NT 4096^3 winner (H200): 128x128, BK=16, 32x64 warps, 2 stages, columns serpentine, "
+     "copies spread over 8 k"},
     /* strided batches take the batched kernel (BATCH=1): the lookup's fallback for a batch
      * nothing was tuned for (the default configuration computes one product) */
     {"batched_nn", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/s10_nt/ident.sh: nvcc cubins (sm_90) of several configurations from the working tree's
+# bench/s10_nt/ident.sh: nvcc cubins (sm_90) of several configurations (the pre-round-9 winners and others) from the working tree's
 # templates/matmul.cu and from HEAD's (or $REF), compared byte for byte (CPS off must not change them).
 cd "$(dirname "$0")/../.."
 REF=${REF:-/tmp/s10nt/matmul_head.cu}
