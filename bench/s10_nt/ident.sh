@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # bench/s10_nt/ident.sh: nvcc cubins (sm_90) of several configurations (the pre-round-9 winners and others) from the working tree's
-# templates/matmul.cu and from HEAD's (or $REF), compared byte for byte (CPS off must not change them).
+# templates/matmul.cu and from the revision before round 9 (a4bfb06~1, or the file $REF), compared byte for byte
+# (CPS off must not change them).
 cd "$(dirname "$0")/../.."
-REF=${REF:-/tmp/s10nt/matmul_head.cu}
+mkdir -p /tmp/s10nt
+[ -n "${REF:-}" ] || { REF=/tmp/s10nt/matmul_ref.cu; git show a4bfb06~1:templates/matmul.cu > "$REF"; }
 B="-DALGO=2 -DTILE=8 -DUNROLL=1"
 while read -r name defs; do
   [ -z "$name" ] && continue
