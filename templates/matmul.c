@@ -9,7 +9,7 @@
 /* Parameter order; must match the params table below. */
 enum {
     P_ALGO, P_TILE, P_UNROLL, P_BM, P_BN, P_BK, P_WM, P_WN, P_TM, P_TN, P_WNITER,
-    P_STAGES, P_VEC, P_PAD, P_SPLITK, P_FRAG, P_SK, P_FFMA, P_OPA, P_OPB, P_BATCH, P_COUNT
+    P_STAGES, P_VEC, P_PAD, P_SPLITK, P_FRAG, P_SK, P_FFMA, P_OPA, P_OPB, P_BATCH, P_CPS, P_COUNT
 };
 
 #define MM_GROUP_M 8            /* GROUP_M of matmul.cu (block order swizzle) */
@@ -380,6 +380,14 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
                    "128x128", cfg[P_FFMA]);
         return 0;
     }
+    /* Spread copies (round 9): a lever of the same issue-bound FRAG=1 loop; the stream-K and
+     * split-K kernels keep the queued copies (ptxas -v: stream-K spills 8 bytes at CPS=8). */
+    if (cfg[P_CPS] < 0 || (cfg[P_CPS] > 0 && (cfg[P_FRAG] != 1 || cfg[P_SK] || sk > 1 ||
+                                              bm * bn < 128 * 128))) {
+        tpl_reason(why, len, "CPS=%d (copies spread over the next K step) only with FRAG=1, SK=0, "
+                   "SPLITK=1 and tiles of at least 128x128", cfg[P_CPS]);
+        return 0;
+    }
     if (vec == 1 && bk * bn / g.nthreads > 4) {
         tpl_reason(why, len, "VEC=1 needs %d 4-byte copies of B per thread per step (at most 4)",
                    bk * bn / g.nthreads);
@@ -714,16 +722,18 @@ static const tpl_baseline mm_baselines[] = {
      "the NN 4096^3 winner's tile with both operands transposed"},
     /* the transposed 4096^3 winners on the H200 (TN, TT: run 2 of the sixth session,
      * bench/results/2026-11-23-H200-matmul-ops-run2.txt; NT: the seventh,
-     * 2026-11-23-H200-matmul-ops-s7.txt): short tunings of these kinds start from them */
+     * 2026-11-23-H200-matmul-ops-s7.txt; NT, TT and TN with spread copies: the tenth,
+     * 2026-11-23-H200-matmul-nt-cps-s10.txt): short tunings of these kinds start from them */
     {"tn_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,"
-                  "STAGES=2,VEC=4,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=1,OPB=0",
-     "the TN 4096^3 winner (H200): 128x128, BK=16, rows serpentine"},
+                  "STAGES=2,VEC=4,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=1,OPB=0,CPS=4",
+     "the TN 4096^3 winner (H200): 128x128, BK=16, rows serpentine, copies spread over 4 k"},
     {"tt_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
-                  "STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=1,OPB=1",
-     "the TT 4096^3 winner (H200): 128x128, BK=16, columns serpentine"},
-    {"nt_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
-                  "STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=1",
-     "the NT 4096^3 winner (H200): 128x128, BK=16, columns serpentine"},
+                  "STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=1,OPB=1,CPS=4",
+     "the TT 4096^3 winner (H200): 128x128, BK=16, columns serpentine, copies spread over 4 k"},
+    {"nt_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=32,WN=64,TM=4,TN=4,WNITER=2,"
+                  "STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=1,CPS=8",
+     "the NT 4096^3 winner (H200): 128x128, BK=16, 32x64 warps, 2 stages, columns serpentine, "
+     "copies spread over 8 k"},
     /* strided batches take the batched kernel (BATCH=1): the lookup's fallback for a batch
      * nothing was tuned for (the default configuration computes one product) */
     {"batched_nn", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
@@ -791,6 +801,10 @@ const tpl_family tpl_matmul = {
         {"BATCH", 2, {0, 1}, "ALGO 2: 1 = the products of a strided batch along grid y (a batch "
                              "needs it), 0 = one product (the batch offsets cost the NN 4096^3 "
                              "winner 6% when compiled in)", .omit_first = 1},
+        {"CPS", 3, {0, 4, 8}, "ALGO 2, FRAG=1: 0 = a K step's cp.async copies queued together "
+                              "after its FFMAs, n = interior blocks spread them over the first n k "
+                              "of the next step, among the FFMAs (4096^3 H200: NT 8, TT 4)",
+         .omit_first = 1},
     },
     .valid = mm_valid,
     .accepts = mm_accepts,

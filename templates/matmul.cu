@@ -63,6 +63,9 @@
 #ifndef BATCH
 #define BATCH 0         // ALGO 2: 1 = products of a strided batch along grid y; 0 = one product, no batch offsets (they cost 6% at NN 4096^3)
 #endif
+#ifndef CPS
+#define CPS 0           // ALGO 2, FRAG=1: 0 = a K step's copies queued together after its last FFMAs; n > 0 = interior blocks (whole K steps) issue them spread over the first n kk of the next step, in the FFMAs' basic block
+#endif
 #ifndef SK
 #define SK 0            // ALGO 2: 1 = stream-K: a persistent grid, full waves of tiles, the rest split evenly by K steps
 #endif
@@ -202,6 +205,34 @@ __device__ __forceinline__ void mm_cp16_full(float *smem, unsigned sbase, int of
     *(float4 *)(smem + off) = *(const float4 *)src;
 #endif
 }
+
+#if CPS > 0
+// Interior copies with cp.async's ignore-src predicate: skip != 0 copies nothing from src (it
+// is not read) and zero-fills the destination.
+__device__ __forceinline__ void mm_cp4_ign(float *smem, unsigned sbase, int off, const float *src,
+                                           int skip)
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n"
+                 " cp.async.ca.shared.global [%0], [%1], 4, p;\n}\n"
+                 :: "r"(sbase + 4u * (unsigned)off), "l"(src), "r"(skip));
+#else
+    smem[off] = skip ? 0.0f : *src;
+#endif
+}
+
+__device__ __forceinline__ void mm_cp16_ign(float *smem, unsigned sbase, int off, const float *src,
+                                            int skip)
+{
+#if __CUDA_ARCH__ >= 800
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n"
+                 " cp.async.cg.shared.global [%0], [%1], 16, p;\n}\n"
+                 :: "r"(sbase + 4u * (unsigned)off), "l"(src), "r"(skip));
+#else
+    *(float4 *)(smem + off) = skip ? make_float4(0.0f, 0.0f, 0.0f, 0.0f) : *(const float4 *)src;
+#endif
+}
+#endif
 
 __device__ __forceinline__ void mm_commit(void)
 {
@@ -506,6 +537,95 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
                 b[wj * TN + j + 3] = v.w;
             }
     };
+#if CPS > 0
+    if (interior && (kend - kbeg) % BK == 0) {
+        // Every K step whole and inside: iteration t copies step t + STAGES - 1 into the buffer
+        // of step t - 1 (free since t - 1's barrier), copy c of the NCP at kk = c * CSLOTS / NCP,
+        // with the FFMAs in one basic block (no branch; ignore-src past the last step), and
+        // commits it before its own barrier. Same groups in flight as the loop below: the
+        // prologue commits STAGES - 1, iteration t waits for step t + 1 with STAGES - 2 pending.
+        constexpr int NCA = OPA == 0 ? A_ITERS : AV_ITERS;
+        constexpr int NCP = NCA + (OPB == 1 ? BT_ITERS : BV_ITERS);
+        constexpr int CSLOTS = CPS < BK - 1 ? CPS : BK - 1;
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; s++) {
+            if (s < ntiles)
+                load_tile(s, kbeg + s * BK);
+            mm_commit();
+        }
+        if (ntiles > 0) {
+            mm_wait<STAGES - 2>();
+            __syncthreads();
+            load_frag(fa[0], fb[0], smem, 0);
+        }
+        int rd_stage = 0, wr_stage = STAGES - 1;
+        for (int t = 0; t < ntiles; t++) {
+            const float *s = smem + rd_stage * STAGE_FLOATS;
+            const int woff = wr_stage * STAGE_FLOATS;
+            const int skip = t + STAGES - 1 >= ntiles;
+#pragma unroll
+            for (int kk = 0; kk < BK; kk++) {
+                const int cur = kk & 1;
+#pragma unroll
+                for (int c = 0; c < NCP; c++) {
+                    if (c * CSLOTS / NCP != kk)
+                        continue;
+                    if (c < NCA) {
+#if OPA == 0
+                        mm_cp4_ign(smem, sbase, woff + a_k * AS_LD + a_m + c * A_ROWSTEP,
+                                   a_ptr + c * a_istep, skip);
+#else
+                        mm_cp16_ign(smem, sbase, woff + (a_k + c * AV_ROWSTEP) * AS_LD + a_m,
+                                    a_ptr + c * a_istep, skip);
+#endif
+                    } else {
+                        const int i = c - NCA;
+#if OPB == 1
+                        mm_cp4_ign(smem, sbase,
+                                   woff + BK * AS_LD + b_k * BS_LD + b_n + i * BT_ROWSTEP,
+                                   b_ptr + i * b_istep, skip);
+#else
+                        mm_cp16_ign(smem, sbase,
+                                    woff + BK * AS_LD + (b_k + i * BV_ROWSTEP) * BS_LD + b_n,
+                                    b_ptr + i * b_istep, skip);
+#endif
+                    }
+                }
+                if (kk < BK - 1) {
+                    load_frag(fa[cur ^ 1], fb[cur ^ 1], s, kk + 1);
+                } else {
+                    mm_commit();
+                    mm_wait<STAGES - 2>();
+                    __syncthreads();
+                    const int nx = rd_stage == STAGES - 1 ? 0 : rd_stage + 1;
+                    load_frag(fa[cur ^ 1], fb[cur ^ 1], smem + nx * STAGE_FLOATS, 0);
+                }
+#pragma unroll
+                for (int l = 0; l < WMITER * TM * WNITER * TN; l++) {
+                    constexpr int NI = WMITER * TM, NJ = WNITER * TN;
+                    const int r0 = l / NJ, c0 = l % NJ, c1 = l / NI, r1 = l % NI;
+                    const int i = FFMA < 2 ? r0 : (c1 & 1) ? NI - 1 - r1 : r1;
+                    const int j = FFMA == 0 ? c0 : FFMA == 1 ? ((r0 & 1) ? NJ - 1 - c0 : c0) : c1;
+                    acc[i][j] = fmaf(fa[cur][i], fb[cur][j], acc[i][j]);
+                }
+            }
+#if OPA == 0
+            a_ptr += BK;
+#else
+            a_ptr += a_tstep;
+#endif
+#if OPB == 1
+            b_ptr += BK;
+#else
+            b_ptr += b_tstep;
+#endif
+            rd_stage = rd_stage == STAGES - 1 ? 0 : rd_stage + 1;
+            wr_stage = wr_stage == STAGES - 1 ? 0 : wr_stage + 1;
+        }
+        mm_wait<0>();
+        return;
+    }
+#endif
 #pragma unroll
     for (int s = 0; s < STAGES; s++) {
         if (s < ntiles)

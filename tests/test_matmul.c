@@ -38,6 +38,7 @@ typedef struct mt_scan {
     long long begin, end, valid;
     int algo_count[3], stages_seen[5], split_seen, frag_seen[2], frag_split128, acc128_bk16;
     int streamk, sk_able, ffma_seen[3], ffma_able;
+    int cps_count, cps_able;         /* CPS 4, 8 configurations; the CPS=0 ones they double */
     int ops_count[4];                /* valid ALGO 2 configurations per OPA + 2 * OPB */
     int batch_count[4];              /* the same with BATCH=1 (strided batches) */
     char error[512];                 /* "" if every rule held */
@@ -81,6 +82,15 @@ static void mt_scan_valid(mt_scan *sc, long long i, const int *cfg)
     /* other FFMA orders: FRAG=1 tiles of at least 128x128 */
     MT_RULE(order == 0 || (fr == 1 && bm * bn >= 128 * 128));
     sc->ffma_able += order == 0 && fr == 1 && bm * bn >= 128 * 128;
+    /* spread copies (CPS 4, 8) double each the FRAG=1, SK=0, SPLITK=1 tiles of >= 128x128 */
+    int cps = cfg[mt_param("CPS")];
+    int cps_ok = fr == 1 && cfg[mt_param("SK")] == 0 && cfg[mt_param("SPLITK")] == 1 &&
+                 bm * bn >= 128 * 128;
+    MT_RULE(cps == 0 || ((cps == 4 || cps == 8) && cps_ok));
+    sc->cps_count += cps != 0;
+    sc->cps_able += cps == 0 && cps_ok;
+    if (cps)
+        return;     /* the counts below are of the CPS=0 space, as before round 9 */
     if (cfg[mt_param("SK")] == 1) {
         /* stream-K: FRAG=1 main loop, no split-K, tiles of at least 128x128 */
         MT_RULE(fr == 1 && cfg[mt_param("SPLITK")] == 1 && bm * bn >= 128 * 128);
@@ -142,8 +152,8 @@ TEST(matmul_space_sizes)
     for (int p = 0; p < f->n_params; p++)
         expect *= f->params[p].n_values;
     /* 3*3*2 (ALGO, TILE, UNROLL) * 3^5 (BM BN BK WM WN) * 2*2*3*4*2*2*5*2*2*3 * 2*2 (OPA OPB)
-     * * 2 (BATCH) */
-    CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2 * 2 * 3 * 2 * 2 * 2);
+     * * 2 (BATCH) * 3 (CPS) */
+    CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2 * 2 * 3 * 2 * 2 * 2 * 3);
     CHECK_EQ(tpl_space_size(f), expect);
     enum { MT_SLICES = 8 };
     static mt_scan slices[MT_SLICES];
@@ -181,6 +191,8 @@ TEST(matmul_space_sizes)
         all.streamk += sc->streamk;
         all.sk_able += sc->sk_able;
         all.ffma_able += sc->ffma_able;
+        all.cps_count += sc->cps_count;
+        all.cps_able += sc->cps_able;
         for (int k = 0; k < 4; k++) {
             all.ops_count[k] += sc->ops_count[k];
             all.batch_count[k] += sc->batch_count[k];
@@ -207,7 +219,8 @@ TEST(matmul_space_sizes)
            all.algo_count[0], all.algo_count[1], all.algo_count[2]);
     printf("    matmul: FRAG=0 %d, FRAG=1 %d (split-K on 128x128: %d), stream-K %d\n",
            all.frag_seen[0], all.frag_seen[1], all.frag_split128, all.streamk);
-    CHECK(all.valid >= 200 && all.valid <= 1100);   /* `make check` compiles every one twice */
+    /* `make check` compiles every one twice; CPS 4 and 8 (round 9) added 432 */
+    CHECK(all.valid >= 200 && all.valid <= 1500);
     /* SK=1 doubles exactly the FRAG=1, SPLITK=1 configurations with tiles of at
      * least 128x128 (72 of them, 2026-11-22) */
     CHECK(all.streamk >= 36);
@@ -219,6 +232,9 @@ TEST(matmul_space_sizes)
     CHECK_EQ(all.ffma_seen[1], all.ffma_able);
     CHECK_EQ(all.ffma_seen[2], all.ffma_able);
     CHECK(all.frag_seen[0] > 100 && all.frag_seen[1] > 100 && all.frag_split128 > 0);
+    printf("    matmul: CPS 4 and 8 (NN) %d, %d able\n", all.cps_count, all.cps_able);
+    CHECK(all.cps_able >= 100);
+    CHECK_EQ(all.cps_count, 2 * all.cps_able);
     CHECK_EQ(all.acc128_bk16, 180);     /* 128x256 and 256x128, FRAG=1, STAGES 2/3, + SPLITK=4 at 3, + SK=1, x 3 FFMA orders */
     CHECK_EQ(all.algo_count[0], 1);     /* the naive kernel has no parameters */
     CHECK_EQ(all.algo_count[1], 6);     /* TILE 8/16/32 x UNROLL 1/4 */
@@ -522,6 +538,12 @@ static const char *const mt_spread[] = {
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=0",
     "ALGO=1,TILE=8,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
     "ALGO=1,TILE=32,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
+    /* round 9: copies spread over the next K step (CPS 4, 8): 3 and 2 stages, BK 16 and 8,
+     * 64 and 128 accumulators */
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=0,CPS=4",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=0,CPS=8",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0,CPS=4",
+    "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=0,OPB=0,CPS=8",
 };
 
 typedef struct mt_cfg {
@@ -600,6 +622,8 @@ GPU_TEST(matmul_gpu_configs_verify_at_ragged_shapes)
         /* interior blocks of every tile size (FRAG=1's unpredicated copy path) next to
          * edge blocks, a ragged K tail, several K steps per split */
         TPL_PROBLEM(3, {260, 264, 1037}),
+        /* whole K steps: interior blocks take the spread copies (CPS), edge blocks not */
+        TPL_PROBLEM(3, {260, 264, 1024}),
     };
     for (size_t s = 0; !th_failed() && s < sizeof shapes / sizeof shapes[0]; s++) {
         const tpl_problem *p = &shapes[s];
@@ -645,8 +669,8 @@ GPU_TEST(matmul_gpu_configs_verify_at_ragged_shapes)
 
 /* Spread configurations that get transposed variants in matmul_gpu_ops_and_batches: the
  * STAGES=1 loop, a FRAG=0 128x256 tile, split-K, FRAG=1 128x128 and 128x256 (interior copy
- * paths), stream-K. */
-static const int mt_ops_spread[] = {0, 3, 6, 8, 15, 20};
+ * paths), stream-K, spread copies (CPS=4; also batched). */
+static const int mt_ops_spread[] = {0, 3, 6, 8, 15, 20, 26};
 
 /* Every op pair on odd sizes (odd leading dimensions: A of op T at m = 129 has lda 129, so
  * A's 16-byte path falls back to 4-byte copies) and batches with odd strides, each
@@ -654,7 +678,7 @@ static const int mt_ops_spread[] = {0, 3, 6, 8, 15, 20};
  * spread configurations (PAD set to what valid() asks for), the first two also as the
  * batched kernel (BATCH=1). BATCH=0 configurations run the one-product shapes, BATCH=1
  * ones the batches (NN included). */
-enum { MT_OPS_MAX = 40 };
+enum { MT_OPS_MAX = 48 };
 
 /* Fills set (MT_OPS_MAX entries) with the configurations above, valid on dev (NULL: the
  * generic device); returns their count. */
@@ -680,8 +704,8 @@ static int mt_ops_set(const at_device_info *dev, mt_cfg *set)
                 continue;       /* this tile's copies do not split for these ops */
             tpl_config_format(f, c, set[n].text, TPL_CONFIG_LEN);
             n++;
-            /* the batched kernel of the first two spread tiles too */
-            if (i < 2 && n < MT_OPS_MAX) {
+            /* the batched kernel of the first two spread tiles and the CPS one too */
+            if ((i < 2 || i == 6) && n < MT_OPS_MAX) {
                 memcpy(set[n].cfg, c, sizeof set[n].cfg);
                 set[n].cfg[mt_param("BATCH")] = 1;
                 if (f->valid(set[n].cfg, dev, why, sizeof why)) {
@@ -730,11 +754,12 @@ GPU_TEST(matmul_gpu_ops_and_batches)
     static const long long shapes[][4] = {
         /* m, n, k, batch */
         {129, 65, 33, 1}, {1, 1, 1, 1}, {260, 264, 1037, 1}, {300, 130, 520, 1},
+        {260, 264, 512, 1},     /* whole K steps: CPS's spread copies in interior blocks */
         {65, 33, 17, 3}, {129, 128, 64, 5}, {1, 7, 3, 4},
     };
     int ran = 0, expect = 0;
-    for (int i = 0; i < n; i++)     /* 4 one-product shapes or 3 batches per configuration */
-        expect += set[i].cfg[mt_param("BATCH")] ? 3 : 4;
+    for (int i = 0; i < n; i++)     /* 5 one-product shapes or 3 batches per configuration */
+        expect += set[i].cfg[mt_param("BATCH")] ? 3 : 5;
     for (int ops = 0; ops < 4 && !th_failed(); ops++)
         for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0] && !th_failed(); sh++) {
             tpl_problem p = TPL_PROBLEM(3, {shapes[sh][0], shapes[sh][1], shapes[sh][2]});
