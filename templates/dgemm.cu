@@ -10,7 +10,8 @@
 //   per-thread byte bases with immediate offsets (SA 2: 8-byte loads in the PTX depth order,
 //   straight into the DMMA's operand registers), MINB blocks per SM in the launch bounds,
 //   PERS 1 blocks walking several products (the next one's first copies in flight while the
-//   last one's results are stored), GROUP-swizzled tile order, optional split-K (double partials, summed in slice order by
+//   last one's results are stored; PERS 2: issued during the last one's final K tiles, one
+//   unbroken ring across the products), GROUP-swizzled tile order, optional split-K (double partials, summed in slice order by
 //   dg_splitk_reduce). bench/notes_dgemm.md has the sweeps.
 //   Operands need 16-byte aligned bases and even leading dimensions; the host packs others
 //   first with dg_pack. Edges: cp.async zero-fills the bytes past the matrix (src-size).
@@ -54,7 +55,7 @@
 #define FRAG 2          // PATH 1: 2 = the next mma step's fragments load during this step's mmas (double-buffered registers), 1 = load, then mma
 #endif
 #ifndef LDR
-#define LDR 2           // PATH 1: 1 = per-thread copy plans made once per product (pointers, row masks), the next tile's copies spread over the mma steps; 2 = as 1, and blocks inside M and N copy with no bounds at all; 3 = as 2, but inner blocks copy through running pointers (one 64-bit add per 16-byte copy, block-uniform strides); 0 = every stage recomputes each copy's address and bounds, all at step 0
+#define LDR 2           // PATH 1: 1 = per-thread copy plans made once per product (pointers, row masks), the next tile's copies spread over the mma steps; 2 = as 1, and blocks inside M and N copy with no bounds at all; 3 = as 2, but inner blocks copy through running pointers (one 64-bit add per 16-byte copy, block-uniform strides); 4 = as 3, addresses as a block-uniform base + a fixed 32-bit per-thread offset; 0 = every stage recomputes each copy's address and bounds, all at step 0
 #endif
 #ifndef UNR
 #define UNR 0           // PATH 1: 1 = the K loop unrolled over the ring's STAGES slots (constant shared addresses), 0 = slots at run time
@@ -66,7 +67,7 @@
 #define MINB 1          // PATH 1: blocks per SM the kernel is compiled for (__launch_bounds__ minimum: the register cap is 64K / (MINB x threads))
 #endif
 #ifndef PERS
-#define PERS 0          // PATH 1: 1 = a block walks several products (the host launches about MINB blocks per SM), the next product's first copies issued before this product's results are stored
+#define PERS 0          // PATH 1: 1 = a block walks several products (the host launches about MINB blocks per SM), the next product's first copies issued before this product's results are stored; 2 = as 1, those copies issued during this product's last K tiles (the ring runs on across products; LDR 3, SA 1..2, UNR 0, SPLITK 1)
 #endif
 #ifndef TM
 #define TM 8            // PATH 0: rows of a thread's register tile (4, 8)
@@ -217,9 +218,11 @@ static_assert(BK % DG_MK == 0 && (FRAG == 1 || DG_KS >= 2) && (BK == 8 || BK == 
               "BK 8, 16 or 32, a multiple of the mma's K (FRAG 2: at least two mma steps)");
 static_assert(FRAG == 1 || FRAG == 2, "FRAG 1 or 2");
 static_assert(UNR == 0 || UNR == 1, "UNR 0 or 1");
-static_assert(SA == 0 || ((SA == 1 || SA == 2) && LDR >= 1), "SA 0, or 1, 2 with LDR 1..3");
+static_assert(SA == 0 || ((SA == 1 || SA == 2) && LDR >= 1), "SA 0, or 1, 2 with LDR 1..4");
 static_assert(MINB >= 1 && MINB <= 4, "MINB 1..4");
-static_assert(PERS == 0 || PERS == 1, "PERS 0 or 1");
+static_assert(PERS == 0 || PERS == 1 || (PERS == 2 && LDR >= 3 && SA && !UNR && SPLITK == 1),
+              "PERS 0 or 1, or 2 with LDR 3..4, SA 1..2, UNR 0, SPLITK 1");
+static_assert(LDR >= 0 && LDR <= 4, "LDR 0..4");
 static_assert(STAGES >= 2 && STAGES <= 6, "STAGES 2..6");
 static_assert(DG_MT * DG_NT * DG_CR <= 128, "at most 128 accumulators per thread");
 
@@ -348,6 +351,46 @@ typedef dg_plan<BN, BK> dg_plan_b;
 // chunk u (RS rows further), and after the tile's last chunk q jumps to the next K tile's first
 // (delta). Copies walk the chunks in order, however they are split over the mma steps, so each
 // costs one LDGSTS and one 64-bit add; the strides are block-uniform (uniform registers).
+#if LDR == 4
+// LDR 4: as LDR 3, the address split into a block-uniform part and a fixed per-thread 32-bit
+// part: base (the tile's origin at the next K tile, advanced by adv after the tile's last
+// chunk) + off (the thread's chunk 0, bytes) + u rs (chunk u). Only off and so are per-thread
+// state; base, rs and adv can live in uniform registers. The host keeps blocks whose tiles span
+// 2^32 bytes or more (R rows x ld) on the LDR 1 plans (dg_mma's inner test).
+template <class P, int SLD>
+struct dg_run {
+    const char *base;
+    long long adv;
+    unsigned off, rs, so;
+
+    __device__ __forceinline__ void init(const double *b0, long long ld, int r0, int c0,
+                                         bool kmajor)
+    {
+        const int r = threadIdx.x / P::CPR, c = (threadIdx.x % P::CPR) * 2;
+        base = (const char *)(b0 + (long long)r0 * ld + c0);
+        off = (unsigned)(((long long)r * ld + c) * 8);
+        rs = (unsigned)(P::RS * ld * 8);
+        adv = kmajor ? (long long)BK * 8 : (long long)BK * ld * 8;
+        so = (unsigned)((r * SLD + c) * 8);
+    }
+
+    __device__ __forceinline__ void copy(unsigned sbase, int part, int parts)
+    {
+#pragma unroll
+        for (int u = 0; u < P::N; u++)
+            if ((u * parts) / P::N == part) {
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
+                             :: "r"(sbase + so + (unsigned)(u * P::RS * SLD * 8)),
+                                "l"(base + (off + (unsigned)u * rs)));
+                if (u + 1 == P::N)
+                    base += adv;
+            }
+    }
+
+    // the copies continue `bytes` further on (PERS 2: the next product)
+    __device__ __forceinline__ void skip(long long bytes) { base += bytes; }
+};
+#else
 template <class P, int SLD>
 struct dg_run {
     const char *q;
@@ -375,7 +418,11 @@ struct dg_run {
                 q += u + 1 < P::N ? rs : rs + delta;
             }
     }
+
+    // the copies continue `bytes` further on (PERS 2: the next product)
+    __device__ __forceinline__ void skip(long long bytes) { q += bytes; }
 };
+#endif
 
 // LDR 1: part `part` of `parts` of the stage of K tile kt (product's first tile kt0) into the
 // stage at shared byte address sbase; a partial last K tile goes whole at part 0.
@@ -602,10 +649,23 @@ __device__ __forceinline__ void dg_epilogue(const dg_args &a, const double (&acc
                           acc[i][j][2 * h], acc[i][j][2 * h + 1]);
 }
 
+#if PERS == 2
+// PERS 2: what runs on from one product to the next: the running pointers, the ring slots
+// read and written (bytes).
+struct dg_stream {
+    dg_run<dg_plan_a, DG_ALD> ra;
+    dg_run<dg_plan_b, DG_BLD> rb;
+    unsigned rdo, wro;
+};
+#endif
+
 // The K loop of one product (K tiles kt0..kt1) into acc. INNER (LDR 2): the block's tile lies
 // inside M and N, so full K tiles copy with no bounds; a separate instance, so that the two
 // copy paths do not hold registers at once. PERS 1: acc holds the previous product's results
 // (pz: its store index, -1 none), stored while this product's first copies are in flight.
+// PERS 2: An, Bn (non-null) the next product's operands, whose first STAGES - 1 tiles this
+// product's last iterations issue into the ring's free slots; pre: this product's first tiles
+// were issued so (no prologue); st carries the copy and ring state.
 template <bool INNER>
 __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], const double *A,
                                         const double *B, const dg_args &a, int m0, int n0,
@@ -613,10 +673,17 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
 #if PERS
                                         , long long pz
 #endif
+#if PERS == 2
+                                        , const double *An, const double *Bn, bool pre,
+                                        dg_stream &st
+#endif
                                         )
 {
     extern __shared__ __align__(16) double dg_smem[];
     const int nk = kt1 - kt0;
+#if PERS != 2
+    const bool pre = false;
+#endif
     // prologue: STAGES - 1 tiles in flight, the first fragments of tile 0
 #if LDR >= 1
     dg_plan_a pa;
@@ -633,20 +700,29 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
 #endif
     const unsigned sm0 = dg_smem_addr(dg_smem);
 #endif
-#if LDR == 3
+#if LDR >= 3
     // inner blocks: running pointers; K tiles kt0 + i, i < lim, are full (no K edge)
+#if PERS == 2
+    dg_run<dg_plan_a, DG_ALD> &ra = st.ra;
+    dg_run<dg_plan_b, DG_BLD> &rb = st.rb;
+#else
     dg_run<dg_plan_a, DG_ALD> ra;
     dg_run<dg_plan_b, DG_BLD> rb;
+#endif
     const int lim = min(nk, a.k / BK - kt0);
-    if (INNER) {
+    if (INNER && !pre) {
         ra.init(A, a.lda, OPA == 0 ? m0 : kt0 * BK, OPA == 0 ? kt0 * BK : m0, OPA == 0);
         rb.init(B, a.ldb, OPB == 0 ? kt0 * BK : n0, OPB == 0 ? n0 : kt0 * BK, OPB == 1);
     }
 #endif
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
+#if PERS == 2
+        if (pre)
+            break;
+#endif
         if (s < nk) {
-#if LDR == 3
+#if LDR >= 3
             if (INNER) {
                 if (s < lim) {
                     ra.copy(sm0 + s * DG_STAGE * 8, 0, 1);
@@ -669,16 +745,22 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
         dg_epilogue(a, acc, pz, m0, n0, wm0, wn0, g, t);
     dg_zero(acc);
 #endif
-    asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
-    __syncthreads();
+    if (!pre) {
+        asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
+        __syncthreads();
+    }
     double fa[FRAG == 2 ? 2 : 1][DG_MT][DG_AR], fb[FRAG == 2 ? 2 : 1][DG_NT][DG_BR];
 #if SA
     // SA 1: the ring slots read and written as byte offsets (UNR 0: at run time), the thread's
     // fragment bases made once
+#if PERS == 2
+    unsigned rdo = pre ? st.rdo : 0, wro = pre ? st.wro : (STAGES - 1) * DG_STAGE * 8;
+#else
     unsigned rdo = 0, wro = (STAGES - 1) * DG_STAGE * 8;
+#endif
     const unsigned ta = sm0 + dg_fa_off(wm0, g, t), tb = sm0 + dg_fb_off(wn0, g, t);
     if (FRAG == 2)
-        dg_frags_sa(ta, tb, 0, fa[0], fb[0]);
+        dg_frags_sa(ta + rdo, tb + rdo, 0, fa[0], fb[0]);   // PERS 2: rdo may be any slot
 #else
     int rdd = 0, wrd = STAGES - 1;      // UNR 0: the ring slots read and written, at run time
     if (FRAG == 2)
@@ -725,14 +807,35 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
 #endif
                 if (FRAG == 2)
                     DG_FR(kk + 1 < DG_KS ? (kk + 1) * DG_MK : 0, fa[nxt], fb[nxt]);
-#if LDR == 3
+#if LDR >= 3
                 if (INNER) {
+#if PERS == 2
+                    // past this product's last tile: the next product's tile jt into the slot
+                    // this product no longer needs (the same copy code, the pointers jumped)
+                    const int nt = it + STAGES - 1;
+                    const bool nx = An && nt >= nk, has = nx || nt < nk;
+                    const int jt = nx ? nt - nk : nt;
+                    if (nx && kk == 0 && jt == 0) {
+                        // gridDim.z products on; the pointers stopped after lim full tiles
+                        ra.skip((long long)gridDim.z * a.sa * 8 -
+                                (long long)lim * (OPA == 0 ? BK * 8 : BK * a.lda * 8));
+                        rb.skip((long long)gridDim.z * a.sb * 8 -
+                                (long long)lim * (OPB == 1 ? BK * 8 : BK * a.ldb * 8));
+                    }
+                    if (kk <= BSTEP && has && jt < lim) {
+                        ra.copy(DG_WSA, kk, BSTEP + 1);
+                        rb.copy(DG_WSB, kk, BSTEP + 1);
+                    } else if (kk == 0 && has && jt < nk) {
+                        dg_load_stage(DG_WP, nx ? An : A, nx ? Bn : B, a, m0, n0, kt0 + jt);
+                    }
+#else
                     if (kk <= BSTEP && it + STAGES - 1 < lim) {
                         ra.copy(DG_WSA, kk, BSTEP + 1);
                         rb.copy(DG_WSB, kk, BSTEP + 1);
                     } else if (kk == 0 && it + STAGES - 1 < nk) {
                         dg_load_stage(DG_WP, A, B, a, m0, n0, kt0 + it + STAGES - 1);
                     }
+#endif
                 } else
 #endif
 #if LDR >= 1
@@ -740,6 +843,10 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
                 if (kk <= BSTEP && it + STAGES - 1 < nk)
                     dg_load_part<INNER>(DG_WSA, pa, pb, A, B, a, m0, n0,
                                  kt0 + it + STAGES - 1, kt0, kk, BSTEP + 1);
+#if PERS == 2
+                else if (kk == 0 && An && it + STAGES - 1 >= nk)
+                    dg_load_stage(DG_WP, An, Bn, a, m0, n0, kt0 + it + STAGES - 1 - nk);
+#endif
                 if (kk == BSTEP)
                     asm volatile("cp.async.commit_group;\n" ::);
 #else
@@ -776,7 +883,25 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
 #undef DG_FR
         }
     }
+#if PERS == 2
+    st.rdo = rdo;
+    st.wro = wro;
+#endif
 }
+
+#if LDR == 4
+// LDR 4: 1 if a tile's rows (A: BM op N, BK op T; B: BK op N, BN op T) span less than 2^32
+// bytes in both operands (dg_run's 32-bit offsets); DG_OFF32 adds the test to the inner-block
+// condition (nothing for the other LDR, whose code stays as it was).
+__device__ __forceinline__ bool dg_off32(const dg_args &a)
+{
+    return (long long)(OPA == 0 ? BM : BK) * a.lda * 8 < (1LL << 32) &&
+           (long long)(OPB == 0 ? BK : BN) * a.ldb * 8 < (1LL << 32);
+}
+#define DG_OFF32 && dg_off32(a)
+#else
+#define DG_OFF32
+#endif
 
 // One output tile per block (grid.x = tiles, grid.z over batch x SPLITK); STAGES-deep cp.async
 // ring; each warp owns a DG_WM x DG_WN tile of DG_MT x DG_NT mma tiles. Fragment slots (PTX
@@ -795,12 +920,41 @@ dg_mma(dg_args a)
     const int wm0 = (warp / WARPS_N) * DG_WM, wn0 = (warp % WARPS_N) * DG_WN;
     const int ktiles = DG_CDIV(a.k, BK);
     const long long nz = (long long)a.batch * SPLITK;
-#if PERS
+#if PERS == 2
+    // several products per block, one ring: each product's last iterations issue the next
+    // one's first tiles (when it has at least STAGES - 1 K tiles), the previous product's
+    // results are stored at the start of dg_main, the last product's after the loop
+    double acc[DG_MT][DG_NT][DG_CR];
+    long long pz = -1;
+    dg_stream st;
+    bool pre = false;
+    const bool inner = m0 + BM <= a.m && n0 + BN <= a.n DG_OFF32;
+    for (long long z = blockIdx.z; z < nz; z += gridDim.z) {
+        const double *A = a.A + z * a.sa, *B = a.B + z * a.sb;
+        int kt0, kt1;
+        dg_slice(ktiles, 0, kt0, kt1);
+        const bool on = z + gridDim.z < nz && kt1 - kt0 >= STAGES - 1;
+        const double *An = on ? A + gridDim.z * a.sa : nullptr;
+        const double *Bn = on ? B + gridDim.z * a.sb : nullptr;
+        if (inner)
+            dg_main<true>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t, pz, An, Bn, pre, st);
+        else
+            dg_main<false>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t, pz, An, Bn, pre, st);
+        if (!on) {
+            asm volatile("cp.async.wait_group 0;\n" ::);
+            __syncthreads();        // the ring is free for the next product
+        }
+        pre = on;
+        pz = z;
+    }
+    if (pz >= 0)
+        dg_epilogue(a, acc, pz, m0, n0, wm0, wn0, g, t);
+#elif PERS
     // several products per block: each one's first copies go out before the previous one's
     // results are stored (in dg_main), the last product's results after the loop
     double acc[DG_MT][DG_NT][DG_CR];
     long long pz = -1;
-    const bool inner = LDR >= 2 && m0 + BM <= a.m && n0 + BN <= a.n;
+    const bool inner = LDR >= 2 && m0 + BM <= a.m && n0 + BN <= a.n DG_OFF32;
     for (long long z = blockIdx.z; z < nz; z += gridDim.z) {
         const long long b = z / SPLITK;
         int kt0, kt1;
@@ -824,7 +978,7 @@ dg_mma(dg_args a)
         const double *A = a.A + b * a.sa, *B = a.B + b * a.sb;
         double acc[DG_MT][DG_NT][DG_CR];
         dg_zero(acc);
-        if (LDR >= 2 && m0 + BM <= a.m && n0 + BN <= a.n)
+        if (LDR >= 2 && m0 + BM <= a.m && n0 + BN <= a.n DG_OFF32)
             dg_main<true>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t);
         else
             dg_main<false>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t);

@@ -250,7 +250,7 @@ TEST(dgemm_every_rejection_reason_is_reachable)
     }
 }
 
-/* SA, MINB and PERS: their ranges, SA 1/2 only with the copy plans (LDR 1..3), MINB blocks per
+/* SA, MINB and PERS: their ranges, SA 1/2 only with the copy plans (LDR 1..4), MINB blocks per
  * SM within the SM's registers (64K / (MINB x threads)) and shared memory (MINB rings + 1 KiB
  * each, 228 KiB), PERS 1 only on its lattice rows; reasons in tpl_dgemm_reasons' order (R_RANGE 0, R_REGS 7, R_SMEM 8,
  * R_LATTICE 13). */
@@ -280,11 +280,18 @@ TEST(dgemm_sa_and_minb_rules)
          -1},
         {"OPA=0,OPB=0,MMA=1688,BM=64,BN=128,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,LDR=3,SA=2,MINB=3",
          7},
-        /* PERS: 0 or 1; PERS 1 only on the lattice's PERS rows */
+        /* PERS: 0..2 (2 only with LDR 3, SA 1..2, UNR 0); PERS 1 only on the lattice's PERS
+         * rows, PERS 2 on none */
         {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,PERS=0",
          -1},
-        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,PERS=2",
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,PERS=3",
          0},
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=2,SA=2,PERS=2",
+         0},
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,UNR=1,"
+         "PERS=2", 0},
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,PERS=2",
+         13},
         {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,PERS=1",
          -1},
         {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=1,PERS=1",
