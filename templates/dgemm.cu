@@ -663,9 +663,10 @@ struct dg_stream {
 // inside M and N, so full K tiles copy with no bounds; a separate instance, so that the two
 // copy paths do not hold registers at once. PERS 1: acc holds the previous product's results
 // (pz: its store index, -1 none), stored while this product's first copies are in flight.
-// PERS 2: An, Bn (non-null) the next product's operands, whose first STAGES - 1 tiles this
-// product's last iterations issue into the ring's free slots; pre: this product's first tiles
-// were issued so (no prologue); st carries the copy and ring state.
+// PERS 2: nx (inner blocks, K a multiple of BK, at least STAGES - 1 K tiles): this product's
+// last iterations issue the next product's (gridDim.z on) first STAGES - 1 tiles into the
+// ring's free slots, through the same running pointers; pre: this product's first tiles were
+// issued so (no prologue); st carries the copy and ring state.
 template <bool INNER>
 __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], const double *A,
                                         const double *B, const dg_args &a, int m0, int n0,
@@ -674,8 +675,7 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
                                         , long long pz
 #endif
 #if PERS == 2
-                                        , const double *An, const double *Bn, bool pre,
-                                        dg_stream &st
+                                        , bool nx, bool pre, dg_stream &st
 #endif
                                         )
 {
@@ -810,23 +810,22 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
 #if LDR >= 3
                 if (INNER) {
 #if PERS == 2
-                    // past this product's last tile: the next product's tile jt into the slot
-                    // this product no longer needs (the same copy code, the pointers jumped)
+                    // past this product's last tile (nx: all its tiles full): the next
+                    // product's tile it + STAGES - 1 - nk into the slot this product no longer
+                    // needs, the pointers jumped there once
                     const int nt = it + STAGES - 1;
-                    const bool nx = An && nt >= nk, has = nx || nt < nk;
-                    const int jt = nx ? nt - nk : nt;
-                    if (nx && kk == 0 && jt == 0) {
-                        // gridDim.z products on; the pointers stopped after lim full tiles
+                    const bool nxt = nx && nt >= nk;
+                    if (nxt && kk == 0 && nt == nk) {
                         ra.skip((long long)gridDim.z * a.sa * 8 -
-                                (long long)lim * (OPA == 0 ? BK * 8 : BK * a.lda * 8));
+                                (long long)nk * (OPA == 0 ? BK * 8 : BK * a.lda * 8));
                         rb.skip((long long)gridDim.z * a.sb * 8 -
-                                (long long)lim * (OPB == 1 ? BK * 8 : BK * a.ldb * 8));
+                                (long long)nk * (OPB == 1 ? BK * 8 : BK * a.ldb * 8));
                     }
-                    if (kk <= BSTEP && has && jt < lim) {
+                    if (kk <= BSTEP && (nt < lim || nxt)) {
                         ra.copy(DG_WSA, kk, BSTEP + 1);
                         rb.copy(DG_WSB, kk, BSTEP + 1);
-                    } else if (kk == 0 && has && jt < nk) {
-                        dg_load_stage(DG_WP, nx ? An : A, nx ? Bn : B, a, m0, n0, kt0 + jt);
+                    } else if (kk == 0 && nt < nk) {
+                        dg_load_stage(DG_WP, A, B, a, m0, n0, kt0 + nt);
                     }
 #else
                     if (kk <= BSTEP && it + STAGES - 1 < lim) {
@@ -843,10 +842,6 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
                 if (kk <= BSTEP && it + STAGES - 1 < nk)
                     dg_load_part<INNER>(DG_WSA, pa, pb, A, B, a, m0, n0,
                                  kt0 + it + STAGES - 1, kt0, kk, BSTEP + 1);
-#if PERS == 2
-                else if (kk == 0 && An && it + STAGES - 1 >= nk)
-                    dg_load_stage(DG_WP, An, Bn, a, m0, n0, kt0 + it + STAGES - 1 - nk);
-#endif
                 if (kk == BSTEP)
                     asm volatile("cp.async.commit_group;\n" ::);
 #else
@@ -921,9 +916,10 @@ dg_mma(dg_args a)
     const int ktiles = DG_CDIV(a.k, BK);
     const long long nz = (long long)a.batch * SPLITK;
 #if PERS == 2
-    // several products per block, one ring: each product's last iterations issue the next
-    // one's first tiles (when it has at least STAGES - 1 K tiles), the previous product's
-    // results are stored at the start of dg_main, the last product's after the loop
+    // several products per block; inner blocks of a K that is a multiple of BK with at least
+    // STAGES - 1 tiles keep one ring across them: each product's last iterations issue the next
+    // one's first tiles. The previous product's results are stored at the start of dg_main,
+    // the last product's after the loop; other blocks do as PERS 1.
     double acc[DG_MT][DG_NT][DG_CR];
     long long pz = -1;
     dg_stream st;
@@ -933,13 +929,11 @@ dg_mma(dg_args a)
         const double *A = a.A + z * a.sa, *B = a.B + z * a.sb;
         int kt0, kt1;
         dg_slice(ktiles, 0, kt0, kt1);
-        const bool on = z + gridDim.z < nz && kt1 - kt0 >= STAGES - 1;
-        const double *An = on ? A + gridDim.z * a.sa : nullptr;
-        const double *Bn = on ? B + gridDim.z * a.sb : nullptr;
+        const bool on = inner && z + gridDim.z < nz && a.k % BK == 0 && kt1 - kt0 >= STAGES - 1;
         if (inner)
-            dg_main<true>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t, pz, An, Bn, pre, st);
+            dg_main<true>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t, pz, on, pre, st);
         else
-            dg_main<false>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t, pz, An, Bn, pre, st);
+            dg_main<false>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t, pz, false, false, st);
         if (!on) {
             asm volatile("cp.async.wait_group 0;\n" ::);
             __syncthreads();        // the ring is free for the next product
