@@ -29,7 +29,7 @@ enum {
 
 const char *const tpl_dgemm_reasons[R_COUNT] = {
     [R_RANGE] = "OPA and OPB are 0 or 1, LDR 0..4, UNR 0 or 1, SA 0..2 (1, 2 with LDR 1..4), "
-                "MINB 1..3, PERS 0..2 (2: with LDR 3..4, SA 1 or 2, UNR 0, SPLITK 1); tile sizes, warps, STAGES, TM, TN, GROUP and SPLITK must be positive",
+                "MINB 1..3, PERS 0 or 1; tile sizes, warps, STAGES, TM, TN, GROUP and SPLITK must be positive",
     [R_PATH] = "PATH is 1 (DMMA, FP64 tensor cores) or 0 (FFMA64, SIMT)",
     [R_CANON_FFMA] = "MMA, WARPS_M, WARPS_N, STAGES, FRAG, LDR, UNR, SA, MINB and PERS are DMMA "
                      "parameters: PATH 0 takes only their first value",
@@ -218,12 +218,9 @@ static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     for (int p = P_MMA; p < P_COUNT; p++)
         if (cfg[p] < (p == P_LDR || p == P_UNR || p == P_SA || p == P_PERS ? 0 : 1) ||
             (p == P_LDR && cfg[p] > 4) || (p == P_UNR && cfg[p] > 1) || (p == P_SA && cfg[p] > 2) ||
-            (p == P_MINB && cfg[p] > 3) || (p == P_PERS && cfg[p] > 2) ||
+            (p == P_MINB && cfg[p] > 3) || (p == P_PERS && cfg[p] > 1) ||
             (p == P_SA && cfg[p] && cfg[P_LDR] < 1))
             return dg_reject(R_RANGE, why, len);
-    /* PERS 2 (dgemm.cu): one ring across products through the running pointers */
-    if (cfg[P_PERS] == 2 && (cfg[P_LDR] < 3 || !cfg[P_SA] || cfg[P_UNR] || cfg[P_SPLITK] != 1))
-        return dg_reject(R_RANGE, why, len);
     if (cfg[P_PATH] != 0 && cfg[P_PATH] != 1)
         return dg_reject(R_PATH, why, len);
     int dmma = cfg[P_PATH] == 1;
@@ -596,10 +593,9 @@ const tpl_family tpl_dgemm = {
         {"MINB", 3, {1, 2, 3}, "DMMA: blocks per SM the kernel is compiled for (launch bounds: "
                                "registers capped at 64K / (MINB x threads))",
          .omit_first = 1},
-        {"PERS", 3, {0, 1, 2}, "DMMA: 1 = about MINB blocks per SM, each walking several products, "
+        {"PERS", 2, {0, 1}, "DMMA: 1 = about MINB blocks per SM, each walking several products, "
                             "the next product's first copies issued before this one's results are "
-                            "stored; 2 = as 1, those copies issued during this product's last K "
-                            "tiles (one ring across the products); 0 = one block per product tile",
+                            "stored; 0 = one block per product tile",
          .omit_first = 1},
     },
     .valid = dg_valid,

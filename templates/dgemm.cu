@@ -6,12 +6,12 @@
 //   shared-memory tiles (pads per DG_PADK / DG_PADMN: conflict-free fragment loads), K permuted
 //   inside each mma so K-major fragments load 16 bytes at a time, FRAG 2 double-buffered
 //   fragments (CUTLASS's multistage order), LDR 1/2 per-thread copy plans with the next tile's
-//   copies spread over the mma steps (LDR 3: running pointers), SA 1/2 shared addresses as
+//   copies spread over the mma steps (LDR 3: running pointers; LDR 4: a block-uniform
+//   base and a fixed 32-bit per-thread offset), SA 1/2 shared addresses as
 //   per-thread byte bases with immediate offsets (SA 2: 8-byte loads in the PTX depth order,
 //   straight into the DMMA's operand registers), MINB blocks per SM in the launch bounds,
 //   PERS 1 blocks walking several products (the next one's first copies in flight while the
-//   last one's results are stored; PERS 2: issued during the last one's final K tiles, one
-//   unbroken ring across the products), GROUP-swizzled tile order, optional split-K (double partials, summed in slice order by
+//   last one's results are stored), GROUP-swizzled tile order, optional split-K (double partials, summed in slice order by
 //   dg_splitk_reduce). bench/notes_dgemm.md has the sweeps.
 //   Operands need 16-byte aligned bases and even leading dimensions; the host packs others
 //   first with dg_pack. Edges: cp.async zero-fills the bytes past the matrix (src-size).
@@ -67,7 +67,7 @@
 #define MINB 1          // PATH 1: blocks per SM the kernel is compiled for (__launch_bounds__ minimum: the register cap is 64K / (MINB x threads))
 #endif
 #ifndef PERS
-#define PERS 0          // PATH 1: 1 = a block walks several products (the host launches about MINB blocks per SM), the next product's first copies issued before this product's results are stored; 2 = as 1, those copies issued during this product's last K tiles (the ring runs on across products; LDR 3, SA 1..2, UNR 0, SPLITK 1)
+#define PERS 0          // PATH 1: 1 = a block walks several products (the host launches about MINB blocks per SM), the next product's first copies issued before this product's results are stored
 #endif
 #ifndef TM
 #define TM 8            // PATH 0: rows of a thread's register tile (4, 8)
@@ -220,8 +220,7 @@ static_assert(FRAG == 1 || FRAG == 2, "FRAG 1 or 2");
 static_assert(UNR == 0 || UNR == 1, "UNR 0 or 1");
 static_assert(SA == 0 || ((SA == 1 || SA == 2) && LDR >= 1), "SA 0, or 1, 2 with LDR 1..4");
 static_assert(MINB >= 1 && MINB <= 4, "MINB 1..4");
-static_assert(PERS == 0 || PERS == 1 || (PERS == 2 && LDR >= 3 && SA && !UNR && SPLITK == 1),
-              "PERS 0 or 1, or 2 with LDR 3..4, SA 1..2, UNR 0, SPLITK 1");
+static_assert(PERS == 0 || PERS == 1, "PERS 0 or 1");
 static_assert(LDR >= 0 && LDR <= 4, "LDR 0..4");
 static_assert(STAGES >= 2 && STAGES <= 6, "STAGES 2..6");
 static_assert(DG_MT * DG_NT * DG_CR <= 128, "at most 128 accumulators per thread");
@@ -386,9 +385,6 @@ struct dg_run {
                     base += adv;
             }
     }
-
-    // the copies continue `bytes` further on (PERS 2: the next product)
-    __device__ __forceinline__ void skip(long long bytes) { base += bytes; }
 };
 #else
 template <class P, int SLD>
@@ -418,9 +414,6 @@ struct dg_run {
                 q += u + 1 < P::N ? rs : rs + delta;
             }
     }
-
-    // the copies continue `bytes` further on (PERS 2: the next product)
-    __device__ __forceinline__ void skip(long long bytes) { q += bytes; }
 };
 #endif
 
@@ -649,24 +642,10 @@ __device__ __forceinline__ void dg_epilogue(const dg_args &a, const double (&acc
                           acc[i][j][2 * h], acc[i][j][2 * h + 1]);
 }
 
-#if PERS == 2
-// PERS 2: what runs on from one product to the next: the running pointers, the ring slots
-// read and written (bytes).
-struct dg_stream {
-    dg_run<dg_plan_a, DG_ALD> ra;
-    dg_run<dg_plan_b, DG_BLD> rb;
-    unsigned rdo, wro;
-};
-#endif
-
 // The K loop of one product (K tiles kt0..kt1) into acc. INNER (LDR 2): the block's tile lies
 // inside M and N, so full K tiles copy with no bounds; a separate instance, so that the two
 // copy paths do not hold registers at once. PERS 1: acc holds the previous product's results
 // (pz: its store index, -1 none), stored while this product's first copies are in flight.
-// PERS 2: nx (inner blocks, K a multiple of BK, at least STAGES - 1 K tiles): this product's
-// last iterations issue the next product's (gridDim.z on) first STAGES - 1 tiles into the
-// ring's free slots, through the same running pointers; pre: this product's first tiles were
-// issued so (no prologue); st carries the copy and ring state.
 template <bool INNER>
 __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], const double *A,
                                         const double *B, const dg_args &a, int m0, int n0,
@@ -674,16 +653,10 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
 #if PERS
                                         , long long pz
 #endif
-#if PERS == 2
-                                        , bool nx, bool pre, dg_stream &st
-#endif
                                         )
 {
     extern __shared__ __align__(16) double dg_smem[];
     const int nk = kt1 - kt0;
-#if PERS != 2
-    const bool pre = false;
-#endif
     // prologue: STAGES - 1 tiles in flight, the first fragments of tile 0
 #if LDR >= 1
     dg_plan_a pa;
@@ -702,25 +675,16 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
 #endif
 #if LDR >= 3
     // inner blocks: running pointers; K tiles kt0 + i, i < lim, are full (no K edge)
-#if PERS == 2
-    dg_run<dg_plan_a, DG_ALD> &ra = st.ra;
-    dg_run<dg_plan_b, DG_BLD> &rb = st.rb;
-#else
     dg_run<dg_plan_a, DG_ALD> ra;
     dg_run<dg_plan_b, DG_BLD> rb;
-#endif
     const int lim = min(nk, a.k / BK - kt0);
-    if (INNER && !pre) {
+    if (INNER) {
         ra.init(A, a.lda, OPA == 0 ? m0 : kt0 * BK, OPA == 0 ? kt0 * BK : m0, OPA == 0);
         rb.init(B, a.ldb, OPB == 0 ? kt0 * BK : n0, OPB == 0 ? n0 : kt0 * BK, OPB == 1);
     }
 #endif
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
-#if PERS == 2
-        if (pre)
-            break;
-#endif
         if (s < nk) {
 #if LDR >= 3
             if (INNER) {
@@ -745,22 +709,16 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
         dg_epilogue(a, acc, pz, m0, n0, wm0, wn0, g, t);
     dg_zero(acc);
 #endif
-    if (!pre) {
-        asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
-        __syncthreads();
-    }
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(STAGES - 2));
+    __syncthreads();
     double fa[FRAG == 2 ? 2 : 1][DG_MT][DG_AR], fb[FRAG == 2 ? 2 : 1][DG_NT][DG_BR];
 #if SA
     // SA 1: the ring slots read and written as byte offsets (UNR 0: at run time), the thread's
     // fragment bases made once
-#if PERS == 2
-    unsigned rdo = pre ? st.rdo : 0, wro = pre ? st.wro : (STAGES - 1) * DG_STAGE * 8;
-#else
     unsigned rdo = 0, wro = (STAGES - 1) * DG_STAGE * 8;
-#endif
     const unsigned ta = sm0 + dg_fa_off(wm0, g, t), tb = sm0 + dg_fb_off(wn0, g, t);
     if (FRAG == 2)
-        dg_frags_sa(ta + rdo, tb + rdo, 0, fa[0], fb[0]);   // PERS 2: rdo may be any slot
+        dg_frags_sa(ta, tb, 0, fa[0], fb[0]);
 #else
     int rdd = 0, wrd = STAGES - 1;      // UNR 0: the ring slots read and written, at run time
     if (FRAG == 2)
@@ -809,32 +767,12 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
                     DG_FR(kk + 1 < DG_KS ? (kk + 1) * DG_MK : 0, fa[nxt], fb[nxt]);
 #if LDR >= 3
                 if (INNER) {
-#if PERS == 2
-                    // past this product's last tile (nx: all its tiles full): the next
-                    // product's tile it + STAGES - 1 - nk into the slot this product no longer
-                    // needs, the pointers jumped there once
-                    const int nt = it + STAGES - 1;
-                    const bool nxt = nx && nt >= nk;
-                    if (nxt && kk == 0 && nt == nk) {
-                        ra.skip((long long)gridDim.z * a.sa * 8 -
-                                (long long)nk * (OPA == 0 ? BK * 8 : BK * a.lda * 8));
-                        rb.skip((long long)gridDim.z * a.sb * 8 -
-                                (long long)nk * (OPB == 1 ? BK * 8 : BK * a.ldb * 8));
-                    }
-                    if (kk <= BSTEP && (nt < lim || nxt)) {
-                        ra.copy(DG_WSA, kk, BSTEP + 1);
-                        rb.copy(DG_WSB, kk, BSTEP + 1);
-                    } else if (kk == 0 && nt < nk) {
-                        dg_load_stage(DG_WP, A, B, a, m0, n0, kt0 + nt);
-                    }
-#else
                     if (kk <= BSTEP && it + STAGES - 1 < lim) {
                         ra.copy(DG_WSA, kk, BSTEP + 1);
                         rb.copy(DG_WSB, kk, BSTEP + 1);
                     } else if (kk == 0 && it + STAGES - 1 < nk) {
                         dg_load_stage(DG_WP, A, B, a, m0, n0, kt0 + it + STAGES - 1);
                     }
-#endif
                 } else
 #endif
 #if LDR >= 1
@@ -878,10 +816,6 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
 #undef DG_FR
         }
     }
-#if PERS == 2
-    st.rdo = rdo;
-    st.wro = wro;
-#endif
 }
 
 #if LDR == 4
@@ -915,35 +849,7 @@ dg_mma(dg_args a)
     const int wm0 = (warp / WARPS_N) * DG_WM, wn0 = (warp % WARPS_N) * DG_WN;
     const int ktiles = DG_CDIV(a.k, BK);
     const long long nz = (long long)a.batch * SPLITK;
-#if PERS == 2
-    // several products per block; inner blocks of a K that is a multiple of BK with at least
-    // STAGES - 1 tiles keep one ring across them: each product's last iterations issue the next
-    // one's first tiles. The previous product's results are stored at the start of dg_main,
-    // the last product's after the loop; other blocks do as PERS 1.
-    double acc[DG_MT][DG_NT][DG_CR];
-    long long pz = -1;
-    dg_stream st;
-    bool pre = false;
-    const bool inner = m0 + BM <= a.m && n0 + BN <= a.n DG_OFF32;
-    for (long long z = blockIdx.z; z < nz; z += gridDim.z) {
-        const double *A = a.A + z * a.sa, *B = a.B + z * a.sb;
-        int kt0, kt1;
-        dg_slice(ktiles, 0, kt0, kt1);
-        const bool on = inner && z + gridDim.z < nz && a.k % BK == 0 && kt1 - kt0 >= STAGES - 1;
-        if (inner)
-            dg_main<true>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t, pz, on, pre, st);
-        else
-            dg_main<false>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t, pz, false, false, st);
-        if (!on) {
-            asm volatile("cp.async.wait_group 0;\n" ::);
-            __syncthreads();        // the ring is free for the next product
-        }
-        pre = on;
-        pz = z;
-    }
-    if (pz >= 0)
-        dg_epilogue(a, acc, pz, m0, n0, wm0, wn0, g, t);
-#elif PERS
+#if PERS
     // several products per block: each one's first copies go out before the previous one's
     // results are stored (in dg_main), the last product's results after the loop
     double acc[DG_MT][DG_NT][DG_CR];

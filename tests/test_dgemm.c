@@ -263,6 +263,9 @@ TEST(dgemm_sa_and_minb_rules)
         {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=1", -1},
         {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=3", 0},
         {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=0,SA=1", 0},
+        /* LDR 4 (uniform-base copies): in the range, on no lattice row; LDR 5 out of it */
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=4,SA=2", 13},
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=5,SA=2", 0},
         {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,MINB=4", 0},
         /* 256 threads: two blocks cap a thread at 128 registers, below the tile's ~200 */
         {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=1,MINB=2",
@@ -280,18 +283,11 @@ TEST(dgemm_sa_and_minb_rules)
          -1},
         {"OPA=0,OPB=0,MMA=1688,BM=64,BN=128,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,LDR=3,SA=2,MINB=3",
          7},
-        /* PERS: 0..2 (2 only with LDR 3, SA 1..2, UNR 0); PERS 1 only on the lattice's PERS
-         * rows, PERS 2 on none */
+        /* PERS: 0 or 1; PERS 1 only on the lattice's PERS rows */
         {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,PERS=0",
          -1},
-        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,PERS=3",
-         0},
-        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=2,SA=2,PERS=2",
-         0},
-        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,UNR=1,"
-         "PERS=2", 0},
         {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,PERS=2",
-         13},
+         0},
         {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,PERS=1",
          -1},
         {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=1,PERS=1",
