@@ -6,6 +6,7 @@
 # shapes' tuning and bench_dgemm's paired rounds; then sweep 10c (LDR 3 / LDR 4, GROUP 8, 6
 # paired rounds at 4096^3 and 8192^3). Everything into $OUT/logs.tgz (plus steps.txt and the
 # main logs). DEADLINE=seconds (default 190) stops optional steps.
+# PERS 2 was taken out after call 2 (84ae3ab): the PERS 2 rows of sweep10b.txt no longer validate.
 set -uo pipefail
 OUT="${OUT:-/tmp/out}"
 L=$(mktemp -d)
