@@ -340,7 +340,9 @@ static void bn_release(const cudrv *cu, bn_kernel *k, int n)
 }
 
 /* The sweep: every configuration of `list` at every shape of `shapes`, one timing round each
- * between two cuBLAS rounds. */
+ * between two cuBLAS rounds; with BENCH_DGEMM_SWEEP_ROUNDS=R (1..16) instead R alternating
+ * rounds of each configuration and cuBLAS (ours first in even rounds): the median of ours and
+ * the median of the rounds' paired ratios (cuBLAS time / ours). */
 static int bn_sweep(const cudrv *cu, const at_device_info *dev, const char *list,
                     const char *shapes, bn_call base, double *A, double *B, double *C, double *R,
                     double *sums)
@@ -349,6 +351,9 @@ static int bn_sweep(const cudrv *cu, const at_device_info *dev, const char *list
     int n = bn_parse_list(dev, list, k, 256, 1);
     if (!bn_build(cu, dev, k, n))
         return 1;
+    const char *rs = getenv("BENCH_DGEMM_SWEEP_ROUNDS");
+    int rounds = rs ? atoi(rs) : 0;
+    rounds = rounds < 0 ? 0 : rounds > 16 ? 16 : rounds;
     char *sh = strdup(shapes);
     for (char *tok = strtok(sh, " "); tok; tok = strtok(NULL, " ")) {
         bn_shape s = {0, 0, 0, 1};
@@ -366,7 +371,37 @@ static int bn_sweep(const cudrv *cu, const at_device_info *dev, const char *list
             tpl_problem p = bn_problem(&s);
             if (!tpl_find("dgemm")->applicable(c.cfg, &p))
                 continue;
-            double e = bn_check(bn_ours, &c, R, sums), t = e >= 0 ? bn_time(bn_ours, &c) : -1;
+            double e = bn_check(bn_ours, &c, R, sums);
+            if (rounds > 0 && e >= 0) {
+                double ro[16], rv[16], rp[16];
+                int nr = 0;
+                for (int r = 0; r < rounds; r++) {
+                    if (r % 2 == 0) {
+                        ro[r] = bn_time(bn_ours, &c);
+                        rv[r] = bn_time(bn_vendor, &c);
+                    } else {
+                        rv[r] = bn_time(bn_vendor, &c);
+                        ro[r] = bn_time(bn_ours, &c);
+                    }
+                    if (ro[r] <= 0 || rv[r] <= 0)
+                        break;
+                    rp[r] = rv[r] / ro[r];
+                    nr++;
+                }
+                double mo = nr ? bench_median(ro, nr) : -1, mv = nr ? bench_median(rv, nr) : -1;
+                double lo = 1e9, hi = 0;
+                for (int r = 0; r < nr; r++) {
+                    lo = rp[r] < lo ? rp[r] : lo;
+                    hi = rp[r] > hi ? rp[r] : hi;
+                }
+                printf("  %9.4f ms %7.2f TF/s (cuBLAS %7.2f) paired %6.3fx [%5.3f-%5.3f] x%d  "
+                       "error %.2e%s  %s\n", mo, mo > 0 ? flop / mo / 1e9 : 0,
+                       mv > 0 ? flop / mv / 1e9 : 0, nr ? bench_median(rp, nr) : 0, nr ? lo : 0,
+                       hi, nr, e, e <= bn_tol(s.k) ? "" : " ** FAILED **", k[i].text);
+                fflush(stdout);
+                continue;
+            }
+            double t = e >= 0 ? bn_time(bn_ours, &c) : -1;
             printf("  %9.4f ms %7.2f TF/s %6.3fx  error %.2e%s  %s\n", t, t > 0 ? flop / t / 1e9 : 0,
                    t > 0 ? tv0 / t : 0, e, e >= 0 && e <= bn_tol(s.k) ? "" : " ** FAILED **",
                    k[i].text);

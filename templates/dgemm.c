@@ -28,7 +28,7 @@ enum {
 };
 
 const char *const tpl_dgemm_reasons[R_COUNT] = {
-    [R_RANGE] = "OPA and OPB are 0 or 1, LDR 0..3, UNR 0 or 1, SA 0..2 (1, 2 with LDR 1..3), "
+    [R_RANGE] = "OPA and OPB are 0 or 1, LDR 0..4, UNR 0 or 1, SA 0..2 (1, 2 with LDR 1..4), "
                 "MINB 1..3, PERS 0 or 1; tile sizes, warps, STAGES, TM, TN, GROUP and SPLITK must be positive",
     [R_PATH] = "PATH is 1 (DMMA, FP64 tensor cores) or 0 (FFMA64, SIMT)",
     [R_CANON_FFMA] = "MMA, WARPS_M, WARPS_N, STAGES, FRAG, LDR, UNR, SA, MINB and PERS are DMMA "
@@ -36,7 +36,7 @@ const char *const tpl_dgemm_reasons[R_COUNT] = {
     [R_CANON_DMMA] = "TM and TN are FFMA64 parameters: PATH 1 takes only their first value",
     [R_MMA] = "MMA is 16816 (m16n8k16), 1688 (m16n8k8), 1684 (m16n8k4) or 884 (m8n8k4)",
     [R_TILE] = "DMMA tile: BM a multiple of WARPS_M x the mma's M, BN of WARPS_N x 8, BK 8, 16 or "
-               "32 and a multiple of the mma's K (FRAG 2: twice), STAGES 2..6, FRAG 1..2; LDR 1..3: "
+               "32 and a multiple of the mma's K (FRAG 2: twice), STAGES 2..6, FRAG 1..2; LDR 1..4: "
                "BM x BK / 2 and BN x BK / 2 multiples of the threads",
     [R_ACC] = "DMMA: a warp tile above 128 double accumulators per thread",
     [R_REGS] = "DMMA: about 2 x (accumulators + FRAG x fragments) + 24 registers per thread "
@@ -102,7 +102,7 @@ static int dg_valid_dmma(const int *c, const at_device_info *dev, char *why, siz
         bk % ((c[P_FRAG] == 1 ? 1 : 2) * mk) || c[P_STAGES] < 2 || c[P_STAGES] > 6)
         return dg_reject(R_TILE, why, len);
     int threads = dg_threads(c);
-    /* LDR 1..3 (dgemm.cu's dg_plan, dg_run): each tile's 16-byte chunks split evenly over the
+    /* LDR 1..4 (dgemm.cu's dg_plan, dg_run): each tile's 16-byte chunks split evenly over the
      * threads */
     if (c[P_LDR] >= 1 &&
         ((long long)c[P_BM] * bk / 2 % threads || (long long)c[P_BN] * bk / 2 % threads))
@@ -217,7 +217,7 @@ static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t
         return dg_reject(R_RANGE, why, len);
     for (int p = P_MMA; p < P_COUNT; p++)
         if (cfg[p] < (p == P_LDR || p == P_UNR || p == P_SA || p == P_PERS ? 0 : 1) ||
-            (p == P_LDR && cfg[p] > 3) || (p == P_UNR && cfg[p] > 1) || (p == P_SA && cfg[p] > 2) ||
+            (p == P_LDR && cfg[p] > 4) || (p == P_UNR && cfg[p] > 1) || (p == P_SA && cfg[p] > 2) ||
             (p == P_MINB && cfg[p] > 3) || (p == P_PERS && cfg[p] > 1) ||
             (p == P_SA && cfg[p] && cfg[P_LDR] < 1))
             return dg_reject(R_RANGE, why, len);
@@ -574,12 +574,13 @@ const tpl_family tpl_dgemm = {
         {"GROUP", 2, {8, 1}, "tile swizzle: this many tile rows walked together for L2 reuse; "
                              "1 = off"},
         {"SPLITK", 3, {1, 2, 4}, "K slices: double partials + an ordered (deterministic) reduce"},
-        {"LDR", 4, {2, 1, 0, 3}, "DMMA copy issue: 1 = per-thread copy plans made once per "
+        {"LDR", 5, {2, 1, 0, 3, 4}, "DMMA copy issue: 1 = per-thread copy plans made once per "
                                  "product, the next tile's copies spread over the mma steps; 2 = "
                                  "as 1, and blocks inside M and N copy with no bounds; 3 = as 2, "
                                  "those blocks through running pointers (one 64-bit add per "
-                                 "copy); 0 = every stage recomputes each copy's bounds, all at "
-                                 "the stage's first step",
+                                 "copy); 4 = as 3, each address a block-uniform base plus a fixed "
+                                 "32-bit per-thread offset; 0 = every stage recomputes each copy's "
+                                 "bounds, all at the stage's first step",
          .omit_first = 1},
         {"UNR", 2, {0, 1}, "DMMA: 1 = the K loop unrolled over the ring's STAGES slots (constant "
                            "shared-memory addresses), 0 = ring slots at run time",

@@ -6,7 +6,8 @@
 //   shared-memory tiles (pads per DG_PADK / DG_PADMN: conflict-free fragment loads), K permuted
 //   inside each mma so K-major fragments load 16 bytes at a time, FRAG 2 double-buffered
 //   fragments (CUTLASS's multistage order), LDR 1/2 per-thread copy plans with the next tile's
-//   copies spread over the mma steps (LDR 3: running pointers), SA 1/2 shared addresses as
+//   copies spread over the mma steps (LDR 3: running pointers; LDR 4: a block-uniform
+//   base and a fixed 32-bit per-thread offset), SA 1/2 shared addresses as
 //   per-thread byte bases with immediate offsets (SA 2: 8-byte loads in the PTX depth order,
 //   straight into the DMMA's operand registers), MINB blocks per SM in the launch bounds,
 //   PERS 1 blocks walking several products (the next one's first copies in flight while the
@@ -54,7 +55,7 @@
 #define FRAG 2          // PATH 1: 2 = the next mma step's fragments load during this step's mmas (double-buffered registers), 1 = load, then mma
 #endif
 #ifndef LDR
-#define LDR 2           // PATH 1: 1 = per-thread copy plans made once per product (pointers, row masks), the next tile's copies spread over the mma steps; 2 = as 1, and blocks inside M and N copy with no bounds at all; 3 = as 2, but inner blocks copy through running pointers (one 64-bit add per 16-byte copy, block-uniform strides); 0 = every stage recomputes each copy's address and bounds, all at step 0
+#define LDR 2           // PATH 1: 1 = per-thread copy plans made once per product (pointers, row masks), the next tile's copies spread over the mma steps; 2 = as 1, and blocks inside M and N copy with no bounds at all; 3 = as 2, but inner blocks copy through running pointers (one 64-bit add per 16-byte copy, block-uniform strides); 4 = as 3, addresses as a block-uniform base + a fixed 32-bit per-thread offset; 0 = every stage recomputes each copy's address and bounds, all at step 0
 #endif
 #ifndef UNR
 #define UNR 0           // PATH 1: 1 = the K loop unrolled over the ring's STAGES slots (constant shared addresses), 0 = slots at run time
@@ -217,9 +218,10 @@ static_assert(BK % DG_MK == 0 && (FRAG == 1 || DG_KS >= 2) && (BK == 8 || BK == 
               "BK 8, 16 or 32, a multiple of the mma's K (FRAG 2: at least two mma steps)");
 static_assert(FRAG == 1 || FRAG == 2, "FRAG 1 or 2");
 static_assert(UNR == 0 || UNR == 1, "UNR 0 or 1");
-static_assert(SA == 0 || ((SA == 1 || SA == 2) && LDR >= 1), "SA 0, or 1, 2 with LDR 1..3");
+static_assert(SA == 0 || ((SA == 1 || SA == 2) && LDR >= 1), "SA 0, or 1, 2 with LDR 1..4");
 static_assert(MINB >= 1 && MINB <= 4, "MINB 1..4");
 static_assert(PERS == 0 || PERS == 1, "PERS 0 or 1");
+static_assert(LDR >= 0 && LDR <= 4, "LDR 0..4");
 static_assert(STAGES >= 2 && STAGES <= 6, "STAGES 2..6");
 static_assert(DG_MT * DG_NT * DG_CR <= 128, "at most 128 accumulators per thread");
 
@@ -348,6 +350,43 @@ typedef dg_plan<BN, BK> dg_plan_b;
 // chunk u (RS rows further), and after the tile's last chunk q jumps to the next K tile's first
 // (delta). Copies walk the chunks in order, however they are split over the mma steps, so each
 // costs one LDGSTS and one 64-bit add; the strides are block-uniform (uniform registers).
+#if LDR == 4
+// LDR 4: as LDR 3, the address split into a block-uniform part and a fixed per-thread 32-bit
+// part: base (the tile's origin at the next K tile, advanced by adv after the tile's last
+// chunk) + off (the thread's chunk 0, bytes) + u rs (chunk u). Only off and so are per-thread
+// state; base, rs and adv can live in uniform registers. The host keeps blocks whose tiles span
+// 2^32 bytes or more (R rows x ld) on the LDR 1 plans (dg_mma's inner test).
+template <class P, int SLD>
+struct dg_run {
+    const char *base;
+    long long adv;
+    unsigned off, rs, so;
+
+    __device__ __forceinline__ void init(const double *b0, long long ld, int r0, int c0,
+                                         bool kmajor)
+    {
+        const int r = threadIdx.x / P::CPR, c = (threadIdx.x % P::CPR) * 2;
+        base = (const char *)(b0 + (long long)r0 * ld + c0);
+        off = (unsigned)(((long long)r * ld + c) * 8);
+        rs = (unsigned)(P::RS * ld * 8);
+        adv = kmajor ? (long long)BK * 8 : (long long)BK * ld * 8;
+        so = (unsigned)((r * SLD + c) * 8);
+    }
+
+    __device__ __forceinline__ void copy(unsigned sbase, int part, int parts)
+    {
+#pragma unroll
+        for (int u = 0; u < P::N; u++)
+            if ((u * parts) / P::N == part) {
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
+                             :: "r"(sbase + so + (unsigned)(u * P::RS * SLD * 8)),
+                                "l"(base + (off + (unsigned)u * rs)));
+                if (u + 1 == P::N)
+                    base += adv;
+            }
+    }
+};
+#else
 template <class P, int SLD>
 struct dg_run {
     const char *q;
@@ -376,6 +415,7 @@ struct dg_run {
             }
     }
 };
+#endif
 
 // LDR 1: part `part` of `parts` of the stage of K tile kt (product's first tile kt0) into the
 // stage at shared byte address sbase; a partial last K tile goes whole at part 0.
@@ -633,7 +673,7 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
 #endif
     const unsigned sm0 = dg_smem_addr(dg_smem);
 #endif
-#if LDR == 3
+#if LDR >= 3
     // inner blocks: running pointers; K tiles kt0 + i, i < lim, are full (no K edge)
     dg_run<dg_plan_a, DG_ALD> ra;
     dg_run<dg_plan_b, DG_BLD> rb;
@@ -646,7 +686,7 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < nk) {
-#if LDR == 3
+#if LDR >= 3
             if (INNER) {
                 if (s < lim) {
                     ra.copy(sm0 + s * DG_STAGE * 8, 0, 1);
@@ -725,7 +765,7 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
 #endif
                 if (FRAG == 2)
                     DG_FR(kk + 1 < DG_KS ? (kk + 1) * DG_MK : 0, fa[nxt], fb[nxt]);
-#if LDR == 3
+#if LDR >= 3
                 if (INNER) {
                     if (kk <= BSTEP && it + STAGES - 1 < lim) {
                         ra.copy(DG_WSA, kk, BSTEP + 1);
@@ -778,6 +818,20 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
     }
 }
 
+#if LDR == 4
+// LDR 4: 1 if a tile's rows (A: BM op N, BK op T; B: BK op N, BN op T) span less than 2^32
+// bytes in both operands (dg_run's 32-bit offsets); DG_OFF32 adds the test to the inner-block
+// condition (nothing for the other LDR, whose code stays as it was).
+__device__ __forceinline__ bool dg_off32(const dg_args &a)
+{
+    return (long long)(OPA == 0 ? BM : BK) * a.lda * 8 < (1LL << 32) &&
+           (long long)(OPB == 0 ? BK : BN) * a.ldb * 8 < (1LL << 32);
+}
+#define DG_OFF32 && dg_off32(a)
+#else
+#define DG_OFF32
+#endif
+
 // One output tile per block (grid.x = tiles, grid.z over batch x SPLITK); STAGES-deep cp.async
 // ring; each warp owns a DG_WM x DG_WN tile of DG_MT x DG_NT mma tiles. Fragment slots (PTX
 // ISA): A slot i is (row g + 8 (i % 2), k t + 4 (i / 2)) for the m16 shapes, (g, t) for m8n8k4;
@@ -800,7 +854,7 @@ dg_mma(dg_args a)
     // results are stored (in dg_main), the last product's results after the loop
     double acc[DG_MT][DG_NT][DG_CR];
     long long pz = -1;
-    const bool inner = LDR >= 2 && m0 + BM <= a.m && n0 + BN <= a.n;
+    const bool inner = LDR >= 2 && m0 + BM <= a.m && n0 + BN <= a.n DG_OFF32;
     for (long long z = blockIdx.z; z < nz; z += gridDim.z) {
         const long long b = z / SPLITK;
         int kt0, kt1;
@@ -824,7 +878,7 @@ dg_mma(dg_args a)
         const double *A = a.A + b * a.sa, *B = a.B + b * a.sb;
         double acc[DG_MT][DG_NT][DG_CR];
         dg_zero(acc);
-        if (LDR >= 2 && m0 + BM <= a.m && n0 + BN <= a.n)
+        if (LDR >= 2 && m0 + BM <= a.m && n0 + BN <= a.n DG_OFF32)
             dg_main<true>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t);
         else
             dg_main<false>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t);

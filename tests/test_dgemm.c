@@ -250,7 +250,7 @@ TEST(dgemm_every_rejection_reason_is_reachable)
     }
 }
 
-/* SA, MINB and PERS: their ranges, SA 1/2 only with the copy plans (LDR 1..3), MINB blocks per
+/* SA, MINB and PERS: their ranges, SA 1/2 only with the copy plans (LDR 1..4), MINB blocks per
  * SM within the SM's registers (64K / (MINB x threads)) and shared memory (MINB rings + 1 KiB
  * each, 228 KiB), PERS 1 only on its lattice rows; reasons in tpl_dgemm_reasons' order (R_RANGE 0, R_REGS 7, R_SMEM 8,
  * R_LATTICE 13). */
@@ -263,6 +263,9 @@ TEST(dgemm_sa_and_minb_rules)
         {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=1", -1},
         {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=3", 0},
         {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=0,SA=1", 0},
+        /* LDR 4 (uniform-base copies): in the range, on no lattice row; LDR 5 out of it */
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=4,SA=2", 13},
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=5,SA=2", 0},
         {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,MINB=4", 0},
         /* 256 threads: two blocks cap a thread at 128 registers, below the tile's ~200 */
         {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=1,MINB=2",
