@@ -412,7 +412,8 @@ static pthread_mutex_t sample_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A malloc'd copy of the valid configurations of fam on dev (caller frees),
  * from the cache or a scan; the count, or -1 if out of memory. */
-static long long sample_valid(const tpl_family *fam, const at_device_info *dev, long long **out)
+long long tpl_valid_configs_cached(const tpl_family *fam, const at_device_info *dev,
+                                   long long **out)
 {
     long long n = -1;
     *out = NULL;
@@ -456,7 +457,7 @@ static int sample_cover(sample_set *s, const tpl_family *fam, const at_device_in
                         unsigned long long seed)
 {
     long long *valid = NULL;
-    long long n = sample_valid(fam, dev, &valid);
+    long long n = tpl_valid_configs_cached(fam, dev, &valid);
     int np = fam->n_params;
     unsigned char *vpos = n > 0 ? malloc((size_t)n * (size_t)(np ? np : 1)) : NULL;
     if (n < 0 || (n > 0 && !vpos)) {

@@ -309,6 +309,12 @@ static inline long long tpl_cdiv(long long a, long long b)
  * *indices NULL if out of memory. Asks valid() for no reasons. */
 long long tpl_valid_configs(const tpl_family *fam, const at_device_info *dev,
                             long long **indices);
+/* The same through a small process-wide cache of the last (family, device)
+ * pairs scanned (thread-safe; tpl_sample_configs uses it): a space asked for
+ * again, as tests and samples do per seed and architecture, is not scanned
+ * again. A malloc'd copy in *indices; the count, or -1 if out of memory. */
+long long tpl_valid_configs_cached(const tpl_family *fam, const at_device_info *dev,
+                                   long long **indices);
 
 /* ---- compile samples (templates/tpl.c) ---- */
 /* One configuration of a sample and why it is in it. */

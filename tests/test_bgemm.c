@@ -85,7 +85,7 @@ TEST(bgemm_every_rejection_reason_is_reached)
 TEST(bgemm_valid_configurations_meet_the_written_limits)
 {
     const tpl_family *f = &tpl_bgemm;
-    long long *idx = NULL, n = tpl_valid_configs(f, NULL, &idx);
+    long long *idx = NULL, n = tpl_valid_configs_cached(f, NULL, &idx);
     CHECK(n > 0);
     for (long long i = 0; i < n; i++) {
         int c[TPL_MAX_PARAMS];
@@ -120,7 +120,7 @@ TEST(bgemm_valid_configurations_meet_the_written_limits)
 TEST(bgemm_default_problems_are_small_exhaustive_spaces)
 {
     const tpl_family *f = &tpl_bgemm;
-    long long *idx = NULL, n = tpl_valid_configs(f, NULL, &idx);
+    long long *idx = NULL, n = tpl_valid_configs_cached(f, NULL, &idx);
     CHECK(n > 0 && f->n_tuning_problems >= 1);
     long long total = 0;
     for (int q = 0; q < f->n_tuning_problems; q++) {

@@ -163,7 +163,7 @@ TEST(dgemm_space_is_the_specified_lattice)
     at_device_info h100 = td_device(9, 0, 227 * 1024, 1024, 65536);
     at_device_info a100 = td_device(8, 0, 163 * 1024, 1024, 65536);
     long long *idx = NULL;
-    long long n = tpl_valid_configs(f, &h100, &idx);
+    long long n = tpl_valid_configs_cached(f, &h100, &idx);
     CHECK(n > 0 && idx);
     for (long long i = 0; i < n; i++) {
         int c[TPL_MAX_PARAMS];
@@ -354,7 +354,7 @@ TEST(dgemm_kinds_never_cross)
     tf.math = AT_MATH_TF32;
     CHECK(!tpl_family_accepts(f, &tf));
     long long *idx = NULL;
-    long long n = tpl_valid_configs(f, NULL, &idx);
+    long long n = tpl_valid_configs_cached(f, NULL, &idx);
     CHECK(n > 0);
     int served[4] = {0};
     for (long long x = 0; x < n; x++) {
@@ -437,7 +437,7 @@ TEST(dgemm_tuning_problems_stay_small)
     at_device_info h100 = td_device(9, 0, 227 * 1024, 1024, 65536);
     CHECK(f->n_tuning_problems >= 1 && f->n_tuning_problems <= 2);
     long long *idx = NULL;
-    long long n = tpl_valid_configs(f, &h100, &idx);
+    long long n = tpl_valid_configs_cached(f, &h100, &idx);
     CHECK(n > 0);
     for (int i = 0; i < f->n_tuning_problems; i++) {
         const tpl_problem *p = &f->tuning_problems[i];
@@ -486,7 +486,7 @@ static th_compiled *td_set(const at_device_info *dev, int *n)
 {
     const tpl_family *f = &tpl_dgemm;
     long long *idx = NULL;
-    long long nv = tpl_valid_configs(f, dev, &idx);
+    long long nv = tpl_valid_configs_cached(f, dev, &idx);
     th_compiled *set = calloc(nv > 0 ? (size_t)nv : 1, sizeof *set);
     int group1 = 0;
     *n = 0;
