@@ -397,9 +397,11 @@ static unsigned long long splitmix64(unsigned long long *state)
     return z ^ (z >> 31);
 }
 
-/* The valid configurations of the last few (family, device) pairs sampled:
- * one space is often sampled several times (seeds, architectures, tests). */
-#define SAMPLE_CACHE_SIZE 8
+/* The valid configurations of the last few (family, device) pairs asked
+ * for: one space is often scanned several times (the tuner's announcement,
+ * plan and prefetch; seeds, architectures, tests), and matmul's raw space
+ * holds 1.2e9 configurations. Room for every family on two devices. */
+#define SAMPLE_CACHE_SIZE 32
 static struct {
     const tpl_family *fam;
     int has_dev;

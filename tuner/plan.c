@@ -21,7 +21,7 @@
 long long tn_valid_space(const tpl_family *fam, const at_device_info *dev,
                          const tpl_problem *p, long long **indices)
 {
-    long long n = tpl_valid_configs(fam, dev, indices), kept = 0;
+    long long n = tpl_valid_configs_cached(fam, dev, indices), kept = 0;
     if (n < 0 || !p || !fam->applicable)
         return n;
     for (long long i = 0; i < n; i++) {      /* keep those that serve p */

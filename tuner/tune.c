@@ -121,7 +121,7 @@ int tn_announce_problems(const tn_options *o, double *weights)
         n_problems += n;
         /* a problem searched exhaustively takes no share of the guided time */
         long long *valid = NULL;
-        long long n_valid = tpl_valid_configs(fam, NULL, &valid);
+        long long n_valid = tpl_valid_configs_cached(fam, NULL, &valid);
         for (int k = 0; k < n; k++) {
             long long serving = tn_serving_configs(fam, valid, n_valid, &list[k],
                                                    TN_EXHAUSTIVE_MAX, NULL);
