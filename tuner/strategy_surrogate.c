@@ -33,8 +33,8 @@
 #define SG_SEED_POINTS 10     /* random points before the model is used (at most
                                  an eighth of the space) */
 #define SG_EXPLORE 0.05       /* share of later proposals that are random */
-#define SG_RIDGE 1.0          /* ridge penalty on each weight (the noise of the
-                                 dual form) */
+#define SG_RIDGE 1.0          /* the additive model's ridge penalty on each
+                                 value's weight */
 #define SG_FAIL_PENALTY 1.0   /* a failure's log cost above the worst seen */
 #define SG_HINTS 16           /* most configurations hint() names */
 #define SG_PAIR_MAX 300       /* most results the pair model is fitted on */
