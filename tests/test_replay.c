@@ -48,8 +48,19 @@ static int replay_load(replay *r, const char *path)
         if (tpl_config_parse(fam, line, cfg, err, sizeof err) != AT_OK)
             continue;
         long long i = tpl_config_to_index(fam, cfg);
-        if (i < 0 || n == cap)
+        if (i < 0)
             continue;
+        if (n == cap) {
+            cap *= 2;
+            long long *ni = realloc(idx, cap * sizeof *idx);
+            double *nm = realloc(ms, cap * sizeof *ms);
+            if (ni)
+                idx = ni;
+            if (nm)
+                ms = nm;
+            if (!ni || !nm)
+                break;
+        }
         idx[n] = i;
         ms[n] = strtod(tab + 1, NULL);
         n++;
@@ -252,7 +263,7 @@ TEST(replay_guided_search_on_recorded_h200_matmul)
      * exhaustive time; a quarter of the evaluations is the second view */
     const tn_strategy *guided = tn_strategy_find("guided");
     const tn_strategy *list[] = {guided, &tn_strategy_anneal, &tn_strategy_random};
-    const int trials = 200;
+    const int trials = 100;
     int hits[3], hits_t[3], tight[3], tight_t[3];
     double evals_t[3];
     const double within[2] = {1.03, 1.01};
@@ -272,9 +283,9 @@ TEST(replay_guided_search_on_recorded_h200_matmul)
     }
     /* This recording (stream-K and FFMA orders in the space) has many 128x256 tiles
      * within 3% of the best, so random search reaches 3% too and the strategies are
-     * told apart at 1%. Measured when written (evaluations / time views): surrogate
-     * 200/200 at 3%, 195/195 at 1%; anneal 200/200 and 183/183; random 200/200 and
-     * 55/55. */
+     * told apart at 1%. Measured when written (evaluations / time views, all 1045
+     * configurations, 200 seeds): surrogate 200/200 at 3%, 198/198 at 1% (the additive
+     * model alone 200/200); anneal 200/200 and 170/170; random 200/200 and 53/53. */
     CHECK_MSG(guided == &tn_strategy_surrogate, "guided is %s", guided->name);
     CHECK_MSG(hits[0] * 100 >= trials * 95, "guided reached 3%% in only %d of %d searches",
               hits[0], trials);
@@ -307,10 +318,12 @@ static double syn_unit(unsigned long long key)
  * of value pairs for about 15% of the parameter pairs (weight `inter`) + 2%
  * noise per configuration, so the optimum is an interaction, not only the
  * best value of each parameter. Parameters that keep one value over the whole
- * set (the problem's kind: ops, batch) take no part: they would only shift the
- * effects of the others, so a family that gains such a parameter keeps its
- * landscapes. */
-static void syn_costs(replay *r, unsigned long long seed, double inter)
+ * set (the problem's kind: ops, batch) take no part unless `all` (the
+ * generator before session 9): they would only shift the effects of the
+ * others, so a family that gains such a parameter keeps its landscapes; with
+ * `all`, their pair terms act as large extra effects of their partners'
+ * values. */
+static void syn_costs(replay *r, unsigned long long seed, double inter, int all)
 {
     const tpl_family *fam = r->space.fam;
     int np = fam->n_params, varies[TPL_MAX_PARAMS] = {0}, first[TPL_MAX_PARAMS];
@@ -321,7 +334,7 @@ static void syn_costs(replay *r, unsigned long long seed, double inter)
             x /= fam->params[p].n_values;
             if (i == 0)
                 first[p] = v;
-            varies[p] |= v != first[p];
+            varies[p] |= v != first[p] || all;
         }
     }
     r->best = INFINITY;
@@ -358,12 +371,18 @@ TEST(replay_guided_search_on_synthetic_landscapes)
     CHECK_MSG(replay_load(&r, "tests/data/h200-matmul-4096-ffma.tsv") == 0,
               "cannot load tests/data/h200-matmul-4096-ffma.tsv (run from the repository root)");
     const tn_strategy *guided = tn_strategy_find("guided");
-    const int trials = 60;
-    /* weights of the pairwise interactions; 6 makes them dominate */
-    const double inter[] = {1.0, 2.5, 6.0, 6.0};
+    const int trials = 30;
+    /* weights of the pairwise interactions; 6 makes them dominate. Landscape
+     * 4 is landscape 2 of the generator before session 9 (constant parameters
+     * take part): its optimum is a lone configuration 39% faster than the
+     * next best, 8 parameters away from it, which the values' averages rank
+     * poorly: at a quarter of the evaluations the additive model alone found
+     * it in 18 of 60 searches (random 14), with the pair model's turns 48. */
+    const double inter[] = {1.0, 2.5, 6.0, 6.0, 6.0};
+    const int seed[] = {11, 12, 13, 14, 13}, all[] = {0, 0, 0, 0, 1}, n_land = 5;
     int sum_g = 0, sum_r = 0;
-    for (int k = 0; k < 4; k++) {
-        syn_costs(&r, 11 + k, inter[k]);
+    for (int k = 0; k < n_land; k++) {
+        syn_costs(&r, (unsigned long long)seed[k], inter[k], all[k]);
         double ex_ms = replay_exhaustive_ms(&r);
         CHECK(ex_ms > 0);
         const double within[2] = {1.03, 1.03};
@@ -372,15 +391,19 @@ TEST(replay_guided_search_on_synthetic_landscapes)
         replay_rate(&r, guided, trials, ex_ms, within, g, gt, &eg);
         replay_rate(&r, &tn_strategy_random, trials, ex_ms, within, rn, rnt, &er);
         int hg = g[0], hgt = gt[0], hr = rn[0], hrt = rnt[0];
-        printf("    landscape %d (interactions x%.1f): %s %d/%d and %d/%d, random %d/%d and "
-               "%d/%d (evaluations / time)\n", k, inter[k], guided->name, hg, trials, hgt,
-               trials, hr, trials, hrt, trials);
-        CHECK_MSG(hg * 10 >= trials * 8, "landscape %d: guided %d of %d", k, hg, trials);
+        printf("    landscape %d (interactions x%.1f%s): %s %d/%d and %d/%d, random %d/%d and "
+               "%d/%d (evaluations / time)\n", k, inter[k], all[k] ? ", old generator" : "",
+               guided->name, hg, trials, hgt, trials, hr, trials, hrt, trials);
+        /* landscape 4 when written: 28/30, the additive model alone 16/30 */
+        CHECK_MSG(hg * 10 >= trials * (all[k] ? 7 : 8), "landscape %d: guided %d of %d", k, hg,
+                  trials);
         sum_g += hg + hgt;
         sum_r += hr + hrt;
     }
-    /* measured when written: guided 471/480, random 188/480 */
-    CHECK_MSG(sum_g * 100 >= 8 * trials * 95, "guided %d of %d", sum_g, 8 * trials);
+    /* measured when written: guided 298/300, random 136/300 (the additive model alone
+     * 283/300, failing landscape 4) */
+    CHECK_MSG(sum_g * 100 >= 2 * n_land * trials * 95, "guided %d of %d", sum_g,
+              2 * n_land * trials);
     CHECK_MSG(sum_g >= 2 * sum_r, "guided %d vs random %d", sum_g, sum_r);
     replay_free(&r);
 }
