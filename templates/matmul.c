@@ -734,6 +734,13 @@ static const tpl_baseline mm_baselines[] = {
                   "STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=1,CPS=8",
      "the NT 4096^3 winner (H200): 128x128, BK=16, 32x64 warps, 2 stages, columns serpentine, "
      "copies spread over 8 k"},
+    /* the 8192x64x8192 winner (H200, eighth session: 0.2064 ms, 1.048x cuBLAS): narrow and deep
+     * problems need a narrow tile and split-K, a corner of the space a short guided search can
+     * miss (the tenth session's one-GPU default run ended at 0.4023 ms there after 71
+     * evaluations, none with split-K; bench/results/2026-11-23-H200x2-multigpu-s10.txt) */
+    {"skinny_splitk", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=32,WN=64,TM=8,TN=4,WNITER=2,"
+                      "STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+     "the 8192x64x8192 winner (H200): 128x64, BK=16, split-K 4"},
     /* strided batches take the batched kernel (BATCH=1): the lookup's fallback for a batch
      * nothing was tuned for (the default configuration computes one product) */
     {"batched_nn", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"

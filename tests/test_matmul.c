@@ -352,6 +352,12 @@ TEST(matmul_default_and_baselines_are_valid_everywhere)
         /* the seeds (NN), tiles for each other pair of ops, the batched kernel for each pair */
         if (strncmp(f->baselines[b].name, "seed", 4) == 0) {
             CHECK(cfg[0] == 0 || cfg[0] == 1);
+        } else if (strcmp(f->baselines[b].name, "skinny_splitk") == 0) {
+            /* the one NN search start besides the seeds: split-K on a narrow tile (the
+             * default, tried first, stays the fallback of every NN product) */
+            CHECK(cfg[0] == 2 && !cfg[mt_param("OPA")] && !cfg[mt_param("OPB")] &&
+                  !cfg[mt_param("BATCH")] && cfg[mt_param("SPLITK")] > 1);
+            CHECK(f->applicable(cfg, &shapes[5]));
         } else {
             CHECK_MSG(cfg[0] == 2 && (cfg[mt_param("OPA")] || cfg[mt_param("OPB")] ||
                                       cfg[mt_param("BATCH")]), "%s", f->baselines[b].name);
