@@ -3,7 +3,8 @@
 default tuning run (`bench/gpu_session.sh OUT tune` writes them; committed as
 bench/results/*-default-tune-*.txt). Per problem it takes the vendor library's time (the
 `vendor cublas:` / `vendor cub:` line under the problem's header, the first one where there are
-two) and the tuned best (the run's closing summary, after the second look), and prints both runs'
+two) and the tuned best (the run's closing summary, else the search's own best line and its second
+look, as in `--quiet` logs), and prints both runs'
 ratio vendor / tuned, the change, and `DROP` where the new ratio fell by more than PCT percent
 (default 4: single tuner timings move by 2-3%). A ratio, not a time, so that a GPU in another
 clock state moves both sides; a DROP is a reason to time that problem in paired rounds
@@ -16,16 +17,34 @@ HEADER = re.compile(r'^(\w+) (\S+): \d+ valid configurations')
 VENDOR = re.compile(r'^\s+vendor (\w+): ([0-9.eE+-]+) ms')
 SUMMARY = re.compile(r'^\s+(\w+) (\S+): \d+ results')
 BEST = re.compile(r'^\s+best ([0-9.eE+-]+) ms')
+EVALUATED = re.compile(r'^(?:GPU [0-9,]+: )?(\w+) (\S+): \d+ evaluated')
+SEARCH_BEST = re.compile(r'^\s+best [0-9.]+ [GM]\S+ \(([0-9.eE+-]+) ms')
+SECOND = re.compile(r'^(?:GPU [0-9,]+: )?(\w+) (\S+): second look, .*best (?:kept \()?([0-9.eE+-]+) ms')
 
 
 def parse(path):
     """{(kernel, problem): [vendor ms, vendor name, tuned ms]} of one log."""
     runs = {}
+    searched = {}                       # the search's best, then its second look's
     current = None
     in_summary = None
+    evaluated = None
     with open(path, encoding='utf-8', errors='replace') as f:
         for line in f:
-            m = HEADER.match(line)
+            m = EVALUATED.match(line)
+            if m:
+                evaluated = (m.group(1), m.group(2))
+                continue
+            m = SEARCH_BEST.match(line)
+            if m and evaluated:
+                searched[evaluated] = float(m.group(1))
+                evaluated = None
+                continue
+            m = SECOND.match(line)
+            if m:
+                searched[(m.group(1), m.group(2))] = float(m.group(3))
+                continue
+            m = HEADER.match(line.split(': ', 1)[1] if line.startswith('GPU ') else line)
             if m:
                 current = (m.group(1), m.group(2))
                 runs.setdefault(current, [None, None, None])
@@ -43,6 +62,9 @@ def parse(path):
             if m and in_summary:
                 runs.setdefault(in_summary, [None, None, None])[2] = float(m.group(1))
                 in_summary = None
+    for key, ms in searched.items():
+        if key in runs and runs[key][2] is None:
+            runs[key][2] = ms
     return runs
 
 
