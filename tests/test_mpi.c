@@ -135,16 +135,19 @@ GPU_TEST(mpi_front_end_on_two_gpus)
         return;
     }
     free(out);
+    /* one directory for the run and the check (each th_tmpdir() call makes a new one) */
+    char dir[4300];
+    snprintf(dir, sizeof dir, "%s", th_tmpdir());
     snprintf(cmd, sizeof cmd, "cd '%s' && OMPI_MCA_btl_vader_single_copy_mechanism=none "
              "mpirun %s -n 2 '%s' --kernel sum,dot --size 1048576 --budget 20e -o two.db "
-             "--seed 3", th_tmpdir(), getuid() == 0 ? "--allow-run-as-root" : "", mpi);
+             "--seed 3", dir, getuid() == 0 ? "--allow-run-as-root" : "", mpi);
     int rc = th_run(cmd, &out);
     printf("%s", out ? out : "");
     CHECK_MSG(rc == 0 && strstr(out, "wrote two.db"), "exit %d", rc);
     free(out);
     char path[4400];
     int n = 0;
-    snprintf(path, sizeof path, "%s/two.db", th_tmpdir());
+    snprintf(path, sizeof path, "%s/two.db", dir);
     db_result *r = mpi_rows(path, &n);
     CHECK(r && n > 0);
     int ok_sum = 0, ok_dot = 0, two = 0;
