@@ -19,6 +19,7 @@
 #include <string.h>
 #include "bench_error.cuh"
 #include "bench_timer.h"
+#include "bench_nvml.h"
 #include "autotune.h"
 extern "C" {                    /* the library's internal headers are C */
 #include "cudrv.h"
@@ -417,90 +418,6 @@ static int bn_sweep(const cudrv *cu, const at_device_info *dev, const char *list
 }
 
 /* ---- the tuner's timing beside this file's (BENCH_DGEMM_TCMP) ---- */
-
-/* NVML through dlopen (no link-time dependency): a thread samples the SM clock (MHz) and the
- * board power (mW) every 2 ms between bn_nv_begin and bn_nv_end. */
-typedef struct bn_nvml {
-    int (*clock)(void *, int, unsigned *);
-    int (*power)(void *, unsigned *);
-    void *dev;
-    int on, stop, n;
-    double mhz, mw;
-    pthread_t th;
-    pthread_mutex_t lock;
-} bn_nvml;
-
-static void *bn_nv_thread(void *arg)
-{
-    bn_nvml *v = (bn_nvml *)arg;
-    for (;;) {
-        pthread_mutex_lock(&v->lock);
-        int stop = v->stop, on = v->on;
-        pthread_mutex_unlock(&v->lock);
-        if (stop)
-            return NULL;
-        if (on) {
-            unsigned mhz = 0, mw = 0;
-            int ok = v->clock(v->dev, 1 /* NVML_CLOCK_SM */, &mhz) == 0 &&
-                     v->power(v->dev, &mw) == 0;
-            pthread_mutex_lock(&v->lock);
-            if (ok && v->on) {
-                v->mhz += mhz;
-                v->mw += mw;
-                v->n++;
-            }
-            pthread_mutex_unlock(&v->lock);
-        }
-        usleep(2000);
-    }
-}
-
-/* 1 if NVML answered (the sampler runs), else 0 (timings then print no clock). */
-static int bn_nv_open(bn_nvml *v)
-{
-    memset(v, 0, sizeof *v);
-    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW);
-    if (!lib)
-        return 0;
-    int (*init)(void) = (int (*)(void))dlsym(lib, "nvmlInit_v2");
-    int (*handle)(unsigned, void **) =
-        (int (*)(unsigned, void **))dlsym(lib, "nvmlDeviceGetHandleByIndex_v2");
-    v->clock = (int (*)(void *, int, unsigned *))dlsym(lib, "nvmlDeviceGetClockInfo");
-    v->power = (int (*)(void *, unsigned *))dlsym(lib, "nvmlDeviceGetPowerUsage");
-    pthread_mutex_init(&v->lock, NULL);
-    if (!init || !handle || !v->clock || !v->power || init() != 0 || handle(0, &v->dev) != 0 ||
-        pthread_create(&v->th, NULL, bn_nv_thread, v) != 0) {
-        v->clock = NULL;            /* bn_nv_begin / bn_nv_end do nothing */
-        return 0;
-    }
-    return 1;
-}
-
-static void bn_nv_begin(bn_nvml *v)
-{
-    if (!v->clock)
-        return;
-    pthread_mutex_lock(&v->lock);
-    v->mhz = v->mw = 0;
-    v->n = 0;
-    v->on = 1;
-    pthread_mutex_unlock(&v->lock);
-}
-
-/* Mean SM clock (MHz) and power (W) since bn_nv_begin; 0 without samples. */
-static void bn_nv_end(bn_nvml *v, double *mhz, double *w)
-{
-    *mhz = *w = 0;
-    if (!v->clock)
-        return;
-    pthread_mutex_lock(&v->lock);
-    v->on = 0;
-    if (v->n) {
-        *mhz = v->mhz / v->n;
-        *w = v->mw / v->n / 1000.0;
-    }
-    pthread_mutex_unlock(&v->lock);
-}
 
 /* The tuner's measurement of k on g's prepared inputs: ms_verify, then ms_time with the options
  * tuner/pipeline.c gives a searched candidate (1 warm-up, 3..40 runs, 50 ms), or with `longrun`
