@@ -537,6 +537,19 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
                 b[wj * TN + j + 3] = v.w;
             }
     };
+    // One k step's FFMAs in the order FFMA picks (the SASS keeps it): it decides which
+    // operands the register reuse caches can hold and where register banks collide.
+    // Serpentine orders keep one operand across the turn of a row or column.
+    auto ffma_step = [&](const float (&a)[WMITER * TM], const float (&b)[WNITER * TN]) {
+#pragma unroll
+        for (int l = 0; l < WMITER * TM * WNITER * TN; l++) {
+            constexpr int NI = WMITER * TM, NJ = WNITER * TN;
+            const int r0 = l / NJ, c0 = l % NJ, c1 = l / NI, r1 = l % NI;
+            const int i = FFMA < 2 ? r0 : (c1 & 1) ? NI - 1 - r1 : r1;
+            const int j = FFMA == 0 ? c0 : FFMA == 1 ? ((r0 & 1) ? NJ - 1 - c0 : c0) : c1;
+            acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
+    };
 #if CPS > 0
     if (interior && (kend - kbeg) % BK == 0) {
         // Every K step whole and inside: iteration t copies step t + STAGES - 1 into the buffer
@@ -600,14 +613,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
                     const int nx = rd_stage == STAGES - 1 ? 0 : rd_stage + 1;
                     load_frag(fa[cur ^ 1], fb[cur ^ 1], smem + nx * STAGE_FLOATS, 0);
                 }
-#pragma unroll
-                for (int l = 0; l < WMITER * TM * WNITER * TN; l++) {
-                    constexpr int NI = WMITER * TM, NJ = WNITER * TN;
-                    const int r0 = l / NJ, c0 = l % NJ, c1 = l / NI, r1 = l % NI;
-                    const int i = FFMA < 2 ? r0 : (c1 & 1) ? NI - 1 - r1 : r1;
-                    const int j = FFMA == 0 ? c0 : FFMA == 1 ? ((r0 & 1) ? NJ - 1 - c0 : c0) : c1;
-                    acc[i][j] = fmaf(fa[cur][i], fb[cur][j], acc[i][j]);
-                }
+                ffma_step(fa[cur], fb[cur]);
             }
 #if OPA == 0
             a_ptr += BK;
@@ -652,17 +658,7 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
                 const int nx = rd_stage == STAGES - 1 ? 0 : rd_stage + 1;
                 load_frag(fa[cur ^ 1], fb[cur ^ 1], smem + nx * STAGE_FLOATS, 0);
             }
-            // FFMA order (the SASS keeps it): it decides which operands the register
-            // reuse caches can hold and where register banks collide. Serpentine orders
-            // keep one operand across the turn of a row or column.
-#pragma unroll
-            for (int l = 0; l < WMITER * TM * WNITER * TN; l++) {
-                constexpr int NI = WMITER * TM, NJ = WNITER * TN;
-                const int r0 = l / NJ, c0 = l % NJ, c1 = l / NI, r1 = l % NI;
-                const int i = FFMA < 2 ? r0 : (c1 & 1) ? NI - 1 - r1 : r1;
-                const int j = FFMA == 0 ? c0 : FFMA == 1 ? ((r0 & 1) ? NJ - 1 - c0 : c0) : c1;
-                acc[i][j] = fmaf(fa[cur][i], fb[cur][j], acc[i][j]);
-            }
+            ffma_step(fa[cur], fb[cur]);
         }
         // Refill the buffer of step t (after the last FFMAs: fewer live registers).
         if (t + STAGES < ntiles)
