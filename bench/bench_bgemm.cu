@@ -21,6 +21,7 @@ extern "C" {                    /* the library's internal headers are C */
 #include "exec.h"
 #include "tpl.h"
 }
+#include "bench_kernels.h"
 
 #define BN_CUDA(call) do { cudaError_t bn_e = (call); if (bn_e != cudaSuccess) { \
     fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(bn_e)); \
@@ -235,84 +236,6 @@ static double bn_tolerance(int f64, int k)
 
 /* ---- the sweep (BENCH_BGEMM_SWEEP): configurations compiled here, beside cuBLAS ---- */
 
-typedef struct bn_kernel {
-    int cfg[TPL_MAX_PARAMS];
-    char text[TPL_CONFIG_LEN];
-    void *cubin;
-    size_t size;
-    at_status status;
-    char *log;
-    CUmodule mod;
-    at_exec ex;
-    char err[1024];
-} bn_kernel;
-
-typedef struct bn_pool {
-    bn_kernel *k;
-    int n, next;
-    const char *arch;
-    pthread_mutex_t lock;
-} bn_pool;
-
-static void *bn_compile_worker(void *arg)
-{
-    bn_pool *p = (bn_pool *)arg;
-    for (;;) {
-        pthread_mutex_lock(&p->lock);
-        int i = p->next++;
-        pthread_mutex_unlock(&p->lock);
-        if (i >= p->n)
-            return NULL;
-        bn_kernel *k = &p->k[i];
-        k->status = tpl_compile(tpl_find("bgemm"), k->cfg, p->arch, &k->cubin, &k->size, &k->log);
-    }
-}
-
-/* The configurations of `list` (texts separated by ';', at most max) parsed, checked valid on
- * dev, compiled (16 threads) and loaded into k; a text that does not parse or is not valid is
- * reported and left out. Returns the count, -1 if a compile or load fails (reported). */
-static int bn_build(const cudrv *cu, const at_device_info *dev, const char *list, bn_kernel *k,
-                    int max)
-{
-    const tpl_family *f = tpl_find("bgemm");
-    int n = 0;
-    char *copy = strdup(list);
-    for (char *tok = strtok(copy, ";"); tok && n < max; tok = strtok(NULL, ";")) {
-        char err[256];
-        while (*tok == ' ' || *tok == '\n')
-            tok++;
-        if (!*tok)
-            continue;
-        if (tpl_config_parse(f, tok, k[n].cfg, err, sizeof err) != AT_OK) {
-            fprintf(stderr, "bad configuration %s: %s\n", tok, err);
-            continue;
-        }
-        tpl_config_format(f, k[n].cfg, k[n].text, sizeof k[n].text);
-        if (!f->valid(k[n].cfg, dev, err, sizeof err)) {
-            printf("skip (not valid here: %s): %s\n", err, k[n].text);
-            continue;
-        }
-        n++;
-    }
-    free(copy);
-    bn_pool p = {k, n, 0, dev->arch, PTHREAD_MUTEX_INITIALIZER};
-    pthread_t th[16];
-    int nt = n < 16 ? n : 16;
-    for (int i = 0; i < nt; i++)
-        pthread_create(&th[i], NULL, bn_compile_worker, &p);
-    for (int i = 0; i < nt; i++)
-        pthread_join(th[i], NULL);
-    for (int i = 0; i < n; i++) {
-        if (k[i].status != AT_OK || cu->ModuleLoadData(&k[i].mod, k[i].cubin) != CUDA_SUCCESS) {
-            fprintf(stderr, "%s: %s %s\n", k[i].text, at_status_string(k[i].status),
-                    k[i].log ? k[i].log : "");
-            return -1;
-        }
-        ex_init(&k[i].ex, cu, dev, k[i].mod, 0, k[i].err, sizeof k[i].err);
-    }
-    return n;
-}
-
 static double bn_median(double *v, int n)
 {
     qsort(v, n, sizeof v[0], bench_cmp_double);
@@ -370,8 +293,8 @@ static int bn_sweep(const cudrv *cu, const at_device_info *dev, const char *list
                     const char *shapes, bn_call base, double *R, double *sums)
 {
     bn_kernel *k = (bn_kernel *)calloc(128, sizeof *k);
-    int n = bn_build(cu, dev, list, k, 128), fails = 0;
-    if (n < 0)
+    int n = bn_parse_list(tpl_find("bgemm"), dev, list, k, 128, 1), fails = 0;
+    if (!bn_build(cu, dev, tpl_find("bgemm"), k, n))
         return 1;
     bn_nvml nv;
     int have_nv = bn_nv_open(&nv);
@@ -417,13 +340,7 @@ static int bn_sweep(const cudrv *cu, const at_device_info *dev, const char *list
         }
     }
     free(sh);
-    for (int i = 0; i < n; i++) {
-        ex_release(&k[i].ex);
-        cu->ModuleUnload(k[i].mod);
-        free(k[i].cubin);
-        free(k[i].log);
-    }
-    free(k);
+    bn_release(cu, k, n);
     return fails ? 1 : 0;
 }
 

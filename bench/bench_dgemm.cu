@@ -29,6 +29,7 @@ extern "C" {                    /* the library's internal headers are C */
 #include "measure.h"
 #include "tpl.h"
 }
+#include "bench_kernels.h"
 
 #define BN_CUDA(call) do { cudaError_t bn_e = (call); if (bn_e != cudaSuccess) { \
     fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(bn_e)); \
@@ -199,65 +200,6 @@ static double bn_check(int (*op)(const bn_call *), const bn_call *c, const doubl
 
 /* ---- the family directly: a configuration compiled with NVRTC and loaded ---- */
 
-typedef struct bn_kernel {
-    int cfg[TPL_MAX_PARAMS];
-    char text[TPL_CONFIG_LEN];
-    void *cubin;
-    size_t size;
-    at_status status;
-    char *log;
-    CUmodule mod;
-    at_exec ex;
-    char err[1024];
-} bn_kernel;
-
-typedef struct bn_pool {
-    bn_kernel *k;
-    int n, next;
-    const char *arch;
-    pthread_mutex_t lock;
-} bn_pool;
-
-static void *bn_compile_worker(void *arg)
-{
-    bn_pool *p = (bn_pool *)arg;
-    for (;;) {
-        pthread_mutex_lock(&p->lock);
-        int i = p->next++;
-        pthread_mutex_unlock(&p->lock);
-        if (i >= p->n)
-            return NULL;
-        bn_kernel *k = &p->k[i];
-        k->status = tpl_compile(tpl_find("dgemm"), k->cfg, p->arch, &k->cubin, &k->size, &k->log);
-    }
-}
-
-/* Compiles and loads the n kernels (texts parsed already); 0 if one fails. */
-static int bn_build(const cudrv *cu, const at_device_info *dev, bn_kernel *k, int n)
-{
-    bn_pool p;
-    p.k = k;
-    p.n = n;
-    p.next = 0;
-    p.arch = dev->arch;
-    pthread_mutex_init(&p.lock, NULL);
-    pthread_t th[16];
-    int nt = n < 16 ? n : 16;
-    for (int i = 0; i < nt; i++)
-        pthread_create(&th[i], NULL, bn_compile_worker, &p);
-    for (int i = 0; i < nt; i++)
-        pthread_join(th[i], NULL);
-    for (int i = 0; i < n; i++) {
-        if (k[i].status != AT_OK || cu->ModuleLoadData(&k[i].mod, k[i].cubin) != CUDA_SUCCESS) {
-            fprintf(stderr, "%s: %s %s\n", k[i].text, at_status_string(k[i].status),
-                    k[i].log ? k[i].log : "");
-            return 0;
-        }
-        ex_init(&k[i].ex, cu, dev, k[i].mod, 0, k[i].err, sizeof k[i].err);
-    }
-    return 1;
-}
-
 typedef struct bn_shape { int m, n, k, batch; } bn_shape;
 
 /* base's handles and mode at shape s on the operands A, B, C. */
@@ -298,48 +240,6 @@ static double bn_tol(int k)
     return tpl_dgemm_tolerance_rule(k);
 }
 
-/* The configurations of `list` (texts separated by ';') into k (at most max), their texts
- * normalized; a text that does not parse is reported and left out, and with check_valid so is
- * one not valid on dev. Returns the count. */
-static int bn_parse_list(const at_device_info *dev, const char *list, bn_kernel *k, int max,
-                         int check_valid)
-{
-    const tpl_family *f = tpl_find("dgemm");
-    int n = 0;
-    char *copy = strdup(list);
-    for (char *tok = strtok(copy, ";"); tok && n < max; tok = strtok(NULL, ";")) {
-        char err[256];
-        while (*tok == ' ' || *tok == '\n')
-            tok++;
-        if (!*tok)
-            continue;
-        if (tpl_config_parse(f, tok, k[n].cfg, err, sizeof err) != AT_OK) {
-            fprintf(stderr, "bad configuration %s: %s\n", tok, err);
-            continue;
-        }
-        tpl_config_format(f, k[n].cfg, k[n].text, sizeof k[n].text);
-        if (check_valid && !f->valid(k[n].cfg, dev, err, sizeof err)) {
-            printf("skip (not valid here: %s): %s\n", err, k[n].text);
-            continue;
-        }
-        n++;
-    }
-    free(copy);
-    return n;
-}
-
-/* Frees the n kernels of k and k itself. */
-static void bn_release(const cudrv *cu, bn_kernel *k, int n)
-{
-    for (int i = 0; i < n; i++) {
-        ex_release(&k[i].ex);
-        cu->ModuleUnload(k[i].mod);
-        free(k[i].cubin);
-        free(k[i].log);
-    }
-    free(k);
-}
-
 /* The sweep: every configuration of `list` at every shape of `shapes`, one timing round each
  * between two cuBLAS rounds; with BENCH_DGEMM_SWEEP_ROUNDS=R (1..16) instead R alternating
  * rounds of each configuration and cuBLAS (ours first in even rounds): the median of ours and
@@ -349,8 +249,8 @@ static int bn_sweep(const cudrv *cu, const at_device_info *dev, const char *list
                     double *sums)
 {
     bn_kernel *k = (bn_kernel *)calloc(256, sizeof *k);
-    int n = bn_parse_list(dev, list, k, 256, 1);
-    if (!bn_build(cu, dev, k, n))
+    int n = bn_parse_list(tpl_find("dgemm"), dev, list, k, 256, 1);
+    if (!bn_build(cu, dev, tpl_find("dgemm"), k, n))
         return 1;
     const char *rs = getenv("BENCH_DGEMM_SWEEP_ROUNDS");
     int rounds = rs ? atoi(rs) : 0;
@@ -455,9 +355,9 @@ static int bn_tcmp(const cudrv *cu, const at_device_info *dev, const char *list,
                    double *sums)
 {
     bn_kernel *k = (bn_kernel *)calloc(64, sizeof *k);
-    int n = bn_parse_list(dev, list, k, 64, 0);
+    int n = bn_parse_list(tpl_find("dgemm"), dev, list, k, 64, 0);
     char err[256];
-    if (!bn_build(cu, dev, k, n))
+    if (!bn_build(cu, dev, tpl_find("dgemm"), k, n))
         return 1;
     bn_nvml nv;
     int have_nv = bn_nv_open(&nv);
@@ -623,7 +523,7 @@ int main(int argc, char **argv)
             kb = (bn_kernel *)calloc(1, sizeof *kb);
             level = (int)lk_choose(d, &dev, tpl_find("dgemm"), &p, 1, kb->cfg, config);
             snprintf(kb->text, sizeof kb->text, "%s", config);
-            if (!bn_build(cu, &dev, kb, 1))
+            if (!bn_build(cu, &dev, tpl_find("dgemm"), kb, 1))
                 return 1;
             c.ex = &kb->ex;
             c.cfg = kb->cfg;
