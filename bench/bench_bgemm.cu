@@ -236,12 +236,6 @@ static double bn_tolerance(int f64, int k)
 
 /* ---- the sweep (BENCH_BGEMM_SWEEP): configurations compiled here, beside cuBLAS ---- */
 
-static double bn_median(double *v, int n)
-{
-    qsort(v, n, sizeof v[0], bench_cmp_double);
-    return v[n / 2];
-}
-
 #define BN_SW_ROUNDS 3
 #define BN_SOAK 100     /* back-to-back calls of one soak timing (20-40 ms) */
 
@@ -276,11 +270,11 @@ static void bn_sweep_row(const bn_call *c, bn_nvml *nv, double err, double tol, 
         }
         sr[r] = so[r] > 0 && sv[r] > 0 ? sv[r] / so[r] : -1;
     }
-    double to = bn_median(po, BN_SW_ROUNDS), tv = bn_median(pv, BN_SW_ROUNDS);
-    double bo = bn_median(so, BN_SW_ROUNDS), bv = bn_median(sv, BN_SW_ROUNDS);
+    double to = bench_median(po, BN_SW_ROUNDS), tv = bench_median(pv, BN_SW_ROUNDS);
+    double bo = bench_median(so, BN_SW_ROUNDS), bv = bench_median(sv, BN_SW_ROUNDS);
     printf("  %8.4f %6.2f %8.4f %6.3fx | %8.4f %8.4f %6.3fx | %4.0f %3.0f | %4.0f %3.0f | %.2e%s %s\n",
-           to, to > 0 ? flop / to / 1e9 : 0, tv, bn_median(pr, BN_SW_ROUNDS), bo, bv,
-           bn_median(sr, BN_SW_ROUNDS), mo, wo, mv, wv, err,
+           to, to > 0 ? flop / to / 1e9 : 0, tv, bench_median(pr, BN_SW_ROUNDS), bo, bv,
+           bench_median(sr, BN_SW_ROUNDS), mo, wo, mv, wv, err,
            err >= 0 && err <= tol ? "" : " ** FAILED **", text);
     fflush(stdout);
 }
