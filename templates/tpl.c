@@ -309,7 +309,7 @@ static void *valid_scan(void *arg)
     return NULL;
 }
 
-/* Large raw spaces (matmul's holds 4e8 configurations, most of them rejected at
+/* Large raw spaces (matmul's holds 1.2e9 configurations, most of them rejected at
  * once) are scanned in slices on several threads: valid() is a pure function.
  * The indices come out in order, as from one pass. */
 #define VALID_MAX_THREADS 16

@@ -111,30 +111,16 @@ static int transfer_configs(const tpl_problem *p, const char *hash, const db_res
     return n_out;
 }
 
-/* The valid, applicable configurations of the current problem (from the
- * family's valid set, cached across its problems). -1 if out of memory. */
+/* The valid, applicable configurations of the current problem (the family's
+ * valid set comes from tpl's cache, scanned once per device). -1 if out of
+ * memory. */
 static int problem_space(tn_ctx *c, tn_prob *pr)
 {
     const tpl_family *fam = pr->fam;
-    if (c->vs_fam != fam) {
-        free(c->vs_idx);
-        c->vs_idx = NULL;
-        c->vs_fam = NULL;
-        c->vs_n = tn_valid_space(fam, &c->dev, NULL, &c->vs_idx);
-        if (c->vs_n < 0)
-            return -1;
-        c->vs_fam = fam;
-    }
-    long long *valid = malloc((size_t)(c->vs_n + 1) * sizeof *valid);
-    long long n_valid = 0;
-    if (!valid)
+    long long *valid = NULL;
+    long long n_valid = tn_valid_space(fam, &c->dev, pr->p, &valid);
+    if (n_valid < 0)
         return -1;
-    for (long long k = 0; k < c->vs_n; k++) {
-        int cfg[TPL_MAX_PARAMS];
-        tpl_config_from_index(fam, c->vs_idx[k], cfg);
-        if (!fam->applicable || fam->applicable(cfg, pr->p))
-            valid[n_valid++] = c->vs_idx[k];
-    }
     pr->valid = valid;
     pr->space.fam = fam;
     pr->space.n_valid = n_valid;

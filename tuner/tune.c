@@ -320,7 +320,6 @@ out:
         tn_proc_kill(&c.worker, NULL, 0);
     tn_worker_pids[0] = 0;
     db_close(c.d);
-    free(c.vs_idx);
     fflush(stdout);
     tn_signals_restore(&sigs);
     return exit_code;

@@ -95,9 +95,6 @@ typedef struct tn_ctx {
     tn_spec *spec;                   /* spec_own, or the group's table */
     tn_spec spec_own[TN_SPEC_MAX];
     long long spec_submitted, spec_used;
-    const tpl_family *vs_fam;        /* cached valid set (problem-free) */
-    long long *vs_idx;
-    long long vs_n;
     int fatal;                       /* the run cannot go on */
     char fatal_msg[2048];
     int skip;                        /* the current problem cannot go on */

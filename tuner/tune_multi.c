@@ -446,7 +446,6 @@ int tn_tune_multi(const tn_options *o)
         else if (c->worker.pid > 0)
             tn_proc_kill(&c->worker, NULL, 0);
         tn_worker_pids[c->slot] = 0;
-        free(c->vs_idx);
         free(c);
     }
     for (int k = 0; k < run->n_groups; k++)
