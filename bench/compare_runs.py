@@ -13,7 +13,7 @@ dropped, 2 on unreadable input. Problems in one log only are listed as such."""
 import re
 import sys
 
-HEADER = re.compile(r'^(\w+) (\S+): \d+ valid configurations')
+HEADER = re.compile(r'^(?:GPU [0-9,]+: )?(\w+) (\S+): \d+ valid configurations')
 VENDOR = re.compile(r'^\s+vendor (\w+): ([0-9.eE+-]+) ms')
 SUMMARY = re.compile(r'^\s+(\w+) (\S+): \d+ results')
 BEST = re.compile(r'^\s+best ([0-9.eE+-]+) ms')
@@ -44,7 +44,7 @@ def parse(path):
             if m:
                 searched[(m.group(1), m.group(2))] = float(m.group(3))
                 continue
-            m = HEADER.match(line.split(': ', 1)[1] if line.startswith('GPU ') else line)
+            m = HEADER.match(line)
             if m:
                 current = (m.group(1), m.group(2))
                 runs.setdefault(current, [None, None, None])
