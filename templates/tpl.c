@@ -419,6 +419,13 @@ long long tpl_valid_configs_cached(const tpl_family *fam, const at_device_info *
 {
     long long n = -1;
     *out = NULL;
+    at_device_info model;            /* GPUs of one model share an entry: */
+    if (dev) {                       /* valid() reads no identity */
+        model = *dev;
+        model.ordinal = 0;
+        memset(model.uuid, 0, sizeof model.uuid);
+        dev = &model;
+    }
     pthread_mutex_lock(&sample_cache_lock);
     for (int i = 0; i < SAMPLE_CACHE_SIZE && n < 0; i++) {
         if (sample_cache[i].fam != fam || sample_cache[i].has_dev != (dev != NULL) ||

@@ -1306,3 +1306,74 @@ GPU_TEST(tuner_gpu_worker_killed_at_random_moments)
     free(r0);
     free(r1);
 }
+
+/* ---- the compile pool lets go of a running compile ---- */
+
+/* A job of the sum family's default configuration for sm_90. */
+static tn_job pool_job(void)
+{
+    tn_job job;
+    memset(&job, 0, sizeof job);
+    job.fam = tpl_family_at(0);
+    for (int i = 0; i < tpl_family_count(); i++)
+        if (strcmp(tpl_family_at(i)->name, "sum") == 0)
+            job.fam = tpl_family_at(i);
+    char err[256];
+    if (tpl_config_parse(job.fam, job.fam->default_config, job.cfg, err, sizeof err) != AT_OK)
+        th_fail(__FILE__, __LINE__, "the sum default does not parse: %s", err);
+    snprintf(job.arch, sizeof job.arch, "sm_90");
+    return job;
+}
+
+TEST(tuner_pool_detach_never_touches_the_job_again)
+{
+    tn_pool *pool = tn_pool_create(1);
+    CHECK(pool != NULL);
+    if (!pool)
+        return;
+    /* one thread: the first job runs, the second waits in the queue */
+    tn_job *running = malloc(sizeof *running), *queued = malloc(sizeof *queued);
+    *queued = pool_job();
+    int let_go = 1;
+    for (int attempt = 0; attempt < 20 && let_go == 1; attempt++) {
+        *running = pool_job();
+        tn_pool_submit(pool, running);
+        tn_pool_submit(pool, queued);
+        CHECK(tn_pool_detach(pool, queued) == 1);    /* cancelled */
+        struct timespec pause = {0, (attempt + 1) * 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);                       /* the thread takes the first */
+        let_go = tn_pool_detach(pool, running);        /* 1: not taken yet, again */
+    }
+    CHECK_MSG(let_go != 1, "the only thread never took the first job");
+    tn_job kept = *running;
+    /* the pool must never write the let-go job again: poison it */
+    memset(running, 0xA5, sizeof *running);
+    unsigned char poison[sizeof *running];
+    memcpy(poison, running, sizeof poison);
+    tn_job *got = NULL;
+    for (int i = 0; let_go == 2 && !got && i < 6000; i++) {   /* up to 60 s */
+        got = tn_pool_take_detached(pool);
+        if (!got) {
+            struct timespec tick = {0, 10 * 1000 * 1000};
+            nanosleep(&tick, NULL);
+        }
+    }
+    if (let_go == 2) {
+        CHECK_MSG(got != NULL, "the detached compile never came back");
+        CHECK(memcmp(running, poison, sizeof poison) == 0);
+        CHECK(got->done == 1 && got->status == AT_OK && got->cubin && got->cubin_size > 0);
+        CHECK(got->fam == kept.fam && memcmp(got->cfg, kept.cfg, sizeof kept.cfg) == 0);
+        free(got->cubin);
+        free(got->log);
+        free(got);
+    } else {
+        /* it had finished already: the results are the caller's */
+        CHECK(kept.done == 1 && kept.cubin);
+        free(kept.cubin);
+        free(kept.log);
+    }
+    CHECK(tn_pool_take_detached(pool) == NULL);        /* a cancelled one never comes */
+    free(running);
+    free(queued);
+    tn_pool_destroy(pool);
+}

@@ -13,6 +13,14 @@ typedef struct pool_node {
     struct pool_node *next;
 } pool_node;
 
+/* A running job its owner let go (tn_pool_detach): the compile finishes
+ * into copy, which waits in the done list for tn_pool_take_detached. */
+typedef struct pool_detached {
+    const tn_job *job;               /* the owner's job, never touched again */
+    tn_job *copy;
+    struct pool_detached *next;
+} pool_detached;
+
 struct tn_pool {
     pthread_mutex_t mu;
     pthread_cond_t work;             /* a job was queued, or stop */
@@ -21,6 +29,7 @@ struct tn_pool {
     pool_node *uhead, *utail;        /* urgent jobs, served first */
     pool_node *ihead, *itail;        /* idle-time jobs, served last */
     int idle_running, idle_max;      /* at most idle_max idle jobs at once */
+    pool_detached *running, *finished;
     int stop;
     int n_threads;
     pthread_t threads[POOL_MAX_THREADS];
@@ -62,18 +71,26 @@ static void *pool_thread(void *arg)
             idle = 1;
             pool->idle_running++;
         }
+        tn_job *job = n->job, in = *job;   /* the inputs: the owner may detach */
         pthread_mutex_unlock(&pool->mu);
-
-        tn_job *job = n->job;
         free(n);
         double t0 = tn_now();
         void *cubin = NULL;
         size_t size = 0;
         char *log = NULL;
-        at_status st = tpl_compile(job->fam, job->cfg, job->arch, &cubin, &size, &log);
+        at_status st = tpl_compile(in.fam, in.cfg, in.arch, &cubin, &size, &log);
         double ms = (tn_now() - t0) * 1000.0;
 
         pthread_mutex_lock(&pool->mu);
+        for (pool_detached **d = &pool->running; *d; d = &(*d)->next)
+            if ((*d)->job == job) {  /* let go meanwhile: into its copy */
+                pool_detached *moved = *d;
+                *d = moved->next;
+                moved->next = pool->finished;
+                pool->finished = moved;
+                job = moved->copy;
+                break;
+            }
         job->status = st;
         job->cubin = cubin;
         job->cubin_size = size;
@@ -197,6 +214,57 @@ void tn_pool_promote(tn_pool *pool, tn_job *job)
         pool_enqueue(pool, job, 1);
 }
 
+int tn_pool_detach(tn_pool *pool, tn_job *job)
+{
+    if (tn_pool_cancel(pool, job))
+        return 1;
+    pthread_mutex_lock(&pool->mu);
+    int done = job->done;
+    pool_detached *d = done ? NULL : malloc(sizeof *d);
+    tn_job *copy = d ? malloc(sizeof *copy) : NULL;
+    if (copy) {
+        *copy = *job;
+        d->job = job;
+        d->copy = copy;
+        d->next = pool->running;
+        pool->running = d;
+    } else {
+        free(d);
+        d = NULL;
+    }
+    pthread_mutex_unlock(&pool->mu);
+    if (!done && !d)
+        tn_pool_wait(pool, job);     /* out of memory: the old way */
+    return d ? 2 : 0;
+}
+
+tn_job *tn_pool_take_detached(tn_pool *pool)
+{
+    pthread_mutex_lock(&pool->mu);
+    pool_detached *d = pool->finished;
+    if (d)
+        pool->finished = d->next;
+    pthread_mutex_unlock(&pool->mu);
+    if (!d)
+        return NULL;
+    tn_job *job = d->copy;
+    free(d);
+    return job;
+}
+
+/* Frees a list of detached jobs and their results. */
+static void free_detached(pool_detached *d)
+{
+    while (d) {
+        pool_detached *next = d->next;
+        free(d->copy->cubin);
+        free(d->copy->log);
+        free(d->copy);
+        free(d);
+        d = next;
+    }
+}
+
 void tn_pool_wait(tn_pool *pool, tn_job *job)
 {
     pthread_mutex_lock(&pool->mu);
@@ -231,6 +299,8 @@ void tn_pool_destroy(tn_pool *pool)
     pthread_mutex_unlock(&pool->mu);
     for (int i = 0; i < pool->n_threads; i++)
         pthread_join(pool->threads[i], NULL);
+    free_detached(pool->running);    /* none left running after the joins */
+    free_detached(pool->finished);
     pthread_mutex_destroy(&pool->mu);
     pthread_cond_destroy(&pool->work);
     pthread_cond_destroy(&pool->done);

@@ -200,8 +200,27 @@ static int spec_find(const tn_ctx *c, const char *key)
 
 /* Stores the cubins of finished speculative compiles nobody waits for
  * (and of finished prefetches). */
+/* Stores the cubins of compiles let go by dropped items (item_drop) that
+ * have finished since, so a later problem finds them. */
+static void detached_harvest(tn_ctx *c)
+{
+    tn_job *job;
+    while (c->pool && (job = tn_pool_take_detached(c->pool)) != NULL) {
+        if (job->status == AT_OK) {
+            char key[sizeof ((tn_item *)0)->key], config[TPL_CONFIG_LEN];
+            tpl_binary_key(job->fam, job->cfg, job->arch, key, sizeof key);
+            tpl_config_format(job->fam, job->cfg, config, sizeof config);
+            tn_store_binary(c, job->fam, job->cfg, key, config, job->cubin, job->cubin_size);
+        }
+        free(job->cubin);
+        free(job->log);
+        free(job);
+    }
+}
+
 static void spec_harvest(tn_ctx *c)
 {
+    detached_harvest(c);
     tn_prefetch_harvest(c);
     for (int k = 0; k < TN_SPEC_MAX; k++) {
         tn_spec *sp = &c->spec[k];
@@ -355,14 +374,16 @@ static void item_await(tn_ctx *c, tn_item *it, const tn_window *w)
 }
 
 /* An item dropped unevaluated: a queued compile is cancelled, a running one
- * finished and kept; a speculative one is left to the harvest. */
+ * let go (its cubin stored by the harvest when done: a problem's end never
+ * waits for NVRTC), a finished one kept; a speculative one is left to the
+ * harvest. */
 static void item_drop(tn_ctx *c, tn_item *it)
 {
     if (it->spec) {
         c->spec[it->spec - 1].attached = 0;
         it->spec = 0;
-    } else if (it->submitted && !tn_pool_cancel(c->pool, &it->job)) {
-        item_await(c, it, NULL);
+    } else if (it->submitted && !tn_pool_detach(c->pool, &it->job)) {
+        item_await(c, it, NULL);     /* done already: store its cubin */
     }
     if (it->compiling) {
         it->compiling = 0;

@@ -194,9 +194,22 @@ void tn_gpu_facts(const char *uuid, char *out, size_t len)
 
 /* ---- the device's copy bandwidth (the report's ceiling) ---- */
 
+/* "GPU 1: " in a run of several GPUs (their lines may come in any order),
+ * else "". */
+static const char *gpu_tag(const tn_ctx *c, char *buf, size_t len)
+{
+    if (c->lock)
+        snprintf(buf, len, "GPU %d: ", c->device);
+    else
+        buf[0] = '\0';
+    return buf;
+}
+
 /* Stores and prints the worker's answer to CEILING. */
 static void ceiling_record(tn_ctx *c, const tn_msg *r)
 {
+    char gpu[32];
+    gpu_tag(c, gpu, sizeof gpu);
     if (r->status == AT_OK && r->value > 0) {
         db_measurement dm;
         memset(&dm, 0, sizeof dm);
@@ -210,9 +223,9 @@ static void ceiling_record(tn_ctx *c, const tn_msg *r)
         dm.rel_error = -1;
         snprintf(dm.note, sizeof dm.note, "%.200s", r->text);
         db_put_measurement(c->d, &dm);
-        printf("copy bandwidth: %.0f GB/s\n", r->value);
+        printf("%scopy bandwidth: %.0f GB/s\n", gpu, r->value);
     } else {
-        printf("copy bandwidth: not measured (%s)\n", r->text);
+        printf("%scopy bandwidth: not measured (%s)\n", gpu, r->text);
     }
     tn_side side[8];
     int n = tn_side_parse(r->blob, r->blob_size, side, 8);
@@ -231,11 +244,11 @@ static void ceiling_record(tn_ctx *c, const tn_msg *r)
         snprintf(dm.note, sizeof dm.note, "%.255s", side[i].note);
         db_put_measurement(c->d, &dm);
         if (side[i].gflops > 0)
-            printf("%s: %.0f GFLOP/s\n", side[i].name, side[i].gflops);
+            printf("%s%s: %.0f GFLOP/s\n", gpu, side[i].name, side[i].gflops);
         else if (side[i].gbs > 0)
-            printf("%s: %.0f GB/s\n", side[i].name, side[i].gbs);
+            printf("%s%s: %.0f GB/s\n", gpu, side[i].name, side[i].gbs);
         else
-            printf("%s: %.4f ms\n", side[i].name, side[i].time_ms);
+            printf("%s%s: %.4f ms\n", gpu, side[i].name, side[i].time_ms);
     }
 }
 
@@ -245,7 +258,7 @@ static void ceiling_record(tn_ctx *c, const tn_msg *r)
  * fatal. */
 void tn_measure_ceiling(tn_ctx *c)
 {
-    char err[2048] = "", how[256] = "", first[256] = "";
+    char err[2048] = "", how[256] = "", first[256] = "", gpu[32];
     tn_msg m, r;
     memset(&m, 0, sizeof m);
     m.type = TN_MSG_CEILING;
@@ -265,7 +278,8 @@ void tn_measure_ceiling(tn_ctx *c)
             c->retries++;
         }
     }
-    printf("copy bandwidth: not measured (the worker died twice: %s; then %s)\n", first, how);
+    printf("%scopy bandwidth: not measured (the worker died twice: %s; then %s)\n",
+           gpu_tag(c, gpu, sizeof gpu), first, how);
 }
 
 /* ---- one problem ---- */

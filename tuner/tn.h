@@ -160,6 +160,14 @@ int tn_pool_cancel(tn_pool *pool, tn_job *job);
 void tn_pool_promote(tn_pool *pool, tn_job *job);
 /* Blocks until job->done. */
 void tn_pool_wait(tn_pool *pool, tn_job *job);
+/* Lets go of a job without waiting for it: a queued one is cancelled (1),
+ * a running one finishes into a copy that tn_pool_take_detached hands out
+ * (2); either way job is never written again and may be freed at once. 0
+ * if it was done already (its results are in job, the caller's). */
+int tn_pool_detach(tn_pool *pool, tn_job *job);
+/* A detached job that finished (malloc'd, with its cubin and log: the
+ * caller frees all three), or NULL if none. */
+tn_job *tn_pool_take_detached(tn_pool *pool);
 /* Drops queued jobs not yet started (they stay done == 0), waits for the
  * running ones, joins the threads, frees the pool. NULL is a no-op. */
 void tn_pool_destroy(tn_pool *pool);

@@ -147,6 +147,9 @@ static void *gpu_thread(void *arg)
     tn_ctx *c = arg;
     tn_group *g = c->group;
     pthread_mutex_lock(c->lock);
+    /* the device's ceilings first, each GPU on its own (the lock is let go
+     * while its worker measures): one that is done starts the search */
+    tn_measure_ceiling(c);
     long long seq = 0;
     for (int i = 0; i < tpl_family_count() && !tn_interrupts && !c->fatal; i++) {
         const tpl_family *fam = tpl_family_at(i);
@@ -368,14 +371,12 @@ static int finish_devices(tn_run *run, double total)
     return fatal || run->failed ? 1 : 0;
 }
 
-/* Measures each GPU's copy bandwidth, then runs one thread per GPU until
- * every problem is done. The run lock is held on entry and on return. */
+/* Runs one thread per GPU until every problem is done. The run lock is
+ * held on entry and on return. */
 static void run_threads(tn_run *run)
 {
     pthread_t th[TN_MAX_DEVICES];
     int started[TN_MAX_DEVICES] = {0};
-    for (int i = 0; i < run->n; i++)
-        tn_measure_ceiling(run->ctx[i]);
     pthread_mutex_unlock(&run->lock);
     for (int i = 0; i < run->n; i++)
         started[i] = pthread_create(&th[i], NULL, gpu_thread, run->ctx[i]) == 0;
