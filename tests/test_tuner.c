@@ -2,6 +2,8 @@
  * the worker protocol, and whole runs with a fake (CPU) or the real worker. */
 #include <math.h>
 #include <signal.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -1375,5 +1377,43 @@ TEST(tuner_pool_detach_never_touches_the_job_again)
     CHECK(tn_pool_take_detached(pool) == NULL);        /* a cancelled one never comes */
     free(running);
     free(queued);
+    tn_pool_destroy(pool);
+}
+
+/* The number of this process's threads at niceness nice (Linux /proc). */
+static int threads_at_nice(int nice)
+{
+    int count = 0;
+    DIR *dir = opendir("/proc/self/task");
+    for (struct dirent *e; dir && (e = readdir(dir)) != NULL;) {
+        char path[300], line[1024];
+        snprintf(path, sizeof path, "/proc/self/task/%.255s/stat", e->d_name);
+        FILE *f = e->d_name[0] != '.' ? fopen(path, "r") : NULL;
+        if (!f)
+            continue;
+        size_t n = fread(line, 1, sizeof line - 1, f);
+        fclose(f);
+        line[n] = '\0';
+        const char *after = strrchr(line, ')');      /* the name may hold spaces */
+        int field = 2, value = 0;
+        for (const char *p = after; p && *p && field < 19; p++)
+            if (*p == ' ' && ++field == 19)
+                value = atoi(p + 1);
+        count += field == 19 && value == nice;
+    }
+    if (dir)
+        closedir(dir);
+    return count;
+}
+
+TEST(tuner_pool_compiles_below_the_workers)
+{
+    int before = threads_at_nice(5);
+    tn_pool *pool = tn_pool_create(3);
+    CHECK(pool != NULL);
+    struct timespec settle = {0, 50 * 1000 * 1000};
+    nanosleep(&settle, NULL);                          /* the threads have started */
+    CHECK_EQ(threads_at_nice(5) - before, 3);
+    CHECK(getpriority(PRIO_PROCESS, 0) == 0);          /* this thread is left alone */
     tn_pool_destroy(pool);
 }

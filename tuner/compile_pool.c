@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "tn.h"
 
@@ -41,9 +43,17 @@ int tn_cpu_count(void)
     return n < 1 ? 1 : n > POOL_MAX_THREADS ? POOL_MAX_THREADS : (int)n;
 }
 
+/* Compile threads run at this niceness (Linux: per thread): under load the
+ * GPU workers and the threads that feed them, at 0, come first. A worker
+ * starved of CPU leaves its GPU idle between timed launches, slows every
+ * evaluation and adds noise to the timings of microsecond kernels; NVRTC's
+ * own speed is unchanged wherever a core is free. */
+#define POOL_NICE 5
+
 static void *pool_thread(void *arg)
 {
     tn_pool *pool = arg;
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), POOL_NICE);   /* best effort */
     pthread_mutex_lock(&pool->mu);
     for (;;) {
         while (!pool->head && !pool->uhead &&
