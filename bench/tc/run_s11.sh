@@ -16,6 +16,7 @@ left() { echo $(( T_END - ($(date +%s) - T0) )); }
 step() { echo "== $1 (elapsed $(( $(date +%s) - T0 )) s)"; }
 export REPS=${REPS:-20} WARM_MS=${WARM_MS:-150}
 export CUBIN_DIR=$PWD/bench/tc/.cache/cubin
+export LD_LIBRARY_PATH=$PWD/../../.dev/lib:${LD_LIBRARY_PATH:-}
 P=./bench/tc/.cache/proto
 B="BM=256,BN=128,CN=2"
 X0="$B"                      # the family's TF32 default
