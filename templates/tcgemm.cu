@@ -306,23 +306,24 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
                         // full barrier is waited for before the stage's last wgmma, a stage is released after the
                         // second wgmma of the next one; 0 = T9_TFK above (bench/notes_tcgemm.md section 14)
 #endif
-#ifndef T9_TES
-#define T9_TES 0        // TF32 (internal, experiment): 1 = with beta == 0 and C TMA-able (vec_ok bit 1) the epilogue stages
-                        // 32-row chunks of C in shared memory (two buffers per consumer warpgroup, 128-byte swizzle,
-                        // conflict-free stores) and writes them with TMA stores, as cuBLAS's TF32 kernel does; 0 = direct
-#endif
-#if T9_TES && (TYPE != 2 || PING || SPLITK != 1 || T9_WP != 64 || BM % 32 != 0)
-#error "tcgemm PATH 90: T9_TES is for TF32 without PING or SPLITK, 64 C columns per consumer warpgroup"
-#endif
 #if T9_TFP && (TYPE != 2 || PING || (BK / 8) % 4 != 0)
 #error "tcgemm PATH 90: T9_TFP is for TF32 without PING (4 fragment buffers must divide BK / 8)"
 #endif
 #if TYPE == 2 && T9_TFK && (BK / 8) % T9_NB != 0
 #error "tcgemm PATH 90: T9_TFK + 1 must divide BK / 8"
 #endif
+#ifndef T9_TES
+#define T9_TES (TYPE == 2 && VEC == 8) // TF32: 1 = with beta == 0 and C TMA-able (vec_ok bit 1) the epilogue stages
+                        // 32-row chunks of C in shared memory (two buffers per consumer warpgroup, 128-byte swizzle,
+                        // conflict-free stores) and writes them with TMA stores, as cuBLAS's TF32 kernel does; 0 = direct
+                        // stores. TF32 VEC 8 selects it (the family's lattice does not offer it yet: notes section 14)
+#endif
+#if T9_TES && (TYPE != 2 || PING || SPLITK != 1 || T9_WP != 64 || BM % 32 != 0)
+#error "tcgemm PATH 90: T9_TES is for TF32 without PING or SPLITK, 64 C columns per consumer warpgroup"
+#endif
 #if VEC == 8 && TYPE != 2
 #define T9_C_BYTES (BM * BN * 2)        // C staging for the TMA-store epilogue
-#elif defined(T9_TES) && T9_TES
+#elif T9_TES
 #define T9_C_BYTES (WG * 2 * 32 * 64 * 4) // T9_TES: per consumer warpgroup two 32-row x 64-column FP32 chunks
 #else
 #define T9_C_BYTES 0
