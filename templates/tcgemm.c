@@ -48,7 +48,8 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
     [R9_WARPGROUP] = "PATH 90: each consumer warpgroup's share (BM/WG; TF32: BN/WG) must be a "
                      "multiple of 64 rows with at most 128 FP32 accumulators per thread, WG 1..3, "
                      "a cluster of at most 8",
-    [R9_VEC] = "PATH 90 VEC is 1 (scalar), 2 (pairs) or 8 (TMA-store epilogue)",
+    [R9_VEC] = "PATH 90 VEC is 1 (scalar), 2 (pairs) or 8 (TMA-store epilogue; TF32: 2 or 8, 8 "
+                "with 64 columns per warpgroup and no split-K)",
     [R9_SMEM] = "PATH 90: shared memory (stages, C staging, barriers) above the device's "
                 "per-block limit",
     [R9_THREADS] = "PATH 90: (WG + 1) x 128 threads above the device's per-block limit",
@@ -87,12 +88,14 @@ static int tc_esz(const int *c)
 
 /* ---- PATH 90 geometry (as in tcgemm.cu's T9_ macros) ---- */
 
-/* Dynamic shared memory of tcgemm: STAGES ring, C staging (VEC 8, 16-bit), 1 KB alignment
- * slack, full/empty barriers. */
+/* Dynamic shared memory of tcgemm: STAGES ring, C staging (VEC 8: 16-bit the whole tile, TF32
+ * two 32 x 64 FP32 chunks per consumer warpgroup, tcgemm.cu's T9_TES), 1 KB alignment slack,
+ * full/empty barriers. */
 static long long t9_smem_bytes(const int *c)
 {
     long long stage = (long long)(c[P_BM] * c[P_BK] + c[P_BK] * c[P_BN]) * tc_esz(c);
-    long long cst = c[P_VEC] == 8 && c[P_TYPE] != 2 ? (long long)c[P_BM] * c[P_BN] * 2 : 0;
+    long long cst = c[P_VEC] != 8 ? 0
+                  : c[P_TYPE] != 2 ? (long long)c[P_BM] * c[P_BN] * 2 : c[P_WG] * 2LL * 32 * 64 * 4;
     return c[P_STAGES] * stage + cst + 1024 + 2LL * c[P_STAGES] * 8;
 }
 
@@ -119,6 +122,10 @@ static int t9_valid(const int *c, const at_device_info *dev, char *why, size_t l
     if (!tf32 && c[P_VEC] != 1 && c[P_VEC] != 2 && c[P_VEC] != 8)
         return tc_reject(R9_VEC, why, len);
     if (!tf32 && c[P_VEC] == 8 && (c[P_SPLITK] > 1 || bn % 64))
+        return tc_reject(R9_VEC, why, len);
+    /* TF32 VEC 8 (T9_TES; not offered by the lattice yet, R_CANON_VEC_TF32): 64 C columns per
+     * consumer warpgroup, no split-K */
+    if (tf32 && c[P_VEC] != 2 && (c[P_VEC] != 8 || c[P_SPLITK] > 1 || wp != 64 || bm % 32))
         return tc_reject(R9_VEC, why, len);
     long long smem_limit = dev ? dev->smem_per_block_optin : 227 * 1024;
     int threads = (c[P_WG] + 1) * 128;
@@ -570,6 +577,15 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
         } else {
             vec_ok |= 4;
         }
+    }
+    /* TF32 VEC 8 (T9_TES): FP32 C in boxes of 32 x 32 with beta == 0 and C TMA-able; else the
+     * kernel stores directly */
+    if (cfg[P_VEC] == 8 && tf32 && cfg[P_SPLITK] == 1 && c->beta == 0.0f && c->C % 16 == 0 &&
+        (c->ldc * 4) % 16 == 0) {
+        if ((s = t9_map(ex, &mc, 1, 0, c->C, c->m, c->n, c->ldc, 4, 32, 32,
+                        CU_TENSOR_MAP_L2_PROMOTION_NONE)) != AT_OK)
+            return s;
+        vec_ok |= 2;
     }
     CUdeviceptr W;
     if ((s = tc_workspace(ex, cfg, c, &W)) != AT_OK)

@@ -24,6 +24,8 @@ typedef struct {
     int type, bm, bn, bk, stages, wg, cm, cn, raster, group, splitk, vec, ping;
     int tfk;    // TF32: -1 = the kernel's default T9_TFK, else compiled with -DT9_TFK=tfk
     int promo;  // L2 promotion of the A and B tensor maps: 0 none, 1 64B, 2 128B, 3 256B (the family's, and the default)
+    int tfp;    // TF32 experiment: 1 = -DT9_TFP=1 (cuBLAS's main-loop schedule), 0 = the kernel's default
+    int tes;    // TF32 experiment: 1 = -DT9_TES=1 (C staged in shared memory, TMA stores), 0 = the direct epilogue
 } t9_cfg;
 
 // CUtensorMapL2promotion of t9_cfg's promo (out of range: 256B, the family's choice).
@@ -40,6 +42,8 @@ static inline size_t t9_smem_bytes(const t9_cfg *c)
 {
     size_t stage = (size_t)(c->bm * c->bk + c->bk * c->bn) * t9_es(c);
     size_t cst = c->vec == 8 && c->type != 2 ? (size_t)c->bm * c->bn * 2 : 0;   // C staging
+    if (c->tes && c->type == 2)
+        cst = (size_t)c->wg * 2 * 32 * 64 * 4;    // T9_TES: two 32 x 64 FP32 chunks per consumer warpgroup
     return c->stages * stage + cst + 1024 + 2 * c->stages * 8;
 }
 
@@ -60,6 +64,10 @@ static inline const char *t9_reject(const t9_cfg *c)
         return "shared memory over 227 KB";
     if (c->vec == 8 && (c->type == 2 || c->splitk > 1 || c->ping || c->bn % 64))
         return "VEC 8 (TMA-store epilogue) is for 16-bit types without split-K";
+    if (c->tes && (c->type != 2 || c->splitk > 1 || c->ping || c->bn / c->wg != 64 || c->bm % 32))
+        return "TES (TF32 TMA-store epilogue) needs TF32, no split-K or pingpong, 64 columns per warpgroup";
+    if (c->tfp && (c->type != 2 || c->ping || (c->bk / 8) % 4))
+        return "TFP is for TF32 without pingpong";
     if (c->bm / c->cn > 256 || c->bk / c->cm > 256)
         return "TMA box over 256 rows";
     return 0;
@@ -145,9 +153,18 @@ static inline unsigned t9_grid(const t9_drv *d, CUfunction f, const t9_cfg *c, i
 static inline int t9_encode_c(const t9_drv *d, const t9_cfg *c, void *C, long long ldc, int m, int n, float beta,
                        CUtensorMap *mc)
 {
+    cuuint32_t es1[2] = {1, 1};
+    if (c->tes && c->type == 2) {   // T9_TES: FP32 C in boxes of 32 columns x 32 rows
+        if (c->splitk > 1 || beta != 0.0f || t9_needs_pack(C, ldc, 4))
+            return 0;
+        cuuint64_t dim4[2] = {(cuuint64_t)n, (cuuint64_t)m}, str4[1] = {(cuuint64_t)(ldc * 4)};
+        cuuint32_t box4[2] = {32, 32};
+        return d->tensor_map_encode_tiled(mc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, C, dim4, str4, box4, es1,
+                                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                          CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+    }
     if (c->vec != 8 || c->type == 2 || c->splitk > 1 || beta != 0.0f || t9_needs_pack(C, ldc, 2))
         return 0;
-    cuuint32_t es1[2] = {1, 1};
     cuuint64_t dim[2] = {(cuuint64_t)n, (cuuint64_t)m}, str[1] = {(cuuint64_t)(ldc * 2)};
     cuuint32_t box[2] = {64, (cuuint32_t)(c->ping ? c->bm : c->bm / c->wg)};
     return d->tensor_map_encode_tiled(mc, c->type == 0 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
