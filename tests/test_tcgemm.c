@@ -37,6 +37,9 @@ static const char *const tt_spec[] = {
     "90 t 256x128x32 4 wg2 c1x1 v-",
     "90 t 256x128x32 4 wg2 c1x2 v-",
     "90 t 256x128x64 2 wg2 c1x1 v-",
+    "90 t 256x128x32 4 wg2 c1x1 v8",
+    "90 t 256x128x32 4 wg2 c1x2 v8",
+    "90 t 256x128x64 2 wg2 c1x1 v8",
     "90 t 128x256x32 4 wg2 c1x1 v-",
     "90 t 128x128x32 4 wg2 c1x1 v- split",
     "80 b 128x128x32 4 w2x2 l16 v8",
@@ -201,7 +204,7 @@ TEST(tcgemm_space_is_the_specified_lattice)
             unused[P_WARPS_M] = unused[P_WARPS_N] = unused[P_LOADW] = 1;
         else
             unused[P_WG] = unused[P_CM] = unused[P_CN] = 1;
-        if ((c[P_PATH] == 90 && c[P_TYPE] == 2) || c[P_SPLITK] > 1)
+        if (c[P_SPLITK] > 1)
             unused[P_VEC] = 1;
         for (int p = 0; p < P_COUNT; p++)
             if (unused[p]) {
