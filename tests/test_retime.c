@@ -400,6 +400,38 @@ TEST(retime_fake_sustained_winner_takes_the_rank)
     CHECK(same);
 }
 
+/* A lead the rounds disagree on (faster by the median, in 3 of 5 rounds)
+ * does not displace the short-timing winner. */
+TEST(retime_fake_inconsistent_lead_keeps_the_order)
+{
+    char set[RT_N][TPL_CONFIG_LEN], dbpath[4300], env[4096], config[TPL_CONFIG_LEN], err[512];
+    int win = 0;
+    int k = rt_expected(NULL, set, &win);
+    CHECK(k >= 2);
+    /* 0.95x of its short time beats the winner's 1.05x by the median */
+    CHECK(0.95 * tn_fake_time(set[1]) < 1.05 * tn_fake_time(set[0]));
+    snprintf(dbpath, sizeof dbpath, "%s/flaky.db", th_tmpdir());
+    snprintf(env, sizeof env, "AUTOTUNE_FAKE='flaky=%s'", set[1]);
+    char *out = NULL;
+    CHECK_EQ(rt_tune(dbpath, env, &out), 0);
+    CHECK_MSG(out && strstr(out, "the short-timing winner stays first (1 faster by the median"),
+              "%s", out ? out : "");
+    free(out);
+    db *d = NULL;
+    CHECK_OK(db_open(&d, dbpath, DB_OPEN_EXISTING, err, sizeof err));
+    rt_lookup(d, config);
+    CHECK_STR(config, set[0]);
+    db_result *c = NULL;
+    int n = 0;
+    CHECK_OK(db_candidates(d, RT_UUID, NULL, "test_wide", NULL, NULL, 2, 0, &c, &n));
+    /* the flaky one: its measured median stored, ranked right behind */
+    CHECK(n == 2 && strcmp(c[1].config, set[1]) == 0);
+    CHECK(fabs(c[1].sustained_ms - 0.95 * tn_fake_time(set[1])) < 1e-9);
+    CHECK(c[1].rank_ms > c[0].rank_ms && c[1].rank_ms < c[0].rank_ms * 1.0001);
+    free(c);
+    db_close(d);
+}
+
 /* Below the threshold nothing is re-timed: the short-timing winner leads. */
 TEST(retime_fake_below_threshold_left_alone)
 {

@@ -22,6 +22,9 @@
  *   hot=CONFIG     under sustained load (SUSTAIN: tuner/retime.c) that
  *                  configuration runs 1.25x its short time; every other one
  *                  1.05x (all alike: the order kept)
+ *   flaky=CONFIG   under sustained load that configuration runs 0.95x and
+ *                  1.30x its short time on alternate SUSTAINs (faster by the
+ *                  median of 5 rounds, but not in 4 of them)
  *   sdelay=MS      sleeps MS milliseconds per SUSTAIN
  *   nodevice       OPEN fails with AT_ERR_NO_DEVICE
  *   die=PHASE:K    the worker SIGKILLs itself at the K-th event of PHASE:
@@ -361,7 +364,8 @@ static void fake_eval(const tn_msg *m, const tpl_family *fam, int prepared, tn_m
 }
 
 /* Answers a SUSTAIN in r: the time of its configuration under sustained
- * load (hot=CONFIG: 1.25x the short time, else 1.05x), no verification. */
+ * load (hot=CONFIG: 1.25x the short time, flaky=CONFIG: 0.95x and 1.30x in
+ * turn, else 1.05x), no verification. */
 static void fake_sustain(const tn_msg *m, const tpl_family *fam, int prepared, tn_msg *r)
 {
     char config[TPL_CONFIG_LEN], sdelay[32];
@@ -376,7 +380,11 @@ static void fake_sustain(const tn_msg *m, const tpl_family *fam, int prepared, t
         nanosleep(&ts, NULL);
     }
     tpl_config_format(fam, m->cfg, config, sizeof config);
-    double t = tn_fake_time(config) * (fake_has("hot", config) ? 1.25 : 1.05);
+    static int flaky_calls;
+    double f = fake_has("hot", config) ? 1.25 : 1.05;
+    if (fake_has("flaky", config))
+        f = flaky_calls++ % 2 ? 1.30 : 0.95;
+    double t = tn_fake_time(config) * f;
     r->timing.median_ms = t;
     r->timing.min_ms = t * 0.995;
     r->timing.max_ms = t * 1.005;
