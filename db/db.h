@@ -10,8 +10,9 @@
 #include "tpl.h"
 
 /* 1: the first release; 2: the problem's kind (element type, math, ops,
- * order, batch) in the problem and measurement keys (db/migrate.c). */
-#define DB_SCHEMA_VERSION 2
+ * order, batch) in the problem and measurement keys; 3: a result's
+ * sustained time and rank (the tuner's re-timing) (db/migrate.c). */
+#define DB_SCHEMA_VERSION 3
 
 typedef struct db db;
 
@@ -46,7 +47,22 @@ typedef struct db_result {
     char error[1024];       /* "" for ok */
     char created[32];       /* UTC, ISO 8601, set by db_store_result */
     int deterministic;      /* 1 if the configuration is bit-reproducible */
+    /* The tuner's sustained re-timing of a problem's top configurations
+     * (tuner/retime.c); both 0 for a row never re-timed. */
+    double sustained_ms;    /* its median under sustained load */
+    double rank_ms;         /* the time it ranks by (db_rank_ms) */
 } db_result;
+
+/* The one ranking rule of "best" (the lookup, gc's keep list, merge,
+ * export and import, `autotune show`, the report): the lower rank wins,
+ * where a row's rank is its rank_ms where it was re-timed under sustained
+ * load, else its time_ms. The tuner re-times a problem's top few rows
+ * together and gives them rank_ms = (their best time_ms) x (their own
+ * sustained time / the best sustained time of the set): the sustained
+ * winner takes the set's best short time, the others follow in sustained
+ * order, and every row never re-timed ranks by time_ms exactly as before.
+ * db/db_internal.h's DB_RANK is the same rule in SQL. */
+double db_rank_ms(const db_result *r);
 
 /* A device as recorded. */
 typedef struct db_device {
@@ -128,6 +144,23 @@ at_status db_candidates(db *d, const char *device_uuid, const char *arch,
  * for reports and `autotune show`. Malloc'd array, caller frees. */
 at_status db_results(db *d, const char *device_uuid, const char *kernel,
                      db_result **out, int *count);
+
+/* Every ok, verified (rel_error >= 0) result of exactly this problem on
+ * the device, fastest time_ms first (the short timings the search ranked
+ * by, whatever the rank): what the tuner's re-timing chooses from.
+ * Malloc'd array, caller frees. */
+at_status db_problem_results(db *d, const char *device_uuid, const char *kernel,
+                             const char *source_hash, const tpl_problem *p,
+                             db_result **out, int *count);
+/* Records one re-timing of a problem: in one transaction, every row of
+ * (kernel, source hash, problem) on the n_uuids devices loses its
+ * sustained_ms and rank_ms, then the n rows of ids get theirs. On failure
+ * nothing changes (AT_ERR_DB, reason in d; AT_ERR_NOT_FOUND if an id is
+ * not a row of that problem). */
+at_status db_store_sustained(db *d, const char *const *uuids, int n_uuids, const char *kernel,
+                             const char *source_hash, const tpl_problem *p,
+                             const long long *ids, const double *sustained_ms,
+                             const double *rank_ms, int n);
 
 /* cubin cache keyed by tpl_binary_key. */
 at_status db_put_binary(db *d, const char *key, const char *kernel,

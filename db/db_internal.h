@@ -131,12 +131,17 @@ at_status db_device_id(db *d, const char *uuid, long long *id);
 
 /* ---- results.c ---- */
 
+/* The rank of result row t (db.h's db_rank_ms, the one ranking rule):
+ * its rank_ms where the tuner re-timed it, else its time_ms. Every query
+ * that orders results by speed orders by DB_RANK, then by id. */
+#define DB_RANK(t) "COALESCE(" t ".rank_ms, " t ".time_ms)"
+
 /* The columns db_read_result reads, from RESULT_FROM. */
 #define RESULT_COLS \
     "r.id, r.session_id, d.uuid, k.name, k.source_hash, p.n_dims, p.d0, p.d1, " \
     "p.d2, r.config, r.status, r.time_ms, r.time_min_ms, r.time_max_ms, r.runs, " \
     "r.gflops, r.gbs, r.rel_error, r.compile_ms, r.binary_key, r.error, r.created, " \
-    "r.deterministic, " DB_KIND_COLS("p")
+    "r.deterministic, " DB_KIND_COLS("p") ", r.sustained_ms, r.rank_ms"
 #define RESULT_FROM \
     " FROM result r JOIN device d ON d.id = r.device_id " \
     "JOIN kernel k ON k.id = r.kernel_id JOIN problem p ON p.id = r.problem_id "
@@ -167,8 +172,10 @@ at_status db_upsert_device(db *d, const db_device *dev, const char *first_seen,
 /* The upsert of a result row: ?1 device_id, ?2 kernel_id, ?3 problem_id,
  * ?4 config, ?5 status, ?6 time_ms, ?7 time_min_ms, ?8 time_max_ms, ?9 runs,
  * ?10 gflops, ?11 gbs, ?12 rel_error, ?13 compile_ms, ?14 binary_key,
- * ?15 error, ?16 deterministic, ?17 session_id, ?18 created; a stored row
- * of the same key is replaced only by a better one (db_merge). */
+ * ?15 error, ?16 deterministic, ?17 session_id, ?18 created, ?19
+ * sustained_ms, ?29 rank_ms (NULL: not re-timed; ?20 .. ?28 are the problem
+ * key's, unused here); a stored row of the same key is replaced only by a
+ * better one (db_merge). */
 at_status db_prepare_result_upsert(db *d, sqlite3_stmt **st);
 /* INSERT OR IGNORE of a cubin: ?1 key, ?2 kernel, ?3 source_hash, ?4 config,
  * ?5 arch, ?6 nvrtc_version, ?7 options, ?8 cubin, ?9 size, ?10 created. */

@@ -17,10 +17,14 @@
  *            "status", "time_ms", "time_min_ms", "time_max_ms", "runs",
  *            "gflops", "gbs" (the metric: one of them is 0), "rel_error"
  *            (-1: not verified), "compile_ms", "deterministic" (bool),
- *            "error", "created", "cubin" (the key of its cubin or "")}
+ *            "error", "created", "cubin" (the key of its cubin or ""),
+ *            and, only for a row the tuner re-timed under sustained load,
+ *            "sustained_ms" and "rank_ms" (the time it ranks by, db_rank_ms;
+ *            absent: never re-timed, so a file without re-timed rows reads
+ *            in older builds too)}
  *   CUBIN:  {"key", "kernel", "source_hash", "config" (text), "arch",
  *            "nvrtc_version", "options", "size", "created", "data" (base64)}
- * Every member is required; times are UTC ISO 8601. */
+ * Every other member is required; times are UTC ISO 8601. */
 #include <stdlib.h>
 #include <string.h>
 #include "db_internal.h"
@@ -121,6 +125,10 @@ static void put_result(FILE *f, const db_result *r, const db_device *dv)
     put_str(f, "error", r->error, 0);
     put_str(f, "created", r->created, 0);
     put_str(f, "cubin", r->binary_key, 0);
+    if (r->rank_ms > 0) {            /* only re-timed rows: older importers read the rest */
+        put_num(f, "sustained_ms", r->sustained_ms);
+        put_num(f, "rank_ms", r->rank_ms);
+    }
     fprintf(f, "}");
 }
 

@@ -39,24 +39,25 @@ at_status db_usage_of(db *d, db_usage *out)
 
 /* The keys of the cubins gc keeps, as CTEs over ?1 (per problem) and ?2
  * (recent): `best` mirrors the lookup's queries (db_best is the first of
- * db_candidates' ranks): per device, kernel (name and source) and problem,
+ * db_candidates' ranks, by DB_RANK): per device, kernel (name and source) and problem,
  * and per architecture, kernel and problem, the ?1 fastest ok results, of
  * all and of the deterministic ones; `recent` is the cubins of the ?2
  * newest results and the ?2 newest cubins. */
 #define DB_GC_KEEP \
-    "WITH ok AS (SELECT r.id, r.binary_key AS key, r.time_ms, r.deterministic AS det, " \
+    "WITH ok AS (SELECT r.id, r.binary_key AS key, " DB_RANK("r") " AS rank_key, " \
+    "r.deterministic AS det, " \
     "r.device_id, r.kernel_id, r.problem_id, d.arch FROM result r " \
     "JOIN device d ON d.id = r.device_id " \
     "WHERE r.status = 'ok' AND r.time_ms > 0 AND r.binary_key != ''), " \
     "ranked AS (SELECT key, det, " \
     "ROW_NUMBER() OVER (PARTITION BY device_id, kernel_id, problem_id " \
-    "ORDER BY time_ms, id) AS by_dev, " \
+    "ORDER BY rank_key, id) AS by_dev, " \
     "ROW_NUMBER() OVER (PARTITION BY arch, kernel_id, problem_id " \
-    "ORDER BY time_ms, id) AS by_arch, " \
+    "ORDER BY rank_key, id) AS by_arch, " \
     "ROW_NUMBER() OVER (PARTITION BY device_id, kernel_id, problem_id, det " \
-    "ORDER BY time_ms, id) AS by_dev_det, " \
+    "ORDER BY rank_key, id) AS by_dev_det, " \
     "ROW_NUMBER() OVER (PARTITION BY arch, kernel_id, problem_id, det " \
-    "ORDER BY time_ms, id) AS by_arch_det FROM ok), " \
+    "ORDER BY rank_key, id) AS by_arch_det FROM ok), " \
     "best AS (SELECT key FROM ranked WHERE by_dev <= ?1 OR by_arch <= ?1 " \
     "OR (det = 1 AND (by_dev_det <= ?1 OR by_arch_det <= ?1))), " \
     "recent AS (SELECT key FROM (SELECT binary_key AS key FROM result " \

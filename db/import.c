@@ -61,13 +61,16 @@ static int bad(ictx *c, const char *path, const char *fmt, ...)
 }
 
 /* 1 if obj is an object with exactly the members names[0..n). */
-static int members(ictx *c, const db_json *obj, const char *path, const char *const *names, int n)
+/* The members of obj are names[0 .. n_known), the first n of them
+ * required. */
+static int members_opt(ictx *c, const db_json *obj, const char *path, const char *const *names,
+                       int n, int n_known)
 {
     if (!obj || obj->type != DB_JSON_OBJECT)
         return bad(c, path, "expected an object");
     for (int i = 0; i < obj->n_items; i++) {
         int known = 0;
-        for (int k = 0; k < n && !known; k++)
+        for (int k = 0; k < n_known && !known; k++)
             known = strcmp(obj->items[i].key, names[k]) == 0;
         if (!known)
             return bad(c, path, "unknown member \"%.100s\"", obj->items[i].key);
@@ -76,6 +79,12 @@ static int members(ictx *c, const db_json *obj, const char *path, const char *co
         if (!db_json_get(obj, names[k]))
             return bad(c, path, "member \"%s\" is missing", names[k]);
     return 1;
+}
+
+/* Every member of obj is one of names[0 .. n), each required. */
+static int members(ictx *c, const db_json *obj, const char *path, const char *const *names, int n)
+{
+    return members_opt(c, obj, path, names, n, n);
 }
 
 static int get_str(ictx *c, const db_json *obj, const char *path, const char *name, char *dst,
@@ -222,12 +231,12 @@ static int read_result(ictx *c, const db_json *v, const char *path, const db_imp
     static const char *const names[] = {
         "kernel", "source_hash", "problem", "device", "config", "status", "time_ms",
         "time_min_ms", "time_max_ms", "runs", "gflops", "gbs", "rel_error", "compile_ms",
-        "deterministic", "error", "created", "cubin",
+        "deterministic", "error", "created", "cubin", "sustained_ms", "rank_ms",
     };
     db_result *r = &ir->r;
     char problem[128], key[40], err[256], sub[96];
     long long runs = 0;
-    if (!members(c, v, path, names, 18) ||
+    if (!members_opt(c, v, path, names, 18, 20) ||
         !get_str(c, v, path, "kernel", r->kernel, sizeof r->kernel) ||
         !get_str(c, v, path, "source_hash", r->source_hash, sizeof r->source_hash) ||
         !get_str(c, v, path, "problem", problem, sizeof problem) ||
@@ -241,8 +250,13 @@ static int read_result(ictx *c, const db_json *v, const char *path, const db_imp
         !get_int(c, v, path, "runs", 0, 0x7fffffff, &runs) ||
         !get_num(c, v, path, "gflops", 0, &r->gflops) || !get_num(c, v, path, "gbs", 0, &r->gbs) ||
         !get_num(c, v, path, "rel_error", -1, &r->rel_error) ||
-        !get_num(c, v, path, "compile_ms", 0, &r->compile_ms))
+        !get_num(c, v, path, "compile_ms", 0, &r->compile_ms) ||
+        (db_json_get(v, "sustained_ms") &&
+         !get_num(c, v, path, "sustained_ms", 0, &r->sustained_ms)) ||
+        (db_json_get(v, "rank_ms") && !get_num(c, v, path, "rank_ms", 0, &r->rank_ms)))
         return 0;
+    if ((r->sustained_ms > 0) != (r->rank_ms > 0))
+        return bad(c, path, "sustained_ms and rank_ms: both or neither");
     r->runs = (int)runs;
     const db_json *det = db_json_get(v, "deterministic");
     if (det->type != DB_JSON_TRUE && det->type != DB_JSON_FALSE)
@@ -430,7 +444,8 @@ at_status db_import_read(const char *text, size_t len, db_import **out, char *er
 
 static const db_import *sort_im;
 
-/* By device, kernel, source, problem, then time (servable rows only). */
+/* By device, kernel, source, problem, then rank (db_rank_ms; servable rows
+ * only). */
 static int need_cmp(const void *a, const void *b)
 {
     const im_result *x = &sort_im->res[*(const int *)a], *y = &sort_im->res[*(const int *)b];
@@ -446,7 +461,7 @@ static int need_cmp(const void *a, const void *b)
         c = strcmp(px, py);
     }
     if (!c)
-        c = (x->r.time_ms > y->r.time_ms) - (x->r.time_ms < y->r.time_ms);
+        c = (db_rank_ms(&x->r) > db_rank_ms(&y->r)) - (db_rank_ms(&x->r) < db_rank_ms(&y->r));
     return c ? c : *(const int *)a - *(const int *)b;
 }
 
@@ -619,6 +634,13 @@ static at_status apply_results(db *d, const db_import *im, db_import_stats *st)
         sqlite3_bind_int(up, 16, r->deterministic);
         sqlite3_bind_null(up, 17);
         db_bind_text(up, 18, r->created);
+        if (r->sustained_ms > 0 && r->rank_ms > 0) {
+            sqlite3_bind_double(up, 19, r->sustained_ms);
+            sqlite3_bind_double(up, 29, r->rank_ms);
+        } else {
+            sqlite3_bind_null(up, 19);
+            sqlite3_bind_null(up, 29);
+        }
         int rc = sqlite3_step(up);
         if (rc != SQLITE_DONE)
             s = db_sqlfail(d, rc, "storing an imported result");

@@ -7,11 +7,11 @@
 
 /* ---- upserts shared with import.c ---- */
 
-/* The result columns in the order of ?1 .. ?18 of the upsert. */
+/* The result columns in the order of ?1 .. ?19, ?29 of the upsert. */
 #define MERGE_RESULT_COLS \
     "device_id, kernel_id, problem_id, config, status, time_ms, time_min_ms, " \
     "time_max_ms, runs, gflops, gbs, rel_error, compile_ms, binary_key, error, " \
-    "deterministic, session_id, created"
+    "deterministic, session_id, created, sustained_ms, rank_ms"
 
 /* A servable row (what db_best and db_candidates read) of table t. */
 #define MERGE_SERVABLE(t) "(" t ".status = 'ok' AND " t ".time_ms > 0)"
@@ -19,12 +19,14 @@
 at_status db_prepare_result_upsert(db *d, sqlite3_stmt **st)
 {
     /* the incoming row replaces the stored one only if it is better: a
-     * servable row beats one that is not, then the lower median, then the
-     * newer, then the smaller text of the remaining fields; a total order,
-     * so merging in any order keeps the same row */
+     * servable row beats one that is not, then a re-timed row (its
+     * sustained time is kept) one that is not, then the lower rank
+     * (DB_RANK), then the lower median, then the newer, then the smaller
+     * text of the remaining fields; a total order, so merging in any order
+     * keeps the same row */
     return db_prepare(d, st,
         "INSERT INTO result (" MERGE_RESULT_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-        "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) "
+        "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?29) "
         "ON CONFLICT (device_id, kernel_id, problem_id, config) DO UPDATE SET "
         "status = excluded.status, time_ms = excluded.time_ms, "
         "time_min_ms = excluded.time_min_ms, time_max_ms = excluded.time_max_ms, "
@@ -32,17 +34,24 @@ at_status db_prepare_result_upsert(db *d, sqlite3_stmt **st)
         "rel_error = excluded.rel_error, compile_ms = excluded.compile_ms, "
         "binary_key = excluded.binary_key, error = excluded.error, "
         "deterministic = excluded.deterministic, session_id = excluded.session_id, "
-        "created = excluded.created "
+        "created = excluded.created, sustained_ms = excluded.sustained_ms, "
+        "rank_ms = excluded.rank_ms "
         "WHERE " MERGE_SERVABLE("excluded") " > " MERGE_SERVABLE("result") " OR ("
         MERGE_SERVABLE("excluded") " = " MERGE_SERVABLE("result") " AND ("
+        "(excluded.rank_ms IS NOT NULL) > (result.rank_ms IS NOT NULL) OR ("
+        "(excluded.rank_ms IS NOT NULL) = (result.rank_ms IS NOT NULL) AND ("
+        DB_RANK("excluded") " < " DB_RANK("result") " OR (" DB_RANK("excluded") " = "
+        DB_RANK("result") " AND ("
         "excluded.time_ms < result.time_ms OR (excluded.time_ms = result.time_ms AND ("
         "excluded.created > result.created OR (excluded.created = result.created AND "
-        "printf('%s|%s|%d|%s|%.17g|%.17g|%.17g|%.17g|%d', excluded.status, excluded.error, "
-        "excluded.runs, excluded.binary_key, excluded.time_min_ms, excluded.time_max_ms, "
-        "excluded.gflops + excluded.gbs, excluded.rel_error, excluded.deterministic) < "
-        "printf('%s|%s|%d|%s|%.17g|%.17g|%.17g|%.17g|%d', result.status, result.error, "
+        "printf('%s|%s|%d|%s|%.17g|%.17g|%.17g|%.17g|%d|%.17g', excluded.status, "
+        "excluded.error, excluded.runs, excluded.binary_key, excluded.time_min_ms, "
+        "excluded.time_max_ms, excluded.gflops + excluded.gbs, excluded.rel_error, "
+        "excluded.deterministic, excluded.sustained_ms) < "
+        "printf('%s|%s|%d|%s|%.17g|%.17g|%.17g|%.17g|%d|%.17g', result.status, result.error, "
         "result.runs, result.binary_key, result.time_min_ms, result.time_max_ms, "
-        "result.gflops + result.gbs, result.rel_error, result.deterministic))))))");
+        "result.gflops + result.gbs, result.rel_error, result.deterministic, "
+        "result.sustained_ms))))))))))");
 }
 
 at_status db_upsert_device(db *d, const db_device *dev, const char *first_seen,
@@ -326,8 +335,9 @@ static at_status merge_results(merge_ctx *m)
         sqlite3_bind_int64(up, 1, dev);
         sqlite3_bind_int64(up, 2, ker);
         sqlite3_bind_int64(up, 3, prob);
-        for (int k = 3; k < 18; k++)
+        for (int k = 3; k < 19; k++)
             sqlite3_bind_value(up, k + 1, sqlite3_column_value(q, k));
+        sqlite3_bind_value(up, 29, sqlite3_column_value(q, 19));       /* rank_ms */
         long long ses = sqlite3_column_type(q, 16) == SQLITE_NULL
                             ? 0 : map_get(&m->ses, sqlite3_column_int64(q, 16));
         if (ses)

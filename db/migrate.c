@@ -81,17 +81,20 @@ static at_status db_migrate_tables_1_to_2(db *d)
     return AT_OK;
 }
 
-/* Inside the transaction: the new version in the header and the meta
- * table, and when the migration ran. */
-static at_status db_record_migration(db *d)
+/* Inside the transaction: version `to` in the header and the meta table,
+ * and when the migration to it ran (meta key migrated_<to-1>_to_<to>). */
+static at_status db_record_migration(db *d, int to)
 {
     at_status s = AT_OK;
-    if (!db_exec(d, "PRAGMA user_version = 2; UPDATE meta SET value = '2' "
-                    "WHERE key = 'schema_version'", "recording the schema version", &s))
+    char sql[256];
+    db_fmt(sql, sizeof sql, "PRAGMA user_version = %d; UPDATE meta SET value = '%d' "
+           "WHERE key = 'schema_version'", to, to);
+    if (!db_exec(d, sql, "recording the schema version", &s))
         return s;
     sqlite3_stmt *st;
-    if ((s = db_prepare(d, &st, "INSERT OR REPLACE INTO meta (key, value) "
-                                "VALUES ('migrated_1_to_2', ?1)")) != AT_OK)
+    db_fmt(sql, sizeof sql, "INSERT OR REPLACE INTO meta (key, value) "
+           "VALUES ('migrated_%d_to_%d', ?1)", to - 1, to);
+    if ((s = db_prepare(d, &st, sql)) != AT_OK)
         return s;
     char now[32];
     db_now(now, sizeof now);
@@ -121,26 +124,69 @@ static at_status db_migrate_1_to_2(db *d)
         return s;
     }
     if ((s = db_migrate_tables_1_to_2(d)) != AT_OK ||
-        (s = db_record_migration(d)) != AT_OK) {
+        (s = db_record_migration(d, 2)) != AT_OK) {
         db_rollback(d);
         return s;
     }
     return db_commit(d);
 }
 
+/* Version 2 to 3: the result table gains sustained_ms and rank_ms (NULL:
+ * never re-timed, so every stored row ranks by time_ms as before), in one
+ * transaction; another process that migrated first is left alone. */
+static at_status db_migrate_2_to_3(db *d)
+{
+    at_status s = db_begin(d);
+    if (s != AT_OK)
+        return s;
+    long long version = 0;
+    s = db_query_int(d, "PRAGMA user_version", NULL, &version, "reading the schema version");
+    if (s != AT_OK || version >= 3) {
+        db_rollback(d);
+        return s;
+    }
+    if (!db_exec(d, "ALTER TABLE result ADD COLUMN sustained_ms REAL; "
+                    "ALTER TABLE result ADD COLUMN rank_ms REAL;",
+                 "adding the sustained times", &s) ||
+        (s = db_record_migration(d, 3)) != AT_OK) {
+        db_rollback(d);
+        return s;
+    }
+    return db_commit(d);
+}
+
+/* A read-only database older than version 3 seen with the result table of
+ * version 3: a temporary view that adds the two columns as NULL. */
+static at_status db_views_2(db *d)
+{
+    at_status s = AT_OK;
+    if (!db_exec(d, "CREATE TEMP VIEW IF NOT EXISTS result AS SELECT *, "
+                    "NULL AS sustained_ms, NULL AS rank_ms FROM main.result;",
+                 "reading an older schema's results as version 3", &s))
+        return s;
+    return AT_OK;
+}
+
 at_status db_upgrade(db *d, long long version)
 {
-    if (version != 1)
+    if (version < 1 || version > 2)
         return db_fail(d, AT_ERR_DB_CORRUPT, "%s has schema version %lld, which this autotune "
                        "cannot migrate", d->path, version);
-    if (d->readonly)
-        return db_views_1(d);
-    at_status s = db_migrate_1_to_2(d);
+    if (d->readonly) {
+        at_status s = version < 2 ? db_views_1(d) : AT_OK;
+        return s == AT_OK ? db_views_2(d) : s;
+    }
+    at_status s = version < 2 ? db_migrate_1_to_2(d) : AT_OK;
+    int from = (int)version;
+    if (s == AT_OK) {
+        from = 2;
+        s = db_migrate_2_to_3(d);
+    }
     if (s != AT_OK) {
         char why[sizeof d->errmsg];
         db_copy(why, sizeof why, d->errmsg);
-        db_fail(d, s, "%s: migrating schema version 1 to 2 failed, the file is unchanged: %.900s",
-                d->path, why);
+        db_fail(d, s, "%s: migrating schema version %d to %d failed, the file is %s: %.900s",
+                d->path, from, from + 1, from > version ? "at version 2" : "unchanged", why);
     }
     return s;
 }

@@ -46,7 +46,7 @@ at_status db_best(db *d, const char *device_uuid, const char *kernel,
         "WHERE d.uuid = ?1 AND k.name = ?2 AND (?3 IS NULL OR k.source_hash = ?3) "
         "AND " DB_PROBLEM_IS("p") " AND r.status = 'ok' "
         "AND r.time_ms > 0 AND (?7 = 0 OR r.deterministic = 1) "
-        "ORDER BY r.time_ms, r.id LIMIT 1");
+        "ORDER BY " DB_RANK("r") ", r.id LIMIT 1");
     if (s != AT_OK)
         return s;
     db_bind_text(st, 1, device_uuid);
@@ -78,14 +78,15 @@ at_status db_candidates(db *d, const char *device_uuid, const char *arch,
     sqlite3_stmt *st;
     /* per_problem <= 0: every ok result. */
     at_status s = db_prepare(d, &st, "SELECT * FROM (SELECT " RESULT_COLS ", "
-        "ROW_NUMBER() OVER (PARTITION BY r.problem_id ORDER BY r.time_ms, r.id) AS rank"
+        "ROW_NUMBER() OVER (PARTITION BY r.problem_id ORDER BY " DB_RANK("r") ", r.id) AS rank, "
+        DB_RANK("r") " AS by_rank"
         RESULT_FROM
         "WHERE k.name = ?1 AND (?2 IS NULL OR k.source_hash = ?2) "
         "AND (?3 IS NULL OR d.uuid = ?3) AND (?4 IS NULL OR d.arch = ?4) "
         "AND r.status = 'ok' AND r.time_ms > 0 AND (?5 = 0 OR r.deterministic = 1) "
         "AND (?23 IS NULL OR " DB_KIND_IS("p") ")) "
         "WHERE ?6 <= 0 OR rank <= ?6 "
-        "ORDER BY d0, d1, d2, dtype, math, op_a, op_b, layout, batch, time_ms, id");
+        "ORDER BY d0, d1, d2, dtype, math, op_a, op_b, layout, batch, by_rank, id");
     if (s != AT_OK)
         return s;
     db_bind_kind(st, kind);

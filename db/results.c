@@ -88,6 +88,22 @@ void db_read_result(sqlite3_stmt *st, db_result *r)
     db_col_text(st, 21, r->created, sizeof r->created);
     r->deterministic = sqlite3_column_int(st, 22);
     db_col_kind(st, 23, &r->problem);
+    r->sustained_ms = sqlite3_column_double(st, 29);      /* NULL reads as 0 */
+    r->rank_ms = sqlite3_column_double(st, 30);
+}
+
+double db_rank_ms(const db_result *r)
+{
+    return r->rank_ms > 0 ? r->rank_ms : r->time_ms;
+}
+
+/* Binds v at i, or NULL where v is not positive (a row not re-timed). */
+static void db_bind_positive(sqlite3_stmt *st, int i, double v)
+{
+    if (v > 0)
+        sqlite3_bind_double(st, i, v);
+    else
+        sqlite3_bind_null(st, i);
 }
 
 /* Steps st to the end, collecting rows into a malloc'd array. */
@@ -142,8 +158,8 @@ at_status db_store_result(db *d, db_result *r)
     s = db_prepare(d, &st,
         "INSERT INTO result (device_id, kernel_id, problem_id, config, status, time_ms, "
         "time_min_ms, time_max_ms, runs, gflops, gbs, rel_error, compile_ms, binary_key, "
-        "error, deterministic, session_id, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-        "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) "
+        "error, deterministic, session_id, created, sustained_ms, rank_ms) VALUES (?1, ?2, "
+        "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?29) "
         "ON CONFLICT (device_id, kernel_id, problem_id, config) DO UPDATE SET "
         "status = excluded.status, time_ms = excluded.time_ms, "
         "time_min_ms = excluded.time_min_ms, time_max_ms = excluded.time_max_ms, "
@@ -151,7 +167,8 @@ at_status db_store_result(db *d, db_result *r)
         "rel_error = excluded.rel_error, compile_ms = excluded.compile_ms, "
         "binary_key = excluded.binary_key, error = excluded.error, "
         "deterministic = excluded.deterministic, session_id = excluded.session_id, "
-        "created = excluded.created");
+        "created = excluded.created, sustained_ms = excluded.sustained_ms, "
+        "rank_ms = excluded.rank_ms");
     if (s != AT_OK) {
         db_rollback(d);
         return s;
@@ -177,6 +194,8 @@ at_status db_store_result(db *d, db_result *r)
     else
         sqlite3_bind_null(st, 17);
     db_bind_text(st, 18, now);
+    db_bind_positive(st, 19, r->sustained_ms);   /* a row measured again: its own */
+    db_bind_positive(st, 29, r->rank_ms);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {

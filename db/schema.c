@@ -129,6 +129,8 @@ static const char db_schema_sql[] =
     "    deterministic INTEGER NOT NULL DEFAULT 0,\n"
     "    session_id INTEGER REFERENCES session(id) ON DELETE SET NULL,\n"
     "    created TEXT NOT NULL,\n"
+    "    sustained_ms REAL,\n"
+    "    rank_ms REAL,\n"
     "    UNIQUE (device_id, kernel_id, problem_id, config)\n"
     ");\n"
     "CREATE INDEX result_best ON result(kernel_id, problem_id, status, time_ms);\n"

@@ -146,9 +146,9 @@ static int same_model(const at_device_info *dev, const at_device_info *other)
            dev->cc_minor == other->cc_minor && dev->memory_bytes == other->memory_bytes;
 }
 
-/* The fastest usable ok result of (fam, p) measured on dev or on another
- * GPU of its model, whose results are one set (each configuration of a
- * split search is measured on one of them): 1 with it in best and its
+/* The fastest usable ok result (by db_rank_ms) of (fam, p) measured on dev
+ * or on another GPU of its model, whose results are one set (each
+ * configuration of a split search is measured on one of them): 1 with it in best and its
  * configuration in cfg, 0 if none (an unreadable device list: dev's own). */
 static int best_of_model(db *d, const at_device_info *dev, const tpl_family *fam,
                          const char *hash, const tpl_problem *p, int deterministic,
@@ -164,7 +164,7 @@ static int best_of_model(db *d, const at_device_info *dev, const tpl_family *fam
         db_result r;
         if (strcmp(devs[k].info.uuid, dev->uuid) == 0 || !same_model(dev, &devs[k].info) ||
             db_best(d, devs[k].info.uuid, fam->name, hash, p, deterministic, &r) != AT_OK ||
-            (found && r.time_ms >= best->time_ms) ||
+            (found && db_rank_ms(&r) >= db_rank_ms(best)) ||
             !usable_config(dev, fam, r.config, p, deterministic, tmp))
             continue;
         *best = r;
@@ -280,10 +280,10 @@ const tpl_family *lk_choose_family(db *d, const at_device_info *dev, const tpl_p
         db_result r;
         int cfg[TPL_MAX_PARAMS];
         if (d && db_best(d, dev->uuid, f->name, tpl_source_hash(f), p, deterministic, &r) ==
-                AT_OK && r.time_ms > 0 && r.time_ms < best_ms &&
+                AT_OK && r.time_ms > 0 && db_rank_ms(&r) < best_ms &&
             usable_config(dev, f, r.config, p, deterministic, cfg)) {
             best = f;
-            best_ms = r.time_ms;
+            best_ms = db_rank_ms(&r);
         }
     }
     if (best) {

@@ -17,6 +17,11 @@
 #define TM_FIXTURE "tests/data/schema1-fake-tuning.db"
 #define TM_UUID0 "GPU-fa4e0000-0000-0000-0000-000000000000"
 #define TM_UUID1 "GPU-fa4e0000-0000-0000-0000-000000000001"
+/* The 19 columns of a release's result table (version 3 adds two). */
+#define TM_V1_RESULT_COLS \
+    "id, device_id, kernel_id, problem_id, config, status, time_ms, time_min_ms, " \
+    "time_max_ms, runs, gflops, gbs, rel_error, compile_ms, binary_key, error, " \
+    "deterministic, session_id, created"
 
 /* ---- raw SQL, outside db/: the independent view of a file ---- */
 
@@ -253,7 +258,8 @@ TEST(migrate_release_database_keeps_rows_and_bests)
         counts[t] = tm_int(path, sql);
         CHECK_MSG(counts[t] > 0, "fixture table %s is empty", tables[t]);
     }
-    char *results = tm_text(path, "SELECT * FROM result ORDER BY id");
+    char *results = tm_text(path, "SELECT " TM_V1_RESULT_COLS " FROM result ORDER BY id");
+    CHECK_EQ(tm_int(path, "SELECT count(*) FROM pragma_table_info('result')"), 19);
     char *problems = tm_text(path, "SELECT id, kernel, n_dims, d0, d1, d2 FROM problem ORDER BY id");
     char *measures = tm_text(path, "SELECT id, device_id, kernel, n_dims, d0, d1, d2, name, "
                                    "time_ms, gflops, gbs, rel_error, note, created "
@@ -266,9 +272,14 @@ TEST(migrate_release_database_keeps_rows_and_bests)
     CHECK_MSG(db_open(&d, path, 1, err, sizeof err) == AT_OK, "open: %s", err);
     CHECK(!db_is_readonly(d));
     db_close(d);
-    CHECK_EQ(tm_int(path, "PRAGMA user_version"), 2);
-    CHECK_EQ(tm_int(path, "SELECT value FROM meta WHERE key = 'schema_version'"), 2);
+    CHECK_EQ(tm_int(path, "PRAGMA user_version"), DB_SCHEMA_VERSION);
+    CHECK_EQ(tm_int(path, "SELECT value FROM meta WHERE key = 'schema_version'"),
+             DB_SCHEMA_VERSION);
     CHECK_EQ(tm_int(path, "SELECT count(*) FROM meta WHERE key = 'migrated_1_to_2'"), 1);
+    CHECK_EQ(tm_int(path, "SELECT count(*) FROM meta WHERE key = 'migrated_2_to_3'"), 1);
+    /* version 3: no row re-timed, so every row ranks by its time as before */
+    CHECK_EQ(tm_int(path, "SELECT count(*) FROM result WHERE sustained_ms IS NOT NULL "
+                          "OR rank_ms IS NOT NULL"), 0);
     CHECK_EQ(tm_int(path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
     char *check = tm_text(path, "PRAGMA integrity_check");
     CHECK_MSG(check && strcmp(check, "ok\n") == 0, "integrity: %s", check ? check : "?");
@@ -276,10 +287,11 @@ TEST(migrate_release_database_keeps_rows_and_bests)
     for (int t = 0; t < 8; t++) {
         char sql[128];
         snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", tables[t]);
-        CHECK_MSG(tm_int(path, sql) == counts[t] + (t == 7), "table %s: %lld rows, had %lld",
+        CHECK_MSG(tm_int(path, sql) == counts[t] + (t == 7 ? DB_SCHEMA_VERSION - 1 : 0),
+                  "table %s: %lld rows, had %lld",
                   tables[t], tm_int(path, sql), counts[t]);
     }
-    char *r2 = tm_text(path, "SELECT * FROM result ORDER BY id");
+    char *r2 = tm_text(path, "SELECT " TM_V1_RESULT_COLS " FROM result ORDER BY id");
     char *p2 = tm_text(path, "SELECT id, kernel, n_dims, d0, d1, d2 FROM problem ORDER BY id");
     char *m2 = tm_text(path, "SELECT id, device_id, kernel, n_dims, d0, d1, d2, name, time_ms, "
                              "gflops, gbs, rel_error, note, created FROM measurement ORDER BY id");
@@ -367,6 +379,7 @@ TEST(migrate_gives_the_created_schema)
     static const char *const queries[] = {
         "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('problem')",
         "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('measurement')",
+        "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('result')",
         "SELECT l.\"unique\", group_concat(i.name, ',') FROM pragma_index_list('problem') l, "
         "pragma_index_info(l.name) i GROUP BY l.name ORDER BY 2",
         "SELECT l.\"unique\", group_concat(i.name, ',') FROM pragma_index_list('measurement') l, "
@@ -410,7 +423,7 @@ TEST(migrate_failure_leaves_the_file_unchanged)
     CHECK_EQ(tm_exec(path, "DROP TRIGGER tm_block"), SQLITE_OK);
     CHECK_MSG(db_open(&d, path, 1, err, sizeof err) == AT_OK, "open: %s", err);
     db_close(d);
-    CHECK_EQ(tm_int(path, "PRAGMA user_version"), 2);
+    CHECK_EQ(tm_int(path, "PRAGMA user_version"), DB_SCHEMA_VERSION);
 }
 
 /* ---- a read-only file of the old version ---- */

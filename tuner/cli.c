@@ -312,7 +312,9 @@ static int show_group_results(const db_result *res, int n, const tpl_family *con
             if (strcmp(show_status[s], r->status) == 0)
                 break;
         groups[g].counts[s]++;
-        if (s == 0 && (groups[g].best < 0 || r->time_ms < res[groups[g].best].time_ms))
+        if (s == 0 && (groups[g].best < 0 || db_rank_ms(r) < db_rank_ms(&res[groups[g].best]) ||
+                       (db_rank_ms(r) == db_rank_ms(&res[groups[g].best]) &&
+                        r->id < res[groups[g].best].id)))
             groups[g].best = i;
     }
     return n_groups;
@@ -342,6 +344,9 @@ static void show_print_group(const show_group *gr, const db_result *res)
         printf("    best %.4f ms (min %.4f, max %.4f, %d runs), %.1f %s: %s\n",
                b->time_ms, b->time_min_ms, b->time_max_ms, b->runs,
                flops ? b->gflops : b->gbs, flops ? "GFLOP/s" : "GB/s", b->config);
+        if (b->sustained_ms > 0)
+            printf("    sustained %.4f ms (re-timed under sustained load; ranks as %.4f ms)\n",
+                   b->sustained_ms, b->rank_ms);
     } else {
         printf("    no configuration passed\n");
     }

@@ -19,6 +19,13 @@
  *   hang=CONFIG    the worker sleeps forever on it
  *   wrong=CONFIG   reports wrong_result (rel_error 0.5)
  *   delay=MS       sleeps MS milliseconds per evaluation
+ *   hot=CONFIG     under sustained load (SUSTAIN: tuner/retime.c) that
+ *                  configuration runs 1.25x its short time; every other one
+ *                  1.05x (all alike: the order kept)
+ *   flaky=CONFIG   under sustained load that configuration runs 0.95x and
+ *                  1.30x its short time on alternate SUSTAINs (faster by the
+ *                  median of 5 rounds, but not in 4 of them)
+ *   sdelay=MS      sleeps MS milliseconds per SUSTAIN
  *   nodevice       OPEN fails with AT_ERR_NO_DEVICE
  *   die=PHASE:K    the worker SIGKILLs itself at the K-th event of PHASE:
  *                  open (OPEN arrived), ceiling (CEILING arrived), prepare
@@ -77,13 +84,6 @@ static int fake_has(const char *key, const char *config)
     return 0;
 }
 
-static double fake_delay_ms(void)
-{
-    const char *spec = getenv("AUTOTUNE_FAKE");
-    const char *d = spec ? strstr(spec, "delay=") : NULL;
-    return d ? atof(d + 6) : 0.0;
-}
-
 /* The value of the nth directive key=VALUE into out; 1 if there is one. */
 static int fake_value(const char *key, int nth, char *out, size_t len)
 {
@@ -99,6 +99,13 @@ static int fake_value(const char *key, int nth, char *out, size_t len)
         p += *p == ';';
     }
     return 0;
+}
+
+/* delay=MS (not sdelay=), 0 without one. */
+static double fake_delay_ms(void)
+{
+    char v[32];
+    return fake_value("delay", 0, v, sizeof v) ? atof(v) : 0.0;
 }
 
 /* ---- deaths on demand ---- */
@@ -356,6 +363,34 @@ static void fake_eval(const tn_msg *m, const tpl_family *fam, int prepared, tn_m
     }
 }
 
+/* Answers a SUSTAIN in r: the time of its configuration under sustained
+ * load (hot=CONFIG: 1.25x the short time, flaky=CONFIG: 0.95x and 1.30x in
+ * turn, else 1.05x), no verification. */
+static void fake_sustain(const tn_msg *m, const tpl_family *fam, int prepared, tn_msg *r)
+{
+    char config[TPL_CONFIG_LEN], sdelay[32];
+    if (!prepared || !fam || m->n_cfg != fam->n_params || !m->blob || m->blob_size == 0) {
+        r->status = AT_ERR_INTERNAL;
+        snprintf(r->text, sizeof r->text, "fake worker: bad sustain request");
+        return;
+    }
+    if (fake_value("sdelay", 0, sdelay, sizeof sdelay)) {
+        double ms = atof(sdelay);
+        struct timespec ts = {(time_t)(ms / 1000), (long)(fmod(ms, 1000.0) * 1e6)};
+        nanosleep(&ts, NULL);
+    }
+    tpl_config_format(fam, m->cfg, config, sizeof config);
+    static int flaky_calls;
+    double f = fake_has("hot", config) ? 1.25 : 1.05;
+    if (fake_has("flaky", config))
+        f = flaky_calls++ % 2 ? 1.30 : 0.95;
+    double t = tn_fake_time(config) * f;
+    r->timing.median_ms = t;
+    r->timing.min_ms = t * 0.995;
+    r->timing.max_ms = t * 1.005;
+    r->timing.runs = 10;
+}
+
 int tn_fake_worker_main(int in_fd, int out_fd)
 {
     struct rlimit nocore = {0, 0};
@@ -400,6 +435,9 @@ int tn_fake_worker_main(int in_fd, int out_fd)
             break;
         case TN_MSG_EVAL:
             fake_eval(&m, fam, prepared, &r);
+            break;
+        case TN_MSG_SUSTAIN:
+            fake_sustain(&m, fam, prepared, &r);
             break;
         case TN_MSG_CEILING:
             if (fake_event(FK_CEILING))

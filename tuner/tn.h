@@ -50,8 +50,11 @@ typedef enum tn_msg_type {
     TN_MSG_CEILING = 5,     /* parent -> worker: measure copy bandwidth */
     TN_MSG_REPLY = 6,       /* worker -> parent: status, numbers, text */
     TN_MSG_QUIT = 7,        /* parent -> worker: exit */
-    TN_MSG_VENDOR = 8       /* parent -> worker: time the vendor libraries on the
+    TN_MSG_VENDOR = 8,      /* parent -> worker: time the vendor libraries on the
                                prepared problem (reply: lines in the blob) */
+    TN_MSG_SUSTAIN = 9      /* parent -> worker: as EVAL, for a configuration
+                               verified before: timed only, not verified
+                               (the sustained re-timing, tuner/retime.c) */
 } tn_msg_type;
 
 #define TN_MSG_MAX (256u << 20)      /* largest message accepted */

@@ -46,6 +46,8 @@ int tn_tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
             tn_measure_vendor(c, &pr);
         pr.stats.seconds = tn_now() - pr.t_start;
         tn_problem_summary(&pr);
+        if (rc == 0)
+            tn_retime_problem(c, &pr);
     }
     if (c->skip) {
         fprintf(stderr, "autotune: %s %s skipped: %s; its %lld results stored are kept, "

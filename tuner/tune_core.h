@@ -276,6 +276,16 @@ void tn_record(tn_ctx *c, tn_prob *pr, const tn_item *it, db_result *r);
 /* Prints the problem's summary (counts, time, best). */
 void tn_problem_summary(const tn_prob *pr);
 
+/* ---- retime (tuner/retime.c): the sustained re-timing after a search ---- */
+
+/* Re-times pr's fastest few distinct configurations (by short time) under
+ * sustained load in c's worker and stores their ranks (db_rank_ms), then
+ * prints one line; only for a best time long enough to heat the GPU, once
+ * the problem's last look of the run is done, and not again while the same
+ * configurations lead. A failure (the worker, the database) is printed and
+ * leaves the ranking to the short timings; an interrupt stores nothing. */
+void tn_retime_problem(tn_ctx *c, tn_prob *pr);
+
 /* ---- shared by the one-GPU and several-GPU drivers (tuner/tune.c) ---- */
 
 /* Installs the run's signal handlers / puts the old ones back. */

@@ -87,6 +87,8 @@ static void finish_problem(tn_ctx *c, tn_group *g, long long seq)
         tn_progress_end(&pr->pg);
         pr->stats.seconds = tn_now() - pr->t_start;
         tn_problem_summary(pr);
+        if (!c->fatal)
+            tn_retime_problem(c, pr);        /* on the GPU that finished last */
     }
     tn_pipeline_close(c, pr);
     free(pr->old);

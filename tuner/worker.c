@@ -164,6 +164,7 @@ int tn_worker_main(int in_fd, int out_fd)
                 r.status = ms_prepare(g, fam, &m.problem, m.seed, r.text, sizeof r.text);
             }
             break;
+        case TN_MSG_SUSTAIN:
         case TN_MSG_EVAL: {
             tn_msg_reply_init(&r, AT_OK);
             if (!g || !fam || m.n_cfg != fam->n_params || !m.blob) {
@@ -172,9 +173,11 @@ int tn_worker_main(int in_fd, int out_fd)
                 break;
             }
             double error = -1;
-            r.status = ms_verify(g, fam, m.cfg, m.blob, m.blob_size, &error,
-                                 r.text, sizeof r.text);
-            if (r.status == AT_OK || r.status == AT_ERR_WRONG_RESULT) {
+            if (m.type == TN_MSG_EVAL)   /* SUSTAIN: verified by an earlier EVAL */
+                r.status = ms_verify(g, fam, m.cfg, m.blob, m.blob_size, &error,
+                                     r.text, sizeof r.text);
+            if (m.type == TN_MSG_EVAL &&
+                (r.status == AT_OK || r.status == AT_ERR_WRONG_RESULT)) {
                 r.verified = 1;
                 r.rel_error = error;
             }

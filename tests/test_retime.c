@@ -1,0 +1,520 @@
+/* test_retime.c: CPU tests of the sustained re-timing (issue 16): schema
+ * version 3 and its migration, the one ranking rule (db_rank_ms / DB_RANK)
+ * in the lookup, gc's keep list, merge and export/import, and the tuner's
+ * re-timing step with the fake worker (hot=CONFIG: slower under load). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+#include "db.h"
+#include "harness.h"
+#include "lookup.h"
+#include "tn.h"
+#include "tpl.h"
+
+#define RT_UUID "GPU-fa4e0000-0000-0000-0000-000000000000"
+#define RT_N 4
+
+/* ---- fixtures ---- */
+
+static at_device_info rt_device(const char *uuid)
+{
+    at_device_info i;
+    memset(&i, 0, sizeof i);
+    snprintf(i.name, sizeof i.name, "Fake GPU (autotune tests)");
+    snprintf(i.uuid, sizeof i.uuid, "%s", uuid);
+    snprintf(i.arch, sizeof i.arch, "sm_90");
+    i.cc_major = 9;
+    i.sm_count = 132;
+    i.memory_bytes = 80ll << 30;
+    i.l2_bytes = 50 << 20;
+    i.smem_per_block_optin = 227 << 10;
+    i.smem_per_sm = 228 << 10;
+    i.regs_per_block = i.regs_per_sm = 65536;
+    i.max_threads_per_block = 1024;
+    i.max_threads_per_sm = 2048;
+    return i;
+}
+
+/* The first RT_N valid configurations of test_wide, as text. */
+static int rt_configs(const tpl_family *fam, char cfgs[RT_N][TPL_CONFIG_LEN])
+{
+    long long *valid = NULL;
+    at_device_info dev = rt_device(RT_UUID);
+    long long n = tpl_valid_configs(fam, &dev, &valid);
+    for (int k = 0; k < RT_N && k < n; k++) {
+        int cfg[TPL_MAX_PARAMS];
+        tpl_config_from_index(fam, valid[k], cfg);
+        tpl_config_format(fam, cfg, cfgs[k], TPL_CONFIG_LEN);
+    }
+    free(valid);
+    return n >= RT_N;
+}
+
+static long long rt_int(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    long long v = -999;
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW)
+                v = sqlite3_column_int64(st, 0);
+            sqlite3_finalize(st);
+        }
+    }
+    sqlite3_close(h);
+    return v;
+}
+
+/* Every row's id, sustained time and rank as one malloc'd text. */
+static char *rt_text(const char *path)
+{
+    sqlite3 *h = NULL;
+    char *out = NULL;
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(h, "SELECT group_concat(id || ':' || ifnull(sustained_ms, '-') "
+                                  "|| ':' || ifnull(rank_ms, '-'), ' ') FROM "
+                                  "(SELECT * FROM result ORDER BY id)", -1, &st, NULL) ==
+            SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+                out = strdup((const char *)sqlite3_column_text(st, 0));
+            sqlite3_finalize(st);
+        }
+    }
+    sqlite3_close(h);
+    return out;
+}
+
+static int rt_exec(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    int rc = sqlite3_open(path, &h);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
+    sqlite3_close(h);
+    return rc;
+}
+
+/* A database at path with the device and test_wide 1000003's four rows
+ * (times 1.00, 1.03, 1.10, 1.20 ms, each with a cubin of its own); their
+ * ids in ids. NULL on failure. */
+static db *rt_fixture(const char *path, char cfgs[RT_N][TPL_CONFIG_LEN], long long *ids)
+{
+    static const double times[RT_N] = {1.00, 1.03, 1.10, 1.20};
+    const tpl_family *fam = tpl_find("test_wide");
+    char err[512];
+    db *d = NULL;
+    at_device_info dev = rt_device(RT_UUID);
+    if (!fam || !rt_configs(fam, cfgs) || db_open(&d, path, DB_OPEN_CREATE, err,
+                                                  sizeof err) != AT_OK ||
+        db_put_device(d, &dev, "13.0") != AT_OK) {
+        db_close(d);
+        return NULL;
+    }
+    for (int k = 0; k < RT_N; k++) {
+        db_result r;
+        memset(&r, 0, sizeof r);
+        snprintf(r.device_uuid, sizeof r.device_uuid, "%s", RT_UUID);
+        snprintf(r.kernel, sizeof r.kernel, "%s", fam->name);
+        snprintf(r.source_hash, sizeof r.source_hash, "%s", tpl_source_hash(fam));
+        tpl_problem_parse("1000003", &r.problem, err, sizeof err);
+        snprintf(r.config, sizeof r.config, "%s", cfgs[k]);
+        snprintf(r.status, sizeof r.status, "%s", DB_OK);
+        r.time_ms = r.time_min_ms = r.time_max_ms = times[k];
+        r.runs = 5;
+        r.gbs = 1.0 / times[k];
+        r.rel_error = 1e-7;
+        snprintf(r.binary_key, sizeof r.binary_key, "key%d", k);
+        char cubin[16];
+        snprintf(cubin, sizeof cubin, "cubin%d", k);
+        if (db_store_result(d, &r) != AT_OK ||
+            db_put_binary(d, r.binary_key, fam->name, r.source_hash, cfgs[k], "sm_90", "13.0",
+                          "", cubin, strlen(cubin)) != AT_OK) {
+            db_close(d);
+            return NULL;
+        }
+        ids[k] = r.id;
+    }
+    return d;
+}
+
+/* The configuration the lookup serves for test_wide 1000003 on the fake
+ * device ("" if none exactly). */
+static void rt_lookup(db *d, char *config)
+{
+    tpl_problem p;
+    char err[256];
+    int cfg[TPL_MAX_PARAMS];
+    at_device_info dev = rt_device(RT_UUID);
+    tpl_problem_parse("1000003", &p, err, sizeof err);
+    if (lk_choose(d, &dev, tpl_find("test_wide"), &p, 0, cfg, config) != AT_LOOKUP_EXACT)
+        config[0] = '\0';
+}
+
+/* ---- the ranking rule in every consumer ---- */
+
+/* Rows 0 and 1 re-timed (1 faster sustained): each consumer of "best"
+ * prefers row 1; rows never re-timed keep their order by time. */
+TEST(retime_rank_rule_in_lookup_gc_merge_export)
+{
+    char path[4300], cfgs[RT_N][TPL_CONFIG_LEN], config[TPL_CONFIG_LEN], err[512];
+    long long ids[RT_N];
+    snprintf(path, sizeof path, "%s/a.db", th_tmpdir());
+    db *d = rt_fixture(path, cfgs, ids);
+    CHECK(d);
+    rt_lookup(d, config);
+    CHECK_STR(config, cfgs[0]);                        /* never re-timed: by time */
+    tpl_problem p1, p2;
+    CHECK_OK(tpl_problem_parse("1000003", &p1, err, sizeof err));
+    CHECK_OK(tpl_problem_parse("250007", &p2, err, sizeof err));
+    /* sustained 1.30 and 1.20 ms: ranks 1.00 x 1.30 / 1.20 and 1.00 */
+    const char *uuids[] = {RT_UUID};
+    const double sus[2] = {1.30, 1.20}, rank[2] = {1.00 * 1.30 / 1.20, 1.00};
+    CHECK_OK(db_store_sustained(d, uuids, 1, "test_wide", tpl_source_hash(tpl_find("test_wide")),
+                                &p1, ids, sus, rank,
+                                2));
+    rt_lookup(d, config);
+    CHECK_STR(config, cfgs[1]);
+    db_result *c = NULL;
+    int n = 0;
+    CHECK_OK(db_candidates(d, RT_UUID, NULL, "test_wide", NULL, NULL, 0, 0, &c, &n));
+    /* by rank: row 1 (1.00), row 0 (1.0833), row 2 (1.10), row 3 (1.20) */
+    int want[RT_N] = {1, 0, 2, 3};
+    CHECK_EQ(n, RT_N);
+    for (int k = 0; k < RT_N; k++)
+        CHECK_MSG(strcmp(c[k].config, cfgs[want[k]]) == 0, "candidate %d: %s", k, c[k].config);
+    CHECK(fabs(c[0].sustained_ms - 1.20) < 1e-12 && fabs(c[0].rank_ms - 1.00) < 1e-12);
+    CHECK(c[2].sustained_ms == 0 && c[2].rank_ms == 0 && db_rank_ms(&c[2]) == 1.10);
+    free(c);
+    /* gc keeps the one best cubin: row 1's */
+    db_gc_stats gs;
+    CHECK_OK(db_gc_binaries(d, 1, 0, 0, &gs));
+    CHECK_EQ(db_has_binary(d, "key1"), 1);
+    CHECK_EQ(db_has_binary(d, "key0"), 0);
+    /* export, import into a new database: the same winner */
+    char json[4300], imported[4300], merged[4300];
+    snprintf(json, sizeof json, "%s/x.json", th_tmpdir());
+    FILE *f = fopen(json, "w");
+    CHECK(f);
+    long long nr = 0, nc = 0;
+    CHECK_OK(db_export(d, NULL, f, &nr, &nc));
+    fclose(f);
+    CHECK_EQ(nr, RT_N);
+    f = fopen(json, "r");
+    CHECK(f);
+    static char buf[1 << 20];
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    CHECK(strstr(buf, "\"rank_ms\": 1}"));
+    /* only the two re-timed rows carry the members */
+    int members = 0;
+    for (const char *q = strstr(buf, "\"sustained_ms\""); q; q = strstr(q + 1, "\"sustained_ms\""))
+        members++;
+    CHECK_EQ(members, 2);
+    db_import *im = NULL;
+    CHECK_MSG(db_import_read(buf, len, &im, err, sizeof err) == AT_OK, "import: %s", err);
+    snprintf(imported, sizeof imported, "%s/i.db", th_tmpdir());
+    db *di = NULL;
+    CHECK_OK(db_open(&di, imported, DB_OPEN_CREATE, err, sizeof err));
+    db_import_stats ist;
+    CHECK_OK(db_import_apply(di, im, &ist));
+    db_import_free(im);
+    rt_lookup(di, config);
+    CHECK_STR(config, cfgs[1]);
+    /* merge into a database holding row 0 again, measured faster, never
+     * re-timed: the re-timed row is kept and row 1 stays the best */
+    snprintf(merged, sizeof merged, "%s/m.db", th_tmpdir());
+    char cf2[RT_N][TPL_CONFIG_LEN];
+    long long ids2[RT_N];
+    db *dm = rt_fixture(merged, cf2, ids2);
+    CHECK(dm);
+    db_merge_stats ms;
+    CHECK_OK(db_merge(dm, d, &ms));
+    rt_lookup(dm, config);
+    CHECK_STR(config, cfgs[1]);
+    CHECK_EQ(rt_int(merged, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), 2);
+    /* a new re-timing of other rows clears the old ranks: row 0 leads again */
+    const double sus2[1] = {1.5}, rank2[1] = {1.10};
+    CHECK_OK(db_store_sustained(d, uuids, 1, "test_wide", NULL,
+                                &p1, &ids[2], sus2,
+                                rank2, 1));
+    CHECK_EQ(rt_int(path, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), 1);
+    rt_lookup(d, config);
+    CHECK_STR(config, cfgs[0]);
+    /* an id of another problem is refused, nothing changed */
+    CHECK(db_store_sustained(d, uuids, 1, "test_wide", NULL,
+                             &p2, &ids[1], sus2,
+                             rank2, 1) != AT_OK);
+    CHECK_EQ(rt_int(path, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), 1);
+    db_close(di);
+    db_close(dm);
+    db_close(d);
+}
+
+/* A version 2 database (the columns dropped, the version set back) is
+ * migrated in place, its rows and ranking kept, or read through views. */
+TEST(retime_migrates_version_2)
+{
+    char path[4300], ro[4300], cfgs[RT_N][TPL_CONFIG_LEN], config[TPL_CONFIG_LEN], err[512];
+    long long ids[RT_N];
+    snprintf(path, sizeof path, "%s/v2.db", th_tmpdir());
+    db *d = rt_fixture(path, cfgs, ids);
+    CHECK(d);
+    db_close(d);
+    CHECK_EQ(rt_exec(path, "ALTER TABLE result DROP COLUMN sustained_ms; "
+                           "ALTER TABLE result DROP COLUMN rank_ms; PRAGMA user_version = 2; "
+                           "UPDATE meta SET value = '2' WHERE key = 'schema_version'"),
+             SQLITE_OK);
+    snprintf(ro, sizeof ro, "%s/v2ro.db", th_tmpdir());
+    char cmd[9000], *out = NULL;
+    snprintf(cmd, sizeof cmd, "cp %s %s", path, ro);
+    CHECK_EQ(th_run(cmd, &out), 0);
+    free(out);
+    /* read-only: version 2 read as 3 (no rank), nothing written */
+    CHECK_OK(db_open(&d, ro, DB_OPEN_READONLY, err, sizeof err));
+    rt_lookup(d, config);
+    CHECK_STR(config, cfgs[0]);
+    db_result *rs = NULL;
+    int n = 0;
+    CHECK_OK(db_results(d, NULL, NULL, &rs, &n));
+    CHECK_EQ(n, RT_N);
+    CHECK(rs[0].rank_ms == 0 && rs[0].sustained_ms == 0);
+    free(rs);
+    db_close(d);
+    CHECK_EQ(rt_int(ro, "PRAGMA user_version"), 2);
+    /* writable: migrated to 3 */
+    CHECK_OK(db_open(&d, path, DB_OPEN_EXISTING, err, sizeof err));
+    db_close(d);
+    CHECK_EQ(rt_int(path, "PRAGMA user_version"), 3);
+    CHECK_EQ(rt_int(path, "SELECT count(*) FROM meta WHERE key = 'migrated_2_to_3'"), 1);
+    CHECK_EQ(rt_int(path, "SELECT count(*) FROM result WHERE rank_ms IS NULL AND "
+                          "sustained_ms IS NULL"), RT_N);
+    CHECK_OK(db_open(&d, path, DB_OPEN_EXISTING, err, sizeof err));
+    rt_lookup(d, config);
+    CHECK_STR(config, cfgs[0]);
+    db_close(d);
+}
+
+/* ---- the tuner's step with the fake worker ---- */
+
+/* One configuration and the fake's short time of it. */
+typedef struct rt_timed { double t; char text[TPL_CONFIG_LEN]; } rt_timed;
+
+static int rt_by_time(const void *a, const void *b)
+{
+    const rt_timed *x = a, *y = b;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+/* The fake's short times (tn_fake_time) of test_wide's valid configurations:
+ * the re-timed set (within 8% of the best, at most 4, fastest first) into
+ * set, its size returned; the sustained winner (hot ones 1.25x, the others
+ * 1.05x: tuner/fake_worker.c) given `hot` in *win. */
+static int rt_expected(const char *hot, char set[RT_N][TPL_CONFIG_LEN], int *win)
+{
+    const tpl_family *fam = tpl_find("test_wide");
+    long long *valid = NULL;
+    at_device_info dev = rt_device(RT_UUID);
+    long long n = tpl_valid_configs(fam, &dev, &valid);
+    rt_timed *all = calloc((size_t)(n > 0 ? n : 1), sizeof *all);
+    for (long long i = 0; all && i < n; i++) {
+        int cfg[TPL_MAX_PARAMS];
+        tpl_config_from_index(fam, valid[i], cfg);
+        tpl_config_format(fam, cfg, all[i].text, sizeof all[i].text);
+        all[i].t = tn_fake_time(all[i].text);
+    }
+    free(valid);
+    if (!all || n < 1) {
+        free(all);
+        return 0;
+    }
+    qsort(all, (size_t)n, sizeof *all, rt_by_time);
+    int k = 0;
+    double best = INFINITY;
+    *win = 0;
+    while (k < RT_N && k < n && all[k].t <= all[0].t * 1.08) {
+        snprintf(set[k], TPL_CONFIG_LEN, "%s", all[k].text);
+        double sustained = all[k].t * (hot && strcmp(all[k].text, hot) == 0 ? 1.25 : 1.05);
+        if (sustained < best) {
+            best = sustained;
+            *win = k;
+        }
+        k++;
+    }
+    free(all);
+    return k;
+}
+
+/* Runs the fake tuner on test_wide 1000003 into dbpath with more
+ * environment; its exit status, output in *out. */
+static int rt_tune(const char *dbpath, const char *env, char **out)
+{
+    char cmd[16384];
+    snprintf(cmd, sizeof cmd,
+             "AUTOTUNE_WORKER='%s/autotune-test __fake_worker' %s %s/autotune-test --device 0 "
+             "--kernel test_wide --size 1000003 --db %s --seed 3 --quiet 2>&1",
+             th_build_dir(), env, th_build_dir(), dbpath);
+    return th_run(cmd, out);
+}
+
+TEST(retime_fake_sustained_winner_takes_the_rank)
+{
+    char set[RT_N][TPL_CONFIG_LEN], dbpath[4300], env[4096], config[TPL_CONFIG_LEN], err[512];
+    int win = 0;
+    int k = rt_expected(NULL, set, &win);
+    CHECK_MSG(k >= 2, "the fake's test_wide has %d configurations within 8%%", k);
+    /* the short-timing winner is slower under load: the next one wins */
+    rt_expected(set[0], set, &win);
+    CHECK(win != 0);
+    snprintf(dbpath, sizeof dbpath, "%s/hot.db", th_tmpdir());
+    snprintf(env, sizeof env, "AUTOTUNE_FAKE='hot=%s'", set[0]);
+    char *out = NULL;
+    CHECK_EQ(rt_tune(dbpath, env, &out), 0);
+    char line[256];
+    snprintf(line, sizeof line, "sustained re-timing of %d configurations", k);
+    CHECK_MSG(out && strstr(out, line) && strstr(out, "the short-timing winner ("), "%s",
+              out ? out : "");
+    free(out);
+    db *d = NULL;
+    CHECK_OK(db_open(&d, dbpath, DB_OPEN_EXISTING, err, sizeof err));
+    rt_lookup(d, config);
+    CHECK_STR(config, set[win]);
+    db_result best;
+    tpl_problem p;
+    tpl_problem_parse("1000003", &p, err, sizeof err);
+    CHECK_OK(db_best(d, RT_UUID, "test_wide", NULL, &p, 0, &best));
+    CHECK_STR(best.config, set[win]);
+    /* its rank is the best short time; the sustained time 1.05x its own */
+    CHECK(fabs(best.rank_ms - tn_fake_time(set[0])) < 1e-9 * best.rank_ms);
+    CHECK(fabs(best.sustained_ms - 1.05 * tn_fake_time(set[win])) < 1e-9);
+    db_close(d);
+    CHECK_EQ(rt_int(dbpath, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), k);
+    /* run again: stored, nothing re-timed, nothing changed */
+    char *ranks = rt_text(dbpath), *ranks2 = NULL;
+    snprintf(env, sizeof env, "AUTOTUNE_FAKE='hot=%s'", set[0]);
+    CHECK_EQ(rt_tune(dbpath, env, &out), 0);
+    CHECK_MSG(out && !strstr(out, "sustained re-timing"), "%s", out ? out : "");
+    free(out);
+    ranks2 = rt_text(dbpath);
+    int same = ranks && ranks2 && strcmp(ranks, ranks2) == 0;
+    free(ranks);
+    free(ranks2);
+    CHECK(same);
+}
+
+/* A lead the rounds disagree on (faster by the median, in 3 of 5 rounds)
+ * does not displace the short-timing winner. */
+TEST(retime_fake_inconsistent_lead_keeps_the_order)
+{
+    char set[RT_N][TPL_CONFIG_LEN], dbpath[4300], env[4096], config[TPL_CONFIG_LEN], err[512];
+    int win = 0;
+    int k = rt_expected(NULL, set, &win);
+    CHECK(k >= 2);
+    /* 0.95x of its short time beats the winner's 1.05x by the median */
+    CHECK(0.95 * tn_fake_time(set[1]) < 1.05 * tn_fake_time(set[0]));
+    snprintf(dbpath, sizeof dbpath, "%s/flaky.db", th_tmpdir());
+    snprintf(env, sizeof env, "AUTOTUNE_FAKE='flaky=%s'", set[1]);
+    char *out = NULL;
+    CHECK_EQ(rt_tune(dbpath, env, &out), 0);
+    CHECK_MSG(out && strstr(out, "the short-timing winner stays first (1 faster by the median"),
+              "%s", out ? out : "");
+    free(out);
+    db *d = NULL;
+    CHECK_OK(db_open(&d, dbpath, DB_OPEN_EXISTING, err, sizeof err));
+    rt_lookup(d, config);
+    CHECK_STR(config, set[0]);
+    db_result *c = NULL;
+    int n = 0;
+    CHECK_OK(db_candidates(d, RT_UUID, NULL, "test_wide", NULL, NULL, 2, 0, &c, &n));
+    /* the flaky one: its measured median stored, ranked right behind */
+    CHECK(n == 2 && strcmp(c[1].config, set[1]) == 0);
+    CHECK(fabs(c[1].sustained_ms - 0.95 * tn_fake_time(set[1])) < 1e-9);
+    CHECK(c[1].rank_ms > c[0].rank_ms && c[1].rank_ms < c[0].rank_ms * 1.0001);
+    free(c);
+    db_close(d);
+}
+
+/* Below the threshold nothing is re-timed: the short-timing winner leads. */
+TEST(retime_fake_below_threshold_left_alone)
+{
+    char set[RT_N][TPL_CONFIG_LEN], dbpath[4300], env[4096], config[TPL_CONFIG_LEN], err[512];
+    int win = 0;
+    rt_expected(NULL, set, &win);
+    snprintf(dbpath, sizeof dbpath, "%s/cold.db", th_tmpdir());
+    /* every fake time is below 20 ms */
+    snprintf(env, sizeof env, "AUTOTUNE_RETIME_MIN_MS=20 AUTOTUNE_FAKE='hot=%s'", set[0]);
+    char *out = NULL;
+    CHECK_EQ(rt_tune(dbpath, env, &out), 0);
+    CHECK_MSG(out && !strstr(out, "sustained"), "%s", out ? out : "");
+    free(out);
+    CHECK_EQ(rt_int(dbpath, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL "
+                            "OR sustained_ms IS NOT NULL"), 0);
+    db *d = NULL;
+    CHECK_OK(db_open(&d, dbpath, DB_OPEN_EXISTING, err, sizeof err));
+    rt_lookup(d, config);
+    CHECK_STR(config, set[0]);
+    db_close(d);
+}
+
+/* ^C during the re-timing stores nothing; the rerun re-times. */
+TEST(retime_fake_interrupt_then_resume)
+{
+    char set[RT_N][TPL_CONFIG_LEN], dbpath[4300], cmd[32768], config[TPL_CONFIG_LEN], err[512];
+    int win = 0;
+    rt_expected(NULL, set, &win);
+    rt_expected(set[0], set, &win);
+    snprintf(dbpath, sizeof dbpath, "%s/int.db", th_tmpdir());
+    char *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "AUTOTUNE_WORKER='%s/autotune-test __fake_worker' AUTOTUNE_FAKE='hot=%s;sdelay=400' "
+             "%s/autotune-test --device 0 --kernel test_wide --size 1000003 --db %s --seed 3 "
+             "--quiet > %s.log 2>&1 & pid=$!; n=0; "
+             "until grep -q '^  best' %s.log || [ $n -ge 600 ]; do sleep 0.1; n=$((n+1)); done; "
+             "sleep 0.6; kill -INT $pid; wait $pid; echo \"rc=$?\"; cat %s.log",
+             th_build_dir(), set[0], th_build_dir(), dbpath, dbpath, dbpath, dbpath);
+    th_run(cmd, &out);
+    CHECK_MSG(out && strstr(out, "rc=130") && !strstr(out, "sustained"), "%s", out ? out : "");
+    free(out);
+    CHECK_EQ(rt_int(dbpath, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), 0);
+    char env[4096];
+    snprintf(env, sizeof env, "AUTOTUNE_FAKE='hot=%s'", set[0]);
+    CHECK_EQ(rt_tune(dbpath, env, &out), 0);
+    CHECK_MSG(out && strstr(out, "sustained re-timing of"), "%s", out ? out : "");
+    free(out);
+    db *d = NULL;
+    CHECK_OK(db_open(&d, dbpath, DB_OPEN_EXISTING, err, sizeof err));
+    rt_lookup(d, config);
+    CHECK_STR(config, set[win]);
+    db_close(d);
+}
+
+/* Two fake GPUs of one model split the search; one re-times the set
+ * (rows of both GPUs) and the lookup serves the sustained winner. */
+TEST(retime_fake_two_gpus_one_retimes)
+{
+    char set[RT_N][TPL_CONFIG_LEN], dbpath[4300], cmd[32768], config[TPL_CONFIG_LEN], err[512];
+    int win = 0;
+    int k = rt_expected(NULL, set, &win);
+    rt_expected(set[0], set, &win);
+    snprintf(dbpath, sizeof dbpath, "%s/two.db", th_tmpdir());
+    char *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "AUTOTUNE_WORKER='%s/autotune-test __fake_worker' AUTOTUNE_FAKE_DEVICES=2 "
+             "AUTOTUNE_FAKE='hot=%s' %s/autotune-test --device all --kernel test_wide "
+             "--size 1000003 --db %s --seed 3 --quiet 2>&1",
+             th_build_dir(), set[0], th_build_dir(), dbpath);
+    CHECK_EQ(th_run(cmd, &out), 0);
+    const char *at = out ? strstr(out, "sustained re-timing of") : NULL;
+    CHECK_MSG(at && !strstr(at + 1, "sustained re-timing of"), "%s", out ? out : "");
+    free(out);
+    CHECK_EQ(rt_int(dbpath, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), k);
+    CHECK_EQ(rt_int(dbpath, "SELECT count(DISTINCT device_id) FROM result"), 2);
+    db *d = NULL;
+    CHECK_OK(db_open(&d, dbpath, DB_OPEN_EXISTING, err, sizeof err));
+    rt_lookup(d, config);
+    CHECK_STR(config, set[win]);
+    db_close(d);
+}

@@ -1,0 +1,307 @@
+/* retime.c: the sustained re-timing that ends a problem's search. The
+ * search times each candidate for about 50 ms after idle gaps, at boost
+ * clock; a user's program runs the kernel back to back at the power cap,
+ * where the order of close configurations can differ (bench/notes_dgemm.md
+ * 9-10, notes_bgemm.md round 4). So the few fastest distinct configurations
+ * (within TN_RETIME_WITHIN of the best) are timed again together: a warm-up
+ * that brings the GPU to its steady clock, then alternating rounds, each
+ * configuration's time taken relative to the short-timing winner's in the
+ * same round (the median of the paired ratios, as the benchmarks quote).
+ * Their ranks (db.h's db_rank_ms) put the sustained winner first. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tune_core.h"
+
+#define TN_RETIME_MAX 4              /* configurations re-timed together */
+#define TN_RETIME_WITHIN 1.08        /* ... whose short time is this close */
+/* Shortest best time re-timed: 0.5 ms in a run of many problems (the
+ * default run has 7 such problems on an H200, about 1 s each of its 10 s
+ * allowance), 0.1 ms for a problem named with --size (one problem: 1 s is
+ * small beside its search; the FP64 small batches, 0.2-0.4 ms, re-rank
+ * under load). $AUTOTUNE_RETIME_MIN_MS overrides both ("off": never). */
+#define TN_RETIME_MIN_MS 0.5
+#define TN_RETIME_MIN_MS_SIZE 0.1
+#define TN_RETIME_WARMUP_MS 300.0    /* the 700 W cap is reached in ~100-200 ms */
+#define TN_RETIME_ROUNDS 5
+#define TN_RETIME_ROUND_MS 30.0      /* each configuration's share of a round */
+#define TN_RETIME_CONSISTENT 4       /* rounds a lead must hold (of the 5) */
+
+/* One configuration being re-timed. */
+typedef struct rt_cand {
+    db_result r;                     /* its stored row (short timing) */
+    int cfg[TPL_MAX_PARAMS];
+    void *cubin;
+    size_t size;
+    double t[TN_RETIME_ROUNDS];      /* median of each round */
+    double sustained, rank;
+    int faster;                      /* rounds faster than the short-timing winner */
+} rt_cand;
+
+/* The shortest best time re-timed for this run (ms; INFINITY: never). */
+static double retime_floor_ms(const tn_options *o)
+{
+    const char *e = getenv("AUTOTUNE_RETIME_MIN_MS");
+    if (e && *e) {
+        if (strcmp(e, "off") == 0)
+            return INFINITY;
+        char *end = NULL;
+        double v = strtod(e, &end);
+        if (end != e && *end == '\0' && v >= 0)
+            return v;
+    }
+    return o->have_size ? TN_RETIME_MIN_MS_SIZE : TN_RETIME_MIN_MS;
+}
+
+/* 1 if p gets a second look later in this pass (tn_second_looks): it is
+ * re-timed after that, when the winners of the other sizes are in. */
+static int retime_later(const tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
+{
+    if (c->second_look)
+        return 0;
+    const tpl_problem *list = NULL;
+    int n = tn_problems_of(c->opt, fam, &list);
+    int looks = tn_second_looks(c->opt, n);
+    for (int k = 0; k < looks; k++)
+        if (tpl_problem_equal(&list[k], p))
+            return 1;
+    return 0;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const db_result *x = a, *y = b;
+    if (x->time_ms != y->time_ms)
+        return x->time_ms < y->time_ms ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The problem's rows on the devices that share it (this GPU, or its
+ * group), fastest short time first: malloc'd, count in *n (0 on failure). */
+static db_result *problem_rows(tn_ctx *c, const tn_prob *pr, int *n)
+{
+    db_result *all = NULL;
+    *n = 0;
+    int n_dev = pr->n_peers > 1 ? pr->n_peers : 1;
+    for (int g = 0; g < n_dev; g++) {
+        const char *uuid = pr->n_peers > 1 ? pr->peer_uuid[g] : c->dev.uuid;
+        db_result *rows = NULL;
+        int k = 0;
+        if (db_problem_results(c->d, uuid, pr->fam->name, pr->hash, pr->p, &rows, &k) !=
+                AT_OK)
+            continue;
+        db_result *grown = k ? realloc(all, (size_t)(*n + k) * sizeof *all) : all;
+        if (grown) {
+            all = grown;
+            memcpy(all + *n, rows, (size_t)k * sizeof *rows);
+            *n += k;
+        }
+        free(rows);
+    }
+    if (*n > 1)
+        qsort(all, (size_t)*n, sizeof *all, by_time);
+    return all;
+}
+
+/* Fills x (at most TN_RETIME_MAX) with the fastest distinct configurations within
+ * TN_RETIME_WITHIN of the best short time, each with its stored cubin;
+ * returns how many. *done: 1 if each was re-timed already (together: a
+ * re-timing clears the others' ranks). */
+static int choose(tn_ctx *c, const tn_prob *pr, rt_cand *x, int *done)
+{
+    int n_rows = 0, n = 0;
+    db_result *rows = problem_rows(c, pr, &n_rows);
+    *done = 1;
+    for (int i = 0; i < n_rows && n < TN_RETIME_MAX; i++) {
+        const db_result *r = &rows[i];
+        if (r->time_ms > rows[0].time_ms * TN_RETIME_WITHIN)
+            break;
+        int dup = !r->binary_key[0];     /* (one cubin may serve several: host parameters) */
+        for (int k = 0; k < n && !dup; k++)
+            dup = strcmp(x[k].r.config, r->config) == 0;
+        char err[256];
+        rt_cand *cd = &x[n];
+        memset(cd, 0, sizeof *cd);
+        if (dup || tpl_config_parse(pr->fam, r->config, cd->cfg, err, sizeof err) != AT_OK ||
+            db_get_binary(c->d, r->binary_key, &cd->cubin, &cd->size) != AT_OK)
+            continue;
+        cd->r = *r;
+        *done &= r->rank_ms > 0;
+        n++;
+    }
+    free(rows);
+    return n;
+}
+
+/* Times x under sustained load in c's worker (budget_ms of runs, after
+ * warmup untimed ones): 0 with the median in *ms, or -1 with why (the
+ * worker that failed is stopped; the next step starts another). */
+static int sustain(tn_ctx *c, const rt_cand *x, double budget_ms, int warmup, double *ms,
+                   char *why, size_t len)
+{
+    char err[2048] = "", how[256] = "";
+    if (tn_interrupts || tn_worker_ready(c, err, sizeof err) != TN_READY) {
+        snprintf(why, len, "%s", tn_interrupts ? "interrupted" : err);
+        return -1;
+    }
+    tn_msg m, rep;
+    memset(&m, 0, sizeof m);
+    m.type = TN_MSG_SUSTAIN;
+    snprintf(m.family, sizeof m.family, "%s", c->fam->name);
+    m.problem = c->problem;
+    m.n_cfg = c->fam->n_params;
+    memcpy(m.cfg, x->cfg, sizeof m.cfg);
+    ms_default_options(&m.opt);
+    m.opt.warmup = warmup;
+    m.opt.min_runs = 3;
+    m.opt.budget_ms = budget_ms;
+    double per = x->r.time_ms > 0.001 ? x->r.time_ms : 0.001;
+    m.opt.max_runs = (int)fmin(200000.0, 2.0 * budget_ms / per + 10.0);
+    m.blob = x->cubin;
+    m.blob_size = x->size;
+    double timeout = 10.0 + 4.0 * (budget_ms + warmup * per) / 1000.0;
+    tn_unlock(c);                    /* other GPUs go on meanwhile */
+    at_status st = tn_msg_send(c->worker.to_fd, &m);
+    if (st == AT_OK)
+        st = tn_msg_recv(c->worker.from_fd, &rep, timeout, err, sizeof err);
+    tn_relock(c);
+    if (st != AT_OK) {
+        tn_worker_down(c, how, sizeof how);
+        snprintf(why, len, "the worker did not answer (%s; %s)", err, how);
+        return -1;
+    }
+    int ok = rep.status == AT_OK && rep.timing.median_ms > 0;
+    if (!ok)
+        snprintf(why, len, "%s", rep.text[0] ? rep.text : at_status_string(rep.status));
+    if (rep.fatal)
+        tn_worker_down(c, how, sizeof how);
+    *ms = rep.timing.median_ms;
+    tn_msg_free(&rep);
+    return ok ? 0 : -1;
+}
+
+static double median_of(const double *v, int n)
+{
+    double med, lo, hi;
+    ms_summarize(v, n, &med, &lo, &hi);
+    return med;
+}
+
+/* The warm-up on the short-timing winner, then TN_RETIME_ROUNDS rounds
+ * over the n configurations, in alternating order (0..n-1, n-1..0, ...:
+ * a drift of the clock weighs on every one alike). 0, or -1 with why. */
+static int measure(tn_ctx *c, rt_cand *x, int n, char *why, size_t len)
+{
+    double ms = 0;
+    if (sustain(c, &x[0], TN_RETIME_WARMUP_MS, 1, &ms, why, len) != 0)
+        return -1;
+    for (int r = 0; r < TN_RETIME_ROUNDS; r++)
+        for (int k = 0; k < n; k++) {
+            rt_cand *cd = &x[r % 2 ? n - 1 - k : k];
+            if (sustain(c, cd, TN_RETIME_ROUND_MS, 1, &cd->t[r], why, len) != 0)
+                return -1;
+        }
+    return 0;
+}
+
+/* Each one's sustained time (the median of its paired ratios to x[0] in
+ * each round, times x[0]'s median) and rank: x[0]'s short time (the best)
+ * times its sustained time over the best sustained time. One ranks ahead
+ * of x[0], the short-timing winner, only if it was faster in at least
+ * TN_RETIME_CONSISTENT rounds (a sign test: a lead the rounds disagree on
+ * is noise, and the short timings' order stands); otherwise it ranks just
+ * behind x[0] (its measured sustained time is still stored). The index of
+ * the winner. */
+static int rank(rt_cand *x, int n)
+{
+    double ref = median_of(x[0].t, TN_RETIME_ROUNDS), best = INFINITY;
+    double by[TN_RETIME_MAX];
+    int win = 0;
+    for (int k = 0; k < n; k++) {
+        double ratio[TN_RETIME_ROUNDS];
+        x[k].faster = 0;
+        for (int r = 0; r < TN_RETIME_ROUNDS; r++) {
+            ratio[r] = x[k].t[r] / x[0].t[r];
+            x[k].faster += ratio[r] < 1.0;
+        }
+        x[k].sustained = k == 0 ? ref : median_of(ratio, TN_RETIME_ROUNDS) * ref;
+        by[k] = x[k].sustained;
+        if (k > 0 && by[k] < ref && x[k].faster < TN_RETIME_CONSISTENT)
+            by[k] = ref * (1.0 + 1e-6);
+        if (by[k] < best) {
+            best = by[k];
+            win = k;
+        }
+    }
+    for (int k = 0; k < n; k++)
+        x[k].rank = x[0].r.time_ms * by[k] / best;
+    return win;
+}
+
+/* Stores the re-timing (the problem's other rows lose their ranks); a
+ * failure is printed, the run goes on. */
+static void store(tn_ctx *c, const tn_prob *pr, const rt_cand *x, int n)
+{
+    const char *uuids[TN_MAX_DEVICES];
+    int n_dev = pr->n_peers > 1 ? pr->n_peers : 1;
+    for (int g = 0; g < n_dev; g++)
+        uuids[g] = pr->n_peers > 1 ? pr->peer_uuid[g] : c->dev.uuid;
+    long long ids[TN_RETIME_MAX];
+    double sus[TN_RETIME_MAX], rk[TN_RETIME_MAX];
+    for (int k = 0; k < n; k++) {
+        ids[k] = x[k].r.id;
+        sus[k] = x[k].sustained;
+        rk[k] = x[k].rank;
+    }
+    if (db_store_sustained(c->d, uuids, n_dev, pr->fam->name, pr->hash, pr->p, ids, sus, rk,
+                           n) != AT_OK)
+        fprintf(stderr, "autotune: %s %s: storing the sustained times failed: %s\n",
+                pr->fam->name, pr->size, db_errmsg(c->d));
+}
+
+/* The re-timing's line under the problem's summary. */
+static void report(const tn_prob *pr, const rt_cand *x, int n, int win, double seconds)
+{
+    printf("%s%s %s: sustained re-timing of %d configurations in %.1f s (%.1f s warm-up, %d "
+           "alternating rounds): best %.4f ms sustained (short %.4f ms) %s", pr->tag,
+           pr->fam->name, pr->size, n, seconds, TN_RETIME_WARMUP_MS / 1000.0, TN_RETIME_ROUNDS,
+           x[win].sustained, x[win].r.time_ms, x[win].r.config);
+    int close = 0;                   /* faster medians the rounds disagreed on */
+    for (int k = 1; k < n; k++)
+        close += x[k].sustained < x[0].sustained && x[k].faster < TN_RETIME_CONSISTENT;
+    if (win == 0)
+        printf("; the short-timing winner stays first");
+    else
+        printf("; the short-timing winner (%.4f ms sustained) is %.3fx slower (in %d of %d "
+               "rounds)", x[0].sustained, x[0].sustained / x[win].sustained, x[win].faster,
+               TN_RETIME_ROUNDS);
+    if (close)
+        printf(" (%d faster by the median but in fewer than %d rounds: kept behind it)", close,
+               TN_RETIME_CONSISTENT);
+    printf("\n");
+    fflush(stdout);
+}
+
+void tn_retime_problem(tn_ctx *c, tn_prob *pr)
+{
+    if (tn_interrupts || c->fatal || c->skip || !pr->best.have ||
+        pr->best.median < retime_floor_ms(c->opt) || retime_later(c, pr->fam, pr->p))
+        return;
+    rt_cand x[TN_RETIME_MAX];
+    int done = 0;
+    double t0 = tn_now();
+    int n = choose(c, pr, x, &done);
+    char why[2048] = "";
+    if (n >= 2 && !done && measure(c, x, n, why, sizeof why) == 0) {
+        int win = rank(x, n);
+        store(c, pr, x, n);
+        report(pr, x, n, win, tn_now() - t0);
+    } else if (why[0] && !tn_interrupts) {
+        printf("%s%s %s: sustained re-timing failed (%s); ranked by the short timings\n",
+               pr->tag, pr->fam->name, pr->size, why);
+        fflush(stdout);
+    }
+    for (int k = 0; k < n; k++)
+        free(x[k].cubin);
+}
