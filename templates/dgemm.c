@@ -161,24 +161,22 @@ typedef struct dg_recipe {
 static const dg_recipe dg_lattice[] = {
     /* DMMA (sm_90+), bench/notes_dgemm.md section 8 (sweep 7): m16n8k8 with 8-byte fragment
      * loads in the mma's depth order and shared addresses at immediate offsets (SA 2), the
-     * 128 x 128 x 32 tile of 2 x 4 warps (the best row at 4096^3, 8192^3, 512^3 x 128); m16n8k4
-     * 128 x 128 x 32 with SA 1 (2-5 % above its SA 0 form at every sweep shape, the tuner's pick
-     * at 4096^3 / 8192^3 / 4097^3 in call 1); 4-warp tiles with 2 or 3 blocks per SM (MINB) for
-     * small and batched products; 64 x 64 split-K (sections 6, 7: SA 0, LDR 3 rows, 4 x 2 warps
-     * and 16 warps of 32 x 32 lost to these) */
+     * 128 x 128 x 32 tile of 2 x 4 warps (the best row at 4096^3, 8192^3, 512^3 x 128; the
+     * sm_90 baseline); section 11 (sweep 12): its TMA form with two ring slots (TMA 1 STAGES 2:
+     * 1.025x / 1.028x of cuBLAS paired at 4096^3 / 8192^3, the cp.async form 1.026x / 1.009x)
+     * in place of the m16n8k4 SA 1 row (0.968x sustained in section 10, its TMA form 0.992x /
+     * 0.986x), and the 64 x 128 two-block tile as TMA 1 (+25 % at 4096^3 in the GPU test's
+     * timings); the m16n8k4 64 x 64 three-block row (the 1024^3 winner); 64 x 64 split-K
+     * (sections 6, 7: SA 0, LDR 3 rows, 4 x 2 warps and 16 warps of 32 x 32 lost to these) */
     {1, 1688, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0, 2, 1, 0, 0},
-    {1, 1684, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0, 1, 1, 0, 0},
-    {1, 1688, 64, 128, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 2, 2, 0, 0},
+    {1, 1688, 128, 128, 32, 2, 4, 2, 2, 2, 8, 8, 0, 0, 2, 1, 0, 1},
+    {1, 1688, 64, 128, 16, 2, 2, 3, 2, 2, 8, 8, 0, 0, 2, 2, 0, 1},
     {1, 1684, 64, 64, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 1, 3, 0, 0},
     {1, 1684, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0, 0, 0},
     /* PERS 1 (section 9): the m16n8k8 rows walking several products per block (batches only:
-     * dg_applicable) */
-    {1, 1688, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0, 2, 1, 1, 0},
-    {1, 1688, 64, 128, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 2, 2, 1, 0},
-    /* TMA 1 (section 11): the stage tiles as TMA boxes, no per-thread copy state */
-    {1, 1688, 128, 128, 32, 2, 4, 3, 2, 2, 8, 8, 0, 0, 2, 1, 0, 1},
-    {1, 1688, 64, 128, 16, 2, 2, 3, 2, 2, 8, 8, 0, 0, 2, 2, 0, 1},
-    {1, 1688, 64, 64, 16, 2, 2, 3, 2, 2, 8, 8, 0, 0, 2, 3, 0, 1},
+     * dg_applicable), as TMA 1 since section 11 (sweep 12b: 128 x 128 1.081x / 1.064x of cuBLAS
+     * at 256^3 x 512 / 512^3 x 128 against 0.939x / 1.036x with cp.async; 64 x 128 1.034x /
+     * 1.005x against 0.969x / 0.973x) */
     {1, 1688, 128, 128, 32, 2, 4, 3, 2, 2, 8, 8, 0, 0, 2, 1, 1, 1},
     {1, 1688, 64, 128, 16, 2, 2, 3, 2, 2, 8, 8, 0, 0, 2, 2, 1, 1},
     /* DMMA m8n8k4 (sm_80+) */
@@ -350,52 +348,68 @@ static at_status dg_pack(at_exec *ex, int slot, int rows, int cols, int batch, C
     return s;
 }
 
-/* TMA 1: a 3D tensor map {cols, rows, batch} of doubles over the operand at p (row stride ld,
- * batch stride bs) with the box {box_cols, box_rows, 1} (dgemm.cu's dg_tmap); batch 1 takes
- * the matrix's own size as its batch stride. AT_ERR_CUDA if the driver refuses it. */
-static at_status dg_tma_map(at_exec *ex, CUtensorMap *map, CUdeviceptr p, long long rows,
-                            long long cols, long long ld, long long bs, int batch, int box_cols,
-                            int box_rows)
+/* TMA 1, 2: a 3D tensor map {cols, rows, batch} of doubles over the operand at p (row stride
+ * ld, batch stride bs) with the box {box_cols, box_rows, 1} (dgemm.cu's dg_tmap); batch 1 takes
+ * the matrix's own size as its batch stride. The driver's result. */
+static CUresult dg_tma_map(at_exec *ex, CUtensorMap *map, CUdeviceptr p, long long rows,
+                           long long cols, long long ld, long long bs, int batch, int box_cols,
+                           int box_rows)
 {
     cuuint64_t dims[3] = {(cuuint64_t)cols, (cuuint64_t)rows, (cuuint64_t)batch};
     cuuint64_t strides[2] = {(cuuint64_t)(ld * 8),
                              (cuuint64_t)((batch > 1 ? bs : rows * ld) * 8)};
     cuuint32_t box[3] = {(cuuint32_t)box_cols, (cuuint32_t)box_rows, 1}, elem[3] = {1, 1, 1};
-    CUresult rc = ex->cu->TensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 3,
-                                               (void *)(uintptr_t)p, dims, strides, box, elem,
-                                               CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                               CU_TENSOR_MAP_SWIZZLE_NONE,
-                                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (rc != CUDA_SUCCESS)
-        return ex_fail(ex, AT_ERR_CUDA, "dgemm: cuTensorMapEncodeTiled failed (%d) for a "
-                       "%lldx%lld x %d operand, ld %lld, batch stride %lld", (int)rc, rows, cols,
-                       batch, ld, bs);
-    return AT_OK;
+    return ex->cu->TensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 3,
+                                        (void *)(uintptr_t)p, dims, strides, box, elem,
+                                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
-/* TMA 1: the maps of A and B with dgemm.cu's stage boxes: K-major tiles (A op N, B op T) {BK +
- * padk, BM or BN}, M/N-major tiles (A op T, B op N) {BM or BN + padmn, BK} (the pads as
- * dg_smem_bytes). The operands are aligned already (dg_aligned). */
-static at_status dg_tma_maps(at_exec *ex, const int *cfg, const dg_call *c, CUtensorMap *ma,
-                             CUtensorMap *mb)
+/* TMA 1, 2: the map of operand `op` (0 A, 1 B) with dgemm.cu's stage box: K-major tiles (A op
+ * N, B op T) {BK + padk, BM or BN}, M/N-major tiles (A op T, B op N) {BM or BN + padmn, BK}
+ * (the pads as dg_smem_bytes). */
+static CUresult dg_tma_map_op(at_exec *ex, const int *cfg, const dg_call *c, int op,
+                              CUtensorMap *map)
 {
-    if (!ex->cu->TensorMapEncodeTiled)
-        return ex_fail(ex, AT_ERR_UNSUPPORTED, "dgemm: TMA 1 needs cuTensorMapEncodeTiled "
-                       "(CUDA 12+ driver)");
     int kpl = cfg[P_SA] == 2 ? 1 : dg_mma_k(cfg[P_MMA]) / 4;
     int padk = kpl == 1 ? 4 : kpl == 2 ? 8 : 2, padmn = kpl == 1 ? 4 : 2;
-    int bm = cfg[P_BM], bn = cfg[P_BN], bk = cfg[P_BK];
-    at_status s = cfg[P_OPA] ? dg_tma_map(ex, ma, c->A, c->k, c->m, c->lda, c->sa, c->batch,
-                                          bm + padmn, bk)
-                             : dg_tma_map(ex, ma, c->A, c->m, c->k, c->lda, c->sa, c->batch,
-                                          bk + padk, bm);
-    if (s != AT_OK)
-        return s;
-    return cfg[P_OPB] ? dg_tma_map(ex, mb, c->B, c->n, c->k, c->ldb, c->sb, c->batch, bk + padk,
-                                   bn)
-                      : dg_tma_map(ex, mb, c->B, c->k, c->n, c->ldb, c->sb, c->batch,
-                                   bn + padmn, bk);
+    int bk = cfg[P_BK], t = cfg[op ? P_OPB : P_OPA];
+    int mn = op ? c->n : c->m, tile = cfg[op ? P_BN : P_BM];
+    /* the stored matrix: A op N and B op T are mn x k, the others k x mn */
+    int kmajor = op ? t : !t;
+    long long rows = kmajor ? mn : c->k, cols = kmajor ? c->k : mn;
+    return dg_tma_map(ex, map, op ? c->B : c->A, rows, cols, op ? c->ldb : c->lda,
+                      op ? c->sb : c->sa, c->batch, kmajor ? bk + padk : tile + padmn,
+                      kmajor ? tile : bk);
+}
+
+/* TMA 1, 2: the maps of A and B (operands aligned already: dg_aligned_tma); an operand whose
+ * layout the driver refuses (e.g. batch strides it does not take) is packed (dg_pack) and
+ * mapped again. AT_ERR_UNSUPPORTED without cuTensorMapEncodeTiled, AT_ERR_CUDA if the packed
+ * copy is refused too. */
+static at_status dg_tma_maps(at_exec *ex, const int *cfg, dg_call *c, CUtensorMap *maps)
+{
+    if (!ex->cu->TensorMapEncodeTiled)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "dgemm: TMA needs cuTensorMapEncodeTiled "
+                       "(CUDA 12+ driver)");
+    for (int op = 0; op < 2; op++) {
+        CUresult rc = dg_tma_map_op(ex, cfg, c, op, &maps[op]);
+        if (rc == CUDA_SUCCESS)
+            continue;
+        int t = cfg[op ? P_OPB : P_OPA], mn = op ? c->n : c->m, kmajor = op ? t : !t;
+        at_status s = op ? dg_pack(ex, DG_SLOT_PACKED_B, kmajor ? mn : c->k, kmajor ? c->k : mn,
+                                   c->batch, &c->B, &c->ldb, &c->sb)
+                         : dg_pack(ex, DG_SLOT_PACKED_A, kmajor ? mn : c->k, kmajor ? c->k : mn,
+                                   c->batch, &c->A, &c->lda, &c->sa);
+        if (s != AT_OK)
+            return s;
+        if ((rc = dg_tma_map_op(ex, cfg, c, op, &maps[op])) != CUDA_SUCCESS)
+            return ex_fail(ex, AT_ERR_CUDA, "dgemm: cuTensorMapEncodeTiled failed (%d) for "
+                           "operand %c (%dx%dx%d, batch %d)", (int)rc, op ? 'B' : 'A', c->m,
+                           c->n, c->k, c->batch);
+    }
+    return AT_OK;
 }
 
 /* 1 if a DMMA kernel can read the operand with 16-byte copies (TMA 1: also a nonzero batch
@@ -449,7 +463,7 @@ static at_status dg_launch(at_exec *ex, const int *cfg, dg_call *c)
     /* TMA 1: the tensor maps follow the arguments (64-byte aligned, as the driver wants) */
     CUtensorMap maps[2];
     memset(maps, 0, sizeof maps);           /* k == 0: no tile is copied */
-    if (dmma && cfg[P_TMA] && c->k > 0 && (s = dg_tma_maps(ex, cfg, c, &maps[0], &maps[1])) != AT_OK)
+    if (dmma && cfg[P_TMA] && c->k > 0 && (s = dg_tma_maps(ex, cfg, c, maps)) != AT_OK)
         return s;
     void *a[] = {c, &maps[0], &maps[1]};
     s = ex_launch(ex, dmma ? "dg_mma" : "dg_ffma", (unsigned)tiles, 1, gz,
@@ -638,7 +652,7 @@ const tpl_family tpl_dgemm = {
         {"BK", 3, {16, 8, 32}, "K depth of one shared-memory stage"},
         {"WARPS_M", 2, {2, 4}, "DMMA: warps along M"},
         {"WARPS_N", 2, {4, 2}, "DMMA: warps along N"},
-        {"STAGES", 3, {4, 3, 5}, "DMMA: cp.async pipeline depth"},
+        {"STAGES", 4, {4, 3, 5, 2}, "DMMA: pipeline depth (ring slots)"},
         {"FRAG", 2, {2, 1}, "DMMA: 2 = the next mma step's fragments load during this step's "
                                "mmas (double-buffered registers), 1 = load, then mma"},
         {"TM", 2, {8, 4}, "FFMA64: rows of a thread's register tile"},

@@ -11,7 +11,8 @@
 //   per-thread byte bases with immediate offsets (SA 2: 8-byte loads in the PTX depth order,
 //   straight into the DMMA's operand registers), MINB blocks per SM in the launch bounds,
 //   PERS 1 blocks walking several products (the next one's first copies in flight while the
-//   last one's results are stored), GROUP-swizzled tile order, optional split-K (double partials, summed in slice order by
+//   last one's results are stored), TMA 1/2 (sm_90+) stage tiles copied as TMA boxes by one
+//   thread into the same padded layout (no per-thread copy state), GROUP-swizzled tile order, optional split-K (double partials, summed in slice order by
 //   dg_splitk_reduce). bench/notes_dgemm.md has the sweeps.
 //   Operands need 16-byte aligned bases and even leading dimensions; the host packs others
 //   first with dg_pack. Edges: cp.async zero-fills the bytes past the matrix (src-size).
@@ -863,15 +864,18 @@ __device__ __forceinline__ void dg_tma_stage(const dg_tmap &ma, const dg_tmap &m
     dg_tma3(mb, s + DG_ASZ * 8, bar, OPB == 0 ? n0 : k0, OPB == 0 ? k0 : n0, b);
 }
 
-// Thread 0 prefetches the tensor maps and initializes the ring's mbarriers (full: one arrival;
-// TMA 2, empty: one per warp); then the block barrier.
-__device__ __forceinline__ void dg_tma_init(const dg_tmap &ma, const dg_tmap &mb)
+// Thread 0 prefetches the tensor maps (k > 0: with k == 0 the host passes no maps and no tile
+// is copied) and initializes the ring's mbarriers (full: one arrival; TMA 2, empty: one per
+// warp); then the block barrier.
+__device__ __forceinline__ void dg_tma_init(const dg_tmap &ma, const dg_tmap &mb, int k)
 {
     extern __shared__ __align__(DG_SMEM_ALIGN) double dg_smem[];
     if (threadIdx.x == 0) {
         const unsigned bars = dg_smem_addr(dg_smem) + STAGES * DG_STAGE * 8;
-        asm volatile("prefetch.tensormap [%0];" :: "l"(&ma) : "memory");
-        asm volatile("prefetch.tensormap [%0];" :: "l"(&mb) : "memory");
+        if (k > 0) {
+            asm volatile("prefetch.tensormap [%0];" :: "l"(&ma) : "memory");
+            asm volatile("prefetch.tensormap [%0];" :: "l"(&mb) : "memory");
+        }
         for (int s = 0; s < STAGES; s++) {
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bars + 8 * s));
             if (TMA == 2)
@@ -1002,7 +1006,7 @@ dg_mma(dg_args a
 {
 #if TMA
     unsigned ph = 0;                    // bit s: the parity of slot s's next phase
-    dg_tma_init(ma, mb);
+    dg_tma_init(ma, mb, a.k);
 #else
     extern __shared__ __align__(DG_SMEM_ALIGN) double dg_smem[];
 #endif
