@@ -9,7 +9,7 @@
 /* Parameter order; must match the params table below. */
 enum {
     P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_FRAG, P_TM,
-    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_SA, P_MINB, P_PERS, P_COUNT
+    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_SA, P_MINB, P_PERS, P_TMA, P_COUNT
 };
 
 #define DG_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
@@ -29,10 +29,11 @@ enum {
 
 const char *const tpl_dgemm_reasons[R_COUNT] = {
     [R_RANGE] = "OPA and OPB are 0 or 1, LDR 0..4, UNR 0 or 1, SA 0..2 (1, 2 with LDR 1..4), "
-                "MINB 1..3, PERS 0 or 1; tile sizes, warps, STAGES, TM, TN, GROUP and SPLITK must be positive",
+                "MINB 1..3, PERS 0 or 1, TMA 0..2 (1, 2 with SA 1 or 2, UNR 0 and LDR's first "
+                "value); tile sizes, warps, STAGES, TM, TN, GROUP and SPLITK must be positive",
     [R_PATH] = "PATH is 1 (DMMA, FP64 tensor cores) or 0 (FFMA64, SIMT)",
-    [R_CANON_FFMA] = "MMA, WARPS_M, WARPS_N, STAGES, FRAG, LDR, UNR, SA, MINB and PERS are DMMA "
-                     "parameters: PATH 0 takes only their first value",
+    [R_CANON_FFMA] = "MMA, WARPS_M, WARPS_N, STAGES, FRAG, LDR, UNR, SA, MINB, PERS and TMA are "
+                     "DMMA parameters: PATH 0 takes only their first value",
     [R_CANON_DMMA] = "TM and TN are FFMA64 parameters: PATH 1 takes only their first value",
     [R_MMA] = "MMA is 16816 (m16n8k16), 1688 (m16n8k8), 1684 (m16n8k4) or 884 (m8n8k4)",
     [R_TILE] = "DMMA tile: BM a multiple of WARPS_M x the mma's M, BN of WARPS_N x 8, BK 8, 16 or "
@@ -45,7 +46,7 @@ const char *const tpl_dgemm_reasons[R_COUNT] = {
                "above the per-SM limit",
     [R_THREADS] = "DMMA: WARPS_M x WARPS_N x 32 threads above the device's per-block limit",
     [R_ARCH] = "DMMA needs an sm_80+ device, and MMA 16816 / 1688 / 1684 (the Hopper shapes) "
-               "sm_90+",
+               "and TMA 1 sm_90+",
     [R_FTILE] = "FFMA64: TM and TN 4 or 8 dividing BM and BN, 32..1024 threads in whole warps, "
                 "BK 8 or 16",
     [R_FSMEM] = "FFMA64: its static shared tiles need more than 48 KiB",
@@ -72,7 +73,8 @@ static int dg_mma_k(int mma)
 }
 
 /* Dynamic shared memory of dg_mma: STAGES x (A tile + B tile); rows padded as dgemm.cu's
- * DG_PADK (K-major tiles: 4, 8, 2 doubles for mma K 4, 8, 16) and DG_PADMN (4, 2, 2). */
+ * DG_PADK (K-major tiles: 4, 8, 2 doubles for mma K 4, 8, 16) and DG_PADMN (4, 2, 2); TMA 1:
+ * one 8-byte mbarrier per slot after the ring (TMA 2: two). */
 static long long dg_smem_bytes(const int *c)
 {
     long long bm = c[P_BM], bn = c[P_BN], bk = c[P_BK];
@@ -80,7 +82,7 @@ static long long dg_smem_bytes(const int *c)
     long long padk = kpl == 1 ? 4 : kpl == 2 ? 8 : 2, padmn = kpl == 1 ? 4 : 2;
     long long a = c[P_OPA] == 0 ? bm * (bk + padk) : bk * (bm + padmn);
     long long b = c[P_OPB] == 1 ? bn * (bk + padk) : bk * (bn + padmn);
-    return c[P_STAGES] * (a + b) * 8;
+    return c[P_STAGES] * (a + b) * 8 + 8LL * c[P_STAGES] * c[P_TMA];
 }
 
 static int dg_threads(const int *c)
@@ -126,7 +128,7 @@ static int dg_valid_dmma(const int *c, const at_device_info *dev, char *why, siz
         return dg_reject(R_SMEM, why, len);
     if (threads > (dev ? dev->max_threads_per_block : 1024))
         return dg_reject(R_THREADS, why, len);
-    if (dev && (dev->cc_major < 8 || (mm == 16 && dev->cc_major < 9)))
+    if (dev && (dev->cc_major < 8 || ((mm == 16 || c[P_TMA]) && dev->cc_major < 9)))
         return dg_reject(R_ARCH, why, len);
     return 1;
 }
@@ -152,33 +154,37 @@ static int dg_valid_ffma(const int *c, const at_device_info *dev, char *why, siz
  * (H200 sweeps of the DMMA shapes, tiles, warps and stages). */
 typedef struct dg_recipe {
     int path, mma, bm, bn, bk, warps_m, warps_n, stages, frag, ldr, tm, tn, split, unr, sa, minb,
-        pers;
+        pers, tma;
 } dg_recipe;  /* minb 0 reads as 1 */
 
 #ifndef DG_WIDE_SPACE   /* the wide build (bench sweeps) takes every legal configuration */
 static const dg_recipe dg_lattice[] = {
     /* DMMA (sm_90+), bench/notes_dgemm.md section 8 (sweep 7): m16n8k8 with 8-byte fragment
      * loads in the mma's depth order and shared addresses at immediate offsets (SA 2), the
-     * 128 x 128 x 32 tile of 2 x 4 warps (the best row at 4096^3, 8192^3, 512^3 x 128); m16n8k4
-     * 128 x 128 x 32 with SA 1 (2-5 % above its SA 0 form at every sweep shape, the tuner's pick
-     * at 4096^3 / 8192^3 / 4097^3 in call 1); 4-warp tiles with 2 or 3 blocks per SM (MINB) for
-     * small and batched products; 64 x 64 split-K (sections 6, 7: SA 0, LDR 3 rows, 4 x 2 warps
-     * and 16 warps of 32 x 32 lost to these) */
-    {1, 1688, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0, 2, 1, 0},
-    {1, 1684, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0, 1, 1, 0},
-    {1, 1688, 64, 128, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 2, 2, 0},
-    {1, 1684, 64, 64, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 1, 3, 0},
-    {1, 1684, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0, 0},
+     * 128 x 128 x 32 tile of 2 x 4 warps (the best row at 4096^3, 8192^3, 512^3 x 128; the
+     * sm_90 baseline); section 11 (sweep 12): its TMA form with two ring slots (TMA 1 STAGES 2:
+     * 1.025x / 1.028x of cuBLAS paired at 4096^3 / 8192^3, the cp.async form 1.026x / 1.009x)
+     * in place of the m16n8k4 SA 1 row (0.968x sustained in section 10, its TMA form 0.992x /
+     * 0.986x), and the 64 x 128 two-block tile as TMA 1 (+25 % at 4096^3 in the GPU test's
+     * timings); the m16n8k4 64 x 64 three-block row (the 1024^3 winner); 64 x 64 split-K
+     * (sections 6, 7: SA 0, LDR 3 rows, 4 x 2 warps and 16 warps of 32 x 32 lost to these) */
+    {1, 1688, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0, 2, 1, 0, 0},
+    {1, 1688, 128, 128, 32, 2, 4, 2, 2, 2, 8, 8, 0, 0, 2, 1, 0, 1},
+    {1, 1688, 64, 128, 16, 2, 2, 3, 2, 2, 8, 8, 0, 0, 2, 2, 0, 1},
+    {1, 1684, 64, 64, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 1, 3, 0, 0},
+    {1, 1684, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0, 0, 0},
     /* PERS 1 (section 9): the m16n8k8 rows walking several products per block (batches only:
-     * dg_applicable) */
-    {1, 1688, 128, 128, 32, 2, 4, 3, 2, 3, 8, 8, 0, 0, 2, 1, 1},
-    {1, 1688, 64, 128, 16, 2, 2, 3, 2, 3, 8, 8, 0, 0, 2, 2, 1},
+     * dg_applicable), as TMA 1 since section 11 (sweep 12b: 128 x 128 1.081x / 1.064x of cuBLAS
+     * at 256^3 x 512 / 512^3 x 128 against 0.939x / 1.036x with cp.async; 64 x 128 1.034x /
+     * 1.005x against 0.969x / 0.973x) */
+    {1, 1688, 128, 128, 32, 2, 4, 3, 2, 2, 8, 8, 0, 0, 2, 1, 1, 1},
+    {1, 1688, 64, 128, 16, 2, 2, 3, 2, 2, 8, 8, 0, 0, 2, 2, 1, 1},
     /* DMMA m8n8k4 (sm_80+) */
-    {1, 884, 128, 128, 16, 4, 2, 4, 2, 2, 8, 8, 0, 0, 0, 0, 0},
-    {1, 884, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0, 0},
+    {1, 884, 128, 128, 16, 4, 2, 4, 2, 2, 8, 8, 0, 0, 0, 0, 0, 0},
+    {1, 884, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0, 0, 0},
     /* FFMA64 */
-    {0, 16816, 128, 128, 8, 2, 4, 4, 2, 2, 8, 8, 0, 0, 0, 0, 0},
-    {0, 16816, 64, 64, 16, 2, 4, 4, 2, 2, 4, 4, 1, 0, 0, 0, 0},
+    {0, 16816, 128, 128, 8, 2, 4, 4, 2, 2, 8, 8, 0, 0, 0, 0, 0, 0},
+    {0, 16816, 64, 64, 16, 2, 4, 4, 2, 2, 4, 4, 1, 0, 0, 0, 0, 0},
 };
 #define DG_LATTICE_N ((int)(sizeof dg_lattice / sizeof dg_lattice[0]))
 
@@ -191,7 +197,7 @@ static const dg_recipe *dg_recipe_of(const int *c)
             r->bk == c[P_BK] && r->warps_m == c[P_WARPS_M] && r->warps_n == c[P_WARPS_N] &&
             r->stages == c[P_STAGES] && r->frag == c[P_FRAG] && r->ldr == c[P_LDR] &&
             r->unr == c[P_UNR] && r->sa == c[P_SA] && (r->minb ? r->minb : 1) == c[P_MINB] &&
-            r->pers == c[P_PERS] &&
+            r->pers == c[P_PERS] && r->tma == c[P_TMA] &&
             r->tm == c[P_TM] && r->tn == c[P_TN])
             return r;
     }
@@ -216,10 +222,11 @@ static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     if ((cfg[P_OPA] != 0 && cfg[P_OPA] != 1) || (cfg[P_OPB] != 0 && cfg[P_OPB] != 1))
         return dg_reject(R_RANGE, why, len);
     for (int p = P_MMA; p < P_COUNT; p++)
-        if (cfg[p] < (p == P_LDR || p == P_UNR || p == P_SA || p == P_PERS ? 0 : 1) ||
+        if (cfg[p] < (p == P_LDR || p == P_UNR || p == P_SA || p == P_PERS || p == P_TMA ? 0 : 1) ||
             (p == P_LDR && cfg[p] > 4) || (p == P_UNR && cfg[p] > 1) || (p == P_SA && cfg[p] > 2) ||
             (p == P_MINB && cfg[p] > 3) || (p == P_PERS && cfg[p] > 1) ||
-            (p == P_SA && cfg[p] && cfg[P_LDR] < 1))
+            (p == P_SA && cfg[p] && cfg[P_LDR] < 1) || (p == P_TMA && cfg[p] > 2) ||
+            (p == P_TMA && cfg[p] && (!cfg[P_SA] || cfg[P_UNR] || !dg_canonical(cfg, P_LDR))))
             return dg_reject(R_RANGE, why, len);
     if (cfg[P_PATH] != 0 && cfg[P_PATH] != 1)
         return dg_reject(R_PATH, why, len);
@@ -228,7 +235,8 @@ static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t
                   !dg_canonical(cfg, P_WARPS_N) || !dg_canonical(cfg, P_STAGES) ||
                   !dg_canonical(cfg, P_FRAG) || !dg_canonical(cfg, P_LDR) ||
                   !dg_canonical(cfg, P_UNR) || !dg_canonical(cfg, P_SA) ||
-                  !dg_canonical(cfg, P_MINB) || !dg_canonical(cfg, P_PERS)))
+                  !dg_canonical(cfg, P_MINB) || !dg_canonical(cfg, P_PERS) ||
+                  !dg_canonical(cfg, P_TMA)))
         return dg_reject(R_CANON_FFMA, why, len);
     if (dmma && (!dg_canonical(cfg, P_TM) || !dg_canonical(cfg, P_TN)))
         return dg_reject(R_CANON_DMMA, why, len);
@@ -284,10 +292,10 @@ static int dg_deterministic(const int *cfg)
     return 1;
 }
 
-/* DMMA with the Hopper shapes -> arch only from sm_90 on; everything else -> arch. */
+/* DMMA with the Hopper shapes or TMA -> arch only from sm_90 on; everything else -> arch. */
 static const char *dg_target_arch(const int *cfg, const char *arch)
 {
-    if (cfg[P_PATH] != 1 || dg_mma_m(cfg[P_MMA]) != 16)
+    if (cfg[P_PATH] != 1 || (dg_mma_m(cfg[P_MMA]) != 16 && !cfg[P_TMA]))
         return arch;
     int major = 0;
     if (sscanf(arch, "sm_%d", &major) != 1)
@@ -340,6 +348,78 @@ static at_status dg_pack(at_exec *ex, int slot, int rows, int cols, int batch, C
     return s;
 }
 
+/* TMA 1, 2: a 3D tensor map {cols, rows, batch} of doubles over the operand at p (row stride
+ * ld, batch stride bs) with the box {box_cols, box_rows, 1} (dgemm.cu's dg_tmap); batch 1 takes
+ * the matrix's own size as its batch stride. The driver's result. */
+static CUresult dg_tma_map(at_exec *ex, CUtensorMap *map, CUdeviceptr p, long long rows,
+                           long long cols, long long ld, long long bs, int batch, int box_cols,
+                           int box_rows)
+{
+    cuuint64_t dims[3] = {(cuuint64_t)cols, (cuuint64_t)rows, (cuuint64_t)batch};
+    cuuint64_t strides[2] = {(cuuint64_t)(ld * 8),
+                             (cuuint64_t)((batch > 1 ? bs : rows * ld) * 8)};
+    cuuint32_t box[3] = {(cuuint32_t)box_cols, (cuuint32_t)box_rows, 1}, elem[3] = {1, 1, 1};
+    return ex->cu->TensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 3,
+                                        (void *)(uintptr_t)p, dims, strides, box, elem,
+                                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+/* TMA 1, 2: the map of operand `op` (0 A, 1 B) with dgemm.cu's stage box: K-major tiles (A op
+ * N, B op T) {BK + padk, BM or BN}, M/N-major tiles (A op T, B op N) {BM or BN + padmn, BK}
+ * (the pads as dg_smem_bytes). */
+static CUresult dg_tma_map_op(at_exec *ex, const int *cfg, const dg_call *c, int op,
+                              CUtensorMap *map)
+{
+    int kpl = cfg[P_SA] == 2 ? 1 : dg_mma_k(cfg[P_MMA]) / 4;
+    int padk = kpl == 1 ? 4 : kpl == 2 ? 8 : 2, padmn = kpl == 1 ? 4 : 2;
+    int bk = cfg[P_BK], t = cfg[op ? P_OPB : P_OPA];
+    int mn = op ? c->n : c->m, tile = cfg[op ? P_BN : P_BM];
+    /* the stored matrix: A op N and B op T are mn x k, the others k x mn */
+    int kmajor = op ? t : !t;
+    long long rows = kmajor ? mn : c->k, cols = kmajor ? c->k : mn;
+    return dg_tma_map(ex, map, op ? c->B : c->A, rows, cols, op ? c->ldb : c->lda,
+                      op ? c->sb : c->sa, c->batch, kmajor ? bk + padk : tile + padmn,
+                      kmajor ? tile : bk);
+}
+
+/* TMA 1, 2: the maps of A and B (operands aligned already: dg_aligned_tma); an operand whose
+ * layout the driver refuses (e.g. batch strides it does not take) is packed (dg_pack) and
+ * mapped again. AT_ERR_UNSUPPORTED without cuTensorMapEncodeTiled, AT_ERR_CUDA if the packed
+ * copy is refused too. */
+static at_status dg_tma_maps(at_exec *ex, const int *cfg, dg_call *c, CUtensorMap *maps)
+{
+    if (!ex->cu->TensorMapEncodeTiled)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "dgemm: TMA needs cuTensorMapEncodeTiled "
+                       "(CUDA 12+ driver)");
+    for (int op = 0; op < 2; op++) {
+        CUresult rc = dg_tma_map_op(ex, cfg, c, op, &maps[op]);
+        if (rc == CUDA_SUCCESS)
+            continue;
+        int t = cfg[op ? P_OPB : P_OPA], mn = op ? c->n : c->m, kmajor = op ? t : !t;
+        at_status s = op ? dg_pack(ex, DG_SLOT_PACKED_B, kmajor ? mn : c->k, kmajor ? c->k : mn,
+                                   c->batch, &c->B, &c->ldb, &c->sb)
+                         : dg_pack(ex, DG_SLOT_PACKED_A, kmajor ? mn : c->k, kmajor ? c->k : mn,
+                                   c->batch, &c->A, &c->lda, &c->sa);
+        if (s != AT_OK)
+            return s;
+        if ((rc = dg_tma_map_op(ex, cfg, c, op, &maps[op])) != CUDA_SUCCESS)
+            return ex_fail(ex, AT_ERR_CUDA, "dgemm: cuTensorMapEncodeTiled failed (%d) for "
+                           "operand %c (%dx%dx%d, batch %d)", (int)rc, op ? 'B' : 'A', c->m,
+                           c->n, c->k, c->batch);
+    }
+    return AT_OK;
+}
+
+/* 1 if a DMMA kernel can read the operand with 16-byte copies (TMA 1: also a nonzero batch
+ * stride below 2^37 elements, a row stride below 2^37). */
+static int dg_aligned_tma(CUdeviceptr p, long long ld, long long bs, int batch)
+{
+    return p % 16 == 0 && ld % 2 == 0 && ld < (1LL << 37) &&
+           (batch == 1 || (bs % 2 == 0 && bs > 0 && bs < (1LL << 37)));
+}
+
 /* 1 if a DMMA kernel can read the operand with 16-byte copies. */
 static int dg_aligned(CUdeviceptr p, long long ld, long long bs, int batch)
 {
@@ -354,10 +434,11 @@ static at_status dg_launch(at_exec *ex, const int *cfg, dg_call *c)
     if (dmma && c->k > 0) {
         int ar = cfg[P_OPA] ? c->k : c->m, ac = cfg[P_OPA] ? c->m : c->k;
         int br = cfg[P_OPB] ? c->n : c->k, bc = cfg[P_OPB] ? c->k : c->n;
-        if (!dg_aligned(c->A, c->lda, c->sa, c->batch) &&
+        int tma = cfg[P_TMA];
+        if (!(tma ? dg_aligned_tma : dg_aligned)(c->A, c->lda, c->sa, c->batch) &&
             (s = dg_pack(ex, DG_SLOT_PACKED_A, ar, ac, c->batch, &c->A, &c->lda, &c->sa)) != AT_OK)
             return s;
-        if (!dg_aligned(c->B, c->ldb, c->sb, c->batch) &&
+        if (!(tma ? dg_aligned_tma : dg_aligned)(c->B, c->ldb, c->sb, c->batch) &&
             (s = dg_pack(ex, DG_SLOT_PACKED_B, br, bc, c->batch, &c->B, &c->ldb, &c->sb)) != AT_OK)
             return s;
     }
@@ -379,7 +460,12 @@ static at_status dg_launch(at_exec *ex, const int *cfg, dg_call *c)
         z = per < 1 ? 1 : per < z ? per : z;
     }
     unsigned gz = (unsigned)(z < DG_MAX_GRID_Z ? z : DG_MAX_GRID_Z);
-    void *a[] = {c};
+    /* TMA 1: the tensor maps follow the arguments (64-byte aligned, as the driver wants) */
+    CUtensorMap maps[2];
+    memset(maps, 0, sizeof maps);           /* k == 0: no tile is copied */
+    if (dmma && cfg[P_TMA] && c->k > 0 && (s = dg_tma_maps(ex, cfg, c, maps)) != AT_OK)
+        return s;
+    void *a[] = {c, &maps[0], &maps[1]};
     s = ex_launch(ex, dmma ? "dg_mma" : "dg_ffma", (unsigned)tiles, 1, gz,
                   (unsigned)dg_threads(cfg), 1, 1, dmma ? (unsigned)dg_smem_bytes(cfg) : 0, a);
     if (s != AT_OK || sk == 1)
@@ -566,7 +652,7 @@ const tpl_family tpl_dgemm = {
         {"BK", 3, {16, 8, 32}, "K depth of one shared-memory stage"},
         {"WARPS_M", 2, {2, 4}, "DMMA: warps along M"},
         {"WARPS_N", 2, {4, 2}, "DMMA: warps along N"},
-        {"STAGES", 3, {4, 3, 5}, "DMMA: cp.async pipeline depth"},
+        {"STAGES", 4, {4, 3, 5, 2}, "DMMA: pipeline depth (ring slots)"},
         {"FRAG", 2, {2, 1}, "DMMA: 2 = the next mma step's fragments load during this step's "
                                "mmas (double-buffered registers), 1 = load, then mma"},
         {"TM", 2, {8, 4}, "FFMA64: rows of a thread's register tile"},
@@ -596,6 +682,12 @@ const tpl_family tpl_dgemm = {
         {"PERS", 2, {0, 1}, "DMMA: 1 = about MINB blocks per SM, each walking several products, "
                             "the next product's first copies issued before this one's results are "
                             "stored; 0 = one block per product tile",
+         .omit_first = 1},
+        {"TMA", 3, {0, 1, 2}, "DMMA (sm_90+): 1 = each stage's tiles copied as two TMA boxes "
+                              "(cp.async.bulk.tensor by one thread, an mbarrier per ring slot, "
+                              "every slot in flight; the copy plans of LDR unused); 2 = as 1, the "
+                              "warps release each slot through a second mbarrier instead of a "
+                              "block barrier per K tile; 0 = cp.async copies by every thread",
          .omit_first = 1},
     },
     .valid = dg_valid,

@@ -11,7 +11,8 @@
 //   per-thread byte bases with immediate offsets (SA 2: 8-byte loads in the PTX depth order,
 //   straight into the DMMA's operand registers), MINB blocks per SM in the launch bounds,
 //   PERS 1 blocks walking several products (the next one's first copies in flight while the
-//   last one's results are stored), GROUP-swizzled tile order, optional split-K (double partials, summed in slice order by
+//   last one's results are stored), TMA 1/2 (sm_90+) stage tiles copied as TMA boxes by one
+//   thread into the same padded layout (no per-thread copy state), GROUP-swizzled tile order, optional split-K (double partials, summed in slice order by
 //   dg_splitk_reduce). bench/notes_dgemm.md has the sweeps.
 //   Operands need 16-byte aligned bases and even leading dimensions; the host packs others
 //   first with dg_pack. Edges: cp.async zero-fills the bytes past the matrix (src-size).
@@ -68,6 +69,9 @@
 #endif
 #ifndef PERS
 #define PERS 0          // PATH 1: 1 = a block walks several products (the host launches about MINB blocks per SM), the next product's first copies issued before this product's results are stored
+#endif
+#ifndef TMA
+#define TMA 0           // PATH 1 (sm_90+): 1 = each stage's A and B tiles are two TMA boxes (cp.async.bulk.tensor, issued by thread 0, completing on a per-slot mbarrier) in the padded layout (the box's inner extent is the padded row: the pad columns carry the next elements or zeros), every slot of the ring in flight; LDR's plans are unused; 2 = as 1, each warp releases a slot through a second ("empty") mbarrier instead of the block barrier per K tile, and thread 0 waits for all warps' releases before refilling it
 #endif
 #ifndef TM
 #define TM 8            // PATH 0: rows of a thread's register tile (4, 8)
@@ -212,6 +216,7 @@ __device__ __forceinline__ void dg_store2(const dg_args &a, long long bz, int r,
 #define DG_KS (BK / DG_MK)                      // mma steps per stage
 #define DG_STAGE (DG_ASZ + DG_BSZ)              // doubles per stage
 #define DG_UN (UNR ? STAGES : 1)                // tiles per trip of the K loop
+#define DG_SMEM_ALIGN (TMA ? 128 : 16)          // the ring's alignment (TMA boxes: 128 bytes)
 
 static_assert(BM % (WARPS_M * DG_MM) == 0 && BN % (WARPS_N * 8) == 0, "warp tiles split into mma tiles");
 static_assert(BK % DG_MK == 0 && (FRAG == 1 || DG_KS >= 2) && (BK == 8 || BK == 16 || BK == 32),
@@ -221,6 +226,7 @@ static_assert(UNR == 0 || UNR == 1, "UNR 0 or 1");
 static_assert(SA == 0 || ((SA == 1 || SA == 2) && LDR >= 1), "SA 0, or 1, 2 with LDR 1..4");
 static_assert(MINB >= 1 && MINB <= 4, "MINB 1..4");
 static_assert(PERS == 0 || PERS == 1, "PERS 0 or 1");
+static_assert(TMA == 0 || ((TMA == 1 || TMA == 2) && SA >= 1 && UNR == 0), "TMA 0, or 1, 2 with SA 1, 2 and UNR 0");
 static_assert(LDR >= 0 && LDR <= 4, "LDR 0..4");
 static_assert(STAGES >= 2 && STAGES <= 6, "STAGES 2..6");
 static_assert(DG_MT * DG_NT * DG_CR <= 128, "at most 128 accumulators per thread");
@@ -655,7 +661,7 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
 #endif
                                         )
 {
-    extern __shared__ __align__(16) double dg_smem[];
+    extern __shared__ __align__(DG_SMEM_ALIGN) double dg_smem[];
     const int nk = kt1 - kt0;
     // prologue: STAGES - 1 tiles in flight, the first fragments of tile 0
 #if LDR >= 1
@@ -818,6 +824,159 @@ __device__ __forceinline__ void dg_main(double (&acc)[DG_MT][DG_NT][DG_CR], cons
     }
 }
 
+#if TMA
+// ---- TMA 1: the stage copies as two TMA boxes per K tile ----
+// A tensor map (CUtensorMap: 128 bytes, 64-byte aligned), passed by value as __grid_constant__.
+// The host (templates/dgemm.c, dg_tma_maps) maps each operand as a 3D tensor {columns, rows,
+// batch} (row stride ld, batch stride sa / sb) with a box of one stage tile in the padded
+// layout: K-major tiles {DG_ALD or DG_BLD, BM or BN}, M/N-major tiles {BM or BN + pad, BK}. The box
+// lands in shared memory densely, so its inner extent is the padded row: the pad columns hold
+// the next elements of the row (or zeros past the matrix) and are never read. Elements past
+// the matrix (edge tiles, a partial last K tile) read as zero, so every block takes one path.
+struct __align__(64) dg_tmap { unsigned long long v[16]; };
+
+// Waits until the phase of the given parity of the mbarrier at shared address bar has completed.
+__device__ __forceinline__ void dg_bar_wait(unsigned bar, unsigned parity)
+{
+    asm volatile("{\n.reg .pred p;\nDG_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+                 "@!p bra DG_WAIT;\n}\n" :: "r"(bar), "r"(parity) : "memory");
+}
+
+// The box of map at {c0 (inner), c1, c2} into shared memory at dst, completing on bar.
+__device__ __forceinline__ void dg_tma3(const dg_tmap &map, unsigned dst, unsigned bar, int c0,
+                                        int c1, int c2)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5}], [%2];"
+                 :: "r"(dst), "l"(&map), "r"(bar), "r"(c0), "r"(c1), "r"(c2) : "memory");
+}
+
+// Thread 0: K tile kt of product b (A and B boxes) into the stage at shared byte address s,
+// completing on the slot's mbarrier bar (one arrival that expects the stage's bytes).
+__device__ __forceinline__ void dg_tma_stage(const dg_tmap &ma, const dg_tmap &mb, unsigned s,
+                                             unsigned bar, int m0, int n0, int kt, int b)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+                 :: "r"(bar), "n"(DG_STAGE * 8) : "memory");
+    const int k0 = kt * BK;
+    dg_tma3(ma, s, bar, OPA == 0 ? k0 : m0, OPA == 0 ? m0 : k0, b);
+    dg_tma3(mb, s + DG_ASZ * 8, bar, OPB == 0 ? n0 : k0, OPB == 0 ? k0 : n0, b);
+}
+
+// Thread 0 prefetches the tensor maps (k > 0: with k == 0 the host passes no maps and no tile
+// is copied) and initializes the ring's mbarriers (full: one arrival; TMA 2, empty: one per
+// warp); then the block barrier.
+__device__ __forceinline__ void dg_tma_init(const dg_tmap &ma, const dg_tmap &mb, int k)
+{
+    extern __shared__ __align__(DG_SMEM_ALIGN) double dg_smem[];
+    if (threadIdx.x == 0) {
+        const unsigned bars = dg_smem_addr(dg_smem) + STAGES * DG_STAGE * 8;
+        if (k > 0) {
+            asm volatile("prefetch.tensormap [%0];" :: "l"(&ma) : "memory");
+            asm volatile("prefetch.tensormap [%0];" :: "l"(&mb) : "memory");
+        }
+        for (int s = 0; s < STAGES; s++) {
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bars + 8 * s));
+            if (TMA == 2)
+                asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;"
+                             :: "r"(bars + 8 * (STAGES + s)), "n"(DG_THREADS / 32));
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+}
+
+// dg_main with TMA copies (SA 1, 2; UNR 0): the K loop of product b (K tiles kt0..kt1) into acc.
+// All STAGES slots are in flight: the prologue issues the first STAGES tiles; at step BSTEP of
+// tile it, after the barrier that ends every read of its slot, thread 0 refills that slot with
+// tile it + STAGES, and every thread waits for tile it + 1's mbarrier. ph: bit s is the parity
+// of slot s's next phase (carried across products; every issued tile is waited for, so the
+// ring is empty at a product's end); TMA 2: bit STAGES + s the parity of slot s's "empty"
+// mbarrier (at bars + 8 (STAGES + s), one arrival per warp), on which each warp releases the
+// slot (only where it is refilled, so every phase is waited for once) instead of the block
+// barrier; thread 0 waits for it before the refill. PERS 1: as dg_main.
+__device__ __forceinline__ void dg_main_tma(double (&acc)[DG_MT][DG_NT][DG_CR], const dg_tmap &ma,
+                                            const dg_tmap &mb, const dg_args &a, int b, int m0,
+                                            int n0, int kt0, int kt1, int wm0, int wn0, int g,
+                                            int t, unsigned &ph
+#if PERS
+                                            , long long pz
+#endif
+                                            )
+{
+    extern __shared__ __align__(DG_SMEM_ALIGN) double dg_smem[];
+    const int nk = kt1 - kt0;
+    constexpr unsigned OB = DG_STAGE * 8;
+    const unsigned sm0 = dg_smem_addr(dg_smem), bars = sm0 + STAGES * OB;
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; s++)
+            if (s < nk)
+                dg_tma_stage(ma, mb, sm0 + s * OB, bars + 8 * s, m0, n0, kt0 + s, b);
+    }
+#if PERS
+    if (pz >= 0)
+        dg_epilogue(a, acc, pz, m0, n0, wm0, wn0, g, t);
+    dg_zero(acc);
+#else
+    (void)a;
+#endif
+    if (nk > 0) {
+        dg_bar_wait(bars, ph & 1u);
+        ph ^= 1u;
+    }
+    double fa[FRAG == 2 ? 2 : 1][DG_MT][DG_AR], fb[FRAG == 2 ? 2 : 1][DG_NT][DG_BR];
+    unsigned rdo = 0, rsl = 0;          // the slot read: byte offset, index
+    const unsigned ta = sm0 + dg_fa_off(wm0, g, t), tb = sm0 + dg_fb_off(wn0, g, t);
+    if (FRAG == 2)
+        dg_frags_sa(ta, tb, 0, fa[0], fb[0]);
+    constexpr int BSTEP = FRAG == 2 ? DG_KS - 2 : DG_KS - 1;
+    for (int it = 0; it < nk; it++) {
+        const unsigned nsl = rsl + 1 == STAGES ? 0 : rsl + 1, rb1 = nsl * OB;
+#pragma unroll
+        for (int kk = 0; kk < DG_KS; kk++) {
+            const int cur = FRAG == 2 ? kk & 1 : 0, nxt = FRAG == 2 ? cur ^ 1 : 0;
+            const unsigned ro = kk > BSTEP ? rb1 : rdo;     // after the barrier: the next slot
+            if (FRAG == 2)
+                dg_frags_sa(ta + ro, tb + ro, kk + 1 < DG_KS ? (kk + 1) * DG_MK : 0, fa[nxt], fb[nxt]);
+            if (FRAG == 1)
+                dg_frags_sa(ta + ro, tb + ro, kk * DG_MK, fa[cur], fb[cur]);
+#pragma unroll
+            for (int i = 0; i < DG_MT; i++)
+#pragma unroll
+                for (int j = 0; j < DG_NT; j++)
+                    dg_mma(acc[i][j], fa[cur][i], fb[cur][j]);
+            if (kk == BSTEP) {
+#if TMA == 2
+                if (it + STAGES < nk) {
+                    __syncwarp();               // the warp's reads of slot rsl are done
+                    if ((threadIdx.x & 31) == 0)
+                        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];"
+                                     :: "r"(bars + 8 * (STAGES + rsl)) : "memory");
+                    if (threadIdx.x == 0) {
+                        dg_bar_wait(bars + 8 * (STAGES + rsl), (ph >> (STAGES + rsl)) & 1u);
+                        dg_tma_stage(ma, mb, sm0 + rdo, bars + 8 * rsl, m0, n0, kt0 + it + STAGES, b);
+                    }
+                    ph ^= 1u << (STAGES + rsl);
+                }
+#else
+                __syncthreads();                // every read of slot rsl is done
+                if (threadIdx.x == 0 && it + STAGES < nk)
+                    dg_tma_stage(ma, mb, sm0 + rdo, bars + 8 * rsl, m0, n0, kt0 + it + STAGES, b);
+#endif
+                if (it + 1 < nk) {
+                    dg_bar_wait(bars + 8 * nsl, (ph >> nsl) & 1u);
+                    ph ^= 1u << nsl;
+                }
+                rdo = rb1;
+                rsl = nsl;
+            }
+        }
+    }
+}
+#endif
+
 #if LDR == 4
 // LDR 4: 1 if a tile's rows (A: BM op N, BK op T; B: BK op N, BN op T) span less than 2^32
 // bytes in both operands (dg_run's 32-bit offsets); DG_OFF32 adds the test to the inner-block
@@ -836,10 +995,21 @@ __device__ __forceinline__ bool dg_off32(const dg_args &a)
 // ring; each warp owns a DG_WM x DG_WN tile of DG_MT x DG_NT mma tiles. Fragment slots (PTX
 // ISA): A slot i is (row g + 8 (i % 2), k t + 4 (i / 2)) for the m16 shapes, (g, t) for m8n8k4;
 // B slot j is (k t + 4 j, column g); accumulator r is (row g + 8 (r / 2), column 2 t + r % 2).
+// TMA 1, 2: the tensor maps of A and B follow the arguments (dg_tmap); STAGES mbarriers after
+// the ring (TMA 2: 2 STAGES).
 extern "C" __global__ void __launch_bounds__(DG_THREADS, MINB)
-dg_mma(dg_args a)
+dg_mma(dg_args a
+#if TMA
+       , const __grid_constant__ dg_tmap ma, const __grid_constant__ dg_tmap mb
+#endif
+       )
 {
-    extern __shared__ __align__(16) double dg_smem[];
+#if TMA
+    unsigned ph = 0;                    // bit s: the parity of slot s's next phase
+    dg_tma_init(ma, mb, a.k);
+#else
+    extern __shared__ __align__(DG_SMEM_ALIGN) double dg_smem[];
+#endif
     const int tm = DG_CDIV(a.m, BM), tn = DG_CDIV(a.n, BN);
     int mt, nt;
     dg_tile(blockIdx.x, tm, tn, mt, nt);
@@ -859,11 +1029,16 @@ dg_mma(dg_args a)
         const long long b = z / SPLITK;
         int kt0, kt1;
         dg_slice(ktiles, (int)(z - b * SPLITK), kt0, kt1);
+#if TMA
+        (void)inner;
+        dg_main_tma(acc, ma, mb, a, (int)b, m0, n0, kt0, kt1, wm0, wn0, g, t, ph, pz);
+#else
         const double *A = a.A + b * a.sa, *B = a.B + b * a.sb;
         if (inner)
             dg_main<true>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t, pz);
         else
             dg_main<false>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t, pz);
+#endif
         asm volatile("cp.async.wait_group 0;\n" ::);
         __syncthreads();            // the ring is free for the next product
         pz = SPLITK > 1 ? z : b;
@@ -875,13 +1050,19 @@ dg_mma(dg_args a)
         const long long b = z / SPLITK;
         int kt0, kt1;
         dg_slice(ktiles, (int)(z - b * SPLITK), kt0, kt1);
+#if !TMA
         const double *A = a.A + b * a.sa, *B = a.B + b * a.sb;
+#endif
         double acc[DG_MT][DG_NT][DG_CR];
         dg_zero(acc);
+#if TMA
+        dg_main_tma(acc, ma, mb, a, (int)b, m0, n0, kt0, kt1, wm0, wn0, g, t, ph);
+#else
         if (LDR >= 2 && m0 + BM <= a.m && n0 + BN <= a.n DG_OFF32)
             dg_main<true>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t);
         else
             dg_main<false>(acc, A, B, a, m0, n0, kt0, kt1, wm0, wn0, g, t);
+#endif
         asm volatile("cp.async.wait_group 0;\n" ::);
         __syncthreads();            // the ring is free for the next product
 #pragma unroll

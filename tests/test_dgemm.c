@@ -17,26 +17,27 @@ extern const tpl_family tpl_dgemm;
 
 enum {
     P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_FRAG, P_TM,
-    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_SA, P_MINB, P_PERS, P_COUNT
+    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_SA, P_MINB, P_PERS, P_TMA, P_COUNT
 };
 
 static const char *const td_names[P_COUNT] = {
     "PATH", "OPA", "OPB", "MMA", "BM", "BN", "BK", "WARPS_M", "WARPS_N", "STAGES", "FRAG", "TM",
-    "TN", "GROUP", "SPLITK", "LDR", "UNR", "SA", "MINB", "PERS",
+    "TN", "GROUP", "SPLITK", "LDR", "UNR", "SA", "MINB", "PERS", "TMA",
 };
 
 /* ---------------- the specification, written from bench/notes_dgemm.md ----------------
- * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG LDR [split] [unr] [sa1 | sa2] [m2 | m3] [pers]"
- * (unr: UNR 1; saN: SA N; mN: MINB N; pers: PERS 1) or "ffma BMxBNxBK TMxTN [split]";
+ * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG LDR [split] [unr] [sa1 | sa2] [m2 | m3] [pers]
+ * [tma]" (unr: UNR 1; saN: SA N; mN: MINB N; pers: PERS 1; tma: TMA 1) or "ffma BMxBNxBK TMxTN
+ * [split]";
  * every row with any OPA, OPB and GROUP 8 or 1; split rows also with SPLITK 2 and 4 (GROUP 8). */
 static const char *const td_spec[] = {
     "dmma 1688 128x128x32 2x4 3 2 3 sa2",
-    "dmma 1684 128x128x32 2x4 3 2 3 sa1",
-    "dmma 1688 64x128x16 2x2 3 2 3 sa2 m2",
+    "dmma 1688 128x128x32 2x4 2 2 2 sa2 tma",
+    "dmma 1688 64x128x16 2x2 3 2 2 sa2 m2 tma",
     "dmma 1684 64x64x16 2x2 3 2 3 sa1 m3",
     "dmma 1684 64x64x16 2x2 4 2 2 split",
-    "dmma 1688 128x128x32 2x4 3 2 3 sa2 pers",
-    "dmma 1688 64x128x16 2x2 3 2 3 sa2 m2 pers",
+    "dmma 1688 128x128x32 2x4 3 2 2 sa2 pers tma",
+    "dmma 1688 64x128x16 2x2 3 2 2 sa2 m2 pers tma",
     "dmma 884 128x128x16 4x2 4 2 2",
     "dmma 884 64x64x16 2x2 4 2 2 split",
     "ffma 128x128x8 8x8",
@@ -45,7 +46,7 @@ static const char *const td_spec[] = {
 #define TD_ROWS ((int)(sizeof td_spec / sizeof td_spec[0]))
 
 typedef struct td_row {
-    int path, mma, bm, bn, bk, wm, wn, stages, frag, ldr, tm, tn, split, unr, sa, minb, pers;
+    int path, mma, bm, bn, bk, wm, wn, stages, frag, ldr, tm, tn, split, unr, sa, minb, pers, tma;
 } td_row;
 
 /* Parses spec line s; 0 if malformed. */
@@ -88,6 +89,8 @@ static int td_spec_parse(const char *s, td_row *r)
             r->minb = flag[1] - '0';
         else if (strcmp(flag, "pers") == 0)
             r->pers = 1;
+        else if (strcmp(flag, "tma") == 0)
+            r->tma = 1;
         else
             return 0;
     }
@@ -105,7 +108,7 @@ static int td_spec_ok(const int *c)
             r.bk != c[P_BK] || r.wm != c[P_WARPS_M] || r.wn != c[P_WARPS_N] ||
             r.stages != c[P_STAGES] || r.frag != c[P_FRAG] || r.tm != c[P_TM] || r.tn != c[P_TN] ||
             r.ldr != c[P_LDR] || r.unr != c[P_UNR] || r.sa != c[P_SA] || r.minb != c[P_MINB] ||
-            r.pers != c[P_PERS])
+            r.pers != c[P_PERS] || r.tma != c[P_TMA])
             continue;
         if (c[P_GROUP] != 8 && c[P_GROUP] != 1)
             return 0;
@@ -183,10 +186,10 @@ TEST(dgemm_space_is_the_specified_lattice)
                 int c[TPL_MAX_PARAMS] = {r.path, ops & 1, ops >> 1, r.mma, r.bm, r.bn, r.bk,
                                          r.wm, r.wn, r.stages, r.frag, r.tm, r.tn, v == 1 ? 1 : 8,
                                          v < 2 ? 1 : 2 * (v - 1), r.ldr, r.unr, r.sa, r.minb,
-                                         r.pers};
+                                         r.pers, r.tma};
                 char why[256];
                 CHECK_MSG(f->valid(c, &h100, why, sizeof why), "%s: %s", td_spec[i], why);
-                int hopper = r.path == 1 && r.mma != 884;
+                int hopper = r.path == 1 && (r.mma != 884 || r.tma);
                 CHECK_EQ(f->valid(c, &a100, why, sizeof why), !hopper);
             }
     }
@@ -259,8 +262,9 @@ TEST(dgemm_sa_and_minb_rules)
     const tpl_family *f = &tpl_dgemm;
     at_device_info h100 = td_device(9, 0, 227 * 1024, 1024, 65536);
     static const struct { const char *text; int reason; } cases[] = {
-        /* the m16n8k4 128x128x32 lattice row (SA 1), then variations */
-        {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=1", -1},
+        /* the m16n8k4 128x128x32 row with SA 1 (in the lattice until section 11), then
+         * variations */
+        {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=1", 13},
         {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=3", 0},
         {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=0,SA=1", 0},
         /* LDR 4 (uniform-base copies): in the range, on no lattice row; LDR 5 out of it */
@@ -278,20 +282,48 @@ TEST(dgemm_sa_and_minb_rules)
          8},
         {"OPA=0,OPB=1,MMA=1684,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,LDR=3,SA=1,MINB=3",
          -1},
-        /* m16n8k8 64x128 at two blocks: the estimate (248) fits the 255 cap, at three (168) not */
+        /* m16n8k8 64x128 at two blocks: the estimate (248) fits the 255 cap, at three (168) not;
+         * the lattice takes it as TMA 1 (its cp.async form LDR 3 left in section 11) */
         {"OPA=0,OPB=0,MMA=1688,BM=64,BN=128,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,LDR=3,SA=2,MINB=2",
+         13},
+        {"OPA=0,OPB=0,MMA=1688,BM=64,BN=128,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,SA=2,MINB=2,TMA=1",
          -1},
         {"OPA=0,OPB=0,MMA=1688,BM=64,BN=128,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,LDR=3,SA=2,MINB=3",
          7},
-        /* PERS: 0 or 1; PERS 1 only on the lattice's PERS rows */
+        /* PERS: 0 or 1; PERS 1 only on the lattice's PERS rows (TMA 1 since section 11) */
         {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,PERS=0",
          -1},
         {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,PERS=2",
          0},
         {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,PERS=1",
+         13},
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,SA=2,PERS=1,TMA=1",
          -1},
         {"OPA=0,OPB=0,MMA=1684,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=1,PERS=1",
          13},
+        /* TMA: 0..2; 1, 2 only with SA 1, 2, UNR 0 and LDR's first value (2: the copy plans
+         * are unused), on its lattice rows; its mbarriers (8 B a slot) count in the ring */
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=2,LDR=2,SA=2,TMA=1",
+         -1},
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=2,SA=2,TMA=3",
+         0},
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=2,SA=2,TMA=2",
+         13},
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=3,SA=2,TMA=1",
+         0},
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=2,SA=0,TMA=1",
+         0},
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=2,SA=2,UNR=1,"
+         "TMA=1", 0},
+        {"OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=3,LDR=2,SA=2,TMA=1",
+         13},
+        /* 64x64x16 at three blocks: 3 x (56832 + 24 + 1024) B fit 228 KiB; not in the lattice
+         * (sweep 12b: 0.92x, 0.95x) */
+        {"OPA=0,OPB=0,MMA=1688,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,LDR=2,SA=2,MINB=3,"
+         "TMA=1", 13},
+        /* 64x64x16 with 6 stages at three blocks: 3 x (113664 + 48 + 1024) B do not fit */
+        {"OPA=0,OPB=0,MMA=1688,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=6,LDR=2,SA=2,MINB=3,"
+         "TMA=1", 8},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[TPL_CONFIG_LEN];
@@ -619,18 +651,21 @@ GPU_TEST(dgemm_gpu_layouts_offsets_alpha_beta)
     at_exec *ref = ms_reference(g);
     const at_device_info *dev = ms_device(g);
     /* the default, FFMA64, the Hopper baseline (m16n8k8, SA 2) where the device has it, a
-     * split-K row and an m16n8k4 SA 1 row of three blocks per SM */
+     * split-K row, an m16n8k4 SA 1 row of three blocks per SM and the TMA row (tensor maps over
+     * padded leading dimensions and batch strides, packed operands, k = 0) */
     const char *texts[] = {
         f->default_config, f->baselines[3].config, f->baselines[f->n_baselines - 1].config,
         "PATH=1,OPA=0,OPB=0,MMA=884,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,FRAG=2,TM=8,"
         "TN=8,GROUP=8,SPLITK=2",
         "PATH=1,OPA=0,OPB=0,MMA=1684,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,FRAG=2,TM=8,"
         "TN=8,GROUP=1,SPLITK=1,LDR=3,SA=1,MINB=3",
+        "PATH=1,OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,STAGES=2,FRAG=2,TM=8,"
+        "TN=8,GROUP=8,SPLITK=1,SA=2,TMA=1",
     };
-    th_compiled set[20];
+    th_compiled set[24];
     int n = 0;
     memset(set, 0, sizeof set);
-    for (int t = 0; t < 5; t++)
+    for (int t = 0; t < 6; t++)
         for (int ops = 0; ops < 4; ops++) {
             th_compiled *s = &set[n];
             char why[256];
