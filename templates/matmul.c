@@ -410,8 +410,9 @@ static int mm_rules(const int *cfg, int nf, const at_device_info *dev, char *why
     }
     /* Spread copies (round 9): a lever of the same issue-bound FRAG=1 loop; the stream-K and
      * split-K kernels keep the queued copies (ptxas -v: stream-K spills 8 bytes at CPS=8). */
-    if (MM_FIXED(P_CPS) && (cfg[P_CPS] < 0 || (cfg[P_CPS] > 0 && (cfg[P_FRAG] != 1 || cfg[P_SK] ||
-                                                                  sk > 1 || bm * bn < 128 * 128)))) {
+    if (MM_FIXED(P_CPS) &&
+        (cfg[P_CPS] < 0 || (cfg[P_CPS] > 0 && (cfg[P_FRAG] != 1 || cfg[P_SK] || sk > 1 ||
+                                               bm * bn < 128 * 128)))) {
         tpl_reason(why, len, "CPS=%d (copies spread over the next K step) only with FRAG=1, SK=0, "
                    "SPLITK=1 and tiles of at least 128x128", cfg[P_CPS]);
         return 0;
