@@ -244,8 +244,9 @@ typedef struct tpl_family {
                                        family tunes (0: all); the rest are tuned only
                                        when the family is named (--kernel) */
     /* Optional: 0 when no configuration whose first n_fixed parameter values
-     * are cfg[0..n_fixed) (the rest of cfg is unread) can be valid on dev
-     * (NULL: the generic device), else 1; conservative: 1 when unsure, so it
+     * are cfg[0..n_fixed) can be valid on dev (NULL: the generic device), else
+     * 1 (cfg holds n_params values; those past the prefix may be anything and
+     * must not change the answer); conservative: 1 when unsure, so it
      * never rejects a prefix that has a valid completion. tpl_valid_configs
      * then walks the space depth first, skipping the subtrees it rejects
      * (valid() still judges every complete configuration: the same indices in
