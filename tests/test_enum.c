@@ -208,7 +208,8 @@ static int en_compare_neighbours(const tpl_family *fam, const at_device_info *de
                                  char *msg, size_t len)
 {
     long long stride[TPL_MAX_PARAMS];
-    for (int p = fam->n_params - 1, s = 1; p >= 0; p--) {
+    long long s = 1;
+    for (int p = fam->n_params - 1; p >= 0; p--) {
         stride[p] = s;
         s *= fam->params[p].n_values;
     }
