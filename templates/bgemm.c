@@ -119,31 +119,46 @@ static int bg_fast_copies(const int *c)
     return 1;
 }
 
-static int bg_valid(const int *c, const at_device_info *dev, char *why, size_t len)
+/* A rule of bg_rules applies once every parameter it reads is fixed: the first nf of a
+ * prefix (valid_prefix), all P_COUNT of a configuration. A rule that fails on a prefix
+ * fails on each of its completions, so valid() rejects them all. */
+#define BG_FIXED(p) ((p) < nf)
+
+/* The rules of valid() that read only the first nf parameters of c (all P_COUNT: valid()
+ * itself; fewer: valid_prefix, the rules on later parameters skipped); 0 with the reason
+ * of the first that fails, as valid(). */
+static int bg_rules(const int *c, int nf, const at_device_info *dev, char *why, size_t len)
 {
     if (why && len)
         why[0] = '\0';
-    for (int p = P_TYPE; p <= P_OPB; p++)
+    for (int p = P_TYPE; p <= P_OPB && BG_FIXED(p); p++)
         if (c[p] < 0 || c[p] > (p == P_MMA ? 3 : 1))
             return bg_reject(R_RANGE, why, len);
-    if (c[P_SYNC] < 0 || c[P_SYNC] > 1 || c[P_HINT] < 0 || c[P_HINT] > 2 || c[P_LDF] < 0 ||
-        c[P_LDF] > 1 || c[P_GRID] < 0 || c[P_GRID] > 2 || c[P_MINB] < 1 || c[P_MINB] > 4)
+    if ((BG_FIXED(P_SYNC) && (c[P_SYNC] < 0 || c[P_SYNC] > 1)) ||
+        (BG_FIXED(P_HINT) && (c[P_HINT] < 0 || c[P_HINT] > 2)) ||
+        (BG_FIXED(P_LDF) && (c[P_LDF] < 0 || c[P_LDF] > 1)) ||
+        (BG_FIXED(P_GRID) && (c[P_GRID] < 0 || c[P_GRID] > 2)) ||
+        (BG_FIXED(P_MINB) && (c[P_MINB] < 1 || c[P_MINB] > 4)))
         return bg_reject(R_RANGE, why, len);
-    for (int p = P_BM; p <= P_VEC; p++)
+    for (int p = P_BM; p <= P_VEC && BG_FIXED(p); p++)
         if (c[p] < 1)
             return bg_reject(R_RANGE, why, len);
-    if (c[P_STAGES] > 4 || c[P_G] > 8 || (c[P_VEC] != 1 && c[P_VEC] != 2 && c[P_VEC] != 4))
+    if ((BG_FIXED(P_STAGES) && c[P_STAGES] > 4) || (BG_FIXED(P_G) && c[P_G] > 8) ||
+        (BG_FIXED(P_VEC) && c[P_VEC] != 1 && c[P_VEC] != 2 && c[P_VEC] != 4))
         return bg_reject(R_RANGE, why, len);
-    if ((c[P_MMA] && !c[P_TYPE]) || (c[P_MMA] >= 2 && dev && dev->cc_major < 9))
+    if (BG_FIXED(P_MMA) &&
+        ((c[P_MMA] && !c[P_TYPE]) || (c[P_MMA] >= 2 && dev && dev->cc_major < 9)))
         return bg_reject(R_MMA_TYPE, why, len);
+    if (!BG_FIXED(P_TN))
+        return 1;       /* every rule below reads the tile */
     int esz = bg_esz(c), kv = 16 / esz;
-    if ((c[P_VEC] != 1 && c[P_VEC] != kv) ||
-        ((c[P_VEC] == 1 || c[P_STAGES] == 1) && !bg_fallback_shape(c)))
+    if (BG_FIXED(P_VEC) && ((c[P_VEC] != 1 && c[P_VEC] != kv) ||
+                            ((c[P_VEC] == 1 || c[P_STAGES] == 1) && !bg_fallback_shape(c))))
         return bg_reject(R_VEC, why, len);
     int mt = c[P_MMA] ? bg_mr(c) * c[P_TM] : c[P_TM], nt = c[P_MMA] ? 8 * c[P_TN] : c[P_TN];
     int mk = c[P_MMA] == 3 ? 8 : c[P_MMA] ? 4 : kv;
-    if (c[P_BM] % mt || c[P_BN] % nt || c[P_BK] % mk || c[P_BK] % c[P_VEC] ||
-        c[P_BM] % c[P_VEC] || c[P_BN] % c[P_VEC])
+    if (c[P_BM] % mt || c[P_BN] % nt || c[P_BK] % mk ||
+        (BG_FIXED(P_VEC) && (c[P_BK] % c[P_VEC] || c[P_BM] % c[P_VEC] || c[P_BN] % c[P_VEC])))
         return bg_reject(R_TILE, why, len);
     if (c[P_BM] > 2 * c[P_BN] || c[P_BN] > 2 * c[P_BM] || c[P_TM] > 2 * c[P_TN] ||
         c[P_TN] > 2 * c[P_TM])
@@ -164,18 +179,29 @@ static int bg_valid(const int *c, const at_device_info *dev, char *why, size_t l
         return bg_reject(R_REUSE, why, len);
     if (c[P_G] > 1 && c[P_BM] * c[P_BN] > 64 * 64)
         return bg_reject(R_GROUP, why, len);
-    if (bg_smem(c) > (dev ? dev->smem_per_block_optin : 227 * 1024))
+    if (BG_FIXED(P_STAGES) && bg_smem(c) > (dev ? dev->smem_per_block_optin : 227 * 1024))
         return bg_reject(R_SMEM, why, len);
-    if (c[P_SYNC] && (bg_tpp(c) % 32 || (c[P_G] == 1 && bg_tpp(c) != 32)))
+    if (BG_FIXED(P_SYNC) && c[P_SYNC] && (bg_tpp(c) % 32 || (c[P_G] == 1 && bg_tpp(c) != 32)))
         return bg_reject(R_SYNC, why, len);
-    if (c[P_LDF] && !bg_fast_copies(c))
+    if (BG_FIXED(P_LDF) && c[P_LDF] && !bg_fast_copies(c))
         return bg_reject(R_LDF, why, len);
-    if (c[P_MINB] > 1 &&
+    if (BG_FIXED(P_MINB) && c[P_MINB] > 1 &&
         (threads * c[P_MINB] > (dev && dev->max_threads_per_sm ? dev->max_threads_per_sm : 2048) ||
          c[P_MINB] * (bg_smem(c) + 1024) > (dev && dev->smem_per_sm ? dev->smem_per_sm : 228 * 1024) ||
          (long long)(regs + 40) * threads * c[P_MINB] > (dev && dev->regs_per_sm ? dev->regs_per_sm : 65536)))
         return bg_reject(R_MINB, why, len);
     return 1;
+}
+
+static int bg_valid(const int *c, const at_device_info *dev, char *why, size_t len)
+{
+    return bg_rules(c, P_COUNT, dev, why, len);
+}
+
+/* valid_prefix: bg_rules on the fixed parameters (the tile rules once TN is fixed). */
+static int bg_valid_prefix(const int *c, int n_fixed, const at_device_info *dev)
+{
+    return bg_rules(c, n_fixed, dev, NULL, 0);
 }
 
 /* The TYPE of a problem's kind, -1 if the family does not compute it. */
@@ -563,4 +589,5 @@ const tpl_family tpl_bgemm = {
     .baselines = bg_baselines,
     .n_tuning_problems = (int)(sizeof bg_tuning / sizeof bg_tuning[0]),
     .tuning_problems = bg_tuning,
+    .valid_prefix = bg_valid_prefix,
 };

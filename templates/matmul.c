@@ -53,18 +53,26 @@ typedef struct mm_geom {
     int nthreads, wmiter, wsubm, wsubn, tpm, tpn, acc, regs, smem;
 } mm_geom;
 
-/* Fills g; 0 with the reason if the warp layout does not divide exactly. */
-static int mm_geometry(const int *c, mm_geom *g, char *why, size_t len)
+/* A rule of mm_rules applies once every parameter it reads is fixed: the first nf
+ * of a prefix (valid_prefix), all P_COUNT of a configuration. A rule that fails on
+ * a prefix fails on each of its completions, so valid() rejects them all. */
+#define MM_FIXED(p) ((p) < nf)
+
+/* Fills g from the first nf parameters of c (nf > P_WNITER: BM..WNITER and BK
+ * fixed; regs once FRAG is fixed, smem once PAD is, else 0); 0 with the reason if
+ * the warp layout does not divide exactly or a fixed value is out of range. */
+static int mm_geometry_prefix(const int *c, int nf, mm_geom *g, char *why, size_t len)
 {
     int bm = c[P_BM], bn = c[P_BN], wm = c[P_WM], wn = c[P_WN];
     int tm = c[P_TM], tn = c[P_TN], wni = c[P_WNITER];
     if (bm <= 0 || bn <= 0 || wm <= 0 || wn <= 0 || tm <= 0 || tn <= 0 || wni <= 0 ||
-        c[P_BK] <= 0 || c[P_STAGES] <= 0) {
+        c[P_BK] <= 0 || (MM_FIXED(P_STAGES) && c[P_STAGES] <= 0)) {
         tpl_reason(why, len, "tile sizes must be positive");
         return 0;
     }
-    if (c[P_FRAG] < 0 || c[P_FRAG] > 1 || c[P_SK] < 0 || c[P_SK] > 1 || c[P_FFMA] < 0 ||
-        c[P_FFMA] > 2) {
+    if ((MM_FIXED(P_FRAG) && (c[P_FRAG] < 0 || c[P_FRAG] > 1)) ||
+        (MM_FIXED(P_SK) && (c[P_SK] < 0 || c[P_SK] > 1)) ||
+        (MM_FIXED(P_FFMA) && (c[P_FFMA] < 0 || c[P_FFMA] > 2))) {
         tpl_reason(why, len, "FRAG and SK must be 0 or 1, FFMA 0..2");
         return 0;
     }
@@ -105,9 +113,15 @@ static int mm_geometry(const int *c, mm_geom *g, char *why, size_t len)
     /* Accumulators + fragments (twice with FRAG=1) + ~48 for addresses, indices
      * and copies: matches ptxas -v on sm_90 within a few registers for the
      * 64-accumulator tiles. */
-    g->regs = g->acc + (1 + c[P_FRAG]) * (g->wmiter * tm + wni * tn) + 48;
-    g->smem = c[P_STAGES] * c[P_BK] * (bm + bn + 2 * c[P_PAD]) * 4;
+    g->regs = MM_FIXED(P_FRAG) ? g->acc + (1 + c[P_FRAG]) * (g->wmiter * tm + wni * tn) + 48 : 0;
+    g->smem = MM_FIXED(P_PAD) ? c[P_STAGES] * c[P_BK] * (bm + bn + 2 * c[P_PAD]) * 4 : 0;
     return 1;
+}
+
+/* Fills g from a whole configuration; 0 with the reason as mm_geometry_prefix. */
+static int mm_geometry(const int *c, mm_geom *g, char *why, size_t len)
+{
+    return mm_geometry_prefix(c, P_COUNT, g, why, len);
 }
 
 /* Worst bank-conflict degree of one LDS.128 fragment read: lanes of a quarter
@@ -165,7 +179,10 @@ static int mm_canonical(const tpl_family *f, const int *cfg, int p, const char *
 
 extern const tpl_family tpl_matmul;
 
-static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t len)
+/* The rules of valid() that read only the first nf parameters of cfg (all
+ * P_COUNT: valid() itself; fewer: valid_prefix, rules on later parameters
+ * skipped); 0 with the reason of the first that fails, as valid(). */
+static int mm_rules(const int *cfg, int nf, const at_device_info *dev, char *why, size_t len)
 {
     const tpl_family *f = &tpl_matmul;
     int smem_limit = dev ? dev->smem_per_block_optin : 227 * 1024;
@@ -174,15 +191,19 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     int algo = cfg[P_ALGO];
     if (why && len)
         why[0] = '\0';
+    if (!MM_FIXED(P_ALGO))
+        return 1;
 
     if (algo == 0 || algo == 1) {
         const char *name = algo == 0 ? "ALGO=0 (seed naive)" : "ALGO=1 (seed tiled)";
-        for (int p = P_BM; p < P_COUNT; p++)
+        for (int p = P_BM; p < P_COUNT && MM_FIXED(p); p++)
             if (!mm_canonical(f, cfg, p, name, why, len))
                 return 0;
         if (algo == 0)
-            return mm_canonical(f, cfg, P_TILE, name, why, len) &&
-                   mm_canonical(f, cfg, P_UNROLL, name, why, len);
+            return (!MM_FIXED(P_TILE) || mm_canonical(f, cfg, P_TILE, name, why, len)) &&
+                   (!MM_FIXED(P_UNROLL) || mm_canonical(f, cfg, P_UNROLL, name, why, len));
+        if (!MM_FIXED(P_UNROLL))
+            return 1;
         int t = cfg[P_TILE], u = cfg[P_UNROLL];
         if (t <= 0 || u <= 0 || t % u) {
             tpl_reason(why, len, "UNROLL=%d must divide TILE=%d", u, t);
@@ -202,24 +223,26 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
         tpl_reason(why, len, "ALGO=%d unknown (0 naive, 1 tiled, 2 register-tiled)", algo);
         return 0;
     }
-    if (!mm_canonical(f, cfg, P_TILE, "ALGO=2", why, len) ||
-        !mm_canonical(f, cfg, P_UNROLL, "ALGO=2", why, len))
+    if ((MM_FIXED(P_TILE) && !mm_canonical(f, cfg, P_TILE, "ALGO=2", why, len)) ||
+        (MM_FIXED(P_UNROLL) && !mm_canonical(f, cfg, P_UNROLL, "ALGO=2", why, len)))
         return 0;
+    if (!MM_FIXED(P_WNITER))
+        return 1;       /* every rule below reads the tile geometry */
 
     mm_geom g;
-    if (!mm_geometry(cfg, &g, why, len))
+    if (!mm_geometry_prefix(cfg, nf, &g, why, len))
         return 0;
     int bm = cfg[P_BM], bn = cfg[P_BN], bk = cfg[P_BK], st = cfg[P_STAGES];
     int vec = cfg[P_VEC], pad = cfg[P_PAD], sk = cfg[P_SPLITK];
-    if (vec != 1 && vec != 4) {
+    if (MM_FIXED(P_VEC) && vec != 1 && vec != 4) {
         tpl_reason(why, len, "VEC=%d must be 1 or 4", vec);
         return 0;
     }
-    if (pad < 0 || pad % 4) {
+    if (MM_FIXED(P_PAD) && (pad < 0 || pad % 4)) {
         tpl_reason(why, len, "PAD=%d must be a multiple of 4 (keeps 16-byte fragment reads aligned)", pad);
         return 0;
     }
-    if (st < 1 || st > 4 || sk < 1 || sk > 16) {
+    if ((MM_FIXED(P_STAGES) && (st < 1 || st > 4)) || (MM_FIXED(P_SPLITK) && (sk < 1 || sk > 16))) {
         tpl_reason(why, len, "STAGES must be 1..4 and SPLITK 1..16");
         return 0;
     }
@@ -228,23 +251,23 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
         tpl_reason(why, len, "%d threads per block (limit %d)", g.nthreads, max_threads);
         return 0;
     }
-    if (g.smem > smem_limit) {
+    if (MM_FIXED(P_PAD) && g.smem > smem_limit) {
         tpl_reason(why, len, "%d bytes of shared memory (limit %d)", g.smem, smem_limit);
         return 0;
     }
-    if (g.regs > 255) {
+    if (MM_FIXED(P_FRAG) && g.regs > 255) {
         tpl_reason(why, len, "about %d registers per thread (limit 255): %d accumulators",
                    g.regs, g.acc);
         return 0;
     }
-    if (g.regs * g.nthreads > regs_limit) {
+    if (MM_FIXED(P_FRAG) && g.regs * g.nthreads > regs_limit) {
         tpl_reason(why, len, "about %d registers x %d threads exceeds the %d registers of a block",
                    g.regs, g.nthreads, regs_limit);
         return 0;
     }
     /* ptxas -v, sm_90: 128 accumulators spill at BK >= 16 with FRAG=0; FRAG=1's loop
      * (round 3, interior copy path) holds them at BK=16 in 232-255 registers, no spills. */
-    if (g.acc > 128 || (g.acc == 128 && bk > (cfg[P_FRAG] == 1 ? 16 : 8))) {
+    if (g.acc > 128 || (MM_FIXED(P_FRAG) && g.acc == 128 && bk > (cfg[P_FRAG] == 1 ? 16 : 8))) {
         tpl_reason(why, len, "%d accumulators with BK=%d spill or exhaust registers (ptxas: 128 needs "
                    "BK=8, or BK<=16 with FRAG=1)", g.acc, bk);
         return 0;
@@ -261,27 +284,30 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
         return 0;
     }
     int opa = cfg[P_OPA], opb = cfg[P_OPB];
-    if (opa < 0 || opa > 1 || opb < 0 || opb > 1) {
+    if ((MM_FIXED(P_OPA) && (opa < 0 || opa > 1)) || (MM_FIXED(P_OPB) && (opb < 0 || opb > 1))) {
         tpl_reason(why, len, "OPA and OPB must be 0 (N) or 1 (T)");
         return 0;
     }
-    if (cfg[P_BATCH] < 0 || cfg[P_BATCH] > 1 || (cfg[P_BATCH] && (sk > 1 || cfg[P_SK]))) {
+    if (MM_FIXED(P_BATCH) &&
+        (cfg[P_BATCH] < 0 || cfg[P_BATCH] > 1 || (cfg[P_BATCH] && (sk > 1 || cfg[P_SK])))) {
         tpl_reason(why, len, "BATCH=%d: 0 (one product) or 1 (a strided batch, only with SPLITK=1, SK=0)",
                    cfg[P_BATCH]);
         return 0;
     }
     /* A of op N and B of op T copy 4-byte elements along K; A of op T and B of
      * op N float4s along M and N */
-    int a_split = opa ? (bk * bm / 4) % g.nthreads == 0 && g.nthreads % (bm / 4) == 0
+    int a_split = !MM_FIXED(P_OPA) ? 1
+                : opa ? (bk * bm / 4) % g.nthreads == 0 && g.nthreads % (bm / 4) == 0
                       : (bm * bk) % g.nthreads == 0;
-    int b_split = opb ? (bn * bk) % g.nthreads == 0 && g.nthreads % bk == 0
+    int b_split = !MM_FIXED(P_OPB) ? 1
+                : opb ? (bn * bk) % g.nthreads == 0 && g.nthreads % bk == 0
                       : (bk * bn / 4) % g.nthreads == 0;
     if (!a_split || !b_split) {
         tpl_reason(why, len, "tile copies (%dx%d of A, %dx%d of B, OPA=%d OPB=%d) do not split "
                    "evenly over %d threads", bm, bk, bk, bn, opa, opb, g.nthreads);
         return 0;
     }
-    if ((opa || opb) && vec != 4) {
+    if (MM_FIXED(P_OPB) && (opa || opb) && vec != 4) {
         tpl_reason(why, len, "VEC=1 only with OPA=OPB=0 (the 4-byte fallback variants are kept "
                    "for NN; a transposed product takes the 4-byte path itself when unaligned)");
         return 0;
@@ -291,7 +317,7 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
                    bm, bn, cfg[P_WM], cfg[P_WN]);
         return 0;
     }
-    if (st * bk < 16 || st * bk > 64) {
+    if (MM_FIXED(P_STAGES) && (st * bk < 16 || st * bk > 64)) {
         tpl_reason(why, len, "STAGES*BK=%d: the pipeline should hold 16..64 of K", st * bk);
         return 0;
     }
@@ -303,63 +329,65 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     /* transposed 4-byte stores into shared memory: A of op N (As[k][m]), B of op T
      * (Bs[k][n]); with neither there is nothing for PAD to fix */
     int c_pad = 1, c_none = 1;
-    if (!opa) {
+    if (MM_FIXED(P_OPB) && !opa) {
         c_pad = mm_store_conflict(bm, bk, 4);
         c_none = mm_store_conflict(bm, bk, 0);
     }
-    if (opb) {
+    if (MM_FIXED(P_OPB) && opb) {
         int p4 = mm_store_conflict(bn, bk, 4), p0 = mm_store_conflict(bn, bk, 0);
         c_pad = p4 > c_pad ? p4 : c_pad;
         c_none = p0 > c_none ? p0 : c_none;
     }
-    if (pad == 4 && c_pad >= c_none) {
+    if (MM_FIXED(P_OPB) && pad == 4 && c_pad >= c_none) {
         tpl_reason(why, len, "PAD=4 removes no bank conflict for BM=%d, BN=%d, BK=%d, OPA=%d, "
                    "OPB=%d (PAD=0 is canonical)", bm, bn, bk, opa, opb);
         return 0;
     }
-    if (pad == 0 && c_pad < c_none) {
+    if (MM_FIXED(P_OPB) && pad == 0 && c_pad < c_none) {
         tpl_reason(why, len, "PAD=0 leaves %d-way bank conflicts on the transposed stores of A "
                    "or B (PAD=4: %d-way)", c_none, c_pad);
         return 0;
     }
-    if (pad != 0 && pad != 4) {
+    if (MM_FIXED(P_PAD) && pad != 0 && pad != 4) {
         tpl_reason(why, len, "PAD=%d: only 0 and 4 are modelled", pad);
         return 0;
     }
-    if (cfg[P_FRAG] == 1 && (st < 2 || bk % 2)) {
+    if (MM_FIXED(P_FRAG) && cfg[P_FRAG] == 1 && (st < 2 || bk % 2)) {
         tpl_reason(why, len, "FRAG=1 reads step t+1's fragments before step t ends: needs STAGES>=2");
         return 0;
     }
-    if (cfg[P_FRAG] == 1 && vec != 4) {
+    if (MM_FIXED(P_FRAG) && cfg[P_FRAG] == 1 && vec != 4) {
         tpl_reason(why, len, "FRAG=1 only with VEC=4 (VEC=4 kernels take the 4-byte path themselves "
                    "when B is unaligned; VEC=1 variants are kept only as FRAG=0 fallbacks)");
         return 0;
     }
-    if (cfg[P_FRAG] == 1 && bk > 16) {
+    if (MM_FIXED(P_FRAG) && cfg[P_FRAG] == 1 && bk > 16) {
         tpl_reason(why, len, "FRAG=1 with BK=%d: ptxas -v (sm_90) spills 12-40 bytes at the register "
                    "bound (two fragment sets plus the longer copy plan)", bk);
         return 0;
     }
-    if (cfg[P_FRAG] == 1 && st > 3) {
+    if (MM_FIXED(P_FRAG) && cfg[P_FRAG] == 1 && st > 3) {
         tpl_reason(why, len, "FRAG=1 with STAGES=4: left out to bound the space (cuBLAS's FFMA "
                    "SGEMM uses 3 stages; FRAG=0 covers STAGES=4)");
         return 0;
     }
-    if (cfg[P_FRAG] == 1 && g.acc > 64 && g.nthreads < 256) {
+    if (MM_FIXED(P_FRAG) && cfg[P_FRAG] == 1 && g.acc > 64 && g.nthreads < 256) {
         tpl_reason(why, len, "FRAG=1 with %d accumulators needs ~240 registers: only with 8 warps "
                    "per block (4 would leave 4..8 warps per SM)", g.acc);
         return 0;
     }
     /* 128x256 / 256x128 FRAG=1 tiles run one block per SM: SPLITK=4 at BK=16 puts
      * 128 of them on 132 SMs for 128x8192x8192-like shapes (one wave). */
-    int big_split = cfg[P_FRAG] == 1 && bm * bn == 128 * 256 && sk == 4 && bk == 16;
-    if (cfg[P_FRAG] == 1 && sk > 1 && !big_split &&
+    int big_split = MM_FIXED(P_FRAG) && cfg[P_FRAG] == 1 && bm * bn == 128 * 256 && sk == 4 &&
+                    bk == 16;
+    if (MM_FIXED(P_FRAG) && cfg[P_FRAG] == 1 && sk > 1 && !big_split &&
         (sk > 8 || bm * bn > 128 * 128 || (bm * bn < 128 * 128 && sk < 4))) {
         tpl_reason(why, len, "FRAG=1 split-K: SPLITK 2..8 on 128x128 tiles, 4..8 on smaller ones, "
                    "4 on 128x256/256x128 at BK=16 (SPLITK=%d)", sk);
         return 0;
     }
-    if (sk > 1 && (bm * bn > (cfg[P_FRAG] ? 128 * 256 : 64 * 128) || st != 3 || vec != 4)) {
+    if (MM_FIXED(P_FRAG) && sk > 1 &&
+        (bm * bn > (cfg[P_FRAG] ? 128 * 256 : 64 * 128) || st != 3 || vec != 4)) {
         tpl_reason(why, len, "SPLITK>1 is for small M*N with long K: tiles of at most 64x128 "
                    "(128x128, or 128x256 at BK=16 with SPLITK=4, with FRAG=1), STAGES=3 (a split's "
                    "K range is short: a fourth stage only lengthens the prologue), VEC=4");
@@ -368,32 +396,45 @@ static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     /* Stream-K evens out the last partial wave of tiles: it matters where one
      * wave holds few tiles (large tiles, one or two blocks per SM) and has to
      * be the fast main loop; split-K is the other way to split K. */
-    if (cfg[P_SK] == 1 && (sk > 1 || cfg[P_FRAG] != 1 || bm * bn < 128 * 128)) {
+    if (MM_FIXED(P_SK) && cfg[P_SK] == 1 && (sk > 1 || cfg[P_FRAG] != 1 || bm * bn < 128 * 128)) {
         tpl_reason(why, len, "SK=1 (stream-K) only with SPLITK=1, FRAG=1 and tiles of at least "
                    "128x128 (smaller tiles run many waves: little to balance)");
         return 0;
     }
     /* The FFMA order is a lever of the issue-bound FRAG=1 main loop on large tiles
      * (measured: bench/notes_matmul.md, round 5); FRAG=0 keeps its single order. */
-    if (cfg[P_FFMA] != 0 && (cfg[P_FRAG] != 1 || bm * bn < 128 * 128)) {
+    if (MM_FIXED(P_FFMA) && cfg[P_FFMA] != 0 && (cfg[P_FRAG] != 1 || bm * bn < 128 * 128)) {
         tpl_reason(why, len, "FFMA=%d (another FFMA order) only with FRAG=1 and tiles of at least "
                    "128x128", cfg[P_FFMA]);
         return 0;
     }
     /* Spread copies (round 9): a lever of the same issue-bound FRAG=1 loop; the stream-K and
      * split-K kernels keep the queued copies (ptxas -v: stream-K spills 8 bytes at CPS=8). */
-    if (cfg[P_CPS] < 0 || (cfg[P_CPS] > 0 && (cfg[P_FRAG] != 1 || cfg[P_SK] || sk > 1 ||
-                                              bm * bn < 128 * 128))) {
+    if (MM_FIXED(P_CPS) &&
+        (cfg[P_CPS] < 0 || (cfg[P_CPS] > 0 && (cfg[P_FRAG] != 1 || cfg[P_SK] || sk > 1 ||
+                                               bm * bn < 128 * 128)))) {
         tpl_reason(why, len, "CPS=%d (copies spread over the next K step) only with FRAG=1, SK=0, "
                    "SPLITK=1 and tiles of at least 128x128", cfg[P_CPS]);
         return 0;
     }
-    if (vec == 1 && bk * bn / g.nthreads > 4) {
+    if (MM_FIXED(P_VEC) && vec == 1 && bk * bn / g.nthreads > 4) {
         tpl_reason(why, len, "VEC=1 needs %d 4-byte copies of B per thread per step (at most 4)",
                    bk * bn / g.nthreads);
         return 0;
     }
     return 1;
+}
+
+static int mm_valid(const int *cfg, const at_device_info *dev, char *why, size_t len)
+{
+    return mm_rules(cfg, P_COUNT, dev, why, len);
+}
+
+/* valid_prefix: mm_rules on the fixed parameters (ALGO 0 and 1 keep every later
+ * parameter canonical, ALGO 2's tile geometry is judged once WNITER is fixed). */
+static int mm_valid_prefix(const int *cfg, int n_fixed, const at_device_info *dev)
+{
+    return mm_rules(cfg, n_fixed, dev, NULL, 0);
 }
 
 /* FP32 with exact math, row-major (the canonical form: tpl.h), any ops, any batch. */
@@ -829,4 +870,5 @@ const tpl_family tpl_matmul = {
     .n_tuning_problems = (int)(sizeof mm_tuning / sizeof mm_tuning[0]),
     .tuning_problems = mm_tuning,
     .n_default_tuning_problems = MM_N_DEFAULT_TUNING,
+    .valid_prefix = mm_valid_prefix,
 };

@@ -280,6 +280,23 @@ typedef struct valid_slice {
     int oom;                    /* 1 after running out of memory */
 } valid_slice;
 
+/* Appends raw index i to v's list; -1 (and v->oom set) if out of memory. */
+static int valid_push(valid_slice *v, long long i)
+{
+    if (v->n == v->cap) {
+        long long cap = v->cap ? 2 * v->cap : 64;
+        long long *q = realloc(v->out, (size_t)cap * sizeof *q);
+        if (!q) {
+            v->oom = 1;
+            return -1;
+        }
+        v->out = q;
+        v->cap = cap;
+    }
+    v->out[v->n++] = i;
+    return 0;
+}
+
 static void *valid_scan(void *arg)
 {
     valid_slice *v = arg;
@@ -294,24 +311,50 @@ static void *valid_scan(void *arg)
     for (long long i = v->begin; i < v->end; i++, space_next(fam, pos, cfg)) {
         if (fam->valid && !fam->valid(cfg, v->dev, NULL, 0))
             continue;
-        if (v->n == v->cap) {
-            long long cap = v->cap ? 2 * v->cap : 64;
-            long long *q = realloc(v->out, (size_t)cap * sizeof *q);
-            if (!q) {
-                v->oom = 1;
-                return NULL;
-            }
-            v->out = q;
-            v->cap = cap;
-        }
-        v->out[v->n++] = i;
+        if (valid_push(v, i) < 0)
+            return NULL;
     }
     return NULL;
 }
 
-/* Large raw spaces (matmul's holds 1.2e9 configurations, most of them rejected at
- * once) are scanned in slices on several threads: valid() is a pure function.
- * The indices come out in order, as from one pass. */
+/* The whole space of a family with valid_prefix, depth first in index order
+ * (parameter 0 outermost, as tpl_config_from_index numbers them): a value
+ * whose prefix valid_prefix rejects is skipped with its whole subtree, a
+ * complete configuration is judged by valid(). The valid indices in order,
+ * as a scan finds them, into v (v->oom set if out of memory). */
+static void valid_walk(valid_slice *v)
+{
+    const tpl_family *fam = v->fam;
+    int np = fam->n_params, d = 0;
+    int pos[TPL_MAX_PARAMS], cfg[TPL_MAX_PARAMS];
+    long long base[TPL_MAX_PARAMS];     /* index of the prefix cfg[0..d) */
+    for (int p = 0; p < np; p++)        /* defined values past the prefix */
+        cfg[p] = fam->params[p].values[0];
+    base[0] = 0;
+    pos[0] = -1;
+    while (d >= 0) {
+        const tpl_param *par = &fam->params[d];
+        if (++pos[d] >= par->n_values) {
+            d--;
+            continue;
+        }
+        cfg[d] = par->values[pos[d]];
+        long long index = base[d] * par->n_values + pos[d];
+        if (d + 1 < np) {
+            if (fam->valid_prefix(cfg, d + 1, v->dev)) {
+                base[++d] = index;
+                pos[d] = -1;
+            }
+        } else if ((!fam->valid || fam->valid(cfg, v->dev, NULL, 0)) && valid_push(v, index) < 0) {
+            return;
+        }
+    }
+}
+
+/* Large raw spaces without valid_prefix are scanned in slices on several
+ * threads: valid() is a pure function. The indices come out in order, as from
+ * one pass. (matmul's 1.2e9 raw configurations, most rejected at once by a
+ * few parameters, are walked with valid_prefix instead.) */
 #define VALID_MAX_THREADS 16
 #define VALID_SLICE_MIN (1LL << 22)
 
@@ -319,6 +362,17 @@ long long tpl_valid_configs(const tpl_family *fam, const at_device_info *dev,
                             long long **indices)
 {
     long long raw = tpl_space_size(fam);
+    *indices = NULL;
+    if (fam->valid_prefix && fam->n_params > 0 && raw > 0) {
+        valid_slice walk = {fam, dev, 0, raw, 0, 0, NULL, 0};
+        valid_walk(&walk);
+        if (walk.oom) {
+            free(walk.out);
+            return -1;
+        }
+        *indices = walk.out ? walk.out : malloc(sizeof **indices);
+        return *indices ? walk.n : -1;
+    }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int n_threads = cores < 1 ? 1 : cores > VALID_MAX_THREADS ? VALID_MAX_THREADS : (int)cores;
     if (raw / VALID_SLICE_MIN < n_threads)
@@ -326,7 +380,6 @@ long long tpl_valid_configs(const tpl_family *fam, const at_device_info *dev,
     valid_slice slices[VALID_MAX_THREADS];
     pthread_t threads[VALID_MAX_THREADS];
     int started[VALID_MAX_THREADS] = {0};
-    *indices = NULL;
     for (int t = 0; t < n_threads; t++) {
         slices[t] = (valid_slice){fam, dev, raw * t / n_threads, raw * (t + 1) / n_threads, 0, 0,
                                   NULL, 0};

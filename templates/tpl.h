@@ -243,6 +243,15 @@ typedef struct tpl_family {
     int n_default_tuning_problems;  /* the leading tuning_problems a run that names no
                                        family tunes (0: all); the rest are tuned only
                                        when the family is named (--kernel) */
+    /* Optional: 0 when no configuration whose first n_fixed parameter values
+     * are cfg[0..n_fixed) can be valid on dev (NULL: the generic device), else
+     * 1 (cfg holds n_params values; those past the prefix may be anything and
+     * must not change the answer); conservative: 1 when unsure, so it
+     * never rejects a prefix that has a valid completion. tpl_valid_configs
+     * then walks the space depth first, skipping the subtrees it rejects
+     * (valid() still judges every complete configuration: the same indices in
+     * the same order as a scan). NULL: every raw configuration is scanned. */
+    int (*valid_prefix)(const int *cfg, int n_fixed, const at_device_info *dev);
 } tpl_family;
 
 /* 1 if fam computes problems of p's kind with p's dimension count (with
@@ -306,7 +315,9 @@ static inline long long tpl_cdiv(long long a, long long b)
 }
 /* Valid configurations of fam on dev (NULL: the generic device) as malloc'd
  * sorted raw indices in *indices (caller frees); the count, or -1 with
- * *indices NULL if out of memory. Asks valid() for no reasons. */
+ * *indices NULL if out of memory. Asks valid() for no reasons. A family with
+ * valid_prefix is walked depth first with pruning, one without is scanned in
+ * full on several threads: the same result either way. */
 long long tpl_valid_configs(const tpl_family *fam, const at_device_info *dev,
                             long long **indices);
 /* The same through a small process-wide cache of the last (family, device)

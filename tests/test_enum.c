@@ -1,0 +1,541 @@
+/* test_enum.c: the pruned enumeration of valid configurations (tpl_valid_configs
+ * walking a family's valid_prefix) against plain scans of the raw space (the
+ * test's own counter), and valid_prefix's promise: it never rejects a prefix
+ * that some valid configuration completes. CPU only. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "harness.h"
+#include "tpl.h"
+
+/* Raw spaces up to this size are scanned in full on every device; larger
+ * ones (matmul: 1.2e9, ~10 s of CPU) once, on sm_90, and through windows and
+ * neighbours elsewhere; $AUTOTUNE_ENUM_FULL=1 scans them in full everywhere,
+ * =0 nowhere (windows and neighbours only). */
+#define EN_FULL_MAX (1LL << 24)
+#define EN_MAX_THREADS 8
+#define EN_N_RANDOM_DEVICES 3
+/* Random prefixes per family and device, and the configurations searched for a
+ * valid completion of each rejected one (matmul: whole subtrees from WNITER on). */
+#define EN_PREFIXES 200
+#define EN_BUDGET (1LL << 15)
+
+/* A nominal device: sm_80 (A100), sm_90 (H100); arch NULL: a random one from
+ * *seed (shared memory, threads, registers and architecture drawn from the
+ * ranges of real parts, so the limits valid() reads all move). */
+static void en_device(const char *arch, unsigned long long *seed, at_device_info *dev)
+{
+    memset(dev, 0, sizeof *dev);
+    int is80 = arch && strcmp(arch, "sm_80") == 0;
+    dev->cc_major = is80 ? 8 : 9;
+    dev->sm_count = is80 ? 108 : 132;
+    dev->smem_per_block_optin = (is80 ? 163 : 227) * 1024;
+    dev->smem_per_sm = (is80 ? 164 : 228) * 1024;
+    dev->regs_per_block = dev->regs_per_sm = 65536;
+    dev->max_threads_per_block = 1024;
+    dev->max_threads_per_sm = 2048;
+    if (!arch) {
+        static const int smem_kib[] = {48, 99, 163, 227}, threads[] = {256, 512, 1024};
+        *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned long long r = *seed >> 17;
+        dev->cc_major = 7 + (int)(r % 4);
+        dev->smem_per_block_optin = smem_kib[(r >> 3) % 4] * 1024;
+        dev->smem_per_sm = dev->smem_per_block_optin + 1024;
+        dev->max_threads_per_block = threads[(r >> 6) % 3];
+        dev->max_threads_per_sm = (r >> 9) % 2 ? 1536 : 2048;
+        dev->regs_per_block = (r >> 10) % 2 ? 32768 : 65536;
+        dev->regs_per_sm = 65536;
+        arch = "random";
+    }
+    dev->cc_minor = 0;
+    snprintf(dev->arch, sizeof dev->arch, "%s", arch);
+    snprintf(dev->name, sizeof dev->name, "nominal %s", arch);
+}
+
+static unsigned long long en_rand(unsigned long long *s)
+{
+    unsigned long long z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static long long en_raw(const tpl_family *fam)
+{
+    long long raw = 1;
+    for (int p = 0; p < fam->n_params; p++)
+        raw *= fam->params[p].n_values;
+    return raw;
+}
+
+/* ---------------- the plain scan (its own counter, not tpl's) ---------------- */
+
+typedef struct en_scan {
+    const tpl_family *fam;
+    const at_device_info *dev;
+    long long begin, end, n, cap;
+    long long *idx;
+    int oom;
+} en_scan;
+
+/* Every raw configuration in [begin, end) through valid(): the valid indices in order. */
+static void *en_scan_run(void *arg)
+{
+    en_scan *s = arg;
+    const tpl_family *fam = s->fam;
+    int pos[TPL_MAX_PARAMS], cfg[TPL_MAX_PARAMS];
+    long long x = s->begin;
+    for (int p = fam->n_params - 1; p >= 0; p--) {
+        pos[p] = (int)(x % fam->params[p].n_values);
+        x /= fam->params[p].n_values;
+        cfg[p] = fam->params[p].values[pos[p]];
+    }
+    for (long long i = s->begin; i < s->end; i++) {
+        if (!fam->valid || fam->valid(cfg, s->dev, NULL, 0)) {
+            if (s->n == s->cap) {
+                long long cap = s->cap ? 2 * s->cap : 256;
+                long long *q = realloc(s->idx, (size_t)cap * sizeof *q);
+                if (!q) {
+                    s->oom = 1;
+                    return NULL;
+                }
+                s->idx = q;
+                s->cap = cap;
+            }
+            s->idx[s->n++] = i;
+        }
+        for (int p = fam->n_params - 1; p >= 0; p--) {  /* the last parameter fastest */
+            int wrap = ++pos[p] == fam->params[p].n_values;
+            pos[p] = wrap ? 0 : pos[p];
+            cfg[p] = fam->params[p].values[pos[p]];
+            if (!wrap)
+                break;
+        }
+    }
+    return NULL;
+}
+
+/* The plain scan of [begin, end) on up to EN_MAX_THREADS threads: valid raw
+ * indices in order in *idx (caller frees); the count, -1 if out of memory. */
+static long long en_plain(const tpl_family *fam, const at_device_info *dev, long long begin,
+                          long long end, long long **idx)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int nt = end - begin < (1 << 20) || cores < 2 ? 1 : cores > EN_MAX_THREADS ? EN_MAX_THREADS
+                                                                                 : (int)cores;
+    en_scan s[EN_MAX_THREADS];
+    pthread_t th[EN_MAX_THREADS];
+    int started[EN_MAX_THREADS] = {0};
+    for (int t = 0; t < nt; t++) {
+        s[t] = (en_scan){fam, dev, begin + (end - begin) * t / nt,
+                         begin + (end - begin) * (t + 1) / nt, 0, 0, NULL, 0};
+        started[t] = t > 0 && pthread_create(&th[t], NULL, en_scan_run, &s[t]) == 0;
+    }
+    for (int t = 0; t < nt; t++)
+        if (!started[t])
+            en_scan_run(&s[t]);
+    long long n = 0, oom = 0;
+    for (int t = 0; t < nt; t++) {
+        if (started[t])
+            pthread_join(th[t], NULL);
+        n += s[t].n;
+        oom |= s[t].oom;
+    }
+    *idx = oom ? NULL : malloc((size_t)(n ? n : 1) * sizeof **idx);
+    for (long long t = 0, at = 0; t < nt; t++) {
+        if (*idx && s[t].n)
+            memcpy(*idx + at, s[t].idx, (size_t)s[t].n * sizeof **idx);
+        at += s[t].n;
+        free(s[t].idx);
+    }
+    return *idx ? n : -1;
+}
+
+/* First position in the sorted list at which x could go. */
+static long long en_lower(const long long *v, long long n, long long x)
+{
+    long long lo = 0, hi = n;
+    while (lo < hi) {
+        long long mid = lo + (hi - lo) / 2;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* 0 if the enumeration got (n_got sorted indices) holds exactly the plain
+ * scan's valid indices within [begin, end); else 1 with the first difference
+ * in msg. */
+static int en_compare_range(const tpl_family *fam, const at_device_info *dev,
+                            const long long *got, long long n_got, long long begin,
+                            long long end, char *msg, size_t len)
+{
+    long long *ref = NULL;
+    long long n_ref = en_plain(fam, dev, begin, end, &ref);
+    if (n_ref < 0) {
+        snprintf(msg, len, "%s: out of memory", fam->name);
+        return 1;
+    }
+    long long g0 = en_lower(got, n_got, begin), g1 = en_lower(got, n_got, end);
+    int bad = 0;
+    for (long long i = 0; !bad && i < n_ref && i < g1 - g0; i++)
+        if (ref[i] != got[g0 + i]) {
+            snprintf(msg, len, "%s on %s, raw [%lld, %lld): plain scan has %lld, the "
+                     "enumeration %lld at position %lld", fam->name, dev->arch, begin, end,
+                     ref[i], got[g0 + i], i);
+            bad = 1;
+        }
+    if (!bad && n_ref != g1 - g0) {
+        snprintf(msg, len, "%s on %s, raw [%lld, %lld): plain scan %lld valid, the "
+                 "enumeration %lld", fam->name, dev->arch, begin, end, n_ref, g1 - g0);
+        bad = 1;
+    }
+    free(ref);
+    return bad;
+}
+
+/* 0 if every one-parameter neighbour of every enumerated configuration (all
+ * values of one parameter changed) is in the enumeration exactly when valid()
+ * takes it; else 1 with the first counter-example in msg. The neighbours of a
+ * valid configuration are where a rule guarded by the wrong parameter would
+ * cut valid ones; *checked counts the valid() calls. */
+static int en_compare_neighbours(const tpl_family *fam, const at_device_info *dev,
+                                 const long long *got, long long n_got, long long *checked,
+                                 char *msg, size_t len)
+{
+    long long stride[TPL_MAX_PARAMS];
+    long long s = 1;
+    for (int p = fam->n_params - 1; p >= 0; p--) {
+        stride[p] = s;
+        s *= fam->params[p].n_values;
+    }
+    for (long long i = 0; i < n_got; i++) {
+        int cfg[TPL_MAX_PARAMS];
+        tpl_config_from_index(fam, got[i], cfg);
+        for (int p = 0; p < fam->n_params; p++) {
+            int own = cfg[p], own_pos = (int)(got[i] / stride[p] % fam->params[p].n_values);
+            for (int v = 0; v < fam->params[p].n_values; v++) {
+                if (v == own_pos)
+                    continue;
+                cfg[p] = fam->params[p].values[v];
+                long long x = got[i] + (v - own_pos) * stride[p];
+                long long at = en_lower(got, n_got, x);
+                int listed = at < n_got && got[at] == x;
+                int valid = !fam->valid || fam->valid(cfg, dev, NULL, 0);
+                ++*checked;
+                if (listed != valid) {
+                    char text[TPL_CONFIG_LEN];
+                    tpl_config_format(fam, cfg, text, sizeof text);
+                    snprintf(msg, len, "%s on %s: %s is %s but %s the enumeration", fam->name,
+                             dev->arch, text, valid ? "valid" : "not valid",
+                             listed ? "in" : "missing from");
+                    return 1;
+                }
+            }
+            cfg[p] = own;
+        }
+    }
+    return 0;
+}
+
+/* 0 if the enumeration matches the plain scan on n_windows windows of 2^18 raw
+ * configurations, half at random places, half centred on random enumerated
+ * configurations (seeded); else 1 with msg. */
+static int en_compare_windows(const tpl_family *fam, const at_device_info *dev,
+                              const long long *got, long long n_got, int n_windows,
+                              unsigned long long seed, char *msg, size_t len)
+{
+    long long raw = en_raw(fam), w = 1LL << 18;
+    for (int k = 0; k < n_windows; k++) {
+        unsigned long long r = en_rand(&seed);
+        long long centre = k % 2 && n_got ? got[r % (unsigned long long)n_got]
+                                          : (long long)(r % (unsigned long long)raw);
+        long long begin = centre - w / 2 < 0 ? 0 : centre - w / 2;
+        long long end = begin + w > raw ? raw : begin + w;
+        if (en_compare_range(fam, dev, got, n_got, begin, end, msg, len))
+            return 1;
+    }
+    return 0;
+}
+
+/* ---------------- a wrong valid_prefix (the checks must catch it) ---------------- */
+
+static const tpl_family *en_base;   /* the family the broken copy wraps */
+static int en_broken_param;         /* the prefix check rejects this parameter's */
+static int en_broken_value;         /* value here, in every prefix that fixes it */
+
+static int en_broken_prefix(const int *cfg, int n_fixed, const at_device_info *dev)
+{
+    if (n_fixed > en_broken_param && cfg[en_broken_param] == en_broken_value)
+        return 0;
+    return en_base->valid_prefix(cfg, n_fixed, dev);
+}
+
+/* A copy of fam whose valid_prefix also rejects every configuration with
+ * parameter p at the value of a valid one (cfg), so the enumeration loses it. */
+static tpl_family en_broken(const tpl_family *fam, int p, const int *cfg)
+{
+    tpl_family b = *fam;
+    en_base = fam;
+    en_broken_param = p;
+    en_broken_value = cfg[p];
+    b.valid_prefix = en_broken_prefix;
+    return b;
+}
+
+/* ---------------- the tests ---------------- */
+
+/* Devices of the comparisons: sm_80 and sm_90 (nominal), the generic (NULL). */
+static const char *const en_arches[] = {"sm_80", "sm_90", NULL};
+#define EN_N_ARCHES 3
+
+TEST(enum_walk_equals_plain_scan_every_family)
+{
+    const char *full_env = getenv("AUTOTUNE_ENUM_FULL");
+    int full_all = full_env && *full_env && strcmp(full_env, "0") != 0;
+    int full_once = !full_env || !*full_env || full_all;
+    int walked = 0;
+    for (int f = 0; f < tpl_family_count(); f++) {
+        const tpl_family *fam = tpl_family_at(f);
+        long long raw = en_raw(fam);
+        if (!fam->valid_prefix) {
+            printf("    %s: no valid_prefix, scanned (%lld raw)\n", fam->name, raw);
+            continue;
+        }
+        walked++;
+        for (int a = 0; a < EN_N_ARCHES; a++) {
+            at_device_info d;
+            if (en_arches[a])
+                en_device(en_arches[a], NULL, &d);
+            const at_device_info *dev = en_arches[a] ? &d : NULL;
+            long long *got = NULL;
+            long long n_got = tpl_valid_configs(fam, dev, &got);
+            CHECK_MSG(n_got > 0, "%s: tpl_valid_configs %lld", fam->name, n_got);
+            char msg[1024] = "";
+            long long checked = 0;
+            /* in full: small spaces everywhere, a large one once (sm_90) */
+            int full = raw <= EN_FULL_MAX || full_all || (full_once && a == 1);
+            int bad = full ? en_compare_range(fam, dev, got, n_got, 0, raw, msg, sizeof msg)
+                           : en_compare_windows(fam, dev, got, n_got, 8, 1000 + a, msg, sizeof msg);
+            bad = bad || en_compare_neighbours(fam, dev, got, n_got, &checked, msg, sizeof msg);
+            printf("    %s on %s: %lld valid of %lld raw, %s, %lld neighbours\n", fam->name,
+                   en_arches[a] ? en_arches[a] : "generic", n_got, raw,
+                   full ? "plain scan of the whole space" : "8 windows of 2^18", checked);
+            free(got);
+            CHECK_MSG(!bad, "%s", msg);
+        }
+    }
+    CHECK(walked >= 1);     /* matmul has valid_prefix */
+}
+
+TEST(enum_checks_catch_a_prefix_check_that_cuts_valid_configurations)
+{
+    const tpl_family *mm = tpl_find("matmul");
+    CHECK(mm && mm->valid_prefix);
+    at_device_info dev;
+    en_device("sm_90", NULL, &dev);
+    long long *good = NULL;
+    long long n_good = tpl_valid_configs(mm, &dev, &good);
+    CHECK(n_good > 0);
+    /* STAGES of the last valid configuration: a cut deep in the walk */
+    int cfg[TPL_MAX_PARAMS], p = tpl_param_index(mm, "STAGES");
+    CHECK(p > 0);
+    tpl_config_from_index(mm, good[n_good - 1], cfg);
+    tpl_family broken = en_broken(mm, p, cfg);
+    long long *got = NULL, checked = 0;
+    long long n_got = tpl_valid_configs(&broken, &dev, &got);
+    char msg[1024] = "";
+    int caught_neighbours = en_compare_neighbours(&broken, &dev, got, n_got, &checked, msg,
+                                                  sizeof msg);
+    printf("    neighbours: %s\n", msg);
+    long long centre = good[n_good - 1], half = 1LL << 17;
+    long long begin = centre < half ? 0 : centre - half;
+    int caught_window = en_compare_range(&broken, &dev, got, n_got, begin, centre + half, msg,
+                                         sizeof msg);
+    printf("    window: %s\n", msg);
+    free(good);
+    free(got);
+    CHECK(n_got < n_good);
+    CHECK(caught_neighbours);
+    CHECK(caught_window);
+}
+
+/* One random prefix of fam on dev: n_fixed in 1..n-1 (deep ones more often:
+ * their completions can be searched to the end) returned, its configuration in
+ * cfg: an enumerated one or any, half the time with one value of the prefix
+ * changed (the neighbours of valid configurations, which the enumeration may
+ * lack if the prefix check is wrong, are where it errs). */
+static int en_random_prefix(const tpl_family *fam, const long long *got, long long n_got,
+                            unsigned long long *seed, int *cfg)
+{
+    unsigned long long r = en_rand(seed);
+    int n = fam->n_params, a = 1 + (int)(en_rand(seed) % (unsigned long long)(n - 1));
+    int b = 1 + (int)(en_rand(seed) % (unsigned long long)(n - 1));
+    int nf = a > b ? a : b;
+    long long x = r % 2 && n_got ? got[en_rand(seed) % (unsigned long long)n_got]
+                                 : (long long)(en_rand(seed) % (unsigned long long)en_raw(fam));
+    tpl_config_from_index(fam, x, cfg);
+    if ((r >> 1) % 2) {
+        int p = (int)(en_rand(seed) % (unsigned long long)nf);
+        cfg[p] = fam->params[p].values[en_rand(seed) % (unsigned long long)fam->params[p].n_values];
+    }
+    return nf;
+}
+
+/* valid_prefix on cfg's first n_fixed values with the rest of cfg overwritten
+ * by junk (values of the lists, values outside them): it must not read them. */
+static int en_prefix_junk(const tpl_family *fam, const int *cfg, int n_fixed,
+                          const at_device_info *dev, unsigned long long *seed)
+{
+    static const int junk[] = {0, -1, 3, 7, 1 << 20};
+    int c[TPL_MAX_PARAMS];
+    memcpy(c, cfg, sizeof c);
+    for (int p = n_fixed; p < fam->n_params; p++) {
+        unsigned long long r = en_rand(seed);
+        c[p] = r % 2 ? fam->params[p].values[(r >> 1) % (unsigned long long)fam->params[p].n_values]
+                     : junk[(r >> 1) % 5];
+    }
+    return fam->valid_prefix(c, n_fixed, dev);
+}
+
+/* Counts of one family's random prefixes. */
+typedef struct en_tally {
+    long long prefixes, rejected, proved, searched;
+} en_tally;
+
+/* 0 if no random prefix of fam on dev that valid_prefix rejects has a valid
+ * completion (searched with valid() over its whole subtree when that holds at
+ * most `budget` configurations, else over `budget` of them, and looked up in
+ * the enumeration), and valid_prefix's answer never depends on the values
+ * past the prefix; else 1 with msg. */
+static int en_prefix_property(const tpl_family *fam, const at_device_info *dev, int n_prefixes,
+                              long long budget, unsigned long long seed, en_tally *t, char *msg,
+                              size_t len)
+{
+    long long *got = NULL;
+    long long n_got = tpl_valid_configs(fam, dev, &got);
+    for (int k = 0; k < n_prefixes && n_got >= 0; k++) {
+        int cfg[TPL_MAX_PARAMS];
+        int nf = en_random_prefix(fam, got, n_got, &seed, cfg);
+        int r0 = en_prefix_junk(fam, cfg, nf, dev, &seed);
+        int r1 = en_prefix_junk(fam, cfg, nf, dev, &seed);
+        char text[TPL_CONFIG_LEN];
+        tpl_config_format(fam, cfg, text, sizeof text);
+        t->prefixes++;
+        if (r0 != r1) {
+            snprintf(msg, len, "%s on %s: valid_prefix(%s, %d) reads past the prefix", fam->name,
+                     dev->arch, text, nf);
+            free(got);
+            return 1;
+        }
+        if (r0)
+            continue;
+        t->rejected++;
+        /* the prefix's completions are the raw indices [x, x + size) */
+        long long size = 1, x = tpl_config_to_index(fam, cfg);
+        for (int p = nf; p < fam->n_params; p++)
+            size *= fam->params[p].n_values;
+        x -= x % size;
+        long long end = x + (size < budget ? size : budget), *found = NULL;
+        long long n_found = en_plain(fam, dev, x, end, &found);
+        long long at = en_lower(got, n_got, x);
+        int listed = at < n_got && got[at] < x + size;
+        free(found);
+        t->proved += size <= budget;
+        t->searched += end - x;
+        if (n_found != 0 || listed) {
+            snprintf(msg, len, "%s on %s: valid_prefix rejects the first %d values of %s, but "
+                     "%s", fam->name, dev->arch, nf, text,
+                     n_found ? "a completion is valid" : "the enumeration has a completion");
+            free(got);
+            return 1;
+        }
+    }
+    free(got);
+    return n_got < 0;
+}
+
+TEST(enum_valid_prefix_never_rejects_a_prefix_with_a_valid_completion)
+{
+    unsigned long long dseed = 7;
+    int families = 0;
+    for (int f = 0; f < tpl_family_count(); f++) {
+        const tpl_family *fam = tpl_family_at(f);
+        if (!fam->valid_prefix)
+            continue;
+        families++;
+        en_tally t = {0, 0, 0, 0};
+        for (int a = 0; a < 2 + EN_N_RANDOM_DEVICES; a++) {
+            at_device_info dev;
+            en_device(a < 2 ? en_arches[a] : NULL, &dseed, &dev);
+            char msg[1024] = "";
+            int bad = en_prefix_property(fam, &dev, EN_PREFIXES, EN_BUDGET, 11 + (unsigned)a, &t,
+                                         msg, sizeof msg);
+            CHECK_MSG(!bad, "%s", msg);
+        }
+        printf("    %s: %lld random prefixes, %lld rejected (%lld with every completion "
+               "searched), %lld completions searched\n", fam->name, t.prefixes, t.rejected,
+               t.proved, t.searched);
+        CHECK(t.rejected > 0 && t.proved > 0);
+    }
+    CHECK(families >= 1);
+    /* the property fails for a prefix check that cuts valid configurations */
+    const tpl_family *mm = tpl_find("matmul");
+    at_device_info dev;
+    en_device("sm_90", NULL, &dev);
+    long long *good = NULL;
+    long long n_good = tpl_valid_configs(mm, &dev, &good);
+    CHECK(n_good > 0);
+    int cfg[TPL_MAX_PARAMS];
+    tpl_config_from_index(mm, good[n_good / 2], cfg);
+    free(good);
+    tpl_family broken = en_broken(mm, tpl_param_index(mm, "TN"), cfg);
+    en_tally t = {0, 0, 0, 0};
+    char msg[1024] = "";
+    int caught = 0;
+    for (unsigned s = 0; s < 16 && !caught; s++)
+        caught = en_prefix_property(&broken, &dev, EN_PREFIXES, EN_BUDGET, 100 + s, &t, msg,
+                                    sizeof msg);
+    printf("    a broken prefix check: %s\n", msg);
+    CHECK(caught);
+}
+
+/* The walk's work on matmul, counted through a copy whose hooks count calls. */
+static const tpl_family *en_counted;
+static long long en_n_valid, en_n_prefix;
+
+static int en_count_valid(const int *cfg, const at_device_info *dev, char *why, size_t len)
+{
+    en_n_valid++;
+    return en_counted->valid(cfg, dev, why, len);
+}
+
+static int en_count_prefix(const int *cfg, int n_fixed, const at_device_info *dev)
+{
+    en_n_prefix++;
+    return en_counted->valid_prefix(cfg, n_fixed, dev);
+}
+
+TEST(enum_walk_visits_a_small_part_of_matmul)
+{
+    const tpl_family *mm = tpl_find("matmul");
+    CHECK(mm && mm->valid_prefix);
+    tpl_family c = *mm;
+    en_counted = mm;
+    en_n_valid = en_n_prefix = 0;
+    c.valid = en_count_valid;
+    c.valid_prefix = en_count_prefix;
+    long long *got = NULL;
+    long long n = tpl_valid_configs(&c, NULL, &got);
+    free(got);
+    printf("    matmul: %lld valid of %lld raw: %lld valid() and %lld valid_prefix() calls\n", n,
+           en_raw(mm), en_n_valid, en_n_prefix);
+    CHECK(n > 0);
+    /* the raw space is 1.2e9: a walk that stays pruned calls valid() a few times
+     * per valid configuration */
+    CHECK(en_n_valid <= 4 * n && en_n_prefix <= 10 * n);
+}
