@@ -108,40 +108,34 @@ static void mt_scan_valid(mt_scan *sc, long long i, const int *cfg)
 
 /* Scans one slice with its own counter over the value lists; every 4099th
  * index also through tpl_config_from_index, which must agree. */
-static void *mt_scan_slice(void *arg)
+/* A strided sample of the raw space (every MT_STRIDE-th index, from a prime
+ * offset): each index decodes as the stepped configuration, every rejection
+ * has a reason, and valid() agrees with the enumerated list. */
+#define MT_STRIDE 1009LL
+static void mt_sample_raw(mt_scan *sc, const long long *valid, long long n_valid)
 {
-    mt_scan *sc = arg;
     const tpl_family *f = &tpl_matmul;
-    int cfg[TPL_MAX_PARAMS], pos[TPL_MAX_PARAMS], dec[TPL_MAX_PARAMS];
+    int cfg[TPL_MAX_PARAMS];
     char why[256];
-    long long x = sc->begin;
-    for (int p = f->n_params - 1; p >= 0; p--) {
-        pos[p] = (int)(x % f->params[p].n_values);
-        x /= f->params[p].n_values;
-        cfg[p] = f->params[p].values[pos[p]];
-    }
-    for (long long i = sc->begin; i < sc->end; i++) {
-        if (i % 4099 == 0) {
-            tpl_config_from_index(f, i, dec);
-            MT_RULE(memcmp(dec, cfg, (size_t)f->n_params * sizeof *cfg) == 0);
-        }
-        /* the reason of a rejection is formatted for every 7th configuration only: the
-         * formatting is most of the scan's time */
-        int with_why = i % 7 == 0;
+    long long raw = tpl_space_size(f), sampled = 0, i;
+    for (i = 7; i < raw && !sc->error[0]; i += MT_STRIDE) {
+        tpl_config_from_index(f, i, cfg);
+        MT_RULE(tpl_config_to_index(f, cfg) == i);
         why[0] = '\0';
-        if (f->valid(cfg, NULL, with_why ? why : NULL, with_why ? sizeof why : 0))
-            mt_scan_valid(sc, i, cfg);
-        else
-            MT_RULE(!with_why || why[0] != '\0');     /* rejected with a reason */
-        for (int p = f->n_params - 1; p >= 0; p--) {
-            int wrap = ++pos[p] == f->params[p].n_values;
-            pos[p] = wrap ? 0 : pos[p];
-            cfg[p] = f->params[p].values[pos[p]];
-            if (!wrap)
-                break;
+        int ok = f->valid(cfg, NULL, why, sizeof why);
+        MT_RULE(ok || why[0] != '\0');              /* rejected with a reason */
+        long long lo = 0, hi = n_valid;               /* in the list iff valid */
+        while (lo < hi) {
+            long long mid = lo + (hi - lo) / 2;
+            if (valid[mid] < i)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
+        MT_RULE(ok == (lo < n_valid && valid[lo] == i));
+        sampled++;
     }
-    return NULL;
+    MT_RULE(sampled > 1000000);       /* (i: past the end) */
 }
 
 TEST(matmul_space_sizes)
@@ -155,49 +149,22 @@ TEST(matmul_space_sizes)
      * * 2 (BATCH) * 3 (CPS) */
     CHECK_EQ(expect, 18LL * 243 * 2 * 2 * 3 * 4 * 2 * 2 * 5 * 2 * 2 * 3 * 2 * 2 * 2 * 3);
     CHECK_EQ(tpl_space_size(f), expect);
-    enum { MT_SLICES = 8 };
-    static mt_scan slices[MT_SLICES];
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int n = cores < 1 ? 1 : cores > MT_SLICES ? MT_SLICES : (int)cores;
-    pthread_t threads[MT_SLICES];
-    int started[MT_SLICES];
-    for (int t = 0; t < n; t++) {
-        memset(&slices[t], 0, sizeof slices[t]);
-        slices[t].begin = expect * t / n;
-        slices[t].end = expect * (t + 1) / n;
-        started[t] = pthread_create(&threads[t], NULL, mt_scan_slice, &slices[t]) == 0;
-        if (!started[t])
-            mt_scan_slice(&slices[t]);
-    }
+    /* the tally runs over the enumerated valid set (test_enum proves the
+     * enumeration equal to a plain scan); a strided sample of the raw space
+     * cross-checks it here */
+    long long *valid = NULL;
+    long long n_valid = tpl_valid_configs_cached(f, NULL, &valid);
+    CHECK(n_valid > 0);
     mt_scan all;
     memset(&all, 0, sizeof all);
-    for (int t = 0; t < n; t++) {
-        if (started[t])
-            pthread_join(threads[t], NULL);
-        const mt_scan *sc = &slices[t];
-        CHECK_MSG(!sc->error[0], "%s", sc->error);
-        all.valid += sc->valid;
-        for (int k = 0; k < 3; k++) {
-            all.algo_count[k] += sc->algo_count[k];
-            all.ffma_seen[k] += sc->ffma_seen[k];
-        }
-        for (int k = 0; k < 5; k++)
-            all.stages_seen[k] |= sc->stages_seen[k];
-        all.frag_seen[0] += sc->frag_seen[0];
-        all.frag_seen[1] += sc->frag_seen[1];
-        all.split_seen |= sc->split_seen;
-        all.frag_split128 += sc->frag_split128;
-        all.acc128_bk16 += sc->acc128_bk16;
-        all.streamk += sc->streamk;
-        all.sk_able += sc->sk_able;
-        all.ffma_able += sc->ffma_able;
-        all.cps_count += sc->cps_count;
-        all.cps_able += sc->cps_able;
-        for (int k = 0; k < 4; k++) {
-            all.ops_count[k] += sc->ops_count[k];
-            all.batch_count[k] += sc->batch_count[k];
-        }
+    for (long long v = 0; v < n_valid; v++) {
+        int cfg[TPL_MAX_PARAMS];
+        tpl_config_from_index(f, valid[v], cfg);
+        mt_scan_valid(&all, valid[v], cfg);
     }
+    mt_sample_raw(&all, valid, n_valid);
+    free(valid);
+    CHECK_MSG(!all.error[0], "%s", all.error);
     printf("    matmul: BATCH=1 per ops NN/TN/NT/TT: %d/%d/%d/%d\n", all.batch_count[0],
            all.batch_count[1], all.batch_count[2], all.batch_count[3]);
     /* every kind has a batched space: its one-product configurations without split-K or
