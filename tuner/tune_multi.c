@@ -79,16 +79,26 @@ int tn_parse_devices(const char *text, tn_options *o, char *err, size_t errlen)
 
 /* ---- one problem, split between the GPUs of a group ---- */
 
-/* Summarizes and frees the group's current problem; wakes the waiters. */
+/* Summarizes and frees the group's current problem; wakes the waiters.
+ * Then c, the GPU that finished it last, re-times its fastest
+ * configurations while the others start the next problem (c joins it
+ * after: the shared window does not wait for it). */
 static void finish_problem(tn_ctx *c, tn_group *g, long long seq)
 {
-    tn_prob *pr = &g->pr;
+    tn_prob *pr = &g->pr, later;
+    int retime = g->plan_rc == 0 && !c->fatal;
     if (g->plan_rc == 0) {
         tn_progress_end(&pr->pg);
         pr->stats.seconds = tn_now() - pr->t_start;
         tn_problem_summary(pr);
-        if (!c->fatal)
-            tn_retime_problem(c, pr);        /* on the GPU that finished last */
+    }
+    if (retime) {                    /* what the re-timing reads, past the reset */
+        later = *pr;
+        later.old = NULL;
+        later.extras = NULL;
+        later.st = NULL;
+        later.valid = NULL;
+        later.win = NULL;
     }
     tn_pipeline_close(c, pr);
     free(pr->old);
@@ -99,6 +109,8 @@ static void finish_problem(tn_ctx *c, tn_group *g, long long seq)
     memset(pr, 0, sizeof *pr);
     g->finished = seq;
     pthread_cond_broadcast(&g->wake);
+    if (retime)
+        tn_retime_problem(c, &later);
 }
 
 /* c's share of problem number seq (fam, p) of its group: the first GPU to
