@@ -12,6 +12,7 @@
 #include <sqlite3.h>
 #include "db.h"
 #include "harness.h"
+#include "th_sql.h"
 
 /* ---- fixtures ---- */
 
@@ -128,33 +129,6 @@ static int tdb_exists(const char *path)
     return stat(path, &sb) == 0;
 }
 
-/* Raw SQL against the file, outside db/ (for fixtures and inspection). */
-static long long tdb_raw_int(const char *path, const char *sql)
-{
-    sqlite3 *h = NULL;
-    long long v = -999;
-    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
-            if (sqlite3_step(st) == SQLITE_ROW)
-                v = sqlite3_column_int64(st, 0);
-            sqlite3_finalize(st);
-        }
-    }
-    sqlite3_close(h);
-    return v;
-}
-
-static int tdb_raw_exec(const char *path, const char *sql)
-{
-    sqlite3 *h = NULL;
-    int rc = sqlite3_open(path, &h);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
-    sqlite3_close(h);
-    return rc;
-}
-
 /* ---- tests ---- */
 
 TEST(db_round_trip_every_table)
@@ -230,10 +204,10 @@ TEST(db_round_trip_every_table)
     db_close(d);
 
     /* The file is WAL, our schema version, marked as ours. */
-    CHECK_EQ(tdb_raw_int(path, "PRAGMA user_version"), DB_SCHEMA_VERSION);
-    CHECK_EQ(tdb_raw_int(path, "SELECT count(*) FROM meta WHERE key = 'created_by' "
-                               "AND value = 'autotune'"), 1);
-    CHECK_EQ(tdb_raw_int(path, "SELECT value FROM meta WHERE key = 'schema_version'"),
+    CHECK_EQ(th_sql_int(path, "PRAGMA user_version"), DB_SCHEMA_VERSION);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM meta WHERE key = 'created_by' "
+                              "AND value = 'autotune'"), 1);
+    CHECK_EQ(th_sql_int(path, "SELECT value FROM meta WHERE key = 'schema_version'"),
              DB_SCHEMA_VERSION);
     {
         size_t n = 0;
@@ -243,8 +217,8 @@ TEST(db_round_trip_every_table)
         free(bytes);
         CHECK_MSG(wal, "database header is not in WAL mode");
     }
-    CHECK_EQ(tdb_raw_int(path, "SELECT count(*) FROM session WHERE outcome = 'completed' "
-                               "AND ended IS NOT NULL"), 1);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM session WHERE outcome = 'completed' "
+                              "AND ended IS NOT NULL"), 1);
 
     CHECK_MSG(db_open(&d, path, 0, err, sizeof err) == AT_OK, "reopen: %s", err);
     db_device dv;
@@ -726,16 +700,16 @@ TEST(db_foreign_sqlite_refused_untouched)
 {
     char path[4300];
     tdb_path(path, sizeof path, "foreign.db");
-    CHECK_EQ(tdb_raw_exec(path, "CREATE TABLE contacts (name TEXT, phone TEXT);"
-                                "INSERT INTO contacts VALUES ('ada', '555');"), SQLITE_OK);
+    CHECK_EQ(th_sql_exec(path, "CREATE TABLE contacts (name TEXT, phone TEXT);"
+                               "INSERT INTO contacts VALUES ('ada', '555');"), SQLITE_OK);
     tdb_refused_untouched(path, __LINE__);
     CHECK(!th_failed());
-    CHECK_EQ(tdb_raw_int(path, "SELECT count(*) FROM contacts"), 1);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM contacts"), 1);
     /* Even one that has a table called meta, but not ours. */
     tdb_path(path, sizeof path, "foreign_meta.db");
-    CHECK_EQ(tdb_raw_exec(path, "CREATE TABLE meta (key TEXT, value TEXT);"
-                                "INSERT INTO meta VALUES ('created_by', 'someone else');"
-                                "PRAGMA user_version = 1;"), SQLITE_OK);
+    CHECK_EQ(th_sql_exec(path, "CREATE TABLE meta (key TEXT, value TEXT);"
+                               "INSERT INTO meta VALUES ('created_by', 'someone else');"
+                               "PRAGMA user_version = 1;"), SQLITE_OK);
     tdb_refused_untouched(path, __LINE__);
 }
 
@@ -747,20 +721,20 @@ TEST(db_newer_schema_refused)
     db_close(d);
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA user_version = %d", DB_SCHEMA_VERSION + 1);
-    CHECK_EQ(tdb_raw_exec(path, sql), SQLITE_OK);
+    CHECK_EQ(th_sql_exec(path, sql), SQLITE_OK);
     d = NULL;
     CHECK_EQ(db_open(&d, path, 0, err, sizeof err), AT_ERR_DB_CORRUPT);
     CHECK(d == NULL);
     CHECK_MSG(strstr(err, "newer") != NULL, "message: %s", err);
     CHECK_EQ(db_open(&d, path, 1, err, sizeof err), AT_ERR_DB_CORRUPT);
-    CHECK_EQ(tdb_raw_int(path, "PRAGMA user_version"), DB_SCHEMA_VERSION + 1);
+    CHECK_EQ(th_sql_int(path, "PRAGMA user_version"), DB_SCHEMA_VERSION + 1);
     /* Back to our version: usable again (the refusal changed nothing). */
     snprintf(sql, sizeof sql, "PRAGMA user_version = %d", DB_SCHEMA_VERSION);
-    CHECK_EQ(tdb_raw_exec(path, sql), SQLITE_OK);
+    CHECK_EQ(th_sql_exec(path, sql), SQLITE_OK);
     CHECK_MSG(db_open(&d, path, 0, err, sizeof err) == AT_OK, "%s", err);
     db_close(d);
     /* Our schema with a table dropped is not usable either. */
-    CHECK_EQ(tdb_raw_exec(path, "DROP TABLE measurement"), SQLITE_OK);
+    CHECK_EQ(th_sql_exec(path, "DROP TABLE measurement"), SQLITE_OK);
     CHECK_EQ(db_open(&d, path, 0, err, sizeof err), AT_ERR_DB_CORRUPT);
     CHECK_MSG(strstr(err, "measurement") != NULL, "message: %s", err);
 }
@@ -906,7 +880,7 @@ TEST(db_readonly_file)
     }
     CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "read-only child: %s", msg);
     /* Nothing was written: still one result. */
-    CHECK_EQ(tdb_raw_int(path, "SELECT count(*) FROM result"), 1);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM result"), 1);
 }
 
 TEST(db_injection_stored_verbatim)
@@ -931,9 +905,9 @@ TEST(db_injection_stored_verbatim)
     CHECK_STR(best.error, "'; DROP TABLE binary; --");
     CHECK_EQ(db_has_result(d, "GPU-A' OR '1'='1", kernel, "h'--", &p, config), 0);
     db_close(d);
-    CHECK_EQ(tdb_raw_int(path, "SELECT count(*) FROM result"), 2);
-    CHECK_EQ(tdb_raw_int(path, "SELECT count(*) FROM device"), 1);
-    CHECK_EQ(tdb_raw_int(path, "SELECT count(*) FROM sqlite_master WHERE name = 'binary'"), 1);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM result"), 2);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM device"), 1);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM sqlite_master WHERE name = 'binary'"), 1);
 }
 
 /* Holds a write lock on the file for ~300 ms from another connection. */
@@ -1020,7 +994,7 @@ TEST(db_concurrent_writers_wait)
         CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer %d exit %d", w,
                   WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     }
-    CHECK_EQ(tdb_raw_int(path, "SELECT count(*) FROM result r JOIN kernel k "
-                               "ON k.id = r.kernel_id WHERE k.name = 'dot'"), 200);
-    CHECK_EQ(tdb_raw_int(path, "SELECT count(*) FROM problem WHERE kernel = 'dot'"), 3);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM result r JOIN kernel k "
+                              "ON k.id = r.kernel_id WHERE k.name = 'dot'"), 200);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM problem WHERE kernel = 'dot'"), 3);
 }

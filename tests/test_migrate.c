@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 #include "db.h"
 #include "harness.h"
+#include "th_sql.h"
 #include "lookup.h"
 #include "tpl.h"
 
@@ -24,22 +25,6 @@
     "deterministic, session_id, created"
 
 /* ---- raw SQL, outside db/: the independent view of a file ---- */
-
-static long long tm_int(const char *path, const char *sql)
-{
-    sqlite3 *h = NULL;
-    long long v = -999;
-    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
-            if (sqlite3_step(st) == SQLITE_ROW)
-                v = sqlite3_column_int64(st, 0);
-            sqlite3_finalize(st);
-        }
-    }
-    sqlite3_close(h);
-    return v;
-}
 
 /* The rows of a query as one malloc'd text ('|' between columns, '\n'
  * after rows); NULL on failure. */
@@ -78,16 +63,6 @@ static char *tm_text(const char *path, const char *sql)
         return NULL;
     }
     return out ? out : calloc(1, 1);
-}
-
-static int tm_exec(const char *path, const char *sql)
-{
-    sqlite3 *h = NULL;
-    int rc = sqlite3_open(path, &h);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
-    sqlite3_close(h);
-    return rc;
 }
 
 /* Copies the fixture into a fresh folder; 0 if it cannot. */
@@ -185,10 +160,10 @@ static int tm_follow_sources(const char *path)
         char sql[256];
         snprintf(sql, sizeof sql, "SELECT count(*) FROM kernel WHERE name = '%s' AND "
                  "source_hash <> '%s'", fam->name, tpl_source_hash(fam));
-        if (tm_int(path, sql) > 0) {
+        if (th_sql_int(path, sql) > 0) {
             snprintf(sql, sizeof sql, "UPDATE kernel SET source_hash = '%s' WHERE name = '%s'",
                      tpl_source_hash(fam), fam->name);
-            if (tm_exec(path, sql) == SQLITE_OK)
+            if (th_sql_exec(path, sql) == SQLITE_OK)
                 changed++;
         }
         for (int p = 0; p < fam->n_params; p++) {
@@ -200,7 +175,7 @@ static int tm_follow_sources(const char *path)
             snprintf(sql, sizeof sql, "SELECT count(*) FROM result WHERE kernel_id IN (SELECT id "
                      "FROM kernel WHERE name = '%s') AND instr(',' || config, ',%s=') = 0",
                      fam->name, fam->params[p].name);
-            if (tm_int(path, sql) > 0 && tm_exec(path, upd) == SQLITE_OK)
+            if (th_sql_int(path, sql) > 0 && th_sql_exec(path, upd) == SQLITE_OK)
                 changed++;
         }
     }
@@ -243,7 +218,7 @@ TEST(migrate_release_database_keeps_rows_and_bests)
     char path[4300], err[512];
     CHECK_MSG(tm_copy_fixture(path, sizeof path), "cannot copy %s (run from the repository "
               "root)", TM_FIXTURE);
-    CHECK_EQ(tm_int(path, "PRAGMA user_version"), 1);
+    CHECK_EQ(th_sql_int(path, "PRAGMA user_version"), 1);
     if (tm_follow_sources(path))
         printf("     note: the fixture's kernel rows follow this build's changed sources\n");
     /* what the release stored, before this build touches the file */
@@ -255,11 +230,11 @@ TEST(migrate_release_database_keeps_rows_and_bests)
     for (int t = 0; t < 8; t++) {
         char sql[128];
         snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", tables[t]);
-        counts[t] = tm_int(path, sql);
+        counts[t] = th_sql_int(path, sql);
         CHECK_MSG(counts[t] > 0, "fixture table %s is empty", tables[t]);
     }
     char *results = tm_text(path, "SELECT " TM_V1_RESULT_COLS " FROM result ORDER BY id");
-    CHECK_EQ(tm_int(path, "SELECT count(*) FROM pragma_table_info('result')"), 19);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM pragma_table_info('result')"), 19);
     char *problems = tm_text(path, "SELECT id, kernel, n_dims, d0, d1, d2 FROM problem ORDER BY id");
     char *measures = tm_text(path, "SELECT id, device_id, kernel, n_dims, d0, d1, d2, name, "
                                    "time_ms, gflops, gbs, rel_error, note, created "
@@ -272,24 +247,24 @@ TEST(migrate_release_database_keeps_rows_and_bests)
     CHECK_MSG(db_open(&d, path, 1, err, sizeof err) == AT_OK, "open: %s", err);
     CHECK(!db_is_readonly(d));
     db_close(d);
-    CHECK_EQ(tm_int(path, "PRAGMA user_version"), DB_SCHEMA_VERSION);
-    CHECK_EQ(tm_int(path, "SELECT value FROM meta WHERE key = 'schema_version'"),
+    CHECK_EQ(th_sql_int(path, "PRAGMA user_version"), DB_SCHEMA_VERSION);
+    CHECK_EQ(th_sql_int(path, "SELECT value FROM meta WHERE key = 'schema_version'"),
              DB_SCHEMA_VERSION);
-    CHECK_EQ(tm_int(path, "SELECT count(*) FROM meta WHERE key = 'migrated_1_to_2'"), 1);
-    CHECK_EQ(tm_int(path, "SELECT count(*) FROM meta WHERE key = 'migrated_2_to_3'"), 1);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM meta WHERE key = 'migrated_1_to_2'"), 1);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM meta WHERE key = 'migrated_2_to_3'"), 1);
     /* version 3: no row re-timed, so every row ranks by its time as before */
-    CHECK_EQ(tm_int(path, "SELECT count(*) FROM result WHERE sustained_ms IS NOT NULL "
-                          "OR rank_ms IS NOT NULL"), 0);
-    CHECK_EQ(tm_int(path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM result WHERE sustained_ms IS NOT NULL "
+                              "OR rank_ms IS NOT NULL"), 0);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
     char *check = tm_text(path, "PRAGMA integrity_check");
     CHECK_MSG(check && strcmp(check, "ok\n") == 0, "integrity: %s", check ? check : "?");
     free(check);
     for (int t = 0; t < 8; t++) {
         char sql[128];
         snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", tables[t]);
-        CHECK_MSG(tm_int(path, sql) == counts[t] + (t == 7 ? DB_SCHEMA_VERSION - 1 : 0),
+        CHECK_MSG(th_sql_int(path, sql) == counts[t] + (t == 7 ? DB_SCHEMA_VERSION - 1 : 0),
                   "table %s: %lld rows, had %lld",
-                  tables[t], tm_int(path, sql), counts[t]);
+                  tables[t], th_sql_int(path, sql), counts[t]);
     }
     char *r2 = tm_text(path, "SELECT " TM_V1_RESULT_COLS " FROM result ORDER BY id");
     char *p2 = tm_text(path, "SELECT id, kernel, n_dims, d0, d1, d2 FROM problem ORDER BY id");
@@ -302,11 +277,11 @@ TEST(migrate_release_database_keeps_rows_and_bests)
     free(r2), free(p2), free(m2), free(b2);
     CHECK_MSG(same, "rows changed by the migration");
     /* the new columns hold the plain problem's values */
-    CHECK_EQ(tm_int(path, "SELECT count(*) FROM problem WHERE dtype = 'f32' AND math = '' AND "
-                          "op_a = 'N' AND op_b = 'N' AND layout = 'row' AND batch = 1"),
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM problem WHERE dtype = 'f32' AND math = '' AND "
+                              "op_a = 'N' AND op_b = 'N' AND layout = 'row' AND batch = 1"),
              counts[1]);
-    CHECK_EQ(tm_int(path, "SELECT count(*) FROM measurement WHERE dtype = 'f32' AND math = '' "
-                          "AND op_a = 'N' AND op_b = 'N' AND layout = 'row' AND batch = 1"),
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM measurement WHERE dtype = 'f32' AND math = '' "
+                              "AND op_a = 'N' AND op_b = 'N' AND layout = 'row' AND batch = 1"),
              counts[2]);
 
     /* the lookup serves every stored best unchanged, exactly */
@@ -403,8 +378,8 @@ TEST(migrate_failure_leaves_the_file_unchanged)
     char path[4300], err[512];
     CHECK(tm_copy_fixture(path, sizeof path));
     /* the last step (the version in meta) is refused by a trigger */
-    CHECK_EQ(tm_exec(path, "CREATE TRIGGER tm_block BEFORE UPDATE ON meta BEGIN "
-                           "SELECT RAISE(ABORT, 'tm_block says no'); END;"), SQLITE_OK);
+    CHECK_EQ(th_sql_exec(path, "CREATE TRIGGER tm_block BEFORE UPDATE ON meta BEGIN "
+                               "SELECT RAISE(ABORT, 'tm_block says no'); END;"), SQLITE_OK);
     char *before = tm_text(path, "SELECT * FROM result ORDER BY id");
     char *schema = tm_text(path, "SELECT name, sql FROM sqlite_master ORDER BY name");
     db *d = NULL;
@@ -418,12 +393,12 @@ TEST(migrate_failure_leaves_the_file_unchanged)
                !strcmp(schema, schema2);
     free(before), free(after), free(schema), free(schema2);
     CHECK_MSG(same, "the failed migration changed the file");
-    CHECK_EQ(tm_int(path, "PRAGMA user_version"), 1);
+    CHECK_EQ(th_sql_int(path, "PRAGMA user_version"), 1);
     /* without the obstacle it goes through */
-    CHECK_EQ(tm_exec(path, "DROP TRIGGER tm_block"), SQLITE_OK);
+    CHECK_EQ(th_sql_exec(path, "DROP TRIGGER tm_block"), SQLITE_OK);
     CHECK_MSG(db_open(&d, path, 1, err, sizeof err) == AT_OK, "open: %s", err);
     db_close(d);
-    CHECK_EQ(tm_int(path, "PRAGMA user_version"), DB_SCHEMA_VERSION);
+    CHECK_EQ(th_sql_int(path, "PRAGMA user_version"), DB_SCHEMA_VERSION);
 }
 
 /* ---- a read-only file of the old version ---- */
@@ -477,7 +452,7 @@ TEST(migrate_readonly_old_version_is_read_as_new)
     tm_best want[32];
     int n_want = tm_expected(path, want, 32);
     CHECK_EQ(n_want, 10);
-    CHECK_EQ(tm_int(path, "SELECT count(*) FROM result"), 69);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM result"), 69);
     CHECK_EQ(chmod(path, 0444), 0);
     char *bytes = tm_text(path, "SELECT * FROM result ORDER BY id");
     struct stat before;
@@ -533,7 +508,7 @@ TEST(migrate_readonly_old_version_is_read_as_new)
     struct stat after;
     CHECK_EQ(stat(path, &after), 0);
     CHECK(after.st_size == before.st_size && after.st_mtime == before.st_mtime);
-    CHECK_EQ(tm_int(path, "PRAGMA user_version"), 1);
+    CHECK_EQ(th_sql_int(path, "PRAGMA user_version"), 1);
     char *bytes2 = tm_text(path, "SELECT * FROM result ORDER BY id");
     int same = bytes && bytes2 && strcmp(bytes, bytes2) == 0;
     free(bytes);
@@ -624,12 +599,13 @@ TEST(kinds_never_serve_each_other)
         CHECK_STR(text, texts[i]);
     }
     free(rs);
-    CHECK_EQ(tm_int(path, "SELECT count(*) FROM problem WHERE dtype = 'bf16' AND math = '' AND "
-                          "layout = 'row' AND batch = 1"), 2);
-    CHECK_EQ(tm_int(path, "SELECT count(*) FROM problem WHERE op_a = 'N' AND op_b = 'T' AND "
-                          "layout = 'col'"), 2);
-    CHECK_EQ(tm_int(path, "SELECT count(*) FROM problem WHERE math = 'tf32' AND dtype = 'f32'"), 1);
-    CHECK_EQ(tm_int(path, "SELECT batch FROM problem WHERE batch <> 1"), 8);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM problem WHERE dtype = 'bf16' AND math = '' AND "
+                              "layout = 'row' AND batch = 1"), 2);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM problem WHERE op_a = 'N' AND op_b = 'T' AND "
+                              "layout = 'col'"), 2);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM problem WHERE math = 'tf32' AND "
+                              "dtype = 'f32'"), 1);
+    CHECK_EQ(th_sql_int(path, "SELECT batch FROM problem WHERE batch <> 1"), 8);
 
     static const struct { const char *size; at_lookup_level level; const char *config; } cases[] = {
         /* exact: the row of this kind, never a faster one of another */
@@ -711,12 +687,13 @@ TEST(kinds_never_serve_each_other)
     db_close(d);
 
     /* a kind written by a later release reads as unknown and serves no one */
-    CHECK_EQ(tm_exec(path, "INSERT INTO problem (kernel, n_dims, d0, d1, d2, dtype) VALUES "
-                           "('tm_any_kind', 3, 1000, 1000, 1000, 'f8e4m3');"
-                           "INSERT INTO result (device_id, kernel_id, problem_id, config, status,"
-                           " time_ms, created) SELECT d.id, k.id, last_insert_rowid(), 'A=7', "
-                           "'ok', 0.001, 'x' FROM device d, kernel k "
-                           "WHERE d.uuid = 'GPU-kinds' AND k.name = 'tm_any_kind'"), SQLITE_OK);
+    CHECK_EQ(th_sql_exec(path, "INSERT INTO problem (kernel, n_dims, d0, d1, d2, dtype) VALUES "
+                               "('tm_any_kind', 3, 1000, 1000, 1000, 'f8e4m3');"
+                               "INSERT INTO result (device_id, kernel_id, problem_id, config, "
+                               "status, time_ms, created) SELECT d.id, k.id, "
+                               "last_insert_rowid(), 'A=7', 'ok', 0.001, 'x' "
+                               "FROM device d, kernel k "
+                               "WHERE d.uuid = 'GPU-kinds' AND k.name = 'tm_any_kind'"), SQLITE_OK);
     CHECK_OK(db_open(&d, path, 1, err, sizeof err));
     CHECK_OK(db_results(d, dev.uuid, tm_any_kind.name, &rs, &n));
     int unknown = n == 9 && rs[8].problem.dtype == (at_dtype)TPL_KIND_UNKNOWN;

@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 #include "db.h"
 #include "harness.h"
+#include "th_sql.h"
 #include "lookup.h"
 #include "tn.h"
 #include "tpl.h"
@@ -51,22 +52,6 @@ static int rt_configs(const tpl_family *fam, char cfgs[RT_N][TPL_CONFIG_LEN])
     return n >= RT_N;
 }
 
-static long long rt_int(const char *path, const char *sql)
-{
-    sqlite3 *h = NULL;
-    long long v = -999;
-    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
-        sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
-            if (sqlite3_step(st) == SQLITE_ROW)
-                v = sqlite3_column_int64(st, 0);
-            sqlite3_finalize(st);
-        }
-    }
-    sqlite3_close(h);
-    return v;
-}
-
 /* Every row's id, sustained time and rank as one malloc'd text. */
 static char *rt_text(const char *path)
 {
@@ -85,16 +70,6 @@ static char *rt_text(const char *path)
     }
     sqlite3_close(h);
     return out;
-}
-
-static int rt_exec(const char *path, const char *sql)
-{
-    sqlite3 *h = NULL;
-    int rc = sqlite3_open(path, &h);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
-    sqlite3_close(h);
-    return rc;
 }
 
 /* A database at path with the device and test_wide 1000003's four rows
@@ -235,20 +210,20 @@ TEST(retime_rank_rule_in_lookup_gc_merge_export)
     CHECK_OK(db_merge(dm, d, &ms));
     rt_lookup(dm, config);
     CHECK_STR(config, cfgs[1]);
-    CHECK_EQ(rt_int(merged, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), 2);
+    CHECK_EQ(th_sql_int(merged, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), 2);
     /* a new re-timing of other rows clears the old ranks: row 0 leads again */
     const double sus2[1] = {1.5}, rank2[1] = {1.10};
     CHECK_OK(db_store_sustained(d, uuids, 1, "test_wide", NULL,
                                 &p1, &ids[2], sus2,
                                 rank2, 1));
-    CHECK_EQ(rt_int(path, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), 1);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), 1);
     rt_lookup(d, config);
     CHECK_STR(config, cfgs[0]);
     /* an id of another problem is refused, nothing changed */
     CHECK(db_store_sustained(d, uuids, 1, "test_wide", NULL,
                              &p2, &ids[1], sus2,
                              rank2, 1) != AT_OK);
-    CHECK_EQ(rt_int(path, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), 1);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), 1);
     db_close(di);
     db_close(dm);
     db_close(d);
@@ -264,9 +239,9 @@ TEST(retime_migrates_version_2)
     db *d = rt_fixture(path, cfgs, ids);
     CHECK(d);
     db_close(d);
-    CHECK_EQ(rt_exec(path, "ALTER TABLE result DROP COLUMN sustained_ms; "
-                           "ALTER TABLE result DROP COLUMN rank_ms; PRAGMA user_version = 2; "
-                           "UPDATE meta SET value = '2' WHERE key = 'schema_version'"),
+    CHECK_EQ(th_sql_exec(path, "ALTER TABLE result DROP COLUMN sustained_ms; "
+                               "ALTER TABLE result DROP COLUMN rank_ms; PRAGMA user_version = 2; "
+                               "UPDATE meta SET value = '2' WHERE key = 'schema_version'"),
              SQLITE_OK);
     snprintf(ro, sizeof ro, "%s/v2ro.db", th_tmpdir());
     char cmd[9000], *out = NULL;
@@ -284,14 +259,14 @@ TEST(retime_migrates_version_2)
     CHECK(rs[0].rank_ms == 0 && rs[0].sustained_ms == 0);
     free(rs);
     db_close(d);
-    CHECK_EQ(rt_int(ro, "PRAGMA user_version"), 2);
+    CHECK_EQ(th_sql_int(ro, "PRAGMA user_version"), 2);
     /* writable: migrated to 3 */
     CHECK_OK(db_open(&d, path, DB_OPEN_EXISTING, err, sizeof err));
     db_close(d);
-    CHECK_EQ(rt_int(path, "PRAGMA user_version"), 3);
-    CHECK_EQ(rt_int(path, "SELECT count(*) FROM meta WHERE key = 'migrated_2_to_3'"), 1);
-    CHECK_EQ(rt_int(path, "SELECT count(*) FROM result WHERE rank_ms IS NULL AND "
-                          "sustained_ms IS NULL"), RT_N);
+    CHECK_EQ(th_sql_int(path, "PRAGMA user_version"), 3);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM meta WHERE key = 'migrated_2_to_3'"), 1);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM result WHERE rank_ms IS NULL AND "
+                              "sustained_ms IS NULL"), RT_N);
     CHECK_OK(db_open(&d, path, DB_OPEN_EXISTING, err, sizeof err));
     rt_lookup(d, config);
     CHECK_STR(config, cfgs[0]);
@@ -391,7 +366,7 @@ TEST(retime_fake_sustained_winner_takes_the_rank)
     CHECK(fabs(best.rank_ms - tn_fake_time(set[0])) < 1e-9 * best.rank_ms);
     CHECK(fabs(best.sustained_ms - 1.05 * tn_fake_time(set[win])) < 1e-9);
     db_close(d);
-    CHECK_EQ(rt_int(dbpath, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), k);
+    CHECK_EQ(th_sql_int(dbpath, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), k);
     /* run again: stored, nothing re-timed, nothing changed */
     char *ranks = rt_text(dbpath), *ranks2 = NULL;
     snprintf(env, sizeof env, "AUTOTUNE_FAKE='hot=%s'", set[0]);
@@ -450,8 +425,8 @@ TEST(retime_fake_below_threshold_left_alone)
     CHECK_EQ(rt_tune(dbpath, env, &out), 0);
     CHECK_MSG(out && !strstr(out, "sustained"), "%s", out ? out : "");
     free(out);
-    CHECK_EQ(rt_int(dbpath, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL "
-                            "OR sustained_ms IS NOT NULL"), 0);
+    CHECK_EQ(th_sql_int(dbpath, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL "
+                                "OR sustained_ms IS NOT NULL"), 0);
     db *d = NULL;
     CHECK_OK(db_open(&d, dbpath, DB_OPEN_EXISTING, err, sizeof err));
     rt_lookup(d, config);
@@ -478,7 +453,7 @@ TEST(retime_fake_interrupt_then_resume)
     th_run(cmd, &out);
     CHECK_MSG(out && strstr(out, "rc=130") && !strstr(out, "sustained"), "%s", out ? out : "");
     free(out);
-    CHECK_EQ(rt_int(dbpath, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), 0);
+    CHECK_EQ(th_sql_int(dbpath, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), 0);
     char env[4096];
     snprintf(env, sizeof env, "AUTOTUNE_FAKE='hot=%s'", set[0]);
     CHECK_EQ(rt_tune(dbpath, env, &out), 0);
@@ -510,8 +485,8 @@ TEST(retime_fake_two_gpus_one_retimes)
     const char *at = out ? strstr(out, "sustained re-timing of") : NULL;
     CHECK_MSG(at && !strstr(at + 1, "sustained re-timing of"), "%s", out ? out : "");
     free(out);
-    CHECK_EQ(rt_int(dbpath, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), k);
-    CHECK_EQ(rt_int(dbpath, "SELECT count(DISTINCT device_id) FROM result"), 2);
+    CHECK_EQ(th_sql_int(dbpath, "SELECT count(*) FROM result WHERE rank_ms IS NOT NULL"), k);
+    CHECK_EQ(th_sql_int(dbpath, "SELECT count(DISTINCT device_id) FROM result"), 2);
     db *d = NULL;
     CHECK_OK(db_open(&d, dbpath, DB_OPEN_EXISTING, err, sizeof err));
     rt_lookup(d, config);
