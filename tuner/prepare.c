@@ -284,18 +284,17 @@ void tn_measure_ceiling(tn_ctx *c)
 
 /* ---- one problem ---- */
 
-/* The rows of fam stored for c's device, or for every GPU of its group
- * (one malloc'd array). AT_OK, or the database's failure (nothing kept). */
-static at_status stored_rows(tn_ctx *c, const tpl_family *fam, db_result **rows, int *n)
+at_status tn_group_rows(tn_ctx *c, tn_rows_fetch fetch, const void *arg, db_result **rows,
+                        int *n)
 {
-    if (c->n_peers <= 1)
-        return db_results(c->d, c->dev.uuid, fam->name, rows, n);
     *rows = NULL;
     *n = 0;
+    if (c->n_peers <= 1)             /* one GPU: its rows as they come */
+        return fetch(c, c->dev.uuid, arg, rows, n);
     for (int g = 0; g < c->n_peers; g++) {
         db_result *part = NULL;
         int n_part = 0;
-        at_status st = db_results(c->d, c->peer_uuid[g], fam->name, &part, &n_part);
+        at_status st = fetch(c, c->peer_uuid[g], arg, &part, &n_part);
         db_result *all = st == AT_OK ? realloc(*rows, (size_t)(*n + n_part + 1) * sizeof **rows)
                                      : NULL;
         if (!all) {
@@ -312,6 +311,13 @@ static at_status stored_rows(tn_ctx *c, const tpl_family *fam, db_result **rows,
         free(part);
     }
     return AT_OK;
+}
+
+/* tn_group_rows's fetch: every row of the family (arg) on one device. */
+static at_status family_rows(tn_ctx *c, const char *uuid, const void *arg, db_result **rows,
+                             int *n)
+{
+    return db_results(c->d, uuid, ((const tpl_family *)arg)->name, rows, n);
 }
 
 /* Makes fam/p the current problem; the rows stored for fam on this device
@@ -337,7 +343,7 @@ void tn_prepare_problem(tn_ctx *c, tn_prob *pr, const tpl_family *fam, const tpl
     snprintf(pr->tag, sizeof pr->tag, "%s", c->tag);
 
     /* results stored before: counted, best known (plan tells the strategy) */
-    if (stored_rows(c, fam, &pr->old, &pr->n_old) != AT_OK) {
+    if (tn_group_rows(c, family_rows, fam, &pr->old, &pr->n_old) != AT_OK) {
         pr->old = NULL;
         pr->n_old = 0;
         return;

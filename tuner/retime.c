@@ -77,28 +77,26 @@ static int by_time(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
+/* tn_group_rows's fetch: the problem's (arg) verified rows on one device; a
+ * device whose rows cannot be read adds none. */
+static at_status verified_rows(tn_ctx *c, const char *uuid, const void *arg, db_result **rows,
+                               int *n)
+{
+    const tn_prob *pr = arg;
+    if (db_problem_results(c->d, uuid, pr->fam->name, pr->hash, pr->p, rows, n) != AT_OK) {
+        *rows = NULL;
+        *n = 0;
+    }
+    return AT_OK;
+}
+
 /* The problem's rows on the devices that share it (this GPU, or its
  * group), fastest short time first: malloc'd, count in *n (0 on failure). */
 static db_result *problem_rows(tn_ctx *c, const tn_prob *pr, int *n)
 {
     db_result *all = NULL;
-    *n = 0;
-    int n_dev = pr->n_peers > 1 ? pr->n_peers : 1;
-    for (int g = 0; g < n_dev; g++) {
-        const char *uuid = pr->n_peers > 1 ? pr->peer_uuid[g] : c->dev.uuid;
-        db_result *rows = NULL;
-        int k = 0;
-        if (db_problem_results(c->d, uuid, pr->fam->name, pr->hash, pr->p, &rows, &k) !=
-                AT_OK)
-            continue;
-        db_result *grown = k ? realloc(all, (size_t)(*n + k) * sizeof *all) : all;
-        if (grown) {
-            all = grown;
-            memcpy(all + *n, rows, (size_t)k * sizeof *rows);
-            *n += k;
-        }
-        free(rows);
-    }
+    if (tn_group_rows(c, verified_rows, pr, &all, n) != AT_OK)
+        return NULL;
     if (*n > 1)
         qsort(all, (size_t)*n, sizeof *all, by_time);
     return all;

@@ -198,6 +198,13 @@ void tn_gpu_facts(const char *uuid, char *out, size_t len);
  * that dies is replaced and asked once more (then the run goes on without
  * the figure); one that cannot start makes the run fatal. */
 void tn_measure_ceiling(tn_ctx *c);
+/* The rows fetch returns for c's device, or for each GPU of its group, in
+ * one malloc'd array (*rows NULL and *n 0 on failure). AT_OK, or the first
+ * failure of fetch (nothing kept), or AT_ERR_NO_MEMORY. */
+typedef at_status (*tn_rows_fetch)(tn_ctx *c, const char *uuid, const void *arg,
+                                   db_result **rows, int *n);
+at_status tn_group_rows(tn_ctx *c, tn_rows_fetch fetch, const void *arg, db_result **rows,
+                        int *n);
 /* Times the vendor libraries (cuBLAS, CUB) on pr's problem in the worker,
  * on the inputs the configurations ran on, stores each as a measurement
  * (kind vendor: "cublas", "cub"; an absent library or a failed call with
