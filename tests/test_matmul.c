@@ -2,11 +2,9 @@
  * rules (CPU) and GPU verification of many configurations (the CPU tier's NVRTC
  * compiles of every family: test_compile_sample.c). */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "harness.h"
 #include "measure.h"
 #include "tpl.h"
@@ -32,10 +30,10 @@ static int mt_param(const char *name)
 /* ---------------- CPU tier ---------------- */
 
 
-/* Counts over one slice [begin, end) of matmul's raw space, and the first
- * broken rule (matmul_space_sizes scans the slices on all cores). */
+/* Counts over matmul's valid configurations, and the first broken rule
+ * (matmul_space_sizes). */
 typedef struct mt_scan {
-    long long begin, end, valid;
+    long long valid;
     int algo_count[3], stages_seen[5], split_seen, frag_seen[2], frag_split128, acc128_bk16;
     int streamk, sk_able, ffma_seen[3], ffma_able;
     int cps_count, cps_able;         /* CPS 4, 8 configurations; the CPS=0 ones they double */
