@@ -300,15 +300,6 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
                         // ptxas serializes its wgmmas, warning C7513); bench/notes_tcgemm.md section 9
 #endif
 #define T9_NB (T9_TFK + 1)              // T9_TFK: fragment buffers
-#ifndef T9_TFP
-#define T9_TFP 0        // TF32 (internal, experiment): 1 = cuBLAS's main-loop schedule: the register fragments of k8 step
-                        // g + 1 are loaded before the wgmma of step g (4 buffers, 2 groups in flight), the next stage's
-                        // full barrier is waited for before the stage's last wgmma, a stage is released after the
-                        // second wgmma of the next one; 0 = T9_TFK above (bench/notes_tcgemm.md section 14)
-#endif
-#if T9_TFP && (TYPE != 2 || PING || (BK / 8) % 4 != 0)
-#error "tcgemm PATH 90: T9_TFP is for TF32 without PING (4 fragment buffers must divide BK / 8)"
-#endif
 #if TYPE == 2 && T9_TFK && (BK / 8) % T9_NB != 0
 #error "tcgemm PATH 90: T9_TFK + 1 must divide BK / 8"
 #endif
@@ -627,18 +618,6 @@ __device__ __forceinline__ unsigned t9_fa(unsigned sb, int p, int kc)
     return sb + (p / 32) * (BK * 128) + kc * 128 + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
 }
 
-#if T9_TFP
-// T9_TFP: one warp's register fragment (4 elements) of k8 step kk for the 64 C columns from p0 (a stage's B tile at sb)
-__device__ __forceinline__ void t9_frag(unsigned (&f)[4], unsigned sb, int p0, int kk, int lane)
-{
-#pragma unroll
-    for (int q = 0; q < 4; q++) {
-        unsigned ad = t9_fa(sb, p0 + lane / 4 + (q & 1) * 8, kk * 8 + lane % 4 + (q >> 1) * 4);
-        asm volatile("ld.shared.b32 %0, [%1];" : "=r"(f[q]) : "r"(ad) : "memory");
-    }
-}
-#endif
-
 __device__ __forceinline__ void t9_fence_acc(float *d)
 {
 #pragma unroll
@@ -798,16 +777,6 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
                 for (int q = 0; q < 4; q++)
                     fr0[i][kk][q] = fr1[i][kk][q] = 0u;
-#if T9_TFP
-        unsigned fp[T9_MI][4][4];       // T9_TFP: the fragments of k8 step kk of a stage at kk % 4
-#pragma unroll
-        for (int i = 0; i < T9_MI; i++)
-#pragma unroll
-            for (int b = 0; b < 4; b++)
-#pragma unroll
-                for (int q = 0; q < 4; q++)
-                    fp[i][b][q] = 0u;
-#endif
 #if TYPE == 2 && T9_TFK
         unsigned fk[T9_MI][T9_NB][4];   // T9_TFK: the fragments of k8 step j at j % T9_NB
 #endif
@@ -963,79 +932,12 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 prev = s;
                 if (++s == STAGES) { s = 0; ph ^= 1; }
             };
-#if T9_TFP
-            // cuBLAS's schedule (T9_TFP): fragments one k8 step ahead in 4 buffers (buffer kk % 4 holds step kk of a
-            // stage; 4 divides BK / 8), 2 groups in flight, so buffer (kk + 1) % 4 is free (its wgmma, 3 steps back, is
-            // complete) when it is loaded; stage prev is released once the 2nd wgmma of the next one has waited.
-            (void)step; (void)fr0; (void)fr1;
-            if (k1 > k0) {
-                t9_bar_wait(bars + 8 * s, ph);
-#pragma unroll
-                for (int i = 0; i < T9_MI; i++)
-                    t9_frag(fp[i][0], base + s * T9_STAGE_BYTES + T9_A_BYTES, c * T9_WP + i * 64 + warp * 16, 0, lane);
-            }
-            for (int kt = k0; kt < k1; kt++) {
-                unsigned sa = base + s * T9_STAGE_BYTES, sb = sa + T9_A_BYTES;
-                int sn = s + 1 == STAGES ? 0 : s + 1;
-                unsigned phn = sn == 0 ? ph ^ 1 : ph;
-#pragma unroll
-                for (int kk = 0; kk < BK / 8; kk++) {
-                    if (kk + 1 < BK / 8) {
-#pragma unroll
-                        for (int i = 0; i < T9_MI; i++)
-                            t9_frag(fp[i][(kk + 1) % 4], sb, c * T9_WP + i * 64 + warp * 16, kk + 1, lane);
-                    } else if (kt + 1 < k1) {
-                        t9_bar_wait(bars + 8 * sn, phn);
-#pragma unroll
-                        for (int i = 0; i < T9_MI; i++)
-                            t9_frag(fp[i][0], base + sn * T9_STAGE_BYTES + T9_A_BYTES, c * T9_WP + i * 64 + warp * 16, 0, lane);
-                    }
-#pragma unroll
-                    for (int i = 0; i < T9_MI; i++)
-                        t9_fence_acc(d[i]);
-                    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-                    for (int i = 0; i < T9_MI; i++)
-                        t9_mma_tf32(d[i], fp[i][kk % 4], t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024),
-                                    kt > k0 || kk > 0);
-                    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-                    asm volatile("wgmma.wait_group.sync.aligned 2;" ::: "memory");
-#pragma unroll
-                    for (int i = 0; i < T9_MI; i++) {
-                        t9_fence_acc(d[i]);
-#pragma unroll
-                        for (int q = 0; q < 4; q++)     // step kk - 2's wgmma is complete: its buffer is free
-                            asm volatile("" : "+r"(fp[i][(kk + 2) % 4][q]) :: "memory");
-                    }
-                    if (kk == 1 && prev >= 0) {
-                        if (tid < T9_CL) {
-                            unsigned r = tid;
-                            if ((int)(r % CM) == cm || (int)(r / CM) == cn)
-                                t9_bar_arrive_cta(bars + 8 * (STAGES + prev), r);
-                        }
-                        prev = -1;
-                    }
-                }
-                prev = s;
-                s = sn;
-                ph = phn;
-            }
-            asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-#pragma unroll
-            for (int i = 0; i < T9_MI; i++)
-#pragma unroll
-                for (int b = 0; b < 4; b++)
-#pragma unroll
-                    for (int q = 0; q < 4; q++)
-                        asm volatile("" : "+r"(fp[i][b][q]) :: "memory");
-#else
             for (int kt = k0; kt < k1; kt += 2) {
                 step(kt, fr0, fr1);
                 if (kt + 1 < k1)
                     step(kt + 1, fr1, fr0);
             }
             asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-#endif
 #pragma unroll
             for (int i = 0; i < T9_MI; i++)
                 t9_fence_acc(d[i]);

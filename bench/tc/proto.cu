@@ -12,7 +12,8 @@
 // the tensor maps' L2 promotion, none/64B/128B/256B; 256B default as in the family). The experiment
 // keys PERM and TF32 VEC=4 (session 7, commits d65e066 and b747d1c), TB, BSW, SUSP, PAIR and TKG (sessions 7-8,
 // up to commit 9dca9d0; bench/notes_tcgemm.md sections 11-12) and session 9's UNI, SNAKE, L2A and L2B (up to
-// commit 1ee6570; notes section 13) were removed with the kernel code they selected.
+// commit 1ee6570; notes section 13) and session 11's TFP (up to commit 3062509; notes section 14) were removed
+// with the kernel code they selected.
 // TYPE: 0 BF16, 1 FP16, 2 TF32. Verification rule: see templates/tcgemm.cu's header.
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -149,7 +150,6 @@ static void parse_cfg(const char *s, t9_cfg *c)
         else if (!strcmp(t, "GROUP")) c->group = v; else if (!strcmp(t, "SPLITK")) c->splitk = v;
         else if (!strcmp(t, "VEC")) c->vec = v; else if (!strcmp(t, "PING")) c->ping = v;
         else if (!strcmp(t, "TFK")) c->tfk = v;
-        else if (!strcmp(t, "TFP")) c->tfp = v;    // session 11: cuBLAS's main-loop schedule (T9_TFP)
         else if (!strcmp(t, "TES")) c->tes = v;    // session 11: TF32 TMA-store epilogue (T9_TES)
         else if (!strcmp(t, "PROMO")) c->promo = v;   // host only: the tensor maps' L2 promotion (t9_promo)
         else { fprintf(stderr, "unknown parameter %s\n", t); exit(1); }
@@ -165,9 +165,9 @@ static int build(const char *s, Kern *K)
     snprintf(K->name, sizeof K->name, "BM%d BN%d BK%d S%d WG%d%s C%dx%d R%d G%d SK%d V%d%s", c->bm, c->bn, c->bk,
              c->stages, c->wg, c->ping ? "P" : "", c->cm, c->cn, c->raster, c->group, c->splitk, c->vec,
              c->tfk >= 0 ? (c->tfk == 1 ? " TFK1" : c->tfk == 3 ? " TFK3" : " TFK?") : "");
-    if (c->tfp || c->tes) {
+    if (c->tes) {
         size_t ln = strlen(K->name);
-        snprintf(K->name + ln, sizeof K->name - ln, "%s%s", c->tfp ? " TFP" : "", c->tes ? " TES" : "");
+        snprintf(K->name + ln, sizeof K->name - ln, " TES");
     }
     if (c->promo != 3) {
         size_t ln = strlen(K->name);
@@ -187,7 +187,6 @@ static int build(const char *s, Kern *K)
     if (getenv("XDEFS")) opts[no++] = getenv("XDEFS");   // one extra -D for experiments
     char tkd[32];
     if (c->tfk >= 0) { snprintf(tkd, sizeof tkd, "-DT9_TFK=%d", c->tfk); opts[no++] = tkd; }
-    if (c->tfp) opts[no++] = "-DT9_TFP=1";
     if (c->tes) opts[no++] = "-DT9_TES=1";
     // CUBIN_DIR: cubins cached by a hash of the source and the options (`proto compile` fills it
     // with no GPU, so a device run spends no time in NVRTC)

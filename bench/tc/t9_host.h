@@ -24,7 +24,6 @@ typedef struct {
     int type, bm, bn, bk, stages, wg, cm, cn, raster, group, splitk, vec, ping;
     int tfk;    // TF32: -1 = the kernel's default T9_TFK, else compiled with -DT9_TFK=tfk
     int promo;  // L2 promotion of the A and B tensor maps: 0 none, 1 64B, 2 128B, 3 256B (the family's, and the default)
-    int tfp;    // TF32 experiment: 1 = -DT9_TFP=1 (cuBLAS's main-loop schedule), 0 = the kernel's default
     int tes;    // TF32 experiment: 1 = -DT9_TES=1 (C staged in shared memory, TMA stores), 0 = the direct epilogue
 } t9_cfg;
 
@@ -66,8 +65,6 @@ static inline const char *t9_reject(const t9_cfg *c)
         return "VEC 8 (TMA-store epilogue) is for 16-bit types without split-K";
     if (c->tes && (c->type != 2 || c->splitk > 1 || c->ping || c->bn / c->wg != 64 || c->bm % 32))
         return "TES (TF32 TMA-store epilogue) needs TF32, no split-K or pingpong, 64 columns per warpgroup";
-    if (c->tfp && (c->type != 2 || c->ping || (c->bk / 8) % 4))
-        return "TFP is for TF32 without pingpong";
     if (c->bm / c->cn > 256 || c->bk / c->cm > 256)
         return "TMA box over 256 rows";
     return 0;
