@@ -8,6 +8,8 @@
 #include <string.h>
 #include "measure.h"
 
+#define MS_MODULES 4
+
 struct ms_gpu {
     const cudrv *cu;
     at_device_info info;
@@ -24,8 +26,11 @@ struct ms_gpu {
     tpl_workset ws;
     int have_ws;
     CUmodule module;                /* module of the last cubin used */
-    unsigned long long module_hash;
-    size_t module_size;
+    /* The last MS_MODULES cubins stay loaded (the re-timing alternates a
+     * few configurations: no reload between their slices). */
+    CUmodule cached[MS_MODULES];
+    unsigned long long cached_hash[MS_MODULES], cached_used[MS_MODULES], uses;
+    size_t cached_size[MS_MODULES];
 };
 
 void ms_default_options(ms_options *o)
@@ -36,6 +41,7 @@ void ms_default_options(ms_options *o)
     o->budget_ms = 200.0;
     o->abandon_ms = 0.0;
     o->flush_l2 = 1;
+    o->back_to_back = 0;
 }
 
 static at_status ms_cuda(ms_gpu *g, CUresult rc, const char *call, char *err, size_t len)
@@ -107,13 +113,16 @@ at_status ms_open(ms_gpu **out, int ordinal, char *err, size_t errlen)
     return AT_OK;
 }
 
-static void ms_drop_module(ms_gpu *g)
+static void ms_drop_modules(ms_gpu *g)
 {
-    if (g->module)
-        g->cu->ModuleUnload(g->module);
+    for (int i = 0; i < MS_MODULES; i++) {
+        if (g->cached[i])
+            g->cu->ModuleUnload(g->cached[i]);
+        g->cached[i] = NULL;
+        g->cached_hash[i] = g->cached_used[i] = 0;
+        g->cached_size[i] = 0;
+    }
     g->module = NULL;
-    g->module_hash = 0;
-    g->module_size = 0;
 }
 
 void ms_close(ms_gpu *g)
@@ -125,7 +134,7 @@ void ms_close(ms_gpu *g)
         cu->StreamSynchronize(g->stream);
     if (g->have_ws)
         tpl_workset_free(cu, &g->ws);
-    ms_drop_module(g);
+    ms_drop_modules(g);
     ex_release(&g->ref);
     if (g->ref_module)
         cu->ModuleUnload(g->ref_module);
@@ -184,20 +193,36 @@ static unsigned long long ms_hash(const void *data, size_t len)
     return h;
 }
 
-/* Loads the cubin unless it is the module already loaded. */
+/* Makes the cubin the current module: one of the cached ones, or loaded in
+ * place of the least recently used (nothing runs from it: every timing
+ * waits for its runs). */
 static at_status ms_load(ms_gpu *g, const void *cubin, size_t size, char *err, size_t len)
 {
     unsigned long long h = ms_hash(cubin, size);
-    if (g->module && g->module_hash == h && g->module_size == size)
-        return AT_OK;
-    ms_drop_module(g);
-    CUresult rc = g->cu->ModuleLoadData(&g->module, cubin);
+    int slot = 0;
+    for (int i = 0; i < MS_MODULES; i++) {
+        if (g->cached[i] && g->cached_hash[i] == h && g->cached_size[i] == size) {
+            g->cached_used[i] = ++g->uses;
+            g->module = g->cached[i];
+            return AT_OK;
+        }
+        if (g->cached_used[i] < g->cached_used[slot])
+            slot = i;
+    }
+    if (g->cached[slot])
+        g->cu->ModuleUnload(g->cached[slot]);
+    g->cached[slot] = NULL;
+    g->cached_used[slot] = 0;
+    g->module = NULL;
+    CUresult rc = g->cu->ModuleLoadData(&g->cached[slot], cubin);
     if (rc != CUDA_SUCCESS) {
-        g->module = NULL;
+        g->cached[slot] = NULL;
         return ms_cuda(g, rc, "cuModuleLoadData", err, len);
     }
-    g->module_hash = h;
-    g->module_size = size;
+    g->cached_hash[slot] = h;
+    g->cached_size[slot] = size;
+    g->cached_used[slot] = ++g->uses;
+    g->module = g->cached[slot];
     return AT_OK;
 }
 
@@ -408,9 +433,56 @@ static at_status ms_time_one(ms_gpu *g, const ms_runner *rn, int flush, unsigned
     return AT_OK;
 }
 
+/* ms_options.back_to_back: the output reset once, then the warm-up and
+ * opt->max_runs timed runs of rn queued without a host wait, an event
+ * between each two timed runs; their times into times[], their count into
+ * *runs. The events are created for the call and destroyed after it. */
+static at_status ms_time_back_to_back(ms_gpu *g, const ms_runner *rn, const ms_options *opt,
+                                      double *times, int *runs, tpl_args *last, char *err,
+                                      size_t errlen)
+{
+    int n = opt->max_runs;
+    CUevent *marks = calloc((size_t)n + 1, sizeof *marks);
+    if (!marks) {
+        snprintf(err, errlen, "out of host memory");
+        return AT_ERR_NO_MEMORY;
+    }
+    CUresult rc = CUDA_SUCCESS;
+    int made = 0;
+    while (made <= n && (rc = g->cu->EventCreate(&marks[made], CU_EVENT_DEFAULT)) == CUDA_SUCCESS)
+        made++;
+    at_status s = rc == CUDA_SUCCESS ? ms_reset_output(g) : ms_cuda(g, rc, "cuEventCreate", err,
+                                                                    errlen);
+    for (int i = 0; s == AT_OK && i < opt->warmup; i++)
+        s = ms_run_once(g, rn, last, err, errlen);
+    if (s == AT_OK && (rc = g->cu->EventRecord(marks[0], g->stream)) != CUDA_SUCCESS)
+        s = ms_cuda(g, rc, "cuEventRecord", err, errlen);
+    for (int i = 0; s == AT_OK && i < n; i++) {
+        s = ms_run_once(g, rn, last, err, errlen);
+        if (s == AT_OK && (rc = g->cu->EventRecord(marks[i + 1], g->stream)) != CUDA_SUCCESS)
+            s = ms_cuda(g, rc, "cuEventRecord", err, errlen);
+    }
+    if (s == AT_OK && (rc = g->cu->EventSynchronize(marks[n])) != CUDA_SUCCESS)
+        s = ms_cuda(g, rc, "cuEventSynchronize", err, errlen);
+    for (int i = 0; s == AT_OK && i < n; i++) {
+        float ms = 0.0f;
+        if ((rc = g->cu->EventElapsedTime(&ms, marks[i], marks[i + 1])) != CUDA_SUCCESS)
+            s = ms_cuda(g, rc, "cuEventElapsedTime", err, errlen);
+        times[i] = ms;
+    }
+    if (s != AT_OK)
+        g->cu->StreamSynchronize(g->stream);
+    for (int i = 0; i < made; i++)
+        g->cu->EventDestroy(marks[i]);
+    free(marks);
+    *runs = s == AT_OK ? n : 0;
+    return s;
+}
+
 /* Warm-up, then timed runs of rn until the budget or max_runs (or the
- * abandon rule): median, min and max into timing; the work of one run
- * from bytes and flops (the family's work_done where it has one). */
+ * abandon rule; back to back: exactly max_runs): median, min and max into
+ * timing; the work of one run from bytes and flops (the family's work_done
+ * where it has one). */
 static at_status ms_time_runner(ms_gpu *g, const ms_runner *rn, const ms_options *opt_in,
                                 double flops, double bytes, ms_timing *timing, char *err,
                                 size_t errlen)
@@ -429,7 +501,9 @@ static at_status ms_time_runner(ms_gpu *g, const ms_runner *rn, const ms_options
     double total = 0.0;
     tpl_args last_args = g->ws.args;
     at_status s = AT_OK;
-    for (int i = 0; s == AT_OK && i < opt.warmup + opt.max_runs; i++) {
+    if (opt.back_to_back)
+        s = ms_time_back_to_back(g, rn, &opt, times, &runs, &last_args, err, errlen);
+    for (int i = 0; !opt.back_to_back && s == AT_OK && i < opt.warmup + opt.max_runs; i++) {
         int timed = i >= opt.warmup;
         float ms = 0.0f;
         s = ms_time_one(g, rn, flush && timed, &flush_value, &last_args, &ms, err, errlen);

@@ -21,6 +21,11 @@ typedef struct ms_options {
                               this (clearly slower than the best so far) */
     int flush_l2;          /* 1: overwrite a 2x-L2 buffer before each run when
                               the problem's bytes fit in L2 (default 1) */
+    int back_to_back;      /* 1: the warm-up and exactly max_runs timed runs
+                              queued back to back, no output reset, flush or
+                              host wait between them, an event between each
+                              two (a program's calls in a loop, at the clock
+                              the GPU holds under that load; default 0) */
 } ms_options;
 
 typedef struct ms_timing {

@@ -605,6 +605,26 @@ GPU_TEST(dgemm_gpu_every_configuration_and_shape)
             printf("    4096^3 %.3f ms = %.1f TFLOP/s, error %.2e (%.3f of the tolerance): %s\n",
                    tm.median_ms, 2.0 * 4096 * 4096 * 4096 / tm.median_ms * 1e-9, e,
                    e / f->tolerance(&big), set[i].text);
+        /* the re-timing's back-to-back form (templates/measure.h): exactly max_runs runs,
+         * near the ordinary timing, and the module it leaves cached still verifies */
+        ms_timing b2b;
+        o.back_to_back = 1;
+        o.warmup = 2;
+        o.min_runs = o.max_runs = 12;
+        CHECK_OK(ms_time(g, f, set[i].cfg, set[i].cubin, set[i].size, &o, &b2b, err, sizeof err));
+        CHECK_EQ(b2b.runs, 12);
+        CHECK_MSG(b2b.median_ms > 0.6 * tm.median_ms && b2b.median_ms < 1.6 * tm.median_ms,
+                  "%s: back to back %.3f ms against %.3f ms", set[i].text, b2b.median_ms,
+                  tm.median_ms);
+        printf("    back to back %.3f ms (min %.3f, max %.3f)\n", b2b.median_ms, b2b.min_ms,
+               b2b.max_ms);
+        if (i > 0 && f->applicable(set[i - 1].cfg, &big)) {
+            e = -1;
+            st = ms_verify(g, f, set[i - 1].cfg, set[i - 1].cubin, set[i - 1].size, &e, err,
+                           sizeof err);
+            CHECK_MSG(st == AT_OK, "%s again (cached module): %s %s", set[i - 1].text,
+                      at_status_string(st), err);
+        }
     }
     th_free_compiled(set, n);
     ms_close(g);

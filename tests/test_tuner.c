@@ -275,6 +275,7 @@ TEST(tuner_protocol_round_trip)
     m.opt.budget_ms = 12.5;
     m.opt.abandon_ms = 0.1;
     m.opt.flush_l2 = 1;
+    m.opt.back_to_back = 1;
     snprintf(m.dev.name, sizeof m.dev.name, "NVIDIA H100 80GB HBM3");
     snprintf(m.dev.uuid, sizeof m.dev.uuid, "GPU-12345678-abcd");
     snprintf(m.dev.arch, sizeof m.dev.arch, "sm_90");
@@ -319,6 +320,7 @@ TEST(tuner_protocol_round_trip)
     CHECK_EQ(d.cfg[4], 3997);
     CHECK_EQ(d.cfg[0], -3);
     CHECK(d.opt.budget_ms == 12.5 && d.opt.abandon_ms == 0.1 && d.opt.max_runs == 200);
+    CHECK(d.opt.flush_l2 == 1 && d.opt.back_to_back == 1 && d.opt.warmup == 2);
     CHECK_STR(d.dev.name, "NVIDIA H100 80GB HBM3");
     CHECK_STR(d.dev.uuid, "GPU-12345678-abcd");
     CHECK_STR(d.dev.arch, "sm_90");

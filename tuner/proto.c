@@ -131,6 +131,7 @@ at_status tn_msg_encode(const tn_msg *m, unsigned char **buf, size_t *len)
     put_f64(&b, m->opt.budget_ms);
     put_f64(&b, m->opt.abandon_ms);
     put_i64(&b, m->opt.flush_l2);
+    put_i64(&b, m->opt.back_to_back);
     const at_device_info *d = &m->dev;
     put_i64(&b, d->ordinal);
     put_str(&b, d->name);
@@ -211,6 +212,7 @@ at_status tn_msg_decode(const unsigned char *body, size_t len, tn_msg *m)
     m->opt.budget_ms = get_f64(&r);
     m->opt.abandon_ms = get_f64(&r);
     m->opt.flush_l2 = get_int(&r);
+    m->opt.back_to_back = get_int(&r);
     at_device_info *d = &m->dev;
     d->ordinal = get_int(&r);
     get_str(&r, d->name, sizeof d->name);

@@ -3,7 +3,9 @@
  * clock; a user's program runs the kernel back to back at the power cap,
  * where the order of close configurations can differ (bench/notes_dgemm.md
  * 9-10, notes_bgemm.md round 4). So the few fastest distinct configurations
- * (within TN_RETIME_WITHIN of the best) are timed again together: a warm-up
+ * (within TN_RETIME_WITHIN of the best) are timed again together, back to
+ * back as a program's loop calls them (no output reset, L2 flush or host
+ * wait between runs, the candidates' modules kept loaded): a warm-up
  * that brings the GPU to its steady clock, then alternating rounds, each
  * configuration's time taken relative to the short-timing winner's in the
  * same round (the median of the paired ratios, as the benchmarks quote).
@@ -27,6 +29,7 @@
 #define TN_RETIME_ROUNDS 5
 #define TN_RETIME_ROUND_MS 30.0      /* each configuration's share of a round */
 #define TN_RETIME_CONSISTENT 4       /* rounds a lead must hold (of the 5) */
+#define TN_RETIME_MAX_RUNS 400.0     /* runs in one slice at most (one event each) */
 
 /* One configuration being re-timed. */
 typedef struct rt_cand {
@@ -132,9 +135,12 @@ static int choose(tn_ctx *c, const tn_prob *pr, rt_cand *x, int *done)
     return n;
 }
 
-/* Times x under sustained load in c's worker (budget_ms of runs, after
- * warmup untimed ones): 0 with the median in *ms, or -1 with why (the
- * worker that failed is stopped; the next step starts another). */
+/* Times x under sustained load in c's worker: about budget_ms of runs (by
+ * its short time) after warmup untimed ones, all queued back to back
+ * (templates/measure.h: no output reset, flush or host wait between runs;
+ * the worker keeps the candidates' modules loaded): 0 with the median in
+ * *ms, or -1 with why (the worker that failed is stopped; the next step
+ * starts another). */
 static int sustain(tn_ctx *c, const rt_cand *x, double budget_ms, int warmup, double *ms,
                    char *why, size_t len)
 {
@@ -151,14 +157,14 @@ static int sustain(tn_ctx *c, const rt_cand *x, double budget_ms, int warmup, do
     m.n_cfg = c->fam->n_params;
     memcpy(m.cfg, x->cfg, sizeof m.cfg);
     ms_default_options(&m.opt);
-    m.opt.warmup = warmup;
-    m.opt.min_runs = 3;
-    m.opt.budget_ms = budget_ms;
     double per = x->r.time_ms > 0.001 ? x->r.time_ms : 0.001;
-    m.opt.max_runs = (int)fmin(200000.0, 2.0 * budget_ms / per + 10.0);
+    m.opt.warmup = warmup;
+    m.opt.back_to_back = 1;          /* as a program's loop: no resets or waits between runs */
+    m.opt.min_runs = m.opt.max_runs = (int)fmax(3.0, fmin(TN_RETIME_MAX_RUNS, ceil(budget_ms / per)));
+    m.opt.budget_ms = budget_ms;
     m.blob = x->cubin;
     m.blob_size = x->size;
-    double timeout = 10.0 + 4.0 * (budget_ms + warmup * per) / 1000.0;
+    double timeout = 10.0 + 4.0 * ((m.opt.max_runs + warmup) * per) / 1000.0;
     tn_unlock(c);                    /* other GPUs go on meanwhile */
     at_status st = tn_msg_send(c->worker.to_fd, &m);
     if (st == AT_OK)
