@@ -433,40 +433,46 @@ static at_status ms_time_one(ms_gpu *g, const ms_runner *rn, int flush, unsigned
     return AT_OK;
 }
 
-/* ms_options.back_to_back: the output reset once, then the warm-up and
- * opt->max_runs timed runs of rn queued without a host wait, an event
- * between each two timed runs; their times into times[], their count into
- * *runs. The events are created for the call and destroyed after it. */
+/* ms_options.back_to_back: the output reset once (before every run where
+ * the run starts from it: tpl_workset.out_is_state), then the warm-up and
+ * opt->max_runs timed runs of rn queued without a host wait, each between
+ * two events; their times into times[], their count into *runs. The events
+ * are created for the call and destroyed after it. */
 static at_status ms_time_back_to_back(ms_gpu *g, const ms_runner *rn, const ms_options *opt,
                                       double *times, int *runs, tpl_args *last, char *err,
                                       size_t errlen)
 {
-    int n = opt->max_runs;
-    CUevent *marks = calloc((size_t)n + 1, sizeof *marks);
+    int n = opt->max_runs, each = g->ws.out_is_state;
+    CUevent *marks = calloc(2 * (size_t)n, sizeof *marks);
     if (!marks) {
         snprintf(err, errlen, "out of host memory");
         return AT_ERR_NO_MEMORY;
     }
     CUresult rc = CUDA_SUCCESS;
     int made = 0;
-    while (made <= n && (rc = g->cu->EventCreate(&marks[made], CU_EVENT_DEFAULT)) == CUDA_SUCCESS)
+    while (made < 2 * n &&
+           (rc = g->cu->EventCreate(&marks[made], CU_EVENT_DEFAULT)) == CUDA_SUCCESS)
         made++;
     at_status s = rc == CUDA_SUCCESS ? ms_reset_output(g) : ms_cuda(g, rc, "cuEventCreate", err,
                                                                     errlen);
     for (int i = 0; s == AT_OK && i < opt->warmup; i++)
-        s = ms_run_once(g, rn, last, err, errlen);
-    if (s == AT_OK && (rc = g->cu->EventRecord(marks[0], g->stream)) != CUDA_SUCCESS)
-        s = ms_cuda(g, rc, "cuEventRecord", err, errlen);
+        if ((s = ms_run_once(g, rn, last, err, errlen)) == AT_OK && each)
+            s = ms_reset_output(g);
     for (int i = 0; s == AT_OK && i < n; i++) {
-        s = ms_run_once(g, rn, last, err, errlen);
-        if (s == AT_OK && (rc = g->cu->EventRecord(marks[i + 1], g->stream)) != CUDA_SUCCESS)
+        if (i > 0 && each)
+            s = ms_reset_output(g);
+        if (s == AT_OK && (rc = g->cu->EventRecord(marks[2 * i], g->stream)) != CUDA_SUCCESS)
+            s = ms_cuda(g, rc, "cuEventRecord", err, errlen);
+        if (s == AT_OK)
+            s = ms_run_once(g, rn, last, err, errlen);
+        if (s == AT_OK && (rc = g->cu->EventRecord(marks[2 * i + 1], g->stream)) != CUDA_SUCCESS)
             s = ms_cuda(g, rc, "cuEventRecord", err, errlen);
     }
-    if (s == AT_OK && (rc = g->cu->EventSynchronize(marks[n])) != CUDA_SUCCESS)
+    if (s == AT_OK && (rc = g->cu->EventSynchronize(marks[2 * n - 1])) != CUDA_SUCCESS)
         s = ms_cuda(g, rc, "cuEventSynchronize", err, errlen);
     for (int i = 0; s == AT_OK && i < n; i++) {
         float ms = 0.0f;
-        if ((rc = g->cu->EventElapsedTime(&ms, marks[i], marks[i + 1])) != CUDA_SUCCESS)
+        if ((rc = g->cu->EventElapsedTime(&ms, marks[2 * i], marks[2 * i + 1])) != CUDA_SUCCESS)
             s = ms_cuda(g, rc, "cuEventElapsedTime", err, errlen);
         times[i] = ms;
     }

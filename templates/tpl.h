@@ -137,6 +137,11 @@ typedef struct tpl_workset {
     size_t out_bytes;
     CUdeviceptr out_initial;        /* copied into out before every run;
                                        0 = out is poisoned with NaN instead */
+    int out_is_state;               /* 1: the run starts from out (an iterative
+                                       solver's x), so its work depends on it:
+                                       the back-to-back timing (measure.h)
+                                       puts out_initial back before every run,
+                                       where others reset out once */
     CUdeviceptr reference;          /* expected output (0 if check() needs none) */
 } tpl_workset;
 

@@ -9,6 +9,8 @@
 #include "db.h"
 #include "harness.h"
 #include "th_sql.h"
+#include "th_compile.h"
+#include "measure.h"
 #include "lookup.h"
 #include "tn.h"
 #include "tpl.h"
@@ -492,4 +494,45 @@ TEST(retime_fake_two_gpus_one_retimes)
     rt_lookup(d, config);
     CHECK_STR(config, set[win]);
     db_close(d);
+}
+
+/* The re-timing's back-to-back form (templates/measure.h) on the Jacobi
+ * solver, whose runs start from their output (tpl_workset.out_is_state):
+ * each run must do the same work as an ordinary timing's, so the two times
+ * agree (a run from the converged x of the one before took a twentieth of
+ * the time before out_is_state), and the runs counted are max_runs. */
+GPU_TEST(retime_gpu_back_to_back_keeps_a_solvers_work)
+{
+    const tpl_family *f = tpl_find("jacobi");
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    th_compiled one;
+    memset(&one, 0, sizeof one);
+    one.fam = f;
+    one.arch = ms_device(g)->arch;
+    snprintf(one.text, sizeof one.text, "%s", f->default_config);
+    CHECK_OK(tpl_config_parse(f, one.text, one.cfg, err, sizeof err));
+    if (th_failed() || !th_compile_all(&one, 1)) {
+        ms_close(g);
+        return;
+    }
+    tpl_problem p;
+    CHECK_OK(tpl_problem_parse("4096", &p, err, sizeof err));
+    CHECK_OK(ms_prepare(g, f, &p, 5, err, sizeof err));
+    ms_options o;
+    ms_timing plain, b2b;
+    ms_default_options(&o);
+    CHECK_OK(ms_time(g, f, one.cfg, one.cubin, one.size, &o, &plain, err, sizeof err));
+    o.back_to_back = 1;
+    o.warmup = 1;
+    o.min_runs = o.max_runs = 7;
+    CHECK_OK(ms_time(g, f, one.cfg, one.cubin, one.size, &o, &b2b, err, sizeof err));
+    CHECK_EQ(b2b.runs, 7);
+    printf("    jacobi 4096 %s: %.4f ms ordinary, %.4f ms back to back\n", one.text,
+           plain.median_ms, b2b.median_ms);
+    CHECK_MSG(b2b.median_ms > 0.6 * plain.median_ms && b2b.median_ms < 1.6 * plain.median_ms,
+              "back to back %.4f ms against %.4f ms", b2b.median_ms, plain.median_ms);
+    th_release_compiled(&one, 1);
+    ms_close(g);
 }
