@@ -578,7 +578,7 @@ static at_status jc_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
         ws->out = x;
         ws->out_bytes = (size_t)nn * es;
         ws->out_initial = x0;
-    ws->out_is_state = 1;
+        ws->out_is_state = 1;
         ws->reference = 0;
         return AT_OK;
     }
