@@ -35,7 +35,7 @@
  * bench_tcgemm then measured at 0.988x cuBLAS (the BN 256 winner: 1.012x
  * in session 9). With 5 of 5: 1 in 32 per challenger. */
 #define TN_RETIME_CONSISTENT 5
-#define TN_RETIME_MAX_RUNS 400.0     /* runs in one slice at most (one event each) */
+#define TN_RETIME_MAX_RUNS 400.0     /* timed runs in one slice at most (two events each) */
 
 /* One configuration being re-timed. */
 typedef struct rt_cand {
@@ -166,7 +166,8 @@ static int sustain(tn_ctx *c, const rt_cand *x, double budget_ms, int warmup, do
     double per = x->r.time_ms > 0.001 ? x->r.time_ms : 0.001;
     m.opt.warmup = warmup;
     m.opt.back_to_back = 1;          /* as a program's loop: no resets or waits between runs */
-    m.opt.min_runs = m.opt.max_runs = (int)fmax(3.0, fmin(TN_RETIME_MAX_RUNS, ceil(budget_ms / per)));
+    double runs = fmax(3.0, fmin(TN_RETIME_MAX_RUNS, ceil(budget_ms / per)));
+    m.opt.min_runs = m.opt.max_runs = (int)runs;
     m.opt.budget_ms = budget_ms;
     m.blob = x->cubin;
     m.blob_size = x->size;
@@ -198,13 +199,16 @@ static double median_of(const double *v, int n)
     return med;
 }
 
-/* The warm-up on the short-timing winner, then TN_RETIME_ROUNDS rounds
+/* The warm-up on the short-timing winner (untimed runs, so no events:
+ * TN_RETIME_WARMUP_MS by its short time), then TN_RETIME_ROUNDS rounds
  * over the n configurations, in alternating order (0..n-1, n-1..0, ...:
  * a drift of the clock weighs on every one alike). 0, or -1 with why. */
 static int measure(tn_ctx *c, rt_cand *x, int n, char *why, size_t len)
 {
     double ms = 0;
-    if (sustain(c, &x[0], TN_RETIME_WARMUP_MS, 1, &ms, why, len) != 0)
+    double per = x[0].r.time_ms > 0.001 ? x[0].r.time_ms : 0.001;
+    int warmup_runs = (int)fmin(1e6, ceil(TN_RETIME_WARMUP_MS / per));
+    if (sustain(c, &x[0], 0.0, warmup_runs, &ms, why, len) != 0)
         return -1;
     for (int r = 0; r < TN_RETIME_ROUNDS; r++)
         for (int k = 0; k < n; k++) {
