@@ -414,6 +414,30 @@ TEST(retime_fake_inconsistent_lead_keeps_the_order)
     db_close(d);
 }
 
+/* A clear lead the noise cost one round (faster in 4 of 5, by a median
+ * beyond 2%) displaces the short-timing winner; 4 of 5 with a smaller lead
+ * would not (tuner/retime.c's displaces()). */
+TEST(retime_fake_clear_lead_in_four_rounds_displaces)
+{
+    char set[RT_N][TPL_CONFIG_LEN], dbpath[4300], env[4096], config[TPL_CONFIG_LEN], err[512];
+    int win = 0;
+    int k = rt_expected(NULL, set, &win);
+    CHECK(k >= 2);
+    /* 0.90x of its short time is more than 2% ahead of the winner's 1.05x */
+    CHECK(0.90 * tn_fake_time(set[1]) < 0.98 * 1.05 * tn_fake_time(set[0]));
+    snprintf(dbpath, sizeof dbpath, "%s/lead4.db", th_tmpdir());
+    snprintf(env, sizeof env, "AUTOTUNE_FAKE='lead4=%s'", set[1]);
+    char *out = NULL;
+    CHECK_EQ(rt_tune(dbpath, env, &out), 0);
+    CHECK_MSG(out && strstr(out, "(in 4 of 5 rounds)"), "%s", out ? out : "");
+    free(out);
+    db *d = NULL;
+    CHECK_OK(db_open(&d, dbpath, DB_OPEN_EXISTING, err, sizeof err));
+    rt_lookup(d, config);
+    CHECK_STR(config, set[1]);
+    db_close(d);
+}
+
 /* Below the threshold nothing is re-timed: the short-timing winner leads. */
 TEST(retime_fake_below_threshold_left_alone)
 {

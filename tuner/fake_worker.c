@@ -25,6 +25,9 @@
  *   flaky=CONFIG   under sustained load that configuration runs 0.95x and
  *                  1.30x its short time on alternate SUSTAINs (faster by the
  *                  median of 5 rounds, but not in 4 of them)
+ *   lead4=CONFIG   under sustained load that configuration runs 0.90x its
+ *                  short time, but 1.30x on its third SUSTAIN (faster in 4
+ *                  of 5 rounds, by a clear median)
  *   sdelay=MS      sleeps MS milliseconds per SUSTAIN
  *   nodevice       OPEN fails with AT_ERR_NO_DEVICE
  *   die=PHASE:K    the worker SIGKILLs itself at the K-th event of PHASE:
@@ -365,7 +368,8 @@ static void fake_eval(const tn_msg *m, const tpl_family *fam, int prepared, tn_m
 
 /* Answers a SUSTAIN in r: the time of its configuration under sustained
  * load (hot=CONFIG: 1.25x the short time, flaky=CONFIG: 0.95x and 1.30x in
- * turn, else 1.05x), no verification. */
+ * turn, lead4=CONFIG: 0.90x but 1.30x the third time, else 1.05x), no
+ * verification. */
 static void fake_sustain(const tn_msg *m, const tpl_family *fam, int prepared, tn_msg *r)
 {
     char config[TPL_CONFIG_LEN], sdelay[32];
@@ -380,10 +384,12 @@ static void fake_sustain(const tn_msg *m, const tpl_family *fam, int prepared, t
         nanosleep(&ts, NULL);
     }
     tpl_config_format(fam, m->cfg, config, sizeof config);
-    static int flaky_calls;
+    static int flaky_calls, lead4_calls;
     double f = fake_has("hot", config) ? 1.25 : 1.05;
     if (fake_has("flaky", config))
         f = flaky_calls++ % 2 ? 1.30 : 0.95;
+    if (fake_has("lead4", config))
+        f = lead4_calls++ == 2 ? 1.30 : 0.90;
     double t = tn_fake_time(config) * f;
     r->timing.median_ms = t;
     r->timing.min_ms = t * 0.995;
