@@ -574,6 +574,23 @@ static double bo_check(bn_op op, bo_call *c, const float *C0, CUdeviceptr R, siz
     return e;
 }
 
+#define BO_MAX_ROUNDS 31
+
+/* Whether row index `row` is in the comma-separated list `list`. */
+static int bo_row_listed(const char *list, int row)
+{
+    for (const char *p = list; *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p)
+            return 0;
+        if (v == row)
+            return 1;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
+
 static int bn_ops(ms_gpu *g, cublasHandle_t cublas, const char *db_path)
 {
     const tpl_family *f = &tpl_matmul;
@@ -607,7 +624,18 @@ static int bn_ops(ms_gpu *g, cublasHandle_t cublas, const char *db_path)
            "configuration (lookup)");
     static const char *const level[] = {"none", "exact", "nearest", "arch", "default"};
     int failures = 0;
+    /* $BENCH_OPS_ROUNDS: rounds per row (odd, 3 by default); $BENCH_OPS_ROWS: the rows to run,
+     * as their indices in the table above (e.g. "1,2,3": the row-major transposed calls) */
+    const char *rounds_env = getenv("BENCH_OPS_ROUNDS"), *rows_env = getenv("BENCH_OPS_ROWS");
+    int rounds = rounds_env ? atoi(rounds_env) : 3;
+    if (rounds < 3)
+        rounds = 3;
+    if (rounds > BO_MAX_ROUNDS)
+        rounds = BO_MAX_ROUNDS;
+    rounds |= 1;
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        if (rows_env && !bo_row_listed(rows_env, (int)r))
+            continue;
         bo_call c;
         memset(&c, 0, sizeof c);
         c.p = (tpl_problem)TPL_PROBLEM(3, {rows[r].m, rows[r].n, rows[r].k});
@@ -692,10 +720,14 @@ static int bn_ops(ms_gpu *g, cublasHandle_t cublas, const char *db_path)
             tpl_rel_error(ref, (CUdeviceptr)Cv, (CUdeviceptr)c.C, (long long)nc, &vs);
         double tol = f->tolerance(&a.problem);
         int ok = e_o >= 0 && e_o <= tol && e_c >= 0;
-        /* three rounds, alternating which side goes first (clock and thermal drift reach both
-         * alike); the median of each side's medians */
-        double t_o[3] = {-1, -1, -1}, t_c[3] = {-1, -1, -1};
-        for (int round = 0; round < 3 && ok; round++) {
+        /* rounds (3, or $BENCH_OPS_ROUNDS), alternating which side goes first (clock and
+         * thermal drift reach both alike); the median of each side's medians, and with more
+         * than 3 rounds also the median of the rounds' paired ratios */
+        double t_o[BO_MAX_ROUNDS], t_c[BO_MAX_ROUNDS], pr[BO_MAX_ROUNDS];
+        for (int round = 0; round < rounds; round++) {
+            t_o[round] = t_c[round] = -1;
+            if (!ok)
+                continue;
             if (round % 2 == 0) {
                 t_o[round] = bn_time(bo_ours, &c);
                 t_c[round] = bn_time(bo_cublas, &c);
@@ -703,10 +735,19 @@ static int bn_ops(ms_gpu *g, cublasHandle_t cublas, const char *db_path)
                 t_c[round] = bn_time(bo_cublas, &c);
                 t_o[round] = bn_time(bo_ours, &c);
             }
+            pr[round] = t_o[round] > 0 && t_c[round] > 0 ? t_c[round] / t_o[round] : 0;
         }
-        qsort(t_o, 3, sizeof t_o[0], bo_cmp);
-        qsort(t_c, 3, sizeof t_c[0], bo_cmp);
-        double ms_o = t_o[0] > 0 ? t_o[1] : -1, ms_c = t_c[0] > 0 ? t_c[1] : -1;
+        if (rounds > 3 && ok) {
+            printf("%-22s paired rounds:", "");
+            for (int round = 0; round < rounds; round++)
+                printf(" %.3f", pr[round]);
+            qsort(pr, rounds, sizeof pr[0], bo_cmp);
+            printf("  median %.4fx (min %.3f, max %.3f)\n", pr[rounds / 2], pr[0],
+                   pr[rounds - 1]);
+        }
+        qsort(t_o, rounds, sizeof t_o[0], bo_cmp);
+        qsort(t_c, rounds, sizeof t_c[0], bo_cmp);
+        double ms_o = t_o[0] > 0 ? t_o[rounds / 2] : -1, ms_c = t_c[0] > 0 ? t_c[rounds / 2] : -1;
         double fl = 2.0 * m * n * (double)k * batch * 1e-9;
         char name[64], text[64];
         tpl_problem_format(&c.p, text, sizeof text);

@@ -5,7 +5,8 @@
 // Build (GPU machine): nvcc -O2 -std=c++17 -o proto bench/tc/proto.cu -lcuda -lnvrtc -lcublas
 // Usage:  proto bench TYPE M N K CFG...   verify and time each CFG (e.g. BM=128,BN=256,CM=2) at one shape
 //         proto check TYPE CFG...         correctness battery: odd shapes, offsets, odd ld, alpha/beta, splits
-//         proto rounds TYPE M N K R CFG...  R interleaved rounds of cuBLAS and each CFG, paired ratios
+//         proto rounds TYPE M N K R CFG...  R interleaved rounds of cuBLAS and each CFG, paired ratios (env BLAS_ALT=TN:
+//                                          also cuBLAS with those column-major ops, square shapes only)
 //         proto compile TYPE CFG...       NVRTC only (no GPU), into CUBIN_DIR (then runs load from there)
 //         proto prof TYPE M N K CFG...    one launch each of cuBLAS and every CFG (for ncu), no checks
 // CFG keys: BM BN BK STAGES WG CM CN RASTER GROUP SPLITK VEC PING; TF32 TFK=n (-DT9_TFK=n); PROMO=0..3 (host:
@@ -431,10 +432,24 @@ static double time_ours(Kern *K, Prob *P, Launch *L)
 
 static cublasHandle_t g_blas;
 
+// g_alt_ops (env BLAS_ALT, e.g. "TN": cuBLAS's column-major transa, transb): a second cuBLAS contender in
+// `rounds` that runs the same square product with those operand layouts on the same buffers (its result is
+// another product of the same random data, not checked): what cuBLAS's own kernel for another layout costs,
+// e.g. TF32 "TN" = both operands K-major, both wgmma operands from shared memory.
+static char g_alt_ops[3];
+static int g_use_alt;
+
 static void blas(Prob *P)
 {
     cudaDataType t = g_type == 0 ? CUDA_R_16BF : g_type == 1 ? CUDA_R_16F : CUDA_R_32F;
     cublasComputeType_t ct = g_type == 2 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    if (g_use_alt) {
+        cublasOperation_t ta = g_alt_ops[0] == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
+        cublasOperation_t tb = g_alt_ops[1] == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
+        CB(cublasGemmEx(g_blas, ta, tb, P->n, P->m, P->k, &P->alpha, P->B, t, P->k, P->A, t, P->k, &P->beta,
+                        P->C, t, (int)P->ldc, ct, CUBLAS_GEMM_DEFAULT));
+        return;
+    }
     CB(cublasGemmEx(g_blas, CUBLAS_OP_N, CUBLAS_OP_N, P->n, P->m, P->k, &P->alpha, P->B, t, (int)P->ldb, P->A, t,
                     (int)P->lda, &P->beta, P->C, t, (int)P->ldc, ct, CUBLAS_GEMM_DEFAULT));
 }
@@ -548,13 +563,23 @@ static int cmd_rounds(int m, int n, int k, int rounds, int nc, char **cfgs)
         ok[i] = verify(&Ks[i], &P, &Ls[i], &rel);
         printf("  %-58s %s err %.3e grid %u\n", Ks[i].name, ok[i] ? "ok  " : "FAIL", rel, Ls[i].grid);
     }
+    const char *alt = getenv("BLAS_ALT");
+    int na = alt && strlen(alt) == 2 && m == n && n == k;     // the alternative-layout cuBLAS contender
+    if (na) { g_alt_ops[0] = alt[0]; g_alt_ops[1] = alt[1]; }
+    std::vector<double> ta(rounds), fa(rounds), wa(rounds), ea(rounds);
     std::vector<double> tb(rounds), tc[16], fb(rounds), fc[16], wb(rounds), wc[16], eb(rounds), ec[16];
     for (int i = 0; i < nc; i++) { tc[i].resize(rounds, 0); fc[i].resize(rounds, 0); wc[i].resize(rounds, 0); ec[i].resize(rounds, 0); }
     for (int r = 0; r < rounds; r++) {
         printf("  round %d:", r);
-        for (int j = 0; j <= nc; j++) {
-            int x = (j + r) % (nc + 1);     // 0 = cuBLAS, x = configuration x - 1
-            if (x == 0) {
+        for (int j = 0; j <= nc + na; j++) {
+            int x = (j + r) % (nc + 1 + na);    // 0 = cuBLAS, x = configuration x - 1, nc + 1 = cuBLAS BLAS_ALT
+            if (x == nc + 1) {
+                g_use_alt = 1;
+                ta[r] = time_blas(&P); fa[r] = g_mhz; wa[r] = g_w; ea[r] = g_mj;
+                g_use_alt = 0;
+                printf(" cuBLAS-%s %.4f@%.0f/%.0fW/%.1fmJ", g_alt_ops, ta[r], g_mhz, g_w, g_mj);
+            }
+            else if (x == 0) {
                 tb[r] = time_blas(&P); fb[r] = g_mhz; wb[r] = g_w; eb[r] = g_mj;
                 printf(" cuBLAS %.4f@%.0f/%.0fW/%.1fmJ", tb[r], g_mhz, g_w, g_mj);
             }
@@ -572,6 +597,16 @@ static int cmd_rounds(int m, int n, int k, int rounds, int nc, char **cfgs)
     double mb = sb[rounds / 2];
     printf("ROUNDS %dx%dx%d type %d: cuBLAS median %.4f ms %.1f TF/s, SM clock median %.0f MHz, %.0f W, %.2f pJ/flop\n", m, n, k,
            g_type, mb, flop / mb / 1e9, sfb[rounds / 2], swb[rounds / 2], seb[rounds / 2] * 1e9 / flop);
+    if (na) {
+        std::vector<double> st = ta, ra(rounds), sf = fa, sw = wa, se = ea;
+        for (int r = 0; r < rounds; r++) ra[r] = tb[r] / ta[r];
+        std::sort(st.begin(), st.end()); std::sort(ra.begin(), ra.end()); std::sort(sf.begin(), sf.end());
+        std::sort(sw.begin(), sw.end()); std::sort(se.begin(), se.end());
+        printf("ROUNDS %dx%dx%d type %d: cuBLAS %s (column-major ops, same buffers) median %.4f ms %.1f TF/s, paired ratio"
+               " median %.3fx (min %.3f max %.3f) %.0f MHz %.0f W %.2f pJ/flop\n", m, n, k, g_type, g_alt_ops,
+               st[rounds / 2], flop / st[rounds / 2] / 1e9, ra[rounds / 2], ra[0], ra[rounds - 1], sf[rounds / 2],
+               sw[rounds / 2], se[rounds / 2] * 1e9 / flop);
+    }
     for (int i = 0; i < nc; i++) {
         if (!ok[i]) continue;
         std::vector<double> st = tc[i], ra(rounds), sf = fc[i], sw = wc[i], se = ec[i];
