@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench/s14_xcp_gpu_run.sh: the transposed-copy plan A/B (bench/lists/s14_xcp.txt) on one H200:
 # every line verified on ragged shapes, then timed at 4096^3 NN, NT and TT with cuBLAS (same ops)
-# in paired rounds. usage (repository root, carry .dev): COMMIT=hash bash bench/s14_xcp_gpu_run.sh
+# in paired rounds. The variant (XCP in templates/matmul.cu at 0ef8c1a) lost on every line and was
+# reverted: bench/results/2026-11-28-H200-matmul-xcp-ab-s14.txt. usage (repository root, carry .dev): COMMIT=hash bash bench/s14_xcp_gpu_run.sh
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"

@@ -250,17 +250,8 @@ __device__ __forceinline__ void mm_wait(void)
 }
 
 // Per-thread copy plan (valid() guarantees the divisions are exact).
-#ifndef XCP
-#define XCP 0   // source variant: transposed 4-byte copies by warps of 8 k x 4 rows (XCP=1) or of BK k x 32/BK rows
-#endif
-// A of op N (and B of op T): lanes take A_KSPAN consecutive k of A_ROWSTEP rows; copy i of a
-// thread is row (i % A_MSTEPS) * A_ROWSTEP, k (i / A_MSTEPS) * A_KSPAN from its first.
 #define A_ITERS (BM * BK / NTHREADS)        // 4-byte copies of A per thread per step
-#define A_KSPAN ((XCP && BK > 8 && BM % (NTHREADS / 8) == 0) ? 8 : BK)
-#define A_ROWSTEP (NTHREADS / A_KSPAN)      // rows of A between them
-#define A_MSTEPS (BM / A_ROWSTEP)
-#define A_ROFF(i) (((i) % A_MSTEPS) * A_ROWSTEP)
-#define A_KOFF(i) (((i) / A_MSTEPS) * A_KSPAN)
+#define A_ROWSTEP (NTHREADS / BK)           // rows of A between them
 #define B_VPR (BN / 4)                      // float4 per row of the B tile
 #define BV_ITERS (BK * B_VPR / NTHREADS)    // 16-byte copies of B per thread per step
 #define BV_ROWSTEP (NTHREADS / B_VPR)
@@ -271,11 +262,7 @@ __device__ __forceinline__ void mm_wait(void)
 #define AV_ROWSTEP (NTHREADS / A_VPR)
 // OPB=1: B stored N x K, copied like A of OPA=0 (4-byte along K, stored transposed).
 #define BT_ITERS (BN * BK / NTHREADS)
-#define B_KSPAN ((XCP && BK > 8 && BN % (NTHREADS / 8) == 0) ? 8 : BK)
-#define BT_ROWSTEP (NTHREADS / B_KSPAN)
-#define BT_NSTEPS (BN / BT_ROWSTEP)
-#define BT_ROFF(i) (((i) % BT_NSTEPS) * BT_ROWSTEP)
-#define BT_KOFF(i) (((i) / BT_NSTEPS) * B_KSPAN)
+#define BT_ROWSTEP (NTHREADS / BK)
 #if OPA == 0
 static_assert((BM * BK) % NTHREADS == 0 && NTHREADS % BK == 0, "A copies must split evenly");
 #else
@@ -376,8 +363,8 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
     const int tid = threadIdx.x;
     const unsigned sbase = mm_smem_addr(smem);
 #if OPA == 0
-    const int a_k = tid % A_KSPAN, a_m = tid / A_KSPAN;
-    const int a_mrem = M - m0 - a_m;                // copy i is inside if A_ROFF(i) < a_mrem
+    const int a_k = tid % BK, a_m = tid / BK;
+    const int a_mrem = M - m0 - a_m;                // row i is inside if i*A_ROWSTEP < a_mrem
     const float *a_ptr = A + (long long)(m0 + a_m) * lda + kbeg + a_k;
     const long long a_istep = (long long)A_ROWSTEP * lda;
 #else
@@ -396,8 +383,8 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
     const long long b_istep = (long long)BV_ROWSTEP * ldb;
     const long long b_tstep = (long long)BK * ldb;
 #else
-    const int b_k = tid % B_KSPAN, b_n = tid / B_KSPAN;
-    const int b_nrem = N - n0 - b_n;                // copy i is inside if BT_ROFF(i) < b_nrem
+    const int b_k = tid % BK, b_n = tid / BK;
+    const int b_nrem = N - n0 - b_n;                // column i is inside if i*BT_ROWSTEP < b_nrem
     const float *b_ptr = B + (long long)(n0 + b_n) * ldb + kbeg + b_k;
     const long long b_istep = (long long)BT_ROWSTEP * ldb;
 #endif
@@ -418,8 +405,8 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
 #if OPA == 0
 #pragma unroll
             for (int i = 0; i < A_ITERS; i++)
-                mm_cp4_full(smem, sbase, soff + (a_k + A_KOFF(i)) * AS_LD + a_m + A_ROFF(i),
-                            a_ptr + (i % A_MSTEPS) * a_istep + A_KOFF(i));
+                mm_cp4_full(smem, sbase, soff + a_k * AS_LD + a_m + i * A_ROWSTEP,
+                            a_ptr + i * a_istep);
             a_ptr += BK;
 #else
 #pragma unroll
@@ -438,19 +425,19 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
 #else
 #pragma unroll
             for (int i = 0; i < BT_ITERS; i++)
-                mm_cp4_full(smem, sbase,
-                            soff + BK * AS_LD + (b_k + BT_KOFF(i)) * BS_LD + b_n + BT_ROFF(i),
-                            b_ptr + (i % BT_NSTEPS) * b_istep + BT_KOFF(i));
+                mm_cp4_full(smem, sbase, soff + BK * AS_LD + b_k * BS_LD + b_n + i * BT_ROWSTEP,
+                            b_ptr + i * b_istep);
             b_ptr += BK;
 #endif
             return;
         }
 #if OPA == 0
+        const int a_kin = k0 + a_k < kend;
 #pragma unroll
         for (int i = 0; i < A_ITERS; i++) {
-            int ok = k0 + a_k + A_KOFF(i) < kend && A_ROFF(i) < a_mrem;
-            mm_cp4(smem, sbase, soff + (a_k + A_KOFF(i)) * AS_LD + a_m + A_ROFF(i),
-                   ok ? a_ptr + (i % A_MSTEPS) * a_istep + A_KOFF(i) : A, ok ? 4 : 0);
+            int ok = a_kin && i * A_ROWSTEP < a_mrem;
+            mm_cp4(smem, sbase, soff + a_k * AS_LD + a_m + i * A_ROWSTEP,
+                   ok ? a_ptr + i * a_istep : A, ok ? 4 : 0);
         }
         a_ptr += BK;
 #else
@@ -475,11 +462,12 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
         }
 #endif
 #if OPB == 1
+        const int b_kin = k0 + b_k < kend;
 #pragma unroll
         for (int i = 0; i < BT_ITERS; i++) {
-            int ok = k0 + b_k + BT_KOFF(i) < kend && BT_ROFF(i) < b_nrem;
-            mm_cp4(smem, sbase, soff + BK * AS_LD + (b_k + BT_KOFF(i)) * BS_LD + b_n + BT_ROFF(i),
-                   ok ? b_ptr + (i % BT_NSTEPS) * b_istep + BT_KOFF(i) : B, ok ? 4 : 0);
+            int ok = b_kin && i * BT_ROWSTEP < b_nrem;
+            mm_cp4(smem, sbase, soff + BK * AS_LD + b_k * BS_LD + b_n + i * BT_ROWSTEP,
+                   ok ? b_ptr + i * b_istep : B, ok ? 4 : 0);
         }
         b_ptr += BK;
 #else
@@ -597,9 +585,8 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
                         continue;
                     if (c < NCA) {
 #if OPA == 0
-                        mm_cp4_ign(smem, sbase,
-                                   woff + (a_k + A_KOFF(c)) * AS_LD + a_m + A_ROFF(c),
-                                   a_ptr + (c % A_MSTEPS) * a_istep + A_KOFF(c), skip);
+                        mm_cp4_ign(smem, sbase, woff + a_k * AS_LD + a_m + c * A_ROWSTEP,
+                                   a_ptr + c * a_istep, skip);
 #else
                         mm_cp16_ign(smem, sbase, woff + (a_k + c * AV_ROWSTEP) * AS_LD + a_m,
                                     a_ptr + c * a_istep, skip);
@@ -608,8 +595,8 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
                         const int i = c - NCA;
 #if OPB == 1
                         mm_cp4_ign(smem, sbase,
-                                   woff + BK * AS_LD + (b_k + BT_KOFF(i)) * BS_LD + b_n + BT_ROFF(i),
-                                   b_ptr + (i % BT_NSTEPS) * b_istep + BT_KOFF(i), skip);
+                                   woff + BK * AS_LD + b_k * BS_LD + b_n + i * BT_ROWSTEP,
+                                   b_ptr + i * b_istep, skip);
 #else
                         mm_cp16_ign(smem, sbase,
                                     woff + BK * AS_LD + (b_k + i * BV_ROWSTEP) * BS_LD + b_n,
