@@ -1,7 +1,9 @@
 #!/bin/bash
-# bench/s14_xcp_gpu_run.sh: the register-staged copies A/B (bench/lists/s14_rsg.txt) on one H200:
+# bench/s14_rsg_gpu_run.sh: the register-staged copies A/B (bench/lists/s14_rsg.txt) on one H200:
 # every line verified on ragged shapes, then timed at 4096^3 NN, NT and TT with cuBLAS (same ops)
-# in paired rounds, with the SASS opcode counts of each variant's kernel (cuobjdump on the device). usage (repository root, carry .dev): COMMIT=hash bash bench/s14_xcp_gpu_run.sh
+# in paired rounds, with the SASS opcode counts of each variant's kernel (cuobjdump on the device). The variant
+# (RSG in templates/matmul.cu at 62bb1c2) lost on every line and was reverted:
+# bench/results/2026-11-28-H200-matmul-rsg-ab-s14.txt. usage (repository root, carry .dev): COMMIT=hash bash bench/s14_rsg_gpu_run.sh
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"

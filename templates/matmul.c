@@ -593,11 +593,6 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
     if (cfg[P_OPA] == 1 && cfg[P_VEC] == 4 && A % 16 == 0 && lda % 4 == 0 &&
         (batch == 1 || sA % 4 == 0))
         flags |= 4;
-    /* bits 3 and 4: A of op N, B of op T allow 16-byte loads along K (register-staged copies) */
-    if (cfg[P_OPA] == 0 && cfg[P_VEC] == 4 && A % 16 == 0 && lda % 4 == 0 && (batch == 1 || sA % 4 == 0))
-        flags |= 8;
-    if (cfg[P_OPB] == 1 && cfg[P_VEC] == 4 && B % 16 == 0 && ldb % 4 == 0 && (batch == 1 || sB % 4 == 0))
-        flags |= 16;
     if (cfg[P_OPB] == 1) {
         /* B of op T: 4-byte copies along K, any alignment */
     } else if (cfg[P_VEC] == 4 && B % 16 == 0 && ldb % 4 == 0 && (batch == 1 || sB % 4 == 0)) {

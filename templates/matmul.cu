@@ -263,23 +263,6 @@ __device__ __forceinline__ void mm_wait(void)
 // OPB=1: B stored N x K, copied like A of OPA=0 (4-byte along K, stored transposed).
 #define BT_ITERS (BN * BK / NTHREADS)
 #define BT_ROWSTEP (NTHREADS / BK)
-#ifndef RSG
-#define RSG 0   // source variant (FRAG=1, CPS>0 interior blocks): K-contiguous operands (A of op N, B of op T) by 16-byte loads into registers and 4-byte transposed stores (1: A's loads at kk 0, stores at 5/16 of the step, B's at 6/16 and 11/16; 2: all loads at kk 0, stores at 1/2), not 4-byte cp.async (0)
-#endif
-#define RSG_A (RSG && OPA == 0)
-#define RSG_B (RSG && OPB == 1)
-#define RQ_PER_ROW (BK / 4)                         // float4 per K row segment of a tile row (RSG)
-#define RQ_ROWSTEP (NTHREADS / RQ_PER_ROW)
-#define AQ_ITERS (BM * BK / 4 / NTHREADS)
-#define BQ_ITERS (BN * BK / 4 / NTHREADS)
-#define RA_LD 0
-#define RA_ST (RSG == 2 ? BK / 2 : BK * 5 / 16)
-#define RB_LD (RSG == 2 ? 0 : BK * 6 / 16)
-#define RB_ST (RSG == 2 ? BK / 2 : BK * 11 / 16)
-#if RSG
-static_assert((!RSG_A || (BM * BK / 4) % NTHREADS == 0) && (!RSG_B || (BN * BK / 4) % NTHREADS == 0) &&
-              NTHREADS % RQ_PER_ROW == 0, "RSG: the 16-byte loads must split evenly");
-#endif
 #if OPA == 0
 static_assert((BM * BK) % NTHREADS == 0 && NTHREADS % BK == 0, "A copies must split evenly");
 #else
@@ -568,21 +551,14 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
         }
     };
 #if CPS > 0
-    if (interior && (kend - kbeg) % BK == 0 && (!RSG_A || (flags & 8)) && (!RSG_B || (flags & 16))) {
+    if (interior && (kend - kbeg) % BK == 0) {
         // Every K step whole and inside: iteration t copies step t + STAGES - 1 into the buffer
         // of step t - 1 (free since t - 1's barrier), copy c of the NCP at kk = c * CSLOTS / NCP,
         // with the FFMAs in one basic block (no branch; ignore-src past the last step), and
         // commits it before its own barrier. Same groups in flight as the loop below: the
         // prologue commits STAGES - 1, iteration t waits for step t + 1 with STAGES - 2 pending.
-        constexpr int NCA = OPA == 0 ? (RSG_A ? 0 : A_ITERS) : AV_ITERS;
-        constexpr int NCP = NCA + (OPB == 1 ? (RSG_B ? 0 : BT_ITERS) : BV_ITERS);
-#if RSG
-        // Register-staged copies of step t + STAGES - 1 (the prologue's steps came by cp.async).
-        const int q_k = (tid % RQ_PER_ROW) * 4, q_r = tid / RQ_PER_ROW;
-        const float *aq_ptr = A + (long long)(m0 + q_r) * lda + kbeg + (STAGES - 1) * BK + q_k;
-        const float *bq_ptr = B + (long long)(n0 + q_r) * ldb + kbeg + (STAGES - 1) * BK + q_k;
-        float4 ra[RSG_A ? AQ_ITERS : 1], rb[RSG_B ? BQ_ITERS : 1];
-#endif
+        constexpr int NCA = OPA == 0 ? A_ITERS : AV_ITERS;
+        constexpr int NCP = NCA + (OPB == 1 ? BT_ITERS : BV_ITERS);
         constexpr int CSLOTS = CPS < BK - 1 ? CPS : BK - 1;
 #pragma unroll
         for (int s = 0; s < STAGES - 1; s++) {
@@ -628,34 +604,6 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
 #endif
                     }
                 }
-#if RSG
-                if (RSG_A && kk == RA_LD)
-#pragma unroll
-                    for (int i = 0; i < AQ_ITERS; i++)
-                        ra[i] = __ldg((const float4 *)(skip ? A : aq_ptr + (long long)i * RQ_ROWSTEP * lda));
-                if (RSG_B && kk == RB_LD)
-#pragma unroll
-                    for (int i = 0; i < BQ_ITERS; i++)
-                        rb[i] = __ldg((const float4 *)(skip ? B : bq_ptr + (long long)i * RQ_ROWSTEP * ldb));
-                if (RSG_A && kk == RA_ST)
-#pragma unroll
-                    for (int i = 0; i < AQ_ITERS; i++) {
-                        float *d = smem + woff + q_k * AS_LD + q_r + i * RQ_ROWSTEP;
-                        d[0] = ra[i].x;
-                        d[AS_LD] = ra[i].y;
-                        d[2 * AS_LD] = ra[i].z;
-                        d[3 * AS_LD] = ra[i].w;
-                    }
-                if (RSG_B && kk == RB_ST)
-#pragma unroll
-                    for (int i = 0; i < BQ_ITERS; i++) {
-                        float *d = smem + woff + BK * AS_LD + q_k * BS_LD + q_r + i * RQ_ROWSTEP;
-                        d[0] = rb[i].x;
-                        d[BS_LD] = rb[i].y;
-                        d[2 * BS_LD] = rb[i].z;
-                        d[3 * BS_LD] = rb[i].w;
-                    }
-#endif
                 if (kk < BK - 1) {
                     load_frag(fa[cur ^ 1], fb[cur ^ 1], s, kk + 1);
                 } else {
@@ -676,10 +624,6 @@ __device__ __forceinline__ void mm_mainloop(int M, int N, const float *__restric
             b_ptr += BK;
 #else
             b_ptr += b_tstep;
-#endif
-#if RSG
-            aq_ptr += BK;
-            bq_ptr += BK;
 #endif
             rd_stage = rd_stage == STAGES - 1 ? 0 : rd_stage + 1;
             wr_stage = wr_stage == STAGES - 1 ? 0 : wr_stage + 1;
