@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench/s13_issue16_gpu_run.sh: every "done when" row of issue 16 measured at one commit, through
-# databases tuned in the same call sequence, on one H200. Two device calls:
+# databases tuned in the same call sequence, on one H200. Three device calls:
 #   PHASE=tune  build; tune each issue-16 problem into a fresh database (budgets below), then
 #               `bench_matmul --ops` on it (BENCH_OPS_ROUNDS paired rounds: NT, TN, TT,
 #               column-major, batched FP32);
@@ -8,7 +8,7 @@
 #               database (the first call's, 175 MB of cubins, cannot come back from the device),
 #               then bench_dgemm, bench_bgemm (f32, f64) and bench_dreduce on it.
 #   PHASE=tests build; the whole GPU tier.
-# usage (repository root, carry .dev): COMMIT=hash PHASE=tune|bench bash bench/s13_issue16_gpu_run.sh
+# usage (repository root, carry .dev): COMMIT=hash PHASE=tune|bench|tests bash bench/s13_issue16_gpu_run.sh
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
