@@ -300,6 +300,13 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
                         // ptxas serializes its wgmmas, warning C7513); bench/notes_tcgemm.md section 9
 #endif
 #define T9_NB (T9_TFK + 1)              // T9_TFK: fragment buffers
+#ifndef T9_TRM
+#define T9_TRM 0        // TF32 (experiment): 1 = clear the 13 low bits of the register fragments (wgmma ignores them:
+                        // same result) so the operand path toggles fewer bits, as cuBLAS's rounded fragments do
+#endif
+#if T9_TRM && !(TYPE == 2 && T9_TFK)
+#error "tcgemm PATH 90: T9_TRM is for the TF32 register fragments with T9_TFK"
+#endif
 #if TYPE == 2 && T9_TFK && (BK / 8) % T9_NB != 0
 #error "tcgemm PATH 90: T9_TFK + 1 must divide BK / 8"
 #endif
@@ -847,6 +854,9 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                             int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
                             unsigned ad = t9_fa(sb, p, kc);
                             asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fk[i][kk % T9_NB][q]) : "r"(ad) : "memory");
+#if T9_TRM
+                            asm volatile("and.b32 %0, %0, 0xFFFFE000;" : "+r"(fk[i][kk % T9_NB][q]));
+#endif
                         }
                     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll

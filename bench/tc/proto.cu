@@ -67,13 +67,13 @@ __device__ double ld_out(const void *p, long long i, int type)
 }
 
 // fills a rows x cols matrix (leading dimension ld; the gaps too) with random values of the type
-__global__ void k_fill(void *p, long long count, int type, unsigned seed)
+__global__ void k_fill(void *p, long long count, int type, unsigned seed, unsigned mask)
 {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += (long long)gridDim.x * blockDim.x) {
         float v = rnd(i, seed);
         if (type == 0) ((__nv_bfloat16 *)p)[i] = __float2bfloat16(v);
         else if (type == 1) ((__half *)p)[i] = __float2half(v);
-        else ((float *)p)[i] = v;
+        else ((unsigned *)p)[i] = __float_as_uint(v) & mask;   // mask: env DATA_TF32 clears the 13 low bits
     }
 }
 
@@ -153,6 +153,7 @@ static void parse_cfg(const char *s, t9_cfg *c)
         else if (!strcmp(t, "TFK")) c->tfk = v;
         else if (!strcmp(t, "TES")) c->tes = v;    // session 11: TF32 TMA-store epilogue (T9_TES)
         else if (!strcmp(t, "PROMO")) c->promo = v;   // host only: the tensor maps' L2 promotion (t9_promo)
+        else if (!strcmp(t, "TRM")) c->trm = v;       // session 15: TF32 fragments' low 13 bits cleared (T9_TRM)
         else { fprintf(stderr, "unknown parameter %s\n", t); exit(1); }
     }
 }
@@ -169,6 +170,10 @@ static int build(const char *s, Kern *K)
     if (c->tes) {
         size_t ln = strlen(K->name);
         snprintf(K->name + ln, sizeof K->name - ln, " TES");
+    }
+    if (c->trm) {
+        size_t ln = strlen(K->name);
+        snprintf(K->name + ln, sizeof K->name - ln, " TRM");
     }
     if (c->promo != 3) {
         size_t ln = strlen(K->name);
@@ -189,6 +194,7 @@ static int build(const char *s, Kern *K)
     char tkd[32];
     if (c->tfk >= 0) { snprintf(tkd, sizeof tkd, "-DT9_TFK=%d", c->tfk); opts[no++] = tkd; }
     if (c->tes) opts[no++] = "-DT9_TES=1";
+    if (c->trm) opts[no++] = "-DT9_TRM=1";
     // CUBIN_DIR: cubins cached by a hash of the source and the options (`proto compile` fills it
     // with no GPU, so a device run spends no time in NVRTC)
     char cpath[512] = "";
@@ -247,8 +253,9 @@ static void prob_init(Prob *P, unsigned seed)
     size_t nc = P->offc + (size_t)(P->m - 1) * P->ldc + P->n;
     void *a, *b, *c, *c0;
     CK(cudaMalloc(&a, na * es)); CK(cudaMalloc(&b, nb * es)); CK(cudaMalloc(&c, nc * es)); CK(cudaMalloc(&c0, nc * es));
-    k_fill<<<1024, 256>>>(a, na, g_type, seed); k_fill<<<1024, 256>>>(b, nb, g_type, seed + 1);
-    k_fill<<<1024, 256>>>(c0, nc, g_type, seed + 2);
+    unsigned mask = getenv("DATA_TF32") ? 0xFFFFE000u : 0xFFFFFFFFu;   // operands already TF32 (data-dependent power)
+    k_fill<<<1024, 256>>>(a, na, g_type, seed, mask); k_fill<<<1024, 256>>>(b, nb, g_type, seed + 1, mask);
+    k_fill<<<1024, 256>>>(c0, nc, g_type, seed + 2, 0xFFFFFFFFu);
     P->A = (char *)a + P->offa * es; P->B = (char *)b + P->offb * es;
     P->C = (char *)c + P->offc * es; P->C0 = (char *)c0 + P->offc * es;
     CK(cudaMalloc(&P->ref, (size_t)P->m * P->n * 8)); CK(cudaMalloc(&P->err, 3 * 8));

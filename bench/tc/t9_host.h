@@ -25,6 +25,7 @@ typedef struct {
     int tfk;    // TF32: -1 = the kernel's default T9_TFK, else compiled with -DT9_TFK=tfk
     int promo;  // L2 promotion of the A and B tensor maps: 0 none, 1 64B, 2 128B, 3 256B (the family's, and the default)
     int tes;    // TF32 experiment: 1 = -DT9_TES=1 (C staged in shared memory, TMA stores), 0 = the direct epilogue
+    int trm;    // TF32 experiment: 1 = -DT9_TRM=1 (register fragments' 13 low bits cleared), 0 = as loaded
 } t9_cfg;
 
 // CUtensorMapL2promotion of t9_cfg's promo (out of range: 256B, the family's choice).
