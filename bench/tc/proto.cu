@@ -51,11 +51,14 @@ __device__ float rnd(unsigned long long i, unsigned seed)
     return (float)((x >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f;   // [-1, 1)
 }
 
-__device__ double ld_in(const void *p, long long i, int type)   // input element as the tensor cores see it
+__device__ double ld_in(const void *p, long long i, int type, int rn)   // input element as the tensor cores see it
 {
     if (type == 0) return (double)__bfloat162float(((const __nv_bfloat16 *)p)[i]);
     if (type == 1) return (double)__half2float(((const __half *)p)[i]);
-    unsigned u = __float_as_uint(((const float *)p)[i]) & 0xFFFFE000u;   // TF32: truncated
+    float x = ((const float *)p)[i];
+    // TF32 rounded to nearest with ties away from zero (cvt.rna's rule; TMT's TMA conversion, and cuBLAS's), or
+    // truncated (wgmma on FP32 data). Finite inputs: adding half an ulp to the magnitude bits rounds half away.
+    unsigned u = rn ? (__float_as_uint(x) + 0x1000u) & 0xFFFFE000u : __float_as_uint(x) & 0xFFFFE000u;
     return (double)__uint_as_float(u);
 }
 
@@ -85,7 +88,7 @@ __global__ void k_poison(void *p, long long bytes)
 
 // ref[r][c] = alpha * sum_k A[r][k] B[k][c] + beta * C0[r][c], float64; 16 rows per block.
 __global__ void k_ref(const void *A, long long lda, const void *B, long long ldb, const void *C0, long long ldc,
-                      double *ref, int m, int n, int k, float alpha, float beta, int type)
+                      double *ref, int m, int n, int k, float alpha, float beta, int type, int rn)
 {
     __shared__ double as[16][64];
     int c = blockIdx.x * blockDim.x + threadIdx.x, r0 = blockIdx.y * 16;
@@ -95,13 +98,13 @@ __global__ void k_ref(const void *A, long long lda, const void *B, long long ldb
         __syncthreads();
         for (int i = threadIdx.x; i < 16 * 64; i += blockDim.x) {
             int rr = r0 + i / 64, kk = k0 + i % 64;
-            as[i / 64][i % 64] = (rr < m && kk < k) ? ld_in(A, rr * lda + kk, type) : 0.0;
+            as[i / 64][i % 64] = (rr < m && kk < k) ? ld_in(A, rr * lda + kk, type, rn) : 0.0;
         }
         __syncthreads();
         if (c < n) {
             int ke = k - k0 < 64 ? k - k0 : 64;
             for (int kk = 0; kk < ke; kk++) {
-                double b = ld_in(B, (k0 + kk) * ldb + c, type);
+                double b = ld_in(B, (k0 + kk) * ldb + c, type, rn);
                 for (int i = 0; i < 16; i++) acc[i] += as[i][kk] * b;
             }
         }
@@ -153,7 +156,8 @@ static void parse_cfg(const char *s, t9_cfg *c)
         else if (!strcmp(t, "TFK")) c->tfk = v;
         else if (!strcmp(t, "TES")) c->tes = v;    // session 11: TF32 TMA-store epilogue (T9_TES)
         else if (!strcmp(t, "PROMO")) c->promo = v;   // host only: the tensor maps' L2 promotion (t9_promo)
-        else if (!strcmp(t, "TRM")) c->trm = v;       // session 15: TF32 fragments' low 13 bits cleared (T9_TRM)
+        else if (!strcmp(t, "TRM")) c->trm = v;
+        else if (!strcmp(t, "TMT")) c->tmt = v;       // session 15: TFLOAT32 tensor maps (host only)       // session 15: TF32 fragments' low 13 bits cleared (T9_TRM)
         else { fprintf(stderr, "unknown parameter %s\n", t); exit(1); }
     }
 }
@@ -170,6 +174,10 @@ static int build(const char *s, Kern *K)
     if (c->tes) {
         size_t ln = strlen(K->name);
         snprintf(K->name + ln, sizeof K->name - ln, " TES");
+    }
+    if (c->tmt) {
+        size_t ln = strlen(K->name);
+        snprintf(K->name + ln, sizeof K->name - ln, " TMT");
     }
     if (c->trm) {
         size_t ln = strlen(K->name);
@@ -241,6 +249,7 @@ static int build(const char *s, Kern *K)
 struct Prob {
     int m, n, k; long long lda, ldb, ldc; int offa, offb, offc; float alpha, beta;
     void *A, *B, *C, *C0; double *ref, *err;
+    double *ref_rn;     // TF32: the reference of inputs rounded to nearest (TMT configurations), else 0
     void *pa, *pb; float *ws; size_t wsz;   // packed copies, split-K workspace
 };
 
@@ -260,7 +269,13 @@ static void prob_init(Prob *P, unsigned seed)
     P->C = (char *)c + P->offc * es; P->C0 = (char *)c0 + P->offc * es;
     CK(cudaMalloc(&P->ref, (size_t)P->m * P->n * 8)); CK(cudaMalloc(&P->err, 3 * 8));
     dim3 g((P->n + 127) / 128, (P->m + 15) / 16);
-    k_ref<<<g, 128>>>(P->A, P->lda, P->B, P->ldb, P->C0, P->ldc, P->ref, P->m, P->n, P->k, P->alpha, P->beta, g_type);
+    k_ref<<<g, 128>>>(P->A, P->lda, P->B, P->ldb, P->C0, P->ldc, P->ref, P->m, P->n, P->k, P->alpha, P->beta, g_type, 0);
+    P->ref_rn = 0;
+    if (g_type == 2) {
+        CK(cudaMalloc(&P->ref_rn, (size_t)P->m * P->n * 8));
+        k_ref<<<g, 128>>>(P->A, P->lda, P->B, P->ldb, P->C0, P->ldc, P->ref_rn, P->m, P->n, P->k, P->alpha, P->beta,
+                          g_type, 1);
+    }
     CK(cudaGetLastError());
     P->pa = P->pb = 0; P->ws = 0; P->wsz = 0;
     if (t9_needs_pack(P->A, P->lda, es)) CK(cudaMalloc(&P->pa, (size_t)P->m * t9_packed_ld(P->k, es) * es));
@@ -273,7 +288,7 @@ static void prob_free(Prob *P)
     size_t es = es_in();
     cudaFree((char *)P->A - P->offa * es); cudaFree((char *)P->B - P->offb * es);
     cudaFree((char *)P->C - P->offc * es); cudaFree((char *)P->C0 - P->offc * es);
-    cudaFree(P->ref); cudaFree(P->err); cudaFree(P->pa); cudaFree(P->pb); cudaFree(P->ws);
+    cudaFree(P->ref); cudaFree(P->ref_rn); cudaFree(P->err); cudaFree(P->pa); cudaFree(P->pb); cudaFree(P->ws);
 }
 
 static size_t c_bytes(const Prob *P) { return ((size_t)(P->m - 1) * P->ldc + P->n) * es_in(); }
@@ -335,14 +350,23 @@ static double tol(const Prob *P)
 }
 
 // relative Frobenius error of C against the reference (NaN count returned in *bad)
-static double check(const Prob *P, double *bad)
+static double check_ref(const Prob *P, const double *ref, double *bad)
 {
     CK(cudaMemset(P->err, 0, 24));
-    k_err<<<1024, 256>>>(P->C, P->ldc, P->ref, P->m, P->n, g_type, P->err);
+    k_err<<<1024, 256>>>(P->C, P->ldc, ref, P->m, P->n, g_type, P->err);
     double h[3];
     CK(cudaMemcpy(h, P->err, 24, cudaMemcpyDeviceToHost));
     *bad = h[2];
     return h[1] > 0 ? sqrt(h[0] / h[1]) : sqrt(h[0]);
+}
+
+static double check(const Prob *P, double *bad) { return check_ref(P, P->ref, bad); }
+
+// cuBLAS's error against the round-to-nearest TF32 reference (-1 for 16-bit types)
+static double check_rn(const Prob *P)
+{
+    double bad;
+    return P->ref_rn ? check_ref(P, P->ref_rn, &bad) : -1.0;
 }
 
 static double median_ms(std::vector<float> &v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
@@ -504,7 +528,7 @@ static int verify(Kern *K, Prob *P, Launch *L, double *relp)
     reset_c(P);
     run(K, P, L);
     CK(cudaDeviceSynchronize());
-    double bad, rel = check(P, &bad);
+    double bad, rel = check_ref(P, K->c.tmt ? P->ref_rn : P->ref, &bad);
     *relp = rel;
     return bad == 0 && rel <= tol(P);
 }
@@ -559,7 +583,8 @@ static int cmd_rounds(int m, int n, int k, int rounds, int nc, char **cfgs)
     reset_c(&P);
     blas(&P); CK(cudaDeviceSynchronize());
     double bad, brel = check(&P, &bad);
-    printf("rounds %dx%dx%d type %d: cuBLAS err %.2e, tol %.2e\n", m, n, k, g_type, brel, tol(&P));
+    printf("rounds %dx%dx%d type %d: cuBLAS err %.2e (against inputs rounded to nearest: %.2e), tol %.2e\n", m, n, k,
+           g_type, brel, check_rn(&P), tol(&P));
     static Kern Ks[16];
     static Launch Ls[16];
     int ok[16] = {0};
@@ -675,8 +700,9 @@ static int cmd_check(int nc, char **cfgs)
         prob_init(&P, 77 + s);
         reset_c(&P); blas(&P); CK(cudaDeviceSynchronize());
         double bad, brel = check(&P, &bad);
-        printf("shape %dx%dx%d ld+%d,%d,%d off %d,%d,%d a %.2f b %.2f  tol %.2e cuBLAS err %.2e\n", P.m, P.n, P.k,
-               S[s].dlda, S[s].dldb, S[s].dldc, P.offa, P.offb, P.offc, P.alpha, P.beta, tol(&P), brel);
+        printf("shape %dx%dx%d ld+%d,%d,%d off %d,%d,%d a %.2f b %.2f  tol %.2e cuBLAS err %.2e (rounded inputs %.2e)\n",
+               P.m, P.n, P.k, S[s].dlda, S[s].dldb, S[s].dldc, P.offa, P.offb, P.offc, P.alpha, P.beta, tol(&P), brel,
+               check_rn(&P));
         for (int i = 0; i < nc && i < 64; i++) {
             if (!Ks[i].mod) continue;
             Launch L;

@@ -26,6 +26,8 @@ typedef struct {
     int promo;  // L2 promotion of the A and B tensor maps: 0 none, 1 64B, 2 128B, 3 256B (the family's, and the default)
     int tes;    // TF32 experiment: 1 = -DT9_TES=1 (C staged in shared memory, TMA stores), 0 = the direct epilogue
     int trm;    // TF32 experiment: 1 = -DT9_TRM=1 (register fragments' 13 low bits cleared), 0 = as loaded
+    int tmt;    // TF32 experiment (host only): 1 = A and B tensor maps of type TFLOAT32 (the TMA rounds FP32 to TF32
+                // on its way to shared memory), 0 = FLOAT32 (the tensor cores truncate)
 } t9_cfg;
 
 // CUtensorMapL2promotion of t9_cfg's promo (out of range: 256B, the family's choice).
@@ -96,7 +98,8 @@ static inline CUresult t9_encode_maps(const t9_drv *d, const t9_cfg *c, const vo
 {
     int es = t9_es(c), boxe = 128 / es;
     CUtensorMapDataType dt = c->type == 0 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                           : c->type == 1 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+                           : c->type == 1 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                           : c->tmt ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     cuuint32_t es1[2] = {1, 1};
     cuuint64_t dimA[2] = {(cuuint64_t)k, (cuuint64_t)m}, strA[1] = {(cuuint64_t)(lda * es)};
     cuuint32_t boxA[2] = {(cuuint32_t)boxe, (cuuint32_t)(c->bm / c->cn)};
