@@ -56,9 +56,10 @@ __device__ double ld_in(const void *p, long long i, int type, int rn)   // input
     if (type == 0) return (double)__bfloat162float(((const __nv_bfloat16 *)p)[i]);
     if (type == 1) return (double)__half2float(((const __half *)p)[i]);
     float x = ((const float *)p)[i];
-    // TF32 rounded to nearest with ties away from zero (cvt.rna's rule; TMT's TMA conversion, and cuBLAS's), or
-    // truncated (wgmma on FP32 data). Finite inputs: adding half an ulp to the magnitude bits rounds half away.
-    unsigned u = rn ? (__float_as_uint(x) + 0x1000u) & 0xFFFFE000u : __float_as_uint(x) & 0xFFFFE000u;
+    // TF32 rounded to nearest, ties to even (TMT's TMA conversion and cuBLAS's: ties away left a 1.1e-5 floor, the
+    // share of exact ties, run_s15b), or truncated (wgmma on FP32 data). Finite inputs, on the magnitude bits.
+    unsigned v = __float_as_uint(x);
+    unsigned u = rn ? (v + 0xFFFu + ((v >> 13) & 1u)) & 0xFFFFE000u : v & 0xFFFFE000u;
     return (double)__uint_as_float(u);
 }
 

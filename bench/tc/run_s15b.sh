@@ -5,7 +5,7 @@
 # (7.7e-4 against the truncating reference) is that of both operands rounded to nearest: its TMA rounds them on
 # the way to shared memory (tensor maps of type TFLOAT32), so its tensor cores never see the low bits. TMT does
 # the same in our kernel (host only: the cubin is the family's); configurations with TMT verify against a
-# float64 reference of inputs rounded to nearest (ties away), the others against the truncating one.
+# float64 reference of inputs rounded to nearest (ties to even), the others against the truncating one.
 set -u
 O=${OUT:-/tmp}
 export REPS=${REPS:-20} WARM_MS=${WARM_MS:-150} CUBIN_DIR=$PWD/bench/tc/.cache/cubins
