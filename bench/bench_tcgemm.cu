@@ -52,14 +52,16 @@ __device__ float bn_uniform(unsigned long long seed, unsigned long long i)
     return -1.0f + 2.0f * (float)(x >> 40) / 16777216.0f;
 }
 
-/* Value i as the kernels read it: 16-bit as stored, FP32 truncated to TF32. */
+/* Value i as the kernels read it: 16-bit as stored, FP32 rounded to TF32 (to nearest, ties to
+ * even: the family's TFLOAT32 tensor maps and cuBLAS's rule). */
 __device__ double bn_load(const void *p, size_t i, int t)
 {
     if (t == 0)
         return (double)__bfloat162float(((const __nv_bfloat16 *)p)[i]);
     if (t == 1)
         return (double)__half2float(((const __half *)p)[i]);
-    unsigned u = __float_as_uint(((const float *)p)[i]) & 0xffffe000u;
+    unsigned x = __float_as_uint(((const float *)p)[i]);
+    unsigned u = (x + 0xfffu + ((x >> 13) & 1u)) & 0xffffe000u;
     return (double)__uint_as_float(u);
 }
 
@@ -213,7 +215,7 @@ int main(int argc, char **argv)
     printf("tcgemm vs cublasGemmEx on %s (driver %d, runtime %d, cuBLAS %d); row-major C = A B, "
            "alpha 1, beta 0, C of the input type (TF32: FP32 data, FP32 C); random inputs in "
            "[-1,1); error = ||C - R||_F / ||R||_F against a float64 product of the same rounded "
-           "inputs (TF32: truncated); each side timed in R rounds alternating which goes "
+           "inputs (TF32: rounded to nearest even); each side timed in R rounds alternating which goes "
            "first (3; %d at 4096^3 and 8192^3: BENCH_TCGEMM_ROUNDS), each round the median of "
            ">= 20 CUDA-event timings after 3 warm-ups; ratio = the sides' median rounds, "
            "paired = the median of the rounds' ratios\n",

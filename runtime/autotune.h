@@ -107,8 +107,8 @@ at_status at_set_deterministic(at_handle *handle, int deterministic);
 
 /* Math mode of the handle for at_gemm with FP32 data: AT_MATH_DEFAULT (the
  * default) computes in exact FP32 like at_sgemm; AT_MATH_TF32 lets at_gemm
- * use the TF32 tensor cores (each FP32 input truncated to TF32's 10-bit
- * mantissa, FP32 accumulation): an explicit opt-in, as cuBLAS's math mode.
+ * use the TF32 tensor cores (each FP32 input rounded to nearest even to
+ * TF32's 10-bit mantissa, as cuBLAS does; FP32 accumulation): an explicit opt-in, as cuBLAS's math mode.
  * at_sgemm ignores it and stays exact. AT_ERR_INVALID_ARG for other values. */
 at_status at_set_math_mode(at_handle *handle, at_math mode);
 

@@ -135,12 +135,16 @@ extern "C" __global__ void ref_fill_typed(void *p, long long n, int dtype,
         ref_store_typed(p, i, dtype, ref_uniform(seed, i, lo, hi));
 }
 
-/* An input element as the tensor cores see it: tf32 != 0 truncates FP32 to
- * TF32 (the low 13 mantissa bits cleared, toward zero), as wgmma does. */
+/* An input element as the tensor cores see it: tf32 != 0 rounds FP32 to TF32
+ * (to nearest, ties to even, on the magnitude bits; the 13 low mantissa bits
+ * then zero), as the tcgemm family's TFLOAT32 tensor maps and cuBLAS do.
+ * Finite inputs (the references' data are). */
 __device__ __forceinline__ double ref_operand(const void *p, long long i, int dtype, int tf32)
 {
-    if (tf32 && dtype == 0)
-        return (double)__uint_as_float(__float_as_uint(((const float *)p)[i]) & 0xffffe000u);
+    if (tf32 && dtype == 0) {
+        unsigned x = __float_as_uint(((const float *)p)[i]);
+        return (double)__uint_as_float((x + 0xfffu + ((x >> 13) & 1u)) & 0xffffe000u);
+    }
     return ref_load_typed(p, i, dtype);
 }
 

@@ -481,15 +481,15 @@ static at_status t8_run(at_exec *ex, const int *cfg, tc_call *c)
     return tc_reduce(ex, c, W);
 }
 
-/* A 2D tensor map over a row-major rows x cols matrix (16-byte aligned base and rows), box
- * {box_cols, box_rows}, 128-byte swizzle. */
-static at_status t9_map(at_exec *ex, CUtensorMap *map, int tf32_or_f32, int bf16, CUdeviceptr p,
+/* A 2D tensor map of element type dt over a row-major rows x cols matrix (16-byte aligned base
+ * and rows), box {box_cols, box_rows}, 128-byte swizzle. TF32 operands take
+ * CU_TENSOR_MAP_DATA_TYPE_TFLOAT32: the TMA rounds each FP32 element to TF32 (to nearest, ties
+ * to even) on its way to shared memory, so the tensor cores read operands whose 13 low bits are
+ * zero. FP32 C (the TF32 TMA-store epilogue) takes FLOAT32: its values pass unchanged. */
+static at_status t9_map(at_exec *ex, CUtensorMap *map, CUtensorMapDataType dt, CUdeviceptr p,
                         long long rows, long long cols, long long ld, int esz, unsigned box_cols,
                         unsigned box_rows, CUtensorMapL2promotion l2)
 {
-    CUtensorMapDataType dt = tf32_or_f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                           : bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
     cuuint64_t strides[1] = {(cuuint64_t)(ld * esz)};
     cuuint32_t box[2] = {box_cols, box_rows}, elem[2] = {1, 1};
@@ -565,9 +565,12 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
     CUtensorMap ma, mb, mc;
     memset(&mc, 0, sizeof mc);
     unsigned boxe = (unsigned)(128 / esz);
-    if ((s = t9_map(ex, &ma, tf32, bf16, c->A, c->m, c->k, c->lda, esz, boxe,
+    CUtensorMapDataType op_type = tf32   ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
+                                  : bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                         : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    if ((s = t9_map(ex, &ma, op_type, c->A, c->m, c->k, c->lda, esz, boxe,
                     (unsigned)(cfg[P_BM] / cfg[P_CN]), CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) != AT_OK ||
-        (s = t9_map(ex, &mb, tf32, bf16, c->B, c->k, c->n, c->ldb, esz, boxe,
+        (s = t9_map(ex, &mb, op_type, c->B, c->k, c->n, c->ldb, esz, boxe,
                     (unsigned)(cfg[P_BK] / cfg[P_CM]), CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) != AT_OK)
         return s;
     /* vec_ok: bit 0 paired stores; bit 1 the TMA-store epilogue (VEC 8, beta == 0, C and ldc
@@ -575,7 +578,7 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
     int vec_ok = c->C % (2 * esz) == 0 && c->ldc % 2 == 0;
     if (cfg[P_VEC] == 8 && !tf32 && cfg[P_SPLITK] == 1 && c->beta == 0.0f) {
         if (c->C % 16 == 0 && (c->ldc * 2) % 16 == 0) {
-            if ((s = t9_map(ex, &mc, 0, bf16, c->C, c->m, c->n, c->ldc, 2, 64,
+            if ((s = t9_map(ex, &mc, op_type, c->C, c->m, c->n, c->ldc, 2, 64,
                             (unsigned)(cfg[P_BM] / cfg[P_WG]), CU_TENSOR_MAP_L2_PROMOTION_NONE)) !=
                 AT_OK)
                 return s;
@@ -588,7 +591,7 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
      * kernel stores directly */
     if (cfg[P_VEC] == 8 && tf32 && cfg[P_SPLITK] == 1 && c->beta == 0.0f && c->C % 16 == 0 &&
         (c->ldc * 4) % 16 == 0) {
-        if ((s = t9_map(ex, &mc, 1, 0, c->C, c->m, c->n, c->ldc, 4, 32, 32,
+        if ((s = t9_map(ex, &mc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, c->C, c->m, c->n, c->ldc, 4, 32, 32,
                         CU_TENSOR_MAP_L2_PROMOTION_NONE)) != AT_OK)
             return s;
         vec_ok |= 2;
@@ -697,7 +700,7 @@ static void tc_work(const tpl_problem *p, double *flops, double *bytes)
 
 /* Inputs of a problem (any ops; a batch's products packed one after another): A, B uniform in
  * [-1, 1) of the type, alpha 1.5, beta 0 over a C filled with NaN (it must not be read: the NaN
- * would reach the result), the float64 reference of the same (TF32: truncated) inputs. */
+ * would reach the result), the float64 reference of the same (TF32: rounded to nearest even) inputs. */
 static at_status tc_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
                             tpl_workset *ws)
 {

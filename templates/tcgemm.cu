@@ -35,12 +35,17 @@
 // once (round to nearest even) at the store. C has the input type: it halves the epilogue's
 // traffic and is what frameworks and cublasGemmEx with Ctype = Atype do. beta == 0 never reads C
 // (NaN there cannot leak into the result).
-// TF32 rounding: every FP32 input is TRUNCATED to TF32 (toward zero, low 13 mantissa bits
-// dropped): wgmma reads FP32 operands from shared memory that way, and PATH 80 masks them the same
-// way (TF32R 0), so both paths round alike. A reference must truncate the same way.
+// TF32 rounding: every FP32 input is ROUNDED to TF32 (to nearest, ties to even; the 13 low
+// mantissa bits then zero), as cuBLAS's TF32 math does. PATH 90: the host's tensor maps over A
+// and B have type TFLOAT32, so the TMA rounds on the way to shared memory; PATH 80 rounds each
+// fragment element (cvt.rn.tf32.f32 on sm_90+, the same rule in integer operations below that).
+// Both paths round alike; a reference must round the same way. Rounding is more accurate than
+// truncating (wgmma reads FP32 operands truncated) and it is faster on the H200: operands whose
+// low bits are zero toggle fewer bits on their way into the tensor cores, which buys clock under
+// the power cap (bench/notes_tcgemm.md section 17: 8192^3 from 1485-1504 to 1568-1571 MHz).
 //
 // Verification rule (templates/tcgemm.c's tolerance(), README): with C_ref the float64 product of
-// the same rounded (TF32: truncated) inputs, times alpha, plus beta * C0, NOT rounded,
+// the same rounded (TF32: rounded to nearest even) inputs, times alpha, plus beta * C0, NOT rounded,
 //   ||C - C_ref||_F / ||C_ref||_F <= 2 * u_out + (4 * sqrt(k) + k / 8) * 2^-24,
 // u_out = 2^-8 (BF16 C), 2^-11 (FP16 C), 2^-24 (FP32 C); NaN anywhere fails. The k / 8 term:
 // the tensor cores' FP32 accumulation truncates, so TF32's error grows linearly in k (measured
@@ -112,9 +117,6 @@
 #endif
 #ifndef FRAGDB
 #define FRAGDB 1        // PATH 80: 1 = double-buffer the warp's ldmatrix fragments across the mma K steps of a stage, 0 = load then multiply
-#endif
-#ifndef TF32R
-#define TF32R 0         // PATH 80, TYPE 2: FP32 -> TF32 conversion, 0 = truncate (as wgmma), 1 = round to nearest (cvt.rna; the reference truncates)
 #endif
 #ifndef TC_FAULT
 #define TC_FAULT 0      // test only (PATH 80): 1 drops the last K tile, a wrong result verification must reject; 0 always in the product
@@ -300,13 +302,6 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
                         // ptxas serializes its wgmmas, warning C7513); bench/notes_tcgemm.md section 9
 #endif
 #define T9_NB (T9_TFK + 1)              // T9_TFK: fragment buffers
-#ifndef T9_TRM
-#define T9_TRM 0        // TF32 (experiment): 1 = clear the 13 low bits of the register fragments (wgmma ignores them:
-                        // same result) so the operand path toggles fewer bits, as cuBLAS's rounded fragments do
-#endif
-#if T9_TRM && !(TYPE == 2 && T9_TFK)
-#error "tcgemm PATH 90: T9_TRM is for the TF32 register fragments with T9_TFK"
-#endif
 #if TYPE == 2 && T9_TFK && (BK / 8) % T9_NB != 0
 #error "tcgemm PATH 90: T9_TFK + 1 must divide BK / 8"
 #endif
@@ -854,9 +849,6 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                             int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
                             unsigned ad = t9_fa(sb, p, kc);
                             asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fk[i][kk % T9_NB][q]) : "r"(ad) : "memory");
-#if T9_TRM
-                            asm volatile("and.b32 %0, %0, 0xFFFFE000;" : "+r"(fk[i][kk % T9_NB][q]));
-#endif
                         }
                     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
@@ -1261,15 +1253,19 @@ __device__ __forceinline__ void t8_mma(float (&d)[4], const unsigned (&a)[4], un
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// FP32 bits -> TF32 operand bits (TF32R: 0 truncate, 1 round to nearest away).
+// FP32 bits -> TF32 operand bits, rounded to nearest with ties to even (the rule of PATH 90's
+// TFLOAT32 tensor maps). Below sm_90 (no cvt.rn to tf32) in integer operations on the magnitude
+// bits: Inf stays Inf, a NaN becomes the canonical NaN.
 __device__ __forceinline__ unsigned t8_tf32(unsigned x)
 {
-#if TF32R
+#if __CUDA_ARCH__ >= 900
     unsigned r;
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(__uint_as_float(x)));
-    return r;
+    asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(r) : "f"(__uint_as_float(x)));
+    return r & 0xffffe000u;         // the PTX ISA leaves the 13 low bits of a .tf32 result unspecified
 #else
-    return x & 0xffffe000u;
+    if ((x & 0x7f800000u) == 0x7f800000u)
+        return (x & 0x007fffffu) ? 0x7fffe000u : x;
+    return (x + 0xfffu + ((x >> 13) & 1u)) & 0xffffe000u;
 #endif
 }
 

@@ -1006,10 +1006,10 @@ at_status tpl_ref_gemm_typed(at_exec *ref, at_dtype t, int tf32, int m, int n, i
                        tf32 ? " with TF32" : "");
     if (m < 1 || n < 1)
         return AT_OK;
-    int dtype = (int)t, trunc = tf32 != 0;
+    int dtype = (int)t, round_tf32 = tf32 != 0;
     long long ldr = n;
     void *args[] = {&m, &n, &k, &alpha, &A, &lda, &B, &ldb, &beta, &C0, &ldc0, &R, &ldr,
-                    &dtype, &trunc};
+                    &dtype, &round_tf32};
     return ex_launch(ref, "ref_gemm_typed", (unsigned)((n + 15) / 16), (unsigned)((m + 15) / 16),
                      1, 16, 16, 1, 0, args);
 }

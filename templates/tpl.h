@@ -415,8 +415,8 @@ at_status tpl_fill_typed(at_exec *ref, CUdeviceptr p, long long n, at_dtype t,
 /* R = alpha*A*B + beta*C0 in float64, NOT rounded to the type: A m x k (lda),
  * B k x n (ldb), C0 m x n (ldc0, unread when beta == 0), all of type t and
  * row-major; with tf32 (t = AT_R_32F only) every A and B element is first
- * truncated to TF32 (low 13 mantissa bits cleared, toward zero), as the
- * tensor cores read FP32. R: m x n doubles, leading dimension n. */
+ * rounded to TF32 (to nearest, ties to even: the 13 low mantissa bits then
+ * zero), as the tcgemm family's kernels and cuBLAS round FP32. R: m x n doubles, leading dimension n. */
 at_status tpl_ref_gemm_typed(at_exec *ref, at_dtype t, int tf32, int m, int n, int k,
                              float alpha, CUdeviceptr A, long long lda, CUdeviceptr B,
                              long long ldb, float beta, CUdeviceptr C0, long long ldc0,
@@ -425,7 +425,7 @@ at_status tpl_ref_gemm_typed(at_exec *ref, at_dtype t, int tf32, int m, int n, i
  * canonical call in args (type, math, ops, batch from its problem; A and B from
  * its operands with their ld and batch stride; C0 with C's ld and batch stride,
  * unread when beta == 0; alpha and beta from its scalars), NOT rounded; TF32
- * math truncates A and B as tpl_ref_gemm_typed. R: batch x m x n doubles,
+ * math rounds A and B as tpl_ref_gemm_typed. R: batch x m x n doubles,
  * contiguous. AT_ERR_INVALID_ARG for a column-major or unknown kind, a batch
  * above 65535, or sizes above 2^31 - 1. */
 at_status tpl_ref_gemm_args(at_exec *ref, const tpl_args *args, CUdeviceptr C0, CUdeviceptr R);

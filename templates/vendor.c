@@ -443,12 +443,10 @@ static void vd_measure_one(ms_vendor *v, ms_gpu *g, const ms_options *opt,
     else
         ms_default_options(&o);
     o.abandon_ms = 0;
-    /* TF32: the reference truncates the inputs to TF32 as the family's
-     * kernels do, cuBLAS rounds them to nearest: each input then differs
-     * by less than 1.5 * 2^-10 relative, each product by less than 3 * 2^-10,
-     * which bounds the extra relative error of C (H200: 7.7e-4 measured). */
-    double extra = ms_args(g)->problem.math == AT_MATH_TF32 ? 3.0 / 1024 : 0;
-    out->status = ms_verify_call(g, vd_run, &ctx, extra, &out->rel_error, err, sizeof err);
+    /* TF32: the reference rounds the inputs to TF32 to nearest even, as cuBLAS
+     * and the family's kernels do (H200: cuBLAS's error against it equals the
+     * family's, 1.92e-5 at 8192^3), so cuBLAS meets the family's rule as is. */
+    out->status = ms_verify_call(g, vd_run, &ctx, 0, &out->rel_error, err, sizeof err);
     if (out->status == AT_OK)
         out->status = ms_time_call(g, vd_run, &ctx, &o, 0, 0, &out->timing, err, sizeof err);
     if (out->status == AT_OK)

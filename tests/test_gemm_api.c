@@ -59,13 +59,13 @@ static float ga_from_f16(uint16_t h)
     return (float)((h & 0x8000u) ? -v : v);
 }
 
-/* FP32 -> TF32 by truncation (the kernels feed FP32 to the tensor cores,
- * which read the top 19 bits). */
+/* FP32 -> TF32 rounded to nearest, ties to even (the kernels' TF32 rule;
+ * finite inputs). */
 static float ga_tf32(float f)
 {
     uint32_t u;
     memcpy(&u, &f, 4);
-    u &= 0xffffe000u;
+    u = (u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u;
     memcpy(&f, &u, 4);
     return f;
 }
@@ -324,7 +324,7 @@ GPU_TEST(gemm_api_fp32_is_exact_unless_tf32_is_asked_for)
     CHECK_MSG(strstr(st.last_config, "TYPE=") == NULL, "default math ran %s", st.last_config);
     CHECK_MSG(exact_err < 1e-6, "exact FP32 error %.3g", exact_err);
     /* TF32 on: the tensor-core family; the same data's error against the
-     * untruncated product is at TF32 level (truncation of 13 bits shows) */
+     * unrounded product is at TF32 level (rounding off 13 bits shows) */
     c.tf32 = 1;
     CHECK_OK(ga_run(&g, h, &c, &tf32_err, &padding_ok));
     CHECK_OK(at_get_stats(h, &st));
@@ -435,8 +435,11 @@ TEST(gemm_api_null_handle_and_host_conversions)
     CHECK_EQ(ga_to_f16(0.333251953125f), 0x3555);
     CHECK(ga_from_f16(0x3555) == 0.333251953125f);
     CHECK(ga_from_f16(0x0001) == (float)ldexp(1, -24));
-    CHECK(ga_tf32(1.0f + (float)ldexp(1, -11)) == 1.0f);     /* 11th bit dropped */
-    CHECK(ga_tf32(-1.9999999f) == -1.9990234375f);             /* toward zero */
+    CHECK(ga_tf32(1.0f + (float)ldexp(1, -11)) == 1.0f);     /* a tie: to even (down) */
+    CHECK(ga_tf32(1.0f + (float)ldexp(3, -11)) == 1.0f + (float)ldexp(1, -9));   /* a tie: up */
+    CHECK(ga_tf32(1.0f + (float)ldexp(1, -11) + (float)ldexp(1, -20)) ==
+          1.0f + (float)ldexp(1, -10));                        /* above half: up */
+    CHECK(ga_tf32(-1.9999999f) == -2.0f);                      /* up into the next binade */
     CHECK(ga_tf32(1.0f + (float)ldexp(1, -10)) == 1.0f + (float)ldexp(1, -10));
 }
 

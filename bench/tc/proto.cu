@@ -10,7 +10,10 @@
 //         proto compile TYPE CFG...       NVRTC only (no GPU), into CUBIN_DIR (then runs load from there)
 //         proto prof TYPE M N K CFG...    one launch each of cuBLAS and every CFG (for ncu), no checks
 // CFG keys: BM BN BK STAGES WG CM CN RASTER GROUP SPLITK VEC PING; TF32 TFK=n (-DT9_TFK=n); PROMO=0..3 (host:
-// the tensor maps' L2 promotion, none/64B/128B/256B; 256B default as in the family). The experiment
+// the tensor maps' L2 promotion, none/64B/128B/256B; 256B default as in the family); TF32 TMT=0|1 (host: FLOAT32
+// tensor maps, the tensor cores truncate, against TFLOAT32, the TMA rounds to nearest even: 1, the family's, is the
+// default; each verifies against the reference of its own rounding). Env DATA_TF32=1: operands already TF32. The
+// experiment key TRM (session 15, up to commit 15797d4; notes section 17) and the experiment
 // keys PERM and TF32 VEC=4 (session 7, commits d65e066 and b747d1c), TB, BSW, SUSP, PAIR and TKG (sessions 7-8,
 // up to commit 9dca9d0; bench/notes_tcgemm.md sections 11-12) and session 9's UNI, SNAKE, L2A and L2B (up to
 // commit 1ee6570; notes section 13) and session 11's TFP (up to commit 3062509; notes section 14) were removed
@@ -140,6 +143,7 @@ static void parse_cfg(const char *s, t9_cfg *c)
     t9_cfg d = {g_type, 128, 256, g_type == 2 ? 32 : 64, 4, 2, 1, 1, 0, 8, 1, 2, 0, -1};
     if (g_type == 2) { d.bm = 256; d.bn = 128; }
     d.promo = 3;
+    d.tmt = g_type == 2;    // TF32: the TMA rounds A and B to TF32 as in the family (TMT=0: FLOAT32 maps, truncated)
     *c = d;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", s);
@@ -157,8 +161,7 @@ static void parse_cfg(const char *s, t9_cfg *c)
         else if (!strcmp(t, "TFK")) c->tfk = v;
         else if (!strcmp(t, "TES")) c->tes = v;    // session 11: TF32 TMA-store epilogue (T9_TES)
         else if (!strcmp(t, "PROMO")) c->promo = v;   // host only: the tensor maps' L2 promotion (t9_promo)
-        else if (!strcmp(t, "TRM")) c->trm = v;
-        else if (!strcmp(t, "TMT")) c->tmt = v;       // session 15: TFLOAT32 tensor maps (host only)       // session 15: TF32 fragments' low 13 bits cleared (T9_TRM)
+        else if (!strcmp(t, "TMT")) c->tmt = v;       // TF32: 1 TFLOAT32 tensor maps (the family's), 0 FLOAT32 (host only)
         else { fprintf(stderr, "unknown parameter %s\n", t); exit(1); }
     }
 }
@@ -176,13 +179,9 @@ static int build(const char *s, Kern *K)
         size_t ln = strlen(K->name);
         snprintf(K->name + ln, sizeof K->name - ln, " TES");
     }
-    if (c->tmt) {
+    if (c->type == 2 && !c->tmt) {
         size_t ln = strlen(K->name);
-        snprintf(K->name + ln, sizeof K->name - ln, " TMT");
-    }
-    if (c->trm) {
-        size_t ln = strlen(K->name);
-        snprintf(K->name + ln, sizeof K->name - ln, " TRM");
+        snprintf(K->name + ln, sizeof K->name - ln, " TMT0");
     }
     if (c->promo != 3) {
         size_t ln = strlen(K->name);
@@ -203,7 +202,6 @@ static int build(const char *s, Kern *K)
     char tkd[32];
     if (c->tfk >= 0) { snprintf(tkd, sizeof tkd, "-DT9_TFK=%d", c->tfk); opts[no++] = tkd; }
     if (c->tes) opts[no++] = "-DT9_TES=1";
-    if (c->trm) opts[no++] = "-DT9_TRM=1";
     // CUBIN_DIR: cubins cached by a hash of the source and the options (`proto compile` fills it
     // with no GPU, so a device run spends no time in NVRTC)
     char cpath[512] = "";

@@ -6,6 +6,7 @@
 # fragments' low bits cleared (TRM=1: same result, fewer toggling bits on the register operand path); (2) both
 # kernels on operands that are already TF32 (DATA_TF32=1: every operand path, cuBLAS's too). Cubins come from
 # bench/tc/.cache/cubins (`proto compile` without a GPU), so the device spends no time in NVRTC.
+# Ran at 8c45640; TRM was taken out after it (notes_tcgemm section 17), so the script needs that commit.
 set -u
 O=${OUT:-/tmp}
 export REPS=${REPS:-20} WARM_MS=${WARM_MS:-150} CUBIN_DIR=$PWD/bench/tc/.cache/cubins
