@@ -805,6 +805,10 @@ static const tpl_problem tc_tuning[] = {
 const tpl_family tpl_tcgemm = {
     .name = "tcgemm",
     .source = "tcgemm.cu",
+    /* the power cap sets these kernels' clock, and configurations differ in the power they
+     * draw by more than their margins (TF32 8192^3: CN 2 GROUP 8 1.013-1.029x cuBLAS at its
+     * own clock, CN 1 GROUP 16 0.969-0.983x, the order 30 ms alternating slices reversed) */
+    .retime_settle_ms = 150.0,
     .fixed_options = "",
     .summary = "tensor-core GEMM C = alpha*op(A)*op(B) + beta*C (row-major, ops N/T through a "
                "transposing pack, batches): BF16 or FP16 (C of the input "

@@ -257,6 +257,13 @@ typedef struct tpl_family {
      * (valid() still judges every complete configuration: the same indices in
      * the same order as a scan). NULL: every raw configuration is scanned. */
     int (*valid_prefix)(const int *cfg, int n_fixed, const at_device_info *dev);
+    /* Optional (0: none): milliseconds of untimed back-to-back runs each
+     * candidate gets before its timed slice in the sustained re-timing
+     * (tuner/retime.c), for families whose kernels are power-bound: each is
+     * then timed at its own steady clock under the power cap, not at the
+     * clock its neighbour left, so a configuration that draws less power
+     * gets credit for it (tcgemm: bench/notes_tcgemm.md section 17). */
+    double retime_settle_ms;
 } tpl_family;
 
 /* 1 if fam computes problems of p's kind with p's dimension count (with

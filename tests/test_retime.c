@@ -438,6 +438,36 @@ TEST(retime_fake_clear_lead_in_four_rounds_displaces)
     db_close(d);
 }
 
+/* A power-bound configuration (faster at its own steady clock, slower at
+ * the clock its neighbours leave) wins only when every share is preceded by
+ * its own untimed runs: the family's retime_settle_ms, here through
+ * $AUTOTUNE_RETIME_SETTLE_MS (test_wide has none). */
+TEST(retime_fake_settle_credits_a_power_bound_configuration)
+{
+    char set[RT_N][TPL_CONFIG_LEN], dbpath[4300], env[4096], config[TPL_CONFIG_LEN], err[512];
+    int win = 0;
+    int k = rt_expected(NULL, set, &win);
+    CHECK(k >= 2);
+    /* settled: 0.90x of its short time, ahead of the winner's 1.05x in every round */
+    CHECK(0.90 * tn_fake_time(set[1]) < 0.98 * 1.05 * tn_fake_time(set[0]));
+    for (int settle = 0; settle <= 1; settle++) {
+        snprintf(dbpath, sizeof dbpath, "%s/powered%d.db", th_tmpdir(), settle);
+        snprintf(env, sizeof env, "%sAUTOTUNE_FAKE='powered=%s'",
+                 settle ? "AUTOTUNE_RETIME_SETTLE_MS=100 " : "", set[1]);
+        char *out = NULL;
+        CHECK_EQ(rt_tune(dbpath, env, &out), 0);
+        CHECK_MSG(out && strstr(out, "sustained re-timing of"), "%s", out ? out : "");
+        int said = out && strstr(out, "each share after 100 ms of its own runs") != NULL;
+        CHECK_MSG(said == settle, "settle %d: %s", settle, out ? out : "");
+        free(out);
+        db *d = NULL;
+        CHECK_OK(db_open(&d, dbpath, DB_OPEN_EXISTING, err, sizeof err));
+        rt_lookup(d, config);
+        CHECK_STR(config, set[settle ? 1 : 0]);
+        db_close(d);
+    }
+}
+
 /* Below the threshold nothing is re-timed: the short-timing winner leads. */
 TEST(retime_fake_below_threshold_left_alone)
 {

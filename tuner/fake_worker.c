@@ -28,6 +28,11 @@
  *   lead4=CONFIG   under sustained load that configuration runs 0.90x its
  *                  short time, but 1.30x on its third SUSTAIN (faster in 4
  *                  of 5 rounds, by a clear median)
+ *   powered=CONFIG under sustained load that configuration runs 0.90x its
+ *                  short time when the SUSTAIN's untimed runs before the
+ *                  timed ones last at least 50 ms by its short time (its
+ *                  own steady clock: AUTOTUNE_RETIME_SETTLE_MS), 1.10x
+ *                  otherwise (the clock a hungrier neighbour left)
  *   sdelay=MS      sleeps MS milliseconds per SUSTAIN
  *   nodevice       OPEN fails with AT_ERR_NO_DEVICE
  *   die=PHASE:K    the worker SIGKILLs itself at the K-th event of PHASE:
@@ -390,6 +395,8 @@ static void fake_sustain(const tn_msg *m, const tpl_family *fam, int prepared, t
         f = flaky_calls++ % 2 ? 1.30 : 0.95;
     if (fake_has("lead4", config))
         f = lead4_calls++ == 2 ? 1.30 : 0.90;
+    if (fake_has("powered", config))
+        f = m->opt.warmup * tn_fake_time(config) >= 50.0 ? 0.90 : 1.10;
     double t = tn_fake_time(config) * f;
     r->timing.median_ms = t;
     r->timing.min_ms = t * 0.995;

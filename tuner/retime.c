@@ -28,6 +28,11 @@
 #define TN_RETIME_WARMUP_MS 300.0    /* the 700 W cap is reached in ~100-200 ms */
 #define TN_RETIME_ROUNDS 5
 #define TN_RETIME_ROUND_MS 30.0      /* each configuration's share of a round */
+/* Before each timed share, the family's retime_settle_ms of untimed runs of
+ * the same configuration (tpl.h; $AUTOTUNE_RETIME_SETTLE_MS overrides it:
+ * milliseconds, 0 none), so power-bound kernels are timed at their own
+ * steady clock. Without it the shares alternate every 30 ms and all run at
+ * about the same clock, which hides what a configuration's power costs. */
 /* When a challenger displaces the short-timing winner: faster in all 5
  * rounds, or in 4 of them with a median lead of at least 2%. With 4 of 5
  * alone, a tie passes 6 times in 32 per challenger, and with 3 challengers
@@ -65,6 +70,19 @@ static double retime_floor_ms(const tn_options *o)
             return v;
     }
     return o->have_size ? TN_RETIME_MIN_MS_SIZE : TN_RETIME_MIN_MS;
+}
+
+/* Milliseconds each candidate runs untimed before its timed share. */
+static double retime_settle_ms(const tpl_family *fam)
+{
+    const char *e = getenv("AUTOTUNE_RETIME_SETTLE_MS");
+    if (e && *e) {
+        char *end = NULL;
+        double v = strtod(e, &end);
+        if (end != e && *end == '\0' && v >= 0 && v <= 10000)
+            return v;
+    }
+    return fam->retime_settle_ms > 0 ? fam->retime_settle_ms : 0.0;
 }
 
 /* 1 if p gets a second look later in this pass (tn_second_looks): it is
@@ -206,8 +224,9 @@ static double median_of(const double *v, int n)
 /* The warm-up on the short-timing winner (untimed runs, so no events:
  * TN_RETIME_WARMUP_MS by its short time), then TN_RETIME_ROUNDS rounds
  * over the n configurations, in alternating order (0..n-1, n-1..0, ...:
- * a drift of the clock weighs on every one alike). 0, or -1 with why. */
-static int measure(tn_ctx *c, rt_cand *x, int n, char *why, size_t len)
+ * a drift of the clock weighs on every one alike), each share after
+ * settle_ms of its own untimed runs (at least one). 0, or -1 with why. */
+static int measure(tn_ctx *c, rt_cand *x, int n, double settle_ms, char *why, size_t len)
 {
     double ms = 0;
     double per = x[0].r.time_ms > 0.001 ? x[0].r.time_ms : 0.001;
@@ -217,7 +236,9 @@ static int measure(tn_ctx *c, rt_cand *x, int n, char *why, size_t len)
     for (int r = 0; r < TN_RETIME_ROUNDS; r++)
         for (int k = 0; k < n; k++) {
             rt_cand *cd = &x[r % 2 ? n - 1 - k : k];
-            if (sustain(c, cd, TN_RETIME_ROUND_MS, 1, &cd->t[r], why, len) != 0)
+            double own = cd->r.time_ms > 0.001 ? cd->r.time_ms : 0.001;
+            int settle = (int)fmax(1.0, fmin(1e6, ceil(settle_ms / own)));
+            if (sustain(c, cd, TN_RETIME_ROUND_MS, settle, &cd->t[r], why, len) != 0)
                 return -1;
         }
     return 0;
@@ -288,12 +309,16 @@ static void store(tn_ctx *c, const tn_prob *pr, const rt_cand *x, int n)
 }
 
 /* The re-timing's line under the problem's summary. */
-static void report(const tn_prob *pr, const rt_cand *x, int n, int win, double seconds)
+static void report(const tn_prob *pr, const rt_cand *x, int n, int win, double seconds,
+                   double settle_ms)
 {
+    char settled[64] = "";
+    if (settle_ms > 0)
+        snprintf(settled, sizeof settled, ", each share after %.0f ms of its own runs", settle_ms);
     printf("%s%s %s: sustained re-timing of %d configurations in %.1f s (%.1f s warm-up, %d "
-           "alternating rounds): best %.4f ms sustained (short %.4f ms) %s", pr->tag,
+           "alternating rounds%s): best %.4f ms sustained (short %.4f ms) %s", pr->tag,
            pr->fam->name, pr->size, n, seconds, TN_RETIME_WARMUP_MS / 1000.0, TN_RETIME_ROUNDS,
-           x[win].sustained, x[win].r.time_ms, x[win].r.config);
+           settled, x[win].sustained, x[win].r.time_ms, x[win].r.config);
     int close = 0;                   /* faster medians the rounds disagreed on */
     for (int k = 1; k < n; k++)
         close += x[k].sustained < x[0].sustained && !displaces(&x[k], x[0].sustained);
@@ -324,10 +349,11 @@ void tn_retime_problem(tn_ctx *c, tn_prob *pr)
     double t0 = tn_now();
     int n = choose(c, pr, x, &done);
     char why[2048] = "";
-    if (n >= 2 && !done && measure(c, x, n, why, sizeof why) == 0) {
+    double settle_ms = retime_settle_ms(pr->fam);
+    if (n >= 2 && !done && measure(c, x, n, settle_ms, why, sizeof why) == 0) {
         int win = rank(x, n);
         store(c, pr, x, n);
-        report(pr, x, n, win, tn_now() - t0);
+        report(pr, x, n, win, tn_now() - t0, settle_ms);
     } else if (why[0] && !tn_interrupts) {
         printf("%s%s %s: sustained re-timing failed (%s); ranked by the short timings\n",
                pr->tag, pr->fam->name, pr->size, why);
