@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/s15_settle_gpu_run.sh: the fifteenth session's call for the re-timing's settle (tcgemm's
+# bench/s15_settle_gpu_run.sh: the fifteenth session's calls for the re-timing's settle (tcgemm's
 # retime_settle_ms: each candidate's timed share after 150 ms of its own runs): the retime, tcgemm and
 # gemm_api GPU tests, then issue 15's evidence again (tcgemm tuned at the default sizes and 8192^3 of each
 # type into a fresh database, bench_tcgemm of every type on it, then TF32 alone a second time).
@@ -22,7 +22,9 @@ rc=$?; step build $rc "$t0"
 [ $rc = 0 ] || { tail -30 "$OUT/build.log"; exit 1; }
 t0=$(date +%s)
 { header "build/run_tests retime tcgemm gemm_api (GPU tier)"
-  AUTOTUNE_TEST_TIER=gpu timeout 200 build/run_tests retime tcgemm gemm_api 2>&1; echo "exit status $?"; } > "$OUT/gputests.log" 2>&1
+  for f in retime tcgemm gemm_api vendor; do      # run_tests takes one filter
+      AUTOTUNE_TEST_TIER=gpu timeout 200 build/run_tests $f 2>&1; echo "exit status $?"
+  done; } > "$OUT/gputests.log" 2>&1
 step "GPU tests" $? "$t0"
 grep -E "FAIL|passed, " "$OUT/gputests.log" | tail -12
 DBT=$(mktemp -d)/tc.db
