@@ -10,19 +10,7 @@
 #   PHASE=tests build; the whole GPU tier.
 # usage (repository root, carry .dev): COMMIT=hash PHASE=tune|bench|tests bash bench/s13_issue16_gpu_run.sh
 set -u
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-T0=$(date +%s)
-DL=${DEADLINE:-570}
-left() { echo $(( DL - ($(date +%s) - T0) )); }
-step() { echo "$1: rc $2, $(( $(date +%s) - $3 )) s (elapsed $(( $(date +%s) - T0 )) s)" | tee -a "$OUT/steps.txt"; }
-export CPATH=$PWD/.dev/include LIBRARY_PATH=$PWD/.dev/lib LD_LIBRARY_PATH=$PWD/.dev/lib
-header() {
-    echo "# $1"
-    echo "# date (UTC): $(date -u '+%Y-%m-%d %H:%M:%S')  commit: ${COMMIT:-?}"
-    nvidia-smi --query-gpu=index,name,driver_version,power.limit --format=csv,noheader | sed 's/^/# GPU: /'
-    echo "# CUDA toolkit: $(nvcc --version | grep -o 'release [0-9.]*')"
-}
+source bench/gpu_lib.sh
 tune() {   # kernel size budget: one problem into $DB, the log's summary lines
     timeout $(( $3 + 30 )) build/autotune --device 0 --db "$DB" --kernel "$1" --size "$2" --budget "$3" 2>&1 |
         grep -E "valid|evaluated|best|sustained|^done|vendor|rror"

@@ -4,16 +4,11 @@
 # (bench_matmul --sweep over a list taken from the database). usage (repository root, carry .dev):
 # COMMIT=hash [BUDGET=400] bash bench/s14_nt_exhaustive_gpu_run.sh
 set -u
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-export CPATH=$PWD/.dev/include LIBRARY_PATH=$PWD/.dev/lib LD_LIBRARY_PATH=$PWD/.dev/lib
-make -j"$(nproc)" all build/bench/bench_matmul > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+source bench/gpu_lib.sh
+build all build/bench/bench_matmul || exit 1
 DB=$(mktemp -d)/nt.db
 {
-    echo "# SGEMM NT 4096^3: exhaustive search, budget ${BUDGET:-400} s, then the 8 fastest in paired rounds"
-    echo "# date (UTC): $(date -u '+%Y-%m-%d %H:%M:%S')  commit: ${COMMIT:-?}"
-    nvidia-smi --query-gpu=index,name,driver_version,power.limit --format=csv,noheader | sed 's/^/# GPU: /'
-    echo "# CUDA toolkit: $(nvcc --version | grep -o 'release [0-9.]*')"
+    header "SGEMM NT 4096^3: exhaustive search, budget ${BUDGET:-400} s, then the 8 fastest in paired rounds"
     timeout $(( ${BUDGET:-400} + 60 )) build/autotune --device 0 --db "$DB" --kernel matmul \
         --size 4096x4096x4096:NT --strategy exhaustive --budget "${BUDGET:-400}" 2>&1 |
         grep -E "valid|evaluated|best|sustained|^done|vendor|rror"

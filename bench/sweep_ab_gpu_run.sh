@@ -12,9 +12,8 @@ LIST=${LIST:?LIST=bench/lists/FILE.txt}
 CHECK_SHAPES=${CHECK_SHAPES:?CHECK_SHAPES=MxNxK[:ops],... (ragged shapes that verify every line)}
 TIME_SHAPES=${TIME_SHAPES:-4096x4096x4096:NT,4096x4096x4096:TT,4096x4096x4096}
 NAME=$(basename "$LIST" .txt)
-mkdir -p "$OUT"
-export CPATH=$PWD/.dev/include LIBRARY_PATH=$PWD/.dev/lib LD_LIBRARY_PATH=$PWD/.dev/lib
-make -j"$(nproc)" build/bench/bench_matmul > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+source bench/gpu_lib.sh
+build build/bench/bench_matmul || exit 1
 sass_counts() {   # line number, configuration, extra options: one line of opcode counts
     local D; D=$(echo "$2" | sed 's/,/ -D/g; s/^/-D/')
     nvcc -cubin -arch=sm_90 -O3 $D $3 templates/matmul.cu -o /tmp/k$1.cubin 2>/dev/null &&
@@ -32,10 +31,7 @@ sass_counts() {   # line number, configuration, extra options: one line of opcod
         wait
         for k in $(seq 1 $i); do cat /tmp/sass$k.txt 2>/dev/null; done
     fi
-    echo "# A/B: bench_matmul --sweep, list $LIST"
-    echo "# date (UTC): $(date -u '+%Y-%m-%d %H:%M:%S')  commit: ${COMMIT:-?}"
-    nvidia-smi --query-gpu=index,name,driver_version,power.limit --format=csv,noheader | sed 's/^/# GPU: /'
-    echo "# CUDA toolkit: $(nvcc --version | grep -o 'release [0-9.]*')"
+    header "A/B: bench_matmul --sweep, list $LIST"
     BN_SWEEP_LIST="$LIST" timeout 100 build/bench/bench_matmul --sweep "$CHECK_SHAPES" 1 30 5 2>&1
     echo "exit status $?"
     BN_SWEEP_LIST="$LIST" BN_SWEEP_PAIRS=${PAIRS:-8} BN_SWEEP_ROUNDS=${ROUNDS:-9} \

@@ -8,14 +8,7 @@
 # bench/tc/.cache/cubins (`proto compile` without a GPU), so the device spends no time in NVRTC.
 # Ran at 8c45640; TRM was taken out after it (notes_tcgemm section 17), so the script needs that commit.
 set -u
-O=${OUT:-/tmp}
-export REPS=${REPS:-20} WARM_MS=${WARM_MS:-150} CUBIN_DIR=$PWD/bench/tc/.cache/cubins
-export LD_LIBRARY_PATH=$PWD/.dev/lib:${LD_LIBRARY_PATH:-}
-mkdir -p bench/tc/.cache
-{ date -u; nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm,temperature.gpu --format=csv,noheader; nvcc --version | tail -1; echo "commit ${COMMIT:-unknown}"; } > $O/env.txt 2>&1
-cat $O/env.txt
-timeout 120 nvcc -O2 -std=c++17 -o bench/tc/.cache/proto bench/tc/proto.cu -lcuda -lnvrtc -lcublas > $O/build.log 2>&1 || { tail -20 $O/build.log; exit 1; }
-P=bench/tc/.cache/proto
+source bench/tc/proto_lib.sh
 TF="BM=256,BN=128,CN=2,TES=1"         # the family's TF32 row the tuner picks (VEC 8 = TES in the family)
 timeout 90 $P check 2 $TF,TRM=1 BM=256,BN=128,CN=2,TRM=1 > $O/check_trm.txt 2>&1; tail -3 $O/check_trm.txt
 for pass in 1 2 3; do

@@ -7,14 +7,7 @@
 # the same in our kernel (host only: the cubin is the family's); configurations with TMT verify against a
 # float64 reference of inputs rounded to nearest (ties to even), the others against the truncating one.
 set -u
-O=${OUT:-/tmp}
-export REPS=${REPS:-20} WARM_MS=${WARM_MS:-150} CUBIN_DIR=$PWD/bench/tc/.cache/cubins
-export LD_LIBRARY_PATH=$PWD/.dev/lib:${LD_LIBRARY_PATH:-}
-mkdir -p bench/tc/.cache
-{ date -u; nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm,temperature.gpu --format=csv,noheader; nvcc --version | tail -1; echo "commit ${COMMIT:-unknown}"; } > $O/env.txt 2>&1
-cat $O/env.txt
-timeout 120 nvcc -O2 -std=c++17 -o bench/tc/.cache/proto bench/tc/proto.cu -lcuda -lnvrtc -lcublas > $O/build.log 2>&1 || { tail -20 $O/build.log; exit 1; }
-P=bench/tc/.cache/proto
+source bench/tc/proto_lib.sh
 TF="BM=256,BN=128,CN=2,TES=1"         # the family's TF32 row the tuner picks (VEC 8 = TES in the family)
 TD="BM=256,BN=128,CN=2"               # the direct-epilogue row (beta != 0, C not TMA-able)
 timeout 150 $P check 2 $TF,TMT=1 $TD,TMT=1 BM=128,BN=128,TMT=1 BM=256,BN=128,CN=2,SPLITK=2,TMT=1 > $O/check_tmt.txt 2>&1

@@ -4,14 +4,7 @@
 # 5-round re-timing (bench_tcgemm then read 0.978x); run_s15b measured CN 2 GROUP 8 at 1.005-1.016x. Paired
 # steady-state rounds of five candidates, two passes. Cubins from bench/tc/.cache/cubins (`proto compile`).
 set -u
-O=${OUT:-/tmp}
-export REPS=${REPS:-20} WARM_MS=${WARM_MS:-150} CUBIN_DIR=$PWD/bench/tc/.cache/cubins
-export LD_LIBRARY_PATH=$PWD/.dev/lib:${LD_LIBRARY_PATH:-}
-mkdir -p bench/tc/.cache
-{ date -u; nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm,temperature.gpu --format=csv,noheader; nvcc --version | tail -1; echo "commit ${COMMIT:-unknown}"; } > $O/env.txt 2>&1
-cat $O/env.txt
-timeout 120 nvcc -O2 -std=c++17 -o bench/tc/.cache/proto bench/tc/proto.cu -lcuda -lnvrtc -lcublas > $O/build.log 2>&1 || { tail -20 $O/build.log; exit 1; }
-P=bench/tc/.cache/proto
+source bench/tc/proto_lib.sh
 A="BM=256,BN=128,CN=2,TES=1"; B="BM=256,BN=128,CN=1,GROUP=16,TES=1"; C="BM=256,BN=128,CN=2,GROUP=16,TES=1"
 D="BM=256,BN=128,CN=2"; E="BM=256,BN=128,CN=1,TES=1"
 for pass in 1 2; do

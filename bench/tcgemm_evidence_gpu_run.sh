@@ -1,0 +1,47 @@
+#!/bin/bash
+# bench/tcgemm_evidence_gpu_run.sh: issue 15's evidence in one device call: the GPU tests named in TESTS (one
+# run_tests filter each; default "retime tcgemm gemm_api vendor"), tcgemm tuned at the default sizes and 8192^3 of
+# each type into a fresh database, bench_tcgemm of every type on it (BENCH_TCGEMM_ROUNDS=TC_ROUNDS paired rounds at
+# 4096^3 and 8192^3), TF32 alone a second time (TF32_AGAIN=0: not), then with ALL_TIER=1 the whole GPU tier while
+# DEADLINE (s) lasts. Logs under $OUT. Session 15 ran it as bench/s15_tf32_gpu_run.sh (7e66a73: TESTS=tcgemm,
+# ALL_TIER=1, TF32_AGAIN=0) and bench/s15_settle_gpu_run.sh (4479e46: the defaults).
+# usage (repository root, carry .dev): COMMIT=hash [TESTS=...] [ALL_TIER=1] bash bench/tcgemm_evidence_gpu_run.sh
+set -u
+DEADLINE=${DEADLINE:-585}
+source bench/gpu_lib.sh
+t0=$(date +%s)
+build all build/run_tests build/bench/bench_tcgemm
+rc=$?; step build $rc "$t0"
+[ $rc = 0 ] || exit 1
+
+t0=$(date +%s)
+{ header "build/run_tests ${TESTS:-retime tcgemm gemm_api vendor} (GPU tier)"
+  for f in ${TESTS:-retime tcgemm gemm_api vendor}; do      # run_tests takes one filter
+      AUTOTUNE_TEST_TIER=gpu timeout 200 build/run_tests "$f" 2>&1; echo "exit status $?"
+  done; } > "$OUT/gputests.log" 2>&1
+step "GPU tests" $? "$t0"
+grep -E "FAIL|passed, " "$OUT/gputests.log" | tail -12
+
+DBT=$(mktemp -d)/tc.db
+t0=$(date +%s)
+{ header "tcgemm: the default sizes and 8192^3 of each type tuned, then bench_tcgemm (every type) on that database"
+  timeout 120 build/autotune --device 0 --db "$DBT" --kernel tcgemm 2>&1 | grep -E "valid|evaluated|best|sustained|^done|vendor cublas"
+  for shape in 8192x8192x8192:bf16 8192x8192x8192:f16 8192x8192x8192:tf32; do
+      timeout 60 build/autotune --device 0 --db "$DBT" --kernel tcgemm --size "$shape" 2>&1 | grep -E "valid|evaluated|best|sustained|^done|vendor cublas"
+  done
+  BENCH_TCGEMM_ROUNDS=${TC_ROUNDS:-9} timeout 200 build/bench/bench_tcgemm "$DBT" 2>&1
+  echo "exit status $?"
+  if [ "${TF32_AGAIN:-1}" = 1 ]; then
+      BENCH_TCGEMM_TYPES=tf32 BENCH_TCGEMM_ROUNDS=${TC_ROUNDS:-9} timeout 100 build/bench/bench_tcgemm "$DBT" 2>&1
+      echo "exit status $?"
+  fi; } > "$OUT/tcgemm.txt" 2>&1
+step "tcgemm tune + bench" $? "$t0"
+grep -E "sustained re-timing|x |geomean" "$OUT/tcgemm.txt" | cut -c1-170 | tail -40
+
+if [ "${ALL_TIER:-0}" = 1 ]; then
+    t0=$(date +%s)
+    { header "build/run_tests (the whole GPU tier) within the deadline"
+      AUTOTUNE_TEST_TIER=gpu timeout $(( $(left) - 10 )) build/run_tests 2>&1; echo "exit status $?"; } > "$OUT/gputests_all.log" 2>&1
+    step "GPU tier (all)" $? "$t0"
+    grep -E "FAIL|passed, " "$OUT/gputests_all.log" | tail -12
+fi
