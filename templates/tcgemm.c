@@ -591,8 +591,8 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
      * kernel stores directly */
     if (cfg[P_VEC] == 8 && tf32 && cfg[P_SPLITK] == 1 && c->beta == 0.0f && c->C % 16 == 0 &&
         (c->ldc * 4) % 16 == 0) {
-        if ((s = t9_map(ex, &mc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, c->C, c->m, c->n, c->ldc, 4, 32, 32,
-                        CU_TENSOR_MAP_L2_PROMOTION_NONE)) != AT_OK)
+        if ((s = t9_map(ex, &mc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, c->C, c->m, c->n, c->ldc, 4,
+                        32, 32, CU_TENSOR_MAP_L2_PROMOTION_NONE)) != AT_OK)
             return s;
         vec_ok |= 2;
     }
@@ -700,7 +700,8 @@ static void tc_work(const tpl_problem *p, double *flops, double *bytes)
 
 /* Inputs of a problem (any ops; a batch's products packed one after another): A, B uniform in
  * [-1, 1) of the type, alpha 1.5, beta 0 over a C filled with NaN (it must not be read: the NaN
- * would reach the result), the float64 reference of the same (TF32: rounded to nearest even) inputs. */
+ * would reach the result), the float64 reference of the same (TF32: rounded to nearest even)
+ * inputs. */
 static at_status tc_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
                             tpl_workset *ws)
 {

@@ -33,11 +33,6 @@
 #define TN_RETIME_WARMUP_MS 300.0    /* the 700 W cap is reached in ~100-200 ms */
 #define TN_RETIME_ROUNDS 5
 #define TN_RETIME_ROUND_MS 30.0      /* each configuration's share of a round */
-/* Before each timed share, the family's retime_settle_ms of untimed runs of
- * the same configuration (tpl.h; $AUTOTUNE_RETIME_SETTLE_MS overrides it:
- * milliseconds, 0 none), so power-bound kernels are timed at their own
- * steady clock. Without it the shares alternate every 30 ms and all run at
- * about the same clock, which hides what a configuration's power costs. */
 /* When a challenger displaces the short-timing winner: faster in all 5
  * rounds, or in 4 of them with a median lead of at least 2%. With 4 of 5
  * alone, a tie passes 6 times in 32 per challenger, and with 3 challengers
@@ -77,7 +72,11 @@ static double retime_floor_ms(const tn_options *o)
     return o->have_size ? TN_RETIME_MIN_MS_SIZE : TN_RETIME_MIN_MS;
 }
 
-/* Milliseconds each candidate runs untimed before its timed share. */
+/* Milliseconds each candidate runs untimed before each timed share: the
+ * family's retime_settle_ms (tpl.h; $AUTOTUNE_RETIME_SETTLE_MS overrides it,
+ * 0 none), so power-bound kernels are timed at their own steady clock.
+ * Without it the shares alternate every 30 ms and all run at about the same
+ * clock, which hides what a configuration's power costs. */
 static double retime_settle_ms(const tpl_family *fam)
 {
     const char *e = getenv("AUTOTUNE_RETIME_SETTLE_MS");
