@@ -138,15 +138,15 @@ static db_result *problem_rows(tn_ctx *c, const tn_prob *pr, int *n)
 }
 
 /* Fills x (at most TN_RETIME_MAX) with the fastest distinct configurations within
- * TN_RETIME_WITHIN (a family with a settle: TN_RETIME_WITHIN_SETTLED) of the
- * best short time, each with its stored cubin;
+ * TN_RETIME_WITHIN (settle_ms > 0: TN_RETIME_WITHIN_SETTLED) of the best short
+ * time, each with its stored cubin;
  * returns how many. *done: 1 if each was re-timed already (together: a
  * re-timing clears the others' ranks). */
-static int choose(tn_ctx *c, const tn_prob *pr, rt_cand *x, int *done)
+static int choose(tn_ctx *c, const tn_prob *pr, double settle_ms, rt_cand *x, int *done)
 {
     int n_rows = 0, n = 0;
     db_result *rows = problem_rows(c, pr, &n_rows);
-    double within = retime_settle_ms(pr->fam) > 0 ? TN_RETIME_WITHIN_SETTLED : TN_RETIME_WITHIN;
+    double within = settle_ms > 0 ? TN_RETIME_WITHIN_SETTLED : TN_RETIME_WITHIN;
     *done = 1;
     for (int i = 0; i < n_rows && n < TN_RETIME_MAX; i++) {
         const db_result *r = &rows[i];
@@ -353,9 +353,9 @@ void tn_retime_problem(tn_ctx *c, tn_prob *pr)
     rt_cand x[TN_RETIME_MAX];
     int done = 0;
     double t0 = tn_now();
-    int n = choose(c, pr, x, &done);
-    char why[2048] = "";
     double settle_ms = retime_settle_ms(pr->fam);
+    int n = choose(c, pr, settle_ms, x, &done);
+    char why[2048] = "";
     if (n >= 2 && !done && measure(c, x, n, settle_ms, why, sizeof why) == 0) {
         int win = rank(x, n);
         store(c, pr, x, n);
