@@ -17,6 +17,7 @@
 #include "tune_core.h"
 
 #define TN_RETIME_MAX 4              /* configurations re-timed together */
+#define TN_RETIME_MAX_LIMIT 8        /* ... at most ($AUTOTUNE_RETIME_MAX) */
 #define TN_RETIME_WITHIN 1.08        /* ... whose short time is this close */
 /* ... or this close in a family with a settle (below): its short timings
  * run at boost clock, before the power cap bites, and one lucky one can
@@ -32,6 +33,7 @@
 #define TN_RETIME_MIN_MS_SIZE 0.1
 #define TN_RETIME_WARMUP_MS 300.0    /* the 700 W cap is reached in ~100-200 ms */
 #define TN_RETIME_ROUNDS 5
+#define TN_RETIME_ROUNDS_LIMIT 32    /* ... at most ($AUTOTUNE_RETIME_ROUNDS) */
 #define TN_RETIME_ROUND_MS 30.0      /* each configuration's share of a round */
 /* When a challenger displaces the short-timing winner: faster in all 5
  * rounds, or in 4 of them with a median lead of at least 2%. With 4 of 5
@@ -52,10 +54,31 @@ typedef struct rt_cand {
     int cfg[TPL_MAX_PARAMS];
     void *cubin;
     size_t size;
-    double t[TN_RETIME_ROUNDS];      /* median of each round */
+    double t[TN_RETIME_ROUNDS_LIMIT]; /* median of each round */
     double sustained, rank;
     int faster;                      /* rounds faster than the short-timing winner */
 } rt_cand;
+
+/* How one problem is re-timed: read once, from the family and the
+ * environment. */
+typedef struct rt_plan {
+    int max;                         /* configurations, 2..TN_RETIME_MAX_LIMIT */
+    int rounds;                      /* 2..TN_RETIME_ROUNDS_LIMIT */
+    double settle_ms;                /* retime_settle_ms() */
+    int again;                       /* $AUTOTUNE_RETIME_AGAIN: re-time a re-timed problem */
+    int trace;                       /* $AUTOTUNE_RETIME_TRACE: print every round's times */
+} rt_plan;
+
+/* The integer in $name if it is one within lo..hi, else fallback. */
+static int env_int(const char *name, int lo, int hi, int fallback)
+{
+    const char *e = getenv(name);
+    if (!e || !*e)
+        return fallback;
+    char *end = NULL;
+    long v = strtol(e, &end, 10);
+    return end != e && *end == '\0' && v >= lo && v <= hi ? (int)v : fallback;
+}
 
 /* The shortest best time re-timed for this run (ms; INFINITY: never). */
 static double retime_floor_ms(const tn_options *o)
@@ -87,6 +110,17 @@ static double retime_settle_ms(const tpl_family *fam)
             return v;
     }
     return fam->retime_settle_ms > 0 ? fam->retime_settle_ms : 0.0;
+}
+
+static rt_plan retime_plan(const tpl_family *fam)
+{
+    rt_plan pl;
+    pl.max = env_int("AUTOTUNE_RETIME_MAX", 2, TN_RETIME_MAX_LIMIT, TN_RETIME_MAX);
+    pl.rounds = env_int("AUTOTUNE_RETIME_ROUNDS", 2, TN_RETIME_ROUNDS_LIMIT, TN_RETIME_ROUNDS);
+    pl.settle_ms = retime_settle_ms(fam);
+    pl.again = env_int("AUTOTUNE_RETIME_AGAIN", 0, 1, 0);
+    pl.trace = env_int("AUTOTUNE_RETIME_TRACE", 0, 1, 0);
+    return pl;
 }
 
 /* 1 if p gets a second look later in this pass (tn_second_looks): it is
@@ -137,18 +171,18 @@ static db_result *problem_rows(tn_ctx *c, const tn_prob *pr, int *n)
     return all;
 }
 
-/* Fills x (at most TN_RETIME_MAX) with the fastest distinct configurations within
+/* Fills x (at most pl->max) with the fastest distinct configurations within
  * TN_RETIME_WITHIN (settle_ms > 0: TN_RETIME_WITHIN_SETTLED) of the best short
  * time, each with its stored cubin;
  * returns how many. *done: 1 if each was re-timed already (together: a
  * re-timing clears the others' ranks). */
-static int choose(tn_ctx *c, const tn_prob *pr, double settle_ms, rt_cand *x, int *done)
+static int choose(tn_ctx *c, const tn_prob *pr, const rt_plan *pl, rt_cand *x, int *done)
 {
     int n_rows = 0, n = 0;
     db_result *rows = problem_rows(c, pr, &n_rows);
-    double within = settle_ms > 0 ? TN_RETIME_WITHIN_SETTLED : TN_RETIME_WITHIN;
-    *done = 1;
-    for (int i = 0; i < n_rows && n < TN_RETIME_MAX; i++) {
+    double within = pl->settle_ms > 0 ? TN_RETIME_WITHIN_SETTLED : TN_RETIME_WITHIN;
+    *done = !pl->again;
+    for (int i = 0; i < n_rows && n < pl->max; i++) {
         const db_result *r = &rows[i];
         if (r->time_ms > rows[0].time_ms * within)
             break;
@@ -162,7 +196,7 @@ static int choose(tn_ctx *c, const tn_prob *pr, double settle_ms, rt_cand *x, in
             db_get_binary(c->d, r->binary_key, &cd->cubin, &cd->size) != AT_OK)
             continue;
         cd->r = *r;
-        *done &= r->rank_ms > 0;
+        *done &= pl->again || r->rank_ms > 0;
         n++;
     }
     free(rows);
@@ -228,22 +262,22 @@ static double median_of(const double *v, int n)
 }
 
 /* The warm-up on the short-timing winner (untimed runs, so no events:
- * TN_RETIME_WARMUP_MS by its short time), then TN_RETIME_ROUNDS rounds
+ * TN_RETIME_WARMUP_MS by its short time), then pl->rounds rounds
  * over the n configurations, in alternating order (0..n-1, n-1..0, ...:
  * a drift of the clock weighs on every one alike), each share after
  * settle_ms of its own untimed runs (at least one). 0, or -1 with why. */
-static int measure(tn_ctx *c, rt_cand *x, int n, double settle_ms, char *why, size_t len)
+static int measure(tn_ctx *c, rt_cand *x, int n, const rt_plan *pl, char *why, size_t len)
 {
     double ms = 0;
     double per = x[0].r.time_ms > 0.001 ? x[0].r.time_ms : 0.001;
     int warmup_runs = (int)fmin(1e6, ceil(TN_RETIME_WARMUP_MS / per));
     if (sustain(c, &x[0], 0.0, warmup_runs, &ms, why, len) != 0)
         return -1;
-    for (int r = 0; r < TN_RETIME_ROUNDS; r++)
+    for (int r = 0; r < pl->rounds; r++)
         for (int k = 0; k < n; k++) {
             rt_cand *cd = &x[r % 2 ? n - 1 - k : k];
             double own = cd->r.time_ms > 0.001 ? cd->r.time_ms : 0.001;
-            int settle = (int)fmax(1.0, fmin(1e6, ceil(settle_ms / own)));
+            int settle = (int)fmax(1.0, fmin(1e6, ceil(pl->settle_ms / own)));
             if (sustain(c, cd, TN_RETIME_ROUND_MS, settle, &cd->t[r], why, len) != 0)
                 return -1;
         }
@@ -251,12 +285,13 @@ static int measure(tn_ctx *c, rt_cand *x, int n, double settle_ms, char *why, si
 }
 
 /* 1 if challenger x, its rounds counted and its sustained time set, ranks
- * ahead of the short-timing winner (sustained time ref): the rule above
- * TN_RETIME_CONSISTENT. */
-static int displaces(const rt_cand *x, double ref)
+ * ahead of the short-timing winner (sustained time ref) after `rounds`
+ * rounds: the rule above TN_RETIME_CONSISTENT (5 of 5, or 4 by 2%), as
+ * all of them, or all but one by 2%. */
+static int displaces(const rt_cand *x, double ref, int rounds)
 {
-    return x->faster >= TN_RETIME_CONSISTENT ||
-           (x->faster >= TN_RETIME_CONSISTENT - 1 && x->sustained <= ref * TN_RETIME_CLEAR);
+    return x->faster >= rounds ||
+           (x->faster >= rounds - 1 && x->sustained <= ref * TN_RETIME_CLEAR);
 }
 
 /* Each one's sustained time (the median of its paired ratios to x[0] in
@@ -267,21 +302,21 @@ static int displaces(const rt_cand *x, double ref)
  * order stands); otherwise it ranks just
  * behind x[0] (its measured sustained time is still stored). The index of
  * the winner. */
-static int rank(rt_cand *x, int n)
+static int rank(rt_cand *x, int n, int rounds)
 {
-    double ref = median_of(x[0].t, TN_RETIME_ROUNDS), best = INFINITY;
-    double by[TN_RETIME_MAX];
+    double ref = median_of(x[0].t, rounds), best = INFINITY;
+    double by[TN_RETIME_MAX_LIMIT];
     int win = 0;
     for (int k = 0; k < n; k++) {
-        double ratio[TN_RETIME_ROUNDS];
+        double ratio[TN_RETIME_ROUNDS_LIMIT];
         x[k].faster = 0;
-        for (int r = 0; r < TN_RETIME_ROUNDS; r++) {
+        for (int r = 0; r < rounds; r++) {
             ratio[r] = x[k].t[r] / x[0].t[r];
             x[k].faster += ratio[r] < 1.0;
         }
-        x[k].sustained = k == 0 ? ref : median_of(ratio, TN_RETIME_ROUNDS) * ref;
+        x[k].sustained = k == 0 ? ref : median_of(ratio, rounds) * ref;
         by[k] = x[k].sustained;
-        if (k > 0 && by[k] < ref && !displaces(&x[k], ref))
+        if (k > 0 && by[k] < ref && !displaces(&x[k], ref, rounds))
             by[k] = ref * (1.0 + 1e-6);
         if (by[k] < best) {
             best = by[k];
@@ -301,8 +336,8 @@ static void store(tn_ctx *c, const tn_prob *pr, const rt_cand *x, int n)
     int n_dev = pr->n_peers > 1 ? pr->n_peers : 1;
     for (int g = 0; g < n_dev; g++)
         uuids[g] = pr->n_peers > 1 ? pr->peer_uuid[g] : c->dev.uuid;
-    long long ids[TN_RETIME_MAX];
-    double sus[TN_RETIME_MAX], rk[TN_RETIME_MAX];
+    long long ids[TN_RETIME_MAX_LIMIT];
+    double sus[TN_RETIME_MAX_LIMIT], rk[TN_RETIME_MAX_LIMIT];
     for (int k = 0; k < n; k++) {
         ids[k] = x[k].r.id;
         sus[k] = x[k].sustained;
@@ -314,34 +349,43 @@ static void store(tn_ctx *c, const tn_prob *pr, const rt_cand *x, int n)
                 pr->fam->name, pr->size, db_errmsg(c->d));
 }
 
-/* The re-timing's line under the problem's summary. */
+/* The re-timing's line under the problem's summary; with pl->trace, each
+ * configuration's round medians below it. */
 static void report(const tn_prob *pr, const rt_cand *x, int n, int win, double seconds,
-                   double settle_ms)
+                   const rt_plan *pl)
 {
     char settled[64] = "";
-    if (settle_ms > 0)
-        snprintf(settled, sizeof settled, ", each share after %.0f ms of its own runs", settle_ms);
+    if (pl->settle_ms > 0)
+        snprintf(settled, sizeof settled, ", each share after %.0f ms of its own runs",
+                 pl->settle_ms);
     printf("%s%s %s: sustained re-timing of %d configurations in %.1f s (%.1f s warm-up, %d "
            "alternating rounds%s): best %.4f ms sustained (short %.4f ms) %s", pr->tag,
-           pr->fam->name, pr->size, n, seconds, TN_RETIME_WARMUP_MS / 1000.0, TN_RETIME_ROUNDS,
+           pr->fam->name, pr->size, n, seconds, TN_RETIME_WARMUP_MS / 1000.0, pl->rounds,
            settled, x[win].sustained, x[win].r.time_ms, x[win].r.config);
     int close = 0;                   /* faster medians the rounds disagreed on */
     for (int k = 1; k < n; k++)
-        close += x[k].sustained < x[0].sustained && !displaces(&x[k], x[0].sustained);
+        close += x[k].sustained < x[0].sustained &&
+                 !displaces(&x[k], x[0].sustained, pl->rounds);
     if (win == 0)
         printf("; the short-timing winner stays first");
     else
         printf("; the short-timing winner (%.4f ms sustained) is %.3fx slower (in %d of %d "
                "rounds)", x[0].sustained, x[0].sustained / x[win].sustained, x[win].faster,
-               TN_RETIME_ROUNDS);
+               pl->rounds);
     if (close)
         printf(" (%d faster by the median but not in all %d rounds, nor in %d by %.0f%%: kept "
-               "behind it)", close, TN_RETIME_CONSISTENT, TN_RETIME_CONSISTENT - 1,
-               (1.0 - TN_RETIME_CLEAR) * 100.0);
+               "behind it)", close, pl->rounds, pl->rounds - 1, (1.0 - TN_RETIME_CLEAR) * 100.0);
     printf("; the others against the short-timing winner, in short-timing order:");
     for (int k = 1; k < n; k++)
         printf(" %.3fx (faster in %d)", x[k].sustained / x[0].sustained, x[k].faster);
     printf("\n");
+    for (int k = 0; pl->trace && k < n; k++) {
+        printf("%s  retime trace %d (short %.4f ms) %s:", pr->tag, k, x[k].r.time_ms,
+               x[k].r.config);
+        for (int r = 0; r < pl->rounds; r++)
+            printf(" %.4f", x[k].t[r]);
+        printf("\n");
+    }
     fflush(stdout);
 }
 
@@ -350,16 +394,16 @@ void tn_retime_problem(tn_ctx *c, tn_prob *pr)
     if (tn_interrupts || c->fatal || c->skip || !pr->best.have ||
         pr->best.median < retime_floor_ms(c->opt) || retime_later(c, pr->fam, pr->p))
         return;
-    rt_cand x[TN_RETIME_MAX];
+    rt_cand x[TN_RETIME_MAX_LIMIT];
     int done = 0;
     double t0 = tn_now();
-    double settle_ms = retime_settle_ms(pr->fam);
-    int n = choose(c, pr, settle_ms, x, &done);
+    rt_plan pl = retime_plan(pr->fam);
+    int n = choose(c, pr, &pl, x, &done);
     char why[2048] = "";
-    if (n >= 2 && !done && measure(c, x, n, settle_ms, why, sizeof why) == 0) {
-        int win = rank(x, n);
+    if (n >= 2 && !done && measure(c, x, n, &pl, why, sizeof why) == 0) {
+        int win = rank(x, n, pl.rounds);
         store(c, pr, x, n);
-        report(pr, x, n, win, tn_now() - t0, settle_ms);
+        report(pr, x, n, win, tn_now() - t0, &pl);
     } else if (why[0] && !tn_interrupts) {
         printf("%s%s %s: sustained re-timing failed (%s); ranked by the short timings\n",
                pr->tag, pr->fam->name, pr->size, why);
