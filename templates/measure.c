@@ -8,7 +8,7 @@
 #include <string.h>
 #include "measure.h"
 
-#define MS_MODULES 4
+#define MS_MODULES 8             /* the widest re-timing set (tuner/retime.c) */
 
 struct ms_gpu {
     const cudrv *cu;

@@ -808,8 +808,10 @@ const tpl_family tpl_tcgemm = {
     .source = "tcgemm.cu",
     /* the power cap sets these kernels' clock, and configurations differ in the power they
      * draw by more than their margins (TF32 8192^3: CN 2 GROUP 8 1.013-1.029x cuBLAS at its
-     * own clock, CN 1 GROUP 16 0.969-0.983x, the order 30 ms alternating slices reversed) */
-    .retime_settle_ms = 150.0,
+     * own clock, CN 1 GROUP 16 0.969-0.983x, the order 30 ms alternating slices reversed);
+     * after 400 ms each the best of 8 led the next by 3.4% (fastest in 10 of 12 rounds), 150 ms
+     * by 0.0-1.6% (bench/notes_tcgemm.md 18) */
+    .retime_settle_ms = 400.0,
     .fixed_options = "",
     .summary = "tensor-core GEMM C = alpha*op(A)*op(B) + beta*C (row-major, ops N/T through a "
                "transposing pack, batches): BF16 or FP16 (C of the input "

@@ -14,9 +14,11 @@
 #include "lookup.h"
 #include "tn.h"
 #include "tpl.h"
+#include "tune_core.h"
 
 #define RT_UUID "GPU-fa4e0000-0000-0000-0000-000000000000"
 #define RT_N 4
+#define RT_N_SETTLED 8               /* configurations re-timed in a family with a settle */
 
 /* ---- fixtures ---- */
 
@@ -287,11 +289,11 @@ static int rt_by_time(const void *a, const void *b)
 }
 
 /* The fake's short times (tn_fake_time) of test_wide's valid configurations:
- * the re-timed set (within 8% of the best, at most 4, fastest first) into
- * set, its size returned; the sustained winner (hot ones 1.25x, the others
- * 1.05x: tuner/fake_worker.c) given `hot` in *win. */
-static int rt_expected_within(const char *hot, char set[RT_N][TPL_CONFIG_LEN], int *win,
-                              double within)
+ * the re-timed set (within `within` of the best, at most max, fastest
+ * first) into set, its size returned; the sustained winner (hot ones 1.25x,
+ * the others 1.05x: tuner/fake_worker.c) given `hot` in *win. */
+static int rt_expected_within(const char *hot, char set[][TPL_CONFIG_LEN], int *win,
+                              double within, int max)
 {
     const tpl_family *fam = tpl_find("test_wide");
     long long *valid = NULL;
@@ -313,7 +315,7 @@ static int rt_expected_within(const char *hot, char set[RT_N][TPL_CONFIG_LEN], i
     int k = 0;
     double best = INFINITY;
     *win = 0;
-    while (k < RT_N && k < n && all[k].t <= all[0].t * within) {
+    while (k < max && k < n && all[k].t <= all[0].t * within) {
         snprintf(set[k], TPL_CONFIG_LEN, "%s", all[k].text);
         double sustained = all[k].t * (hot && strcmp(all[k].text, hot) == 0 ? 1.25 : 1.05);
         if (sustained < best) {
@@ -328,7 +330,7 @@ static int rt_expected_within(const char *hot, char set[RT_N][TPL_CONFIG_LEN], i
 
 static int rt_expected(const char *hot, char set[RT_N][TPL_CONFIG_LEN], int *win)
 {
-    return rt_expected_within(hot, set, win, 1.08);
+    return rt_expected_within(hot, set, win, 1.08, RT_N);
 }
 
 /* Runs the fake tuner on test_wide 1000003 into dbpath with more
@@ -447,7 +449,8 @@ TEST(retime_fake_clear_lead_in_four_rounds_displaces)
 /* A power-bound configuration (faster at its own steady clock, slower at
  * the clock its neighbours leave) wins only when every share is preceded by
  * its own untimed runs: the family's retime_settle_ms, here through
- * $AUTOTUNE_RETIME_SETTLE_MS (test_wide has none). */
+ * $AUTOTUNE_RETIME_SETTLE_MS (test_wide has none). With a settle the
+ * re-timing takes up to 8 configurations within 20% and 4 rounds. */
 TEST(retime_fake_settle_credits_a_power_bound_configuration)
 {
     char set[RT_N][TPL_CONFIG_LEN], dbpath[4300], env[4096], config[TPL_CONFIG_LEN], err[512];
@@ -457,17 +460,19 @@ TEST(retime_fake_settle_credits_a_power_bound_configuration)
     /* settled: 0.90x of its short time, ahead of the winner's 1.05x in every round */
     CHECK(0.90 * tn_fake_time(set[1]) < 0.98 * 1.05 * tn_fake_time(set[0]));
     /* with a settle the re-timed set reaches 20% past the best short time */
-    char wide[RT_N][TPL_CONFIG_LEN];
-    int k_wide = rt_expected_within(NULL, wide, &win, 1.20);
+    char wide[RT_N_SETTLED][TPL_CONFIG_LEN];
+    int k_wide = rt_expected_within(NULL, wide, &win, 1.20, RT_N_SETTLED);
+    CHECK_MSG(k_wide >= 2, "the fake's test_wide has %d configurations within 20%%", k_wide);
     for (int settle = 0; settle <= 1; settle++) {
         snprintf(dbpath, sizeof dbpath, "%s/powered%d.db", th_tmpdir(), settle);
         snprintf(env, sizeof env, "%sAUTOTUNE_FAKE='powered=%s'",
                  settle ? "AUTOTUNE_RETIME_SETTLE_MS=100 " : "", set[1]);
         char *out = NULL, line[128];
         CHECK_EQ(rt_tune(dbpath, env, &out), 0);
-        snprintf(line, sizeof line, "sustained re-timing of %d configurations", settle ? k_wide : k);
+        snprintf(line, sizeof line, "sustained re-timing of %d configurations in", settle ? k_wide : k);
         CHECK_MSG(out && strstr(out, line), "expected '%s': %s", line, out ? out : "");
-        int said = out && strstr(out, "each share after 100 ms of its own runs") != NULL;
+        int said = out && strstr(out, "4 alternating rounds, each share after 100 ms of its own "
+                                      "runs") != NULL;
         CHECK_MSG(said == settle, "settle %d: %s", settle, out ? out : "");
         free(out);
         db *d = NULL;
@@ -476,6 +481,115 @@ TEST(retime_fake_settle_credits_a_power_bound_configuration)
         CHECK_STR(config, set[settle ? 1 : 0]);
         db_close(d);
     }
+}
+
+/* A family with a settle re-times the 8 fastest of a close field, and a
+ * power-bound configuration 6th by short time (outside the 4 a family
+ * without a settle re-times) wins: the fake's "close" puts all of
+ * test_wide's short times within 0.5-0.6 ms. */
+TEST(retime_fake_settled_field_of_eight)
+{
+    char set[RT_N_SETTLED][TPL_CONFIG_LEN], dbpath[4300], env[4096], config[TPL_CONFIG_LEN];
+    char err[512], line[128];
+    int win = 0;
+    setenv("AUTOTUNE_FAKE", "close", 1);          /* for tn_fake_time here */
+    int k = rt_expected_within(NULL, set, &win, 1.20, RT_N_SETTLED);
+    /* settled: 0.90x of its short time, ahead of every other one's 1.05x */
+    int ahead = 0.90 * tn_fake_time(set[5]) < 1.05 * tn_fake_time(set[0]);
+    unsetenv("AUTOTUNE_FAKE");
+    CHECK_EQ(k, RT_N_SETTLED);
+    CHECK(ahead);
+    for (int settle = 0; settle <= 1; settle++) {
+        snprintf(dbpath, sizeof dbpath, "%s/field%d.db", th_tmpdir(), settle);
+        snprintf(env, sizeof env, "%sAUTOTUNE_FAKE='close;powered=%s'",
+                 settle ? "AUTOTUNE_RETIME_SETTLE_MS=100 " : "", set[5]);
+        char *out = NULL;
+        CHECK_EQ(rt_tune(dbpath, env, &out), 0);
+        snprintf(line, sizeof line, "sustained re-timing of %d configurations in",
+                 settle ? RT_N_SETTLED : RT_N);
+        CHECK_MSG(out && strstr(out, line), "expected '%s': %s", line, out ? out : "");
+        CHECK_MSG(out && (strstr(out, "the lowest median of round-normalized times wins") !=
+                          NULL) == settle, "settle %d: %s", settle, out ? out : "");
+        free(out);
+        db *d = NULL;
+        CHECK_OK(db_open(&d, dbpath, DB_OPEN_EXISTING, err, sizeof err));
+        rt_lookup(d, config);
+        CHECK_STR(config, set[settle ? 5 : 0]);
+        db_close(d);
+    }
+}
+
+/* ---- the decision (tn_retime_decide) on given rounds ---- */
+
+/* A lead of 1.5% by the median that the rounds disagree on (3 of 5): the
+ * unsettled rule keeps the short-timing winner first and keys the
+ * challenger just behind it; a family with a settle favours neither, so the
+ * lower median wins. */
+TEST(retime_decide_settled_favours_no_configuration)
+{
+    const double t[2 * 5] = {1.000, 1.000, 1.000, 1.000, 1.000,
+                             0.985, 0.985, 1.010, 0.985, 1.010};
+    double sus[2], key[2];
+    int faster[2];
+    CHECK_EQ(tn_retime_decide(t, 2, 5, 0, sus, faster, key), 0);
+    CHECK_EQ(faster[1], 3);
+    CHECK(fabs(sus[0] - 1.0) < 1e-12 && fabs(sus[1] - 0.985) < 1e-12);
+    CHECK(key[1] > key[0] && key[1] < key[0] * 1.0001);
+    CHECK_EQ(tn_retime_decide(t, 2, 5, 1, sus, faster, key), 1);
+    CHECK_EQ(faster[1], 3);
+    /* each row's median ratio to its round's geometric mean (sqrt(0.985) per
+     * round: the rounds where row 1 ran 0.985), times the median level */
+    double level = sqrt(0.985);
+    CHECK_MSG(fabs(sus[1] - sqrt(0.985) * level) < 1e-9 && fabs(sus[0] - level / sqrt(0.985)) <
+              1e-9, "sustained %.9f %.9f", sus[0], sus[1]);
+    CHECK(key[1] < key[0]);
+}
+
+/* Settled: a clock drift common to a round (every row slower by the same
+ * factor) changes no decision and no ratio between the sustained times. */
+TEST(retime_decide_settled_round_drift_cancels)
+{
+    const double base[3 * 4] = {2.00, 2.04, 1.98, 2.01,
+                                1.95, 1.97, 2.06, 1.96,
+                                2.10, 2.08, 2.12, 2.09};
+    const double drift[4] = {1.00, 1.06, 0.95, 1.02};
+    double t[3 * 4], sus0[3], sus1[3], key[3];
+    int faster[3];
+    for (int k = 0; k < 3; k++)
+        for (int r = 0; r < 4; r++)
+            t[k * 4 + r] = base[k * 4 + r] * drift[r];
+    int w0 = tn_retime_decide(base, 3, 4, 1, sus0, faster, key);
+    int w1 = tn_retime_decide(t, 3, 4, 1, sus1, faster, key);
+    CHECK_EQ(w0, 1);
+    CHECK_EQ(w1, 1);
+    for (int k = 1; k < 3; k++)
+        CHECK_MSG(fabs(sus1[k] / sus1[0] - sus0[k] / sus0[0]) < 1e-12, "row %d: %.12f %.12f", k,
+                  sus1[k] / sus1[0], sus0[k] / sus0[0]);
+}
+
+/* The study's rounds (H200, TF32 8192^3, the first 4 of 12 after 400 ms
+ * settles, bench/notes_tcgemm.md 18), with the sustained best (CN 2 GROUP 8
+ * VEC 8) moved to row 4 behind the others in short-timing order: settled,
+ * it wins, and the next runs at least 2% behind it by the median. */
+TEST(retime_decide_settled_picks_the_study_best)
+{
+    static const double rows[8][4] = {
+        {3.0925, 3.1998, 3.2143, 3.1954}, /* CN 1 RASTER 1 GROUP 16 VEC 8 */
+        {3.1968, 3.2313, 3.2297, 3.2311}, /* CN 1 RASTER 1 GROUP 16 VEC 2 */
+        {3.2015, 3.2270, 3.2414, 3.2227}, /* CN 2 GROUP 1 VEC 8 */
+        {3.2015, 3.2458, 3.2272, 3.1465}, /* CN 1 GROUP 8 VEC 2 */
+        {3.1418, 3.0928, 3.0925, 3.0938}, /* CN 2 GROUP 8 VEC 8 */
+        {3.2499, 3.2149, 3.2229, 3.2264}, /* CN 1 GROUP 16 VEC 8 */
+        {3.2785, 3.3019, 3.2314, 3.2780}, /* CN 1 GROUP 16 VEC 2 */
+        {3.3528, 3.2874, 3.2847, 3.2763}, /* CN 2 GROUP 1 VEC 2 */
+    };
+    double sus[8], key[8];
+    int faster[8];
+    CHECK_EQ(tn_retime_decide(&rows[0][0], 8, 4, 1, sus, faster, key), 4);
+    CHECK_EQ(faster[4], 3);
+    for (int k = 0; k < 8; k++)
+        CHECK_MSG(k == 4 || sus[k] >= 1.02 * sus[4], "row %d: %.4f against %.4f", k, sus[k],
+                  sus[4]);
 }
 
 /* Below the threshold nothing is re-timed: the short-timing winner leads. */

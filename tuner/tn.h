@@ -106,7 +106,8 @@ int tn_worker_main(int in_fd, int out_fd);
 /* The same with a fake device for tests ($AUTOTUNE_FAKE, see
  * tuner/fake_worker.c), which can die at chosen moments of every phase. */
 int tn_fake_worker_main(int in_fd, int out_fd);
-/* Fake time in ms of a configuration string (exposed for tests). */
+/* Fake time in ms of a configuration string (exposed for tests; it reads
+ * $AUTOTUNE_FAKE for "close"). */
 double tn_fake_time(const char *config);
 
 /* ---- worker control in the parent (tuner/proc.c) ---- */

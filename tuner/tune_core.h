@@ -292,6 +292,17 @@ void tn_problem_summary(const tn_prob *pr);
  * configurations lead. A failure (the worker, the database) is printed and
  * leaves the ranking to the short timings; an interrupt stores nothing. */
 void tn_retime_problem(tn_ctx *c, tn_prob *pr);
+/* The re-timing's decision on t (n configurations x rounds round medians,
+ * row-major; row 0 the short-timing winner): each one's sustained time
+ * (ms) into sustained[], the rounds it beat row 0 in into faster[], its
+ * ranking key into key[] (the lowest wins, ties to the earlier row), and
+ * the index of the winner. settled 0: the median of paired ratios to row 0,
+ * and row 0 stays first unless a challenger beats it in all rounds, or in
+ * all but one by a median lead of 2% (one that does not is keyed just
+ * behind row 0). settled 1 (a family with a settle): the median of each
+ * one's ratios to its round's geometric mean, and none is favoured. */
+int tn_retime_decide(const double *t, int n, int rounds, int settled, double *sustained,
+                     int *faster, double *key);
 
 /* ---- shared by the one-GPU and several-GPU drivers (tuner/tune.c) ---- */
 
