@@ -1,0 +1,40 @@
+#!/bin/bash
+# bench/s16_final_gpu_run.sh: the sixteenth session's verification call: the build, the whole GPU tier, the default
+# `autotune --device 0` timed (the settled re-timing's cost), then TF32 4096^3 and 8192^3 tuned into a fresh
+# database (a third independent pick with the settled re-timing) and bench_tcgemm's TF32 rows on it. Logs under
+# $OUT; DEADLINE (s) bounds the whole.
+# usage (repository root, carry .dev): COMMIT=hash bash bench/s16_final_gpu_run.sh
+set -u
+DEADLINE=${DEADLINE:-585}
+source bench/gpu_lib.sh
+t0=$(date +%s)
+build all build/run_tests build/bench/bench_tcgemm
+rc=$?; step build $rc "$t0"
+[ $rc = 0 ] || exit 1
+
+t0=$(date +%s)
+{ header "build/run_tests, GPU tier only"
+  AUTOTUNE_TEST_TIER=gpu timeout 280 build/run_tests 2>&1; echo "exit status $?"; } > "$OUT/gputests.log" 2>&1
+step "GPU tier" $? "$t0"
+grep -E "FAIL|passed, " "$OUT/gputests.log" | tail -8
+
+DB=$(mktemp -d)/default.db
+t0=$(date +%s)
+{ header "autotune --device 0 (the default run), timed"
+  s=$(date +%s.%N)
+  timeout 200 build/autotune --device 0 --db "$DB" 2>&1
+  echo "exit status $?; wall $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $s }") s"; } > "$OUT/default-tune.txt" 2>&1
+step "default run" $? "$t0"
+grep -E "sustained re-timing|^done|exit status" "$OUT/default-tune.txt" | cut -c1-200
+
+t0=$(date +%s)
+DB2=$(mktemp -d)/tc.db
+KEEP="valid|evaluated|best|sustained|retime trace|^done|vendor cublas"
+{ header "tcgemm: TF32 4096^3 and 8192^3 tuned into a fresh database, then bench_tcgemm TF32"
+  for shape in 4096x4096x4096:tf32 8192x8192x8192:tf32; do
+      AUTOTUNE_RETIME_TRACE=1 timeout 60 build/autotune --device 0 --db "$DB2" --kernel tcgemm --size "$shape" 2>&1 | grep -E "$KEEP"
+  done
+  BENCH_TCGEMM_TYPES=tf32 BENCH_TCGEMM_ROUNDS=9 timeout $(( $(left) - 5 )) build/bench/bench_tcgemm "$DB2" 2>&1
+  echo "exit status $?"; } > "$OUT/tcgemm_tf32.txt" 2>&1
+step "tcgemm TF32 tune + bench" $? "$t0"
+grep -E "sustained re-timing|x |geomean" "$OUT/tcgemm_tf32.txt" | cut -c1-170 | tail -12
