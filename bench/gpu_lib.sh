@@ -1,9 +1,11 @@
-# bench/gpu_lib.sh: the common start of the device-call scripts under bench/ (source it from the tree root).
+# bench/gpu_lib.sh: what the device-call scripts under bench/ share (source it from the tree root).
 # It makes $OUT, exports the paths of .dev (SQLite for GPU images without it, HACKING.md), and defines
 #   left            seconds left of $DEADLINE (default 570) since the script started
 #   step NAME RC T0 one timing line, also appended to $OUT/steps.txt
 #   header TITLE    a result file's first lines: title, date, $COMMIT, GPU, driver, power limit, toolkit
 #   build TARGET... make the targets (log in $OUT/build.log; its tail and status 1 on failure)
+#   gpu_tier S FILE the whole GPU tier of build/run_tests for at most S seconds into FILE (with its header)
+#   default_run DB FILE  the default `autotune --device 0` into database DB, timed, into FILE
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 T0=$(date +%s)
@@ -18,3 +20,13 @@ header() {
     echo "# CUDA toolkit: $(nvcc --version | grep -o 'release [0-9.]*')"
 }
 build() { make -j"$(nproc)" "$@" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; return 1; }; }
+gpu_tier() {
+    { header "build/run_tests, GPU tier only"
+      AUTOTUNE_TEST_TIER=gpu timeout "$1" build/run_tests 2>&1; echo "exit status $?"; } > "$2" 2>&1
+}
+default_run() {
+    { header "autotune --device 0 (the default run), timed"
+      local s=$(date +%s.%N)
+      timeout 200 build/autotune --device 0 --db "$1" 2>&1
+      echo "exit status $?; wall $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $s }") s"; } > "$2" 2>&1
+}

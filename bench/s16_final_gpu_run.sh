@@ -15,17 +15,13 @@ rc=$?; step build $rc "$t0"
 [ $rc = 0 ] || exit 1
 
 t0=$(date +%s)
-{ header "build/run_tests, GPU tier only"
-  AUTOTUNE_TEST_TIER=gpu timeout 280 build/run_tests 2>&1; echo "exit status $?"; } > "$OUT/gputests.log" 2>&1
+gpu_tier 280 "$OUT/gputests.log"
 step "GPU tier" $? "$t0"
 grep -E "FAIL|passed, " "$OUT/gputests.log" | tail -8
 
 DB=$(mktemp -d)/default.db
 t0=$(date +%s)
-{ header "autotune --device 0 (the default run), timed"
-  s=$(date +%s.%N)
-  timeout 200 build/autotune --device 0 --db "$DB" 2>&1
-  echo "exit status $?; wall $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $s }") s"; } > "$OUT/default-tune.txt" 2>&1
+default_run "$DB" "$OUT/default-tune.txt"
 step "default run" $? "$t0"
 grep -E "sustained re-timing|^done|exit status" "$OUT/default-tune.txt" | cut -c1-200
 

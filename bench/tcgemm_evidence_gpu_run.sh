@@ -57,8 +57,7 @@ fi
 
 if [ "${ALL_TIER:-0}" = 1 ]; then
     t0=$(date +%s)
-    { header "build/run_tests (the whole GPU tier) within the deadline"
-      AUTOTUNE_TEST_TIER=gpu timeout $(( $(left) - 10 )) build/run_tests 2>&1; echo "exit status $?"; } > "$OUT/gputests_all.log" 2>&1
+    gpu_tier $(( $(left) - 10 )) "$OUT/gputests_all.log"
     step "GPU tier (all)" $? "$t0"
     grep -E "FAIL|passed, " "$OUT/gputests_all.log" | tail -12
 fi

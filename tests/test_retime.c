@@ -345,6 +345,27 @@ static int rt_tune(const char *dbpath, const char *env, char **out)
     return th_run(cmd, out);
 }
 
+/* rt_tune into a fresh database `name` with $AUTOTUNE_FAKE=fake, and with
+ * settle a 100 ms settle ($AUTOTUNE_RETIME_SETTLE_MS: test_wide has none);
+ * the configuration the lookup then serves into config. Its exit status,
+ * or -1 if the database cannot be read; output in *out. */
+static int rt_tune_settled(const char *name, int settle, const char *fake, char **out,
+                           char *config)
+{
+    char dbpath[4300], env[4096], err[512];
+    snprintf(dbpath, sizeof dbpath, "%s/%s.db", th_tmpdir(), name);
+    snprintf(env, sizeof env, "%sAUTOTUNE_FAKE='%s'", settle ? "AUTOTUNE_RETIME_SETTLE_MS=100 " : "",
+             fake);
+    int rc = rt_tune(dbpath, env, out);
+    db *d = NULL;
+    config[0] = '\0';
+    if (db_open(&d, dbpath, DB_OPEN_EXISTING, err, sizeof err) != AT_OK)
+        return -1;
+    rt_lookup(d, config);
+    db_close(d);
+    return rc;
+}
+
 TEST(retime_fake_sustained_winner_takes_the_rank)
 {
     char set[RT_N][TPL_CONFIG_LEN], dbpath[4300], env[4096], config[TPL_CONFIG_LEN], err[512];
@@ -453,7 +474,7 @@ TEST(retime_fake_clear_lead_in_four_rounds_displaces)
  * re-timing takes up to 8 configurations within 20% and 4 rounds. */
 TEST(retime_fake_settle_credits_a_power_bound_configuration)
 {
-    char set[RT_N][TPL_CONFIG_LEN], dbpath[4300], env[4096], config[TPL_CONFIG_LEN], err[512];
+    char set[RT_N][TPL_CONFIG_LEN], config[TPL_CONFIG_LEN], fake[TPL_CONFIG_LEN + 32];
     int win = 0;
     int k = rt_expected(NULL, set, &win);
     CHECK(k >= 2);
@@ -463,23 +484,18 @@ TEST(retime_fake_settle_credits_a_power_bound_configuration)
     char wide[RT_N_SETTLED][TPL_CONFIG_LEN];
     int k_wide = rt_expected_within(NULL, wide, &win, 1.20, RT_N_SETTLED);
     CHECK_MSG(k_wide >= 2, "the fake's test_wide has %d configurations within 20%%", k_wide);
+    snprintf(fake, sizeof fake, "powered=%s", set[1]);
     for (int settle = 0; settle <= 1; settle++) {
-        snprintf(dbpath, sizeof dbpath, "%s/powered%d.db", th_tmpdir(), settle);
-        snprintf(env, sizeof env, "%sAUTOTUNE_FAKE='powered=%s'",
-                 settle ? "AUTOTUNE_RETIME_SETTLE_MS=100 " : "", set[1]);
-        char *out = NULL, line[128];
-        CHECK_EQ(rt_tune(dbpath, env, &out), 0);
+        char *out = NULL, line[128], name[32];
+        snprintf(name, sizeof name, "powered%d", settle);
+        CHECK_EQ(rt_tune_settled(name, settle, fake, &out, config), 0);
         snprintf(line, sizeof line, "sustained re-timing of %d configurations in", settle ? k_wide : k);
         CHECK_MSG(out && strstr(out, line), "expected '%s': %s", line, out ? out : "");
         int said = out && strstr(out, "4 alternating rounds, each share after 100 ms of its own "
                                       "runs") != NULL;
         CHECK_MSG(said == settle, "settle %d: %s", settle, out ? out : "");
         free(out);
-        db *d = NULL;
-        CHECK_OK(db_open(&d, dbpath, DB_OPEN_EXISTING, err, sizeof err));
-        rt_lookup(d, config);
         CHECK_STR(config, set[settle ? 1 : 0]);
-        db_close(d);
     }
 }
 
@@ -489,8 +505,8 @@ TEST(retime_fake_settle_credits_a_power_bound_configuration)
  * test_wide's short times within 0.5-0.6 ms. */
 TEST(retime_fake_settled_field_of_eight)
 {
-    char set[RT_N_SETTLED][TPL_CONFIG_LEN], dbpath[4300], env[4096], config[TPL_CONFIG_LEN];
-    char err[512], line[128];
+    char set[RT_N_SETTLED][TPL_CONFIG_LEN], config[TPL_CONFIG_LEN], fake[TPL_CONFIG_LEN + 32];
+    char line[128];
     int win = 0;
     setenv("AUTOTUNE_FAKE", "close", 1);          /* for tn_fake_time here */
     int k = rt_expected_within(NULL, set, &win, 1.20, RT_N_SETTLED);
@@ -499,23 +515,18 @@ TEST(retime_fake_settled_field_of_eight)
     unsetenv("AUTOTUNE_FAKE");
     CHECK_EQ(k, RT_N_SETTLED);
     CHECK(ahead);
+    snprintf(fake, sizeof fake, "close;powered=%s", set[5]);
     for (int settle = 0; settle <= 1; settle++) {
-        snprintf(dbpath, sizeof dbpath, "%s/field%d.db", th_tmpdir(), settle);
-        snprintf(env, sizeof env, "%sAUTOTUNE_FAKE='close;powered=%s'",
-                 settle ? "AUTOTUNE_RETIME_SETTLE_MS=100 " : "", set[5]);
-        char *out = NULL;
-        CHECK_EQ(rt_tune(dbpath, env, &out), 0);
+        char *out = NULL, name[32];
+        snprintf(name, sizeof name, "field%d", settle);
+        CHECK_EQ(rt_tune_settled(name, settle, fake, &out, config), 0);
         snprintf(line, sizeof line, "sustained re-timing of %d configurations in",
                  settle ? RT_N_SETTLED : RT_N);
         CHECK_MSG(out && strstr(out, line), "expected '%s': %s", line, out ? out : "");
         CHECK_MSG(out && (strstr(out, "the lowest median of round-normalized times wins") !=
                           NULL) == settle, "settle %d: %s", settle, out ? out : "");
         free(out);
-        db *d = NULL;
-        CHECK_OK(db_open(&d, dbpath, DB_OPEN_EXISTING, err, sizeof err));
-        rt_lookup(d, config);
         CHECK_STR(config, set[settle ? 5 : 0]);
-        db_close(d);
     }
 }
 
