@@ -6,6 +6,8 @@
 #   build TARGET... make the targets (log in $OUT/build.log; its tail and status 1 on failure)
 #   gpu_tier S FILE the whole GPU tier of build/run_tests for at most S seconds into FILE (with its header)
 #   default_run DB FILE  the default `autotune --device 0` into database DB, timed, into FILE
+#   tune_traced LABEL KERNEL SIZE ARGS [VAR=value...]  one tuning into $DB with those variables and every
+#                   re-timing round printed (AUTOTUNE_RETIME_TRACE), the log's summary lines, a step line
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 T0=$(date +%s)
@@ -29,4 +31,13 @@ default_run() {
       local s=$(date +%s.%N)
       timeout 200 build/autotune --device 0 --db "$1" 2>&1
       echo "exit status $?; wall $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $s }") s"; } > "$2" 2>&1
+}
+tune_traced() {
+    local label=$1 kernel=$2 size=$3 args=$4; shift 4
+    local t=$(date +%s)
+    echo "## $label ($size; $*)"
+    env "$@" AUTOTUNE_RETIME_TRACE=1 timeout $(( $(left) - 5 )) build/autotune --device 0 --db "$DB" \
+        --kernel "$kernel" --size "$size" $args 2>&1 |
+        grep -E "valid|evaluated|best|sustained|retime trace|^done|vendor"
+    step "$label" $? "$t"
 }

@@ -12,14 +12,7 @@ build build/autotune
 rc=$?; step build $rc "$t0"
 [ $rc = 0 ] || exit 1
 DB=$(mktemp -d)/tc.db
-tune() {    # label, size, then env assignments
-    local label=$1 size=$2; shift 2
-    local t=$(date +%s)
-    echo "## $label ($size; $*)"
-    env "$@" AUTOTUNE_RETIME_TRACE=1 timeout $(( $(left) - 5 )) build/autotune --device 0 --db "$DB" \
-        --kernel tcgemm --size "$size" 2>&1 | grep -E "valid|evaluated|best|sustained|retime trace|^done|vendor cublas"
-    step "$label" $? "$t"
-}
+tune() { tune_traced "$1" tcgemm "$2" "" "${@:3}"; }    # label, size, then env assignments
 { header "settled re-timing study: TF32 and BF16 8192^3, 8 configurations, many rounds, every round printed"
   tune "tf32 search + re-timing 1 (settle 150, 24 rounds)" 8192x8192x8192:tf32 AUTOTUNE_RETIME_MAX=8 AUTOTUNE_RETIME_ROUNDS=24
   tune "tf32 re-timing 2 (settle 150, 24 rounds)" 8192x8192x8192:tf32 AUTOTUNE_RETIME_AGAIN=1 AUTOTUNE_RETIME_MAX=8 AUTOTUNE_RETIME_ROUNDS=24

@@ -17,13 +17,8 @@ rc=$?; step build $rc "$t0"
 [ $rc = 0 ] || exit 1
 DB=$(mktemp -d)/study.db
 tune() {    # label, size, then env assignments
-    local label=$1 size=$2; shift 2
-    local t=$(date +%s)
-    echo "## $label ($size; $*)"
-    env "$@" AUTOTUNE_RETIME_TRACE=1 AUTOTUNE_RETIME_MAX=8 AUTOTUNE_RETIME_ROUNDS=${ROUNDS:-8} timeout 90 \
-        build/autotune --device 0 --db "$DB" --kernel "$KERNEL" --size "$size" --budget "${BUDGET:-20}" 2>&1 |
-        grep -E "valid|evaluated|best|sustained|retime trace|^done|vendor"
-    step "$label" $? "$t"
+    tune_traced "$1" "$KERNEL" "$2" "--budget ${BUDGET:-20}" "${@:3}" AUTOTUNE_RETIME_MAX=8 \
+        AUTOTUNE_RETIME_ROUNDS=${ROUNDS:-8}
 }
 { header "$KERNEL re-timing with and without settles: 8 configurations, ${ROUNDS:-8} rounds, every round printed"
   for size in $SIZES; do
