@@ -305,10 +305,14 @@ static void rp_group_values(rp_group *g)
             continue;
         g->n_ok++;
         e->value = rp_metric(g, &e->r->problem, e->r->gflops, e->r->gbs, e->r->time_ms);
+        g->n_retimed += e->r->sustained_ms > 0;
         if (g->best < 0 || db_rank_ms(e->r) < db_rank_ms(g->e[g->best].r))
             g->best = j;                 /* the one ranking rule (db.h) */
     }
     g->best_value = g->best >= 0 ? g->e[g->best].value : 0;
+    const db_result *best = g->best >= 0 ? g->e[g->best].r : NULL;
+    g->best_sustained_value = best && best->sustained_ms > 0 && best->time_ms > 0 ?
+        g->best_value * best->time_ms / best->sustained_ms : 0;   /* the metric goes as 1/time */
     const tpl_family *fam = g->fam;
     for (int j = 0; j < g->n; j++) {
         rp_entry *e = &g->e[j];

@@ -106,6 +106,8 @@ typedef struct rp_group {
     int is_flops;
     const char *unit;               /* "GFLOP/s" or "GB/s" */
     double best_value;              /* 0 if no best */
+    int n_retimed;                  /* ok entries with a sustained time (the tuner's re-timing) */
+    double best_sustained_value;    /* the best's metric at its sustained time, 0 if none */
     rp_ceiling ceiling;             /* the device's ceiling for this metric and kind */
     const char *ceiling_name;       /* ceiling.name */
     double pct;                     /* best / ceiling in percent, if both known */

@@ -239,6 +239,13 @@ static void rp_group_best(rp_buf *b, const rp_group *g)
               r->runs, rp_num(num, sizeof num, r->time_min_ms),
               rp_num(t, sizeof t, r->time_max_ms), r->rel_error,
               r->deterministic ? ", bit-reproducible" : "");
+    if (g->best_sustained_value > 0)
+        rp_printf(b, "<p><b>Back to back:</b> %s %s in %s ms, first of the %d configurations "
+                     "the tuner re-timed under sustained load (runs queued as a program's loop "
+                     "queues them, at the GPU's steady clock); the time above is the search's "
+                     "short timing, taken after idle gaps.</p>\n",
+                  rp_num(num, sizeof num, g->best_sustained_value), g->unit,
+                  rp_num(t, sizeof t, r->sustained_ms), g->n_retimed);
     rp_put(b, "<table><tr><th>Parameter</th><th>Value</th><th>Meaning</th></tr>\n");
     for (int i = 0; i < g->n_params; i++) {
         const rp_param *p = &g->params[i];

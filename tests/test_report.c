@@ -278,6 +278,7 @@ TEST(report_fixture_self_contained_and_escaped)
     TR_EXPECT(strstr(html, "no configuration passed verification") != NULL,
               "failure-only kernel not reported");
     TR_EXPECT(strstr(html, "compile_error 4") != NULL, "failure count by status missing");
+    TR_EXPECT(!strstr(html, "Back to back"), "a back-to-back time without a re-timing");
     TR_EXPECT(strstr(html, "Roofline") && strstr(html, "Search trajectory") &&
               strstr(html, "Parameter sensitivity"), "a chart is missing");
     int open_svg = tr_count(html, "<svg"), close_svg = tr_count(html, "</svg>");
@@ -291,6 +292,49 @@ TEST(report_fixture_self_contained_and_escaped)
               "non-finite number in the SVG");
 #undef TR_EXPECT
     free(html);
+}
+
+/* A re-timed problem: the report's best is the sustained winner (the one
+ * ranking rule), with its back-to-back time and the count re-timed. */
+TEST(report_shows_the_back_to_back_time)
+{
+    tr_fixture fx;
+    db *d = tr_build(&fx);
+    CHECK(d);
+    const tpl_family *mm = tpl_find("matmul");
+    CHECK(mm);
+    tpl_problem pm = TPL_PROBLEM(3, {1000, 999, 1001});
+    db_result *rows = NULL;
+    int n = 0;
+    CHECK_OK(db_problem_results(d, TR_UUID, "matmul", tpl_source_hash(mm), &pm, &rows, &n));
+    CHECK_MSG(n >= 3, "%d matmul rows", n);
+    /* the second fastest by short time runs fastest back to back */
+    long long ids[3] = {rows[0].id, rows[1].id, rows[2].id};
+    double t1 = rows[1].time_ms;
+    double sus[3] = {t1 * 1.08, t1 * 1.02, t1 * 1.15};
+    double rank[3];
+    for (int k = 0; k < 3; k++)
+        rank[k] = rows[0].time_ms * sus[k] / sus[1];
+    const char *uuids[1] = {TR_UUID};
+    CHECK_OK(db_store_sustained(d, uuids, 1, "matmul", tpl_source_hash(mm), &pm, ids, sus, rank,
+                                3));
+    char winner[TPL_CONFIG_LEN], out[4400], err[512] = "", ms[32], want[TPL_CONFIG_LEN + 64];
+    snprintf(winner, sizeof winner, "%s", rows[1].config);
+    rp_num(ms, sizeof ms, sus[1]);
+    free(rows);
+    snprintf(out, sizeof out, "%s/retimed.html", fx.dir);
+    at_status s = rp_write(d, out, NULL, err, sizeof err);
+    db_close(d);
+    CHECK_MSG(s == AT_OK, "rp_write: %s (%s)", at_status_string(s), err);
+    char *html = tr_slurp(out);
+    CHECK(html);
+    snprintf(want, sizeof want, "<td><code>%s</code></td>", winner);
+    int best_shown = strstr(html, want) != NULL;
+    snprintf(want, sizeof want, "in %s ms, first of the 3 configurations the tuner re-timed", ms);
+    int said = tr_count(html, want);
+    free(html);
+    CHECK_MSG(best_shown, "the sustained winner %s is not the best shown", winner);
+    CHECK_MSG(said == 1, "'%s' %d times", want, said);
 }
 
 TEST(report_errors)
