@@ -298,7 +298,7 @@ static void bn_sweep_pairs(ms_gpu *g, cublasHandle_t cublas, const tpl_family *f
     char err[1024];
     double v = -1;
     if (pairs > 0) {
-        at_status s = ms_verify_call(g, bn_cublas_call, cublas, 0.0, &v, err, sizeof err);
+        at_status s = ms_verify_call(g, bn_cublas_call, cublas, &v, err, sizeof err);
         printf("pairs %s: cuBLAS on the sweep's inputs: %s, error %.2e\n", tok,
                s == AT_OK ? "verified" : err, v);
     }

@@ -292,8 +292,8 @@ static at_status ms_run_once(ms_gpu *g, const ms_runner *rn, tpl_args *done, cha
 
 /* Resets the output, runs rn once, waits, and checks the output against
  * the prepared reference (the family's check and tolerance). */
-static at_status ms_verify_runner(ms_gpu *g, const ms_runner *rn, double extra_tolerance,
-                                  double *error, char *err, size_t errlen)
+static at_status ms_verify_runner(ms_gpu *g, const ms_runner *rn, double *error, char *err,
+                                  size_t errlen)
 {
     if (ms_reset_output(g) != AT_OK) {
         snprintf(err, errlen, "could not reset the output buffer");
@@ -316,7 +316,7 @@ static at_status ms_verify_runner(ms_gpu *g, const ms_runner *rn, double extra_t
                  g->ref_msg[0] ? g->ref_msg : at_status_string(s));
         return ms_context_health(g, s, err, errlen);
     }
-    double tolerance = fam->tolerance(&g->ws.args.problem) + extra_tolerance;
+    double tolerance = fam->tolerance(&g->ws.args.problem);
     if (!(*error <= tolerance)) {
         snprintf(err, errlen, "relative error %.3g exceeds tolerance %.3g", *error, tolerance);
         return AT_ERR_WRONG_RESULT;
@@ -340,15 +340,15 @@ at_status ms_verify(ms_gpu *g, const tpl_family *fam, const int *cfg, const void
     at_exec ex;
     ex_init(&ex, g->cu, &g->info, g->module, g->stream, msg, sizeof msg);
     ms_runner rn = { fam, cfg, &ex, NULL, NULL };
-    s = ms_verify_runner(g, &rn, 0, error, err, errlen);
+    s = ms_verify_runner(g, &rn, error, err, errlen);
     if (s != AT_OK && !err[0])
         snprintf(err, errlen, "%s", msg[0] ? msg : at_status_string(s));
     ex_release(&ex);
     return s;
 }
 
-at_status ms_verify_call(ms_gpu *g, ms_call_fn fn, void *ctx, double extra_tolerance,
-                         double *error, char *err, size_t errlen)
+at_status ms_verify_call(ms_gpu *g, ms_call_fn fn, void *ctx, double *error, char *err,
+                         size_t errlen)
 {
     *error = -1.0;
     err[0] = '\0';
@@ -357,7 +357,7 @@ at_status ms_verify_call(ms_gpu *g, ms_call_fn fn, void *ctx, double extra_toler
         return AT_ERR_INTERNAL;
     }
     ms_runner rn = { NULL, NULL, NULL, fn, ctx };
-    return ms_verify_runner(g, &rn, extra_tolerance, error, err, errlen);
+    return ms_verify_runner(g, &rn, error, err, errlen);
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -73,11 +73,9 @@ at_status ms_time(ms_gpu *g, const tpl_family *fam, const int *cfg,
 typedef at_status (*ms_call_fn)(void *ctx, CUstream stream, tpl_args *args, char *err,
                                 size_t errlen);
 /* ms_verify for a call on the prepared inputs: the output reset or
- * poisoned, one run, the family's check and its tolerance plus
- * extra_tolerance (a call that rounds its inputs otherwise than the
- * reference does; 0 for none). */
-at_status ms_verify_call(ms_gpu *g, ms_call_fn fn, void *ctx, double extra_tolerance,
-                         double *error, char *err, size_t errlen);
+ * poisoned, one run, the family's check and its tolerance. */
+at_status ms_verify_call(ms_gpu *g, ms_call_fn fn, void *ctx, double *error, char *err,
+                         size_t errlen);
 /* ms_time for a call, with the same timer, warm-up, L2 flush and median;
  * flops and bytes are one run's work (both 0: the prepared problem's). */
 at_status ms_time_call(ms_gpu *g, ms_call_fn fn, void *ctx, const ms_options *opt,

@@ -446,7 +446,7 @@ static void vd_measure_one(ms_vendor *v, ms_gpu *g, const ms_options *opt,
     /* TF32: the reference rounds the inputs to TF32 to nearest even, as cuBLAS
      * and the family's kernels do (H200: cuBLAS's error against it equals the
      * family's, 1.92e-5 at 8192^3), so cuBLAS meets the family's rule as is. */
-    out->status = ms_verify_call(g, vd_run, &ctx, 0, &out->rel_error, err, sizeof err);
+    out->status = ms_verify_call(g, vd_run, &ctx, &out->rel_error, err, sizeof err);
     if (out->status == AT_OK)
         out->status = ms_time_call(g, vd_run, &ctx, &o, 0, 0, &out->timing, err, sizeof err);
     if (out->status == AT_OK)

@@ -119,7 +119,7 @@ GPU_TEST(vendor_calls_verify_and_time_on_the_prepared_inputs)
         }
         /* the same check rejects a call that computes nothing */
         double e = -1;
-        CHECK_MSG(ms_verify_call(g, tv_nothing, NULL, 0, &e, err, sizeof err) ==
+        CHECK_MSG(ms_verify_call(g, tv_nothing, NULL, &e, err, sizeof err) ==
                       AT_ERR_WRONG_RESULT, "%s %s: a call that does nothing passed (%g)",
                   cases[i].fam->name, cases[i].problem, e);
     }
