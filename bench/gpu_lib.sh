@@ -4,6 +4,7 @@
 #   step NAME RC T0 one timing line, also appended to $OUT/steps.txt
 #   header TITLE    a result file's first lines: title, date, $COMMIT, GPU, driver, power limit, toolkit
 #   build TARGET... make the targets (log in $OUT/build.log; its tail and status 1 on failure)
+#   build_step TARGET...  build, timed as the step "build"; its status
 #   gpu_tier S FILE the whole GPU tier of build/run_tests for at most S seconds into FILE (with its header)
 #   default_run DB FILE  the default `autotune --device 0` into database DB, timed, into FILE
 #   tune_traced LABEL KERNEL SIZE ARGS [VAR=value...]  one tuning into $DB with those variables and every
@@ -22,6 +23,7 @@ header() {
     echo "# CUDA toolkit: $(nvcc --version | grep -o 'release [0-9.]*')"
 }
 build() { make -j"$(nproc)" "$@" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; return 1; }; }
+build_step() { local t=$(date +%s) rc; build "$@"; rc=$?; step build $rc "$t"; return $rc; }
 gpu_tier() {
     { header "build/run_tests, GPU tier only"
       AUTOTUNE_TEST_TIER=gpu timeout "$1" build/run_tests 2>&1; echo "exit status $?"; } > "$2" 2>&1

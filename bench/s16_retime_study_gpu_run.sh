@@ -7,10 +7,7 @@
 set -u
 DEADLINE=${DEADLINE:-585}
 source bench/gpu_lib.sh
-t0=$(date +%s)
-build build/autotune
-rc=$?; step build $rc "$t0"
-[ $rc = 0 ] || exit 1
+build_step build/autotune || exit 1
 DB=$(mktemp -d)/tc.db
 tune() { tune_traced "$1" tcgemm "$2" "" "${@:3}"; }    # label, size, then env assignments
 { header "settled re-timing study: TF32 and BF16 8192^3, 8 configurations, many rounds, every round printed"

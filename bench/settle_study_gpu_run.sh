@@ -11,10 +11,7 @@ DEADLINE=${DEADLINE:-400}
 KERNEL=${KERNEL:-dgemm}
 SIZES=${SIZES:-4096x4096x4096:f64 8192x8192x8192:f64}
 source bench/gpu_lib.sh
-t0=$(date +%s)
-build build/autotune
-rc=$?; step build $rc "$t0"
-[ $rc = 0 ] || exit 1
+build_step build/autotune || exit 1
 DB=$(mktemp -d)/study.db
 tune() {    # label, size, then env assignments
     tune_traced "$1" "$KERNEL" "$2" "--budget ${BUDGET:-20}" "${@:3}" AUTOTUNE_RETIME_MAX=8 \

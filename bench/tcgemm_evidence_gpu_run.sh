@@ -11,10 +11,7 @@
 set -u
 DEADLINE=${DEADLINE:-585}
 source bench/gpu_lib.sh
-t0=$(date +%s)
-build all build/run_tests build/bench/bench_tcgemm
-rc=$?; step build $rc "$t0"
-[ $rc = 0 ] || exit 1
+build_step all build/run_tests build/bench/bench_tcgemm || exit 1
 
 t0=$(date +%s)
 { header "build/run_tests ${TESTS:-retime tcgemm gemm_api vendor} (GPU tier)"
