@@ -1,10 +1,12 @@
 /* compile_pool.c: NVRTC compiles on every CPU core: FIFOs of urgent, normal
  * and idle-time jobs served by threads, so the GPU never waits for NVRTC. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "tn.h"
 
@@ -128,7 +130,12 @@ tn_pool *tn_pool_create(int n_threads)
         n_threads = POOL_MAX_THREADS;
     pthread_mutex_init(&pool->mu, NULL);
     pthread_cond_init(&pool->work, NULL);
-    pthread_cond_init(&pool->done, NULL);
+    /* done on the monotonic clock: tn_pool_wait_until's deadlines are tn_now()'s */
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&pool->done, &attr);
+    pthread_condattr_destroy(&attr);
     for (int i = 0; i < n_threads; i++) {
         if (pthread_create(&pool->threads[i], NULL, pool_thread, pool) != 0)
             break;
@@ -279,6 +286,32 @@ void tn_pool_wait(tn_pool *pool, tn_job *job)
 {
     pthread_mutex_lock(&pool->mu);
     while (!job->done)
+        pthread_cond_wait(&pool->done, &pool->mu);
+    pthread_mutex_unlock(&pool->mu);
+}
+
+int tn_pool_wait_until(tn_pool *pool, tn_job *job, double deadline)
+{
+    struct timespec at;
+    at.tv_sec = (time_t)deadline;
+    at.tv_nsec = (long)((deadline - (double)at.tv_sec) * 1e9);
+    if (at.tv_nsec >= 1000000000L)
+        at.tv_nsec = 999999999L;
+    pthread_mutex_lock(&pool->mu);
+    int rc = 0;
+    while (!job->done && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&pool->done, &pool->mu, &at);
+    int done = job->done;
+    pthread_mutex_unlock(&pool->mu);
+    return done;
+}
+
+void tn_pool_wait_detached(tn_pool *pool)
+{
+    if (!pool)
+        return;
+    pthread_mutex_lock(&pool->mu);
+    while (pool->running)
         pthread_cond_wait(&pool->done, &pool->mu);
     pthread_mutex_unlock(&pool->mu);
 }

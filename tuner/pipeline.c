@@ -274,7 +274,9 @@ static void spec_fill(tn_ctx *c, const tn_strategy *strat, void *st, const tn_sp
     }
 }
 
-/* End of the run: drop queued speculative compiles, keep finished ones. */
+/* End of the run: drop queued speculative compiles, keep finished ones,
+ * and those that dropped items let go (the pool would wait for them
+ * anyway when it is destroyed: now their cubins are stored). */
 void tn_spec_finish(tn_ctx *c)
 {
     for (int k = 0; k < TN_SPEC_MAX; k++) {
@@ -288,6 +290,7 @@ void tn_spec_finish(tn_ctx *c)
         }
         tn_pool_wait(c->pool, &sp->job);
     }
+    tn_pool_wait_detached(c->pool);
     spec_harvest(c);
 }
 
@@ -319,34 +322,67 @@ static int twin_compiling(const tn_window *w, const tn_item *it)
     return 0;
 }
 
-/* Waits for a compile without the run lock. */
-static void pool_wait_unlocked(tn_ctx *c, tn_job *job)
+/* Waits for a compile without the run lock, until deadline (tn_now()'s
+ * clock; 0: none). 1 if it is done, 0 if the deadline came first. */
+static int pool_wait_unlocked(tn_ctx *c, tn_job *job, double deadline)
 {
     tn_unlock(c);
-    tn_pool_wait(c->pool, job);
+    int done = 1;
+    if (deadline > 0)
+        done = tn_pool_wait_until(c->pool, job, deadline);
+    else
+        tn_pool_wait(c->pool, job);
     tn_relock(c);
+    return done;
+}
+
+/* Waits on the group's wake-up until deadline (0: none); 0 once it passed. */
+static int wake_wait(tn_ctx *c, double deadline)
+{
+    if (deadline <= 0) {
+        pthread_cond_wait(c->wake, c->lock);
+        return 1;
+    }
+    /* the group's wake-up runs on the realtime clock: the time left, from now */
+    double left = deadline - tn_now();
+    if (left <= 0)
+        return 0;
+    struct timespec at;
+    clock_gettime(CLOCK_REALTIME, &at);
+    long long ns = (long long)at.tv_nsec + (long long)(left * 1e9);
+    at.tv_sec += (time_t)(ns / 1000000000LL);
+    at.tv_nsec = (long)(ns % 1000000000LL);
+    pthread_cond_timedwait(c->wake, c->lock, &at);
+    return 1;
 }
 
 /* Waits for an item's cubin (its own compile or a speculative one) and
  * stores a new cubin in the database. A twin whose cubin another GPU is
- * still compiling waits for it (w: the shared window, NULL alone). */
-static void item_await(tn_ctx *c, tn_item *it, const tn_window *w)
+ * still compiling waits for it (w: the shared window, NULL alone). With a
+ * deadline (tn_now()'s clock; 0: none) it stops waiting once it passes: 0,
+ * with the item as item_drop lets it go (its compile goes on, detached);
+ * else 1, the cubin there or its compile failed. */
+static int item_await(tn_ctx *c, tn_item *it, const tn_window *w, double deadline)
 {
     if (it->twin) {
         /* the item ahead stored its cubin; if it failed or was dropped,
          * compile here (a compile error then comes with its own log) */
         it->twin = 0;
         while (c->wake && !item_from_db(c, it) && twin_compiling(w, it))
-            pthread_cond_wait(c->wake, c->lock);
+            if (!wake_wait(c, deadline))
+                return 0;
         if (it->from_db || item_from_db(c, it))
-            return;
+            return 1;
+        if (deadline > 0 && tn_now() >= deadline)
+            return 0;
         tn_pool_submit_urgent(c->pool, &it->job);
         it->submitted = 1;
         it->compiling = 1;
     }
     if (it->spec) {
         tn_spec *sp = &c->spec[it->spec - 1];
-        pool_wait_unlocked(c, &sp->job);
+        if (!pool_wait_unlocked(c, &sp->job, deadline))
+            return 0;
         it->job.status = sp->job.status;
         it->job.cubin = sp->job.cubin;
         it->job.cubin_size = sp->job.cubin_size;
@@ -359,8 +395,8 @@ static void item_await(tn_ctx *c, tn_item *it, const tn_window *w)
         it->spec = 0;
         it->submitted = 1;
         c->spec_used++;
-    } else if (it->submitted) {
-        pool_wait_unlocked(c, &it->job);
+    } else if (it->submitted && !pool_wait_unlocked(c, &it->job, deadline)) {
+        return 0;
     }
     if (it->submitted && it->job.status == AT_OK) {
         it->cubin = it->job.cubin;
@@ -371,6 +407,7 @@ static void item_await(tn_ctx *c, tn_item *it, const tn_window *w)
         it->compiling = 0;
         tn_wake(c);
     }
+    return 1;
 }
 
 /* An item dropped unevaluated: a queued compile is cancelled, a running one
@@ -383,7 +420,7 @@ static void item_drop(tn_ctx *c, tn_item *it)
         c->spec[it->spec - 1].attached = 0;
         it->spec = 0;
     } else if (it->submitted && !tn_pool_detach(c->pool, &it->job)) {
-        item_await(c, it, NULL);     /* done already: store its cubin */
+        item_await(c, it, NULL, 0);  /* done already: store its cubin */
     }
     if (it->compiling) {
         it->compiling = 0;
@@ -552,6 +589,14 @@ static void window_free(tn_ctx *c, tn_window *w, tn_item *it)
     tn_wake(c);
 }
 
+/* Drops an item unevaluated (item_drop) and gives its slot back. */
+static void window_drop(tn_ctx *c, tn_window *w, tn_item *it)
+{
+    item_drop(c, it);
+    w->free_slot[w->n_free++] = (int)(it - w->ring);
+    tn_wake(c);
+}
+
 /* Puts an item this GPU cannot measure (its worker cannot prepare the
  * inputs or start) back at the head of the shared window, its cubin kept,
  * and wakes the other GPUs. */
@@ -566,14 +611,18 @@ static void window_requeue(tn_ctx *c, tn_window *w, tn_item *it)
 
 /* Waits for the item's cubin and evaluates it into r: a compile error, or
  * the worker's verdict under the timing options of an extra or of a
- * searched candidate. 0 normally, -1 if the run must stop. */
+ * searched candidate. A searched candidate whose cubin is not there when
+ * the time budget runs out is not waited for (a problem's end never waits
+ * for NVRTC): 1, for the caller to drop it. 0 normally, -1 if the run must
+ * stop. */
 static int evaluate_item(tn_ctx *c, tn_prob *pr, tn_window *w, tn_item *it, db_result *r)
 {
-    if (it->submitted || it->spec)
-        pr->stats.compiled++;
-    else if (it->twin)
-        pr->stats.reused++;
-    item_await(c, it, pr->win ? w : NULL);
+    int compiled = it->submitted || it->spec, reused = !compiled && it->twin;
+    double deadline = !it->extra && pr->budget_s > 0 ? pr->t_start + pr->budget_s : 0;
+    if (!item_await(c, it, pr->win ? w : NULL, deadline))
+        return 1;
+    pr->stats.compiled += compiled;
+    pr->stats.reused += reused;
     tn_result_init(c, it, r);
     if (it->job.status != AT_OK) {
         snprintf(r->status, sizeof r->status, "%s", DB_COMPILE_ERROR);
@@ -619,15 +668,18 @@ static int pipeline_loop(tn_ctx *c, tn_prob *pr, tn_window *w)
         tn_item *it = window_pop(w);
         if (tn_interrupts > 0 ||
             (pr->budget_s > 0 && tn_now() - pr->t_start >= pr->budget_s && !it->extra)) {
-            item_drop(c, it);
-            w->free_slot[w->n_free++] = (int)(it - w->ring);
-            tn_wake(c);
+            window_drop(c, w, it);
             if (tn_interrupts > 0)
                 return 0;
             continue;
         }
         db_result r;
-        if (evaluate_item(c, pr, w, it, &r) != 0) {
+        int rc = evaluate_item(c, pr, w, it, &r);
+        if (rc == 1) {                   /* out of time before its cubin */
+            window_drop(c, w, it);
+            continue;
+        }
+        if (rc != 0) {
             if (pr->win && (c->fatal || c->skip) && tn_interrupts == 0)
                 window_requeue(c, w, it);        /* another GPU measures it */
             else

@@ -164,6 +164,10 @@ int tn_pool_cancel(tn_pool *pool, tn_job *job);
 void tn_pool_promote(tn_pool *pool, tn_job *job);
 /* Blocks until job->done. */
 void tn_pool_wait(tn_pool *pool, tn_job *job);
+/* Blocks until job->done or the moment deadline (tn_now()'s clock) has
+ * passed: 1 if the job is done, 0 if the deadline came first (the job goes
+ * on: wait again, or let it go with tn_pool_detach). */
+int tn_pool_wait_until(tn_pool *pool, tn_job *job, double deadline);
 /* Lets go of a job without waiting for it: a queued one is cancelled (1),
  * a running one finishes into a copy that tn_pool_take_detached hands out
  * (2); either way job is never written again and may be freed at once. 0
@@ -172,6 +176,9 @@ int tn_pool_detach(tn_pool *pool, tn_job *job);
 /* A detached job that finished (malloc'd, with its cubin and log: the
  * caller frees all three), or NULL if none. */
 tn_job *tn_pool_take_detached(tn_pool *pool);
+/* Blocks until every detached job has finished (then each waits for
+ * tn_pool_take_detached). NULL is a no-op. */
+void tn_pool_wait_detached(tn_pool *pool);
 /* Drops queued jobs not yet started (they stay done == 0), waits for the
  * running ones, joins the threads, frees the pool. NULL is a no-op. */
 void tn_pool_destroy(tn_pool *pool);

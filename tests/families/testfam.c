@@ -1,6 +1,7 @@
 /* testfam.c: hidden test-only families over testfam.cu: test_oob (one
- * configuration writes far out of bounds), test_hang (one spins forever) and
- * test_wide (96 configurations sharing 12 cubins, two tuning sizes). */
+ * configuration writes far out of bounds), test_hang (one spins forever),
+ * test_wide (96 configurations sharing 12 cubins, two tuning sizes) and
+ * test_slowcc (every searched configuration takes NVRTC seconds). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 enum { TF_BLOCK, TF_ITEMS, TF_BAD };          /* test_oob parameters */
 enum { TH_BLOCK, TH_SPIN };                   /* test_hang parameters */
 enum { TW_BLOCK, TW_ITEMS, TW_REPEAT };       /* test_wide parameters */
+enum { TS_BLOCK, TS_SLOW };                   /* test_slowcc parameters */
 
 static int tf_valid_oob(const int *cfg, const at_device_info *dev, char *why, size_t len)
 {
@@ -61,6 +63,21 @@ static int tf_valid_wide(const int *cfg, const at_device_info *dev, char *why, s
     return 1;
 }
 
+static int tf_valid_slowcc(const int *cfg, const at_device_info *dev, char *why, size_t len)
+{
+    int max_threads = dev ? dev->max_threads_per_block : 1024;
+    if (cfg[TS_BLOCK] < 32 || cfg[TS_BLOCK] > max_threads || cfg[TS_BLOCK] % 32) {
+        snprintf(why, len, "BLOCK %d is not a multiple of 32 up to %d", cfg[TS_BLOCK],
+                 max_threads);
+        return 0;
+    }
+    if (cfg[TS_SLOW] != 1 && !(cfg[TS_SLOW] == 0 && cfg[TS_BLOCK] == 128)) {
+        snprintf(why, len, "only the default (BLOCK=128) compiles fast");
+        return 0;
+    }
+    return 1;
+}
+
 static int tf_applicable(const int *cfg, const tpl_problem *problem)
 {
     (void)cfg;
@@ -101,6 +118,11 @@ static at_status tf_run_wide(at_exec *ex, const int *cfg, tpl_args *args)
     for (int r = 0; r < cfg[TW_REPEAT] && s == AT_OK; r++)
         s = tf_run(ex, cfg[TW_BLOCK], cfg[TW_ITEMS], args);
     return s;
+}
+
+static at_status tf_run_slowcc(at_exec *ex, const int *cfg, tpl_args *args)
+{
+    return tf_run(ex, cfg[TS_BLOCK], 1, args);
 }
 
 static void tf_work(const tpl_problem *problem, double *flops, double *bytes)
@@ -259,6 +281,35 @@ const tpl_family tpl_test_wide = {
     .tuning_problems = tf_wide_problems,
 };
 
+const tpl_family tpl_test_slowcc = {
+    .name = "test_slowcc",
+    .source = "testfam.cu",
+    .fixed_options = "",
+    .summary = "test only: y = 2x + 1; the default compiles fast, each SLOW=1 one takes seconds",
+    .n_dims = 1,
+    .dim_names = {"n"},
+    .metric_is_flops = 0,
+    .hidden = 1,
+    .n_params = 2,
+    .params = {
+        {"BLOCK", 4, {64, 128, 256, 512}, "threads per block"},
+        {"SLOW", 2, {0, 1}, "1: 4096 dependent steps for NVRTC to compile"},
+    },
+    .valid = tf_valid_slowcc,
+    .applicable = tf_applicable,
+    .deterministic = tf_deterministic,
+    .run = tf_run_slowcc,
+    .work = tf_work,
+    .prepare = tf_prepare,
+    .check = tf_check,
+    .tolerance = tf_tolerance,
+    .default_config = "BLOCK=128,SLOW=0",
+    .n_baselines = 0,
+    .baselines = NULL,
+    .n_tuning_problems = 1,
+    .tuning_problems = tf_problems,
+};
+
 /* Test builds only: the families and their source join the registry when
  * the test binary or autotune-test loads. */
 const char *th_families_source_text(const char *name, size_t *len);
@@ -271,4 +322,5 @@ __attribute__((constructor)) static void testfam_register(void)
     tpl_register_family(&tpl_test_oob);
     tpl_register_family(&tpl_test_hang);
     tpl_register_family(&tpl_test_wide);
+    tpl_register_family(&tpl_test_slowcc);
 }
