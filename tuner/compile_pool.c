@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include "tn.h"
 
@@ -130,12 +129,7 @@ tn_pool *tn_pool_create(int n_threads)
         n_threads = POOL_MAX_THREADS;
     pthread_mutex_init(&pool->mu, NULL);
     pthread_cond_init(&pool->work, NULL);
-    /* done on the monotonic clock: tn_pool_wait_until's deadlines are tn_now()'s */
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&pool->done, &attr);
-    pthread_condattr_destroy(&attr);
+    tn_cond_init_monotonic(&pool->done);   /* tn_pool_wait_until's deadlines */
     for (int i = 0; i < n_threads; i++) {
         if (pthread_create(&pool->threads[i], NULL, pool_thread, pool) != 0)
             break;
@@ -292,11 +286,7 @@ void tn_pool_wait(tn_pool *pool, tn_job *job)
 
 int tn_pool_wait_until(tn_pool *pool, tn_job *job, double deadline)
 {
-    struct timespec at;
-    at.tv_sec = (time_t)deadline;
-    at.tv_nsec = (long)((deadline - (double)at.tv_sec) * 1e9);
-    if (at.tv_nsec >= 1000000000L)
-        at.tv_nsec = 999999999L;
+    struct timespec at = tn_abstime(deadline);
     pthread_mutex_lock(&pool->mu);
     int rc = 0;
     while (!job->done && rc != ETIMEDOUT)

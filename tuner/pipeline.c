@@ -343,15 +343,9 @@ static int wake_wait(tn_ctx *c, double deadline)
         pthread_cond_wait(c->wake, c->lock);
         return 1;
     }
-    /* the group's wake-up runs on the realtime clock: the time left, from now */
-    double left = deadline - tn_now();
-    if (left <= 0)
+    if (tn_now() >= deadline)
         return 0;
-    struct timespec at;
-    clock_gettime(CLOCK_REALTIME, &at);
-    long long ns = (long long)at.tv_nsec + (long long)(left * 1e9);
-    at.tv_sec += (time_t)(ns / 1000000000LL);
-    at.tv_nsec = (long)(ns % 1000000000LL);
+    struct timespec at = tn_abstime(deadline);
     pthread_cond_timedwait(c->wake, c->lock, &at);
     return 1;
 }

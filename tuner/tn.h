@@ -3,8 +3,10 @@
 #ifndef TN_H
 #define TN_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 #include "autotune.h"
 #include "cudrv.h"
 #include "measure.h"
@@ -25,6 +27,10 @@ unsigned long long tn_rng_below(tn_rng *r, unsigned long long n);
 double tn_rng_unit(tn_rng *r);
 /* Monotonic seconds. */
 double tn_now(void);
+/* A condition variable whose timed waits take tn_now()'s clock, and the
+ * absolute time of such a wait for tn_now() moment t. */
+void tn_cond_init_monotonic(pthread_cond_t *cv);
+struct timespec tn_abstime(double t);
 /* Parses "4096x4096x4096" / "1048576" / "4096x4096x4096:bf16" into p
  * (tpl_problem_parse); 0 on success, -1 if bad. */
 int tn_parse_size(const char *text, tpl_problem *p);

@@ -281,7 +281,7 @@ static void form_groups(tn_run *run)
         }
         if (!g) {
             g = &run->group[run->n_groups++];
-            pthread_cond_init(&g->wake, NULL);
+            tn_cond_init_monotonic(&g->wake);   /* the pipeline's timed waits */
         }
         c->member = g->n;
         g->member[g->n++] = c;

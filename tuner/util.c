@@ -47,6 +47,25 @@ double tn_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+void tn_cond_init_monotonic(pthread_cond_t *cv)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(cv, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+struct timespec tn_abstime(double t)
+{
+    struct timespec at;
+    at.tv_sec = (time_t)t;
+    at.tv_nsec = (long)((t - (double)at.tv_sec) * 1e9);
+    if (at.tv_nsec >= 1000000000L)
+        at.tv_nsec = 999999999L;
+    return at;
+}
+
 int tn_parse_size(const char *text, tpl_problem *p)
 {
     char err[256];
