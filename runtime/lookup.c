@@ -200,16 +200,9 @@ at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fa
                 return levels[level];
         }
     }
-    if (usable_config(dev, fam, fam->default_config, p, deterministic, cfg)) {
-        snprintf(config, TPL_CONFIG_LEN, "%s", fam->default_config);
+    /* the built-in choice for dev's architecture, p's kind and shape class */
+    if (tpl_builtin_config(fam, dev, p, deterministic, cfg, config, NULL))
         return AT_LOOKUP_DEFAULT;
-    }
-    for (int i = 0; i < fam->n_baselines; i++) {
-        if (usable_config(dev, fam, fam->baselines[i].config, p, deterministic, cfg)) {
-            snprintf(config, TPL_CONFIG_LEN, "%s", fam->baselines[i].config);
-            return AT_LOOKUP_DEFAULT;
-        }
-    }
     return AT_LOOKUP_NONE;
 }
 

@@ -517,6 +517,42 @@ static const tpl_baseline bg_baselines[] = {
      "8192 winner on the H200): sm_90+"},
 };
 
+/* TYPE, OPA and OPB follow the problem's type and ops. */
+static void bg_fit_kind(int *cfg, const tpl_problem *p)
+{
+    cfg[P_TYPE] = p->dtype == AT_R_64F;
+    cfg[P_OPA] = p->op_a == AT_OP_T;
+    cfg[P_OPB] = p->op_b == AT_OP_T;
+}
+
+#define BG_F32 TPL_BIT(AT_R_32F)
+#define BG_F64 TPL_BIT(AT_R_64F)
+
+/* Built-in choices (type and ops fitted): the H200 winners of 32^3 x 65536 and 64^3 x 8192
+ * by product size (a configuration that cannot serve a size, e.g. the copy fast path below
+ * 32 x 32, is skipped for the next row), else the 16 x 16 fallback. */
+static const tpl_default bg_defaults[] = {
+    {.cc_min = 80, .dtypes = BG_F32, .max_mn = 32,
+     .config = "TYPE=0,MMA=0,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=1,TM=4,TN=4,STAGES=3,VEC=4,LDF=1",
+     .origin = "FP32 32 x 32 products: the 32^3 x 65536 winner (H200)"},
+    {.cc_min = 80, .dtypes = BG_F32, .max_mn = 128,
+     .config = "TYPE=0,MMA=0,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=8,TN=4,STAGES=2,VEC=4,LDF=1",
+     .origin = "FP32 up to 128 x 128: the 64^3 x 8192 winner (H200)"},
+    {.cc_min = 90, .dtypes = BG_F64, .max_mn = 32,
+     .config = "TYPE=1,MMA=3,OPA=0,OPB=0,BM=32,BN=32,BK=16,G=1,TM=2,TN=2,STAGES=3,VEC=2,LDF=1,"
+               "GRID=1,MINB=2",
+     .origin = "sm90 FP64 32 x 32 products: the 32^3 x 65536 winner (H200)"},
+    {.cc_min = 90, .dtypes = BG_F64, .max_mn = 128,
+     .config = "TYPE=1,MMA=3,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=4,STAGES=2,VEC=2,LDF=1,"
+               "GRID=1",
+     .origin = "sm90 FP64 up to 128 x 128: the 64^3 x 8192 winner (H200)"},
+    {.cc_min = 80, .dtypes = BG_F64, .max_mn = 128,
+     .config = "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=2,TM=2,TN=2,STAGES=4,VEC=2,LDF=1",
+     .origin = "sm80 FP64 tensor cores, two 32 x 32 products per block"},
+    {.config = BG_FALLBACK(0, 0, 0, 4), .origin = "FP32 16 x 16 fallback (any size)"},
+    {.config = BG_FALLBACK(1, 0, 0, 2), .origin = "FP64 16 x 16 fallback (any size)"},
+};
+
 static const tpl_problem bg_tuning[] = {
     {.n_dims = 3, .dims = {16, 16, 16}, .batch = 16384},
     {.n_dims = 3, .dims = {16, 16, 16}, .dtype = AT_R_64F, .batch = 16384},
@@ -585,6 +621,9 @@ const tpl_family tpl_bgemm = {
     .tolerance = bg_tolerance,
     .target_arch = bg_target_arch,
     .default_config = BG_FALLBACK(0, 0, 0, 4),
+    .n_defaults = (int)(sizeof bg_defaults / sizeof bg_defaults[0]),
+    .defaults = bg_defaults,
+    .fit_kind = bg_fit_kind,
     .n_baselines = (int)(sizeof bg_baselines / sizeof bg_baselines[0]),
     .baselines = bg_baselines,
     .n_tuning_problems = (int)(sizeof bg_tuning / sizeof bg_tuning[0]),

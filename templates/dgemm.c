@@ -623,6 +623,34 @@ static const tpl_baseline dg_baselines[] = {
      "bench/notes_dgemm.md)"},
 };
 
+/* OPA and OPB follow the problem's ops. */
+static void dg_fit_kind(int *cfg, const tpl_problem *p)
+{
+    cfg[P_OPA] = p->op_a == AT_OP_T;
+    cfg[P_OPB] = p->op_b == AT_OP_T;
+}
+
+#define DG_1688 "PATH=1,OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,FRAG=2," \
+                "TM=8,TN=8,GROUP=8,"
+
+/* Built-in choices (ops fitted to the problem): on sm_90 the DMMA m16n8k8 128 x 128 tiles
+ * the tuner picks at 4096^3 and 8192^3 (TMA copies where the ops allow them, else the
+ * running-pointer copies), split-K where few tiles meet a deep K; elsewhere DMMA m8n8k4. */
+static const tpl_default dg_defaults[] = {
+    {.cc_min = 90, .cc_max = 90, .max_tiles = 32, .min_k = 2048,
+     .config = DG_1688 "STAGES=3,SPLITK=4,LDR=3,SA=2",
+     .origin = "sm90: DMMA 1688 split-K 4 for fewer than a quarter wave of tiles"},
+    {.cc_min = 90, .cc_max = 90, .max_tiles = 63, .min_k = 2048,
+     .config = DG_1688 "STAGES=3,SPLITK=2,LDR=3,SA=2",
+     .origin = "sm90: DMMA 1688 split-K 2 for fewer than half a wave of tiles"},
+    {.cc_min = 90, .cc_max = 90, .config = DG_1688 "STAGES=2,SPLITK=1,SA=2,TMA=1",
+     .origin = "sm90: the 8192^3 winner (DMMA 1688, 128 x 128 x 32, TMA copies)"},
+    {.cc_min = 90, .cc_max = 90, .config = DG_1688 "STAGES=3,SPLITK=1,LDR=3,SA=2",
+     .origin = "sm90: DMMA 1688 128 x 128 x 32 with running-pointer copies"},
+    {.cc_min = 80, .config = DG_DMMA("OPA=0,OPB=0", 884, DG_T884),
+     .origin = "sm80: DMMA m8n8k4 64 x 64 tiles"},
+};
+
 static const tpl_problem dg_tuning[] = {
     {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_64F},
     {.n_dims = 3, .dims = {1024, 1024, 1024}, .dtype = AT_R_64F},
@@ -702,6 +730,9 @@ const tpl_family tpl_dgemm = {
     .tolerance = dg_tolerance,
     .target_arch = dg_target_arch,
     .default_config = DG_DMMA("OPA=0,OPB=0", 884, DG_T884),
+    .n_defaults = (int)(sizeof dg_defaults / sizeof dg_defaults[0]),
+    .defaults = dg_defaults,
+    .fit_kind = dg_fit_kind,
     .n_baselines = (int)(sizeof dg_baselines / sizeof dg_baselines[0]),
     .baselines = dg_baselines,
     .n_tuning_problems = (int)(sizeof dg_tuning / sizeof dg_tuning[0]),

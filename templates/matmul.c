@@ -739,6 +739,44 @@ static double mm_tolerance(const tpl_problem *p)
 #define MM_NN_WINNER "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8," \
                      "WNITER=2,STAGES=2,VEC=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,"
 
+/* OPA, OPB and BATCH follow the problem's ops and batch. */
+static void mm_fit_kind(int *cfg, const tpl_problem *p)
+{
+    cfg[P_OPA] = p->op_a == AT_OP_T;
+    cfg[P_OPB] = p->op_b == AT_OP_T;
+    cfg[P_BATCH] = tpl_problem_batch(p) > 1;
+}
+
+#define MM_SKINNY "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=32,WN=64,TM=8,TN=4,WNITER=2," \
+                  "STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0"
+#define MM_BATCHED "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1," \
+                   "STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=0,OPB=0,BATCH=1"
+
+/* Built-in choices (ops and batch fitted to the problem): the H200 winners of each op pair
+ * at 4096^3, of 8192 x 64 x 8192 (narrow and deep: split-K) and of 256^3 x 512 (batches);
+ * the default tile for everything else. */
+static const tpl_default mm_defaults[] = {
+    {.cc_min = 80, .batch = TPL_BATCHED, .config = MM_BATCHED,
+     .origin = "the 256^3 x 512 strided batched winner (H200)"},
+    {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 64, .min_k = 2048, .config = MM_SKINNY,
+     .origin = "the 8192 x 64 x 8192 winner (H200): 128 x 64, split-K 4"},
+    {.cc_min = 80, .ops = TPL_OPS(0, 0), .batch = TPL_SINGLE, .config = MM_NN_WINNER "PAD=0,OPA=0,OPB=0",
+     .origin = "the NN 4096^3 winner (H200)"},
+    {.cc_min = 80, .ops = TPL_OPS(0, 1), .batch = TPL_SINGLE,
+     .config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
+               "STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=1,CPS=8",
+     .origin = "the NT 4096^3 winner (H200)"},
+    {.cc_min = 80, .ops = TPL_OPS(1, 0), .batch = TPL_SINGLE,
+     .config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,"
+               "STAGES=2,VEC=4,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=1,OPB=0,CPS=4",
+     .origin = "the TN 4096^3 winner (H200)"},
+    {.cc_min = 80, .ops = TPL_OPS(1, 1), .batch = TPL_SINGLE,
+     .config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
+               "STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=1,OPB=1,CPS=4",
+     .origin = "the TT 4096^3 winner (H200)"},
+    {.config = MM_DEFAULT_TILE "PAD=4,OPA=0,OPB=0", .origin = "the default tile, any ops"},
+};
+
 static const tpl_baseline mm_baselines[] = {
     {"seed_naive", "ALGO=0,TILE=8,UNROLL=1," MM_CANON_ALGO2,
      "seed 1 version 0: one thread per element, 16x16 blocks, global memory only"},
@@ -868,6 +906,9 @@ const tpl_family tpl_matmul = {
     .tolerance = mm_tolerance,
     .default_config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,"
                       "WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
+    .n_defaults = (int)(sizeof mm_defaults / sizeof mm_defaults[0]),
+    .defaults = mm_defaults,
+    .fit_kind = mm_fit_kind,
     .n_baselines = (int)(sizeof mm_baselines / sizeof mm_baselines[0]),
     .baselines = mm_baselines,
     .n_tuning_problems = (int)(sizeof mm_tuning / sizeof mm_tuning[0]),

@@ -791,6 +791,57 @@ static const tpl_baseline tc_baselines[] = {
      "PATH 90 TF32 prototype winner: 256x128x32, 4 stages, clusters 1x2 (A multicast)"},
 };
 
+/* The element type's TYPE value: BF16 0, FP16 1, FP32 data with TF32 math 2. */
+static void tc_fit_kind(int *cfg, const tpl_problem *p)
+{
+    cfg[P_TYPE] = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
+}
+
+#define TC_16BIT (TPL_BIT(AT_R_16BF) | TPL_BIT(AT_R_16F))
+#define TC_TF32 TPL_BIT(AT_R_32F)
+#define TC_TILE90(tile, split, vec) "TYPE=0,PATH=90," tile ",WG=2,CM=1,CN=1,WARPS_M=2," \
+    "WARPS_N=2,RASTER=0,GROUP=8,SPLITK=" #split ",VEC=" #vec ",LOADW=16"
+
+/* Built-in choices (TYPE fitted to the problem's type): on sm_90 the PATH 90 lattice's
+ * tiles by shape class, split-K where the output has too few tiles to fill the GPU and K
+ * is deep, 128 x 128 tiles where 128 x 256 ones would leave most SMs idle; elsewhere the
+ * PATH 80 rows of bench/notes_tcgemm_sm80.md. Operands of op T are packed first (tc_run). */
+static const tpl_default tc_defaults[] = {
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .max_tiles = 32, .min_k = 2048,
+     .config = TC_TILE90("BM=128,BN=128,BK=64,STAGES=4", 4, 2),
+     .origin = "sm90: split-K 4 for fewer than a quarter wave of 128 x 128 tiles"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .max_tiles = 63, .min_k = 2048,
+     .config = TC_TILE90("BM=128,BN=128,BK=64,STAGES=4", 2, 2),
+     .origin = "sm90: split-K 2 for fewer than half a wave of 128 x 128 tiles"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .max_tiles = 264,
+     .config = TC_TILE90("BM=128,BN=128,BK=64,STAGES=4", 1, 8),
+     .origin = "sm90: 128 x 128 tiles where 128 x 256 ones fill at most one wave"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT,
+     .config = TC_TILE90("BM=128,BN=256,BK=64,STAGES=3", 1, 8),
+     .origin = "sm90: the 4096^3 BF16/FP16 winner (128 x 256 x 64, 3 stages, TMA stores)"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_TF32, .max_tiles = 32, .min_k = 2048,
+     .config = TC_TILE90("BM=128,BN=128,BK=32,STAGES=4", 4, 2),
+     .origin = "sm90 TF32: split-K 4 for fewer than a quarter wave of tiles"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_TF32, .max_tiles = 63, .min_k = 2048,
+     .config = TC_TILE90("BM=128,BN=128,BK=32,STAGES=4", 2, 2),
+     .origin = "sm90 TF32: split-K 2 for fewer than half a wave of tiles"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_TF32, .max_tiles = 264,
+     .config = TC_TILE90("BM=128,BN=128,BK=32,STAGES=4", 1, 2),
+     .origin = "sm90 TF32: 128 x 128 tiles where 256 x 128 ones fill at most one wave"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_TF32,
+     .config = "TYPE=2,PATH=90,BM=256,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=2,WARPS_M=2,WARPS_N=2,"
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16",
+     .origin = "sm90 TF32: the 4096^3 winner (256 x 128 x 32, clusters 1 x 2, TMA stores)"},
+    {.cc_min = 80, .dtypes = TC_16BIT,
+     .config = "TYPE=0,PATH=80,BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16",
+     .origin = "sm80: BF16/FP16 128 x 128 x 32, 4 stages, staged 16-byte stores"},
+    {.cc_min = 80, .dtypes = TC_TF32,
+     .config = "TYPE=2,PATH=80,BM=128,BN=128,BK=16,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=4,LOADW=16",
+     .origin = "sm80: TF32 128 x 128 x 16, 4 stages, staged stores"},
+};
+
 static const tpl_problem tc_tuning[] = {
     {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_16BF},
     {.n_dims = 3, .dims = {4097, 4097, 4097}, .dtype = AT_R_16BF},
@@ -858,6 +909,9 @@ const tpl_family tpl_tcgemm = {
     .target_arch = tc_target_arch,
     .default_config = TC_P80(0, "BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=4,"
                                 "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=2"),
+    .n_defaults = (int)(sizeof tc_defaults / sizeof tc_defaults[0]),
+    .defaults = tc_defaults,
+    .fit_kind = tc_fit_kind,
     .n_baselines = (int)(sizeof tc_baselines / sizeof tc_baselines[0]),
     .baselines = tc_baselines,
     .n_tuning_problems = (int)(sizeof tc_tuning / sizeof tc_tuning[0]),

@@ -188,6 +188,28 @@ typedef struct tpl_baseline {
     const char *description;
 } tpl_baseline;
 
+/* One row of a family's built-in defaults (tpl_family.defaults): the configuration that
+ * serves a call nothing was tuned for, per architecture, kind and shape class. Rows are
+ * tried in order; the first that matches the device and the problem and whose
+ * configuration, fitted to the problem's kind (tpl_family.fit_kind), is usable wins
+ * (tpl_builtin_config). Every field left zero matches everything, so a row names only
+ * what it is for (designated initializers). */
+#define TPL_BIT(v) (1u << (unsigned)(v))            /* a dtype, math or op pair in a mask */
+#define TPL_OPS(a, b) TPL_BIT((a) * 2 + (b))        /* op pair of the canonical problem */
+enum { TPL_SINGLE = 1, TPL_BATCHED = 2 };           /* tpl_default.batch */
+typedef struct tpl_default {
+    int cc_min, cc_max;             /* compute capability as 10 x major + minor, inclusive */
+    unsigned dtypes;                /* TPL_BIT(at_dtype) of the types served */
+    unsigned maths;                 /* TPL_BIT(at_math) */
+    unsigned ops;                   /* TPL_OPS(op_a, op_b) of the row-major canonical form */
+    int batch;                      /* TPL_SINGLE or TPL_BATCHED */
+    long long max_mn;               /* max(m, n) at most this (small products) */
+    long long max_tiles;            /* at most this many 128 x 128 tiles of C over the batch */
+    long long min_k;                /* k at least this (deep products) */
+    const char *config;             /* "NAME=v,...": every parameter */
+    const char *origin;             /* where the choice comes from (a measurement) */
+} tpl_default;
+
 typedef struct tpl_family {
     const char *name;               /* "matmul", "sum", "dot", "jacobi" */
     const char *source;             /* embedded file name, "matmul.cu" */
@@ -241,6 +263,13 @@ typedef struct tpl_family {
     const char *(*target_arch)(const int *cfg, const char *arch);
 
     const char *default_config;     /* correct on every device and problem */
+    /* Optional: built-in defaults per architecture, kind and shape class, tried before
+     * default_config (tpl_default above; n_defaults rows). */
+    int n_defaults;
+    const tpl_default *defaults;
+    /* Optional: sets the parameters of cfg that name the problem's kind (ops, batch,
+     * element type) to p's, so one default row serves every op pair; NULL: none. */
+    void (*fit_kind)(int *cfg, const tpl_problem *p);
     int n_baselines;
     const tpl_baseline *baselines;
     int n_tuning_problems;          /* the default sizes `autotune` tunes */
@@ -279,6 +308,20 @@ at_status tpl_check_problem(at_exec *ex, const tpl_family *fam, const tpl_proble
  * in 1..2^31-1, at most 65535 products, batch x m below 2^31; AT_ERR_INVALID_ARG
  * otherwise. */
 at_status tpl_check_gemm_prepare(at_exec *ex, const tpl_family *fam, const tpl_problem *p);
+
+/* ---- built-in choices (templates/defaults.c) ---- */
+/* 1 if the configuration text parses, is legal on dev, computes p and (when deterministic)
+ * is reproducible; its values then in cfg. */
+int tpl_config_usable(const tpl_family *fam, const at_device_info *dev, const char *text,
+                      const tpl_problem *p, int deterministic, int *cfg);
+/* 1 if default row r matches dev (NULL: no architecture bound applies) and p. */
+int tpl_default_matches(const tpl_default *r, const at_device_info *dev, const tpl_problem *p);
+/* The built-in configuration for p on dev: the first matching row of fam->defaults whose
+ * configuration, fitted to p's kind, is usable, else default_config, else the first usable
+ * baseline. 1 with cfg and its text (TPL_CONFIG_LEN) filled and *origin naming where it came
+ * from ("default" or the row's origin; may be NULL), 0 if nothing built in serves p. */
+int tpl_builtin_config(const tpl_family *fam, const at_device_info *dev, const tpl_problem *p,
+                       int deterministic, int *cfg, char *config, const char **origin);
 
 /* ---- registry (templates/registry.c) ---- */
 int tpl_family_count(void);                     /* includes hidden ones */

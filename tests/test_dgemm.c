@@ -433,8 +433,8 @@ TEST(dgemm_tolerance_rule)
     CHECK(fabs(tpl_dgemm.tolerance(&p) - 272 * ldexp(1, -53)) < 1e-30);
 }
 
-/* The built-in fallback serves every transpose on every device: DMMA m8n8k4 on sm_80+,
- * FFMA64 on sm_70. */
+/* The built-in choice serves every transpose on every device: DMMA m16n8k8 on sm_90, m8n8k4 on
+ * the other sm_80+ devices, FFMA64 on sm_70. */
 TEST(dgemm_defaults_serve_every_kind_on_every_device)
 {
     const tpl_family *f = &tpl_dgemm;
@@ -456,7 +456,7 @@ TEST(dgemm_defaults_serve_every_kind_on_every_device)
                 CHECK_MSG(lv == AT_LOOKUP_DEFAULT, "%s ops %d: level %d", devs[d].arch, ops, lv);
                 CHECK_MSG(cfg[P_OPA] == (ops & 1) && cfg[P_OPB] == (ops >> 1), "%s", config);
                 CHECK_EQ(cfg[P_PATH], d > 0);
-                CHECK(d == 0 || cfg[P_MMA] == 884);
+                CHECK(d == 0 || cfg[P_MMA] == (d == 3 ? 1688 : 884));
                 CHECK(f->valid(cfg, &devs[d], why, sizeof why) && f->applicable(cfg, &p));
             }
 }

@@ -446,8 +446,10 @@ TEST(tcgemm_defaults_serve_every_type_on_every_device)
                 char config[TPL_CONFIG_LEN] = "";
                 at_lookup_level lv = lk_choose(NULL, &devs[d], f, &p, 1, cfg, config);
                 CHECK_MSG(lv == AT_LOOKUP_DEFAULT, "%s type %d: level %d", devs[d].arch, k, lv);
-                /* the built-in fallback is the PATH 80 kernel of the problem's type */
-                CHECK_MSG(cfg[P_TYPE] == kinds[k].type && cfg[P_PATH] == 80, "%s", config);
+                /* the built-in choice is a kernel of the problem's type: PATH 90 on sm_90,
+                 * PATH 80 elsewhere */
+                CHECK_MSG(cfg[P_TYPE] == kinds[k].type && cfg[P_PATH] == (d == 3 ? 90 : 80), "%s",
+                          config);
                 CHECK(f->valid(cfg, &devs[d], why, sizeof why) && f->applicable(cfg, &p));
             }
 }

@@ -183,7 +183,7 @@ static void tell_stored(tn_prob *pr)
     }
 }
 
-/* The extras: the default configuration, every baseline, and the winners
+/* The extras: the built-in choice, the default configuration, every baseline, and the winners
  * of other sizes (transfer_configs), evaluated before the search; each
  * valid, applicable and distinct. -1 if out of memory. */
 static int plan_extras(tn_ctx *c, tn_prob *pr)
@@ -193,9 +193,15 @@ static int plan_extras(tn_ctx *c, tn_prob *pr)
     int n_transfer = pr->old ? transfer_configs(pr->p, pr->hash, pr->old, pr->n_old, transfer,
                                                 TN_TRANSFER_MAX)
                              : 0;
-    pr->extras = calloc((size_t)fam->n_baselines + 1 + TN_TRANSFER_MAX, sizeof *pr->extras);
-    for (int b = -1; pr->extras && b < fam->n_baselines + n_transfer; b++) {
-        const char *text = b < 0 ? fam->default_config
+    /* the built-in choice for this device and problem (what an untuned call runs) first */
+    int builtin_cfg[TPL_MAX_PARAMS];
+    char builtin[TPL_CONFIG_LEN];
+    if (!tpl_builtin_config(fam, &c->dev, pr->p, 0, builtin_cfg, builtin, NULL))
+        snprintf(builtin, sizeof builtin, "%s", fam->default_config ? fam->default_config : "");
+    pr->extras = calloc((size_t)fam->n_baselines + 2 + TN_TRANSFER_MAX, sizeof *pr->extras);
+    for (int b = -2; pr->extras && b < fam->n_baselines + n_transfer; b++) {
+        const char *text = b == -2 ? builtin
+                           : b < 0 ? fam->default_config
                            : b < fam->n_baselines ? fam->baselines[b].config
                                                   : transfer[b - fam->n_baselines];
         tn_item *it = &pr->extras[pr->n_extra];

@@ -1,0 +1,97 @@
+/* defaults.c: the built-in configuration of a problem nothing was tuned for: a family's
+ * defaults table per architecture, kind and shape class, then its portable default. */
+#include <stdio.h>
+#include <string.h>
+#include "tpl.h"
+
+int tpl_config_usable(const tpl_family *fam, const at_device_info *dev, const char *text,
+                      const tpl_problem *p, int deterministic, int *cfg)
+{
+    char why[256];
+    if (!text || tpl_config_parse(fam, text, cfg, why, sizeof why) != AT_OK)
+        return 0;
+    if (!fam->valid(cfg, dev, NULL, 0))
+        return 0;
+    if (fam->applicable && !fam->applicable(cfg, p))
+        return 0;
+    if (deterministic && fam->deterministic && !fam->deterministic(cfg))
+        return 0;
+    return 1;
+}
+
+/* 1 if mask is 0 (any) or has bit v. */
+static int in_mask(unsigned mask, int v)
+{
+    return mask == 0 || (v >= 0 && v < 32 && (mask & TPL_BIT(v)));
+}
+
+int tpl_default_matches(const tpl_default *r, const at_device_info *dev, const tpl_problem *p)
+{
+    if (dev) {
+        int cc = dev->cc_major * 10 + dev->cc_minor;
+        if ((r->cc_min > 0 && cc < r->cc_min) || (r->cc_max > 0 && cc > r->cc_max))
+            return 0;
+    }
+    if (!in_mask(r->dtypes, (int)p->dtype) || !in_mask(r->maths, (int)p->math) ||
+        !in_mask(r->ops, (int)p->op_a * 2 + (int)p->op_b))
+        return 0;
+    long long batch = tpl_problem_batch(p);
+    if ((r->batch == TPL_SINGLE && batch > 1) || (r->batch == TPL_BATCHED && batch <= 1))
+        return 0;
+    if (p->n_dims == 3) {
+        long long tiles = tpl_cdiv(p->dims[0], 128) * tpl_cdiv(p->dims[1], 128) * batch;
+        if ((r->max_tiles > 0 && tiles > r->max_tiles) ||
+            (r->min_k > 0 && p->dims[2] < r->min_k) ||
+            (r->max_mn > 0 && (p->dims[0] > r->max_mn || p->dims[1] > r->max_mn)))
+            return 0;
+    } else if (r->max_tiles > 0 || r->min_k > 0 || r->max_mn > 0) {
+        return 0;
+    }
+    return 1;
+}
+
+/* Row r's configuration fitted to p's kind, if usable: 1 with cfg and its text. */
+static int row_usable(const tpl_family *fam, const at_device_info *dev, const tpl_default *r,
+                      const tpl_problem *p, int deterministic, int *cfg, char *config)
+{
+    char why[256];
+    if (tpl_config_parse(fam, r->config, cfg, why, sizeof why) != AT_OK)
+        return 0;
+    if (fam->fit_kind)
+        fam->fit_kind(cfg, p);
+    char text[TPL_CONFIG_LEN];
+    tpl_config_format(fam, cfg, text, sizeof text);
+    if (!tpl_config_usable(fam, dev, text, p, deterministic, cfg))
+        return 0;
+    snprintf(config, TPL_CONFIG_LEN, "%s", text);
+    return 1;
+}
+
+int tpl_builtin_config(const tpl_family *fam, const at_device_info *dev, const tpl_problem *p,
+                       int deterministic, int *cfg, char *config, const char **origin)
+{
+    for (int i = 0; i < fam->n_defaults; i++) {
+        const tpl_default *r = &fam->defaults[i];
+        if (tpl_default_matches(r, dev, p) &&
+            row_usable(fam, dev, r, p, deterministic, cfg, config)) {
+            if (origin)
+                *origin = r->origin;
+            return 1;
+        }
+    }
+    if (tpl_config_usable(fam, dev, fam->default_config, p, deterministic, cfg)) {
+        snprintf(config, TPL_CONFIG_LEN, "%s", fam->default_config);
+        if (origin)
+            *origin = "default";
+        return 1;
+    }
+    for (int i = 0; i < fam->n_baselines; i++) {
+        if (tpl_config_usable(fam, dev, fam->baselines[i].config, p, deterministic, cfg)) {
+            snprintf(config, TPL_CONFIG_LEN, "%s", fam->baselines[i].config);
+            if (origin)
+                *origin = fam->baselines[i].name;
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,205 @@
+/* test_defaults.c: the built-in choices per architecture, kind and shape class
+ * (templates/defaults.c and each GEMM family's defaults table): every kind has a
+ * usable choice on sm_90 and sm_80, the rows follow their rules, the lookup serves them. */
+#include <stdio.h>
+#include <string.h>
+#include "harness.h"
+#include "lookup.h"
+#include "tpl.h"
+
+extern const tpl_family tpl_tcgemm, tpl_dgemm, tpl_matmul, tpl_bgemm;
+
+/* An H200-like (sm_90) or A100-like (sm_80) device. */
+static at_device_info df_device(int cc_major)
+{
+    at_device_info d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.uuid, sizeof d.uuid, "GPU-defaults-%d", cc_major);
+    snprintf(d.name, sizeof d.name, "test sm_%d0", cc_major);
+    d.cc_major = cc_major;
+    d.sm_count = cc_major == 9 ? 132 : 108;
+    d.smem_per_block_optin = cc_major == 9 ? 232448 : 166912;
+    d.smem_per_sm = cc_major == 9 ? 233472 : 167936;
+    d.regs_per_block = 65536;
+    d.regs_per_sm = 65536;
+    d.max_threads_per_block = 1024;
+    d.max_threads_per_sm = 2048;
+    tpl_arch_name(cc_major, 0, d.arch, sizeof d.arch);
+    return d;
+}
+
+static tpl_problem df_gemm(long long m, long long n, long long k, at_dtype t, at_math math,
+                           int op_a, int op_b, long long batch)
+{
+    tpl_problem p = {.n_dims = 3, .dims = {m, n, k}, .dtype = t, .math = math,
+                     .op_a = op_a ? AT_OP_T : AT_OP_N, .op_b = op_b ? AT_OP_T : AT_OP_N,
+                     .batch = batch};
+    return p;
+}
+
+/* Value of parameter name in cfg. */
+static int df_value(const tpl_family *f, const int *cfg, const char *name)
+{
+    int i = tpl_param_index(f, name);
+    return i < 0 ? -1 : cfg[i];
+}
+
+static const long long df_shapes[][3] = {
+    {4096, 4096, 4096}, {4097, 4097, 4097}, {1024, 1024, 16384}, {256, 256, 256},
+    {64, 8192, 8192}, {8192, 16, 8192}, {3000, 200, 6000}, {17, 33, 4099},
+};
+#define DF_N_SHAPES ((int)(sizeof df_shapes / sizeof df_shapes[0]))
+
+TEST(defaults_tensor_core_kinds_have_an_sm90_choice)
+{
+    at_device_info h200 = df_device(9), a100 = df_device(8);
+    static const at_dtype types[3] = {AT_R_16BF, AT_R_16F, AT_R_32F};
+    for (int t = 0; t < 3; t++)
+        for (int ops = 0; ops < 4; ops++)
+            for (int s = 0; s < DF_N_SHAPES; s++) {
+                tpl_problem p = df_gemm(df_shapes[s][0], df_shapes[s][1], df_shapes[s][2],
+                                        types[t], types[t] == AT_R_32F ? AT_MATH_TF32 : 0,
+                                        ops >> 1, ops & 1, 1);
+                int cfg[TPL_MAX_PARAMS];
+                char text[TPL_CONFIG_LEN], label[96];
+                const char *origin = NULL;
+                tpl_problem_format(&p, label, sizeof label);
+                CHECK_MSG(tpl_builtin_config(&tpl_tcgemm, &h200, &p, 0, cfg, text, &origin),
+                          "no sm_90 choice for %s", label);
+                /* a Hopper row, not the portable PATH 80 default */
+                CHECK_MSG(df_value(&tpl_tcgemm, cfg, "PATH") == 90, "%s on sm_90: %s (%s)",
+                          label, text, origin ? origin : "?");
+                CHECK(strcmp(origin, "default") != 0);
+                CHECK(tpl_config_usable(&tpl_tcgemm, &h200, text, &p, 0, cfg));
+                CHECK_MSG(tpl_builtin_config(&tpl_tcgemm, &a100, &p, 0, cfg, text, &origin),
+                          "no sm_80 choice for %s", label);
+                CHECK_MSG(df_value(&tpl_tcgemm, cfg, "PATH") == 80, "%s on sm_80: %s", label,
+                          text);
+                /* deterministic mode gets a choice too (split-K reduces in order) */
+                CHECK(tpl_builtin_config(&tpl_tcgemm, &h200, &p, 1, cfg, text, &origin));
+            }
+}
+
+TEST(defaults_split_k_only_for_few_tiles_and_deep_k)
+{
+    at_device_info h200 = df_device(9);
+    for (int s = 0; s < DF_N_SHAPES; s++) {
+        tpl_problem p = df_gemm(df_shapes[s][0], df_shapes[s][1], df_shapes[s][2], AT_R_16BF, 0,
+                                0, 0, 1);
+        int cfg[TPL_MAX_PARAMS];
+        char text[TPL_CONFIG_LEN];
+        CHECK(tpl_builtin_config(&tpl_tcgemm, &h200, &p, 0, cfg, text, NULL));
+        long long tiles = tpl_cdiv(p.dims[0], 128) * tpl_cdiv(p.dims[1], 128);
+        int split = df_value(&tpl_tcgemm, cfg, "SPLITK");
+        int want = tiles <= 32 && p.dims[2] >= 2048 ? 4 : tiles <= 63 && p.dims[2] >= 2048 ? 2 : 1;
+        CHECK_MSG(split == want, "%lldx%lldx%lld: SPLITK %d, want %d", p.dims[0], p.dims[1],
+                  p.dims[2], split, want);
+        /* 128 x 256 tiles only where they fill more than one wave of the GPU */
+        if (split == 1)
+            CHECK_EQ(df_value(&tpl_tcgemm, cfg, "BN") == 256 || df_value(&tpl_tcgemm, cfg, "BM") == 256,
+                     tiles > 264);
+    }
+}
+
+TEST(defaults_fp64_and_fp32_follow_the_ops_and_batch)
+{
+    at_device_info devs[2] = {df_device(9), df_device(8)};
+    for (int d = 0; d < 2; d++)
+        for (int ops = 0; ops < 4; ops++)
+            for (int s = 0; s < DF_N_SHAPES; s++)
+                for (int b = 0; b < 2; b++) {
+                    long long batch = b ? 16 : 1;
+                    const long long *sh = df_shapes[s];
+                    tpl_problem pd = df_gemm(sh[0], sh[1], sh[2], AT_R_64F, 0, ops >> 1, ops & 1,
+                                             batch);
+                    tpl_problem pf = df_gemm(sh[0], sh[1], sh[2], AT_R_32F, 0, ops >> 1, ops & 1,
+                                             batch);
+                    int cfg[TPL_MAX_PARAMS];
+                    char text[TPL_CONFIG_LEN], label[96];
+                    const char *origin = NULL;
+                    tpl_problem_format(&pd, label, sizeof label);
+                    CHECK_MSG(tpl_builtin_config(&tpl_dgemm, &devs[d], &pd, 0, cfg, text, &origin),
+                              "dgemm %s", label);
+                    CHECK_EQ(df_value(&tpl_dgemm, cfg, "OPA"), ops >> 1);
+                    CHECK_EQ(df_value(&tpl_dgemm, cfg, "OPB"), ops & 1);
+                    /* a tensor-core (DMMA) row of the device's architecture */
+                    CHECK_MSG(df_value(&tpl_dgemm, cfg, "PATH") == 1, "dgemm %s: %s", label, text);
+                    if (d == 0)
+                        CHECK_MSG(df_value(&tpl_dgemm, cfg, "MMA") == 1688, "dgemm %s on sm_90: %s",
+                                  label, text);
+                    tpl_problem_format(&pf, label, sizeof label);
+                    CHECK_MSG(tpl_builtin_config(&tpl_matmul, &devs[d], &pf, 0, cfg, text, &origin),
+                              "matmul %s", label);
+                    CHECK_EQ(df_value(&tpl_matmul, cfg, "OPA"), ops >> 1);
+                    CHECK_EQ(df_value(&tpl_matmul, cfg, "OPB"), ops & 1);
+                    CHECK_EQ(df_value(&tpl_matmul, cfg, "BATCH"), batch > 1);
+                    CHECK_MSG(strcmp(origin, "default") != 0, "matmul %s: %s", label, origin);
+                }
+}
+
+TEST(defaults_small_batches_by_product_size)
+{
+    at_device_info h200 = df_device(9);
+    static const long long sizes[] = {16, 32, 50, 64, 100, 128};
+    for (int t = 0; t < 2; t++)
+        for (int ops = 0; ops < 4; ops++)
+            for (int i = 0; i < 6; i++) {
+                long long s = sizes[i];
+                tpl_problem p = df_gemm(s, s, s, t ? AT_R_64F : AT_R_32F, 0, ops >> 1, ops & 1,
+                                        4096);
+                int cfg[TPL_MAX_PARAMS];
+                char text[TPL_CONFIG_LEN];
+                CHECK(tpl_builtin_config(&tpl_bgemm, &h200, &p, 0, cfg, text, NULL));
+                CHECK_EQ(df_value(&tpl_bgemm, cfg, "TYPE"), t);
+                CHECK_EQ(df_value(&tpl_bgemm, cfg, "OPA"), ops >> 1);
+                /* the tile never exceeds the product by more than one step of 2 */
+                int bm = df_value(&tpl_bgemm, cfg, "BM");
+                CHECK_MSG(bm <= 2 * s || bm == 16, "%lld^3: BM %d (%s)", s, bm, text);
+                /* products of 32 x 32 and more take more than the 16 x 16 fallback */
+                if (s >= 32)
+                    CHECK_MSG(bm >= 32, "%lld^3 (%s): %s", s, t ? "f64" : "f32", text);
+            }
+}
+
+TEST(defaults_rows_match_their_fields)
+{
+    at_device_info h200 = df_device(9), a100 = df_device(8);
+    tpl_default r = {.cc_min = 90, .cc_max = 90, .dtypes = TPL_BIT(AT_R_16BF),
+                     .ops = TPL_OPS(1, 0), .batch = TPL_SINGLE, .max_mn = 4096,
+                     .max_tiles = 100, .min_k = 1000};
+    tpl_problem p = df_gemm(1024, 1024, 2000, AT_R_16BF, 0, 1, 0, 1);
+    CHECK(tpl_default_matches(&r, &h200, &p));
+    CHECK(!tpl_default_matches(&r, &a100, &p));             /* architecture */
+    tpl_problem q = p;
+    q.dtype = AT_R_16F;
+    CHECK(!tpl_default_matches(&r, &h200, &q));             /* type */
+    q = p;
+    q.op_a = AT_OP_N;
+    CHECK(!tpl_default_matches(&r, &h200, &q));             /* ops */
+    q = p;
+    q.batch = 2;
+    CHECK(!tpl_default_matches(&r, &h200, &q));             /* batch class */
+    q = p;
+    q.dims[2] = 999;
+    CHECK(!tpl_default_matches(&r, &h200, &q));             /* K depth */
+    q = p;
+    q.dims[0] = 1409;                                       /* 12 x 8 = 96 tiles: still in */
+    CHECK(tpl_default_matches(&r, &h200, &q));
+    q.dims[0] = 1665;                                       /* 14 x 8 = 112 tiles: out */
+    CHECK(!tpl_default_matches(&r, &h200, &q));
+    tpl_default any = {.config = "x"};
+    CHECK(tpl_default_matches(&any, &a100, &q));
+    CHECK(tpl_default_matches(&any, NULL, &q));
+}
+
+TEST(defaults_serve_the_lookup_without_a_database)
+{
+    at_device_info h200 = df_device(9);
+    tpl_problem p = df_gemm(4096, 4096, 4096, AT_R_16BF, 0, 1, 0, 1);
+    int cfg[TPL_MAX_PARAMS], want[TPL_MAX_PARAMS];
+    char text[TPL_CONFIG_LEN], expect[TPL_CONFIG_LEN];
+    CHECK(lk_choose(NULL, &h200, &tpl_tcgemm, &p, 0, cfg, text) == AT_LOOKUP_DEFAULT);
+    CHECK(tpl_builtin_config(&tpl_tcgemm, &h200, &p, 0, want, expect, NULL));
+    CHECK(strcmp(text, expect) == 0);
+    CHECK(memcmp(cfg, want, sizeof cfg[0] * (size_t)tpl_tcgemm.n_params) == 0);
+}
