@@ -15,6 +15,7 @@
 #include "batched.h"
 #include "lookup.h"
 #include "tpl.h"
+#include "vendor.h"
 
 struct at_trial;
 
@@ -29,6 +30,8 @@ typedef struct at_plan {
     CUmodule module;
     at_exec exec;
     struct at_trial *trial;     /* nearby winners being timed, NULL when settled */
+    int vendor;                 /* 1: the vendor library serves this shape */
+    char vendor_call[128];      /* its entry point, for the stats */
 } at_plan;
 
 struct at_handle {
@@ -49,6 +52,8 @@ struct at_handle {
     size_t n_plans, cap_plans;
     at_plan *last_plan;         /* the previous call's plan: repeated calls skip the table */
     int trial_max;              /* at_set_trials: nearby winners a new shape times */
+    int vendor_mode;            /* at_set_vendor */
+    ms_vendor *vendor;          /* cuBLAS, loaded on first use */
     struct {                    /* at_gemm_strided_batched's family per problem, newest 8 */
         tpl_problem problem;
         int deterministic;
@@ -138,6 +143,9 @@ at_status at_create(at_handle **out, int device, const char *db_path)
     if (!h)
         return AT_ERR_NO_MEMORY;
     h->trial_max = AT_TRIALS_DEFAULT;
+    const char *vendor_env = getenv("AUTOTUNE_VENDOR");
+    h->vendor_mode = vendor_env && (strcmp(vendor_env, "off") == 0 || strcmp(vendor_env, "0") == 0)
+                         ? AT_VENDOR_OFF : AT_VENDOR_ON;
     at_status s;
     char msg[512];
     h->cu = cudrv_get(&s, msg, sizeof msg);
@@ -226,6 +234,7 @@ at_status at_destroy(at_handle *h)
         h->cu->StreamSynchronize(h->stream);
         for (size_t i = 0; i < h->cap_plans; i++)
             plan_free(h, h->plans[i]);
+        ms_vendor_close(h->vendor);
         ctx_leave(h, pushed);
     }
     free(h->plans);
@@ -274,6 +283,16 @@ at_status at_set_trials(at_handle *h, int candidates)
         return fail(h, AT_ERR_INVALID_ARG, "at_set_trials: %d candidates (0 to %d)", candidates,
                     AT_TRIALS_MAX);
     h->trial_max = candidates;
+    return AT_OK;
+}
+
+at_status at_set_vendor(at_handle *h, int mode)
+{
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    if (mode != AT_VENDOR_OFF && mode != AT_VENDOR_ON)
+        return fail(h, AT_ERR_INVALID_ARG, "at_set_vendor: unknown mode %d", mode);
+    h->vendor_mode = mode;
     return AT_OK;
 }
 
@@ -407,6 +426,7 @@ static at_status load_module(at_handle *h, at_plan *pl)
 
 typedef struct at_trial {
     int n;                                  /* candidates, [0] the lookup's choice */
+    int vendor_slot;                        /* the vendor library's candidate, -1 if none */
     int calls;                              /* trial calls made */
     int cfg[AT_TRIALS_MAX][TPL_MAX_PARAMS];
     char config[AT_TRIALS_MAX][TPL_CONFIG_LEN];
@@ -431,7 +451,7 @@ static void trial_free(at_handle *h, at_plan *pl, int keep)
         pl->exec = t->exec[keep];
     }
     for (int i = 1; i < t->n; i++) {
-        if (i == keep)
+        if (i == keep || i == t->vendor_slot)
             continue;
         ex_release(&t->exec[i]);
         h->cu->ModuleUnload(t->module[i]);
@@ -467,27 +487,43 @@ static int trial_load(at_handle *h, const tpl_family *fam, at_trial *t, const lk
     return 1;
 }
 
-/* Starts a trial on a plan the lookup served from a nearby shape, when the
- * handle allows one and at least one other stored winner can be loaded;
- * otherwise leaves the plan as it is (a trial is an optimization only). */
+/* 1 if the vendor library is a candidate for the plan's shape. */
+static int vendor_candidate(const at_handle *h, const at_plan *pl)
+{
+    return h->vendor_mode == AT_VENDOR_ON && !h->deterministic &&
+           pl->fam->n_dims == 3 && ms_vendor_gemm_supported(&pl->problem, NULL, 0);
+}
+
+/* Starts a trial on a new plan when the handle allows one (at_set_trials) and
+ * there is something to compare: stored winners of nearby shapes (the lookup
+ * served one of them) and the vendor library (vendor_candidate, unless a
+ * stored measurement already decided: pl->vendor_call set). Otherwise leaves
+ * the plan as it is (a trial is an optimization only). */
 static void trial_start(at_handle *h, at_plan *pl)
 {
-    if (h->trial_max < 2 || h->deterministic || !h->db ||
-        (pl->level != AT_LOOKUP_NEAREST && pl->level != AT_LOOKUP_ARCH))
+    int nearby = h->db && (pl->level == AT_LOOKUP_NEAREST || pl->level == AT_LOOKUP_ARCH);
+    int vendor = vendor_candidate(h, pl) && !pl->vendor_call[0];
+    if (h->trial_max < 2 || h->deterministic || (!nearby && !vendor))
         return;
     lk_candidate cands[AT_TRIALS_MAX];
-    int n = lk_nearby(h->db, &h->info, pl->fam, &pl->problem, 0, h->trial_max, cands);
+    int n = nearby ? lk_nearby(h->db, &h->info, pl->fam, &pl->problem, 0, h->trial_max, cands)
+                   : 0;
     at_trial *t = calloc(1, sizeof *t);
     if (!t)
         return;
     pl->trial = t;
     t->n = 1;
+    t->vendor_slot = -1;
     memcpy(t->cfg[0], pl->cfg, sizeof t->cfg[0]);
     snprintf(t->config[0], sizeof t->config[0], "%s", pl->config);
     t->module[0] = pl->module;
     for (int i = 0; i < n && t->n < h->trial_max; i++)
         if (strcmp(cands[i].config, pl->config) != 0)
             trial_load(h, pl->fam, t, &cands[i]);
+    if (vendor && t->n < AT_TRIALS_MAX && (h->vendor || (h->vendor = ms_vendor_open()))) {
+        t->vendor_slot = t->n++;
+        ms_vendor_gemm_supported(&pl->problem, t->config[t->vendor_slot], TPL_CONFIG_LEN);
+    }
     int ok = t->n >= 2;
     for (int i = 0; ok && i < t->n; i++)
         for (int r = 0; ok && r < AT_TRIAL_ROUNDS; r++)
@@ -543,7 +579,7 @@ static void trial_finish(at_handle *h, at_plan *pl)
 {
     at_trial *t = pl->trial;
     float times[AT_TRIALS_MAX][AT_TRIAL_ROUNDS];
-    int best = 0;
+    int best = 0;                           /* ours: the vendor's slot never is */
     for (int i = 0; i < t->n; i++) {
         for (int r = 0; r < AT_TRIAL_ROUNDS; r++) {
             if (h->cu->EventSynchronize(t->ev[i][r][1]) != CUDA_SUCCESS ||
@@ -553,13 +589,23 @@ static void trial_finish(at_handle *h, at_plan *pl)
                 return;
             }
         }
-        if (median3(times[i]) < median3(times[best]))
+        if (i != t->vendor_slot && median3(times[i]) < median3(times[best]))
             best = i;
     }
+    int vendor = t->vendor_slot >= 0 &&
+                 median3(times[t->vendor_slot]) < (1.0 - AT_VENDOR_MARGIN) * median3(times[best]);
+    if (t->vendor_slot >= 0)
+        snprintf(pl->vendor_call, sizeof pl->vendor_call, "%s", t->config[t->vendor_slot]);
+    int nearby = t->n - (t->vendor_slot >= 0) >= 2;
     trial_free(h, pl, best);
     h->stats.trials++;
+    if (vendor) {
+        pl->vendor = 1;
+        h->stats.vendor_plans++;
+    }
     snprintf(h->stats.last_config, sizeof h->stats.last_config, "%.500s", pl->config);
-    trial_store(h, pl, best, times);
+    if (nearby)                             /* ours, for the next process's exact level */
+        trial_store(h, pl, best, times);
 }
 
 /* One call during a trial: the next candidate in turn, between events. */
@@ -570,11 +616,19 @@ static at_status trial_call(at_handle *h, at_plan *pl, tpl_args *args)
     at_exec *ex = i == 0 ? &pl->exec : &t->exec[i];
     ex->stream = h->stream;
     CUresult rc = h->cu->EventRecord(t->ev[i][round][0], h->stream);
-    at_status s = rc == CUDA_SUCCESS ? pl->fam->run(ex, t->cfg[i], args) : AT_ERR_CUDA;
+    at_status s = rc != CUDA_SUCCESS     ? AT_ERR_CUDA
+                  : i == t->vendor_slot ? ms_vendor_gemm(h->vendor, h->stream, args, h->errmsg,
+                                                         sizeof h->errmsg)
+                                        : pl->fam->run(ex, t->cfg[i], args);
     if (s == AT_OK)
         rc = h->cu->EventRecord(t->ev[i][round][1], h->stream);
+    if (s == AT_OK && i == t->vendor_slot)
+        h->stats.vendor_calls++;
     if (s != AT_OK || rc != CUDA_SUCCESS) {
-        /* the trial is an optimization: the lookup's choice runs the call */
+        /* the trial is an optimization: the lookup's choice runs the call; a vendor
+         * library that is absent or refuses is not asked again by this handle */
+        if (i == t->vendor_slot && s != AT_ERR_CUDA)
+            h->vendor_mode = AT_VENDOR_OFF;
         trial_free(h, pl, 0);
         h->errmsg[0] = '\0';
         return s == AT_OK ? AT_OK : pl->fam->run(&pl->exec, pl->cfg, args);
@@ -582,6 +636,33 @@ static at_status trial_call(at_handle *h, at_plan *pl, tpl_args *args)
     if (++t->calls == t->n * AT_TRIAL_ROUNDS)
         trial_finish(h, pl);
     return AT_OK;
+}
+
+/* A shape tuned on this device: the tuner measured cuBLAS on it too (a side measurement of
+ * d), so the stored times decide without a trial: the vendor serves where it beat our stored
+ * best by more than AT_VENDOR_MARGIN. Sets pl->vendor_call (decided) when both times are
+ * there; leaves the plan to a trial otherwise. */
+static void vendor_from_measurements(at_handle *h, db *d, at_plan *pl)
+{
+    db_result ours;
+    db_measurement *ms = NULL;
+    int n = 0;
+    if (db_best(d, h->info.uuid, pl->fam->name, tpl_source_hash(pl->fam), &pl->problem, 0,
+                &ours) != AT_OK || db_rank_ms(&ours) <= 0 ||
+        db_measurements(d, h->info.uuid, pl->fam->name, &ms, &n) != AT_OK)
+        return;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(ms[i].name, "cublas") != 0 || ms[i].time_ms <= 0 ||
+            !tpl_problem_equal(&ms[i].problem, &pl->problem))
+            continue;
+        ms_vendor_gemm_supported(&pl->problem, pl->vendor_call, sizeof pl->vendor_call);
+        if (ms[i].time_ms < (1.0 - AT_VENDOR_MARGIN) * db_rank_ms(&ours)) {
+            pl->vendor = 1;
+            h->stats.vendor_plans++;
+        }
+        break;
+    }
+    free(ms);
 }
 
 static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p,
@@ -624,6 +705,8 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
         return fail(h, s, "out of host memory");
     }
     h->stats.lookups[pl->level]++;
+    if (pl->level == AT_LOOKUP_EXACT && layer >= 0 && vendor_candidate(h, pl))
+        vendor_from_measurements(h, h->layers[layer], pl);
     trial_start(h, pl);
     *out = pl;
     return AT_OK;
@@ -640,13 +723,28 @@ static at_status run_plan(at_handle *h, const char *kernel, tpl_args *args)
     h->errmsg[0] = '\0';
     s = get_plan(h, kernel, &args->problem, &pl);
     if (s == AT_OK) {
-        if (pl != h->last_plan) {
+        int vendor = pl->vendor && !pl->trial;
+        if (pl != h->last_plan || vendor != h->stats.last_vendor) {
             h->stats.last_level = pl->level;
-            snprintf(h->stats.last_config, sizeof h->stats.last_config, "%.500s", pl->config);
+            h->stats.last_vendor = vendor;
+            snprintf(h->stats.last_config, sizeof h->stats.last_config, "%s%.500s",
+                     vendor ? "vendor: " : "", vendor ? pl->vendor_call : pl->config);
             h->last_plan = pl;
         }
         pl->exec.stream = h->stream;
-        s = pl->trial ? trial_call(h, pl, args) : pl->fam->run(&pl->exec, pl->cfg, args);
+        if (vendor) {
+            s = ms_vendor_gemm(h->vendor ? h->vendor : (h->vendor = ms_vendor_open()), h->stream,
+                               args, h->errmsg, sizeof h->errmsg);
+            h->stats.vendor_calls += s == AT_OK;
+            if (s != AT_OK && s != AT_ERR_CUDA) {
+                /* cuBLAS went away or refuses the call: ours serve the shape from now on */
+                pl->vendor = 0;
+                h->errmsg[0] = '\0';
+                s = pl->fam->run(&pl->exec, pl->cfg, args);
+            }
+        } else {
+            s = pl->trial ? trial_call(h, pl, args) : pl->fam->run(&pl->exec, pl->cfg, args);
+        }
     }
     ctx_leave(h, pushed);
     return s;

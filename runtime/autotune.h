@@ -74,6 +74,10 @@ typedef struct at_stats {
     at_lookup_level last_level;  /* level used by the most recent call */
     char last_config[512];       /* configuration used by the most recent call */
     int trials;                  /* trials of nearby winners settled (at_set_trials) */
+    long long vendor_calls;      /* calls the vendor library served (at_set_vendor) */
+    int vendor_plans;            /* shapes the vendor library was chosen for */
+    int last_vendor;             /* 1: the most recent call ran the vendor library (its
+                                    entry point is then in last_config) */
 } at_stats;
 
 /* Creates a handle on CUDA device `device` (its primary context, so memory
@@ -213,6 +217,20 @@ at_status at_djacobi(at_handle *handle, int n, const double *A, const double *b,
 #define AT_TRIALS_DEFAULT 4
 #define AT_TRIALS_MAX 8
 at_status at_set_trials(at_handle *handle, int candidates);
+
+/* The vendor library as one more candidate (as PyTorch TunableOp keeps its default): where
+ * cuBLAS is installed, a GEMM shape's first calls also time cuBLAS's call for it (within the
+ * trials above, so at_set_trials(h, 0) turns that timing off too), and a shape tuned on this
+ * device compares its stored cuBLAS measurement (the tuner takes one per problem); cuBLAS
+ * then serves the shape where it is more than AT_VENDOR_MARGIN faster than the best kernel
+ * of ours, and at_get_stats says so (vendor_calls, last_vendor). AT_VENDOR_ON is the default
+ * unless $AUTOTUNE_VENDOR is "off" or "0"; AT_VENDOR_OFF serves our kernels alone (as the
+ * benchmarks measure them). Deterministic mode never picks the vendor. Shapes already served
+ * keep their choice: set it before the first call. AT_ERR_INVALID_ARG for other modes. */
+#define AT_VENDOR_OFF 0
+#define AT_VENDOR_ON 1
+#define AT_VENDOR_MARGIN 0.02
+at_status at_set_vendor(at_handle *handle, int mode);
 
 at_status at_get_stats(const at_handle *handle, at_stats *stats);
 const char *at_status_string(at_status status);

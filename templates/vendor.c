@@ -477,3 +477,39 @@ int ms_vendor_measure(ms_vendor *v, ms_gpu *g, const ms_options *opt, ms_vendor_
     }
     return n;
 }
+
+/* ---- the runtime's vendor candidate ---- */
+
+int ms_vendor_gemm_supported(const tpl_problem *p, char *call, size_t len)
+{
+    char text[128];
+    if (p->n_dims != 3)
+        return 0;
+    vd_what w = vd_gemm_call(p, text, sizeof text);
+    if (w == VD_NONE)
+        return 0;
+    if (call && len)
+        snprintf(call, len, "%s", text);
+    return 1;
+}
+
+at_status ms_vendor_gemm(ms_vendor *v, CUstream stream, tpl_args *args, char *err, size_t len)
+{
+    char text[128];
+    vd_what w = args->problem.n_dims == 3 ? vd_gemm_call(&args->problem, text, sizeof text)
+                                          : VD_NONE;
+    if (w == VD_NONE) {
+        snprintf(err, len, "no cuBLAS call computes this problem");
+        return AT_ERR_UNSUPPORTED;
+    }
+    if (!v) {
+        snprintf(err, len, "no vendor handle (out of host memory)");
+        return AT_ERR_NO_MEMORY;
+    }
+    if (!vd_cublas(v)) {
+        snprintf(err, len, "%s", v->cublas_why);
+        return AT_ERR_NOT_FOUND;
+    }
+    vd_ctx c = { v, w };
+    return vd_gemm(&c, stream, args, err, len);
+}

@@ -53,4 +53,14 @@ void ms_vendor_close(ms_vendor *v);
 int ms_vendor_measure(ms_vendor *v, ms_gpu *g, const ms_options *opt, ms_vendor_result *out,
                       int max, char *why, size_t whylen);
 
+/* The runtime's vendor candidate (runtime/api.c, at_set_vendor): 1 if v has a cuBLAS call
+ * for the GEMM problem p (any type, ops, order and batch it computes), with its description
+ * in call (may be NULL); 0 otherwise. Loads nothing. */
+int ms_vendor_gemm_supported(const tpl_problem *p, char *call, size_t len);
+/* Runs the GEMM of args (a family's row-major canonical form, or a column-major call) through
+ * cuBLAS on stream, loading cuBLAS and making its handle on first use. AT_ERR_NOT_FOUND with
+ * the reason in err where cuBLAS is absent, AT_ERR_UNSUPPORTED for a problem without a cuBLAS
+ * call or beyond its 32-bit arguments, AT_ERR_CUDA where cuBLAS fails. */
+at_status ms_vendor_gemm(ms_vendor *v, CUstream stream, tpl_args *args, char *err, size_t len);
+
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "autotune.h"
 #include "cudrv.h"
+#include "db.h"
 #include "harness.h"
 #include "tpl.h"
 
@@ -505,6 +506,192 @@ GPU_TEST(gemm_api_every_order_and_transpose)
                 }
     CHECK_EQ(runs, 5 * 2 * 4 * 4);
     CHECK_OK(at_destroy(h));
+    ga_end(&g);
+}
+
+/* Every built-in default row's class on this GPU, with a fresh database (nothing tuned, no
+ * trials): split-K 4 and 2 (few tiles, deep K), small and large outputs, each type, every
+ * op pair and both orders at the class's shape; the result against float64 and the row that
+ * ran named by the stats. */
+GPU_TEST(gemm_api_builtin_defaults_of_every_class)
+{
+    ga_gpu g;
+    CHECK(ga_begin(&g));
+    char path[4300];
+    snprintf(path, sizeof path, "%s/gemm_defaults.db", th_tmpdir());
+    remove(path);
+    at_handle *h = NULL;
+    CHECK_OK(at_create(&h, th_device(), path));
+    CHECK_OK(at_set_trials(h, 0));
+    static const struct { at_dtype t; int tf32; } types[] = {
+        {AT_R_16BF, 0}, {AT_R_16F, 0}, {AT_R_32F, 1}, {AT_R_32F, 0}, {AT_R_64F, 0},
+    };
+    static const int sizes[][3] = {
+        {130, 257, 2100},    /* 6 tiles of 128 x 128, deep: split-K 4 */
+        {260, 3900, 2048},   /* 3 x 31 = 93 tiles: 128 x 128 tiles, one slice */
+        {700, 900, 200},     /* 48 tiles, shallow: 128 x 128 */
+        {2200, 2100, 64},    /* 306 tiles: 128 x 256 (BF16/FP16) */
+        {17, 4099, 33},      /* odd and thin */
+    };
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+            for (int ops = 0; ops < 4 && !th_failed(); ops++) {
+                ga_case c;
+                memset(&c, 0, sizeof c);
+                c.type = types[t].t;
+                c.tf32 = types[t].tf32;
+                c.order = (ops + (int)z) % 2 ? AT_COL_MAJOR : AT_ROW_MAJOR;
+                c.op_a = (ops & 1) ? AT_OP_T : AT_OP_N;
+                c.op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
+                c.m = sizes[z][0];
+                c.n = sizes[z][1];
+                c.k = sizes[z][2];
+                c.lda = (int)ga_min_ld(c.order, c.op_a, c.m, c.k);
+                c.ldb = (int)ga_min_ld(c.order, c.op_b, c.k, c.n);
+                c.ldc = (int)ga_min_ld(c.order, AT_OP_N, c.m, c.n);
+                c.alpha = 1.0;
+                c.beta = ops == 3 ? 0.5 : 0.0;
+                double err = 0;
+                int padding_ok = 0;
+                at_status s = ga_run(&g, h, &c, &err, &padding_ok);
+                at_stats st;
+                CHECK_OK(at_get_stats(h, &st));
+                CHECK_MSG(s == AT_OK && err <= ga_tolerance(c.type, c.k) && padding_ok,
+                          "type %d%s %s %s%s %dx%dx%d: %s %s, error %.3g (bound %.3g), ran %s",
+                          (int)c.type, c.tf32 ? " tf32" : "", c.order ? "col" : "row",
+                          c.op_a ? "T" : "N", c.op_b ? "T" : "N", c.m, c.n, c.k,
+                          at_status_string(s), at_errmsg(h), err, ga_tolerance(c.type, c.k),
+                          st.last_config);
+                CHECK_EQ(st.last_level, AT_LOOKUP_DEFAULT);
+            }
+    CHECK_OK(at_destroy(h));
+    ga_end(&g);
+}
+
+/* The vendor candidate (at_set_vendor) on a fresh shape: its trial times our kernel and
+ * cuBLAS on the calls themselves, every call's result is right whichever ran, the stats say
+ * which one serves afterwards, and with the candidate off cuBLAS never runs. */
+GPU_TEST(gemm_api_vendor_candidate_trial_and_stats)
+{
+    ga_gpu g;
+    CHECK(ga_begin(&g));
+    char path[4300];
+    snprintf(path, sizeof path, "%s/gemm_vendor.db", th_tmpdir());
+    remove(path);
+    for (int mode = 0; mode < 2; mode++) {
+        at_handle *h = NULL;
+        CHECK_OK(at_create(&h, th_device(), path));
+        CHECK_OK(at_set_vendor(h, mode ? AT_VENDOR_ON : AT_VENDOR_OFF));
+        CHECK(at_set_vendor(h, 7) == AT_ERR_INVALID_ARG);
+        ga_case c;
+        memset(&c, 0, sizeof c);
+        c.type = AT_R_16BF;
+        c.order = AT_COL_MAJOR;
+        c.op_a = AT_OP_T;
+        c.m = 300;
+        c.n = 260;
+        c.k = 1000;
+        c.lda = c.k;
+        c.ldb = c.k;
+        c.ldc = c.m;
+        c.alpha = 1.0;
+        /* 2 candidates x 3 rounds settle the trial; then 3 calls by the winner */
+        for (int call = 0; call < 9 && !th_failed(); call++) {
+            double err = 0;
+            int padding_ok = 0;
+            at_status s = ga_run(&g, h, &c, &err, &padding_ok);
+            CHECK_MSG(s == AT_OK && err <= ga_tolerance(c.type, c.k) && padding_ok,
+                      "mode %d call %d: %s %s, error %.3g", mode, call, at_status_string(s),
+                      at_errmsg(h), err);
+        }
+        at_stats st;
+        CHECK_OK(at_get_stats(h, &st));
+        if (!mode) {
+            CHECK_EQ(st.vendor_calls, 0);
+            CHECK_EQ(st.trials, 0);
+            CHECK_EQ(st.last_vendor, 0);
+        } else {
+            CHECK_EQ(st.trials, 1);
+            CHECK(st.vendor_calls >= 3);            /* its 3 trial calls at least */
+            CHECK_EQ(st.last_vendor, st.vendor_plans);
+            CHECK_EQ(st.last_vendor, strncmp(st.last_config, "vendor: ", 8) == 0);
+            CHECK_EQ(st.vendor_calls, 3 + 3 * st.last_vendor);
+        }
+        CHECK_OK(at_destroy(h));
+    }
+    ga_end(&g);
+}
+
+/* A shape tuned on this device decides with the stored times, without a trial: a stored
+ * cuBLAS measurement more than AT_VENDOR_MARGIN faster than our stored best makes cuBLAS
+ * serve it, a slower one leaves our kernel. */
+GPU_TEST(gemm_api_vendor_candidate_from_stored_measurements)
+{
+    ga_gpu g;
+    CHECK(ga_begin(&g));
+    at_device_info info;
+    char msg[512], path[4300], err[512];
+    CHECK_OK(cudrv_device_info(g.cu, th_device(), &info, msg, sizeof msg));
+    extern const tpl_family tpl_tcgemm;
+    for (int faster = 0; faster < 2; faster++) {
+        snprintf(path, sizeof path, "%s/gemm_vendor_stored_%d.db", th_tmpdir(), faster);
+        remove(path);
+        /* the canonical (row-major) problem of a row-major NN 192 x 320 x 512 BF16 call */
+        tpl_problem p = {.n_dims = 3, .dims = {192, 320, 512}, .dtype = AT_R_16BF};
+        db *d = NULL;
+        CHECK_OK(db_open(&d, path, DB_OPEN_CREATE, err, sizeof err));
+        CHECK_OK(db_put_device(d, &info, tpl_nvrtc_version()));
+        int cfg[TPL_MAX_PARAMS];
+        char config[TPL_CONFIG_LEN];
+        CHECK(tpl_builtin_config(&tpl_tcgemm, &info, &p, 0, cfg, config, NULL));
+        db_result r;
+        memset(&r, 0, sizeof r);
+        snprintf(r.device_uuid, sizeof r.device_uuid, "%s", info.uuid);
+        snprintf(r.kernel, sizeof r.kernel, "tcgemm");
+        snprintf(r.source_hash, sizeof r.source_hash, "%s", tpl_source_hash(&tpl_tcgemm));
+        r.problem = p;
+        snprintf(r.config, sizeof r.config, "%s", config);
+        snprintf(r.status, sizeof r.status, "%s", DB_OK);
+        r.time_ms = 1.0;
+        r.rel_error = 1e-3;
+        tpl_binary_key(&tpl_tcgemm, cfg, info.arch, r.binary_key, sizeof r.binary_key);
+        CHECK_OK(db_store_result(d, &r));
+        db_measurement m;
+        memset(&m, 0, sizeof m);
+        snprintf(m.device_uuid, sizeof m.device_uuid, "%s", info.uuid);
+        snprintf(m.kernel, sizeof m.kernel, "tcgemm");
+        snprintf(m.name, sizeof m.name, "cublas");
+        m.problem = p;
+        m.time_ms = faster ? 0.5 : 0.99;        /* 0.99: within the margin, ours stays */
+        m.rel_error = -1;
+        CHECK_OK(db_put_measurement(d, &m));
+        db_close(d);
+        at_handle *h = NULL;
+        CHECK_OK(at_create(&h, th_device(), path));
+        CHECK_OK(at_set_vendor(h, AT_VENDOR_ON));
+        ga_case c;
+        memset(&c, 0, sizeof c);
+        c.type = AT_R_16BF;
+        c.m = 192;
+        c.n = 320;
+        c.k = 512;
+        c.lda = 512;
+        c.ldb = 320;
+        c.ldc = 320;
+        c.alpha = 1.0;
+        double e = 0;
+        int padding_ok = 0;
+        at_status s = ga_run(&g, h, &c, &e, &padding_ok);
+        CHECK_MSG(s == AT_OK && e <= ga_tolerance(c.type, c.k) && padding_ok, "%s %s %.3g",
+                  at_status_string(s), at_errmsg(h), e);
+        at_stats st;
+        CHECK_OK(at_get_stats(h, &st));
+        CHECK_EQ(st.last_level, AT_LOOKUP_EXACT);
+        CHECK_EQ(st.trials, 0);
+        CHECK_EQ(st.last_vendor, faster);
+        CHECK_EQ(st.vendor_calls, faster);
+        CHECK_OK(at_destroy(h));
+    }
     ga_end(&g);
 }
 
