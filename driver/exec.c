@@ -17,6 +17,28 @@ void ex_init(at_exec *ex, const cudrv *cu, const at_device_info *dev,
     ex->errlen = errlen;
 }
 
+int ex_memo_get(const at_exec *ex, int slot, const unsigned long long *key, int n_key,
+                void *value, size_t size)
+{
+    if (slot < 0 || slot >= EX_MAX_MEMO || n_key < 1 || n_key > EX_MEMO_KEY ||
+        size > EX_MEMO_VALUE || ex->memo[slot].n_key != n_key ||
+        memcmp(ex->memo[slot].key, key, (size_t)n_key * sizeof *key) != 0)
+        return 0;
+    memcpy(value, ex->memo[slot].value, size);
+    return 1;
+}
+
+void ex_memo_put(at_exec *ex, int slot, const unsigned long long *key, int n_key,
+                 const void *value, size_t size)
+{
+    if (slot < 0 || slot >= EX_MAX_MEMO || n_key < 1 || n_key > EX_MEMO_KEY ||
+        size > EX_MEMO_VALUE)
+        return;
+    ex->memo[slot].n_key = n_key;
+    memcpy(ex->memo[slot].key, key, (size_t)n_key * sizeof *key);
+    memcpy(ex->memo[slot].value, value, size);
+}
+
 void ex_release(at_exec *ex)
 {
     if (!ex || !ex->cu)

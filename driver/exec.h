@@ -10,6 +10,9 @@
 
 #define EX_MAX_FUNCS 16
 #define EX_MAX_SCRATCH 4
+#define EX_MAX_MEMO 4
+#define EX_MEMO_KEY 10
+#define EX_MEMO_VALUE 128           /* a CUtensorMap */
 
 typedef struct at_exec {
     const cudrv *cu;
@@ -30,6 +33,12 @@ typedef struct at_exec {
                                     advances it (reduce's gather finish) */
     char *errmsg;                /* where failures are described */
     size_t errlen;
+    struct {                     /* host-side values a family derives from a call's
+                                    arguments, kept while the arguments repeat (ex_memo) */
+        int n_key;
+        unsigned long long key[EX_MEMO_KEY];
+        unsigned char value[EX_MEMO_VALUE];
+    } memo[EX_MAX_MEMO];
 } at_exec;
 
 /* Sets up an exec over an already loaded module; no allocation. */
@@ -60,6 +69,15 @@ at_status ex_launch_cluster(at_exec *ex, const char *name, const unsigned grid[3
  * AT_ERR_UNSUPPORTED if not even one fits. */
 at_status ex_occupancy(at_exec *ex, const char *name, unsigned threads, unsigned smem,
                        int *blocks);
+/* A small memo for values a family computes on the host from a call's arguments (tcgemm's
+ * tensor maps, its cluster occupancy), so that a call repeating the arguments of the previous
+ * call in the same slot (0..EX_MAX_MEMO-1) skips the work. ex_memo_get copies the value of
+ * slot into value (size bytes, at most EX_MEMO_VALUE) and returns 1 when the slot holds
+ * exactly this key (n_key <= EX_MEMO_KEY words), else 0; ex_memo_put stores it. */
+int ex_memo_get(const at_exec *ex, int slot, const unsigned long long *key, int n_key,
+                void *value, size_t size);
+void ex_memo_put(at_exec *ex, int slot, const unsigned long long *key, int n_key,
+                 const void *value, size_t size);
 /* Scratch buffer `slot` (0..EX_MAX_SCRATCH-1) of at least `bytes`, kept
  * across calls; contents undefined. */
 at_status ex_scratch(at_exec *ex, int slot, size_t bytes, CUdeviceptr *ptr);

@@ -144,8 +144,8 @@ at_status at_create(at_handle **out, int device, const char *db_path)
         return AT_ERR_NO_MEMORY;
     h->trial_max = AT_TRIALS_DEFAULT;
     const char *vendor_env = getenv("AUTOTUNE_VENDOR");
-    h->vendor_mode = vendor_env && (strcmp(vendor_env, "off") == 0 || strcmp(vendor_env, "0") == 0)
-                         ? AT_VENDOR_OFF : AT_VENDOR_ON;
+    int vendor_off = vendor_env && (strcmp(vendor_env, "off") == 0 || strcmp(vendor_env, "0") == 0);
+    h->vendor_mode = vendor_off ? AT_VENDOR_OFF : AT_VENDOR_ON;
     at_status s;
     char msg[512];
     h->cu = cudrv_get(&s, msg, sizeof msg);

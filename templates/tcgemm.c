@@ -486,10 +486,19 @@ static at_status t8_run(at_exec *ex, const int *cfg, tc_call *c)
  * CU_TENSOR_MAP_DATA_TYPE_TFLOAT32: the TMA rounds each FP32 element to TF32 (to nearest, ties
  * to even) on its way to shared memory, so the tensor cores read operands whose 13 low bits are
  * zero. FP32 C (the TF32 TMA-store epilogue) takes FLOAT32: its values pass unchanged. */
-static at_status t9_map(at_exec *ex, CUtensorMap *map, CUtensorMapDataType dt, CUdeviceptr p,
-                        long long rows, long long cols, long long ld, int esz, unsigned box_cols,
-                        unsigned box_rows, CUtensorMapL2promotion l2)
+static at_status t9_map(at_exec *ex, int slot, CUtensorMap *map, CUtensorMapDataType dt,
+                        CUdeviceptr p, long long rows, long long cols, long long ld, int esz,
+                        unsigned box_cols, unsigned box_rows, CUtensorMapL2promotion l2)
 {
+    /* a call repeating the previous one's operand (same pointer, shape and box) reuses its
+     * map: encoding costs microseconds, a short call's budget */
+    unsigned long long key[8] = {(unsigned long long)dt, (unsigned long long)p,
+                                 (unsigned long long)rows, (unsigned long long)cols,
+                                 (unsigned long long)ld, (unsigned long long)esz,
+                                 (unsigned long long)box_cols << 32 | box_rows,
+                                 (unsigned long long)l2};
+    if (ex_memo_get(ex, slot, key, 8, map, sizeof *map))
+        return AT_OK;
     cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
     cuuint64_t strides[1] = {(cuuint64_t)(ld * esz)};
     cuuint32_t box[2] = {box_cols, box_rows}, elem[2] = {1, 1};
@@ -500,8 +509,12 @@ static at_status t9_map(at_exec *ex, CUtensorMap *map, CUtensorMapDataType dt, C
     if (rc != CUDA_SUCCESS)
         return ex_fail(ex, AT_ERR_CUDA, "tcgemm: cuTensorMapEncodeTiled failed (%d) for a %lldx%lld "
                        "matrix, ld %lld", (int)rc, rows, cols, ld);
+    ex_memo_put(ex, slot, key, 8, map, sizeof *map);
     return AT_OK;
 }
+
+/* ex_memo slots of t9_run: the A, B and C maps, the cluster occupancy */
+enum { T9_MEMO_A, T9_MEMO_B, T9_MEMO_C, T9_MEMO_FIT };
 
 /* Clusters of tcgemm that run at once (cuOccupancyMaxActiveClusters where the driver has it,
  * else blocks per SM x SMs / cluster). */
@@ -509,12 +522,19 @@ static at_status t9_fit(at_exec *ex, const int *cfg, unsigned threads, unsigned 
 {
     int per_sm = 0, cl = cfg[P_CM] * cfg[P_CN];
     int sms = ex->dev && ex->dev->sm_count > 0 ? ex->dev->sm_count : 1;
+    unsigned long long key[3] = {threads, smem, (unsigned long long)cl};
+    if (ex_memo_get(ex, T9_MEMO_FIT, key, 3, fit, sizeof *fit))
+        return AT_OK;
     at_status s = ex_occupancy(ex, "tcgemm", threads, smem, &per_sm);
     if (s != AT_OK)
         return s;
     *fit = per_sm * sms / cl;
-    if (cl == 1 || !ex->cu->OccupancyMaxActiveClusters)
-        return *fit > 0 ? AT_OK : ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: no cluster fits");
+    if (cl == 1 || !ex->cu->OccupancyMaxActiveClusters) {
+        if (*fit < 1)
+            return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: no cluster fits");
+        ex_memo_put(ex, T9_MEMO_FIT, key, 3, fit, sizeof *fit);
+        return AT_OK;
+    }
     CUfunction fn;
     if ((s = ex_function(ex, "tcgemm", &fn)) != AT_OK)
         return s;
@@ -539,6 +559,7 @@ static at_status t9_fit(at_exec *ex, const int *cfg, unsigned threads, unsigned 
         *fit = clusters;
     if (*fit < 1)
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: a cluster of %d CTAs does not fit", cl);
+    ex_memo_put(ex, T9_MEMO_FIT, key, 3, fit, sizeof *fit);
     return AT_OK;
 }
 
@@ -568,17 +589,19 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
     CUtensorMapDataType op_type = tf32   ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
                                   : bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                          : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    if ((s = t9_map(ex, &ma, op_type, c->A, c->m, c->k, c->lda, esz, boxe,
-                    (unsigned)(cfg[P_BM] / cfg[P_CN]), CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) != AT_OK ||
-        (s = t9_map(ex, &mb, op_type, c->B, c->k, c->n, c->ldb, esz, boxe,
-                    (unsigned)(cfg[P_BK] / cfg[P_CM]), CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) != AT_OK)
+    if ((s = t9_map(ex, T9_MEMO_A, &ma, op_type, c->A, c->m, c->k, c->lda, esz, boxe,
+                    (unsigned)(cfg[P_BM] / cfg[P_CN]), CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) !=
+            AT_OK ||
+        (s = t9_map(ex, T9_MEMO_B, &mb, op_type, c->B, c->k, c->n, c->ldb, esz, boxe,
+                    (unsigned)(cfg[P_BK] / cfg[P_CM]), CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) !=
+            AT_OK)
         return s;
     /* vec_ok: bit 0 paired stores; bit 1 the TMA-store epilogue (VEC 8, beta == 0, C and ldc
      * 16-byte aligned); bit 2 the staged epilogue with row stores (VEC 8, beta == 0, else). */
     int vec_ok = c->C % (2 * esz) == 0 && c->ldc % 2 == 0;
     if (cfg[P_VEC] == 8 && !tf32 && cfg[P_SPLITK] == 1 && c->beta == 0.0f) {
         if (c->C % 16 == 0 && (c->ldc * 2) % 16 == 0) {
-            if ((s = t9_map(ex, &mc, op_type, c->C, c->m, c->n, c->ldc, 2, 64,
+            if ((s = t9_map(ex, T9_MEMO_C, &mc, op_type, c->C, c->m, c->n, c->ldc, 2, 64,
                             (unsigned)(cfg[P_BM] / cfg[P_WG]), CU_TENSOR_MAP_L2_PROMOTION_NONE)) !=
                 AT_OK)
                 return s;
@@ -591,8 +614,8 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
      * kernel stores directly */
     if (cfg[P_VEC] == 8 && tf32 && cfg[P_SPLITK] == 1 && c->beta == 0.0f && c->C % 16 == 0 &&
         (c->ldc * 4) % 16 == 0) {
-        if ((s = t9_map(ex, &mc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, c->C, c->m, c->n, c->ldc, 4,
-                        32, 32, CU_TENSOR_MAP_L2_PROMOTION_NONE)) != AT_OK)
+        if ((s = t9_map(ex, T9_MEMO_C, &mc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, c->C, c->m, c->n,
+                        c->ldc, 4, 32, 32, CU_TENSOR_MAP_L2_PROMOTION_NONE)) != AT_OK)
             return s;
         vec_ok |= 2;
     }

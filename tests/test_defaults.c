@@ -96,7 +96,8 @@ TEST(defaults_split_k_only_for_few_tiles_and_deep_k)
                   p.dims[2], split, want);
         /* 128 x 256 tiles only where they fill more than one wave of the GPU */
         if (split == 1)
-            CHECK_EQ(df_value(&tpl_tcgemm, cfg, "BN") == 256 || df_value(&tpl_tcgemm, cfg, "BM") == 256,
+            CHECK_EQ(df_value(&tpl_tcgemm, cfg, "BN") == 256 ||
+                         df_value(&tpl_tcgemm, cfg, "BM") == 256,
                      tiles > 264);
     }
 }
