@@ -379,54 +379,58 @@ static unsigned tc_stride_grid(const at_exec *ex, long long items)
     return (unsigned)(g < cap ? g : cap);
 }
 
-/* Copies the rows x cols operand at *p (leading dimension *ld) into scratch slot `slot` with
- * rows of a multiple of `align` bytes (zero-filled past cols) and points *p, *ld at the copy. */
-static at_status tc_pack(at_exec *ex, int slot, int esz, int align, int rows, int cols,
-                         CUdeviceptr *p, long long *ld)
+/* Copies `count` products of the rows x cols operand at *p (leading dimension *ld, *stride
+ * elements from one product to the next) into scratch slot `slot` with rows of a multiple of
+ * `align` bytes (zero-filled past cols), and points *p, *ld, *stride at the copies. */
+static at_status tc_pack(at_exec *ex, int slot, int esz, int align, int rows, int cols, int count,
+                         CUdeviceptr *p, long long *ld, long long *stride)
 {
-    long long per = align / esz, ldd = tpl_cdiv(cols, per) * per;
+    long long per = align / esz, ldd = tpl_cdiv(cols, per) * per, sd = (long long)rows * ldd;
     CUdeviceptr dst = 0;
-    at_status s = ex_scratch(ex, slot, (size_t)rows * (size_t)ldd * (size_t)esz, &dst);
+    at_status s = ex_scratch(ex, slot, (size_t)count * (size_t)sd * (size_t)esz, &dst);
     if (s != AT_OK)
         return s;
     if (dst % 16)
         return ex_fail(ex, AT_ERR_INTERNAL, "tcgemm: scratch memory not 16-byte aligned");
     CUdeviceptr src = *p;
-    long long lds = *ld;
-    void *a[] = {&rows, &cols, &src, &lds, &dst, &ldd};
-    s = ex_launch(ex, "tc_pack", tc_stride_grid(ex, (long long)rows * ldd * esz / 16), 1, 1, 256,
-                  1, 1, 0, a);
+    long long lds = *ld, ss = *stride;
+    void *a[] = {&rows, &cols, &src, &lds, &dst, &ldd, &ss, &sd};
+    s = ex_launch(ex, "tc_pack", tc_stride_grid(ex, (long long)rows * ldd * esz / 16), 1,
+                  (unsigned)count, 256, 1, 1, 0, a);
     if (s == AT_OK) {
         *p = dst;
         *ld = ldd;
+        *stride = sd;
     }
     return s;
 }
 
-/* The transposing pack: the rows x cols operand at *p (leading dimension *ld), given with op T,
- * becomes its cols x rows transpose in scratch slot `slot`, rows of a multiple of `align` bytes
- * (zero-filled past rows); *p, *ld then point at the copy. */
+/* The transposing pack: `count` products of the rows x cols operand at *p (leading dimension
+ * *ld, *stride elements apart), given with op T, become their cols x rows transposes in scratch
+ * slot `slot`, rows of a multiple of `align` bytes (zero-filled past rows); *p, *ld, *stride
+ * then point at the copies. */
 static at_status tc_pack_t(at_exec *ex, int slot, int esz, int align, int rows, int cols,
-                           CUdeviceptr *p, long long *ld)
+                           int count, CUdeviceptr *p, long long *ld, long long *stride)
 {
-    long long per = align / esz, ldd = tpl_cdiv(rows, per) * per;
+    long long per = align / esz, ldd = tpl_cdiv(rows, per) * per, sd = (long long)cols * ldd;
     CUdeviceptr dst = 0;
-    at_status s = ex_scratch(ex, slot, (size_t)cols * (size_t)ldd * (size_t)esz, &dst);
+    at_status s = ex_scratch(ex, slot, (size_t)count * (size_t)sd * (size_t)esz, &dst);
     if (s != AT_OK)
         return s;
     if (dst % 16)
         return ex_fail(ex, AT_ERR_INTERNAL, "tcgemm: scratch memory not 16-byte aligned");
     CUdeviceptr src = *p;
-    long long lds = *ld, gx = tpl_cdiv(ldd, 32), gy = tpl_cdiv(cols, 32);
+    long long lds = *ld, ss = *stride, gx = tpl_cdiv(ldd, 32), gy = tpl_cdiv(cols, 32);
     if (gx > 0x7fffffff)
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: operand of %d rows too large to pack", rows);
     if (gy > 65535)
         gy = 65535;
-    void *a[] = {&rows, &cols, &src, &lds, &dst, &ldd};
-    s = ex_launch(ex, "tc_pack_t", (unsigned)gx, (unsigned)gy, 1, 32, 8, 1, 0, a);
+    void *a[] = {&rows, &cols, &src, &lds, &dst, &ldd, &ss, &sd};
+    s = ex_launch(ex, "tc_pack_t", (unsigned)gx, (unsigned)gy, (unsigned)count, 32, 8, 1, 0, a);
     if (s == AT_OK) {
         *p = dst;
         *ld = ldd;
+        *stride = sd;
     }
     return s;
 }
@@ -452,18 +456,25 @@ static at_status tc_workspace(at_exec *ex, const int *cfg, const tc_call *c, CUd
     return ex_scratch(ex, TC_SLOT_PARTIALS, (size_t)cfg[P_SPLITK] * c->m * c->n * 4, W);
 }
 
-static at_status t8_run(at_exec *ex, const int *cfg, tc_call *c)
+/* `count` products of a strided batch (strides in elements: b->sa, b->sb, b->sc; count 1 with
+ * SPLITK > 1) in one launch, grid y over the products. */
+typedef struct tc_batch {
+    int count;
+    long long sa, sb, sc;
+} tc_batch;
+
+static at_status t8_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
 {
     int esz = tc_esz(cfg), lw = cfg[P_LOADW];
     at_status s;
-    /* Loads of LOADW bytes need LOADW-aligned bases and rows; else pack the operand. */
-    if ((c->A % lw || (c->lda * esz) % lw) &&
-        (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_80, c->m, c->k, &c->A, &c->lda)) !=
-            AT_OK)
+    /* Loads of LOADW bytes need LOADW-aligned bases, rows and product strides; else pack. */
+    if ((c->A % lw || (c->lda * esz) % lw || (b->sa * esz) % lw) &&
+        (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_80, c->m, c->k, b->count, &c->A,
+                     &c->lda, &b->sa)) != AT_OK)
         return s;
-    if ((c->B % lw || (c->ldb * esz) % lw) &&
-        (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_80, c->k, c->n, &c->B, &c->ldb)) !=
-            AT_OK)
+    if ((c->B % lw || (c->ldb * esz) % lw || (b->sb * esz) % lw) &&
+        (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_80, c->k, c->n, b->count, &c->B,
+                     &c->ldb, &b->sb)) != AT_OK)
         return s;
     CUdeviceptr W;
     if ((s = tc_workspace(ex, cfg, c, &W)) != AT_OK)
@@ -472,8 +483,8 @@ static at_status t8_run(at_exec *ex, const int *cfg, tc_call *c)
     if (tiles > 0x7fffffff)
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: %lld tiles (limit 2^31-1)", tiles);
     void *a[] = {&c->m, &c->n, &c->k, &c->alpha, &c->A, &c->lda, &c->B, &c->ldb, &c->beta, &c->C,
-                 &c->ldc, &W};
-    s = ex_launch(ex, "t8_gemm", (unsigned)tiles, 1, (unsigned)cfg[P_SPLITK],
+                 &c->ldc, &W, &b->sa, &b->sb, &b->sc};
+    s = ex_launch(ex, "t8_gemm", (unsigned)tiles, (unsigned)b->count, (unsigned)cfg[P_SPLITK],
                   32u * (unsigned)(cfg[P_WARPS_M] * cfg[P_WARPS_N]), 1, 1,
                   (unsigned)t8_smem_bytes(cfg), a);
     if (s != AT_OK || cfg[P_SPLITK] == 1)
@@ -574,14 +585,15 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
     int esz = tc_esz(cfg), tf32 = cfg[P_TYPE] == 2, bf16 = cfg[P_TYPE] == 0;
     int cl = cfg[P_CM] * cfg[P_CN];
     at_status s;
+    long long stride = 0;
     /* TMA reads 16-byte aligned bases and row strides only; else pack to 128-byte rows. */
     if ((c->A % 16 || (c->lda * esz) % 16) &&
-        (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_90, c->m, c->k, &c->A, &c->lda)) !=
-            AT_OK)
+        (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_90, c->m, c->k, 1, &c->A, &c->lda,
+                     &stride)) != AT_OK)
         return s;
     if ((c->B % 16 || (c->ldb * esz) % 16) &&
-        (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_90, c->k, c->n, &c->B, &c->ldb)) !=
-            AT_OK)
+        (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_90, c->k, c->n, 1, &c->B, &c->ldb,
+                     &stride)) != AT_OK)
         return s;
     CUtensorMap ma, mb, mc;
     memset(&mc, 0, sizeof mc);
@@ -640,34 +652,44 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
     return tc_reduce(ex, c, W);
 }
 
-/* One product of a call (operands already offset to it): the transposing packs of op T
- * operands, then the PATH's kernel (k == 0: C = beta * C through the reduce). */
-static at_status tc_run_one(at_exec *ex, const int *cfg, const tpl_problem *p, tc_call c)
+/* b->count products of a call from c (operands at the first product): the transposing packs
+ * of op T operands, then the PATH's kernel (k == 0: C = beta * C through the reduce). More than
+ * one product only on PATH 80 without split-K (one launch, grid y over the products). */
+static at_status tc_run_products(at_exec *ex, const int *cfg, const tpl_problem *p, tc_call c,
+                                 tc_batch b)
 {
     at_status s;
     if (c.k == 0) {
-        /* C = beta * C: the reduce over SPLITK zero partials */
+        /* C = beta * C: the reduce over SPLITK zero partials, product by product */
         CUdeviceptr W;
         size_t words = (size_t)cfg[P_SPLITK] * c.m * c.n;
         if ((s = ex_scratch(ex, TC_SLOT_PARTIALS, words * 4, &W)) != AT_OK ||
             (s = ex_memset32(ex, W, 0, words)) != AT_OK)
             return s;
-        return tc_reduce(ex, &c, W);
+        CUdeviceptr esz = (CUdeviceptr)tc_esz(cfg);
+        for (int z = 0; z < b.count && s == AT_OK; z++) {
+            tc_call cz = c;
+            cz.C += (CUdeviceptr)(z * b.sc) * esz;
+            s = tc_reduce(ex, &cz, W);
+        }
+        return s;
     }
     int esz = tc_esz(cfg), align = cfg[P_PATH] == 90 ? TC_PACK_ALIGN_90 : TC_PACK_ALIGN_80;
     /* op T: A is stored k x m, B n x k; their transposes are what the kernels read */
     if (p->op_a == AT_OP_T &&
-        (s = tc_pack_t(ex, TC_SLOT_PACKED_A, esz, align, c.k, c.m, &c.A, &c.lda)) != AT_OK)
+        (s = tc_pack_t(ex, TC_SLOT_PACKED_A, esz, align, c.k, c.m, b.count, &c.A, &c.lda,
+                       &b.sa)) != AT_OK)
         return s;
     if (p->op_b == AT_OP_T &&
-        (s = tc_pack_t(ex, TC_SLOT_PACKED_B, esz, align, c.n, c.k, &c.B, &c.ldb)) != AT_OK)
+        (s = tc_pack_t(ex, TC_SLOT_PACKED_B, esz, align, c.n, c.k, b.count, &c.B, &c.ldb,
+                       &b.sb)) != AT_OK)
         return s;
-    return cfg[P_PATH] == 90 ? t9_run(ex, cfg, &c) : t8_run(ex, cfg, &c);
+    return cfg[P_PATH] == 90 ? t9_run(ex, cfg, &c) : t8_run(ex, cfg, &c, &b);
 }
 
 /* Row-major C = alpha op(A) op(B) + beta C for every product of the batch. Transposed
- * operands go through the transposing pack (tc_pack_t) and a batch is one launch (two with
- * split-K, more with packs) per product: the stated fallback of this release. */
+ * operands go through the transposing pack (tc_pack_t). PATH 80 without split-K computes up
+ * to 65535 products per launch (grid y); PATH 90 and split-K launch per product. */
 static at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
 {
     const tpl_problem *p = &args->problem;
@@ -701,13 +723,17 @@ static at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
     long long sA = oa->batch_stride, sB = ob->batch_stride, sC = oc->batch_stride;
     if (batch > 1 && (sA < 0 || sB < 0 || sC < 0))
         return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: negative batch stride");
+    if (batch <= 1)
+        sA = sB = sC = 0;
     CUdeviceptr esz = (CUdeviceptr)tc_esz(cfg);
-    for (long long z = 0; z < batch; z++) {
+    long long per_launch = cfg[P_PATH] == 80 && cfg[P_SPLITK] == 1 ? 65535 : 1;
+    for (long long z = 0; z < batch; z += per_launch) {
         tc_call cz = c;
         cz.A += (CUdeviceptr)(z * sA) * esz;
         cz.B += (CUdeviceptr)(z * sB) * esz;
         cz.C += (CUdeviceptr)(z * sC) * esz;
-        if ((s = tc_run_one(ex, cfg, p, cz)) != AT_OK)
+        tc_batch b = {(int)(batch - z < per_launch ? batch - z : per_launch), sA, sB, sC};
+        if ((s = tc_run_products(ex, cfg, p, cz, b)) != AT_OK)
             return s;
     }
     return AT_OK;
@@ -830,6 +856,16 @@ static void tc_fit_kind(int *cfg, const tpl_problem *p)
  * is deep, 128 x 128 tiles where 128 x 256 ones would leave most SMs idle; elsewhere the
  * PATH 80 rows of bench/notes_tcgemm_sm80.md. Operands of op T are packed first (tc_run). */
 static const tpl_default tc_defaults[] = {
+    /* batches of products up to 1024 x 1024 (less than a wave of tiles each): PATH 80 computes
+     * every product in one launch (grid y), PATH 90 would launch per product */
+    {.cc_min = 80, .dtypes = TC_16BIT, .batch = TPL_BATCHED, .max_mn = 1024,
+     .config = "TYPE=0,PATH=80,BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16",
+     .origin = "batches: PATH 80 BF16/FP16 128 x 128 x 32, every product in one launch"},
+    {.cc_min = 80, .dtypes = TC_TF32, .batch = TPL_BATCHED, .max_mn = 1024,
+     .config = "TYPE=2,PATH=80,BM=128,BN=128,BK=16,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=4,LOADW=16",
+     .origin = "batches: PATH 80 TF32 128 x 128 x 16, every product in one launch"},
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .max_tiles = 32, .min_k = 2048,
      .config = TC_TILE90("BM=128,BN=128,BK=64,STAGES=4", 4, 2),
      .origin = "sm90: split-K 4 for fewer than a quarter wave of 128 x 128 tiles"},

@@ -179,11 +179,15 @@ __device__ __forceinline__ unsigned tc_pack2(float lo, float hi)
 // leading dimension ldd (a multiple of 16 / element size, chosen by the caller's rounding; dst
 // 16-byte aligned), zero-filling columns c..ldd-1. Each thread writes 16-byte chunks; reads are
 // 16-byte where the source chunk happens to be aligned, element-wise otherwise (coalesced either
-// way: consecutive threads take consecutive chunks of a row). Grid-stride; any launch shape.
+// way: consecutive threads take consecutive chunks of a row). Grid-stride in x; grid z walks the
+// products of a strided batch (src and dst advance by ss and sd elements per product).
 extern "C" __global__ void __launch_bounds__(256)
-tc_pack(int r, int c, const tc_elem *__restrict__ src, long long ld, tc_elem *__restrict__ dst, long long ldd)
+tc_pack(int r, int c, const tc_elem *__restrict__ src, long long ld, tc_elem *__restrict__ dst, long long ldd,
+        long long ss, long long sd)
 {
     constexpr int CE = 16 / TC_ESZ;
+    src += blockIdx.z * ss;
+    dst += blockIdx.z * sd;
     const long long cpr = ldd / CE, tot = (long long)r * cpr;
     for (long long i = blockIdx.x * 256LL + threadIdx.x; i < tot; i += (long long)gridDim.x * 256) {
         const long long row = i / cpr;
@@ -213,12 +217,15 @@ tc_pack(int r, int c, const tc_elem *__restrict__ src, long long ld, tc_elem *__
 // ld, any alignment) to dst, c x r with leading dimension ldd >= r (dst 16-byte aligned), zero-
 // filling columns r..ldd-1: how an operand given with op T reaches the kernels, which read A as
 // m x k and B as k x n. 32 x 32 tiles through shared memory, so reads and writes are both
-// coalesced; block 32 x 8, grid x over tiles of dst columns, grid y strided over tiles of rows.
+// coalesced; block 32 x 8, grid x over tiles of dst columns, grid y strided over tiles of rows,
+// grid z over the products of a strided batch (src, dst advance by ss, sd elements per product).
 extern "C" __global__ void __launch_bounds__(256)
 tc_pack_t(int r, int c, const tc_elem *__restrict__ src, long long ld, tc_elem *__restrict__ dst,
-          long long ldd)
+          long long ldd, long long ss, long long sd)
 {
     __shared__ tc_elem tile[32][33];
+    src += blockIdx.z * ss;
+    dst += blockIdx.z * sd;
     const long long j0 = blockIdx.x * 32LL;                 // dst column = src row
     for (long long i0 = blockIdx.y * 32LL; i0 < c; i0 += gridDim.y * 32LL) {
         for (int y = threadIdx.y; y < 32; y += 8) {
@@ -1470,15 +1477,20 @@ __device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_
 }
 #endif
 
-// The GEMM: grid (tiles_m * tiles_n, 1, SPLITK), T8_NT threads, T8_SMEM bytes of dynamic shared
-// memory. SPLITK > 1 writes the raw FP32 partial sums of slice z to ws + z*M*N (row-major, ld N);
-// tc_splitk_reduce then applies alpha and beta. C, ws: device memory; no failure path.
+// The GEMM: grid (tiles_m * tiles_n, products, SPLITK), T8_NT threads, T8_SMEM bytes of dynamic
+// shared memory. Grid y walks the products of a strided batch: A, B and C advance by sa, sb and
+// sc elements per product (one product with SPLITK > 1). SPLITK > 1 writes the raw FP32 partial
+// sums of slice z to ws + z*M*N (row-major, ld N); tc_splitk_reduce then applies alpha and beta.
+// C, ws: device memory; no failure path.
 extern "C" __global__ void __launch_bounds__(T8_NT)
 t8_gemm(int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long long lda,
         const tc_elem *__restrict__ B, long long ldb, float beta, tc_elem *__restrict__ C, long long ldc,
-        float *__restrict__ ws)
+        float *__restrict__ ws, long long sa, long long sb, long long sc)
 {
     extern __shared__ __align__(128) unsigned char t8_smem[];
+    A += blockIdx.y * sa;
+    B += blockIdx.y * sb;
+    C += blockIdx.y * sc;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = warp / WARPS_N, wn = warp % WARPS_N;
     const int tm = TC_CDIV(M, BM), tn = TC_CDIV(N, BN);

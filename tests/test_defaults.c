@@ -80,6 +80,26 @@ TEST(defaults_tensor_core_kinds_have_an_sm90_choice)
             }
 }
 
+TEST(defaults_small_tensor_core_batches_launch_once)
+{
+    at_device_info h200 = df_device(9);
+    static const at_dtype types[3] = {AT_R_16BF, AT_R_16F, AT_R_32F};
+    for (int t = 0; t < 3; t++)
+        for (int big = 0; big < 2; big++) {
+            long long s = big ? 4096 : 128;
+            tpl_problem p = df_gemm(s, s, 64, types[t], types[t] == AT_R_32F ? AT_MATH_TF32 : 0,
+                                    0, 1, big ? 4 : 1024);
+            int cfg[TPL_MAX_PARAMS];
+            char text[TPL_CONFIG_LEN];
+            CHECK(tpl_builtin_config(&tpl_tcgemm, &h200, &p, 0, cfg, text, NULL));
+            /* PATH 80 launches every product at once (grid y) without split-K; products of a
+             * wave of tiles or more keep the Hopper kernel */
+            CHECK_MSG(df_value(&tpl_tcgemm, cfg, "PATH") == (big ? 90 : 80), "%s", text);
+            if (!big)
+                CHECK_EQ(df_value(&tpl_tcgemm, cfg, "SPLITK"), 1);
+        }
+}
+
 TEST(defaults_split_k_only_for_few_tiles_and_deep_k)
 {
     at_device_info h200 = df_device(9);

@@ -695,6 +695,85 @@ GPU_TEST(gemm_api_vendor_candidate_from_stored_measurements)
     ga_end(&g);
 }
 
+/* Strided batches of the tensor-core types through at_gemm_strided_batched with a fresh
+ * database: every op pair, both orders, product strides that break 16-byte alignment (packed
+ * first) and ones that keep it; each product against its float64 host product. */
+GPU_TEST(gemm_api_tensor_core_batches)
+{
+    ga_gpu g;
+    CHECK(ga_begin(&g));
+    char path[4300];
+    snprintf(path, sizeof path, "%s/gemm_batches.db", th_tmpdir());
+    remove(path);
+    at_handle *h = NULL;
+    CHECK_OK(at_create(&h, th_device(), path));
+    CHECK_OK(at_set_trials(h, 0));
+    static const struct { at_dtype t; int tf32; } types[] = {
+        {AT_R_16BF, 0}, {AT_R_16F, 0}, {AT_R_32F, 1},
+    };
+    const int m = 130, n = 70, k = 50, batch = 5;
+    for (size_t t = 0; t < 3; t++)
+        for (int order = 0; order < 2; order++)
+            for (int ops = 0; ops < 4 && !th_failed(); ops++) {
+                at_order o = order ? AT_COL_MAJOR : AT_ROW_MAJOR;
+                at_op opa = (ops & 1) ? AT_OP_T : AT_OP_N, opb = (ops >> 1) ? AT_OP_T : AT_OP_N;
+                long long lda = ga_min_ld(o, opa, m, k), ldb = ga_min_ld(o, opb, k, n),
+                          ldc = ga_min_ld(o, AT_OP_N, m, n);
+                int pad = ops == 1 ? 3 : 8;             /* odd: unaligned product starts */
+                long long sa = (long long)ga_lines(o, opa, m, k) * lda + pad,
+                          sb = (long long)ga_lines(o, opb, k, n) * ldb + pad,
+                          sc = (long long)ga_lines(o, AT_OP_N, m, n) * ldc + pad;
+                at_dtype ty = types[t].t;
+                size_t es = ga_size(ty), na = (size_t)(sa * batch), nb = (size_t)(sb * batch),
+                       nc = (size_t)(sc * batch);
+                void *A = ga_random(ty, na, 5u + (unsigned)ops), *B = ga_random(ty, nb, 7u),
+                     *C = malloc(nc * es);
+                CUdeviceptr dA = 0, dB = 0, dC = 0;
+                CHECK(A && B && C && !g.cu->MemAlloc(&dA, na * es) &&
+                      !g.cu->MemAlloc(&dB, nb * es) && !g.cu->MemAlloc(&dC, nc * es) &&
+                      !g.cu->MemcpyHtoD(dA, A, na * es) && !g.cu->MemcpyHtoD(dB, B, nb * es) &&
+                      !g.cu->MemsetD8Async(dC, 0xff, nc * es, 0));
+                CHECK_OK(at_set_math_mode(h, types[t].tf32 ? AT_MATH_TF32 : AT_MATH_DEFAULT));
+                at_status s = at_gemm_strided_batched(
+                    h, o, opa, opb, m, n, k, ty, 1.0, (const void *)(uintptr_t)dA, (int)lda, sa,
+                    (const void *)(uintptr_t)dB, (int)ldb, sb, 0.0, (void *)(uintptr_t)dC,
+                    (int)ldc, sc, batch);
+                CHECK_MSG(s == AT_OK, "%s", at_errmsg(h));
+                CHECK(!g.cu->CtxSynchronize() && !g.cu->MemcpyDtoH(C, dC, nc * es));
+                double worst = 0;
+                for (int z = 0; z < batch; z++) {
+                    double num = 0, den = 0;
+                    for (int i = 0; i < m; i++)
+                        for (int j = 0; j < n; j++) {
+                            double ref = 0;
+                            for (int q = 0; q < k; q++)
+                                ref += ga_get(ty, types[t].tf32, A,
+                                              (size_t)(z * sa) + ga_index(o, opa, lda, i, q)) *
+                                       ga_get(ty, types[t].tf32, B,
+                                              (size_t)(z * sb) + ga_index(o, opb, ldb, q, j));
+                            double got = ga_get(ty, 0, C,
+                                                (size_t)(z * sc) + ga_index(o, AT_OP_N, ldc, i, j));
+                            num += (got - ref) * (got - ref);
+                            den += ref * ref;
+                        }
+                    double e = isfinite(num) ? sqrt(num / (den > 0 ? den : 1)) : INFINITY;
+                    worst = e > worst ? e : worst;
+                }
+                at_stats st;
+                CHECK_OK(at_get_stats(h, &st));
+                CHECK_MSG(worst <= ga_tolerance(ty, k), "type %d %s ops %d: error %.3g (%s)",
+                          (int)ty, order ? "col" : "row", ops, worst, st.last_config);
+                g.cu->MemFree(dA);
+                g.cu->MemFree(dB);
+                g.cu->MemFree(dC);
+                free(A);
+                free(B);
+                free(C);
+            }
+    CHECK_OK(at_destroy(h));
+    ga_end(&g);
+}
+
 /* ---- CPU tier: the mapping and the argument rules, against the host ---- */
 
 /* Row-major host GEMM with ops (the form the families compute): C = op(A) op(B), op(A) m x k. */
