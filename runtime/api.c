@@ -887,6 +887,7 @@ at_status at_gemm_strided_batched(at_handle *h, at_order order, at_op op_a, at_o
     args.problem.dims[1] = c.n;
     args.problem.dims[2] = c.k;
     args.problem.dtype = type;
+    args.problem.math = type == AT_R_32F ? h->math : AT_MATH_DEFAULT;
     args.problem.order = order;
     args.problem.op_a = c.op_a;
     args.problem.op_b = c.op_b;

@@ -153,7 +153,8 @@ at_status at_dgemm(at_handle *handle, int m, int n, int k, double alpha, const d
 /* Strided batched GEMM: for b in [0, batch_count),
  *   C_b = alpha * op(A_b) * op(B_b) + beta * C_b,
  * A_b = A + b * stride_a (elements), B_b = B + b * stride_b, C_b = C + b * stride_c; all of
- * `type` (AT_R_32F, exact FP32 whatever the math mode, or AT_R_64F), device pointers,
+ * `type` (any type at_gemm takes, with its rules: BF16 and FP16 on the tensor cores, FP32
+ * exact unless the math mode is AT_MATH_TF32, FP64), device pointers,
  * leading dimensions in elements, order AT_ROW_MAJOR or AT_COL_MAJOR (the BLAS convention:
  * op(A) is m x k, stored m x k for op N or k x m for op T, ld >= its rows in column-major
  * and >= its columns in row-major; likewise B k x n and C m x n). Any m, n, k >= 0 and
@@ -164,8 +165,8 @@ at_status at_dgemm(at_handle *handle, int m, int n, int k, double alpha, const d
  * measurement of this problem is fastest on this device (bgemm for small matrices;
  * others that accept batches), else by a rule: small products (m, n, k <= 128) bgemm.
  * AT_ERR_INVALID_ARG (message in at_errmsg) for negative sizes, counts or strides,
- * leading dimensions too small, overlapping C, NULL pointers, non-finite alpha or beta;
- * AT_ERR_UNSUPPORTED for other types. */
+ * leading dimensions too small, overlapping C, NULL pointers, non-finite alpha or beta, or
+ * a type outside the enum. */
 at_status at_gemm_strided_batched(at_handle *handle, at_order order, at_op op_a, at_op op_b,
                                   int m, int n, int k, at_dtype type, double alpha,
                                   const void *A, int lda, long long stride_a, const void *B,

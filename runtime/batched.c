@@ -29,9 +29,6 @@ at_status bt_check(at_order order, const bt_call *c, at_dtype type, int batch, d
         (unsigned)c->op_b > AT_OP_T || (unsigned)type > AT_R_16BF)
         return bt_fail(msg, len, AT_ERR_INVALID_ARG, "%s: unknown order %d, op %d/%d or type %d",
                        fn, (int)order, (int)c->op_a, (int)c->op_b, (int)type);
-    if (type != AT_R_32F && type != AT_R_64F)
-        return bt_fail(msg, len, AT_ERR_UNSUPPORTED, "%s: computes AT_R_32F and AT_R_64F, not "
-                       "type %d", fn, (int)type);
     if (c->m < 0 || c->n < 0 || c->k < 0 || batch < 0)
         return bt_fail(msg, len, AT_ERR_INVALID_ARG, "%s: negative size m=%d n=%d k=%d or "
                        "batch_count=%d", fn, c->m, c->n, c->k, batch);

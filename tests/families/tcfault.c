@@ -42,6 +42,8 @@ __attribute__((constructor)) static void tcfault_register(void)
     }
     f->n_baselines = 1;
     f->baselines = tcf_baselines;
+    f->n_defaults = 0;              /* tcgemm's built-in rows are PATH 90 on sm_90: unfaulted */
+    f->defaults = NULL;
     f->n_tuning_problems = 1;
     f->tuning_problems = tcf_problems;
     tpl_register_family(f);
