@@ -640,7 +640,7 @@ static const tpl_default dg_defaults[] = {
     {.cc_min = 90, .cc_max = 90, .max_tiles = 32, .min_k = 2048,
      .config = DG_1688 "STAGES=3,SPLITK=4,LDR=3,SA=2",
      .origin = "sm90: DMMA 1688 split-K 4 for fewer than a quarter wave of tiles"},
-    {.cc_min = 90, .cc_max = 90, .max_tiles = 63, .min_k = 2048,
+    {.cc_min = 90, .cc_max = 90, .max_tiles = DG_SPLIT_MAX_TILES, .min_k = 2048,
      .config = DG_1688 "STAGES=3,SPLITK=2,LDR=3,SA=2",
      .origin = "sm90: DMMA 1688 split-K 2 for fewer than half a wave of tiles"},
     {.cc_min = 90, .cc_max = 90, .config = DG_1688 "STAGES=2,SPLITK=1,SA=2,TMA=1",

@@ -111,7 +111,7 @@ TEST(defaults_split_k_only_for_few_tiles_and_deep_k)
         CHECK(tpl_builtin_config(&tpl_tcgemm, &h200, &p, 0, cfg, text, NULL));
         long long tiles = tpl_cdiv(p.dims[0], 128) * tpl_cdiv(p.dims[1], 128);
         int split = df_value(&tpl_tcgemm, cfg, "SPLITK");
-        int want = tiles <= 32 && p.dims[2] >= 2048 ? 4 : tiles <= 63 && p.dims[2] >= 2048 ? 2 : 1;
+        int want = tiles <= 32 && p.dims[2] >= 2048 ? 4 : tiles <= 64 && p.dims[2] >= 2048 ? 2 : 1;
         CHECK_MSG(split == want, "%lldx%lldx%lld: SPLITK %d, want %d", p.dims[0], p.dims[1],
                   p.dims[2], split, want);
         /* 128 x 256 tiles only where they fill more than one wave of the GPU */
