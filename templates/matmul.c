@@ -739,12 +739,15 @@ static double mm_tolerance(const tpl_problem *p)
 #define MM_NN_WINNER "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8," \
                      "WNITER=2,STAGES=2,VEC=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,"
 
-/* OPA, OPB and BATCH follow the problem's ops and batch. */
+/* OPA, OPB and BATCH follow the problem's ops and batch; PAD follows the ops as valid() asks
+ * (4 where A or B is stored transposed into shared memory: op(A) N or op(B) T). */
 static void mm_fit_kind(int *cfg, const tpl_problem *p)
 {
     cfg[P_OPA] = p->op_a == AT_OP_T;
     cfg[P_OPB] = p->op_b == AT_OP_T;
     cfg[P_BATCH] = tpl_problem_batch(p) > 1;
+    if (cfg[P_ALGO] == 2)
+        cfg[P_PAD] = !cfg[P_OPA] || cfg[P_OPB] ? 4 : 0;
 }
 
 #define MM_SKINNY "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=32,WN=64,TM=8,TN=4,WNITER=2," \
@@ -760,7 +763,15 @@ static const tpl_default mm_defaults[] = {
      .origin = "the 256^3 x 512 strided batched winner (H200)"},
     {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 64, .min_k = 2048, .config = MM_SKINNY,
      .origin = "the 8192 x 64 x 8192 winner (H200): 128 x 64, split-K 4"},
-    {.cc_min = 80, .ops = TPL_OPS(0, 0), .batch = TPL_SINGLE, .config = MM_NN_WINNER "PAD=0,OPA=0,OPB=0",
+    {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 80, .min_k = 512,
+     .config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=8,TN=4,WNITER=2,"
+               "STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+     .origin = "the 1000^3 winner (H200): 128 x 256, split-K 4 for less than a wave of tiles"},
+    {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 132,
+     .config = "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=32,WN=64,TM=4,TN=4,WNITER=2,"
+               "STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+     .origin = "64 x 128 tiles for less than a wave of 128 x 128 tiles over a shallow K"},
+    {.cc_min = 80, .ops = TPL_OPS(0, 0), .batch = TPL_SINGLE, .config = MM_NN_WINNER "PAD=4,OPA=0,OPB=0",
      .origin = "the NN 4096^3 winner (H200)"},
     {.cc_min = 80, .ops = TPL_OPS(0, 1), .batch = TPL_SINGLE,
      .config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
