@@ -9,7 +9,7 @@
 /* Parameter order; must match the params table below. */
 enum {
     P_TYPE, P_PATH, P_BM, P_BN, P_BK, P_STAGES, P_WG, P_CM, P_CN, P_WARPS_M, P_WARPS_N,
-    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_COUNT
+    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_COUNT
 };
 
 #define TC_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
@@ -28,7 +28,7 @@ enum {
     R_RANGE, R_TYPE, R_PATH, R_CANON_90, R_CANON_80, R_CANON_VEC_TF32, R_CANON_VEC_SPLIT,
     R9_TILE, R9_WARPGROUP, R9_VEC, R9_SMEM, R9_THREADS, R9_REGS, R9_ARCH,
     R8_ACC, R8_VEC, R8_LOADW, R8_SMEM, R8_THREADS, R8_REGS, R8_ARCH,
-    R_LATTICE, R_ORDER, R_SPLIT, R_COUNT
+    R_LATTICE, R_ORDER, R_SPLIT, R_OPB, R_COUNT
 };
 
 const char *const tpl_tcgemm_reasons[R_COUNT] = {
@@ -72,6 +72,7 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
     [R_ORDER] = "tile order: PATH 90 RASTER 0/1 with GROUP 8/16, or GROUP 1 with RASTER 0; "
                 "PATH 80 GROUP 8 with RASTER 0/1; split-K RASTER 0 with GROUP 8",
     [R_SPLIT] = "SPLITK 2 and 4 only on the lattice's 128 x 128 direct-epilogue tiles",
+    [R_OPB] = "OPB 1 (B read K-major, no transposing pack) is a PATH 90 BF16/FP16 parameter",
 };
 const int tpl_tcgemm_n_reasons = R_COUNT;
 
@@ -281,7 +282,7 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
 {
     if (why && len)
         why[0] = '\0';
-    for (int p = P_BM; p < P_COUNT; p++)
+    for (int p = P_BM; p <= P_LOADW; p++)
         if (p != P_RASTER && cfg[p] < 1)
             return tc_reject(R_RANGE, why, len);
     if (cfg[P_RASTER] != 0 && cfg[P_RASTER] != 1)
@@ -290,6 +291,8 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
         return tc_reject(R_TYPE, why, len);
     if (cfg[P_PATH] != 90 && cfg[P_PATH] != 80)
         return tc_reject(R_PATH, why, len);
+    if (cfg[P_OPB] != 0 && (cfg[P_OPB] != 1 || cfg[P_PATH] != 90 || cfg[P_TYPE] == 2))
+        return tc_reject(R_OPB, why, len);
     int p90 = cfg[P_PATH] == 90;
     if (p90 && (!tc_canonical(cfg, P_WARPS_M) || !tc_canonical(cfg, P_WARPS_N) ||
                 !tc_canonical(cfg, P_LOADW)))
@@ -331,6 +334,8 @@ static int tc_accepts(const tpl_problem *p)
 static int tc_applicable(const int *cfg, const tpl_problem *p)
 {
     if (!tpl_family_accepts(&tpl_tcgemm, p) || tc_type_of(p) != cfg[P_TYPE])
+        return 0;
+    if (cfg[P_OPB] && p->op_b != AT_OP_T)       /* OPB 1 reads B as the n x k of op T */
         return 0;
     long long m = p->dims[0], n = p->dims[1], k = p->dims[2];
     if (m < 1 || n < 1 || k < 1 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
@@ -591,9 +596,11 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
         (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_90, c->m, c->k, 1, &c->A, &c->lda,
                      &stride)) != AT_OK)
         return s;
+    /* OPB 1: B is the n x k matrix of op T, read K-major */
+    int b_rows = cfg[P_OPB] ? c->n : c->k, b_cols = cfg[P_OPB] ? c->k : c->n;
     if ((c->B % 16 || (c->ldb * esz) % 16) &&
-        (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_90, c->k, c->n, 1, &c->B, &c->ldb,
-                     &stride)) != AT_OK)
+        (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_90, b_rows, b_cols, 1, &c->B,
+                     &c->ldb, &stride)) != AT_OK)
         return s;
     CUtensorMap ma, mb, mc;
     memset(&mc, 0, sizeof mc);
@@ -604,9 +611,9 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
     if ((s = t9_map(ex, T9_MEMO_A, &ma, op_type, c->A, c->m, c->k, c->lda, esz, boxe,
                     (unsigned)(cfg[P_BM] / cfg[P_CN]), CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) !=
             AT_OK ||
-        (s = t9_map(ex, T9_MEMO_B, &mb, op_type, c->B, c->k, c->n, c->ldb, esz, boxe,
-                    (unsigned)(cfg[P_BK] / cfg[P_CM]), CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) !=
-            AT_OK)
+        (s = t9_map(ex, T9_MEMO_B, &mb, op_type, c->B, b_rows, b_cols, c->ldb, esz, boxe,
+                    (unsigned)((cfg[P_OPB] ? cfg[P_BN] : cfg[P_BK]) / cfg[P_CM]),
+                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) != AT_OK)
         return s;
     /* vec_ok: bit 0 paired stores; bit 1 the TMA-store epilogue (VEC 8, beta == 0, C and ldc
      * 16-byte aligned); bit 2 the staged epilogue with row stores (VEC 8, beta == 0, else). */
@@ -680,7 +687,7 @@ static at_status tc_run_products(at_exec *ex, const int *cfg, const tpl_problem 
         (s = tc_pack_t(ex, TC_SLOT_PACKED_A, esz, align, c.k, c.m, b.count, &c.A, &c.lda,
                        &b.sa)) != AT_OK)
         return s;
-    if (p->op_b == AT_OP_T &&
+    if (p->op_b == AT_OP_T && !cfg[P_OPB] &&
         (s = tc_pack_t(ex, TC_SLOT_PACKED_B, esz, align, c.n, c.k, b.count, &c.B, &c.ldb,
                        &b.sb)) != AT_OK)
         return s;
@@ -840,10 +847,13 @@ static const tpl_baseline tc_baselines[] = {
      "PATH 90 TF32 prototype winner: 256x128x32, 4 stages, clusters 1x2 (A multicast)"},
 };
 
-/* The element type's TYPE value: BF16 0, FP16 1, FP32 data with TF32 math 2. */
+/* The element type's TYPE value: BF16 0, FP16 1, FP32 data with TF32 math 2; OPB 1 where B is
+ * op T and the kernel reads it K-major. */
 static void tc_fit_kind(int *cfg, const tpl_problem *p)
 {
     cfg[P_TYPE] = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
+    /* a transposed B is read K-major where the kernel can (PATH 90 16-bit), not packed */
+    cfg[P_OPB] = cfg[P_PATH] == 90 && cfg[P_TYPE] != 2 && p->op_b == AT_OP_T;
 }
 
 #define TC_16BIT (TPL_BIT(AT_R_16BF) | TPL_BIT(AT_R_16F))
@@ -954,6 +964,8 @@ const tpl_family tpl_tcgemm = {
                                  "PATH 80 staged rows; 4 PATH 80 staged rows"},
         {"LOADW", 3, {16, 4, 2}, "PATH 80: bytes per global load of A and B (operands not "
                                  "aligned for it are packed first)"},
+        {"OPB", 2, {0, 1}, "PATH 90 BF16/FP16: 1 = a B given as op T (stored n x k) read K-major "
+                           "by TMA and wgmma, no transposing pack", .omit_first = 1},
     },
     .valid = tc_valid,
     .accepts = tc_accepts,

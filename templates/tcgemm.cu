@@ -12,7 +12,8 @@
 //   Host contract (templates/tcgemm.c): tensor maps over A (dims {k, m}, box {128/ES, BM/CN}) and
 // B (dims {n, k}, box {128/ES, BK/CM}), 128-byte swizzle, so row strides must be multiples of 16
 // bytes and bases 16-byte aligned (else the host packs the operand first with tc_pack); zero fill
-// of out-of-range boxes makes ragged m, n, k correct with no special loop. A launch with CM*CN > 1
+// of out-of-range boxes makes ragged m, n, k correct with no special loop. OPB 1: B is the n x k
+// matrix of an op(B) = T call (dims {k, n}, box {128/ES, BN/CM}), read K-major like A. A launch with CM*CN > 1
 // is a cluster launch (cuLaunchKernelEx, cluster CM*CN x 1 x 1).
 //   16-bit types compute D = A*B with A K-major and B N-major (wgmma transposes B). TF32 needs
 // both wgmma operands K-major, so it computes D^T = B^T * A^T: the B tile (N-major in shared
@@ -114,6 +115,10 @@
 #endif
 #ifndef LOADW
 #define LOADW (TYPE == 2 ? 4 : 2) // PATH 80: bytes per global load of A and B: 16, 8, 4, 2 (16-bit types) or 16, 4 (FP32); must not exceed the alignment of A, B, lda, ldb (the host packs otherwise)
+#endif
+#ifndef OPB
+#define OPB 0           // PATH 90 BF16/FP16: 1 = B given as op T (stored n x k) is loaded and read K-major (wgmma's
+                        // own layout: no transposing pack, no transpose bit); 0 = B stored k x n (N-major)
 #endif
 #ifndef FRAGDB
 #define FRAGDB 1        // PATH 80: 1 = double-buffer the warp's ldmatrix fragments across the mma K steps of a stage, 0 = load then multiply
@@ -285,9 +290,15 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #if TYPE == 2
 #define T9_KSH "k8"     // t9_mma's K and transpose flags (TF32 takes K-major operands only)
 #define T9_TRANS ""
+#elif OPB
+#define T9_KSH "k16"
+#define T9_TRANS ", 0, 0"   // B K-major (stored n x k): no transpose
 #else
 #define T9_KSH "k16"
 #define T9_TRANS ", 0, 1"
+#endif
+#if OPB && TYPE == 2
+#error "tcgemm PATH 90: OPB 1 (B read K-major) is for BF16 and FP16"
 #endif
 #define T9_BOXE (128 / T9_ES)           // elements in one 128-byte swizzled row
 #define T9_MI (T9_WP / 64)              // wgmma (m64) instructions per K step per warpgroup
@@ -759,10 +770,18 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     for (int b = 0; b < BK / T9_BOXE; b++)
                         t9_tma(&tmA, sa + b * (BM * 128) + cn * (BM / CN) * 128, full,
                                kt * BK + b * T9_BOXE, m0 + cn * (BM / CN), maskA);
+#if OPB
+                    // B stored n x k: boxes of 64 k-columns x BN/CM rows, laid out like A's
+#pragma unroll
+                    for (int b = 0; b < BK / T9_BOXE; b++)
+                        t9_tma(&tmB, sb + b * (BN * 128) + cm * (BN / CM) * 128, full,
+                               kt * BK + b * T9_BOXE, n0 + cm * (BN / CM), maskB);
+#else
 #pragma unroll
                     for (int j = 0; j < BN / T9_BOXE; j++)
                         t9_tma(&tmB, sb + j * (BK * 128) + cm * (BK / CM) * 128, full,
                                n0 + j * T9_BOXE, kt * BK + cm * (BK / CM), maskB);
+#endif
                     if (++s == STAGES) { s = 0; ph ^= 1; }
                 }
             }
@@ -824,7 +843,8 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
                 for (int kk = 0; kk < BK / 16; kk++) {
-                    unsigned long long db = t9_desc(sb + kk * 2048, BK * 128, 1024);
+                    unsigned long long db = OPB ? t9_desc(sb + (kk / 4) * (BN * 128) + (kk % 4) * 32, 16, 1024)
+                                                : t9_desc(sb + kk * 2048, BK * 128, 1024);
 #pragma unroll
                     for (int i = 0; i < T9_MI; i++) {
                         unsigned aa = sa + (kk / 4) * (BM * 128) + ((PING ? 0 : c * T9_WP) + i * 64) * 128 + (kk % 4) * 32;
