@@ -9,7 +9,7 @@
 /* Parameter order; must match the params table below. */
 enum {
     P_TYPE, P_PATH, P_BM, P_BN, P_BK, P_STAGES, P_WG, P_CM, P_CN, P_WARPS_M, P_WARPS_N,
-    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_COUNT
+    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_COUNT
 };
 
 #define TC_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
@@ -72,7 +72,8 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
     [R_ORDER] = "tile order: PATH 90 RASTER 0/1 with GROUP 8/16, or GROUP 1 with RASTER 0; "
                 "PATH 80 GROUP 8 with RASTER 0/1; split-K RASTER 0 with GROUP 8",
     [R_SPLIT] = "SPLITK 2 and 4 only on the lattice's 128 x 128 direct-epilogue tiles",
-    [R_OPB] = "OPB 1 (B read K-major, no transposing pack) is a PATH 90 BF16/FP16 parameter",
+    [R_OPB] = "OPA and OPB 1 (an operand read in its stored layout, no transposing pack) are PATH "
+              "90 BF16/FP16 parameters",
 };
 const int tpl_tcgemm_n_reasons = R_COUNT;
 
@@ -291,7 +292,9 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
         return tc_reject(R_TYPE, why, len);
     if (cfg[P_PATH] != 90 && cfg[P_PATH] != 80)
         return tc_reject(R_PATH, why, len);
-    if (cfg[P_OPB] != 0 && (cfg[P_OPB] != 1 || cfg[P_PATH] != 90 || cfg[P_TYPE] == 2))
+    if ((cfg[P_OPB] != 0 || cfg[P_OPA] != 0) &&
+        (cfg[P_OPB] > 1 || cfg[P_OPA] > 1 || cfg[P_OPB] < 0 || cfg[P_OPA] < 0 ||
+         cfg[P_PATH] != 90 || cfg[P_TYPE] == 2))
         return tc_reject(R_OPB, why, len);
     int p90 = cfg[P_PATH] == 90;
     if (p90 && (!tc_canonical(cfg, P_WARPS_M) || !tc_canonical(cfg, P_WARPS_N) ||
@@ -335,7 +338,8 @@ static int tc_applicable(const int *cfg, const tpl_problem *p)
 {
     if (!tpl_family_accepts(&tpl_tcgemm, p) || tc_type_of(p) != cfg[P_TYPE])
         return 0;
-    if (cfg[P_OPB] && p->op_b != AT_OP_T)       /* OPB 1 reads B as the n x k of op T */
+    if ((cfg[P_OPB] && p->op_b != AT_OP_T) ||   /* OPB 1 reads B as the n x k of op T */
+        (cfg[P_OPA] && p->op_a != AT_OP_T))     /* OPA 1 reads A as the k x m of op T */
         return 0;
     long long m = p->dims[0], n = p->dims[1], k = p->dims[2];
     if (m < 1 || n < 1 || k < 1 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
@@ -591,10 +595,12 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
     int cl = cfg[P_CM] * cfg[P_CN];
     at_status s;
     long long stride = 0;
+    /* OPA 1: A is the k x m matrix of op T, read M-major */
+    int a_rows = cfg[P_OPA] ? c->k : c->m, a_cols = cfg[P_OPA] ? c->m : c->k;
     /* TMA reads 16-byte aligned bases and row strides only; else pack to 128-byte rows. */
     if ((c->A % 16 || (c->lda * esz) % 16) &&
-        (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_90, c->m, c->k, 1, &c->A, &c->lda,
-                     &stride)) != AT_OK)
+        (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_90, a_rows, a_cols, 1, &c->A,
+                     &c->lda, &stride)) != AT_OK)
         return s;
     /* OPB 1: B is the n x k matrix of op T, read K-major */
     int b_rows = cfg[P_OPB] ? c->n : c->k, b_cols = cfg[P_OPB] ? c->k : c->n;
@@ -608,9 +614,9 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
     CUtensorMapDataType op_type = tf32   ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
                                   : bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                          : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    if ((s = t9_map(ex, T9_MEMO_A, &ma, op_type, c->A, c->m, c->k, c->lda, esz, boxe,
-                    (unsigned)(cfg[P_BM] / cfg[P_CN]), CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) !=
-            AT_OK ||
+    if ((s = t9_map(ex, T9_MEMO_A, &ma, op_type, c->A, a_rows, a_cols, c->lda, esz, boxe,
+                    (unsigned)((cfg[P_OPA] ? cfg[P_BK] : cfg[P_BM]) / cfg[P_CN]),
+                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) != AT_OK ||
         (s = t9_map(ex, T9_MEMO_B, &mb, op_type, c->B, b_rows, b_cols, c->ldb, esz, boxe,
                     (unsigned)((cfg[P_OPB] ? cfg[P_BN] : cfg[P_BK]) / cfg[P_CM]),
                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) != AT_OK)
@@ -683,7 +689,7 @@ static at_status tc_run_products(at_exec *ex, const int *cfg, const tpl_problem 
     }
     int esz = tc_esz(cfg), align = cfg[P_PATH] == 90 ? TC_PACK_ALIGN_90 : TC_PACK_ALIGN_80;
     /* op T: A is stored k x m, B n x k; their transposes are what the kernels read */
-    if (p->op_a == AT_OP_T &&
+    if (p->op_a == AT_OP_T && !cfg[P_OPA] &&
         (s = tc_pack_t(ex, TC_SLOT_PACKED_A, esz, align, c.k, c.m, b.count, &c.A, &c.lda,
                        &b.sa)) != AT_OK)
         return s;
@@ -847,13 +853,14 @@ static const tpl_baseline tc_baselines[] = {
      "PATH 90 TF32 prototype winner: 256x128x32, 4 stages, clusters 1x2 (A multicast)"},
 };
 
-/* The element type's TYPE value: BF16 0, FP16 1, FP32 data with TF32 math 2; OPB 1 where B is
- * op T and the kernel reads it K-major. */
+/* The element type's TYPE value: BF16 0, FP16 1, FP32 data with TF32 math 2; OPA / OPB 1 where
+ * A / B is op T and the kernel reads it in its stored layout (PATH 90 16-bit). */
 static void tc_fit_kind(int *cfg, const tpl_problem *p)
 {
     cfg[P_TYPE] = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
     /* a transposed B is read K-major where the kernel can (PATH 90 16-bit), not packed */
     cfg[P_OPB] = cfg[P_PATH] == 90 && cfg[P_TYPE] != 2 && p->op_b == AT_OP_T;
+    cfg[P_OPA] = cfg[P_PATH] == 90 && cfg[P_TYPE] != 2 && p->op_a == AT_OP_T;
 }
 
 #define TC_16BIT (TPL_BIT(AT_R_16BF) | TPL_BIT(AT_R_16F))
@@ -966,6 +973,8 @@ const tpl_family tpl_tcgemm = {
                                  "aligned for it are packed first)"},
         {"OPB", 2, {0, 1}, "PATH 90 BF16/FP16: 1 = a B given as op T (stored n x k) read K-major "
                            "by TMA and wgmma, no transposing pack", .omit_first = 1},
+        {"OPA", 2, {0, 1}, "PATH 90 BF16/FP16: 1 = an A given as op T (stored k x m) read M-major "
+                           "through wgmma's transpose bit, no transposing pack", .omit_first = 1},
     },
     .valid = tc_valid,
     .accepts = tc_accepts,

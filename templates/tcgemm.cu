@@ -13,7 +13,8 @@
 // B (dims {n, k}, box {128/ES, BK/CM}), 128-byte swizzle, so row strides must be multiples of 16
 // bytes and bases 16-byte aligned (else the host packs the operand first with tc_pack); zero fill
 // of out-of-range boxes makes ragged m, n, k correct with no special loop. OPB 1: B is the n x k
-// matrix of an op(B) = T call (dims {k, n}, box {128/ES, BN/CM}), read K-major like A. A launch with CM*CN > 1
+// matrix of an op(B) = T call (dims {k, n}, box {128/ES, BN/CM}), read K-major like A; OPA 1: A is
+// the k x m matrix of an op(A) = T call (dims {m, k}, box {128/ES, BK/CN}), read M-major like B. A launch with CM*CN > 1
 // is a cluster launch (cuLaunchKernelEx, cluster CM*CN x 1 x 1).
 //   16-bit types compute D = A*B with A K-major and B N-major (wgmma transposes B). TF32 needs
 // both wgmma operands K-major, so it computes D^T = B^T * A^T: the B tile (N-major in shared
@@ -115,6 +116,10 @@
 #endif
 #ifndef LOADW
 #define LOADW (TYPE == 2 ? 4 : 2) // PATH 80: bytes per global load of A and B: 16, 8, 4, 2 (16-bit types) or 16, 4 (FP32); must not exceed the alignment of A, B, lda, ldb (the host packs otherwise)
+#endif
+#ifndef OPA
+#define OPA 0           // PATH 90 BF16/FP16: 1 = A given as op T (stored k x m) is loaded M-major and read through
+                        // wgmma's transpose bit (no transposing pack); 0 = A stored m x k (K-major)
 #endif
 #ifndef OPB
 #define OPB 0           // PATH 90 BF16/FP16: 1 = B given as op T (stored n x k) is loaded and read K-major (wgmma's
@@ -290,15 +295,20 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #if TYPE == 2
 #define T9_KSH "k8"     // t9_mma's K and transpose flags (TF32 takes K-major operands only)
 #define T9_TRANS ""
-#elif OPB
-#define T9_KSH "k16"
-#define T9_TRANS ", 0, 0"   // B K-major (stored n x k): no transpose
 #else
-#define T9_KSH "k16"
+#define T9_KSH "k16"        // transpose flags: A M-major (OPA 1) or K-major; B K-major (OPB 1) or N-major
+#if OPA && OPB
+#define T9_TRANS ", 1, 0"
+#elif OPA
+#define T9_TRANS ", 1, 1"
+#elif OPB
+#define T9_TRANS ", 0, 0"
+#else
 #define T9_TRANS ", 0, 1"
 #endif
-#if OPB && TYPE == 2
-#error "tcgemm PATH 90: OPB 1 (B read K-major) is for BF16 and FP16"
+#endif
+#if (OPA || OPB) && TYPE == 2
+#error "tcgemm PATH 90: OPA / OPB 1 (operands in their stored layout) are for BF16 and FP16"
 #endif
 #define T9_BOXE (128 / T9_ES)           // elements in one 128-byte swizzled row
 #define T9_MI (T9_WP / 64)              // wgmma (m64) instructions per K step per warpgroup
@@ -766,10 +776,18 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     unsigned full = bars + 8 * s;
                     t9_bar_expect(full, T9_TMA_BYTES);
                     unsigned sa = base + s * T9_STAGE_BYTES, sb = sa + T9_A_BYTES;
+#if OPA
+                    // A stored k x m: boxes of 64 m-columns x BK/CN k-rows, laid out like B's (NN)
+#pragma unroll
+                    for (int j = 0; j < BM / T9_BOXE; j++)
+                        t9_tma(&tmA, sa + j * (BK * 128) + cn * (BK / CN) * 128, full,
+                               m0 + j * T9_BOXE, kt * BK + cn * (BK / CN), maskA);
+#else
 #pragma unroll
                     for (int b = 0; b < BK / T9_BOXE; b++)
                         t9_tma(&tmA, sa + b * (BM * 128) + cn * (BM / CN) * 128, full,
                                kt * BK + b * T9_BOXE, m0 + cn * (BM / CN), maskA);
+#endif
 #if OPB
                     // B stored n x k: boxes of 64 k-columns x BN/CM rows, laid out like A's
 #pragma unroll
@@ -847,8 +865,11 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                                                 : t9_desc(sb + kk * 2048, BK * 128, 1024);
 #pragma unroll
                     for (int i = 0; i < T9_MI; i++) {
-                        unsigned aa = sa + (kk / 4) * (BM * 128) + ((PING ? 0 : c * T9_WP) + i * 64) * 128 + (kk % 4) * 32;
-                        t9_mma(d[i], t9_desc(aa, 16, 1024), db, kt > k0 || kk > 0);
+                        const int row0 = (PING ? 0 : c * T9_WP) + i * 64;
+                        unsigned long long da =
+                            OPA ? t9_desc(sa + (row0 / 64) * (BK * 128) + kk * 2048, BK * 128, 1024)
+                                : t9_desc(sa + (kk / 4) * (BM * 128) + row0 * 128 + (kk % 4) * 32, 16, 1024);
+                        t9_mma(d[i], da, db, kt > k0 || kk > 0);
                     }
                 }
 #else

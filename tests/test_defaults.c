@@ -71,8 +71,9 @@ TEST(defaults_tensor_core_kinds_have_an_sm90_choice)
                           label, text, origin ? origin : "?");
                 CHECK(strcmp(origin, "default") != 0);
                 CHECK(tpl_config_usable(&tpl_tcgemm, &h200, text, &p, 0, cfg));
-                /* a transposed B of a 16-bit type is read K-major, not packed */
+                /* a transposed operand of a 16-bit type is read as stored, not packed */
                 CHECK_EQ(df_value(&tpl_tcgemm, cfg, "OPB"), types[t] != AT_R_32F && (ops & 1));
+                CHECK_EQ(df_value(&tpl_tcgemm, cfg, "OPA"), types[t] != AT_R_32F && (ops >> 1));
                 CHECK_MSG(tpl_builtin_config(&tpl_tcgemm, &a100, &p, 0, cfg, text, &origin),
                           "no sm_80 choice for %s", label);
                 CHECK_MSG(df_value(&tpl_tcgemm, cfg, "PATH") == 80, "%s on sm_80: %s", label,

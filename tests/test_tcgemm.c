@@ -15,12 +15,12 @@ extern const tpl_family tpl_tcgemm;
 
 enum {
     P_TYPE, P_PATH, P_BM, P_BN, P_BK, P_STAGES, P_WG, P_CM, P_CN, P_WARPS_M, P_WARPS_N,
-    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_COUNT
+    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_COUNT
 };
 
 static const char *const tt_names[P_COUNT] = {
     "TYPE", "PATH", "BM", "BN", "BK", "STAGES", "WG", "CM", "CN", "WARPS_M", "WARPS_N",
-    "RASTER", "GROUP", "SPLITK", "VEC", "LOADW", "OPB",
+    "RASTER", "GROUP", "SPLITK", "VEC", "LOADW", "OPB", "OPA",
 };
 
 /* ---------------- the specification, written from the notes ----------------
@@ -115,8 +115,9 @@ static int tt_row_match(const tt_row *r, const int *c)
  * in RASTER 0, GROUP 8. */
 static int tt_spec_ok(const int *c)
 {
-    /* OPB 1 (B read K-major) exists for PATH 90 BF16/FP16 only, on every one of its rows */
-    if (c[P_OPB] != 0 && (c[P_OPB] != 1 || c[P_PATH] != 90 || c[P_TYPE] == 2))
+    /* OPA / OPB 1 (an operand read in its stored layout) exist for PATH 90 BF16/FP16 only, on
+     * every one of its rows */
+    if ((c[P_OPB] || c[P_OPA]) && (c[P_PATH] != 90 || c[P_TYPE] == 2))
         return 0;
     if (!tt_rows_ready) {
         for (int i = 0; i < TT_ROWS; i++)
@@ -197,7 +198,8 @@ TEST(tcgemm_space_is_the_specified_lattice)
         if (!v)
             continue;
         CHECK_MSG(f->valid(c, &h100, why, sizeof why), "valid, not on an H100: %s", why);
-        per[c[P_TYPE]][c[P_PATH] == 90] += !c[P_OPB];     /* OPB 1 doubles the 16-bit rows */
+        /* OPA and OPB 1 quadruple the 16-bit PATH 90 rows */
+        per[c[P_TYPE]][c[P_PATH] == 90] += !c[P_OPB] && !c[P_OPA];
         /* the kernel a configuration compiles: parameters its path and type leave unused
          * do not count, and must then sit at their first value */
         int *k = keys[n_valid < 1024 ? n_valid : 1023];
@@ -206,9 +208,9 @@ TEST(tcgemm_space_is_the_specified_lattice)
         if (c[P_PATH] == 90)
             unused[P_WARPS_M] = unused[P_WARPS_N] = unused[P_LOADW] = 1;
         else
-            unused[P_WG] = unused[P_CM] = unused[P_CN] = unused[P_OPB] = 1;
+            unused[P_WG] = unused[P_CM] = unused[P_CN] = unused[P_OPB] = unused[P_OPA] = 1;
         if (c[P_TYPE] == 2)
-            unused[P_OPB] = 1;
+            unused[P_OPB] = unused[P_OPA] = 1;
         if (c[P_SPLITK] > 1)
             unused[P_VEC] = 1;
         for (int p = 0; p < P_COUNT; p++)
@@ -362,7 +364,7 @@ TEST(tcgemm_kinds_never_cross)
             int app = f->applicable(c, ok[t]);
             /* a configuration serves exactly its own type; split-K not at 4096^3 (512+ tiles);
              * OPB 1 only where B is op T (these problems are NN) */
-            CHECK_MSG(app == (c[P_TYPE] == t && c[P_SPLITK] == 1 && !c[P_OPB]),
+            CHECK_MSG(app == (c[P_TYPE] == t && c[P_SPLITK] == 1 && !c[P_OPB] && !c[P_OPA]),
                       "TYPE=%d on type %d: %d", c[P_TYPE], t, app);
             served[t][c[P_PATH] == 90] += app;
         }
@@ -370,7 +372,7 @@ TEST(tcgemm_kinds_never_cross)
             CHECK(!f->applicable(c, &refused[r]));
         /* split-K at 1024x1024x8192: at most 64 tiles, 4 K tiles per slice at least */
         long long tiles = ((1024 + c[P_BM] - 1) / c[P_BM]) * ((1024 + c[P_BN] - 1) / c[P_BN]);
-        int expect = c[P_TYPE] == 0 && !c[P_OPB] &&
+        int expect = c[P_TYPE] == 0 && !c[P_OPB] && !c[P_OPA] &&
                      (c[P_SPLITK] == 1 || (tiles <= 64 && 8192 >= 4LL * c[P_SPLITK] * c[P_BK]));
         CHECK_EQ(f->applicable(c, &skinny), expect);
         split_served += expect && c[P_SPLITK] > 1;
