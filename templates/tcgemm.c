@@ -712,6 +712,9 @@ static at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
     if (tc_type_of(p) != cfg[P_TYPE])
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: configuration TYPE=%d does not compute "
                        "this element type", cfg[P_TYPE]);
+    if ((cfg[P_OPA] && p->op_a != AT_OP_T) || (cfg[P_OPB] && p->op_b != AT_OP_T))
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: configuration OPA=%d,OPB=%d reads an "
+                       "operand as op T, the problem's is op N", cfg[P_OPA], cfg[P_OPB]);
     long long m64 = p->dims[0], n64 = p->dims[1], k64 = p->dims[2];
     if (m64 < 0 || n64 < 0 || k64 < 0 || m64 > 0x7fffffff || n64 > 0x7fffffff || k64 > 0x7fffffff)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: sizes %lldx%lldx%lld out of range", m64,

@@ -559,7 +559,7 @@ static th_compiled *tt_type_set(const at_device_info *dev, int t, int few, int *
     const tpl_family *f = &tpl_tcgemm;
     long long raw = tpl_space_size(f);
     th_compiled *set = calloc(256, sizeof *set);
-    int seen_kind[16] = {0}, first_tile[P_COUNT], have_first = 0;
+    int seen_kind[64] = {0}, first_tile[P_COUNT], have_first = 0;
     *n = 0;
     char why[256];
     for (long long i = 0; set && i < raw && *n < 256; i++) {
@@ -579,8 +579,8 @@ static th_compiled *tt_type_set(const at_device_info *dev, int t, int few, int *
             have_first = 1;
         }
         if (few) {
-            int kind = (c[P_PATH] == 90) * 8 + (c[P_SPLITK] > 1) * 4 +
-                       (c[P_CM] * c[P_CN] > 1) * 2 + (c[P_LOADW] != 16);
+            int kind = (c[P_OPA] * 2 + c[P_OPB]) * 16 + (c[P_PATH] == 90) * 8 +
+                       (c[P_SPLITK] > 1) * 4 + (c[P_CM] * c[P_CN] > 1) * 2 + (c[P_LOADW] != 16);
             if (seen_kind[kind]++)
                 continue;
         }
@@ -714,6 +714,17 @@ GPU_TEST(tcgemm_gpu_ops_and_batches)
                           err);
                 for (int i = 0; i < n && !th_failed(); i++) {
                     double e = -1;
+                    /* OPA / OPB 1 compute only problems whose operand is op T; split-K only
+                     * where its rule admits it */
+                    if (!f->applicable(set[i].cfg, &p)) {
+                        at_status st = ms_verify(g, f, set[i].cfg, set[i].cubin, set[i].size, &e,
+                                                 err, sizeof err);
+                        /* never a wrong result: refused, or right */
+                        CHECK_MSG(st != AT_OK || e <= f->tolerance(&p), "%s ops %d: %s ran "
+                                  "outside its kind with error %g", tt_kinds[t].name, ops,
+                                  set[i].text, e);
+                        continue;
+                    }
                     at_status st = ms_verify(g, f, set[i].cfg, set[i].cubin, set[i].size, &e,
                                              err, sizeof err);
                     CHECK_MSG(st == AT_OK && e <= f->tolerance(&p), "%s ops %d %lldx%lldx%lld "
