@@ -552,8 +552,9 @@ TEST(tcgemm_check_sm80_compiles_path80_only)
 /* ---------------- GPU tier ---------------- */
 
 /* Every configuration of type t valid on dev in tile order RASTER 0, GROUP 8, plus each order
- * variant of the first PATH 90 (or PATH 80) tile; with `few`, only the first of each PATH,
- * split-K and cluster kind. */
+ * variant of the first PATH 90 (or PATH 80) tile; with `few` bit 1, only the first of each PATH,
+ * split-K and cluster kind; the configurations reading an operand as op T (OPA, OPB 1) only
+ * with bit 2 (each of those kinds too). */
 static th_compiled *tt_type_set(const at_device_info *dev, int t, int few, int *n)
 {
     const tpl_family *f = &tpl_tcgemm;
@@ -567,18 +568,20 @@ static th_compiled *tt_type_set(const at_device_info *dev, int t, int few, int *
         tpl_config_from_index(f, i, c);
         if (c[P_TYPE] != t || !f->valid(c, dev, why, sizeof why))
             continue;
+        if ((c[P_OPA] || c[P_OPB]) && !(few & 2))     /* op-T readers only when asked */
+            continue;
         int other_order = c[P_RASTER] != 0 || c[P_GROUP] != 8;
         if (other_order) {
             /* orders only on the first tile seen */
             if (!have_first || memcmp(first_tile + P_BM, c + P_BM,
                                       sizeof(int) * (P_RASTER - P_BM)) != 0 ||
-                c[P_PATH] != first_tile[P_PATH] || c[P_VEC] != first_tile[P_VEC] || few)
+                c[P_PATH] != first_tile[P_PATH] || c[P_VEC] != first_tile[P_VEC] || (few & 1))
                 continue;
         } else if (!have_first) {
             memcpy(first_tile, c, sizeof first_tile);
             have_first = 1;
         }
-        if (few) {
+        if (few & 1) {
             int kind = (c[P_OPA] * 2 + c[P_OPB]) * 16 + (c[P_PATH] == 90) * 8 +
                        (c[P_SPLITK] > 1) * 4 + (c[P_CM] * c[P_CN] > 1) * 2 + (c[P_LOADW] != 16);
             if (seen_kind[kind]++)
@@ -697,7 +700,7 @@ GPU_TEST(tcgemm_gpu_ops_and_batches)
     int runs = 0;
     for (int t = 0; t < 3 && !th_failed(); t++) {
         int n = 0;
-        th_compiled *set = tt_type_set(dev, t, 1, &n);
+        th_compiled *set = tt_type_set(dev, t, 3, &n);     /* one of each kind, op-T readers too */
         CHECK(set && n >= 2);
         if (!th_compile_all(set, n)) {
             th_free_compiled(set, n);
