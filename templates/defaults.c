@@ -36,15 +36,17 @@ int tpl_default_matches(const tpl_default *r, const at_device_info *dev, const t
         !in_mask(r->ops, (int)p->op_a * 2 + (int)p->op_b))
         return 0;
     long long batch = tpl_problem_batch(p);
-    if ((r->batch == TPL_SINGLE && batch > 1) || (r->batch == TPL_BATCHED && batch <= 1))
+    if ((r->batch == TPL_SINGLE && batch > 1) || (r->batch == TPL_BATCHED && batch <= 1) ||
+        (r->max_batch > 0 && batch > r->max_batch))
         return 0;
     if (p->n_dims == 3) {
         long long tiles = tpl_cdiv(p->dims[0], 128) * tpl_cdiv(p->dims[1], 128) * batch;
         if ((r->max_tiles > 0 && tiles > r->max_tiles) ||
             (r->min_k > 0 && p->dims[2] < r->min_k) ||
-            (r->max_mn > 0 && (p->dims[0] > r->max_mn || p->dims[1] > r->max_mn)))
+            (r->max_mn > 0 && (p->dims[0] > r->max_mn || p->dims[1] > r->max_mn)) ||
+            (r->min_mn > 0 && (p->dims[0] < r->min_mn || p->dims[1] < r->min_mn)))
             return 0;
-    } else if (r->max_tiles > 0 || r->min_k > 0 || r->max_mn > 0) {
+    } else if (r->max_tiles > 0 || r->min_k > 0 || r->max_mn > 0 || r->min_mn > 0) {
         return 0;
     }
     return 1;

@@ -637,12 +637,18 @@ static void dg_fit_kind(int *cfg, const tpl_problem *p)
  * the tuner picks at 4096^3 and 8192^3 (TMA copies where the ops allow them, else the
  * running-pointer copies), split-K where few tiles meet a deep K; elsewhere DMMA m8n8k4. */
 static const tpl_default dg_defaults[] = {
+    {.cc_min = 90, .cc_max = 90, .max_tiles = 8, .min_k = 1024,
+     .config = DG_DMMA("OPA=0,OPB=0", 884, "BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,"
+                                          "FRAG=2,GROUP=8,SPLITK=4"),
+     .origin = "sm90: DMMA 884 64 x 64 tiles, split-K 4 for a few tiles over a deep K"},
     {.cc_min = 90, .cc_max = 90, .max_tiles = 32, .min_k = 2048,
      .config = DG_1688 "STAGES=3,SPLITK=4,LDR=3,SA=2",
      .origin = "sm90: DMMA 1688 split-K 4 for fewer than a quarter wave of tiles"},
     {.cc_min = 90, .cc_max = 90, .max_tiles = DG_SPLIT_MAX_TILES, .min_k = 2048,
      .config = DG_1688 "STAGES=3,SPLITK=2,LDR=3,SA=2",
      .origin = "sm90: DMMA 1688 split-K 2 for fewer than half a wave of tiles"},
+    {.cc_min = 90, .cc_max = 90, .max_tiles = 132, .config = DG_DMMA("OPA=0,OPB=0", 884, DG_T884),
+     .origin = "sm90: DMMA 884 64 x 64 tiles where 128 x 128 ones fill less than a wave"},
     {.cc_min = 90, .cc_max = 90, .config = DG_1688 "STAGES=2,SPLITK=1,SA=2,TMA=1",
      .origin = "sm90: the 8192^3 winner (DMMA 1688, 128 x 128 x 32, TMA copies)"},
     {.cc_min = 90, .cc_max = 90, .config = DG_1688 "STAGES=3,SPLITK=1,LDR=3,SA=2",

@@ -876,13 +876,21 @@ static void tc_fit_kind(int *cfg, const tpl_problem *p)
  * is deep, 128 x 128 tiles where 128 x 256 ones would leave most SMs idle; elsewhere the
  * PATH 80 rows of bench/notes_tcgemm_sm80.md. Operands of op T are packed first (tc_run). */
 static const tpl_default tc_defaults[] = {
-    /* batches of products up to 1024 x 1024 (less than a wave of tiles each): PATH 80 computes
-     * every product in one launch (grid y), PATH 90 would launch per product */
-    {.cc_min = 80, .dtypes = TC_16BIT, .batch = TPL_BATCHED, .max_mn = 1024,
+    /* batches: PATH 80 computes every product in one launch (grid y), PATH 90 launches per
+     * product, which pays only for a few products of a wave of tiles or more each */
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .batch = TPL_BATCHED, .max_batch = 8,
+     .min_mn = 2048, .config = TC_TILE90("BM=128,BN=256,BK=64,STAGES=3", 1, 8),
+     .origin = "sm90: a few large products, the 4096^3 winner per product"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_TF32, .batch = TPL_BATCHED, .max_batch = 8,
+     .min_mn = 2048,
+     .config = "TYPE=2,PATH=90,BM=256,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=2,WARPS_M=2,WARPS_N=2,"
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16",
+     .origin = "sm90 TF32: a few large products, the 4096^3 winner per product"},
+    {.cc_min = 80, .dtypes = TC_16BIT, .batch = TPL_BATCHED,
      .config = "TYPE=0,PATH=80,BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
                "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16",
      .origin = "batches: PATH 80 BF16/FP16 128 x 128 x 32, every product in one launch"},
-    {.cc_min = 80, .dtypes = TC_TF32, .batch = TPL_BATCHED, .max_mn = 1024,
+    {.cc_min = 80, .dtypes = TC_TF32, .batch = TPL_BATCHED,
      .config = "TYPE=2,PATH=80,BM=128,BN=128,BK=16,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
                "RASTER=0,GROUP=8,SPLITK=1,VEC=4,LOADW=16",
      .origin = "batches: PATH 80 TF32 128 x 128 x 16, every product in one launch"},

@@ -203,7 +203,9 @@ typedef struct tpl_default {
     unsigned maths;                 /* TPL_BIT(at_math) */
     unsigned ops;                   /* TPL_OPS(op_a, op_b) of the row-major canonical form */
     int batch;                      /* TPL_SINGLE or TPL_BATCHED */
+    long long max_batch;            /* at most this many products */
     long long max_mn;               /* max(m, n) at most this (small products) */
+    long long min_mn;               /* min(m, n) at least this (large products) */
     long long max_tiles;            /* at most this many 128 x 128 tiles of C over the batch */
     long long min_k;                /* k at least this (deep products) */
     const char *config;             /* "NAME=v,...": every parameter */
