@@ -46,6 +46,9 @@ struct ms_vendor {
     char cublas_why[256], cub_why[256];      /* why a library is not there */
     char cublas_version[64], cub_version[96];
     vd_handle h;
+    CUstream stream;            /* the stream and pointer mode last set on h (a call sets them */
+    int mode;                   /* only when they change: a short call's host path) */
+    int state_set;
     vd_destroy_fn destroy;
     vd_set_stream_fn set_stream;
     vd_pointer_mode_fn pointer_mode;
@@ -325,6 +328,18 @@ typedef struct vd_ctx {
     vd_what what;
 } vd_ctx;
 
+/* Sets h's stream and pointer mode where they differ from the last ones set. */
+static void vd_state(ms_vendor *v, CUstream stream, int mode)
+{
+    if (!v->state_set || v->stream != stream)
+        v->set_stream(v->h, stream);
+    if (!v->state_set || v->mode != mode)
+        v->pointer_mode(v->h, mode);
+    v->stream = stream;
+    v->mode = mode;
+    v->state_set = 1;
+}
+
 /* 1 if every value fits cuBLAS's 32-bit int arguments. */
 static int vd_fits(const long long *vals, int n)
 {
@@ -355,8 +370,7 @@ static at_status vd_gemm(vd_ctx *c, CUstream stream, tpl_args *a, char *err, siz
         snprintf(err, len, "sizes beyond cuBLAS's 32-bit arguments");
         return AT_ERR_UNSUPPORTED;
     }
-    v->set_stream(v->h, stream);
-    v->pointer_mode(v->h, VD_POINTER_HOST);
+    vd_state(v, stream, VD_POINTER_HOST);
     float af = (float)a->scalar[TPL_GEMM_ALPHA], bf = (float)a->scalar[TPL_GEMM_BETA];
     double ad = a->scalar[TPL_GEMM_ALPHA], bd = a->scalar[TPL_GEMM_BETA];
     int t = vd_cuda_type(p->dtype), ct = vd_compute_type(p);
@@ -411,10 +425,9 @@ static at_status vd_run(void *ctx, CUstream stream, tpl_args *a, char *err, size
         snprintf(err, len, "n beyond cuBLAS's 32-bit arguments");
         return AT_ERR_UNSUPPORTED;
     }
-    v->set_stream(v->h, stream);
-    v->pointer_mode(v->h, VD_POINTER_DEVICE);
+    vd_state(v, stream, VD_POINTER_DEVICE);
     int rc = (f64 ? v->ddot : v->sdot)(v->h, (int)p->dims[0], x, 1, y, 1, r);
-    v->pointer_mode(v->h, VD_POINTER_HOST);
+    vd_state(v, stream, VD_POINTER_HOST);
     if (rc != 0) {
         snprintf(err, len, "cuBLAS returned status %d", rc);
         return AT_ERR_CUDA;
