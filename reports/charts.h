@@ -28,7 +28,7 @@ void rp_chart_trajectory(rp_buf *b, const rp_group *g);
  * best value must be positive). */
 void rp_chart_param(rp_buf *b, const rp_group *g, const rp_param *p);
 /* Log-log roofline of the best of every group of rd against its ceilings,
- * a colour and a legend entry per series of ov (family and kind); 0 (and
+ * a colour and a legend entry (naming its kinds) per family; 0 (and
  * nothing written) without a point or an FP32 ceiling. */
 int rp_chart_roofline(rp_buf *b, const rp_device *rd, const rp_overview *ov);
 

@@ -24,7 +24,8 @@
 typedef struct rp_gpoint {
     double x, tuned, vendor, floor_v;
     double x_px;
-    int dodged;                     /* -1: drawn left of a neighbour, 1: right, 0: alone */
+    int dodged;                     /* 0: alone; -k: the k-th of its cluster left of the
+                                       middle, k: the k-th right of it */
     const tpl_problem *p;
 } rp_gpoint;
 
@@ -79,9 +80,10 @@ static void rp_series_scales(const rp_gpoint *p, int n, double ceiling, rp_scale
     *sy = (rp_scale){ ly0, ly1, RP_GL_Y1, RP_GL_Y0, 1 };
 }
 
-/* Points closer than RP_GL_DODGE pixels on x are drawn that far apart
- * (two sizes such as 4096^3 and 4097^3 would otherwise share one x) and
- * labelled with their sizes. */
+/* Points closer than RP_GL_DODGE pixels on x to their neighbour form a
+ * cluster (two sizes such as 4096^3 and 4097^3 would otherwise share one x):
+ * its points are drawn RP_GL_DODGE apart around their middle and labelled
+ * with their sizes, the left half's labels to the left, the rest to the right. */
 #define RP_GL_DODGE 10
 static void rp_series_dodge(rp_gpoint *p, int n, const rp_scale *sx)
 {
@@ -89,14 +91,19 @@ static void rp_series_dodge(rp_gpoint *p, int n, const rp_scale *sx)
         p[i].x_px = rp_scale_at(sx, p[i].x);
         p[i].dodged = 0;
     }
-    for (int i = 1; i < n; i++)
-        if (p[i].x_px - p[i - 1].x_px < RP_GL_DODGE && !p[i - 1].dodged) {
-            double mid = (p[i].x_px + p[i - 1].x_px) / 2;
-            p[i - 1].x_px = mid - RP_GL_DODGE / 2.0;
-            p[i].x_px = mid + RP_GL_DODGE / 2.0;
-            p[i - 1].dodged = -1;
-            p[i].dodged = 1;
+    for (int i = 0; i < n;) {
+        int c = 1;
+        while (i + c < n && p[i + c].x_px - p[i + c - 1].x_px < RP_GL_DODGE)
+            c++;
+        if (c > 1) {
+            double mid = (p[i].x_px + p[i + c - 1].x_px) / 2;
+            for (int k = 0; k < c; k++) {
+                p[i + k].x_px = mid + (k - (c - 1) / 2.0) * RP_GL_DODGE;
+                p[i + k].dodged = k < c / 2 ? -1 - (c / 2 - 1 - k) : 1 + (k - c / 2);
+            }
         }
+        i += c;
+    }
 }
 
 /* "4097³" for a cube, else the sizes ("8192x8192x1024"). */
@@ -165,9 +172,9 @@ static void rp_series_line(rp_buf *b, const rp_gpoint *p, int n, size_t field, c
     free(d.p);
 }
 
-/* The sizes of dodged points beside them: the left one's to its left, the
- * right one's to its right; a label that would leave the chart goes to the
- * other side, a line lower. */
+/* The sizes of dodged points beside them: the left half's to their left,
+ * the rest to their right, each further one on a side a line lower; a label
+ * that would leave the chart goes to the other side, two lines lower. */
 static void rp_series_size_labels(rp_buf *b, const rp_gpoint *p, int n, const rp_scale *sy)
 {
     char label[64];
@@ -176,13 +183,13 @@ static void rp_series_size_labels(rp_buf *b, const rp_gpoint *p, int n, const rp
             continue;
         rp_size_label(p[i].p, label, sizeof label);
         double width = 6.0 * (double)strlen(label);    /* 10 px text, a generous estimate */
-        int side = p[i].dodged;
-        double y = rp_scale_at(sy, fmax(p[i].tuned, pow(10, sy->lo))) + 4;
+        int side = p[i].dodged < 0 ? -1 : 1, line = abs(p[i].dodged) - 1;
         if ((side > 0 && p[i].x_px + 7 + width > RP_GL_W - 2) ||
             (side < 0 && p[i].x_px - 7 - width < 2)) {
             side = -side;
-            y += 12;
+            line += 2;
         }
+        double y = rp_scale_at(sy, fmax(p[i].tuned, pow(10, sy->lo))) + 4 + 12 * line;
         rp_svg_text(b, p[i].x_px + 7 * side, y, side < 0 ? "end" : "start", "small", label);
     }
 }
