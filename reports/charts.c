@@ -396,23 +396,52 @@ static void rp_roof_more(rp_buf *b, const rp_device *rd, const rp_roof_frame *f)
     }
 }
 
-/* A dot per best (a square for the vendor's), and the key at the right. */
-static void rp_roof_points(rp_buf *b, const rp_device *rd, const rp_roof_frame *f)
+/* Colours of the roofline's series (family and kind). */
+static const char *const rp_series_palette[] = {
+    "#2563eb", "#db2777", "#059669", "#7c3aed", "#d97706", "#0891b2", "#65a30d", "#dc2626",
+    "#4f46e5", "#a16207", "#0f766e", "#9333ea",
+};
+#define RP_N_SERIES_COLORS ((int)(sizeof rp_series_palette / sizeof rp_series_palette[0]))
+
+/* The colour index of group k: its kernel's place among the kernels of
+ * ov's rows in row order (one family, one colour); -1 if it has no row. */
+static int rp_roof_color_of(const rp_device *rd, const rp_overview *ov, int k,
+                            char kernels[][32], int *n_kernels)
+{
+    if (ov->row_of[k] < 0)
+        return -1;
+    for (int i = 0; i < *n_kernels; i++)
+        if (strcmp(kernels[i], rd->groups[k].kernel) == 0)
+            return i;
+    if (*n_kernels == RP_MAX_ROWS)
+        return -1;
+    snprintf(kernels[*n_kernels], 32, "%s", rd->groups[k].kernel);
+    return (*n_kernels)++;
+}
+
+/* A dot per best (a square for the vendor's) in its family's colour, and a
+ * key per family at the right naming its kinds, in the order of the rows. */
+static void rp_roof_points(rp_buf *b, const rp_device *rd, const rp_overview *ov,
+                           const rp_roof_frame *f)
 {
     double floor_gf = pow(10, f->y.lo);
-    int i = 0;
+    char kernels[RP_MAX_ROWS][32];
+    int n_kernels = 0, shown[RP_MAX_ROWS] = { 0 };
+    for (int i = 0; i < rd->n_groups; i++)          /* colours in display order */
+        rp_roof_color_of(rd, ov, ov->order[i], kernels, &n_kernels);
     for (int k = 0; k < rd->n_groups; k++) {
         const rp_group *g = &rd->groups[k];
-        if (!g->roof.valid)
+        int c = rp_roof_color_of(rd, ov, k, kernels, &n_kernels);
+        if (!g->roof.valid || c < 0)
             continue;
-        const char *color = rp_palette[i % RP_MAX_SESSIONS];
+        const char *color = rp_series_palette[c % RP_N_SERIES_COLORS];
         char prob[96], num[32], text[256];
         rp_problem_text(&g->problem, prob, sizeof prob);
         double x = rp_scale_at(&f->x, g->roof.ai);
         double y = rp_scale_at(&f->y, fmax(g->roof.gflops, floor_gf));
         snprintf(text, sizeof text, "%s %s: %s GFLOP/s at %.3g flop/byte", g->kernel, prob,
                  rp_num(num, sizeof num, g->roof.gflops), g->roof.ai);
-        rp_svg_circle(b, RP_C(x), RP_C(y), RP_CI(5), color, NULL, text);
+        rp_svg_circle(b, RP_C(x), RP_C(y), RP_CI(5), color, "fill-opacity=\"0.85\"", text);
         if (g->roof.vendor_gflops > 0) {
             char style[64];
             snprintf(style, sizeof style, "stroke=\"%s\" stroke-width=\"1.5\"", color);
@@ -420,16 +449,34 @@ static void rp_roof_points(rp_buf *b, const rp_device *rd, const rp_roof_frame *
             rp_svg_rect(b, RP_C(x - 4.5), RP_C(yv - 4.5), RP_CI(9), RP_CI(9), "none", style,
                         NULL);
         }
-        double ly = RP_ROOF_Y0 + 14 + i * 15;
-        if (ly < RP_ROOF_Y1) {
-            snprintf(text, sizeof text, "%s %s", g->kernel, prob);
-            rp_svg_key_dot(b, RP_ROOF_X1 + 16, ly, color, text);
+        shown[c] = 1;
+    }
+    int n_keys = 0;
+    for (int c = 0; c < n_kernels; c++) {
+        if (!shown[c])
+            continue;
+        char label[160] = "";                         /* its kinds: "BF16, FP16, TF32 GEMM" */
+        int seen[RP_MAX_ROWS] = { 0 };
+        for (int i = 0; i < rd->n_groups; i++) {
+            int k = ov->order[i], r = ov->row_of[k];
+            if (r < 0 || strcmp(rd->groups[k].kernel, kernels[c]) != 0 || seen[ov->rows[r].series])
+                continue;
+            seen[ov->rows[r].series] = 1;
+            size_t n = strlen(label);
+            snprintf(label + n, sizeof label - n, "%s%s", n ? ", " : "",
+                     ov->series_label[ov->rows[r].series]);
         }
-        i++;
+        if (strlen(label) > 40)
+            snprintf(label + 37, sizeof label - 37, "...");
+        double ly = RP_ROOF_Y0 + 14 + n_keys * 16;
+        if (ly < RP_ROOF_Y1)
+            rp_svg_key_dot(b, RP_ROOF_X1 + 16, ly, rp_series_palette[c % RP_N_SERIES_COLORS],
+                           label);
+        n_keys++;
     }
 }
 
-int rp_chart_roofline(rp_buf *b, const rp_device *rd)
+int rp_chart_roofline(rp_buf *b, const rp_device *rd, const rp_overview *ov)
 {
     int n = 0;
     for (int k = 0; k < rd->n_groups; k++)
@@ -443,10 +490,10 @@ int rp_chart_roofline(rp_buf *b, const rp_device *rd)
     rp_roof_axes(b, &f);
     rp_roof_ceilings(b, rd, &f);
     rp_roof_more(b, rd, &f);
-    rp_roof_points(b, rd, &f);
+    rp_roof_points(b, rd, ov, &f);
     rp_svg_text(b, RP_ROOF_X0, 400 - 8, "start", "small",
-                "filled circles: tuned best; hollow squares: vendor library on the same "
-                "problem; black lines: ceilings (dashed: tensor cores, FP64)");
+                "circles: tuned best, coloured by family; hollow squares: vendor library on the same "
+                "problem; lines: ceilings (dashed: tensor cores, FP64)");
     rp_svg_close(b);
     return 1;
 }

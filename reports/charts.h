@@ -4,6 +4,7 @@
 #define RP_CHARTS_H
 
 #include "figures.h"
+#include "overview.h"
 #include "text.h"
 
 #define RP_TUNED   "#2563eb"
@@ -26,17 +27,17 @@ void rp_chart_trajectory(rp_buf *b, const rp_group *g);
 /* The best performance reached at each value of parameter p of g (whose
  * best value must be positive). */
 void rp_chart_param(rp_buf *b, const rp_group *g, const rp_param *p);
-/* Log-log roofline of the best of every group of rd against its ceilings;
- * 0 (and nothing written) without a point or an FP32 ceiling. */
-int rp_chart_roofline(rp_buf *b, const rp_device *rd);
+/* Log-log roofline of the best of every group of rd against its ceilings,
+ * a colour and a legend entry (naming its kinds) per family; 0 (and
+ * nothing written) without a point or an FP32 ceiling. */
+int rp_chart_roofline(rp_buf *b, const rp_device *rd, const rp_overview *ov);
 
-/* ---- the first screen (reports/glance.c) ---- */
-/* 1 if group j of rd is the first of its series (kernel and kind). */
-int rp_series_first(const rp_device *rd, int j);
-/* Log-log chart of the best of every size of group j's series (kernel and
- * kind) with the vendor library, the ceiling and the launch floor; nothing
- * if no size has a verified best. */
-void rp_chart_sizes(rp_buf *b, const rp_device *rd, int j);
+/* ---- charts by size (reports/glance.c) ---- */
+/* Log-log chart of the best of each of the n groups of rd (one kernel and
+ * kind, titled by kind, "BF16 GEMM") against size, with the vendor library,
+ * the ceiling and the launch floor up to the ceiling; sizes that would share
+ * an x are drawn apart and labelled. Nothing if no group has a verified best. */
+void rp_chart_sizes(rp_buf *b, const rp_device *rd, const int *groups, int n, const char *kind);
 /* A table of the problems tuned on any device, a column per device. */
 void rp_devices_table(rp_buf *b, const rp_report *rep);
 

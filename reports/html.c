@@ -1,17 +1,20 @@
-/* html.c: the report document: page and style, contents, device facts, the
- * summary table and per problem its best, charts and failures. */
+/* html.c: the report document: page and style, the first screen (per device
+ * a row per family and kind), the charts by size in the order of what users
+ * run, contents, device facts, the summary table and per problem its best,
+ * charts and failures. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "charts.h"
 #include "html.h"
+#include "overview.h"
 
 #define RP_MAX_FAILURE_ROWS 12
 
 static const char rp_css[] =
     "body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;"
     "margin:0;background:#f8fafc;color:#111827;line-height:1.45}\n"
-    "main{max-width:1100px;margin:0 auto;padding:24px}\n"
+    "main{max-width:1180px;margin:0 auto;padding:24px}\n"
     "h1{font-size:26px;margin:0 0 4px}h2{font-size:21px;margin:32px 0 8px;"
     "border-bottom:2px solid #cbd5e1;padding-bottom:4px}h3{font-size:17px;margin:24px 0 6px}\n"
     "h4{font-size:14px;margin:14px 0 4px;color:#374151}\n"
@@ -37,6 +40,9 @@ static const char rp_css[] =
     "gap:10px}.glance svg.chart{margin:0}\n"
     "@media (max-width:600px){main{padding:10px}.card{padding:10px}"
     ".card svg.chart{min-width:600px}}\n"
+    "table.overview{width:100%}table.overview td.kind{white-space:nowrap}"
+    "table.overview td.cov{font-size:12px;color:#374151}"
+    "tr.untuned td{color:#6b7280;font-style:italic}\n"
     ".legend span{display:inline-block;margin-right:14px;font-size:13px}"
     ".legend i{display:inline-block;width:12px;height:12px;margin-right:4px;"
     "vertical-align:-1px}\n";
@@ -177,14 +183,15 @@ static void rp_summary_row(rp_buf *b, const rp_group *g, int dev_index, int k)
     rp_printf(b, "<td class=\"n\">%d / %d</td></tr>\n", g->n_ok, g->n - g->n_ok);
 }
 
-static void rp_summary_table(rp_buf *b, const rp_device *rd, int dev_index)
+static void rp_summary_table(rp_buf *b, const rp_device *rd, const rp_overview *ov,
+                             int dev_index)
 {
     rp_put(b, "<div class=\"card\"><table>\n<tr><th>Kernel</th><th>Problem</th>"
               "<th>Best configuration</th><th>Time (ms)</th><th>Performance</th>"
               "<th>% of ceiling (or &times; launch floor)</th><th>vs default</th><th>vs best seed</th>"
               "<th>vs vendor</th><th>Tried (ok / failed)</th></tr>\n");
-    for (int k = 0; k < rd->n_groups; k++)
-        rp_summary_row(b, &rd->groups[k], dev_index, k);
+    for (int i = 0; i < rd->n_groups; i++)
+        rp_summary_row(b, &rd->groups[ov->order[i]], dev_index, ov->order[i]);
     rp_put(b, "</table>\n<p class=\"muted\">Ratios are performance of the tuned "
               "configuration over the built-in default, the best seed baseline and the best "
               "vendor library measurement (above 1: tuned is faster).</p></div>\n");
@@ -355,9 +362,128 @@ static void rp_group_section(rp_buf *b, const rp_group *g, int dev_index, int k)
     rp_put(b, "</div>\n");
 }
 
+/* ---- the first screen: how well each GPU is tuned ---- */
+
+/* "1.02&times;" coloured: below 0.9 red, from 1 green. */
+static void rp_ratio_span(rp_buf *b, double r)
+{
+    rp_printf(b, "<span class=\"%s\">%.2f&times;</span>", r < 0.9 ? "fail" : r >= 1 ? "good" : "",
+              r);
+}
+
+/* The first group of row r in display order, -1 if none. */
+static int rp_row_first_group(const rp_device *rd, const rp_overview *ov, int r)
+{
+    for (int i = 0; i < rd->n_groups; i++)
+        if (ov->row_of[ov->order[i]] == r)
+            return ov->order[i];
+    return -1;
+}
+
+static void rp_overview_vendor_cells(rp_buf *b, const rp_device *rd, const rp_kindrow *row,
+                                     int first)
+{
+    char dims[96];
+    if (row->n_vendor > 0) {
+        rp_put(b, "<td class=\"n\">");
+        rp_ratio_span(b, row->vendor_geomean);
+        if (row->n_vendor < row->n_tuned)
+            rp_printf(b, " <span class=\"muted\">(%d of %d)</span>", row->n_vendor,
+                      row->n_tuned);
+        rp_put(b, "</td><td class=\"n\">");
+        rp_ratio_span(b, row->vendor_min);
+        rp_dims_text(&rd->groups[row->vendor_min_group].problem, dims, sizeof dims);
+        rp_put(b, " <span class=\"muted\">");
+        rp_esc(b, dims);
+        rp_put(b, "</span></td>");
+    } else if (row->n_tuned > 0 && first >= 0) {
+        rp_put(b, "<td class=\"muted\" colspan=\"2\">");
+        rp_esc_max(b, rd->groups[first].vendor_note[0] ? rd->groups[first].vendor_note
+                                                       : "not measured", 60);
+        rp_put(b, "</td>");
+    } else {
+        rp_put(b, "<td class=\"n\">-</td><td class=\"n\">-</td>");
+    }
+}
+
+static void rp_overview_roof_cell(rp_buf *b, const rp_device *rd, const rp_kindrow *row)
+{
+    char dims[96];
+    if (row->roof_group >= 0) {
+        rp_dims_text(&rd->groups[row->roof_group].problem, dims, sizeof dims);
+        rp_printf(b, "<td class=\"n\">%.0f%% <span class=\"muted\">", row->roof_pct);
+        rp_esc(b, dims);
+        rp_put(b, "</span></td>");
+    } else if (row->n_latency > 0 && row->floor_ratio > 0) {
+        rp_printf(b, "<td class=\"n\" title=\"at the ceiling a call would take less than an "
+                     "empty launch\">latency-bound: %.2f&times; floor</td>", row->floor_ratio);
+    } else {
+        rp_put(b, "<td class=\"n\">-</td>");
+    }
+}
+
+static void rp_overview_row(rp_buf *b, const rp_device *rd, const rp_overview *ov, int r,
+                            int dev_index)
+{
+    const rp_kindrow *row = &ov->rows[r];
+    int first = rp_row_first_group(rd, ov, r);
+    rp_printf(b, "<tr%s><td class=\"kind\">", row->untuned ? " class=\"untuned\"" : "");
+    if (first >= 0)
+        rp_printf(b, "<a href=\"#d%dg%d\">", dev_index, first);
+    rp_esc(b, row->label);
+    rp_put(b, first >= 0 ? "</a>" : "");
+    if (row->kernels[0]) {
+        rp_put(b, " <span class=\"muted\">");
+        rp_esc(b, row->kernels);
+        rp_put(b, "</span>");
+    }
+    rp_printf(b, "</td><td class=\"n\">%d", row->n_tuned);
+    if (row->n_failed)
+        rp_printf(b, " <span class=\"fail\">+%d failed</span>", row->n_failed);
+    rp_put(b, "</td>");
+    rp_overview_vendor_cells(b, rd, row, first);
+    rp_overview_roof_cell(b, rd, row);
+    if (r == 0 || ov->rows[r - 1].series != row->series) {  /* coverage, once per series */
+        int span = 1;
+        while (r + span < ov->n_rows && ov->rows[r + span].series == row->series)
+            span++;
+        rp_printf(b, "<td class=\"cov\" rowspan=\"%d\">", span);
+        rp_esc(b, ov->coverage[row->series]);
+        rp_put(b, "</td>");
+    }
+    rp_put(b, "</tr>\n");
+}
+
+/* One device's table: a row per family and kind. */
+static void rp_overview_table(rp_buf *b, const rp_device *rd, const rp_overview *ov,
+                              int dev_index)
+{
+    const at_device_info *i = &rd->dev.info;
+    char floor_text[64] = "";
+    if (rd->floor_ms > 0)
+        snprintf(floor_text, sizeof floor_text, ", launch floor %.1f &micro;s", rd->floor_ms * 1e3);
+    rp_printf(b, "<h3 id=\"glance-d%d\">", dev_index);
+    rp_esc(b, i->name);
+    rp_put(b, " <span class=\"muted\">");
+    rp_esc(b, i->arch);
+    rp_printf(b, ", %d SMs%s, %d results</span></h3>\n", i->sm_count, floor_text, rd->n_res);
+    rp_printf(b, "<div class=\"card\"><table class=\"overview\" id=\"overview-d%d\">\n"
+                 "<tr><th>Kind</th><th>Problems tuned</th><th>vs vendor library "
+                 "(geomean)</th><th>Lowest vs vendor</th><th>Of the roofline (best)</th>"
+                 "<th>Coverage</th></tr>\n", dev_index);
+    for (int r = 0; r < ov->n_rows; r++)
+        rp_overview_row(b, rd, ov, r, dev_index);
+    rp_put(b, "</table>\n<p class=\"muted\">vs vendor: the tuned best over the vendor "
+              "library (cuBLAS, CUB) the tuner timed on the same problem, above 1 faster. "
+              "Roofline: the kind's ceiling, or read bandwidth &times; arithmetic intensity "
+              "where that is lower. Coverage: layouts (op pairs) with tuned problems and "
+              "those the built-in defaults alone serve.</p></div>\n");
+}
+
 /* ---- the document ---- */
 
-static void rp_device_section(rp_buf *b, const rp_device *rd, int dev_index)
+static void rp_device_section(rp_buf *b, const rp_device *rd, const rp_overview *ov,
+                              int dev_index)
 {
     rp_printf(b, "<h2 id=\"d%d\">", dev_index);
     rp_esc(b, rd->dev.info.name);
@@ -370,40 +496,78 @@ static void rp_device_section(rp_buf *b, const rp_device *rd, int dev_index)
         return;
     }
     rp_printf(b, "<h3 id=\"d%d-summary\">Summary</h3>\n", dev_index);
-    rp_summary_table(b, rd, dev_index);
-    for (int k = 0; k < rd->n_groups; k++)
-        rp_group_section(b, &rd->groups[k], dev_index, k);
+    rp_summary_table(b, rd, ov, dev_index);
+    for (int i = 0; i < rd->n_groups; i++)
+        rp_group_section(b, &rd->groups[ov->order[i]], dev_index, ov->order[i]);
 }
 
-/* The first screen: the devices side by side (several), then per device
- * a chart per family and kind against size, and the roofline. */
-static void rp_glance(rp_buf *b, const rp_report *rep)
+/* 1 if group order[pos] is the first in display order of its row and kernel. */
+static int rp_chart_first(const rp_device *rd, const rp_overview *ov, int pos)
 {
-    rp_put(b, "<h2 id=\"glance\">At a glance</h2>\n");
-    if (rep->n_devs > 1) {
-        rp_put(b, "<h3 id=\"glance-devices\">The devices side by side</h3>\n");
-        rp_devices_table(b, rep);
+    int j = ov->order[pos];
+    for (int q = 0; q < pos; q++) {
+        int k = ov->order[q];
+        if (ov->row_of[k] == ov->row_of[j] && strcmp(rd->groups[k].kernel, rd->groups[j].kernel) == 0)
+            return 0;
     }
+    return 1;
+}
+
+/* Per device a chart per kind and kernel in display order, then the roofline. */
+static void rp_charts(rp_buf *b, const rp_report *rep, const rp_overview *ovs)
+{
+    rp_put(b, "<h2 id=\"charts\">Performance by problem size</h2>\n");
     for (int i = 0; i < rep->n_devs; i++) {
         const rp_device *rd = &rep->devs[i];
+        const rp_overview *ov = &ovs[i];
         if (rd->n_groups == 0)
             continue;
-        rp_printf(b, "<h3 id=\"glance-d%d\">", i);
+        int *list = malloc(sizeof *list * (size_t)rd->n_groups);
+        if (!list) {
+            b->oom = 1;
+            return;
+        }
+        rp_printf(b, "<h3 id=\"charts-d%d\">", i);
         rp_esc(b, rd->dev.info.name);
         rp_put(b, ": performance by problem size</h3>\n<div class=\"glance\">\n");
-        for (int j = 0; j < rd->n_groups; j++)
-            if (rp_series_first(rd, j))
-                rp_chart_sizes(b, rd, j);
+        for (int pos = 0; pos < rd->n_groups; pos++) {
+            if (!rp_chart_first(rd, ov, pos))
+                continue;
+            int j = ov->order[pos], n = 0;
+            for (int q = pos; q < rd->n_groups; q++) {
+                int k = ov->order[q];
+                if (ov->row_of[k] == ov->row_of[j] &&
+                    strcmp(rd->groups[k].kernel, rd->groups[j].kernel) == 0)
+                    list[n++] = k;
+            }
+            rp_chart_sizes(b, rd, list, n, ov->row_of[j] >= 0 ? ov->rows[ov->row_of[j]].label
+                                                               : rd->groups[j].kernel);
+        }
+        free(list);
         rp_put(b, "</div>\n<div class=\"card\">\n");
-        if (!rp_chart_roofline(b, rd))
+        if (!rp_chart_roofline(b, rd, ov))
             rp_put(b, "<p class=\"muted\">No roofline: it needs a verified result of a "
                       "known kernel and the device's FP32 ceiling.</p>\n");
         rp_put(b, "</div>\n");
     }
+    if (rep->n_devs > 1) {
+        rp_put(b, "<h3 id=\"glance-devices\">The devices side by side</h3>\n");
+        rp_devices_table(b, rep);
+    }
+}
+
+/* The first screen: per device with results, a row per family and kind. */
+static void rp_glance(rp_buf *b, const rp_report *rep, const rp_overview *ovs)
+{
+    rp_printf(b, "<h2 id=\"glance\">How well %s tuned</h2>\n",
+              rep->n_devs == 1 ? "is this GPU" : "is each GPU");
+    for (int i = 0; i < rep->n_devs; i++)
+        if (rep->devs[i].n_groups > 0)
+            rp_overview_table(b, &rep->devs[i], &ovs[i], i);
 }
 
 /* Every device and its problems, linked to their sections. */
-static void rp_contents(rp_buf *b, const rp_report *rep)
+static void rp_contents(rp_buf *b, const rp_report *rep, const rp_overview *ovs)
 {
     rp_put(b, "<div class=\"card\" id=\"contents\"><b>Contents</b><ul>\n");
     for (int i = 0; i < rep->n_devs; i++) {
@@ -413,7 +577,8 @@ static void rp_contents(rp_buf *b, const rp_report *rep)
         rp_printf(b, "</a> &middot; %d results", rd->n_res);
         if (rd->n_groups) {
             rp_put(b, "<ul>");
-            for (int k = 0; k < rd->n_groups; k++) {
+            for (int q = 0; q < rd->n_groups; q++) {
+                int k = ovs[i].order[q];
                 char prob[96];
                 rp_problem_text(&rd->groups[k].problem, prob, sizeof prob);
                 rp_printf(b, "<li><a href=\"#d%dg%d\">", i, k);
@@ -439,9 +604,21 @@ void rp_render_html(rp_buf *b, const rp_report *rep, const char *generated)
     rp_printf(b, "<p class=\"muted\">Generated %s from the tuning database: %d device%s, "
                  "%d results. Self-contained: no scripts, fonts or network.</p>\n",
               generated, rep->n_devs, rep->n_devs == 1 ? "" : "s", rep->total);
-    rp_glance(b, rep);
-    rp_contents(b, rep);
-    for (int i = 0; i < rep->n_devs; i++)
-        rp_device_section(b, &rep->devs[i], i);
-    rp_put(b, "</main>\n</body>\n</html>\n");
+    rp_overview *ovs = calloc((size_t)(rep->n_devs ? rep->n_devs : 1), sizeof *ovs);
+    int ok = ovs != NULL;
+    for (int i = 0; ok && i < rep->n_devs; i++)
+        ok = rp_overview_build(&rep->devs[i], &ovs[i]);
+    if (ok) {
+        rp_glance(b, rep, ovs);
+        rp_charts(b, rep, ovs);
+        rp_contents(b, rep, ovs);
+        for (int i = 0; i < rep->n_devs; i++)
+            rp_device_section(b, &rep->devs[i], &ovs[i], i);
+        rp_put(b, "</main>\n</body>\n</html>\n");
+    } else {
+        b->oom = 1;
+    }
+    for (int i = 0; ovs && i < rep->n_devs; i++)
+        rp_overview_free(&ovs[i]);
+    free(ovs);
 }

@@ -54,13 +54,23 @@ void rp_svg_grid_y(rp_buf *b, const rp_axis *ax, double step, double top)
     }
 }
 
+/* A decade's label: 0.01 ... 10000 as numbers, beyond that 1e5, 1e-3. */
+static const char *rp_decade_text(char *out, size_t len, double e)
+{
+    if (e >= 5 || e <= -3)
+        snprintf(out, len, "1e%.0f", e);
+    else
+        rp_tick(out, len, pow(10, e));
+    return out;
+}
+
 void rp_svg_decades_x(rp_buf *b, const rp_axis *ax)
 {
     char num[32];
     for (double e = ceil(ax->s.lo); e <= ax->s.hi; e += 1) {
         double x = rp_scale_at(&ax->s, pow(10, e));
         rp_svg_line(b, RP_C(x), ax->from, RP_C(x), ax->to, RP_GRID, NULL);
-        rp_svg_text(b, x, ax->label_at, "middle", ax->cls, rp_tick(num, sizeof num, pow(10, e)));
+        rp_svg_text(b, x, ax->label_at, "middle", ax->cls, rp_decade_text(num, sizeof num, e));
     }
 }
 
@@ -71,7 +81,7 @@ void rp_svg_decades_y(rp_buf *b, const rp_axis *ax)
         double y = rp_scale_at(&ax->s, pow(10, e));
         rp_svg_line(b, ax->from, RP_C(y), ax->to, RP_C(y), RP_GRID, NULL);
         rp_svg_text(b, ax->label_at, y + ax->label_dy, "end", ax->cls,
-                    rp_tick(num, sizeof num, pow(10, e)));
+                    rp_decade_text(num, sizeof num, e));
     }
 }
 
@@ -217,4 +227,18 @@ void rp_svg_key_dot(rp_buf *b, int x, double y, const char *color, const char *l
 {
     rp_svg_circle(b, RP_CI(x), RP_C(y - 4), RP_CI(4), color, NULL, NULL);
     rp_svg_text(b, x + 8, y, "start", "small", label);
+}
+
+void rp_svg_key_stroke(rp_buf *b, double x, double y, const char *color, const char *dash,
+                       int mark, const char *label)
+{
+    char extra[96];
+    snprintf(extra, sizeof extra, "stroke-width=\"2\"%s%s%s", dash ? " stroke-dasharray=\"" : "",
+             dash ? dash : "", dash ? "\"" : "");
+    rp_svg_line(b, RP_C(x), RP_C(y), RP_C(x + 20), RP_C(y), color, extra);
+    if (mark == 1)
+        rp_svg_circle(b, RP_C(x + 10), RP_C(y), RP_CI(4), color, NULL, NULL);
+    else if (mark == 2)
+        rp_svg_rect(b, RP_C(x + 6.5), RP_C(y - 3.5), RP_CI(7), RP_CI(7), color, NULL, NULL);
+    rp_svg_text(b, x + 24, y + 4, "start", "small", label);
 }

@@ -43,7 +43,8 @@ typedef struct rp_axis {
 /* Lines and labels at 0, step, ... up to top (linear axes). */
 void rp_svg_grid_x(rp_buf *b, const rp_axis *ax, double step, double top);
 void rp_svg_grid_y(rp_buf *b, const rp_axis *ax, double step, double top);
-/* Lines and labels at every power of ten in the range (log axes). */
+/* Lines and labels at every power of ten in the range (log axes); labels
+ * 0.01 to 10000 as numbers, beyond as 1e5, 1e-3. */
 void rp_svg_decades_x(rp_buf *b, const rp_axis *ax);
 void rp_svg_decades_y(rp_buf *b, const rp_axis *ax);
 /* A value axis from 0 on the left of the plot box [x0, x1] x [y0 (top),
@@ -89,5 +90,10 @@ typedef struct rp_key {
 void rp_svg_keys(rp_buf *b, const rp_key *keys, int n, int y);
 void rp_svg_key_line(rp_buf *b, double x, double y, const char *color, const char *label);
 void rp_svg_key_dot(rp_buf *b, int x, double y, const char *color, const char *label);
+/* A legend entry drawn as the line it names: 20 px of stroke (dash: its
+ * stroke-dasharray or NULL) centred on y, with its mark (1 circle, 2
+ * square, 0 none) in the middle, then the label. */
+void rp_svg_key_stroke(rp_buf *b, double x, double y, const char *color, const char *dash,
+                       int mark, const char *label);
 
 #endif
