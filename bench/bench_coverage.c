@@ -381,7 +381,9 @@ static void cv_usage(FILE *f)
             "FP64 strided batched with probability 0.5, batch log-uniform in 2..4096; m, n, k\n"
             "log-uniform in 16..16384, drawn again until 2 m n k batch <= 2^40 and A + B + C\n"
             "<= 1 GiB. --db none: a fresh empty user database (built-in defaults and the shipped\n"
-            "database only). --held-out: the model's first choice (trials off) and its trial's\n"
+            "database only); --db PATH runs on a private copy of PATH unless --record, which\n"
+            "leaves what the runtime writes (its record of problems served below the exact\n"
+            "level, trial winners) in PATH for `autotune --recorded`. --held-out: the model's first choice (trials off) and its trial's\n"
             "choice (4 candidates) on a copy of TRAIN against ORACLE (tuned at each call's shape:\n"
             "--print-shapes lists them as `autotune --kernel K --size S` arguments).\n");
 }
@@ -468,7 +470,7 @@ static int cv_copy_file(const char *from, const char *to)
 
 /* A handle on db (NULL: a fresh empty database in the temporary folder), our kernels alone
  * unless vendor, trials as given (-1: the library's default). */
-static at_handle *cv_handle(const char *db, int vendor, int trials, int record)
+static at_handle *cv_handle(const char *db, int vendor, int trials)
 {
     char path[512];
     static int fresh;
@@ -486,11 +488,6 @@ static at_handle *cv_handle(const char *db, int vendor, int trials, int record)
     at_set_vendor(h, vendor ? AT_VENDOR_ON : AT_VENDOR_OFF);
 #else
     (void)vendor;
-#endif
-#ifdef AT_HAVE_RECORDING
-    at_set_recording(h, record);
-#else
-    (void)record;
 #endif
     if (trials >= 0)
         at_set_trials(h, trials);
@@ -640,7 +637,18 @@ static void cv_call_text(const cv_call *c, char *out, size_t len)
 static int cv_run_coverage(const cv_opts *o, FILE *tsv)
 {
     const char *db = o->db && strcmp(o->db, "") && strcmp(o->db, "none") ? o->db : NULL;
-    at_handle *h = cv_handle(db, o->vendor, -1, o->record);
+    /* what the handle writes (trial winners, the record of problems served below the exact
+     * level, cubins) goes to a private copy unless --record asks for the database itself */
+    char copy[512];
+    if (db && !o->record) {
+        snprintf(copy, sizeof copy, "%s/user.db", cv_tmpdir);
+        if (cv_copy_file(db, copy)) {
+            fprintf(stderr, "bench_coverage: cannot copy %s: %s\n", db, strerror(errno));
+            return 1;
+        }
+        db = copy;
+    }
+    at_handle *h = cv_handle(db, o->vendor, -1);
     cublasHandle_t cublas;
     if (!h || cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS)
         return 1;
@@ -714,7 +722,7 @@ static int cv_run_held_out(const cv_opts *o, FILE *tsv)
         fprintf(stderr, "bench_coverage: cannot copy %s: %s\n", o->db, strerror(errno));
         return 1;
     }
-    at_handle *h1 = cv_handle(top1_db, 0, 0, 0), *ho = cv_handle(o->oracle_db, 0, 0, 0);
+    at_handle *h1 = cv_handle(top1_db, 0, 0), *ho = cv_handle(o->oracle_db, 0, 0);
     cublasHandle_t cublas;
     if (!h1 || !ho || cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS)
         return 1;
@@ -745,7 +753,7 @@ static int cv_run_held_out(const cv_opts *o, FILE *tsv)
         }
         at_handle *h4 = NULL;
         if (!bad)
-            bad = cv_copy_file(o->db, top4_db) || !(h4 = cv_handle(top4_db, 0, 4, 0));
+            bad = cv_copy_file(o->db, top4_db) || !(h4 = cv_handle(top4_db, 0, 4));
         at_handle *hs[3] = {h1, h4, ho};
         cv_result *rs[3] = {&r1, &r4, &ro};
         for (int j = 0; j < 3 && !bad; j++) {
