@@ -1,12 +1,13 @@
-/* lookup.c: the lookup chain (exact, on this device or its model -> nearest
- * shape on this device -> nearest on the same architecture -> built-in
- * default); pure logic over the database, so the CPU tests exercise it on
- * fixture databases. */
+/* lookup.c: the lookup chain (exact, on this device or its model -> stored
+ * winners of other shapes on this device, ranked by the selection model ->
+ * the same on the architecture -> built-in default); pure logic over the
+ * database, so the CPU tests exercise it on fixture databases. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lookup.h"
+#include "model.h"
 
 at_status lk_open_db(const char *path, db **out, char *msg, size_t len)
 {
@@ -46,25 +47,6 @@ static int usable_config(const at_device_info *dev, const tpl_family *fam, const
     return 1;
 }
 
-/* Nearest usable candidate; candidates come fastest first per problem. */
-static int pick_nearest(const at_device_info *dev, const tpl_family *fam, const tpl_problem *p,
-                        int deterministic, const db_result *cands, int n, int *cfg,
-                        char *config)
-{
-    double best = INFINITY;
-    int found = 0, tmp[TPL_MAX_PARAMS];
-    for (int i = 0; i < n; i++) {
-        double d = lk_shape_distance(p, &cands[i].problem);
-        if (d >= best || !usable_config(dev, fam, cands[i].config, p, deterministic, tmp))
-            continue;
-        best = d;
-        memcpy(cfg, tmp, sizeof tmp);
-        snprintf(config, TPL_CONFIG_LEN, "%s", cands[i].config);
-        found = 1;
-    }
-    return found;
-}
-
 /* The LK_PER_PROBLEM fastest results of every tuned problem of p's kind:
  * level 0 on dev itself, level 1 on any device of dev's architecture. */
 static at_status level_candidates(db *d, const at_device_info *dev, const tpl_family *fam,
@@ -75,35 +57,102 @@ static at_status level_candidates(db *d, const at_device_info *dev, const tpl_fa
                          fam->name, hash, p, LK_PER_PROBLEM, deterministic, cands, n);
 }
 
-/* Adds cands[i] to out (count *n, room max) if usable, cubin stored and
- * not already there; keeps out sorted by distance. */
-static void nearby_add(db *d, const at_device_info *dev, const tpl_family *fam,
-                       const tpl_problem *p, int deterministic, const db_result *cand,
-                       int max, lk_candidate *out, int *n)
+/* Orders ranked candidates: predicted time first (NAN, where the family's
+ * model cannot predict, after every prediction), then shape distance. */
+static int rank_before(const lk_candidate *a, const lk_candidate *b)
 {
-    lk_candidate c;
-    c.distance = lk_shape_distance(p, &cand->problem);
-    if (!isfinite(c.distance) ||
-        !usable_config(dev, fam, cand->config, p, deterministic, c.cfg))
-        return;
-    snprintf(c.config, sizeof c.config, "%s", cand->config);
-    for (int i = 0; i < *n; i++)
-        if (strcmp(out[i].config, c.config) == 0)
-            return;
-    char key[128];
-    tpl_binary_key(fam, c.cfg, dev->arch, key, sizeof key);
-    if (db_has_binary(d, key) != 1)
-        return;
-    int at = *n;
-    while (at > 0 && out[at - 1].distance > c.distance)
-        at--;
-    if (at >= max)
-        return;
-    int last = *n < max ? *n : max - 1;
-    memmove(&out[at + 1], &out[at], (size_t)(last - at) * sizeof *out);
-    out[at] = c;
-    if (*n < max)
-        (*n)++;
+    int pa = !isnan(a->predicted_ms), pb = !isnan(b->predicted_ms);
+    if (pa != pb)
+        return pa;
+    if (pa && a->predicted_ms != b->predicted_ms)
+        return a->predicted_ms < b->predicted_ms;
+    return a->distance < b->distance;
+}
+
+int lk_rank(const at_device_info *dev, const tpl_family *fam, const tpl_problem *p,
+            int deterministic, const db_result *cands, int n, lk_candidate **out)
+{
+    *out = NULL;
+    lk_candidate *list = n > 0 ? malloc((size_t)n * sizeof *list) : NULL;
+    if (n > 0 && !list)
+        return -1;
+    int count = 0;
+    for (int i = 0; i < n; i++) {
+        lk_candidate c;
+        c.distance = lk_shape_distance(p, &cands[i].problem);
+        if (!isfinite(c.distance) ||
+            !usable_config(dev, fam, cands[i].config, p, deterministic, c.cfg))
+            continue;
+        snprintf(c.config, sizeof c.config, "%s", cands[i].config);
+        c.predicted_ms = md_predict_ms(fam, c.cfg, dev, &cands[i].problem,
+                                       db_rank_ms(&cands[i]), p);
+        /* a configuration stored for several shapes is predicted from the
+         * nearest of them (the shortest extrapolation) */
+        int dup = -1;
+        for (int j = 0; j < count && dup < 0; j++)
+            if (strcmp(list[j].config, c.config) == 0)
+                dup = j;
+        if (dup < 0)
+            list[count++] = c;
+        else if (c.distance < list[dup].distance)
+            list[dup] = c;
+    }
+    /* insertion sort: stable, so equal keys keep the database's order
+     * (by problem, then fastest first) */
+    for (int i = 1; i < count; i++) {
+        lk_candidate c = list[i];
+        int j = i;
+        while (j > 0 && rank_before(&c, &list[j - 1])) {
+            list[j] = list[j - 1];
+            j--;
+        }
+        list[j] = c;
+    }
+    *out = list;
+    return count;
+}
+
+/* The geometry key of a configuration (tile, split-K, stream-K, products
+ * per block); 0 where the family cannot describe it. */
+static int geometry_key(const tpl_family *fam, const int *cfg, long long *key)
+{
+    tpl_tile t;
+    if (!fam->tile_of || !fam->tile_of(cfg, &t))
+        return 0;
+    *key = (((long long)t.bm * 1024 + t.bn) * 64 + t.splitk) * 256 + t.products * 2 + t.stream_k;
+    return 1;
+}
+
+void lk_diversify(const tpl_family *fam, lk_candidate *list, int n)
+{
+    for (int i = 1; i < n; i++) {
+        long long key;
+        if (!geometry_key(fam, list[i].cfg, &key))
+            continue;
+        int seen = 0, first_repeat = -1;
+        for (int j = 0; j < i; j++) {
+            long long other;
+            int known = geometry_key(fam, list[j].cfg, &other);
+            if (known && other == key)
+                seen = 1;
+            /* the first earlier entry whose geometry an even earlier one has */
+            if (first_repeat < 0 && known) {
+                for (int q = 0; q < j; q++) {
+                    long long prev;
+                    if (geometry_key(fam, list[q].cfg, &prev) && prev == other) {
+                        first_repeat = j;
+                        break;
+                    }
+                }
+            }
+        }
+        if (seen || first_repeat < 0)
+            continue;
+        lk_candidate c = list[i];
+        memmove(&list[first_repeat + 1], &list[first_repeat],
+                (size_t)(i - first_repeat) * sizeof *list);
+        list[first_repeat] = c;
+    }
 }
 
 int lk_nearby(db *d, const at_device_info *dev, const tpl_family *fam, const tpl_problem *p,
@@ -120,20 +169,23 @@ int lk_nearby(db *d, const at_device_info *dev, const tpl_family *fam, const tpl
                                        &count);
         if (s != AT_OK)
             continue;
-        /* this device's winners fill the list first; the architecture's
-         * only take the room left */
-        lk_candidate level_out[16];
-        int level_n = 0, room = 16;
-        for (int i = 0; i < count; i++)
-            nearby_add(d, dev, fam, p, deterministic, &cands[i], room, level_out, &level_n);
+        lk_candidate *ranked = NULL;
+        int ranked_n = lk_rank(dev, fam, p, deterministic, cands, count, &ranked);
         free(cands);
-        for (int i = 0; i < level_n && n < max; i++) {
+        lk_diversify(fam, ranked, ranked_n);
+        /* this device's winners fill the list first; the architecture's
+         * only take the room left; a trial never compiles, so only those
+         * whose cubin is stored */
+        for (int i = 0; i < ranked_n && n < max; i++) {
             int dup = 0;
             for (int j = 0; j < n; j++)
-                dup |= strcmp(out[j].config, level_out[i].config) == 0;
-            if (!dup)
-                out[n++] = level_out[i];
+                dup |= strcmp(out[j].config, ranked[i].config) == 0;
+            char key[128];
+            tpl_binary_key(fam, ranked[i].cfg, dev->arch, key, sizeof key);
+            if (!dup && db_has_binary(d, key) == 1)
+                out[n++] = ranked[i];
         }
+        free(ranked);
     }
     return n;
 }
@@ -194,9 +246,15 @@ at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fa
                                            &cands, &n);
             if (s != AT_OK)
                 continue;
-            int ok = pick_nearest(dev, fam, p, deterministic, cands, n, cfg, config);
+            lk_candidate *ranked = NULL;
+            int ranked_n = lk_rank(dev, fam, p, deterministic, cands, n, &ranked);
             free(cands);
-            if (ok)
+            if (ranked_n > 0) {
+                memcpy(cfg, ranked[0].cfg, sizeof ranked[0].cfg);
+                snprintf(config, TPL_CONFIG_LEN, "%s", ranked[0].config);
+            }
+            free(ranked);
+            if (ranked_n > 0)
                 return levels[level];
         }
     }

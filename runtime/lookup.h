@@ -1,6 +1,7 @@
-/* lookup.h: the lookup chain that picks a configuration for a call:
- * exact tuned shape -> nearest tuned shape on this device -> nearest on a
- * device of the same architecture -> built-in default. Needs no GPU. */
+/* lookup.h: the lookup chain that picks a configuration for a call: exact
+ * tuned shape -> the best predicted stored winner of another shape on this
+ * device -> the same on a device of the same architecture -> built-in
+ * default. Needs no GPU. */
 #ifndef LOOKUP_H
 #define LOOKUP_H
 
@@ -21,25 +22,43 @@
  * returns the level used, or AT_LOOKUP_NONE if no configuration is usable
  * (e.g. deterministic mode and no deterministic configuration). Only
  * configurations legal on dev, applicable to the problem and (when
- * deterministic) reproducible are taken. */
+ * deterministic) reproducible are taken. The nearest levels serve lk_rank's
+ * first. */
 at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fam,
                           const tpl_problem *problem, int deterministic, int *cfg,
                           char *config);
 
-/* A stored winner of a nearby shape that the runtime may time on a
- * caller's calls (api.c's trial): its configuration, parsed and as text. */
+/* A stored winner of another shape that the runtime may serve or time on
+ * a caller's calls (api.c's trial): its configuration, parsed and as text. */
 typedef struct lk_candidate {
     int cfg[TPL_MAX_PARAMS];
     char config[TPL_CONFIG_LEN];
     double distance;             /* lk_shape_distance to the problem */
+    double predicted_ms;         /* md_predict_ms at the problem; NAN: no model */
 } lk_candidate;
 
+/* The selection: the usable (as lk_choose's) stored results among cands[0..n)
+ * of p's kind, one per configuration (predicted from the nearest shape it
+ * was measured at), best first: by the selection model's predicted time at
+ * p (runtime/model.h), then by shape distance (families without a model:
+ * nearest first). *out is malloc'd (caller frees; NULL for none); returns
+ * the count, -1 if out of memory. */
+int lk_rank(const at_device_info *dev, const tpl_family *fam, const tpl_problem *p,
+            int deterministic, const db_result *cands, int n, lk_candidate **out);
+
+/* Reorders a ranked list so that each tile geometry (tile_of: tile,
+ * split-K, stream-K, products per block) comes once before any repeats,
+ * each in its ranked order: a trial's few candidates then differ where the
+ * model is least sure (wave tails, split-K) instead of in details. A family
+ * without tile_of keeps its order. */
+void lk_diversify(const tpl_family *fam, lk_candidate *list, int n);
+
 /* Up to max distinct configurations among the fastest stored results of
- * the problems nearest to p (this device first, then devices of the same
- * architecture), nearest first, each usable as lk_choose's are and with
- * its cubin for dev's architecture already stored in d (a trial never
- * compiles). Returns how many were written to out (0 without d, on any
- * database error, or when none qualifies). */
+ * other problems of p's kind (this device first, then devices of the same
+ * architecture), each list in lk_rank's order through lk_diversify, each usable as lk_choose's
+ * are and with its cubin for dev's architecture already stored in d (a
+ * trial never compiles). Returns how many were written to out (0 without
+ * d, on any database error, or when none qualifies). */
 int lk_nearby(db *d, const at_device_info *dev, const tpl_family *fam, const tpl_problem *p,
               int deterministic, int max, lk_candidate *out);
 

@@ -558,6 +558,22 @@ static const tpl_problem bg_tuning[] = {
     {.n_dims = 3, .dims = {16, 16, 16}, .dtype = AT_R_64F, .batch = 16384},
 };
 
+/* tile_of: the launch geometry for the runtime's selection model: G products per block,
+ * each of BM x BN tiles. */
+static int bg_tile_of(const int *cfg, tpl_tile *t)
+{
+    memset(t, 0, sizeof *t);
+    t->bm = cfg[P_BM];
+    t->bn = cfg[P_BN];
+    t->splitk = 1;
+    t->products = cfg[P_G] > 0 ? cfg[P_G] : 1;
+    t->elem_bytes = bg_esz(cfg);
+    t->threads = bg_threads(cfg);
+    t->smem = bg_smem(cfg);
+    t->blocks_per_sm = cfg[P_MINB] > 1 ? cfg[P_MINB] : 0;
+    return t->bm > 0 && t->bn > 0 && t->threads > 0;
+}
+
 const tpl_family tpl_bgemm = {
     .name = "bgemm",
     .source = "bgemm.cu",
@@ -610,6 +626,7 @@ const tpl_family tpl_bgemm = {
                          "1)", .omit_first = 1},
     },
     .valid = bg_valid,
+    .tile_of = bg_tile_of,
     .accepts = bg_accepts,
     .applicable = bg_applicable,
     .deterministic = bg_deterministic,

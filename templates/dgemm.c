@@ -662,6 +662,24 @@ static const tpl_problem dg_tuning[] = {
     {.n_dims = 3, .dims = {1024, 1024, 1024}, .dtype = AT_R_64F},
 };
 
+/* tile_of: the launch geometry for the runtime's selection model; DMMA blocks are compiled
+ * for MINB per SM (launch bounds), FFMA64 ones run as their threads allow. */
+static int dg_tile_of(const int *cfg, tpl_tile *t)
+{
+    memset(t, 0, sizeof *t);
+    t->bm = cfg[P_BM];
+    t->bn = cfg[P_BN];
+    t->splitk = cfg[P_SPLITK] > 1 ? cfg[P_SPLITK] : 1;
+    t->products = 1;
+    t->elem_bytes = 8;
+    t->threads = dg_threads(cfg);
+    if (cfg[P_PATH] == 1) {
+        t->smem = dg_smem_bytes(cfg);
+        t->blocks_per_sm = cfg[P_MINB] > 0 ? cfg[P_MINB] : 1;
+    }
+    return t->bm > 0 && t->bn > 0 && t->threads > 0;
+}
+
 const tpl_family tpl_dgemm = {
     .name = "dgemm",
     .source = "dgemm.cu",
@@ -725,6 +743,7 @@ const tpl_family tpl_dgemm = {
          .omit_first = 1},
     },
     .valid = dg_valid,
+    .tile_of = dg_tile_of,
     .accepts = dg_accepts,
     .applicable = dg_applicable,
     .deterministic = dg_deterministic,

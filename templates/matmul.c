@@ -871,6 +871,34 @@ static const tpl_problem mm_tuning[] = {
 };
 #define MM_N_DEFAULT_TUNING 8
 
+/* tile_of: the launch geometry for the runtime's selection model (ALGO 0: 16 x 16 blocks of
+ * one output each; ALGO 1: TILE x TILE; ALGO 2: BM x BN of mm_geometry's threads). */
+static int mm_tile_of(const int *cfg, tpl_tile *t)
+{
+    memset(t, 0, sizeof *t);
+    t->splitk = 1;
+    t->products = 1;
+    t->elem_bytes = 4;
+    if (cfg[P_ALGO] != 2) {
+        int edge = cfg[P_ALGO] == 0 ? 16 : cfg[P_TILE];
+        t->bm = t->bn = edge;
+        t->threads = edge * edge;
+        t->smem = cfg[P_ALGO] == 0 ? 0 : 2LL * edge * edge * 4;
+        return 1;
+    }
+    mm_geom g;
+    if (!mm_geometry(cfg, &g, NULL, 0))
+        return 0;
+    t->bm = cfg[P_BM];
+    t->bn = cfg[P_BN];
+    t->splitk = cfg[P_SPLITK] > 1 ? cfg[P_SPLITK] : 1;
+    t->stream_k = cfg[P_SK];
+    t->threads = g.nthreads;
+    t->smem = g.smem;
+    t->regs = g.regs;
+    return 1;
+}
+
 const tpl_family tpl_matmul = {
     .name = "matmul",
     .source = "matmul.cu",
@@ -934,4 +962,5 @@ const tpl_family tpl_matmul = {
     .tuning_problems = mm_tuning,
     .n_default_tuning_problems = MM_N_DEFAULT_TUNING,
     .valid_prefix = mm_valid_prefix,
+    .tile_of = mm_tile_of,
 };

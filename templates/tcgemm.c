@@ -941,6 +941,28 @@ static const tpl_problem tc_tuning[] = {
     {.n_dims = 3, .dims = {8192, 8192, 1024}, .dtype = AT_R_32F, .math = AT_MATH_TF32},
 };
 
+/* tile_of: the launch geometry for the runtime's selection model. PATH 90 runs one block
+ * per SM ((WG + 1) x 128 threads, __launch_bounds__(T9_THREADS, 1)); PATH 80 as many as
+ * its threads, shared memory and registers allow. */
+static int tc_tile_of(const int *cfg, tpl_tile *t)
+{
+    memset(t, 0, sizeof *t);
+    t->bm = cfg[P_BM];
+    t->bn = cfg[P_BN];
+    t->splitk = cfg[P_SPLITK] > 1 ? cfg[P_SPLITK] : 1;
+    t->products = 1;
+    t->elem_bytes = tc_esz(cfg);
+    if (cfg[P_PATH] == 90) {
+        t->threads = (cfg[P_WG] + 1) * 128;
+        t->smem = t9_smem_bytes(cfg);
+        t->blocks_per_sm = 1;
+    } else {
+        t->threads = 32 * cfg[P_WARPS_M] * cfg[P_WARPS_N];
+        t->smem = t8_smem_bytes(cfg);
+    }
+    return t->bm > 0 && t->bn > 0;
+}
+
 const tpl_family tpl_tcgemm = {
     .name = "tcgemm",
     .source = "tcgemm.cu",
@@ -988,6 +1010,7 @@ const tpl_family tpl_tcgemm = {
                            "through wgmma's transpose bit, no transposing pack", .omit_first = 1},
     },
     .valid = tc_valid,
+    .tile_of = tc_tile_of,
     .accepts = tc_accepts,
     .applicable = tc_applicable,
     .deterministic = tc_deterministic,

@@ -212,6 +212,22 @@ typedef struct tpl_default {
     const char *origin;             /* where the choice comes from (a measurement) */
 } tpl_default;
 
+/* The launch geometry of a GEMM configuration: what the runtime's selection
+ * model (runtime/model.c) needs to predict its time at a shape it was not
+ * measured at (tiles, waves, split-K, resident blocks). */
+typedef struct tpl_tile {
+    int bm, bn;                     /* C tile of one block, per product */
+    int splitk;                     /* K slices, each in its own block (1: none) */
+    int stream_k;                   /* 1: the last partial wave is split by K steps */
+    int products;                   /* products one block computes at once (1 but bgemm) */
+    int threads;                    /* threads per block */
+    long long smem;                 /* shared memory bytes per block */
+    int regs;                       /* registers per thread (0: not known) */
+    int blocks_per_sm;              /* resident blocks per SM where the family knows it
+                                       (launch bounds), else 0: from threads, smem, regs */
+    int elem_bytes;                 /* bytes of one element of A and B */
+} tpl_tile;
+
 typedef struct tpl_family {
     const char *name;               /* "matmul", "sum", "dot", "jacobi" */
     const char *source;             /* embedded file name, "matmul.cu" */
@@ -297,6 +313,10 @@ typedef struct tpl_family {
      * family is also re-timed wider (8 configurations) and without favouring
      * the short-timing winner (tuner/retime.c). */
     double retime_settle_ms;
+    /* Optional: fills t with cfg's launch geometry and returns 1; 0 for a
+     * configuration it cannot describe. NULL: the lookup ranks this family's
+     * stored winners by shape distance alone (runtime/model.c). */
+    int (*tile_of)(const int *cfg, tpl_tile *t);
 } tpl_family;
 
 /* 1 if fam computes problems of p's kind with p's dimension count (with
