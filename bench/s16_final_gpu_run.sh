@@ -3,7 +3,7 @@
 # `autotune --device 0` timed (the settled re-timing's cost), then TF32 4096^3 and 8192^3 tuned into a fresh
 # database (a third independent pick with the settled re-timing) and bench_tcgemm's TF32 rows on it. Logs under
 # $OUT; DEADLINE (s) bounds the whole. At b9e6adb the GPU tier ran past its 280 s there (42 of 45 tests done; the
-# last three passed in a second call, bench/results/2026-11-28-H200-gpu-tests-s16.txt): run the tier alone
+# last three passed in a second call, bench/results/2026-11-28-H200-gpu-tests-b9e6adb.txt): run the tier alone
 # (bench/tcgemm_evidence_gpu_run.sh ALL_TIER=1) where it must finish in one call.
 # usage (repository root, carry .dev): COMMIT=hash bash bench/s16_final_gpu_run.sh
 set -u

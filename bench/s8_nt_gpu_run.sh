@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/s8_nt_gpu_run.sh: one GPU session for SGEMM NT with K-major operands in shared memory
-# (matmul OPA=2 / OPB=2, bench/notes_matmul.md round 7): build, the matmul GPU tests that cover
+# (matmul OPA=2 / OPB=2, docs/notes/matmul.md round 7): build, the matmul GPU tests that cover
 # the new layouts (in the background, during the sweep: they compile on the CPU and run small
 # shapes), the sweep of bench/nt_sweep_kmaj.txt (bench_matmul --sweep, two passes, cuBLAS with
 # the same ops), a guided NT tuning, bench_matmul --ops. Every phase has a timeout; OUT (default

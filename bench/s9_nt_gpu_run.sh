@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/s9_nt_gpu_run.sh: session 9, SGEMM NT (issue 16), second device call (notes_matmul.md
+# bench/s9_nt_gpu_run.sh: session 9, SGEMM NT (issue 16), second device call (docs/notes/matmul.md
 # round 8): build; the matmul GPU tests (in the background: they compile on the CPU and run
 # small shapes) that cover cuBLAS's 4-warp 128-accumulator tile in every op pair; the sweep of
 # bench/nt_sweep_s9.txt at 4096^3 NT, TN, TT and NN (two passes, cuBLAS same ops, then the

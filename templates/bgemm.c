@@ -489,7 +489,7 @@ static const tpl_baseline bg_baselines[] = {
      "FP64 tensor cores (mma.sync m16n8k4), 64x64 tiles: sm_90+ (the 64^3 x 8192 winner on the "
      "H200 before the copy fast path)"},
     /* the H200 winners of the issue's small shapes (round 3, second call,
-     * bench/results/2026-11-23-H200-bgemm-s8.txt): every run tuning such a shape starts from
+     * bench/results/2026-11-23-H200-bgemm-cd1d511.txt): every run tuning such a shape starts from
      * them; the default run's 16^3 problems are not served by them (tiles of 32 and more,
      * LDF only for products of 32 x 32 and more) */
     {"f32-32-l", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=1,TM=4,TN=4,STAGES=3,VEC=4,LDF=1",
@@ -504,7 +504,7 @@ static const tpl_baseline bg_baselines[] = {
     {"f64-dmma64-l", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=2,STAGES=3,VEC=2,"
      "LDF=1", "FP64 tensor cores (mma.sync m16n8k4), 64x64 tiles, 3 stages, the copy fast "
      "path (the 64^3 x 8192 winner on the H200): sm_90+"},
-    /* the H200 winners of session 10 (bench/results/2026-11-23-H200-bgemm-s10.txt): one block
+    /* the H200 winners of session 10 (bench/results/2026-11-23-H200-bgemm-f2adc41.txt): one block
      * per work unit (GRID 1) and several blocks per SM, as cuBLAS launches these shapes */
     {"f64-32-g1", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=2,TM=2,TN=2,STAGES=4,VEC=2,LDF=1,"
      "GRID=1", "FP64 m8n8k4, two 32x32 products per block, one block per product pair (the "

@@ -1,4 +1,4 @@
-// dmma_peak.cu: the FP64 tensor-core ceiling of this GPU as mma.sync sees it (bench/notes_dgemm.md
+// dmma_peak.cu: the FP64 tensor-core ceiling of this GPU as mma.sync sees it (docs/notes/dgemm.md
 // section 6): each warp runs NACC independent accumulator tiles of one DMMA shape on register
 // operands (no memory), one block of W warps per SM. Prints TF/s per shape and warps per SM,
 // and the SM clock measured during the run (clock64 against globaltimer), to separate the

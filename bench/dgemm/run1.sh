@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/dgemm/run1.sh: GPU session 1 of the dgemm family (bench/notes_dgemm.md): build, the
+# bench/dgemm/run1.sh: GPU session 1 of the dgemm family (docs/notes/dgemm.md): build, the
 # prototype sweep (a build without the lattice: -DDG_WIDE_SPACE), the dgemm GPU tests, the
 # default tuning of dgemm and bench_dgemm. Logs under $OUT.
 set -uo pipefail

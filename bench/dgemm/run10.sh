@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/dgemm/run10.sh: GPU session 10, call 1 of the dgemm family (bench/notes_dgemm.md section
+# bench/dgemm/run10.sh: GPU session 10, call 1 of the dgemm family (docs/notes/dgemm.md section
 # 10): build the wide bench (every legal configuration); the new rows' float64 checks at odd and
 # ragged shapes (edges, partial K tiles, PERS 2 with and without the cross-product prefetch);
 # sweep 10a (LDR 4 beside LDR 3 at 4096^3 and 8192^3) and sweep 10b (PERS 2 beside PERS 1 at

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/dgemm/run11.sh: GPU session 10, call 2 of the dgemm family (bench/notes_dgemm.md section
+# bench/dgemm/run11.sh: GPU session 10, call 2 of the dgemm family (docs/notes/dgemm.md section
 # 10): build; the dgemm and batched GPU tests (the kernel source changed; the lattice's cubins
 # are byte-identical); the PERS 2 rows' float64 checks at ragged batches; sweep 10b again (PERS 2 beside PERS 1 at 256^3 x 512 and 512^3 x 128,
 # 4 paired rounds per row: call 1 lost its log); the default tuning (its time), the bench

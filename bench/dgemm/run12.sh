@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/dgemm/run12.sh: GPU session 11, the one call of the dgemm family (bench/notes_dgemm.md
+# bench/dgemm/run12.sh: GPU session 11, the one call of the dgemm family (docs/notes/dgemm.md
 # section 11, TMA copies): build (the tentative lattice with the TMA rows, and the wide build);
 # the dgemm and batched GPU tests (every TMA lattice row at every transpose and the odd and
 # ragged shapes); float64 checks of the sweep rows at 1000^3 and a ragged batch; sweep 12a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/dgemm/run3.sh: GPU session 3 of the dgemm family (bench/notes_dgemm.md section 6), one
+# bench/dgemm/run3.sh: GPU session 3 of the dgemm family (docs/notes/dgemm.md section 6), one
 # call: build, the DMMA ceiling (dmma_peak), sweep 3 at 4096^3 / 8192^3 (bench/dgemm/sweep3.txt)
 # and at the batched shapes (sweep3b.txt), the dgemm GPU tests, tuning of the five shapes and
 # bench_dgemm (paired rounds), SASS of two kernels where cuobjdump exists. Logs under $OUT.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/dgemm/run4.sh: GPU session 4 of the dgemm family (bench/notes_dgemm.md section 6), the
+# bench/dgemm/run4.sh: GPU session 4 of the dgemm family (docs/notes/dgemm.md section 6), the
 # final call: build, sweep 4 (LDR 2 against LDR 1 at 4096^3 / 8192^3), the dgemm and batched GPU
 # tests, the default tuning (its time), tuning of the five bench shapes, bench_dgemm (5
 # alternating rounds, paired ratios). Every log goes into one archive, $OUT/logs.tgz.

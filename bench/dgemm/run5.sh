@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/dgemm/run5.sh: GPU session 8, call 1 of the dgemm family (bench/notes_dgemm.md section
+# bench/dgemm/run5.sh: GPU session 8, call 1 of the dgemm family (docs/notes/dgemm.md section
 # 7): build, sweep 5 (LDR 3 running-pointer copies against LDR 2, 16-warp tiles, m16n8k8) at
 # the two square and two batched shapes, SASS of three configurations (nvcc + cuobjdump), the
 # dgemm and batched GPU tests (the provisional lattice holds the LDR 3 twins), the default

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/dgemm/run6.sh: GPU session 8, call 2 of the dgemm family (bench/notes_dgemm.md section
+# bench/dgemm/run6.sh: GPU session 8, call 2 of the dgemm family (docs/notes/dgemm.md section
 # 7), with the pruned lattice: build, sweep 5 again (its log did not come back from call 1), the
 # dgemm and batched GPU tests, the default tuning (its time), tuning of the five bench shapes,
 # bench_dgemm (5 alternating rounds, paired ratios) with every timing's wall-clock span beside an

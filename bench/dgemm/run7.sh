@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/dgemm/run7.sh: GPU session 9, call 1 of the dgemm family (bench/notes_dgemm.md section
+# bench/dgemm/run7.sh: GPU session 9, call 1 of the dgemm family (docs/notes/dgemm.md section
 # 8): build, sweep 7 (SA addressing, m16n8k8 with 8-byte loads, several blocks per SM; each row
 # checked against the float64 reference before it is timed), the dgemm and batched GPU tests
 # (the provisional lattice), SASS of the K loops of the two best rows at 4096^3, an Nsight

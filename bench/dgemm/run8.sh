@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/dgemm/run8.sh: GPU session 9, call 2 of the dgemm family (bench/notes_dgemm.md section
+# bench/dgemm/run8.sh: GPU session 9, call 2 of the dgemm family (docs/notes/dgemm.md section
 # 8), with the final lattice: build, the dgemm and batched GPU tests, sweep 8 (the winner's
 # neighbours, one timing each between two cuBLAS timings), the default tuning (its time),
 # tuning of the other bench shapes, bench_dgemm (5 alternating rounds, paired ratios).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/dgemm/run9.sh: GPU session 9, round 2 of the dgemm family (bench/notes_dgemm.md section
+# bench/dgemm/run9.sh: GPU session 9, round 2 of the dgemm family (docs/notes/dgemm.md section
 # 9): build; the dgemm and batched GPU tests (the PERS rows in the lattice); sweep 9 (PERS 1
 # beside the lattice rows, one timing each between two cuBLAS timings, plus a ragged batched
 # shape for the check); the tuner's timing beside bench_dgemm's at 256^3 x 512 and 4096^3

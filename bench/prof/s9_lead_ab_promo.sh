@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/prof/s9_lead_ab_promo.sh: session 9, the lead's second device call. (1) The NN 4096^3
 # winner's source today against b9ff5ed's (2026-11-22) in one process, paired rounds against
-# cuBLAS (notes_matmul.md round 8 saw the NN winner ~6% slower than on 11-22). (2) The TF32
+# cuBLAS (docs/notes/matmul.md round 8 saw the NN winner ~6% slower than on 11-22). (2) The TF32
 # tensor maps' L2 promotion (bench/tc/run_promo.sh, trimmed): ncu counters at 8192^3:
 # counters of PROMO 3 (256B, the family's) against 2 (128B) and 0 (none).
 # Needs bench/ab/ (the old source and the list) and bench/tc/.cache (proto and cubins).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/s10_nt/cc.sh NAME "-DX=1 -DY=2 ...": nvcc cubin (sm_90) of templates/matmul.cu with the given
 # configuration into /tmp/s10nt/NAME.cubin, printing ptxas -v's lines for matmul_tuned/matmul_streamk
-# (registers, spills) (session 10, NT; notes_matmul.md round 9).
+# (registers, spills) (session 10, NT; docs/notes/matmul.md round 9).
 set -e
 mkdir -p /tmp/s10nt
 cd "$(dirname "$0")/../.."

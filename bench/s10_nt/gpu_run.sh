@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/s10_nt/gpu_run.sh: session 10, SGEMM NT (issue 16, notes_matmul.md round 9), one device call: build; the
+# bench/s10_nt/gpu_run.sh: session 10, SGEMM NT (issue 16, docs/notes/matmul.md round 9), one device call: build; the
 # matmul GPU tests (they compile on the CPU and run small shapes; CPS configurations are in their sets), in the
 # background during the sweep (call 1) or after it with BG=0 (call 2: paired rounds with nothing else on the GPU); the sweep of $SWEEP_LIST (default bench/s10_nt/sweep1.txt) at 4096^3 NT, TT, TN, NN (two passes,
 # cuBLAS same ops, then the $PAIRS fastest of each kind in $ROUNDS paired rounds against cuBLAS on the same

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# l2sim.py: DRAM-read model of the persistent TF32 schedule (bench/notes_tcgemm.md section 13). 66 clusters of
+# l2sim.py: DRAM-read model of the persistent TF32 schedule (docs/notes/tcgemm.md section 13). 66 clusters of
 # 2 CTAs (BM 256, BN 128, CN 2: cluster tile 256 x 256 of C) walk their units (cluster c: tiles c, c + 66, ...) in
 # lockstep, one K slice of 32 at a time; each step reads an A slice (row panel, kt) and a B slice (column panel, kt)
 # of 32 KB each through a fully associative LRU cache of cap MB. Prints the modelled DRAM reads for GROUP, RASTER and

@@ -15,7 +15,7 @@
 // default; each verifies against the reference of its own rounding). Env DATA_TF32=1: operands already TF32. The
 // experiment key TRM (session 15, up to commit 15797d4; notes section 17) and the experiment
 // keys PERM and TF32 VEC=4 (session 7, commits d65e066 and b747d1c), TB, BSW, SUSP, PAIR and TKG (sessions 7-8,
-// up to commit 9dca9d0; bench/notes_tcgemm.md sections 11-12) and session 9's UNI, SNAKE, L2A and L2B (up to
+// up to commit 9dca9d0; docs/notes/tcgemm.md sections 11-12) and session 9's UNI, SNAKE, L2A and L2B (up to
 // commit 1ee6570; notes section 13) and session 11's TFP (up to commit 3062509; notes section 14) were removed
 // with the kernel code they selected.
 // TYPE: 0 BF16, 1 FP16, 2 TF32. Verification rule: see templates/tcgemm.cu's header.

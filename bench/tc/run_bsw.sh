@@ -1,7 +1,7 @@
 #!/bin/bash
 # run_bsw.sh (prepared in session 7, not yet run): TF32 with the B tile (the register fragments' source) in
 # boxes of 8 columns with the 32-byte swizzle (BSW=32, -DT9_BSW=32): conflict-free fragment loads with the C
-# column order (and so the epilogue's full-sector stores) unchanged (bench/notes_tcgemm.md section 11);
+# column order (and so the epilogue's full-sector stores) unchanged (docs/notes/tcgemm.md section 11);
 # and SUSP (-DT9_SUSPEND=10^7: waiting warps sleep in mbarrier try_wait, as CUTLASS's waits do).
 # Correctness battery first, then steady-state rounds (WARM_MS per contender) against cuBLAS and the
 # 128B-swizzled kernel, SM clocks per contender. Prebuilt proto/cubins from bench/tc/.cache when present.

@@ -1,8 +1,8 @@
 #!/bin/bash
 # (Record of session 9. The UNI, SNAKE, L2A and L2B keys it uses were taken out after the session with their
-# kernel code, which stays at commit 1ee6570; run_promo.sh ran in part: notes_tcgemm.md section 13.)
+# kernel code, which stays at commit 1ee6570; run_promo.sh ran in part: docs/notes/tcgemm.md section 13.)
 # run_promo.sh (prepared in session 9, not yet run): the TF32 kernel's remaining L2-side excess over cuBLAS
-# (bench/notes_tcgemm.md section 13: ~22M L2 read sectors at 8192^3 that never reach the SMs, +85% L2 fabric sectors)
+# (docs/notes/tcgemm.md section 13: ~22M L2 read sectors at 8192^3 that never reach the SMs, +85% L2 fabric sectors)
 # against the tensor maps' L2 promotion (ours 256B; CUTLASS's default 128B) and an evict_last hint on A alone.
 # ncu counters of each candidate beside cuBLAS at 8192^3 and 4096^3, then steady-state paired rounds; everything
 # goes to stdout and two csv files (the device returns at most 8 files). Needs the cubins of `run_promo.sh compile`

@@ -1,7 +1,7 @@
 #!/bin/bash
 # run_s11.sh (session 11, one device call of at most 240 s): cuBLAS's TF32 main-loop schedule (TFP) and its
 # TMA-store epilogue (TES) against the family's TF32 kernel, in steady-state paired rounds with the SM clock and
-# power of every contender (bench/notes_tcgemm.md section 14).
+# power of every contender (docs/notes/tcgemm.md section 14).
 #   1. proto check battery of TFP and TES configurations (odd shapes, offsets, odd ld, alpha/beta, split-K, clusters);
 #   2. rounds at 8192^3 and 4096^3 (16 each, WARM_MS 150): base, TFP, TES, TFP + TES;
 #   3. the family's GPU-tier tcgemm tests built with T9_TFP on for TF32 (the device copy's kernel default is patched

@@ -1,6 +1,6 @@
 #!/bin/bash
 # (Ran at commit d65e066: the PERM key, -DT9_PERM and the TF32 VEC 4 epilogue were removed in 3037e1c.)
-# run_s7a.sh (session 7, first device call): TF32 candidates for 8192^3 (bench/notes_tcgemm.md section 11):
+# run_s7a.sh (session 7, first device call): TF32 candidates for 8192^3 (docs/notes/tcgemm.md section 11):
 # conflict-free fragment loads (PERM=1, -DT9_PERM=1), the 16-byte epilogue (VEC=4), the transposed B tile
 # (TB=1, STAGES=3), clusters, GROUP; correctness battery first, then interleaved rounds with the SM clock
 # sampled per contender (NVML), nvidia-smi logged every 200 ms, and cuBLASLt's own log of its 8192^3 choice.

@@ -1,7 +1,7 @@
 #!/bin/bash
 # run_s8.sh (session 8, one device call): TF32 energy-per-flop candidates at 8192^3 and 4096^3 in the steady
 # state of the power cap (WARM_MS per contender, SM clock, power and energy per GEMM from NVML), then the other
-# six issue-15 shapes for the family default and the two best. Candidates (bench/notes_tcgemm.md section 12):
+# six issue-15 shapes for the family default and the two best. Candidates (docs/notes/tcgemm.md section 12):
 # BSW=32 (conflict-free fragment loads, C order unchanged), PAIR=1 (a lane's fragment rows are adjacent C
 # columns: 8-byte fragment loads, float2 epilogue stores), TKG=2/4 (k8 steps per wgmma group), SUSP (mbarrier
 # try_wait suspend hint), CN 1, RASTER 1, GROUP 16, TFK 1, BK 64. Prebuilt proto and cubins: bench/tc/.cache.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # (Record of session 9. The UNI, SNAKE, L2A and L2B keys it uses were taken out after the session with their
-# kernel code, which stays at commit 1ee6570; run_promo.sh ran in part: notes_tcgemm.md section 13.)
+# kernel code, which stays at commit 1ee6570; run_promo.sh ran in part: docs/notes/tcgemm.md section 13.)
 # run_s9.sh (session 9, one device call of at most 200 s): TF32 memory traffic against the SM clock.
 # 1. Nsight Compute (a few L2/DRAM counters, one launch each) of cuBLAS and the candidates at 8192^3 and 4096^3:
 #    base (family default), UNI (plain TMA for the unshared B), SNAKE (odd units walk K backwards), their

@@ -1,6 +1,6 @@
 #!/bin/bash
 # (Ran at commit a0ef5ca: the SK=0/1 configuration key and the kernel's T9_SK were removed with the revert in 3e6d173.)
-# run_sk.sh: TF32 stream-K (T9_SK, bench/notes_tcgemm.md section 10): correctness battery with and
+# run_sk.sh: TF32 stream-K (T9_SK, docs/notes/tcgemm.md section 10): correctness battery with and
 # without stream-K (incl. clusters, 128x256, BK 64, split-K), then interleaved rounds (proto rounds:
 # cuBLAS and each configuration timed in turn, the start rotating; paired ratios) at issue 15's
 # TF32 shapes, stream-K on (SK=1) against off (SK=0), CN 1 and 2.
