@@ -2,7 +2,7 @@
  * search times each candidate for about 50 ms after idle gaps, at boost
  * clock; a user's program runs the kernel back to back at the power cap,
  * where the order of close configurations can differ (docs/notes/dgemm.md
- * 9-10, docs/notes/bgemm.md round 4). So the few fastest distinct configurations
+ * 9-10, docs/notes/bgemm.md part 4). So the few fastest distinct configurations
  * (within TN_RETIME_WITHIN of the best) are timed again together, back to
  * back as a program's loop calls them (no output reset, L2 flush or host
  * wait between runs, the candidates' modules kept loaded): a warm-up
@@ -36,7 +36,7 @@
 #define TN_RETIME_ROUNDS 5
 #define TN_RETIME_ROUNDS_SETTLED 4   /* ... in a family with a settle */
 #define TN_RETIME_ROUNDS_LIMIT 32    /* ... at most ($AUTOTUNE_RETIME_ROUNDS) */
-/* A family with a settle is re-timed differently, from session 16's study
+/* A family with a settle is re-timed differently, from the 2026-11-28 study
  * (docs/notes/tcgemm.md 18: TF32 8192^3 on an H200, the 8 fastest by short
  * time, 72 rounds after 150 ms settles and 12 after 400 ms, every round
  * printed). The short timings' order says little at the power cap (the 8
