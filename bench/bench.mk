@@ -13,5 +13,5 @@ $(BUILD)/bench/%: bench/%.cu $(STATIC)
 
 bench-build: $(BENCH_BIN)
 bench: all bench-build
-	bash bench/run.sh $(BUILD)
+	BUILD=$(BUILD) bash bench/run.sh all
 .PHONY: bench bench-build

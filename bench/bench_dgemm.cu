@@ -1,7 +1,7 @@
 /* bench_dgemm.cu: the tuned double-precision GEMM (at_dgemm; the dgemm family directly for
  * strided batches) against cublasDgemm / cublasDgemmStridedBatched in the same process.
  * BENCH_DGEMM_SWEEP="cfg;cfg;..." instead times those dgemm configurations (the prototype
- * sweeps of bench/notes_dgemm.md) at BENCH_DGEMM_SWEEP_SHAPES ("4096x4096x4096 ...").
+ * sweeps of docs/notes/dgemm.md) at BENCH_DGEMM_SWEEP_SHAPES ("4096x4096x4096 ...").
  * BENCH_DGEMM_TCMP="cfg;cfg;..." times those configurations at BENCH_DGEMM_SWEEP_SHAPES both
  * the tuner's way (templates/measure.c, the tuner's options) and this file's way, short and
  * sustained, with the SM clock and power sampled through NVML (notes_dgemm section 9).

@@ -82,8 +82,8 @@ compare() {
         >> "$log"
 }
 
-# Round 1: the one-GPU run first (a cold GPU, if anything, favours it);
-# round 2 (ROUNDS=2): the other order, only if it fits before DEADLINE
+# Part 1: the one-GPU run first (a cold GPU, if anything, favours it);
+# part 2 (ROUNDS=2): the other order, only if it fits before DEADLINE
 # seconds after the start (default 420).
 rounds=${ROUNDS:-1}
 deadline=${DEADLINE:-420}

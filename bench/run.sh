@@ -1,75 +1,173 @@
 #!/usr/bin/env bash
-# bench/run.sh: `make bench`: tunes (the default sizes, then every matmul
-# benchmark shape exhaustively; resumable, skipped where already stored),
-# then runs every benchmark against the vendor libraries and saves the output
-# with date, GPU, driver and toolkit under bench/results/.
-# Knobs (environment): BENCH_SKIP_TUNE=1 skips all tuning; BENCH_DEFAULT_TUNE=0
-# skips the default sizes; BENCH_MATMUL_SEARCH (default "--strategy
-# exhaustive") is how each matmul shape is searched; BENCH_MATMUL_SHAPES the
-# shapes ("" for none); BENCH_TCGEMM_SHAPES, BENCH_TCGEMM_KINDS and
-# BENCH_TCGEMM_SEARCH the same for the tensor-core family; BENCH_DGEMM_SHAPES
-# the double-precision family's; BENCH_ONLY="bench_matmul ..." runs those benchmarks
-# only; BENCH_OUT names the output file.
+# bench/run.sh: the one driver of the GPU benchmarks and GPU checks. Builds what the step needs,
+# runs it on GPU 0 and writes a dated, self-describing results file (date, commit, GPU, driver,
+# power limit, toolkit in its first lines) into OUTDIR (argument, else $OUT, else bench/results).
+#
+# Usage: bench/run.sh STEP [OUTDIR]      (from any directory; SQLite from .dev/ where present)
+#   matmul | tcgemm | dgemm | bgemm | reduce | dreduce | jacobi | trial
+#                 tune the family's benchmark shapes into the benchmark database, then run
+#                 bench_FAMILY against cuBLAS/CUB: OUTDIR/DATE-GPU-FAMILY.txt
+#   all           every family above, then default-run: every table README.md and
+#                 docs/performance.md quote
+#   default-run   `autotune --device 0` into a fresh database, timed, then gc, show and the
+#                 HTML report: OUTDIR/DATE-GPU-default-run.txt (+ report.html)
+#   gpu-tier      the GPU tier of build/run_tests (GPU_TESTS_TIMEOUT s, default 900; a name
+#                 filter in $TESTS): OUTDIR/DATE-GPU-gpu-tests.txt; exit 1 on a failure
+#   tests         `make test`, both tiers: OUTDIR/DATE-GPU-make-test.txt
+#   build         build everything the steps use (log in OUTDIR/build.log)
+# Knobs (environment): BUILD (build folder, default build); BENCH_DB (default
+# $BUILD/bench.db); BENCH_SKIP_TUNE=1 runs the benchmarks on the database as it is;
+# BENCH_MATMUL_SHAPES, BENCH_TCGEMM_SHAPES, BENCH_TCGEMM_KINDS, BENCH_DGEMM_SHAPES,
+# BENCH_BGEMM_SHAPES, BENCH_BGEMM_KINDS ("" for none) and BENCH_MATMUL_SEARCH,
+# BENCH_TCGEMM_SEARCH, BENCH_BGEMM_SEARCH override what each family tunes and how;
+# TUNE_TIMEOUT (default 3600 s) bounds the default run; COMMIT names the tree where the copy
+# has no git data.
 set -uo pipefail
-BUILD="${1:-build}"
-DB="${AUTOTUNE_DB:-$BUILD/bench.db}"
-export AUTOTUNE_DB="$DB"
-mkdir -p bench/results
-gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr ' ' '-')"
-driver="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
-toolkit="$("${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" --version 2>/dev/null | grep -o 'release [0-9.]*' | head -1)"
-out="${BENCH_OUT:-bench/results/$(date -u +%Y-%m-%d)-${gpu:-unknown-gpu}.txt}"
-{
-    echo "# autotune benchmarks"
-    echo "# date (UTC): $(date -u '+%Y-%m-%d %H:%M:%S')"
-    echo "# GPU: ${gpu:-unknown}  driver: ${driver:-unknown}  CUDA toolkit: ${toolkit:-unknown}"
-    echo "# database: $DB"
-} | tee "$out"
-if [ -z "${BENCH_SKIP_TUNE:-}" ]; then
-    if [ "${BENCH_DEFAULT_TUNE:-1}" != 0 ]; then
-        "$BUILD/autotune" --device 0 --db "$DB" 2>&1 | tee -a "$out" || exit 1
-    fi
-    # The matmul benchmark's shapes, each searched exhaustively (about 4-5
-    # minutes on an H200 the first time: cubins are compiled once and shared
-    # by every shape; resumable, and a rerun skips what is stored).
-    # BENCH_MATMUL_SHAPES="" skips this step.
-    for shape in ${BENCH_MATMUL_SHAPES-1024x1024x1024 2048x2048x2048 4096x4096x4096 8192x8192x8192 1000x1000x1000 4097x4097x4097 8192x8192x128 128x8192x8192 8192x64x8192 16384x16384x1024}; do
-        "$BUILD/autotune" --device 0 --db "$DB" --kernel matmul --size "$shape" \
-            ${BENCH_MATMUL_SEARCH:---strategy exhaustive} --quiet 2>&1 | tee -a "$out" || exit 1
-    done
-    # The tensor-core benchmark's shapes, each type (bf16, f16, and FP32
-    # data with TF32 math) tuned per shape; BENCH_TCGEMM_SHAPES="" skips it,
-    # BENCH_TCGEMM_SEARCH says how each is searched (default: the tuner's
-    # choice for the space).
-    for shape in ${BENCH_TCGEMM_SHAPES-2048x2048x2048 4096x4096x4096 8192x8192x8192 4097x4097x4097 8192x8192x1024 1024x8192x8192 8192x1024x8192 16384x16384x512}; do
-        for kind in ${BENCH_TCGEMM_KINDS-bf16 f16 tf32}; do
-            "$BUILD/autotune" --device 0 --db "$DB" --kernel tcgemm --size "$shape:$kind" \
-                ${BENCH_TCGEMM_SEARCH:-} --quiet 2>&1 | tee -a "$out" || exit 1
-        done
-    done
-    # The double-precision benchmark's shapes (dgemm; 4096^3 is a default
-    # problem), batches included; BENCH_DGEMM_SHAPES="" skips it.
-    for shape in ${BENCH_DGEMM_SHAPES-8192x8192x8192:f64 4097x4097x4097:f64 512x512x512:f64:b128 256x256x256:f64:b512}; do
-        "$BUILD/autotune" --device 0 --db "$DB" --kernel dgemm --size "$shape" --quiet 2>&1 \
-            | tee -a "$out" || exit 1
-    done
-    # The strided batched benchmark's shapes (bench_bgemm), each type tuned for the bgemm
-    # family; BENCH_BGEMM_SHAPES="" skips it, BENCH_BGEMM_SEARCH says how.
-    for shape in ${BENCH_BGEMM_SHAPES-32x32x32:b65536 64x64x64:b8192 256x256x256:b512 512x512x512:b128}; do
-        for kind in ${BENCH_BGEMM_KINDS-f32 f64}; do
-            "$BUILD/autotune" --device 0 --db "$DB" --kernel bgemm --size "$shape:$kind" \
-                ${BENCH_BGEMM_SEARCH:---strategy guided --budget 30} --quiet 2>&1 | tee -a "$out" || exit 1
-        done
-    done
+step="${1:?usage: bench/run.sh matmul|tcgemm|dgemm|bgemm|reduce|dreduce|jacobi|trial|all|default-run|gpu-tier|tests|build [OUTDIR]}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+out="${2:-${OUT:-bench/results}}"
+mkdir -p "$out"
+BUILD="${BUILD:-build}"
+DB="${BENCH_DB:-$BUILD/bench.db}"
+if [ -d .dev/include ]; then            # SQLite for GPU images without it (HACKING.md)
+    export CPATH="$root/.dev/include${CPATH:+:$CPATH}"
+    export LIBRARY_PATH="$root/.dev/lib${LIBRARY_PATH:+:$LIBRARY_PATH}"
+    export LD_LIBRARY_PATH="$root/.dev/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
+gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+gpu_short="$(echo "${gpu:-unknown-gpu}" | sed 's/^NVIDIA //; s/ .*//')"
+commit="${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+day="$(date -u +%Y-%m-%d)"
+
+header() {
+    echo "# $1"
+    echo "# date (UTC): $(date -u '+%Y-%m-%d %H:%M:%S')  commit: $commit"
+    nvidia-smi --query-gpu=index,name,driver_version,power.limit --format=csv,noheader 2>/dev/null |
+        sed 's/^/# GPU (index, name, driver, power limit): /'
+    echo "# CUDA toolkit: $("${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" --version 2>/dev/null |
+        grep -o 'release [0-9.]*' | head -1)"
+}
+
+build() {
+    make -j"$(nproc)" BUILD="$BUILD" "$@" > "$out/build.log" 2>&1 ||
+        { tail -30 "$out/build.log"; return 1; }
+}
+
+tune() {        # one tuning into the benchmark database, appended to the results file
+    "$BUILD/autotune" --device 0 --db "$DB" --quiet "$@" 2>&1
+}
+
+tune_family() {
+    [ -n "${BENCH_SKIP_TUNE:-}" ] && return 0
+    local s k
+    case "$1" in
+    matmul)
+        # each benchmark shape searched exhaustively (4-5 min on an H200 the first time)
+        for s in ${BENCH_MATMUL_SHAPES-1024x1024x1024 2048x2048x2048 4096x4096x4096 8192x8192x8192 1000x1000x1000 4097x4097x4097 8192x8192x128 128x8192x8192 8192x64x8192 16384x16384x1024}; do
+            tune --kernel matmul --size "$s" ${BENCH_MATMUL_SEARCH:---strategy exhaustive}
+        done ;;
+    tcgemm)
+        for s in ${BENCH_TCGEMM_SHAPES-2048x2048x2048 4096x4096x4096 8192x8192x8192 4097x4097x4097 8192x8192x1024 1024x8192x8192 8192x1024x8192 16384x16384x512}; do
+            for k in ${BENCH_TCGEMM_KINDS-bf16 f16 tf32}; do
+                tune --kernel tcgemm --size "$s:$k" ${BENCH_TCGEMM_SEARCH:-}
+            done
+        done ;;
+    dgemm)
+        tune --kernel dgemm
+        for s in ${BENCH_DGEMM_SHAPES-8192x8192x8192:f64 4097x4097x4097:f64 512x512x512:f64:b128 256x256x256:f64:b512}; do
+            tune --kernel dgemm --size "$s"
+        done ;;
+    bgemm)
+        for s in ${BENCH_BGEMM_SHAPES-32x32x32:b65536 64x64x64:b8192 256x256x256:b512 512x512x512:b128}; do
+            for k in ${BENCH_BGEMM_KINDS-f32 f64}; do
+                tune --kernel bgemm --size "$s:$k" ${BENCH_BGEMM_SEARCH:---strategy guided --budget 30}
+            done
+        done ;;
+    reduce|dreduce) tune --kernel sum,dot ;;
+    jacobi) tune --kernel jacobi ;;
+    trial) tune ;;
+    esac
+}
+
+run_family() {          # FAMILY: tune, then bench_FAMILY, into one results file
+    local fam=$1 file="$out/$day-$gpu_short-$1.txt" rc
+    (
+        header "bench/run.sh $fam: tuning into $DB, then bench_$fam against the vendor library"
+        tune_family "$fam"
+        echo "## bench_$fam"
+        "$BUILD/bench/bench_$fam" "$DB" 2>&1
+        rc=$?
+        echo "# exit status $rc"
+        exit $rc
+    ) > "$file" 2>&1
+    rc=$?
+    grep -E "geomean|x  |FAIL|exit status" "$file" | tail -20
+    echo "saved $file"
+    return $rc
+}
+
+default_run() {
+    local db="$out/default.db" file="$out/$day-$gpu_short-default-run.txt" rc
+    rm -f "$db" "$db-wal" "$db-shm"
+    (
+        header "autotune --device 0 (the default run) into a fresh database, timed; then gc, show, report"
+        local s; s=$(date +%s.%N)
+        timeout "${TUNE_TIMEOUT:-3600}" "$BUILD/autotune" --device 0 --db "$db" 2>&1
+        rc=$?
+        echo "exit status $rc; wall $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $s }") s"
+        ls -l "$db"*
+        "$BUILD/autotune" gc --db "$db" --dry-run 2>&1
+        "$BUILD/autotune" gc --db "$db" 2>&1
+        ls -l "$db"*
+        "$BUILD/autotune" show --db "$db" 2>&1
+        "$BUILD/autotune" report --db "$db" -o "$out/report.html" 2>&1
+        exit $rc
+    ) > "$file" 2>&1
+    rc=$?
+    grep -E "^done|exit status|gc|before|after" "$file" | tail -8
+    echo "saved $file"
+    return $rc
+}
+
+gpu_tier() {
+    local file="$out/$day-$gpu_short-gpu-tests.txt" rc
+    {
+        header "build/run_tests, GPU tier only${TESTS:+ (filter: $TESTS)}"
+        AUTOTUNE_TEST_TIER=gpu timeout "${GPU_TESTS_TIMEOUT:-900}" "$BUILD/run_tests" ${TESTS:-} 2>&1
+        echo "exit status $?"
+    } > "$file" 2>&1
+    grep -E "FAIL|passed, " "$file" | tail -12
+    echo "saved $file"
+    grep -qE "(^|, )0 failed" "$file"
+}
+
+families="matmul tcgemm dgemm bgemm reduce dreduce jacobi trial"
 status=0
-for bench in "$BUILD"/bench/bench_*; do
-    [ -x "$bench" ] || continue
-    if [ -n "${BENCH_ONLY:-}" ] && [[ " $BENCH_ONLY " != *" $(basename "$bench") "* ]]; then
-        continue
-    fi
-    echo "## $(basename "$bench")" | tee -a "$out"
-    "$bench" "$DB" 2>&1 | tee -a "$out" || status=1
-done
-echo "# saved to $out"
+case "$step" in
+matmul|tcgemm|dgemm|bgemm|reduce|dreduce|jacobi|trial)
+    build all "$BUILD/bench/bench_$step" || exit 1
+    run_family "$step" || status=1 ;;
+all)
+    build all bench-build || exit 1
+    for f in $families; do
+        run_family "$f" || status=1
+    done
+    default_run || status=1 ;;
+default-run)
+    build all || exit 1
+    default_run || status=1 ;;
+gpu-tier)
+    build all "$BUILD/run_tests" || exit 1
+    gpu_tier || status=1 ;;
+tests)
+    { header "make test (CPU and GPU tiers)"; make -j"$(nproc)" BUILD="$BUILD" test 2>&1; } \
+        > "$out/$day-$gpu_short-make-test.txt" 2>&1 || status=1
+    tail -3 "$out/$day-$gpu_short-make-test.txt" ;;
+build)
+    build all "$BUILD/run_tests" bench-build || status=1 ;;
+*)
+    echo "bench/run.sh: unknown step '$step' (matmul tcgemm dgemm bgemm reduce dreduce jacobi trial all default-run gpu-tier tests build)" >&2
+    exit 2 ;;
+esac
 exit $status

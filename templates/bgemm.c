@@ -488,8 +488,8 @@ static const tpl_baseline bg_baselines[] = {
     {"f64-dmma16", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=4,STAGES=2,VEC=2",
      "FP64 tensor cores (mma.sync m16n8k4), 64x64 tiles: sm_90+ (the 64^3 x 8192 winner on the "
      "H200 before the copy fast path)"},
-    /* the H200 winners of the issue's small shapes (round 3, second call,
-     * bench/results/2026-11-23-H200-bgemm-s8.txt): every run tuning such a shape starts from
+    /* the H200 winners of the issue's small shapes (part 3, second call,
+     * bench/results/2026-11-23-H200-bgemm-cd1d511.txt): every run tuning such a shape starts from
      * them; the default run's 16^3 problems are not served by them (tiles of 32 and more,
      * LDF only for products of 32 x 32 and more) */
     {"f32-32-l", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=1,TM=4,TN=4,STAGES=3,VEC=4,LDF=1",
@@ -504,7 +504,7 @@ static const tpl_baseline bg_baselines[] = {
     {"f64-dmma64-l", "TYPE=1,MMA=2,OPA=0,OPB=0,BM=64,BN=64,BK=32,G=1,TM=2,TN=2,STAGES=3,VEC=2,"
      "LDF=1", "FP64 tensor cores (mma.sync m16n8k4), 64x64 tiles, 3 stages, the copy fast "
      "path (the 64^3 x 8192 winner on the H200): sm_90+"},
-    /* the H200 winners of session 10 (bench/results/2026-11-23-H200-bgemm-s10.txt): one block
+    /* the H200 winners of 2026-11-23 (bench/results/2026-11-23-H200-bgemm-f2adc41.txt): one block
      * per work unit (GRID 1) and several blocks per SM, as cuBLAS launches these shapes */
     {"f64-32-g1", "TYPE=1,MMA=1,OPA=0,OPB=0,BM=32,BN=32,BK=32,G=2,TM=2,TN=2,STAGES=4,VEC=2,LDF=1,"
      "GRID=1", "FP64 m8n8k4, two 32x32 products per block, one block per product pair (the "
@@ -606,19 +606,19 @@ const tpl_family tpl_bgemm = {
         {"SYNC", 2, {0, 1}, "0: the block copies every product's tiles and meets at "
                             "__syncthreads; 1: each product's threads copy its own and meet at "
                             "their own barrier (__syncwarp for one warp)", .omit_first = 1},
-        /* HINT 1 and 2 lost on every shape in round 3 (up to +21% time on f64 32^3): out of
+        /* HINT 1 and 2 lost on every shape in part 3 (up to +21% time on f64 32^3): out of
          * the tuning list, reachable by configuration text */
         {"HINT", 1, {0}, "1: A and B copies with an L2 evict_first policy, C stored streaming "
                          "(st.global.cs); 2: the copies' policy only (tuning list: 0; slower "
                          "on the H200)", .omit_first = 1},
         {"LDF", 2, {0, 1}, "1: tiles inside the operands copied by a fast path (fixed offsets, "
                            "no per-copy index arithmetic or bounds checks)", .omit_first = 1},
-        /* GRID 2 measured no better than GRID 0 (session 10, first call): reachable by
+        /* GRID 2 measured no better than GRID 0 (2026-11-23, first call): reachable by
          * configuration text, not searched */
         {"GRID", 2, {0, 1}, "blocks of the launch: 0 persistent (resident blocks), 1 one per "
                             "work unit; 2 (tuning list: 0, 1) persistent with its turns spread "
                             "evenly (no short last turn)", .host_only = 1, .omit_first = 1},
-        /* MINB 2 and 3 were searched in session 10: no gain beyond noise (the bound spills
+        /* MINB 2 and 3 were searched on 2026-11-23: no gain beyond noise (the bound spills
          * where it bites: the round-3 64^3 tile lost 10%), and they tripled the space: out of
          * the tuning list, reachable by configuration text */
         {"MINB", 1, {1}, "blocks per SM the kernel is compiled for (__launch_bounds__: "

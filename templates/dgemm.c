@@ -51,7 +51,7 @@ const char *const tpl_dgemm_reasons[R_COUNT] = {
                 "BK 8 or 16",
     [R_FSMEM] = "FFMA64: its static shared tiles need more than 48 KiB",
     [R_LATTICE] = "tile and pipeline not in the tuned lattice (hand-picked around the measured "
-                  "winners: bench/notes_dgemm.md)",
+                  "winners: docs/notes/dgemm.md)",
     [R_SPLIT] = "SPLITK 2 and 4 only on the lattice's split rows, with GROUP 8",
 };
 const int tpl_dgemm_n_reasons = R_COUNT;
@@ -150,7 +150,7 @@ static int dg_valid_ffma(const int *c, const at_device_info *dev, char *why, siz
 
 /* ---- the tuned lattice ---- */
 
-/* One tile/pipeline recipe; `split` rows also take SPLITK 2 and 4. Sources: bench/notes_dgemm.md
+/* One tile/pipeline recipe; `split` rows also take SPLITK 2 and 4. Sources: docs/notes/dgemm.md
  * (H200 sweeps of the DMMA shapes, tiles, warps and stages). */
 typedef struct dg_recipe {
     int path, mma, bm, bn, bk, warps_m, warps_n, stages, frag, ldr, tm, tn, split, unr, sa, minb,
@@ -159,7 +159,7 @@ typedef struct dg_recipe {
 
 #ifndef DG_WIDE_SPACE   /* the wide build (bench sweeps) takes every legal configuration */
 static const dg_recipe dg_lattice[] = {
-    /* DMMA (sm_90+), bench/notes_dgemm.md section 8 (sweep 7): m16n8k8 with 8-byte fragment
+    /* DMMA (sm_90+), docs/notes/dgemm.md section 8 (sweep 7): m16n8k8 with 8-byte fragment
      * loads in the mma's depth order and shared addresses at immediate offsets (SA 2), the
      * 128 x 128 x 32 tile of 2 x 4 warps (the best row at 4096^3, 8192^3, 512^3 x 128; the
      * sm_90 baseline); section 11 (sweep 12): its TMA form with two ring slots (TMA 1 STAGES 2:
@@ -213,7 +213,7 @@ static int dg_canonical(const int *cfg, int p)
     return cfg[p] == tpl_dgemm.params[p].values[0];
 }
 
-/* Without the lattice (a build with -DDG_WIDE_SPACE, bench/notes_dgemm.md) every legal
+/* Without the lattice (a build with -DDG_WIDE_SPACE, docs/notes/dgemm.md) every legal
  * configuration is valid: the prototype sweeps. */
 static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t len)
 {
@@ -251,6 +251,38 @@ static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t
         return dg_reject(R_SPLIT, why, len);
 #endif
     return 1;
+}
+
+/* valid_prefix: 0 when the fixed parameters match no lattice row (valid() then rejects every
+ * completion: a valid configuration is one of the rows), so the walk skips the 159 million raw
+ * configurations outside the rows instead of scanning them (`autotune list` and the tuner's
+ * start took 4-5 s in that scan). The wide build takes every legal configuration: no pruning. */
+static int dg_valid_prefix(const int *c, int n_fixed, const at_device_info *dev)
+{
+    (void)dev;
+#ifdef DG_WIDE_SPACE
+    (void)c;
+    (void)n_fixed;
+    return 1;
+#else
+    for (int i = 0; i < DG_LATTICE_N; i++) {
+        const dg_recipe *r = &dg_lattice[i];
+        const int want[P_COUNT] = {
+            [P_PATH] = r->path, [P_MMA] = r->mma, [P_BM] = r->bm, [P_BN] = r->bn,
+            [P_BK] = r->bk, [P_WARPS_M] = r->warps_m, [P_WARPS_N] = r->warps_n,
+            [P_STAGES] = r->stages, [P_FRAG] = r->frag, [P_TM] = r->tm, [P_TN] = r->tn,
+            [P_LDR] = r->ldr, [P_UNR] = r->unr, [P_SA] = r->sa,
+            [P_MINB] = r->minb ? r->minb : 1, [P_PERS] = r->pers, [P_TMA] = r->tma,
+        };
+        int match = 1;
+        for (int p = 0; p < n_fixed && p < P_COUNT && match; p++)
+            if (p != P_OPA && p != P_OPB && p != P_GROUP && p != P_SPLITK)
+                match = c[p] == want[p];
+        if (match)
+            return 1;
+    }
+    return 0;
+#endif
 }
 
 /* The kind the family computes: double, default math, row-major, any ops and batch. */
@@ -587,7 +619,7 @@ static at_status dg_check(at_exec *ref, tpl_workset *ws, double *error)
  *   ||C - C_ref||_F / ||C_ref||_F <= (16 + 8 sqrt(k)) 2^-53,
  * C_ref the double-double product rounded once (itself within 2^-53 per element). A double
  * sum of k terms in any blocking errs by about sqrt(k) 2^-53 relative on random data
- * (bench/notes_dgemm.md: measured DMMA and cublasDgemm errors); a wrong tile or a race gives
+ * (docs/notes/dgemm.md: measured DMMA and cublasDgemm errors); a wrong tile or a race gives
  * 1e-3 or more (the test family test_dgfault, which drops one K tile, measures it). */
 double tpl_dgemm_tolerance_rule(long long k)
 {
@@ -619,8 +651,8 @@ static const tpl_baseline dg_baselines[] = {
     {"sm90-dmma1688", DG_DMMA("OPA=0,OPB=0", 1688, "BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,"
                                                    "STAGES=3,FRAG=2,GROUP=8,SPLITK=1,LDR=3,SA=2"),
      "DMMA m16n8k8 128x128x32, 2x4 warps, 3 stages, double-buffered fragments, running-pointer "
-     "copies, 8-byte fragment loads at immediate offsets (sm_90; sweep 7 of session 9, "
-     "bench/notes_dgemm.md)"},
+     "copies, 8-byte fragment loads at immediate offsets (sm_90; sweep 7 of 2026-11-23, "
+     "docs/notes/dgemm.md)"},
 };
 
 /* OPA and OPB follow the problem's ops. */
@@ -744,6 +776,7 @@ const tpl_family tpl_dgemm = {
     },
     .valid = dg_valid,
     .tile_of = dg_tile_of,
+    .valid_prefix = dg_valid_prefix,
     .accepts = dg_accepts,
     .applicable = dg_applicable,
     .deterministic = dg_deterministic,

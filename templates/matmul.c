@@ -266,13 +266,13 @@ static int mm_rules(const int *cfg, int nf, const at_device_info *dev, char *why
         return 0;
     }
     /* ptxas -v, sm_90: 128 accumulators spill at BK >= 16 with FRAG=0; FRAG=1's loop
-     * (round 3, interior copy path) holds them at BK=16 in 232-255 registers, no spills. */
+     * (part 3, interior copy path) holds them at BK=16 in 232-255 registers, no spills. */
     if (g.acc > 128 || (MM_FIXED(P_FRAG) && g.acc == 128 && bk > (cfg[P_FRAG] == 1 ? 16 : 8))) {
         tpl_reason(why, len, "%d accumulators with BK=%d spill or exhaust registers (ptxas: 128 needs "
                    "BK=8, or BK<=16 with FRAG=1)", g.acc, bk);
         return 0;
     }
-    /* Efficiency rules (documented in bench/notes_matmul.md). */
+    /* Efficiency rules (documented in docs/notes/matmul.md). */
     if (g.wmiter * cfg[P_TM] < 8 || cfg[P_WNITER] * cfg[P_TN] < 8) {
         tpl_reason(why, len, "thread tile %dx%d below 8x8: too few FFMA per shared-memory load",
                    g.wmiter * cfg[P_TM], cfg[P_WNITER] * cfg[P_TN]);
@@ -402,13 +402,13 @@ static int mm_rules(const int *cfg, int nf, const at_device_info *dev, char *why
         return 0;
     }
     /* The FFMA order is a lever of the issue-bound FRAG=1 main loop on large tiles
-     * (measured: bench/notes_matmul.md, round 5); FRAG=0 keeps its single order. */
+     * (measured: docs/notes/matmul.md, part 5); FRAG=0 keeps its single order. */
     if (MM_FIXED(P_FFMA) && cfg[P_FFMA] != 0 && (cfg[P_FRAG] != 1 || bm * bn < 128 * 128)) {
         tpl_reason(why, len, "FFMA=%d (another FFMA order) only with FRAG=1 and tiles of at least "
                    "128x128", cfg[P_FFMA]);
         return 0;
     }
-    /* Spread copies (round 9): a lever of the same issue-bound FRAG=1 loop; the stream-K and
+    /* Spread copies (part 9): a lever of the same issue-bound FRAG=1 loop; the stream-K and
      * split-K kernels keep the queued copies (ptxas -v: stream-K spills 8 bytes at CPS=8). */
     if (MM_FIXED(P_CPS) &&
         (cfg[P_CPS] < 0 || (cfg[P_CPS] > 0 && (cfg[P_FRAG] != 1 || cfg[P_SK] || sk > 1 ||
@@ -818,27 +818,27 @@ static const tpl_baseline mm_baselines[] = {
      "the NN 4096^3 winner's tile with op(A) = T"},
     {"nn_winner_tt", MM_NN_WINNER "PAD=4,OPA=1,OPB=1",
      "the NN 4096^3 winner's tile with both operands transposed"},
-    /* the transposed 4096^3 winners on the H200 (TN, TT: run 2 of the sixth session,
+    /* the transposed 4096^3 winners on the H200 (TN, TT: run 2 of 2026-11-23,
      * bench/results/2026-11-23-H200-matmul-ops-run2.txt; NT: the seventh,
-     * 2026-11-23-H200-matmul-ops-s7.txt; NT, TT and TN with spread copies: the tenth,
-     * 2026-11-23-H200-matmul-nt-cps-s10.txt): short tunings of these kinds start from them */
+     * 2026-11-23-H200-matmul-ops-8a9b7d7.txt; NT, TT and TN with spread copies: the tenth,
+     * 2026-11-23-H200-matmul-nt-cps.txt): short tunings of these kinds start from them */
     {"tn_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,"
                   "STAGES=2,VEC=4,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=1,OPB=0,CPS=4",
      "the TN 4096^3 winner (H200): 128x128, BK=16, rows serpentine, copies spread over 4 k"},
     {"tt_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
                   "STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=1,OPB=1,CPS=4",
      "the TT 4096^3 winner (H200): 128x128, BK=16, columns serpentine, copies spread over 4 k"},
-    /* NT: the best of all 1416 NT configurations searched exhaustively (fourteenth session,
-     * 2026-11-28-H200-matmul-nt-exhaustive-s14.txt: 1.0043x cuBLAS in 9 paired rounds, the
-     * tenth session's winner 0.9995x in the same process) */
+    /* NT: the best of all 1416 NT configurations searched exhaustively (2026-11-28,
+     * 2026-11-28-H200-matmul-nt-exhaustive.txt: 1.0043x cuBLAS in 9 paired rounds, the
+     * the 2026-11-23 winner 0.9995x in the same process) */
     {"nt_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
                   "STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=1,CPS=8",
      "the NT 4096^3 winner (H200): 128x128, BK=16, 64x32 warps, 2 stages, columns serpentine, "
      "copies spread over 8 k"},
-    /* the 8192x64x8192 winner (H200, eighth session: 0.2064 ms, 1.048x cuBLAS): narrow and deep
+    /* the 8192x64x8192 winner (H200, 2026-11-23: 0.2064 ms, 1.048x cuBLAS): narrow and deep
      * problems need a narrow tile and split-K, a corner of the space a short guided search can
-     * miss (the tenth session's one-GPU default run ended at 0.4023 ms there after 71
-     * evaluations, none with split-K; bench/results/2026-11-23-H200x2-multigpu-s10.txt) */
+     * miss (the 2026-11-23 one-GPU default run ended at 0.4023 ms there after 71
+     * evaluations, none with split-K; bench/results/2026-11-23-H200x2-multigpu-ef2a28e.txt) */
     {"skinny_splitk", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=32,WN=64,TM=8,TN=4,WNITER=2,"
                       "STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
      "the 8192x64x8192 winner (H200): 128x64, BK=16, split-K 4"},

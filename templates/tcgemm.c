@@ -15,7 +15,7 @@ enum {
 #define TC_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
 #define TC_MAX_LD (1LL << 34)           /* row strides below the 2^40 bytes of a TMA map */
 #define TC_SPLIT_MAX_TILES 64           /* split-K only below this many output tiles */
-#define TC_PACK_ALIGN_90 128            /* PATH 90 packed rows: 128 bytes (bench/notes_tcgemm.md 3.) */
+#define TC_PACK_ALIGN_90 128            /* PATH 90 packed rows: 128 bytes (docs/notes/tcgemm.md 3.) */
 #define TC_PACK_ALIGN_80 16             /* PATH 80 packed rows: one 16-byte load */
 
 /* Scratch slots of the configuration's exec. */
@@ -68,7 +68,7 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
                 "or the registers of a block",
     [R8_ARCH] = "PATH 80 (bf16 mma.sync, cp.async) needs an sm_80+ device",
     [R_LATTICE] = "tile, pipeline and epilogue not in the tuned lattice (hand-picked around the "
-                  "measured winners: bench/notes_tcgemm.md, bench/notes_tcgemm_sm80.md)",
+                  "measured winners: docs/notes/tcgemm.md, docs/notes/tcgemm_sm80.md)",
     [R_ORDER] = "tile order: PATH 90 RASTER 0/1 with GROUP 8/16, or GROUP 1 with RASTER 0; "
                 "PATH 80 GROUP 8 with RASTER 0/1; split-K RASTER 0 with GROUP 8",
     [R_SPLIT] = "SPLITK 2 and 4 only on the lattice's 128 x 128 direct-epilogue tiles",
@@ -190,9 +190,9 @@ static int t8_valid(const int *c, const at_device_info *dev, char *why, size_t l
 
 /* One tile/pipeline/epilogue recipe: PATH 90 rows name WARPS_M, WARPS_N and LOADW at their
  * canonical values, PATH 80 rows WG, CM and CN; `split` rows also take SPLITK 2 and 4 (then
- * with VEC at its canonical 2). Sources: bench/notes_tcgemm.md "Final" (16-bit 128x256x64 3
+ * with VEC at its canonical 2). Sources: docs/notes/tcgemm.md "Final" (16-bit 128x256x64 3
  * stages VEC 8; 128x192 4 stages for ragged shapes; CM=2 with VEC 2; TF32 256x128x32 4 stages,
- * CN=2) and bench/notes_tcgemm_sm80.md (BF16 128x128x32 2x2 VEC 8, FP16 128x256x64 2x4, TF32
+ * CN=2) and docs/notes/tcgemm_sm80.md (BF16 128x128x32 2x2 VEC 8, FP16 128x256x64 2x4, TF32
  * 128x128x16 VEC 4; the narrow-load rows need no pack at all and fit the 99 KiB of sm_86/89). */
 typedef struct tc_recipe {
     int tf32, path, bm, bn, bk, stages, wg, cm, cn, warps_m, warps_n, vec, loadw, split;
@@ -970,7 +970,7 @@ const tpl_family tpl_tcgemm = {
      * draw by more than their margins (TF32 8192^3: CN 2 GROUP 8 1.013-1.029x cuBLAS at its
      * own clock, CN 1 GROUP 16 0.969-0.983x, the order 30 ms alternating slices reversed);
      * after 400 ms each the best of 8 led the next by 3.4% (fastest in 10 of 12 rounds), 150 ms
-     * by 0.0-1.6% (bench/notes_tcgemm.md 18) */
+     * by 0.0-1.6% (docs/notes/tcgemm.md 18) */
     .retime_settle_ms = 400.0,
     .fixed_options = "",
     .summary = "tensor-core GEMM C = alpha*op(A)*op(B) + beta*C (row-major, ops N/T through a "

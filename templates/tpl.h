@@ -309,7 +309,7 @@ typedef struct tpl_family {
      * (tuner/retime.c), for families whose kernels are power-bound: each is
      * then timed at its own steady clock under the power cap, not at the
      * clock its neighbour left, so a configuration that draws less power
-     * gets credit for it (tcgemm: bench/notes_tcgemm.md sections 17-18). Such a
+     * gets credit for it (tcgemm: docs/notes/tcgemm.md sections 17-18). Such a
      * family is also re-timed wider (8 configurations) and without favouring
      * the short-timing winner (tuner/retime.c). */
     double retime_settle_ms;

@@ -25,7 +25,7 @@ static const char *const td_names[P_COUNT] = {
     "TN", "GROUP", "SPLITK", "LDR", "UNR", "SA", "MINB", "PERS", "TMA",
 };
 
-/* ---------------- the specification, written from bench/notes_dgemm.md ----------------
+/* ---------------- the specification, written from docs/notes/dgemm.md ----------------
  * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG LDR [split] [unr] [sa1 | sa2] [m2 | m3] [pers]
  * [tma]" (unr: UNR 1; saN: SA N; mN: MINB N; pers: PERS 1; tma: TMA 1) or "ffma BMxBNxBK TMxTN
  * [split]";
@@ -543,7 +543,7 @@ static th_compiled *td_set(const at_device_info *dev, int *n)
  * reference at odd and ragged shapes and batches (the last: PERS 1 blocks walk ~10 products of
  * edge and inner tiles), through the tuner's verification (fresh
  * inputs with 53 random mantissa bits, alpha 1.5, beta 0 over NaN); the worst error as a
- * fraction of the tolerance is printed (bench/notes_dgemm.md), then the named configurations'
+ * fraction of the tolerance is printed (docs/notes/dgemm.md), then the named configurations'
  * speed at 4096^3. */
 GPU_TEST(dgemm_gpu_every_configuration_and_shape)
 {

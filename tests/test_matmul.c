@@ -88,7 +88,7 @@ static void mt_scan_valid(mt_scan *sc, long long i, const int *cfg)
     sc->cps_count += cps != 0;
     sc->cps_able += cps == 0 && cps_ok;
     if (cps)
-        return;     /* the counts below are of the CPS=0 space, as before round 9 */
+        return;     /* the counts below are of the CPS=0 space, as before part 9 */
     if (cfg[mt_param("SK")] == 1) {
         /* stream-K: FRAG=1 main loop, no split-K, tiles of at least 128x128 */
         MT_RULE(fr == 1 && cfg[mt_param("SPLITK")] == 1 && bm * bn >= 128 * 128);
@@ -184,7 +184,7 @@ TEST(matmul_space_sizes)
            all.algo_count[0], all.algo_count[1], all.algo_count[2]);
     printf("    matmul: FRAG=0 %d, FRAG=1 %d (split-K on 128x128: %d), stream-K %d\n",
            all.frag_seen[0], all.frag_seen[1], all.frag_split128, all.streamk);
-    /* `make check` compiles every one twice; CPS 4 and 8 (round 9) added 432 */
+    /* `make check` compiles every one twice; CPS 4 and 8 (part 9) added 432 */
     CHECK(all.valid >= 200 && all.valid <= 1500);
     /* SK=1 doubles exactly the FRAG=1, SPLITK=1 configurations with tiles of at
      * least 128x128 (72 of them, 2026-11-22) */
@@ -491,7 +491,7 @@ static const char *const mt_spread[] = {
     "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=8,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=64,WN=32,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=8,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
-    /* round 3: the 4096^3 sweep winner (128 accumulators, interior copy path), a
+    /* part 3: the 4096^3 sweep winner (128 accumulators, interior copy path), a
      * 128x128 BK=16 split-K FRAG=1 tile (the 128x8192x8192 winner's shape) and the
      * new 128-accumulator BK=16 FRAG=1 tiles */
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=8,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
@@ -499,17 +499,17 @@ static const char *const mt_spread[] = {
     "ALGO=2,TILE=8,UNROLL=1,BM=256,BN=128,BK=16,WM=64,WN=64,TM=8,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
-    /* round 4: stream-K on the 4096^3 winner's tile (one block per SM) and on a
+    /* part 4: stream-K on the 4096^3 winner's tile (one block per SM) and on a
      * 128x128 tile (two per SM); the small shapes here split every tile over many
      * blocks (fewer tiles than blocks) */
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1,FFMA=0,OPA=0,OPB=0",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1,FFMA=0,OPA=0,OPB=0",
-    /* round 5: the serpentine FFMA orders (rows with stream-K, columns with split-K) */
+    /* part 5: the serpentine FFMA orders (rows with stream-K, columns with split-K) */
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=1,FFMA=1,OPA=0,OPB=0",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=0",
     "ALGO=1,TILE=8,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
     "ALGO=1,TILE=32,UNROLL=4,BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
-    /* round 9: copies spread over the next K step (CPS 4, 8): 3 and 2 stages, BK 16 and 8,
+    /* part 9: copies spread over the next K step (CPS 4, 8): 3 and 2 stages, BK 16 and 8,
      * 64 and 128 accumulators */
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=0,CPS=4",
     "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8,WNITER=2,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=0,CPS=8",

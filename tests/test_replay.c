@@ -319,7 +319,7 @@ static double syn_unit(unsigned long long key)
  * noise per configuration, so the optimum is an interaction, not only the
  * best value of each parameter. Parameters that keep one value over the whole
  * set (the problem's kind: ops, batch) take no part unless `all` (the
- * generator before session 9): they would only shift the effects of the
+ * generator before 2026-11-23): they would only shift the effects of the
  * others, so a family that gains such a parameter keeps its landscapes; with
  * `all`, their pair terms act as large extra effects of their partners'
  * values. */
@@ -373,7 +373,7 @@ TEST(replay_guided_search_on_synthetic_landscapes)
     const tn_strategy *guided = tn_strategy_find("guided");
     const int trials = 30;
     /* weights of the pairwise interactions; 6 makes them dominate. Landscape
-     * 4 is landscape 2 of the generator before session 9 (constant parameters
+     * 4 is landscape 2 of the generator before 2026-11-23 (constant parameters
      * take part): its optimum is a lone configuration 39% faster than the
      * next best, 8 parameters away from it, which the values' averages rank
      * poorly: at a quarter of the evaluations the additive model alone found

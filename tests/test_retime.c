@@ -579,7 +579,7 @@ TEST(retime_decide_settled_round_drift_cancels)
 }
 
 /* The study's rounds (H200, TF32 8192^3, the first 4 of 12 after 400 ms
- * settles, bench/notes_tcgemm.md 18), with the sustained best (CN 2 GROUP 8
+ * settles, docs/notes/tcgemm.md 18), with the sustained best (CN 2 GROUP 8
  * VEC 8) moved to row 4 behind the others in short-timing order: settled,
  * it wins, and the next runs at least 2% behind it by the median. */
 TEST(retime_decide_settled_picks_the_study_best)

@@ -24,7 +24,7 @@ static const char *const tt_names[P_COUNT] = {
 };
 
 /* ---------------- the specification, written from the notes ----------------
- * Tiles, pipelines and epilogues (bench/notes_tcgemm.md "Final", bench/notes_tcgemm_sm80.md
+ * Tiles, pipelines and epilogues (docs/notes/tcgemm.md "Final", docs/notes/tcgemm_sm80.md
  * "Performance"), as "PATH type BMxBNxBK stages extra vec": type b = BF16/FP16, t = TF32;
  * extra is "wgW cMxN" (PATH 90) or "wMxN lL" (PATH 80); a trailing "split" allows SPLITK 2, 4. */
 static const char *const tt_spec[] = {
@@ -413,7 +413,7 @@ TEST(tcgemm_tolerance_rule)
             CHECK(tol < 1e-2);
         }
     }
-    /* TF32's accumulation error grows like 0.039 k 2^-24 (bench/notes_tcgemm.md): the rule
+    /* TF32's accumulation error grows like 0.039 k 2^-24 (docs/notes/tcgemm.md): the rule
      * keeps a 3x margin at every k, where 4 sqrt(k) alone fails above k of about 10000 */
     for (long long k = 1024; k <= (1LL << 20); k *= 2) {
         tpl_problem p = tt_problem(64, 64, k, AT_R_32F, AT_MATH_TF32);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "cudrv.h"
 #include "lookup.h"
 #include "report.h"
 #include "strategy.h"
@@ -808,6 +809,22 @@ static int size_fits(const tn_options *o)
     return fits;
 }
 
+/* The real worker needs the CUDA driver: without one, a run fails here, at once, with one
+ * line (the driver's reason) and nothing printed before it. A worker named by
+ * $AUTOTUNE_WORKER (the fake one of the tests) brings its own devices. 1 if the run can
+ * start. */
+static int driver_present(void)
+{
+    const char *worker = getenv("AUTOTUNE_WORKER");
+    if (worker && *worker)
+        return 1;
+    char why[512] = "";
+    if (cudrv_get(NULL, why, sizeof why))
+        return 1;
+    fprintf(stderr, "autotune: %s\n", why[0] ? why : "no CUDA driver");
+    return 0;
+}
+
 static int cmd_tune(int argc, char **argv)
 {
     tn_options o;
@@ -833,6 +850,8 @@ static int cmd_tune(int argc, char **argv)
     }
     if (o.have_size && !size_fits(&o))
         return usage_error("size '%s' fits none of the selected kernels", size_text);
+    if (!driver_present())
+        return 1;
     return tn_tune(&o);
 }
 

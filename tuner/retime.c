@@ -1,8 +1,8 @@
 /* retime.c: the sustained re-timing that ends a problem's search. The
  * search times each candidate for about 50 ms after idle gaps, at boost
  * clock; a user's program runs the kernel back to back at the power cap,
- * where the order of close configurations can differ (bench/notes_dgemm.md
- * 9-10, notes_bgemm.md round 4). So the few fastest distinct configurations
+ * where the order of close configurations can differ (docs/notes/dgemm.md
+ * 9-10, docs/notes/bgemm.md part 4). So the few fastest distinct configurations
  * (within TN_RETIME_WITHIN of the best) are timed again together, back to
  * back as a program's loop calls them (no output reset, L2 flush or host
  * wait between runs, the candidates' modules kept loaded): a warm-up
@@ -36,8 +36,8 @@
 #define TN_RETIME_ROUNDS 5
 #define TN_RETIME_ROUNDS_SETTLED 4   /* ... in a family with a settle */
 #define TN_RETIME_ROUNDS_LIMIT 32    /* ... at most ($AUTOTUNE_RETIME_ROUNDS) */
-/* A family with a settle is re-timed differently, from session 16's study
- * (bench/notes_tcgemm.md 18: TF32 8192^3 on an H200, the 8 fastest by short
+/* A family with a settle is re-timed differently, from the 2026-11-28 study
+ * (docs/notes/tcgemm.md 18: TF32 8192^3 on an H200, the 8 fastest by short
  * time, 72 rounds after 150 ms settles and 12 after 400 ms, every round
  * printed). The short timings' order says little at the power cap (the 8
  * spanned 4.5% there; after 400 ms settles the 5th ran 2nd and the 2nd to
@@ -59,7 +59,7 @@
  * cuBLAS). With 5 of 5 alone, a clear lead the noise cost one round stays
  * behind: BF16 8192^3 kept GROUP 1 against GROUP 8 rows 2.9-3.9% faster in
  * 4 rounds, and paired rounds then put GROUP 1 at 0.963x cuBLAS, GROUP 8 at
- * 1.022x (bench/results/2026-11-23-H200-tcgemm-bf16-8192-group-s12.txt). */
+ * 1.022x (bench/results/2026-11-23-H200-tcgemm-bf16-8192-group.txt). */
 #define TN_RETIME_CLEAR 0.98         /* ... or in 4 rounds and a median this far ahead */
 #define TN_RETIME_MAX_RUNS 400.0     /* timed runs in one slice at most (two events each) */
 
