@@ -92,10 +92,15 @@ int lk_rank(const at_device_info *dev, const tpl_family *fam, const tpl_problem 
         for (int j = 0; j < count && dup < 0; j++)
             if (strcmp(list[j].config, c.config) == 0)
                 dup = j;
-        if (dup < 0)
-            list[count++] = c;
-        else if (c.distance < list[dup].distance)
-            list[dup] = c;
+        if (dup >= 0 && c.distance >= list[dup].distance)
+            continue;
+        /* the nearer measurement takes the place of its row in the database's
+         * order, so ties below still fall to that problem's fastest first */
+        if (dup >= 0) {
+            memmove(&list[dup], &list[dup + 1], (size_t)(count - dup - 1) * sizeof *list);
+            count--;
+        }
+        list[count++] = c;
     }
     /* insertion sort: stable, so equal keys keep the database's order
      * (by problem, then fastest first) */
