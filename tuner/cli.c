@@ -468,7 +468,7 @@ static int check_key_cmp(const void *a, const void *b)
 
 /* The configurations check compiles for f: every valid one (on the generic
  * device) and the default and baselines when off that list, or with sample
- * the stratified sample of templates/tpl.c (seed 1). malloc'd rows in *cfgs;
+ * the stratified sample of templates/samples.c (seed 1). malloc'd rows in *cfgs;
  * the count, or -1 with a message printed. */
 static long long check_configs(const tpl_family *f, int sample, int (**cfgs)[TPL_MAX_PARAMS])
 {
