@@ -350,9 +350,7 @@ static void merge_compiled(void *ctx, const db_import_need *need, const tn_job *
     mc->compiled += !same;
 }
 
-/* Compiles the cubins the merged results serve, checks the inputs' cubins
- * against them and stores this build's; 0, or 1 after a message. */
-static int merge_cubins_here(db *out, char **inputs, int n_inputs, long long cubins_read)
+int tn_merge_cubins(db *out, char **inputs, int n_inputs, long long cubins_read)
 {
     char err[1024];
     db_import_need *needs = NULL;
@@ -382,6 +380,11 @@ static int merge_cubins_here(db *out, char **inputs, int n_inputs, long long cub
     free(mc.ins);
     free(needs);
     long long dropped = cubins_read - mc.verified;
+    if (n_inputs == 0) {
+        printf("cubins: %lld compiled here, %lld stored (the inputs' cubins are never "
+               "copied)\n", mc.compiled, mc.stored);
+        return 0;
+    }
     printf("cubins: %lld in the inputs: %lld verified (this build compiles the same bytes), "
            "%lld dropped (%lld not what this build compiles, %lld not served by a lookup or "
            "of another toolkit, source or arch); %lld compiled here; %lld stored\n",
@@ -422,7 +425,7 @@ static int merge_into(const char *tmp, char **inputs, int n_inputs)
         db_close(in);
     }
     if (rc == 0)
-        rc = merge_cubins_here(out, inputs, n_inputs, cubins_read);
+        rc = tn_merge_cubins(out, inputs, n_inputs, cubins_read);
     if (rc == 0 && db_checkpoint(out) != AT_OK) {
         fprintf(stderr, "autotune: %s\n", db_errmsg(out));
         rc = 1;
