@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "args.h"
 #include "autotune.h"
 #include "db.h"
 #include "lookup.h"
@@ -672,7 +673,7 @@ static int bn_ops(ms_gpu *g, cublasHandle_t cublas, const char *db_path)
         a.operand[TPL_GEMM_A].batch_stride = c.sa;
         a.operand[TPL_GEMM_B].batch_stride = c.sb;
         a.operand[TPL_GEMM_C].batch_stride = c.sc;
-        tpl_gemm_canonical(&a);
+        ag_gemm_canonical(&a);
         BN_CUDA(cudaDeviceSynchronize());
         if (tpl_fill_uniform(ref, (CUdeviceptr)c.A, (long long)na, seed, -1, 1) != AT_OK ||
             tpl_fill_uniform(ref, (CUdeviceptr)c.B, (long long)nb, seed + 1, -1, 1) != AT_OK ||

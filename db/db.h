@@ -238,13 +238,14 @@ typedef struct db_merge_stats {
     long long results_read;         /* result rows of the source */
     long long results_added;        /* of them, keys the destination lacked */
     long long results_replaced;     /* keys stored in both where the source's row was better */
-    long long binaries_added;       /* cubins the destination lacked */
+    long long cubins_read;          /* cubins of the source: counted, never copied */
     long long measurements;         /* side measurements read */
 } db_merge_stats;
 /* Copies every row of src into dst in one transaction of dst (src is only
  * read, from one snapshot): devices (by UUID; the later sighting's facts),
- * sessions, kernels, problems, results, cubins (by key) and side
- * measurements. A result whose key (device, kernel and source hash,
+ * sessions, kernels, problems, results and side measurements. Cubins are
+ * code from outside and are not copied: db_servable_needs lists those a
+ * lookup serves, to compile here (and to check the source's against). A result whose key (device, kernel and source hash,
  * problem, configuration) both hold keeps the better row: an ok row with a
  * time beats any other, then the lower median, then the newer, then a
  * fixed order of the other fields, so merging several sources gives the
@@ -275,43 +276,59 @@ typedef struct db_import db_import;
 /* Parses and checks a whole export document: format and version, every
  * device, every result (known kernel, every parameter of it and no other,
  * a problem of its dimensions, a known status, finite numbers) and every
- * cubin (base64, size). Decides which cubins fit this build: same NVRTC
- * version, same source hash, and the key this build computes for their
- * configuration and arch; the others are dropped (never stored). Touches
- * no database. AT_ERR_INVALID_ARG with "WHERE: why" in err (a JSON
+ * cubin (base64, size). Decides which cubins may be this build's: same
+ * NVRTC version, same source hash, and the key this build computes for
+ * their configuration and arch; the others are dropped. A cubin is code
+ * from outside: even a fitting one is stored only once this build compiled
+ * the same bytes for its key (db_import_needs, db_import_add_cubin).
+ * Touches no database. AT_ERR_INVALID_ARG with "WHERE: why" in err (a JSON
  * position or a path such as results[3].config), AT_ERR_NO_MEMORY. */
 at_status db_import_read(const char *text, size_t len, db_import **out, char *err,
                          size_t errlen);
 void db_import_free(db_import *im);                 /* NULL is a no-op */
-/* A configuration whose cubin the import should compile: imported
- * results a lookup can serve (per device, kernel and problem the
+/* A configuration whose cubin should be compiled here: imported (or
+ * merged) results a lookup can serve (per device, kernel and problem the
  * per_problem fastest ok results, and as many deterministic ones) of this
- * build's source, whose cubin neither fits in the file nor is stored in d. */
+ * build's source, whose cubin is not stored in d. Where the file carries a
+ * cubin under the key, the compile checks it (in_file). */
 typedef struct db_import_need {
     const tpl_family *fam;
     int cfg[TPL_MAX_PARAMS];
     char config[TPL_CONFIG_LEN];
     char arch[16];                  /* the device's, as the runtime asks for it */
     char key[40];                   /* tpl_binary_key */
+    int in_file;                    /* 1: the file has a cubin under key, to check */
 } db_import_need;
 /* The needs, each key once (malloc'd, caller frees). AT_ERR_NO_MEMORY, or
  * AT_ERR_DB if d cannot be read. */
 at_status db_import_needs(db *d, db_import *im, int per_problem, db_import_need **out,
                           int *count);
-/* Adds a cubin compiled here for need (copied) to what db_import_apply stores. */
+/* The cubins d's results need, merged from elsewhere: the configurations a
+ * lookup serves (as db_import_needs ranks them, per device and per arch) of
+ * this build's kernel sources, whose cubin d lacks (in_file 0), each key once
+ * (malloc'd, caller frees). AT_ERR_NO_MEMORY, AT_ERR_DB. */
+at_status db_servable_needs(db *d, int per_problem, db_import_need **out, int *count);
+/* Gives the import this build's cubin for need (copied): a cubin of the
+ * file under need's key is verified if its bytes are the same (then it is
+ * stored) and dropped if not; this build's cubin is stored in its place.
+ * A file cubin never given its compile is dropped. */
 at_status db_import_add_cubin(db_import *im, const db_import_need *need, const void *cubin,
                               size_t size);
 /* What an import did. */
 typedef struct db_import_stats {
     long long devices, results, results_added, results_replaced, results_kept;
     long long other_source;         /* results of another kernel source: stored, not served */
-    long long cubins_in_file, cubins_stored, cubins_dropped, cubins_compiled;
+    long long cubins_in_file, cubins_stored, cubins_compiled;
+    long long cubins_verified;      /* of the file's: this build compiled the same bytes */
+    long long cubins_dropped;       /* of the file's: every other one (never stored) */
+    long long cubins_differ;        /* of the dropped: this build compiled other bytes */
+    long long cubins_unfit;         /* of the dropped: another toolkit, source, arch or key */
 } db_import_stats;
 /* Fills the counts known before storing (results, cubins in the file,
  * dropped, other source). */
 void db_import_counts(const db_import *im, db_import_stats *st);
 /* Stores everything in one transaction: devices, results (a key already
- * stored keeps the better row, as db_merge does), the fitting and the
+ * stored keeps the better row, as db_merge does), the verified and the
  * compiled cubins. On failure nothing is stored (rolled back), the reason
  * in d's message; AT_ERR_DB for a read-only database. */
 at_status db_import_apply(db *d, db_import *im, db_import_stats *st);

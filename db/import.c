@@ -1,6 +1,8 @@
 /* import.c: `autotune import`: an export document (db/export.c) read and
- * checked whole before anything is stored, cubins judged against this
- * build, then stored in one transaction. */
+ * checked whole before anything is stored, then stored in one transaction.
+ * A cubin of the file is code from outside: it is stored only where this
+ * build, compiling the same configuration for the same arch, produced the
+ * same bytes (db_import_add_cubin); every other one is dropped. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -27,8 +29,10 @@ typedef struct im_cubin {
     char *options;
     void *data;
     size_t size;
-    int fits;                       /* 1: stored; 0: dropped */
-    int compiled;                   /* 1: compiled here (db_import_add_cubin) */
+    int fits;                       /* 1: its metadata is this build's (checked further) */
+    int verified;                   /* 1: this build compiled the same bytes: stored */
+    int differs;                    /* 1: this build compiled other bytes: dropped */
+    int compiled;                   /* 1: compiled here (db_import_add_cubin): stored */
 } im_cubin;
 
 struct db_import {
@@ -36,7 +40,7 @@ struct db_import {
     im_result *res;
     im_cubin *cub;
     int n_devs, n_res, n_cub, cap_cub;
-    long long in_file, dropped;
+    long long in_file, unfit;
 };
 
 /* ---- checking members ---- */
@@ -291,9 +295,11 @@ static int read_result(ictx *c, const db_json *v, const char *path, const db_imp
 
 /* ---- cubins ---- */
 
-/* 1 if the cubin is what this build would compile under its key: known
- * kernel, same source and NVRTC, the key recomputed from its
- * configuration and arch, and an ELF image of the recorded size. */
+/* 1 if the cubin's metadata is what this build would compile under its
+ * key: known kernel, same source and NVRTC, the key recomputed from its
+ * configuration and arch, and an ELF image of the recorded size. Metadata
+ * can be written by anyone: a fitting cubin is still only a candidate,
+ * stored once this build's compile gives the same bytes. */
 static int cubin_fits(const im_cubin *cb)
 {
     const tpl_family *fam = tpl_find(cb->kernel);
@@ -394,7 +400,7 @@ static int read_document(ictx *c, const db_json *doc, db_import *im)
         snprintf(path, sizeof path, "cubins[%d]", i);
         if (!read_cubin(c, &cub->items[i], path, &im->cub[i]))
             return 0;
-        im->dropped += !im->cub[i].fits;
+        im->unfit += !im->cub[i].fits;
     }
     im->in_file = im->n_cub;
     return 1;
@@ -473,12 +479,18 @@ static int same_group(const db_result *a, const db_result *b)
            tpl_problem_equal(&a->problem, &b->problem);
 }
 
-/* 1 if key is a fitting cubin of the import or stored in d (-1 on error). */
-static int have_cubin(db *d, const db_import *im, const char *key)
+/* The file's fitting cubin under key, NULL if none. */
+static im_cubin *file_cubin(const db_import *im, const char *key)
 {
     for (int i = 0; i < im->n_cub; i++)
-        if (im->cub[i].fits && strcmp(im->cub[i].key, key) == 0)
-            return 1;
+        if (im->cub[i].fits && !im->cub[i].compiled && strcmp(im->cub[i].key, key) == 0)
+            return &im->cub[i];
+    return NULL;
+}
+
+/* 1 if key is stored in d (a cubin of this machine), 0 if not, -1 on error. */
+static int have_cubin(db *d, const char *key)
+{
     long long n = 0;
     if (db_query_int(d, "SELECT count(*) FROM binary WHERE key = ?1", key, &n,
                      "looking up a cubin") != AT_OK)
@@ -495,7 +507,7 @@ static at_status add_need(db *d, const db_import *im, const im_result *ir, db_im
     for (int k = 0; k < *n; k++)
         if (strcmp(out[k].key, ir->r.binary_key) == 0)
             return AT_OK;
-    int have = have_cubin(d, im, ir->r.binary_key);
+    int have = have_cubin(d, ir->r.binary_key);
     if (have < 0)
         return AT_ERR_DB;
     if (have)
@@ -507,6 +519,7 @@ static at_status add_need(db *d, const db_import *im, const im_result *ir, db_im
     db_copy(nd->config, sizeof nd->config, ir->r.config);
     db_copy(nd->arch, sizeof nd->arch, arch);
     db_copy(nd->key, sizeof nd->key, ir->r.binary_key);
+    nd->in_file = file_cubin(im, nd->key) != NULL;
     return AT_OK;
 }
 
@@ -553,6 +566,16 @@ at_status db_import_needs(db *d, db_import *im, int per_problem, db_import_need 
 at_status db_import_add_cubin(db_import *im, const db_import_need *need, const void *cubin,
                               size_t size)
 {
+    im_cubin *theirs = file_cubin(im, need->key);
+    if (theirs && !theirs->verified && !theirs->differs) {
+        if (theirs->size == size && memcmp(theirs->data, cubin, size) == 0) {
+            theirs->verified = 1;       /* the same bytes: the file's is this build's */
+            return AT_OK;
+        }
+        theirs->differs = 1;            /* other code under the key: dropped */
+    } else if (theirs && theirs->verified) {
+        return AT_OK;
+    }
     if (im->n_cub == im->cap_cub) {
         int cap = im->cap_cub * 2;
         im_cubin *c = realloc(im->cub, (size_t)cap * sizeof *c);
@@ -592,11 +615,15 @@ void db_import_counts(const db_import *im, db_import_stats *st)
     st->devices = im->n_devs;
     st->results = im->n_res;
     st->cubins_in_file = im->in_file;
-    st->cubins_dropped = im->dropped;
+    st->cubins_unfit = im->unfit;
     for (int i = 0; i < im->n_res; i++)
         st->other_source += !im->res[i].current;
-    for (int i = 0; i < im->n_cub; i++)
+    for (int i = 0; i < im->n_cub; i++) {
         st->cubins_compiled += im->cub[i].compiled;
+        st->cubins_verified += im->cub[i].verified;
+        st->cubins_differ += im->cub[i].differs;
+    }
+    st->cubins_dropped = st->cubins_in_file - st->cubins_verified;
 }
 
 /* Inside the transaction: every result row. */
@@ -655,14 +682,14 @@ static at_status apply_results(db *d, const db_import *im, db_import_stats *st)
     return s;
 }
 
-/* Inside the transaction: the fitting and compiled cubins. */
+/* Inside the transaction: the verified and the compiled cubins. */
 static at_status apply_cubins(db *d, const db_import *im, db_import_stats *st)
 {
     sqlite3_stmt *ins;
     at_status s = db_prepare_binary_insert(d, &ins);
     for (int i = 0; s == AT_OK && i < im->n_cub; i++) {
         const im_cubin *cb = &im->cub[i];
-        if (!cb->fits)
+        if (!cb->verified && !cb->compiled)
             continue;
         sqlite3_reset(ins);
         const char *text[] = {cb->key, cb->kernel, cb->source_hash, cb->config, cb->arch,

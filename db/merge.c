@@ -1,6 +1,7 @@
-/* merge.c: copying every row of one tuning database into another
- * (db_merge), and the row upserts it shares with `autotune import`: on a
- * result key stored in both, the better row is kept (db_result_better). */
+/* merge.c: copying the rows of one tuning database into another
+ * (db_merge; cubins are code and are never copied: db_servable_needs names
+ * those to compile here), and the row upserts it shares with `autotune
+ * import`: on a result key stored in both, the better row is kept. */
 #include <stdlib.h>
 #include <string.h>
 #include "db_internal.h"
@@ -366,30 +367,19 @@ static at_status merge_results(merge_ctx *m)
     return s;
 }
 
-/* Cubins (kept where the key is stored) and side measurements (the newer
- * kept, then the lower time). */
-static at_status merge_binaries_measurements(merge_ctx *m)
+/* Side measurements (the newer kept, then the lower time); the source's
+ * cubins only counted: code from outside is never copied (a lookup's
+ * cubin is compiled here, db_servable_needs). */
+static at_status merge_measurements(merge_ctx *m)
 {
     sqlite3_stmt *q, *ins = NULL;
-    at_status s = merge_select(m, &q, "SELECT key, kernel, source_hash, config, arch, "
-                               "nvrtc_version, options, cubin, size, created FROM binary");
-    if (s == AT_OK)
-        s = db_prepare_binary_insert(m->dst, &ins);
+    at_status s = merge_select(m, &q, "SELECT count(*) FROM binary");
     int rc = SQLITE_DONE;
-    while (s == AT_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        sqlite3_reset(ins);
-        for (int k = 0; k < 10; k++)
-            sqlite3_bind_value(ins, k + 1, sqlite3_column_value(q, k));
-        int wrc = sqlite3_step(ins);
-        if (wrc != SQLITE_DONE)
-            s = db_sqlfail(m->dst, wrc, "copying a cubin");
-        m->st->binaries_added += sqlite3_changes(m->dst->h);
-    }
-    if (s == AT_OK && rc != SQLITE_DONE)
+    if (s == AT_OK && (rc = sqlite3_step(q)) == SQLITE_ROW)
+        m->st->cubins_read += sqlite3_column_int64(q, 0);
+    else if (s == AT_OK)
         s = merge_read_fail(m, rc);
     sqlite3_finalize(q);
-    sqlite3_finalize(ins);
-    ins = NULL;
     if (s == AT_OK)
         s = merge_select(m, &q, "SELECT device_id, kernel, n_dims, " DB_KEY_COLS ", name, "
                          "time_ms, gflops, gbs, rel_error, note, created FROM measurement");
@@ -448,7 +438,7 @@ at_status db_merge(db *dst, db *src, db_merge_stats *stats)
     if ((s = db_begin(dst)) == AT_OK) {
         if ((s = merge_devices(&m)) != AT_OK || (s = merge_keys(&m)) != AT_OK ||
             (s = merge_problems(&m)) != AT_OK || (s = merge_results(&m)) != AT_OK ||
-            (s = merge_binaries_measurements(&m)) != AT_OK)
+            (s = merge_measurements(&m)) != AT_OK)
             db_rollback(dst);
         else
             s = db_commit(dst);
@@ -459,4 +449,93 @@ at_status db_merge(db *dst, db *src, db_merge_stats *stats)
     map_free(&m.ker);
     map_free(&m.prob);
     return s;
+}
+
+/* ---- the cubins a lookup serves, to compile here ---- */
+
+/* The configurations of the results a lookup can serve, as gc's keep set
+ * ranks them (db/gc.c): per device, kernel (name and source) and problem,
+ * and per arch, kernel and problem, the ?1 fastest ok results, of all and
+ * of the deterministic ones. */
+#define MERGE_SERVED \
+    "WITH ok AS (SELECT r.id, r.config, k.name, k.source_hash, d.arch, " DB_RANK("r") \
+    " AS rank_key, r.deterministic AS det, r.device_id, r.kernel_id, r.problem_id " \
+    "FROM result r JOIN device d ON d.id = r.device_id JOIN kernel k ON k.id = r.kernel_id " \
+    "WHERE r.status = 'ok' AND r.time_ms > 0), " \
+    "ranked AS (SELECT name, source_hash, config, arch, det, " \
+    "ROW_NUMBER() OVER (PARTITION BY device_id, kernel_id, problem_id " \
+    "ORDER BY rank_key, id) AS by_dev, " \
+    "ROW_NUMBER() OVER (PARTITION BY arch, kernel_id, problem_id " \
+    "ORDER BY rank_key, id) AS by_arch, " \
+    "ROW_NUMBER() OVER (PARTITION BY device_id, kernel_id, problem_id, det " \
+    "ORDER BY rank_key, id) AS by_dev_det, " \
+    "ROW_NUMBER() OVER (PARTITION BY arch, kernel_id, problem_id, det " \
+    "ORDER BY rank_key, id) AS by_arch_det FROM ok) " \
+    "SELECT DISTINCT name, source_hash, config, arch FROM ranked WHERE by_dev <= ?1 OR " \
+    "by_arch <= ?1 OR (det = 1 AND (by_dev_det <= ?1 OR by_arch_det <= ?1)) " \
+    "ORDER BY name, config, arch"
+
+at_status db_servable_needs(db *d, int per_problem, db_import_need **out, int *count)
+{
+    if (!d || !out || !count || per_problem < 1)
+        return d ? db_fail(d, AT_ERR_INVALID_ARG, "db_servable_needs: bad argument")
+                 : AT_ERR_INVALID_ARG;
+    *out = NULL;
+    *count = 0;
+    sqlite3_stmt *q;
+    at_status s = db_prepare(d, &q, MERGE_SERVED);
+    if (s != AT_OK)
+        return s;
+    sqlite3_bind_int(q, 1, per_problem);
+    db_import_need *needs = NULL;
+    int n = 0, cap = 0, rc = SQLITE_DONE;
+    while (s == AT_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        char name[64], hash[64], arch[16], err[256];
+        db_import_need nd;
+        memset(&nd, 0, sizeof nd);
+        db_col_text(q, 0, name, sizeof name);
+        db_col_text(q, 1, hash, sizeof hash);
+        db_col_text(q, 2, nd.config, sizeof nd.config);
+        db_col_text(q, 3, arch, sizeof arch);
+        nd.fam = tpl_find(name);
+        /* another source's or an unknown kernel's rows are never served */
+        if (!nd.fam || strcmp(hash, tpl_source_hash(nd.fam)) != 0 ||
+            tpl_config_parse(nd.fam, nd.config, nd.cfg, err, sizeof err) != AT_OK ||
+            !tpl_target_arch(nd.fam, nd.cfg, arch))
+            continue;
+        tpl_config_format(nd.fam, nd.cfg, nd.config, sizeof nd.config);
+        db_copy(nd.arch, sizeof nd.arch, arch);
+        tpl_binary_key(nd.fam, nd.cfg, arch, nd.key, sizeof nd.key);
+        int dup = 0;
+        for (int k = 0; k < n && !dup; k++)
+            dup = strcmp(needs[k].key, nd.key) == 0;
+        int have = dup ? 1 : db_has_binary(d, nd.key);
+        if (have < 0) {
+            s = AT_ERR_DB;
+            break;
+        }
+        if (have)
+            continue;
+        if (n == cap) {
+            int bigger = cap ? cap * 2 : 64;
+            db_import_need *a = realloc(needs, (size_t)bigger * sizeof *a);
+            if (!a) {
+                s = db_fail(d, AT_ERR_NO_MEMORY, "out of memory listing cubins");
+                break;
+            }
+            needs = a;
+            cap = bigger;
+        }
+        needs[n++] = nd;
+    }
+    if (s == AT_OK && rc != SQLITE_DONE)
+        s = db_sqlfail(d, rc, "listing the cubins a lookup serves");
+    sqlite3_finalize(q);
+    if (s != AT_OK) {
+        free(needs);
+        return s;
+    }
+    *out = needs;
+    *count = n;
+    return AT_OK;
 }

@@ -813,14 +813,14 @@ static at_status gemm_route(at_handle *h, at_order order, at_op op_a, at_op op_b
 }
 
 /* The checks of a typed GEMM call in any order and ops (named fn in messages): sizes and
- * leading dimensions by BLAS rules (tpl_gemm_check), then, unless m or n is 0 (*empty = 1),
+ * leading dimensions by BLAS rules (ag_gemm_check), then, unless m or n is 0 (*empty = 1),
  * non-NULL matrices (A and B only when k > 0). AT_OK, or AT_ERR_INVALID_ARG with the message
  * in h. */
 static at_status gemm_check_ops(at_handle *h, const char *fn, const tpl_args *args, int *empty)
 {
     char why[256];
     *empty = 0;
-    if (tpl_gemm_check(args, why, sizeof why) != AT_OK)
+    if (ag_gemm_check(args, why, sizeof why) != AT_OK)
         return fail(h, AT_ERR_INVALID_ARG, "%s: %s", fn, why);
     const tpl_problem *p = &args->problem;
     if (p->dims[0] == 0 || p->dims[1] == 0) {
@@ -853,7 +853,7 @@ at_status at_gemm(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, i
         return s;
     args.scalar[TPL_GEMM_ALPHA] = alpha;
     args.scalar[TPL_GEMM_BETA] = beta;
-    tpl_gemm_canonical(&args);      /* the families compute the row-major form (tpl.h) */
+    ag_gemm_canonical(&args);      /* the families compute the row-major form (tpl.h) */
     return run_plan(h, kernel, &args);
 }
 
@@ -897,7 +897,7 @@ at_status at_gemm_strided_batched(at_handle *h, at_order order, at_op op_a, at_o
     args.operand[TPL_GEMM_C] = (tpl_operand){(CUdeviceptr)c.C, c.ldc, c.sc};
     args.scalar[TPL_GEMM_ALPHA] = alpha;
     args.scalar[TPL_GEMM_BETA] = beta;
-    tpl_gemm_canonical(&args);      /* the row-major form every family computes (tpl.h) */
+    ag_gemm_canonical(&args);      /* the row-major form every family computes (tpl.h) */
     /* the choice is a database query: made once per problem and remembered */
     const tpl_family *fam = NULL;
     int slots = h->n_batched < 8 ? h->n_batched : 8;

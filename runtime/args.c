@@ -1,5 +1,6 @@
-/* args.c: the argument checks of the vector and solver entry points, kept
- * apart from the handle so that the CPU tests can reach every one. */
+/* args.c: the argument checks of the entry points and the GEMM call's
+ * canonical form, kept apart from the handle so that the CPU tests can reach
+ * every one. */
 #include <stdint.h>
 #include <stdio.h>
 #include "args.h"
@@ -51,4 +52,55 @@ at_status ag_check_jacobi(const char *fn, int n, const void *A, const void *b, c
         return AT_ERR_INVALID_ARG;
     }
     return AT_OK;
+}
+
+at_status ag_gemm_check(const tpl_args *args, char *err, size_t errlen)
+{
+    const tpl_problem *p = &args->problem;
+    long long m = p->dims[0], n = p->dims[1], k = p->dims[2];
+    if ((unsigned)p->order > AT_COL_MAJOR || (unsigned)p->op_a > AT_OP_T ||
+        (unsigned)p->op_b > AT_OP_T) {
+        snprintf(err, errlen, "unknown order %d or op %d/%d", (int)p->order, (int)p->op_a,
+                 (int)p->op_b);
+        return AT_ERR_INVALID_ARG;
+    }
+    if (p->n_dims != 3 || m < 0 || n < 0 || k < 0) {
+        snprintf(err, errlen, "negative size m=%lld n=%lld k=%lld", m, n, k);
+        return AT_ERR_INVALID_ARG;
+    }
+    const char *ord = p->order == AT_COL_MAJOR ? "column-major" : "row-major";
+    long long need[3] = {tpl_gemm_min_ld(p->order, p->op_a, m, k),
+                         tpl_gemm_min_ld(p->order, p->op_b, k, n),
+                         tpl_gemm_min_ld(p->order, AT_OP_N, m, n)};
+    static const char *const names[3] = {"lda", "ldb", "ldc"};
+    static const int which[3] = {TPL_GEMM_A, TPL_GEMM_B, TPL_GEMM_C};
+    for (int i = 0; i < 3; i++) {
+        long long ld = args->operand[which[i]].ld;
+        if (ld < need[i]) {
+            at_op op = i == 0 ? p->op_a : i == 1 ? p->op_b : AT_OP_N;
+            snprintf(err, errlen, "%s=%lld too small: %s %s%s needs %s >= %lld (the %s of %c as "
+                     "stored)", names[i], ld, ord, i == 2 ? "C" : i == 0 ? "op_a " : "op_b ",
+                     i == 2 ? "" : tpl_op_name(op), names[i], need[i],
+                     p->order == AT_COL_MAJOR ? "rows" : "columns", "ABC"[i]);
+            return AT_ERR_INVALID_ARG;
+        }
+    }
+    return AT_OK;
+}
+
+void ag_gemm_canonical(tpl_args *args)
+{
+    tpl_problem *p = &args->problem;
+    if (p->order != AT_COL_MAJOR)
+        return;
+    long long m = p->dims[0];
+    p->dims[0] = p->dims[1];
+    p->dims[1] = m;
+    tpl_operand a = args->operand[TPL_GEMM_A];
+    args->operand[TPL_GEMM_A] = args->operand[TPL_GEMM_B];
+    args->operand[TPL_GEMM_B] = a;
+    at_op op = p->op_a;
+    p->op_a = p->op_b;
+    p->op_b = op;
+    p->order = AT_ROW_MAJOR;
 }

@@ -1,10 +1,13 @@
-/* args.h: the argument checks of the vector and solver entry points (at_ssum,
- * at_dsum, at_sdot, at_ddot, at_sjacobi, at_djacobi); pure, so the CPU tests reach each one. */
+/* args.h: the argument checks of the entry points (at_ssum, at_dsum, at_sdot,
+ * at_ddot, at_sjacobi, at_djacobi; a GEMM call's sizes and leading dimensions)
+ * and the GEMM call's row-major canonical form; pure, so the CPU tests reach
+ * each one. */
 #ifndef ARGS_H
 #define ARGS_H
 
 #include <stddef.h>
 #include "autotune.h"
+#include "tpl.h"
 
 /* Checks a sum (dot 0: y unread) or dot of n elements of elem bytes (4 or
  * 8) into *result, named fn in messages: n >= 0, result non-NULL, and when
@@ -18,5 +21,17 @@ at_status ag_check_reduce(const char *fn, long long n, const void *x, const void
  * max_iter >= 1. AT_OK, or AT_ERR_INVALID_ARG with the reason in msg. */
 at_status ag_check_jacobi(const char *fn, int n, const void *A, const void *b, const void *x,
                           double tol, int max_iter, size_t elem, char *msg, size_t len);
+
+/* Checks the sizes and leading dimensions of a GEMM call as the caller gave it
+ * (problem {m, n, k} with its order and ops; before ag_gemm_canonical):
+ * AT_OK, or AT_ERR_INVALID_ARG with the reason in err (negative size, order or
+ * op outside the enums, a leading dimension below its minimum, named with the
+ * rule it breaks). */
+at_status ag_gemm_check(const tpl_args *args, char *err, size_t errlen);
+/* Rewrites a column-major GEMM call into its row-major canonical form
+ * (templates/tpl.h, "GEMM orders and transposes"): swaps dims m and n,
+ * operands A and B (pointer, ld, batch stride) and op_a and op_b, and sets
+ * order AT_ROW_MAJOR. A row-major call is left unchanged. */
+void ag_gemm_canonical(tpl_args *args);
 
 #endif

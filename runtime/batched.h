@@ -1,5 +1,5 @@
 /* batched.h: the strided batched GEMM call's argument checks, apart from the handle so the
- * CPU tests check them (the order/op mapping is tpl_gemm_canonical's, as at_gemm's). */
+ * CPU tests check them (the order/op mapping is ag_gemm_canonical's, as at_gemm's). */
 #ifndef BATCHED_H
 #define BATCHED_H
 

@@ -92,14 +92,14 @@ typedef struct tpl_args {
 
 /* The arguments of one SGEMM call C = alpha*A*B + beta*C (row-major, leading
  * dimensions), problem {m, n, k} included; every other field zero
- * (templates/tpl.c). */
+ * (templates/operands.c). */
 tpl_args tpl_gemm_args(int m, int n, int k, float alpha, CUdeviceptr A, int lda, CUdeviceptr B,
                        int ldb, float beta, CUdeviceptr C, int ldc);
-/* ---- GEMM orders and transposes (templates/tpl.c) ----
+/* ---- GEMM orders and transposes (templates/operands.c) ----
  * The families compute row-major problems only, with op N or T on each operand:
  * op_a = N reads A as m x k (lda >= k), T as k x m (lda >= m); op_b = N reads B
  * as k x n (ldb >= n), T as n x k (ldb >= k); C is m x n (ldc >= n). A
- * column-major call is mapped onto that form by the API (tpl_gemm_canonical):
+ * column-major call is mapped onto that form by the API (ag_gemm_canonical):
  * col-major C = op(A) op(B) is row-major C' = op(B)' op(A)', where X' is X's
  * memory read row-major, so A and B swap places, m and n swap, and each keeps
  * its own op. Every problem a family sees, tunes, stores in the database or
@@ -108,16 +108,6 @@ tpl_args tpl_gemm_args(int m, int n, int k, float alpha, CUdeviceptr A, int lda,
  * stored in `order` (BLAS rules: column-major ld >= the rows of X as stored,
  * row-major ld >= its columns). */
 long long tpl_gemm_min_ld(at_order order, at_op op, long long rows, long long cols);
-/* Checks the sizes and leading dimensions of a GEMM call as the caller gave it
- * (problem {m, n, k} with its order and ops; before tpl_gemm_canonical):
- * AT_OK, or AT_ERR_INVALID_ARG with the reason in err (negative size, order or
- * op outside the enums, a leading dimension below its minimum, named with the
- * rule it breaks). */
-at_status tpl_gemm_check(const tpl_args *args, char *err, size_t errlen);
-/* Rewrites a column-major GEMM call into its row-major canonical form (above):
- * swaps dims m and n, operands A and B (pointer, ld, batch stride) and op_a and
- * op_b, and sets order AT_ROW_MAJOR. A row-major call is left unchanged. */
-void tpl_gemm_canonical(tpl_args *args);
 
 /* The arguments of one FP32 sum (y = 0) or dot of n elements into *result
  * (device memory), problem {n} included; every other field zero. */
@@ -362,7 +352,7 @@ const char *tpl_source_text(const char *name, size_t *len);
 /* 16 hex digits of FNV-1a 64 over the family's source and fixed options. */
 const char *tpl_source_hash(const tpl_family *fam);
 
-/* ---- configuration spaces (templates/tpl.c) ---- */
+/* ---- configuration spaces (templates/config.c, templates/space.c) ---- */
 /* Number of raw configurations (product of value counts). */
 long long tpl_space_size(const tpl_family *fam);
 /* Mixed-radix decode of index into cfg values (param order). */
@@ -406,7 +396,7 @@ long long tpl_valid_configs(const tpl_family *fam, const at_device_info *dev,
 long long tpl_valid_configs_cached(const tpl_family *fam, const at_device_info *dev,
                                    long long **indices);
 
-/* ---- compile samples (templates/tpl.c) ---- */
+/* ---- compile samples (templates/samples.c) ---- */
 /* One configuration of a sample and why it is in it. */
 typedef struct tpl_sample {
     int cfg[TPL_MAX_PARAMS];
@@ -427,7 +417,7 @@ int tpl_sample_configs(const tpl_family *fam, const at_device_info *dev,
                        unsigned long long seed, const char *const *extra, int n_extra,
                        tpl_sample **out, char *err, size_t errlen);
 
-/* ---- compiling (templates/tpl.c, NVRTC; no GPU needed) ---- */
+/* ---- compiling (templates/nvrtc.c, NVRTC; no GPU needed) ---- */
 /* "sm_90" from a compute capability. */
 void tpl_arch_name(int cc_major, int cc_minor, char *out, size_t len);
 /* The NVRTC target of cfg on arch (the family's target_arch hook, or arch);
@@ -456,7 +446,7 @@ void tpl_binary_key(const tpl_family *fam, const int *cfg, const char *arch,
 /* "13.0" */
 const char *tpl_nvrtc_version(void);
 
-/* ---- verification helpers for prepare()/check() (templates/tpl.c) ----
+/* ---- verification helpers for prepare()/check() (templates/verify.c) ----
  * All run kernels of reference.cu through ref on its stream. */
 at_status tpl_ws_alloc(at_exec *ref, tpl_workset *ws, size_t bytes, CUdeviceptr *ptr);
 void tpl_workset_free(const cudrv *cu, tpl_workset *ws);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "args.h"
 #include "autotune.h"
 #include "batched.h"
 #include "cudrv.h"
@@ -360,7 +361,7 @@ static void bt_host_row_major(const bt_call *c, const double *A, const double *B
         }
 }
 
-/* A strided batched call as at_gemm_strided_batched hands it to tpl_gemm_canonical. */
+/* A strided batched call as at_gemm_strided_batched hands it to ag_gemm_canonical. */
 static tpl_args bt_args_of(at_order order, const bt_call *c)
 {
     tpl_args a;
@@ -390,7 +391,7 @@ static bt_call bt_call_of(const tpl_args *a)
 
 /* The mapping, against the column-major definition: for every op pair, a column-major
  * strided batched product computed by definition equals the row-major canonical call
- * tpl_gemm_canonical makes of it (strides travel with their operands). */
+ * ag_gemm_canonical makes of it (strides travel with their operands). */
 TEST(batched_column_major_maps_to_row_major)
 {
     int m = 5, n = 3, k = 4;
@@ -415,7 +416,7 @@ TEST(batched_column_major_maps_to_row_major)
                 want[i + (size_t)j * ldc] = s;
             }
         tpl_args col = bt_args_of(AT_COL_MAJOR, &c);
-        tpl_gemm_canonical(&col);
+        ag_gemm_canonical(&col);
         CHECK(col.problem.order == AT_ROW_MAJOR);
         bt_call r = bt_call_of(&col);
         CHECK(r.m == n && r.n == m && r.k == k && r.A == (const void *)B && r.B == (const void *)A);
@@ -425,7 +426,7 @@ TEST(batched_column_major_maps_to_row_major)
         for (int i = 0; i < 64; i++)
             CHECK_MSG(got[i] == want[i], "ops %d element %d: %g != %g", ops, i, got[i], want[i]);
         tpl_args row = bt_args_of(AT_ROW_MAJOR, &c), same = row;
-        tpl_gemm_canonical(&same);
+        ag_gemm_canonical(&same);
         CHECK(memcmp(&same, &row, sizeof row) == 0);
     }
 }

@@ -1,5 +1,5 @@
 /* test_compile_sample.c: NVRTC compiles a stratified sample of every family
- * (templates/tpl.c's tpl_sample_configs: every value of every parameter, the
+ * (templates/samples.c's tpl_sample_configs: every value of every parameter, the
  * default, the baselines and the stored winners of tests/data/) for sm_80 and
  * sm_90 on all cores, and checks the sample's coverage against an independent
  * scan of each space. `make check` compiles every configuration instead. */

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "args.h"
 #include "autotune.h"
 #include "cudrv.h"
 #include "db.h"
@@ -793,7 +794,7 @@ static void ga_host_row_major(const tpl_args *a, const double *A, const double *
         }
 }
 
-/* A column-major call, mapped by tpl_gemm_canonical and computed row-major on the host, gives
+/* A column-major call, mapped by ag_gemm_canonical and computed row-major on the host, gives
  * what the column-major definition gives, element for element, for every pair of ops; a
  * row-major call is left as it is. */
 TEST(gemm_mapping_column_major_is_row_major_swapped)
@@ -827,15 +828,15 @@ TEST(gemm_mapping_column_major_is_row_major_swapped)
             args.problem.op_a = op_a;
             args.problem.op_b = op_b;
             char err[256];
-            CHECK_OK(tpl_gemm_check(&args, err, sizeof err));
-            tpl_gemm_canonical(&args);
+            CHECK_OK(ag_gemm_check(&args, err, sizeof err));
+            ag_gemm_canonical(&args);
             const tpl_problem *p = &args.problem;
             CHECK(p->order == AT_ROW_MAJOR && p->dims[0] == n && p->dims[1] == m &&
                   p->dims[2] == k && p->op_a == op_b && p->op_b == op_a);
             CHECK(args.operand[TPL_GEMM_A].ptr == (CUdeviceptr)(uintptr_t)B &&
                   args.operand[TPL_GEMM_A].ld == ldb && args.operand[TPL_GEMM_C].ld == ldc);
             /* the canonical call obeys the row-major rules */
-            CHECK_OK(tpl_gemm_check(&args, err, sizeof err));
+            CHECK_OK(ag_gemm_check(&args, err, sizeof err));
             ga_host_row_major(&args, (const double *)(uintptr_t)args.operand[TPL_GEMM_A].ptr,
                               (const double *)(uintptr_t)args.operand[TPL_GEMM_B].ptr, C);
             for (int i = 0; i < 256; i++)
@@ -845,7 +846,7 @@ TEST(gemm_mapping_column_major_is_row_major_swapped)
             tpl_args row = tpl_gemm_args(m, n, k, 1.0f, 1, lda, 2, ldb, 0.0f, 3, ldc);
             row.problem.op_a = op_a;
             tpl_args before = row;
-            tpl_gemm_canonical(&row);
+            ag_gemm_canonical(&row);
             CHECK(memcmp(&row, &before, sizeof row) == 0);
         }
 }
@@ -880,7 +881,7 @@ TEST(gemm_check_leading_dimensions_by_order_and_op)
                 a.problem.op_a = op_a;
                 a.problem.op_b = op_b;
                 char err[256] = "";
-                at_status s = tpl_gemm_check(&a, err, sizeof err);
+                at_status s = ag_gemm_check(&a, err, sizeof err);
                 if (which < 0) {
                     CHECK_MSG(s == AT_OK, "order %d ops %d at the minimum: %s", order, ops, err);
                 } else {
@@ -895,16 +896,16 @@ TEST(gemm_check_leading_dimensions_by_order_and_op)
     /* empty matrices: ld >= 1 */
     tpl_args e = tpl_gemm_args(0, 0, 0, 1.0f, 0, 1, 0, 1, 0.0f, 0, 1);
     char err[256];
-    CHECK_OK(tpl_gemm_check(&e, err, sizeof err));
+    CHECK_OK(ag_gemm_check(&e, err, sizeof err));
     e.operand[TPL_GEMM_B].ld = 0;
-    CHECK_EQ(tpl_gemm_check(&e, err, sizeof err), AT_ERR_INVALID_ARG);
+    CHECK_EQ(ag_gemm_check(&e, err, sizeof err), AT_ERR_INVALID_ARG);
     tpl_args bad = tpl_gemm_args(-1, 4, 4, 1.0f, 0, 4, 0, 4, 0.0f, 0, 4);
-    CHECK_EQ(tpl_gemm_check(&bad, err, sizeof err), AT_ERR_INVALID_ARG);
+    CHECK_EQ(ag_gemm_check(&bad, err, sizeof err), AT_ERR_INVALID_ARG);
     CHECK(strstr(err, "negative") != NULL);
     bad = tpl_gemm_args(4, 4, 4, 1.0f, 0, 4, 0, 4, 0.0f, 0, 4);
     bad.problem.order = (at_order)2;
-    CHECK_EQ(tpl_gemm_check(&bad, err, sizeof err), AT_ERR_INVALID_ARG);
+    CHECK_EQ(ag_gemm_check(&bad, err, sizeof err), AT_ERR_INVALID_ARG);
     bad.problem.order = AT_ROW_MAJOR;
     bad.problem.op_b = (at_op)5;
-    CHECK_EQ(tpl_gemm_check(&bad, err, sizeof err), AT_ERR_INVALID_ARG);
+    CHECK_EQ(ag_gemm_check(&bad, err, sizeof err), AT_ERR_INVALID_ARG);
 }

@@ -1,8 +1,10 @@
 /* test_travel.c: tuning results that travel: the JSON reader and writer,
  * export -> import round trips, bad input that must change nothing,
- * cubins that do not fit this build, merge on random databases (property
- * style), and shipped read-only databases under the user's (CPU tier);
- * export -> import -> the installed client with zero compiles (GPU tier). */
+ * cubins that do not fit this build, a swapped cubin (another valid
+ * kernel's code under a configuration's key) dropped by import and merge,
+ * merge on random databases (property style), and shipped read-only
+ * databases under the user's (CPU tier); a swapped-cubin import followed by
+ * the call that must run the right kernel (GPU tier). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,7 +303,10 @@ TEST(travel_export_import_round_trip)
              th_build_dir(), json, dst);
     CHECK_MSG(th_run(cmd, &out) == 0, "%s", out);
     CHECK_MSG(strstr(out, "exported 12 results and 2 cubins") &&
-              strstr(out, "12 results (12 new") && strstr(out, "2 in the file, 1 dropped"),
+              strstr(out, "12 results (12 new") &&
+              strstr(out, "2 in the file: 0 verified (this build compiles the same bytes), 2 "
+                     "dropped (0 not what this build compiles, 1 of another toolkit") &&
+              strstr(out, "with --no-compile no cubin of the file can be checked"),
               "%s", out);
     free(out);
     db *a = NULL, *b = NULL;
@@ -320,9 +325,9 @@ TEST(travel_export_import_round_trip)
     CHECK_OK(db_get_device(b, "GPU-src-b", &dbv));
     CHECK(memcmp(&da.info, &dbv.info, sizeof da.info) == 0);
     CHECK_STR(dbv.nvrtc_version, "12.8");
-    /* the fitting cubin arrived byte for byte; the other NVRTC's did not */
-    void *c1 = NULL, *c2 = NULL;
-    size_t n1 = 0, n2 = 0;
+    /* neither cubin arrived: without a compile here none can be checked */
+    void *c2 = NULL;
+    size_t n2 = 0;
     int fit = -1, unfit = -1;
     for (int i = 0; i < na; i++) {
         if (strcmp(ra[i].kernel, "sum") == 0 && ra[i].problem.dims[0] == 1048576 &&
@@ -330,11 +335,7 @@ TEST(travel_export_import_round_trip)
             *(strcmp(ra[i].device_uuid, "GPU-src-a") == 0 ? &fit : &unfit) = i;
     }
     CHECK(fit >= 0 && unfit >= 0);
-    CHECK_OK(db_get_binary(a, ra[fit].binary_key, &c1, &n1));
-    CHECK_OK(db_get_binary(b, ra[fit].binary_key, &c2, &n2));
-    CHECK(n1 == n2 && memcmp(c1, c2, n1) == 0);
-    free(c1);
-    free(c2);
+    CHECK(db_get_binary(b, ra[fit].binary_key, &c2, &n2) == AT_ERR_NOT_FOUND);
     CHECK(db_get_binary(b, ra[unfit].binary_key, &c2, &n2) == AT_ERR_NOT_FOUND);
     free(ra);
     free(rb);
@@ -503,8 +504,9 @@ TEST(travel_import_recompiles_what_does_not_fit)
              "%s/autotune import '%s' --db '%s' --jobs 2", th_build_dir(), src, json,
              th_build_dir(), json, dst);
     CHECK_MSG(th_run(cmd, &out) == 0, "%s", out);
-    CHECK_MSG(strstr(out, "1 in the file, 1 dropped") && strstr(out, "1 compiled here"), "%s",
-              out);
+    CHECK_MSG(strstr(out, "1 in the file: 0 verified") &&
+              strstr(out, "1 dropped (0 not what this build compiles, 1 of another toolkit") &&
+              strstr(out, "1 compiled here; 1 stored"), "%s", out);
     free(out);
     CHECK_OK(db_open(&d, dst, DB_OPEN_READONLY, err, sizeof err));
     void *cubin = NULL, *ref = NULL;
@@ -517,6 +519,260 @@ TEST(travel_import_recompiles_what_does_not_fit)
     free(ref);
     free(log);
     db_close(d);
+}
+
+/* ---- cubins from elsewhere are checked against this build's compile ---- */
+
+/* Two valid sum configurations of dev that compile to different cubins for
+ * arch (a, b: NVRTC here, independent of the import's code). 1 if found. */
+static int trv_two_cubins(const at_device_info *dev, int *cfg_a, char *text_a, int *cfg_b,
+                          char *text_b, void **cubin_a, size_t *size_a, void **cubin_b,
+                          size_t *size_b)
+{
+    const tpl_family *fam = tpl_find("sum");
+    char *log = NULL;
+    trv_config(fam, dev, 0, cfg_a, text_a);
+    if (tpl_compile(fam, cfg_a, dev->arch, cubin_a, size_a, &log) != AT_OK)
+        return 0;
+    free(log);
+    for (long long k = 1; k < 64; k++) {
+        trv_config(fam, dev, 7 * k, cfg_b, text_b);
+        log = NULL;
+        if (tpl_compile(fam, cfg_b, dev->arch, cubin_b, size_b, &log) != AT_OK)
+            return 0;
+        free(log);
+        if (*size_a != *size_b || memcmp(*cubin_a, *cubin_b, *size_a) != 0)
+            return 1;
+        free(*cubin_b);
+    }
+    return 0;
+}
+
+/* A database at name with dev, one ok sum result of config text on size n
+ * and, under that configuration's key with this build's metadata (kernel,
+ * source hash, NVRTC, arch, options), the given bytes. */
+static int trv_cubin_db(const char *name, const at_device_info *dev, const int *cfg,
+                        const char *text, long long n, const void *cubin, size_t size,
+                        char *path, size_t len)
+{
+    db *d = trv_open(name, DB_OPEN_CREATE, path, len);
+    if (!d)
+        return 0;
+    const tpl_family *fam = tpl_find("sum");
+    db_result r;
+    char options[4096];
+    trv_result(&r, dev->uuid, fam, trv_problem(n), text, DB_OK, 0.01);
+    tpl_binary_key(fam, cfg, dev->arch, r.binary_key, sizeof r.binary_key);
+    tpl_options_string(fam, cfg, dev->arch, options, sizeof options);
+    int ok = db_put_device(d, dev, tpl_nvrtc_version()) == AT_OK &&
+             db_store_result(d, &r) == AT_OK &&
+             db_put_binary(d, r.binary_key, fam->name, tpl_source_hash(fam), text, dev->arch,
+                           tpl_nvrtc_version(), options, cubin, size) == AT_OK;
+    db_close(d);
+    return ok;
+}
+
+/* 1 if the database at path stores exactly want under key. */
+static int trv_stored_is(const char *path, const char *key, const void *want, size_t size)
+{
+    char err[512];
+    db *d = NULL;
+    void *got = NULL;
+    size_t n = 0;
+    if (db_open(&d, path, DB_OPEN_READONLY, err, sizeof err) != AT_OK)
+        return 0;
+    int same = db_get_binary(d, key, &got, &n) == AT_OK && n == size &&
+               memcmp(got, want, size) == 0;
+    free(got);
+    db_close(d);
+    return same;
+}
+
+/* An export whose cubin under configuration A's key (every metadata field
+ * right) holds another valid configuration's code, B's: the import drops
+ * it and stores this build's compile of A; a genuine file's cubin is
+ * verified and stored; with --no-compile neither is stored. */
+TEST(travel_import_swapped_cubin_is_not_stored)
+{
+    at_device_info dev;
+    trv_device(&dev, "GPU-swap", "NVIDIA H200", 9, 0);
+    int cfg_a[TPL_MAX_PARAMS], cfg_b[TPL_MAX_PARAMS];
+    char text_a[TPL_CONFIG_LEN], text_b[TPL_CONFIG_LEN], key[128];
+    void *ca = NULL, *cb = NULL;
+    size_t na = 0, nb = 0;
+    CHECK_MSG(trv_two_cubins(&dev, cfg_a, text_a, cfg_b, text_b, &ca, &na, &cb, &nb),
+              "no two sum configurations with different cubins");
+    if (th_failed())
+        return;
+    tpl_binary_key(tpl_find("sum"), cfg_a, dev.arch, key, sizeof key);
+    static const char *const flags[] = {"--jobs 2", "--jobs 2", "--no-compile"};
+    for (int c = 0; c < 3; c++) {
+        int genuine = c != 0;
+        char src[4300], json[4300], dst[4300], name[64], cmd[40000], *out = NULL;
+        snprintf(name, sizeof name, "swap-src-%d.db", c);
+        CHECK(trv_cubin_db(name, &dev, cfg_a, text_a, 1048576, genuine ? ca : cb,
+                           genuine ? na : nb, src, sizeof src));
+        snprintf(json, sizeof json, "%s/swap-%d.json", th_tmpdir(), c);
+        snprintf(dst, sizeof dst, "%s/swap-dst-%d.db", th_tmpdir(), c);
+        snprintf(cmd, sizeof cmd, "%s/autotune export --db '%s' --with-cubins -o '%s' && "
+                 "%s/autotune import '%s' --db '%s' %s", th_build_dir(), src, json,
+                 th_build_dir(), json, dst, flags[c]);
+        CHECK_MSG(th_run(cmd, &out) == 0, "%s", out);
+        const char *want = c == 0 ? "1 in the file: 0 verified (this build compiles the same "
+                                    "bytes), 1 dropped (1 not what this build compiles"
+                         : c == 1 ? "1 in the file: 1 verified (this build compiles the same "
+                                    "bytes), 0 dropped"
+                                  : "1 in the file: 0 verified (this build compiles the same "
+                                    "bytes), 1 dropped (0 not what this build compiles, 0 of "
+                                    "another toolkit, source or arch, 1 not checked";
+        const char *stored = c == 0 ? "1 compiled here; 1 stored"
+                           : c == 1 ? "0 compiled here; 1 stored" : "0 compiled here; 0 stored";
+        CHECK_MSG(strstr(out, want) && strstr(out, stored), "case %d: %s", c, out);
+        free(out);
+        /* what a lookup of A gets: this build's compile of A, never B's code */
+        if (c < 2)
+            CHECK_MSG(trv_stored_is(dst, key, ca, na), "case %d: the stored cubin of %s is not "
+                      "this build's compile of it", c, text_a);
+        CHECK(!trv_stored_is(dst, key, cb, nb));
+        if (c == 2) {
+            char err[512];
+            db *d = NULL;
+            void *got = NULL;
+            size_t n = 0;
+            CHECK_OK(db_open(&d, dst, DB_OPEN_READONLY, err, sizeof err));
+            CHECK(db_get_binary(d, key, &got, &n) == AT_ERR_NOT_FOUND);
+            db_close(d);
+        }
+    }
+    free(ca);
+    free(cb);
+}
+
+/* Merge: an input whose cubin under A's key is B's code and another whose
+ * cubin under the same key is genuine: the genuine one is verified, the
+ * swapped one dropped, a cubin no lookup serves dropped, and the stored
+ * cubin is this build's compile of A; alone, the swapped input's cubin is
+ * dropped and A compiled here. */
+TEST(travel_merge_swapped_cubin_is_not_stored)
+{
+    at_device_info one, two;
+    trv_device(&one, "GPU-merge-1", "NVIDIA H200", 9, 0);
+    trv_device(&two, "GPU-merge-2", "NVIDIA H200", 9, 0);
+    int cfg_a[TPL_MAX_PARAMS], cfg_b[TPL_MAX_PARAMS];
+    char text_a[TPL_CONFIG_LEN], text_b[TPL_CONFIG_LEN], key[128];
+    void *ca = NULL, *cb = NULL;
+    size_t na = 0, nb = 0;
+    CHECK_MSG(trv_two_cubins(&one, cfg_a, text_a, cfg_b, text_b, &ca, &na, &cb, &nb),
+              "no two sum configurations with different cubins");
+    if (th_failed())
+        return;
+    const tpl_family *fam = tpl_find("sum");
+    tpl_binary_key(fam, cfg_a, one.arch, key, sizeof key);
+    char swapped[4300], genuine[4300], out_db[4300], cmd[40000], *out = NULL;
+    CHECK(trv_cubin_db("merge-swapped.db", &one, cfg_a, text_a, 4096, cb, nb, swapped,
+                       sizeof swapped));
+    CHECK(trv_cubin_db("merge-genuine.db", &two, cfg_a, text_a, 8192, ca, na, genuine,
+                       sizeof genuine));
+    /* B's own cubin under B's key, of a failed result: no lookup serves it */
+    char err[512], key_b[128];
+    db *d = NULL;
+    CHECK_OK(db_open(&d, genuine, 0, err, sizeof err));
+    db_result r;
+    trv_result(&r, two.uuid, fam, trv_problem(8192), text_b, DB_WRONG_RESULT, 0);
+    tpl_binary_key(fam, cfg_b, two.arch, key_b, sizeof key_b);
+    CHECK_OK(db_store_result(d, &r));
+    CHECK_OK(db_put_binary(d, key_b, "sum", tpl_source_hash(fam), text_b, two.arch,
+                           tpl_nvrtc_version(), "", cb, nb));
+    db_close(d);
+    snprintf(out_db, sizeof out_db, "%s/merged-swap.db", th_tmpdir());
+    snprintf(cmd, sizeof cmd, "%s/autotune merge '%s' '%s' -o '%s'", th_build_dir(), swapped,
+             genuine, out_db);
+    CHECK_MSG(th_run(cmd, &out) == 0, "%s", out);
+    CHECK_MSG(strstr(out, "cubins: 3 in the inputs: 1 verified (this build compiles the same "
+                     "bytes), 2 dropped (1 not what this build compiles, 1 not served") &&
+              strstr(out, "0 compiled here; 1 stored"), "%s", out);
+    free(out);
+    CHECK(trv_stored_is(out_db, key, ca, na));
+    CHECK(!trv_stored_is(out_db, key_b, cb, nb));
+    /* the swapped input alone */
+    snprintf(cmd, sizeof cmd, "%s/autotune merge '%s' -o '%s' --force", th_build_dir(), swapped,
+             out_db);
+    CHECK_MSG(th_run(cmd, &out) == 0, "%s", out);
+    CHECK_MSG(strstr(out, "cubins: 1 in the inputs: 0 verified (this build compiles the same "
+                     "bytes), 1 dropped (1 not what this build compiles") &&
+              strstr(out, "1 compiled here; 1 stored"), "%s", out);
+    free(out);
+    CHECK(trv_stored_is(out_db, key, ca, na));
+    free(ca);
+    free(cb);
+}
+
+/* On the GPU: an export of this device's result for sum's configuration A
+ * whose cubin is B's code is imported; at_ssum then runs this build's
+ * compile of A (loaded from the database, not compiled by the handle) and
+ * its sum matches a float64 reference. */
+GPU_TEST(travel_gpu_swapped_cubin_import_runs_the_right_kernel)
+{
+    at_status s;
+    char msg[512];
+    const cudrv *cu = cudrv_get(&s, msg, sizeof msg);
+    at_device_info dev;
+    CHECK_MSG(cu && cudrv_device_info(cu, th_device(), &dev, msg, sizeof msg) == AT_OK, "%s",
+              msg);
+    if (th_failed())
+        return;
+    int cfg_a[TPL_MAX_PARAMS], cfg_b[TPL_MAX_PARAMS];
+    char text_a[TPL_CONFIG_LEN], text_b[TPL_CONFIG_LEN], key[128];
+    void *ca = NULL, *cb = NULL;
+    size_t na = 0, nb = 0;
+    CHECK(trv_two_cubins(&dev, cfg_a, text_a, cfg_b, text_b, &ca, &na, &cb, &nb));
+    if (th_failed())
+        return;
+    tpl_binary_key(tpl_find("sum"), cfg_a, dev.arch, key, sizeof key);
+    const long long n = 1 << 20;
+    char src[4300], json[4300], dst[4300], cmd[40000], *out = NULL;
+    CHECK(trv_cubin_db("gpu-swap-src.db", &dev, cfg_a, text_a, n, cb, nb, src, sizeof src));
+    snprintf(json, sizeof json, "%s/gpu-swap.json", th_tmpdir());
+    snprintf(dst, sizeof dst, "%s/gpu-swap-dst.db", th_tmpdir());
+    snprintf(cmd, sizeof cmd, "%s/autotune export --db '%s' --with-cubins -o '%s' && "
+             "%s/autotune import '%s' --db '%s'", th_build_dir(), src, json, th_build_dir(),
+             json, dst);
+    CHECK_MSG(th_run(cmd, &out) == 0 && strstr(out, "1 not what this build compiles"), "%s",
+              out);
+    free(out);
+    CHECK(trv_stored_is(dst, key, ca, na));
+    /* the call: the imported row's configuration, its cubin from the database */
+    at_handle *h = NULL;
+    CHECK_OK(at_create(&h, th_device(), dst));
+    if (th_failed())
+        return;
+    CHECK_OK(at_set_trials(h, 0));
+    float *x = malloc((size_t)n * sizeof *x);
+    double want = 0, magnitude = 0;
+    for (long long i = 0; i < n; i++) {
+        x[i] = (float)((i * 7919 % 2001) - 1000) / 1000.0f;
+        want += x[i];
+        magnitude += fabs(x[i]);
+    }
+    CUdeviceptr dx = 0, dr = 0;
+    CHECK(cu->MemAlloc(&dx, (size_t)n * sizeof *x) == CUDA_SUCCESS &&
+          cu->MemAlloc(&dr, sizeof(float)) == CUDA_SUCCESS &&
+          cu->MemcpyHtoD(dx, x, (size_t)n * sizeof *x) == CUDA_SUCCESS);
+    float got = 0;
+    CHECK_OK(at_ssum(h, n, (const float *)dx, (float *)dr));
+    CHECK(cu->MemcpyDtoH(&got, dr, sizeof got) == CUDA_SUCCESS);
+    CHECK_MSG(fabs(got - want) <= 1e-5 * magnitude, "sum %g, reference %g", got, want);
+    at_stats st;
+    CHECK_OK(at_get_stats(h, &st));
+    CHECK_MSG(st.compiled == 0 && st.loaded >= 1 && strcmp(st.last_config, text_a) == 0,
+              "compiled %d, loaded %d, config %s (want %s)", st.compiled, st.loaded,
+              st.last_config, text_a);
+    cu->MemFree(dx);
+    cu->MemFree(dr);
+    at_destroy(h);
+    free(x);
+    free(ca);
+    free(cb);
 }
 
 /* ---- merge ---- */

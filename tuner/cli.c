@@ -36,11 +36,12 @@ static const char usage_text[] =
     "                       [--kernel NAME] [--with-cubins]   results as JSON (-o -:\n"
     "                                            to stdout)\n"
     "       autotune import FILE.json [--db PATH] [--no-compile] [--jobs N]\n"
-    "                                            store an export (cubins that do not\n"
-    "                                            fit this build are recompiled)\n"
+    "                                            store an export (a cubin is kept only\n"
+    "                                            if this build compiles the same bytes)\n"
     "       autotune merge A.db B.db ... -o OUT.db [--force]\n"
     "                                            every result of every input, the\n"
-    "                                            better row of a key in both\n"
+    "                                            better row of a key in both; cubins\n"
+    "                                            compiled here and checked likewise\n"
     "\n"
     "Tuning options:\n"
     "  --device N             CUDA device ordinal (default 0)\n"
@@ -468,7 +469,7 @@ static int check_key_cmp(const void *a, const void *b)
 
 /* The configurations check compiles for f: every valid one (on the generic
  * device) and the default and baselines when off that list, or with sample
- * the stratified sample of templates/tpl.c (seed 1). malloc'd rows in *cfgs;
+ * the stratified sample of templates/samples.c (seed 1). malloc'd rows in *cfgs;
  * the count, or -1 with a message printed. */
 static long long check_configs(const tpl_family *f, int sample, int (**cfgs)[TPL_MAX_PARAMS])
 {

@@ -272,6 +272,12 @@ int tn_gc(const char *db_path, long long keep_recent, int dry_run);
 int tn_export(int argc, char **argv);
 int tn_import(int argc, char **argv);
 int tn_merge(int argc, char **argv);
+/* The cubins a merged database's lookups serve (db_servable_needs): compiled
+ * here, each input's cubin under the same key counted verified (the same
+ * bytes) or not (never copied), this build's stored; prints the counts
+ * (cubins_read: the inputs' cubins; n_inputs may be 0). 0, or 1 after a
+ * message (tuner/travel.c). */
+int tn_merge_cubins(db *out, char **inputs, int n_inputs, long long cubins_read);
 
 /* ---- command line (tuner/cli.c) ---- */
 int tn_main(int argc, char **argv);

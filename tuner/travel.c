@@ -1,7 +1,8 @@
 /* travel.c: tuning results that travel: `autotune export` (JSON),
- * `autotune import` (checked whole, cubins that do not fit this build
- * dropped and recompiled) and `autotune merge` (several databases into a
- * new one). */
+ * `autotune import` (checked whole) and `autotune merge` (several databases
+ * into a new one). Results travel as data, cubins never as code: a cubin
+ * from elsewhere is stored only where this build compiles the same bytes
+ * for its configuration, else dropped and the one compiled here stored. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,12 +156,18 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
-/* Compiles the cubins the import needs on every core (NVRTC, no GPU);
- * one that fails is left to the runtime (it says so). */
-static void import_compile(db_import *im, const db_import_need *needs, int n, int jobs)
+/* Called in order for each compiled need (job->status AT_OK, its cubin). */
+typedef void (*travel_compiled_fn)(void *ctx, const db_import_need *need, const tn_job *job);
+
+/* Compiles the needs on jobs threads (every core if 0; NVRTC, no GPU) and
+ * hands each cubin to done; one that fails is named and left to the runtime
+ * (compiled on first use). The number that failed (all n if the threads
+ * cannot start). */
+static int compile_needs(const db_import_need *needs, int n, int jobs, travel_compiled_fn done,
+                         void *ctx)
 {
     if (n == 0)
-        return;
+        return 0;
     tn_pool *pool = tn_pool_create(jobs > 0 ? jobs : tn_cpu_count());
     tn_job *job = calloc((size_t)n, sizeof *job);
     if (!pool || !job) {
@@ -168,39 +175,71 @@ static void import_compile(db_import *im, const db_import_need *needs, int n, in
                 "the %d configurations on first use\n", n);
         tn_pool_destroy(pool);
         free(job);
-        return;
+        return n;
     }
-    printf("compiling %d configurations whose cubin the file lacks or does not fit this "
-           "build (NVRTC %s)\n", n, tpl_nvrtc_version());
-    fflush(stdout);
     for (int k = 0; k < n; k++) {
         job[k].fam = needs[k].fam;
         memcpy(job[k].cfg, needs[k].cfg, sizeof job[k].cfg);
         snprintf(job[k].arch, sizeof job[k].arch, "%s", needs[k].arch);
         tn_pool_submit(pool, &job[k]);
     }
+    int failed = 0;
     for (int k = 0; k < n; k++) {
         tn_pool_wait(pool, &job[k]);
-        if (job[k].status != AT_OK ||
-            db_import_add_cubin(im, &needs[k], job[k].cubin, job[k].cubin_size) != AT_OK)
+        if (job[k].status == AT_OK && job[k].cubin && job[k].cubin_size > 0) {
+            done(ctx, &needs[k], &job[k]);
+        } else {
+            failed++;
             fprintf(stderr, "autotune: %s %s for %s: %s; left to the runtime\n",
                     needs[k].fam->name, needs[k].config, needs[k].arch,
                     at_status_string(job[k].status));
+        }
         free(job[k].cubin);
         free(job[k].log);
     }
     tn_pool_destroy(pool);
     free(job);
+    return failed;
 }
 
-static void import_report(const char *file, const char *path, const db_import_stats *st)
+static void import_compiled(void *ctx, const db_import_need *need, const tn_job *job)
+{
+    if (db_import_add_cubin(ctx, need, job->cubin, job->cubin_size) != AT_OK)
+        fprintf(stderr, "autotune: %s %s for %s: out of memory; left to the runtime\n",
+                need->fam->name, need->config, need->arch);
+}
+
+/* Compiles what the import needs: the cubins lookups serve that the
+ * database lacks, checking the file's under the same keys. */
+static void import_compile(db_import *im, const db_import_need *needs, int n, int jobs)
+{
+    int checks = 0;
+    for (int k = 0; k < n; k++)
+        checks += needs[k].in_file;
+    if (n > 0)
+        printf("compiling %d configurations here (NVRTC %s): the cubins lookups serve, %d of "
+               "them to check the file's cubin under the same key\n", n, tpl_nvrtc_version(),
+               checks);
+    fflush(stdout);
+    compile_needs(needs, n, jobs, import_compiled, im);
+}
+
+static void import_report(const char *file, const char *path, const db_import_stats *st,
+                          int compiled)
 {
     printf("imported %s into %s: %lld results (%lld new, %lld better than the stored row, "
            "%lld kept the stored row), %lld devices\n", file, path, st->results,
            st->results_added, st->results_replaced, st->results_kept, st->devices);
-    printf("cubins: %lld in the file, %lld dropped (another toolkit, source or arch than "
-           "this build's), %lld compiled here, %lld stored\n", st->cubins_in_file,
-           st->cubins_dropped, st->cubins_compiled, st->cubins_stored);
+    printf("cubins: %lld in the file: %lld verified (this build compiles the same bytes), "
+           "%lld dropped (%lld not what this build compiles, %lld of another toolkit, source "
+           "or arch, %lld not checked: not served by a lookup, or stored here already); "
+           "%lld compiled here; %lld stored\n", st->cubins_in_file, st->cubins_verified,
+           st->cubins_dropped, st->cubins_differ, st->cubins_unfit,
+           st->cubins_dropped - st->cubins_differ - st->cubins_unfit, st->cubins_compiled,
+           st->cubins_stored);
+    if (!compiled && st->cubins_in_file)
+        printf("with --no-compile no cubin of the file can be checked: none is stored; the "
+               "runtime compiles each configuration on first use\n");
     if (st->other_source)
         printf("%lld results are of another version of their kernel's source: stored for "
                "the record, never served by lookups\n", st->other_source);
@@ -264,15 +303,98 @@ int tn_import(int argc, char **argv)
         db_close(d);
         return 1;
     }
-    import_report(file, path, &st);
+    import_report(file, path, &st, compile);
     db_close(d);
     return 0;
 }
 
 /* ---- merge ---- */
 
-/* Opens the inputs read-only, merges each into the fresh database tmp;
- * 0, or 1 after a message. */
+/* The cubin phase of a merge: the inputs (read-only) and what was found. */
+typedef struct merge_cubins {
+    db *out;
+    db **ins;
+    int n_ins;
+    long long verified, differ, compiled, stored;
+} merge_cubins;
+
+/* This build's cubin for need is stored; each input's cubin under the key
+ * is counted verified (the same bytes) or not what this build compiles. */
+static void merge_compiled(void *ctx, const db_import_need *need, const tn_job *job)
+{
+    merge_cubins *mc = ctx;
+    int same = 0;
+    for (int i = 0; i < mc->n_ins; i++) {
+        void *theirs = NULL;
+        size_t size = 0;
+        if (db_get_binary(mc->ins[i], need->key, &theirs, &size) != AT_OK)
+            continue;
+        if (size == job->cubin_size && memcmp(theirs, job->cubin, size) == 0) {
+            mc->verified++;
+            same = 1;
+        } else {
+            mc->differ++;
+        }
+        free(theirs);
+    }
+    char options[4096];
+    tpl_options_string(need->fam, need->cfg, need->arch, options, sizeof options);
+    if (db_put_binary(mc->out, need->key, need->fam->name, tpl_source_hash(need->fam),
+                      need->config, need->arch, tpl_nvrtc_version(), options, job->cubin,
+                      job->cubin_size) != AT_OK) {
+        fprintf(stderr, "autotune: storing the cubin of %s %s: %s\n", need->fam->name,
+                need->config, db_errmsg(mc->out));
+        return;
+    }
+    mc->stored++;
+    mc->compiled += !same;
+}
+
+int tn_merge_cubins(db *out, char **inputs, int n_inputs, long long cubins_read)
+{
+    char err[1024];
+    db_import_need *needs = NULL;
+    int n = 0;
+    if (db_servable_needs(out, LK_PER_PROBLEM, &needs, &n) != AT_OK) {
+        fprintf(stderr, "autotune: %s\n", db_errmsg(out));
+        return 1;
+    }
+    merge_cubins mc;
+    memset(&mc, 0, sizeof mc);
+    mc.out = out;
+    mc.ins = calloc((size_t)n_inputs + 1, sizeof *mc.ins);
+    if (!mc.ins) {
+        free(needs);
+        return 1;
+    }
+    for (int i = 0; i < n_inputs; i++)
+        if (db_open(&mc.ins[mc.n_ins], inputs[i], DB_OPEN_READONLY, err, sizeof err) == AT_OK)
+            mc.n_ins++;
+    if (n > 0)
+        printf("compiling %d configurations here (NVRTC %s): the cubins lookups serve, to "
+               "check the inputs' cubins against\n", n, tpl_nvrtc_version());
+    fflush(stdout);
+    compile_needs(needs, n, 0, merge_compiled, &mc);
+    for (int i = 0; i < mc.n_ins; i++)
+        db_close(mc.ins[i]);
+    free(mc.ins);
+    free(needs);
+    long long dropped = cubins_read - mc.verified;
+    if (n_inputs == 0) {
+        printf("cubins: %lld compiled here, %lld stored (the inputs' cubins are never "
+               "copied)\n", mc.compiled, mc.stored);
+        return 0;
+    }
+    printf("cubins: %lld in the inputs: %lld verified (this build compiles the same bytes), "
+           "%lld dropped (%lld not what this build compiles, %lld not served by a lookup or "
+           "of another toolkit, source or arch); %lld compiled here; %lld stored\n",
+           cubins_read, mc.verified, dropped, mc.differ, dropped - mc.differ, mc.compiled,
+           mc.stored);
+    return 0;
+}
+
+/* Opens the inputs read-only, merges each into the fresh database tmp,
+ * then its cubins (compiled here); 0, or 1 after a message. */
 static int merge_into(const char *tmp, char **inputs, int n_inputs)
 {
     char err[1024];
@@ -282,6 +404,7 @@ static int merge_into(const char *tmp, char **inputs, int n_inputs)
         return 1;
     }
     int rc = 0;
+    long long cubins_read = 0;
     for (int i = 0; i < n_inputs && rc == 0; i++) {
         db *in = NULL;
         db_merge_stats st;
@@ -294,11 +417,15 @@ static int merge_into(const char *tmp, char **inputs, int n_inputs)
             rc = 1;
         } else {
             printf("%s: %lld results (%lld new keys, %lld better than a row of the same "
-                   "key), %lld devices, %lld cubins added\n", inputs[i], st.results_read,
-                   st.results_added, st.results_replaced, st.devices, st.binaries_added);
+                   "key), %lld devices, %lld cubins (checked below)\n", inputs[i],
+                   st.results_read, st.results_added, st.results_replaced, st.devices,
+                   st.cubins_read);
+            cubins_read += st.cubins_read;
         }
         db_close(in);
     }
+    if (rc == 0)
+        rc = tn_merge_cubins(out, inputs, n_inputs, cubins_read);
     if (rc == 0 && db_checkpoint(out) != AT_OK) {
         fprintf(stderr, "autotune: %s\n", db_errmsg(out));
         rc = 1;

@@ -368,6 +368,8 @@ static int gather_and_merge(const mpi_opts *o, const char *own, int n_ranks)
         }
         unlink(recv);
     }
+    if (out && rc == 0)
+        rc = tn_merge_cubins(out, NULL, 0, 0);   /* cubins are never copied: compiled here */
     if (out && rc == 0 && db_checkpoint(out) != AT_OK)
         rc = 1;
     if (out && rc == 0)
