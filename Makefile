@@ -134,9 +134,14 @@ check: $(TOOL)
 $(BUILD)/tools/layers: tools/layers.c
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L $< -o $@
-layers: $(BUILD)/tools/layers
+# No call cycle among the tuner's files (tools/calls.c; docs/tuner.md).
+$(BUILD)/tools/calls: tools/calls.c
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L $< -o $@
+layers: $(BUILD)/tools/layers $(BUILD)/tools/calls
 	$(BUILD)/tools/layers -s $(BUILD) .
-$(BUILD)/tests/test_layers.o: tools/layers.c
+	$(BUILD)/tools/calls tuner
+$(BUILD)/tests/test_layers.o: tools/layers.c tools/calls.c
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig

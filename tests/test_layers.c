@@ -1,6 +1,7 @@
 /* test_layers.c: CPU-tier tests of the include check (tools/layers.c): the
  * tree has no include from a lower layer to a higher one, and a synthetic
- * tree's upward, ambiguous and undeclared includes are each reported. */
+ * tree's upward, ambiguous and undeclared includes are each reported; and
+ * of the call-cycle check (tools/calls.c) on tuner/ and synthetic folders. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,9 @@
  * this test, which reaches its ly_check without a separate build step). */
 #define LY_NO_MAIN
 #include "../tools/layers.c"
+/* The call-cycle check of the tuner's files, the same way. */
+#define CL_NO_MAIN
+#include "../tools/calls.c"
 
 /* Runs ly_check on root with table and skip; returns its rc, the text it
  * wrote in *text (malloc'd, caller frees) and its counts. */
@@ -148,5 +152,66 @@ TEST(layers_rejects_a_bad_table)
     free(text);
     snprintf(table_path, sizeof table_path, "%s/missing.txt", root);
     CHECK_EQ(run_check(root, table_path, NULL, &text, &counts), -1);
+    free(text);
+}
+
+/* Runs cl_check on folder; its rc and the text it wrote (malloc'd). */
+static int run_calls(const char *folder, int graph, char **text)
+{
+    size_t size = 0;
+    *text = NULL;
+    FILE *out = open_memstream(text, &size);
+    if (!out)
+        return -2;
+    int rc = cl_check(folder, graph, out);
+    fclose(out);
+    return rc;
+}
+
+TEST(layers_tuner_files_call_in_no_cycle)
+{
+    char *text = NULL;
+    CHECK_EQ(run_calls("tuner", 1, &text), 0);
+    /* the graph was read: the driver calls the pipeline, the pipeline
+     * never the driver (the cycle this check keeps out) */
+    CHECK_MSG(text && strstr(text, "\ntune.c -> ") && strstr(text, "pipeline.c") &&
+              strstr(text, "policy.c"), "%s", text ? text : "");
+    const char *line = text ? strstr(text, "\npipeline.c ->") : NULL;
+    const char *end = line ? strchr(line + 1, '\n') : NULL;
+    CHECK(line && end);
+    if (line && end) {
+        char edges[1024];
+        snprintf(edges, sizeof edges, "%.*s", (int)(end - line), line);
+        CHECK_MSG(!strstr(edges, " tune.c"), "%s", edges);
+    }
+    free(text);
+}
+
+TEST(layers_call_check_finds_a_cycle_and_no_false_one)
+{
+    const char *root = th_tmpdir();
+    char folder[4400];
+    snprintf(folder, sizeof folder, "%s/calls", root);
+    /* a -> b -> c -> a; a static function, a comment and a string naming
+     * another file's function draw no edge; a declaration defines nothing */
+    CHECK_EQ(put_file(root, "calls/a.c",
+                      "int b_one(void);\nint a_one(void)\n{\n    return b_one();\n}\n"), 0);
+    CHECK_EQ(put_file(root, "calls/b.c",
+                      "int c_one(int x);\nint b_one(void)\n{\n    return c_one(1);\n}\n"), 0);
+    CHECK_EQ(put_file(root, "calls/c.c",
+                      "int a_one(void);\nint c_one(int x)\n{\n    return x ? a_one() : 0;\n}\n"),
+             0);
+    CHECK_EQ(put_file(root, "calls/d.c",
+                      "static int a_one(void)\n{\n    return 0; /* b_one() */\n}\n"
+                      "const char *d_one(void)\n{\n    return \"c_one()\";\n}\n"), 0);
+    char *text = NULL;
+    CHECK_EQ(run_calls(folder, 1, &text), 1);
+    CHECK_MSG(text && strstr(text, "call cycle: a.c -> b.c -> c.c -> a.c") &&
+              strstr(text, "d.c ->\n"), "%s", text ? text : "");
+    free(text);
+    /* the cycle broken: c calls nothing of a */
+    CHECK_EQ(put_file(root, "calls/c.c", "int c_one(int x)\n{\n    return x;\n}\n"), 0);
+    CHECK_EQ(run_calls(folder, 0, &text), 0);
+    CHECK_MSG(text && !strstr(text, "cycle"), "%s", text ? text : "");
     free(text);
 }

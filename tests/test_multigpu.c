@@ -5,6 +5,7 @@
 #include "db.h"
 #include "harness.h"
 #include "lookup.h"
+#include "th_sql.h"
 
 /* The fake worker's time formula, written again here (FNV-1a 64). */
 static double mg_fake_time(const char *config)
@@ -443,4 +444,98 @@ GPU_TEST(multigpu_gpu_device_all_real_workers)
     CHECK_EQ(timeout, 1);
     CHECK_EQ(other, 0);
     CHECK_EQ(passed, 12 + 4);
+}
+
+/* Cubins of the database that the gc rule would not keep: not the binary
+ * of one of the LK_PER_PROBLEM fastest ok results of the (one) problem per
+ * device or over all devices, nor of the fastest deterministic ones (the
+ * rule of db_gc_binaries, written again in SQL). */
+static long long mg_cubins_beyond_rule(const char *dbpath)
+{
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "WITH r AS (SELECT binary_key k, device_id d, deterministic det, "
+             "COALESCE(rank_ms, time_ms) t, id FROM result WHERE status = 'ok'), "
+             "keep AS (SELECT k FROM (SELECT k, row_number() OVER (PARTITION BY d ORDER BY t, id) "
+             "n FROM r) WHERE n <= %d "
+             "UNION SELECT k FROM (SELECT k, row_number() OVER (ORDER BY t, id) n FROM r) "
+             "WHERE n <= %d "
+             "UNION SELECT k FROM (SELECT k, row_number() OVER (PARTITION BY d ORDER BY t, id) "
+             "n FROM r WHERE det) WHERE n <= %d "
+             "UNION SELECT k FROM (SELECT k, row_number() OVER (ORDER BY t, id) n FROM r "
+             "WHERE det) WHERE n <= %d) "
+             "SELECT count(*) FROM binary WHERE key NOT IN (SELECT k FROM keep)",
+             LK_PER_PROBLEM, LK_PER_PROBLEM, LK_PER_PROBLEM, LK_PER_PROBLEM);
+    return th_sql_int(dbpath, sql);
+}
+
+TEST(multigpu_run_end_keeps_the_cubins_lookups_serve)
+{
+    static const char *devices[] = {"0", "all"};
+    for (int d = 0; d < 2 && !th_failed(); d++) {
+        char dbpath[4300], args[9000], *out = NULL;
+        snprintf(dbpath, sizeof dbpath, "%s/gc%d.db", th_tmpdir(), d);
+        snprintf(args, sizeof args, "--device %s --kernel test_oob --db %s --seed 4",
+                 devices[d], dbpath);
+        int rc = mg_run("2", "", args, &out);
+        CHECK_MSG(rc == 0 && strstr(out, "gc: kept the "), "--device %s: exit %d: %s",
+                  devices[d], rc, out ? out : "");
+        /* 13 configurations, each its own cubin: the rule keeps fewer */
+        long long cubins = th_sql_int(dbpath, "SELECT count(*) FROM binary");
+        CHECK_EQ(th_sql_int(dbpath, "SELECT count(*) FROM result"), 13);
+        CHECK_MSG(cubins >= 1 && cubins < 13, "--device %s: %lld cubins", devices[d], cubins);
+        if (d == 0)                  /* one device: the fastest 4, and as many deterministic */
+            CHECK_MSG(cubins <= 2 * LK_PER_PROBLEM, "%lld cubins", cubins);
+        CHECK_EQ(mg_cubins_beyond_rule(dbpath), 0);
+        /* every lookup still finds its cubin: the best row's is there */
+        CHECK_EQ(th_sql_int(dbpath, "SELECT count(*) FROM binary WHERE key = (SELECT binary_key "
+                            "FROM result WHERE status = 'ok' ORDER BY COALESCE(rank_ms, "
+                            "time_ms), id LIMIT 1)"), 1);
+        /* the size printed is the database's as it is left */
+        char want[64];
+        snprintf(want, sizeof want, "13 results, %lld cubins of ", cubins);
+        CHECK_MSG(strstr(out, want), "want '%s' in %s", want, out);
+        free(out);
+    }
+    /* --keep-all-cubins: every compiled cubin stays */
+    char dbpath[4300], args[9000], *out = NULL;
+    snprintf(dbpath, sizeof dbpath, "%s/keep.db", th_tmpdir());
+    snprintf(args, sizeof args, "--device 0 --kernel test_oob --db %s --seed 4 "
+             "--keep-all-cubins", dbpath);
+    int rc = mg_run("2", "", args, &out);
+    CHECK_MSG(rc == 0 && !strstr(out, "gc: "), "exit %d: %s", rc, out ? out : "");
+    free(out);
+    CHECK_EQ(th_sql_int(dbpath, "SELECT count(*) FROM binary"), 13);
+}
+
+/* The budget line of size's summary in out ("  budget ... on N GPU"), up
+ * to " on " (the budget itself), into b. */
+static void mg_budget_of(const char *out, char *b, size_t len)
+{
+    const char *line = out ? strstr(out, "\n  budget ") : NULL;
+    const char *on = line ? strstr(line, " on ") : NULL;
+    snprintf(b, len, "%.*s", line && on ? (int)(on - line - 1) : 0, line ? line + 1 : "");
+}
+
+TEST(multigpu_two_gpus_keep_the_budget_of_one)
+{
+    /* a guided search without --budget: the same budget on one GPU and on
+     * two (two GPUs evaluate its candidates in parallel, they do not
+     * halve its time), and the summary says what each had and got */
+    char budget[2][256], dbpath[4300], args[9000], *out = NULL;
+    static const char *devices[] = {"0", "all"};
+    for (int d = 0; d < 2 && !th_failed(); d++) {
+        snprintf(dbpath, sizeof dbpath, "%s/budget%d.db", th_tmpdir(), d);
+        snprintf(args, sizeof args, "--device %s --kernel test_wide --size 1000003 --strategy "
+                 "random --db %s --seed 4", devices[d], dbpath);
+        int rc = mg_run("2", "", args, &out);
+        CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
+        mg_budget_of(out, budget[d], sizeof budget[d]);
+        CHECK_MSG(strstr(budget[d], "budget 120 evaluations or "), "%s", out ? out : "");
+        CHECK_MSG(strstr(out, d ? " on 2 GPUs: " : " on 1 GPU: ") &&
+                  strstr(out, " evaluations of this problem (") &&
+                  strstr(out, "speculative compiles: "), "%s", out);
+        free(out);
+    }
+    CHECK_STR(budget[0], budget[1]);
 }

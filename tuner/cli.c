@@ -73,6 +73,8 @@ static const char usage_text[] =
     "                         ~/.cache/autotune/tuning.db)\n"
     "  --seed N               inputs and search order (default: from the clock)\n"
     "  --quiet                no progress line\n"
+    "  --keep-all-cubins      keep every compiled cubin (default: a run that\n"
+    "                         completes keeps those lookups can serve, as gc)\n"
     "  --help, --version\n"
     "\n"
     "Every problem also runs the family's default and seed configurations.\n"
@@ -834,6 +836,10 @@ static int cmd_tune(int argc, char **argv)
     o.seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 20);
     tune_command_text(argc, argv, o.command, sizeof o.command);
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--keep-all-cubins") == 0) {
+            o.keep_all_cubins = 1;
+            continue;
+        }
         if (strcmp(argv[i], "--quiet") == 0) {
             o.quiet = 1;
             continue;

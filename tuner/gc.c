@@ -43,6 +43,24 @@ void tn_print_db_size(db *d)
     printf("database: %s; autotune gc reclaims the cubins no lookup serves\n", text);
 }
 
+void tn_gc_after_run(db *d)
+{
+    db_gc_stats st;
+    char bytes[32];
+    if (db_is_readonly(d))
+        return;
+    if (db_gc_binaries(d, LK_PER_PROBLEM, 0, 0, &st) != AT_OK) {
+        printf("gc: not applied (%s); every cubin kept\n", db_errmsg(d));
+        return;
+    }
+    format_bytes(st.deleted_bytes, bytes, sizeof bytes);
+    printf("gc: kept the %lld cubins lookups can serve, deleted %lld (%s) no lookup serves "
+           "(--keep-all-cubins keeps them)\n", st.n_best, st.n_deleted, bytes);
+    if (st.n_deleted > 0 && db_vacuum(d) != AT_OK)
+        printf("gc: %s; the deleted cubins' pages stay in the file, where later writes "
+               "reuse them\n", db_errmsg(d));
+}
+
 /* Deletes (or counts, dry_run) and reports; the exit status. */
 static int gc_run(db *d, const char *path, long long keep_recent, int dry_run)
 {

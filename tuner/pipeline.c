@@ -126,14 +126,9 @@ static int evaluate(tn_ctx *c, tn_item *it, const ms_options *mo, double timeout
             return -1;
         tn_msg m, rep;
         eval_request(c, it, mo, &m);
-        err[0] = how[0] = '\0';
         double t0 = tn_now();
-        tn_unlock(c);                /* the other GPUs go on meanwhile */
-        at_status st = tn_msg_send(c->worker.to_fd, &m);
-        if (st == AT_OK)
-            st = tn_msg_recv(c->worker.from_fd, &rep, timeout_s, err, sizeof err);
-        tn_relock(c);
-        if (st != AT_OK || interrupted_now())
+        at_status st = tn_worker_call(c, &m, timeout_s, &rep, err, sizeof err, how, sizeof how);
+        if (st == AT_OK && interrupted_now())
             tn_worker_down(c, how, sizeof how);
         if (interrupted_now()) {
             if (st == AT_OK)
@@ -395,7 +390,10 @@ static int item_await(tn_ctx *c, tn_item *it, const tn_window *w, double deadlin
     if (it->submitted && it->job.status == AT_OK) {
         it->cubin = it->job.cubin;
         it->cubin_size = it->job.cubin_size;
-        tn_store_binary(c, c->fam, it->job.cfg, it->key, it->config, it->cubin, it->cubin_size);
+        if (!it->stored)
+            tn_store_binary(c, c->fam, it->job.cfg, it->key, it->config, it->cubin,
+                            it->cubin_size);
+        it->stored = 1;
     }
     if (it->compiling) {
         it->compiling = 0;
@@ -639,6 +637,22 @@ static int evaluate_item(tn_ctx *c, tn_prob *pr, tn_window *w, tn_item *it, db_r
     return evaluate(c, it, &mo, watchdog(c, &pr->best, &mo, it->extra), r);
 }
 
+/* Stores the cubin of every item of the window whose own compile has
+ * finished, before it is evaluated: a run killed now (kill -9) leaves them
+ * for its resume, which then compiles nothing twice. */
+static void window_store_compiled(tn_ctx *c, tn_window *w)
+{
+    for (int i = 0; i < w->q_len; i++) {
+        tn_item *it = w->q[(w->q_head + i) % w->size];
+        if (it->submitted && !it->stored && !it->spec && tn_pool_poll(c->pool, &it->job) &&
+            it->job.status == AT_OK) {
+            tn_store_binary(c, c->fam, it->job.cfg, it->key, it->config, it->job.cubin,
+                            it->job.cubin_size);
+            it->stored = 1;
+        }
+    }
+}
+
 /* The search loop: fill the window, keep speculation going, evaluate
  * the oldest item and record it (a shared window: while it is empty and
  * other GPUs hold slots, wait); drops the rest at the end when alone.
@@ -649,6 +663,7 @@ static int pipeline_loop(tn_ctx *c, tn_prob *pr, tn_window *w)
     for (;;) {
         int full = window_fill(c, pr, w);
         spec_harvest(c);
+        window_store_compiled(c, w);
         if (!w->exhausted && !pr->second_look)
             spec_fill(c, pr->strat, pr->st, &pr->space, &w->hinted);
         if (w->q_len == 0) {

@@ -141,16 +141,16 @@ static int choose_strategy(tn_ctx *c, tn_prob *pr)
         strat = pr->space.n_valid <= TN_EXHAUSTIVE_MAX ? &tn_strategy_exhaustive
                                                        : tn_strategy_find("guided");
     if (strat != &tn_strategy_exhaustive && pr->budget_s <= 0 && pr->budget_evals <= 0) {
-        /* random or guided without --budget: the default share, of GPU
-         * time: GPUs splitting the search share it (the same evaluations
-         * in less time) */
+        /* random or guided without --budget: the default share of the
+         * run's time, the same whatever the number of GPUs that split the
+         * search (they evaluate its candidates in parallel: as many
+         * evaluations as one GPU, or more, and the evaluation budget
+         * reached sooner) */
         pr->budget_s = c->guided_unit_s * tn_family_weight(pr->fam);
         if (pr->budget_s < TN_GUIDED_MIN_S)
             pr->budget_s = TN_GUIDED_MIN_S;
         if (pr->budget_s > TN_GUIDED_MAX_S)
             pr->budget_s = TN_GUIDED_MAX_S;
-        if (pr->n_peers > 1)
-            pr->budget_s /= pr->n_peers;
         pr->budget_evals = TN_GUIDED_EVALS;
     }
     if (c->second_look) {

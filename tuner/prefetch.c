@@ -47,27 +47,31 @@ void tn_prefetch_start(tn_ctx *c, tn_prefetch *pf)
     const tn_options *o = c->opt;
     if (o->strategy && strcmp(o->strategy, "exhaustive") != 0)
         return;
-    int first = pf->n, n_problems = 0;
-    for (int i = 0; i < tpl_family_count(); i++) {
-        const tpl_family *fam = tpl_family_at(i);
-        const tpl_problem *list = NULL;
-        if (!tn_family_selected(o, fam))
+    int first = pf->n;
+    const tpl_family *fam = NULL;
+    long long *valid = NULL, n_valid = -1;
+    int (*cfg)[TPL_MAX_PARAMS] = NULL;
+    for (int i = 0; i < c->list->n; i++) {
+        const tn_look *look = &c->list->look[i];
+        if (look->second_look)
             continue;
-        int n = tn_problems_of(o, fam, &list);
-        long long *valid = NULL;
-        long long n_valid = n > 0 ? tn_valid_space(fam, &c->dev, NULL, &valid) : -1;
-        int (*cfg)[TPL_MAX_PARAMS] = n_valid > 0 ? malloc((size_t)n_valid * sizeof *cfg) : NULL;
-        for (int k = 0; cfg && k < n; k++, n_problems++) {
-            /* the problem's space, as plan.c makes it */
-            long long m = tn_serving_configs(fam, valid, n_valid, &list[k], TN_EXHAUSTIVE_MAX,
-                                             cfg);
-            for (long long v = 0; m <= TN_EXHAUSTIVE_MAX && v < m; v++)
-                if (prefetch_add(c, pf, fam, cfg[v], n_problems > 0) != 0)
-                    break;
+        if (look->fam != fam) {
+            free(cfg);
+            free(valid);
+            fam = look->fam;
+            valid = NULL;
+            n_valid = tn_valid_space(fam, &c->dev, NULL, &valid);
+            cfg = n_valid > 0 ? malloc((size_t)n_valid * sizeof *cfg) : NULL;
         }
-        free(cfg);
-        free(valid);
+        /* the problem's space, as plan.c makes it */
+        long long m = cfg ? tn_serving_configs(fam, valid, n_valid, look->p, TN_EXHAUSTIVE_MAX,
+                                               cfg) : 0;
+        for (long long v = 0; m <= TN_EXHAUSTIVE_MAX && v < m; v++)
+            if (prefetch_add(c, pf, fam, cfg[v], i > 0) != 0)
+                break;
     }
+    free(cfg);
+    free(valid);
     for (int i = first; i < pf->n; i++)
         if (pf->item[i].active)
             tn_pool_submit_idle(c->pool, &pf->item[i].job);

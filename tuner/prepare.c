@@ -6,21 +6,30 @@
 #include "tune_core.h"
 #include "vendor.h"
 
-/* Sends m and waits up to timeout_s for the answer in r. AT_OK, or
- * AT_ERR_CRASHED when the worker died or did not answer: it is taken down
- * and how it ended is in how. */
-static at_status worker_call(tn_ctx *c, const tn_msg *m, double timeout_s, tn_msg *r,
-                             char *how, size_t howlen)
+at_status tn_worker_call(tn_ctx *c, const tn_msg *m, double timeout_s, tn_msg *r, char *err,
+                         size_t errlen, char *how, size_t howlen)
 {
-    char err[512] = "";
+    err[0] = how[0] = '\0';
     tn_unlock(c);                    /* the other GPUs go on meanwhile */
     at_status st = tn_msg_send(c->worker.to_fd, m);
     if (st == AT_OK)
-        st = tn_msg_recv(c->worker.from_fd, r, timeout_s, err, sizeof err);
+        st = tn_msg_recv(c->worker.from_fd, r, timeout_s, err, errlen);
     tn_relock(c);
     if (st == AT_OK)
         return AT_OK;
     tn_worker_down(c, how, howlen);
+    return st == AT_ERR_TIMEOUT ? AT_ERR_TIMEOUT : AT_ERR_IO;
+}
+
+/* tn_worker_call for the steps that only need to know that the worker
+ * failed: AT_OK, or AT_ERR_CRASHED with how it ended in how. */
+static at_status worker_call(tn_ctx *c, const tn_msg *m, double timeout_s, tn_msg *r,
+                             char *how, size_t howlen)
+{
+    char err[512];
+    at_status st = tn_worker_call(c, m, timeout_s, r, err, sizeof err, how, howlen);
+    if (st == AT_OK)
+        return AT_OK;
     if (st == AT_ERR_TIMEOUT)
         snprintf(how, howlen, "no answer within %.0f s, killed", timeout_s);
     else if (!how[0])
@@ -198,7 +207,7 @@ void tn_gpu_facts(const char *uuid, char *out, size_t len)
  * else "". */
 static const char *gpu_tag(const tn_ctx *c, char *buf, size_t len)
 {
-    if (c->lock)
+    if (c->tag[0])                   /* a run of several GPUs */
         snprintf(buf, len, "GPU %d: ", c->device);
     else
         buf[0] = '\0';

@@ -143,6 +143,29 @@ static void second_look_summary(const tn_prob *pr)
     fflush(stdout);
 }
 
+/* The budget the problem had and what ended its search: "  budget 120
+ * evaluations or 4.7 s on 2 GPUs: 120 evaluations, ended by the evaluation
+ * budget". */
+static void budget_line(const tn_prob *pr)
+{
+    const tn_stats *s = &pr->stats;
+    long long total = s->previously + s->evaluated;
+    printf("  budget ");
+    if (pr->budget_evals > 0)
+        printf("%lld evaluations", pr->budget_evals);
+    if (pr->budget_s > 0)
+        printf("%s%.1f s", pr->budget_evals > 0 ? " or " : "", pr->budget_s);
+    if (pr->budget_evals <= 0 && pr->budget_s <= 0)
+        printf("the whole space (%lld)", s->valid);
+    const char *end = tn_interrupts ? "interrupted"
+                      : pr->budget_evals > 0 && total >= pr->budget_evals ? "the evaluation budget"
+                      : pr->budget_s > 0 && s->seconds >= pr->budget_s ? "the time budget"
+                      : "the strategy (nothing more to propose)";
+    printf("%s%d GPU%s: %lld evaluations of this problem (%lld in this run), ended by %s\n",
+           " on ", pr->n_peers > 1 ? pr->n_peers : 1, pr->n_peers > 1 ? "s" : "", total,
+           s->evaluated, end);
+}
+
 /* Prints the problem's summary: counts, time, best. */
 void tn_problem_summary(const tn_prob *pr)
 {
@@ -165,6 +188,7 @@ void tn_problem_summary(const tn_prob *pr)
     if (s->evaluated > 0)
         printf(" (%.0f ms per configuration)", s->seconds * 1000.0 / (double)s->evaluated);
     printf("\n");
+    budget_line(pr);
     if (best->have)
         printf("  best %.1f %s (%.4f ms, min %.4f, max %.4f) %s\n", best->metric, unit,
                best->median, best->min, best->max, best->config);

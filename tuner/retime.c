@@ -143,21 +143,6 @@ static rt_plan retime_plan(const tpl_family *fam)
     return pl;
 }
 
-/* 1 if p gets a second look later in this pass (tn_second_looks): it is
- * re-timed after that, when the winners of the other sizes are in. */
-static int retime_later(const tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
-{
-    if (c->second_look)
-        return 0;
-    const tpl_problem *list = NULL;
-    int n = tn_problems_of(c->opt, fam, &list);
-    int looks = tn_second_looks(c->opt, n);
-    for (int k = 0; k < looks; k++)
-        if (tpl_problem_equal(&list[k], p))
-            return 1;
-    return 0;
-}
-
 static int by_time(const void *a, const void *b)
 {
     const db_result *x = a, *y = b;
@@ -254,13 +239,8 @@ static int sustain(tn_ctx *c, const rt_cand *x, double budget_ms, int warmup, do
     m.blob = x->cubin;
     m.blob_size = x->size;
     double timeout = 10.0 + 4.0 * ((m.opt.max_runs + warmup) * per) / 1000.0;
-    tn_unlock(c);                    /* other GPUs go on meanwhile */
-    at_status st = tn_msg_send(c->worker.to_fd, &m);
-    if (st == AT_OK)
-        st = tn_msg_recv(c->worker.from_fd, &rep, timeout, err, sizeof err);
-    tn_relock(c);
+    at_status st = tn_worker_call(c, &m, timeout, &rep, err, sizeof err, how, sizeof how);
     if (st != AT_OK) {
-        tn_worker_down(c, how, sizeof how);
         snprintf(why, len, "the worker did not answer (%s; %s)", err, how);
         return -1;
     }
@@ -429,7 +409,7 @@ static void report(const tn_prob *pr, const rt_cand *x, int n, int win, double s
 void tn_retime_problem(tn_ctx *c, tn_prob *pr)
 {
     if (tn_interrupts || c->fatal || c->skip || !pr->best.have ||
-        pr->best.median < retime_floor_ms(c->opt) || retime_later(c, pr->fam, pr->p))
+        pr->best.median < retime_floor_ms(c->opt) || !pr->last_look)
         return;
     rt_cand x[TN_RETIME_MAX_LIMIT];
     int done = 0;

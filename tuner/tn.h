@@ -230,16 +230,16 @@ typedef struct tn_options {
     const char *db_path;             /* NULL: default */
     unsigned long long seed;
     int quiet;                       /* no progress line even on a TTY */
+    int keep_all_cubins;             /* no gc at the end of a run */
     char command[1024];              /* the command line, for the session */
 } tn_options;
 
-/* Runs the tuner; prints to stdout/stderr (this is the command, not the
- * library). Returns the exit status: 0, 1, 130 (interrupted). */
+/* Runs the tuner on one GPU or several (--device all or a list): one
+ * worker per GPU, GPUs of one model splitting each problem's search; prints
+ * to stdout/stderr (this is the command, not the library). Returns the exit
+ * status: 0, 1 (a problem failed, a listed GPU is absent), 130
+ * (interrupted). */
 int tn_tune(const tn_options *opt);
-/* The same on several GPUs (--device all or a list; tuner/tune_multi.c):
- * one worker and thread per GPU, GPUs of one model splitting each problem's
- * search. Exit status as tn_tune (1 also for a listed GPU that is absent). */
-int tn_tune_multi(const tn_options *opt);
 /* Parses --device's value: "N", "all" or "N,M,..." (distinct ordinals) into
  * o. 0, or -1 with the reason in err. */
 int tn_parse_devices(const char *text, tn_options *o, char *err, size_t errlen);
@@ -259,6 +259,11 @@ long long tn_serving_configs(const tpl_family *fam, const long long *valid, long
 /* Checkpoints the WAL, then prints one line: the database's size (file +
  * WAL) and its cubins. */
 void tn_print_db_size(db *d);
+/* The gc rules at the end of a tuning run that completed: keeps the cubins
+ * every lookup can serve, deletes the others (never a result), VACUUMs;
+ * prints one line of what it reclaimed. A failure deletes nothing and
+ * says so. */
+void tn_gc_after_run(db *d);
 /* `autotune gc`: keeps the cubins every lookup can serve and those of the
  * keep_recent newest results and cubins, deletes the others (never a
  * result), VACUUMs, prints sizes before and after; dry_run only counts.

@@ -1,164 +1,342 @@
-/* tune.c: the tuning driver: the loop over families and problems, each
- * prepared (prepare.c), planned (plan.c), searched through the pipeline
- * (pipeline.c) and recorded (record.c); the session around them. */
-#include <signal.h>
+/* tune.c: the tuning driver, one for one GPU or several: each GPU has a
+ * worker and a context; GPUs of one model form a group (one GPU alone is a
+ * group of one) that takes the run's looks (policy.c) in order, each
+ * prepared (prepare.c), planned (plan.c), searched through one shared window
+ * (pipeline.c), summarized with the vendor baselines and re-timed (retime.c).
+ *
+ * Calls among the tuner's files form no cycle (`make layers` checks it with
+ * tools/calls.c; docs/tuner.md draws the graph): cli.c calls tn_tune here,
+ * and this file calls the steps, never the other way round. */
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "tune_core.h"
 
-/* The default run time shared by the problems of guided and random
- * searches without --budget (plan.c clamps each share). */
-#define TN_RUN_SECONDS 80.0
-
-volatile sig_atomic_t tn_interrupts;
-volatile pid_t tn_worker_pids[TN_MAX_DEVICES];
-
-static void tn_on_signal(int sig)
-{
-    (void)sig;
-    tn_interrupts++;
-    for (int i = 0; tn_interrupts >= 2 && i < TN_MAX_DEVICES; i++)
-        if (tn_worker_pids[i] > 0)
-            kill(-tn_worker_pids[i], SIGKILL);   /* second ^C: stop now */
-}
-
-double tn_run_seconds(void)
-{
-    return TN_RUN_SECONDS;
-}
-
-/* ---- one problem ---- */
-
-/* Prepares, plans, searches and summarizes one problem. 0 normally, -1
- * if it failed or was skipped (message printed; its results stored so far
- * are kept; c->fatal if the run cannot go on). */
-int tn_tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p)
-{
+/* GPUs of one model (name, architecture, memory) in this run. They tune the
+ * same looks in the same order, each planned once (by the first GPU to
+ * reach it) and searched through one shared window: a GPU whose worker is
+ * free takes the oldest configuration, so a slow or restarted one holds up
+ * nobody. The last to finish a look summarizes it; the others wait. */
+typedef struct tn_group {
+    tn_ctx *member[TN_MAX_DEVICES];
+    int n;                           /* GPUs */
+    int n_live;                      /* GPUs still tuning (not fatal) */
+    pthread_cond_t wake;             /* a slot freed, a cubin stored, a
+                                        problem finished */
+    long long started, finished;     /* sequence numbers of looks */
+    int left;                        /* GPUs done with the current look */
+    int plan_rc;                     /* 0: the current look is planned */
     tn_prob pr;
-    tn_prepare_problem(c, &pr, fam, p);
-    int rc = tn_plan_problem(c, &pr);
-    if (rc == 0) {
-        rc = tn_pipeline_run(c, &pr);
-        tn_progress_end(&pr.pg);
-        if (rc == 0 && !pr.second_look)
-            tn_measure_vendor(c, &pr);
-        pr.stats.seconds = tn_now() - pr.t_start;
-        tn_problem_summary(&pr);
-        if (rc == 0)
-            tn_retime_problem(c, &pr);
-    }
-    if (c->skip) {
-        fprintf(stderr, "autotune: %s %s skipped: %s; its %lld results stored are kept, "
-                "the other problems go on\n", fam->name, pr.size, c->skip_msg,
-                pr.stats.previously + pr.stats.evaluated);
-        fflush(stderr);
-        c->skipped++;
-    }
-    free(pr.old);
-    free(pr.extras);
-    if (pr.st)
-        pr.strat->destroy(pr.st);
-    free(pr.valid);
-    return rc;
-}
+    tn_spec spec[TN_SPEC_MAX];
+    tn_prefetch pre;                 /* compiles for later problems */
+    char tag[64];                    /* "GPU 0,1: ", "" for a run of one GPU */
+} tn_group;
 
-/* ---- the whole run ---- */
+typedef struct tn_run {
+    const tn_options *opt;
+    tn_run_list list;                /* the looks (policy.c) */
+    int several;                     /* several GPUs asked for (all or a list) */
+    pthread_mutex_t lock;            /* the run lock (tune_core.h) */
+    tn_ctx *ctx[TN_MAX_DEVICES];
+    int n;
+    tn_group group[TN_MAX_DEVICES];
+    int n_groups;
+    int failed;                      /* a problem failed or was skipped */
+} tn_run;
 
-int tn_family_selected(const tn_options *o, const tpl_family *fam)
+int tn_parse_devices(const char *text, tn_options *o, char *err, size_t errlen)
 {
-    if (o->n_families == 0)
-        return !fam->hidden;
-    for (int i = 0; i < o->n_families; i++)
-        if (o->families[i] == fam)
-            return 1;
+    o->n_devices = 0;
+    o->all_devices = 0;
+    if (!text || !*text) {
+        snprintf(err, errlen, "--device needs a device number, 'all' or a list such as 0,1");
+        return -1;
+    }
+    if (strcmp(text, "all") == 0) {
+        o->all_devices = 1;
+        return 0;
+    }
+    const char *p = text;
+    for (;;) {
+        char *end = NULL;
+        errno = 0;
+        long v = *p >= '0' && *p <= '9' ? strtol(p, &end, 10) : -1;
+        if (v < 0 || errno || v > 1024 || (*end != ',' && *end != '\0')) {
+            snprintf(err, errlen, "--device needs a device number, 'all' or a list such as "
+                     "0,1, not '%.100s'", text);
+            return -1;
+        }
+        for (int i = 0; i < o->n_devices; i++)
+            if (o->devices[i] == (int)v) {
+                snprintf(err, errlen, "--device lists GPU %ld twice in '%.100s'", v, text);
+                return -1;
+            }
+        if (o->n_devices == TN_MAX_DEVICES) {
+            snprintf(err, errlen, "--device lists more than %d GPUs", TN_MAX_DEVICES);
+            return -1;
+        }
+        o->devices[o->n_devices++] = (int)v;
+        if (*end == '\0')
+            break;
+        p = end + 1;
+    }
+    o->device = o->devices[0];
     return 0;
 }
 
-/* Problems of fam for this run (the --size or the defaults). */
-int tn_problems_of(const tn_options *o, const tpl_family *fam, const tpl_problem **list)
+/* ---- one look, searched by the GPUs of a group ---- */
+
+/* Summarizes and frees the group's current look; wakes the waiters. Then
+ * c, the GPU that finished it last, measures the vendor libraries on it
+ * (not on a second look) and re-times its fastest configurations while the
+ * others start the next look (c joins it after: the shared window does not
+ * wait for it). */
+static void finish_problem(tn_ctx *c, tn_group *g, long long seq)
 {
-    if (o->have_size) {
-        if (!tpl_family_accepts(fam, &o->size))
-            return 0;
-        *list = &o->size;
-        return 1;
+    tn_prob *pr = &g->pr, later;
+    int after = g->plan_rc == 0 && !c->fatal;
+    if (g->plan_rc == 0) {
+        tn_progress_end(&pr->pg);
+        pr->stats.seconds = tn_now() - pr->t_start;
+        tn_problem_summary(pr);
     }
-    *list = fam->tuning_problems;
-    if (o->n_families == 0 && fam->n_default_tuning_problems > 0 &&
-        fam->n_default_tuning_problems < fam->n_tuning_problems)
-        return fam->n_default_tuning_problems;
-    return fam->n_tuning_problems;
-}
-
-int tn_second_looks(const tn_options *o, int n)
-{
-    return o->have_size || n < 2 ? 0 : n - 1;
-}
-
-/* Prints what will be tuned; returns the number of problems and the summed
- * weights (tn_family_weight) of those the guided search shares the run's
- * default time among (problems whose applicable space is small enough for
- * the exhaustive search take none) in *weights. */
-int tn_announce_problems(const tn_options *o, double *weights)
-{
-    printf("tuning sizes:");
-    int n_problems = 0;
-    *weights = 0;
-    for (int i = 0; i < tpl_family_count(); i++) {
-        const tpl_family *fam = tpl_family_at(i);
-        const tpl_problem *list = NULL;
-        if (!tn_family_selected(o, fam))
-            continue;
-        int n = tn_problems_of(o, fam, &list);
-        if (n == 0)
-            continue;
-        printf("%s %s", n_problems ? ";" : "", fam->name);
-        for (int k = 0; k < n; k++) {
-            char s[64];
-            tn_format_size(&list[k], s, sizeof s);
-            printf("%s%s", k ? ", " : " ", s);
-        }
-        n_problems += n;
-        /* a problem searched exhaustively takes no share of the guided time */
-        long long *valid = NULL;
-        long long n_valid = tpl_valid_configs_cached(fam, NULL, &valid);
-        for (int k = 0; k < n; k++) {
-            long long serving = tn_serving_configs(fam, valid, n_valid, &list[k],
-                                                   TN_EXHAUSTIVE_MAX, NULL);
-            if (o->strategy || n_valid < 0 || serving > TN_EXHAUSTIVE_MAX)
-                *weights += tn_family_weight(fam);
-        }
-        free(valid);
+    if (after) {                     /* what the vendor and re-timing read, past the reset */
+        later = *pr;
+        later.old = NULL;
+        later.extras = NULL;
+        later.st = NULL;
+        later.valid = NULL;
+        later.win = NULL;
     }
-    printf("\n");
-    return n_problems;
+    tn_pipeline_close(c, pr);
+    free(pr->old);
+    free(pr->extras);
+    if (pr->st)
+        pr->strat->destroy(pr->st);
+    free(pr->valid);
+    memset(pr, 0, sizeof *pr);
+    g->finished = seq;
+    pthread_cond_broadcast(&g->wake);
+    if (!after)
+        return;
+    if (!later.second_look)
+        tn_measure_vendor(c, &later);
+    tn_retime_problem(c, &later);
 }
 
-/* The signal handlers of a run: ^C and SIGTERM counted, SIGPIPE ignored. */
-void tn_signals_catch(tn_signals *s)
+/* c's share of look number seq of its group: the first GPU to reach it
+ * plans it; each searches until nothing is left; the last one summarizes
+ * it, the others wait for that. 0, or -1 if the problem failed here
+ * (skipped on this GPU, the GPU fatal, or not planned). Called and
+ * returns with the run lock held. */
+static int group_problem(tn_ctx *c, tn_group *g, long long seq, const tn_look *look)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = tn_on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &s->old_int);
-    sigaction(SIGTERM, &sa, &s->old_term);
-    struct sigaction ign;
-    memset(&ign, 0, sizeof ign);
-    ign.sa_handler = SIG_IGN;
-    sigaction(SIGPIPE, &ign, &s->old_pipe);
+    c->second_look = look->second_look;
+    if (g->started < seq) {
+        g->started = seq;
+        g->left = 0;
+        tn_prepare_problem(c, &g->pr, look->fam, look->p);
+        g->pr.last_look = look->last_look;
+        g->plan_rc = tn_plan_problem(c, &g->pr);
+        if (g->plan_rc == 0)
+            g->plan_rc = tn_pipeline_open(c, &g->pr, g->n_live);
+    } else {
+        c->fam = look->fam;
+        c->problem = *look->p;
+        c->prepared = 0;
+        c->skip = 0;
+        c->skip_msg[0] = '\0';
+    }
+    int rc = g->plan_rc == 0 ? tn_pipeline_run(c, &g->pr) : -1;
+    if (c->skip) {
+        if (g->n > 1)
+            fprintf(stderr, "autotune: GPU %d: %s %s skipped on this GPU: %s; the other GPUs "
+                    "go on\n", c->device, look->fam->name, g->pr.size, c->skip_msg);
+        else
+            fprintf(stderr, "autotune: %s%s %s skipped: %s; its %lld results stored are kept, "
+                    "the other problems go on\n", c->tag, look->fam->name, g->pr.size,
+                    c->skip_msg, g->pr.stats.previously + g->pr.stats.evaluated);
+        fflush(stderr);
+        c->skipped++;
+    }
+    if (c->fatal) {
+        g->n_live--;                 /* it leaves the group for good */
+        c->left_group = 1;
+    } else {
+        g->left++;
+    }
+    if (g->left >= g->n_live)
+        finish_problem(c, g, seq);
+    while (g->finished < seq)
+        pthread_cond_wait(&g->wake, c->lock);
+    c->second_look = 0;
+    return rc;
 }
 
-void tn_signals_restore(const tn_signals *s)
+/* One GPU's work: the ceiling, then every look of the run, in order, with
+ * its group. A thread of its own with several GPUs. */
+static void *gpu_thread(void *arg)
 {
-    sigaction(SIGINT, &s->old_int, NULL);
-    sigaction(SIGTERM, &s->old_term, NULL);
-    sigaction(SIGPIPE, &s->old_pipe, NULL);
+    tn_ctx *c = arg;
+    tn_group *g = c->group;
+    pthread_mutex_lock(c->lock);
+    /* the device's ceilings first, each GPU on its own (the lock is let go
+     * while its worker measures): one that is done starts the search */
+    tn_measure_ceiling(c);
+    /* every GPU of the group takes the same looks in the same order (the
+     * sequence numbers): a problem skipped on one GPU is prepared there
+     * again for its second look (and skipped again there if that fails:
+     * the others go on) */
+    for (int i = 0; i < c->list->n && !tn_interrupts && !c->fatal; i++)
+        if (group_problem(c, g, i + 1, &c->list->look[i]) != 0 && !c->fatal)
+            c->problems_failed++;
+    if (!c->left_group) {            /* done, interrupted, or fatal before */
+        g->n_live--;
+        c->left_group = 1;
+        /* a look others still search no longer waits for this GPU */
+        if (g->started > g->finished && g->left >= g->n_live)
+            finish_problem(c, g, g->started);
+    }
+    pthread_mutex_unlock(c->lock);
+    return NULL;
 }
 
-int tn_begin_device(tn_ctx *c, const char *extra)
+/* ---- the run ---- */
+
+/* A context for GPU ordinal as the run's slot-th. NULL if out of memory. */
+static tn_ctx *new_ctx(tn_run *run, int slot, int ordinal, double guided_unit_s)
+{
+    tn_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    const tn_options *o = run->opt;
+    c->opt = o;
+    c->device = ordinal;
+    c->slot = slot;
+    c->lock = &run->lock;
+    c->list = &run->list;
+    c->worker.pid = -1;
+    c->seed = o->seed;
+    c->jobs = o->jobs > 0 ? o->jobs : tn_cpu_count();
+    c->guided_unit_s = guided_unit_s;
+    c->spec = c->spec_own;
+    run->ctx[slot] = c;
+    run->n = slot + 1;
+    return c;
+}
+
+/* Prints why GPU ordinal's worker did not start (the GPU named where the
+ * run asked for several). */
+static void open_failed(const tn_run *run, int ordinal, at_status st, const char *err)
+{
+    const char *what = st == AT_ERR_CRASHED || st == AT_ERR_IO ? "the worker cannot start"
+                       : st == AT_ERR_NO_MEMORY ? "out of memory" : "no CUDA driver/device";
+    if (run->several)
+        fprintf(stderr, "autotune: GPU %d: %s: %s\n", ordinal, what, err);
+    else
+        fprintf(stderr, "autotune: %s: %s\n", what, err);
+}
+
+/* Starts the worker of every listed GPU (--device all: every GPU the first
+ * one's worker counts), one after the other on this thread: a worker dies
+ * with the thread that started it (PR_SET_PDEATHSIG), so none is started
+ * on a short-lived one. 0, or -1 with the message printed: a worker that
+ * cannot start or a GPU it does not see, a listed ordinal beyond the count.
+ * Run lock held. */
+static int open_devices(tn_run *run, double guided_unit_s)
+{
+    const tn_options *o = run->opt;
+    int list[TN_MAX_DEVICES], n = o->all_devices ? 1 : o->n_devices > 0 ? o->n_devices : 1;
+    if (o->all_devices)
+        list[0] = 0;
+    else if (o->n_devices > 0)
+        memcpy(list, o->devices, sizeof list);
+    else
+        list[0] = o->device;
+    for (int i = 0; i < n; i++) {
+        tn_ctx *c = new_ctx(run, i, list[i], guided_unit_s);
+        char err[4096] = "";
+        at_status st = c ? tn_worker_up(c, err, sizeof err) : AT_ERR_NO_MEMORY;
+        if (st != AT_OK) {
+            open_failed(run, list[i], st, err);
+            return -1;
+        }
+        if (i > 0 || c->device_count <= 0 || !run->several)
+            continue;
+        if (o->all_devices) {
+            n = c->device_count < TN_MAX_DEVICES ? c->device_count : TN_MAX_DEVICES;
+            for (int k = 0; k < n; k++)
+                list[k] = k;
+        }
+        for (int k = 0; k < n; k++)
+            if (list[k] >= c->device_count) {
+                fprintf(stderr, "autotune: --device lists GPU %d, but this machine has %d "
+                        "(0-%d)\n", list[k], c->device_count, c->device_count - 1);
+                return -1;
+            }
+    }
+    return 0;
+}
+
+/* Sorts the GPUs into groups of one model (name, architecture, memory) and
+ * gives each context its group, peers and tag; prints the groups of a run
+ * of several GPUs (one GPU alone is a group of one, untagged). */
+static void form_groups(tn_run *run)
+{
+    for (int i = 0; i < run->n; i++) {
+        tn_ctx *c = run->ctx[i];
+        tn_group *g = NULL;
+        for (int k = 0; k < run->n_groups && !g; k++) {
+            const at_device_info *a = &run->group[k].member[0]->dev;
+            if (strcmp(a->name, c->dev.name) == 0 &&
+                strcmp(run->group[k].member[0]->arch, c->arch) == 0 &&
+                a->memory_bytes == c->dev.memory_bytes && run->group[k].n < TN_MAX_DEVICES)
+                g = &run->group[k];
+        }
+        if (!g) {
+            g = &run->group[run->n_groups++];
+            tn_cond_init_monotonic(&g->wake);   /* the pipeline's timed waits */
+        }
+        c->member = g->n;
+        g->member[g->n++] = c;
+        g->n_live = g->n;
+    }
+    for (int k = 0; k < run->n_groups; k++) {
+        tn_group *g = &run->group[k];
+        size_t used = (size_t)snprintf(g->tag, sizeof g->tag, "GPU");
+        for (int m = 0; m < g->n && used + 8 < sizeof g->tag; m++)
+            used += (size_t)snprintf(g->tag + used, sizeof g->tag - used, "%s%d",
+                                     m ? "," : " ", g->member[m]->device);
+        snprintf(g->tag + used, sizeof g->tag - used, ": ");
+        if (!run->several)
+            g->tag[0] = '\0';           /* one GPU asked for: its lines untagged */
+        for (int m = 0; m < g->n; m++) {
+            tn_ctx *c = g->member[m];
+            c->group = g;
+            c->wake = &g->wake;
+            c->spec = g->spec;
+            c->pre = &g->pre;
+            c->n_peers = g->n;
+            snprintf(c->tag, sizeof c->tag, "%s", g->tag);
+            for (int j = 0; j < g->n; j++) {
+                c->peer_uuid[j] = g->member[j]->dev.uuid;
+                c->peer_ordinal[j] = g->member[j]->device;
+            }
+        }
+        if (!run->several)
+            continue;
+        printf("%.*s (%s): %s\n", (int)strlen(g->tag) - 2, g->tag, g->member[0]->dev.name,
+               g->n > 1 ? "one model, each search split between these GPUs"
+                        : "tuned on its own");
+    }
+    fflush(stdout);
+}
+
+/* Records c's device and begins its session (facts: the options, more
+ * JSON members in extra or ""). 0, or -1 with the message printed. */
+static int begin_device(tn_ctx *c, const char *extra)
 {
     const tn_options *o = c->opt;
     if (db_put_device(c->d, &c->dev, tpl_nvrtc_version()) != AT_OK) {
@@ -180,31 +358,8 @@ int tn_begin_device(tn_ctx *c, const char *extra)
     return 0;
 }
 
-/* Starts the worker, opens the database, records the device and begins
- * the session. 0, or -1 with the message printed. */
-static int open_run(tn_ctx *c, const char *path)
-{
-    char err[4096] = "";
-    at_status st = tn_worker_up(c, err, sizeof err);
-    if (st == AT_ERR_CRASHED || st == AT_ERR_IO) {
-        fprintf(stderr, "autotune: the worker cannot start: %s\n", err);
-        return -1;
-    }
-    if (st != AT_OK) {
-        fprintf(stderr, "autotune: no CUDA driver/device: %s\n", err);
-        return -1;
-    }
-    if (db_open(&c->d, path, 1, err, sizeof err) != AT_OK) {
-        fprintf(stderr, "autotune: cannot open the database %s: %s\n", path, err);
-        return -1;
-    }
-    printf("device %d: %s (%s, %d SMs, %.1f GiB), database %s\n", c->device, c->dev.name,
-           c->arch, c->dev.sm_count, (double)c->dev.memory_bytes / (1 << 30), path);
-    fflush(stdout);
-    return tn_begin_device(c, "");
-}
-
-void tn_end_device(tn_ctx *c, double total)
+/* Ends c's session with its counts and the outcome. */
+static void end_device(tn_ctx *c, double total)
 {
     char gpu[512], end_facts[1024];
     tn_gpu_facts(c->dev.uuid, gpu, sizeof gpu);
@@ -216,112 +371,186 @@ void tn_end_device(tn_ctx *c, double total)
     db_end_session(c->d, c->session_id, end_facts, outcome);
 }
 
-/* Ends the session and prints the run's summary; returns the exit status:
- * 130 interrupted, 1 failed, else exit_code. */
-static int finish_run(tn_ctx *c, double total, int exit_code)
+/* Opens the database, records every GPU and begins its session. 0, or -1
+ * with the message printed. */
+static int begin_devices(tn_run *run, const char *path, db **d)
 {
-    tn_end_device(c, total);
-    if (tn_interrupts) {
-        printf("interrupted: %lld results stored; rerun the same command to resume\n",
-               c->stored);
-        exit_code = 130;
-    } else if (c->fatal) {
-        fprintf(stderr, "autotune: %s\n", c->fatal_msg);
-        exit_code = 1;
-    } else {
-        printf("done: %lld results stored in %.1f s (%lld worker restarts", c->stored,
-               total, c->respawns);
-        if (c->retries)
-            printf(", %lld retried after the worker died", c->retries);
-        if (c->spec_submitted)
-            printf(", %lld speculative compiles, %lld of them used", c->spec_submitted,
-                   c->spec_used);
-        printf(")\n");
-        fflush(stdout);
-        if (c->skipped)
-            fprintf(stderr, "autotune: %lld problem%s skipped (see above)\n", c->skipped,
-                    c->skipped > 1 ? "s" : "");
+    char err[4096] = "", gpus[256] = "";
+    if (db_open(d, path, 1, err, sizeof err) != AT_OK) {
+        fprintf(stderr, "autotune: cannot open the database %s: %s\n", path, err);
+        return -1;
     }
-    return exit_code;
+    size_t used = 0;
+    for (int i = 0; i < run->n && used + 8 < sizeof gpus; i++)
+        used += (size_t)snprintf(gpus + used, sizeof gpus - used, "%s%d", i ? "," : "",
+                                 run->ctx[i]->device);
+    for (int i = 0; i < run->n; i++) {
+        tn_ctx *c = run->ctx[i];
+        c->d = *d;
+        printf("device %d: %s (%s, %d SMs, %.1f GiB), database %s\n", c->device,
+               c->dev.name, c->arch, c->dev.sm_count,
+               (double)c->dev.memory_bytes / (1 << 30), path);
+        fflush(stdout);
+        char extra[512] = "";
+        if (run->several)
+            snprintf(extra, sizeof extra, ", \"gpus\": \"%s\", \"split_with\": \"%s\"", gpus,
+                     c->tag);
+        if (begin_device(c, extra) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Ends every session; prints the run's summary. Returns the exit status:
+ * 130 interrupted, 1 if a GPU failed or a problem failed, else 0. */
+static int finish_devices(tn_run *run, double total)
+{
+    long long stored = 0, respawns = 0, retries = 0, skipped = 0, spec = 0, used = 0;
+    int fatal = 0;
+    for (int i = 0; i < run->n; i++) {
+        tn_ctx *c = run->ctx[i];
+        end_device(c, total);
+        stored += c->stored;
+        respawns += c->respawns;
+        retries += c->retries;
+        skipped += c->skipped;
+        spec += c->spec_submitted;
+        used += c->spec_used;
+        fatal |= c->fatal;
+        run->failed |= c->problems_failed > 0;
+        if (run->n > 1)
+            printf("GPU %d: %lld results stored, %lld worker restarts%s\n", c->device,
+                   c->stored, c->respawns, c->fatal ? ", stopped (below)" : "");
+    }
+    if (tn_interrupts) {
+        printf("interrupted: %lld results stored; rerun the same command to resume\n", stored);
+        return 130;
+    }
+    for (int i = 0; i < run->n; i++) {
+        if (!run->ctx[i]->fatal)
+            continue;
+        if (run->n > 1)
+            fprintf(stderr, "autotune: GPU %d: %s\n", run->ctx[i]->device,
+                    run->ctx[i]->fatal_msg);
+        else
+            fprintf(stderr, "autotune: %s\n", run->ctx[i]->fatal_msg);
+    }
+    if (run->n == 1 && fatal)
+        return 1;
+    printf("done: %lld results stored in %.1f s", stored, total);
+    if (run->n > 1)
+        printf(" on %d GPUs", run->n);
+    printf(" (%lld worker restarts", respawns);
+    if (retries)
+        printf(", %lld retried after %s worker died", retries, run->n > 1 ? "a" : "the");
+    printf(")\n");
+    printf("speculative compiles: %lld made, %lld used by the search\n", spec, used);
+    fflush(stdout);
+    if (skipped)
+        fprintf(stderr, "autotune: %lld problem%s skipped%s (see above)\n", skipped,
+                skipped > 1 ? "s" : "", run->n > 1 ? " on a GPU" : "");
+    return fatal || run->failed ? 1 : 0;
+}
+
+/* Runs every GPU's work until every look is done: one thread per GPU, or
+ * this thread for a run of one. The run lock is held on entry and on
+ * return. */
+static void run_threads(tn_run *run)
+{
+    pthread_t th[TN_MAX_DEVICES];
+    int started[TN_MAX_DEVICES] = {0};
+    pthread_mutex_unlock(&run->lock);
+    for (int i = 0; run->n > 1 && i < run->n; i++)
+        started[i] = pthread_create(&th[i], NULL, gpu_thread, run->ctx[i]) == 0;
+    for (int i = 0; i < run->n; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        else
+            gpu_thread(run->ctx[i]);         /* no thread: its share here */
+    }
+    pthread_mutex_lock(&run->lock);
+}
+
+/* The end of a run that completed: the gc rules applied (the cubins a
+ * lookup can serve are kept; an interrupted or failed run keeps every
+ * cubin for its resume), unless --keep-all-cubins; then the size. */
+static void finish_database(db *d, const tn_options *o, int complete)
+{
+    if (complete && !o->keep_all_cubins)
+        tn_gc_after_run(d);
+    tn_print_db_size(d);
 }
 
 int tn_tune(const tn_options *o)
 {
-    if (o->all_devices || o->n_devices > 1)
-        return tn_tune_multi(o);
-    tn_ctx c;
-    memset(&c, 0, sizeof c);
-    c.opt = o;
-    c.device = o->n_devices == 1 ? o->devices[0] : o->device;
-    c.spec = c.spec_own;
-    c.worker.pid = -1;
-    c.seed = o->seed;
-    c.jobs = o->jobs > 0 ? o->jobs : tn_cpu_count();
-    tn_interrupts = 0;
-    memset((void *)tn_worker_pids, 0, sizeof tn_worker_pids);
-
-    double weights = 0;
-    if (tn_announce_problems(o, &weights) == 0) {
+    tn_run *run = calloc(1, sizeof *run);
+    if (!run || tn_run_list_make(o, &run->list) != 0) {
+        fprintf(stderr, "autotune: out of memory\n");
+        if (run)
+            tn_run_list_free(&run->list);
+        free(run);
+        return 1;
+    }
+    run->opt = o;
+    run->several = o->all_devices || o->n_devices > 1;
+    if (run->list.n == 0) {
         fprintf(stderr, "autotune: no kernel has problems of that size; see autotune --help\n");
+        tn_run_list_free(&run->list);
+        free(run);
         return 2;
     }
-    c.guided_unit_s = TN_RUN_SECONDS / (weights > 0 ? weights : 1.0);
-    printf("seed %llu (--seed %llu repeats the inputs and the search)\n", c.seed, c.seed);
+    double weights = tn_announce_problems(o, &run->list);
+    printf("seed %llu (--seed %llu repeats the inputs and the search)\n", o->seed, o->seed);
     fflush(stdout);
-
     char path[4096];
     tn_db_path(o->db_path, path, sizeof path);
     tn_signals sigs;
     tn_signals_catch(&sigs);
+    pthread_mutex_init(&run->lock, NULL);
+    pthread_mutex_lock(&run->lock);
 
     int exit_code = 1;
-    if (open_run(&c, path) != 0)
-        goto out;
-    tn_measure_ceiling(&c);
-    c.pool = tn_pool_create(c.jobs);
-    if (!c.pool) {
-        fprintf(stderr, "autotune: could not start compile threads\n");
-        goto out;
+    db *d = NULL;
+    tn_pool *pool = NULL;
+    if (open_devices(run, tn_run_seconds() / (weights > 0 ? weights : 1.0)) == 0) {
+        form_groups(run);
+        if (begin_devices(run, path, &d) == 0) {
+            pool = tn_pool_create(run->ctx[0]->jobs);
+            if (!pool)
+                fprintf(stderr, "autotune: could not start compile threads\n");
+        }
     }
-    tn_prefetch pf;
-    memset(&pf, 0, sizeof pf);
-    c.pre = &pf;
-    tn_prefetch_start(&c, &pf);
-    exit_code = 0;
-    double t0 = tn_now();
-    for (int i = 0; i < tpl_family_count() && !tn_interrupts && !c.fatal; i++) {
-        const tpl_family *fam = tpl_family_at(i);
-        const tpl_problem *list = NULL;
-        if (!tn_family_selected(o, fam))
-            continue;
-        int n = tn_problems_of(o, fam, &list);
-        unsigned char *failed = calloc((size_t)n + 1, 1);
-        for (int k = 0; k < n && !tn_interrupts && !c.fatal; k++)
-            if (tn_tune_problem(&c, fam, &list[k]) != 0 && !c.fatal) {
-                exit_code = 1;
-                if (failed)
-                    failed[k] = 1;
-            }
-        c.second_look = 1;           /* none without the list of failures (out of memory) */
-        for (int k = 0; failed && k < tn_second_looks(o, n) && !tn_interrupts && !c.fatal; k++)
-            if (!failed[k] && tn_tune_problem(&c, fam, &list[k]) != 0 && !c.fatal)
-                exit_code = 1;
-        c.second_look = 0;
-        free(failed);
+    if (pool) {
+        for (int i = 0; i < run->n; i++)
+            run->ctx[i]->pool = pool;
+        for (int k = 0; k < run->n_groups; k++)
+            tn_prefetch_start(run->group[k].member[0], &run->group[k].pre);
+        double t0 = tn_now();
+        run_threads(run);
+        for (int k = 0; k < run->n_groups; k++) {
+            tn_spec_finish(run->group[k].member[0]);
+            tn_prefetch_finish(run->group[k].member[0], &run->group[k].pre);
+        }
+        exit_code = finish_devices(run, tn_now() - t0);
+        finish_database(d, o, exit_code != 130 && exit_code != 1);
     }
-    tn_spec_finish(&c);
-    tn_prefetch_finish(&c, &pf);
-    c.pre = NULL;
-    exit_code = finish_run(&c, tn_now() - t0, exit_code);
-    tn_print_db_size(c.d);
-out:
-    tn_pool_destroy(c.pool);
-    if (c.worker_up)
-        tn_proc_stop(&c.worker);
-    else if (c.worker.pid > 0)
-        tn_proc_kill(&c.worker, NULL, 0);
-    tn_worker_pids[0] = 0;
-    db_close(c.d);
+    tn_pool_destroy(pool);
+    for (int i = 0; i < run->n; i++) {
+        tn_ctx *c = run->ctx[i];
+        if (c->worker_up)
+            tn_proc_stop(&c->worker);
+        else if (c->worker.pid > 0)
+            tn_proc_kill(&c->worker, NULL, 0);
+        tn_worker_pids[c->slot] = 0;
+        free(c);
+    }
+    for (int k = 0; k < run->n_groups; k++)
+        pthread_cond_destroy(&run->group[k].wake);
+    db_close(d);
+    pthread_mutex_unlock(&run->lock);
+    pthread_mutex_destroy(&run->lock);
+    tn_run_list_free(&run->list);
+    free(run);
     fflush(stdout);
     tn_signals_restore(&sigs);
     return exit_code;

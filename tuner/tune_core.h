@@ -52,10 +52,11 @@ typedef struct tn_prefetch {
     int n, cap;
 } tn_prefetch;
 
-struct tn_group;                     /* GPUs of one model (tuner/tune_multi.c) */
+struct tn_group;                     /* GPUs of one model (tuner/tune.c) */
+struct tn_run_list;                  /* the run's looks (tuner/policy.c) */
 struct tn_window;                    /* a search's window (tuner/pipeline.c) */
 
-/* One GPU's tuning context. With several GPUs (tune_multi.c) each has its
+/* One GPU's tuning context. With several GPUs (tune.c) each has its
  * own thread, worker and session; the database, the compile pool and the
  * run lock are shared, and the tuner's code runs only under that lock:
  * it is let go only while a thread waits for its worker or a compile. */
@@ -101,6 +102,7 @@ typedef struct tn_ctx {
     char skip_msg[2048];
     int second_look;                 /* problems planned now get a second
                                         look (tn_second_looks) */
+    const struct tn_run_list *list;  /* the run's looks (policy.c) */
 } tn_ctx;
 
 /* ---- one problem ---- */
@@ -122,6 +124,7 @@ typedef struct tn_item {
                                         NVRTC input: take its stored cubin */
     int compiling;                   /* its compile (own or speculative) is
                                         not awaited yet */
+    int stored;                      /* its own compile's cubin is stored */
 } tn_item;
 
 typedef struct tn_stats {
@@ -154,8 +157,9 @@ typedef struct tn_prob {
     long long evals_this_run;
     int second_look;                 /* only the winners of other sizes not
                                         measured here yet, no search */
+    int last_look;                   /* no later look at it in this run */
     double best_before_ms;           /* its best before (0: none) */
-    /* several GPUs of one model split this search (tune_multi.c): the
+    /* several GPUs of one model split this search (tune.c): the
      * peers and tag of the context that planned it */
     int n_peers;                     /* GPUs sharing it (0 or 1: alone) */
     const char *peer_uuid[TN_MAX_DEVICES];
@@ -178,6 +182,14 @@ static inline void tn_wake(tn_ctx *c) { if (c->wake) pthread_cond_broadcast(c->w
  * message in err: AT_ERR_CRASHED (it died twice), the worker's status when
  * it refused (no driver or device), AT_ERR_IO (no process). */
 at_status tn_worker_up(tn_ctx *c, char *err, size_t errlen);
+/* The worker round trip, the one place a request goes to c's worker and
+ * its answer comes back: sends m and waits up to timeout_s for the reply
+ * in r, the run lock let go meanwhile. AT_OK (r to be freed), else the
+ * worker is taken down (how it ended in how) and the result is
+ * AT_ERR_TIMEOUT (no answer in time) or AT_ERR_IO (it died or the pipe
+ * failed; why in err). */
+at_status tn_worker_call(tn_ctx *c, const tn_msg *m, double timeout_s, tn_msg *r, char *err,
+                         size_t errlen, char *how, size_t howlen);
 /* Kills the worker; how it ended in how. */
 void tn_worker_down(tn_ctx *c, char *how, size_t howlen);
 typedef enum tn_ready {
@@ -247,7 +259,7 @@ void tn_spec_finish(tn_ctx *c);
 /* ---- prefetch (tuner/prefetch.c): compiles for later problems ---- */
 
 /* Queues at idle priority the compile of every configuration of each of
- * the run's problems that will be searched exhaustively (on c's device)
+ * the run's problems (c->list) that will be searched exhaustively (on c's device)
  * whose cubin is not stored: they are made while the CPU waits for the
  * GPU, and harvested into the database. Out of memory: fewer queued. */
 void tn_prefetch_start(tn_ctx *c, tn_prefetch *pf);
@@ -304,14 +316,21 @@ void tn_retime_problem(tn_ctx *c, tn_prob *pr);
 int tn_retime_decide(const double *t, int n, int rounds, int settled, double *sustained,
                      int *faster, double *key);
 
-/* ---- shared by the one-GPU and several-GPU drivers (tuner/tune.c) ---- */
+/* ---- the run's signals (tuner/signals.c) ---- */
 
-/* Installs the run's signal handlers / puts the old ones back. */
+/* Installs the run's signal handlers (the ^C count and the worker pids
+ * cleared) / puts the old ones back. */
 typedef struct tn_signals { struct sigaction old_int, old_term, old_pipe; } tn_signals;
 void tn_signals_catch(tn_signals *s);
 void tn_signals_restore(const tn_signals *s);
-/* 1 if the run tunes fam; the problems of fam it tunes in *list. */
+
+/* ---- the run's policy (tuner/policy.c) ---- */
+
+/* 1 if the run tunes fam. */
 int tn_family_selected(const tn_options *o, const tpl_family *fam);
+/* The problem list: the problems of fam the run tunes, in *list; their
+ * count. Every other part of the tuner takes its problems from here
+ * (through tn_run_list_make). */
 int tn_problems_of(const tn_options *o, const tpl_family *fam, const tpl_problem **list);
 /* The second look: after the n problems of a family are searched, the
  * first ones (the return value: n - 1, or 0 for a single problem) are
@@ -320,17 +339,26 @@ int tn_problems_of(const tn_options *o, const tpl_family *fam, const tpl_problem
  * compile, no search). A problem searched first, while the compiles of the
  * family were cold, so ends with the later problems' winners tried too. */
 int tn_second_looks(const tn_options *o, int n);
-/* Prints what will be tuned; the number of problems, the guided search's
- * summed weights in *weights. */
-int tn_announce_problems(const tn_options *o, double *weights);
+/* The run's looks in order: each family's problems, then their second
+ * looks; every GPU of the run takes them in this order. */
+typedef struct tn_look {
+    const tpl_family *fam;
+    const tpl_problem *p;
+    int second_look;                 /* the extras only (tn_second_looks) */
+    int last_look;                   /* no later look at p in this run */
+} tn_look;
+typedef struct tn_run_list {
+    tn_look *look;
+    int n, cap;
+    int n_problems;                  /* distinct problems (first looks) */
+} tn_run_list;
+/* Fills l for the options; -1 when out of memory (l partly filled: free it). */
+int tn_run_list_make(const tn_options *o, tn_run_list *l);
+void tn_run_list_free(tn_run_list *l);
+/* Prints what will be tuned; returns the guided searches' summed weights
+ * (tn_family_weight; a problem searched exhaustively takes none). */
+double tn_announce_problems(const tn_options *o, const tn_run_list *l);
 /* The default run time the guided searches share (seconds). */
 double tn_run_seconds(void);
-/* Records c's device and begins its session (facts: the options, more
- * JSON members in extra or ""). 0, or -1 with the message printed. */
-int tn_begin_device(tn_ctx *c, const char *extra);
-/* Ends c's session with its counts and the outcome. */
-void tn_end_device(tn_ctx *c, double seconds);
-/* Prepares, plans, searches and summarizes one problem alone. */
-int tn_tune_problem(tn_ctx *c, const tpl_family *fam, const tpl_problem *p);
 
 #endif
