@@ -76,9 +76,12 @@ int tn_family_selected(const tn_options *o, const tpl_family *fam)
     return 0;
 }
 
-/* Problems of fam for this run (the --size or the defaults). */
+/* Problems of fam for this run (the --size or the defaults; none with
+ * items_only: the items are tuned on their own, tn_run_chunks). */
 int tn_problems_of(const tn_options *o, const tpl_family *fam, const tpl_problem **list)
 {
+    if (o->items_only && !o->have_size)
+        return 0;
     if (o->have_size) {
         if (!tpl_family_accepts(fam, &o->size))
             return 0;
@@ -97,15 +100,49 @@ int tn_second_looks(const tn_options *o, int n)
     return o->have_size || n < 2 ? 0 : n - 1;
 }
 
+int tn_run_chunks(const tn_options *o, tn_chunk **out)
+{
+    *out = calloc((size_t)o->n_items + (size_t)tpl_family_count() + 1, sizeof **out);
+    if (!*out)
+        return -1;
+    int n = 0;
+    for (int k = 0; k < o->n_items; k++)
+        if (o->items[k].fam && tn_family_selected(o, o->items[k].fam))
+            (*out)[n++] = (tn_chunk){o->items[k].fam, &o->items[k].problem, 1, 0};
+    for (int i = 0; i < tpl_family_count(); i++) {
+        const tpl_family *fam = tpl_family_at(i);
+        const tpl_problem *list = NULL;
+        int m = tn_family_selected(o, fam) ? tn_problems_of(o, fam, &list) : 0;
+        if (m > 0)
+            (*out)[n++] = (tn_chunk){fam, list, m, tn_second_looks(o, m)};
+    }
+    return n;
+}
+
 /* Prints what will be tuned; returns the number of problems and the summed
  * weights (tn_family_weight) of those the guided search shares the run's
  * default time among (problems whose applicable space is small enough for
  * the exhaustive search take none) in *weights. */
 int tn_announce_problems(const tn_options *o, double *weights)
 {
-    printf("tuning sizes:");
     int n_problems = 0;
     *weights = 0;
+    if (o->n_items > 0) {
+        printf("tuning first, in this order:");
+        for (int k = 0; k < o->n_items; k++) {
+            char s[64];
+            if (!o->items[k].fam || !tn_family_selected(o, o->items[k].fam))
+                continue;
+            tn_format_size(&o->items[k].problem, s, sizeof s);
+            printf("%s %s %s", n_problems ? "," : "", o->items[k].fam->name, s);
+            n_problems++;
+            *weights += tn_family_weight(o->items[k].fam);
+        }
+        printf("\n");
+        if (o->items_only && !o->have_size)
+            return n_problems;
+    }
+    printf("tuning sizes:");
     for (int i = 0; i < tpl_family_count(); i++) {
         const tpl_family *fam = tpl_family_at(i);
         const tpl_problem *list = NULL;
@@ -289,12 +326,12 @@ int tn_tune(const tn_options *o)
     tn_prefetch_start(&c, &pf);
     exit_code = 0;
     double t0 = tn_now();
-    for (int i = 0; i < tpl_family_count() && !tn_interrupts && !c.fatal; i++) {
-        const tpl_family *fam = tpl_family_at(i);
-        const tpl_problem *list = NULL;
-        if (!tn_family_selected(o, fam))
-            continue;
-        int n = tn_problems_of(o, fam, &list);
+    tn_chunk *chunks = NULL;
+    int n_chunks = tn_run_chunks(o, &chunks);
+    for (int i = 0; i < n_chunks && !tn_interrupts && !c.fatal; i++) {
+        const tpl_family *fam = chunks[i].fam;
+        const tpl_problem *list = chunks[i].list;
+        int n = chunks[i].n;
         unsigned char *failed = calloc((size_t)n + 1, 1);
         for (int k = 0; k < n && !tn_interrupts && !c.fatal; k++)
             if (tn_tune_problem(&c, fam, &list[k]) != 0 && !c.fatal) {
@@ -303,11 +340,16 @@ int tn_tune(const tn_options *o)
                     failed[k] = 1;
             }
         c.second_look = 1;           /* none without the list of failures (out of memory) */
-        for (int k = 0; failed && k < tn_second_looks(o, n) && !tn_interrupts && !c.fatal; k++)
+        for (int k = 0; failed && k < chunks[i].looks && !tn_interrupts && !c.fatal; k++)
             if (!failed[k] && tn_tune_problem(&c, fam, &list[k]) != 0 && !c.fatal)
                 exit_code = 1;
         c.second_look = 0;
         free(failed);
+    }
+    free(chunks);
+    if (n_chunks < 0) {
+        fprintf(stderr, "autotune: out of memory\n");
+        exit_code = 1;
     }
     tn_spec_finish(&c);
     tn_prefetch_finish(&c, &pf);

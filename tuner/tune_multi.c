@@ -165,12 +165,12 @@ static void *gpu_thread(void *arg)
      * while its worker measures): one that is done starts the search */
     tn_measure_ceiling(c);
     long long seq = 0;
-    for (int i = 0; i < tpl_family_count() && !tn_interrupts && !c->fatal; i++) {
-        const tpl_family *fam = tpl_family_at(i);
-        const tpl_problem *list = NULL;
-        if (!tn_family_selected(c->opt, fam))
-            continue;
-        int n = tn_problems_of(c->opt, fam, &list);
+    tn_chunk *chunks = NULL;
+    int n_chunks = tn_run_chunks(c->opt, &chunks);
+    for (int i = 0; i < n_chunks && !tn_interrupts && !c->fatal; i++) {
+        const tpl_family *fam = chunks[i].fam;
+        const tpl_problem *list = chunks[i].list;
+        int n = chunks[i].n;
         /* every GPU of the group takes the same problems in the same order
          * (the sequence numbers), second looks included: a problem skipped
          * on one GPU is prepared there again for its second look (and
@@ -179,11 +179,12 @@ static void *gpu_thread(void *arg)
             if (group_problem(c, g, ++seq, fam, &list[k]) != 0 && !c->fatal)
                 c->problems_failed++;
         c->second_look = 1;
-        for (int k = 0; k < tn_second_looks(c->opt, n) && !tn_interrupts && !c->fatal; k++)
+        for (int k = 0; k < chunks[i].looks && !tn_interrupts && !c->fatal; k++)
             if (group_problem(c, g, ++seq, fam, &list[k]) != 0 && !c->fatal)
                 c->problems_failed++;
         c->second_look = 0;
     }
+    free(chunks);
     if (!c->left_group) {            /* done, interrupted, or fatal before */
         g->n_live--;
         c->left_group = 1;
