@@ -417,32 +417,31 @@ TEST(recorded_problem_file)
     free(out);
 }
 
-/* export --configs-only --shipped keeps the best verified rows per problem
- * and no cubin; ship-build makes a read-only database with the best
- * compiled; a handle's layers serve it: exact for the problem on a GPU of
- * the model, the same architecture's nearest for another size. */
-TEST(recorded_shipped_round_trip)
+/* A database with six results of sum at 1<<22 on grid (NULL: an H200) (five ok at
+ * 0.05 .. 0.01 ms, the last the best, one wrong and faster), exported with
+ * --configs-only --shipped into json; the six configurations in cfg_text.
+ * 1 if done. */
+static int rc_shipped_json(const char *name, const at_device_info *grid, char *json, size_t len,
+                           char cfg_text[6][TPL_CONFIG_LEN])
 {
-    char src[4300], json[4300], out_db[4300], cmd[40000], *out = NULL, err[512];
-    db *d = rc_open("ship-src.db", DB_OPEN_CREATE, src, sizeof src);
-    CHECK(d != NULL);
-    at_device_info h200, user;
+    char src[4300], db_name[64], cmd[20000], *out = NULL;
+    snprintf(db_name, sizeof db_name, "%s.db", name);
+    db *d = rc_open(db_name, DB_OPEN_CREATE, src, sizeof src);
+    if (!d)
+        return 0;
+    at_device_info h200;
     rc_device(&h200, "GPU-h200-grid", "NVIDIA H200");
-    rc_device(&user, "GPU-h200-user", "NVIDIA H200");
-    CHECK_OK(db_put_device(d, &h200, tpl_nvrtc_version()));
+    if (grid)
+        h200 = *grid;
+    int ok = db_put_device(d, &h200, tpl_nvrtc_version()) == AT_OK;
     const tpl_family *fam = tpl_find("sum");
     long long *valid = NULL;
     long long n_valid = tpl_valid_configs(fam, &h200, &valid);
-    CHECK(n_valid >= 6);
-    char cfg_text[6][TPL_CONFIG_LEN];
-    for (int k = 0; k < 6; k++) {
+    ok = ok && n_valid >= 6;
+    for (int k = 0; ok && k < 6; k++) {
         int cfg[TPL_MAX_PARAMS];
         tpl_config_from_index(fam, valid[k * (n_valid / 6)], cfg);
         tpl_config_format(fam, cfg, cfg_text[k], TPL_CONFIG_LEN);
-    }
-    free(valid);
-    /* 1<<22: five ok (times 5..1 x 0.01, the last the best), one wrong */
-    for (int k = 0; k < 6; k++) {
         db_result r;
         memset(&r, 0, sizeof r);
         snprintf(r.device_uuid, sizeof r.device_uuid, "%s", h200.uuid);
@@ -455,14 +454,36 @@ TEST(recorded_shipped_round_trip)
         r.rel_error = k == 5 ? 0.5 : 1e-7;
         r.runs = 5;
         snprintf(r.binary_key, sizeof r.binary_key, "somekey%d", k);
-        CHECK_OK(db_store_result(d, &r));
+        ok = db_store_result(d, &r) == AT_OK;
     }
+    free(valid);
     db_close(d);
-    snprintf(json, sizeof json, "%s/hopper.json", th_tmpdir());
+    snprintf(json, len, "%s/%s.json", th_tmpdir(), name);
+    snprintf(cmd, sizeof cmd, "%s/autotune export --db '%s' --configs-only --shipped -o '%s'",
+             th_build_dir(), src, json);
+    if (ok && th_run(cmd, &out) != 0) {
+        th_fail(__FILE__, __LINE__, "export failed: %s", out ? out : "");
+        ok = 0;
+    }
+    free(out);
+    return ok;
+}
+
+/* export --configs-only --shipped keeps the best verified rows per problem
+ * and no cubin; ship-build makes a read-only database with the best
+ * compiled; a handle's layers serve it: exact for the problem on a GPU of
+ * the model, the same architecture's nearest for another size. */
+TEST(recorded_shipped_round_trip)
+{
+    char json[4300], out_db[4300], cmd[40000], *out = NULL, err[512];
+    char cfg_text[6][TPL_CONFIG_LEN];
+    CHECK(rc_shipped_json("ship", NULL, json, sizeof json, cfg_text));
+    at_device_info user;
+    rc_device(&user, "GPU-h200-user", "NVIDIA H200");
+    const tpl_family *fam = tpl_find("sum");
     snprintf(out_db, sizeof out_db, "%s/share/shipped.db", th_tmpdir());
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s/share' && %s/autotune export --db '%s' "
-             "--configs-only --shipped -o '%s'", th_tmpdir(), th_build_dir(), src, json);
-    CHECK_MSG(th_run(cmd, &out) == 0, "%s", out);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/share'", th_tmpdir());
+    CHECK_EQ(th_run(cmd, &out), 0);
     free(out);
     FILE *f = fopen(json, "r");
     CHECK(f != NULL);
@@ -513,4 +534,145 @@ TEST(recorded_shipped_round_trip)
     CHECK(th_run(cmd, &out) == 1);
     free(out);
     CHECK(stat(out_db, &sb) == 0);
+}
+
+/* `make install SHIPPED_JSON=...` installs the file and the read-only
+ * database built from it where the runtime looks (PREFIX/share/autotune). */
+TEST(recorded_make_install_builds_the_shipped_database)
+{
+    char json[4300], prefix[4300], path[4400], cmd[40000], *out = NULL, err[512];
+    char cfg_text[6][TPL_CONFIG_LEN];
+    CHECK(rc_shipped_json("install", NULL, json, sizeof json, cfg_text));
+    snprintf(prefix, sizeof prefix, "%s/prefix", th_tmpdir());
+    snprintf(cmd, sizeof cmd, "make -s install BUILD=%s PREFIX='%s' SHIPPED_JSON='%s'",
+             th_build_dir(), prefix, json);
+    CHECK_MSG(th_run(cmd, &out) == 0, "%s", out ? out : "");
+    free(out);
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/share/autotune/shipped.json", prefix);
+    CHECK(stat(path, &sb) == 0);
+    snprintf(path, sizeof path, "%s/share/autotune/grid-hopper.txt", prefix);
+    CHECK(stat(path, &sb) == 0);
+    snprintf(path, sizeof path, "%s/share/autotune/tuning.db", prefix);
+    CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0222) == 0);
+    db *d = NULL;
+    CHECK_OK(db_open(&d, path, DB_OPEN_SHIPPED, err, sizeof err));
+    db_result *r = NULL;
+    int n = 0;
+    CHECK_OK(db_results(d, NULL, "sum", &r, &n));
+    CHECK_EQ(n, 3);
+    free(r);
+    db_close(d);
+}
+
+/* ---- through the library on a GPU ---- */
+
+/* A context current on the test's device and n floats of device memory
+ * (x: ones, r: one result); 0 if the device cannot give them. */
+static int rc_gpu_begin(const cudrv **cu, CUdevice *dev, CUcontext *ctx, CUdeviceptr *x,
+                        CUdeviceptr *r, long long n)
+{
+    at_status s;
+    *cu = cudrv_get(&s, NULL, 0);
+    if (!*cu || (*cu)->Init(0) != CUDA_SUCCESS || (*cu)->DeviceGet(dev, th_device()) !=
+        CUDA_SUCCESS || (*cu)->DevicePrimaryCtxRetain(ctx, *dev) != CUDA_SUCCESS ||
+        (*cu)->CtxPushCurrent(*ctx) != CUDA_SUCCESS)
+        return 0;
+    float *ones = malloc((size_t)n * sizeof *ones);
+    for (long long i = 0; ones && i < n; i++)
+        ones[i] = 1.0f;
+    int ok = ones && (*cu)->MemAlloc(x, (size_t)n * sizeof(float)) == CUDA_SUCCESS &&
+             (*cu)->MemAlloc(r, 16) == CUDA_SUCCESS &&
+             (*cu)->MemcpyHtoD(*x, ones, (size_t)n * sizeof(float)) == CUDA_SUCCESS;
+    free(ones);
+    return ok;
+}
+
+static void rc_gpu_end(const cudrv *cu, CUdevice dev, CUdeviceptr x, CUdeviceptr r)
+{
+    CUcontext popped;
+    cu->MemFree(x);
+    cu->MemFree(r);
+    cu->CtxPopCurrent(&popped);
+    cu->DevicePrimaryCtxRelease(dev);
+}
+
+/* A handle's calls served below the exact level are in its database after
+ * at_destroy, counted, and a second handle's add up (a read-only database
+ * records nothing: the CPU test above, as root cannot make one here). */
+GPU_TEST(recorded_by_the_library_at_destroy)
+{
+    const cudrv *cu;
+    CUdevice dev;
+    CUcontext ctx;
+    CUdeviceptr x = 0, r = 0;
+    const long long n = 100003;
+    CHECK(rc_gpu_begin(&cu, &dev, &ctx, &x, &r, n));
+    char path[4300];
+    snprintf(path, sizeof path, "%s/lib-record.db", th_tmpdir());
+    at_handle *h = NULL;
+    CHECK_OK(at_create(&h, th_device(), path));
+    for (int i = 0; i < 7; i++)
+        CHECK_OK(at_ssum(h, n, (const float *)x, (float *)r));
+    for (int i = 0; i < 2; i++)
+        CHECK_OK(at_sdot(h, 5000, (const float *)x, (const float *)x, (float *)r));
+    at_stats st;
+    CHECK_OK(at_get_stats(h, &st));
+    CHECK(st.last_level > AT_LOOKUP_EXACT);
+    CHECK_OK(at_destroy(h));
+    CHECK_EQ(th_sql_int(path, "SELECT calls FROM recorded WHERE kernel = 'sum' AND d0 = 100003"),
+             7);
+    CHECK_EQ(th_sql_int(path, "SELECT calls FROM recorded WHERE kernel = 'dot' AND d0 = 5000"), 2);
+    CHECK(th_sql_int(path, "SELECT count(*) FROM recorded WHERE time_ms > 0") == 2);
+    /* a second handle adds to the counts */
+    CHECK_OK(at_create(&h, th_device(), path));
+    CHECK_OK(at_ssum(h, n, (const float *)x, (float *)r));
+    CHECK_OK(at_destroy(h));
+    CHECK_EQ(th_sql_int(path, "SELECT calls FROM recorded WHERE kernel = 'sum' AND d0 = 100003"),
+             8);
+    rc_gpu_end(cu, dev, x, r);
+}
+
+/* A shipped database named by $AUTOTUNE_SHIPPED_DB, tuned (here: written) on
+ * another GPU of this model, serves a handle whose own database is empty, at
+ * the exact level, with its stored cubin (no compile). */
+GPU_TEST(recorded_shipped_database_serves_a_fresh_handle)
+{
+    char json[4300], shipped[4300], user[4300], cmd[40000], *out = NULL, msg[256];
+    char cfg_text[6][TPL_CONFIG_LEN];
+    at_status ds;
+    const cudrv *drv = cudrv_get(&ds, NULL, 0);
+    at_device_info info, grid;
+    CHECK(drv && cudrv_device_info(drv, th_device(), &info, msg, sizeof msg) == AT_OK);
+    grid = info;
+    snprintf(grid.uuid, sizeof grid.uuid, "GPU-another-of-the-model");
+    CHECK(rc_shipped_json("served", &grid, json, sizeof json, cfg_text));
+    snprintf(shipped, sizeof shipped, "%s/served-shipped.db", th_tmpdir());
+    snprintf(cmd, sizeof cmd, "%s/autotune ship-build '%s' -o '%s'", th_build_dir(), json,
+             shipped);
+    CHECK_MSG(th_run(cmd, &out) == 0, "%s", out);
+    free(out);
+    const cudrv *cu;
+    CUdevice dev;
+    CUcontext ctx;
+    CUdeviceptr x = 0, r = 0;
+    const long long n = 1 << 22;
+    CHECK(rc_gpu_begin(&cu, &dev, &ctx, &x, &r, n));
+    snprintf(user, sizeof user, "%s/served-user.db", th_tmpdir());
+    setenv("AUTOTUNE_SHIPPED_DB", shipped, 1);
+    at_handle *h = NULL;
+    at_status s = at_create(&h, th_device(), user);
+    unsetenv("AUTOTUNE_SHIPPED_DB");
+    CHECK_OK(s);
+    CHECK_OK(at_ssum(h, n, (const float *)x, (float *)r));
+    float sum = 0;
+    CHECK(cu->MemcpyDtoH(&sum, r, sizeof sum) == CUDA_SUCCESS);
+    CHECK(sum == (float)n);
+    at_stats st;
+    CHECK_OK(at_get_stats(h, &st));
+    CHECK_EQ(st.last_level, AT_LOOKUP_EXACT);
+    CHECK_EQ(st.compiled, 0);
+    CHECK_STR(st.last_config, cfg_text[4]);
+    CHECK_OK(at_destroy(h));
+    rc_gpu_end(cu, dev, x, r);
 }
