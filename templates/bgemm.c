@@ -520,11 +520,6 @@ static const tpl_baseline bg_baselines[] = {
 static const tpl_problem bg_tuning[] = {
     {.n_dims = 3, .dims = {16, 16, 16}, .batch = 16384},
     {.n_dims = 3, .dims = {16, 16, 16}, .dtype = AT_R_64F, .batch = 16384},
-    /* the batch classes of calls that fell off a cliff untuned (issue 32): mid-size products
-     * (about 100-130 per side, ~1000 per batch) and small ones (about 50 per side, 10^4+) */
-    {.n_dims = 3, .dims = {128, 128, 128}, .batch = 1024},
-    {.n_dims = 3, .dims = {48, 48, 48}, .batch = 16384},
-    {.n_dims = 3, .dims = {128, 128, 128}, .dtype = AT_R_64F, .batch = 1024},
 };
 
 const tpl_family tpl_bgemm = {
