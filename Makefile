@@ -75,6 +75,10 @@ $(BUILD)/gen/test_sources.o: $(BUILD)/gen/test_sources.c
 
 # The folder where a shipped read-only tuning database is looked for
 # (runtime/api.c: PREFIX/share/autotune/tuning.db, unless $AUTOTUNE_SHIPPED_DB).
+# `make install` builds it there from SHIPPED_JSON (the configurations of
+# `autotune export --configs-only --shipped`, compiled by `autotune ship-build`
+# with NVRTC: no GPU needed); without that file no shipped database is installed.
+SHIPPED_JSON ?= share/hopper.json
 $(BUILD)/runtime/api.o: CFLAGS += -DAT_SHARE_DIR='"$(PREFIX)/share/autotune"'
 
 $(STATIC): $(LIB_OBJ)
@@ -154,10 +158,18 @@ install: all
 	install -m 644 runtime/autotune.h $(DESTDIR)$(PREFIX)/include/autotune.h
 	$(if $(VENDOR_LIB),install -m 755 $(VENDOR_LIB) $(DESTDIR)$(PREFIX)/lib/libautotune_vendor.so)
 	printf $(PC_TEXT) '$(PREFIX)' '$(CUDA_HOME)' '$(VERSION)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/autotune.pc
+	install -d $(DESTDIR)$(PREFIX)/share/autotune
+	install -m 644 share/grid-hopper.txt $(DESTDIR)$(PREFIX)/share/autotune/grid-hopper.txt
+	if [ -f '$(SHIPPED_JSON)' ]; then \
+	    install -m 644 '$(SHIPPED_JSON)' $(DESTDIR)$(PREFIX)/share/autotune/shipped.json && \
+	    ./$(TOOL) ship-build '$(SHIPPED_JSON)' -o $(DESTDIR)$(PREFIX)/share/autotune/tuning.db; \
+	else echo "no $(SHIPPED_JSON): no shipped tuning database installed"; fi
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/autotune $(DESTDIR)$(PREFIX)/bin/autotune-mpi $(DESTDIR)$(PREFIX)/lib/libautotune.* \
 	      $(DESTDIR)$(PREFIX)/include/autotune.h $(DESTDIR)$(PREFIX)/lib/pkgconfig/autotune.pc
+	rm -f $(DESTDIR)$(PREFIX)/share/autotune/tuning.db $(DESTDIR)$(PREFIX)/share/autotune/shipped.json \
+	      $(DESTDIR)$(PREFIX)/share/autotune/grid-hopper.txt
 
 include bench/bench.mk
 

@@ -11,8 +11,9 @@
 
 /* 1: the first release; 2: the problem's kind (element type, math, ops,
  * order, batch) in the problem and measurement keys; 3: a result's
- * sustained time and rank (the tuner's re-timing) (db/migrate.c). */
-#define DB_SCHEMA_VERSION 3
+ * sustained time and rank (the tuner's re-timing); 4: the recorded table
+ * (problems the runtime served below the exact level) (db/migrate.c). */
+#define DB_SCHEMA_VERSION 4
 
 typedef struct db db;
 
@@ -255,6 +256,46 @@ typedef struct db_merge_stats {
  * read-only dst, AT_ERR_INVALID_ARG for dst == src. */
 at_status db_merge(db *dst, db *src, db_merge_stats *stats);
 
+/* ---- problems served below the exact level (db/recorded.c) ---- */
+
+/* How many recorded rows a database keeps (db_record_served's bound). */
+#define DB_RECORDED_MAX 1000
+
+/* A problem the runtime served below the exact level: one row per device,
+ * kernel and problem (sizes and kind), its counts summed over the
+ * processes that recorded it. */
+typedef struct db_recorded {
+    char device_uuid[48];       /* db_wanted: one device of the model */
+    char model[256];            /* the device's name (db_wanted) */
+    char kernel[32];
+    tpl_problem problem;
+    int level;                  /* at_lookup_level that served it (db_wanted: the lowest
+                                   level seen, as the largest number) */
+    long long calls;
+    double time_ms;             /* the time its calls took in all, estimated by the
+                                   recorder (runtime/record.c says how) */
+    char first_seen[32];        /* UTC, ISO 8601; "" in a write: now */
+    char last_seen[32];
+    int done;                   /* db_wanted: a verified ok result of the problem is
+                                   stored for a device of the model (tuned) */
+} db_recorded;
+
+/* Adds rows[0..n) to the recorded table in one transaction (the device
+ * recorded too): a row of the same device, kernel and problem gets the
+ * calls and time added, the new level, the earlier first and the later
+ * last sighting. Then keeps at most max_rows rows: the least recently seen,
+ * then the lightest (time_ms), are deleted. On failure nothing changes:
+ * AT_ERR_DB for a read-only database (a caller that records on the side
+ * ignores it), AT_ERR_INVALID_ARG for a row the schema cannot hold. */
+at_status db_record_served(db *d, const at_device_info *dev, const char *nvrtc_version,
+                           const db_recorded *rows, int n, int max_rows);
+/* The recorded problems of devices named model (NULL: every device),
+ * summed per model, kernel and problem, heaviest first (time_ms, then
+ * calls); those tuned since (done: a verified ok result of the problem on
+ * a device of the model) only with with_done. Malloc'd array, caller
+ * frees; a read-only database older than version 4 has none. */
+at_status db_wanted(db *d, const char *model, int with_done, db_recorded **out, int *count);
+
 /* ---- export and import (db/export.c, db/import.c; JSON: db/json.h) ---- */
 
 /* Which results db_export writes (NULL members: any). */
@@ -263,6 +304,11 @@ typedef struct db_export_filter {
     const char *model;              /* device name, e.g. "NVIDIA H200" */
     const char *kernel;
     int with_cubins;                /* 1: the stored cubins of the results, base64 */
+    /* > 0: only the best_per_problem best (db_rank_ms) ok, verified results
+     * of each device, kernel and problem, of this build's kernel sources,
+     * ordered by kernel and problem, with no cubin keys: the shipped tuning
+     * data (`autotune export --configs-only --shipped`) */
+    int best_per_problem;
 } db_export_filter;
 /* Writes the selected results, their devices and (with_cubins) their
  * stored cubins to f as one JSON document (the format is described at the

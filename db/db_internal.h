@@ -100,6 +100,8 @@ at_status db_setup(db *d, int create, int empty_file);
  * tables under another name (the migration builds them beside the old). */
 void db_problem_table_sql(char *out, size_t len, const char *name);
 void db_measurement_table_sql(char *out, size_t len, const char *name);
+/* CREATE TABLE of the recorded table (version 4) under name. */
+void db_recorded_table_sql(char *out, size_t len, const char *name);
 
 /* ---- migrate.c ---- */
 

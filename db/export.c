@@ -96,7 +96,7 @@ static void put_device(FILE *f, const db_device *dv, const char *first, const ch
     fprintf(f, "}");
 }
 
-static void put_result(FILE *f, const db_result *r, const db_device *dv)
+static void put_result(FILE *f, const db_result *r, const db_device *dv, int shipped)
 {
     char problem[128];
     tpl_problem_format(&r->problem, problem, sizeof problem);
@@ -124,7 +124,7 @@ static void put_result(FILE *f, const db_result *r, const db_device *dv)
     fprintf(f, ", \"deterministic\": %s", r->deterministic ? "true" : "false");
     put_str(f, "error", r->error, 0);
     put_str(f, "created", r->created, 0);
-    put_str(f, "cubin", r->binary_key, 0);
+    put_str(f, "cubin", shipped ? "" : r->binary_key, 0);
     if (r->rank_ms > 0) {            /* only re-timed rows: older importers read the rest */
         put_num(f, "sustained_ms", r->sustained_ms);
         put_num(f, "rank_ms", r->rank_ms);
@@ -173,6 +173,51 @@ static at_status put_cubins(db *d, FILE *f, const char **keys, int n, long long 
     sqlite3_finalize(st);
     fprintf(f, "%s]\n}\n", first ? "" : "\n  ");
     return s;
+}
+
+/* Shipped order: device, kernel, problem, then rank (db_rank_ms), id. */
+static int shipped_cmp(const void *a, const void *b)
+{
+    const db_result *x = a, *y = b;
+    int c = strcmp(x->device_uuid, y->device_uuid);
+    if (!c)
+        c = strcmp(x->kernel, y->kernel);
+    if (!c) {
+        char px[128], py[128];
+        tpl_problem_format(&x->problem, px, sizeof px);
+        tpl_problem_format(&y->problem, py, sizeof py);
+        for (int i = 0; !c && i < 3; i++)
+            c = (x->problem.dims[i] > y->problem.dims[i]) - (x->problem.dims[i] < y->problem.dims[i]);
+        if (!c)
+            c = strcmp(px, py);
+    }
+    if (!c)
+        c = (db_rank_ms(x) > db_rank_ms(y)) - (db_rank_ms(x) < db_rank_ms(y));
+    return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+/* Keeps the per best ok, verified rows of the current source per device,
+ * kernel and problem, in shipped order; the new count. */
+static int keep_shipped(db_result *res, int n, int per)
+{
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        const tpl_family *fam = tpl_find(res[i].kernel);
+        if (fam && strcmp(res[i].status, DB_OK) == 0 && res[i].rel_error >= 0 &&
+            strcmp(res[i].source_hash, tpl_source_hash(fam)) == 0)
+            res[kept++] = res[i];
+    }
+    qsort(res, (size_t)kept, sizeof *res, shipped_cmp);
+    int out = 0, run = 0;
+    for (int i = 0; i < kept; i++) {
+        int same = i > 0 && strcmp(res[i].device_uuid, res[i - 1].device_uuid) == 0 &&
+                   strcmp(res[i].kernel, res[i - 1].kernel) == 0 &&
+                   tpl_problem_equal(&res[i].problem, &res[i - 1].problem);
+        run = same ? run + 1 : 0;
+        if (run < per)
+            res[out++] = res[i];
+    }
+    return out;
 }
 
 /* first_seen and last_seen of a device ("" if unreadable). */
@@ -225,6 +270,9 @@ at_status db_export(db *d, const db_export_filter *flt, FILE *f, long long *n_re
         s = db_fail(d, AT_ERR_NO_MEMORY, "out of memory exporting");
     if (s != AT_OK)
         goto out;
+    int shipped = flt && flt->best_per_problem > 0;
+    if (shipped)
+        n_res = keep_shipped(res, n_res, flt->best_per_problem);
     pick_devices(flt, devs, n_devs, res, n_res, keep);
     char now[32];
     db_now(now, sizeof now);
@@ -254,10 +302,10 @@ at_status db_export(db *d, const db_export_filter *flt, FILE *f, long long *n_re
         if (dv < 0)
             continue;
         fprintf(f, "%s", first ? "\n" : ",\n");
-        put_result(f, &res[r], &devs[dv]);
+        put_result(f, &res[r], &devs[dv], shipped);
         first = 0;
         (*n_results)++;
-        if (flt && flt->with_cubins && res[r].binary_key[0])
+        if (flt && flt->with_cubins && !shipped && res[r].binary_key[0])
             keys[n_keys++] = res[r].binary_key;
     }
     fprintf(f, "%s],\n  \"cubins\": [", first ? "" : "\n  ");

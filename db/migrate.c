@@ -167,26 +167,70 @@ static at_status db_views_2(db *d)
     return AT_OK;
 }
 
+/* Version 3 to 4: the recorded table (problems the runtime served below
+ * the exact level) is added, empty; every other table is left as it is.
+ * One transaction; another process that migrated first is left alone. */
+static at_status db_migrate_3_to_4(db *d)
+{
+    at_status s = db_begin(d);
+    if (s != AT_OK)
+        return s;
+    long long version = 0;
+    s = db_query_int(d, "PRAGMA user_version", NULL, &version, "reading the schema version");
+    if (s != AT_OK || version >= 4) {
+        db_rollback(d);
+        return s;
+    }
+    char sql[2048];
+    db_recorded_table_sql(sql, sizeof sql, "IF NOT EXISTS recorded");
+    if (!db_exec(d, sql, "adding the recorded table", &s) ||
+        (s = db_record_migration(d, 4)) != AT_OK) {
+        db_rollback(d);
+        return s;
+    }
+    return db_commit(d);
+}
+
+/* A read-only database older than version 4 seen with an (empty) recorded
+ * table: a temporary one, so its queries work and find nothing. */
+static at_status db_views_3(db *d)
+{
+    char sql[2048];
+    at_status s = AT_OK;
+    db_recorded_table_sql(sql, sizeof sql, "IF NOT EXISTS temp.recorded");
+    if (!db_exec(d, sql, "reading an older schema as version 4", &s))
+        return s;
+    return AT_OK;
+}
+
 at_status db_upgrade(db *d, long long version)
 {
-    if (version < 1 || version > 2)
+    if (version < 1 || version > 3)
         return db_fail(d, AT_ERR_DB_CORRUPT, "%s has schema version %lld, which this autotune "
                        "cannot migrate", d->path, version);
     if (d->readonly) {
         at_status s = version < 2 ? db_views_1(d) : AT_OK;
-        return s == AT_OK ? db_views_2(d) : s;
+        if (s == AT_OK && version < 3)
+            s = db_views_2(d);
+        return s == AT_OK ? db_views_3(d) : s;
     }
-    at_status s = version < 2 ? db_migrate_1_to_2(d) : AT_OK;
     int from = (int)version;
-    if (s == AT_OK) {
-        from = 2;
-        s = db_migrate_2_to_3(d);
-    }
+    at_status s = AT_OK;
+    static at_status (*const steps[])(db *) = {
+        db_migrate_1_to_2, db_migrate_2_to_3, db_migrate_3_to_4,
+    };
+    for (; s == AT_OK && from < DB_SCHEMA_VERSION; from++)
+        if ((s = steps[from - 1](d)) != AT_OK)
+            break;
     if (s != AT_OK) {
-        char why[sizeof d->errmsg];
+        char why[sizeof d->errmsg], state[32];
         db_copy(why, sizeof why, d->errmsg);
+        if (from > version)
+            db_fmt(state, sizeof state, "at version %d", from);
+        else
+            db_copy(state, sizeof state, "unchanged");
         db_fail(d, s, "%s: migrating schema version %d to %d failed, the file is %s: %.900s",
-                d->path, from, from + 1, from > version ? "at version 2" : "unchanged", why);
+                d->path, from, from + 1, state, why);
     }
     return s;
 }

@@ -49,6 +49,33 @@
     "    UNIQUE (device_id, kernel, " DB_KEY_COLS ", name)\n" \
     ");\n"
 
+/* The recorded table after its name: problems the runtime served below the
+ * exact level (db/recorded.c), one row per device and problem. level is the
+ * at_lookup_level that served it last; time_ms the estimated time its calls
+ * took in all (db.h's db_recorded). */
+#define DB_RECORDED_BODY \
+    " (\n" \
+    "    id INTEGER PRIMARY KEY,\n" \
+    "    device_id INTEGER NOT NULL REFERENCES device(id),\n" \
+    "    kernel TEXT NOT NULL,\n" \
+    "    n_dims INTEGER NOT NULL,\n" \
+    "    d0 INTEGER NOT NULL DEFAULT 0,\n" \
+    "    d1 INTEGER NOT NULL DEFAULT 0,\n" \
+    "    d2 INTEGER NOT NULL DEFAULT 0,\n" \
+    DB_KIND_COLUMNS \
+    "    level INTEGER NOT NULL,\n" \
+    "    calls INTEGER NOT NULL DEFAULT 0,\n" \
+    "    time_ms REAL NOT NULL DEFAULT 0,\n" \
+    "    first_seen TEXT NOT NULL,\n" \
+    "    last_seen TEXT NOT NULL,\n" \
+    "    UNIQUE (device_id, kernel, " DB_KEY_COLS ")\n" \
+    ");\n"
+
+void db_recorded_table_sql(char *out, size_t len, const char *name)
+{
+    db_fmt(out, len, "CREATE TABLE %s%s", name, DB_RECORDED_BODY);
+}
+
 void db_problem_table_sql(char *out, size_t len, const char *name)
 {
     db_fmt(out, len, "CREATE TABLE %s%s", name, DB_PROBLEM_BODY);
@@ -147,7 +174,8 @@ static const char db_schema_sql[] =
     "    size INTEGER NOT NULL,\n"
     "    created TEXT NOT NULL\n"
     ");\n"
-    "CREATE TABLE measurement" DB_MEASUREMENT_BODY;
+    "CREATE TABLE measurement" DB_MEASUREMENT_BODY
+    "CREATE TABLE recorded" DB_RECORDED_BODY;
 
 /* Tables a database of ours must have. */
 static const char *const db_tables[] = {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "args.h"
 #include "autotune.h"
@@ -14,6 +15,7 @@
 #include "exec.h"
 #include "batched.h"
 #include "lookup.h"
+#include "record.h"
 #include "tpl.h"
 #include "vendor.h"
 
@@ -32,6 +34,8 @@ typedef struct at_plan {
     struct at_trial *trial;     /* nearby winners being timed, NULL when settled */
     int vendor;                 /* 1: the vendor library serves this shape */
     char vendor_call[128];      /* its entry point, for the stats */
+    long long calls;            /* calls it served (runtime/record.c records them) */
+    time_t born;                /* when it was made */
 } at_plan;
 
 struct at_handle {
@@ -229,6 +233,12 @@ at_status at_destroy(at_handle *h)
 {
     if (!h)
         return AT_OK;
+    rec_batch rb = {0};         /* problems served below the exact level */
+    for (size_t i = 0; i < h->cap_plans; i++)
+        if (h->plans[i])
+            rec_add(&rb, h->plans[i]->fam, &h->plans[i]->problem, h->plans[i]->level,
+                    h->plans[i]->calls, h->plans[i]->born, &h->info);
+    rec_write(&rb, h->db, &h->info);
     int pushed;
     if (ctx_enter(h, &pushed) == AT_OK) {
         h->cu->StreamSynchronize(h->stream);
@@ -686,6 +696,7 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
     pl->fam = fam;
     pl->problem = *p;
     pl->deterministic = h->deterministic;
+    pl->born = time(NULL);
     int layer = -1;
     pl->level = lk_choose_layers(h->layers, h->n_layers, &h->info, fam, p, h->deterministic,
                                  pl->cfg, pl->config, &layer);
@@ -732,6 +743,7 @@ static at_status run_plan(at_handle *h, const char *kernel, tpl_args *args)
             h->last_plan = pl;
         }
         pl->exec.stream = h->stream;
+        pl->calls++;
         if (vendor) {
             s = ms_vendor_gemm(h->vendor ? h->vendor : (h->vendor = ms_vendor_open()), h->stream,
                                args, h->errmsg, sizeof h->errmsg);

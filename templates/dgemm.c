@@ -692,6 +692,8 @@ static const tpl_default dg_defaults[] = {
 static const tpl_problem dg_tuning[] = {
     {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_64F},
     {.n_dims = 3, .dims = {1024, 1024, 1024}, .dtype = AT_R_64F},
+    /* a transposed operand (column-major NT's row-major form; kinds never serve each other) */
+    {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_64F, .op_a = AT_OP_T},
 };
 
 /* tile_of: the launch geometry for the runtime's selection model; DMMA blocks are compiled

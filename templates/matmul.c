@@ -863,13 +863,13 @@ static const tpl_problem mm_tuning[] = {
     TPL_PROBLEM(3, {8192, 8192, 128}),
     TPL_PROBLEM(3, {128, 8192, 8192}),
     TPL_PROBLEM(3, {8192, 64, 8192}),
-    /* the default run's one transposed problem (A X^T, the commonest), then those a run
-     * naming the family (--kernel matmul) adds */
+    /* the default run's transposed problems (A X^T, the commonest, and A^T X), then the one
+     * a run naming the family (--kernel matmul) adds */
     {.n_dims = 3, .dims = {4096, 4096, 4096}, .op_b = AT_OP_T},
     {.n_dims = 3, .dims = {4096, 4096, 4096}, .op_a = AT_OP_T},
     {.n_dims = 3, .dims = {4096, 4096, 4096}, .op_a = AT_OP_T, .op_b = AT_OP_T},
 };
-#define MM_N_DEFAULT_TUNING 8
+#define MM_N_DEFAULT_TUNING 9
 
 /* tile_of: the launch geometry for the runtime's selection model (ALGO 0: 16 x 16 blocks of
  * one output each; ALGO 1: TILE x TILE; ALGO 2: BM x BN of mm_geometry's threads). */

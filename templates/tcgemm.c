@@ -939,6 +939,14 @@ static const tpl_problem tc_tuning[] = {
     {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_32F, .math = AT_MATH_TF32},
     {.n_dims = 3, .dims = {4097, 4097, 4097}, .dtype = AT_R_32F, .math = AT_MATH_TF32},
     {.n_dims = 3, .dims = {8192, 8192, 1024}, .dtype = AT_R_32F, .math = AT_MATH_TF32},
+    /* one transposed problem per type (row-major; a column-major call is its row-major
+     * canonical form, tpl_gemm_canonical: a linear layer's column-major TN is row-major NT):
+     * kinds never serve each other, so each op pair tuned here gives its calls a nearest
+     * shape; the other op pairs are in the shipped grid (share/grid-hopper.txt) */
+    {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_16BF, .op_b = AT_OP_T},
+    {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_16F, .op_b = AT_OP_T},
+    {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_32F, .math = AT_MATH_TF32,
+     .op_a = AT_OP_T},
 };
 
 /* tile_of: the launch geometry for the runtime's selection model. PATH 90 runs one block

@@ -463,19 +463,19 @@ TEST(dgemm_defaults_serve_every_kind_on_every_device)
             }
 }
 
-/* The default run's problems: 4096^3 and one small NN problem, each a handful of
- * configurations on an H100 (the ~15 s share of the default run). */
+/* The default run's problems: 4096^3, one small NN problem and 4096^3 TN, each a handful
+ * of configurations on an H100 (the ~15 s share of the default run, ~20 s with TN). */
 TEST(dgemm_tuning_problems_stay_small)
 {
     const tpl_family *f = &tpl_dgemm;
     at_device_info h100 = td_device(9, 0, 227 * 1024, 1024, 65536);
-    CHECK(f->n_tuning_problems >= 1 && f->n_tuning_problems <= 2);
+    CHECK(f->n_tuning_problems >= 1 && f->n_tuning_problems <= 3);
     long long *idx = NULL;
     long long n = tpl_valid_configs_cached(f, &h100, &idx);
     CHECK(n > 0);
     for (int i = 0; i < f->n_tuning_problems; i++) {
         const tpl_problem *p = &f->tuning_problems[i];
-        CHECK(tpl_family_accepts(f, p) && p->op_a == AT_OP_N && p->op_b == AT_OP_N);
+        CHECK(tpl_family_accepts(f, p));
         int count = 0;
         for (long long x = 0; x < n; x++) {
             int c[TPL_MAX_PARAMS];

@@ -267,7 +267,7 @@ TEST(retime_migrates_version_2)
     /* writable: migrated to 3 */
     CHECK_OK(db_open(&d, path, DB_OPEN_EXISTING, err, sizeof err));
     db_close(d);
-    CHECK_EQ(th_sql_int(path, "PRAGMA user_version"), 3);
+    CHECK_EQ(th_sql_int(path, "PRAGMA user_version"), DB_SCHEMA_VERSION);
     CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM meta WHERE key = 'migrated_2_to_3'"), 1);
     CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM result WHERE rank_ms IS NULL AND "
                               "sustained_ms IS NULL"), RT_N);

@@ -23,6 +23,11 @@ static const char usage_text[] =
     "       autotune show [--kernel NAME] [--db PATH] [--all]\n"
     "                                            best result per problem (--all: every\n"
     "                                            result, tab-separated, first)\n"
+    "       autotune show --wanted [--all] [--db PATH]\n"
+    "                                            problems programs called that were\n"
+    "                                            served below the exact level, not\n"
+    "                                            tuned since, heaviest first (--all:\n"
+    "                                            the tuned ones too)\n"
     "       autotune report -o FILE.html [--db PATH]    self-contained HTML report\n"
     "       autotune check --arch sm_XX [--kernel NAME] [--jobs N] [--sample]\n"
     "                                            compile every valid configuration\n"
@@ -42,6 +47,13 @@ static const char usage_text[] =
     "                                            every result of every input, the\n"
     "                                            better row of a key in both; cubins\n"
     "                                            compiled here and checked likewise\n"
+    "       autotune export --configs-only --shipped -o FILE.json [--per-problem N]\n"
+    "                                            the N best verified configurations\n"
+    "                                            per problem (default 3), no cubins:\n"
+    "                                            the shipped tuning data\n"
+    "       autotune ship-build FILE.json -o OUT.db [--per-problem N] [--jobs N]\n"
+    "                                            a read-only database from it, the best\n"
+    "                                            N per problem compiled here (default 1)\n"
     "\n"
     "Tuning options:\n"
     "  --device N             CUDA device ordinal (default 0)\n"
@@ -55,6 +67,13 @@ static const char usage_text[] =
     "  --size SIZE            one problem size instead of the defaults:\n"
     "                         MxNxK for matmul (4096x4096x4096), N for sum,\n"
     "                         dot and jacobi (1048576)\n"
+    "  --recorded             only the problems programs called that were served\n"
+    "                         below the exact level (autotune show --wanted),\n"
+    "                         heaviest first; without it a run tunes them first,\n"
+    "                         then the default sizes; --budget holds per problem\n"
+    "  --problems FILE        only the problems of FILE, in order: one per line\n"
+    "                         as --size takes it, optionally after a kernel name\n"
+    "                         (share/grid-hopper.txt: the shipped database's grid)\n"
     "  --strategy NAME        exhaustive | random | anneal | surrogate (default:\n"
     "                         exhaustive when at most 300 configurations are\n"
     "                         valid, else surrogate, alias guided: a cost model\n"
@@ -246,7 +265,7 @@ static const char *const show_status[] = {
 
 /* Parses show's options; 0, or an exit code after a message. */
 static int show_options(int argc, char **argv, const tpl_family **fams, int *n_fams, int *all,
-                        const char **db_path)
+                        const char **db_path, int *wanted)
 {
     for (int i = 2; i < argc; i++) {
         int m;
@@ -268,6 +287,10 @@ static int show_options(int argc, char **argv, const tpl_family **fams, int *n_f
         }
         if (strcmp(argv[i], "--all") == 0) {
             *all = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--wanted") == 0) {
+            *wanted = 1;
             continue;
         }
         return usage_error("unknown option '%s' for show", argv[i]);
@@ -359,11 +382,13 @@ static void show_print_group(const show_group *gr, const db_result *res)
 static int cmd_show(int argc, char **argv)
 {
     const tpl_family *fams[32];
-    int n_fams = 0, all = 0;
+    int n_fams = 0, all = 0, wanted = 0;
     const char *db_path = NULL;
-    int rc = show_options(argc, argv, fams, &n_fams, &all, &db_path);
+    int rc = show_options(argc, argv, fams, &n_fams, &all, &db_path, &wanted);
     if (rc)
         return rc;
+    if (wanted)
+        return tn_show_wanted(db_path, all);
     char path[4096], err[1024];
     tn_db_path(db_path, path, sizeof path);
     db *d = NULL;
@@ -828,10 +853,33 @@ static int driver_present(void)
     return 0;
 }
 
+/* The items a run tunes first: the --problems file's, else the recorded
+ * problems waiting (none with --size). 0, or an exit code after a message. */
+static int tune_items(tn_options *o, const char *problems, int recorded, tn_first **items)
+{
+    *items = NULL;
+    if (problems && (recorded || o->have_size))
+        return usage_error("--problems goes with neither --recorded nor --size%s", "");
+    if (recorded && o->have_size)
+        return usage_error("--recorded goes without --size%s", "");
+    int rc = 0;
+    if (problems)
+        rc = tn_problem_file_items(problems, o, items, &o->n_items);
+    else if (!o->have_size)
+        rc = tn_recorded_items(o->db_path, items, &o->n_items);
+    o->items = *items;
+    o->items_only = problems || recorded;
+    if (rc == 0 && o->items_only && o->n_items == 0)
+        printf("%s\n", problems ? "no problem to tune in the file"
+                                : "no recorded problem waits for tuning (autotune show --wanted)");
+    return rc;
+}
+
 static int cmd_tune(int argc, char **argv)
 {
     tn_options o;
-    const char *size_text = "";
+    const char *size_text = "", *problems = NULL;
+    int recorded = 0;
     memset(&o, 0, sizeof o);
     o.seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 20);
     tune_command_text(argc, argv, o.command, sizeof o.command);
@@ -842,6 +890,18 @@ static int cmd_tune(int argc, char **argv)
         }
         if (strcmp(argv[i], "--quiet") == 0) {
             o.quiet = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--recorded") == 0) {
+            recorded = 1;
+            continue;
+        }
+        int m;
+        const char *v = opt_value(argc, argv, &i, "--problems", &m);
+        if (m && (!v || !*v))
+            return usage_error("%s needs a file", "--problems");
+        if (m) {
+            problems = v;
             continue;
         }
         int rc = tune_option_what(argc, argv, &i, &o, &size_text);
@@ -859,7 +919,12 @@ static int cmd_tune(int argc, char **argv)
         return usage_error("size '%s' fits none of the selected kernels", size_text);
     if (!driver_present())
         return 1;
-    return tn_tune(&o);
+    tn_first *items = NULL;
+    int rc = tune_items(&o, problems, recorded, &items);
+    if (rc == 0 && !(o.items_only && o.n_items == 0))
+        rc = tn_tune(&o);
+    free(items);
+    return rc;
 }
 
 int tn_main(int argc, char **argv)
@@ -897,6 +962,8 @@ int tn_main(int argc, char **argv)
         return tn_import(argc, argv);
     if (strcmp(cmd, "merge") == 0)
         return tn_merge(argc, argv);
+    if (strcmp(cmd, "ship-build") == 0)
+        return tn_ship_build(argc, argv);
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0) {
             fputs(usage_text, stdout);

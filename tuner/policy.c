@@ -25,9 +25,12 @@ int tn_family_selected(const tn_options *o, const tpl_family *fam)
 }
 
 /* The problem list: the one place that says which problems of fam a run
- * tunes (the --size, else the family's default tuning problems). */
+ * tunes (the --size, else the family's default tuning problems; none with
+ * --recorded or --problems, whose items tn_run_list_make puts first). */
 int tn_problems_of(const tn_options *o, const tpl_family *fam, const tpl_problem **list)
 {
+    if (o->items_only && !o->have_size)     /* --recorded, --problems: the items alone */
+        return 0;
     if (o->have_size) {
         if (!tpl_family_accepts(fam, &o->size))
             return 0;
@@ -69,6 +72,15 @@ int tn_run_list_make(const tn_options *o, tn_run_list *l)
 {
     l->look = NULL;
     l->n = l->cap = l->n_problems = 0;
+    /* the recorded problems (heaviest first) or the --problems file's, each on its own,
+     * before the default sizes: what programs called is tuned first */
+    for (int k = 0; k < o->n_items; k++) {
+        if (!o->items[k].fam || !tn_family_selected(o, o->items[k].fam))
+            continue;
+        if (list_add(l, o->items[k].fam, &o->items[k].problem, 0) != 0)
+            return -1;
+        l->n_problems++;
+    }
     for (int i = 0; i < tpl_family_count(); i++) {
         const tpl_family *fam = tpl_family_at(i);
         const tpl_problem *list = NULL;
@@ -100,6 +112,18 @@ void tn_run_list_free(tn_run_list *l)
 
 double tn_announce_problems(const tn_options *o, const tn_run_list *l)
 {
+    int first = 0;
+    for (int k = 0; k < o->n_items; k++)
+        first += o->items[k].fam && tn_family_selected(o, o->items[k].fam);
+    if (first) {
+        printf("tuning first, in this order:");
+        for (int i = 0; i < first && i < l->n; i++) {
+            char s[64];
+            tn_format_size(l->look[i].p, s, sizeof s);
+            printf("%s %s %s", i ? "," : "", l->look[i].fam->name, s);
+        }
+        printf("\n");
+    }
     printf("tuning sizes:");
     double weights = 0;
     const tpl_family *shown = NULL;
@@ -108,6 +132,10 @@ double tn_announce_problems(const tn_options *o, const tn_run_list *l)
         const tn_look *k = &l->look[i];
         if (k->second_look)
             continue;
+        if (i < first) {                /* announced above; each takes a guided share */
+            weights += tn_family_weight(k->fam);
+            continue;
+        }
         char s[64];
         tn_format_size(k->p, s, sizeof s);
         if (k->fam != shown) {

@@ -213,6 +213,13 @@ void tn_progress_update(tn_progress *pg, int force);
 void tn_progress_end(tn_progress *pg);
 
 /* ---- tuning driver (tuner/tune.c; its steps: tuner/tune_core.h) ---- */
+/* A problem a run tunes before the defaults, each on its own: one the
+ * runtime recorded (heaviest first) or a line of --problems. */
+typedef struct tn_first {
+    const tpl_family *fam;
+    tpl_problem problem;
+} tn_first;
+
 typedef struct tn_options {
     int device;                      /* one GPU (n_devices 0) */
     int devices[TN_MAX_DEVICES];     /* --device 0,1,...: the list */
@@ -232,6 +239,9 @@ typedef struct tn_options {
     int quiet;                       /* no progress line even on a TTY */
     int keep_all_cubins;             /* no gc at the end of a run */
     char command[1024];              /* the command line, for the session */
+    const tn_first *items;            /* tuned first, in this order, no second looks */
+    int n_items;
+    int items_only;                  /* --recorded, --problems: no default problems */
 } tn_options;
 
 /* Runs the tuner on one GPU or several (--device all or a list): one
@@ -283,6 +293,29 @@ int tn_merge(int argc, char **argv);
  * (cubins_read: the inputs' cubins; n_inputs may be 0). 0, or 1 after a
  * message (tuner/travel.c). */
 int tn_merge_cubins(db *out, char **inputs, int n_inputs, long long cubins_read);
+
+/* `autotune ship-build FILE.json -o OUT.db`: a read-only database (mode
+ * 0444, no WAL) made from a configurations-only export (`autotune export
+ * --configs-only --shipped`), the best configurations per problem that the
+ * family's valid() accepts compiled here with NVRTC (no GPU). Exit status. */
+int tn_ship_build(int argc, char **argv);
+
+/* ---- problems tuned before the defaults (tuner/wanted.c) ---- */
+/* The recorded problems of the database (db_path NULL: the default) that
+ * wait for tuning (db_wanted: not tuned on a device of the model that
+ * recorded them), heaviest first, each once, as items of their families
+ * (a kernel or kind this build lacks is skipped): malloc'd in *items.
+ * 0 (a missing database has none), or 1 after a message. */
+int tn_recorded_items(const char *db_path, tn_first **items, int *n);
+/* The problems of a file (--problems): one per line as --size takes it
+ * ("4096x4096x4096:bf16:TN"), optionally after a kernel name ("tcgemm
+ * 4096x4096x4096:bf16"); blank lines and text after '#' ignored. A line
+ * becomes an item of every selected family that computes it (of the named
+ * one only). 0, 2 for a bad line (message with file:line), 1 otherwise. */
+int tn_problem_file_items(const char *file, const tn_options *o, tn_first **items, int *n);
+/* `autotune show --wanted`: the recorded problems waiting for tuning
+ * (with_done: all of them), heaviest first. Exit status. */
+int tn_show_wanted(const char *db_path, int with_done);
 
 /* ---- command line (tuner/cli.c) ---- */
 int tn_main(int argc, char **argv);

@@ -13,6 +13,10 @@
 #include "tn.h"
 
 #define EXIT_USAGE 2
+/* export --shipped: the best configurations kept per problem */
+#define SHIPPED_PER_PROBLEM 3
+/* ship-build: the best configurations per problem compiled by default */
+#define SHIP_COMPILE_PER_PROBLEM 1
 
 static int travel_usage(const char *cmd, const char *fmt, const char *arg)
 {
@@ -52,6 +56,7 @@ int tn_export(int argc, char **argv)
     const char *db_path = NULL, *out = NULL, *v = NULL;
     db_export_filter flt;
     memset(&flt, 0, sizeof flt);
+    int configs_only = 0;
     for (int i = 2; i < argc; i++) {
         const char **slot = NULL;
         if (travel_opt(argc, argv, &i, "--db", &v))
@@ -67,6 +72,19 @@ int tn_export(int argc, char **argv)
         else if (strcmp(argv[i], "--with-cubins") == 0) {
             flt.with_cubins = 1;
             continue;
+        } else if (strcmp(argv[i], "--configs-only") == 0) {
+            configs_only = 1;
+            continue;
+        } else if (strcmp(argv[i], "--shipped") == 0) {
+            if (!flt.best_per_problem)
+                flt.best_per_problem = SHIPPED_PER_PROBLEM;
+            continue;
+        } else if (travel_opt(argc, argv, &i, "--per-problem", &v)) {
+            flt.best_per_problem = v ? atoi(v) : 0;
+            if (flt.best_per_problem < 1 || flt.best_per_problem > 100)
+                return travel_usage("export", "--per-problem needs 1 to 100, not '%s'",
+                                    v ? v : "");
+            continue;
         } else
             return travel_usage("export", "unknown option '%s'", argv[i]);
         if (!v || !*v)
@@ -75,6 +93,12 @@ int tn_export(int argc, char **argv)
     }
     if (!out)
         return travel_usage("export", "needs -o FILE.json%s", "");
+    if (configs_only && flt.with_cubins)
+        return travel_usage("export", "--configs-only and --with-cubins exclude each other%s",
+                            "");
+    if (flt.best_per_problem && !configs_only)
+        return travel_usage("export", "--shipped and --per-problem go with --configs-only "
+                            "(the shipped data has no cubins)%s", "");
     char path[4096], err[1024], tmp[4200];
     tn_db_path(db_path, path, sizeof path);
     db *d = NULL;
@@ -507,5 +531,147 @@ int tn_merge(int argc, char **argv)
         return 1;
     }
     printf("wrote %s\n", out);
+    return 0;
+}
+
+/* ---- ship-build ---- */
+
+/* Keeps the needs whose configuration the family's valid() accepts on a
+ * generic device of their architecture and that have a target there;
+ * the new count (the others are named). */
+static int ship_valid_needs(db_import_need *needs, int n)
+{
+    int kept = 0;
+    for (int k = 0; k < n; k++) {
+        char why[256] = "";
+        const tpl_family *f = needs[k].fam;
+        if (!f->valid(needs[k].cfg, NULL, why, sizeof why) ||
+            !tpl_target_arch(f, needs[k].cfg, needs[k].arch)) {
+            fprintf(stderr, "autotune ship-build: %s %s is not valid for %s (%s): not "
+                    "compiled, the runtime's lookup refuses it too\n", f->name, needs[k].config,
+                    needs[k].arch, why[0] ? why : "no target");
+            continue;
+        }
+        needs[kept++] = needs[k];
+    }
+    return kept;
+}
+
+/* Imports the parsed file into the fresh database tmp with its compiled
+ * cubins; 0, or 1 after a message. */
+static int ship_into(const char *tmp, db_import *im, int per_problem, int jobs)
+{
+    char err[1024];
+    db *d = NULL;
+    if (db_open(&d, tmp, DB_OPEN_CREATE, err, sizeof err) != AT_OK) {
+        fprintf(stderr, "autotune ship-build: cannot create %s: %s\n", tmp, err);
+        return 1;
+    }
+    db_import_need *needs = NULL;
+    int n_needs = 0, rc = 0;
+    if (db_import_needs(d, im, per_problem, &needs, &n_needs) != AT_OK) {
+        fprintf(stderr, "autotune ship-build: %s\n", db_errmsg(d));
+        rc = 1;
+    }
+    if (rc == 0)
+        import_compile(im, needs, ship_valid_needs(needs, n_needs), jobs);
+    free(needs);
+    db_import_stats st;
+    if (rc == 0 && db_import_apply(d, im, &st) != AT_OK) {
+        fprintf(stderr, "autotune ship-build: storing failed: %s\n", db_errmsg(d));
+        rc = 1;
+    }
+    if (rc == 0 && db_checkpoint(d) != AT_OK) {
+        fprintf(stderr, "autotune ship-build: %s\n", db_errmsg(d));
+        rc = 1;
+    }
+    if (rc == 0)
+        printf("%lld results of %lld devices, %lld cubins compiled for them\n", st.results,
+               st.devices, st.cubins_compiled);
+    db_close(d);
+    return rc;
+}
+
+/* Removes path and its side files. */
+static void ship_unlink(const char *path)
+{
+    char side[4400];
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+}
+
+int tn_ship_build(int argc, char **argv)
+{
+    const char *file = NULL, *out = NULL, *v = NULL;
+    long long jobs = 0, per_problem = SHIP_COMPILE_PER_PROBLEM;
+    for (int i = 2; i < argc; i++) {
+        if (travel_opt(argc, argv, &i, "-o", &v)) {
+            if (!v || !*v)
+                return travel_usage("ship-build", "%s needs a path", "-o");
+            out = v;
+        } else if (travel_opt(argc, argv, &i, "--jobs", &v)) {
+            jobs = v ? atoll(v) : 0;
+            if (jobs < 1 || jobs > 256)
+                return travel_usage("ship-build", "--jobs needs 1 to 256, not '%s'",
+                                    v ? v : "");
+        } else if (travel_opt(argc, argv, &i, "--per-problem", &v)) {
+            per_problem = v ? atoll(v) : 0;
+            if (per_problem < 0 || per_problem > 100)
+                return travel_usage("ship-build", "--per-problem needs 0 to 100, not '%s'",
+                                    v ? v : "");
+        } else if (argv[i][0] == '-' || file) {
+            return travel_usage("ship-build", "unexpected argument '%s'", argv[i]);
+        } else {
+            file = argv[i];
+        }
+    }
+    if (!file || !out)
+        return travel_usage("ship-build", "needs FILE.json -o OUT.db%s", "");
+    size_t len = 0;
+    char *text = read_file(file, &len);
+    if (!text)
+        return 1;
+    char err[1024];
+    db_import *im = NULL;
+    at_status s = db_import_read(text, len, &im, err, sizeof err);
+    free(text);
+    if (s != AT_OK) {
+        fprintf(stderr, "autotune ship-build: %s is not usable: %s; %s not written\n", file,
+                err, out);
+        return 1;
+    }
+    /* built under a temporary name and renamed: a failure leaves OUT as it was */
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.build-%ld", out, (long)getpid());
+    ship_unlink(tmp);
+    int rc = ship_into(tmp, im, (int)per_problem, (int)jobs);
+    db_import_free(im);
+    char side[4400];
+    snprintf(side, sizeof side, "%s-wal", tmp);
+    if (rc == 0 && file_exists(side)) {
+        struct stat sb;
+        if (stat(side, &sb) == 0 && sb.st_size > 0) {
+            fprintf(stderr, "autotune ship-build: %s still has a write-ahead log\n", tmp);
+            rc = 1;
+        }
+    }
+    if (rc == 0) {
+        ship_unlink(out);            /* an old OUT's side files would be read as the new's */
+        unlink(side);
+        snprintf(side, sizeof side, "%s-shm", tmp);
+        unlink(side);
+        if (chmod(tmp, 0444) != 0 || rename(tmp, out) != 0) {
+            fprintf(stderr, "autotune ship-build: cannot make %s: %s\n", out, strerror(errno));
+            rc = 1;
+        }
+    }
+    if (rc != 0) {
+        ship_unlink(tmp);
+        return 1;
+    }
+    printf("wrote %s (read-only)\n", out);
     return 0;
 }

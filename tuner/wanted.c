@@ -1,0 +1,206 @@
+/* wanted.c: problems a run tunes before the defaults: those the runtime
+ * recorded (heaviest first, `autotune --recorded`, `show --wanted`) and
+ * the lines of a problem file (`--problems`, e.g. share/grid-hopper.txt). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tune_core.h"
+
+static const char *const wanted_level_names[] = {"none", "exact", "nearest", "arch", "default"};
+
+static const char *wanted_level(int level)
+{
+    return level >= 0 && level <= 4 ? wanted_level_names[level] : "?";
+}
+
+/* Opens the database read-only; 0 and *d, 0 and *d NULL when it does not
+ * exist, 1 after a message. */
+static int wanted_open(const char *db_path, db **d, char *path, size_t len)
+{
+    char err[1024];
+    tn_db_path(db_path, path, len);
+    *d = NULL;
+    at_status s = db_open(d, path, DB_OPEN_READONLY, err, sizeof err);
+    if (s == AT_ERR_NOT_FOUND)
+        return 0;
+    if (s != AT_OK) {
+        fprintf(stderr, "autotune: cannot open the database %s: %s\n", path, err);
+        return 1;
+    }
+    return 0;
+}
+
+int tn_recorded_items(const char *db_path, tn_first **items, int *n)
+{
+    char path[4096];
+    db *d = NULL;
+    *items = NULL;
+    *n = 0;
+    if (wanted_open(db_path, &d, path, sizeof path) != 0)
+        return 1;
+    if (!d)
+        return 0;
+    db_recorded *rows = NULL;
+    int n_rows = 0;
+    if (db_wanted(d, NULL, 0, &rows, &n_rows) != AT_OK) {
+        fprintf(stderr, "autotune: reading the recorded problems of %s: %s\n", path,
+                db_errmsg(d));
+        db_close(d);
+        return 1;
+    }
+    db_close(d);
+    *items = calloc((size_t)n_rows + 1, sizeof **items);
+    if (!*items) {
+        free(rows);
+        fprintf(stderr, "autotune: out of memory\n");
+        return 1;
+    }
+    for (int i = 0; i < n_rows; i++) {
+        const tpl_family *fam = tpl_find(rows[i].kernel);
+        int seen = 0;                /* one model's rows after another's: once */
+        for (int k = 0; k < *n && fam && !seen; k++)
+            seen = (*items)[k].fam == fam && tpl_problem_equal(&(*items)[k].problem,
+                                                              &rows[i].problem);
+        if (!fam || seen || !tpl_family_accepts(fam, &rows[i].problem))
+            continue;                /* a kernel or kind this build does not have */
+        (*items)[*n].fam = fam;
+        (*items)[(*n)++].problem = rows[i].problem;
+    }
+    free(rows);
+    return 0;
+}
+
+/* Splits a line into an optional family name and the problem text; the
+ * family NULL when the line is only a problem. 0, or -1 with why. */
+static int parse_problem_line(char *line, const tpl_family **fam, tpl_problem *p, char *why,
+                              size_t len)
+{
+    char *text = line, *space = strpbrk(line, " \t");
+    *fam = NULL;
+    if (space) {
+        *space = '\0';
+        text = space + 1;
+        while (*text == ' ' || *text == '\t')
+            text++;
+        *fam = tpl_find(line);
+        if (!*fam) {
+            snprintf(why, len, "unknown kernel '%s'", line);
+            return -1;
+        }
+    }
+    char err[256];
+    if (tpl_problem_parse(text, p, err, sizeof err) != AT_OK) {
+        snprintf(why, len, "bad problem '%s': %s", text, err);
+        return -1;
+    }
+    return 0;
+}
+
+int tn_problem_file_items(const char *file, const tn_options *o, tn_first **items, int *n)
+{
+    *items = NULL;
+    *n = 0;
+    FILE *f = fopen(file, "r");
+    if (!f) {
+        fprintf(stderr, "autotune: cannot read %s: %s\n", file, strerror(errno));
+        return 1;
+    }
+    char line[512], why[512];
+    int cap = 0, lineno = 0, rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        size_t end = strlen(line);
+        while (end > 0 && strchr(" \t\r\n", line[end - 1]))
+            line[--end] = '\0';
+        char *start = line;
+        while (*start == ' ' || *start == '\t')
+            start++;
+        if (!*start)
+            continue;
+        const tpl_family *only = NULL;
+        tpl_problem p;
+        if (parse_problem_line(start, &only, &p, why, sizeof why) != 0) {
+            fprintf(stderr, "autotune: %s:%d: %s\n", file, lineno, why);
+            rc = 2;
+            break;
+        }
+        int takers = 0;
+        for (int i = 0; i < tpl_family_count() && rc == 0; i++) {
+            const tpl_family *fam = tpl_family_at(i);
+            if ((only && fam != only) || !tn_family_selected(o, fam) ||
+                !tpl_family_accepts(fam, &p))
+                continue;
+            takers++;
+            if (*n == cap) {
+                cap = cap ? cap * 2 : 64;
+                tn_first *bigger = realloc(*items, (size_t)cap * sizeof *bigger);
+                if (!bigger) {
+                    fprintf(stderr, "autotune: out of memory\n");
+                    rc = 1;
+                    break;
+                }
+                *items = bigger;
+            }
+            (*items)[*n].fam = fam;
+            (*items)[(*n)++].problem = p;
+        }
+        if (rc == 0 && takers == 0 && (only || o->n_families == 0)) {
+            fprintf(stderr, "autotune: %s:%d: no %s computes this problem\n", file, lineno,
+                    only ? only->name : "selected kernel");
+            rc = 2;
+        }
+    }
+    if (rc == 0 && ferror(f)) {
+        fprintf(stderr, "autotune: cannot read %s\n", file);
+        rc = 1;
+    }
+    fclose(f);
+    if (rc != 0) {
+        free(*items);
+        *items = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+int tn_show_wanted(const char *db_path, int with_done)
+{
+    char path[4096];
+    db *d = NULL;
+    if (wanted_open(db_path, &d, path, sizeof path) != 0)
+        return 1;
+    if (!d) {
+        printf("nothing recorded: %s does not exist\n", path);
+        return 0;
+    }
+    db_recorded *rows = NULL;
+    int n = 0;
+    if (db_wanted(d, NULL, with_done, &rows, &n) != AT_OK) {
+        fprintf(stderr, "autotune: reading the recorded problems of %s: %s\n", path,
+                db_errmsg(d));
+        db_close(d);
+        return 1;
+    }
+    db_close(d);
+    if (n == 0)
+        printf("no recorded problem %sin %s\n", with_done ? "" : "waits for tuning ", path);
+    else
+        printf("%-8s %-32s %12s %12s %-8s %-5s %s\n", "kernel", "problem", "calls",
+               "time_ms", "served", "done", "device");
+    for (int i = 0; i < n; i++) {
+        char size[64];
+        tn_format_size(&rows[i].problem, size, sizeof size);
+        printf("%-8s %-32s %12lld %12.3f %-8s %-5s %s\n", rows[i].kernel, size, rows[i].calls,
+               rows[i].time_ms, wanted_level(rows[i].level), rows[i].done ? "yes" : "no",
+               rows[i].model);
+    }
+    if (n > 0)
+        printf("(time: calls x an estimate per call from the work and the device's peak "
+               "rates; served: the lookup level that served the calls)\n");
+    free(rows);
+    return 0;
+}
