@@ -124,6 +124,12 @@ double tn_announce_problems(const tn_options *o, const tn_run_list *l)
         }
         printf("\n");
     }
+    if (o->items_only && !o->have_size) {       /* the items alone */
+        double weights = 0;
+        for (int i = 0; i < first && i < l->n; i++)
+            weights += tn_family_weight(l->look[i].fam);
+        return weights;
+    }
     printf("tuning sizes:");
     double weights = 0;
     const tpl_family *shown = NULL;
