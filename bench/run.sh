@@ -11,6 +11,10 @@
 #                 docs/performance.md quote
 #   default-run   `autotune --device 0` into a fresh database, timed, then gc, show and the
 #                 HTML report: OUTDIR/DATE-GPU-default-run.txt (+ report.html)
+#   calls         bench_calls, random GEMM calls of every kind against cuBLAS (the vendor
+#                 candidate off, then on), with no database and, where $CALLS_DB names one,
+#                 with it: OUTDIR/DATE-GPU-calls-*.txt; `all` runs it before and after the
+#                 default run
 #   gpu-tier      the GPU tier of build/run_tests (GPU_TESTS_TIMEOUT s, default 900; a name
 #                 filter in $TESTS): OUTDIR/DATE-GPU-gpu-tests.txt; exit 1 on a failure
 #   tests         `make test`, both tiers: OUTDIR/DATE-GPU-make-test.txt
@@ -20,10 +24,11 @@
 # BENCH_MATMUL_SHAPES, BENCH_TCGEMM_SHAPES, BENCH_TCGEMM_KINDS, BENCH_DGEMM_SHAPES,
 # BENCH_BGEMM_SHAPES, BENCH_BGEMM_KINDS ("" for none) and BENCH_MATMUL_SEARCH,
 # BENCH_TCGEMM_SEARCH, BENCH_BGEMM_SEARCH override what each family tunes and how;
-# TUNE_TIMEOUT (default 3600 s) bounds the default run; COMMIT names the tree where the copy
+# TUNE_TIMEOUT (default 3600 s) bounds the default run; CALLS_N, CALLS_SEED the random calls
+# (default 200, 1); COMMIT names the tree where the copy
 # has no git data.
 set -uo pipefail
-step="${1:?usage: bench/run.sh matmul|tcgemm|dgemm|bgemm|reduce|dreduce|jacobi|trial|all|default-run|gpu-tier|tests|build [OUTDIR]}"
+step="${1:?usage: bench/run.sh matmul|tcgemm|dgemm|bgemm|reduce|dreduce|jacobi|trial|all|default-run|calls|gpu-tier|tests|build [OUTDIR]}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 out="${2:-${OUT:-bench/results}}"
@@ -130,6 +135,27 @@ default_run() {
     return $rc
 }
 
+calls() {       # NAME LABEL [DB]: bench_calls on a copy of DB (none: a fresh database), the
+                # vendor candidate off, then on: OUTDIR/DATE-GPU-calls-NAME.txt (+ .tsv of each call)
+    local name=$1 label=$2 src=${3:-} file="$out/$day-$gpu_short-calls-$1.txt" rc=0 v
+    (
+        header "bench_calls: ${CALLS_N:-200} random GEMM calls against cuBLAS in one process, $label"
+        for v in off on; do
+            rm -f "$out/calls.db" "$out/calls.db-wal" "$out/calls.db-shm"
+            [ -n "$src" ] && cp "$src" "$out/calls.db"
+            COMMIT=$commit "$BUILD/bench/bench_calls" --db "$out/calls.db" --calls "${CALLS_N:-200}" \
+                --seed "${CALLS_SEED:-1}" --label "$label, vendor candidate $v" --vendor "$v" \
+                --tsv "$out/$day-$gpu_short-calls-$name-vendor-$v.tsv" 2>&1 || rc=1
+            echo
+        done
+        exit $rc
+    ) > "$file" 2>&1
+    rc=$?
+    grep -E "^# (state|summary|type|bf16|fp16|tf32|fp32|fp64|all|short)" "$file"
+    echo "saved $file"
+    return $rc
+}
+
 gpu_tier() {
     local file="$out/$day-$gpu_short-gpu-tests.txt" rc
     {
@@ -153,7 +179,15 @@ all)
     for f in $families; do
         run_family "$f" || status=1
     done
-    default_run || status=1 ;;
+    default_run || status=1
+    calls no-database "no database (built-in defaults)" || status=1
+    calls default-run "after the default run" "$out/default.db" || status=1 ;;
+calls)
+    build all "$BUILD/bench/bench_calls" || exit 1
+    calls no-database "no database (built-in defaults)" || status=1
+    if [ -n "${CALLS_DB:-}" ]; then
+        calls tuned "the database $CALLS_DB" "$CALLS_DB" || status=1
+    fi ;;
 default-run)
     build all || exit 1
     default_run || status=1 ;;
@@ -167,7 +201,7 @@ tests)
 build)
     build all "$BUILD/run_tests" bench-build || status=1 ;;
 *)
-    echo "bench/run.sh: unknown step '$step' (matmul tcgemm dgemm bgemm reduce dreduce jacobi trial all default-run gpu-tier tests build)" >&2
+    echo "bench/run.sh: unknown step '$step' (matmul tcgemm dgemm bgemm reduce dreduce jacobi trial all default-run calls gpu-tier tests build)" >&2
     exit 2 ;;
 esac
 exit $status
