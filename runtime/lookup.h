@@ -89,7 +89,8 @@ void lk_open_shipped(const char *list, db **layers, int *n, int max, char *msg, 
 
 /* Sum over the dimensions and the batch count of |log(a_i / b_i)|: 0 for
  * the same problem; INFINITY for problems of another kind (element type,
- * math, ops, order) or dimension count, which never serve each other. */
+ * math, ops, order), dimension count or batch class (a batch against a single
+ * product), which never serve each other. */
 double lk_shape_distance(const tpl_problem *a, const tpl_problem *b);
 
 /* The family that runs a problem several families accept (the strided batched GEMM):

@@ -341,6 +341,11 @@ static int tc_applicable(const int *cfg, const tpl_problem *p)
     if ((cfg[P_OPB] && p->op_b != AT_OP_T) ||   /* OPB 1 reads B as the n x k of op T */
         (cfg[P_OPA] && p->op_a != AT_OP_T))     /* OPA 1 reads A as the k x m of op T */
         return 0;
+    /* PATH 90 BF16/FP16 reads an op-T operand as stored: its transposing pack is never the
+     * better kernel, so it serves no problem (the space stays the NN space's size) */
+    if (cfg[P_PATH] == 90 && cfg[P_TYPE] != 2 &&
+        (cfg[P_OPB] != (p->op_b == AT_OP_T) || cfg[P_OPA] != (p->op_a == AT_OP_T)))
+        return 0;
     long long m = p->dims[0], n = p->dims[1], k = p->dims[2];
     if (m < 1 || n < 1 || k < 1 || m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
         return 0;
