@@ -50,6 +50,7 @@ struct bn_result_layout {
     char error[1024];
     char created[32];
     int deterministic;
+    double sustained_ms, rank_ms;
 };
 struct bn_measurement_layout {
     char device_uuid[48];

@@ -754,6 +754,12 @@ GPU_TEST(travel_gpu_swapped_cubin_import_runs_the_right_kernel)
         want += x[i];
         magnitude += fabs(x[i]);
     }
+    /* the test's own allocations go to the device's primary context, the handle's */
+    CUdevice device;
+    CUcontext ctx = NULL, popped;
+    CHECK(cu->DeviceGet(&device, th_device()) == CUDA_SUCCESS &&
+          cu->DevicePrimaryCtxRetain(&ctx, device) == CUDA_SUCCESS &&
+          cu->CtxPushCurrent(ctx) == CUDA_SUCCESS);
     CUdeviceptr dx = 0, dr = 0;
     CHECK(cu->MemAlloc(&dx, (size_t)n * sizeof *x) == CUDA_SUCCESS &&
           cu->MemAlloc(&dr, sizeof(float)) == CUDA_SUCCESS &&
@@ -770,6 +776,8 @@ GPU_TEST(travel_gpu_swapped_cubin_import_runs_the_right_kernel)
     cu->MemFree(dx);
     cu->MemFree(dr);
     at_destroy(h);
+    cu->CtxPopCurrent(&popped);
+    cu->DevicePrimaryCtxRelease(device);
     free(x);
     free(ca);
     free(cb);
