@@ -206,11 +206,15 @@ TEST(problem_distance_stays_within_a_kind)
 {
     tpl_problem a = TPL_PROBLEM(3, {1024, 1024, 1024}), b = TPL_PROBLEM(3, {2048, 1024, 512});
     CHECK(fabs(lk_shape_distance(&a, &b) - 2 * log(2.0)) < 1e-12);
-    /* the batch count is one more dimension: 64 against one product */
+    /* the batch count is one more dimension among batches: 64 against 2 products */
     b = a;
     b.batch = 64;
-    CHECK(fabs(lk_shape_distance(&a, &b) - log(64.0)) < 1e-12);
-    CHECK(fabs(lk_shape_distance(&b, &a) - log(64.0)) < 1e-12);
+    tpl_problem two = a;
+    two.batch = 2;
+    CHECK(fabs(lk_shape_distance(&two, &b) - log(32.0)) < 1e-12);
+    CHECK(fabs(lk_shape_distance(&b, &two) - log(32.0)) < 1e-12);
+    /* a batch and a single product are of different classes: never near */
+    CHECK(isinf(lk_shape_distance(&a, &b)) && isinf(lk_shape_distance(&b, &a)));
     /* another kind is never near, however close its sizes */
     for (int k = 0; k < 6; k++) {
         b = a;
