@@ -524,13 +524,14 @@ static void *st_cpu_thread(void *arg)
     return NULL;
 }
 
-/* The fake tuner's command over the given sizes (one run each, in turn). */
+/* The fake tuner's command over the given sizes (one run each, in turn); its run-end gc is
+ * off, since the threads' own cubins (under keys no lookup serves) must survive it. */
 static void st_fake_command(char *cmd, size_t len, const char *path, const char *sizes)
 {
     snprintf(cmd, len,
              "for s in %s; do AUTOTUNE_WORKER='%s/autotune-test __fake_worker' "
              "AUTOTUNE_FAKE='delay=10' %s/autotune-test --device 0 --kernel test_oob --db %s "
-             "--size $s --seed 7 --jobs 2 --quiet || exit $?; done",
+             "--size $s --seed 7 --jobs 2 --quiet --keep-all-cubins || exit $?; done",
              sizes, th_build_dir(), th_build_dir(), path);
 }
 
