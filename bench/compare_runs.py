@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """compare_runs.py OLD.txt NEW.txt [--drop PCT]: the regression check between two logs of the
-default tuning run (`bench/gpu_session.sh OUT tune` writes them; committed as
+default tuning run (`bench/run.sh default-run OUT` writes them; committed as
 bench/results/*-default-tune-*.txt). Per problem it takes the vendor library's time (the
 `vendor cublas:` / `vendor cub:` line under the problem's header, the first one where there are
 two) and the tuned best (the run's closing summary, else the search's own best line and its second
