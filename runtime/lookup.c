@@ -36,21 +36,6 @@ double lk_shape_distance(const tpl_problem *a, const tpl_problem *b)
     return d;
 }
 
-/* 1 if the configuration text parses, is legal on dev and serves p. */
-static int usable_config(const at_device_info *dev, const tpl_family *fam, const char *text,
-                         const tpl_problem *p, int deterministic, int *cfg)
-{
-    char why[256];
-    if (tpl_config_parse(fam, text, cfg, why, sizeof why) != AT_OK)
-        return 0;
-    if (!fam->valid(cfg, dev, why, sizeof why))
-        return 0;
-    if (fam->applicable && !fam->applicable(cfg, p))
-        return 0;
-    if (deterministic && fam->deterministic && !fam->deterministic(cfg))
-        return 0;
-    return 1;
-}
 
 /* The LK_PER_PROBLEM fastest results of every tuned problem of p's kind:
  * level 0 on dev itself, level 1 on any device of dev's architecture. */
@@ -86,7 +71,7 @@ int lk_rank(const at_device_info *dev, const tpl_family *fam, const tpl_problem 
         lk_candidate c;
         c.distance = lk_shape_distance(p, &cands[i].problem);
         if (!isfinite(c.distance) ||
-            !usable_config(dev, fam, cands[i].config, p, deterministic, c.cfg))
+            !tpl_config_usable(fam, dev, cands[i].config, p, deterministic, c.cfg))
             continue;
         snprintf(c.config, sizeof c.config, "%s", cands[i].config);
         c.predicted_ms = md_predict_ms(fam, c.cfg, dev, &cands[i].problem,
@@ -217,7 +202,7 @@ static int best_of_model(db *d, const at_device_info *dev, const tpl_family *fam
                          db_result *best, int *cfg)
 {
     int found = db_best(d, dev->uuid, fam->name, hash, p, deterministic, best) == AT_OK &&
-                usable_config(dev, fam, best->config, p, deterministic, cfg);
+                tpl_config_usable(fam, dev, best->config, p, deterministic, cfg);
     db_device *devs = NULL;
     int n = 0, tmp[TPL_MAX_PARAMS];
     if (db_list_devices(d, &devs, &n) != AT_OK)
@@ -227,7 +212,7 @@ static int best_of_model(db *d, const at_device_info *dev, const tpl_family *fam
         if (strcmp(devs[k].info.uuid, dev->uuid) == 0 || !same_model(dev, &devs[k].info) ||
             db_best(d, devs[k].info.uuid, fam->name, hash, p, deterministic, &r) != AT_OK ||
             (found && db_rank_ms(&r) >= db_rank_ms(best)) ||
-            !usable_config(dev, fam, r.config, p, deterministic, tmp))
+            !tpl_config_usable(fam, dev, r.config, p, deterministic, tmp))
             continue;
         *best = r;
         memcpy(cfg, tmp, sizeof tmp);
@@ -342,7 +327,7 @@ const tpl_family *lk_choose_family(db *d, const at_device_info *dev, const tpl_p
         int cfg[TPL_MAX_PARAMS];
         if (d && db_best(d, dev->uuid, f->name, tpl_source_hash(f), p, deterministic, &r) ==
                 AT_OK && r.time_ms > 0 && db_rank_ms(&r) < best_ms &&
-            usable_config(dev, f, r.config, p, deterministic, cfg)) {
+            tpl_config_usable(f, dev, r.config, p, deterministic, cfg)) {
             best = f;
             best_ms = db_rank_ms(&r);
         }
