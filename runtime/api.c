@@ -58,12 +58,12 @@ struct at_handle {
     int trial_max;              /* at_set_trials: nearby winners a new shape times */
     int vendor_mode;            /* at_set_vendor */
     ms_vendor *vendor;          /* cuBLAS, loaded on first use */
-    struct {                    /* at_gemm_strided_batched's family per problem, newest 8 */
+    struct {                    /* the family of a GEMM problem (gemm_family), newest 8 */
         tpl_problem problem;
         int deterministic;
         const tpl_family *fam;
-    } batched[8];
-    int n_batched;
+    } gemm_fam[8];
+    int n_gemm_fam;
 };
 
 static at_status fail(at_handle *h, at_status s, const char *fmt, ...)
@@ -789,6 +789,8 @@ static at_status run_plan(at_handle *h, const char *kernel, tpl_args *args)
             h->stats.last_vendor = vendor;
             snprintf(h->stats.last_config, sizeof h->stats.last_config, "%s%.500s",
                      vendor ? "vendor: " : "", vendor ? pl->vendor_call : pl->config);
+            snprintf(h->stats.last_kernel, sizeof h->stats.last_kernel, "%.31s",
+                     vendor ? "vendor" : pl->fam->name);
             h->last_plan = pl;
         }
         pl->exec.stream = h->stream;
@@ -836,6 +838,8 @@ static at_status gemm_check(at_handle *h, const char *fn, int m, int n, int k, i
     return AT_OK;
 }
 
+static const tpl_family *gemm_family(at_handle *h, const tpl_problem *p, const char *main_kernel);
+
 at_status at_sgemm(at_handle *h, int m, int n, int k, float alpha, const float *A, int lda,
                    const float *B, int ldb, float beta, float *C, int ldc)
 {
@@ -847,7 +851,8 @@ at_status at_sgemm(at_handle *h, int m, int n, int k, float alpha, const float *
         return s;
     tpl_args args = tpl_gemm_args(m, n, k, alpha, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, beta,
                                   (CUdeviceptr)C, ldc);
-    return run_plan(h, "matmul", &args);
+    const tpl_family *fam = gemm_family(h, &args.problem, "matmul");
+    return run_plan(h, fam ? fam->name : "matmul", &args);
 }
 
 /* The family of a typed GEMM call ("matmul" for exact FP32, "tcgemm" for
@@ -871,6 +876,47 @@ static at_status gemm_route(at_handle *h, at_order order, at_op op_a, at_op op_b
     else
         *kernel = p->dtype == AT_R_32F && p->math == AT_MATH_DEFAULT ? "matmul" : "tcgemm";
     return AT_OK;
+}
+
+/* The family that serves a GEMM problem (row-major canonical form) whose type's large-tile
+ * family is main_kernel (gemm_route): the family named by $AUTOTUNE_GEMM_FAMILY where it computes
+ * p (a diagnostic: serve every call such a family can with it); else lk_choose_family_layers
+ * over main_kernel's family, the families whose claims hook may take the shape (skinny), and
+ * for a batch the bgemm family: the fastest measured at p's exact shape in the first database
+ * layer that has one, else the shape-class rule. Remembered per problem (the newest 8): the
+ * choice is a database query. NULL if none computes p. */
+static const tpl_family *gemm_family(at_handle *h, const tpl_problem *p, const char *main_kernel)
+{
+    int slots = h->n_gemm_fam < 8 ? h->n_gemm_fam : 8;
+    for (int i = 0; i < slots; i++)
+        if (h->gemm_fam[i].deterministic == h->deterministic &&
+            tpl_problem_equal(&h->gemm_fam[i].problem, p))
+            return h->gemm_fam[i].fam;
+    const tpl_family *fam = NULL, *main_fam = tpl_find(main_kernel);
+    const char *forced = getenv("AUTOTUNE_GEMM_FAMILY");
+    if (forced && *forced && (fam = tpl_find(forced)) && !tpl_family_accepts(fam, p))
+        fam = NULL;
+    if (!fam) {
+        const tpl_family *fams[32];
+        int n_fams = 0, measured = 0;
+        if (main_fam)
+            fams[n_fams++] = main_fam;
+        for (int i = 0; i < tpl_family_count() && n_fams < 32; i++) {
+            const tpl_family *f = tpl_family_at(i);
+            if (f != main_fam && !f->hidden &&
+                (f->claims || (tpl_problem_batch(p) > 1 && strcmp(f->name, "bgemm") == 0)))
+                fams[n_fams++] = f;
+        }
+        fam = lk_choose_family_layers(h->layers, h->n_layers, &h->info, p, h->deterministic,
+                                      fams, n_fams, &measured);
+    }
+    if (fam) {
+        int slot = h->n_gemm_fam++ % 8;
+        h->gemm_fam[slot].problem = *p;
+        h->gemm_fam[slot].deterministic = h->deterministic;
+        h->gemm_fam[slot].fam = fam;
+    }
+    return fam;
 }
 
 /* The checks of a typed GEMM call in any order and ops (named fn in messages): sizes and
@@ -915,7 +961,10 @@ at_status at_gemm(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, i
     args.scalar[TPL_GEMM_ALPHA] = alpha;
     args.scalar[TPL_GEMM_BETA] = beta;
     ag_gemm_canonical(&args);      /* the families compute the row-major form (tpl.h) */
-    return run_plan(h, kernel, &args);
+    const tpl_family *fam = gemm_family(h, &args.problem, kernel);
+    if (!fam)
+        return fail(h, AT_ERR_UNSUPPORTED, "at_gemm: no family computes this problem");
+    return run_plan(h, fam->name, &args);
 }
 
 at_status at_dgemm(at_handle *h, int m, int n, int k, double alpha, const double *A, int lda,
@@ -959,28 +1008,11 @@ at_status at_gemm_strided_batched(at_handle *h, at_order order, at_op op_a, at_o
     args.scalar[TPL_GEMM_ALPHA] = alpha;
     args.scalar[TPL_GEMM_BETA] = beta;
     ag_gemm_canonical(&args);      /* the row-major form every family computes (tpl.h) */
-    /* the choice is a database query: made once per problem and remembered */
-    const tpl_family *fam = NULL;
-    int slots = h->n_batched < 8 ? h->n_batched : 8;
-    for (int i = 0; i < slots && !fam; i++)
-        if (h->batched[i].deterministic == h->deterministic &&
-            tpl_problem_equal(&h->batched[i].problem, &args.problem))
-            fam = h->batched[i].fam;
-    if (!fam) {
-        const tpl_family *fams[32];
-        int n_fams = 0, measured = 0;
-        for (int i = 0; i < tpl_family_count() && n_fams < 32; i++)
-            if (!tpl_family_at(i)->hidden)
-                fams[n_fams++] = tpl_family_at(i);
-        fam = lk_choose_family(h->db, &h->info, &args.problem, h->deterministic, fams, n_fams,
-                               &measured);
-        if (fam) {
-            int slot = h->n_batched++ % 8;
-            h->batched[slot].problem = args.problem;
-            h->batched[slot].deterministic = h->deterministic;
-            h->batched[slot].fam = fam;
-        }
-    }
+    tpl_problem kind = args.problem;
+    const char *kernel = NULL;
+    if (gemm_route(h, AT_ROW_MAJOR, kind.op_a, kind.op_b, type, &kind, &kernel) != AT_OK)
+        return AT_ERR_INVALID_ARG;
+    const tpl_family *fam = gemm_family(h, &args.problem, kernel);
     if (!fam) {
         char text[128];
         tpl_problem_format(&args.problem, text, sizeof text);

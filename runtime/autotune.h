@@ -78,6 +78,8 @@ typedef struct at_stats {
     int vendor_plans;            /* shapes the vendor library was chosen for */
     int last_vendor;             /* 1: the most recent call ran the vendor library (its
                                     entry point is then in last_config) */
+    char last_kernel[32];        /* family of the most recent call ("tcgemm", "skinny", ...;
+                                    "vendor" when last_vendor) */
 } at_stats;
 
 /* Creates a handle on CUDA device `device` (its primary context, so memory

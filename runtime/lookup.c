@@ -340,5 +340,25 @@ const tpl_family *lk_choose_family(db *d, const at_device_info *dev, const tpl_p
                    p->dims[1] <= LK_SMALL_GEMM && p->dims[2] <= LK_SMALL_GEMM;
     if (small && (is_small || !other))
         return small;
+    for (int i = 0; i < n; i++)
+        if (fams[i] != small && fams[i]->claims && tpl_family_accepts(fams[i], p) &&
+            fams[i]->claims(p, dev))
+            return fams[i];
     return other;
+}
+
+const tpl_family *lk_choose_family_layers(db *const *layers, int n_layers,
+                                          const at_device_info *dev, const tpl_problem *p,
+                                          int deterministic, const tpl_family *const *fams, int n,
+                                          int *measured)
+{
+    const tpl_family *f = NULL;
+    for (int i = 0; i < n_layers; i++) {
+        if (!layers[i])
+            continue;
+        f = lk_choose_family(layers[i], dev, p, deterministic, fams, n, measured);
+        if (*measured)
+            return f;
+    }
+    return lk_choose_family(NULL, dev, p, deterministic, fams, n, measured);
 }

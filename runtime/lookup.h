@@ -93,16 +93,23 @@ void lk_open_shipped(const char *list, db **layers, int *n, int max, char *msg, 
  * product), which never serve each other. */
 double lk_shape_distance(const tpl_problem *a, const tpl_problem *b);
 
-/* The family that runs a problem several families accept (the strided batched GEMM):
- * among fams[0..n) those that accept p, the one whose stored best for exactly p on this
- * device (current source; deterministic when asked) is fastest; *measured = 1. When none of
- * them has a measurement of p (*measured = 0), a rule: products with m, n and k all at most
- * LK_SMALL_GEMM go to the family named "bgemm" (several small products per block), larger
- * ones to the first other accepting family in fams (matmul, dgemm), else to bgemm. NULL if
- * no family in fams accepts p. d may be NULL (the rule only). */
+/* The family that runs a problem several families accept (every GEMM call): among
+ * fams[0..n) those that accept p, the one whose stored best for exactly p on this device
+ * (current source; deterministic when asked) is fastest; *measured = 1. When none of them
+ * has a measurement of p (*measured = 0), a rule: products with m, n and k all at most
+ * LK_SMALL_GEMM go to the family named "bgemm" (several small products per block) where it
+ * is in fams; then the first family whose claims hook takes p (the skinny family's shape
+ * classes); else the first other accepting family in fams (matmul, tcgemm, dgemm), else
+ * bgemm. NULL if no family in fams accepts p. d may be NULL (the rule only). */
 #define LK_SMALL_GEMM 128
 const tpl_family *lk_choose_family(db *d, const at_device_info *dev, const tpl_problem *p,
                                    int deterministic, const tpl_family *const *fams, int n,
                                    int *measured);
+/* lk_choose_family over the layers in order (the user's database, then the read-only ones;
+ * NULL entries skipped): the first layer with a measurement of p decides, else the rule. */
+const tpl_family *lk_choose_family_layers(db *const *layers, int n_layers,
+                                          const at_device_info *dev, const tpl_problem *p,
+                                          int deterministic, const tpl_family *const *fams, int n,
+                                          int *measured);
 
 #endif

@@ -11,10 +11,11 @@ extern const tpl_family tpl_jacobi;
 extern const tpl_family tpl_tcgemm;
 extern const tpl_family tpl_dgemm;
 extern const tpl_family tpl_bgemm;
+extern const tpl_family tpl_skinny;
 
 static const tpl_family *const registry_builtin[] = {
     &tpl_matmul, &tpl_sum, &tpl_dot, &tpl_jacobi, &tpl_tcgemm,
-    &tpl_dgemm, &tpl_bgemm,
+    &tpl_dgemm, &tpl_bgemm, &tpl_skinny,
 };
 #define BUILTIN_COUNT ((int)(sizeof registry_builtin / sizeof registry_builtin[0]))
 #define EXTRA_MAX 8

@@ -198,6 +198,7 @@ typedef struct tpl_default {
     long long min_mn;               /* min(m, n) at least this (large products) */
     long long max_tiles;            /* at most this many 128 x 128 tiles of C over the batch */
     long long min_k;                /* k at least this (deep products) */
+    long long max_m, max_n;         /* m, n at most this (GEMV-like calls) */
     const char *config;             /* "NAME=v,...": every parameter */
     const char *origin;             /* where the choice comes from (a measurement) */
 } tpl_default;
@@ -307,6 +308,10 @@ typedef struct tpl_family {
      * configuration it cannot describe. NULL: the lookup ranks this family's
      * stored winners by shape distance alone (runtime/model.c). */
     int (*tile_of)(const int *cfg, tpl_tile *t);
+    /* Optional: 1 where, with no measurement of any family at p's exact shape, this family
+     * should serve p ahead of the large-tile family of p's type (lk_choose_family, for the
+     * shape classes whose built-in defaults it serves better); NULL: never. */
+    int (*claims)(const tpl_problem *p, const at_device_info *dev);
 } tpl_family;
 
 /* 1 if fam computes problems of p's kind with p's dimension count (with
@@ -544,6 +549,15 @@ extern const char *const tpl_dgemm_reasons[];
 extern const int tpl_dgemm_n_reasons;
 /* The largest relative Frobenius error dgemm accepts at depth k: (16 + 8 sqrt(k)) 2^-53. */
 double tpl_dgemm_tolerance_rule(long long k);
+/* ---- skinny's rejection reasons (templates/skinny.c; the tests reach every one) ---- */
+extern const char *const tpl_skinny_reasons[];
+extern const int tpl_skinny_n_reasons;
+/* K slices of each of `tiles` output tiles (every product of one launch) of `steps` K stages
+ * of configuration c on a device where `resident` of its blocks run at once: 1 when the
+ * tiles fill WAVES waves or K is short; else enough to fill them, each slice at least 2
+ * stages, at most 256 and at most 32768 partial elements per tile for the last block to sum,
+ * and no slice empty (steps spread evenly, the last one shorter). */
+int tpl_skinny_slices(const int *c, long long tiles, long long steps, long long resident);
 /* ---- bgemm's rejection reasons (templates/bgemm.c; the tests reach every one) ---- */
 extern const char *const tpl_bgemm_reasons[];
 extern const int tpl_bgemm_n_reasons;

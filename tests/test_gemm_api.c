@@ -569,6 +569,67 @@ GPU_TEST(gemm_api_builtin_defaults_of_every_class)
     ga_end(&g);
 }
 
+/* The shape classes the skinny family serves without measurements (a side of at most 16, a
+ * small output over a deep K, a tall-thin output): at_gemm routes them to it, and every type,
+ * op pair and order comes back right with padded, offset (unaligned) operands, alpha and beta,
+ * C's padding untouched; a repeated call (the slice counters reused) is right again. */
+GPU_TEST(gemm_api_skinny_classes_padded_offset_beta)
+{
+    ga_gpu g;
+    CHECK(ga_begin(&g));
+    char path[4300];
+    snprintf(path, sizeof path, "%s/gemm_skinny.db", th_tmpdir());
+    remove(path);
+    at_handle *h = NULL;
+    CHECK_OK(at_create(&h, th_device(), path));
+    CHECK_OK(at_set_trials(h, 0));
+    CHECK_OK(at_set_vendor(h, AT_VENDOR_OFF));
+    static const struct { at_dtype t; int tf32; } types[] = {
+        {AT_R_16BF, 0}, {AT_R_16F, 0}, {AT_R_32F, 1}, {AT_R_32F, 0}, {AT_R_64F, 0},
+    };
+    static const int sizes[][3] = {
+        {3, 517, 1200},     /* GEMV-like: one tile row, K slices */
+        {29, 41, 3100},     /* small output, deep K: 32 x 32 tiles, K slices */
+        {700, 9, 300},      /* tall and thin */
+    };
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+            for (int ops = 0; ops < 4 && !th_failed(); ops++) {
+                ga_case c;
+                memset(&c, 0, sizeof c);
+                c.type = types[t].t;
+                c.tf32 = types[t].tf32;
+                c.order = (ops + (int)z) % 2 ? AT_COL_MAJOR : AT_ROW_MAJOR;
+                c.op_a = (ops & 1) ? AT_OP_T : AT_OP_N;
+                c.op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
+                c.m = sizes[z][0];
+                c.n = sizes[z][1];
+                c.k = sizes[z][2];
+                c.lda = (int)ga_min_ld(c.order, c.op_a, c.m, c.k) + 1;
+                c.ldb = (int)ga_min_ld(c.order, c.op_b, c.k, c.n) + 3;
+                c.ldc = (int)ga_min_ld(c.order, AT_OP_N, c.m, c.n) + 2;
+                c.offset = 1;
+                c.alpha = -0.75;
+                c.beta = ops == 2 ? 0.5 : 0.0;
+                for (int rep = 0; rep < 2 && !th_failed(); rep++) {
+                    double err = 0;
+                    int padding_ok = 0;
+                    at_status s = ga_run(&g, h, &c, &err, &padding_ok);
+                    at_stats st;
+                    CHECK_OK(at_get_stats(h, &st));
+                    CHECK_MSG(s == AT_OK && err <= ga_tolerance(c.type, c.k) && padding_ok,
+                              "type %d%s %s %s%s %dx%dx%d call %d: %s %s, error %.3g (bound "
+                              "%.3g), ran %s %s", (int)c.type, c.tf32 ? " tf32" : "",
+                              c.order ? "col" : "row", c.op_a ? "T" : "N", c.op_b ? "T" : "N",
+                              c.m, c.n, c.k, rep + 1, at_status_string(s), at_errmsg(h), err,
+                              ga_tolerance(c.type, c.k), st.last_kernel, st.last_config);
+                    CHECK_STR(st.last_kernel, "skinny");
+                }
+            }
+    CHECK_OK(at_destroy(h));
+    ga_end(&g);
+}
+
 /* The vendor candidate (at_set_vendor) on a fresh shape: its trial times our kernel and
  * cuBLAS on the calls themselves, every call's result is right whichever ran, the stats say
  * which one serves afterwards, and with the candidate off cuBLAS never runs. */

@@ -1,0 +1,304 @@
+/* test_skinny.c: the skinny family (small M or N, small outputs over a deep K, small batched
+ * products): its space and rules, K slices, built-in defaults per class and the family choice
+ * (CPU); configurations on odd problems against the float64 reference, and at_gemm's calls of
+ * its shape classes with padded, offset operands and beta (GPU). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "autotune.h"
+#include "db.h"
+#include "harness.h"
+#include "lookup.h"
+#include "measure.h"
+#include "tpl.h"
+
+extern const tpl_family tpl_skinny, tpl_tcgemm, tpl_matmul, tpl_dgemm, tpl_bgemm;
+
+static int sk_param(const char *name)
+{
+    return tpl_param_index(&tpl_skinny, name);
+}
+
+static at_device_info sk_h100(void)
+{
+    at_device_info dev;
+    memset(&dev, 0, sizeof dev);
+    snprintf(dev.uuid, sizeof dev.uuid, "GPU-sk");
+    dev.cc_major = 9;
+    dev.sm_count = 132;
+    dev.smem_per_block_optin = 232448;
+    dev.smem_per_sm = 233472;
+    dev.regs_per_block = dev.regs_per_sm = 65536;
+    dev.max_threads_per_block = 1024;
+    dev.max_threads_per_sm = 2048;
+    tpl_arch_name(9, 0, dev.arch, sizeof dev.arch);
+    return dev;
+}
+
+/* ---------------- CPU tier ---------------- */
+
+TEST(skinny_every_rejection_reason_is_reached)
+{
+    const tpl_family *f = &tpl_skinny;
+    long long size = tpl_space_size(f), valid = 0;
+    int seen[16] = {0};
+    CHECK(tpl_skinny_n_reasons <= 16);
+    for (long long i = 0; i < size; i++) {
+        int cfg[TPL_MAX_PARAMS];
+        char why[512];
+        tpl_config_from_index(f, i, cfg);
+        if (f->valid(cfg, NULL, why, sizeof why)) {
+            valid++;
+            continue;
+        }
+        int r = 0;
+        while (r < tpl_skinny_n_reasons && strcmp(why, tpl_skinny_reasons[r]) != 0)
+            r++;
+        CHECK_MSG(r < tpl_skinny_n_reasons, "unlisted reason: %s", why);
+        seen[r]++;
+    }
+    /* a value outside the lists reaches the range rule */
+    int cfg[TPL_MAX_PARAMS];
+    char err[256];
+    CHECK_OK(tpl_config_parse(f, f->default_config, cfg, err, sizeof err));
+    cfg[sk_param("VEC")] = 3;
+    CHECK(!f->valid(cfg, NULL, err, sizeof err));
+    CHECK_STR(err, tpl_skinny_reasons[0]);
+    seen[0]++;
+    for (int r = 0; r < tpl_skinny_n_reasons; r++)
+        CHECK_MSG(seen[r] > 0, "reason never reached: %s", tpl_skinny_reasons[r]);
+    CHECK(valid > 1000);
+}
+
+/* Every valid configuration keeps the written limits: threads, loads, shared memory. */
+TEST(skinny_valid_configurations_meet_the_written_limits)
+{
+    const tpl_family *f = &tpl_skinny;
+    long long *idx = NULL, n = tpl_valid_configs(f, NULL, &idx);
+    CHECK(n > 0);
+    for (long long i = 0; i < n; i += 97) {
+        int c[TPL_MAX_PARAMS];
+        tpl_config_from_index(f, idx[i], c);
+        int threads = (c[sk_param("BM")] / c[sk_param("TM")]) *
+                      (c[sk_param("BN")] / c[sk_param("TN")]) * c[sk_param("KT")];
+        int acc = c[sk_param("TYPE")] == 1 ? 8 : 4;
+        int esz = c[sk_param("TYPE")] == 1 ? 8 : c[sk_param("TYPE")] == 0 ? 4 : 2;
+        long long stage = (long long)c[sk_param("BK")] * (c[sk_param("BM")] + c[sk_param("BN")]) *
+                          acc;
+        long long red = (long long)c[sk_param("KT")] * c[sk_param("BM")] * c[sk_param("BN")] * acc;
+        CHECK(threads >= 64 && threads <= 512 && threads % 32 == 0);
+        CHECK(stage <= 48 * 1024 && red <= 48 * 1024);
+        CHECK(c[sk_param("VEC")] * esz <= 16);
+        CHECK(c[sk_param("BK")] % c[sk_param("KT")] == 0);
+    }
+    free(idx);
+}
+
+/* The K slices: none when the tiles fill the waves or K is short; otherwise every slice
+ * has at least 2 stages and none is empty, within the caps, and more slices for fewer
+ * tiles. */
+TEST(skinny_slices_fill_the_gpu_within_their_caps)
+{
+    int c[TPL_MAX_PARAMS];
+    char err[256];
+    CHECK_OK(tpl_config_parse(&tpl_skinny, tpl_skinny.default_config, c, err, sizeof err));
+    int waves = c[sk_param("WAVES")];
+    long long tile_elems = (long long)c[sk_param("BM")] * c[sk_param("BN")];
+    long long resident = 132 * 4;
+    CHECK_EQ(tpl_skinny_slices(c, resident * waves, 1000, resident), 1);
+    CHECK_EQ(tpl_skinny_slices(c, 1, 3, resident), 1);
+    int prev = 1 << 30;
+    for (long long tiles = 1; tiles < resident * waves; tiles *= 3) {
+        for (long long steps = 4; steps < 5000; steps = steps * 2 + 1) {
+            int s = tpl_skinny_slices(c, tiles, steps, resident);
+            CHECK(s >= 1 && s <= 256);
+            CHECK(s * tile_elems <= 32768 || s == 1);
+            if (s > 1) {
+                long long per = (steps + s - 1) / s;
+                CHECK_MSG(per >= 2, "tiles %lld steps %lld: %d slices", tiles, steps, s);
+                CHECK_MSG((s - 1) * per < steps, "tiles %lld steps %lld: an empty slice", tiles,
+                          steps);
+            }
+        }
+        int s = tpl_skinny_slices(c, tiles, 4096, resident);
+        CHECK(s <= prev);
+        prev = s;
+    }
+    CHECK(tpl_skinny_slices(c, 1, 4096, resident) > 1);
+}
+
+/* Each built-in default serves its class for every type and op pair, its kind fitted (TYPE,
+ * OPA, OPB) and its loads no wider than 16 bytes. */
+TEST(skinny_defaults_serve_every_kind_and_class)
+{
+    at_device_info dev = sk_h100();
+    static const long long shapes[][4] = {
+        {1, 8192, 8192, 1}, {16, 4000, 3000, 1}, {4096, 5, 4096, 1}, {9000, 16, 300, 1},
+        {40, 50, 20000, 1}, {64, 64, 64, 5000}, {33, 17, 29, 7}, {300, 200, 100, 1},
+    };
+    static const struct { at_dtype t; at_math m; int type; } kinds[] = {
+        {AT_R_32F, AT_MATH_DEFAULT, 0}, {AT_R_32F, AT_MATH_TF32, 0}, {AT_R_64F, AT_MATH_DEFAULT, 1},
+        {AT_R_16F, AT_MATH_DEFAULT, 2}, {AT_R_16BF, AT_MATH_DEFAULT, 3},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+            for (int ops = 0; ops < 4; ops++) {
+                tpl_problem p = {.n_dims = 3, .dims = {shapes[s][0], shapes[s][1], shapes[s][2]},
+                                 .dtype = kinds[k].t, .math = kinds[k].m,
+                                 .op_a = (at_op)(ops >> 1), .op_b = (at_op)(ops & 1),
+                                 .batch = shapes[s][3]};
+                int cfg[TPL_MAX_PARAMS];
+                char text[TPL_CONFIG_LEN];
+                const char *origin = NULL;
+                CHECK_MSG(tpl_builtin_config(&tpl_skinny, &dev, &p, 1, cfg, text, &origin),
+                          "shape %zu kind %zu ops %d: no default", s, k, ops);
+                CHECK_EQ(cfg[sk_param("TYPE")], kinds[k].type);
+                CHECK_EQ(cfg[sk_param("OPA")], ops >> 1);
+                CHECK_EQ(cfg[sk_param("OPB")], ops & 1);
+                CHECK(tpl_skinny.applicable(cfg, &p));
+                int esz = kinds[k].type == 1 ? 8 : kinds[k].type == 0 ? 4 : 2;
+                CHECK(cfg[sk_param("VEC")] * esz <= 16);
+                /* a GEMV-like class keeps its small side in one tile */
+                if (p.dims[0] <= 16)
+                    CHECK(cfg[sk_param("BM")] >= p.dims[0]);
+            }
+}
+
+static at_status sk_put(db *d, const tpl_family *f, const tpl_problem *p, const char *config,
+                        double ms)
+{
+    db_result r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.device_uuid, sizeof r.device_uuid, "GPU-sk");
+    snprintf(r.kernel, sizeof r.kernel, "%s", f->name);
+    snprintf(r.source_hash, sizeof r.source_hash, "%s", tpl_source_hash(f));
+    r.problem = *p;
+    snprintf(r.config, sizeof r.config, "%s", config);
+    snprintf(r.status, sizeof r.status, DB_OK);
+    r.time_ms = r.time_min_ms = r.time_max_ms = ms;
+    r.runs = 5;
+    r.deterministic = 1;
+    return db_store_result(d, &r);
+}
+
+/* With nothing measured, the skinny family takes its classes (a side of at most 16, outputs
+ * up to 64 x 64) from the type's large-tile family and leaves it the rest; a measurement at
+ * the exact shape decides over the rule, in either direction. */
+TEST(skinny_family_choice_by_class_then_measurement)
+{
+    at_device_info dev = sk_h100();
+    const tpl_family *tc[] = {&tpl_tcgemm, &tpl_skinny};
+    const tpl_family *mm[] = {&tpl_matmul, &tpl_skinny};
+    const tpl_family *dg[] = {&tpl_dgemm, &tpl_bgemm, &tpl_skinny};
+    int measured = -1;
+    tpl_problem gemv = {.n_dims = 3, .dims = {8, 8192, 8192}, .dtype = AT_R_16BF};
+    tpl_problem tall = {.n_dims = 3, .dims = {8192, 3, 8192}, .dtype = AT_R_16F, .op_b = AT_OP_T};
+    tpl_problem square = {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_16BF};
+    tpl_problem tiny = {.n_dims = 3, .dims = {40, 50, 20000}};
+    tpl_problem mid = {.n_dims = 3, .dims = {300, 200, 100}};
+    tpl_problem small_batch = {.n_dims = 3, .dims = {32, 32, 32}, .dtype = AT_R_64F,
+                               .batch = 8192};
+    tpl_problem dgemv = {.n_dims = 3, .dims = {7, 3000, 3000}, .dtype = AT_R_64F};
+    CHECK(lk_choose_family(NULL, &dev, &gemv, 0, tc, 2, &measured) == &tpl_skinny);
+    CHECK_EQ(measured, 0);
+    CHECK(lk_choose_family(NULL, &dev, &tall, 0, tc, 2, &measured) == &tpl_skinny);
+    CHECK(lk_choose_family(NULL, &dev, &square, 0, tc, 2, &measured) == &tpl_tcgemm);
+    CHECK(lk_choose_family(NULL, &dev, &tiny, 0, mm, 2, &measured) == &tpl_skinny);
+    CHECK(lk_choose_family(NULL, &dev, &mid, 0, mm, 2, &measured) == &tpl_matmul);
+    /* small FP64 batches stay with bgemm (its tuned winners), a FP64 GEMV goes to skinny */
+    CHECK(lk_choose_family(NULL, &dev, &small_batch, 0, dg, 3, &measured) == &tpl_bgemm);
+    CHECK(lk_choose_family(NULL, &dev, &dgemv, 0, dg, 3, &measured) == &tpl_skinny);
+
+    char path[4300], err[512];
+    snprintf(path, sizeof path, "%s/skinny_choice.db", th_tmpdir());
+    remove(path);
+    db *d = NULL;
+    CHECK_OK(db_open(&d, path, DB_OPEN_CREATE, err, sizeof err));
+    CHECK_OK(db_put_device(d, &dev, "13.0"));
+    int cfg[TPL_MAX_PARAMS];
+    char sk_text[TPL_CONFIG_LEN], tc_text[TPL_CONFIG_LEN];
+    CHECK(tpl_builtin_config(&tpl_skinny, &dev, &gemv, 0, cfg, sk_text, NULL));
+    CHECK(tpl_builtin_config(&tpl_tcgemm, &dev, &gemv, 0, cfg, tc_text, NULL));
+    CHECK_OK(sk_put(d, &tpl_tcgemm, &gemv, tc_text, 0.05));
+    CHECK_OK(sk_put(d, &tpl_skinny, &gemv, sk_text, 0.08));
+    CHECK(lk_choose_family(d, &dev, &gemv, 0, tc, 2, &measured) == &tpl_tcgemm);
+    CHECK_EQ(measured, 1);
+    CHECK(tpl_builtin_config(&tpl_skinny, &dev, &square, 0, cfg, sk_text, NULL));
+    CHECK(tpl_builtin_config(&tpl_tcgemm, &dev, &square, 0, cfg, tc_text, NULL));
+    CHECK_OK(sk_put(d, &tpl_skinny, &square, sk_text, 0.5));
+    CHECK(lk_choose_family(d, &dev, &square, 0, tc, 2, &measured) == &tpl_skinny);
+    /* the layers: the first with a measurement decides, an empty one is passed over */
+    db *layers[] = {NULL, d};
+    CHECK(lk_choose_family_layers(layers, 2, &dev, &gemv, 0, tc, 2, &measured) == &tpl_tcgemm);
+    CHECK_EQ(measured, 1);
+    db_close(d);
+}
+
+/* ---------------- GPU tier ---------------- */
+
+/* Odd problems for every type and op pair, each at a configuration picked to reach a path:
+ * vector loads and their scalar fallback, a one-row tile, K groups, K slices summed by the last
+ * block (deep K over few tiles), batches, k shorter than one stage. */
+static const struct { const char *problem, *config; } sk_cases[] = {
+    {"33x70x29", "TYPE=0,OPA=0,OPB=0,BM=32,BN=64,BK=32,TM=4,TN=4,KT=2,VEC=4,WAVES=2"},
+    {"1x515x3001:NT", "TYPE=0,OPA=0,OPB=1,BM=1,BN=128,BK=64,TM=1,TN=4,KT=8,VEC=4,WAVES=2"},
+    {"5x700x4099:tf32:TN", "TYPE=0,OPA=1,OPB=0,BM=8,BN=64,BK=32,TM=8,TN=2,KT=8,VEC=4,WAVES=1"},
+    {"40x50x20000:TT", "TYPE=0,OPA=1,OPB=1,BM=32,BN=32,BK=32,TM=2,TN=4,KT=2,VEC=4,WAVES=4"},
+    {"17x35x14526:f64", "TYPE=1,OPA=0,OPB=0,BM=32,BN=32,BK=16,TM=2,TN=4,KT=2,VEC=2,WAVES=2"},
+    {"3001x7x999:f64:NT", "TYPE=1,OPA=0,OPB=1,BM=64,BN=8,BK=16,TM=4,TN=2,KT=4,VEC=2,WAVES=2"},
+    {"16x1000x777:f16", "TYPE=2,OPA=0,OPB=0,BM=16,BN=128,BK=32,TM=8,TN=4,KT=4,VEC=8,WAVES=2"},
+    {"3758x18x5758:f16:TT", "TYPE=2,OPA=1,OPB=1,BM=64,BN=32,BK=32,TM=4,TN=4,KT=2,VEC=8,WAVES=2"},
+    {"8x4097x8191:bf16:NT", "TYPE=3,OPA=0,OPB=1,BM=8,BN=128,BK=64,TM=8,TN=4,KT=16,VEC=8,WAVES=2"},
+    {"37x48x102:bf16:TT:b333", "TYPE=3,OPA=1,OPB=1,BM=32,BN=32,BK=32,TM=2,TN=4,KT=2,VEC=8,WAVES=2"},
+    {"64x64x64:bf16:b77", "TYPE=3,OPA=0,OPB=0,BM=64,BN=64,BK=16,TM=4,TN=4,KT=1,VEC=8,WAVES=2"},
+    {"19x23x5:f64:TN:b9", "TYPE=1,OPA=1,OPB=0,BM=16,BN=16,BK=8,TM=1,TN=2,KT=1,VEC=1,WAVES=2"},
+    {"9x13x2001:b5", "TYPE=0,OPA=0,OPB=0,BM=16,BN=16,BK=64,TM=1,TN=1,KT=2,VEC=1,WAVES=2"},
+};
+
+TEST(skinny_gpu_cases_are_legal_and_serve_their_problems)
+{
+    at_device_info dev = sk_h100();
+    char err[1024];
+    for (size_t i = 0; i < sizeof sk_cases / sizeof sk_cases[0]; i++) {
+        tpl_problem p;
+        int cfg[TPL_MAX_PARAMS];
+        CHECK_OK(tpl_problem_parse(sk_cases[i].problem, &p, err, sizeof err));
+        CHECK_OK(tpl_config_parse(&tpl_skinny, sk_cases[i].config, cfg, err, sizeof err));
+        CHECK_MSG(tpl_skinny.valid(cfg, &dev, err, sizeof err), "%s: %s", sk_cases[i].config,
+                  err);
+        CHECK_MSG(tpl_skinny.applicable(cfg, &p), "%s does not serve %s", sk_cases[i].config,
+                  sk_cases[i].problem);
+    }
+}
+
+GPU_TEST(skinny_configurations_verify_on_odd_problems)
+{
+    const tpl_family *f = &tpl_skinny;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_OK(ms_open(&g, th_device(), err, sizeof err));
+    for (size_t i = 0; i < sizeof sk_cases / sizeof sk_cases[0] && !th_failed(); i++) {
+        tpl_problem p;
+        int cfg[TPL_MAX_PARAMS];
+        CHECK_OK(tpl_problem_parse(sk_cases[i].problem, &p, err, sizeof err));
+        CHECK_OK(tpl_config_parse(f, sk_cases[i].config, cfg, err, sizeof err));
+        void *cubin = NULL;
+        size_t size = 0;
+        char *log = NULL;
+        at_status s = tpl_compile(f, cfg, ms_device(g)->arch, &cubin, &size, &log);
+        CHECK_MSG(s == AT_OK, "%s: %s", sk_cases[i].config, log ? log : "");
+        free(log);
+        CHECK_OK(ms_prepare(g, f, &p, 5 + i, err, sizeof err));
+        /* twice: the slice counters must be left at zero for the next call */
+        for (int rep = 0; rep < 2; rep++) {
+            double error = -1;
+            s = ms_verify(g, f, cfg, cubin, size, &error, err, sizeof err);
+            CHECK_MSG(s == AT_OK && error >= 0 && error <= f->tolerance(&p),
+                      "%s on %s (call %d): %s (error %.3g, bound %.3g)", sk_cases[i].config,
+                      sk_cases[i].problem, rep + 1, err, error, f->tolerance(&p));
+        }
+        free(cubin);
+    }
+    ms_close(g);
+}
