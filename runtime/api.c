@@ -880,7 +880,8 @@ static at_status gemm_route(at_handle *h, at_order order, at_op op_a, at_op op_b
 
 /* The family that serves a GEMM problem (row-major canonical form) whose type's large-tile
  * family is main_kernel (gemm_route): the family named by $AUTOTUNE_GEMM_FAMILY where it computes
- * p (a diagnostic: serve every call such a family can with it); else lk_choose_family_layers
+ * p, "main" naming main_kernel's (a diagnostic: serve every call such a family can with it);
+ * else lk_choose_family_layers
  * over main_kernel's family, the families whose claims hook may take the shape (skinny), and
  * for a batch the bgemm family: the fastest measured at p's exact shape in the first database
  * layer that has one, else the shape-class rule. Remembered per problem (the newest 8): the
@@ -894,7 +895,11 @@ static const tpl_family *gemm_family(at_handle *h, const tpl_problem *p, const c
             return h->gemm_fam[i].fam;
     const tpl_family *fam = NULL, *main_fam = tpl_find(main_kernel);
     const char *forced = getenv("AUTOTUNE_GEMM_FAMILY");
-    if (forced && *forced && (fam = tpl_find(forced)) && !tpl_family_accepts(fam, p))
+    if (forced && strcmp(forced, "main") == 0)
+        fam = main_fam;
+    else if (forced && *forced)
+        fam = tpl_find(forced);
+    if (fam && !tpl_family_accepts(fam, p))
         fam = NULL;
     if (!fam) {
         const tpl_family *fams[32];

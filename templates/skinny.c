@@ -104,8 +104,9 @@ static int sk_valid(const int *c, const at_device_info *dev, char *why, size_t l
     return 1;
 }
 
-/* TYPE of a problem's kind, -1 if the family does not compute it: FP32 (exact or TF32 math:
- * computed in full FP32), FP64, FP16, BF16; row-major canonical form, ops N or T, any batch. */
+/* TYPE of a problem's kind, -1 if the family does not compute it: FP32 (exact, or TF32 math:
+ * the kernel then rounds A and B to TF32), FP64, FP16, BF16; row-major canonical form, ops N
+ * or T, any batch. */
 static int sk_type_of(const tpl_problem *p)
 {
     if ((unsigned)p->op_a > AT_OP_T || (unsigned)p->op_b > AT_OP_T ||
@@ -209,7 +210,7 @@ static at_status sk_run(at_exec *ex, const int *cfg, tpl_args *args)
     if (tiles > SK_MAX_DIM)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "skinny: %lld tiles of %dx%d above 2^31 - 1", tiles,
                        cfg[P_BM], cfg[P_BN]);
-    int esz = sk_esz(cfg);
+    int esz = sk_esz(cfg), tf32 = p->math == AT_MATH_TF32;
     int va = sk_aligned(oa, esz, sk_width_a(cfg), batch);
     int vb = sk_aligned(ob, esz, sk_width_b(cfg), batch);
     unsigned threads = (unsigned)sk_threads(cfg);
@@ -243,7 +244,7 @@ static at_status sk_run(at_exec *ex, const int *cfg, tpl_args *args)
         CUdeviceptr B = (ob->ptr ? ob->ptr : oc->ptr) + (CUdeviceptr)(z * sb * esz);
         CUdeviceptr C = oc->ptr + (CUdeviceptr)(z * sc * esz);
         void *a[] = {&A, &B, &C, &lda, &ldb, &ldc, &sa, &sb, &sc, &m, &n, &k, alpha, beta,
-                     &per_slice, &va, &vb, &work, &counters};
+                     &per_slice, &va, &vb, &tf32, &work, &counters};
         if ((s = ex_launch(ex, "skinny_gemm", (unsigned)tiles, (unsigned)slices,
                            (unsigned)products, threads, 1, 1, 0, a)) != AT_OK)
             return s;
@@ -271,7 +272,8 @@ static at_status sk_fill(at_exec *ref, CUdeviceptr p, long long n, at_dtype t,
 
 /* Inputs of a problem: each product's A and B one after another in the layout of the ops,
  * uniform in [-1, 1); alpha 1.5, beta 0 over a C filled with NaN (it must not be read); the
- * compensated float64 reference (reference.cu's ref_bgemm) of every product. */
+ * compensated float64 reference (reference.cu's ref_bgemm) of every product, under TF32 math
+ * the float64 reference of the TF32-rounded inputs (tpl_ref_gemm_args). */
 static at_status sk_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
                             tpl_workset *ws)
 {
@@ -299,11 +301,6 @@ static at_status sk_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
         blocks = 65536;
     void *ra[] = {&m, &n, &k, &alpha, &A, &lda, &sa, &opa, &B, &ldb, &sb, &opb, &beta, &C0, &ldc,
                   &sc, &R, &batch, &dtype};
-    if ((s = sk_fill(ref, A, (long long)a_n, t, seed * 3 + 1)) != AT_OK ||
-        (s = sk_fill(ref, B, (long long)b_n, t, seed * 3 + 2)) != AT_OK ||
-        (s = ex_memset32(ref, C0, 0xFFFFFFFFu, nan_bytes / 4)) != AT_OK ||
-        (s = ex_launch(ref, "ref_bgemm", (unsigned)blocks, 1, 1, 256, 1, 1, 0, ra)) != AT_OK)
-        return s;
     memset(&ws->args, 0, sizeof ws->args);
     ws->args.problem = *p;
     ws->args.operand[TPL_GEMM_A] = (tpl_operand){A, lda, sa};
@@ -311,6 +308,16 @@ static at_status sk_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
     ws->args.operand[TPL_GEMM_C] = (tpl_operand){C, ldc, sc};
     ws->args.scalar[TPL_GEMM_ALPHA] = alpha;
     ws->args.scalar[TPL_GEMM_BETA] = beta;
+    if ((s = sk_fill(ref, A, (long long)a_n, t, seed * 3 + 1)) != AT_OK ||
+        (s = sk_fill(ref, B, (long long)b_n, t, seed * 3 + 2)) != AT_OK ||
+        (s = ex_memset32(ref, C0, 0xFFFFFFFFu, nan_bytes / 4)) != AT_OK)
+        return s;
+    /* TF32 math: the reference of the TF32-rounded inputs, as the tensor-core family's */
+    s = p->math == AT_MATH_TF32
+            ? tpl_ref_gemm_args(ref, &ws->args, C0, R)
+            : ex_launch(ref, "ref_bgemm", (unsigned)blocks, 1, 1, 256, 1, 1, 0, ra);
+    if (s != AT_OK)
+        return s;
     ws->out = C;
     ws->out_bytes = c_bytes;
     ws->out_initial = C0;
@@ -382,15 +389,26 @@ static const tpl_default sk_defaults[] = {
 };
 
 /* Without a measurement of any family for p, the skinny family serves it ahead of its type's
- * large-tile family where one side of the output is at most 16 (the large tiles compute mostly
- * padding) or the output of each product is at most 64 x 64 (a handful of tiles). */
+ * large-tile family in the shape classes where its built-in defaults were faster over the random
+ * calls of bench/bench_calls.cu (H200, 200 calls, seed 1, 2026-11-29; checked on seed 2): one
+ * side of the output narrow, a short K, or a small output per product; on the tensor-core
+ * types (BF16, FP16, TF32) a side of at most 8, or those classes while the call is small
+ * enough (2^28 flops) that the CUDA cores keep up with the tensor cores. Large-tile families compute mostly padding there, and
+ * their shortest calls cost more than the launch. */
+#define SK_TC_MAX_FLOPS 268435456.0
 static int sk_claims(const tpl_problem *p, const at_device_info *dev)
 {
     (void)dev;
     if (!sk_accepts(p))
         return 0;
-    long long m = p->dims[0], n = p->dims[1];
-    return m <= 16 || n <= 16 || (m <= 64 && n <= 64);
+    double m = (double)p->dims[0], n = (double)p->dims[1], k = (double)p->dims[2];
+    double narrow = m < n ? m : n;
+    if ((p->dtype == AT_R_32F && p->math == AT_MATH_DEFAULT) || p->dtype == AT_R_64F)
+        return narrow <= 48 || k <= 32 || m * n <= 65536;
+    /* a side of at most 8 is bound by memory, not by either kind of core */
+    double flops = 2.0 * m * n * k * (double)tpl_problem_batch(p);
+    return narrow <= 8 ||
+           ((narrow <= 32 || k <= 64 || m * n <= 65536) && flops <= SK_TC_MAX_FLOPS);
 }
 
 static const tpl_problem sk_tuning[] = {
@@ -426,7 +444,7 @@ const tpl_family tpl_skinny = {
     .hidden = 0,
     .n_params = P_COUNT,
     .params = {
-        {"TYPE", 4, {0, 1, 2, 3}, "element type: 0 float (also TF32 math, computed in FP32), 1 "
+        {"TYPE", 4, {0, 1, 2, 3}, "element type: 0 float (TF32 math: inputs rounded to TF32), 1 "
                                   "double, 2 half, 3 bfloat16 (FP32 accumulation but FP64)"},
         {"OPA", 2, {0, 1}, "op(A): 0 N (m x k), 1 T (stored k x m); must match the problem"},
         {"OPB", 2, {0, 1}, "op(B): 0 N (k x n), 1 T (stored n x k); must match the problem"},

@@ -1,10 +1,10 @@
 // skinny.cu: the skinny family, C = alpha*op(A)*op(B) + beta*C (row-major canonical form, ops N or
 // T, strided batches) for the GEMMs the large-tile families serve badly: a small M or N (GEMV-like
-// and inference-like calls), a small output over a deep K, small products in large batches. FP32,
-// FP64, FP16 and BF16 (FP32 accumulation; FP32 data with TF32 math is computed in full FP32) on the
-// CUDA cores, small tiles, the K loop split inside a block (KT groups) and across blocks (the host
-// picks the slices to fill the GPU), the slices summed in a fixed order by the last block of each
-// tile (one launch, deterministic).
+// and inference-like calls), a small output over a deep K, a short K, small products in batches.
+// FP32, FP64, FP16 and BF16 (FP32 accumulation) on the CUDA cores; FP32 data under TF32 math is
+// rounded to TF32 as the tensor cores would. Small tiles, the K loop split inside a block (KT
+// groups) and across blocks (the host picks the slices to fill the GPU), the slices summed in a
+// fixed order by the last block of each tile (one launch, deterministic).
 
 // ---- tunables (templates/skinny.c passes each as -D) ----
 #ifndef TYPE
@@ -81,6 +81,17 @@ __device__ __forceinline__ sk_elem sk_from_acc(sk_acc f)
 #endif
 }
 
+// An FP32 value rounded to TF32 (to nearest, ties to even: the 13 low mantissa bits then zero),
+// as the tensor-core family and cuBLAS round FP32 data under TF32 math; Inf stays Inf, a NaN
+// becomes the canonical NaN.
+__device__ __forceinline__ float sk_tf32(float f)
+{
+    unsigned x = __float_as_uint(f);
+    if ((x & 0x7f800000u) == 0x7f800000u)
+        return __uint_as_float((x & 0x007fffffu) ? 0x7fffe000u : x);
+    return __uint_as_float((x + 0xfffu + ((x >> 13) & 1u)) & 0xffffe000u);
+}
+
 // One vector of W elements from an address aligned to W elements.
 template <int W> struct sk_vec;
 template <> struct sk_vec<1> { sk_elem v[1]; };
@@ -105,8 +116,10 @@ template <> struct __align__(8 * SK_ESZ) sk_vec<8> { sk_elem v[8]; };
 
 // Loads W consecutive elements of a row (or column) that starts at p, `avail` of which lie inside
 // the matrix, into out (zeros past the edge); vector load when all W are inside and aligned.
+// tf32 (FP32 data only): each value rounded to TF32.
 template <int W>
-__device__ __forceinline__ void sk_load(const sk_elem *p, int avail, int aligned, sk_acc *out)
+__device__ __forceinline__ void sk_load(const sk_elem *p, int avail, int aligned, int tf32,
+                                        sk_acc *out)
 {
     if (W > 1 && aligned && avail >= W) {
         sk_vec<W> v = *reinterpret_cast<const sk_vec<W> *>(p);
@@ -118,6 +131,13 @@ __device__ __forceinline__ void sk_load(const sk_elem *p, int avail, int aligned
         for (int e = 0; e < W; e++)
             out[e] = e < avail ? sk_to_acc(p[e]) : (sk_acc)0;
     }
+#if TYPE == 0
+    if (tf32) {
+#pragma unroll
+        for (int e = 0; e < W; e++)
+            out[e] = sk_tf32(out[e]);
+    }
+#endif
 }
 
 // One stage's tiles, global -> registers: A's rows row0.., K steps k0.. (BM x BK), B's K steps
@@ -125,7 +145,7 @@ __device__ __forceinline__ void sk_load(const sk_elem *p, int avail, int aligned
 // dimension.
 __device__ __forceinline__ void sk_fetch(const sk_elem *A, const sk_elem *B, long long lda,
                                          long long ldb, int m, int n, int k, int row0, int col0,
-                                         int k0, int va, int vb, sk_acc ra[][SK_WA],
+                                         int k0, int va, int vb, int tf32, sk_acc ra[][SK_WA],
                                          sk_acc rb[][SK_WB])
 {
     int t = threadIdx.x;
@@ -140,7 +160,7 @@ __device__ __forceinline__ void sk_fetch(const sk_elem *A, const sk_elem *B, lon
         int gi = row0 + i, gk = k0 + kk;
         int inside = OPA ? (gk < k ? m - gi : 0) : (gi < m ? k - gk : 0);
         const sk_elem *p = OPA ? A + (long long)gk * lda + gi : A + (long long)gi * lda + gk;
-        sk_load<SK_WA>(inside > 0 ? p : A, inside > 0 ? inside : 0, va, ra[l]);
+        sk_load<SK_WA>(inside > 0 ? p : A, inside > 0 ? inside : 0, va, tf32, ra[l]);
     }
 #pragma unroll
     for (int l = 0; l < SK_LOADS_B; l++) {
@@ -153,7 +173,7 @@ __device__ __forceinline__ void sk_fetch(const sk_elem *A, const sk_elem *B, lon
         int gk = k0 + kk, gj = col0 + j;
         int inside = OPB ? (gj < n ? k - gk : 0) : (gk < k ? n - gj : 0);
         const sk_elem *p = OPB ? B + (long long)gj * ldb + gk : B + (long long)gk * ldb + gj;
-        sk_load<SK_WB>(inside > 0 ? p : B, inside > 0 ? inside : 0, vb, rb[l]);
+        sk_load<SK_WB>(inside > 0 ? p : B, inside > 0 ? inside : 0, vb, tf32, rb[l]);
     }
 }
 
@@ -186,7 +206,8 @@ __device__ __forceinline__ void sk_stash(sk_acc *As, sk_acc *Bs, sk_acc ra[][SK_
     }
 }
 
-// Grid: x the C tiles of one product (columns fastest), y the K slices, z the products.
+// Grid: x the C tiles of one product (columns fastest), y the K slices, z the products. tf32:
+// FP32 data under TF32 math, its A and B values rounded to TF32 (the products then exact in FP32).
 // steps_per_slice: K stages of one slice (the last may have fewer). With more than one slice each
 // block writes its partial tile to work (slices x tiles x BM x BN, this launch's products), the
 // last block of a tile to arrive (counters: one per tile, zero between calls) sums the slices in
@@ -195,7 +216,7 @@ extern "C" __global__ void __launch_bounds__(SK_THREADS)
 skinny_gemm(const sk_elem *__restrict__ A, const sk_elem *__restrict__ B, sk_elem *C,
             long long lda, long long ldb, long long ldc, long long sa, long long sb, long long sc,
             int m, int n, int k, sk_acc alpha, sk_acc beta, int steps_per_slice, int va, int vb,
-            sk_acc *work, unsigned *counters)
+            int tf32, sk_acc *work, unsigned *counters)
 {
     __shared__ __align__(16) unsigned char sk_smem[SK_SMEM_BYTES];
     __shared__ int sk_last;
@@ -225,13 +246,13 @@ skinny_gemm(const sk_elem *__restrict__ A, const sk_elem *__restrict__ B, sk_ele
     const int s1 = min(steps, s0 + steps_per_slice);
     sk_acc ra[SK_LOADS_A][SK_WA], rb[SK_LOADS_B][SK_WB];
     if (s0 < s1) {
-        sk_fetch(A, B, lda, ldb, m, n, k, row0, col0, s0 * BK, va, vb, ra, rb);
+        sk_fetch(A, B, lda, ldb, m, n, k, row0, col0, s0 * BK, va, vb, tf32, ra, rb);
         sk_stash(As, Bs, ra, rb);
         __syncthreads();
     }
     for (int s = s0; s < s1; s++) {
         if (s + 1 < s1)
-            sk_fetch(A, B, lda, ldb, m, n, k, row0, col0, (s + 1) * BK, va, vb, ra, rb);
+            sk_fetch(A, B, lda, ldb, m, n, k, row0, col0, (s + 1) * BK, va, vb, tf32, ra, rb);
 #pragma unroll
         for (int q = 0; q < BK / KT; q++) {
             const int kk = g + q * KT;

@@ -182,8 +182,9 @@ static at_status sk_put(db *d, const tpl_family *f, const tpl_problem *p, const 
     return db_store_result(d, &r);
 }
 
-/* With nothing measured, the skinny family takes its classes (a side of at most 16, outputs
- * up to 64 x 64) from the type's large-tile family and leaves it the rest; a measurement at
+/* With nothing measured, the skinny family takes its classes (a narrow side, a short K, a small
+ * output; on the tensor-core types only small calls, or a side of at most 8) from the type's
+ * large-tile family and leaves it the rest; a measurement at
  * the exact shape decides over the rule, in either direction. */
 TEST(skinny_family_choice_by_class_then_measurement)
 {
@@ -196,7 +197,7 @@ TEST(skinny_family_choice_by_class_then_measurement)
     tpl_problem tall = {.n_dims = 3, .dims = {8192, 3, 8192}, .dtype = AT_R_16F, .op_b = AT_OP_T};
     tpl_problem square = {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_16BF};
     tpl_problem tiny = {.n_dims = 3, .dims = {40, 50, 20000}};
-    tpl_problem mid = {.n_dims = 3, .dims = {300, 200, 100}};
+    tpl_problem mid = {.n_dims = 3, .dims = {300, 400, 100}};
     tpl_problem small_batch = {.n_dims = 3, .dims = {32, 32, 32}, .dtype = AT_R_64F,
                                .batch = 8192};
     tpl_problem dgemv = {.n_dims = 3, .dims = {7, 3000, 3000}, .dtype = AT_R_64F};
@@ -206,6 +207,17 @@ TEST(skinny_family_choice_by_class_then_measurement)
     CHECK(lk_choose_family(NULL, &dev, &square, 0, tc, 2, &measured) == &tpl_tcgemm);
     CHECK(lk_choose_family(NULL, &dev, &tiny, 0, mm, 2, &measured) == &tpl_skinny);
     CHECK(lk_choose_family(NULL, &dev, &mid, 0, mm, 2, &measured) == &tpl_matmul);
+    /* on the tensor-core types a narrow side of 9..32 only while the call is small */
+    tpl_problem narrow_small = {.n_dims = 3, .dims = {24, 1000, 2000}, .dtype = AT_R_16F};
+    tpl_problem narrow_large = {.n_dims = 3, .dims = {24, 8192, 8192}, .dtype = AT_R_16F};
+    tpl_problem short_k = {.n_dims = 3, .dims = {3000, 3000, 20}, .dtype = AT_R_32F,
+                           .math = AT_MATH_TF32};
+    CHECK(lk_choose_family(NULL, &dev, &narrow_small, 0, tc, 2, &measured) == &tpl_skinny);
+    CHECK(lk_choose_family(NULL, &dev, &narrow_large, 0, tc, 2, &measured) == &tpl_tcgemm);
+    CHECK(lk_choose_family(NULL, &dev, &short_k, 0, tc, 2, &measured) == &tpl_tcgemm);
+    short_k.dtype = AT_R_64F;
+    short_k.math = AT_MATH_DEFAULT;
+    CHECK(lk_choose_family(NULL, &dev, &short_k, 0, dg, 3, &measured) == &tpl_skinny);
     /* small FP64 batches stay with bgemm (its tuned winners), a FP64 GEMV goes to skinny */
     CHECK(lk_choose_family(NULL, &dev, &small_batch, 0, dg, 3, &measured) == &tpl_bgemm);
     CHECK(lk_choose_family(NULL, &dev, &dgemv, 0, dg, 3, &measured) == &tpl_skinny);
