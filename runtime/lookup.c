@@ -347,6 +347,29 @@ const tpl_family *lk_choose_family(db *d, const at_device_info *dev, const tpl_p
     return other;
 }
 
+/* 1 if d holds a usable ok result of fam, of p's kind, measured on dev or its architecture
+ * within LK_NEAR_SHAPE of p. */
+static int near_result(db *d, const at_device_info *dev, const tpl_family *fam,
+                       const tpl_problem *p, int deterministic)
+{
+    const char *hash = tpl_source_hash(fam);
+    for (int level = 0; level < 2; level++) {
+        db_result *cands = NULL;
+        int count = 0, near = 0;
+        if (level_candidates(d, dev, fam, hash, p, deterministic, level, &cands, &count) != AT_OK)
+            continue;
+        for (int i = 0; i < count && !near; i++) {
+            int cfg[TPL_MAX_PARAMS];
+            near = lk_shape_distance(&cands[i].problem, p) <= LK_NEAR_SHAPE &&
+                   tpl_config_usable(fam, dev, cands[i].config, p, deterministic, cfg);
+        }
+        free(cands);
+        if (near)
+            return 1;
+    }
+    return 0;
+}
+
 const tpl_family *lk_choose_family_layers(db *const *layers, int n_layers,
                                           const at_device_info *dev, const tpl_problem *p,
                                           int deterministic, const tpl_family *const *fams, int n,
@@ -360,5 +383,17 @@ const tpl_family *lk_choose_family_layers(db *const *layers, int n_layers,
         if (*measured)
             return f;
     }
-    return lk_choose_family(NULL, dev, p, deterministic, fams, n, measured);
+    f = lk_choose_family(NULL, dev, p, deterministic, fams, n, measured);
+    if (!f || !f->claims)
+        return f;
+    /* a claimed shape goes back to a large-tile family that was tuned at a near shape */
+    for (int j = 0; j < n; j++) {
+        const tpl_family *g = fams[j];
+        if (g == f || g->claims || strcmp(g->name, "bgemm") == 0 || !tpl_family_accepts(g, p))
+            continue;
+        for (int i = 0; i < n_layers; i++)
+            if (layers[i] && near_result(layers[i], dev, g, p, deterministic))
+                return g;
+    }
+    return f;
 }

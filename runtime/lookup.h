@@ -106,7 +106,12 @@ const tpl_family *lk_choose_family(db *d, const at_device_info *dev, const tpl_p
                                    int deterministic, const tpl_family *const *fams, int n,
                                    int *measured);
 /* lk_choose_family over the layers in order (the user's database, then the read-only ones;
- * NULL entries skipped): the first layer with a measurement of p decides, else the rule. */
+ * NULL entries skipped): the first layer with a measurement of p decides, else the rule; but a
+ * shape the rule gives to a claiming family (skinny) stays with a large-tile family that has a
+ * usable stored result within LK_NEAR_SHAPE of it in some layer (its tuned winner nearby is
+ * likelier right than a built-in default; a far one, such as a 4096^3 winner for a GEMV, is
+ * not). */
+#define LK_NEAR_SHAPE 0.7           /* lk_shape_distance: about 2x in one size, 1.26x in three */
 const tpl_family *lk_choose_family_layers(db *const *layers, int n_layers,
                                           const at_device_info *dev, const tpl_problem *p,
                                           int deterministic, const tpl_family *const *fams, int n,

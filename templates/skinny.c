@@ -384,9 +384,6 @@ static const tpl_default sk_defaults[] = {
      .origin = "n <= 16: 64 rows, one tile column, 4 K groups"},
     {.cc_min = 80, .max_mn = 64, .config = SK_CFG("BM=32,BN=32,BK=32,TM=2,TN=4,KT=2,VEC=8"),
      .origin = "products up to 64 x 64: 32 x 32 tiles"},
-    {.cc_min = 80, .dtypes = TPL_BIT(AT_R_64F),
-     .config = SK_CFG("BM=32,BN=64,BK=16,TM=4,TN=8,KT=2,VEC=2"),
-     .origin = "FP64: 32 x 64 tiles of 4 x 8 per thread (half the shared-memory reads per FMA)"},
     {.cc_min = 80, .config = SK_CFG("BM=32,BN=64,BK=32,TM=4,TN=4,KT=2,VEC=8"),
      .origin = "32 x 64 tiles, 2 K groups"},
 };

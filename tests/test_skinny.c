@@ -244,6 +244,18 @@ TEST(skinny_family_choice_by_class_then_measurement)
     db *layers[] = {NULL, d};
     CHECK(lk_choose_family_layers(layers, 2, &dev, &gemv, 0, tc, 2, &measured) == &tpl_tcgemm);
     CHECK_EQ(measured, 1);
+    /* a claimed shape stays with the large-tile family tuned at a near shape, not a far one */
+    char mm_text[TPL_CONFIG_LEN];
+    tpl_problem far = {.n_dims = 3, .dims = {4096, 4096, 4096}};
+    CHECK(tpl_builtin_config(&tpl_matmul, &dev, &far, 0, cfg, mm_text, NULL));
+    CHECK_OK(sk_put(d, &tpl_matmul, &far, mm_text, 30.0));
+    CHECK(lk_choose_family_layers(layers, 2, &dev, &tiny, 0, mm, 2, &measured) == &tpl_skinny);
+    CHECK_EQ(measured, 0);
+    tpl_problem near = {.n_dims = 3, .dims = {40, 56, 18000}};
+    CHECK(tpl_builtin_config(&tpl_matmul, &dev, &near, 0, cfg, mm_text, NULL));
+    CHECK_OK(sk_put(d, &tpl_matmul, &near, mm_text, 0.02));
+    CHECK(lk_choose_family_layers(layers, 2, &dev, &tiny, 0, mm, 2, &measured) == &tpl_matmul);
+    CHECK_EQ(measured, 0);
     db_close(d);
 }
 
