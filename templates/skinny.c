@@ -12,7 +12,7 @@ enum { P_TYPE, P_OPA, P_OPB, P_BM, P_BN, P_BK, P_TM, P_TN, P_KT, P_VEC, P_WAVES,
 
 #define SK_MAX_DIM 0x7fffffffLL
 #define SK_MAX_SLICES 256                   /* K slices of one tile */
-#define SK_FIXUP_ELEMS 32768LL              /* slices x tile elements the last block sums */
+#define SK_FIXUP_ELEMS 131072LL             /* slices x tile elements the last block sums */
 #define SK_MAX_WORKSPACE (256LL << 20)      /* bytes of slice partials */
 #define SK_MAX_SMEM (48 * 1024)             /* static shared memory of one block */
 #define SK_SLOT_WORK 0
@@ -22,7 +22,7 @@ enum { P_TYPE, P_OPA, P_OPB, P_BM, P_BN, P_BK, P_TM, P_TN, P_KT, P_VEC, P_WAVES,
 enum { R_RANGE, R_TILE, R_THREADS, R_VEC, R_REGS, R_LOADS, R_SMEM, R_COUNT };
 
 const char *const tpl_skinny_reasons[R_COUNT] = {
-    [R_RANGE] = "TYPE 0..3, OPA and OPB 0 or 1, VEC 1, 2, 4 or 8, WAVES 1..8, tiles positive",
+    [R_RANGE] = "TYPE 0..4, OPA and OPB 0 or 1, VEC 1, 2, 4 or 8, WAVES 1..8, tiles positive",
     [R_TILE] = "tiles must divide: BM by TM, BN by TN, BK by KT (each K group takes every KT-th "
                "step of a stage)",
     [R_THREADS] = "(BM / TM) x (BN / TN) x KT threads must be 64..512, whole warps",
@@ -41,7 +41,7 @@ static int sk_reject(int r, char *why, size_t len)
 
 static int sk_esz(const int *c)
 {
-    return c[P_TYPE] == 1 ? 8 : c[P_TYPE] == 0 ? 4 : 2;
+    return c[P_TYPE] == 1 ? 8 : c[P_TYPE] == 2 || c[P_TYPE] == 3 ? 2 : 4;
 }
 
 /* Bytes of one accumulator (FP64 for FP64 data, else FP32). */
@@ -81,7 +81,7 @@ static int sk_valid(const int *c, const at_device_info *dev, char *why, size_t l
 {
     (void)dev;      /* 48 KiB of static shared memory fit every sm_80+ device */
     int vec = c[P_VEC];
-    if (c[P_TYPE] < 0 || c[P_TYPE] > 3 || (c[P_OPA] | c[P_OPB]) & ~1 ||
+    if (c[P_TYPE] < 0 || c[P_TYPE] > 4 || (c[P_OPA] | c[P_OPB]) & ~1 ||
         (vec != 1 && vec != 2 && vec != 4 && vec != 8) || c[P_WAVES] < 1 || c[P_WAVES] > 8 ||
         c[P_BM] < 1 || c[P_BN] < 1 || c[P_BK] < 1 || c[P_TM] < 1 || c[P_TN] < 1 || c[P_KT] < 1)
         return sk_reject(R_RANGE, why, len);
@@ -104,19 +104,23 @@ static int sk_valid(const int *c, const at_device_info *dev, char *why, size_t l
     return 1;
 }
 
-/* TYPE of a problem's kind, -1 if the family does not compute it: FP32 (exact, or TF32 math:
- * the kernel then rounds A and B to TF32), FP64, FP16, BF16; row-major canonical form, ops N
- * or T, any batch. */
+/* TYPE of a problem's kind, -1 if the family does not compute it: FP32 0, FP64 1, FP16 2, BF16
+ * 3, FP32 data under TF32 math 4 (the kernel rounds A and B to TF32); row-major canonical form,
+ * ops N or T, any batch. */
 static int sk_type_of(const tpl_problem *p)
 {
     if ((unsigned)p->op_a > AT_OP_T || (unsigned)p->op_b > AT_OP_T ||
         p->order != AT_ROW_MAJOR || p->batch < 0)
         return -1;
-    if (p->dtype == AT_R_32F && (p->math == AT_MATH_DEFAULT || p->math == AT_MATH_TF32))
-        return 0;
+    if (p->dtype == AT_R_32F && p->math == AT_MATH_TF32)
+        return 4;
     if (p->math != AT_MATH_DEFAULT)
         return -1;
-    return p->dtype == AT_R_64F ? 1 : p->dtype == AT_R_16F ? 2 : p->dtype == AT_R_16BF ? 3 : -1;
+    return p->dtype == AT_R_32F  ? 0
+           : p->dtype == AT_R_64F ? 1
+           : p->dtype == AT_R_16F ? 2
+           : p->dtype == AT_R_16BF ? 3
+                                   : -1;
 }
 
 static int sk_accepts(const tpl_problem *p)
@@ -210,7 +214,7 @@ static at_status sk_run(at_exec *ex, const int *cfg, tpl_args *args)
     if (tiles > SK_MAX_DIM)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "skinny: %lld tiles of %dx%d above 2^31 - 1", tiles,
                        cfg[P_BM], cfg[P_BN]);
-    int esz = sk_esz(cfg), tf32 = p->math == AT_MATH_TF32;
+    int esz = sk_esz(cfg);
     int va = sk_aligned(oa, esz, sk_width_a(cfg), batch);
     int vb = sk_aligned(ob, esz, sk_width_b(cfg), batch);
     unsigned threads = (unsigned)sk_threads(cfg);
@@ -244,7 +248,7 @@ static at_status sk_run(at_exec *ex, const int *cfg, tpl_args *args)
         CUdeviceptr B = (ob->ptr ? ob->ptr : oc->ptr) + (CUdeviceptr)(z * sb * esz);
         CUdeviceptr C = oc->ptr + (CUdeviceptr)(z * sc * esz);
         void *a[] = {&A, &B, &C, &lda, &ldb, &ldc, &sa, &sb, &sc, &m, &n, &k, alpha, beta,
-                     &per_slice, &va, &vb, &tf32, &work, &counters};
+                     &per_slice, &va, &vb, &work, &counters};
         if ((s = ex_launch(ex, "skinny_gemm", (unsigned)tiles, (unsigned)slices,
                            (unsigned)products, threads, 1, 1, 0, a)) != AT_OK)
             return s;
@@ -412,8 +416,8 @@ static int sk_claims(const tpl_problem *p, const at_device_info *dev)
 }
 
 static const tpl_problem sk_tuning[] = {
-    {.n_dims = 3, .dims = {16, 8192, 8192}, .dtype = AT_R_16BF},
     {.n_dims = 3, .dims = {64, 64, 16384}},
+    {.n_dims = 3, .dims = {16, 8192, 8192}, .dtype = AT_R_16BF},
     {.n_dims = 3, .dims = {32, 32, 4096}, .dtype = AT_R_64F},
     {.n_dims = 3, .dims = {8192, 16, 4096}},
 };
@@ -444,8 +448,9 @@ const tpl_family tpl_skinny = {
     .hidden = 0,
     .n_params = P_COUNT,
     .params = {
-        {"TYPE", 4, {0, 1, 2, 3}, "element type: 0 float (TF32 math: inputs rounded to TF32), 1 "
-                                  "double, 2 half, 3 bfloat16 (FP32 accumulation but FP64)"},
+        {"TYPE", 5, {0, 1, 2, 3, 4}, "element type: 0 float, 1 double, 2 half, 3 bfloat16, 4 "
+                                     "float under TF32 math (inputs rounded to TF32); FP32 "
+                                     "accumulation but FP64"},
         {"OPA", 2, {0, 1}, "op(A): 0 N (m x k), 1 T (stored k x m); must match the problem"},
         {"OPB", 2, {0, 1}, "op(B): 0 N (k x n), 1 T (stored n x k); must match the problem"},
         {"BM", 7, {32, 16, 64, 8, 4, 2, 1}, "rows of a block's C tile"},
@@ -456,8 +461,8 @@ const tpl_family tpl_skinny = {
         {"KT", 5, {2, 1, 4, 8, 16}, "thread groups splitting each stage's K steps"},
         {"VEC", 4, {8, 4, 2, 1}, "elements per global load along the contiguous dimension "
                                  "(where aligned; at most 16 bytes)"},
-        {"WAVES", 3, {2, 1, 4}, "K slices across blocks until the launch fills this many waves "
-                                "of resident blocks", .host_only = 1},
+        {"WAVES", 4, {2, 1, 4, 8}, "K slices across blocks until the launch fills this many "
+                                   "waves of resident blocks", .host_only = 1},
     },
     .valid = sk_valid,
     .tile_of = sk_tile_of,

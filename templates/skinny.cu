@@ -8,7 +8,7 @@
 
 // ---- tunables (templates/skinny.c passes each as -D) ----
 #ifndef TYPE
-#define TYPE 0          // element type of A, B and C: 0 float, 1 double, 2 half, 3 bfloat16
+#define TYPE 0          // element type of A, B and C: 0 float, 1 double, 2 half, 3 bfloat16, 4 float under TF32 math
 #endif
 #ifndef OPA
 #define OPA 0           // 0: A is m x k (lda >= k); 1: A is stored k x m (op T, lda >= m)
@@ -37,10 +37,13 @@
 #ifndef VEC
 #define VEC 4           // elements per global load along an operand's contiguous dimension, where aligned
 #endif
+#ifndef WAVES
+#define WAVES 2         // host-only (skinny.c's K slices, never passed here): waves of blocks a launch fills
+#endif
 
 #define SK_THREADS ((BM / TM) * (BN / TN) * KT)
 
-#if TYPE == 0
+#if TYPE == 0 || TYPE == 4
 typedef float sk_elem;
 typedef float sk_acc;
 #elif TYPE == 1
@@ -54,7 +57,7 @@ typedef float sk_acc;
 
 __device__ __forceinline__ sk_acc sk_to_acc(sk_elem v)
 {
-#if TYPE == 0 || TYPE == 1
+#if TYPE == 0 || TYPE == 1 || TYPE == 4
     return v;
 #elif TYPE == 3
     return __uint_as_float((unsigned)v << 16);
@@ -68,7 +71,7 @@ __device__ __forceinline__ sk_acc sk_to_acc(sk_elem v)
 // Rounds an accumulator value to the element type (to nearest even).
 __device__ __forceinline__ sk_elem sk_from_acc(sk_acc f)
 {
-#if TYPE == 0 || TYPE == 1
+#if TYPE == 0 || TYPE == 1 || TYPE == 4
     return f;
 #elif TYPE == 3
     unsigned short h;
@@ -116,10 +119,9 @@ template <> struct __align__(8 * SK_ESZ) sk_vec<8> { sk_elem v[8]; };
 
 // Loads W consecutive elements of a row (or column) that starts at p, `avail` of which lie inside
 // the matrix, into out (zeros past the edge); vector load when all W are inside and aligned.
-// tf32 (FP32 data only): each value rounded to TF32.
+// TYPE 4 (FP32 data under TF32 math): each value rounded to TF32.
 template <int W>
-__device__ __forceinline__ void sk_load(const sk_elem *p, int avail, int aligned, int tf32,
-                                        sk_acc *out)
+__device__ __forceinline__ void sk_load(const sk_elem *p, int avail, int aligned, sk_acc *out)
 {
     if (W > 1 && aligned && avail >= W) {
         sk_vec<W> v = *reinterpret_cast<const sk_vec<W> *>(p);
@@ -131,12 +133,10 @@ __device__ __forceinline__ void sk_load(const sk_elem *p, int avail, int aligned
         for (int e = 0; e < W; e++)
             out[e] = e < avail ? sk_to_acc(p[e]) : (sk_acc)0;
     }
-#if TYPE == 0
-    if (tf32) {
+#if TYPE == 4
 #pragma unroll
-        for (int e = 0; e < W; e++)
-            out[e] = sk_tf32(out[e]);
-    }
+    for (int e = 0; e < W; e++)
+        out[e] = sk_tf32(out[e]);
 #endif
 }
 
@@ -145,7 +145,7 @@ __device__ __forceinline__ void sk_load(const sk_elem *p, int avail, int aligned
 // dimension.
 __device__ __forceinline__ void sk_fetch(const sk_elem *A, const sk_elem *B, long long lda,
                                          long long ldb, int m, int n, int k, int row0, int col0,
-                                         int k0, int va, int vb, int tf32, sk_acc ra[][SK_WA],
+                                         int k0, int va, int vb, sk_acc ra[][SK_WA],
                                          sk_acc rb[][SK_WB])
 {
     int t = threadIdx.x;
@@ -160,7 +160,7 @@ __device__ __forceinline__ void sk_fetch(const sk_elem *A, const sk_elem *B, lon
         int gi = row0 + i, gk = k0 + kk;
         int inside = OPA ? (gk < k ? m - gi : 0) : (gi < m ? k - gk : 0);
         const sk_elem *p = OPA ? A + (long long)gk * lda + gi : A + (long long)gi * lda + gk;
-        sk_load<SK_WA>(inside > 0 ? p : A, inside > 0 ? inside : 0, va, tf32, ra[l]);
+        sk_load<SK_WA>(inside > 0 ? p : A, inside > 0 ? inside : 0, va, ra[l]);
     }
 #pragma unroll
     for (int l = 0; l < SK_LOADS_B; l++) {
@@ -173,7 +173,7 @@ __device__ __forceinline__ void sk_fetch(const sk_elem *A, const sk_elem *B, lon
         int gk = k0 + kk, gj = col0 + j;
         int inside = OPB ? (gj < n ? k - gk : 0) : (gk < k ? n - gj : 0);
         const sk_elem *p = OPB ? B + (long long)gj * ldb + gk : B + (long long)gk * ldb + gj;
-        sk_load<SK_WB>(inside > 0 ? p : B, inside > 0 ? inside : 0, vb, tf32, rb[l]);
+        sk_load<SK_WB>(inside > 0 ? p : B, inside > 0 ? inside : 0, vb, rb[l]);
     }
 }
 
@@ -206,8 +206,8 @@ __device__ __forceinline__ void sk_stash(sk_acc *As, sk_acc *Bs, sk_acc ra[][SK_
     }
 }
 
-// Grid: x the C tiles of one product (columns fastest), y the K slices, z the products. tf32:
-// FP32 data under TF32 math, its A and B values rounded to TF32 (the products then exact in FP32).
+// Grid: x the C tiles of one product (columns fastest), y the K slices, z the products. TYPE 4
+// (FP32 data under TF32 math) rounds A and B to TF32 (their products are then exact in FP32).
 // steps_per_slice: K stages of one slice (the last may have fewer). With more than one slice each
 // block writes its partial tile to work (slices x tiles x BM x BN, this launch's products), the
 // last block of a tile to arrive (counters: one per tile, zero between calls) sums the slices in
@@ -216,7 +216,7 @@ extern "C" __global__ void __launch_bounds__(SK_THREADS)
 skinny_gemm(const sk_elem *__restrict__ A, const sk_elem *__restrict__ B, sk_elem *C,
             long long lda, long long ldb, long long ldc, long long sa, long long sb, long long sc,
             int m, int n, int k, sk_acc alpha, sk_acc beta, int steps_per_slice, int va, int vb,
-            int tf32, sk_acc *work, unsigned *counters)
+            sk_acc *work, unsigned *counters)
 {
     __shared__ __align__(16) unsigned char sk_smem[SK_SMEM_BYTES];
     __shared__ int sk_last;
@@ -246,13 +246,13 @@ skinny_gemm(const sk_elem *__restrict__ A, const sk_elem *__restrict__ B, sk_ele
     const int s1 = min(steps, s0 + steps_per_slice);
     sk_acc ra[SK_LOADS_A][SK_WA], rb[SK_LOADS_B][SK_WB];
     if (s0 < s1) {
-        sk_fetch(A, B, lda, ldb, m, n, k, row0, col0, s0 * BK, va, vb, tf32, ra, rb);
+        sk_fetch(A, B, lda, ldb, m, n, k, row0, col0, s0 * BK, va, vb, ra, rb);
         sk_stash(As, Bs, ra, rb);
         __syncthreads();
     }
     for (int s = s0; s < s1; s++) {
         if (s + 1 < s1)
-            sk_fetch(A, B, lda, ldb, m, n, k, row0, col0, (s + 1) * BK, va, vb, tf32, ra, rb);
+            sk_fetch(A, B, lda, ldb, m, n, k, row0, col0, (s + 1) * BK, va, vb, ra, rb);
 #pragma unroll
         for (int q = 0; q < BK / KT; q++) {
             const int kk = g + q * KT;
@@ -308,8 +308,20 @@ skinny_gemm(const sk_elem *__restrict__ A, const sk_elem *__restrict__ B, sk_ele
         int i = row0 + o / BN, j = col0 + o % BN;
         sk_acc v = 0;
         if (slices > 1) {
+            // four slices' loads in flight at once, added in slice order
             const sk_acc *part = work + tile * slices * (BM * BN) + o;
-            for (int q = 0; q < slices; q++)
+            int q = 0;
+            for (; q + 4 <= slices; q += 4) {
+                sk_acc p0 = __ldcg(part + (long long)q * (BM * BN));
+                sk_acc p1 = __ldcg(part + (long long)(q + 1) * (BM * BN));
+                sk_acc p2 = __ldcg(part + (long long)(q + 2) * (BM * BN));
+                sk_acc p3 = __ldcg(part + (long long)(q + 3) * (BM * BN));
+                v += p0;
+                v += p1;
+                v += p2;
+                v += p3;
+            }
+            for (; q < slices; q++)
                 v += __ldcg(part + (long long)q * (BM * BN));
         } else {
 #pragma unroll

@@ -555,7 +555,7 @@ extern const int tpl_skinny_n_reasons;
 /* K slices of each of `tiles` output tiles (every product of one launch) of `steps` K stages
  * of configuration c on a device where `resident` of its blocks run at once: 1 when the
  * tiles fill WAVES waves or K is short; else enough to fill them, each slice at least 2
- * stages, at most 256 and at most 32768 partial elements per tile for the last block to sum,
+ * stages, at most 256 and at most 131072 partial elements per tile for the last block to sum,
  * and no slice empty (steps spread evenly, the last one shorter). */
 int tpl_skinny_slices(const int *c, long long tiles, long long steps, long long resident);
 /* ---- bgemm's rejection reasons (templates/bgemm.c; the tests reach every one) ---- */
