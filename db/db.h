@@ -115,6 +115,9 @@ at_status db_begin_session(db *d, const char *device_uuid, const char *command,
                            const char *start_facts, long long *session_id);
 at_status db_end_session(db *d, long long session_id, const char *end_facts,
                          const char *outcome);
+/* Sessions begun within the last day that have not ended (runs still writing: a run killed
+ * without its end counts for a day) into *count. */
+at_status db_open_sessions(db *d, long long *count);
 
 /* Inserts or replaces the result of (device, kernel, source hash, problem,
  * config); sets r->created. */

@@ -65,3 +65,13 @@ at_status db_end_session(db *d, long long session_id, const char *end_facts,
         return db_fail(d, AT_ERR_NOT_FOUND, "no session %lld", session_id);
     return AT_OK;
 }
+
+at_status db_open_sessions(db *d, long long *count)
+{
+    if (!d || !count)
+        return d ? db_fail(d, AT_ERR_INVALID_ARG, "db_open_sessions: NULL argument")
+                 : AT_ERR_INVALID_ARG;
+    return db_query_int(d, "SELECT count(*) FROM session WHERE ended IS NULL AND "
+                           "started >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 day')",
+                        NULL, count, "counting the open tuning sessions");
+}

@@ -146,8 +146,13 @@ TEST(db_round_trip_every_table)
     tdb_device(&info, "GPU-12345678-abcd-ef01-2345-6789abcdef01", "NVIDIA H100 80GB HBM3", 9, 0);
     CHECK_OK(db_put_device(d, &info, "13.0"));
     long long sid = 0;
+    long long open = -1;
+    CHECK_OK(db_open_sessions(d, &open));
+    CHECK_EQ(open, 0);
     CHECK_OK(db_begin_session(d, info.uuid, "autotune --device 0", "{\"clock\":1980}", &sid));
     CHECK(sid > 0);
+    CHECK_OK(db_open_sessions(d, &open));
+    CHECK_EQ(open, 1);
 
     db_result r;
     tdb_result(&r, info.uuid, "matmul", "0123456789abcdef", tdb_problem(3, 1000, 999, 1001),
@@ -200,6 +205,8 @@ TEST(db_round_trip_every_table)
     CHECK_OK(db_put_measurement(d, &m));
     CHECK_EQ(strlen(m.created), 24);
     CHECK_OK(db_end_session(d, sid, "{\"clock\":1900}", "completed"));
+    CHECK_OK(db_open_sessions(d, &open));
+    CHECK_EQ(open, 0);
     CHECK_EQ(db_end_session(d, sid + 100, "", "x"), AT_ERR_NOT_FOUND);
     db_close(d);
 

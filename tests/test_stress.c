@@ -1000,9 +1000,12 @@ done:
 static int st_check_plan(st_gpu_worker *w, const char *family, int det)
 {
     at_stats st;
-    const tpl_family *fam = tpl_find(family);
+    const tpl_family *fam = NULL;
     int cfg[TPL_MAX_PARAMS];
     char why[256];
+    /* a GEMM call names the family that served it (matmul, or skinny for its shapes) */
+    if (at_get_stats(w->h, &st) == AT_OK)
+        fam = tpl_find(st.last_kernel[0] ? st.last_kernel : family);
     if (at_get_stats(w->h, &st) != AT_OK || st.last_level == AT_LOOKUP_NONE || !fam ||
         tpl_config_parse(fam, st.last_config, cfg, why, sizeof why) != AT_OK) {
         st_gpu_fail(w, "%s: no plan recorded (last config '%s')", family, st.last_config);

@@ -47,8 +47,16 @@ void tn_gc_after_run(db *d)
 {
     db_gc_stats st;
     char bytes[32];
+    long long open = 0;
     if (db_is_readonly(d))
         return;
+    /* another run's cubins may be waiting for their results: its end (or autotune gc) applies
+     * the rules then */
+    if (db_open_sessions(d, &open) != AT_OK || open > 0) {
+        printf("gc: deferred: %lld other tuning run%s of the last day still open on this "
+               "database (autotune gc applies the rules)\n", open, open == 1 ? " is" : "s are");
+        return;
+    }
     if (db_gc_binaries(d, LK_PER_PROBLEM, 0, 0, &st) != AT_OK) {
         printf("gc: not applied (%s); every cubin kept\n", db_errmsg(d));
         return;

@@ -272,7 +272,8 @@ void tn_print_db_size(db *d);
 /* The gc rules at the end of a tuning run that completed: keeps the cubins
  * every lookup can serve, deletes the others (never a result), VACUUMs;
  * prints one line of what it reclaimed. A failure deletes nothing and
- * says so. */
+ * says so; so does another run still open on the database (db_open_sessions:
+ * its cubins may be waiting for their results). */
 void tn_gc_after_run(db *d);
 /* `autotune gc`: keeps the cubins every lookup can serve and those of the
  * keep_recent newest results and cubins, deletes the others (never a
