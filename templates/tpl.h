@@ -199,6 +199,7 @@ typedef struct tpl_default {
     long long max_tiles;            /* at most this many 128 x 128 tiles of C over the batch */
     long long min_k;                /* k at least this (deep products) */
     long long max_m, max_n;         /* m, n at most this (GEMV-like calls) */
+    long long max_k;                /* k at most this (short products) */
     const char *config;             /* "NAME=v,...": every parameter */
     const char *origin;             /* where the choice comes from (a measurement) */
 } tpl_default;
