@@ -15,6 +15,13 @@
 #                 candidate off, then on), with no database and, where $CALLS_DB names one,
 #                 with it: OUTDIR/DATE-GPU-calls-*.txt; `all` runs it before and after the
 #                 default run
+#   named         bench_calls --shapes $NAMED_SHAPES (default bench/shapes/layouts.txt: issue 33's
+#                 rows) --bandwidth, the vendor candidate off, with no database and, where
+#                 $NAMED_DB names one, with it: OUTDIR/DATE-GPU-named-*.txt (+ .tsv). NAMED_TUNE=1
+#                 without NAMED_DB first makes OUTDIR/named.db, tuned at those calls: the calls'
+#                 canonical problems (bench_calls --print-problems, the sum's line too) into
+#                 `autotune --device 0 --problems FILE --db OUTDIR/named.db $NAMED_TUNE_ARGS`
+#                 (default --budget 30 per problem: about 25 min for layouts.txt's 50 items)
 #   gpu-tier      the GPU tier of build/run_tests (GPU_TESTS_TIMEOUT s, default 900; a name
 #                 filter in $TESTS): OUTDIR/DATE-GPU-gpu-tests.txt; exit 1 on a failure
 #   tests         `make test`, both tiers: OUTDIR/DATE-GPU-make-test.txt
@@ -25,10 +32,11 @@
 # BENCH_BGEMM_SHAPES, BENCH_BGEMM_KINDS ("" for none) and BENCH_MATMUL_SEARCH,
 # BENCH_TCGEMM_SEARCH, BENCH_BGEMM_SEARCH override what each family tunes and how;
 # TUNE_TIMEOUT (default 3600 s) bounds the default run; CALLS_N, CALLS_SEED the random calls
-# (default 200, 1); COMMIT names the tree where the copy
+# (default 200, 1); NAMED_SHAPES, NAMED_DB, NAMED_TUNE, NAMED_TUNE_ARGS the named calls;
+# COMMIT names the tree where the copy
 # has no git data.
 set -uo pipefail
-step="${1:?usage: bench/run.sh matmul|tcgemm|dgemm|bgemm|reduce|dreduce|jacobi|trial|all|default-run|calls|gpu-tier|tests|build [OUTDIR]}"
+step="${1:?usage: bench/run.sh matmul|tcgemm|dgemm|bgemm|reduce|dreduce|jacobi|trial|all|default-run|calls|named|gpu-tier|tests|build [OUTDIR]}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 out="${2:-${OUT:-bench/results}}"
@@ -156,6 +164,49 @@ calls() {       # NAME LABEL [DB]: bench_calls on a copy of DB (none: a fresh da
     return $rc
 }
 
+named_shapes="${NAMED_SHAPES:-bench/shapes/layouts.txt}"
+
+named() {       # NAME LABEL [DB]: bench_calls on the calls of $named_shapes with the sum's
+                # bandwidth, on a copy of DB (none: a fresh database), the vendor candidate off:
+                # OUTDIR/DATE-GPU-named-NAME.txt (+ .tsv of each call)
+    local name=$1 label=$2 src=${3:-} file="$out/$day-$gpu_short-named-$1.txt" rc db="$out/named-run.db"
+    (
+        header "bench_calls --shapes $named_shapes --bandwidth: named GEMM calls against cuBLAS in one process, $label"
+        rm -f "$db" "$db-wal" "$db-shm"
+        [ -n "$src" ] && cp "$src" "$db"
+        COMMIT=$commit "$BUILD/bench/bench_calls" --shapes "$named_shapes" --bandwidth --db "$db" \
+            --seed "${CALLS_SEED:-1}" --label "$label, vendor candidate off" --vendor off \
+            --tsv "$out/$day-$gpu_short-named-$name.tsv" 2>&1
+        rc=$?
+        rm -f "$db" "$db-wal" "$db-shm"
+        exit $rc
+    ) > "$file" 2>&1
+    rc=$?
+    grep -E "^# (state|bandwidth|summary|lines below)" "$file"
+    echo "saved $file"
+    return $rc
+}
+
+named_tune() {  # tunes OUTDIR/named.db at the canonical problems of $named_shapes' calls
+    local db="$out/named.db" problems="$out/named-problems.txt" file="$out/$day-$gpu_short-named-tune.txt" rc
+    (
+        header "autotune --device 0 --problems $problems (the canonical problems of $named_shapes) --db $db"
+        "$BUILD/bench/bench_calls" --shapes "$named_shapes" --print-problems --bandwidth > "$problems" ||
+            exit 2
+        cat "$problems"
+        local s; s=$(date +%s.%N)
+        timeout "${TUNE_TIMEOUT:-3600}" "$BUILD/autotune" --device 0 --problems "$problems" \
+            --db "$db" --quiet ${NAMED_TUNE_ARGS:---budget 30} 2>&1
+        rc=$?
+        echo "exit status $rc; wall $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $s }") s"
+        exit $rc
+    ) > "$file" 2>&1
+    rc=$?
+    tail -1 "$file"
+    echo "saved $file"
+    return $rc
+}
+
 gpu_tier() {
     local file="$out/$day-$gpu_short-gpu-tests.txt" rc
     {
@@ -188,6 +239,20 @@ calls)
     if [ -n "${CALLS_DB:-}" ]; then
         calls tuned "the database $CALLS_DB" "$CALLS_DB" || status=1
     fi ;;
+named)
+    build all "$BUILD/bench/bench_calls" || exit 1
+    named no-database "no database (built-in defaults)" || status=1
+    named_db="${NAMED_DB:-}"
+    if [ -z "$named_db" ] && [ -n "${NAMED_TUNE:-}" ]; then
+        named_tune || status=1
+        named_db="$out/named.db"
+    fi
+    if [ -n "$named_db" ] && [ -f "$named_db" ]; then
+        named tuned "the database $named_db" "$named_db" || status=1
+    elif [ -n "$named_db" ]; then
+        echo "bench/run.sh: no database $named_db" >&2
+        status=1
+    fi ;;
 default-run)
     build all || exit 1
     default_run || status=1 ;;
@@ -201,7 +266,7 @@ tests)
 build)
     build all "$BUILD/run_tests" bench-build || status=1 ;;
 *)
-    echo "bench/run.sh: unknown step '$step' (matmul tcgemm dgemm bgemm reduce dreduce jacobi trial all default-run calls gpu-tier tests build)" >&2
+    echo "bench/run.sh: unknown step '$step' (matmul tcgemm dgemm bgemm reduce dreduce jacobi trial all default-run calls named gpu-tier tests build)" >&2
     exit 2 ;;
 esac
 exit $status
