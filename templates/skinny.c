@@ -14,7 +14,8 @@ enum { P_TYPE, P_OPA, P_OPB, P_BM, P_BN, P_BK, P_TM, P_TN, P_KT, P_VEC, P_WAVES,
 #define SK_MAX_SLICES 256                   /* K slices of one tile */
 #define SK_FIXUP_ELEMS 131072LL             /* slices x tile elements the last block sums */
 #define SK_MAX_WORKSPACE (256LL << 20)      /* bytes of slice partials */
-#define SK_MAX_SMEM (48 * 1024)             /* static shared memory of one block */
+#define SK_MAX_SMEM (48 * 1024 - 16)        /* static shared memory of one block's tiles (48 KiB
+                                               less the last-block flag) */
 #define SK_SLOT_WORK 0
 #define SK_SLOT_COUNTERS 1
 
@@ -30,7 +31,8 @@ const char *const tpl_skinny_reasons[R_COUNT] = {
     [R_REGS] = "accumulators above 64 registers per thread (TM x TN, FP64 counting twice)",
     [R_LOADS] = "a stage's A and B tiles above 64 elements per thread (the registers that carry "
                 "the next stage)",
-    [R_SMEM] = "a stage's tiles or the K groups' partial tiles above 48 KiB of shared memory",
+    [R_SMEM] = "a stage's tiles or the K groups' partial tiles above 48 KiB of static shared "
+               "memory (less 16 bytes for the last block's flag)",
 };
 const int tpl_skinny_n_reasons = R_COUNT;
 
