@@ -377,10 +377,13 @@ static void sk_fit_kind(int *cfg, const tpl_problem *p)
 #define SK_CFG(tile, waves) "TYPE=0,OPA=0,OPB=0," tile ",VEC=8,WAVES=" #waves
 #define SK_F64 TPL_BIT(AT_R_64F)
 
-/* Built-in choices by shape class (TYPE, ops and VEC fitted to the problem), each the winner of
- * a problem of its class in bench/shapes/narrow.txt (H200, 2026-11-29, budget 4 s each): the
- * narrow side in one tile row or column, small tiles and K groups, K slices for one wave (more
- * for FP64, whose blocks run longer). */
+/* Built-in choices by shape class (TYPE, ops and VEC fitted to the problem): the narrow side in
+ * one tile row or column, small tiles and K groups. Most rows are the winner of a problem of
+ * their class in bench/shapes/narrow.txt (H200, 2026-11-29, 4 s each), kept where the random
+ * calls of bench_calls (seeds 1 and 2, 400 calls) confirmed them against the rows before
+ * (per-row geomean of the changed calls: generic 1.08x, FP64 m <= 48 1.09x, m <= 16 1.11x,
+ * deep K 1.38x); three such winners lost on the calls and are not rows (n <= 48: 0.76x, k <=
+ * 32: 0.80x, m <= 48: 0.92x): one shape's winner at a 4 s budget need not serve its class. */
 static const tpl_default sk_defaults[] = {
     {.cc_min = 80, .max_m = 4, .config = SK_CFG("BM=4,BN=32,BK=64,TM=2,TN=4,KT=8", 1),
      .origin = "m <= 4: the 4 x 4096 x 4096 FP32 winner"},
@@ -388,8 +391,8 @@ static const tpl_default sk_defaults[] = {
      .origin = "m <= 16: the 16 x 4096 x 4096 FP32 TN winner"},
     {.cc_min = 80, .max_n = 8, .config = SK_CFG("BM=32,BN=8,BK=16,TM=8,TN=2,KT=4", 1),
      .origin = "n <= 8: the 4096 x 8 x 4096 BF16 winner"},
-    {.cc_min = 80, .max_n = 16, .config = SK_CFG("BM=64,BN=16,BK=32,TM=8,TN=2,KT=4", 2),
-     .origin = "n <= 16: the 8192 x 16 x 4096 FP32 winner"},
+    {.cc_min = 80, .max_n = 16, .config = SK_CFG("BM=64,BN=16,BK=32,TM=4,TN=4,KT=4", 2),
+     .origin = "n <= 16: 64 rows, one tile column, 4 K groups"},
     {.cc_min = 80, .max_mn = 64, .min_k = 2048,
      .config = SK_CFG("BM=8,BN=16,BK=64,TM=4,TN=2,KT=8", 1),
      .origin = "outputs up to 64 x 64 over a deep K: the 48 x 48 x 8192 BF16 and 17 x 35 x 14526 "
@@ -397,15 +400,9 @@ static const tpl_default sk_defaults[] = {
     {.cc_min = 80, .dtypes = SK_F64, .max_m = 48,
      .config = SK_CFG("BM=32,BN=64,BK=16,TM=4,TN=2,KT=2", 4),
      .origin = "FP64 m <= 48: the 32 x 2048 x 8192 winner"},
-    {.cc_min = 80, .max_m = 48, .config = SK_CFG("BM=16,BN=32,BK=16,TM=4,TN=4,KT=4", 1),
-     .origin = "m <= 48: the 40 x 3000 x 1000 FP32 NT winner"},
-    {.cc_min = 80, .max_n = 48, .config = SK_CFG("BM=64,BN=8,BK=8,TM=4,TN=2,KT=1", 2),
-     .origin = "n <= 48: the 3000 x 40 x 3000 FP64 TT winner"},
     {.cc_min = 80, .dtypes = SK_F64, .max_k = 32,
      .config = SK_CFG("BM=32,BN=128,BK=16,TM=8,TN=2,KT=1", 8),
      .origin = "FP64 k <= 32: the 2000 x 2000 x 16 winner"},
-    {.cc_min = 80, .max_k = 32, .config = SK_CFG("BM=32,BN=64,BK=8,TM=4,TN=4,KT=1", 1),
-     .origin = "k <= 32: the 466 x 9185 x 24 FP32 winner"},
     {.cc_min = 80, .config = SK_CFG("BM=32,BN=32,BK=32,TM=4,TN=2,KT=4", 4),
      .origin = "small outputs: the 250 x 250 x 200 FP64 TN winner"},
 };
