@@ -120,7 +120,8 @@ at_status db_end_session(db *d, long long session_id, const char *end_facts,
 at_status db_open_sessions(db *d, long long *count);
 
 /* Inserts or replaces the result of (device, kernel, source hash, problem,
- * config); sets r->created. */
+ * config); sets r->created. A runtime trial's result (ok, rel_error -1, no
+ * session) never replaces a verified ok row (rel_error >= 0): that row stays. */
 at_status db_store_result(db *d, db_result *r);
 /* 1 if a result of any status is stored for that key (resume), 0 if not,
  * -1 on error. An ok result never verified (rel_error < 0: a runtime trial

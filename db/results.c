@@ -168,7 +168,10 @@ at_status db_store_result(db *d, db_result *r)
         "binary_key = excluded.binary_key, error = excluded.error, "
         "deterministic = excluded.deterministic, session_id = excluded.session_id, "
         "created = excluded.created, sustained_ms = excluded.sustained_ms, "
-        "rank_ms = excluded.rank_ms");
+        "rank_ms = excluded.rank_ms "
+        /* a runtime trial's unverified time never replaces a verified row */
+        "WHERE NOT (excluded.status = 'ok' AND excluded.rel_error = -1 AND "
+        "excluded.session_id IS NULL AND result.status = 'ok' AND result.rel_error >= 0)");
     if (s != AT_OK) {
         db_rollback(d);
         return s;

@@ -359,6 +359,29 @@ TEST(db_store_result_unique_replace)
     }
     free(rs);
     CHECK(seen_h1);
+    /* A runtime trial's unverified time (ok, rel_error -1, no session) leaves a verified row
+     * as it was; it does replace another unverified one, and a verified row replaces it. */
+    tdb_result(&r, "GPU-A", "sum", "h1", tdb_problem(1, 1000003, 0, 0), "BLOCK=256",
+               DB_OK, 0.25, 1);
+    r.rel_error = -1;
+    r.session_id = 0;
+    CHECK_OK(db_store_result(d, &r));
+    db_result best;
+    CHECK_OK(db_best(d, "GPU-A", "sum", "h1", &r.problem, 0, &best));
+    CHECK(best.time_ms == 0.75 && best.rel_error >= 0);
+    tdb_result(&r, "GPU-A", "sum", "h1", tdb_problem(1, 1000003, 0, 0), "BLOCK=512",
+               DB_OK, 0.5, 1);
+    r.rel_error = -1;
+    CHECK_OK(db_store_result(d, &r));
+    r.time_ms = r.time_min_ms = r.time_max_ms = 0.4;
+    CHECK_OK(db_store_result(d, &r));
+    CHECK_OK(db_best(d, "GPU-A", "sum", "h1", &r.problem, 0, &best));
+    CHECK(best.time_ms == 0.4 && best.rel_error == -1);
+    r.rel_error = 1e-7;
+    r.time_ms = r.time_min_ms = r.time_max_ms = 0.6;
+    CHECK_OK(db_store_result(d, &r));
+    CHECK_OK(db_best(d, "GPU-A", "sum", "h1", &r.problem, 0, &best));
+    CHECK(best.time_ms == 0.6 && best.rel_error >= 0);
     /* A result for an unrecorded device is refused. */
     tdb_result(&r, "GPU-unknown", "sum", "h1", tdb_problem(1, 5, 0, 0), "BLOCK=256",
                DB_OK, 1.0, 1);
