@@ -232,7 +232,8 @@ all)
     done
     default_run || status=1
     calls no-database "no database (built-in defaults)" || status=1
-    calls default-run "after the default run" "$out/default.db" || status=1 ;;
+    calls default-run "after the default run" "$out/default.db" || status=1
+    named no-database "no database (built-in defaults)" || status=1 ;;
 calls)
     build all "$BUILD/bench/bench_calls" || exit 1
     calls no-database "no database (built-in defaults)" || status=1
