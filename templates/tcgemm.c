@@ -899,8 +899,11 @@ static double tc_tolerance_rule(at_dtype t, long long k)
  * (one rounding, 2^-24 relative, far below u_out) and the activation maps the value x + e,
  * e the accumulation's error, to f(x + e) = f(x) + f'(x) e: ReLU's derivative is 0 or 1 and
  * GELU's at most 1.13 (at x = 2.42, tanh and erf forms alike), so an element's error grows
- * by at most 1.13x, plus FP32 tanhf / erff (a few ulp, 2^-22 relative) and one rounding of
- * the output as before. The norm of the result may shrink (ReLU zeroes about half of it, and
+ * by at most 1.13x, plus FP32 tanhf / erff (a few ulp, 2^-22 relative) or, with a 16-bit C,
+ * tanh.approx (2^-11 relative in tanh: at most 2^-12 |x| in GELU(x), against the output's
+ * 2^-8 (BF16) or 2^-11 (FP16) rounding of a GELU(x) near x for x > 0, small where x < 0:
+ * under 0.1 of 2 u_out for BF16 and 0.35 for FP16 in the Frobenius norm, inside the margin
+ * of the rule, which the plain kernels fill to 0.2-0.3), and one rounding of the output. The norm of the result may shrink (ReLU zeroes about half of it, and
  * the errors where it does go with it), so the relative error grows by at most the
  * derivative's bound: 1.2 keeps a margin over 1.13. A wrong bias (row for column, a missed
  * element) or activation errs by 1e-1 and more. */
