@@ -11,6 +11,7 @@
 #include "args.h"
 #include "autotune.h"
 #include "cudrv.h"
+#include "exec.h"
 #include "harness.h"
 #include "measure.h"
 #include "th_compile.h"
@@ -168,6 +169,43 @@ TEST(epilogue_column_major_bias_swaps_rows_and_columns)
                 ag_gemm_canonical(&row);
                 CHECK_EQ(row.problem.epilogue, TPL_EPI(kind, act));
             }
+}
+
+/* tcgemm's run() refuses, before it touches a device, a kernel of another epilogue than the
+ * problem's, and a bias epilogue without a bias or with one misaligned; each with a message. */
+TEST(epilogue_run_refuses_a_mismatch)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    static at_exec ex;                  /* no driver: every refusal comes first */
+    char msg[512] = "";
+    memset(&ex, 0, sizeof ex);
+    ex.errmsg = msg;
+    ex.errlen = sizeof msg;
+    int cfg[TPL_MAX_PARAMS];
+    char err[256];
+    CHECK_OK(tpl_config_parse(f, f->default_config, cfg, err, sizeof err));
+    int p_epi = tpl_param_index(f, "EPI");
+    tpl_args args = tpl_gemm_args(64, 64, 64, 1.0f, 256, 64, 512, 64, 0.0f, 1024, 64);
+    args.problem.dtype = AT_R_16BF;
+    args.problem.epilogue = TPL_EPI(TPL_BIAS_COL, 2);
+    CHECK_EQ(f->run(&ex, cfg, &args), AT_ERR_UNSUPPORTED);     /* EPI 0 kernel */
+    CHECK_MSG(strstr(msg, "EPI=0") && strstr(msg, "\"bias_col:gelu\""), "%s", msg);
+    cfg[p_epi] = TPL_EPI(TPL_BIAS_ROW, 2);
+    CHECK_EQ(f->run(&ex, cfg, &args), AT_ERR_UNSUPPORTED);     /* another epilogue */
+    CHECK_MSG(strstr(msg, "\"bias_row:gelu\""), "%s", msg);
+    args.problem.epilogue = TPL_EPI(TPL_BIAS_NONE, 1);
+    CHECK_EQ(f->run(&ex, cfg, &args), AT_ERR_UNSUPPORTED);     /* a plain-bias kernel, ReLU */
+    cfg[p_epi] = TPL_EPI(TPL_BIAS_COL, 2);
+    args.problem.epilogue = TPL_EPI(TPL_BIAS_COL, 2);
+    CHECK_EQ(f->run(&ex, cfg, &args), AT_ERR_INVALID_ARG);     /* no bias given */
+    CHECK_MSG(strstr(msg, "needs a bias vector"), "%s", msg);
+    args.operand[TPL_GEMM_BIAS].ptr = 4097;                    /* not 2-byte aligned */
+    CHECK_EQ(f->run(&ex, cfg, &args), AT_ERR_INVALID_ARG);
+    CHECK_MSG(strstr(msg, "not aligned"), "%s", msg);
+    cfg[p_epi] = 0;
+    args.problem.epilogue = 0;
+    args.problem.dims[0] = 0;                                  /* plain, empty: nothing to do */
+    CHECK_OK(f->run(&ex, cfg, &args));
 }
 
 /* ---- GPU tier ---- */
