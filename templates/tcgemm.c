@@ -1070,7 +1070,8 @@ const tpl_family tpl_tcgemm = {
     .summary = "tensor-core GEMM C = alpha*op(A)*op(B) + beta*C (row-major, ops N/T through a "
                "transposing pack, batches): BF16 or FP16 (C of the input "
                "type) or TF32 math on FP32 data, FP32 accumulation; PATH 90 wgmma + TMA + clusters "
-               "(sm_90a), PATH 80 mma.sync + cp.async (sm_80+)",
+               "(sm_90a), PATH 80 mma.sync + cp.async (sm_80+); fused epilogues, each its own kind "
+               "(bias per row or column, ReLU, GELU tanh or erf: 4096x4096x4096:bf16:bias_col:gelu)",
     .n_dims = 3,
     .dim_names = {"m", "n", "k"},
     .metric_is_flops = 1,
