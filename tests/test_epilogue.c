@@ -11,8 +11,10 @@
 #include "args.h"
 #include "autotune.h"
 #include "cudrv.h"
+#include "db.h"
 #include "exec.h"
 #include "harness.h"
+#include "lookup.h"
 #include "measure.h"
 #include "th_compile.h"
 #include "tpl.h"
@@ -206,6 +208,63 @@ TEST(epilogue_run_refuses_a_mismatch)
     args.problem.epilogue = 0;
     args.problem.dims[0] = 0;                                  /* plain, empty: nothing to do */
     CHECK_OK(f->run(&ex, cfg, &args));
+}
+
+/* The tuner tunes an epilogue problem given in a --problems file (the fake worker of the tests:
+ * compiles for real, times by formula): every configuration it stores computes that epilogue,
+ * the row's kind is the epilogue's, and the lookup serves it at the exact level while the
+ * plain problem of the same sizes stays untuned. */
+TEST(epilogue_tuner_tunes_a_problems_file_line)
+{
+    char dbpath[4300], list[4300], cmd[16384], *out = NULL;
+    snprintf(dbpath, sizeof dbpath, "%s/epi_tune.db", th_tmpdir());
+    snprintf(list, sizeof list, "%s/epi_problems.txt", th_tmpdir());
+    FILE *f = fopen(list, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fprintf(f, "tcgemm 1024x1024x1024:bf16:bias_col:gelu\n");
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "AUTOTUNE_WORKER='%s/autotune-test __fake_worker' %s/autotune-test --device 0 "
+             "--kernel tcgemm --problems '%s' --db '%s' --budget 2e --seed 5 --quiet",
+             th_build_dir(), th_build_dir(), list, dbpath);
+    int rc = th_run(cmd, &out);
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
+    free(out);
+    db *d = NULL;
+    char err[512];
+    CHECK_OK(db_open(&d, dbpath, DB_OPEN_EXISTING, err, sizeof err));
+    db_result *r = NULL;
+    int n = 0;
+    CHECK_OK(db_results(d, NULL, "tcgemm", &r, &n));
+    CHECK(n >= 2);
+    tpl_problem want;
+    CHECK_OK(tpl_problem_parse("1024x1024x1024:bf16:bias_col:gelu", &want, err, sizeof err));
+    for (int i = 0; i < n; i++) {
+        CHECK(tpl_problem_equal(&r[i].problem, &want));
+        CHECK_MSG(strstr(r[i].config, ",EPI=10"), "%s", r[i].config);
+    }
+    at_device_info dev;
+    memset(&dev, 0, sizeof dev);
+    if (n > 0)
+        snprintf(dev.uuid, sizeof dev.uuid, "%s", r[0].device_uuid);
+    free(r);
+    snprintf(dev.arch, sizeof dev.arch, "sm_90");
+    dev.cc_major = 9;
+    dev.sm_count = 132;
+    dev.smem_per_block_optin = 227 * 1024;
+    dev.max_threads_per_block = 1024;
+    dev.regs_per_block = 65536;
+    int cfg[TPL_MAX_PARAMS];
+    char config[TPL_CONFIG_LEN];
+    CHECK_EQ(lk_choose(d, &dev, &tpl_tcgemm, &want, 0, cfg, config), AT_LOOKUP_EXACT);
+    CHECK_MSG(strstr(config, ",EPI=10"), "%s", config);
+    tpl_problem plain = want;
+    plain.epilogue = 0;
+    CHECK_EQ(lk_choose(d, &dev, &tpl_tcgemm, &plain, 0, cfg, config), AT_LOOKUP_DEFAULT);
+    CHECK_MSG(!strstr(config, "EPI"), "%s", config);
+    db_close(d);
 }
 
 /* ---- GPU tier ---- */
