@@ -311,6 +311,38 @@ static const struct { at_dtype t; at_math m; const char *name; } te_kinds[3] = {
     {AT_R_32F, AT_MATH_TF32, "tf32"},
 };
 
+/* The GPU test's configurations are valid on an H100 with every epilogue, and each serves at
+ * least one of its shapes (split-K only the deep one). */
+TEST(epilogue_gpu_test_configurations_are_valid)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    at_device_info h100;
+    memset(&h100, 0, sizeof h100);
+    h100.cc_major = 9;
+    h100.sm_count = 132;
+    h100.smem_per_block_optin = 227 * 1024;
+    h100.max_threads_per_block = 1024;
+    h100.regs_per_block = 65536;
+    snprintf(h100.arch, sizeof h100.arch, "sm_90");
+    int p_epi = tpl_param_index(f, "EPI");
+    for (int t = 0; t < 3; t++)
+        for (int path = 0; path < TE_N_PATHS; path++) {
+            char text[TPL_CONFIG_LEN], why[256];
+            snprintf(text, sizeof text, t == 2 ? te_paths32[path] : te_paths16[path], t);
+            int cfg[TPL_MAX_PARAMS];
+            CHECK_MSG(tpl_config_parse(f, text, cfg, why, sizeof why) == AT_OK, "%s", why);
+            for (int e = 1; e < TPL_N_EPI; e++) {
+                cfg[p_epi] = e;
+                CHECK_MSG(f->valid(cfg, &h100, why, sizeof why), "%s EPI=%d: %s", text, e, why);
+                tpl_problem p = TPL_PROBLEM(3, {257, 381, path % 3 == 2 ? 1100 : 200});
+                p.dtype = te_kinds[t].t;
+                p.math = te_kinds[t].m;
+                p.epilogue = e;
+                CHECK_MSG(f->applicable(cfg, &p), "%s EPI=%d", text, e);
+            }
+        }
+}
+
 /* Every epilogue x bias kind x type x PATH through the tuner's verification (fresh inputs, a
  * random bias of the type, alpha 1.5, beta 0 over NaN) against the float64 reference of the
  * unfused product with the epilogue applied in float64: at 257 x 381 x 200 (odd: scalar and
