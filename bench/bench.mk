@@ -9,7 +9,7 @@ $(BUILD)/bench/%: bench/%.c $(STATIC)
 	$(CC) $(CFLAGS) -o $@ $< $(STATIC) -L$(CUDA_LIB) -lcublas -lcudart $(LDLIBS)
 $(BUILD)/bench/%: bench/%.cu $(STATIC)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(BENCH_NVCCFLAGS) -o $@ $< $(STATIC) -L$(CUDA_LIB) -Xlinker -rpath,$(CUDA_LIB) -lcublas -lcudart -lnvrtc $(SQLITE_LIBS) -ldl -lpthread -lm
+	$(NVCC) $(BENCH_NVCCFLAGS) -o $@ $< $(STATIC) -L$(CUDA_LIB) -Xlinker -rpath,$(CUDA_LIB) -lcublasLt -lcublas -lcudart -lnvrtc $(SQLITE_LIBS) -ldl -lpthread -lm
 
 bench-build: $(BENCH_BIN)
 bench: all bench-build

@@ -1,5 +1,9 @@
 /* bench_tcgemm.cu: the tuned tensor-core GEMM (at_gemm: BF16, FP16, and FP32
- * data with TF32 math) against cublasGemmEx in the same process, on issue 15's shapes. */
+ * data with TF32 math) against cublasGemmEx in the same process, on issue 15's shapes; with
+ * BENCH_TCGEMM_EPILOGUE=1, BF16 GEMM + bias + GELU (at_gemm_epilogue) against cublasLtMatmul
+ * with CUBLASLT_EPILOGUE_GELU_BIAS and against the unfused pair (at_gemm, then a bias + GELU
+ * kernel), issue 36's shapes. */
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -178,6 +182,314 @@ static double bn_check(int (*op)(const bn_call *), const bn_call *c, const doubl
     return sqrt(host[0] / (host[1] > 0 ? host[1] : 1));
 }
 
+/* ---- GEMM + bias + GELU (BENCH_TCGEMM_EPILOGUE=1) ---- */
+
+static const bn_shape bn_epi_shapes[] = {{4096, 4096, 4096}, {8192, 28672, 4096}, {8192, 8192, 1024}};
+#define BN_EPI_NSHAPES ((int)(sizeof bn_epi_shapes / sizeof bn_epi_shapes[0]))
+#define BN_LT_WORKSPACE (32u << 20)
+
+__device__ __forceinline__ double bn_gelu_ref(double x)
+{
+    return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+
+/* R = GELU(A B + bias) in float64 for rows 0, step, 2 step, ... of C (BF16 A m x k, B k x n,
+ * bias n, row-major): R holds those rows one after another. */
+__global__ void bn_epi_reference(const __nv_bfloat16 *A, const __nv_bfloat16 *B,
+                                 const __nv_bfloat16 *bias, double *R, int m, int n, int k,
+                                 int step)
+{
+    __shared__ double sa[16][17], sb[16][17];
+    int rr = blockIdx.y * 16 + threadIdx.y, row = rr * step, col = blockIdx.x * 16 + threadIdx.x;
+    double acc = 0;
+    for (int p0 = 0; p0 < k; p0 += 16) {
+        int pa = p0 + threadIdx.x, pb = p0 + threadIdx.y;
+        sa[threadIdx.y][threadIdx.x] =
+            row < m && pa < k ? (double)__bfloat162float(A[(size_t)row * k + pa]) : 0;
+        sb[threadIdx.y][threadIdx.x] =
+            pb < k && col < n ? (double)__bfloat162float(B[(size_t)pb * n + col]) : 0;
+        __syncthreads();
+        for (int q = 0; q < 16; q++)
+            acc += sa[threadIdx.y][q] * sb[q][threadIdx.x];
+        __syncthreads();
+    }
+    if (row < m && col < n)
+        R[(size_t)rr * n + col] = bn_gelu_ref(acc + (double)__bfloat162float(bias[col]));
+}
+
+/* The error over the reference's rows: sums as bn_error. */
+__global__ void bn_epi_error(const __nv_bfloat16 *C, const double *R, int rows, int n, int step,
+                             double *sums)
+{
+    bench_error_sums([=](size_t i) {
+        size_t rr = i / n, col = i % n;
+        return (double)__bfloat162float(C[rr * step * (size_t)n + col]);
+    }, R, (size_t)rows * n, sums);
+}
+
+/* The unfused pair's second kernel: C = GELU(C + bias) in FP32 (tanh form, tanhf), BF16 C with
+ * n a multiple of 8, eight elements (16 bytes) per thread and step. */
+__global__ void __launch_bounds__(256) bn_bias_gelu(__nv_bfloat16 *C, const __nv_bfloat16 *bias,
+                                                    size_t count, int n)
+{
+    for (size_t i = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) * 8; i < count;
+         i += (size_t)gridDim.x * blockDim.x * 8) {
+        uint4 raw = *(const uint4 *)(C + i);
+        uint4 braw = *(const uint4 *)(bias + i % n);
+        __nv_bfloat162 *v = (__nv_bfloat162 *)&raw;
+        const __nv_bfloat162 *b = (const __nv_bfloat162 *)&braw;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            float2 x = __bfloat1622float2(v[j]), y = __bfloat1622float2(b[j]);
+            x.x += y.x;
+            x.y += y.y;
+            x.x = 0.5f * x.x * (1.0f + tanhf(0.7978845608f * (x.x + 0.044715f * x.x * x.x * x.x)));
+            x.y = 0.5f * x.y * (1.0f + tanhf(0.7978845608f * (x.y + 0.044715f * x.y * x.y * x.y)));
+            v[j] = __float22bfloat162_rn(x);
+        }
+        *(uint4 *)(C + i) = raw;
+    }
+}
+
+typedef struct bn_epi_call {
+    int m, n, k;
+    void *A, *B, *C, *bias;
+    at_handle *h;
+    cublasLtHandle_t lt;
+    cublasLtMatmulDesc_t op[2];             /* [0] plain, [1] GELU_BIAS */
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo[2];
+    void *ws;
+    int sms;
+} bn_epi_call;
+
+static int bn_epi_ours(const bn_epi_call *c)
+{
+    at_epilogue epi = {AT_ACT_GELU_TANH, AT_BIAS_COL, c->bias};
+    at_status s = at_gemm_epilogue(c->h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, c->m, c->n, c->k,
+                                   AT_R_16BF, 1.0, c->A, c->k, c->B, c->n, 0.0, c->C, c->n, &epi);
+    if (s != AT_OK)
+        fprintf(stderr, "at_gemm_epilogue: %s: %s\n", at_status_string(s), at_errmsg(c->h));
+    return s != AT_OK;
+}
+
+static int bn_epi_pair(const bn_epi_call *c)
+{
+    at_status s = at_gemm(c->h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, c->m, c->n, c->k, AT_R_16BF, 1.0,
+                          c->A, c->k, c->B, c->n, 0.0, c->C, c->n);
+    if (s != AT_OK) {
+        fprintf(stderr, "at_gemm: %s: %s\n", at_status_string(s), at_errmsg(c->h));
+        return 1;
+    }
+    bn_bias_gelu<<<c->sms * 8, 256>>>((__nv_bfloat16 *)c->C, (const __nv_bfloat16 *)c->bias,
+                                      (size_t)c->m * c->n, c->n);
+    return cudaGetLastError() != cudaSuccess;
+}
+
+/* cublasLtMatmul, plain (which 0) or with CUBLASLT_EPILOGUE_GELU_BIAS (1): row-major C = A B is
+ * column-major C^T = B^T A^T, so cuBLASLt's per-row bias of D = C^T is our per-column one. */
+static int bn_epi_lt(const bn_epi_call *c, int which)
+{
+    const float one = 1.0f, zero = 0.0f;
+    cublasStatus_t s = cublasLtMatmul(c->lt, c->op[which], &one, c->B, c->la, c->A, c->lb, &zero,
+                                      c->C, c->lc, c->C, c->lc, &c->algo[which], c->ws,
+                                      BN_LT_WORKSPACE, 0);
+    if (s != CUBLAS_STATUS_SUCCESS)
+        fprintf(stderr, "cublasLtMatmul failed: %d\n", (int)s);
+    return s != CUBLAS_STATUS_SUCCESS;
+}
+
+static int bn_epi_lt_fused(const bn_epi_call *c) { return bn_epi_lt(c, 1); }
+static int bn_epi_lt_plain(const bn_epi_call *c) { return bn_epi_lt(c, 0); }
+
+typedef struct bn_epi_timed {
+    int (*op)(const bn_epi_call *);
+    const bn_epi_call *c;
+} bn_epi_timed;
+
+static int bn_epi_timed_call(void *p)
+{
+    const bn_epi_timed *t = (const bn_epi_timed *)p;
+    return t->op(t->c);
+}
+
+/* Sets up cuBLASLt's descriptors and heuristic algorithms for c's shape; 0 on success. */
+static int bn_epi_lt_setup(bn_epi_call *c)
+{
+    cublasOperation_t no = CUBLAS_OP_N;
+    for (int w = 0; w < 2; w++) {
+        cublasLtEpilogue_t e = w ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
+        if (cublasLtMatmulDescCreate(&c->op[w], CUBLAS_COMPUTE_32F, CUDA_R_32F) ||
+            cublasLtMatmulDescSetAttribute(c->op[w], CUBLASLT_MATMUL_DESC_TRANSA, &no, sizeof no) ||
+            cublasLtMatmulDescSetAttribute(c->op[w], CUBLASLT_MATMUL_DESC_TRANSB, &no, sizeof no) ||
+            cublasLtMatmulDescSetAttribute(c->op[w], CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof e))
+            return 1;
+        if (w && cublasLtMatmulDescSetAttribute(c->op[w], CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                &c->bias, sizeof c->bias))
+            return 1;
+    }
+    if (cublasLtMatrixLayoutCreate(&c->la, CUDA_R_16BF, c->n, c->k, c->n) ||
+        cublasLtMatrixLayoutCreate(&c->lb, CUDA_R_16BF, c->k, c->m, c->k) ||
+        cublasLtMatrixLayoutCreate(&c->lc, CUDA_R_16BF, c->n, c->m, c->n))
+        return 1;
+    cublasLtMatmulPreference_t pref;
+    size_t wsz = BN_LT_WORKSPACE;
+    if (cublasLtMatmulPreferenceCreate(&pref) ||
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsz,
+                                             sizeof wsz))
+        return 1;
+    for (int w = 0; w < 2; w++) {
+        cublasLtMatmulHeuristicResult_t res;
+        int found = 0;
+        if (cublasLtMatmulAlgoGetHeuristic(c->lt, c->op[w], c->la, c->lb, c->lc, c->lc, pref, 1,
+                                           &res, &found) || found < 1) {
+            cublasLtMatmulPreferenceDestroy(pref);
+            return 1;
+        }
+        c->algo[w] = res.algo;
+    }
+    cublasLtMatmulPreferenceDestroy(pref);
+    return 0;
+}
+
+static void bn_epi_lt_teardown(bn_epi_call *c)
+{
+    for (int w = 0; w < 2; w++)
+        cublasLtMatmulDescDestroy(c->op[w]);
+    cublasLtMatrixLayoutDestroy(c->la);
+    cublasLtMatrixLayoutDestroy(c->lb);
+    cublasLtMatrixLayoutDestroy(c->lc);
+}
+
+/* Poisons C, runs op once, returns the relative error over the reference rows (inf if not
+ * finite, -1 if the call failed). */
+static double bn_epi_check(int (*op)(const bn_epi_call *), const bn_epi_call *c, const double *R,
+                           int rows, int step, double *sums)
+{
+    bn_fill<<<1024, 256>>>(c->C, (size_t)c->m * c->n, 0, 0, NAN, 1);
+    BN_CUDA(cudaDeviceSynchronize());
+    if (op(c))
+        return -1;
+    BN_CUDA(cudaMemset(sums, 0, 3 * sizeof(double)));
+    bn_epi_error<<<1024, 256>>>((const __nv_bfloat16 *)c->C, R, rows, c->n, step, sums);
+    double host[3];
+    BN_CUDA(cudaMemcpy(host, sums, sizeof host, cudaMemcpyDeviceToHost));
+    if (host[2] > 0)
+        return INFINITY;
+    return sqrt(host[0] / (host[1] > 0 ? host[1] : 1));
+}
+
+/* BF16 GEMM + bias (per column of C, per output feature) + GELU (tanh form): ours fused, cuBLASLt
+ * with CUBLASLT_EPILOGUE_GELU_BIAS, the unfused pair (our GEMM, then bn_bias_gelu), and plain
+ * cuBLASLt for scale; rounds alternate the order. 0 if every check passed. */
+static int bn_epilogue_main(at_handle *h, int rounds)
+{
+    cublasLtHandle_t lt;
+    if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) {
+        fprintf(stderr, "cublasLtCreate failed\n");
+        return 1;
+    }
+    cudaDeviceProp prop;
+    BN_CUDA(cudaGetDeviceProperties(&prop, 0));
+    printf("GEMM + bias + GELU (BF16, row-major C = GELU(A B + bias), bias per column of C, GELU "
+           "tanh form) on %s (cuBLASLt %zu): ours = at_gemm_epilogue (fused), Lt = cublasLtMatmul "
+           "CUBLASLT_EPILOGUE_GELU_BIAS, pair = at_gemm then a bias + GELU kernel, Lt plain = no "
+           "epilogue; error = ||C - R||_F / ||R||_F over every (m/512)-th row against float64; %d "
+           "rounds alternating the order, each the median of >= 20 CUDA-event timings; x Lt and "
+           "x pair = their median ms over ours\n", prop.name, cublasLtGetVersion(), rounds);
+    printf("\n%-17s %9s %8s %9s | %9s %8s %9s | %9s %8s | %9s | %7s %7s  %s\n", "m x n x k",
+           "ours ms", "TF/s", "error", "Lt ms", "TF/s", "error", "pair ms", "error", "Ltplain",
+           "x Lt", "x pair", "configuration (lookup level)");
+    int failures = 0;
+    for (int i = 0; i < BN_EPI_NSHAPES; i++) {
+        bn_epi_call c;
+        memset(&c, 0, sizeof c);
+        c.m = bn_epi_shapes[i].m;
+        c.n = bn_epi_shapes[i].n;
+        c.k = bn_epi_shapes[i].k;
+        c.h = h;
+        c.lt = lt;
+        c.sms = prop.multiProcessorCount;
+        size_t na = (size_t)c.m * c.k, nb = (size_t)c.k * c.n, nc = (size_t)c.m * c.n;
+        int step = c.m >= 512 ? c.m / 512 : 1, rows = (c.m + step - 1) / step;
+        double *R, *sums;
+        BN_CUDA(cudaMalloc(&c.A, na * 2));
+        BN_CUDA(cudaMalloc(&c.B, nb * 2));
+        BN_CUDA(cudaMalloc(&c.C, nc * 2));
+        BN_CUDA(cudaMalloc(&c.bias, (size_t)c.n * 2));
+        BN_CUDA(cudaMalloc(&c.ws, BN_LT_WORKSPACE));
+        BN_CUDA(cudaMalloc(&R, (size_t)rows * c.n * sizeof(double)));
+        BN_CUDA(cudaMalloc(&sums, 3 * sizeof(double)));
+        unsigned long long seed = 0xe91ull * (unsigned long long)(i + 1);
+        bn_fill<<<1024, 256>>>(c.A, na, 0, seed, 0, 0);
+        bn_fill<<<1024, 256>>>(c.B, nb, 0, seed ^ 0xabcdefull, 0, 0);
+        bn_fill<<<1024, 256>>>(c.bias, (size_t)c.n, 0, seed ^ 0x5151ull, 0, 0);
+        dim3 grid((unsigned)((c.n + 15) / 16), (unsigned)((rows + 15) / 16));
+        bn_epi_reference<<<grid, dim3(16, 16)>>>((const __nv_bfloat16 *)c.A,
+                                                 (const __nv_bfloat16 *)c.B,
+                                                 (const __nv_bfloat16 *)c.bias, R, c.m, c.n, c.k,
+                                                 step);
+        BN_CUDA(cudaDeviceSynchronize());
+        if (bn_epi_lt_setup(&c)) {
+            fprintf(stderr, "cuBLASLt: no algorithm for %dx%dx%d with GELU_BIAS\n", c.m, c.n, c.k);
+            return 1;
+        }
+        double e_ours = bn_epi_check(bn_epi_ours, &c, R, rows, step, sums);
+        at_stats st;
+        at_get_stats(h, &st);
+        char config[sizeof st.last_config];
+        snprintf(config, sizeof config, "%s", st.last_config);
+        at_lookup_level level = st.last_level;
+        double e_lt = bn_epi_check(bn_epi_lt_fused, &c, R, rows, step, sums);
+        double e_pair = bn_epi_check(bn_epi_pair, &c, R, rows, step, sums);
+        int (*ops[4])(const bn_epi_call *) = {bn_epi_ours, bn_epi_lt_fused, bn_epi_pair,
+                                              bn_epi_lt_plain};
+        double r[4][BN_MAX_ROUNDS], x_lt[BN_MAX_ROUNDS], x_pair[BN_MAX_ROUNDS];
+        int done = 0;
+        for (int round = 0; round < rounds && e_ours >= 0 && e_lt >= 0 && e_pair >= 0; round++) {
+            int ok = 1;
+            for (int j = 0; j < 4 && ok; j++) {
+                int o = round % 2 ? 3 - j : j;          /* odd rounds in reverse order */
+                bn_epi_timed t = {ops[o], &c};
+                r[o][round] = bench_time_ms(bn_epi_timed_call, &t, 20, 500.0);
+                ok = r[o][round] > 0;
+            }
+            if (!ok)
+                break;
+            x_lt[round] = r[1][round] / r[0][round];
+            x_pair[round] = r[2][round] / r[0][round];
+            done++;
+        }
+        double ms[4];
+        for (int j = 0; j < 4; j++)
+            ms[j] = done ? bench_median(r[j], done) : -1;
+        double flop = 2.0 * c.m * c.n * (double)c.k;
+        /* the family's rule with the epilogue's 1.2 (templates/tcgemm.c) */
+        double tol = 1.2 * (2 * ldexp(1, -8) + (4 * sqrt((double)c.k) + c.k / 8.0) * ldexp(1, -24));
+        int ok = e_ours >= 0 && e_ours <= tol && e_pair >= 0 && e_pair <= tol;
+        static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
+        char shape[64];
+        snprintf(shape, sizeof shape, "%dx%dx%d", c.m, c.n, c.k);
+        printf("%-17s %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %9.4f %9.2e | %9.4f | %6.3fx "
+               "%6.3fx  %s (%s)%s\n", shape, ms[0], ms[0] > 0 ? flop / ms[0] / 1e9 : 0, e_ours,
+               ms[1], ms[1] > 0 ? flop / ms[1] / 1e9 : 0, e_lt, ms[2], e_pair, ms[3],
+               done ? bench_median(x_lt, done) : 0, done ? bench_median(x_pair, done) : 0, config,
+               levels[level], ok ? "" : "  ** FAILED CHECK **");
+        fflush(stdout);
+        failures += !ok;
+        bn_epi_lt_teardown(&c);
+        cudaFree(c.A);
+        cudaFree(c.B);
+        cudaFree(c.C);
+        cudaFree(c.bias);
+        cudaFree(c.ws);
+        cudaFree(R);
+        cudaFree(sums);
+    }
+    cublasLtDestroy(lt);
+    return failures ? 1 : 0;
+}
+
 /* The acceptance rule of the tensor-core family (README). */
 static double bn_tolerance(const bn_type *ty, int k)
 {
@@ -200,6 +512,12 @@ int main(int argc, char **argv)
     if (s != AT_OK) {
         fprintf(stderr, "at_create: %s\n", at_status_string(s));
         return 1;
+    }
+    const char *epi_env = getenv("BENCH_TCGEMM_EPILOGUE");
+    if (epi_env && *epi_env && strcmp(epi_env, "0") != 0) {
+        int rc = bn_epilogue_main(h, bn_rounds);
+        at_destroy(h);
+        return rc;
     }
     cublasHandle_t cublas;
     if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) {

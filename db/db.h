@@ -12,8 +12,10 @@
 /* 1: the first release; 2: the problem's kind (element type, math, ops,
  * order, batch) in the problem and measurement keys; 3: a result's
  * sustained time and rank (the tuner's re-timing); 4: the recorded table
- * (problems the runtime served below the exact level) (db/migrate.c). */
-#define DB_SCHEMA_VERSION 4
+ * (problems the runtime served below the exact level); 5: a GEMM's fused
+ * epilogue in the kind of the problem, measurement and recorded keys
+ * (db/migrate.c). */
+#define DB_SCHEMA_VERSION 5
 
 typedef struct db db;
 

@@ -44,29 +44,32 @@ void db_col_text(sqlite3_stmt *st, int col, char *dst, size_t len);
  * A problem's key columns, in the problem and measurement tables, are
  * d0, d1, d2 (unused ones 0) and its kind as readable text: dtype ('f32',
  * 'f64', 'f16', 'bf16'), math ('' or 'tf32'), op_a and op_b ('N', 'T'),
- * layout ('row', 'col'), batch (1 for one product); see tpl_dtype_name.
- * Statements bind a problem's key at the fixed parameters ?20 .. ?28, above
+ * layout ('row', 'col'), batch (1 for one product), epilogue ('' none,
+ * 'bias_col:gelu', ...; version 5); see tpl_dtype_name, tpl_epilogue_name.
+ * Statements bind a problem's key at the fixed parameters ?20 .. ?29, above
  * every other parameter they use: DB_KEY_VALUES, DB_PROBLEM_IS, DB_KIND_IS. */
-#define DB_KEY_COLS "d0, d1, d2, dtype, math, op_a, op_b, layout, batch"
-#define DB_KEY_VALUES "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28"
+#define DB_KEY_COLS "d0, d1, d2, dtype, math, op_a, op_b, layout, batch, epilogue"
+#define DB_KEY_VALUES "?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29"
+#define DB_N_KEY_COLS 10            /* the columns of DB_KEY_COLS, bound at ?20 on */
 /* t's kind is the bound one (never true where the kind is bound NULL) */
 #define DB_KIND_IS(t) \
     t ".dtype = ?23 AND " t ".math = ?24 AND " t ".op_a = ?25 AND " t ".op_b = ?26 AND " \
-    t ".layout = ?27"
+    t ".layout = ?27 AND " t ".epilogue = ?29"
 /* t's whole key is the bound one */
 #define DB_PROBLEM_IS(t) \
     "(" t ".d0 = ?20 AND " t ".d1 = ?21 AND " t ".d2 = ?22 AND " DB_KIND_IS(t) " AND " \
     t ".batch = ?28)"
-/* The kind columns of t in the order db_col_kind reads them. */
+/* The kind columns of t in the order db_col_kind reads them (DB_N_KIND_COLS). */
 #define DB_KIND_COLS(t) \
-    t ".dtype, " t ".math, " t ".op_a, " t ".op_b, " t ".layout, " t ".batch"
-/* Binds p's key at ?20 .. ?28 (p NULL: all NULL, matching nothing). */
+    t ".dtype, " t ".math, " t ".op_a, " t ".op_b, " t ".layout, " t ".batch, " t ".epilogue"
+#define DB_N_KIND_COLS 7
+/* Binds p's key at ?20 .. ?29 (p NULL: all NULL, matching nothing). */
 void db_bind_problem(sqlite3_stmt *st, const tpl_problem *p);
-/* Binds p's kind alone at ?23 .. ?27 (for DB_KIND_IS; p NULL: NULL). */
+/* Binds p's kind alone at ?23 .. ?27 and ?29 (for DB_KIND_IS; p NULL: NULL). */
 void db_bind_kind(sqlite3_stmt *st, const tpl_problem *p);
 /* Reads n_dims, d0, d1, d2 from columns col .. col + 3 (kind left plain). */
 void db_col_problem(sqlite3_stmt *st, int col, tpl_problem *p);
-/* Reads the kind (DB_KIND_COLS) from columns col .. col + 5; a name this
+/* Reads the kind (DB_KIND_COLS) from columns col .. col + 6; a name this
  * build does not know reads as TPL_KIND_UNKNOWN. */
 void db_col_kind(sqlite3_stmt *st, int col, tpl_problem *p);
 /* Runs sql; 1 if it succeeded, else 0 with *status and the message set. */

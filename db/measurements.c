@@ -61,7 +61,7 @@ at_status db_measurements(db *d, const char *device_uuid, const char *kernel,
         " FROM measurement m JOIN device d ON d.id = m.device_id "
         "WHERE (?1 IS NULL OR d.uuid = ?1) AND (?2 IS NULL OR m.kernel = ?2) "
         "ORDER BY m.kernel, m.d0, m.d1, m.d2, m.dtype, m.math, m.op_a, m.op_b, m.layout, "
-        "m.batch, m.name");
+        "m.batch, m.epilogue, m.name");
     if (s != AT_OK)
         return s;
     db_bind_text(st, 1, device_uuid);

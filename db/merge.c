@@ -287,7 +287,7 @@ static at_status merge_problems(merge_ctx *m)
             sqlite3_reset(both[b]);
             sqlite3_bind_value(both[b], 1, sqlite3_column_value(q, 1));
             sqlite3_bind_value(both[b], 2, sqlite3_column_value(q, 2));
-            for (int k = 0; k < 9; k++)
+            for (int k = 0; k < DB_N_KEY_COLS; k++)
                 sqlite3_bind_value(both[b], 20 + k, sqlite3_column_value(q, 3 + k));
         }
         int wrc = sqlite3_step(ins);
@@ -398,10 +398,10 @@ static at_status merge_measurements(merge_ctx *m)
         sqlite3_bind_int64(ins, 1, map_get(&m->dev, sqlite3_column_int64(q, 0)));
         sqlite3_bind_value(ins, 2, sqlite3_column_value(q, 1));
         sqlite3_bind_value(ins, 3, sqlite3_column_value(q, 2));
-        for (int k = 0; k < 9; k++)
+        for (int k = 0; k < DB_N_KEY_COLS; k++)
             sqlite3_bind_value(ins, 20 + k, sqlite3_column_value(q, 3 + k));
         for (int k = 0; k < 7; k++)
-            sqlite3_bind_value(ins, 4 + k, sqlite3_column_value(q, 12 + k));
+            sqlite3_bind_value(ins, 4 + k, sqlite3_column_value(q, 3 + DB_N_KEY_COLS + k));
         int wrc = sqlite3_step(ins);
         if (wrc != SQLITE_DONE)
             s = db_sqlfail(m->dst, wrc, "copying a measurement");

@@ -12,7 +12,8 @@
     "note, created"
 /* What a version 1 row means in the new columns: the plain problem. */
 #define V1_KIND_DEFAULTS \
-    "'f32' AS dtype, '' AS math, 'N' AS op_a, 'N' AS op_b, 'row' AS layout, 1 AS batch"
+    "'f32' AS dtype, '' AS math, 'N' AS op_a, 'N' AS op_b, 'row' AS layout, 1 AS batch, " \
+    "'' AS epilogue"
 
 /* A read-only version 1 database seen as version 2: temporary views named
  * like the two tables (the temp schema is searched first) that add the new
@@ -203,21 +204,93 @@ static at_status db_views_3(db *d)
     return AT_OK;
 }
 
+/* Version 4 to 5: the problem, measurement and recorded tables gain the epilogue column ('':
+ * none, what every older row means) in their UNIQUE keys. The columns version 4 has: */
+#define V4_PROBLEM_COLS "id, kernel, n_dims, d0, d1, d2, dtype, math, op_a, op_b, layout, batch"
+#define V4_MEASUREMENT_COLS \
+    "id, device_id, kernel, n_dims, d0, d1, d2, dtype, math, op_a, op_b, layout, batch, name, " \
+    "time_ms, gflops, gbs, rel_error, note, created"
+#define V4_RECORDED_COLS \
+    "id, device_id, kernel, n_dims, d0, d1, d2, dtype, math, op_a, op_b, layout, batch, level, " \
+    "calls, time_ms, first_seen, last_seen"
+
+/* The version 4 to 5 migration, in one transaction (as 1 to 2): the three tables rebuilt
+ * with their ids, no reference broken, version and meta updated; another process that
+ * migrated first is left alone. */
+static at_status db_migrate_4_to_5(db *d)
+{
+    at_status s = AT_OK;
+    if (!db_exec(d, "PRAGMA foreign_keys = OFF", "disabling foreign keys", &s))
+        return s;
+    if ((s = db_begin(d)) != AT_OK)
+        return s;
+    long long version = 0, before = 0, after = 0;
+    s = db_query_int(d, "PRAGMA user_version", NULL, &version, "reading the schema version");
+    if (s != AT_OK || version >= 5) {
+        db_rollback(d);
+        return s;
+    }
+    char problem[2048], measurement[2048], recorded[2048];
+    db_problem_table_sql(problem, sizeof problem, "problem_v2");
+    db_measurement_table_sql(measurement, sizeof measurement, "measurement_v2");
+    db_recorded_table_sql(recorded, sizeof recorded, "recorded_v2");
+    if ((s = db_dangling(d, &before)) != AT_OK ||
+        (s = db_rebuild(d, "problem", problem, V4_PROBLEM_COLS)) != AT_OK ||
+        (s = db_rebuild(d, "measurement", measurement, V4_MEASUREMENT_COLS)) != AT_OK ||
+        (s = db_rebuild(d, "recorded", recorded, V4_RECORDED_COLS)) != AT_OK ||
+        (s = db_dangling(d, &after)) != AT_OK) {
+        db_rollback(d);
+        return s;
+    }
+    if (after > before) {
+        db_rollback(d);
+        return db_fail(d, AT_ERR_DB_CORRUPT, "%lld rows lost their reference", after - before);
+    }
+    if ((s = db_record_migration(d, 5)) != AT_OK) {
+        db_rollback(d);
+        return s;
+    }
+    return db_commit(d);
+}
+
+/* A read-only database older than version 5 seen with the epilogue column: temporary views
+ * over the tables that lack it (version 1's problem and measurement views, and the temporary
+ * recorded table of one older than 4, have it already). */
+static at_status db_views_4(db *d, long long version)
+{
+    at_status s = AT_OK;
+    if (version >= 2 &&
+        !db_exec(d, "CREATE TEMP VIEW IF NOT EXISTS problem AS SELECT *, '' AS epilogue "
+                    "FROM main.problem;"
+                    "CREATE TEMP VIEW IF NOT EXISTS measurement AS SELECT *, '' AS epilogue "
+                    "FROM main.measurement;",
+                 "reading an older schema's problems as version 5", &s))
+        return s;
+    if (version == 4 &&
+        !db_exec(d, "CREATE TEMP VIEW IF NOT EXISTS recorded AS SELECT *, '' AS epilogue "
+                    "FROM main.recorded;",
+                 "reading an older schema's recorded problems as version 5", &s))
+        return s;
+    return AT_OK;
+}
+
 at_status db_upgrade(db *d, long long version)
 {
-    if (version < 1 || version > 3)
+    if (version < 1 || version > 4)
         return db_fail(d, AT_ERR_DB_CORRUPT, "%s has schema version %lld, which this autotune "
                        "cannot migrate", d->path, version);
     if (d->readonly) {
         at_status s = version < 2 ? db_views_1(d) : AT_OK;
         if (s == AT_OK && version < 3)
             s = db_views_2(d);
-        return s == AT_OK ? db_views_3(d) : s;
+        if (s == AT_OK && version < 4)
+            s = db_views_3(d);
+        return s == AT_OK ? db_views_4(d, version) : s;
     }
     int from = (int)version;
     at_status s = AT_OK;
     static at_status (*const steps[])(db *) = {
-        db_migrate_1_to_2, db_migrate_2_to_3, db_migrate_3_to_4,
+        db_migrate_1_to_2, db_migrate_2_to_3, db_migrate_3_to_4, db_migrate_4_to_5,
     };
     for (; s == AT_OK && from < DB_SCHEMA_VERSION; from++)
         if ((s = steps[from - 1](d)) != AT_OK)

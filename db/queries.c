@@ -86,7 +86,7 @@ at_status db_candidates(db *d, const char *device_uuid, const char *arch,
         "AND r.status = 'ok' AND r.time_ms > 0 AND (?5 = 0 OR r.deterministic = 1) "
         "AND (?23 IS NULL OR " DB_KIND_IS("p") ")) "
         "WHERE ?6 <= 0 OR rank <= ?6 "
-        "ORDER BY d0, d1, d2, dtype, math, op_a, op_b, layout, batch, by_rank, id");
+        "ORDER BY d0, d1, d2, dtype, math, op_a, op_b, layout, batch, epilogue, by_rank, id");
     if (s != AT_OK)
         return s;
     db_bind_kind(st, kind);

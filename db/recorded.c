@@ -94,12 +94,13 @@ at_status db_record_served(db *d, const at_device_info *dev, const char *nvrtc_v
     "res.device_id WHERE k.name = r.kernel AND d2.name = dv.name AND res.status = 'ok' AND " \
     "res.rel_error >= 0 AND p.n_dims = r.n_dims AND p.d0 = r.d0 AND p.d1 = r.d1 AND " \
     "p.d2 = r.d2 AND p.dtype = r.dtype AND p.math = r.math AND p.op_a = r.op_a AND " \
-    "p.op_b = r.op_b AND p.layout = r.layout AND p.batch = r.batch) AS done " \
+    "p.op_b = r.op_b AND p.layout = r.layout AND p.batch = r.batch AND " \
+    "p.epilogue = r.epilogue) AS done " \
     "FROM recorded r JOIN device dv ON dv.id = r.device_id " \
     "WHERE (?1 IS NULL OR dv.name = ?1) " \
     "GROUP BY dv.name, r.kernel, r.n_dims, " DB_KEY_COLS \
     " ORDER BY sum(r.time_ms) DESC, sum(r.calls) DESC, r.kernel, r.d0, r.d1, r.d2, r.dtype, " \
-    "r.math, r.op_a, r.op_b, r.layout, r.batch"
+    "r.math, r.op_a, r.op_b, r.layout, r.batch, r.epilogue"
 
 at_status db_wanted(db *d, const char *model, int with_done, db_recorded **out, int *count)
 {
@@ -123,12 +124,13 @@ at_status db_wanted(db *d, const char *model, int with_done, db_recorded **out, 
         db_col_text(st, 2, r.kernel, sizeof r.kernel);
         db_col_problem(st, 3, &r.problem);
         db_col_kind(st, 7, &r.problem);
-        r.level = sqlite3_column_int(st, 13);
-        r.calls = sqlite3_column_int64(st, 14);
-        r.time_ms = sqlite3_column_double(st, 15);
-        db_col_text(st, 16, r.first_seen, sizeof r.first_seen);
-        db_col_text(st, 17, r.last_seen, sizeof r.last_seen);
-        r.done = sqlite3_column_int(st, 18);
+        int col = 7 + DB_N_KIND_COLS;
+        r.level = sqlite3_column_int(st, col);
+        r.calls = sqlite3_column_int64(st, col + 1);
+        r.time_ms = sqlite3_column_double(st, col + 2);
+        db_col_text(st, col + 3, r.first_seen, sizeof r.first_seen);
+        db_col_text(st, col + 4, r.last_seen, sizeof r.last_seen);
+        r.done = sqlite3_column_int(st, col + 5);
         if (r.done && !with_done)
             continue;
         if (!db_grow((void **)&rows, &cap, n, sizeof *rows)) {

@@ -88,8 +88,8 @@ void db_read_result(sqlite3_stmt *st, db_result *r)
     db_col_text(st, 21, r->created, sizeof r->created);
     r->deterministic = sqlite3_column_int(st, 22);
     db_col_kind(st, 23, &r->problem);
-    r->sustained_ms = sqlite3_column_double(st, 29);      /* NULL reads as 0 */
-    r->rank_ms = sqlite3_column_double(st, 30);
+    r->sustained_ms = sqlite3_column_double(st, 23 + DB_N_KIND_COLS);  /* NULL reads as 0 */
+    r->rank_ms = sqlite3_column_double(st, 24 + DB_N_KIND_COLS);
 }
 
 double db_rank_ms(const db_result *r)

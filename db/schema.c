@@ -13,7 +13,8 @@
     "    op_a TEXT NOT NULL DEFAULT 'N',\n" \
     "    op_b TEXT NOT NULL DEFAULT 'N',\n" \
     "    layout TEXT NOT NULL DEFAULT 'row',\n" \
-    "    batch INTEGER NOT NULL DEFAULT 1,\n"
+    "    batch INTEGER NOT NULL DEFAULT 1,\n" \
+    "    epilogue TEXT NOT NULL DEFAULT '',\n"
 
 /* The problem table after its name (one key: kernel, sizes and kind). */
 #define DB_PROBLEM_BODY \

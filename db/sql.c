@@ -150,6 +150,7 @@ void db_bind_kind(sqlite3_stmt *st, const tpl_problem *p)
     db_bind_text(st, 25, p ? tpl_op_name(p->op_a) : NULL);
     db_bind_text(st, 26, p ? tpl_op_name(p->op_b) : NULL);
     db_bind_text(st, 27, p ? tpl_order_name(p->order) : NULL);
+    db_bind_text(st, 29, p ? tpl_epilogue_name(p->epilogue) : NULL);
 }
 
 void db_bind_problem(sqlite3_stmt *st, const tpl_problem *p)
@@ -191,6 +192,8 @@ void db_col_kind(sqlite3_stmt *st, int col, tpl_problem *p)
     p->op_b = (at_op)tpl_op_of((const char *)sqlite3_column_text(st, col + 3));
     p->order = (at_order)tpl_order_of((const char *)sqlite3_column_text(st, col + 4));
     p->batch = sqlite3_column_int64(st, col + 5);
+    const char *e = (const char *)sqlite3_column_text(st, col + 6);
+    p->epilogue = tpl_epilogue_of(e ? e : "");
 }
 
 int db_exec(db *d, const char *sql, const char *what, at_status *status)
@@ -273,5 +276,5 @@ int db_problem_ok(const tpl_problem *p)
 {
     return p && p->n_dims >= 0 && p->n_dims <= TPL_MAX_DIMS && tpl_dtype_name(p->dtype) &&
            tpl_math_name(p->math) && tpl_op_name(p->op_a) && tpl_op_name(p->op_b) &&
-           tpl_order_name(p->order) && p->batch >= 0;
+           tpl_order_name(p->order) && tpl_epilogue_name(p->epilogue) && p->batch >= 0;
 }

@@ -46,12 +46,12 @@ static rp_kindkey rp_key_of(const rp_group *g)
     return k;
 }
 
-/* 1 if a and b are one series: the same operation, type, math and batching. */
+/* 1 if a and b are one series: the same operation, type, math, batching and fused epilogue. */
 static int rp_same_series(const rp_kindkey *a, const rp_kindkey *b)
 {
     return a->op == b->op && strcmp(a->other, b->other) == 0 &&
            a->kind.dtype == b->kind.dtype && a->kind.math == b->kind.math &&
-           a->kind.batch == b->kind.batch;
+           a->kind.batch == b->kind.batch && a->kind.epilogue == b->kind.epilogue;
 }
 
 static int rp_same_row(const rp_kindkey *a, const rp_kindkey *b)
@@ -92,7 +92,8 @@ static long long rp_rank_of(const rp_kindkey *k)
     long long ops = k->kind.op_a * 2 + k->kind.op_b, col = k->kind.order != AT_ROW_MAJOR;
     long long layout = (ops & 3) * 2 + col, batched = k->kind.batch > 1;
     long long type = rp_type_rank(&k->kind, k->op);
-    return (long long)k->op * 100000 + batched * 1000 + type * 100 + layout;
+    long long epi = k->kind.epilogue >= 0 && k->kind.epilogue < TPL_N_EPI ? k->kind.epilogue : 11;
+    return (long long)k->op * 100000 + batched * 1000 + type * 100 + epi * 8 + layout;
 }
 
 /* "NT", "TN col-major"; "" for NN row-major. */
@@ -104,7 +105,7 @@ static void rp_layout_text(const tpl_problem *k, char *out, size_t len)
              ops && col ? " " : "", col ? "col-major" : "");
 }
 
-/* The series' name ("batched FP64 GEMM", "FP32 sum", "mykernel:f64"). */
+/* The series' name ("batched FP64 GEMM", "FP32 sum", "mykernel:f64", "BF16 GEMM+bias_col:gelu"). */
 static void rp_series_text(const rp_kindkey *k, char *out, size_t len)
 {
     static const char *const op_names[] = { "GEMM", "sum", "dot", "Jacobi" };
@@ -119,7 +120,9 @@ static void rp_series_text(const rp_kindkey *k, char *out, size_t len)
         snprintf(out, len, "%s%.31s%s", batched, k->other, kind);
         return;
     }
-    snprintf(out, len, "%s%s %s", batched, rp_type_name(&k->kind), op_names[k->op]);
+    const char *epi = k->kind.epilogue ? tpl_epilogue_name(k->kind.epilogue) : "";
+    snprintf(out, len, "%s%s %s%s%s", batched, rp_type_name(&k->kind), op_names[k->op],
+             k->kind.epilogue ? "+" : "", epi ? epi : "?");
 }
 
 static void rp_row_text(const rp_kindkey *k, char *out, size_t len)

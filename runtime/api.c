@@ -972,6 +972,43 @@ at_status at_gemm(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, i
     return run_plan(h, fam->name, &args);
 }
 
+/* at_gemm with a fused epilogue: at_gemm's checks, then the epilogue's (ag_check_epilogue);
+ * the problem's kind carries the epilogue, the bias travels as operand TPL_GEMM_BIAS, and the
+ * tensor-core family computes it (the only one with epilogues). */
+at_status at_gemm_epilogue(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, int n,
+                           int k, at_dtype type, double alpha, const void *A, int lda,
+                           const void *B, int ldb, double beta, void *C, int ldc,
+                           const at_epilogue *epi)
+{
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    tpl_args args = tpl_gemm_args(m, n, k, 0.0f, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, 0.0f,
+                                  (CUdeviceptr)C, ldc);
+    const char *kernel = NULL;
+    at_status s = gemm_route(h, order, op_a, op_b, type, &args.problem, &kernel);
+    if (s != AT_OK)
+        return s;
+    if (!isfinite(alpha) || !isfinite(beta))
+        return fail(h, AT_ERR_INVALID_ARG, "at_gemm_epilogue: alpha and beta must be finite");
+    int code = 0;
+    char why[256];
+    if ((s = ag_check_epilogue("at_gemm_epilogue", epi, type, args.problem.math, &code, why,
+                               sizeof why)) != AT_OK)
+        return fail(h, s, "%s", why);
+    if (code == 0)                  /* no epilogue: the plain GEMM */
+        return at_gemm(h, order, op_a, op_b, m, n, k, type, alpha, A, lda, B, ldb, beta, C, ldc);
+    int empty = 0;
+    s = gemm_check_ops(h, "at_gemm_epilogue", &args, &empty);
+    if (s != AT_OK || empty)
+        return s;
+    args.problem.epilogue = code;
+    args.operand[TPL_GEMM_BIAS].ptr = (CUdeviceptr)epi->bias;
+    args.scalar[TPL_GEMM_ALPHA] = alpha;
+    args.scalar[TPL_GEMM_BETA] = beta;
+    ag_gemm_canonical(&args);      /* a per-row bias becomes per-column there (args.h) */
+    return run_plan(h, "tcgemm", &args);
+}
+
 at_status at_dgemm(at_handle *h, int m, int n, int k, double alpha, const double *A, int lda,
                    const double *B, int ldb, double beta, double *C, int ldc)
 {

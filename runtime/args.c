@@ -102,5 +102,51 @@ void ag_gemm_canonical(tpl_args *args)
     at_op op = p->op_a;
     p->op_a = p->op_b;
     p->op_b = op;
+    int bias = TPL_EPI_BIAS(p->epilogue);
+    if (bias == TPL_BIAS_ROW || bias == TPL_BIAS_COL)
+        p->epilogue = TPL_EPI(bias == TPL_BIAS_ROW ? TPL_BIAS_COL : TPL_BIAS_ROW,
+                              TPL_EPI_ACT(p->epilogue));
     p->order = AT_ROW_MAJOR;
+}
+
+at_status ag_check_epilogue(const char *fn, const at_epilogue *epi, at_dtype type, at_math math,
+                            int *code, char *err, size_t errlen)
+{
+    *code = 0;
+    if (!epi)
+        return AT_OK;
+    if ((unsigned)epi->activation > AT_ACT_GELU_ERF) {
+        snprintf(err, errlen, "%s: unknown activation %d (AT_ACT_NONE, AT_ACT_RELU, "
+                 "AT_ACT_GELU_TANH, AT_ACT_GELU_ERF)", fn, (int)epi->activation);
+        return AT_ERR_INVALID_ARG;
+    }
+    if ((unsigned)epi->bias_kind > AT_BIAS_COL) {
+        snprintf(err, errlen, "%s: unknown bias kind %d (AT_BIAS_NONE, AT_BIAS_ROW, "
+                 "AT_BIAS_COL)", fn, (int)epi->bias_kind);
+        return AT_ERR_INVALID_ARG;
+    }
+    if (epi->bias_kind == AT_BIAS_NONE && epi->bias) {
+        snprintf(err, errlen, "%s: a bias pointer with bias kind AT_BIAS_NONE (say AT_BIAS_ROW "
+                 "or AT_BIAS_COL, or pass NULL)", fn);
+        return AT_ERR_INVALID_ARG;
+    }
+    if (epi->bias_kind != AT_BIAS_NONE && !epi->bias) {
+        snprintf(err, errlen, "%s: bias kind %s with a NULL bias pointer", fn,
+                 epi->bias_kind == AT_BIAS_ROW ? "AT_BIAS_ROW" : "AT_BIAS_COL");
+        return AT_ERR_INVALID_ARG;
+    }
+    size_t elem = tpl_dtype_size(type);
+    if (epi->bias && elem && (size_t)epi->bias % elem) {
+        snprintf(err, errlen, "%s: bias pointer not aligned to its %zu-byte elements", fn, elem);
+        return AT_ERR_INVALID_ARG;
+    }
+    int e = TPL_EPI((int)epi->bias_kind, (int)epi->activation);
+    if (e != 0 && (type == AT_R_64F || (type == AT_R_32F && math != AT_MATH_TF32))) {
+        snprintf(err, errlen, "%s: fused epilogues are computed on the tensor cores only (BF16, "
+                 "FP16, FP32 with the math mode AT_MATH_TF32), not in %s", fn,
+                 type == AT_R_64F ? "FP64" : "exact FP32");
+        return AT_ERR_UNSUPPORTED;
+    }
+    *code = e;
+    return AT_OK;
 }

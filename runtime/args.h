@@ -28,10 +28,20 @@ at_status ag_check_jacobi(const char *fn, int n, const void *A, const void *b, c
  * op outside the enums, a leading dimension below its minimum, named with the
  * rule it breaks). */
 at_status ag_gemm_check(const tpl_args *args, char *err, size_t errlen);
+/* Checks a GEMM call's fused epilogue (at_gemm_epilogue) of element type `type` with math
+ * `math`, named fn in messages: activation and bias kind inside their enums, a bias pointer
+ * exactly when there is a bias kind, aligned to the element; then the kind: exact FP32 and
+ * FP64 have no fused epilogue. epi NULL or all none: no epilogue. AT_OK with the problem's
+ * epilogue value (tpl.h TPL_EPI, 0 for none) in *code; AT_ERR_INVALID_ARG or
+ * AT_ERR_UNSUPPORTED with the reason in err. */
+at_status ag_check_epilogue(const char *fn, const at_epilogue *epi, at_dtype type, at_math math,
+                            int *code, char *err, size_t errlen);
 /* Rewrites a column-major GEMM call into its row-major canonical form
  * (templates/tpl.h, "GEMM orders and transposes"): swaps dims m and n,
- * operands A and B (pointer, ld, batch stride) and op_a and op_b, and sets
- * order AT_ROW_MAJOR. A row-major call is left unchanged. */
+ * operands A and B (pointer, ld, batch stride) and op_a and op_b, a fused
+ * epilogue's per-row bias for a per-column one and back (the rows of the
+ * call's C are the columns of the canonical C), and sets order
+ * AT_ROW_MAJOR. A row-major call is left unchanged. */
 void ag_gemm_canonical(tpl_args *args);
 
 #endif

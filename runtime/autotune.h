@@ -146,6 +146,42 @@ at_status at_gemm(at_handle *handle, at_order order, at_op op_a, at_op op_b, int
                   int k, at_dtype type, double alpha, const void *A, int lda, const void *B,
                   int ldb, double beta, void *C, int ldc);
 
+/* A fused epilogue of at_gemm_epilogue: D = act(alpha op(A) op(B) + beta C + bias), formed in
+ * FP32 where alpha and beta are applied and rounded once when stored into C. Append only. */
+typedef enum at_activation {
+    AT_ACT_NONE = 0,
+    AT_ACT_RELU = 1,             /* max(x, 0) */
+    AT_ACT_GELU_TANH = 2,        /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+    AT_ACT_GELU_ERF = 3          /* 0.5 x (1 + erf(x / sqrt(2))) */
+} at_activation;
+typedef enum at_bias_kind {
+    AT_BIAS_NONE = 0,
+    AT_BIAS_ROW = 1,             /* bias[i] added to row i of C: m elements */
+    AT_BIAS_COL = 2              /* bias[j] added to column j of C: n elements */
+} at_bias_kind;
+typedef struct at_epilogue {
+    at_activation activation;
+    at_bias_kind bias_kind;
+    const void *bias;            /* device pointer, C's type (FP32 for TF32 math), aligned to
+                                    its element; NULL exactly when bias_kind is AT_BIAS_NONE */
+} at_epilogue;
+
+/* at_gemm with a fused epilogue: C = act(alpha * op(A) * op(B) + beta * C + bias), rows and
+ * columns those of C as the call gives it (in either order: a per-row bias has m elements).
+ * Arguments, orders, ops and leading dimensions as at_gemm; epi NULL or all none is at_gemm.
+ * The bias of a product with k == 0 is added too (C = act(beta C + bias)). Computed by the
+ * tensor-core family: AT_R_16BF, AT_R_16F, and AT_R_32F with the handle's math mode
+ * AT_MATH_TF32; exact FP32 and FP64 with an epilogue are AT_ERR_UNSUPPORTED. An activation or
+ * bias kind outside the enums, a bias pointer NULL with a bias kind or given without one, or
+ * one not aligned to its element is AT_ERR_INVALID_ARG (the rule in at_errmsg), C untouched.
+ * Each epilogue is its own problem kind: tuned, stored and looked up apart from the plain
+ * GEMM (`autotune --problems 4096x4096x4096:bf16:bias_col:gelu`), never served by its
+ * kernels, nor by the vendor library. */
+at_status at_gemm_epilogue(at_handle *handle, at_order order, at_op op_a, at_op op_b, int m,
+                           int n, int k, at_dtype type, double alpha, const void *A, int lda,
+                           const void *B, int ldb, double beta, void *C, int ldc,
+                           const at_epilogue *epi);
+
 /* C = alpha * A * B + beta * C in double precision, row-major, A is m x k
  * (lda >= k), B is k x n (ldb >= n), C is m x n (ldc >= n), device pointers:
  * at_gemm with AT_R_64F, AT_ROW_MAJOR and op N (any sizes, leading dimensions

@@ -1,5 +1,5 @@
 /* problem.c: the problem key: its kind (element type, math, ops, order,
- * batch), equality, the names of the kind values and the text form. */
+ * batch, fused epilogue), equality, the names of the kind values and the text form. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -15,6 +15,9 @@ static const char *const pb_dtypes[] = {"f32", "f64", "f16", "bf16"};
 static const char *const pb_maths[] = {"", "tf32"};
 static const char *const pb_ops[] = {"N", "T"};
 static const char *const pb_orders[] = {"row", "col"};
+/* The epilogue's two parts, by value (TPL_EPI_BIAS, TPL_EPI_ACT); "" is none. */
+static const char *const pb_biases[] = {"", "bias_row", "bias_col"};
+static const char *const pb_acts[] = {"", "relu", "gelu", "gelu_erf"};
 #define PB_COUNT(a) ((int)(sizeof a / sizeof a[0]))
 
 static const char *pb_name(const char *const *names, int n, int value)
@@ -39,6 +42,23 @@ int tpl_math_of(const char *name) { return pb_value(pb_maths, PB_COUNT(pb_maths)
 int tpl_op_of(const char *name) { return pb_value(pb_ops, PB_COUNT(pb_ops), name); }
 int tpl_order_of(const char *name) { return pb_value(pb_orders, PB_COUNT(pb_orders), name); }
 
+/* Every epilogue's name by value TPL_EPI(bias, act): the bias part, then the activation. */
+static const char *const pb_epilogues[TPL_N_EPI] = {
+    "", "relu", "gelu", "gelu_erf",
+    "bias_row", "bias_row:relu", "bias_row:gelu", "bias_row:gelu_erf",
+    "bias_col", "bias_col:relu", "bias_col:gelu", "bias_col:gelu_erf",
+};
+
+const char *tpl_epilogue_name(int epilogue)
+{
+    return pb_name(pb_epilogues, TPL_N_EPI, epilogue);
+}
+
+int tpl_epilogue_of(const char *name)
+{
+    return pb_value(pb_epilogues, TPL_N_EPI, name);
+}
+
 long long tpl_problem_batch(const tpl_problem *p)
 {
     return p->batch > 1 ? p->batch : 1;
@@ -47,7 +67,7 @@ long long tpl_problem_batch(const tpl_problem *p)
 int tpl_problem_same_kind(const tpl_problem *a, const tpl_problem *b)
 {
     return a->dtype == b->dtype && a->math == b->math && a->op_a == b->op_a &&
-           a->op_b == b->op_b && a->order == b->order;
+           a->op_b == b->op_b && a->order == b->order && a->epilogue == b->epilogue;
 }
 
 int tpl_problem_equal(const tpl_problem *a, const tpl_problem *b)
@@ -69,7 +89,7 @@ int tpl_problem_plain(const tpl_problem *p)
 
 int tpl_family_accepts(const tpl_family *fam, const tpl_problem *p)
 {
-    if (!fam || !p || p->n_dims != fam->n_dims)
+    if (!fam || !p || p->n_dims != fam->n_dims || (p->epilogue != 0 && !fam->epilogues))
         return 0;
     return fam->accepts ? fam->accepts(p) : tpl_problem_plain(p);
 }
@@ -139,6 +159,8 @@ void tpl_problem_format(const tpl_problem *p, char *out, size_t len)
                   pb_or_unknown(tpl_op_name(p->op_b)));
     if (tpl_problem_batch(p) > 1)
         pb_append(out, len, &used, ":b%lld", p->batch);
+    if (p->epilogue != 0)
+        pb_append(out, len, &used, ":%s", pb_or_unknown(tpl_epilogue_name(p->epilogue)));
 }
 
 /* A whole decimal number in 1..PB_MAX_SIZE at s (digits only); its end in
@@ -160,7 +182,7 @@ static int pb_suffix(const char *tok, size_t n, tpl_problem *p, int *seen, char 
                      size_t errlen)
 {
     static const char *const what[] = {"element type", "math mode", "storage order",
-                                       "operand ops", "batch count"};
+                                       "operand ops", "batch count", "bias", "activation"};
     char word[16];
     if (n == 0 || n >= sizeof word) {
         snprintf(err, errlen, "%s suffix \":%.*s\"", n ? "unknown" : "empty",
@@ -188,10 +210,21 @@ static int pb_suffix(const char *tok, size_t n, tpl_problem *p, int *seen, char 
     } else if (word[0] == 'b' && (batch = pb_number(word + 1, &end)) > 0 && *end == '\0') {
         field = 4;
         p->batch = batch;
+    } else if ((v = pb_value(pb_biases, PB_COUNT(pb_biases), word)) != TPL_KIND_UNKNOWN ||
+               strcmp(word, "bias_none") == 0) {
+        field = 5;
+        v = v == TPL_KIND_UNKNOWN ? TPL_BIAS_NONE : v;
+        p->epilogue = TPL_EPI(v, TPL_EPI_ACT(p->epilogue));
+    } else if ((v = pb_value(pb_acts, PB_COUNT(pb_acts), word)) != TPL_KIND_UNKNOWN ||
+               strcmp(word, "act_none") == 0) {
+        field = 6;
+        v = v == TPL_KIND_UNKNOWN ? 0 : v;
+        p->epilogue = TPL_EPI(TPL_EPI_BIAS(p->epilogue), v);
     }
     if (field < 0) {
         snprintf(err, errlen, "unknown suffix \":%s\" (element type f32, f64, f16, bf16; "
-                 "tf32; row or col; NN, NT, TN, TT; bCOUNT with COUNT >= 1)", word);
+                 "tf32; row or col; NN, NT, TN, TT; bCOUNT with COUNT >= 1; bias_row or "
+                 "bias_col; relu, gelu or gelu_erf)", word);
         return 0;
     }
     if (seen[field]) {
@@ -235,7 +268,7 @@ at_status tpl_problem_parse(const char *text, tpl_problem *p, char *err, size_t 
             break;
         s++;
     }
-    int seen[5] = {0};
+    int seen[7] = {0};
     while (*s == ':') {
         const char *tok = s + 1;
         size_t n = strcspn(tok, ":");

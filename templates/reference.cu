@@ -217,6 +217,33 @@ extern "C" __global__ void ref_gemm_strided(int m, int n, int k, float alpha, co
     }
 }
 
+/* The fused epilogue in float64 on the unfused result R (batch x m x n doubles, contiguous):
+ * R = act(R + bias) with epi = bias * 4 + act (tpl.h TPL_EPI): bias 1 adds bias[i] to row i,
+ * 2 bias[j] to column j (a vector of type dtype, one for every product); act 1 ReLU, 2 GELU
+ * 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), 3 GELU 0.5 x (1 + erf(x / sqrt(2))).
+ * Grid-stride over the batch x m x n values. */
+extern "C" __global__ void ref_epilogue(double *R, long long total, int m, int n, int epi,
+                                        const void *bias, int dtype)
+{
+    int kind = epi / 4, act = epi % 4;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x) {
+        long long col = i % n, row = (i / n) % m;
+        double x = R[i];
+        if (kind == 1)
+            x += ref_load_typed(bias, row, dtype);
+        else if (kind == 2)
+            x += ref_load_typed(bias, col, dtype);
+        if (act == 1)
+            x = x < 0.0 ? 0.0 : x;
+        else if (act == 2)
+            x = 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+        else if (act == 3)
+            x = 0.5 * x * (1.0 + erf(x * 0.7071067811865476));
+        R[i] = x;
+    }
+}
+
 __device__ __forceinline__ double ref_block_sum(double v, double *shared)
 {
     shared[threadIdx.x] = v;

@@ -9,7 +9,7 @@
 /* Parameter order; must match the params table below. */
 enum {
     P_TYPE, P_PATH, P_BM, P_BN, P_BK, P_STAGES, P_WG, P_CM, P_CN, P_WARPS_M, P_WARPS_N,
-    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_COUNT
+    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_EPI, P_COUNT
 };
 
 #define TC_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
@@ -28,7 +28,7 @@ enum {
     R_RANGE, R_TYPE, R_PATH, R_CANON_90, R_CANON_80, R_CANON_VEC_TF32, R_CANON_VEC_SPLIT,
     R9_TILE, R9_WARPGROUP, R9_VEC, R9_SMEM, R9_THREADS, R9_REGS, R9_ARCH,
     R8_ACC, R8_VEC, R8_LOADW, R8_SMEM, R8_THREADS, R8_REGS, R8_ARCH,
-    R_LATTICE, R_ORDER, R_SPLIT, R_OPB, R_COUNT
+    R_LATTICE, R_ORDER, R_SPLIT, R_OPB, R_EPI, R_COUNT
 };
 
 const char *const tpl_tcgemm_reasons[R_COUNT] = {
@@ -74,6 +74,8 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
     [R_SPLIT] = "SPLITK 2 and 4 only on the lattice's 128 x 128 direct-epilogue tiles",
     [R_OPB] = "OPA and OPB 1 (an operand read in its stored layout, no transposing pack) are PATH "
               "90 BF16/FP16 parameters",
+    [R_EPI] = "EPI is bias * 4 + activation: bias 0 none, 1 per row, 2 per column; activation 0 "
+              "none, 1 ReLU, 2 GELU (tanh), 3 GELU (erf)",
 };
 const int tpl_tcgemm_n_reasons = R_COUNT;
 
@@ -292,6 +294,8 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
         return tc_reject(R_TYPE, why, len);
     if (cfg[P_PATH] != 90 && cfg[P_PATH] != 80)
         return tc_reject(R_PATH, why, len);
+    if (cfg[P_EPI] < 0 || cfg[P_EPI] >= TPL_N_EPI)
+        return tc_reject(R_EPI, why, len);
     if ((cfg[P_OPB] != 0 || cfg[P_OPA] != 0) &&
         (cfg[P_OPB] > 1 || cfg[P_OPA] > 1 || cfg[P_OPB] < 0 || cfg[P_OPA] < 0 ||
          cfg[P_PATH] != 90 || cfg[P_TYPE] == 2))
@@ -312,12 +316,44 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     return tc_lattice_ok(cfg, why, len);
 }
 
-/* The TYPE of a problem's kind, -1 if the family does not compute it (any ops and batch;
- * row-major, the canonical form of tpl.h). */
+/* valid_prefix: the prefix matches some lattice row in the parameters it fixes (every valid
+ * configuration is on a row: tc_lattice_ok), and once all but EPI are fixed, the configuration
+ * at EPI 0 is valid (EPI, last, never changes validity: every kernel computes every epilogue).
+ * So the walk visits the lattice's few hundred nodes instead of the raw space. */
+static int tc_valid_prefix(const int *cfg, int n_fixed, const at_device_info *dev)
+{
+    if (n_fixed >= P_EPI) {
+        int c[TPL_MAX_PARAMS];
+        memcpy(c, cfg, sizeof(int) * P_COUNT);
+        c[P_EPI] = 0;
+        return tc_valid(c, dev, NULL, 0);
+    }
+    for (int i = 0; i < TC_LATTICE_N; i++) {
+        const tc_recipe *r = &tc_lattice[i];
+        const int fields[][2] = {
+            {P_PATH, r->path}, {P_BM, r->bm}, {P_BN, r->bn}, {P_BK, r->bk},
+            {P_STAGES, r->stages}, {P_WG, r->wg}, {P_CM, r->cm}, {P_CN, r->cn},
+            {P_WARPS_M, r->warps_m}, {P_WARPS_N, r->warps_n}, {P_LOADW, r->loadw},
+        };
+        int match = n_fixed <= P_TYPE || r->tf32 == (cfg[P_TYPE] == 2);
+        for (size_t f = 0; match && f < sizeof fields / sizeof fields[0]; f++)
+            match = n_fixed <= fields[f][0] || cfg[fields[f][0]] == fields[f][1];
+        /* VEC counts with SPLITK 1 only (tc_recipe_of); SPLITK comes before VEC */
+        if (match && n_fixed > P_VEC && cfg[P_SPLITK] == 1)
+            match = cfg[P_VEC] == r->vec;
+        if (match)
+            return 1;
+    }
+    return 0;
+}
+
+/* The TYPE of a problem's kind, -1 if the family does not compute it (any ops, batch and
+ * epilogue; row-major, the canonical form of tpl.h). */
 static int tc_type_of(const tpl_problem *p)
 {
     if ((unsigned)p->op_a > AT_OP_T || (unsigned)p->op_b > AT_OP_T ||
-        p->order != AT_ROW_MAJOR || p->batch < 0)
+        p->order != AT_ROW_MAJOR || p->batch < 0 || p->epilogue < 0 ||
+        p->epilogue >= TPL_N_EPI)
         return -1;
     if (p->dtype == AT_R_16BF && p->math == AT_MATH_DEFAULT)
         return 0;
@@ -328,7 +364,8 @@ static int tc_type_of(const tpl_problem *p)
     return -1;
 }
 
-/* BF16 or FP16 with default math, or FP32 with TF32 math; row-major, ops N or T, any batch. */
+/* BF16 or FP16 with default math, or FP32 with TF32 math; row-major, ops N or T, any batch,
+ * any fused epilogue (EPI). */
 static int tc_accepts(const tpl_problem *p)
 {
     return p->n_dims == 3 && tc_type_of(p) >= 0;
@@ -336,7 +373,8 @@ static int tc_accepts(const tpl_problem *p)
 
 static int tc_applicable(const int *cfg, const tpl_problem *p)
 {
-    if (!tpl_family_accepts(&tpl_tcgemm, p) || tc_type_of(p) != cfg[P_TYPE])
+    if (!tpl_family_accepts(&tpl_tcgemm, p) || tc_type_of(p) != cfg[P_TYPE] ||
+        cfg[P_EPI] != p->epilogue)      /* a kernel computes its own epilogue only */
         return 0;
     if ((cfg[P_OPB] && p->op_b != AT_OP_T) ||   /* OPB 1 reads B as the n x k of op T */
         (cfg[P_OPA] && p->op_a != AT_OP_T))     /* OPA 1 reads A as the k x m of op T */
@@ -383,6 +421,8 @@ typedef struct tc_call {
     CUdeviceptr A, B, C;
     long long lda, ldb, ldc;
     float alpha, beta;
+    int epi;                /* the configuration's EPI: > 0 passes bias as the last argument */
+    CUdeviceptr bias;       /* of C's type, one per row or column of C (0 without a bias) */
 } tc_call;
 
 /* Grid of a grid-stride helper kernel for `items` units of work. */
@@ -454,9 +494,9 @@ static at_status tc_reduce(at_exec *ex, const tc_call *c, CUdeviceptr W)
 {
     int m = c->m, n = c->n;
     float alpha = c->alpha, beta = c->beta;
-    CUdeviceptr C = c->C;
+    CUdeviceptr C = c->C, bias = c->bias;
     long long ldc = c->ldc;
-    void *a[] = {&m, &n, &W, &alpha, &beta, &C, &ldc};
+    void *a[] = {&m, &n, &W, &alpha, &beta, &C, &ldc, c->epi ? &bias : NULL};
     return ex_launch(ex, "tc_splitk_reduce", tc_stride_grid(ex, (long long)m * n), 1, 1, 256, 1,
                      1, 0, a);
 }
@@ -497,7 +537,7 @@ static at_status t8_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
     if (tiles > 0x7fffffff)
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: %lld tiles (limit 2^31-1)", tiles);
     void *a[] = {&c->m, &c->n, &c->k, &c->alpha, &c->A, &c->lda, &c->B, &c->ldb, &c->beta, &c->C,
-                 &c->ldc, &W, &b->sa, &b->sb, &b->sc};
+                 &c->ldc, &W, &b->sa, &b->sb, &b->sc, c->epi ? &c->bias : NULL};
     s = ex_launch(ex, "t8_gemm", (unsigned)tiles, (unsigned)b->count, (unsigned)cfg[P_SPLITK],
                   32u * (unsigned)(cfg[P_WARPS_M] * cfg[P_WARPS_N]), 1, 1,
                   (unsigned)t8_smem_bytes(cfg), a);
@@ -660,7 +700,7 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
                       tpl_cdiv(tpl_cdiv(c->n, cfg[P_BN]), cfg[P_CN]) * cfg[P_SPLITK];
     long long clusters = units < fit ? units : fit;
     void *a[] = {&ma, &mb, &mc, &c->C, &c->m, &c->n, &c->k, &c->ldc, &c->alpha, &c->beta, &vec_ok,
-                 &W};
+                 &W, c->epi ? &c->bias : NULL};
     const unsigned grid[3] = {(unsigned)(clusters * cl), 1, 1}, block[3] = {threads, 1, 1};
     const unsigned cluster[3] = {(unsigned)cl, 1, 1};
     s = cl > 1 ? ex_launch_cluster(ex, "tcgemm", grid, block, cluster, smem, a)
@@ -720,6 +760,11 @@ static at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
     if ((cfg[P_OPA] && p->op_a != AT_OP_T) || (cfg[P_OPB] && p->op_b != AT_OP_T))
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: configuration OPA=%d,OPB=%d reads an "
                        "operand as op T, the problem's is op N", cfg[P_OPA], cfg[P_OPB]);
+    if (cfg[P_EPI] != p->epilogue)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: configuration EPI=%d computes the "
+                       "epilogue \"%s\", the problem's is \"%s\"", cfg[P_EPI],
+                       tpl_epilogue_name(cfg[P_EPI]) ? tpl_epilogue_name(cfg[P_EPI]) : "?",
+                       tpl_epilogue_name(p->epilogue) ? tpl_epilogue_name(p->epilogue) : "?");
     long long m64 = p->dims[0], n64 = p->dims[1], k64 = p->dims[2];
     if (m64 < 0 || n64 < 0 || k64 < 0 || m64 > 0x7fffffff || n64 > 0x7fffffff || k64 > 0x7fffffff)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: sizes %lldx%lldx%lld out of range", m64,
@@ -727,9 +772,16 @@ static at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
     const tpl_operand *oa = &args->operand[TPL_GEMM_A], *ob = &args->operand[TPL_GEMM_B],
                       *oc = &args->operand[TPL_GEMM_C];
     tc_call c = {(int)m64, (int)n64, (int)k64, oa->ptr, ob->ptr, oc->ptr, oa->ld, ob->ld, oc->ld,
-                 (float)args->scalar[TPL_GEMM_ALPHA], (float)args->scalar[TPL_GEMM_BETA]};
+                 (float)args->scalar[TPL_GEMM_ALPHA], (float)args->scalar[TPL_GEMM_BETA],
+                 cfg[P_EPI], args->operand[TPL_GEMM_BIAS].ptr};
     if (c.m == 0 || c.n == 0)
         return AT_OK;
+    if (TPL_EPI_BIAS(p->epilogue) != TPL_BIAS_NONE && !c.bias)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: the epilogue \"%s\" needs a bias vector, "
+                       "none given", tpl_epilogue_name(p->epilogue));
+    if (TPL_EPI_BIAS(p->epilogue) != TPL_BIAS_NONE && c.bias % tc_esz(cfg))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: bias vector not aligned to its %d-byte "
+                       "elements", tc_esz(cfg));
     if (c.lda < tpl_gemm_min_ld(AT_ROW_MAJOR, p->op_a, c.m, c.k) ||
         c.ldb < tpl_gemm_min_ld(AT_ROW_MAJOR, p->op_b, c.k, c.n) || c.ldc < c.n)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: leading dimensions lda=%lld ldb=%lld "
@@ -797,6 +849,18 @@ static at_status tc_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
     ws->args.operand[TPL_GEMM_A].batch_stride = (long long)a_n;
     ws->args.operand[TPL_GEMM_B].batch_stride = (long long)b_n;
     ws->args.operand[TPL_GEMM_C].batch_stride = (long long)c_n;
+    /* a fused epilogue's bias: one vector of C's type, uniform in [-1, 1) like the products'
+     * values (alpha 1.5 times a sum of k products of that range: the bias moves values across
+     * ReLU's and GELU's bend wherever the product is small) */
+    int bias_kind = TPL_EPI_BIAS(p->epilogue);
+    if (bias_kind != TPL_BIAS_NONE) {
+        long long len = bias_kind == TPL_BIAS_ROW ? m : n;
+        CUdeviceptr bias;
+        if ((s = tpl_ws_alloc(ref, ws, (size_t)len * es, &bias)) != AT_OK ||
+            (s = tpl_fill_typed(ref, bias, len, t, seed * 3 + 3, -1.0f, 1.0f)) != AT_OK)
+            return s;
+        ws->args.operand[TPL_GEMM_BIAS].ptr = bias;
+    }
     if ((s = tpl_fill_typed(ref, A, (long long)(a_n * nb), t, seed * 3 + 1, -1.0f, 1.0f)) != AT_OK ||
         (s = tpl_fill_typed(ref, B, (long long)(b_n * nb), t, seed * 3 + 2, -1.0f, 1.0f)) != AT_OK ||
         (s = ex_memset32(ref, C0, 0xFFFFFFFFu, nan_bytes / 4)) != AT_OK ||
@@ -831,9 +895,24 @@ static double tc_tolerance_rule(at_dtype t, long long k)
     return 2.0 * tpl_unit_roundoff(t) + (4.0 * sqrt(kk) + kk / 8.0) * ldexp(1.0, -24);
 }
 
+/* With a fused epilogue: the same rule times 1.2. The bias is added in FP32 to the FP32 value
+ * (one rounding, 2^-24 relative, far below u_out) and the activation maps the value x + e,
+ * e the accumulation's error, to f(x + e) = f(x) + f'(x) e: ReLU's derivative is 0 or 1 and
+ * GELU's at most 1.13 (at x = 2.42, tanh and erf forms alike), so an element's error grows
+ * by at most 1.13x, plus FP32 tanhf / erff (a few ulp, 2^-22 relative) or, with a 16-bit C,
+ * tanh.approx (2^-11 relative in tanh: at most 2^-12 |x| in GELU(x), against the output's
+ * 2^-8 (BF16) or 2^-11 (FP16) rounding of a GELU(x) near x for x > 0, small where x < 0:
+ * under 0.1 of 2 u_out for BF16 and 0.35 for FP16 in the Frobenius norm, inside the margin
+ * of the rule, which the plain kernels fill to 0.2-0.3), and one rounding of the output. The norm of the result may shrink (ReLU zeroes about half of it, and
+ * the errors where it does go with it), so the relative error grows by at most the
+ * derivative's bound: 1.2 keeps a margin over 1.13. A wrong bias (row for column, a missed
+ * element) or activation errs by 1e-1 and more. */
+#define TC_EPI_TOLERANCE 1.2
+
 static double tc_tolerance(const tpl_problem *p)
 {
-    return tc_tolerance_rule(p->dtype, p->n_dims == 3 ? p->dims[2] : 1);
+    double rule = tc_tolerance_rule(p->dtype, p->n_dims == 3 ? p->dims[2] : 1);
+    return p->epilogue != 0 ? TC_EPI_TOLERANCE * rule : rule;
 }
 
 #define TC_P80(type, tile) "TYPE=" #type ",PATH=80," tile
@@ -869,6 +948,8 @@ static void tc_fit_kind(int *cfg, const tpl_problem *p)
     /* a transposed B is read K-major where the kernel can (PATH 90 16-bit), not packed */
     cfg[P_OPB] = cfg[P_PATH] == 90 && cfg[P_TYPE] != 2 && p->op_b == AT_OP_T;
     cfg[P_OPA] = cfg[P_PATH] == 90 && cfg[P_TYPE] != 2 && p->op_a == AT_OP_T;
+    /* the fused epilogue: every kernel computes every one, so every row serves each */
+    cfg[P_EPI] = p->epilogue >= 0 && p->epilogue < TPL_N_EPI ? p->epilogue : 0;
 }
 
 #define TC_16BIT (TPL_BIT(AT_R_16BF) | TPL_BIT(AT_R_16F))
@@ -989,7 +1070,8 @@ const tpl_family tpl_tcgemm = {
     .summary = "tensor-core GEMM C = alpha*op(A)*op(B) + beta*C (row-major, ops N/T through a "
                "transposing pack, batches): BF16 or FP16 (C of the input "
                "type) or TF32 math on FP32 data, FP32 accumulation; PATH 90 wgmma + TMA + clusters "
-               "(sm_90a), PATH 80 mma.sync + cp.async (sm_80+)",
+               "(sm_90a), PATH 80 mma.sync + cp.async (sm_80+); fused epilogues, each its own kind "
+               "(bias per row or column, ReLU, GELU tanh or erf: 4096x4096x4096:bf16:bias_col:gelu)",
     .n_dims = 3,
     .dim_names = {"m", "n", "k"},
     .metric_is_flops = 1,
@@ -1021,10 +1103,16 @@ const tpl_family tpl_tcgemm = {
                            "by TMA and wgmma, no transposing pack", .omit_first = 1},
         {"OPA", 2, {0, 1}, "PATH 90 BF16/FP16: 1 = an A given as op T (stored k x m) read M-major "
                            "through wgmma's transpose bit, no transposing pack", .omit_first = 1},
+        {"EPI", TPL_N_EPI, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11},
+         "fused epilogue (the problem's kind): bias * 4 + activation, bias 0 none, 1 per row, 2 "
+         "per column of C; activation 0 none, 1 ReLU, 2 GELU (tanh), 3 GELU (erf)",
+         .omit_first = 1},
     },
     .valid = tc_valid,
+    .valid_prefix = tc_valid_prefix,
     .tile_of = tc_tile_of,
     .accepts = tc_accepts,
+    .epilogues = 1,
     .applicable = tc_applicable,
     .deterministic = tc_deterministic,
     .run = tc_run,

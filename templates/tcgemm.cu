@@ -46,6 +46,10 @@
 // low bits are zero toggle fewer bits on their way into the tensor cores, which buys clock under
 // the power cap (bench/notes_tcgemm.md section 17: 8192^3 from 1485-1504 to 1568-1571 MHz).
 //
+// Fused epilogue (EPI, templates/tcgemm.c from the problem's kind): D = act(alpha A B + beta C + bias) with a bias of
+// C's type per row or per column of C and ReLU or GELU (tanh or erf form), applied in FP32 where alpha and beta are
+// (every store path of both PATHs, and tc_splitk_reduce where split-K forms the final value), rounded once.
+//
 // Verification rule (templates/tcgemm.c's tolerance(), README): with C_ref the float64 product of
 // the same rounded (TF32: rounded to nearest even) inputs, times alpha, plus beta * C0, NOT rounded,
 //   ||C - C_ref||_F / ||C_ref||_F <= 2 * u_out + (4 * sqrt(k) + k / 8) * 2^-24,
@@ -128,6 +132,10 @@
 #ifndef FRAGDB
 #define FRAGDB 1        // PATH 80: 1 = double-buffer the warp's ldmatrix fragments across the mma K steps of a stage, 0 = load then multiply
 #endif
+#ifndef EPI
+#define EPI 0           // fused epilogue bias * 4 + act (tpl.h TPL_EPI): bias 0 none, 1 per row of C, 2 per column; act 0 none,
+                        // 1 ReLU, 2 GELU (tanh), 3 GELU (erf); D = act(alpha acc + beta C + bias), rounded once at the store
+#endif
 #ifndef TC_FAULT
 #define TC_FAULT 0      // test only (PATH 80): 1 drops the last K tile, a wrong result verification must reject; 0 always in the product
 #endif
@@ -183,6 +191,59 @@ __device__ __forceinline__ unsigned tc_pack2(float lo, float hi)
 #endif
     return r;
 }
+
+// ---- the fused epilogue (EPI) ----
+// With EPI 0 nothing below changes the code: TC_EPI_PARAM and TC_EPI_ARG are empty, TC_EPI(v, r, c) is v, so the
+// plain kernels' signatures and code are those of a build without epilogues. With EPI > 0 every kernel that forms
+// a final value of C takes one more argument, the bias (of C's type; unread, and may be 0, without a bias part).
+#define TC_BIAS (EPI / 4)
+#define TC_ACT (EPI % 4)
+#if EPI < 0 || EPI > 11
+#error "tcgemm: EPI is bias * 4 + act with bias 0..2 and act 0..3"
+#endif
+#if EPI
+#define TC_EPI_PARAM , const tc_elem *__restrict__ bias
+#define TC_EPI_ARG , bias
+#define TC_EPI(v, r, c) tc_epi(v, bias, r, c, m, n)
+#else
+#define TC_EPI_PARAM
+#define TC_EPI_ARG
+#define TC_EPI(v, r, c) (v)
+#endif
+
+#if EPI
+// act(v + bias) of output (r, c) of an m x n C: bias[r] (per row) or bias[c] (per column), read only inside C (the
+// staged epilogues form values past the edge that the TMA store then clips). GELU's tanh form is
+// 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))), its erf form 0.5 v (1 + erf(v / sqrt(2))), in FP32: erff, and for
+// the tanh the hardware's tanh.approx.f32 (one MUFU op, relative error below 2^-10.98) with a 16-bit C, whose own
+// rounding is 2^-8 (BF16) or 2^-11 (FP16) relative, the accurate tanhf with TF32's FP32 C (the approximation's error
+// would exceed FP32's tolerance there). ReLU keeps a NaN a NaN (v < 0 is false), so a wrong value is never hidden.
+__device__ __forceinline__ float tc_epi(float v, const tc_elem *__restrict__ bias, int r, int c, int m, int n)
+{
+#if TC_BIAS == 1
+    if (r < m)
+        v += tc_to_f32(bias[r]);
+#elif TC_BIAS == 2
+    if (c < n)
+        v += tc_to_f32(bias[c]);
+#endif
+    (void)r; (void)c; (void)m; (void)n;
+#if TC_ACT == 1
+    v = v < 0.0f ? 0.0f : v;
+#elif TC_ACT == 2
+    float u = 0.7978845608028654f * (v + 0.044715f * v * v * v), t;
+#if TYPE == 2
+    t = tanhf(u);
+#else
+    asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(u));
+#endif
+    v = 0.5f * v * (1.0f + t);
+#elif TC_ACT == 3
+    v = 0.5f * v * (1.0f + erff(v * 0.7071067811865476f));
+#endif
+    return v;
+}
+#endif
 
 // ---- shared kernels ----
 // Copies the r x c row-major matrix src (leading dimension ld, any alignment) to dst with
@@ -252,12 +313,16 @@ tc_pack_t(int r, int c, const tc_elem *__restrict__ src, long long ld, tc_elem *
     }
 }
 
-// Split-K finish: C = alpha * sum_z ws[z] + beta * C, slices summed in order z = 0.. (deterministic).
+// Split-K finish: C = alpha * sum_z ws[z] + beta * C (then the fused epilogue), slices summed in order z = 0..
+// (deterministic).
 // Grid-stride over M*N elements; any launch shape works.
 extern "C" __global__ void __launch_bounds__(256)
 tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float beta,
-                 tc_elem *__restrict__ C, long long ldc)
+                 tc_elem *__restrict__ C, long long ldc TC_EPI_PARAM)
 {
+#if EPI
+    const int m = M, n = N;     // TC_EPI's bounds
+#endif
     const long long MN = (long long)M * N;
     for (long long i = blockIdx.x * 256LL + threadIdx.x; i < MN; i += (long long)gridDim.x * 256) {
         float s = 0.0f;
@@ -269,7 +334,7 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
         float v = alpha * s;
         if (beta != 0.0f)
             v += beta * tc_to_f32(*p);
-        *p = tc_from_f32(v);
+        *p = tc_from_f32(TC_EPI(v, (int)r, (int)c));
     }
 }
 
@@ -684,20 +749,20 @@ __device__ __forceinline__ void t9_tile(int t, int sm, int sn, int *pm, int *pn)
 
 // Epilogue store of one value (scalar) or an adjacent pair (VEC 2) at (r, c), guarded.
 __device__ __forceinline__ void t9_st1(tc_elem *C, long long ldc, int m, int n, int r, int c,
-                                       float v, float alpha, float beta)
+                                       float v, float alpha, float beta TC_EPI_PARAM)
 {
     if (r < m && c < n) {
         tc_elem *p = C + (long long)r * ldc + c;
         float o = alpha * v;
         if (beta != 0.0f)
             o += beta * tc_to_f32(*p);
-        *p = tc_from_f32(o);
+        *p = tc_from_f32(TC_EPI(o, r, c));
     }
 }
 
 #if TYPE != 2
 __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, int r, int c,
-                                       float v0, float v1, float alpha, float beta, int vec_ok)
+                                       float v0, float v1, float alpha, float beta, int vec_ok TC_EPI_PARAM)
 {
     if (r >= m)
         return;
@@ -710,13 +775,13 @@ __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, 
             o0 += beta * tc_to_f32((tc_elem)(old & 0xFFFF));
             o1 += beta * tc_to_f32((tc_elem)(old >> 16));
         }
-        *p = tc_pack2(o0, o1);
+        *p = tc_pack2(TC_EPI(o0, r, c), TC_EPI(o1, r, c + 1));
         return;
     }
 #endif
     (void)vec_ok;
-    t9_st1(C, ldc, m, n, r, c, v0, alpha, beta);
-    t9_st1(C, ldc, m, n, r, c + 1, v1, alpha, beta);
+    t9_st1(C, ldc, m, n, r, c, v0, alpha, beta TC_EPI_ARG);
+    t9_st1(C, ldc, m, n, r, c + 1, v1, alpha, beta TC_EPI_ARG);
 }
 #endif
 
@@ -731,7 +796,7 @@ __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, 
 extern "C" __global__ void __launch_bounds__(T9_THREADS, 1)
 tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
        const __grid_constant__ t9_tmap tmC, tc_elem *__restrict__ C, int m, int n, int k, long long ldc,
-       float alpha, float beta, int vec_ok, float *__restrict__ ws)
+       float alpha, float beta, int vec_ok, float *__restrict__ ws TC_EPI_PARAM)
 {
     extern __shared__ unsigned char t9_raw[];
     unsigned base = (t9_smem_addr(t9_raw) + 1023) & ~1023u;
@@ -1044,8 +1109,9 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                             for (int h = 0; h < 2; h++) {
                                 int r = jj * 8 + (lane % 4) * 2 + h, cb = (warp % 2) * 16 + lane / 4 + e * 8;
                                 unsigned ad = buf + (warp / 2) * 4096 + r * 128 + (((cb / 4) ^ (r % 8)) * 16) + (cb % 4) * 4;
-                                asm volatile("st.shared.f32 [%0], %1;" :: "r"(ad), "f"(alpha * d[0][4 * (4 * b + jj) + 2 * e + h])
-                                             : "memory");
+                                float o = TC_EPI(alpha * d[0][4 * (4 * b + jj) + 2 * e + h], m0 + 32 * b + r,
+                                                 n0 + c * 64 + (warp / 2) * 32 + cb);
+                                asm volatile("st.shared.f32 [%0], %1;" :: "r"(ad), "f"(o) : "memory");
                             }
                     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
                     asm volatile("bar.sync %0, 128;" :: "r"(8 + c) : "memory");
@@ -1078,7 +1144,10 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                             int r = i * 64 + warp * 16 + lane / 4 + h * 8, col = j * 8 + (lane % 4) * 2;
                             unsigned ad = cs + (col / 64) * (T9_WP * 128) + r * 128
                                         + ((((col % 64) / 8) ^ (r % 8)) * 16) + (col % 8) * 2;
-                            unsigned v = tc_pack2(alpha * d[i][4 * j + 2 * h], alpha * d[i][4 * j + 2 * h + 1]);
+                            int gr = m0 + (PING ? 0 : c * T9_WP) + r, gc = n0 + col;
+                            unsigned v = tc_pack2(TC_EPI(alpha * d[i][4 * j + 2 * h], gr, gc),
+                                                  TC_EPI(alpha * d[i][4 * j + 2 * h + 1], gr, gc + 1));
+                            (void)gr; (void)gc;
                             asm volatile("st.shared.b32 [%0], %1;" :: "r"(ad), "r"(v) : "memory");
                         }
                     }
@@ -1139,14 +1208,15 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         continue;
                     }
 #if TYPE != 2
-                    t9_st2(C, ldc, m, n, r0, c0, d[i][4 * j], d[i][4 * j + 1], alpha, beta, vec_ok & 1);
-                    t9_st2(C, ldc, m, n, r0 + 8, c0, d[i][4 * j + 2], d[i][4 * j + 3], alpha, beta, vec_ok & 1);
+                    t9_st2(C, ldc, m, n, r0, c0, d[i][4 * j], d[i][4 * j + 1], alpha, beta, vec_ok & 1 TC_EPI_ARG);
+                    t9_st2(C, ldc, m, n, r0 + 8, c0, d[i][4 * j + 2], d[i][4 * j + 3], alpha, beta,
+                           vec_ok & 1 TC_EPI_ARG);
 #else
                     (void)vec_ok;
-                    t9_st1(C, ldc, m, n, r0, c0, d[i][4 * j], alpha, beta);
-                    t9_st1(C, ldc, m, n, r0 + 1, c0, d[i][4 * j + 1], alpha, beta);
-                    t9_st1(C, ldc, m, n, r0, c0 + 8, d[i][4 * j + 2], alpha, beta);
-                    t9_st1(C, ldc, m, n, r0 + 1, c0 + 8, d[i][4 * j + 3], alpha, beta);
+                    t9_st1(C, ldc, m, n, r0, c0, d[i][4 * j], alpha, beta TC_EPI_ARG);
+                    t9_st1(C, ldc, m, n, r0 + 1, c0, d[i][4 * j + 1], alpha, beta TC_EPI_ARG);
+                    t9_st1(C, ldc, m, n, r0, c0 + 8, d[i][4 * j + 2], alpha, beta TC_EPI_ARG);
+                    t9_st1(C, ldc, m, n, r0 + 1, c0 + 8, d[i][4 * j + 3], alpha, beta TC_EPI_ARG);
 #endif
                 }
             }
@@ -1404,8 +1474,11 @@ __device__ __forceinline__ void t8_tile(int id, int tm, int tn, int &mt, int &nt
 
 // Stores up to two adjacent outputs (row r, columns c, c+1) with alpha/beta; guarded.
 __device__ __forceinline__ void t8_store2(tc_elem *__restrict__ C, long long ldc, int M, int N, int r, int c,
-                                          float v0, float v1, float alpha, float beta, bool pair_ok)
+                                          float v0, float v1, float alpha, float beta, bool pair_ok TC_EPI_PARAM)
 {
+#if EPI
+    const int m = M, n = N;     // TC_EPI's bounds
+#endif
     if (r >= M || c >= N)
         return;
     tc_elem *p = C + (long long)r * ldc + c;
@@ -1419,8 +1492,8 @@ __device__ __forceinline__ void t8_store2(tc_elem *__restrict__ C, long long ldc
             v0 += beta * x.x;
             v1 += beta * x.y;
         }
-        o.x = v0;
-        o.y = v1;
+        o.x = TC_EPI(v0, r, c);
+        o.y = TC_EPI(v1, r, c + 1);
         *(float2 *)p = o;
 #else
         if (beta != 0.0f) {
@@ -1428,17 +1501,17 @@ __device__ __forceinline__ void t8_store2(tc_elem *__restrict__ C, long long ldc
             v0 += beta * tc_to_f32((tc_elem)(x & 0xffffu));
             v1 += beta * tc_to_f32((tc_elem)(x >> 16));
         }
-        *(unsigned *)p = (unsigned)tc_from_f32(v0) | ((unsigned)tc_from_f32(v1) << 16);
+        *(unsigned *)p = (unsigned)tc_from_f32(TC_EPI(v0, r, c)) | ((unsigned)tc_from_f32(TC_EPI(v1, r, c + 1)) << 16);
 #endif
         return;
     }
     if (beta != 0.0f)
         v0 += beta * tc_to_f32(p[0]);
-    p[0] = tc_from_f32(v0);
+    p[0] = tc_from_f32(TC_EPI(v0, r, c));
     if (c + 1 < N) {
         if (beta != 0.0f)
             v1 += beta * tc_to_f32(p[1]);
-        p[1] = tc_from_f32(v1);
+        p[1] = tc_from_f32(TC_EPI(v1, r, c + 1));
     }
 }
 
@@ -1448,8 +1521,11 @@ __device__ __forceinline__ void t8_store2(tc_elem *__restrict__ C, long long ldc
 __device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_NI][4], float *se, int wm,
                                                    int wn, int lane, int tid, tc_elem *__restrict__ C,
                                                    long long ldc, int M, int N, int m0, int n0, float alpha,
-                                                   float beta)
+                                                   float beta TC_EPI_PARAM)
 {
+#if EPI
+    const int m = M, n = N;     // TC_EPI's bounds
+#endif
     const int g = lane >> 2, t = lane & 3;
     t8_wait<0>();
     __syncthreads();
@@ -1481,6 +1557,11 @@ __device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_
                 float4 x = *(const float4 *)p;
                 v[0] += beta * x.x; v[1] += beta * x.y; v[2] += beta * x.z; v[3] += beta * x.w;
             }
+#if EPI
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                v[j] = TC_EPI(v[j], gr, gc + j);
+#endif
             *(float4 *)p = make_float4(v[0], v[1], v[2], v[3]);
 #else
             unsigned w[VEC / 2];
@@ -1498,6 +1579,11 @@ __device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_
                     v[2 * j + 1] += beta * tc_to_f32((tc_elem)(w[j] >> 16));
                 }
             }
+#if EPI
+#pragma unroll
+            for (int j = 0; j < VEC; j++)
+                v[j] = TC_EPI(v[j], gr, gc + j);
+#endif
 #pragma unroll
             for (int j = 0; j < VEC / 2; j++)
                 w[j] = (unsigned)tc_from_f32(v[2 * j]) | ((unsigned)tc_from_f32(v[2 * j + 1]) << 16);
@@ -1511,7 +1597,7 @@ __device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_
                 float x = s[j];
                 if (beta != 0.0f)
                     x += beta * tc_to_f32(p[j]);
-                p[j] = tc_from_f32(x);
+                p[j] = tc_from_f32(TC_EPI(x, gr, gc + j));
             }
         }
     }
@@ -1526,7 +1612,7 @@ __device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_
 extern "C" __global__ void __launch_bounds__(T8_NT)
 t8_gemm(int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long long lda,
         const tc_elem *__restrict__ B, long long ldb, float beta, tc_elem *__restrict__ C, long long ldc,
-        float *__restrict__ ws, long long sa, long long sb, long long sc)
+        float *__restrict__ ws, long long sa, long long sb, long long sc TC_EPI_PARAM)
 {
     extern __shared__ __align__(128) unsigned char t8_smem[];
     A += blockIdx.y * sa;
@@ -1606,7 +1692,7 @@ t8_gemm(int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long lo
         return;
     }
 #if VEC >= 4
-    t8_epilogue_staged(acc, (float *)t8_smem, wm, wn, lane, tid, C, ldc, M, N, m0, n0, alpha, beta);
+    t8_epilogue_staged(acc, (float *)t8_smem, wm, wn, lane, tid, C, ldc, M, N, m0, n0, alpha, beta TC_EPI_ARG);
 #else
     const bool pok = ((unsigned long long)C % (2 * TC_ESZ)) == 0 && (ldc & 1) == 0;
 #pragma unroll
@@ -1614,8 +1700,8 @@ t8_gemm(int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long lo
 #pragma unroll
         for (int ni = 0; ni < T8_NI; ni++) {
             const int r = r0 + mi * 16, c = c0 + ni * 8;
-            t8_store2(C, ldc, M, N, r, c, acc[mi][ni][0], acc[mi][ni][1], alpha, beta, pok);
-            t8_store2(C, ldc, M, N, r + 8, c, acc[mi][ni][2], acc[mi][ni][3], alpha, beta, pok);
+            t8_store2(C, ldc, M, N, r, c, acc[mi][ni][0], acc[mi][ni][1], alpha, beta, pok TC_EPI_ARG);
+            t8_store2(C, ldc, M, N, r + 8, c, acc[mi][ni][2], acc[mi][ni][3], alpha, beta, pok TC_EPI_ARG);
         }
 #endif
 }

@@ -44,7 +44,19 @@ typedef struct tpl_problem {
     at_op op_a, op_b;               /* GEMM: op(A), op(B) */
     at_order order;                 /* storage order of the matrices */
     long long batch;                /* products per call; 0 and 1 both mean one */
+    int epilogue;                   /* GEMM: fused epilogue TPL_EPI(bias, act); 0 none */
 } tpl_problem;
+
+/* The fused epilogue of a GEMM problem (tcgemm): D = act(alpha op(A) op(B) + beta C + bias),
+ * one number bias * 4 + act, so 0 is no epilogue and every older problem means what it meant.
+ * bias: TPL_BIAS_ROW adds bias[i] to row i of the row-major canonical C (length m),
+ * TPL_BIAS_COL bias[j] to column j (length n); act as at_activation (autotune.h). */
+enum { TPL_BIAS_NONE, TPL_BIAS_ROW, TPL_BIAS_COL, TPL_N_BIAS };
+#define TPL_N_ACT 4                 /* none, ReLU, GELU (tanh), GELU (erf) */
+#define TPL_N_EPI (TPL_N_BIAS * TPL_N_ACT)
+#define TPL_EPI(bias, act) ((bias) * TPL_N_ACT + (act))
+#define TPL_EPI_BIAS(e) ((e) / TPL_N_ACT)
+#define TPL_EPI_ACT(e) ((e) % TPL_N_ACT)
 
 /* Initializer of a plain problem of n sizes, for declarations and static
  * tables: `tpl_problem p = TPL_PROBLEM(3, {m, n, k});`. */
@@ -69,7 +81,8 @@ typedef struct tpl_operand {
 
 /* What each family finds where in tpl_args: operands, scalars, ints. A new
  * family or type adds values here, not fields to every caller. */
-enum { TPL_GEMM_A, TPL_GEMM_B, TPL_GEMM_C };        /* C = alpha op(A) op(B) + beta C */
+/* C = act(alpha op(A) op(B) + beta C + bias); BIAS only with a bias (problem.epilogue) */
+enum { TPL_GEMM_A, TPL_GEMM_B, TPL_GEMM_C, TPL_GEMM_BIAS };
 enum { TPL_GEMM_ALPHA, TPL_GEMM_BETA };
 enum { TPL_RED_X, TPL_RED_Y, TPL_RED_RESULT };      /* ptr of Y is 0 for sum */
 enum { TPL_JAC_A, TPL_JAC_B, TPL_JAC_X };           /* solve A x = b, from x */
@@ -138,7 +151,7 @@ typedef struct tpl_workset {
 /* ---- the problem key (templates/problem.c) ---- */
 /* Products per call: batch, where 0 and 1 both mean one. */
 long long tpl_problem_batch(const tpl_problem *p);
-/* 1 if a and b are of one kind: element type, math, ops and order (the
+/* 1 if a and b are of one kind: element type, math, ops, order and epilogue (the
  * batch count is a size, not a kind: nearest shapes may differ in it). */
 int tpl_problem_same_kind(const tpl_problem *a, const tpl_problem *b);
 /* 1 if a and b are the same problem: same sizes, kind and batch count. */
@@ -153,22 +166,28 @@ const char *tpl_dtype_name(at_dtype t);
 const char *tpl_math_name(at_math m);
 const char *tpl_op_name(at_op o);
 const char *tpl_order_name(at_order o);
+/* The epilogue's name as the database writes it: "" (none), the text form's suffixes without
+ * their first colon ("bias_col:gelu", "relu", "bias_row"); NULL for a value without a name. */
+const char *tpl_epilogue_name(int epilogue);
 /* The value of a name (the inverse of the above); TPL_KIND_UNKNOWN if none. */
 int tpl_dtype_of(const char *name);
 int tpl_math_of(const char *name);
 int tpl_op_of(const char *name);
 int tpl_order_of(const char *name);
+int tpl_epilogue_of(const char *name);
 /* The text form of a problem, as the CLI takes it and the report shows it:
  * the sizes "4096x4096x4096", then a suffix for each field that is not the
  * plain problem's, in this order: ":f64" / ":f16" / ":bf16", ":tf32",
- * ":col", ":NT" / ":TN" / ":TT", ":b64" (batch count). "" for no sizes;
+ * ":col", ":NT" / ":TN" / ":TT", ":b64" (batch count), the epilogue's ":bias_row" /
+ * ":bias_col" then ":relu" / ":gelu" (tanh) / ":gelu_erf". "" for no sizes;
  * a value without a name shows as ":?". Truncated to len. */
 void tpl_problem_format(const tpl_problem *p, char *out, size_t len);
 /* Parses the text form: 1 to TPL_MAX_DIMS sizes in 1..2^40 joined by 'x',
  * then suffixes in any order, each field at most once (the plain values
  * ":f32", ":row", ":NN", ":b1" are accepted too). AT_ERR_INVALID_ARG with
  * the reason in err (p zeroed) for anything else, and for ":tf32" with an
- * element type other than FP32. */
+ * element type other than FP32. The bias and the activation are one field each
+ * (":bias_col:gelu"; ":bias_none" and ":act_none" name their absence). */
 at_status tpl_problem_parse(const char *text, tpl_problem *p, char *err, size_t errlen);
 
 /* A named configuration kept for reports, e.g. the seeds' kernels. */
@@ -242,6 +261,9 @@ typedef struct tpl_family {
      * type, math, ops, order, batch) with some configuration. NULL: only
      * the plain kind (FP32, exact, row-major, NN, one product). */
     int (*accepts)(const tpl_problem *problem);
+    /* 1: the family computes fused epilogues (tpl_problem.epilogue != 0) where accepts says
+     * so; 0: tpl_family_accepts refuses every problem with one, whatever accepts says. */
+    int epilogues;
     /* 1 if the legal cfg computes this problem correctly and sensibly
      * (never for a problem tpl_family_accepts refuses). */
     int (*applicable)(const int *cfg, const tpl_problem *problem);
@@ -316,7 +338,8 @@ typedef struct tpl_family {
 } tpl_family;
 
 /* 1 if fam computes problems of p's kind with p's dimension count (with
- * some configuration): fam->accepts, or the plain kind where it is NULL.
+ * some configuration): fam->accepts, or the plain kind where it is NULL; a
+ * problem with a fused epilogue only where fam->epilogues is set.
  * Each family's applicable() starts with it (templates/problem.c). */
 int tpl_family_accepts(const tpl_family *fam, const tpl_problem *p);
 /* The same for run() and prepare(): AT_OK, or AT_ERR_UNSUPPORTED with the
@@ -495,7 +518,9 @@ at_status tpl_ref_gemm_typed(at_exec *ref, at_dtype t, int tf32, int m, int n, i
  * canonical call in args (type, math, ops, batch from its problem; A and B from
  * its operands with their ld and batch stride; C0 with C's ld and batch stride,
  * unread when beta == 0; alpha and beta from its scalars), NOT rounded; TF32
- * math rounds A and B as tpl_ref_gemm_typed. R: batch x m x n doubles,
+ * math rounds A and B as tpl_ref_gemm_typed; a fused epilogue (problem.epilogue) is then
+ * applied in float64 to that unfused result: R = act(R + bias), the bias of the problem's type
+ * at operand TPL_GEMM_BIAS (one vector for every product). R: batch x m x n doubles,
  * contiguous. AT_ERR_INVALID_ARG for a column-major or unknown kind, a batch
  * above 65535, or sizes above 2^31 - 1. */
 at_status tpl_ref_gemm_args(at_exec *ref, const tpl_args *args, CUdeviceptr C0, CUdeviceptr R);

@@ -111,8 +111,8 @@ static vd_what vd_gemm_call(const tpl_problem *p, char *call, size_t len)
     const char *type = tpl_dtype_name(p->dtype);
     if (vd_cuda_type(p->dtype) < 0 || (p->math == AT_MATH_TF32 && p->dtype != AT_R_32F) ||
         (p->op_a != AT_OP_N && p->op_a != AT_OP_T) || (p->op_b != AT_OP_N && p->op_b != AT_OP_T) ||
-        (p->order != AT_ROW_MAJOR && p->order != AT_COL_MAJOR))
-        return VD_NONE;
+        (p->order != AT_ROW_MAJOR && p->order != AT_COL_MAJOR) || p->epilogue != 0)
+        return VD_NONE;             /* no fused epilogue through these calls */
     const char *compute = vd_compute_type(p) == VD_COMPUTE_64F ? "64F"
                           : p->math == AT_MATH_TF32          ? "32F_FAST_TF32"
                                                              : "32F";

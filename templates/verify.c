@@ -161,6 +161,8 @@ at_status tpl_ref_gemm_args(at_exec *ref, const tpl_args *args, CUdeviceptr C0, 
     const tpl_problem *p = &args->problem;
     long long batch = tpl_problem_batch(p);
     if (tpl_dtype_size(p->dtype) == 0 || p->order != AT_ROW_MAJOR || p->n_dims != 3 ||
+        p->epilogue < 0 || p->epilogue >= TPL_N_EPI ||
+        (TPL_EPI_BIAS(p->epilogue) != TPL_BIAS_NONE && !args->operand[TPL_GEMM_BIAS].ptr) ||
         (p->math == AT_MATH_TF32 && p->dtype != AT_R_32F) || batch > 65535 ||
         p->dims[0] > 0x7fffffff || p->dims[1] > 0x7fffffff || p->dims[2] > 0x7fffffff)
         return ex_fail(ref, AT_ERR_INVALID_ARG, "tpl_ref_gemm_args: a problem it cannot check");
@@ -179,8 +181,16 @@ at_status tpl_ref_gemm_args(at_exec *ref, const tpl_args *args, CUdeviceptr C0, 
     int dtype = (int)p->dtype, tf32 = p->math == AT_MATH_TF32;
     void *kargs[] = {&m, &n, &k, &alpha, &A, &a_rs, &a_cs, &a_bs, &B, &b_rs, &b_cs, &b_bs,
                      &beta, &C0, &ldc0, &c_bs, &R, &dtype, &tf32};
-    return ex_launch(ref, "ref_gemm_strided", (unsigned)((n + 15) / 16),
-                     (unsigned)((m + 15) / 16), (unsigned)batch, 16, 16, 1, 0, kargs);
+    at_status s = ex_launch(ref, "ref_gemm_strided", (unsigned)((n + 15) / 16),
+                            (unsigned)((m + 15) / 16), (unsigned)batch, 16, 16, 1, 0, kargs);
+    if (s != AT_OK || p->epilogue == 0)
+        return s;
+    /* the fused epilogue, in float64 on the unfused result */
+    CUdeviceptr bias = args->operand[TPL_GEMM_BIAS].ptr;
+    int epi = p->epilogue;
+    long long total = batch * m * n;
+    void *eargs[] = {&R, &total, &m, &n, &epi, &bias, &dtype};
+    return ex_launch(ref, "ref_epilogue", grid_for(total, 256), 1, 1, 256, 1, 1, 0, eargs);
 }
 
 at_status tpl_rel_error_typed(at_exec *ref, at_dtype t, CUdeviceptr out, int rows, int cols,

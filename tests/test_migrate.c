@@ -534,7 +534,7 @@ static const tpl_family tm_any_kind = {
     .name = "tm_any_kind", .source = "reference.cu", .fixed_options = "",
     .n_dims = 3, .dim_names = {"m", "n", "k"},
     .n_params = 1, .params = {{"A", 9, {1, 2, 3, 4, 5, 6, 7, 8, 9}, "which row won"}},
-    .valid = tm_valid, .accepts = tm_accepts,
+    .valid = tm_valid, .accepts = tm_accepts, .epilogues = 1,
     .default_config = "A=9",
 };
 
@@ -737,5 +737,286 @@ TEST(kinds_in_measurements)
         CHECK_MSG(k < n && ms[k].gflops == 1000.0 * (i + 1), "%s not read back", sizes[i]);
     }
     free(ms);
+    db_close(d);
+}
+
+/* ---- version 4 (no epilogue column) to 5 ---- */
+
+/* The three tables of version 4 that version 5 widened, with the columns they had. */
+static const struct { const char *table, *cols; } tm_v4_tables[] = {
+    {"problem", "id, kernel, n_dims, d0, d1, d2, dtype, math, op_a, op_b, layout, batch"},
+    {"measurement", "id, device_id, kernel, n_dims, d0, d1, d2, dtype, math, op_a, op_b, "
+                    "layout, batch, name, time_ms, gflops, gbs, rel_error, note, created"},
+    {"recorded", "id, device_id, kernel, n_dims, d0, d1, d2, dtype, math, op_a, op_b, layout, "
+                 "batch, level, calls, time_ms, first_seen, last_seen"},
+};
+
+/* Removes every occurrence of cut from s (in place). */
+static void tm_cut(char *s, const char *cut)
+{
+    size_t n = strlen(cut);
+    for (char *p = strstr(s, cut); p; p = strstr(p, cut))
+        memmove(p, p + n, strlen(p + n) + 1);
+}
+
+/* Rewrites the file at path, written by this build, as version 4 wrote it: each widened table
+ * rebuilt from its own CREATE statement without the epilogue column and key part, rows and
+ * ids kept; user_version and meta say 4. 1 on success. */
+static int tm_make_v4(const char *path)
+{
+    sqlite3 *h = NULL;
+    int ok = sqlite3_open(path, &h) == SQLITE_OK;
+    for (size_t t = 0; ok && t < sizeof tm_v4_tables / sizeof tm_v4_tables[0]; t++) {
+        const char *table = tm_v4_tables[t].table;
+        char q[256], create[4096], sql[8192];
+        snprintf(q, sizeof q, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = '%s'",
+                 table);
+        sqlite3_stmt *st = NULL;
+        ok = sqlite3_prepare_v2(h, q, -1, &st, NULL) == SQLITE_OK &&
+             sqlite3_step(st) == SQLITE_ROW;
+        if (ok)
+            snprintf(create, sizeof create, "%s", (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        if (!ok)
+            break;
+        tm_cut(create, "    epilogue TEXT NOT NULL DEFAULT '',\n");
+        tm_cut(create, ", epilogue");
+        const char *body = strchr(create, '(');
+        ok = body && !strstr(create, "epilogue");
+        if (!ok)
+            break;
+        snprintf(sql, sizeof sql, "CREATE TABLE %s_v4 %s; INSERT INTO %s_v4 (%s) SELECT %s FROM %s;"
+                 " DROP TABLE %s; ALTER TABLE %s_v4 RENAME TO %s;", table, body, table,
+                 tm_v4_tables[t].cols, tm_v4_tables[t].cols, table, table, table, table);
+        ok = sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK;
+    }
+    ok = ok && sqlite3_exec(h, "PRAGMA user_version = 4; UPDATE meta SET value = '4' WHERE key = "
+                               "'schema_version'", NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_close(h);
+    return ok;
+}
+
+/* Stores the rows of the version 4 file: results of two plain kinds, a measurement and a
+ * recorded problem, on device dev. */
+static void tm_fill_v4(db *d, const at_device_info *dev)
+{
+    CHECK_OK(db_put_device(d, dev, "13.0"));
+    CHECK_OK(tm_store(d, dev->uuid, "1024x1024x1024:bf16", "A=1", 2.0));
+    CHECK_OK(tm_store(d, dev->uuid, "2048x2048x2048:bf16", "A=2", 9.0));
+    CHECK_OK(tm_store(d, dev->uuid, "1024x1024x1024:tf32:col:NT", "A=3", 3.0));
+    db_measurement m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.device_uuid, sizeof m.device_uuid, "%s", dev->uuid);
+    snprintf(m.kernel, sizeof m.kernel, "%s", tm_any_kind.name);
+    snprintf(m.name, sizeof m.name, "cublas");
+    m.problem = tm_problem("1024x1024x1024:bf16");
+    m.time_ms = 1.5;
+    CHECK_OK(db_put_measurement(d, &m));
+}
+
+TEST(migrate_version_4_gains_the_epilogue_column)
+{
+    char path[4300], ro[4300], fresh[4300], err[512];
+    snprintf(path, sizeof path, "%s/v4.db", th_tmpdir());
+    snprintf(ro, sizeof ro, "%s/v4ro.db", th_tmpdir());
+    snprintf(fresh, sizeof fresh, "%s/v5fresh.db", th_tmpdir());
+    at_device_info dev = tm_device("GPU-v4");
+    db *d = NULL;
+    CHECK_OK(db_open(&d, path, 1, err, sizeof err));
+    tm_fill_v4(d, &dev);
+    db_close(d);
+    CHECK_EQ(th_sql_exec(path, "INSERT INTO recorded (device_id, kernel, n_dims, d0, d1, d2, "
+                               "dtype, level, calls, time_ms, first_seen, last_seen) SELECT id, "
+                               "'tm_any_kind', 3, 777, 777, 777, 'bf16', 2, 5, 1.0, 'x', 'x' "
+                               "FROM device"), SQLITE_OK);
+    CHECK(tm_make_v4(path));
+    CHECK_EQ(th_sql_int(path, "PRAGMA user_version"), 4);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM pragma_table_info('problem') "
+                              "WHERE name = 'epilogue'"), 0);
+    char *problems = tm_text(path, "SELECT * FROM problem ORDER BY id");
+    char *measures = tm_text(path, "SELECT * FROM measurement ORDER BY id");
+    char *recorded = tm_text(path, "SELECT * FROM recorded ORDER BY id");
+    char *results = tm_text(path, "SELECT * FROM result ORDER BY id");
+    CHECK(problems && measures && recorded && results);
+
+    /* read-only: read as version 5 (every row without an epilogue), the file untouched */
+    char cmd[16384], *out = NULL;
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s' && chmod 0444 '%s'", path, ro, ro);
+    CHECK_EQ(th_run(cmd, &out), 0);
+    free(out);
+    CHECK_OK(db_open(&d, ro, DB_OPEN_READONLY, err, sizeof err));
+    db_result *rs = NULL;
+    int n = 0;
+    CHECK_OK(db_results(d, dev.uuid, tm_any_kind.name, &rs, &n));
+    CHECK_EQ(n, 3);
+    for (int i = 0; i < n; i++)
+        CHECK_EQ(rs[i].problem.epilogue, 0);
+    free(rs);
+    int cfg[TPL_MAX_PARAMS];
+    char config[TPL_CONFIG_LEN];
+    tpl_problem q = tm_problem("1024x1024x1024:bf16");
+    CHECK_EQ(lk_choose(d, &dev, &tm_any_kind, &q, 0, cfg, config), AT_LOOKUP_EXACT);
+    CHECK_STR(config, "A=1");
+    q = tm_problem("1024x1024x1024:bf16:bias_col:gelu");      /* no epilogue tuned in 4 */
+    CHECK_EQ(lk_choose(d, &dev, &tm_any_kind, &q, 0, cfg, config), AT_LOOKUP_DEFAULT);
+    db_measurement *ms = NULL;
+    CHECK_OK(db_measurements(d, NULL, tm_any_kind.name, &ms, &n));
+    CHECK(n == 1 && ms[0].problem.epilogue == 0);
+    free(ms);
+    db_recorded *w = NULL;
+    CHECK_OK(db_wanted(d, NULL, 1, &w, &n));
+    CHECK(n == 1 && w[0].problem.dims[0] == 777 && w[0].problem.epilogue == 0);
+    free(w);
+    db_close(d);
+    CHECK_EQ(th_sql_int(ro, "PRAGMA user_version"), 4);
+
+    /* writable: version 5, every row and id kept, the epilogue '' (none), the schema a fresh
+     * file's */
+    CHECK_OK(db_open(&d, path, 1, err, sizeof err));
+    db_close(d);
+    CHECK_EQ(th_sql_int(path, "PRAGMA user_version"), DB_SCHEMA_VERSION);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM meta WHERE key = 'migrated_4_to_5'"), 1);
+    char sql[512];
+    for (size_t t = 0; t < sizeof tm_v4_tables / sizeof tm_v4_tables[0]; t++) {
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE epilogue <> ''",
+                 tm_v4_tables[t].table);
+        CHECK_EQ(th_sql_int(path, sql), 0);
+    }
+    char *p2 = tm_text(path, "SELECT " "id, kernel, n_dims, d0, d1, d2, dtype, math, op_a, op_b, "
+                             "layout, batch FROM problem ORDER BY id");
+    char *m2 = tm_text(path, "SELECT id, device_id, kernel, n_dims, d0, d1, d2, dtype, math, "
+                             "op_a, op_b, layout, batch, name, time_ms, gflops, gbs, rel_error, "
+                             "note, created FROM measurement ORDER BY id");
+    char *r2 = tm_text(path, "SELECT id, device_id, kernel, n_dims, d0, d1, d2, dtype, math, "
+                             "op_a, op_b, layout, batch, level, calls, time_ms, first_seen, "
+                             "last_seen FROM recorded ORDER BY id");
+    char *res2 = tm_text(path, "SELECT * FROM result ORDER BY id");
+    int same = p2 && m2 && r2 && res2 && !strcmp(p2, problems) && !strcmp(m2, measures) &&
+               !strcmp(r2, recorded) && !strcmp(res2, results);
+    free(problems), free(measures), free(recorded), free(results);
+    free(p2), free(m2), free(r2), free(res2);
+    CHECK_MSG(same, "rows changed by the migration");
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    CHECK_OK(db_open(&d, fresh, 1, err, sizeof err));
+    db_close(d);
+    static const char *const queries[] = {
+        "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('problem')",
+        "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('measurement')",
+        "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('recorded')",
+        "SELECT l.\"unique\", group_concat(i.name, ',') FROM pragma_index_list('problem') l, "
+        "pragma_index_info(l.name) i GROUP BY l.name ORDER BY 2",
+        "SELECT l.\"unique\", group_concat(i.name, ',') FROM pragma_index_list('recorded') l, "
+        "pragma_index_info(l.name) i GROUP BY l.name ORDER BY 2",
+    };
+    for (size_t i = 0; i < sizeof queries / sizeof queries[0]; i++) {
+        char *a = tm_text(path, queries[i]), *b = tm_text(fresh, queries[i]);
+        CHECK_MSG(a && b && *a && strcmp(a, b) == 0, "%s\nmigrated:\n%s\ncreated:\n%s", queries[i],
+                  a ? a : "?", b ? b : "?");
+        free(a);
+        free(b);
+    }
+    /* the same sizes with an epilogue: a problem of its own, beside the plain one */
+    CHECK_OK(db_open(&d, path, 1, err, sizeof err));
+    CHECK_OK(tm_store(d, dev.uuid, "1024x1024x1024:bf16:bias_col:gelu", "A=4", 1.0));
+    q = tm_problem("1024x1024x1024:bf16");
+    CHECK_EQ(lk_choose(d, &dev, &tm_any_kind, &q, 0, cfg, config), AT_LOOKUP_EXACT);
+    CHECK_STR(config, "A=1");
+    q = tm_problem("1024x1024x1024:bf16:bias_col:gelu");
+    CHECK_EQ(lk_choose(d, &dev, &tm_any_kind, &q, 0, cfg, config), AT_LOOKUP_EXACT);
+    CHECK_STR(config, "A=4");
+    db_close(d);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM problem WHERE epilogue = 'bias_col:gelu'"), 1);
+}
+
+/* Epilogue kinds never serve each other nor the plain kind, at any lookup level, and a
+ * measurement (the vendor's) of one is never another's. */
+TEST(kinds_epilogues_never_serve_each_other)
+{
+    char path[4300], err[512];
+    snprintf(path, sizeof path, "%s/epi.db", th_tmpdir());
+    db *d = NULL;
+    CHECK_OK(db_open(&d, path, 1, err, sizeof err));
+    at_device_info dev = tm_device("GPU-epi"), other = tm_device("GPU-epi-other");
+    snprintf(other.name, sizeof other.name, "Fake GPU, another model");
+    CHECK_OK(db_put_device(d, &dev, "13.0"));
+    CHECK_OK(db_put_device(d, &other, "13.0"));
+    /* each epilogue's row is faster than the plain one: a kind-blind lookup would take it */
+    CHECK_OK(tm_store(d, dev.uuid, "4096x4096x4096:bf16", "A=1", 5.0));
+    CHECK_OK(tm_store(d, dev.uuid, "4096x4096x4096:bf16:bias_col:gelu", "A=2", 1.0));
+    CHECK_OK(tm_store(d, dev.uuid, "4096x4096x4096:bf16:bias_row:gelu", "A=3", 1.0));
+    CHECK_OK(tm_store(d, dev.uuid, "4096x4096x4096:bf16:relu", "A=4", 1.0));
+    CHECK_OK(tm_store(d, dev.uuid, "4096x4096x4096:bf16:gelu_erf", "A=5", 1.0));
+    static const struct { const char *size; at_lookup_level level; const char *config; } cases[] = {
+        {"4096x4096x4096:bf16", AT_LOOKUP_EXACT, "A=1"},
+        {"4096x4096x4096:bf16:bias_col:gelu", AT_LOOKUP_EXACT, "A=2"},
+        {"4096x4096x4096:bf16:bias_row:gelu", AT_LOOKUP_EXACT, "A=3"},
+        {"4096x4096x4096:bf16:relu", AT_LOOKUP_EXACT, "A=4"},
+        {"4096x4096x4096:bf16:gelu_erf", AT_LOOKUP_EXACT, "A=5"},
+        {"4000x4000x4000:bf16", AT_LOOKUP_NEAREST, "A=1"},
+        {"4000x4000x4000:bf16:bias_col:gelu", AT_LOOKUP_NEAREST, "A=2"},
+        {"4000x4000x4000:bf16:relu", AT_LOOKUP_NEAREST, "A=4"},
+        {"4096x4096x4096:bf16:gelu", AT_LOOKUP_DEFAULT, "A=9"},          /* none tuned */
+        {"4096x4096x4096:bf16:bias_col", AT_LOOKUP_DEFAULT, "A=9"},
+        {"4096x4096x4096:bf16:bias_col:relu", AT_LOOKUP_DEFAULT, "A=9"},
+        {"4096x4096x4096:f16:bias_col:gelu", AT_LOOKUP_DEFAULT, "A=9"},
+    };
+    int cfg[TPL_MAX_PARAMS];
+    char config[TPL_CONFIG_LEN];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tpl_problem q = tm_problem(cases[i].size);
+        at_lookup_level lv = lk_choose(d, &dev, &tm_any_kind, &q, 0, cfg, config);
+        CHECK_MSG(lv == cases[i].level && strcmp(config, cases[i].config) == 0,
+                  "%s: level %d %s, expected level %d %s", cases[i].size, lv, config,
+                  cases[i].level, cases[i].config);
+        if (cases[i].level == AT_LOOKUP_DEFAULT)
+            continue;
+        lv = lk_choose(d, &other, &tm_any_kind, &q, 0, cfg, config);
+        CHECK_MSG(lv == AT_LOOKUP_ARCH && strcmp(config, cases[i].config) == 0,
+                  "%s on another device: level %d %s", cases[i].size, lv, config);
+    }
+    /* read back whole, and as text in SQL */
+    db_result *rs = NULL;
+    int n = 0;
+    CHECK_OK(db_results(d, dev.uuid, tm_any_kind.name, &rs, &n));
+    CHECK_EQ(n, 5);
+    int seen = 0;
+    for (int i = 0; i < n; i++)
+        seen |= 1 << rs[i].problem.epilogue;
+    free(rs);
+    CHECK_EQ(seen, 1 << 0 | 1 << TPL_EPI(TPL_BIAS_COL, 2) | 1 << TPL_EPI(TPL_BIAS_ROW, 2) |
+                   1 << 1 | 1 << 3);
+    CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM problem WHERE epilogue IN "
+                              "('bias_col:gelu', 'bias_row:gelu', 'relu', 'gelu_erf', '')"), 5);
+    /* a measurement of an epilogue problem is read back as its own */
+    db_measurement m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.device_uuid, sizeof m.device_uuid, "%s", dev.uuid);
+    snprintf(m.kernel, sizeof m.kernel, "%s", tm_any_kind.name);
+    snprintf(m.name, sizeof m.name, "cublaslt");
+    m.problem = tm_problem("4096x4096x4096:bf16:bias_col:gelu");
+    m.time_ms = 1.0;
+    CHECK_OK(db_put_measurement(d, &m));
+    m.problem = tm_problem("4096x4096x4096:bf16");
+    m.time_ms = 2.0;
+    CHECK_OK(db_put_measurement(d, &m));
+    db_measurement *ms = NULL;
+    CHECK_OK(db_measurements(d, dev.uuid, tm_any_kind.name, &ms, &n));
+    CHECK_EQ(n, 2);
+    for (int i = 0; i < n; i++)
+        CHECK(ms[i].time_ms == (ms[i].problem.epilogue ? 1.0 : 2.0));
+    free(ms);
+    /* an epilogue written by a later release reads as unknown and serves no one */
+    db_close(d);
+    CHECK_EQ(th_sql_exec(path, "UPDATE problem SET epilogue = 'bias_col:swiglu' "
+                               "WHERE epilogue = 'relu'"), SQLITE_OK);
+    CHECK_OK(db_open(&d, path, 1, err, sizeof err));
+    tpl_problem q = tm_problem("4096x4096x4096:bf16:relu");
+    CHECK_EQ(lk_choose(d, &dev, &tm_any_kind, &q, 0, cfg, config), AT_LOOKUP_DEFAULT);
+    CHECK_OK(db_results(d, dev.uuid, tm_any_kind.name, &rs, &n));
+    int unknown = 0;
+    for (int i = 0; i < n; i++)
+        unknown += rs[i].problem.epilogue == TPL_KIND_UNKNOWN;
+    free(rs);
+    CHECK_EQ(unknown, 1);
     db_close(d);
 }

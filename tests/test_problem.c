@@ -409,3 +409,101 @@ TEST(args_block_checked_by_run)
     CHECK_EQ(mm->run(&ex, cfg, &g), AT_ERR_INVALID_ARG);
     CHECK_MSG(strstr(msg, "too small") != NULL, "%s", msg);
 }
+
+/* ---- the fused epilogue in the key ---- */
+
+TEST(problem_epilogue_text_forms)
+{
+    /* text, bias kind, activation: written out independently of the name table */
+    static const struct { const char *text; int bias, act; } forms[] = {
+        {"257x381x200:bf16:relu", TPL_BIAS_NONE, 1},
+        {"257x381x200:bf16:gelu", TPL_BIAS_NONE, 2},
+        {"257x381x200:bf16:gelu_erf", TPL_BIAS_NONE, 3},
+        {"257x381x200:bf16:bias_row", TPL_BIAS_ROW, 0},
+        {"257x381x200:bf16:bias_col", TPL_BIAS_COL, 0},
+        {"4096x4096x4096:bf16:bias_col:gelu", TPL_BIAS_COL, 2},
+        {"8x8x8:f16:col:NT:b3:bias_row:gelu_erf", TPL_BIAS_ROW, 3},
+        {"8x8x8:tf32:bias_col:relu", TPL_BIAS_COL, 1},
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        tpl_problem p;
+        char err[256] = "", back[128];
+        CHECK_MSG(tpl_problem_parse(forms[i].text, &p, err, sizeof err) == AT_OK, "%s: %s",
+                  forms[i].text, err);
+        CHECK_EQ(TPL_EPI_BIAS(p.epilogue), forms[i].bias);
+        CHECK_EQ(TPL_EPI_ACT(p.epilogue), forms[i].act);
+        CHECK(!tpl_problem_plain(&p));
+        tpl_problem_format(&p, back, sizeof back);
+        CHECK_STR(back, forms[i].text);
+    }
+    /* other orders and the explicit "none" spellings */
+    static const char *const pairs[][2] = {
+        {"64x64x64:gelu:bias_col:bf16", "64x64x64:bf16:bias_col:gelu"},
+        {"64x64x64:bf16:bias_none:act_none", "64x64x64:bf16"},
+        {"64x64x64:relu:bias_none", "64x64x64:relu"},
+        {"64x64x64:act_none:bias_row", "64x64x64:bias_row"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        tpl_problem p;
+        char err[256] = "", back[128];
+        CHECK_MSG(tpl_problem_parse(pairs[i][0], &p, err, sizeof err) == AT_OK, "%s: %s",
+                  pairs[i][0], err);
+        tpl_problem_format(&p, back, sizeof back);
+        CHECK_STR(back, pairs[i][1]);
+    }
+    static const char *const bad[] = {
+        "64:relu:gelu", "64:bias_row:bias_col", "64:gelu:act_none", "64:bias", "64:GELU",
+        "64:gelu_tanh", "64:bias_row:relu:relu", "64:swiglu",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tpl_problem p;
+        char err[256] = "";
+        CHECK_MSG(tpl_problem_parse(bad[i], &p, err, sizeof err) == AT_ERR_INVALID_ARG,
+                  "\"%s\" accepted", bad[i]);
+        CHECK(err[0] && p.epilogue == 0);
+    }
+    /* every epilogue of every kind round-trips, and is its own kind */
+    int n = 0;
+    for (int e = 0; e < TPL_N_EPI; e++)
+        for (int t = 0; t < 4; t++)
+            for (int o = 0; o < 2; o++) {
+                tpl_problem p = TPL_PROBLEM(3, {17, 1, 99}), q;
+                p.dtype = (at_dtype)t;
+                p.order = (at_order)o;
+                p.epilogue = e;
+                char text[128], err[256] = "";
+                tpl_problem_format(&p, text, sizeof text);
+                CHECK_MSG(tpl_problem_parse(text, &q, err, sizeof err) == AT_OK, "%s: %s", text,
+                          err);
+                CHECK_MSG(tpl_problem_equal(&p, &q), "%s does not round-trip", text);
+                tpl_problem plain = p;
+                plain.epilogue = 0;
+                CHECK_EQ(tpl_problem_same_kind(&p, &plain), e == 0);
+                CHECK_EQ(tpl_problem_equal(&p, &plain), e == 0);
+                n++;
+            }
+    CHECK_EQ(n, 12 * 4 * 2);
+}
+
+TEST(problem_epilogue_names_are_fixed)
+{
+    /* the database stores these names: they must never change */
+    static const char *const names[TPL_N_EPI] = {
+        "", "relu", "gelu", "gelu_erf", "bias_row", "bias_row:relu", "bias_row:gelu",
+        "bias_row:gelu_erf", "bias_col", "bias_col:relu", "bias_col:gelu", "bias_col:gelu_erf",
+    };
+    for (int e = 0; e < TPL_N_EPI; e++) {
+        CHECK_STR(tpl_epilogue_name(e), names[e]);
+        CHECK_EQ(tpl_epilogue_of(names[e]), e);
+    }
+    CHECK_EQ(TPL_EPI(TPL_BIAS_COL, AT_ACT_GELU_TANH), 10);
+    CHECK_EQ(TPL_EPI(AT_BIAS_ROW, AT_ACT_RELU), 5);
+    CHECK(tpl_epilogue_name(TPL_N_EPI) == NULL && tpl_epilogue_name(-1) == NULL);
+    CHECK_EQ(tpl_epilogue_of("bias_col:swiglu"), TPL_KIND_UNKNOWN);
+    CHECK_EQ(tpl_epilogue_of(NULL), TPL_KIND_UNKNOWN);
+    tpl_problem p = TPL_PROBLEM(3, {5, 5, 5});
+    p.epilogue = TPL_KIND_UNKNOWN;
+    char text[64];
+    tpl_problem_format(&p, text, sizeof text);
+    CHECK_STR(text, "5x5x5:?");
+}

@@ -226,9 +226,9 @@ TEST(recorded_migrates_version_3)
     free(w);
     db_close(d);
     CHECK_EQ(th_sql_int(ro, "PRAGMA user_version"), 3);
-    /* writable: version 4, every result kept, the table there and usable */
+    /* writable: the current version, every result kept, the table there and usable */
     CHECK_OK(db_open(&d, path, DB_OPEN_EXISTING, err, sizeof err));
-    CHECK_EQ(th_sql_int(path, "PRAGMA user_version"), 4);
+    CHECK_EQ(th_sql_int(path, "PRAGMA user_version"), DB_SCHEMA_VERSION);
     CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM result"), 5);
     CHECK_EQ(th_sql_int(path, "SELECT count(*) FROM meta WHERE key = 'migrated_3_to_4'"), 1);
     rec_batch b = {0};

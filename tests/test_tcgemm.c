@@ -15,13 +15,18 @@ extern const tpl_family tpl_tcgemm;
 
 enum {
     P_TYPE, P_PATH, P_BM, P_BN, P_BK, P_STAGES, P_WG, P_CM, P_CN, P_WARPS_M, P_WARPS_N,
-    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_COUNT
+    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_EPI, P_COUNT
 };
 
 static const char *const tt_names[P_COUNT] = {
     "TYPE", "PATH", "BM", "BN", "BK", "STAGES", "WG", "CM", "CN", "WARPS_M", "WARPS_N",
-    "RASTER", "GROUP", "SPLITK", "VEC", "LOADW", "OPB", "OPA",
+    "RASTER", "GROUP", "SPLITK", "VEC", "LOADW", "OPB", "OPA", "EPI",
 };
+
+/* EPI, the last parameter, varies fastest in the raw numbering: the raw indices that are
+ * multiples of TT_N_EPI are the plain kernels (EPI 0), the space the scans below walk; the
+ * epilogues' judgement is the plain kernel's (tcgemm_epilogue_* check that on every one). */
+#define TT_N_EPI 12
 
 /* ---------------- the specification, written from the notes ----------------
  * Tiles, pipelines and epilogues (docs/notes/tcgemm.md "Final", docs/notes/tcgemm_sm80.md
@@ -188,9 +193,10 @@ TEST(tcgemm_space_is_the_specified_lattice)
     CHECK(keys != NULL);
     long long n_valid = 0, per[3][2] = {{0}};
     char why[256];
-    for (long long i = 0; i < raw && !th_failed(); i++) {
+    for (long long i = 0; i < raw && !th_failed(); i += TT_N_EPI) {
         int c[TPL_MAX_PARAMS];
         tpl_config_from_index(f, i, c);
+        CHECK(c[P_EPI] == 0);
         int v = f->valid(c, NULL, why, sizeof why);
         CHECK_MSG(v == tt_spec_ok(c), "config %lld: valid %d, specification %d (%s)", i, v,
                   tt_spec_ok(c), why);
@@ -253,7 +259,7 @@ TEST(tcgemm_every_rejection_reason_is_reachable)
     char why[256];
     for (int d = 0; d <= 4 && !th_failed(); d++) {
         const at_device_info *dev = d < 4 ? &devs[d] : NULL;
-        for (long long i = 0; i < raw; i++) {
+        for (long long i = 0; i < raw; i += TT_N_EPI) {
             int c[TPL_MAX_PARAMS];
             tpl_config_from_index(f, i, c);
             if (f->valid(c, dev, why, sizeof why)) {
@@ -269,7 +275,8 @@ TEST(tcgemm_every_rejection_reason_is_reachable)
         }
     }
     /* values outside the tuning lists: the range, type and path rules */
-    static const char *const odd[] = {"TYPE=3", "PATH=70", "BM=0", "RASTER=2", "SPLITK=0"};
+    static const char *const odd[] = {"TYPE=3", "PATH=70", "BM=0", "RASTER=2", "SPLITK=0",
+                                      "EPI=12", "EPI=-1"};
     for (size_t o = 0; o < sizeof odd / sizeof odd[0]; o++) {
         int c[TPL_MAX_PARAMS];
         CHECK(tt_parse(tpl_tcgemm.default_config, c));
@@ -355,7 +362,7 @@ TEST(tcgemm_kinds_never_cross)
     char why[256];
     tpl_problem skinny = tt_problem(1024, 1024, 8192, AT_R_16BF, AT_MATH_DEFAULT);
     int split_served = 0;
-    for (long long i = 0; i < raw && !th_failed(); i++) {
+    for (long long i = 0; i < raw && !th_failed(); i += TT_N_EPI) {
         int c[TPL_MAX_PARAMS];
         tpl_config_from_index(f, i, c);
         if (!f->valid(c, NULL, why, sizeof why))
@@ -476,7 +483,7 @@ TEST(tcgemm_tuning_problems_stay_small)
         int t = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
         per_type[t]++;
         long long on_h = 0, on_a = 0;
-        for (long long x = 0; x < raw; x++) {
+        for (long long x = 0; x < raw; x += TT_N_EPI) {
             int c[TPL_MAX_PARAMS];
             tpl_config_from_index(f, x, c);
             if (!f->applicable(c, p))
@@ -504,6 +511,9 @@ TEST(tcgemm_tuning_problems_stay_small)
         CHECK(per_type[t] >= 2 && per_type[t] <= 4);
 }
 
+#define TC_P90_EPI(type, tile, split, vec, epi) type ",PATH=90," tile ",WG=2,CM=1,CN=1,WARPS_M=2," \
+    "WARPS_N=2,RASTER=0,GROUP=8,SPLITK=" #split ",VEC=" #vec ",LOADW=16,EPI=" #epi
+
 /* NVRTC compiles a sample: every type's PATH 80 default for sm_80, a PATH 90 winner for sm_90
  * (as sm_90a), and the faulty test family; PATH 90 is refused for sm_80 without compiling. */
 TEST(tcgemm_nvrtc_compiles_a_sample)
@@ -519,14 +529,23 @@ TEST(tcgemm_nvrtc_compiles_a_sample)
         {f, f->baselines[5].config, "sm_90", AT_OK},
         {f, f->baselines[2].config, "sm_80", AT_ERR_UNSUPPORTED},
         {fault, fault->default_config, "sm_80", AT_OK},
+        /* fused epilogues in each store path: PATH 90 TMA stores (16-bit; TF32 T9_TES), PATH 90
+         * split-K's reduce, PATH 80 staged rows (test_compile_sample covers every EPI value) */
+        {f, TC_P90_EPI("TYPE=0", "BM=128,BN=256,BK=64,STAGES=3", 1, 8, 10), "sm_90", AT_OK},
+        {f, "TYPE=2,PATH=90,BM=256,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=2,WARPS_M=2,WARPS_N=2,"
+            "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,EPI=7", "sm_90", AT_OK},
+        {f, TC_P90_EPI("TYPE=1", "BM=128,BN=128,BK=64,STAGES=4", 4, 2, 5), "sm_90", AT_OK},
+        {f, "TYPE=0,PATH=80,BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+            "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,EPI=11", "sm_80", AT_OK},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !th_failed(); i++)
         th_check_compile(cases[i].fam, cases[i].config, cases[i].arch, cases[i].want);
 }
 
-/* `autotune check --arch sm_80` compiles the PATH 80 configurations and names the PATH 90 ones
- * as for other architectures (compile-everything tier: skipped by AUTOTUNE_SKIP_COMPILE_ALL;
- * test_compile_all compiles every configuration for sm_90). */
+/* `autotune check --arch sm_80 --sample` compiles the PATH 80 configurations of the sample and
+ * names the PATH 90 ones as for other architectures (compile-everything tier: skipped by
+ * AUTOTUNE_SKIP_COMPILE_ALL; `make check` compiles every configuration, twelve epilogues of each
+ * kernel, which is CPU hours rather than a test's minute). */
 TEST(tcgemm_check_sm80_compiles_path80_only)
 {
     if (getenv("AUTOTUNE_SKIP_COMPILE_ALL")) {
@@ -534,24 +553,139 @@ TEST(tcgemm_check_sm80_compiles_path80_only)
         return;
     }
     const tpl_family *f = &tpl_tcgemm;
-    long long raw = tpl_space_size(f), n80 = 0, n90 = 0;
-    char why[256];
-    for (long long i = 0; i < raw; i++) {
-        int c[TPL_MAX_PARAMS];
-        tpl_config_from_index(f, i, c);
-        if (f->valid(c, NULL, why, sizeof why))
-            *(c[P_PATH] == 90 ? &n90 : &n80) += 1;
-    }
+    long long n80 = 0, n90 = 0;
+    tpl_sample *sample = NULL;
+    char err[256];
+    int n = tpl_sample_configs(f, NULL, 1, NULL, 0, &sample, err, sizeof err);
+    CHECK_MSG(n > 0, "%s", err);
+    for (int i = 0; i < n; i++)
+        *(sample[i].cfg[P_PATH] == 90 ? &n90 : &n80) += 1;
+    free(sample);
+    CHECK(n80 > 0 && n90 > 0);
     char cmd[4600], *out = NULL, expect[256];
-    snprintf(cmd, sizeof cmd, "'%s/autotune' check --arch sm_80 --kernel tcgemm", th_build_dir());
+    snprintf(cmd, sizeof cmd, "'%s/autotune' check --arch sm_80 --kernel tcgemm --sample",
+             th_build_dir());
     int rc = th_run(cmd, &out);
     printf("%s", out ? out : "");
     CHECK_MSG(rc == 0, "exit %d", rc);
-    snprintf(expect, sizeof expect, "%lld valid, %lld compiled, 0 failed", n80, n80);
+    snprintf(expect, sizeof expect, "%lld sampled, %lld compiled, 0 failed", n80, n80);
     CHECK_MSG(out && strstr(out, expect), "want \"%s\"", expect);
     snprintf(expect, sizeof expect, "; %lld only for other architectures", n90);
     CHECK_MSG(strstr(out, expect), "want \"%s\"", expect);
     free(out);
+}
+
+/* Every kernel computes every epilogue: with EPI = e a plain kernel stays valid (or invalid) on
+ * every device, serves exactly the problems of epilogue e that its EPI 0 twin serves of the
+ * plain kind, leaves EPI out of its text and NVRTC options at 0 only, and the prefix walk
+ * agrees; fit_kind sets EPI from the problem. */
+TEST(tcgemm_epilogue_every_kernel_computes_every_epilogue)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    CHECK(f->epilogues && f->params[P_EPI].omit_first && f->params[P_EPI].n_values == TT_N_EPI);
+    CHECK_EQ(TT_N_EPI, TPL_N_EPI);
+    at_device_info devs[2] = {tt_device(9, 0, 227 * 1024, 1024, 65536),
+                              tt_device(8, 0, 163 * 1024, 1024, 65536)};
+    tpl_problem probs[4] = {tt_problem(257, 381, 200, AT_R_16BF, AT_MATH_DEFAULT),
+                            tt_problem(4096, 4096, 4096, AT_R_16F, AT_MATH_DEFAULT),
+                            tt_problem(1024, 1024, 8192, AT_R_32F, AT_MATH_TF32),
+                            tt_problem(1024, 1024, 8192, AT_R_16BF, AT_MATH_DEFAULT)};
+    probs[1].op_b = AT_OP_T;
+    long long raw = tpl_space_size(f), valid0 = 0, served = 0;
+    for (long long i = 0; i < raw && !th_failed(); i += TT_N_EPI) {
+        int c[TPL_MAX_PARAMS];
+        tpl_config_from_index(f, i, c);
+        int v0 = f->valid(c, NULL, NULL, 0);
+        if (!v0 && i % (97 * TT_N_EPI) != 0)
+            continue;               /* every valid kernel, and every 97th invalid one */
+        valid0 += v0;
+        int on_dev[2], app0[4];
+        for (int d = 0; d < 2; d++)
+            on_dev[d] = f->valid(c, &devs[d], NULL, 0);
+        for (int q = 0; q < 4; q++)
+            app0[q] = v0 && f->applicable(c, &probs[q]);
+        for (int e = 1; e < TT_N_EPI; e++) {
+            int ce[TPL_MAX_PARAMS];
+            memcpy(ce, c, sizeof ce);
+            ce[P_EPI] = e;
+            CHECK_EQ(f->valid(ce, NULL, NULL, 0), v0);
+            CHECK_EQ(f->valid_prefix(ce, P_EPI, NULL), v0);
+            for (int d = 0; d < 2; d++)
+                CHECK_EQ(f->valid(ce, &devs[d], NULL, 0), on_dev[d]);
+            if (!v0)
+                continue;
+            for (int q = 0; q < 4; q++) {
+                tpl_problem pe = probs[q];
+                pe.epilogue = e;
+                CHECK_EQ(f->applicable(ce, &pe), app0[q]);
+                served += app0[q];
+                CHECK(!f->applicable(ce, &probs[q]));   /* never the plain kind */
+                CHECK(!f->applicable(c, &pe));          /* nor a plain kernel this one */
+                pe.epilogue = e % (TT_N_EPI - 1) + 1;   /* another epilogue */
+                CHECK(!f->applicable(ce, &pe));
+            }
+        }
+        if (v0 && valid0 < 4) {     /* texts and options of a few */
+            int ce[TPL_MAX_PARAMS];
+            memcpy(ce, c, sizeof ce);
+            char text[TPL_CONFIG_LEN], opts[2048];
+            tpl_config_format(f, c, text, sizeof text);
+            CHECK_MSG(!strstr(text, "EPI"), "%s", text);
+            tpl_options_string(f, c, "sm_90", opts, sizeof opts);
+            CHECK_MSG(!strstr(opts, "EPI"), "%s", opts);
+            ce[P_EPI] = 10;
+            tpl_config_format(f, ce, text, sizeof text);
+            CHECK_MSG(strstr(text, ",EPI=10"), "%s", text);
+            tpl_options_string(f, ce, "sm_90", opts, sizeof opts);
+            CHECK_MSG(strstr(opts, "-DEPI=10"), "%s", opts);
+        }
+    }
+    CHECK(valid0 > 300 && served > 0);
+    /* fit_kind: the built-in choice of an epilogue problem computes it, on every device */
+    for (int d = 0; d < 2; d++)
+        for (int e = 0; e < TT_N_EPI; e++) {
+            tpl_problem p = probs[0];
+            p.epilogue = e;
+            int cfg[TPL_MAX_PARAMS];
+            char config[TPL_CONFIG_LEN] = "";
+            CHECK_EQ(lk_choose(NULL, &devs[d], f, &p, 1, cfg, config), AT_LOOKUP_DEFAULT);
+            CHECK_MSG(cfg[P_EPI] == e && f->valid(cfg, &devs[d], NULL, 0) &&
+                      f->applicable(cfg, &p), "%s epilogue %d: %s", devs[d].arch, e, config);
+        }
+    /* other families never take an epilogue problem (test_tcfault is tcgemm's copy) */
+    for (int i = 0; i < tpl_family_count(); i++) {
+        const tpl_family *g = tpl_family_at(i);
+        tpl_problem p = probs[0];
+        p.epilogue = TPL_EPI(TPL_BIAS_COL, 2);
+        int tc = g == f || strcmp(g->name, "test_tcfault") == 0;
+        CHECK_MSG(tpl_family_accepts(g, &p) == tc, "%s", g->name);
+        p.dtype = AT_R_32F;
+        CHECK(!tpl_family_accepts(g, &p));              /* exact FP32 has none */
+    }
+}
+
+/* The epilogue tolerance: the plain rule times 1.2 (GELU's slope is at most 1.13). */
+TEST(tcgemm_epilogue_tolerance)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    for (int e = 1; e < TT_N_EPI; e++) {
+        tpl_problem p = tt_problem(257, 381, 200, AT_R_16BF, AT_MATH_DEFAULT), q = p;
+        q.epilogue = e;
+        CHECK(fabs(f->tolerance(&q) - 1.2 * f->tolerance(&p)) <= 1e-15);
+        CHECK(f->tolerance(&q) < 1e-2);
+    }
+    /* GELU's derivative: 1.13 at most (tanh and erf forms, on a fine grid) */
+    double worst = 0;
+    for (double x = -10; x <= 10; x += 1e-3) {
+        double h = 1e-6, gt[2], ge[2];
+        for (int s = 0; s < 2; s++) {
+            double y = x + (s ? h : -h);
+            gt[s] = 0.5 * y * (1 + tanh(0.7978845608028654 * (y + 0.044715 * y * y * y)));
+            ge[s] = 0.5 * y * (1 + erf(y / sqrt(2.0)));
+        }
+        worst = fmax(worst, fmax(fabs(gt[1] - gt[0]), fabs(ge[1] - ge[0])) / (2 * h));
+    }
+    CHECK_MSG(worst > 1.12 && worst < 1.14, "%g", worst);
 }
 
 /* ---------------- GPU tier ---------------- */
@@ -568,7 +702,7 @@ static th_compiled *tt_type_set(const at_device_info *dev, int t, int few, int *
     int seen_kind[64] = {0}, first_tile[P_COUNT], have_first = 0;
     *n = 0;
     char why[256];
-    for (long long i = 0; set && i < raw && *n < 256; i++) {
+    for (long long i = 0; set && i < raw && *n < 256; i += TT_N_EPI) {
         int c[TPL_MAX_PARAMS];
         tpl_config_from_index(f, i, c);
         if (c[P_TYPE] != t || !f->valid(c, dev, why, sizeof why))
