@@ -1,6 +1,7 @@
 /* api.c: the public runtime (autotune.h): handles, the lookup chain
  * (exact -> nearest tuned shape -> same architecture -> built-in default),
- * the in-memory plan cache and the at_s* entry points. */
+ * the in-memory plan cache, trials, the vendor candidate, and the entry
+ * points of the reductions and the solver (the GEMM calls: gemm.c). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,7 +14,7 @@
 #include "cudrv.h"
 #include "db.h"
 #include "exec.h"
-#include "batched.h"
+#include "handle.h"
 #include "lookup.h"
 #include "record.h"
 #include "tpl.h"
@@ -38,37 +39,9 @@ typedef struct at_plan {
     time_t born;                /* when it was made */
 } at_plan;
 
-struct at_handle {
-    const cudrv *cu;
-    at_device_info info;
-    CUdevice device;
-    CUcontext ctx;
-    CUstream stream;
-    int deterministic;
-    at_math math;               /* at_set_math_mode: TF32 for at_gemm's FP32 */
-    db *db;
-    db *layers[1 + AT_MAX_READONLY_DBS];  /* [0] db, then the read-only ones in order */
-    int n_layers;
-    char db_path[4096];
-    char errmsg[2048];
-    at_stats stats;
-    at_plan **plans;            /* open addressing, power-of-two capacity */
-    size_t n_plans, cap_plans;
-    at_plan *last_plan;         /* the previous call's plan: repeated calls skip the table */
-    int trial_max;              /* at_set_trials: nearby winners a new shape times */
-    int vendor_mode;            /* at_set_vendor */
-    ms_vendor *vendor;          /* cuBLAS, loaded on first use */
-    struct {                    /* the family of a GEMM problem (gemm_family), newest 8 */
-        tpl_problem problem;
-        int deterministic;
-        const tpl_family *fam;
-    } gemm_fam[8];
-    int n_gemm_fam;
-};
 
-static at_status fail(at_handle *h, at_status s, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static at_status fail(at_handle *h, at_status s, const char *fmt, ...)
+
+at_status ah_fail(at_handle *h, at_status s, const char *fmt, ...)
 {
     if (h) {
         va_list ap;
@@ -123,15 +96,15 @@ at_status at_add_readonly_db(at_handle *h, const char *path)
     if (!h)
         return AT_ERR_INVALID_ARG;
     if (!path || !*path)
-        return fail(h, AT_ERR_INVALID_ARG, "at_add_readonly_db: no path");
+        return ah_fail(h, AT_ERR_INVALID_ARG, "at_add_readonly_db: no path");
     if (h->n_layers >= 1 + AT_MAX_READONLY_DBS)
-        return fail(h, AT_ERR_INVALID_ARG, "at most %d read-only databases per handle",
+        return ah_fail(h, AT_ERR_INVALID_ARG, "at most %d read-only databases per handle",
                     AT_MAX_READONLY_DBS);
     char err[1024] = "";
     db *d = NULL;
     at_status s = db_open(&d, path, DB_OPEN_SHIPPED, err, sizeof err);
     if (s != AT_OK)
-        return fail(h, s, "read-only tuning database %.1000s not used: %.900s", path, err);
+        return ah_fail(h, s, "read-only tuning database %.1000s not used: %.900s", path, err);
     h->layers[h->n_layers++] = d;
     return AT_OK;
 }
@@ -280,7 +253,7 @@ at_status at_set_math_mode(at_handle *h, at_math mode)
     if (!h)
         return AT_ERR_INVALID_ARG;
     if (mode != AT_MATH_DEFAULT && mode != AT_MATH_TF32)
-        return fail(h, AT_ERR_INVALID_ARG, "at_set_math_mode: unknown math mode %d", (int)mode);
+        return ah_fail(h, AT_ERR_INVALID_ARG, "at_set_math_mode: unknown math mode %d", (int)mode);
     h->math = mode;
     return AT_OK;
 }
@@ -290,7 +263,7 @@ at_status at_set_trials(at_handle *h, int candidates)
     if (!h)
         return AT_ERR_INVALID_ARG;
     if (candidates < 0 || candidates > AT_TRIALS_MAX)
-        return fail(h, AT_ERR_INVALID_ARG, "at_set_trials: %d candidates (0 to %d)", candidates,
+        return ah_fail(h, AT_ERR_INVALID_ARG, "at_set_trials: %d candidates (0 to %d)", candidates,
                     AT_TRIALS_MAX);
     h->trial_max = candidates;
     return AT_OK;
@@ -301,7 +274,7 @@ at_status at_set_vendor(at_handle *h, int mode)
     if (!h)
         return AT_ERR_INVALID_ARG;
     if (mode != AT_VENDOR_OFF && mode != AT_VENDOR_ON)
-        return fail(h, AT_ERR_INVALID_ARG, "at_set_vendor: unknown mode %d", mode);
+        return ah_fail(h, AT_ERR_INVALID_ARG, "at_set_vendor: unknown mode %d", mode);
     h->vendor_mode = mode;
     return AT_OK;
 }
@@ -391,7 +364,7 @@ static at_status load_module(at_handle *h, at_plan *pl)
         char *log = NULL;
         at_status s = tpl_compile(pl->fam, pl->cfg, h->info.arch, &cubin, &size, &log);
         if (s != AT_OK) {
-            fail(h, s, "%s %s failed to compile for %s: %.1500s", pl->fam->name, pl->config,
+            ah_fail(h, s, "%s %s failed to compile for %s: %.1500s", pl->fam->name, pl->config,
                  h->info.arch, log ? log : "");
             free(log);
             return s;
@@ -731,7 +704,7 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
     at_plan *pl = h->last_plan;
     const tpl_family *fam = pl && strcmp(pl->fam->name, kernel) == 0 ? pl->fam : tpl_find(kernel);
     if (!fam)
-        return fail(h, AT_ERR_INTERNAL, "kernel family %s is not built in", kernel);
+        return ah_fail(h, AT_ERR_INTERNAL, "kernel family %s is not built in", kernel);
     if (!pl || !plan_matches(pl, fam, p, h->deterministic))
         pl = plan_lookup(h, fam, p);
     if (pl) {
@@ -741,7 +714,7 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
     }
     pl = calloc(1, sizeof *pl);
     if (!pl)
-        return fail(h, AT_ERR_NO_MEMORY, "out of host memory");
+        return ah_fail(h, AT_ERR_NO_MEMORY, "out of host memory");
     pl->fam = fam;
     pl->problem = *p;
     pl->deterministic = h->deterministic;
@@ -751,7 +724,7 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
                                  pl->cfg, pl->config, &layer);
     if (pl->level == AT_LOOKUP_NONE) {
         free(pl);
-        return fail(h, AT_ERR_UNSUPPORTED, "no %sconfiguration of %s serves this problem",
+        return ah_fail(h, AT_ERR_UNSUPPORTED, "no %sconfiguration of %s serves this problem",
                     h->deterministic ? "deterministic " : "", kernel);
     }
     at_status s = load_module(h, pl);
@@ -762,7 +735,7 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
     ex_init(&pl->exec, h->cu, &h->info, pl->module, h->stream, h->errmsg, sizeof h->errmsg);
     if ((s = plan_insert(h, pl)) != AT_OK) {
         plan_free(h, pl);
-        return fail(h, s, "out of host memory");
+        return ah_fail(h, s, "out of host memory");
     }
     h->stats.lookups[pl->level]++;
     if (pl->level == AT_LOOKUP_EXACT && layer >= 0 && vendor_candidate(h, pl))
@@ -773,7 +746,7 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
 }
 
 /* Looks up (or builds) the plan and runs it inside the primary context. */
-static at_status run_plan(at_handle *h, const char *kernel, tpl_args *args)
+at_status ah_run_plan(at_handle *h, const char *kernel, tpl_args *args)
 {
     int pushed;
     at_status s = ctx_enter(h, &pushed);
@@ -813,256 +786,7 @@ static at_status run_plan(at_handle *h, const char *kernel, tpl_args *args)
     return s;
 }
 
-/* ---------------- entry points ---------------- */
-
-/* The checks every row-major GEMM entry point (named fn in messages) makes:
- * sizes >= 0, leading dimensions >= the row lengths, and, unless m or n is
- * 0 (*empty = 1: nothing to compute), non-NULL matrices (A and B only when
- * k > 0). AT_OK, or AT_ERR_INVALID_ARG with the message in h. */
-static at_status gemm_check(at_handle *h, const char *fn, int m, int n, int k, int lda, int ldb,
-                            int ldc, const void *A, const void *B, const void *C, int *empty)
-{
-    *empty = 0;
-    if (m < 0 || n < 0 || k < 0)
-        return fail(h, AT_ERR_INVALID_ARG, "%s: negative size m=%d n=%d k=%d", fn, m, n, k);
-    if (lda < (k > 1 ? k : 1) || ldb < (n > 1 ? n : 1) || ldc < (n > 1 ? n : 1))
-        return fail(h, AT_ERR_INVALID_ARG,
-                    "%s: leading dimensions too small (row-major: lda >= k, ldb >= n, "
-                    "ldc >= n): lda=%d ldb=%d ldc=%d", fn, lda, ldb, ldc);
-    if (m == 0 || n == 0) {
-        *empty = 1;
-        return AT_OK;
-    }
-    if (!C || (k > 0 && (!A || !B)))
-        return fail(h, AT_ERR_INVALID_ARG, "%s: NULL matrix pointer", fn);
-    return AT_OK;
-}
-
-static const tpl_family *gemm_family(at_handle *h, const tpl_problem *p, const char *main_kernel);
-
-at_status at_sgemm(at_handle *h, int m, int n, int k, float alpha, const float *A, int lda,
-                   const float *B, int ldb, float beta, float *C, int ldc)
-{
-    if (!h)
-        return AT_ERR_INVALID_ARG;
-    int empty = 0;
-    at_status s = gemm_check(h, "at_sgemm", m, n, k, lda, ldb, ldc, A, B, C, &empty);
-    if (s != AT_OK || empty)
-        return s;
-    tpl_args args = tpl_gemm_args(m, n, k, alpha, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, beta,
-                                  (CUdeviceptr)C, ldc);
-    const tpl_family *fam = gemm_family(h, &args.problem, "matmul");
-    return run_plan(h, fam ? fam->name : "matmul", &args);
-}
-
-/* The family of a typed GEMM call ("matmul" for exact FP32, "tcgemm" for
- * the tensor-core kinds) in *kernel, and the kind in p. AT_ERR_INVALID_ARG
- * for values outside the enums, AT_ERR_UNSUPPORTED for kinds this release
- * does not compute; the message in h. */
-static at_status gemm_route(at_handle *h, at_order order, at_op op_a, at_op op_b,
-                            at_dtype type, tpl_problem *p, const char **kernel)
-{
-    if ((unsigned)order > AT_COL_MAJOR || (unsigned)op_a > AT_OP_T || (unsigned)op_b > AT_OP_T ||
-        (unsigned)type > AT_R_16BF)
-        return fail(h, AT_ERR_INVALID_ARG, "at_gemm: unknown order %d, op %d/%d or type %d",
-                    (int)order, (int)op_a, (int)op_b, (int)type);
-    p->dtype = type;
-    p->math = type == AT_R_32F ? h->math : AT_MATH_DEFAULT;
-    p->order = order;
-    p->op_a = op_a;
-    p->op_b = op_b;
-    if (type == AT_R_64F)           /* double: the dgemm family (DMMA or FFMA64) */
-        *kernel = "dgemm";
-    else
-        *kernel = p->dtype == AT_R_32F && p->math == AT_MATH_DEFAULT ? "matmul" : "tcgemm";
-    return AT_OK;
-}
-
-/* The family that serves a GEMM problem (row-major canonical form) whose type's large-tile
- * family is main_kernel (gemm_route): the family named by $AUTOTUNE_GEMM_FAMILY where it computes
- * p, "main" naming main_kernel's (a diagnostic: serve every call such a family can with it);
- * else lk_choose_family_layers
- * over main_kernel's family, the families whose claims hook may take the shape (skinny), and
- * for a batch the bgemm family: the fastest measured at p's exact shape in the first database
- * layer that has one, else the shape-class rule. Remembered per problem (the newest 8): the
- * choice is a database query. NULL if none computes p. */
-static const tpl_family *gemm_family(at_handle *h, const tpl_problem *p, const char *main_kernel)
-{
-    int slots = h->n_gemm_fam < 8 ? h->n_gemm_fam : 8;
-    for (int i = 0; i < slots; i++)
-        if (h->gemm_fam[i].deterministic == h->deterministic &&
-            tpl_problem_equal(&h->gemm_fam[i].problem, p))
-            return h->gemm_fam[i].fam;
-    const tpl_family *fam = NULL, *main_fam = tpl_find(main_kernel);
-    const char *forced = getenv("AUTOTUNE_GEMM_FAMILY");
-    if (forced && strcmp(forced, "main") == 0)
-        fam = main_fam;
-    else if (forced && *forced)
-        fam = tpl_find(forced);
-    if (fam && !tpl_family_accepts(fam, p))
-        fam = NULL;
-    if (!fam) {
-        const tpl_family *fams[32];
-        int n_fams = 0, measured = 0;
-        if (main_fam)
-            fams[n_fams++] = main_fam;
-        for (int i = 0; i < tpl_family_count() && n_fams < 32; i++) {
-            const tpl_family *f = tpl_family_at(i);
-            if (f != main_fam && !f->hidden &&
-                (f->claims || (tpl_problem_batch(p) > 1 && strcmp(f->name, "bgemm") == 0)))
-                fams[n_fams++] = f;
-        }
-        fam = lk_choose_family_layers(h->layers, h->n_layers, &h->info, p, h->deterministic,
-                                      fams, n_fams, &measured);
-    }
-    if (fam) {
-        int slot = h->n_gemm_fam++ % 8;
-        h->gemm_fam[slot].problem = *p;
-        h->gemm_fam[slot].deterministic = h->deterministic;
-        h->gemm_fam[slot].fam = fam;
-    }
-    return fam;
-}
-
-/* The checks of a typed GEMM call in any order and ops (named fn in messages): sizes and
- * leading dimensions by BLAS rules (ag_gemm_check), then, unless m or n is 0 (*empty = 1),
- * non-NULL matrices (A and B only when k > 0). AT_OK, or AT_ERR_INVALID_ARG with the message
- * in h. */
-static at_status gemm_check_ops(at_handle *h, const char *fn, const tpl_args *args, int *empty)
-{
-    char why[256];
-    *empty = 0;
-    if (ag_gemm_check(args, why, sizeof why) != AT_OK)
-        return fail(h, AT_ERR_INVALID_ARG, "%s: %s", fn, why);
-    const tpl_problem *p = &args->problem;
-    if (p->dims[0] == 0 || p->dims[1] == 0) {
-        *empty = 1;
-        return AT_OK;
-    }
-    if (!args->operand[TPL_GEMM_C].ptr ||
-        (p->dims[2] > 0 && (!args->operand[TPL_GEMM_A].ptr || !args->operand[TPL_GEMM_B].ptr)))
-        return fail(h, AT_ERR_INVALID_ARG, "%s: NULL matrix pointer", fn);
-    return AT_OK;
-}
-
-at_status at_gemm(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, int n, int k,
-                  at_dtype type, double alpha, const void *A, int lda, const void *B, int ldb,
-                  double beta, void *C, int ldc)
-{
-    if (!h)
-        return AT_ERR_INVALID_ARG;
-    tpl_args args = tpl_gemm_args(m, n, k, 0.0f, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, 0.0f,
-                                  (CUdeviceptr)C, ldc);
-    const char *kernel = NULL;
-    at_status s = gemm_route(h, order, op_a, op_b, type, &args.problem, &kernel);
-    if (s != AT_OK)
-        return s;
-    if (!isfinite(alpha) || !isfinite(beta))
-        return fail(h, AT_ERR_INVALID_ARG, "at_gemm: alpha and beta must be finite");
-    int empty = 0;
-    s = gemm_check_ops(h, "at_gemm", &args, &empty);
-    if (s != AT_OK || empty)
-        return s;
-    args.scalar[TPL_GEMM_ALPHA] = alpha;
-    args.scalar[TPL_GEMM_BETA] = beta;
-    ag_gemm_canonical(&args);      /* the families compute the row-major form (tpl.h) */
-    const tpl_family *fam = gemm_family(h, &args.problem, kernel);
-    if (!fam)
-        return fail(h, AT_ERR_UNSUPPORTED, "at_gemm: no family computes this problem");
-    return run_plan(h, fam->name, &args);
-}
-
-/* at_gemm with a fused epilogue: at_gemm's checks, then the epilogue's (ag_check_epilogue);
- * the problem's kind carries the epilogue, the bias travels as operand TPL_GEMM_BIAS, and the
- * tensor-core family computes it (the only one with epilogues). */
-at_status at_gemm_epilogue(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, int n,
-                           int k, at_dtype type, double alpha, const void *A, int lda,
-                           const void *B, int ldb, double beta, void *C, int ldc,
-                           const at_epilogue *epi)
-{
-    if (!h)
-        return AT_ERR_INVALID_ARG;
-    tpl_args args = tpl_gemm_args(m, n, k, 0.0f, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, 0.0f,
-                                  (CUdeviceptr)C, ldc);
-    const char *kernel = NULL;
-    at_status s = gemm_route(h, order, op_a, op_b, type, &args.problem, &kernel);
-    if (s != AT_OK)
-        return s;
-    if (!isfinite(alpha) || !isfinite(beta))
-        return fail(h, AT_ERR_INVALID_ARG, "at_gemm_epilogue: alpha and beta must be finite");
-    int code = 0;
-    char why[256];
-    if ((s = ag_check_epilogue("at_gemm_epilogue", epi, type, args.problem.math, &code, why,
-                               sizeof why)) != AT_OK)
-        return fail(h, s, "%s", why);
-    if (code == 0)                  /* no epilogue: the plain GEMM */
-        return at_gemm(h, order, op_a, op_b, m, n, k, type, alpha, A, lda, B, ldb, beta, C, ldc);
-    int empty = 0;
-    s = gemm_check_ops(h, "at_gemm_epilogue", &args, &empty);
-    if (s != AT_OK || empty)
-        return s;
-    args.problem.epilogue = code;
-    args.operand[TPL_GEMM_BIAS].ptr = (CUdeviceptr)epi->bias;
-    args.scalar[TPL_GEMM_ALPHA] = alpha;
-    args.scalar[TPL_GEMM_BETA] = beta;
-    ag_gemm_canonical(&args);      /* a per-row bias becomes per-column there (args.h) */
-    return run_plan(h, "tcgemm", &args);
-}
-
-at_status at_dgemm(at_handle *h, int m, int n, int k, double alpha, const double *A, int lda,
-                   const double *B, int ldb, double beta, double *C, int ldc)
-{
-    return at_gemm(h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, m, n, k, AT_R_64F, alpha, A, lda, B, ldb,
-                   beta, C, ldc);
-}
-
-/* ---------------- strided batched GEMM ---------------- */
-
-at_status at_gemm_strided_batched(at_handle *h, at_order order, at_op op_a, at_op op_b, int m,
-                                  int n, int k, at_dtype type, double alpha, const void *A,
-                                  int lda, long long stride_a, const void *B, int ldb,
-                                  long long stride_b, double beta, void *C, int ldc,
-                                  long long stride_c, int batch_count)
-{
-    if (!h)
-        return AT_ERR_INVALID_ARG;
-    bt_call c = {m, n, k, op_a, op_b, A, B, C, lda, ldb, ldc, stride_a, stride_b, stride_c};
-    int empty = 0;
-    at_status s = bt_check(order, &c, type, batch_count, alpha, beta, &empty, h->errmsg,
-                           sizeof h->errmsg);
-    if (s != AT_OK || empty)
-        return s;
-    tpl_args args;
-    memset(&args, 0, sizeof args);
-    args.problem.n_dims = 3;
-    args.problem.dims[0] = c.m;
-    args.problem.dims[1] = c.n;
-    args.problem.dims[2] = c.k;
-    args.problem.dtype = type;
-    args.problem.math = type == AT_R_32F ? h->math : AT_MATH_DEFAULT;
-    args.problem.order = order;
-    args.problem.op_a = c.op_a;
-    args.problem.op_b = c.op_b;
-    args.problem.batch = batch_count;
-    args.operand[TPL_GEMM_A] = (tpl_operand){(CUdeviceptr)c.A, c.lda, c.sa};
-    args.operand[TPL_GEMM_B] = (tpl_operand){(CUdeviceptr)c.B, c.ldb, c.sb};
-    args.operand[TPL_GEMM_C] = (tpl_operand){(CUdeviceptr)c.C, c.ldc, c.sc};
-    args.scalar[TPL_GEMM_ALPHA] = alpha;
-    args.scalar[TPL_GEMM_BETA] = beta;
-    ag_gemm_canonical(&args);      /* the row-major form every family computes (tpl.h) */
-    tpl_problem kind = args.problem;
-    const char *kernel = NULL;
-    if (gemm_route(h, AT_ROW_MAJOR, kind.op_a, kind.op_b, type, &kind, &kernel) != AT_OK)
-        return AT_ERR_INVALID_ARG;
-    const tpl_family *fam = gemm_family(h, &args.problem, kernel);
-    if (!fam) {
-        char text[128];
-        tpl_problem_format(&args.problem, text, sizeof text);
-        return fail(h, AT_ERR_UNSUPPORTED, "at_gemm_strided_batched: no family computes %s",
-                    text);
-    }
-    return run_plan(h, fam->name, &args);
-}
+/* ---------------- entry points (the GEMM calls: gemm.c) ---------------- */
 
 /* A sum (kernel "sum") or dot ("dot") of n elements of type (FP32 or FP64)
  * into *result (device memory): the checks of ag_check_reduce, n = 0
@@ -1090,7 +814,7 @@ static at_status reduce(at_handle *h, const char *kernel, at_dtype type, long lo
     }
     tpl_args args = tpl_reduce_args(n, (CUdeviceptr)x, (CUdeviceptr)y, (CUdeviceptr)result);
     args.problem.dtype = type;
-    return run_plan(h, kernel, &args);
+    return ah_run_plan(h, kernel, &args);
 }
 
 at_status at_ssum(at_handle *h, long long n, const float *x, float *result)
@@ -1134,7 +858,7 @@ static at_status jacobi(at_handle *h, at_dtype type, int n, const void *A, const
                                     max_iter);
     args.scalar[TPL_JAC_TOL] = tol;
     args.problem.dtype = type;
-    s = run_plan(h, "jacobi", &args);
+    s = ah_run_plan(h, "jacobi", &args);
     if (iterations)
         *iterations = args.out.iterations;
     if (residual)

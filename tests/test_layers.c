@@ -215,3 +215,44 @@ TEST(layers_call_check_finds_a_cycle_and_no_false_one)
     CHECK_MSG(text && !strstr(text, "cycle"), "%s", text ? text : "");
     free(text);
 }
+
+/* Lines of the file at path, -1 if it cannot be read. */
+static long lines_of(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    long n = 0;
+    for (int c; (c = fgetc(f)) != EOF;)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+/* No C source or header of the library, the tuner, the tools, the reports or the benchmarks
+ * is over 1000 lines (kernel sources, .cu, are exempt: a kernel stays in one file; tests/ is
+ * not held to it yet: docs/open.md). The files come from git (the tree's own, not build
+ * outputs); a file over the limit is named. */
+#define LY_MAX_LINES 1000
+TEST(layers_no_source_over_1000_lines)
+{
+    FILE *p = popen("git ls-files -- '*.c' '*.h' 2>/dev/null", "r");
+    CHECK(p != NULL);
+    char path[4096];
+    int checked = 0;
+    while (p && fgets(path, sizeof path, p)) {
+        path[strcspn(path, "\n")] = '\0';
+        if (strncmp(path, "tests/", 6) == 0)
+            continue;
+        long n = lines_of(path);
+        CHECK_MSG(n >= 0, "cannot read %s", path);
+        CHECK_MSG(n <= LY_MAX_LINES, "%s: %ld lines (at most %d)", path, n, LY_MAX_LINES);
+        checked++;
+    }
+    int rc = p ? pclose(p) : -1;
+    if (rc != 0 || checked == 0) {
+        th_skip("not a git checkout: no file list to check");
+        return;
+    }
+    CHECK(checked > 100);
+}

@@ -1,0 +1,262 @@
+/* gemm.c: the GEMM entry points of the public runtime (at_sgemm, at_gemm, at_dgemm,
+ * at_gemm_epilogue, at_gemm_strided_batched): argument checks, the row-major canonical form,
+ * and the family each problem runs (gemm_family: measured, else the shape classes). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "args.h"
+#include "autotune.h"
+#include "batched.h"
+#include "handle.h"
+#include "lookup.h"
+#include "tpl.h"
+
+static const tpl_family *gemm_family(at_handle *h, const tpl_problem *p, const char *main_kernel);
+
+/* The checks every row-major GEMM entry point (named fn in messages) makes:
+ * sizes >= 0, leading dimensions >= the row lengths, and, unless m or n is
+ * 0 (*empty = 1: nothing to compute), non-NULL matrices (A and B only when
+ * k > 0). AT_OK, or AT_ERR_INVALID_ARG with the message in h. */
+static at_status gemm_check(at_handle *h, const char *fn, int m, int n, int k, int lda, int ldb,
+                            int ldc, const void *A, const void *B, const void *C, int *empty)
+{
+    *empty = 0;
+    if (m < 0 || n < 0 || k < 0)
+        return ah_fail(h, AT_ERR_INVALID_ARG, "%s: negative size m=%d n=%d k=%d", fn, m, n, k);
+    if (lda < (k > 1 ? k : 1) || ldb < (n > 1 ? n : 1) || ldc < (n > 1 ? n : 1))
+        return ah_fail(h, AT_ERR_INVALID_ARG,
+                    "%s: leading dimensions too small (row-major: lda >= k, ldb >= n, "
+                    "ldc >= n): lda=%d ldb=%d ldc=%d", fn, lda, ldb, ldc);
+    if (m == 0 || n == 0) {
+        *empty = 1;
+        return AT_OK;
+    }
+    if (!C || (k > 0 && (!A || !B)))
+        return ah_fail(h, AT_ERR_INVALID_ARG, "%s: NULL matrix pointer", fn);
+    return AT_OK;
+}
+
+at_status at_sgemm(at_handle *h, int m, int n, int k, float alpha, const float *A, int lda,
+                   const float *B, int ldb, float beta, float *C, int ldc)
+{
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    int empty = 0;
+    at_status s = gemm_check(h, "at_sgemm", m, n, k, lda, ldb, ldc, A, B, C, &empty);
+    if (s != AT_OK || empty)
+        return s;
+    tpl_args args = tpl_gemm_args(m, n, k, alpha, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, beta,
+                                  (CUdeviceptr)C, ldc);
+    const tpl_family *fam = gemm_family(h, &args.problem, "matmul");
+    return ah_run_plan(h, fam ? fam->name : "matmul", &args);
+}
+
+/* The family of a typed GEMM call ("matmul" for exact FP32, "tcgemm" for
+ * the tensor-core kinds) in *kernel, and the kind in p. AT_ERR_INVALID_ARG
+ * for values outside the enums, AT_ERR_UNSUPPORTED for kinds this release
+ * does not compute; the message in h. */
+static at_status gemm_route(at_handle *h, at_order order, at_op op_a, at_op op_b,
+                            at_dtype type, tpl_problem *p, const char **kernel)
+{
+    if ((unsigned)order > AT_COL_MAJOR || (unsigned)op_a > AT_OP_T || (unsigned)op_b > AT_OP_T ||
+        (unsigned)type > AT_R_16BF)
+        return ah_fail(h, AT_ERR_INVALID_ARG, "at_gemm: unknown order %d, op %d/%d or type %d",
+                    (int)order, (int)op_a, (int)op_b, (int)type);
+    p->dtype = type;
+    p->math = type == AT_R_32F ? h->math : AT_MATH_DEFAULT;
+    p->order = order;
+    p->op_a = op_a;
+    p->op_b = op_b;
+    if (type == AT_R_64F)           /* double: the dgemm family (DMMA or FFMA64) */
+        *kernel = "dgemm";
+    else
+        *kernel = p->dtype == AT_R_32F && p->math == AT_MATH_DEFAULT ? "matmul" : "tcgemm";
+    return AT_OK;
+}
+
+/* The family that serves a GEMM problem (row-major canonical form) whose type's large-tile
+ * family is main_kernel (gemm_route): the family named by $AUTOTUNE_GEMM_FAMILY where it computes
+ * p, "main" naming main_kernel's (a diagnostic: serve every call such a family can with it);
+ * else lk_choose_family_layers
+ * over main_kernel's family, the families whose claims hook may take the shape (skinny), and
+ * for a batch the bgemm family: the fastest measured at p's exact shape in the first database
+ * layer that has one, else the shape-class rule. Remembered per problem (the newest 8): the
+ * choice is a database query. NULL if none computes p. */
+static const tpl_family *gemm_family(at_handle *h, const tpl_problem *p, const char *main_kernel)
+{
+    int slots = h->n_gemm_fam < 8 ? h->n_gemm_fam : 8;
+    for (int i = 0; i < slots; i++)
+        if (h->gemm_fam[i].deterministic == h->deterministic &&
+            tpl_problem_equal(&h->gemm_fam[i].problem, p))
+            return h->gemm_fam[i].fam;
+    const tpl_family *fam = NULL, *main_fam = tpl_find(main_kernel);
+    const char *forced = getenv("AUTOTUNE_GEMM_FAMILY");
+    if (forced && strcmp(forced, "main") == 0)
+        fam = main_fam;
+    else if (forced && *forced)
+        fam = tpl_find(forced);
+    if (fam && !tpl_family_accepts(fam, p))
+        fam = NULL;
+    if (!fam) {
+        const tpl_family *fams[32];
+        int n_fams = 0, measured = 0;
+        if (main_fam)
+            fams[n_fams++] = main_fam;
+        for (int i = 0; i < tpl_family_count() && n_fams < 32; i++) {
+            const tpl_family *f = tpl_family_at(i);
+            if (f != main_fam && !f->hidden &&
+                (f->claims || (tpl_problem_batch(p) > 1 && strcmp(f->name, "bgemm") == 0)))
+                fams[n_fams++] = f;
+        }
+        fam = lk_choose_family_layers(h->layers, h->n_layers, &h->info, p, h->deterministic,
+                                      fams, n_fams, &measured);
+    }
+    if (fam) {
+        int slot = h->n_gemm_fam++ % 8;
+        h->gemm_fam[slot].problem = *p;
+        h->gemm_fam[slot].deterministic = h->deterministic;
+        h->gemm_fam[slot].fam = fam;
+    }
+    return fam;
+}
+
+/* The checks of a typed GEMM call in any order and ops (named fn in messages): sizes and
+ * leading dimensions by BLAS rules (ag_gemm_check), then, unless m or n is 0 (*empty = 1),
+ * non-NULL matrices (A and B only when k > 0). AT_OK, or AT_ERR_INVALID_ARG with the message
+ * in h. */
+static at_status gemm_check_ops(at_handle *h, const char *fn, const tpl_args *args, int *empty)
+{
+    char why[256];
+    *empty = 0;
+    if (ag_gemm_check(args, why, sizeof why) != AT_OK)
+        return ah_fail(h, AT_ERR_INVALID_ARG, "%s: %s", fn, why);
+    const tpl_problem *p = &args->problem;
+    if (p->dims[0] == 0 || p->dims[1] == 0) {
+        *empty = 1;
+        return AT_OK;
+    }
+    if (!args->operand[TPL_GEMM_C].ptr ||
+        (p->dims[2] > 0 && (!args->operand[TPL_GEMM_A].ptr || !args->operand[TPL_GEMM_B].ptr)))
+        return ah_fail(h, AT_ERR_INVALID_ARG, "%s: NULL matrix pointer", fn);
+    return AT_OK;
+}
+
+at_status at_gemm(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, int n, int k,
+                  at_dtype type, double alpha, const void *A, int lda, const void *B, int ldb,
+                  double beta, void *C, int ldc)
+{
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    tpl_args args = tpl_gemm_args(m, n, k, 0.0f, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, 0.0f,
+                                  (CUdeviceptr)C, ldc);
+    const char *kernel = NULL;
+    at_status s = gemm_route(h, order, op_a, op_b, type, &args.problem, &kernel);
+    if (s != AT_OK)
+        return s;
+    if (!isfinite(alpha) || !isfinite(beta))
+        return ah_fail(h, AT_ERR_INVALID_ARG, "at_gemm: alpha and beta must be finite");
+    int empty = 0;
+    s = gemm_check_ops(h, "at_gemm", &args, &empty);
+    if (s != AT_OK || empty)
+        return s;
+    args.scalar[TPL_GEMM_ALPHA] = alpha;
+    args.scalar[TPL_GEMM_BETA] = beta;
+    ag_gemm_canonical(&args);      /* the families compute the row-major form (tpl.h) */
+    const tpl_family *fam = gemm_family(h, &args.problem, kernel);
+    if (!fam)
+        return ah_fail(h, AT_ERR_UNSUPPORTED, "at_gemm: no family computes this problem");
+    return ah_run_plan(h, fam->name, &args);
+}
+
+/* at_gemm with a fused epilogue: at_gemm's checks, then the epilogue's (ag_check_epilogue);
+ * the problem's kind carries the epilogue, the bias travels as operand TPL_GEMM_BIAS, and the
+ * tensor-core family computes it (the only one with epilogues). */
+at_status at_gemm_epilogue(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, int n,
+                           int k, at_dtype type, double alpha, const void *A, int lda,
+                           const void *B, int ldb, double beta, void *C, int ldc,
+                           const at_epilogue *epi)
+{
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    tpl_args args = tpl_gemm_args(m, n, k, 0.0f, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, 0.0f,
+                                  (CUdeviceptr)C, ldc);
+    const char *kernel = NULL;
+    at_status s = gemm_route(h, order, op_a, op_b, type, &args.problem, &kernel);
+    if (s != AT_OK)
+        return s;
+    if (!isfinite(alpha) || !isfinite(beta))
+        return ah_fail(h, AT_ERR_INVALID_ARG, "at_gemm_epilogue: alpha and beta must be finite");
+    int code = 0;
+    char why[256];
+    if ((s = ag_check_epilogue("at_gemm_epilogue", epi, type, args.problem.math, &code, why,
+                               sizeof why)) != AT_OK)
+        return ah_fail(h, s, "%s", why);
+    if (code == 0)                  /* no epilogue: the plain GEMM */
+        return at_gemm(h, order, op_a, op_b, m, n, k, type, alpha, A, lda, B, ldb, beta, C, ldc);
+    int empty = 0;
+    s = gemm_check_ops(h, "at_gemm_epilogue", &args, &empty);
+    if (s != AT_OK || empty)
+        return s;
+    args.problem.epilogue = code;
+    args.operand[TPL_GEMM_BIAS].ptr = (CUdeviceptr)epi->bias;
+    args.scalar[TPL_GEMM_ALPHA] = alpha;
+    args.scalar[TPL_GEMM_BETA] = beta;
+    ag_gemm_canonical(&args);      /* a per-row bias becomes per-column there (args.h) */
+    return ah_run_plan(h, "tcgemm", &args);
+}
+
+at_status at_dgemm(at_handle *h, int m, int n, int k, double alpha, const double *A, int lda,
+                   const double *B, int ldb, double beta, double *C, int ldc)
+{
+    return at_gemm(h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, m, n, k, AT_R_64F, alpha, A, lda, B, ldb,
+                   beta, C, ldc);
+}
+
+/* ---------------- strided batched GEMM ---------------- */
+
+at_status at_gemm_strided_batched(at_handle *h, at_order order, at_op op_a, at_op op_b, int m,
+                                  int n, int k, at_dtype type, double alpha, const void *A,
+                                  int lda, long long stride_a, const void *B, int ldb,
+                                  long long stride_b, double beta, void *C, int ldc,
+                                  long long stride_c, int batch_count)
+{
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    bt_call c = {m, n, k, op_a, op_b, A, B, C, lda, ldb, ldc, stride_a, stride_b, stride_c};
+    int empty = 0;
+    at_status s = bt_check(order, &c, type, batch_count, alpha, beta, &empty, h->errmsg,
+                           sizeof h->errmsg);
+    if (s != AT_OK || empty)
+        return s;
+    tpl_args args;
+    memset(&args, 0, sizeof args);
+    args.problem.n_dims = 3;
+    args.problem.dims[0] = c.m;
+    args.problem.dims[1] = c.n;
+    args.problem.dims[2] = c.k;
+    args.problem.dtype = type;
+    args.problem.math = type == AT_R_32F ? h->math : AT_MATH_DEFAULT;
+    args.problem.order = order;
+    args.problem.op_a = c.op_a;
+    args.problem.op_b = c.op_b;
+    args.problem.batch = batch_count;
+    args.operand[TPL_GEMM_A] = (tpl_operand){(CUdeviceptr)c.A, c.lda, c.sa};
+    args.operand[TPL_GEMM_B] = (tpl_operand){(CUdeviceptr)c.B, c.ldb, c.sb};
+    args.operand[TPL_GEMM_C] = (tpl_operand){(CUdeviceptr)c.C, c.ldc, c.sc};
+    args.scalar[TPL_GEMM_ALPHA] = alpha;
+    args.scalar[TPL_GEMM_BETA] = beta;
+    ag_gemm_canonical(&args);      /* the row-major form every family computes (tpl.h) */
+    tpl_problem kind = args.problem;
+    const char *kernel = NULL;
+    if (gemm_route(h, AT_ROW_MAJOR, kind.op_a, kind.op_b, type, &kind, &kernel) != AT_OK)
+        return AT_ERR_INVALID_ARG;
+    const tpl_family *fam = gemm_family(h, &args.problem, kernel);
+    if (!fam) {
+        char text[128];
+        tpl_problem_format(&args.problem, text, sizeof text);
+        return ah_fail(h, AT_ERR_UNSUPPORTED, "at_gemm_strided_batched: no family computes %s",
+                    text);
+    }
+    return ah_run_plan(h, fam->name, &args);
+}

@@ -1,0 +1,39 @@
+/* tcgemm.h: what the tensor-core family's descriptor (tcgemm.c) and its launches
+ * (tcgemm_run.c) share: the parameter order, limits, scratch slots and geometry. Internal to
+ * templates/. */
+#ifndef TCGEMM_H
+#define TCGEMM_H
+
+#include "tpl.h"
+
+/* Parameter order; must match the params table of tcgemm.c. */
+enum {
+    P_TYPE, P_PATH, P_BM, P_BN, P_BK, P_STAGES, P_WG, P_CM, P_CN, P_WARPS_M, P_WARPS_N,
+    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_EPI, P_COUNT
+};
+
+#define TC_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
+#define TC_MAX_LD (1LL << 34)           /* row strides below the 2^40 bytes of a TMA map */
+#define TC_SPLIT_MAX_TILES 64           /* split-K only below this many output tiles */
+#define TC_PACK_ALIGN_90 128            /* PATH 90 packed rows: 128 bytes (docs/notes/tcgemm.md 3.) */
+#define TC_PACK_ALIGN_80 16             /* PATH 80 packed rows: one 16-byte load */
+
+/* Scratch slots of the configuration's exec. */
+#define TC_SLOT_PARTIALS 0              /* split-K partials (zeros for k == 0) */
+#define TC_SLOT_PACKED_A 1
+#define TC_SLOT_PACKED_B 2
+
+extern const tpl_family tpl_tcgemm;
+
+/* Bytes of one element of A and B for cfg's TYPE (2 BF16/FP16, 4 TF32). */
+int tc_esz(const int *c);
+/* Dynamic shared memory of a PATH 90 / PATH 80 configuration (tcgemm.cu's T9_ / T8_ layout). */
+long long t9_smem_bytes(const int *c);
+long long t8_smem_bytes(const int *c);
+/* The TYPE of a problem's kind, -1 if the family does not compute it. */
+int tc_type_of(const tpl_problem *p);
+/* Row-major C = act(alpha op(A) op(B) + beta C + bias) for every product of the batch
+ * (tcgemm_run.c): the family's run(). */
+at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args);
+
+#endif

@@ -1,0 +1,407 @@
+/* tcgemm_run.c: the tensor-core family's launches: operands packed where a kernel cannot read
+ * them as stored, split-K workspace and its ordered reduce, PATH 80 batches in one launch, PATH
+ * 90 tensor maps and cluster fit (memoized per call), the products of a strided batch. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "tcgemm.h"
+#include "tpl.h"
+
+/* ---- run ---- */
+
+/* One call's operands, as the kernels get them (after any packing). */
+typedef struct tc_call {
+    int m, n, k;
+    CUdeviceptr A, B, C;
+    long long lda, ldb, ldc;
+    float alpha, beta;
+    int epi;                /* the configuration's EPI: > 0 passes bias as the last argument */
+    CUdeviceptr bias;       /* of C's type, one per row or column of C (0 without a bias) */
+} tc_call;
+
+/* Grid of a grid-stride helper kernel for `items` units of work. */
+static unsigned tc_stride_grid(const at_exec *ex, long long items)
+{
+    long long cap = ex->dev && ex->dev->sm_count > 0 ? 8LL * ex->dev->sm_count : 1024;
+    long long g = tpl_cdiv(items > 0 ? items : 1, 256);
+    return (unsigned)(g < cap ? g : cap);
+}
+
+/* Copies `count` products of the rows x cols operand at *p (leading dimension *ld, *stride
+ * elements from one product to the next) into scratch slot `slot` with rows of a multiple of
+ * `align` bytes (zero-filled past cols), and points *p, *ld, *stride at the copies. */
+static at_status tc_pack(at_exec *ex, int slot, int esz, int align, int rows, int cols, int count,
+                         CUdeviceptr *p, long long *ld, long long *stride)
+{
+    long long per = align / esz, ldd = tpl_cdiv(cols, per) * per, sd = (long long)rows * ldd;
+    CUdeviceptr dst = 0;
+    at_status s = ex_scratch(ex, slot, (size_t)count * (size_t)sd * (size_t)esz, &dst);
+    if (s != AT_OK)
+        return s;
+    if (dst % 16)
+        return ex_fail(ex, AT_ERR_INTERNAL, "tcgemm: scratch memory not 16-byte aligned");
+    CUdeviceptr src = *p;
+    long long lds = *ld, ss = *stride;
+    void *a[] = {&rows, &cols, &src, &lds, &dst, &ldd, &ss, &sd};
+    s = ex_launch(ex, "tc_pack", tc_stride_grid(ex, (long long)rows * ldd * esz / 16), 1,
+                  (unsigned)count, 256, 1, 1, 0, a);
+    if (s == AT_OK) {
+        *p = dst;
+        *ld = ldd;
+        *stride = sd;
+    }
+    return s;
+}
+
+/* The transposing pack: `count` products of the rows x cols operand at *p (leading dimension
+ * *ld, *stride elements apart), given with op T, become their cols x rows transposes in scratch
+ * slot `slot`, rows of a multiple of `align` bytes (zero-filled past rows); *p, *ld, *stride
+ * then point at the copies. */
+static at_status tc_pack_t(at_exec *ex, int slot, int esz, int align, int rows, int cols,
+                           int count, CUdeviceptr *p, long long *ld, long long *stride)
+{
+    long long per = align / esz, ldd = tpl_cdiv(rows, per) * per, sd = (long long)cols * ldd;
+    CUdeviceptr dst = 0;
+    at_status s = ex_scratch(ex, slot, (size_t)count * (size_t)sd * (size_t)esz, &dst);
+    if (s != AT_OK)
+        return s;
+    if (dst % 16)
+        return ex_fail(ex, AT_ERR_INTERNAL, "tcgemm: scratch memory not 16-byte aligned");
+    CUdeviceptr src = *p;
+    long long lds = *ld, ss = *stride, gx = tpl_cdiv(ldd, 32), gy = tpl_cdiv(cols, 32);
+    if (gx > 0x7fffffff)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: operand of %d rows too large to pack", rows);
+    if (gy > 65535)
+        gy = 65535;
+    void *a[] = {&rows, &cols, &src, &lds, &dst, &ldd, &ss, &sd};
+    s = ex_launch(ex, "tc_pack_t", (unsigned)gx, (unsigned)gy, (unsigned)count, 32, 8, 1, 0, a);
+    if (s == AT_OK) {
+        *p = dst;
+        *ld = ldd;
+        *stride = sd;
+    }
+    return s;
+}
+
+/* C = alpha * (sum of the SPLITK partials in W) + beta * C. */
+static at_status tc_reduce(at_exec *ex, const tc_call *c, CUdeviceptr W)
+{
+    int m = c->m, n = c->n;
+    float alpha = c->alpha, beta = c->beta;
+    CUdeviceptr C = c->C, bias = c->bias;
+    long long ldc = c->ldc;
+    void *a[] = {&m, &n, &W, &alpha, &beta, &C, &ldc, c->epi ? &bias : NULL};
+    return ex_launch(ex, "tc_splitk_reduce", tc_stride_grid(ex, (long long)m * n), 1, 1, 256, 1,
+                     1, 0, a);
+}
+
+/* The split-K workspace (SPLITK m x n FP32 partials) in slot 0. */
+static at_status tc_workspace(at_exec *ex, const int *cfg, const tc_call *c, CUdeviceptr *W)
+{
+    *W = 0;
+    if (cfg[P_SPLITK] == 1)
+        return AT_OK;
+    return ex_scratch(ex, TC_SLOT_PARTIALS, (size_t)cfg[P_SPLITK] * c->m * c->n * 4, W);
+}
+
+/* `count` products of a strided batch (strides in elements: b->sa, b->sb, b->sc; count 1 with
+ * SPLITK > 1) in one launch, grid y over the products. */
+typedef struct tc_batch {
+    int count;
+    long long sa, sb, sc;
+} tc_batch;
+
+static at_status t8_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
+{
+    int esz = tc_esz(cfg), lw = cfg[P_LOADW];
+    at_status s;
+    /* Loads of LOADW bytes need LOADW-aligned bases, rows and product strides; else pack. */
+    if ((c->A % lw || (c->lda * esz) % lw || (b->sa * esz) % lw) &&
+        (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_80, c->m, c->k, b->count, &c->A,
+                     &c->lda, &b->sa)) != AT_OK)
+        return s;
+    if ((c->B % lw || (c->ldb * esz) % lw || (b->sb * esz) % lw) &&
+        (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_80, c->k, c->n, b->count, &c->B,
+                     &c->ldb, &b->sb)) != AT_OK)
+        return s;
+    CUdeviceptr W;
+    if ((s = tc_workspace(ex, cfg, c, &W)) != AT_OK)
+        return s;
+    long long tiles = tpl_cdiv(c->m, cfg[P_BM]) * tpl_cdiv(c->n, cfg[P_BN]);
+    if (tiles > 0x7fffffff)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: %lld tiles (limit 2^31-1)", tiles);
+    void *a[] = {&c->m, &c->n, &c->k, &c->alpha, &c->A, &c->lda, &c->B, &c->ldb, &c->beta, &c->C,
+                 &c->ldc, &W, &b->sa, &b->sb, &b->sc, c->epi ? &c->bias : NULL};
+    s = ex_launch(ex, "t8_gemm", (unsigned)tiles, (unsigned)b->count, (unsigned)cfg[P_SPLITK],
+                  32u * (unsigned)(cfg[P_WARPS_M] * cfg[P_WARPS_N]), 1, 1,
+                  (unsigned)t8_smem_bytes(cfg), a);
+    if (s != AT_OK || cfg[P_SPLITK] == 1)
+        return s;
+    return tc_reduce(ex, c, W);
+}
+
+/* A 2D tensor map of element type dt over a row-major rows x cols matrix (16-byte aligned base
+ * and rows), box {box_cols, box_rows}, 128-byte swizzle. TF32 operands take
+ * CU_TENSOR_MAP_DATA_TYPE_TFLOAT32: the TMA rounds each FP32 element to TF32 (to nearest, ties
+ * to even) on its way to shared memory, so the tensor cores read operands whose 13 low bits are
+ * zero. FP32 C (the TF32 TMA-store epilogue) takes FLOAT32: its values pass unchanged. */
+static at_status t9_map(at_exec *ex, int slot, CUtensorMap *map, CUtensorMapDataType dt,
+                        CUdeviceptr p, long long rows, long long cols, long long ld, int esz,
+                        unsigned box_cols, unsigned box_rows, CUtensorMapL2promotion l2)
+{
+    /* a call repeating the previous one's operand (same pointer, shape and box) reuses its
+     * map: encoding costs microseconds, a short call's budget */
+    unsigned long long key[8] = {(unsigned long long)dt, (unsigned long long)p,
+                                 (unsigned long long)rows, (unsigned long long)cols,
+                                 (unsigned long long)ld, (unsigned long long)esz,
+                                 (unsigned long long)box_cols << 32 | box_rows,
+                                 (unsigned long long)l2};
+    if (ex_memo_get(ex, slot, key, 8, map, sizeof *map))
+        return AT_OK;
+    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+    cuuint64_t strides[1] = {(cuuint64_t)(ld * esz)};
+    cuuint32_t box[2] = {box_cols, box_rows}, elem[2] = {1, 1};
+    CUresult rc = ex->cu->TensorMapEncodeTiled(map, dt, 2, (void *)(uintptr_t)p, dims, strides, box,
+                                               elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                               CU_TENSOR_MAP_SWIZZLE_128B, l2,
+                                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (rc != CUDA_SUCCESS)
+        return ex_fail(ex, AT_ERR_CUDA, "tcgemm: cuTensorMapEncodeTiled failed (%d) for a %lldx%lld "
+                       "matrix, ld %lld", (int)rc, rows, cols, ld);
+    ex_memo_put(ex, slot, key, 8, map, sizeof *map);
+    return AT_OK;
+}
+
+/* ex_memo slots of t9_run: the A, B and C maps, the cluster occupancy */
+enum { T9_MEMO_A, T9_MEMO_B, T9_MEMO_C, T9_MEMO_FIT };
+
+/* Clusters of tcgemm that run at once (cuOccupancyMaxActiveClusters where the driver has it,
+ * else blocks per SM x SMs / cluster). */
+static at_status t9_fit(at_exec *ex, const int *cfg, unsigned threads, unsigned smem, int *fit)
+{
+    int per_sm = 0, cl = cfg[P_CM] * cfg[P_CN];
+    int sms = ex->dev && ex->dev->sm_count > 0 ? ex->dev->sm_count : 1;
+    unsigned long long key[3] = {threads, smem, (unsigned long long)cl};
+    if (ex_memo_get(ex, T9_MEMO_FIT, key, 3, fit, sizeof *fit))
+        return AT_OK;
+    at_status s = ex_occupancy(ex, "tcgemm", threads, smem, &per_sm);
+    if (s != AT_OK)
+        return s;
+    *fit = per_sm * sms / cl;
+    if (cl == 1 || !ex->cu->OccupancyMaxActiveClusters) {
+        if (*fit < 1)
+            return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: no cluster fits");
+        ex_memo_put(ex, T9_MEMO_FIT, key, 3, fit, sizeof *fit);
+        return AT_OK;
+    }
+    CUfunction fn;
+    if ((s = ex_function(ex, "tcgemm", &fn)) != AT_OK)
+        return s;
+    CUlaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = (unsigned)cl;
+    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+    CUlaunchConfig lc;
+    memset(&lc, 0, sizeof lc);
+    lc.gridDimX = (unsigned)(cl * (sms / cl > 0 ? sms / cl : 1));
+    lc.gridDimY = lc.gridDimZ = 1;
+    lc.blockDimX = threads;
+    lc.blockDimY = lc.blockDimZ = 1;
+    lc.sharedMemBytes = smem;
+    lc.hStream = ex->stream;
+    lc.attrs = &attr;
+    lc.numAttrs = 1;
+    int clusters = 0;
+    CUresult rc = ex->cu->OccupancyMaxActiveClusters(&clusters, fn, &lc);
+    if (rc == CUDA_SUCCESS && clusters > 0)
+        *fit = clusters;
+    if (*fit < 1)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: a cluster of %d CTAs does not fit", cl);
+    ex_memo_put(ex, T9_MEMO_FIT, key, 3, fit, sizeof *fit);
+    return AT_OK;
+}
+
+static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
+{
+    const at_device_info *dev = ex->dev;
+    if (dev && (dev->cc_major != 9 || dev->cc_minor != 0))
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: PATH 90 needs an sm_90 device");
+    if (!ex->cu->TensorMapEncodeTiled)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: PATH 90 needs cuTensorMapEncodeTiled "
+                       "(CUDA 12+ driver)");
+    int esz = tc_esz(cfg), tf32 = cfg[P_TYPE] == 2, bf16 = cfg[P_TYPE] == 0;
+    int cl = cfg[P_CM] * cfg[P_CN];
+    at_status s;
+    long long stride = 0;
+    /* OPA 1: A is the k x m matrix of op T, read M-major */
+    int a_rows = cfg[P_OPA] ? c->k : c->m, a_cols = cfg[P_OPA] ? c->m : c->k;
+    /* TMA reads 16-byte aligned bases and row strides only; else pack to 128-byte rows. */
+    if ((c->A % 16 || (c->lda * esz) % 16) &&
+        (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_90, a_rows, a_cols, 1, &c->A,
+                     &c->lda, &stride)) != AT_OK)
+        return s;
+    /* OPB 1: B is the n x k matrix of op T, read K-major */
+    int b_rows = cfg[P_OPB] ? c->n : c->k, b_cols = cfg[P_OPB] ? c->k : c->n;
+    if ((c->B % 16 || (c->ldb * esz) % 16) &&
+        (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_90, b_rows, b_cols, 1, &c->B,
+                     &c->ldb, &stride)) != AT_OK)
+        return s;
+    CUtensorMap ma, mb, mc;
+    memset(&mc, 0, sizeof mc);
+    unsigned boxe = (unsigned)(128 / esz);
+    CUtensorMapDataType op_type = tf32   ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
+                                  : bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                         : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    if ((s = t9_map(ex, T9_MEMO_A, &ma, op_type, c->A, a_rows, a_cols, c->lda, esz, boxe,
+                    (unsigned)((cfg[P_OPA] ? cfg[P_BK] : cfg[P_BM]) / cfg[P_CN]),
+                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) != AT_OK ||
+        (s = t9_map(ex, T9_MEMO_B, &mb, op_type, c->B, b_rows, b_cols, c->ldb, esz, boxe,
+                    (unsigned)((cfg[P_OPB] ? cfg[P_BN] : cfg[P_BK]) / cfg[P_CM]),
+                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) != AT_OK)
+        return s;
+    /* vec_ok: bit 0 paired stores; bit 1 the TMA-store epilogue (VEC 8, beta == 0, C and ldc
+     * 16-byte aligned); bit 2 the staged epilogue with row stores (VEC 8, beta == 0, else). */
+    int vec_ok = c->C % (2 * esz) == 0 && c->ldc % 2 == 0;
+    if (cfg[P_VEC] == 8 && !tf32 && cfg[P_SPLITK] == 1 && c->beta == 0.0f) {
+        if (c->C % 16 == 0 && (c->ldc * 2) % 16 == 0) {
+            if ((s = t9_map(ex, T9_MEMO_C, &mc, op_type, c->C, c->m, c->n, c->ldc, 2, 64,
+                            (unsigned)(cfg[P_BM] / cfg[P_WG]), CU_TENSOR_MAP_L2_PROMOTION_NONE)) !=
+                AT_OK)
+                return s;
+            vec_ok |= 2;
+        } else {
+            vec_ok |= 4;
+        }
+    }
+    /* TF32 VEC 8 (T9_TES): FP32 C in boxes of 32 x 32 with beta == 0 and C TMA-able; else the
+     * kernel stores directly */
+    if (cfg[P_VEC] == 8 && tf32 && cfg[P_SPLITK] == 1 && c->beta == 0.0f && c->C % 16 == 0 &&
+        (c->ldc * 4) % 16 == 0) {
+        if ((s = t9_map(ex, T9_MEMO_C, &mc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, c->C, c->m, c->n,
+                        c->ldc, 4, 32, 32, CU_TENSOR_MAP_L2_PROMOTION_NONE)) != AT_OK)
+            return s;
+        vec_ok |= 2;
+    }
+    CUdeviceptr W;
+    if ((s = tc_workspace(ex, cfg, c, &W)) != AT_OK)
+        return s;
+    unsigned threads = (unsigned)(cfg[P_WG] + 1) * 128, smem = (unsigned)t9_smem_bytes(cfg);
+    int fit;
+    if ((s = t9_fit(ex, cfg, threads, smem, &fit)) != AT_OK)
+        return s;
+    long long units = tpl_cdiv(tpl_cdiv(c->m, cfg[P_BM]), cfg[P_CM]) *
+                      tpl_cdiv(tpl_cdiv(c->n, cfg[P_BN]), cfg[P_CN]) * cfg[P_SPLITK];
+    long long clusters = units < fit ? units : fit;
+    void *a[] = {&ma, &mb, &mc, &c->C, &c->m, &c->n, &c->k, &c->ldc, &c->alpha, &c->beta, &vec_ok,
+                 &W, c->epi ? &c->bias : NULL};
+    const unsigned grid[3] = {(unsigned)(clusters * cl), 1, 1}, block[3] = {threads, 1, 1};
+    const unsigned cluster[3] = {(unsigned)cl, 1, 1};
+    s = cl > 1 ? ex_launch_cluster(ex, "tcgemm", grid, block, cluster, smem, a)
+               : ex_launch(ex, "tcgemm", grid[0], 1, 1, threads, 1, 1, smem, a);
+    if (s != AT_OK || cfg[P_SPLITK] == 1)
+        return s;
+    return tc_reduce(ex, c, W);
+}
+
+/* b->count products of a call from c (operands at the first product): the transposing packs
+ * of op T operands, then the PATH's kernel (k == 0: C = beta * C through the reduce). More than
+ * one product only on PATH 80 without split-K (one launch, grid y over the products). */
+static at_status tc_run_products(at_exec *ex, const int *cfg, const tpl_problem *p, tc_call c,
+                                 tc_batch b)
+{
+    at_status s;
+    if (c.k == 0) {
+        /* C = beta * C: the reduce over SPLITK zero partials, product by product */
+        CUdeviceptr W;
+        size_t words = (size_t)cfg[P_SPLITK] * c.m * c.n;
+        if ((s = ex_scratch(ex, TC_SLOT_PARTIALS, words * 4, &W)) != AT_OK ||
+            (s = ex_memset32(ex, W, 0, words)) != AT_OK)
+            return s;
+        CUdeviceptr esz = (CUdeviceptr)tc_esz(cfg);
+        for (int z = 0; z < b.count && s == AT_OK; z++) {
+            tc_call cz = c;
+            cz.C += (CUdeviceptr)(z * b.sc) * esz;
+            s = tc_reduce(ex, &cz, W);
+        }
+        return s;
+    }
+    int esz = tc_esz(cfg), align = cfg[P_PATH] == 90 ? TC_PACK_ALIGN_90 : TC_PACK_ALIGN_80;
+    /* op T: A is stored k x m, B n x k; their transposes are what the kernels read */
+    if (p->op_a == AT_OP_T && !cfg[P_OPA] &&
+        (s = tc_pack_t(ex, TC_SLOT_PACKED_A, esz, align, c.k, c.m, b.count, &c.A, &c.lda,
+                       &b.sa)) != AT_OK)
+        return s;
+    if (p->op_b == AT_OP_T && !cfg[P_OPB] &&
+        (s = tc_pack_t(ex, TC_SLOT_PACKED_B, esz, align, c.n, c.k, b.count, &c.B, &c.ldb,
+                       &b.sb)) != AT_OK)
+        return s;
+    return cfg[P_PATH] == 90 ? t9_run(ex, cfg, &c) : t8_run(ex, cfg, &c, &b);
+}
+
+/* Row-major C = alpha op(A) op(B) + beta C for every product of the batch. Transposed
+ * operands go through the transposing pack (tc_pack_t). PATH 80 without split-K computes up
+ * to 65535 products per launch (grid y); PATH 90 and split-K launch per product. */
+at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
+{
+    const tpl_problem *p = &args->problem;
+    at_status s = tpl_check_problem(ex, &tpl_tcgemm, p);
+    if (s != AT_OK)
+        return s;
+    if (tc_type_of(p) != cfg[P_TYPE])
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: configuration TYPE=%d does not compute "
+                       "this element type", cfg[P_TYPE]);
+    if ((cfg[P_OPA] && p->op_a != AT_OP_T) || (cfg[P_OPB] && p->op_b != AT_OP_T))
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: configuration OPA=%d,OPB=%d reads an "
+                       "operand as op T, the problem's is op N", cfg[P_OPA], cfg[P_OPB]);
+    if (cfg[P_EPI] != p->epilogue)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: configuration EPI=%d computes the "
+                       "epilogue \"%s\", the problem's is \"%s\"", cfg[P_EPI],
+                       tpl_epilogue_name(cfg[P_EPI]) ? tpl_epilogue_name(cfg[P_EPI]) : "?",
+                       tpl_epilogue_name(p->epilogue) ? tpl_epilogue_name(p->epilogue) : "?");
+    long long m64 = p->dims[0], n64 = p->dims[1], k64 = p->dims[2];
+    if (m64 < 0 || n64 < 0 || k64 < 0 || m64 > 0x7fffffff || n64 > 0x7fffffff || k64 > 0x7fffffff)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: sizes %lldx%lldx%lld out of range", m64,
+                       n64, k64);
+    const tpl_operand *oa = &args->operand[TPL_GEMM_A], *ob = &args->operand[TPL_GEMM_B],
+                      *oc = &args->operand[TPL_GEMM_C];
+    tc_call c = {(int)m64, (int)n64, (int)k64, oa->ptr, ob->ptr, oc->ptr, oa->ld, ob->ld, oc->ld,
+                 (float)args->scalar[TPL_GEMM_ALPHA], (float)args->scalar[TPL_GEMM_BETA],
+                 cfg[P_EPI], args->operand[TPL_GEMM_BIAS].ptr};
+    if (c.m == 0 || c.n == 0)
+        return AT_OK;
+    if (TPL_EPI_BIAS(p->epilogue) != TPL_BIAS_NONE && !c.bias)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: the epilogue \"%s\" needs a bias vector, "
+                       "none given", tpl_epilogue_name(p->epilogue));
+    if (TPL_EPI_BIAS(p->epilogue) != TPL_BIAS_NONE && c.bias % tc_esz(cfg))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: bias vector not aligned to its %d-byte "
+                       "elements", tc_esz(cfg));
+    if (c.lda < tpl_gemm_min_ld(AT_ROW_MAJOR, p->op_a, c.m, c.k) ||
+        c.ldb < tpl_gemm_min_ld(AT_ROW_MAJOR, p->op_b, c.k, c.n) || c.ldc < c.n)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: leading dimensions lda=%lld ldb=%lld "
+                       "ldc=%lld too small for %dx%dx%d (ops %s%s)", c.lda, c.ldb, c.ldc, c.m,
+                       c.n, c.k, tpl_op_name(p->op_a), tpl_op_name(p->op_b));
+    if (c.lda > TC_MAX_LD || c.ldb > TC_MAX_LD || c.ldc > TC_MAX_LD)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: leading dimensions lda=%lld ldb=%lld "
+                       "ldc=%lld above 2^34 elements", c.lda, c.ldb, c.ldc);
+    if (!c.C || (c.k > 0 && (!c.A || !c.B)))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: NULL operand");
+    long long batch = tpl_problem_batch(p);
+    long long sA = oa->batch_stride, sB = ob->batch_stride, sC = oc->batch_stride;
+    if (batch > 1 && (sA < 0 || sB < 0 || sC < 0))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: negative batch stride");
+    if (batch <= 1)
+        sA = sB = sC = 0;
+    CUdeviceptr esz = (CUdeviceptr)tc_esz(cfg);
+    long long per_launch = cfg[P_PATH] == 80 && cfg[P_SPLITK] == 1 ? 65535 : 1;
+    for (long long z = 0; z < batch; z += per_launch) {
+        tc_call cz = c;
+        cz.A += (CUdeviceptr)(z * sA) * esz;
+        cz.B += (CUdeviceptr)(z * sB) * esz;
+        cz.C += (CUdeviceptr)(z * sC) * esz;
+        tc_batch b = {(int)(batch - z < per_launch ? batch - z : per_launch), sA, sB, sC};
+        if ((s = tc_run_products(ex, cfg, p, cz, b)) != AT_OK)
+            return s;
+    }
+    return AT_OK;
+}
