@@ -25,7 +25,7 @@ LIB_SRC  := $(wildcard driver/*.c templates/*.c db/*.c runtime/*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/sources.o
 TOOL_SRC := $(wildcard tuner/*.c reports/*.c)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
-TEST_SRC := $(wildcard tests/test_*.c) tests/harness.c tests/th_compile.c tests/th_sql.c
+TEST_SRC := $(wildcard tests/test_*.c) tests/harness.c $(wildcard tests/th_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 # Test-only families (a configuration that crashes, one that hangs) live in
 # tests/families/ and are linked into the test programs only.

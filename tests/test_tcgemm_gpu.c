@@ -1,0 +1,401 @@
+/* test_tcgemm_gpu.c: the tensor-core family on the GPU against float64 references: every type
+ * and shape class, every op pair and batches, layouts, offsets, alpha and beta, a faulty
+ * configuration rejected (its space and rules: test_tcgemm.c). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "db.h"
+#include "harness.h"
+#include "th_compile.h"
+#include "lookup.h"
+#include "measure.h"
+#include "tpl.h"
+#include "tcgemm.h"
+#include "th_family.h"
+
+/* EPI varies fastest in the raw numbering: raw indices that are multiples of it are the plain
+ * kernels (as in test_tcgemm.c). */
+#define TT_N_EPI 12
+
+static int tt_parse(const char *text, int *cfg)
+{
+    return th_parse_config(&tpl_tcgemm, text, cfg, __FILE__, __LINE__);
+}
+
+static tpl_problem tt_problem(long long m, long long n, long long k, at_dtype t, at_math math)
+{
+    tpl_problem p = TPL_PROBLEM(3, {m, n, k});
+    p.dtype = t;
+    p.math = math;
+    return p;
+}
+
+/* ---------------- GPU tier ---------------- */
+
+/* Every configuration of type t valid on dev in tile order RASTER 0, GROUP 8, plus each order
+ * variant of the first PATH 90 (or PATH 80) tile; with `few` bit 1, only the first of each PATH,
+ * split-K and cluster kind; the configurations reading an operand as op T (OPA, OPB 1) only
+ * with bit 2 (each of those kinds too). */
+static th_compiled *tt_type_set(const at_device_info *dev, int t, int few, int *n)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    long long raw = tpl_space_size(f);
+    th_compiled *set = calloc(256, sizeof *set);
+    int seen_kind[64] = {0}, first_tile[P_COUNT], have_first = 0;
+    *n = 0;
+    char why[256];
+    for (long long i = 0; set && i < raw && *n < 256; i += TT_N_EPI) {
+        int c[TPL_MAX_PARAMS];
+        tpl_config_from_index(f, i, c);
+        if (c[P_TYPE] != t || !f->valid(c, dev, why, sizeof why))
+            continue;
+        if ((c[P_OPA] || c[P_OPB]) && !(few & 2))     /* op-T readers only when asked */
+            continue;
+        int other_order = c[P_RASTER] != 0 || c[P_GROUP] != 8;
+        if (other_order) {
+            /* orders only on the first tile seen */
+            if (!have_first || memcmp(first_tile + P_BM, c + P_BM,
+                                      sizeof(int) * (P_RASTER - P_BM)) != 0 ||
+                c[P_PATH] != first_tile[P_PATH] || c[P_VEC] != first_tile[P_VEC] || (few & 1))
+                continue;
+        } else if (!have_first) {
+            memcpy(first_tile, c, sizeof first_tile);
+            have_first = 1;
+        }
+        if (few & 1) {
+            int kind = (c[P_OPA] * 2 + c[P_OPB]) * 16 + (c[P_PATH] == 90) * 8 +
+                       (c[P_SPLITK] > 1) * 4 + (c[P_CM] * c[P_CN] > 1) * 2 + (c[P_LOADW] != 16);
+            if (seen_kind[kind]++)
+                continue;
+        }
+        th_compiled *s = &set[(*n)++];
+        s->fam = f;
+        memcpy(s->cfg, c, sizeof s->cfg);
+        tpl_config_format(f, c, s->text, sizeof s->text);
+        s->arch = dev->arch;
+    }
+    return set;
+}
+
+static const struct { at_dtype t; at_math m; const char *name; } tt_kinds[3] = {
+    {AT_R_16BF, AT_MATH_DEFAULT, "bf16"}, {AT_R_16F, AT_MATH_DEFAULT, "fp16"},
+    {AT_R_32F, AT_MATH_TF32, "tf32"},
+};
+
+/* Every type, every lattice tile (both paths where the device runs them, split-K, clusters, the
+ * tile orders of one tile) against the float64 reference at odd and ragged shapes, through the
+ * tuner's verification (fresh inputs, alpha 1.5, beta 0 over NaN); then the named winners'
+ * speed at 4096^3 for the log. */
+GPU_TEST(tcgemm_gpu_every_type_and_shape)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    const at_device_info *dev = ms_device(g);
+    static const long long shapes[][3] = {
+        {1, 1, 1}, {7, 13, 5}, {129, 65, 33}, {517, 1031, 263}, {1025, 1023, 1027},
+    };
+    for (int t = 0; t < 3 && !th_failed(); t++) {
+        int n = 0;
+        th_compiled *set = tt_type_set(dev, t, 0, &n);
+        CHECK(set && n >= 4);
+        if (!th_compile_all(set, n)) {
+            th_free_compiled(set, n);
+            break;
+        }
+        double worst = 0;
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0] && !th_failed(); s++) {
+            tpl_problem p = tt_problem(shapes[s][0], shapes[s][1], shapes[s][2], tt_kinds[t].t,
+                                       tt_kinds[t].m);
+            if (ms_prepare(g, f, &p, 21 + s, err, sizeof err) != AT_OK) {
+                th_fail(__FILE__, __LINE__, "prepare: %s", err);
+                break;
+            }
+            for (int i = 0; i < n; i++) {
+                double e = -1;
+                at_status st = ms_verify(g, f, set[i].cfg, set[i].cubin, set[i].size, &e, err,
+                                         sizeof err);
+                if (st != AT_OK || !(e <= f->tolerance(&p))) {
+                    th_fail(__FILE__, __LINE__, "%s %lldx%lldx%lld %s: %s (error %g, %s)",
+                            tt_kinds[t].name, shapes[s][0], shapes[s][1], shapes[s][2],
+                            set[i].text, at_status_string(st), e, err);
+                    break;
+                }
+                if (e / f->tolerance(&p) > worst)
+                    worst = e / f->tolerance(&p);
+            }
+        }
+        printf("    %s: %d configurations x %zu shapes verified, worst error %.2f of the "
+               "tolerance\n", tt_kinds[t].name, n, sizeof shapes / sizeof shapes[0], worst);
+        th_free_compiled(set, n);
+    }
+    /* the named configurations at 4096^3: verified, timed */
+    for (int b = -1; b < f->n_baselines && !th_failed(); b++) {
+        th_compiled one;
+        memset(&one, 0, sizeof one);
+        one.fam = f;
+        const char *text = b < 0 ? f->default_config : f->baselines[b].config;
+        char why[256];
+        CHECK(tt_parse(text, one.cfg));
+        if (!f->valid(one.cfg, dev, why, sizeof why))
+            continue;
+        snprintf(one.text, sizeof one.text, "%s", b < 0 ? "default" : f->baselines[b].name);
+        one.arch = dev->arch;
+        if (!th_compile_all(&one, 1))
+            break;
+        int t = one.cfg[P_TYPE];
+        tpl_problem p = tt_problem(4096, 4096, 4096, tt_kinds[t].t, tt_kinds[t].m);
+        double e = -1;
+        at_status st = ms_prepare(g, f, &p, 3, err, sizeof err);
+        if (st == AT_OK)
+            st = ms_verify(g, f, one.cfg, one.cubin, one.size, &e, err, sizeof err);
+        CHECK_MSG(st == AT_OK, "%s at 4096^3: %s %s", one.text, at_status_string(st), err);
+        ms_options o;
+        ms_timing tm;
+        ms_default_options(&o);
+        if (ms_time(g, f, one.cfg, one.cubin, one.size, &o, &tm, err, sizeof err) == AT_OK)
+            printf("    %-16s %s 4096^3: %.3f ms = %.0f TFLOP/s, error %.2e (%.2f of the "
+                   "tolerance)\n", one.text, tt_kinds[t].name, tm.median_ms,
+                   2.0 * 4096 * 4096 * 4096 / tm.median_ms * 1e-9, e, e / f->tolerance(&p));
+        th_release_compiled(&one, 1);
+    }
+    ms_close(g);
+}
+
+/* Every type and op pair with batches, on a few configurations of each type (each PATH the
+ * device runs, split-K, clusters, narrow loads): op T operands go through the transposing
+ * pack, odd sizes make its tiles ragged and the packed rows padded, batches of odd strides
+ * offset every product's operands off 16 bytes; every product against float64. */
+GPU_TEST(tcgemm_gpu_ops_and_batches)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    const at_device_info *dev = ms_device(g);
+    static const long long shapes[][4] = {
+        /* m, n, k, batch */
+        {129, 65, 33, 1}, {1, 1, 1, 1}, {300, 257, 190, 1}, {65, 33, 17, 3}, {129, 128, 64, 2},
+    };
+    int runs = 0;
+    for (int t = 0; t < 3 && !th_failed(); t++) {
+        int n = 0;
+        th_compiled *set = tt_type_set(dev, t, 3, &n);     /* one of each kind, op-T readers too */
+        CHECK(set && n >= 2);
+        if (!th_compile_all(set, n)) {
+            th_free_compiled(set, n);
+            break;
+        }
+        for (int ops = 0; ops < 4 && !th_failed(); ops++)
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0] && !th_failed(); s++) {
+                tpl_problem p = tt_problem(shapes[s][0], shapes[s][1], shapes[s][2],
+                                           tt_kinds[t].t, tt_kinds[t].m);
+                p.op_a = (ops & 1) ? AT_OP_T : AT_OP_N;
+                p.op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
+                p.batch = shapes[s][3];
+                CHECK_MSG(ms_prepare(g, f, &p, 61 + s, err, sizeof err) == AT_OK, "prepare: %s",
+                          err);
+                for (int i = 0; i < n && !th_failed(); i++) {
+                    double e = -1;
+                    /* OPA / OPB 1 compute only problems whose operand is op T; split-K only
+                     * where its rule admits it */
+                    if (!f->applicable(set[i].cfg, &p)) {
+                        at_status st = ms_verify(g, f, set[i].cfg, set[i].cubin, set[i].size, &e,
+                                                 err, sizeof err);
+                        /* never a wrong result: refused, or right */
+                        CHECK_MSG(st != AT_OK || e <= f->tolerance(&p), "%s ops %d: %s ran "
+                                  "outside its kind with error %g", tt_kinds[t].name, ops,
+                                  set[i].text, e);
+                        continue;
+                    }
+                    at_status st = ms_verify(g, f, set[i].cfg, set[i].cubin, set[i].size, &e,
+                                             err, sizeof err);
+                    CHECK_MSG(st == AT_OK && e <= f->tolerance(&p), "%s ops %d %lldx%lldx%lld "
+                              "batch %lld %s: %s (error %g, %s)", tt_kinds[t].name, ops,
+                              shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3],
+                              set[i].text, at_status_string(st), e, err);
+                    runs++;
+                }
+            }
+        th_free_compiled(set, n);
+    }
+    printf("    %d verified runs (every type x 4 op pairs x %zu shapes)\n", runs,
+           sizeof shapes / sizeof shapes[0]);
+    CHECK(runs >= 3 * 4 * 5 * 2);
+    ms_close(g);
+}
+
+/* Bytes of an element of type t. */
+static size_t tt_es(int t)
+{
+    return t == 2 ? 4 : 2;
+}
+
+/* Fills n elements of type t on the host from an LCG in [-1, 1) (rounded as the device's
+ * conversion would: only the comparison with the float64 reference of these bits matters). */
+static void tt_host_fill(unsigned char *buf, size_t n, int t, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        float v = -1.0f + 2.0f * (float)(seed >> 8) / 16777216.0f;
+        unsigned bits;
+        memcpy(&bits, &v, 4);
+        if (t == 2) {
+            memcpy(buf + 4 * i, &bits, 4);
+        } else if (t == 0) {
+            unsigned short h = (unsigned short)(bits >> 16);
+            memcpy(buf + 2 * i, &h, 2);
+        } else {
+            /* FP16 of a value in [-1, 1): sign, exponent, 10 mantissa bits (truncated) */
+            unsigned sign = bits >> 31, e = (bits >> 23) & 0xff, mant = (bits >> 13) & 0x3ff;
+            int he = (int)e - 127 + 15;
+            unsigned short h = (unsigned short)(sign << 15);
+            if (he > 0)
+                h |= (unsigned short)((unsigned)he << 10 | mant);
+            memcpy(buf + 2 * i, &h, 2);
+        }
+    }
+}
+
+/* Odd and padded leading dimensions, base pointers offset by 1..5 elements, alpha/beta with
+ * beta = 0 over NaN and beta != 0, k = 0: a few configurations of every type (each path, the
+ * narrow loads, the packed 16-byte loads, TMA and staged epilogues, split-K, clusters) against
+ * the float64 reference in the m x n block, and every byte of C outside it unchanged. */
+GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    const cudrv *cu = ms_driver(g);
+    at_exec *ref = ms_reference(g);
+    static const int cases[][9] = {
+        /* m, n, k, lda, ldb, ldc, offset A, B, C (elements) */
+        {129, 65, 33, 37, 67, 71, 1, 3, 5},
+        {300, 257, 190, 195, 264, 260, 0, 0, 0},
+        {256, 384, 128, 264, 392, 392, 8, 8, 8},
+        {64, 1000, 70, 71, 1001, 1003, 1, 1, 1},
+        {97, 131, 0, 1, 131, 133, 0, 0, 2},
+    };
+    static const float ab[3][2] = {{1.25f, 0.0f}, {-0.5f, 1.5f}, {1.0f, -1.0f}};
+    for (int t = 0; t < 3 && !th_failed(); t++) {
+        int n_set = 0;
+        th_compiled *set = tt_type_set(ms_device(g), t, 1, &n_set);
+        if (!set || !th_compile_all(set, n_set)) {
+            th_free_compiled(set, n_set);
+            break;
+        }
+        size_t es = tt_es(t);
+        for (size_t d = 0; d < sizeof cases / sizeof cases[0] && !th_failed(); d++) {
+            int m = cases[d][0], n = cases[d][1], k = cases[d][2];
+            long long lda = cases[d][3], ldb = cases[d][4], ldc = cases[d][5];
+            size_t na = cases[d][6] + (size_t)m * lda, nb = cases[d][7] + (size_t)(k ? k : 1) * ldb;
+            size_t nc = cases[d][8] + (size_t)m * ldc;
+            tpl_workset ws;
+            memset(&ws, 0, sizeof ws);
+            CUdeviceptr A, B, C0, C, R;
+            unsigned char *hc0 = malloc(nc * es), *hc = malloc(nc * es), *hb = malloc(
+                (na > nb ? na : nb) * es);
+            CHECK(hc0 && hc && hb);
+            CHECK_OK(tpl_ws_alloc(ref, &ws, na * es, &A));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, nb * es, &B));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, nc * es, &C0));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, nc * es, &C));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, (size_t)m * n * 8 + 8, &R));
+            tt_host_fill(hb, na, t, 11 + (unsigned)d);
+            CHECK(cu->MemcpyHtoD(A, hb, na * es) == CUDA_SUCCESS);
+            tt_host_fill(hb, nb, t, 22 + (unsigned)d);
+            CHECK(cu->MemcpyHtoD(B, hb, nb * es) == CUDA_SUCCESS);
+            tt_host_fill(hc0, nc, t, 33 + (unsigned)d);
+            CHECK(cu->MemcpyHtoD(C0, hc0, nc * es) == CUDA_SUCCESS);
+            CUdeviceptr a = A + cases[d][6] * es, b = B + cases[d][7] * es;
+            CUdeviceptr c0 = C0 + cases[d][8] * es, c = C + cases[d][8] * es;
+            for (int v = 0; v < 3 && !th_failed(); v++) {
+                float alpha = ab[v][0], beta = ab[v][1];
+                CHECK_OK(tpl_ref_gemm_typed(ref, tt_kinds[t].t, t == 2, m, n, k, alpha, a, lda, b,
+                                            ldb, beta, c0, ldc, R));
+                for (int i = 0; i < n_set && !th_failed(); i++) {
+                    /* C = C0, with NaN in the m x n block when beta = 0 (it must not be read) */
+                    memcpy(hc, hc0, nc * es);
+                    for (int r = 0; beta == 0.0f && r < m; r++)
+                        memset(hc + (cases[d][8] + (size_t)r * ldc) * es, 0xff, (size_t)n * es);
+                    CHECK(cu->MemcpyHtoD(C, hc, nc * es) == CUDA_SUCCESS);
+                    CUmodule mod;
+                    CHECK(cu->ModuleLoadData(&mod, set[i].cubin) == CUDA_SUCCESS);
+                    at_exec ex;
+                    ex_init(&ex, cu, ms_device(g), mod, ref->stream, err, sizeof err);
+                    tpl_args args = tpl_gemm_args(m, n, k, alpha, a, (int)lda, b, (int)ldb, beta, c,
+                                                  (int)ldc);
+                    args.problem = tt_problem(m, n, k, tt_kinds[t].t, tt_kinds[t].m);
+                    at_status s = f->run(&ex, set[i].cfg, &args);
+                    if (s == AT_OK)
+                        s = ex_sync(&ex);
+                    ex_release(&ex);
+                    cu->ModuleUnload(mod);
+                    CHECK_MSG(s == AT_OK, "%s: %s", set[i].text, err);
+                    double e = -1;
+                    CHECK_OK(tpl_rel_error_typed(ref, tt_kinds[t].t, c, m, n, ldc, R, &e));
+                    tpl_problem p = tt_problem(m, n, k, tt_kinds[t].t, tt_kinds[t].m);
+                    CHECK_MSG(e <= f->tolerance(&p), "%s %dx%dx%d ld %lld/%lld/%lld offsets "
+                              "%d/%d/%d alpha %g beta %g %s: error %g", tt_kinds[t].name, m, n, k,
+                              lda, ldb, ldc, cases[d][6], cases[d][7], cases[d][8], alpha, beta,
+                              set[i].text, e);
+                    /* outside the m x n block nothing changed */
+                    CHECK(cu->MemcpyDtoH(hc, C, nc * es) == CUDA_SUCCESS);
+                    for (size_t x = 0; x < nc; x++) {
+                        long long off = (long long)x - cases[d][8];
+                        int inside = off >= 0 && off / ldc < m && off % ldc < n;
+                        if (!inside)
+                            CHECK_MSG(memcmp(hc + x * es, hc0 + x * es, es) == 0,
+                                      "%s: element %zu outside C's block changed", set[i].text, x);
+                    }
+                }
+            }
+            tpl_workset_free(cu, &ws);
+            free(hc0);
+            free(hc);
+            free(hb);
+        }
+        printf("    %s: %d configurations x %zu layouts x 3 alpha/beta\n", tt_kinds[t].name, n_set,
+               sizeof cases / sizeof cases[0]);
+        th_free_compiled(set, n_set);
+    }
+    ms_close(g);
+}
+
+/* A configuration that computes a wrong result (test_tcfault: the last K tile dropped) is
+ * rejected by verification, directly and through the tuner, which stores every one of them
+ * as wrong_result and no best; the same configuration without the fault passes. */
+GPU_TEST(tcgemm_gpu_faulty_configuration_is_rejected)
+{
+    const tpl_family *fault = tpl_find("test_tcfault");
+    th_check_fault_rejected(fault, &tpl_tcgemm, 10);
+    if (th_failed())
+        return;
+    const tpl_problem *p = &fault->tuning_problems[0];
+    char err[1024], dbpath[4300], cmd[16384], *out = NULL;
+    snprintf(dbpath, sizeof dbpath, "%s/fault.db", th_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "env -u AUTOTUNE_WORKER %s/autotune-test --device %d --kernel test_tcfault --db %s "
+             "--seed 1 --quiet", th_build_dir(), th_device(), dbpath);
+    int rc = th_run(cmd, &out);
+    printf("    %s", out ? out : "");
+    CHECK_MSG(rc == 0 || rc == 1, "exit %d: %s", rc, out ? out : "");
+    free(out);
+    db *d = NULL;
+    CHECK_OK(db_open(&d, dbpath, 0, err, sizeof err));
+    db_result *r = NULL;
+    int nr = 0;
+    CHECK_OK(db_results(d, NULL, "test_tcfault", &r, &nr));
+    CHECK_MSG(nr >= 8, "%d results stored", nr);
+    for (int i = 0; i < nr; i++)
+        CHECK_MSG(strcmp(r[i].status, DB_WRONG_RESULT) == 0 && r[i].rel_error > 1e-2,
+                  "%s: %s (error %g)", r[i].config, r[i].status, r[i].rel_error);
+    db_result best;
+    CHECK_EQ(db_best(d, r[0].device_uuid, "test_tcfault", r[0].source_hash, p, 0, &best),
+             AT_ERR_NOT_FOUND);
+    free(r);
+    db_close(d);
+}
