@@ -68,10 +68,7 @@ static at_status gemm_route(at_handle *h, at_order order, at_op op_a, at_op op_b
     p->order = order;
     p->op_a = op_a;
     p->op_b = op_b;
-    if (type == AT_R_64F)           /* double: the dgemm family (DMMA or FFMA64) */
-        *kernel = "dgemm";
-    else
-        *kernel = p->dtype == AT_R_32F && p->math == AT_MATH_DEFAULT ? "matmul" : "tcgemm";
+    *kernel = lk_gemm_main_family(p);
     return AT_OK;
 }
 
@@ -100,15 +97,7 @@ static const tpl_family *gemm_family(at_handle *h, const tpl_problem *p, const c
         fam = NULL;
     if (!fam) {
         const tpl_family *fams[32];
-        int n_fams = 0, measured = 0;
-        if (main_fam)
-            fams[n_fams++] = main_fam;
-        for (int i = 0; i < tpl_family_count() && n_fams < 32; i++) {
-            const tpl_family *f = tpl_family_at(i);
-            if (f != main_fam && !f->hidden &&
-                (f->claims || (tpl_problem_batch(p) > 1 && strcmp(f->name, "bgemm") == 0)))
-                fams[n_fams++] = f;
-        }
+        int measured = 0, n_fams = lk_gemm_families(p, main_kernel, fams, 32);
         fam = lk_choose_family_layers(h->layers, h->n_layers, &h->info, p, h->deterministic,
                                       fams, n_fams, &measured);
     }

@@ -397,3 +397,26 @@ const tpl_family *lk_choose_family_layers(db *const *layers, int n_layers,
     }
     return f;
 }
+
+const char *lk_gemm_main_family(const tpl_problem *p)
+{
+    if (p->dtype == AT_R_64F)
+        return "dgemm";
+    return p->dtype == AT_R_32F && p->math == AT_MATH_DEFAULT ? "matmul" : "tcgemm";
+}
+
+int lk_gemm_families(const tpl_problem *p, const char *main_kernel, const tpl_family **out,
+                     int max)
+{
+    const tpl_family *main_fam = tpl_find(main_kernel ? main_kernel : lk_gemm_main_family(p));
+    int n = 0;
+    if (main_fam && n < max)
+        out[n++] = main_fam;
+    for (int i = 0; i < tpl_family_count() && n < max; i++) {
+        const tpl_family *f = tpl_family_at(i);
+        if (f != main_fam && !f->hidden &&
+            (f->claims || (tpl_problem_batch(p) > 1 && strcmp(f->name, "bgemm") == 0)))
+            out[n++] = f;
+    }
+    return n;
+}

@@ -111,6 +111,15 @@ const tpl_family *lk_choose_family(db *d, const at_device_info *dev, const tpl_p
  * usable stored result within LK_NEAR_SHAPE of it in some layer (its tuned winner nearby is
  * likelier right than a built-in default; a far one, such as a 4096^3 winner for a GEMV, is
  * not). */
+/* The large-tile family of a GEMM problem's type: "dgemm" for FP64, "matmul" for exact FP32,
+ * "tcgemm" for BF16, FP16 and TF32 math. */
+const char *lk_gemm_main_family(const tpl_problem *p);
+/* The families a GEMM call of p may run (the candidates of the runtime's family choice and
+ * what the tuner measures for a recorded call): main_kernel's family (NULL: p's type's, as
+ * lk_gemm_main_family) first, then every family with a claims hook, then bgemm for a batch,
+ * whether or not they accept p (lk_choose_family checks). At most max into out; the count. */
+int lk_gemm_families(const tpl_problem *p, const char *main_kernel, const tpl_family **out,
+                     int max);
 #define LK_NEAR_SHAPE 0.7           /* lk_shape_distance: about 2x in one size, 1.26x in three */
 const tpl_family *lk_choose_family_layers(db *const *layers, int n_layers,
                                           const at_device_info *dev, const tpl_problem *p,

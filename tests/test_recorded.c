@@ -13,6 +13,7 @@
 #include "lookup.h"
 #include "record.h"
 #include "th_sql.h"
+#include "tn.h"
 #include "tpl.h"
 
 #define RC_FAKE_UUID "GPU-fa4e0000-0000-0000-0000-000000000000"
@@ -370,6 +371,48 @@ TEST(recorded_tune_order_budget_and_done)
     CHECK_EQ(th_run(cmd, &out), 0);
     CHECK_MSG(strstr(out, "no recorded problem waits") && !strstr(out, "evaluated"), "%s", out);
     free(out);
+}
+
+/* A recorded GEMM call is tuned for every family the runtime chooses among for it (the one
+ * that served it first), so the measurement decides which serves the shape; a call of
+ * another family (a reduction) only for its own. */
+TEST(recorded_gemm_call_tunes_every_candidate_family)
+{
+    char path[4300];
+    db *d = rc_open("gemm_cands.db", DB_OPEN_CREATE, path, sizeof path);
+    CHECK(d != NULL);
+    at_device_info dev;
+    rc_device(&dev, RC_FAKE_UUID, RC_FAKE_NAME);
+    rec_batch b = {0};
+    tpl_problem gemv = {.n_dims = 3, .dims = {8, 4096, 4096}, .dtype = AT_R_16BF};
+    tpl_problem batch = {.n_dims = 3, .dims = {48, 48, 48}, .dtype = AT_R_64F, .batch = 500};
+    tpl_problem sum = rc_problem1(100003);
+    rec_add(&b, tpl_find("skinny"), &gemv, AT_LOOKUP_DEFAULT, 50, 0, &dev);
+    rec_add(&b, tpl_find("bgemm"), &batch, AT_LOOKUP_DEFAULT, 20, 0, &dev);
+    rec_add(&b, tpl_find("sum"), &sum, AT_LOOKUP_DEFAULT, 10, 0, &dev);
+    CHECK_OK(rec_write(&b, d, &dev));
+    db_close(d);
+    tn_first *items = NULL;
+    int n = 0;
+    CHECK_EQ(tn_recorded_items(path, &items, &n), 0);
+    const char *want[][2] = {
+        {"skinny", "8x4096x4096:bf16"}, {"tcgemm", "8x4096x4096:bf16"},
+        {"bgemm", "48x48x48:f64:b500"}, {"dgemm", "48x48x48:f64:b500"},
+        {"skinny", "48x48x48:f64:b500"}, {"sum", "100003"},
+    };
+    CHECK_EQ(n, (int)(sizeof want / sizeof want[0]));
+    for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+        int found = 0;
+        for (int i = 0; i < n && !found; i++) {
+            char text[128];
+            tpl_problem_format(&items[i].problem, text, sizeof text);
+            found = strcmp(items[i].fam->name, want[w][0]) == 0 && strcmp(text, want[w][1]) == 0;
+        }
+        CHECK_MSG(found, "no item %s %s", want[w][0], want[w][1]);
+    }
+    /* the family that served a call comes first among its problem's items */
+    CHECK(n > 0 && strcmp(items[0].fam->name, "skinny") == 0);
+    free(items);
 }
 
 /* The plain run tunes the recorded problems first, then the defaults. */

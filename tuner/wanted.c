@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lookup.h"
 #include "tune_core.h"
 
 static const char *const wanted_level_names[] = {"none", "exact", "nearest", "arch", "default"};
@@ -50,7 +51,8 @@ int tn_recorded_items(const char *db_path, tn_first **items, int *n)
         return 1;
     }
     db_close(d);
-    *items = calloc((size_t)n_rows + 1, sizeof **items);
+    int cap = n_rows + 1;
+    *items = calloc((size_t)cap, sizeof **items);
     if (!*items) {
         free(rows);
         fprintf(stderr, "autotune: out of memory\n");
@@ -58,14 +60,45 @@ int tn_recorded_items(const char *db_path, tn_first **items, int *n)
     }
     for (int i = 0; i < n_rows; i++) {
         const tpl_family *fam = tpl_find(rows[i].kernel);
-        int seen = 0;                /* one model's rows after another's: once */
-        for (int k = 0; k < *n && fam && !seen; k++)
-            seen = (*items)[k].fam == fam && tpl_problem_equal(&(*items)[k].problem,
-                                                              &rows[i].problem);
-        if (!fam || seen || !tpl_family_accepts(fam, &rows[i].problem))
+        if (!fam || !tpl_family_accepts(fam, &rows[i].problem))
             continue;                /* a kernel or kind this build does not have */
-        (*items)[*n].fam = fam;
-        (*items)[(*n)++].problem = rows[i].problem;
+        /* a GEMM call could have run another family: each candidate the runtime chooses among
+         * is measured too, so the measurement (not the family that happened to serve it)
+         * decides which one serves the shape from now on */
+        const tpl_family *fams[16];
+        int n_fams = 1;
+        fams[0] = fam;
+        if (rows[i].problem.n_dims == 3) {
+            const tpl_family *cands[16];
+            int n_cands = lk_gemm_families(&rows[i].problem, NULL, cands, 16);
+            int is_gemm = 0;
+            for (int c = 0; c < n_cands; c++)
+                is_gemm |= cands[c] == fam;
+            for (int c = 0; is_gemm && c < n_cands && n_fams < 16; c++)
+                if (cands[c] != fam && tpl_family_accepts(cands[c], &rows[i].problem))
+                    fams[n_fams++] = cands[c];
+        }
+        for (int f = 0; f < n_fams; f++) {
+            int seen = 0;            /* one model's rows after another's: once */
+            for (int k = 0; k < *n && !seen; k++)
+                seen = (*items)[k].fam == fams[f] &&
+                       tpl_problem_equal(&(*items)[k].problem, &rows[i].problem);
+            if (seen)
+                continue;
+            if (*n == cap) {
+                int bigger_cap = cap * 2 + 16;
+                tn_first *bigger = realloc(*items, (size_t)bigger_cap * sizeof *bigger);
+                if (!bigger) {
+                    free(rows);
+                    fprintf(stderr, "autotune: out of memory\n");
+                    return 1;
+                }
+                *items = bigger;
+                cap = bigger_cap;
+            }
+            (*items)[*n].fam = fams[f];
+            (*items)[(*n)++].problem = rows[i].problem;
+        }
     }
     free(rows);
     return 0;
