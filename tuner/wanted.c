@@ -161,10 +161,17 @@ int tn_problem_file_items(const char *file, const tn_options *o, tn_first **item
             rc = 2;
             break;
         }
+        /* a GEMM line without a family: the families the runtime chooses among for it (a
+         * batch's bgemm, never bgemm for one product); any other line: every family */
+        const tpl_family *gemm[16];
+        int n_gemm = !only && p.n_dims == 3 ? lk_gemm_families(&p, NULL, gemm, 16) : 0;
         int takers = 0;
         for (int i = 0; i < tpl_family_count() && rc == 0; i++) {
             const tpl_family *fam = tpl_family_at(i);
-            if ((only && fam != only) || !tn_family_selected(o, fam) ||
+            int candidate = n_gemm == 0;
+            for (int g = 0; g < n_gemm && !candidate; g++)
+                candidate = gemm[g] == fam;
+            if ((only && fam != only) || !candidate || !tn_family_selected(o, fam) ||
                 !tpl_family_accepts(fam, &p))
                 continue;
             takers++;
