@@ -454,9 +454,10 @@ const tpl_family tpl_skinny = {
     .name = "skinny",
     .source = "skinny.cu",
     .fixed_options = "",
-    .summary = "GEMM for small M or N, small outputs over a deep K and small batched products "
-               "(FP32, FP64, FP16, BF16 on the CUDA cores; row-major, ops N/T, batches): small "
-               "tiles, K split inside a block and across blocks, slices summed in order",
+    .summary = "GEMM for small M or N, a short K, small outputs over a deep K and small "
+               "products (FP32, TF32 math, FP64, FP16, BF16 on the CUDA cores; row-major, ops "
+               "N/T, batches): small tiles, K split inside a block and across blocks, slices "
+               "summed in order",
     .n_dims = 3,
     .dim_names = {"m", "n", "k"},
     .metric_is_flops = 1,
