@@ -491,10 +491,12 @@ TEST(multigpu_run_end_keeps_the_cubins_lookups_serve)
         CHECK_EQ(th_sql_int(dbpath, "SELECT count(*) FROM binary WHERE key = (SELECT binary_key "
                             "FROM result WHERE status = 'ok' ORDER BY COALESCE(rank_ms, "
                             "time_ms), id LIMIT 1)"), 1);
-        /* the size printed is the database's as it is left */
+        /* the size printed is the database's as it is left, with no hint that gc would
+         * reclaim what it just reclaimed */
         char want[64];
         snprintf(want, sizeof want, "13 results, %lld cubins of ", cubins);
         CHECK_MSG(strstr(out, want), "want '%s' in %s", want, out);
+        CHECK_MSG(!strstr(out, "autotune gc reclaims"), "stale hint in %s", out);
         free(out);
     }
     /* --keep-all-cubins: every compiled cubin stays */
@@ -504,6 +506,9 @@ TEST(multigpu_run_end_keeps_the_cubins_lookups_serve)
              "--keep-all-cubins", dbpath);
     int rc = mg_run("2", "", args, &out);
     CHECK_MSG(rc == 0 && !strstr(out, "gc: "), "exit %d: %s", rc, out ? out : "");
+    /* the size line says gc would reclaim them; after a run-end gc it does not */
+    CHECK_MSG(out && strstr(out, "; autotune gc reclaims the cubins no lookup serves"), "%s",
+              out ? out : "");
     free(out);
     CHECK_EQ(th_sql_int(dbpath, "SELECT count(*) FROM binary"), 13);
 }

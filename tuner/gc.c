@@ -28,7 +28,7 @@ static void format_usage(const db_usage *u, char *out, size_t len)
              wal, u->n_results, u->n_binaries, bins);
 }
 
-void tn_print_db_size(db *d)
+void tn_print_db_size(db *d, int gc_applied)
 {
     db_usage u;
     char text[256];
@@ -40,26 +40,27 @@ void tn_print_db_size(db *d)
         return;
     }
     format_usage(&u, text, sizeof text);
-    printf("database: %s; autotune gc reclaims the cubins no lookup serves\n", text);
+    printf("database: %s%s\n", text,
+           gc_applied ? "" : "; autotune gc reclaims the cubins no lookup serves");
 }
 
-void tn_gc_after_run(db *d)
+int tn_gc_after_run(db *d)
 {
     db_gc_stats st;
     char bytes[32];
     long long open = 0;
     if (db_is_readonly(d))
-        return;
+        return 0;
     /* another run's cubins may be waiting for their results: its end (or autotune gc) applies
      * the rules then */
     if (db_open_sessions(d, &open) != AT_OK || open > 0) {
         printf("gc: deferred: %lld other tuning run%s of the last day still open on this "
                "database (autotune gc applies the rules)\n", open, open == 1 ? " is" : "s are");
-        return;
+        return 0;
     }
     if (db_gc_binaries(d, LK_PER_PROBLEM, 0, 0, &st) != AT_OK) {
         printf("gc: not applied (%s); every cubin kept\n", db_errmsg(d));
-        return;
+        return 0;
     }
     format_bytes(st.deleted_bytes, bytes, sizeof bytes);
     printf("gc: kept the %lld cubins lookups can serve, deleted %lld (%s) no lookup serves "
@@ -67,6 +68,7 @@ void tn_gc_after_run(db *d)
     if (st.n_deleted > 0 && db_vacuum(d) != AT_OK)
         printf("gc: %s; the deleted cubins' pages stay in the file, where later writes "
                "reuse them\n", db_errmsg(d));
+    return 1;
 }
 
 /* Deletes (or counts, dry_run) and reports; the exit status. */

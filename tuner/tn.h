@@ -267,14 +267,15 @@ long long tn_serving_configs(const tpl_family *fam, const long long *valid, long
 
 /* ---- database size and gc (tuner/gc.c) ---- */
 /* Checkpoints the WAL, then prints one line: the database's size (file +
- * WAL) and its cubins. */
-void tn_print_db_size(db *d);
+ * WAL) and its cubins; unless gc_applied (the gc rules just ran), the hint
+ * that `autotune gc` reclaims the cubins no lookup serves. */
+void tn_print_db_size(db *d, int gc_applied);
 /* The gc rules at the end of a tuning run that completed: keeps the cubins
  * every lookup can serve, deletes the others (never a result), VACUUMs;
  * prints one line of what it reclaimed. A failure deletes nothing and
  * says so; so does another run still open on the database (db_open_sessions:
- * its cubins may be waiting for their results). */
-void tn_gc_after_run(db *d);
+ * its cubins may be waiting for their results). 1 if the rules were applied. */
+int tn_gc_after_run(db *d);
 /* `autotune gc`: keeps the cubins every lookup can serve and those of the
  * keep_recent newest results and cubins, deletes the others (never a
  * result), VACUUMs, prints sizes before and after; dry_run only counts.

@@ -455,7 +455,7 @@ static int merge_into(const char *tmp, char **inputs, int n_inputs)
         rc = 1;
     }
     if (rc == 0)
-        tn_print_db_size(out);
+        tn_print_db_size(out, 0);
     db_close(out);
     return rc;
 }

@@ -476,9 +476,8 @@ static void run_threads(tn_run *run)
  * cubin for its resume), unless --keep-all-cubins; then the size. */
 static void finish_database(db *d, const tn_options *o, int complete)
 {
-    if (complete && !o->keep_all_cubins)
-        tn_gc_after_run(d);
-    tn_print_db_size(d);
+    int gc_applied = complete && !o->keep_all_cubins && tn_gc_after_run(d);
+    tn_print_db_size(d, gc_applied);
 }
 
 int tn_tune(const tn_options *o)

@@ -373,7 +373,7 @@ static int gather_and_merge(const mpi_opts *o, const char *own, int n_ranks)
     if (out && rc == 0 && db_checkpoint(out) != AT_OK)
         rc = 1;
     if (out && rc == 0)
-        tn_print_db_size(out);
+        tn_print_db_size(out, 0);
     db_close(out);
     char side[4300];
     snprintf(side, sizeof side, "%s-wal", o->out);
