@@ -372,41 +372,9 @@ static void bg_work(const tpl_problem *p, double *flops, double *bytes)
     *bytes = es * (m * k + k * n + m * n) * b;  /* A and B read, C written (beta 0) once */
 }
 
-/* The float64 reference of the batch (templates/reference.cu's ref_bgemm: FP64 data summed
- * with compensation) into R, m x n doubles per product, products one after another. */
-static at_status bg_reference(at_exec *ref, const tpl_problem *p, int m, int n, int k,
-                              double alpha, CUdeviceptr A, long long lda, CUdeviceptr B,
-                              long long ldb, CUdeviceptr R)
-{
-    long long batch = tpl_problem_batch(p), sa = (long long)m * k, sb = (long long)k * n;
-    long long sc = (long long)m * n, ldc = n;
-    int opa = p->op_a == AT_OP_T, opb = p->op_b == AT_OP_T, dtype = (int)p->dtype;
-    double beta = 0.0;
-    CUdeviceptr C0 = R;
-    long long blocks = tpl_cdiv(batch * sc, 256);
-    if (blocks > 65536)
-        blocks = 65536;
-    void *a[] = {&m, &n, &k, &alpha, &A, &lda, &sa, &opa, &B, &ldb, &sb, &opb, &beta, &C0, &ldc,
-                 &sc, &R, &batch, &dtype};
-    return ex_launch(ref, "ref_bgemm", (unsigned)blocks, 1, 1, 256, 1, 1, 0, a);
-}
-
-/* n elements of type t uniform in [-1, 1): doubles with all 53 mantissa bits random, as
- * dgemm and bench_bgemm draw them (float draws widened make every product exact and are
- * likely easier on the FP64 units: the FP64 rows ran 7-13% slower in bench_bgemm than the
- * tuner measured on such inputs), floats as the other families draw them. On failure the
- * launch's status. */
-static at_status bg_fill(at_exec *ref, CUdeviceptr p, long long n, at_dtype t,
-                         unsigned long long seed)
-{
-    if (t == AT_R_64F)
-        return tpl_fill_f64(ref, p, n, seed, -1.0, 1.0);
-    return tpl_fill_typed(ref, p, n, t, seed, -1.0f, 1.0f);
-}
-
 /* Inputs of a problem: each product's A and B packed one after another in the layout of
- * the problem's ops, uniform in [-1, 1) (bg_fill); alpha 1.5, beta 0 over a C filled with
- * NaN (it must not be read); the float64 reference. */
+ * the problem's ops, uniform in [-1, 1) (tpl_fill_gemm_operand); alpha 1.5, beta 0 over a C
+ * filled with NaN (it must not be read); the compensated float64 reference. */
 static at_status bg_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
                             tpl_workset *ws)
 {
@@ -430,11 +398,6 @@ static at_status bg_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
         return s;
     const double alpha = 1.5;
     long long lda = p->op_a == AT_OP_T ? m : k, ldb = p->op_b == AT_OP_T ? k : n;
-    if ((s = bg_fill(ref, A, (long long)a_n, t, seed * 3 + 1)) != AT_OK ||
-        (s = bg_fill(ref, B, (long long)b_n, t, seed * 3 + 2)) != AT_OK ||
-        (s = ex_memset32(ref, C0, 0xFFFFFFFFu, c_n * es / 4)) != AT_OK ||
-        (s = bg_reference(ref, p, m, n, k, alpha, A, lda, B, ldb, R)) != AT_OK)
-        return s;
     memset(&ws->args, 0, sizeof ws->args);
     ws->args.problem = *p;
     ws->args.operand[TPL_GEMM_A] = (tpl_operand){A, lda, (long long)m * k};
@@ -442,6 +405,11 @@ static at_status bg_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
     ws->args.operand[TPL_GEMM_C] = (tpl_operand){C, n, (long long)m * n};
     ws->args.scalar[TPL_GEMM_ALPHA] = alpha;
     ws->args.scalar[TPL_GEMM_BETA] = 0.0;
+    if ((s = tpl_fill_gemm_operand(ref, A, (long long)a_n, t, seed * 3 + 1)) != AT_OK ||
+        (s = tpl_fill_gemm_operand(ref, B, (long long)b_n, t, seed * 3 + 2)) != AT_OK ||
+        (s = ex_memset32(ref, C0, 0xFFFFFFFFu, c_n * es / 4)) != AT_OK ||
+        (s = tpl_ref_gemm_compensated(ref, &ws->args, C0, R)) != AT_OK)
+        return s;
     ws->out = C;
     ws->out_bytes = c_n * es;
     ws->out_initial = C0;
@@ -449,13 +417,6 @@ static at_status bg_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
     return AT_OK;
 }
 
-static at_status bg_check(at_exec *ref, tpl_workset *ws, double *error)
-{
-    const tpl_problem *p = &ws->args.problem;
-    int rows = (int)(tpl_problem_batch(p) * p->dims[0]);
-    return tpl_rel_error_typed(ref, p->dtype, ws->out, rows, (int)p->dims[1], p->dims[1],
-                               ws->reference, error);
-}
 
 /* The verification rule, relative Frobenius error against the float64 reference:
  * FP32: 4e-7 sqrt(k) + 1e-6 (matmul's: the FP32 accumulation grows like sqrt(k) 2^-24,
@@ -634,7 +595,7 @@ const tpl_family tpl_bgemm = {
     .work = bg_work,
     .work_done = NULL,
     .prepare = bg_prepare,
-    .check = bg_check,
+    .check = tpl_check_gemm,
     .tolerance = bg_tolerance,
     .target_arch = bg_target_arch,
     .default_config = BG_FALLBACK(0, 0, 0, 4),

@@ -607,14 +607,6 @@ static at_status dg_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
     return AT_OK;
 }
 
-static at_status dg_check(at_exec *ref, tpl_workset *ws, double *error)
-{
-    const tpl_problem *p = &ws->args.problem;
-    long long rows = tpl_problem_batch(p) * p->dims[0];
-    return tpl_rel_error_typed(ref, AT_R_64F, ws->out, (int)rows, (int)p->dims[1], p->dims[1],
-                               ws->reference, error);
-}
-
 /* The verification rule (README "Double-precision GEMM"):
  *   ||C - C_ref||_F / ||C_ref||_F <= (16 + 8 sqrt(k)) 2^-53,
  * C_ref the double-double product rounded once (itself within 2^-53 per element). A double
@@ -786,7 +778,7 @@ const tpl_family tpl_dgemm = {
     .work = dg_work,
     .work_done = NULL,
     .prepare = dg_prepare,
-    .check = dg_check,
+    .check = tpl_check_gemm,
     .tolerance = dg_tolerance,
     .target_arch = dg_target_arch,
     .default_config = DG_DMMA("OPA=0,OPB=0", 884, DG_T884),

@@ -266,19 +266,9 @@ static void sk_work(const tpl_problem *p, double *flops, double *bytes)
     *bytes = es * (m * k + k * n + m * n) * b;  /* A and B read, C written (beta 0) once */
 }
 
-/* n elements of type t uniform in [-1, 1): FP64 with every mantissa bit random, the others
- * drawn as every family draws them. */
-static at_status sk_fill(at_exec *ref, CUdeviceptr p, long long n, at_dtype t,
-                         unsigned long long seed)
-{
-    if (t == AT_R_64F)
-        return tpl_fill_f64(ref, p, n, seed, -1.0, 1.0);
-    return tpl_fill_typed(ref, p, n, t, seed, -1.0f, 1.0f);
-}
-
 /* Inputs of a problem: each product's A and B one after another in the layout of the ops,
  * uniform in [-1, 1); alpha 1.5, beta 0 over a C filled with NaN (it must not be read); the
- * compensated float64 reference (reference.cu's ref_bgemm) of every product, under TF32 math
+ * compensated float64 reference (tpl_ref_gemm_compensated) of every product, under TF32 math
  * the float64 reference of the TF32-rounded inputs (tpl_ref_gemm_args). */
 static at_status sk_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
                             tpl_workset *ws)
@@ -301,12 +291,6 @@ static at_status sk_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
     double alpha = 1.5, beta = 0.0;
     long long lda = p->op_a == AT_OP_T ? m : k, ldb = p->op_b == AT_OP_T ? k : n;
     long long sa = (long long)m * k, sb = (long long)k * n, sc = (long long)m * n, ldc = n;
-    int opa = p->op_a == AT_OP_T, opb = p->op_b == AT_OP_T, dtype = (int)t;
-    long long blocks = tpl_cdiv(batch * sc, 256);
-    if (blocks > 65536)
-        blocks = 65536;
-    void *ra[] = {&m, &n, &k, &alpha, &A, &lda, &sa, &opa, &B, &ldb, &sb, &opb, &beta, &C0, &ldc,
-                  &sc, &R, &batch, &dtype};
     memset(&ws->args, 0, sizeof ws->args);
     ws->args.problem = *p;
     ws->args.operand[TPL_GEMM_A] = (tpl_operand){A, lda, sa};
@@ -314,14 +298,13 @@ static at_status sk_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
     ws->args.operand[TPL_GEMM_C] = (tpl_operand){C, ldc, sc};
     ws->args.scalar[TPL_GEMM_ALPHA] = alpha;
     ws->args.scalar[TPL_GEMM_BETA] = beta;
-    if ((s = sk_fill(ref, A, (long long)a_n, t, seed * 3 + 1)) != AT_OK ||
-        (s = sk_fill(ref, B, (long long)b_n, t, seed * 3 + 2)) != AT_OK ||
+    if ((s = tpl_fill_gemm_operand(ref, A, (long long)a_n, t, seed * 3 + 1)) != AT_OK ||
+        (s = tpl_fill_gemm_operand(ref, B, (long long)b_n, t, seed * 3 + 2)) != AT_OK ||
         (s = ex_memset32(ref, C0, 0xFFFFFFFFu, nan_bytes / 4)) != AT_OK)
         return s;
     /* TF32 math: the reference of the TF32-rounded inputs, as the tensor-core family's */
-    s = p->math == AT_MATH_TF32
-            ? tpl_ref_gemm_args(ref, &ws->args, C0, R)
-            : ex_launch(ref, "ref_bgemm", (unsigned)blocks, 1, 1, 256, 1, 1, 0, ra);
+    s = p->math == AT_MATH_TF32 ? tpl_ref_gemm_args(ref, &ws->args, C0, R)
+                                : tpl_ref_gemm_compensated(ref, &ws->args, C0, R);
     if (s != AT_OK)
         return s;
     ws->out = C;
@@ -331,13 +314,6 @@ static at_status sk_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
     return AT_OK;
 }
 
-static at_status sk_check(at_exec *ref, tpl_workset *ws, double *error)
-{
-    const tpl_problem *p = &ws->args.problem;
-    int rows = (int)(tpl_problem_batch(p) * p->dims[0]);
-    return tpl_rel_error_typed(ref, p->dtype, ws->out, rows, (int)p->dims[1], p->dims[1],
-                               ws->reference, error);
-}
 
 /* The verification rule, relative Frobenius error against the compensated float64 reference:
  * FP64 (8 sqrt(k) + 8) 2^-53 (a double sum of k terms errs by about sqrt(k) 2^-53 on random
@@ -489,7 +465,7 @@ const tpl_family tpl_skinny = {
     .work = sk_work,
     .work_done = NULL,
     .prepare = sk_prepare,
-    .check = sk_check,
+    .check = tpl_check_gemm,
     .tolerance = sk_tolerance,
     .target_arch = sk_target_arch,
     .default_config = "TYPE=0,OPA=0,OPB=0,BM=32,BN=32,BK=32,TM=4,TN=2,KT=4,VEC=4,WAVES=4",

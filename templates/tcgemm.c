@@ -459,15 +459,6 @@ static at_status tc_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
     return AT_OK;
 }
 
-/* The products lie one after another: one (batch * m) x n matrix. */
-static at_status tc_check(at_exec *ref, tpl_workset *ws, double *error)
-{
-    const tpl_problem *p = &ws->args.problem;
-    return tpl_rel_error_typed(ref, p->dtype, ws->out, (int)(tpl_problem_batch(p) * p->dims[0]),
-                               (int)p->dims[1], ws->args.operand[TPL_GEMM_C].ld, ws->reference,
-                               error);
-}
-
 /* The verification rule (README "Tensor-core GEMM"):
  *   ||C - C_ref||_F / ||C_ref||_F <= 2 u_out + (4 sqrt(k) + k / 8) 2^-24,
  * u_out the unit roundoff of C's type (BF16 2^-8, FP16 2^-11, FP32 2^-24): one rounding of
@@ -705,7 +696,7 @@ const tpl_family tpl_tcgemm = {
     .work = tc_work,
     .work_done = NULL,
     .prepare = tc_prepare,
-    .check = tc_check,
+    .check = tpl_check_gemm,
     .tolerance = tc_tolerance,
     .target_arch = tc_target_arch,
     .default_config = TC_P80(0, "BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=4,"

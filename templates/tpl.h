@@ -524,6 +524,19 @@ at_status tpl_ref_gemm_typed(at_exec *ref, at_dtype t, int tf32, int m, int n, i
  * contiguous. AT_ERR_INVALID_ARG for a column-major or unknown kind, a batch
  * above 65535, or sizes above 2^31 - 1. */
 at_status tpl_ref_gemm_args(at_exec *ref, const tpl_args *args, CUdeviceptr C0, CUdeviceptr R);
+/* R = alpha op(A) op(B) + beta C0 in float64 for every product of the row-major args (any
+ * batch count; A, B, C0 with the operands' ld and batch stride, C0 unread when beta == 0), each
+ * sum compensated (reference.cu's ref_bgemm: FP64 data about as accurate as in twice the
+ * working precision), not rounded. R: batch x m x n doubles, contiguous. */
+at_status tpl_ref_gemm_compensated(at_exec *ref, const tpl_args *args, CUdeviceptr C0,
+                                   CUdeviceptr R);
+/* n elements of type t uniform in [-1, 1) for a GEMM operand: FP64 with every mantissa bit
+ * random (tpl_fill_f64), the other types as tpl_fill_typed draws them. */
+at_status tpl_fill_gemm_operand(at_exec *ref, CUdeviceptr p, long long n, at_dtype t,
+                                unsigned long long seed);
+/* A GEMM family's check(): the relative error of ws->out (every product's m x n rows one after
+ * another, C's leading dimension) against ws->reference (batch x m x n doubles). */
+at_status tpl_check_gemm(at_exec *ref, tpl_workset *ws, double *error);
 /* ||out - expected||_F / ||expected||_F over the rows x cols region of out
  * (type t, leading dimension ld) against expected (doubles, leading
  * dimension cols), in float64; +inf if that region of out holds NaN/Inf. */

@@ -193,6 +193,49 @@ at_status tpl_ref_gemm_args(at_exec *ref, const tpl_args *args, CUdeviceptr C0, 
     return ex_launch(ref, "ref_epilogue", grid_for(total, 256), 1, 1, 256, 1, 1, 0, eargs);
 }
 
+at_status tpl_ref_gemm_compensated(at_exec *ref, const tpl_args *args, CUdeviceptr C0,
+                                   CUdeviceptr R)
+{
+    const tpl_problem *p = &args->problem;
+    if (p->n_dims != 3 || p->dims[0] > 0x7fffffff || p->dims[1] > 0x7fffffff ||
+        p->dims[2] > 0x7fffffff)
+        return ex_fail(ref, AT_ERR_INVALID_ARG, "tpl_ref_gemm_compensated: a problem it cannot "
+                       "check");
+    const tpl_operand *a = &args->operand[TPL_GEMM_A], *b = &args->operand[TPL_GEMM_B],
+                      *c = &args->operand[TPL_GEMM_C];
+    int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
+    int opa = p->op_a == AT_OP_T, opb = p->op_b == AT_OP_T, dtype = (int)p->dtype;
+    double alpha = args->scalar[TPL_GEMM_ALPHA], beta = args->scalar[TPL_GEMM_BETA];
+    long long batch = tpl_problem_batch(p), lda = a->ld, sa = a->batch_stride, ldb = b->ld;
+    long long sb = b->batch_stride, ldc = c->ld, sc = c->batch_stride;
+    CUdeviceptr A = a->ptr, B = b->ptr;
+    long long blocks = (batch * m * n + 255) / 256;
+    if (blocks > 65536)
+        blocks = 65536;
+    void *kargs[] = {&m, &n, &k, &alpha, &A, &lda, &sa, &opa, &B, &ldb, &sb, &opb, &beta, &C0,
+                     &ldc, &sc, &R, &batch, &dtype};
+    return ex_launch(ref, "ref_bgemm", (unsigned)blocks, 1, 1, 256, 1, 1, 0, kargs);
+}
+
+/* FP64 draws with every mantissa bit random, as dgemm and bench_bgemm draw them: float draws
+ * widened make every product exact and are likely easier on the FP64 units (the FP64 rows ran
+ * 7-13% slower in bench_bgemm than the tuner measured on such inputs). */
+at_status tpl_fill_gemm_operand(at_exec *ref, CUdeviceptr p, long long n, at_dtype t,
+                                unsigned long long seed)
+{
+    if (t == AT_R_64F)
+        return tpl_fill_f64(ref, p, n, seed, -1.0, 1.0);
+    return tpl_fill_typed(ref, p, n, t, seed, -1.0f, 1.0f);
+}
+
+at_status tpl_check_gemm(at_exec *ref, tpl_workset *ws, double *error)
+{
+    const tpl_problem *p = &ws->args.problem;
+    return tpl_rel_error_typed(ref, p->dtype, ws->out, (int)(tpl_problem_batch(p) * p->dims[0]),
+                               (int)p->dims[1], ws->args.operand[TPL_GEMM_C].ld, ws->reference,
+                               error);
+}
+
 at_status tpl_rel_error_typed(at_exec *ref, at_dtype t, CUdeviceptr out, int rows, int cols,
                               long long ld, CUdeviceptr expected, double *error)
 {
