@@ -13,6 +13,7 @@
 #include "harness.h"
 #include "lookup.h"
 #include "measure.h"
+#include "th_family.h"
 #include "tpl.h"
 
 extern const tpl_family tpl_bgemm;
@@ -27,23 +28,13 @@ static int bt_param(const char *name)
 TEST(bgemm_every_rejection_reason_is_reached)
 {
     const tpl_family *f = &tpl_bgemm;
-    long long size = tpl_space_size(f);
-    int *seen = calloc((size_t)tpl_bgemm_n_reasons, sizeof *seen);
+    long long *seen = calloc((size_t)tpl_bgemm_n_reasons, sizeof *seen);
     long long valid = 0;
     CHECK(seen);
-    for (long long i = 0; i < size; i++) {
-        int cfg[TPL_MAX_PARAMS];
-        char why[512];
-        tpl_config_from_index(f, i, cfg);
-        if (f->valid(cfg, NULL, why, sizeof why)) {
-            valid++;
-            continue;
-        }
-        int r = 0;
-        while (r < tpl_bgemm_n_reasons && strcmp(why, tpl_bgemm_reasons[r]) != 0)
-            r++;
-        CHECK_MSG(r < tpl_bgemm_n_reasons, "unlisted reason: %s", why);
-        seen[r]++;
+    if (!th_scan_reasons(f, NULL, tpl_bgemm_reasons, tpl_bgemm_n_reasons, seen, &valid,
+                         __FILE__, __LINE__)) {
+        free(seen);
+        return;
     }
     /* out-of-list values reach the range and smem rules on a small device */
     int cfg[TPL_MAX_PARAMS];

@@ -11,6 +11,7 @@
 #include "harness.h"
 #include "lookup.h"
 #include "measure.h"
+#include "th_family.h"
 #include "tpl.h"
 
 extern const tpl_family tpl_skinny, tpl_tcgemm, tpl_matmul, tpl_dgemm, tpl_bgemm;
@@ -41,23 +42,11 @@ static at_device_info sk_h100(void)
 TEST(skinny_every_rejection_reason_is_reached)
 {
     const tpl_family *f = &tpl_skinny;
-    long long size = tpl_space_size(f), valid = 0;
-    int seen[16] = {0};
+    long long seen[16] = {0}, valid = 0;
     CHECK(tpl_skinny_n_reasons <= 16);
-    for (long long i = 0; i < size; i++) {
-        int cfg[TPL_MAX_PARAMS];
-        char why[512];
-        tpl_config_from_index(f, i, cfg);
-        if (f->valid(cfg, NULL, why, sizeof why)) {
-            valid++;
-            continue;
-        }
-        int r = 0;
-        while (r < tpl_skinny_n_reasons && strcmp(why, tpl_skinny_reasons[r]) != 0)
-            r++;
-        CHECK_MSG(r < tpl_skinny_n_reasons, "unlisted reason: %s", why);
-        seen[r]++;
-    }
+    if (!th_scan_reasons(f, NULL, tpl_skinny_reasons, tpl_skinny_n_reasons, seen, &valid,
+                         __FILE__, __LINE__))
+        return;
     /* a value outside the lists reaches the range rule */
     int cfg[TPL_MAX_PARAMS];
     char err[256];

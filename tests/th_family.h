@@ -9,4 +9,12 @@
 int th_parse_config(const tpl_family *fam, const char *text, int *cfg, const char *file,
                     int line);
 
+/* Judges every raw configuration of fam with valid() on dev (NULL: the generic device): counts
+ * the valid ones into *valid and, per reason, the rejected ones into seen[0..n_reasons) (by
+ * the index of their reason in reasons); a reason not in the list fails the test (caller's
+ * file and line). 1 if every reason was listed, else 0. */
+int th_scan_reasons(const tpl_family *fam, const at_device_info *dev,
+                    const char *const *reasons, int n_reasons, long long *seen,
+                    long long *valid, const char *file, int line);
+
 #endif
