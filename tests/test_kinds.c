@@ -18,6 +18,41 @@
 
 /* ---- kinds never serve each other ---- */
 
+/* A lookup and what it must find: the level and the configuration stored for the kind. */
+typedef struct tk_case {
+    const char *size;               /* the problem's text form */
+    at_lookup_level level;
+    const char *config;
+} tk_case;
+
+/* Each case looked up on dev, then on other (a device of the architecture, another model):
+ * the same configuration, one level down (ARCH), where dev finds a stored one. 0 after
+ * failing the test at the first case that differs. */
+static int tk_lookups(db *d, const at_device_info *dev, const at_device_info *other,
+                      const tk_case *cases, size_t n)
+{
+    int cfg[TPL_MAX_PARAMS];
+    char config[TPL_CONFIG_LEN];
+    for (size_t i = 0; i < n; i++) {
+        tpl_problem q = tm_problem(cases[i].size);
+        at_lookup_level lv = lk_choose(d, dev, &tm_any_kind, &q, 0, cfg, config);
+        if (lv != cases[i].level || strcmp(config, cases[i].config) != 0) {
+            th_fail(__FILE__, __LINE__, "%s: level %d %s, expected level %d %s",
+                    cases[i].size, lv, config, cases[i].level, cases[i].config);
+            return 0;
+        }
+        if (cases[i].level == AT_LOOKUP_DEFAULT)
+            continue;
+        lv = lk_choose(d, other, &tm_any_kind, &q, 0, cfg, config);
+        if (lv != AT_LOOKUP_ARCH || strcmp(config, cases[i].config) != 0) {
+            th_fail(__FILE__, __LINE__, "%s on another device: level %d %s", cases[i].size, lv,
+                    config);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 TEST(kinds_never_serve_each_other)
 {
     char path[4300], err[512];
@@ -61,7 +96,7 @@ TEST(kinds_never_serve_each_other)
                               "dtype = 'f32'"), 1);
     CHECK_EQ(th_sql_int(path, "SELECT batch FROM problem WHERE batch <> 1"), 8);
 
-    static const struct { const char *size; at_lookup_level level; const char *config; } cases[] = {
+    static const tk_case cases[] = {
         /* exact: the row of this kind, never a faster one of another */
         {"1024x1024x1024", AT_LOOKUP_EXACT, "A=1"},
         {"1024x1024x1024:bf16", AT_LOOKUP_EXACT, "A=2"},
@@ -79,21 +114,10 @@ TEST(kinds_never_serve_each_other)
         {"1024x1024x1024:f16", AT_LOOKUP_DEFAULT, "A=9"},
         {"1024x1024x1024:row:NT", AT_LOOKUP_DEFAULT, "A=9"},
     };
+    if (!tk_lookups(d, &dev, &other, cases, sizeof cases / sizeof cases[0]))
+        return;
     int cfg[TPL_MAX_PARAMS];
     char config[TPL_CONFIG_LEN];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        tpl_problem q = tm_problem(cases[i].size);
-        at_lookup_level lv = lk_choose(d, &dev, &tm_any_kind, &q, 0, cfg, config);
-        CHECK_MSG(lv == cases[i].level && strcmp(config, cases[i].config) == 0,
-                  "%s: level %d %s, expected level %d %s", cases[i].size, lv, config,
-                  cases[i].level, cases[i].config);
-        /* another device of the architecture: the same choice, a level down */
-        if (cases[i].level == AT_LOOKUP_DEFAULT)
-            continue;
-        lv = lk_choose(d, &other, &tm_any_kind, &q, 0, cfg, config);
-        CHECK_MSG(lv == AT_LOOKUP_ARCH && strcmp(config, cases[i].config) == 0,
-                  "%s on another device: level %d %s", cases[i].size, lv, config);
-    }
 
     /* the queries themselves */
     db_result best;
@@ -212,7 +236,7 @@ TEST(kinds_epilogues_never_serve_each_other)
     CHECK_OK(tm_store(d, dev.uuid, "4096x4096x4096:bf16:bias_row:gelu", "A=3", 1.0));
     CHECK_OK(tm_store(d, dev.uuid, "4096x4096x4096:bf16:relu", "A=4", 1.0));
     CHECK_OK(tm_store(d, dev.uuid, "4096x4096x4096:bf16:gelu_erf", "A=5", 1.0));
-    static const struct { const char *size; at_lookup_level level; const char *config; } cases[] = {
+    static const tk_case cases[] = {
         {"4096x4096x4096:bf16", AT_LOOKUP_EXACT, "A=1"},
         {"4096x4096x4096:bf16:bias_col:gelu", AT_LOOKUP_EXACT, "A=2"},
         {"4096x4096x4096:bf16:bias_row:gelu", AT_LOOKUP_EXACT, "A=3"},
@@ -226,20 +250,10 @@ TEST(kinds_epilogues_never_serve_each_other)
         {"4096x4096x4096:bf16:bias_col:relu", AT_LOOKUP_DEFAULT, "A=9"},
         {"4096x4096x4096:f16:bias_col:gelu", AT_LOOKUP_DEFAULT, "A=9"},
     };
+    if (!tk_lookups(d, &dev, &other, cases, sizeof cases / sizeof cases[0]))
+        return;
     int cfg[TPL_MAX_PARAMS];
     char config[TPL_CONFIG_LEN];
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        tpl_problem q = tm_problem(cases[i].size);
-        at_lookup_level lv = lk_choose(d, &dev, &tm_any_kind, &q, 0, cfg, config);
-        CHECK_MSG(lv == cases[i].level && strcmp(config, cases[i].config) == 0,
-                  "%s: level %d %s, expected level %d %s", cases[i].size, lv, config,
-                  cases[i].level, cases[i].config);
-        if (cases[i].level == AT_LOOKUP_DEFAULT)
-            continue;
-        lv = lk_choose(d, &other, &tm_any_kind, &q, 0, cfg, config);
-        CHECK_MSG(lv == AT_LOOKUP_ARCH && strcmp(config, cases[i].config) == 0,
-                  "%s on another device: level %d %s", cases[i].size, lv, config);
-    }
     /* read back whole, and as text in SQL */
     db_result *rs = NULL;
     int n = 0;
