@@ -32,6 +32,32 @@ static int wanted_open(const char *db_path, db **d, char *path, size_t len)
     return 0;
 }
 
+/* Appends (fam, p) to the items, growing the array (*cap entries); -1 if out of memory. */
+static int items_push(tn_first **items, int *n, int *cap, const tpl_family *fam,
+                      const tpl_problem *p)
+{
+    if (*n == *cap) {
+        int bigger_cap = *cap ? *cap * 2 : 64;
+        tn_first *bigger = realloc(*items, (size_t)bigger_cap * sizeof *bigger);
+        if (!bigger)
+            return -1;
+        *items = bigger;
+        *cap = bigger_cap;
+    }
+    (*items)[*n].fam = fam;
+    (*items)[(*n)++].problem = *p;
+    return 0;
+}
+
+/* 1 if (fam, p) is already among the items. */
+static int items_have(const tn_first *items, int n, const tpl_family *fam, const tpl_problem *p)
+{
+    for (int k = 0; k < n; k++)
+        if (items[k].fam == fam && tpl_problem_equal(&items[k].problem, p))
+            return 1;
+    return 0;
+}
+
 int tn_recorded_items(const char *db_path, tn_first **items, int *n)
 {
     char path[4096];
@@ -51,53 +77,28 @@ int tn_recorded_items(const char *db_path, tn_first **items, int *n)
         return 1;
     }
     db_close(d);
-    int cap = n_rows + 1;
-    *items = calloc((size_t)cap, sizeof **items);
-    if (!*items) {
-        free(rows);
-        fprintf(stderr, "autotune: out of memory\n");
-        return 1;
-    }
+    int cap = 0;
     for (int i = 0; i < n_rows; i++) {
+        const tpl_problem *p = &rows[i].problem;
         const tpl_family *fam = tpl_find(rows[i].kernel);
-        if (!fam || !tpl_family_accepts(fam, &rows[i].problem))
+        if (!fam || !tpl_family_accepts(fam, p))
             continue;                /* a kernel or kind this build does not have */
-        /* a GEMM call could have run another family: each candidate the runtime chooses among
-         * is measured too, so the measurement (not the family that happened to serve it)
-         * decides which one serves the shape from now on */
-        const tpl_family *fams[16];
-        int n_fams = 1;
-        fams[0] = fam;
-        if (rows[i].problem.n_dims == 3) {
-            const tpl_family *cands[16];
-            int n_cands = lk_gemm_families(&rows[i].problem, NULL, cands, 16);
-            int is_gemm = 0;
-            for (int c = 0; c < n_cands; c++)
-                is_gemm |= cands[c] == fam;
-            for (int c = 0; is_gemm && c < n_cands && n_fams < 16; c++)
-                if (cands[c] != fam && tpl_family_accepts(cands[c], &rows[i].problem))
-                    fams[n_fams++] = cands[c];
-        }
-        for (int f = 0; f < n_fams; f++) {
-            int seen = 0;            /* one model's rows after another's: once */
-            for (int k = 0; k < *n && !seen; k++)
-                seen = (*items)[k].fam == fams[f] &&
-                       tpl_problem_equal(&(*items)[k].problem, &rows[i].problem);
-            if (seen)
-                continue;
-            if (*n == cap) {
-                int bigger_cap = cap * 2 + 16;
-                tn_first *bigger = realloc(*items, (size_t)bigger_cap * sizeof *bigger);
-                if (!bigger) {
-                    free(rows);
-                    fprintf(stderr, "autotune: out of memory\n");
-                    return 1;
-                }
-                *items = bigger;
-                cap = bigger_cap;
-            }
-            (*items)[*n].fam = fams[f];
-            (*items)[(*n)++].problem = rows[i].problem;
+        /* the family that served the call first; for a GEMM call every other family the
+         * runtime chooses among, so the measurement (not the family that happened to serve it)
+         * decides which one serves the shape from now on. Each (family, problem) once: one
+         * model's rows come after another's */
+        const tpl_family *cands[16];
+        int n_cands = p->n_dims == 3 ? lk_gemm_families(p, NULL, cands, 16) : 0, is_gemm = 0;
+        for (int c = 0; c < n_cands; c++)
+            is_gemm |= cands[c] == fam;
+        int oom = !items_have(*items, *n, fam, p) && items_push(items, n, &cap, fam, p) != 0;
+        for (int c = 0; is_gemm && !oom && c < n_cands; c++)
+            if (tpl_family_accepts(cands[c], p) && !items_have(*items, *n, cands[c], p))
+                oom = items_push(items, n, &cap, cands[c], p) != 0;
+        if (oom) {
+            free(rows);
+            fprintf(stderr, "autotune: out of memory\n");
+            return 1;
         }
     }
     free(rows);
@@ -175,18 +176,11 @@ int tn_problem_file_items(const char *file, const tn_options *o, tn_first **item
                 !tpl_family_accepts(fam, &p))
                 continue;
             takers++;
-            if (*n == cap) {
-                cap = cap ? cap * 2 : 64;
-                tn_first *bigger = realloc(*items, (size_t)cap * sizeof *bigger);
-                if (!bigger) {
-                    fprintf(stderr, "autotune: out of memory\n");
-                    rc = 1;
-                    break;
-                }
-                *items = bigger;
+            if (items_push(items, n, &cap, fam, &p) != 0) {
+                fprintf(stderr, "autotune: out of memory\n");
+                rc = 1;
+                break;
             }
-            (*items)[*n].fam = fam;
-            (*items)[(*n)++].problem = p;
         }
         if (rc == 0 && takers == 0 && (only || o->n_families == 0)) {
             fprintf(stderr, "autotune: %s:%d: no %s computes this problem\n", file, lineno,
