@@ -236,11 +236,7 @@ at_status at_gemm_strided_batched(at_handle *h, at_order order, at_op op_a, at_o
     args.scalar[TPL_GEMM_ALPHA] = alpha;
     args.scalar[TPL_GEMM_BETA] = beta;
     ag_gemm_canonical(&args);      /* the row-major form every family computes (tpl.h) */
-    tpl_problem kind = args.problem;
-    const char *kernel = NULL;
-    if (gemm_route(h, AT_ROW_MAJOR, kind.op_a, kind.op_b, type, &kind, &kernel) != AT_OK)
-        return AT_ERR_INVALID_ARG;
-    const tpl_family *fam = gemm_family(h, &args.problem, kernel);
+    const tpl_family *fam = gemm_family(h, &args.problem, lk_gemm_main_family(&args.problem));
     if (!fam) {
         char text[128];
         tpl_problem_format(&args.problem, text, sizeof text);
