@@ -4,35 +4,8 @@
 #include <math.h>
 #include "model.h"
 
-/* An H200-class device where the caller has none (tests, replay): 132 SMs,
- * 228 KiB of shared memory, 64 Ki registers and 2048 threads per SM, 4.8 TB/s. */
-#define MD_DEFAULT_SMS 132
-#define MD_DEFAULT_SMEM_PER_SM (228 * 1024)
-#define MD_DEFAULT_REGS_PER_SM 65536
-#define MD_DEFAULT_THREADS_PER_SM 2048
+/* An H200-class device's memory where the caller has none (tests, replay): 4.8 TB/s. */
 #define MD_DEFAULT_BYTES_PER_S 4.8e12
-#define MD_MAX_BLOCKS_PER_SM 32
-
-/* Resident blocks of t on one SM: the family's own count (launch bounds),
- * else the tightest of threads, shared memory (plus the 1 KiB the driver
- * reserves per block) and registers; at least 1. */
-static int blocks_per_sm(const tpl_tile *t, const at_device_info *dev)
-{
-    if (t->blocks_per_sm > 0)
-        return t->blocks_per_sm;
-    int threads_sm = dev && dev->max_threads_per_sm > 0 ? dev->max_threads_per_sm
-                                                        : MD_DEFAULT_THREADS_PER_SM;
-    long long smem_sm = dev && dev->smem_per_sm > 0 ? dev->smem_per_sm : MD_DEFAULT_SMEM_PER_SM;
-    long long regs_sm = dev && dev->regs_per_sm > 0 ? dev->regs_per_sm : MD_DEFAULT_REGS_PER_SM;
-    long long n = MD_MAX_BLOCKS_PER_SM;
-    if (t->threads > 0 && threads_sm / t->threads < n)
-        n = threads_sm / t->threads;
-    if (t->smem > 0 && smem_sm / (t->smem + 1024) < n)
-        n = smem_sm / (t->smem + 1024);
-    if (t->regs > 0 && t->threads > 0 && regs_sm / ((long long)t->regs * t->threads) < n)
-        n = regs_sm / ((long long)t->regs * t->threads);
-    return n > 0 ? (int)n : 1;
-}
 
 /* Peak DRAM bytes per second of dev: two transfers per memory clock over
  * the bus (HBM and GDDR as the driver reports them), else the default. */
@@ -51,8 +24,8 @@ int md_cost(const tpl_tile *t, const at_device_info *dev, const tpl_problem *p,
     long long m = p->dims[0] > 0 ? p->dims[0] : 1, n = p->dims[1] > 0 ? p->dims[1] : 1;
     long long k = p->dims[2] > 0 ? p->dims[2] : 1, batch = tpl_problem_batch(p);
     int splitk = t->splitk > 1 ? t->splitk : 1, products = t->products > 1 ? t->products : 1;
-    int sms = dev && dev->sm_count > 0 ? dev->sm_count : MD_DEFAULT_SMS;
-    int resident = blocks_per_sm(t, dev);
+    int sms = tpl_device_sms(dev);
+    int resident = tpl_tile_blocks_per_sm(t, dev);
 
     /* Tiles and their waves: whole tiles per SM (the busiest SM sets the
      * time), as a fraction where stream-K splits the last wave by K steps;

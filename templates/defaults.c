@@ -1,8 +1,90 @@
 /* defaults.c: the built-in configuration of a problem nothing was tuned for: a family's
- * defaults table per architecture, kind and shape class, then its portable default. */
+ * defaults table per architecture, kind and shape class (with the wave-fill split-K rule),
+ * then its portable default. */
 #include <stdio.h>
 #include <string.h>
 #include "tpl.h"
+
+/* An H200-class device where the caller has none (tests, replay): 132 SMs, 228 KiB of
+ * shared memory, 64 Ki registers and 2048 threads per SM. */
+#define TPL_DEFAULT_SMS 132
+#define TPL_DEFAULT_SMEM_PER_SM (228 * 1024)
+#define TPL_DEFAULT_REGS_PER_SM 65536
+#define TPL_DEFAULT_THREADS_PER_SM 2048
+#define TPL_MAX_BLOCKS_PER_SM 32
+
+int tpl_tile_blocks_per_sm(const tpl_tile *t, const at_device_info *dev)
+{
+    if (t->blocks_per_sm > 0)
+        return t->blocks_per_sm;
+    int threads_sm = dev && dev->max_threads_per_sm > 0 ? dev->max_threads_per_sm
+                                                        : TPL_DEFAULT_THREADS_PER_SM;
+    long long smem_sm = dev && dev->smem_per_sm > 0 ? dev->smem_per_sm : TPL_DEFAULT_SMEM_PER_SM;
+    long long regs_sm = dev && dev->regs_per_sm > 0 ? dev->regs_per_sm : TPL_DEFAULT_REGS_PER_SM;
+    long long n = TPL_MAX_BLOCKS_PER_SM;
+    if (t->threads > 0 && threads_sm / t->threads < n)
+        n = threads_sm / t->threads;
+    if (t->smem > 0 && smem_sm / (t->smem + 1024) < n)
+        n = smem_sm / (t->smem + 1024);
+    if (t->regs > 0 && t->threads > 0 && regs_sm / ((long long)t->regs * t->threads) < n)
+        n = regs_sm / ((long long)t->regs * t->threads);
+    return n > 0 ? (int)n : 1;
+}
+
+int tpl_device_sms(const at_device_info *dev)
+{
+    return dev && dev->sm_count > 0 ? dev->sm_count : TPL_DEFAULT_SMS;
+}
+
+/* The index of fam's parameter named name, or -1. */
+static int param_index(const tpl_family *fam, const char *name)
+{
+    for (int i = 0; i < fam->n_params; i++)
+        if (strcmp(fam->params[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+int tpl_wave_split(const tpl_family *fam, const at_device_info *dev, const tpl_problem *p,
+                   int deterministic, int *cfg)
+{
+    int sp = param_index(fam, "SPLITK");
+    if (sp < 0 || !fam->tile_of || p->n_dims != 3)
+        return 0;
+    const int given = cfg[sp];
+    cfg[sp] = 1;
+    tpl_tile t;
+    if (!fam->tile_of(cfg, &t) || t.bm <= 0 || t.bn <= 0) {
+        cfg[sp] = given;
+        return 0;
+    }
+    long long tiles = tpl_cdiv(p->dims[0], t.bm) * tpl_cdiv(p->dims[1], t.bn) *
+                      tpl_problem_batch(p);
+    long long wave = (long long)tpl_device_sms(dev) * tpl_tile_blocks_per_sm(&t, dev);
+    long long k = p->dims[2];
+    char text[TPL_CONFIG_LEN];
+    int best = 0, scratch[TPL_MAX_PARAMS];
+    /* the family's values in increasing order; the first that fills the wave ends the walk */
+    for (int last = 0;;) {
+        int next = 0;
+        for (int v = 0; v < fam->params[sp].n_values; v++) {
+            int s = fam->params[sp].values[v];
+            if (s > last && (next == 0 || s < next))
+                next = s;
+        }
+        if (next == 0 || (next > 1 && k / next < TPL_WAVE_MIN_SLICE_K))
+            break;
+        last = next;
+        cfg[sp] = next;
+        tpl_config_format(fam, cfg, text, sizeof text);
+        if (tpl_config_usable(fam, dev, text, p, deterministic, scratch))
+            best = next;
+        if (best && tiles * best * 100 >= wave * TPL_WAVE_FILL_PERCENT)
+            break;
+    }
+    cfg[sp] = best ? best : given;
+    return best;
+}
 
 int tpl_config_usable(const tpl_family *fam, const at_device_info *dev, const char *text,
                       const tpl_problem *p, int deterministic, int *cfg)
@@ -64,6 +146,8 @@ static int row_usable(const tpl_family *fam, const at_device_info *dev, const tp
         return 0;
     if (fam->fit_kind)
         fam->fit_kind(cfg, p);
+    if (r->fill_waves)
+        tpl_wave_split(fam, dev, p, deterministic, cfg);
     char text[TPL_CONFIG_LEN];
     tpl_config_format(fam, cfg, text, sizeof text);
     if (!tpl_config_usable(fam, dev, text, p, deterministic, cfg))

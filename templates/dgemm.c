@@ -52,7 +52,7 @@ const char *const tpl_dgemm_reasons[R_COUNT] = {
     [R_FSMEM] = "FFMA64: its static shared tiles need more than 48 KiB",
     [R_LATTICE] = "tile and pipeline not in the tuned lattice (hand-picked around the measured "
                   "winners: docs/notes/dgemm.md)",
-    [R_SPLIT] = "SPLITK 2 and 4 only on the lattice's split rows, with GROUP 8",
+    [R_SPLIT] = "SPLITK 2..16 only on the lattice's split rows, with GROUP 8",
 };
 const int tpl_dgemm_n_reasons = R_COUNT;
 
@@ -150,7 +150,7 @@ static int dg_valid_ffma(const int *c, const at_device_info *dev, char *why, siz
 
 /* ---- the tuned lattice ---- */
 
-/* One tile/pipeline recipe; `split` rows also take SPLITK 2 and 4. Sources: docs/notes/dgemm.md
+/* One tile/pipeline recipe; `split` rows also take SPLITK 2, 4, 8 and 16. Sources: docs/notes/dgemm.md
  * (H200 sweeps of the DMMA shapes, tiles, warps and stages). */
 typedef struct dg_recipe {
     int path, mma, bm, bn, bk, warps_m, warps_n, stages, frag, ldr, tm, tn, split, unr, sa, minb,
@@ -246,8 +246,8 @@ static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     const dg_recipe *r = dg_recipe_of(cfg);
     if (!r)
         return dg_reject(R_LATTICE, why, len);
-    if (cfg[P_SPLITK] > 1 && (!r->split || (cfg[P_SPLITK] != 2 && cfg[P_SPLITK] != 4) ||
-                              cfg[P_GROUP] != 8))
+    if (cfg[P_SPLITK] > 1 && (!r->split || cfg[P_SPLITK] > 16 ||
+                              (cfg[P_SPLITK] & (cfg[P_SPLITK] - 1)) || cfg[P_GROUP] != 8))
         return dg_reject(R_SPLIT, why, len);
 #endif
     return 1;
@@ -657,26 +657,29 @@ static void dg_fit_kind(int *cfg, const tpl_problem *p)
 #define DG_1688 "PATH=1,OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,FRAG=2," \
                 "TM=8,TN=8,GROUP=8,"
 
+#define DG_1684_SPLIT "PATH=1,OPA=0,OPB=0,MMA=1684,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2," \
+                      "STAGES=4,FRAG=2,TM=8,TN=8,GROUP=8,SPLITK=1"
+
 /* Built-in choices (ops fitted to the problem): on sm_90 the DMMA m16n8k8 128 x 128 tiles
  * the tuner picks at 4096^3 and 8192^3 (TMA copies where the ops allow them, else the
- * running-pointer copies), split-K where few tiles meet a deep K; elsewhere DMMA m8n8k4. */
+ * running-pointer copies); where few tiles meet a deep K the m16n8k4 64 x 64 split row with
+ * the split that fills a wave (tpl_wave_split: the tuner's winner at 1000 x 100 x 8192,
+ * 400 x 180 x 9820, 55 x 600 x 12500 and 1000 x 54 x 2573, 2026-11-29, split 4 the largest
+ * it was offered); elsewhere DMMA m8n8k4 with the same rule. */
 static const tpl_default dg_defaults[] = {
-    {.cc_min = 90, .cc_max = 90, .max_tiles = 8, .min_k = 1024,
-     .config = DG_DMMA("OPA=0,OPB=0", 884, "BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,"
-                                          "FRAG=2,GROUP=8,SPLITK=4"),
-     .origin = "sm90: DMMA 884 64 x 64 tiles, split-K 4 for a few tiles over a deep K"},
-    {.cc_min = 90, .cc_max = 90, .max_tiles = 32, .min_k = 2048,
-     .config = DG_1688 "STAGES=3,SPLITK=4,LDR=3,SA=2",
-     .origin = "sm90: DMMA 1688 split-K 4 for fewer than a quarter wave of tiles"},
-    {.cc_min = 90, .cc_max = 90, .max_tiles = DG_SPLIT_MAX_TILES, .min_k = 2048,
-     .config = DG_1688 "STAGES=3,SPLITK=2,LDR=3,SA=2",
-     .origin = "sm90: DMMA 1688 split-K 2 for fewer than half a wave of tiles"},
+    {.cc_min = 90, .cc_max = 90, .max_tiles = 32, .min_k = 512, .fill_waves = 1,
+     .config = DG_1684_SPLIT,
+     .origin = "sm90: DMMA 1684 64 x 64 tiles, split-K filling a wave, for few tiles over a "
+               "deep K"},
     {.cc_min = 90, .cc_max = 90, .max_tiles = 132, .config = DG_DMMA("OPA=0,OPB=0", 884, DG_T884),
      .origin = "sm90: DMMA 884 64 x 64 tiles where 128 x 128 ones fill less than a wave"},
     {.cc_min = 90, .cc_max = 90, .config = DG_1688 "STAGES=2,SPLITK=1,SA=2,TMA=1",
      .origin = "sm90: the 8192^3 winner (DMMA 1688, 128 x 128 x 32, TMA copies)"},
     {.cc_min = 90, .cc_max = 90, .config = DG_1688 "STAGES=3,SPLITK=1,LDR=3,SA=2",
      .origin = "sm90: DMMA 1688 128 x 128 x 32 with running-pointer copies"},
+    {.cc_min = 80, .max_tiles = 32, .min_k = 512, .fill_waves = 1,
+     .config = DG_DMMA("OPA=0,OPB=0", 884, DG_T884),
+     .origin = "sm80: DMMA m8n8k4 64 x 64 tiles, split-K filling a wave over a deep K"},
     {.cc_min = 80, .config = DG_DMMA("OPA=0,OPB=0", 884, DG_T884),
      .origin = "sm80: DMMA m8n8k4 64 x 64 tiles"},
 };
@@ -737,7 +740,8 @@ const tpl_family tpl_dgemm = {
         {"TN", 2, {8, 4}, "FFMA64: columns of a thread's register tile"},
         {"GROUP", 2, {8, 1}, "tile swizzle: this many tile rows walked together for L2 reuse; "
                              "1 = off"},
-        {"SPLITK", 3, {1, 2, 4}, "K slices: double partials + an ordered (deterministic) reduce"},
+        {"SPLITK", 5, {1, 2, 4, 8, 16}, "K slices: double partials + an ordered (deterministic) "
+                                         "reduce"},
         {"LDR", 5, {2, 1, 0, 3, 4}, "DMMA copy issue: 1 = per-thread copy plans made once per "
                                  "product, the next tile's copies spread over the mma steps; 2 = "
                                  "as 1, and blocks inside M and N copy with no bounds; 3 = as 2, "

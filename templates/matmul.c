@@ -771,6 +771,10 @@ static const tpl_default mm_defaults[] = {
      .origin = "128 x 64 tiles, split-K 8 for a few tiles over a K of 1024 or more"},
     {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 64, .min_k = 2048, .config = MM_SKINNY,
      .origin = "the 8192 x 64 x 8192 winner (H200): 128 x 64, split-K 4"},
+    {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 256, .min_k = 2048, .max_n = 64,
+     .fill_waves = 1, .config = MM_SKINNY,
+     .origin = "128 x 64 tiles over a narrow N and a deep K, split-K filling a wave (16384 x 64 "
+               "x 16384: the tuner's winner, 2026-11-29)"},
     {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 80, .min_k = 512,
      .config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=8,TN=4,WNITER=2,"
                "STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",

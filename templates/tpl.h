@@ -219,6 +219,8 @@ typedef struct tpl_default {
     long long min_k;                /* k at least this (deep products) */
     long long max_m, max_n;         /* m, n at most this (GEMV-like calls) */
     long long max_k;                /* k at most this (short products) */
+    int fill_waves;                 /* 1: SPLITK is not the row's but tpl_wave_split's for the
+                                       problem (the output's tiles fill a wave of the SMs) */
     const char *config;             /* "NAME=v,...": every parameter */
     const char *origin;             /* where the choice comes from (a measurement) */
 } tpl_default;
@@ -351,6 +353,21 @@ at_status tpl_check_problem(at_exec *ex, const tpl_family *fam, const tpl_proble
 at_status tpl_check_gemm_prepare(at_exec *ex, const tpl_family *fam, const tpl_problem *p);
 
 /* ---- built-in choices (templates/defaults.c) ---- */
+/* Resident blocks of tile t on one SM of dev (NULL: an H200): the family's own count (launch
+ * bounds), else the tightest of threads, shared memory (plus the 1 KiB the driver reserves
+ * per block) and registers; at least 1. */
+int tpl_tile_blocks_per_sm(const tpl_tile *t, const at_device_info *dev);
+/* dev's SM count (NULL or unknown: 132, an H200's). */
+int tpl_device_sms(const at_device_info *dev);
+/* The wave-fill split-K rule of a default row (tpl_default.fill_waves): of the SPLITK values
+ * of fam, in increasing order while every K slice keeps TPL_WAVE_MIN_SLICE_K, the first whose
+ * blocks (the output's tiles of cfg x the split) fill TPL_WAVE_FILL_PERCENT of one wave of
+ * resident blocks on every SM, else the largest usable one (legal, computes p). Sets it in
+ * cfg and returns it; 0 (cfg unchanged) when fam has no SPLITK or no value is usable. */
+#define TPL_WAVE_MIN_SLICE_K 256
+#define TPL_WAVE_FILL_PERCENT 85
+int tpl_wave_split(const tpl_family *fam, const at_device_info *dev, const tpl_problem *p,
+                   int deterministic, int *cfg);
 /* 1 if the configuration text parses, is legal on dev, computes p and (when deterministic)
  * is reproducible; its values then in cfg. */
 int tpl_config_usable(const tpl_family *fam, const at_device_info *dev, const char *text,

@@ -232,3 +232,60 @@ TEST(defaults_serve_the_lookup_without_a_database)
     CHECK(strcmp(text, expect) == 0);
     CHECK(memcmp(cfg, want, sizeof cfg[0] * (size_t)tpl_tcgemm.n_params) == 0);
 }
+
+/* The wave-fill split-K rule (tpl_wave_split) on the FP64 rows: the split is the smallest of
+ * the family's values whose blocks fill most of a wave, never a slice under the minimum K, 1
+ * where the tiles already fill the GPU, and the configuration it yields is usable. Each
+ * expectation is worked out here from the tile count, not read back from the rule. */
+TEST(defaults_wave_fill_split_fills_a_wave_with_deep_slices)
+{
+    at_device_info h200 = df_device(9);
+    static const long long shapes[][3] = {
+        {2000, 64, 4096}, {1000, 100, 8192}, {400, 180, 9820}, {55, 600, 12500},
+        {1000, 54, 2573}, {64, 64, 16384}, {300, 300, 600}, {1024, 1024, 4096},
+    };
+    static const int values[] = {1, 2, 4, 8, 16};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const long long *sh = shapes[s];
+        tpl_problem p = df_gemm(sh[0], sh[1], sh[2], AT_R_64F, 0, (int)s & 1, 0, 1);
+        int cfg[TPL_MAX_PARAMS];
+        char text[TPL_CONFIG_LEN], label[96];
+        const char *origin = NULL;
+        tpl_problem_format(&p, label, sizeof label);
+        CHECK(tpl_builtin_config(&tpl_dgemm, &h200, &p, 0, cfg, text, &origin));
+        int split = df_value(&tpl_dgemm, cfg, "SPLITK");
+        long long tiles = tpl_cdiv(sh[0], df_value(&tpl_dgemm, cfg, "BM")) *
+                          tpl_cdiv(sh[1], df_value(&tpl_dgemm, cfg, "BN"));
+        if (tpl_cdiv(sh[0], 128) * tpl_cdiv(sh[1], 128) > 32 || sh[2] < 512) {
+            CHECK_MSG(split == 1, "%s: %s", label, text);       /* not a fill row's class */
+            continue;
+        }
+        /* 64 x 64 tiles of a block per SM (MINB 1): a wave is 132 blocks */
+        CHECK_EQ(df_value(&tpl_dgemm, cfg, "BM"), 64);
+        int want = 1;
+        for (int v = 0; v < 5; v++) {
+            int usable = values[v] == 1 ||
+                         (sh[2] / values[v] >= TPL_WAVE_MIN_SLICE_K && tiles <= 66 &&
+                          sh[2] >= 4LL * values[v] * 16);
+            if (!usable)
+                break;
+            want = values[v];
+            if (tiles * values[v] * 100 >= 132LL * TPL_WAVE_FILL_PERCENT)
+                break;
+        }
+        CHECK_MSG(split == want, "%s: SPLITK %d, want %d (%lld tiles): %s", label, split, want,
+                  tiles, text);
+        CHECK(tpl_config_usable(&tpl_dgemm, &h200, text, &p, 0, cfg));
+        CHECK(sh[2] / split >= TPL_WAVE_MIN_SLICE_K || split == 1);
+    }
+    /* the rule itself: no SPLITK parameter, nothing changes */
+    extern const tpl_family tpl_skinny;
+    tpl_problem p = df_gemm(64, 64, 16384, AT_R_64F, 0, 0, 0, 1);
+    int cfg[TPL_MAX_PARAMS];
+    char text[TPL_CONFIG_LEN];
+    CHECK(tpl_builtin_config(&tpl_skinny, &h200, &p, 0, cfg, text, NULL));
+    int before[TPL_MAX_PARAMS];
+    memcpy(before, cfg, sizeof before);
+    CHECK_EQ(tpl_wave_split(&tpl_skinny, &h200, &p, 0, cfg), 0);
+    CHECK(memcmp(before, cfg, sizeof before) == 0);
+}

@@ -29,7 +29,8 @@ static const char *const td_names[P_COUNT] = {
  * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG LDR [split] [unr] [sa1 | sa2] [m2 | m3] [pers]
  * [tma]" (unr: UNR 1; saN: SA N; mN: MINB N; pers: PERS 1; tma: TMA 1) or "ffma BMxBNxBK TMxTN
  * [split]";
- * every row with any OPA, OPB and GROUP 8 or 1; split rows also with SPLITK 2 and 4 (GROUP 8). */
+ * every row with any OPA, OPB and GROUP 8 or 1; split rows also with SPLITK 2, 4, 8 and 16
+ * (GROUP 8). */
 static const char *const td_spec[] = {
     "dmma 1688 128x128x32 2x4 3 2 3 sa2",
     "dmma 1688 128x128x32 2x4 2 2 2 sa2 tma",
@@ -114,7 +115,9 @@ static int td_spec_ok(const int *c)
             return 0;
         if (c[P_SPLITK] == 1)
             return 1;
-        return r.split && (c[P_SPLITK] == 2 || c[P_SPLITK] == 4) && c[P_GROUP] == 8;
+        return r.split &&
+               (c[P_SPLITK] == 2 || c[P_SPLITK] == 4 || c[P_SPLITK] == 8 || c[P_SPLITK] == 16) &&
+               c[P_GROUP] == 8;
     }
     return 0;
 }
@@ -180,12 +183,12 @@ TEST(dgemm_space_is_the_specified_lattice)
     for (int i = 0; i < TD_ROWS; i++) {
         td_row r;
         CHECK(td_spec_parse(td_spec[i], &r));
-        want += 4 * (2 + 2 * r.split);          /* ops x (GROUP 8, 1 + SPLITK 2, 4) */
+        want += 4 * (2 + 4 * r.split);          /* ops x (GROUP 8, 1 + SPLITK 2..16) */
         for (int ops = 0; ops < 4; ops++)
-            for (int v = 0; v < 2 + 2 * r.split; v++) {
+            for (int v = 0; v < 2 + 4 * r.split; v++) {
                 int c[TPL_MAX_PARAMS] = {r.path, ops & 1, ops >> 1, r.mma, r.bm, r.bn, r.bk,
                                          r.wm, r.wn, r.stages, r.frag, r.tm, r.tn, v == 1 ? 1 : 8,
-                                         v < 2 ? 1 : 2 * (v - 1), r.ldr, r.unr, r.sa, r.minb,
+                                         v < 2 ? 1 : 1 << (v - 1), r.ldr, r.unr, r.sa, r.minb,
                                          r.pers, r.tma};
                 char why[256];
                 CHECK_MSG(f->valid(c, &h100, why, sizeof why), "%s: %s", td_spec[i], why);

@@ -439,20 +439,22 @@ static double te_from_bf16(uint16_t b)
     return f;
 }
 
-/* FP16 of values in [-4, 4] (normal or zero), round to nearest even. */
+/* FP16 of values in [-4, 4] (normal, subnormal or zero), round to nearest even. */
 static uint16_t te_to_f16(float f)
 {
-    if (f == 0.0f)
-        return 0;
+    uint16_t sign = f < 0 ? 0x8000u : 0;
+    double a = fabs((double)f);
+    if (a < ldexp(1.0, -14))        /* zero and the subnormals: steps of 2^-24 */
+        return (uint16_t)(sign | (uint16_t)nearbyint(a * 16777216.0));
     int e;
-    double m = frexp(fabs((double)f), &e);
+    double m = frexp(a, &e);
     double frac = nearbyint((m * 2.0 - 1.0) * 1024.0);
     int exp = e - 1 + 15;
     if (frac >= 1024.0) {
         frac = 0;
         exp++;
     }
-    return (uint16_t)((f < 0 ? 0x8000u : 0) | (uint16_t)(exp << 10) | (uint16_t)frac);
+    return (uint16_t)(sign | (uint16_t)(exp << 10) | (uint16_t)frac);
 }
 
 static double te_from_f16(uint16_t h)
