@@ -761,14 +761,10 @@ static void mm_fit_kind(int *cfg, const tpl_problem *p)
 static const tpl_default mm_defaults[] = {
     {.cc_min = 80, .batch = TPL_BATCHED, .config = MM_BATCHED,
      .origin = "the 256^3 x 512 strided batched winner (H200)"},
-    {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 4, .min_k = 4096,
-     .config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=32,WN=64,TM=8,TN=4,WNITER=2,"
-               "STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
-     .origin = "128 x 64 tiles, split-K 16 for a few tiles over a deep K"},
-    {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 16, .min_k = 1024,
-     .config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=32,WN=64,TM=8,TN=4,WNITER=2,"
-               "STAGES=3,VEC=4,PAD=4,SPLITK=8,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
-     .origin = "128 x 64 tiles, split-K 8 for a few tiles over a K of 1024 or more"},
+    {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 16, .min_k = 1024, .fill_waves = 1,
+     .config = MM_SKINNY,
+     .origin = "128 x 64 tiles, split-K filling a wave (8 at most on this tile) for a few tiles "
+               "over a K of 1024 or more"},
     {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 64, .min_k = 2048, .config = MM_SKINNY,
      .origin = "the 8192 x 64 x 8192 winner (H200): 128 x 64, split-K 4"},
     {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 256, .min_k = 2048, .max_n = 64,

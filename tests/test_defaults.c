@@ -289,3 +289,42 @@ TEST(defaults_wave_fill_split_fills_a_wave_with_deep_slices)
     CHECK_EQ(tpl_wave_split(&tpl_skinny, &h200, &p, 0, cfg), 0);
     CHECK(memcmp(before, cfg, sizeof before) == 0);
 }
+
+/* Every row of every family's defaults table is a legal configuration, fitted to some kind it
+ * serves, on a device of the row's own architecture: a row the family's rules reject for every
+ * kind would never serve (it is skipped in silence for the next one). */
+TEST(defaults_every_row_is_legal_on_its_architecture)
+{
+    static const struct { at_dtype t; at_math m; } kinds[] = {
+        {AT_R_32F, AT_MATH_DEFAULT}, {AT_R_32F, AT_MATH_TF32}, {AT_R_64F, AT_MATH_DEFAULT},
+        {AT_R_16F, AT_MATH_DEFAULT}, {AT_R_16BF, AT_MATH_DEFAULT},
+    };
+    int rows = 0;
+    for (int f = 0; f < tpl_family_count(); f++) {
+        const tpl_family *fam = tpl_family_at(f);
+        for (int i = 0; i < fam->n_defaults; i++) {
+            const tpl_default *r = &fam->defaults[i];
+            at_device_info dev = df_device(r->cc_min >= 90 ? 9 : 8);
+            int legal = 0;
+            char why[256] = "";
+            for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && !legal; k++)
+                for (int ops = 0; ops < 4 && !legal; ops++) {
+                    tpl_problem p = df_gemm(4096, 4096, 4096, kinds[k].t, kinds[k].m, ops >> 1,
+                                            ops & 1, r->batch == TPL_BATCHED ? 8 : 1);
+                    if (!tpl_family_accepts(fam, &p) ||
+                        (r->dtypes && !(r->dtypes & TPL_BIT(kinds[k].t))) ||
+                        (r->ops && !(r->ops & TPL_OPS(ops >> 1, ops & 1))))
+                        continue;
+                    int cfg[TPL_MAX_PARAMS];
+                    CHECK_MSG(tpl_config_parse(fam, r->config, cfg, why, sizeof why) == AT_OK,
+                              "%s row %d: %s", fam->name, i, why);
+                    if (fam->fit_kind)
+                        fam->fit_kind(cfg, &p);
+                    legal = fam->valid(cfg, &dev, why, sizeof why);
+                }
+            CHECK_MSG(legal, "%s row %d (%s): %s", fam->name, i, r->origin, why);
+            rows++;
+        }
+    }
+    CHECK(rows > 20);
+}
