@@ -671,8 +671,12 @@ static const tpl_default dg_defaults[] = {
      .config = DG_1684_SPLIT,
      .origin = "sm90: DMMA 1684 64 x 64 tiles, split-K filling a wave, for few tiles over a "
                "deep K"},
-    {.cc_min = 90, .cc_max = 90, .max_tiles = 132, .config = DG_DMMA("OPA=0,OPB=0", 884, DG_T884),
-     .origin = "sm90: DMMA 884 64 x 64 tiles where 128 x 128 ones fill less than a wave"},
+    {.cc_min = 90, .cc_max = 90, .max_tiles = 132,
+     .config = "PATH=1,OPA=0,OPB=0,MMA=1684,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,"
+               "FRAG=2,TM=8,TN=8,GROUP=1,SPLITK=1,LDR=3,SA=1,MINB=3",
+     .origin = "sm90: DMMA 1684 64 x 64 tiles, three blocks per SM, where 128 x 128 ones fill "
+               "less than a wave (the tuner's winner at 879 x 564 x 512 and 778 x 1387 x 312, "
+               "1.5x the DMMA 884 row, 2026-11-29)"},
     {.cc_min = 90, .cc_max = 90, .config = DG_1688 "STAGES=2,SPLITK=1,SA=2,TMA=1",
      .origin = "sm90: the 8192^3 winner (DMMA 1688, 128 x 128 x 32, TMA copies)"},
     {.cc_min = 90, .cc_max = 90, .config = DG_1688 "STAGES=3,SPLITK=1,LDR=3,SA=2",

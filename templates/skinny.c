@@ -398,8 +398,16 @@ static int sk_claims(const tpl_problem *p, const at_device_info *dev)
         return 0;
     double m = (double)p->dims[0], n = (double)p->dims[1], k = (double)p->dims[2];
     double narrow = m < n ? m : n;
-    if ((p->dtype == AT_R_32F && p->math == AT_MATH_DEFAULT) || p->dtype == AT_R_64F)
-        return narrow <= 48 || k <= 32 || m * n <= 65536;
+    double outputs = m * n * (double)tpl_problem_batch(p);
+    /* FP32: a short K over a large output is bound by its stores, where the large tiles win */
+    if (p->dtype == AT_R_32F && p->math == AT_MATH_DEFAULT)
+        return narrow <= 48 || (k <= 32 && outputs <= 8388608.0) || m * n <= 65536;
+    /* FP64: the dgemm family's DMMA tiles with a wave-filling split-K (templates/defaults.c)
+     * beat the DFMA tiles here on all but tiny outputs, GEMV-like calls and short or shallow
+     * narrow products (random calls of seed 3 and the tuner's winners, H200, 2026-11-29) */
+    if (p->dtype == AT_R_64F)
+        return m * n <= 12288 || narrow <= 8 || (k <= 32 && outputs <= 262144.0) ||
+               (narrow <= 48 && k <= 1024);
     /* a side of at most 8 is bound by memory, not by either kind of core */
     double flops = 2.0 * m * n * k * (double)tpl_problem_batch(p);
     return narrow <= 8 ||

@@ -364,7 +364,7 @@ int tpl_device_sms(const at_device_info *dev);
  * blocks (the output's tiles of cfg x the split) fill TPL_WAVE_FILL_PERCENT of one wave of
  * resident blocks on every SM, else the largest usable one (legal, computes p). Sets it in
  * cfg and returns it; 0 (cfg unchanged) when fam has no SPLITK or no value is usable. */
-#define TPL_WAVE_MIN_SLICE_K 256
+#define TPL_WAVE_MIN_SLICE_K 128
 #define TPL_WAVE_FILL_PERCENT 85
 int tpl_wave_split(const tpl_family *fam, const at_device_info *dev, const tpl_problem *p,
                    int deterministic, int *cfg);

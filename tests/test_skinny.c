@@ -207,7 +207,20 @@ TEST(skinny_family_choice_by_class_then_measurement)
     CHECK(lk_choose_family(NULL, &dev, &short_k, 0, tc, 2, &measured) == &tpl_tcgemm);
     short_k.dtype = AT_R_64F;
     short_k.math = AT_MATH_DEFAULT;
+    /* a short K: skinny for a small output, the large tiles for a large one (stores bound) */
+    CHECK(lk_choose_family(NULL, &dev, &short_k, 0, dg, 3, &measured) == &tpl_dgemm);
+    short_k.dims[0] = 300;
+    short_k.dims[1] = 400;
     CHECK(lk_choose_family(NULL, &dev, &short_k, 0, dg, 3, &measured) == &tpl_skinny);
+    short_k.dtype = AT_R_32F;
+    CHECK(lk_choose_family(NULL, &dev, &short_k, 0, mm, 2, &measured) == &tpl_skinny);
+    short_k.dims[0] = short_k.dims[1] = 4000;
+    CHECK(lk_choose_family(NULL, &dev, &short_k, 0, mm, 2, &measured) == &tpl_matmul);
+    /* FP64 with a narrow side over a deep K: DMMA split-K, unless the output is tiny */
+    tpl_problem deep = {.n_dims = 3, .dims = {25, 616, 15828}, .dtype = AT_R_64F};
+    CHECK(lk_choose_family(NULL, &dev, &deep, 0, dg, 3, &measured) == &tpl_dgemm);
+    deep.dims[1] = 400;
+    CHECK(lk_choose_family(NULL, &dev, &deep, 0, dg, 3, &measured) == &tpl_skinny);
     /* small FP64 batches stay with bgemm (its tuned winners), a FP64 GEMV goes to skinny */
     CHECK(lk_choose_family(NULL, &dev, &small_batch, 0, dg, 3, &measured) == &tpl_bgemm);
     CHECK(lk_choose_family(NULL, &dev, &dgemv, 0, dg, 3, &measured) == &tpl_skinny);
