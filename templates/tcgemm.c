@@ -56,7 +56,7 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
                   "measured winners: docs/notes/tcgemm.md, docs/notes/tcgemm_sm80.md)",
     [R_ORDER] = "tile order: PATH 90 RASTER 0/1 with GROUP 8/16, or GROUP 1 with RASTER 0; "
                 "PATH 80 GROUP 8 with RASTER 0/1; split-K RASTER 0 with GROUP 8",
-    [R_SPLIT] = "SPLITK 2 and 4 only on the lattice's 128 x 128 direct-epilogue tiles",
+    [R_SPLIT] = "SPLITK 2, 4, 8 and 16 only on the lattice's 128 x 128 direct-epilogue tiles",
     [R_OPB] = "OPA and OPB 1 (an operand read in its stored layout, no transposing pack) are PATH "
               "90 BF16/FP16 parameters",
     [R_EPI] = "EPI is bias * 4 + activation: bias 0 none, 1 per row, 2 per column; activation 0 "
@@ -176,7 +176,7 @@ static int t8_valid(const int *c, const at_device_info *dev, char *why, size_t l
 /* ---- the tuned lattice ---- */
 
 /* One tile/pipeline/epilogue recipe: PATH 90 rows name WARPS_M, WARPS_N and LOADW at their
- * canonical values, PATH 80 rows WG, CM and CN; `split` rows also take SPLITK 2 and 4 (then
+ * canonical values, PATH 80 rows WG, CM and CN; `split` rows also take SPLITK 2..16 (then
  * with VEC at its canonical 2). Sources: docs/notes/tcgemm.md "Final" (16-bit 128x256x64 3
  * stages VEC 8; 128x192 4 stages for ragged shapes; CM=2 with VEC 2; TF32 256x128x32 4 stages,
  * CN=2) and docs/notes/tcgemm_sm80.md (BF16 128x128x32 2x2 VEC 8, FP16 128x256x64 2x4, TF32
@@ -253,7 +253,7 @@ static int tc_lattice_ok(const int *c, char *why, size_t len)
         order_ok = group == 8;
     if (!order_ok)
         return tc_reject(R_ORDER, why, len);
-    if (split && (!r->split || (c[P_SPLITK] != 2 && c[P_SPLITK] != 4)))
+    if (split && (!r->split || c[P_SPLITK] > 16 || (c[P_SPLITK] & (c[P_SPLITK] - 1))))
         return tc_reject(R_SPLIT, why, len);
     return 1;
 }
@@ -536,7 +536,7 @@ static void tc_fit_kind(int *cfg, const tpl_problem *p)
 
 /* Built-in choices (TYPE fitted to the problem's type): on sm_90 the PATH 90 lattice's
  * tiles by shape class, split-K where the output has too few tiles to fill the GPU and K
- * is deep, 128 x 128 tiles where 128 x 256 ones would leave most SMs idle; elsewhere the
+ * is deep (the split that fills a wave: tpl_wave_split), 128 x 128 tiles where 128 x 256 ones would leave most SMs idle; elsewhere the
  * PATH 80 rows of bench/notes_tcgemm_sm80.md. Operands of op T are packed first (tc_run). */
 static const tpl_default tc_defaults[] = {
     /* batches: PATH 80 computes every product in one launch (grid y), PATH 90 launches per
@@ -557,24 +557,20 @@ static const tpl_default tc_defaults[] = {
      .config = "TYPE=2,PATH=80,BM=128,BN=128,BK=16,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
                "RASTER=0,GROUP=8,SPLITK=1,VEC=4,LOADW=16",
      .origin = "batches: PATH 80 TF32 128 x 128 x 16, every product in one launch"},
-    {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .max_tiles = 32, .min_k = 2048,
-     .config = TC_TILE90("BM=128,BN=128,BK=64,STAGES=4", 4, 2),
-     .origin = "sm90: split-K 4 for fewer than a quarter wave of 128 x 128 tiles"},
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .max_tiles = TC_SPLIT_MAX_TILES, .min_k = 2048,
-     .config = TC_TILE90("BM=128,BN=128,BK=64,STAGES=4", 2, 2),
-     .origin = "sm90: split-K 2 for at most about half a wave of 128 x 128 tiles"},
+     .fill_waves = 1, .config = TC_TILE90("BM=128,BN=128,BK=64,STAGES=4", 1, 2),
+     .origin = "sm90: 128 x 128 tiles, split-K filling a wave, for at most about half a wave of "
+               "them over a deep K"},
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .max_tiles = 264,
      .config = TC_TILE90("BM=128,BN=128,BK=64,STAGES=4", 1, 8),
      .origin = "sm90: 128 x 128 tiles where 128 x 256 ones fill at most one wave"},
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT,
      .config = TC_TILE90("BM=128,BN=256,BK=64,STAGES=3", 1, 8),
      .origin = "sm90: the 4096^3 BF16/FP16 winner (128 x 256 x 64, 3 stages, TMA stores)"},
-    {.cc_min = 90, .cc_max = 90, .dtypes = TC_TF32, .max_tiles = 32, .min_k = 2048,
-     .config = TC_TILE90("BM=128,BN=128,BK=32,STAGES=4", 4, 2),
-     .origin = "sm90 TF32: split-K 4 for fewer than a quarter wave of tiles"},
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_TF32, .max_tiles = TC_SPLIT_MAX_TILES, .min_k = 2048,
-     .config = TC_TILE90("BM=128,BN=128,BK=32,STAGES=4", 2, 2),
-     .origin = "sm90 TF32: split-K 2 for at most about half a wave of tiles"},
+     .fill_waves = 1, .config = TC_TILE90("BM=128,BN=128,BK=32,STAGES=4", 1, 2),
+     .origin = "sm90 TF32: 128 x 128 tiles, split-K filling a wave, for at most about half a "
+               "wave of them over a deep K"},
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_TF32, .max_tiles = 264,
      .config = TC_TILE90("BM=128,BN=128,BK=32,STAGES=4", 1, 2),
      .origin = "sm90 TF32: 128 x 128 tiles where 256 x 128 ones fill at most one wave"},
@@ -671,7 +667,8 @@ const tpl_family tpl_tcgemm = {
         {"RASTER", 2, {0, 1}, "tile order: 0 along rows first, 1 along columns first"},
         {"GROUP", 3, {8, 16, 1}, "tile swizzle: this many tile rows (RASTER 1: columns) walked "
                                  "together for L2 reuse; 1 = off"},
-        {"SPLITK", 3, {1, 2, 4}, "K slices: FP32 partials + an ordered (deterministic) reduce"},
+        {"SPLITK", 5, {1, 2, 4, 8, 16}, "K slices: FP32 partials + an ordered (deterministic) "
+                                         "reduce"},
         {"VEC", 4, {2, 8, 4, 1}, "epilogue width: 1 scalar, 2 pairs; 8 PATH 90 TMA stores or "
                                  "PATH 80 staged rows; 4 PATH 80 staged rows"},
         {"LOADW", 3, {16, 4, 2}, "PATH 80: bytes per global load of A and B (operands not "

@@ -114,7 +114,13 @@ TEST(defaults_split_k_only_for_few_tiles_and_deep_k)
         CHECK(tpl_builtin_config(&tpl_tcgemm, &h200, &p, 0, cfg, text, NULL));
         long long tiles = tpl_cdiv(p.dims[0], 128) * tpl_cdiv(p.dims[1], 128);
         int split = df_value(&tpl_tcgemm, cfg, "SPLITK");
-        int want = tiles <= 32 && p.dims[2] >= 2048 ? 4 : tiles <= 64 && p.dims[2] >= 2048 ? 2 : 1;
+        /* the wave-fill rule over 128 x 128 tiles, one block per SM: the smallest split whose
+         * blocks fill 85% of 132, slices of at least 128 K and 4 K steps of 64 */
+        int want = 1;
+        if (tiles <= 64 && p.dims[2] >= 2048)
+            for (int v = 2; v <= 16 && tiles * want * 100 < 132 * TPL_WAVE_FILL_PERCENT; v *= 2)
+                if (p.dims[2] / v >= TPL_WAVE_MIN_SLICE_K && p.dims[2] >= 4LL * v * 64)
+                    want = v;
         CHECK_MSG(split == want, "%lldx%lldx%lld: SPLITK %d, want %d", p.dims[0], p.dims[1],
                   p.dims[2], split, want);
         /* 128 x 256 tiles only where they fill more than one wave of the GPU */

@@ -459,9 +459,9 @@ TEST(dgemm_defaults_serve_every_kind_on_every_device)
                 CHECK_MSG(lv == AT_LOOKUP_DEFAULT, "%s ops %d: level %d", devs[d].arch, ops, lv);
                 CHECK_MSG(cfg[P_OPA] == (ops & 1) && cfg[P_OPB] == (ops >> 1), "%s", config);
                 CHECK_EQ(cfg[P_PATH], d > 0);
-                /* sm_90: m16n8k8 128 x 128 tiles for a wave of them or more, m8n8k4 64 x 64
-                 * for small outputs (as on sm_80) */
-                CHECK(d == 0 || cfg[P_MMA] == (d == 3 && shapes[s][0] > 1000 ? 1688 : 884));
+                /* sm_90: m16n8k8 128 x 128 tiles for a wave of them or more, m16n8k4 64 x 64
+                 * for small outputs; m8n8k4 64 x 64 on sm_80 */
+                CHECK(d == 0 || cfg[P_MMA] == (d < 3 ? 884 : shapes[s][0] > 1000 ? 1688 : 1684));
                 CHECK(f->valid(cfg, &devs[d], why, sizeof why) && f->applicable(cfg, &p));
             }
 }

@@ -32,7 +32,7 @@ static const char *const tt_names[P_COUNT] = {
 /* ---------------- the specification, written from the notes ----------------
  * Tiles, pipelines and epilogues (docs/notes/tcgemm.md "Final", docs/notes/tcgemm_sm80.md
  * "Performance"), as "PATH type BMxBNxBK stages extra vec": type b = BF16/FP16, t = TF32;
- * extra is "wgW cMxN" (PATH 90) or "wMxN lL" (PATH 80); a trailing "split" allows SPLITK 2, 4. */
+ * extra is "wgW cMxN" (PATH 90) or "wMxN lL" (PATH 80); a trailing "split" allows SPLITK 2, 4, 8, 16. */
 static const char *const tt_spec[] = {
     "90 b 128x256x64 3 wg2 c1x1 v8",
     "90 b 128x192x64 4 wg2 c1x1 v8",
@@ -137,7 +137,8 @@ static int tt_spec_ok(const int *c)
     if (!found)
         return 0;
     if (c[P_SPLITK] > 1)
-        return (c[P_SPLITK] == 2 || c[P_SPLITK] == 4) && c[P_RASTER] == 0 && c[P_GROUP] == 8;
+        return (c[P_SPLITK] == 2 || c[P_SPLITK] == 4 || c[P_SPLITK] == 8 || c[P_SPLITK] == 16) &&
+               c[P_RASTER] == 0 && c[P_GROUP] == 8;
     if (c[P_PATH] == 90)
         return c[P_GROUP] == 8 || c[P_GROUP] == 16 || (c[P_GROUP] == 1 && c[P_RASTER] == 0);
     return c[P_GROUP] == 8;
