@@ -933,6 +933,10 @@ matmul_streamk(int M, int N, int K, float alpha, const float *__restrict__ A, in
 }
 #endif
 
+// Compiled only where the host can launch it (matmul.c): the pack with VEC 4, the split-K
+// pass with SPLITK > 1; a configuration's compile skips the kernel it never runs (12% of a
+// compile for the split-K pass: bench_compile --trace).
+#if VEC == 4
 // Packs B (K x N, leading dimension ldb, any alignment) into P with leading
 // dimension ldp (a multiple of 4, P 16-byte aligned), zero-filling the padding,
 // so matmul_tuned can take the 16-byte copy path for B. A thread owns 4 columns
@@ -955,6 +959,9 @@ matmul_pack_b(int K, int N, const float *__restrict__ B, int ldb, float *__restr
     }
 }
 
+#endif
+
+#if SPLITK > 1
 // Split-K second pass: C = alpha * sum_z W[z] + beta * C, summed in a fixed order.
 // Blocks of 256 threads as blockDim.x column chunks x blockDim.y rows; a thread owns
 // 4 adjacent columns (float4 loads and stores when vec: N % 4 == 0, C, ldc and W
@@ -1003,4 +1010,5 @@ matmul_splitk_reduce(int M, int N, int splits, float alpha, const float *__restr
         }
     }
 }
+#endif
 #endif

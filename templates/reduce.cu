@@ -457,10 +457,13 @@ reduce_main(const rd_t *__restrict__ x, const rd_t *__restrict__ y, long long n,
 #endif
 }
 
-/* FINISH 1: the second pass, one block over the first pass's partials. */
+/* FINISH 1: the second pass, one block over the first pass's partials; compiled only
+ * for FINISH 1, the one reduce.c launches it for (14% of a compile: bench_compile --trace). */
+#if FINISH == 1
 extern "C" __global__ void __launch_bounds__(BLOCK)
 reduce_finish(const rd_t *partials, unsigned count, rd_t *result)
 {
     __shared__ rd_t smem[STYLE == 3 ? 32 : BLOCK];
     rd_finish(partials, count, result, smem);
 }
+#endif

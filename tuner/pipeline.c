@@ -193,8 +193,57 @@ static int spec_find(const tn_ctx *c, const char *key)
     return -1;
 }
 
-/* Stores the cubins of finished speculative compiles nobody waits for
- * (and of finished prefetches). */
+/* Records key as a speculative compile made in this run (out of memory:
+ * not recorded, so its later use is not counted). */
+static void spec_note_made(tn_ctx *c, const char *key)
+{
+    tn_keys *k = c->spec_made;
+    if (!k)
+        return;
+    if (k->n == k->cap) {
+        int cap = k->cap ? 2 * k->cap : 256;
+        void *more = realloc(k->item, (size_t)cap * sizeof *k->item);
+        if (!more)
+            return;
+        k->item = more;
+        k->cap = cap;
+    }
+    snprintf(k->item[k->n].key, sizeof k->item[0].key, "%s", key);
+    k->item[k->n++].used = 0;
+}
+
+/* 1 the first time an item uses a stored cubin that a speculative compile of
+ * this run made (the newest first: a recent one is the likely one), else 0. */
+static int spec_note_used(tn_ctx *c, const char *key)
+{
+    tn_keys *k = c->spec_made;
+    for (int i = k ? k->n - 1 : -1; i >= 0; i--)
+        if (strcmp(k->item[i].key, key) == 0) {
+            int first = !k->item[i].used;
+            k->item[i].used = 1;
+            return first;
+        }
+    return 0;
+}
+
+void tn_keys_free(tn_keys *k)
+{
+    free(k->item);
+    memset(k, 0, sizeof *k);
+}
+
+void tn_spec_drop_other_families(tn_ctx *c, const tpl_family *fam)
+{
+    for (int k = 0; c->pool && k < TN_SPEC_MAX; k++) {
+        tn_spec *sp = &c->spec[k];
+        if (sp->active && !sp->attached && sp->job.fam != fam &&
+            tn_pool_cancel(c->pool, &sp->job)) {
+            sp->active = 0;
+            c->spec_dropped++;
+        }
+    }
+}
+
 /* Stores the cubins of compiles let go by dropped items (item_drop) that
  * have finished since, so a later problem finds them. */
 static void detached_harvest(tn_ctx *c)
@@ -265,6 +314,7 @@ static void spec_fill(tn_ctx *c, const tn_strategy *strat, void *st, const tn_sp
         sp->active = 1;
         tn_pool_submit(c->pool, &sp->job);
         c->spec_submitted++;
+        spec_note_made(c, sp->key);
         active++;
     }
 }
@@ -384,6 +434,7 @@ static int item_await(tn_ctx *c, tn_item *it, const tn_window *w, double deadlin
         it->spec = 0;
         it->submitted = 1;
         c->spec_used++;
+        spec_note_used(c, it->key);  /* counted here, not again from the database */
     } else if (it->submitted && !pool_wait_unlocked(c, &it->job, deadline)) {
         return 0;
     }
@@ -451,6 +502,7 @@ static void item_start(tn_ctx *c, tn_item *it, tn_stats *stats, const tn_window 
     tn_prefetch_claim(c, it->key);
     if (item_from_db(c, it)) {
         stats->reused++;
+        c->spec_used_later += spec_note_used(c, it->key);
         return;
     }
     tn_pool_submit_urgent(c->pool, &it->job);
@@ -729,6 +781,7 @@ void tn_pipeline_close(tn_ctx *c, tn_prob *pr)
 
 int tn_pipeline_run(tn_ctx *c, tn_prob *pr)
 {
+    tn_spec_drop_other_families(c, pr->fam);
     if (pr->win)
         return pipeline_loop(c, pr, pr->win);
     tn_window w;

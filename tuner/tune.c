@@ -30,6 +30,7 @@ typedef struct tn_group {
     int plan_rc;                     /* 0: the current look is planned */
     tn_prob pr;
     tn_spec spec[TN_SPEC_MAX];
+    tn_keys spec_made;               /* the keys of its speculative compiles */
     tn_prefetch pre;                 /* compiles for later problems */
     char tag[64];                    /* "GPU 0,1: ", "" for a run of one GPU */
 } tn_group;
@@ -317,6 +318,7 @@ static void form_groups(tn_run *run)
             c->group = g;
             c->wake = &g->wake;
             c->spec = g->spec;
+            c->spec_made = &g->spec_made;
             c->pre = &g->pre;
             c->n_peers = g->n;
             snprintf(c->tag, sizeof c->tag, "%s", g->tag);
@@ -406,6 +408,7 @@ static int begin_devices(tn_run *run, const char *path, db **d)
 static int finish_devices(tn_run *run, double total)
 {
     long long stored = 0, respawns = 0, retries = 0, skipped = 0, spec = 0, used = 0;
+    long long used_later = 0, dropped = 0;
     int fatal = 0;
     for (int i = 0; i < run->n; i++) {
         tn_ctx *c = run->ctx[i];
@@ -416,6 +419,8 @@ static int finish_devices(tn_run *run, double total)
         skipped += c->skipped;
         spec += c->spec_submitted;
         used += c->spec_used;
+        used_later += c->spec_used_later;
+        dropped += c->spec_dropped;
         fatal |= c->fatal;
         run->failed |= c->problems_failed > 0;
         if (run->n > 1)
@@ -444,7 +449,13 @@ static int finish_devices(tn_run *run, double total)
     if (retries)
         printf(", %lld retried after %s worker died", retries, run->n > 1 ? "a" : "the");
     printf(")\n");
-    printf("speculative compiles: %lld made, %lld used by the search\n", spec, used);
+    /* used: taken while compiling, or found stored by a later item (this run) */
+    printf("speculative compiles: %lld made, %lld used by the search (%lld while compiling, "
+           "%lld later from the database), %lld never used", spec, used + used_later, used,
+           used_later, spec - used - used_later - dropped);
+    if (dropped)
+        printf("; %lld cancelled unstarted when the family changed", dropped);
+    printf("\n");
     fflush(stdout);
     if (skipped)
         fprintf(stderr, "autotune: %lld problem%s skipped%s (see above)\n", skipped,
@@ -543,8 +554,10 @@ int tn_tune(const tn_options *o)
         tn_worker_pids[c->slot] = 0;
         free(c);
     }
-    for (int k = 0; k < run->n_groups; k++)
+    for (int k = 0; k < run->n_groups; k++) {
         pthread_cond_destroy(&run->group[k].wake);
+        tn_keys_free(&run->group[k].spec_made);
+    }
     db_close(d);
     pthread_mutex_unlock(&run->lock);
     pthread_mutex_destroy(&run->lock);

@@ -60,6 +60,13 @@ struct tn_window;                    /* a search's window (tuner/pipeline.c) */
  * own thread, worker and session; the database, the compile pool and the
  * run lock are shared, and the tuner's code runs only under that lock:
  * it is let go only while a thread waits for its worker or a compile. */
+/* Binary keys of the speculative compiles a group made in this run, each with
+ * whether an item has used its cubin (tn_spec_note_made, tn_spec_note_used). */
+typedef struct tn_keys {
+    struct { char key[40]; int used; } *item;
+    int n, cap;
+} tn_keys;
+
 typedef struct tn_ctx {
     const tn_options *opt;
     int device;                      /* the CUDA ordinal it tunes */
@@ -95,7 +102,11 @@ typedef struct tn_ctx {
     tn_prefetch *pre;                /* its (group's) prefetches, NULL none */
     tn_spec *spec;                   /* spec_own, or the group's table */
     tn_spec spec_own[TN_SPEC_MAX];
-    long long spec_submitted, spec_used;
+    tn_keys *spec_made;              /* the group's speculative compiles' keys */
+    long long spec_submitted;        /* speculative compiles made */
+    long long spec_used;             /* ... an item took while it was compiling */
+    long long spec_used_later;       /* ... an item found stored (made this run) */
+    long long spec_dropped;          /* ... cancelled unstarted: another family's */
     int fatal;                       /* the run cannot go on */
     char fatal_msg[2048];
     int skip;                        /* the current problem cannot go on */
@@ -255,6 +266,11 @@ int tn_pipeline_open(tn_ctx *c, tn_prob *pr, int n_gpus);
 void tn_pipeline_close(tn_ctx *c, tn_prob *pr);
 /* End of the run: drop queued speculative compiles, keep finished ones. */
 void tn_spec_finish(tn_ctx *c);
+/* Cancels the queued (unstarted) speculative compiles of families other than
+ * fam: a new problem's compiles come first (counted in c->spec_dropped). */
+void tn_spec_drop_other_families(tn_ctx *c, const tpl_family *fam);
+/* Frees a group's record of speculative compiles. */
+void tn_keys_free(tn_keys *k);
 
 /* ---- prefetch (tuner/prefetch.c): compiles for later problems ---- */
 
