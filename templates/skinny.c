@@ -407,11 +407,13 @@ static int sk_claims(const tpl_problem *p, const at_device_info *dev)
      * narrow products (random calls of seed 3 and the tuner's winners, H200, 2026-11-29) */
     if (p->dtype == AT_R_64F)
         return m * n <= 12288 || narrow <= 8 || (k <= 32 && outputs <= 262144.0) ||
-               (narrow <= 48 && k <= 1024);
-    /* a side of at most 8 is bound by memory, not by either kind of core */
+               (narrow <= 48 && k <= 256);
+    /* a side of at most 8 is bound by memory, not by either kind of core; past 2^16 outputs
+     * (a short K: 2^20 over the batch) the tensor cores' large tiles win even on a narrow
+     * side (the three seeds' calls, both families forced, 2026-11-29) */
     double flops = 2.0 * m * n * k * (double)tpl_problem_batch(p);
     return narrow <= 8 ||
-           ((narrow <= 32 || k <= 64 || m * n <= 65536) && flops <= SK_TC_MAX_FLOPS);
+           (((k <= 64 && outputs <= 1048576.0) || m * n <= 65536) && flops <= SK_TC_MAX_FLOPS);
 }
 
 static const tpl_problem sk_tuning[] = {

@@ -204,6 +204,13 @@ TEST(skinny_family_choice_by_class_then_measurement)
                            .math = AT_MATH_TF32};
     CHECK(lk_choose_family(NULL, &dev, &narrow_small, 0, tc, 2, &measured) == &tpl_skinny);
     CHECK(lk_choose_family(NULL, &dev, &narrow_large, 0, tc, 2, &measured) == &tpl_tcgemm);
+    /* past 2^16 outputs (a short K: 2^20) the tensor-core tiles keep even a small call */
+    tpl_problem narrow_wide = {.n_dims = 3, .dims = {20, 15591, 119}, .dtype = AT_R_16F};
+    tpl_problem short_wide = {.n_dims = 3, .dims = {1177, 3337, 21}, .dtype = AT_R_16BF};
+    tpl_problem short_mid = {.n_dims = 3, .dims = {300, 1000, 21}, .dtype = AT_R_16BF};
+    CHECK(lk_choose_family(NULL, &dev, &narrow_wide, 0, tc, 2, &measured) == &tpl_tcgemm);
+    CHECK(lk_choose_family(NULL, &dev, &short_wide, 0, tc, 2, &measured) == &tpl_tcgemm);
+    CHECK(lk_choose_family(NULL, &dev, &short_mid, 0, tc, 2, &measured) == &tpl_skinny);
     CHECK(lk_choose_family(NULL, &dev, &short_k, 0, tc, 2, &measured) == &tpl_tcgemm);
     short_k.dtype = AT_R_64F;
     short_k.math = AT_MATH_DEFAULT;
