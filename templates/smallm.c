@@ -17,7 +17,7 @@ enum {
 #define SM_MAX_SLICES 256                   /* K slices of one tile */
 #define SM_MIN_SLICE_STEPS 4                /* K stages of one slice at least (pipeline fill) */
 #define SM_MAX_WORKSPACE (256LL << 20)      /* bytes of slice partials */
-#define SM_SMEM_RESERVE 128                 /* static shared memory (the last block's flag), with room */
+#define SM_SMEM_RESERVE 128                 /* static shared memory (the last block's flag) */
 #define SM_SLOT_WORK 0
 #define SM_SLOT_COUNTERS 1
 
@@ -346,10 +346,11 @@ static int sm_claims(const tpl_problem *p, const at_device_info *dev)
     return row % 8 == 0 && n >= 256 && n * k * (double)tpl_problem_batch(p) >= 4194304.0;
 }
 
+/* the first is one the portable default_config (MT 64) serves */
 static const tpl_problem sm_tuning[] = {
+    {.n_dims = 3, .dims = {64, 8192, 8192}, .dtype = AT_R_16BF},
     {.n_dims = 3, .dims = {1, 8192, 8192}, .dtype = AT_R_16BF},
     {.n_dims = 3, .dims = {16, 8192, 8192}, .dtype = AT_R_16BF},
-    {.n_dims = 3, .dims = {64, 8192, 8192}, .dtype = AT_R_16BF},
     {.n_dims = 3, .dims = {8, 8192, 8192}, .dtype = AT_R_16F, .op_b = AT_OP_T},
 };
 
@@ -417,4 +418,5 @@ const tpl_family tpl_smallm = {
     .claims = sm_claims,
     .n_tuning_problems = (int)(sizeof sm_tuning / sizeof sm_tuning[0]),
     .tuning_problems = sm_tuning,
+    .n_default_tuning_problems = 2,     /* m = 64 and m = 1; the rest with --kernel smallm */
 };

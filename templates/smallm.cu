@@ -39,7 +39,7 @@
 #define VEC 8           // elements per cp.async (16, 8 or 4 bytes) where the operand is aligned
 #endif
 #ifndef WAVES
-#define WAVES 2         // host-only (smallm.c's K slices, never passed here): waves of blocks to fill
+#define WAVES 2         // host-only (smallm.c's K slices, never passed here): waves to fill
 #endif
 
 #define SM_THREADS (WARPS * 32)

@@ -328,12 +328,14 @@ static const struct { const char *problem, *config; } smt_cases[] = {
     {"1x515x3001:bf16", "TYPE=1,OPA=0,OPB=0,MT=8,BN=128,BK=64,STAGES=4,WARPS=4,KW=1,VEC=8,WAVES=1"},
     {"3x4096x2048:bf16:NT",
      "TYPE=1,OPA=0,OPB=1,MT=8,BN=256,BK=128,STAGES=3,WARPS=8,KW=2,VEC=8,WAVES=1"},
-    {"8x1000x777:f16:TN", "TYPE=0,OPA=1,OPB=0,MT=8,BN=64,BK=32,STAGES=6,WARPS=4,KW=1,VEC=4,WAVES=2"},
+    {"8x1000x777:f16:TN",
+     "TYPE=0,OPA=1,OPB=0,MT=8,BN=64,BK=32,STAGES=6,WARPS=4,KW=1,VEC=4,WAVES=2"},
     {"17x2048x4100:f16:TT",
      "TYPE=0,OPA=1,OPB=1,MT=32,BN=128,BK=64,STAGES=4,WARPS=8,KW=2,VEC=8,WAVES=1"},
     {"64x1024x8192:bf16:TT",
      "TYPE=1,OPA=1,OPB=1,MT=64,BN=128,BK=64,STAGES=4,WARPS=8,KW=2,VEC=8,WAVES=1"},
-    {"64x777x1001:bf16", "TYPE=1,OPA=0,OPB=0,MT=64,BN=64,BK=128,STAGES=3,WARPS=8,KW=2,VEC=8,WAVES=1"},
+    {"64x777x1001:bf16",
+     "TYPE=1,OPA=0,OPB=0,MT=64,BN=64,BK=128,STAGES=3,WARPS=8,KW=2,VEC=8,WAVES=1"},
     {"33x256x520:f16:NT:b3",
      "TYPE=0,OPA=0,OPB=1,MT=64,BN=64,BK=32,STAGES=3,WARPS=4,KW=1,VEC=8,WAVES=2"},
     {"16x4104x64:bf16:TN:b3",
@@ -341,7 +343,8 @@ static const struct { const char *problem, *config; } smt_cases[] = {
     {"5x3000x6000:f16", "TYPE=0,OPA=0,OPB=0,MT=8,BN=128,BK=64,STAGES=4,WARPS=8,KW=4,VEC=8,WAVES=1"},
     {"32x4096x4096:bf16:NT",
      "TYPE=1,OPA=0,OPB=1,MT=32,BN=64,BK=128,STAGES=3,WARPS=4,KW=4,VEC=8,WAVES=1"},
-    {"9x2001x3000:f16:TN", "TYPE=0,OPA=1,OPB=0,MT=16,BN=128,BK=32,STAGES=6,WARPS=8,KW=1,VEC=8,WAVES=1"},
+    {"9x2001x3000:f16:TN",
+     "TYPE=0,OPA=1,OPB=0,MT=16,BN=128,BK=32,STAGES=6,WARPS=8,KW=1,VEC=8,WAVES=1"},
 };
 
 /* The GPU cases are legal, serve their problems, and compile (NVRTC; sm_80 and sm_90 in turn). */
@@ -600,4 +603,120 @@ GPU_TEST(smallm_gpu_padded_offset_alpha_beta_batches)
     printf("    %d runs against the host, worst %.3f of the tolerance\n", runs, worst);
     th_release_compiled(set, n);
     ms_close(g);
+}
+
+/* at_gemm routes the small-M calls to smallm with nothing stored (its claims, defaults fitted
+ * to the kind, K slices, scratch), row- and column-major (the canonical m is a column-major
+ * call's n), every op pair, FP16 and BF16, alpha and beta; results against the host's exact
+ * product of exactly representable inputs, twice per call (the slice counters reused). */
+GPU_TEST(smallm_api_serves_small_m_calls)
+{
+    at_status s;
+    const cudrv *cu = cudrv_get(&s, NULL, 0);
+    CUdevice cdev;
+    CUcontext ctx;
+    CHECK(cu && cu->Init(0) == CUDA_SUCCESS && cu->DeviceGet(&cdev, th_device()) == CUDA_SUCCESS &&
+          cu->DevicePrimaryCtxRetain(&ctx, cdev) == CUDA_SUCCESS &&
+          cu->CtxPushCurrent(ctx) == CUDA_SUCCESS);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/smallm_api.db", th_tmpdir());
+    remove(path);
+    at_handle *h = NULL;
+    CHECK_OK(at_create(&h, th_device(), path));
+    CHECK_OK(at_set_trials(h, 0));
+    CHECK_OK(at_set_vendor(h, AT_VENDOR_OFF));
+    /* user's m, n, k and order: the canonical small side is m (row-major) or n (column-major) */
+    static const struct { int m, n, k; at_order order; } calls[] = {
+        {8, 2048, 2048, AT_ROW_MAJOR}, {2048, 16, 2048, AT_COL_MAJOR},
+        {1, 4096, 1024, AT_ROW_MAJOR}, {40, 1024, 4096, AT_ROW_MAJOR},
+    };
+    for (size_t c = 0; c < sizeof calls / sizeof calls[0] && !th_failed(); c++)
+        for (int kind = 0; kind < 8 && !th_failed(); kind++) {
+            at_dtype type = kind >> 2 ? AT_R_16BF : AT_R_16F;
+            at_op opa = (kind >> 1) & 1 ? AT_OP_T : AT_OP_N, opb = kind & 1 ? AT_OP_T : AT_OP_N;
+            int m = calls[c].m, n = calls[c].n, k = calls[c].k;
+            int col = calls[c].order == AT_COL_MAJOR;
+            /* op(A) is m x k, op(B) k x n, C m x n; stored row- or column-major, tight ld */
+            int a_rows_contig = !col == (opa == AT_OP_N), b_rows_contig = !col == (opb == AT_OP_N);
+            int lda = a_rows_contig ? k : m, ldb = b_rows_contig ? n : k, ldc = col ? m : n;
+            size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * n;
+            uint16_t *hA = malloc(na * 2), *hB = malloc(nb * 2), *hC0 = malloc(nc * 2),
+                     *hC = malloc(nc * 2);
+            CHECK(hA && hB && hC0 && hC);
+            unsigned long long seed = 99 + c * 8 + (unsigned long long)kind;
+            for (size_t x = 0; x < na + nb + nc; x++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                uint16_t v = smt_bits(type, (int)((seed >> 33) % 17) - 8);
+                if (x < na)
+                    hA[x] = v;
+                else if (x < na + nb)
+                    hB[x - na] = v;
+                else
+                    hC0[x - na - nb] = v;
+            }
+            CUdeviceptr dA = 0, dB = 0, dC = 0;
+            CHECK(cu->MemAlloc(&dA, na * 2) == CUDA_SUCCESS &&
+                  cu->MemAlloc(&dB, nb * 2) == CUDA_SUCCESS &&
+                  cu->MemAlloc(&dC, nc * 2) == CUDA_SUCCESS &&
+                  cu->MemcpyHtoD(dA, hA, na * 2) == CUDA_SUCCESS &&
+                  cu->MemcpyHtoD(dB, hB, nb * 2) == CUDA_SUCCESS);
+            double alpha = 0.75, beta = kind % 2 ? -0.5 : 0.0;
+            /* the exact op(A) op(B), m x n row by row, from the inputs as doubles */
+            double *fa = malloc(na * sizeof *fa), *fb = malloc(nb * sizeof *fb),
+                   *prod = malloc(nc * sizeof *prod);
+            CHECK(fa && fb && prod);
+            for (size_t x = 0; x < na; x++)
+                fa[x] = smt_value(type, hA[x]);
+            for (size_t x = 0; x < nb; x++)
+                fb[x] = smt_value(type, hB[x]);
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                    double sum = 0;
+                    for (int q = 0; q < k; q++)
+                        sum += fa[a_rows_contig ? (size_t)i * lda + q : (size_t)q * lda + i] *
+                               fb[b_rows_contig ? (size_t)q * ldb + j : (size_t)j * ldb + q];
+                    prod[(size_t)i * n + j] = sum;
+                }
+            for (int rep = 0; rep < 2 && !th_failed(); rep++) {
+                CHECK(cu->MemcpyHtoD(dC, hC0, nc * 2) == CUDA_SUCCESS);
+                s = at_gemm(h, calls[c].order, opa, opb, m, n, k, type, alpha,
+                            (const void *)(uintptr_t)dA, lda, (const void *)(uintptr_t)dB, ldb,
+                            beta, (void *)(uintptr_t)dC, ldc);
+                CHECK_MSG(s == AT_OK, "%s", at_errmsg(h));
+                CHECK(cu->CtxSynchronize() == CUDA_SUCCESS &&
+                      cu->MemcpyDtoH(hC, dC, nc * 2) == CUDA_SUCCESS);
+                at_stats st;
+                CHECK_OK(at_get_stats(h, &st));
+                CHECK_STR(st.last_kernel, "smallm");
+                double num = 0, den = 0;
+                for (int i = 0; i < m; i++)
+                    for (int j = 0; j < n; j++) {
+                        size_t ic = col ? (size_t)j * ldc + i : (size_t)i * ldc + j;
+                        double want = alpha * prod[(size_t)i * n + j] +
+                                      (beta != 0 ? beta * smt_value(type, hC0[ic]) : 0);
+                        double got = smt_value(type, hC[ic]);
+                        num += (got - want) * (got - want);
+                        den += want * want;
+                    }
+                tpl_problem p = smt_problem(m, n, k, type, 0, 0, 1);
+                double e = isfinite(num) ? sqrt(num / (den > 0 ? den : 1)) : INFINITY;
+                CHECK_MSG(e <= tpl_smallm.tolerance(&p), "%dx%dx%d %s type %d ops %d%d call %d: "
+                          "error %g (%s)", m, n, k, col ? "col" : "row", (int)type, (int)opa,
+                          (int)opb, rep + 1, e, st.last_config);
+            }
+            cu->MemFree(dA);
+            cu->MemFree(dB);
+            cu->MemFree(dC);
+            free(fa);
+            free(fb);
+            free(prod);
+            free(hA);
+            free(hB);
+            free(hC0);
+            free(hC);
+        }
+    CHECK_OK(at_destroy(h));
+    CUcontext popped;
+    cu->CtxPopCurrent(&popped);
+    cu->DevicePrimaryCtxRelease(cdev);
 }
