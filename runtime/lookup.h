@@ -98,9 +98,10 @@ double lk_shape_distance(const tpl_problem *a, const tpl_problem *b);
  * (current source; deterministic when asked) is fastest; *measured = 1. When none of them
  * has a measurement of p (*measured = 0), a rule: products with m, n and k all at most
  * LK_SMALL_GEMM go to the family named "bgemm" (several small products per block) where it
- * is in fams; then the first family whose claims hook takes p (the skinny family's shape
- * classes); else the first other accepting family in fams (matmul, tcgemm, dgemm), else
- * bgemm. NULL if no family in fams accepts p. d may be NULL (the rule only). */
+ * is in fams; then the first family in fams whose claims hook takes p (smallm's, then skinny's
+ * shape classes: lk_gemm_families lists them in registry order); else the first other
+ * accepting family in fams (matmul, tcgemm, dgemm), else bgemm. NULL if no family in fams
+ * accepts p. d may be NULL (the rule only). */
 #define LK_SMALL_GEMM 128
 const tpl_family *lk_choose_family(db *d, const at_device_info *dev, const tpl_problem *p,
                                    int deterministic, const tpl_family *const *fams, int n,

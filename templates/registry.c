@@ -12,10 +12,13 @@ extern const tpl_family tpl_tcgemm;
 extern const tpl_family tpl_dgemm;
 extern const tpl_family tpl_bgemm;
 extern const tpl_family tpl_skinny;
+extern const tpl_family tpl_smallm;
 
+/* The order is the claims order of lk_gemm_families: smallm (m <= 64 over a large B) is asked
+ * before skinny, whose narrow-side rule would take the same calls. */
 static const tpl_family *const registry_builtin[] = {
     &tpl_matmul, &tpl_sum, &tpl_dot, &tpl_jacobi, &tpl_tcgemm,
-    &tpl_dgemm, &tpl_bgemm, &tpl_skinny,
+    &tpl_dgemm, &tpl_bgemm, &tpl_smallm, &tpl_skinny,
 };
 #define BUILTIN_COUNT ((int)(sizeof registry_builtin / sizeof registry_builtin[0]))
 #define EXTRA_MAX 8

@@ -614,6 +614,17 @@ extern const int tpl_skinny_n_reasons;
  * stages, at most 256 and at most 131072 partial elements per tile for the last block to sum,
  * and no slice empty (steps spread evenly, the last one shorter). */
 int tpl_skinny_slices(const int *c, long long tiles, long long steps, long long resident);
+/* ---- smallm's rejection reasons (templates/smallm.c; the tests reach every one) ---- */
+extern const char *const tpl_smallm_reasons[];
+extern const int tpl_smallm_n_reasons;
+/* K slices of each of `tiles` output tiles (every product of one launch) of configuration c
+ * over depth k, `rows` rows of each tile inside the matrix (min(m, MT)), on a device where
+ * `resident` of its blocks run at once: 1 when fewer than two slices per tile fit the WAVES
+ * waves or K is short (below 8 stages); else as many as fill the waves without a partial one,
+ * each at least 4 stages, slices^2 x 8 x rows <= k (the last block's sum of the partials within
+ * a quarter of a slice's reading of B), at most 256, and no slice empty. */
+int tpl_smallm_slices(const int *c, long long tiles, long long rows, long long k,
+                      long long resident);
 /* ---- bgemm's rejection reasons (templates/bgemm.c; the tests reach every one) ---- */
 extern const char *const tpl_bgemm_reasons[];
 extern const int tpl_bgemm_n_reasons;

@@ -397,6 +397,7 @@ TEST(recorded_gemm_call_tunes_every_candidate_family)
     CHECK_EQ(tn_recorded_items(path, &items, &n), 0);
     const char *want[][2] = {
         {"skinny", "8x4096x4096:bf16"}, {"tcgemm", "8x4096x4096:bf16"},
+        {"smallm", "8x4096x4096:bf16"},
         {"bgemm", "48x48x48:f64:b500"}, {"dgemm", "48x48x48:f64:b500"},
         {"skinny", "48x48x48:f64:b500"}, {"sum", "100003"},
     };

@@ -14,7 +14,7 @@
 #include "th_family.h"
 #include "tpl.h"
 
-extern const tpl_family tpl_skinny, tpl_tcgemm, tpl_matmul, tpl_dgemm, tpl_bgemm;
+extern const tpl_family tpl_skinny, tpl_tcgemm, tpl_matmul, tpl_dgemm, tpl_bgemm, tpl_smallm;
 
 static int sk_param(const char *name)
 {
@@ -269,20 +269,21 @@ TEST(skinny_family_choice_by_class_then_measurement)
     db_close(d);
 }
 
-/* The families a GEMM call chooses among: its type's large-tile family first, skinny, and
- * bgemm for a batch only. */
+/* The families a GEMM call chooses among: its type's large-tile family first, the claiming
+ * families in registry order (smallm before skinny), and bgemm for a batch only. */
 TEST(skinny_gemm_candidates_per_kind)
 {
     const tpl_family *f[16];
     tpl_problem bf = {.n_dims = 3, .dims = {8, 4096, 4096}, .dtype = AT_R_16BF};
     int n = lk_gemm_families(&bf, NULL, f, 16);
-    CHECK(n == 2 && f[0] == &tpl_tcgemm && f[1] == &tpl_skinny);
+    CHECK(n == 3 && f[0] == &tpl_tcgemm && f[1] == &tpl_smallm && f[2] == &tpl_skinny);
     tpl_problem sg = {.n_dims = 3, .dims = {64, 64, 64}};
     n = lk_gemm_families(&sg, NULL, f, 16);
-    CHECK(n == 2 && f[0] == &tpl_matmul && f[1] == &tpl_skinny);
+    CHECK(n == 3 && f[0] == &tpl_matmul && f[1] == &tpl_smallm && f[2] == &tpl_skinny);
     sg.batch = 100;
     n = lk_gemm_families(&sg, NULL, f, 16);
-    CHECK(n == 3 && f[0] == &tpl_matmul && f[1] == &tpl_bgemm && f[2] == &tpl_skinny);
+    CHECK(n == 4 && f[0] == &tpl_matmul && f[1] == &tpl_bgemm && f[2] == &tpl_smallm &&
+          f[3] == &tpl_skinny);
     tpl_problem dg = {.n_dims = 3, .dims = {64, 64, 64}, .dtype = AT_R_64F};
     CHECK_STR(lk_gemm_main_family(&dg), "dgemm");
     tpl_problem tf = {.n_dims = 3, .dims = {64, 64, 64}, .dtype = AT_R_32F, .math = AT_MATH_TF32};

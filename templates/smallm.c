@@ -1,0 +1,422 @@
+/* smallm.c: descriptor of the smallm family (templates/smallm.cu): FP16 and BF16 GEMMs with a
+ * small M (m <= 64) over a large N x K on the tensor cores, bound by reading B; its space and
+ * rules, the K slices chosen at run time to fill the GPU, inputs and verification, the shapes it
+ * claims without measurements. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "tpl.h"
+
+/* Parameter order; must match the params table below. */
+enum {
+    P_TYPE, P_OPA, P_OPB, P_MT, P_BN, P_BK, P_STAGES, P_WARPS, P_KW, P_VEC, P_WAVES, P_COUNT
+};
+
+#define SM_MAX_M 64                         /* the family computes m <= 64 (MT's largest) */
+#define SM_MAX_DIM 0x7fffffffLL
+#define SM_MAX_SLICES 256                   /* K slices of one tile */
+#define SM_MIN_SLICE_STEPS 4                /* K stages of one slice at least (pipeline fill) */
+#define SM_MAX_WORKSPACE (256LL << 20)      /* bytes of slice partials */
+#define SM_SMEM_RESERVE 128                 /* static shared memory (the last block's flag) */
+#define SM_SLOT_WORK 0
+#define SM_SLOT_COUNTERS 1
+
+/* ---- rejection reasons (each reachable; tests/test_smallm.c reaches every one) ---- */
+enum { R_RANGE, R_SPLIT, R_REGS, R_SMEM, R_COUNT };
+
+const char *const tpl_smallm_reasons[R_COUNT] = {
+    [R_RANGE] = "TYPE 0 or 1, OPA and OPB 0 or 1, MT 8, 16, 32 or 64, BN 64..256 and BK 32..128 "
+                "multiples of 16, STAGES 2..8, WARPS 4 or 8, KW 1, 2 or 4, VEC 2, 4 or 8, WAVES "
+                "1..8",
+    [R_SPLIT] = "the warps must split the tile: KW divides WARPS and the BK / 16 k16 steps of a "
+                "stage, and BN is a multiple of 16 x WARPS / KW (the warps along n)",
+    [R_REGS] = "accumulators above 64 registers per thread ((BN / (WARPS / KW) / 16) x (MT / 8) "
+               "mma tiles of 4)",
+    [R_SMEM] = "the pipeline stages (or the KW groups' partial tiles) above the device's shared "
+               "memory per block",
+};
+const int tpl_smallm_n_reasons = R_COUNT;
+
+static int sm_reject(int r, char *why, size_t len)
+{
+    return tpl_reject(why, len, tpl_smallm_reasons[r]);
+}
+
+static int sm_threads(const int *c)
+{
+    return c[P_WARPS] * 32;
+}
+
+/* Elements of one pipeline stage in shared memory (smallm.cu's SM_STAGE_ELEMS): B's tile as
+ * stored and A's, each row padded to an odd number of 16-byte units. */
+static long long sm_stage_elems(const int *c)
+{
+    long long b = c[P_OPB] ? (long long)c[P_BN] * (c[P_BK] + 8)
+                           : (long long)c[P_BK] * (c[P_BN] + 8);
+    long long a = c[P_OPA] ? (long long)c[P_BK] * (c[P_MT] == 8 ? 8 : c[P_MT] + 8)
+                           : (long long)c[P_MT] * (c[P_BK] + 8);
+    return a + b;
+}
+
+/* Bytes of dynamic shared memory: the stages, reused for the KW groups' partial tiles. */
+static long long sm_smem(const int *c)
+{
+    long long pipe = (long long)c[P_STAGES] * sm_stage_elems(c) * 2;
+    long long red = (long long)c[P_KW] * c[P_MT] * (c[P_BN] + 4) * 4;
+    return pipe > red ? pipe : red;
+}
+
+static int sm_valid(const int *c, const at_device_info *dev, char *why, size_t len)
+{
+    int mt = c[P_MT], vec = c[P_VEC];
+    if ((c[P_TYPE] | c[P_OPA] | c[P_OPB]) & ~1 || (mt != 8 && mt != 16 && mt != 32 && mt != 64) ||
+        c[P_BN] < 64 || c[P_BN] > 256 || c[P_BN] % 16 || c[P_BK] < 32 || c[P_BK] > 128 ||
+        c[P_BK] % 16 || c[P_STAGES] < 2 || c[P_STAGES] > 8 ||
+        (c[P_WARPS] != 4 && c[P_WARPS] != 8) || (c[P_KW] != 1 && c[P_KW] != 2 && c[P_KW] != 4) ||
+        (vec != 2 && vec != 4 && vec != 8) || c[P_WAVES] < 1 || c[P_WAVES] > 8)
+        return sm_reject(R_RANGE, why, len);
+    int nwarps = c[P_WARPS] / c[P_KW];
+    if (c[P_WARPS] % c[P_KW] || (c[P_BK] / 16) % c[P_KW] || c[P_BN] % (16 * nwarps))
+        return sm_reject(R_SPLIT, why, len);
+    if ((c[P_BN] / nwarps / 16) * (mt / 8) * 4 > 64)
+        return sm_reject(R_REGS, why, len);
+    long long limit = (dev && dev->smem_per_block_optin > 0 ? dev->smem_per_block_optin
+                                                             : 227 * 1024) - SM_SMEM_RESERVE;
+    if (sm_smem(c) > limit)
+        return sm_reject(R_SMEM, why, len);
+    return 1;
+}
+
+/* TYPE of a problem's kind, -1 if the family does not compute it: FP16 0, BF16 1; row-major
+ * canonical form, ops N or T, any batch. */
+static int sm_type_of(const tpl_problem *p)
+{
+    if ((unsigned)p->op_a > AT_OP_T || (unsigned)p->op_b > AT_OP_T ||
+        p->order != AT_ROW_MAJOR || p->batch < 0 || p->math != AT_MATH_DEFAULT)
+        return -1;
+    return p->dtype == AT_R_16F ? 0 : p->dtype == AT_R_16BF ? 1 : -1;
+}
+
+/* FP16 and BF16 with m <= 64: larger m is the large-tile families' (a block holds all of m). */
+static int sm_accepts(const tpl_problem *p)
+{
+    return p->n_dims == 3 && sm_type_of(p) >= 0 && p->dims[0] <= SM_MAX_M;
+}
+
+/* The MT that serves m rows: the smallest of 8, 16, 32, 64 that holds them. */
+static int sm_mt_for(long long m)
+{
+    return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;
+}
+
+extern const tpl_family tpl_smallm;
+
+/* A configuration serves a problem of its kind whose m its MT holds with the least padding
+ * (a larger MT computes the same C with more idle mma columns). */
+static int sm_applicable(const int *c, const tpl_problem *p)
+{
+    if (!tpl_family_accepts(&tpl_smallm, p) || sm_type_of(p) != c[P_TYPE] ||
+        (int)p->op_a != c[P_OPA] || (int)p->op_b != c[P_OPB])
+        return 0;
+    long long m = p->dims[0], n = p->dims[1], k = p->dims[2];
+    if (m < 1 || n < 1 || k < 0 || n > SM_MAX_DIM || k > SM_MAX_DIM)
+        return 0;
+    return c[P_MT] == sm_mt_for(m);
+}
+
+static int sm_deterministic(const int *cfg)
+{
+    (void)cfg;      /* K slices are summed in slice order by one block: no float atomics */
+    return 1;
+}
+
+/* ---- run ---- */
+
+/* 1 if operand o allows cp.async chunks of w two-byte elements: base, ld and batch stride. */
+static int sm_aligned(const tpl_operand *o, int w, long long batch)
+{
+    return o->ptr % (unsigned long long)(w * 2) == 0 && o->ld % w == 0 &&
+           (batch <= 1 || o->batch_stride % w == 0);
+}
+
+int tpl_smallm_slices(const int *c, long long tiles, long long rows, long long k,
+                      long long resident)
+{
+    long long steps = tpl_cdiv(k > 0 ? k : 0, c[P_BK]);
+    long long want = resident * c[P_WAVES];
+    if (tiles < 1 || rows < 1 || steps < 2 * SM_MIN_SLICE_STEPS || tiles * 2 > want)
+        return 1;
+    long long slices = want / tiles;
+    if (slices > steps / SM_MIN_SLICE_STEPS)
+        slices = steps / SM_MIN_SLICE_STEPS;
+    /* the last block reads slices x rows x BN partial floats, the slice's blocks read BN x k /
+     * slices elements of B each: keep the first within a quarter of the second */
+    while (slices > 1 && slices * slices * 8 * rows > k)
+        slices--;
+    if (slices > SM_MAX_SLICES)
+        slices = SM_MAX_SLICES;
+    while (slices > 1 && slices * tiles * c[P_MT] * c[P_BN] * 4 > SM_MAX_WORKSPACE)
+        slices /= 2;
+    if (slices < 2)
+        return 1;
+    /* every slice non-empty: the same stages per slice, the last one shorter */
+    return (int)tpl_cdiv(steps, tpl_cdiv(steps, slices));
+}
+
+static at_status sm_run(at_exec *ex, const int *cfg, tpl_args *args)
+{
+    const tpl_problem *p = &args->problem;
+    at_status s = tpl_check_problem(ex, &tpl_smallm, p);
+    if (s != AT_OK)
+        return s;
+    if (sm_type_of(p) != cfg[P_TYPE] || (int)p->op_a != cfg[P_OPA] || (int)p->op_b != cfg[P_OPB])
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "smallm: configuration TYPE=%d OPA=%d OPB=%d does "
+                       "not compute this problem's type and ops", cfg[P_TYPE], cfg[P_OPA],
+                       cfg[P_OPB]);
+    long long m64 = p->dims[0], n64 = p->dims[1], k64 = p->dims[2], batch = tpl_problem_batch(p);
+    if (m64 < 0 || n64 < 0 || k64 < 0 || n64 > SM_MAX_DIM || k64 > SM_MAX_DIM)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "smallm: sizes %lldx%lldx%lld out of range", m64,
+                       n64, k64);
+    int m = (int)m64, n = (int)n64, k = (int)k64;
+    if (m == 0 || n == 0)
+        return AT_OK;
+    const tpl_operand *oa = &args->operand[TPL_GEMM_A], *ob = &args->operand[TPL_GEMM_B],
+                      *oc = &args->operand[TPL_GEMM_C];
+    long long need_a = cfg[P_OPA] ? m : k, need_b = cfg[P_OPB] ? k : n;
+    if (oa->ld < (need_a > 1 ? need_a : 1) || ob->ld < (need_b > 1 ? need_b : 1) || oc->ld < n)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "smallm: leading dimensions lda=%lld ldb=%lld "
+                       "ldc=%lld too small for %dx%dx%d (ops %c%c)", oa->ld, ob->ld, oc->ld, m,
+                       n, k, cfg[P_OPA] ? 'T' : 'N', cfg[P_OPB] ? 'T' : 'N');
+    if (batch > 1 && (oa->batch_stride < 0 || ob->batch_stride < 0 || oc->batch_stride < 0))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "smallm: negative batch stride");
+    if (!oc->ptr || (k > 0 && (!oa->ptr || !ob->ptr)))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "smallm: NULL operand");
+    long long tiles = tpl_cdiv(m, cfg[P_MT]) * tpl_cdiv(n, cfg[P_BN]);
+    if (tiles > SM_MAX_DIM)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "smallm: %lld tiles of %dx%d above 2^31 - 1",
+                       tiles, cfg[P_MT], cfg[P_BN]);
+    int va = oa->ptr && sm_aligned(oa, cfg[P_VEC], batch);
+    int vb = ob->ptr && sm_aligned(ob, cfg[P_VEC], batch);
+    unsigned threads = (unsigned)sm_threads(cfg), smem = (unsigned)sm_smem(cfg);
+    int per_sm = 0;
+    if ((s = ex_occupancy(ex, "smallm_gemm", threads, smem, &per_sm)) != AT_OK)
+        return s;
+    long long sms = ex->dev && ex->dev->sm_count > 0 ? ex->dev->sm_count : 1;
+    long long steps = tpl_cdiv(k, cfg[P_BK]);
+    long long rows = m < cfg[P_MT] ? m : cfg[P_MT];
+    long long sa = batch > 1 ? oa->batch_stride : 0, sb = batch > 1 ? ob->batch_stride : 0,
+              sc = batch > 1 ? oc->batch_stride : 0;
+    long long lda = oa->ld, ldb = ob->ld, ldc = oc->ld;
+    float alpha = (float)args->scalar[TPL_GEMM_ALPHA], beta = (float)args->scalar[TPL_GEMM_BETA];
+    for (long long z = 0; z < batch; z += 65535) {
+        long long products = batch - z < 65535 ? batch - z : 65535;
+        int slices = tpl_smallm_slices(cfg, tiles * products, rows, k, per_sm * sms);
+        int per_slice = (int)(slices > 1 ? tpl_cdiv(steps, slices) : (steps > 0 ? steps : 1));
+        CUdeviceptr work = 0, counters = 0;
+        if (slices > 1) {
+            size_t launch_tiles = (size_t)(tiles * products);
+            size_t bytes = launch_tiles * (size_t)slices * (size_t)cfg[P_MT] * (size_t)cfg[P_BN] *
+                           4;
+            if ((s = ex_scratch(ex, SM_SLOT_WORK, bytes, &work)) != AT_OK ||
+                (s = ex_scratch_zeroed(ex, SM_SLOT_COUNTERS, launch_tiles * 4, &counters)) !=
+                    AT_OK)
+                return s;
+        }
+        CUdeviceptr A = (oa->ptr ? oa->ptr : oc->ptr) + (CUdeviceptr)(z * sa * 2);
+        CUdeviceptr B = (ob->ptr ? ob->ptr : oc->ptr) + (CUdeviceptr)(z * sb * 2);
+        CUdeviceptr C = oc->ptr + (CUdeviceptr)(z * sc * 2);
+        void *a[] = {&A, &B, &C, &lda, &ldb, &ldc, &sa, &sb, &sc, &m, &n, &k, &alpha, &beta,
+                     &per_slice, &va, &vb, &work, &counters};
+        if ((s = ex_launch(ex, "smallm_gemm", (unsigned)tiles, (unsigned)slices,
+                           (unsigned)products, threads, 1, 1, smem, a)) != AT_OK)
+            return s;
+    }
+    return AT_OK;
+}
+
+static void sm_work(const tpl_problem *p, double *flops, double *bytes)
+{
+    double m = (double)p->dims[0], n = (double)p->dims[1], k = (double)p->dims[2];
+    double b = (double)tpl_problem_batch(p);
+    *flops = 2.0 * m * n * k * b;
+    *bytes = 2.0 * (m * k + k * n + m * n) * b;  /* A and B read, C written (beta 0) once */
+}
+
+/* Inputs of a problem: each product's A and B one after another in the layout of the ops,
+ * uniform in [-1, 1) rounded to the type; alpha 1.5, beta 0 over a C filled with NaN (it must
+ * not be read); the compensated float64 reference of every product (tpl_ref_gemm_compensated). */
+static at_status sm_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
+                            tpl_workset *ws)
+{
+    at_status s = tpl_check_gemm_prepare(ref, &tpl_smallm, p);
+    if (s != AT_OK)
+        return s;
+    long long batch = tpl_problem_batch(p);
+    int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
+    at_dtype t = p->dtype;
+    size_t a_n = (size_t)batch * m * k, b_n = (size_t)batch * k * n;
+    size_t c_n = (size_t)batch * m * n, c_bytes = c_n * 2, nan_bytes = (c_bytes + 3) / 4 * 4;
+    CUdeviceptr A, B, C, C0, R;
+    if ((s = tpl_ws_alloc(ref, ws, a_n * 2, &A)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, b_n * 2, &B)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, nan_bytes, &C)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, nan_bytes, &C0)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, c_n * 8, &R)) != AT_OK)
+        return s;
+    long long lda = p->op_a == AT_OP_T ? m : k, ldb = p->op_b == AT_OP_T ? k : n;
+    long long sa = (long long)m * k, sb = (long long)k * n, sc = (long long)m * n;
+    memset(&ws->args, 0, sizeof ws->args);
+    ws->args.problem = *p;
+    ws->args.operand[TPL_GEMM_A] = (tpl_operand){A, lda, sa};
+    ws->args.operand[TPL_GEMM_B] = (tpl_operand){B, ldb, sb};
+    ws->args.operand[TPL_GEMM_C] = (tpl_operand){C, n, sc};
+    ws->args.scalar[TPL_GEMM_ALPHA] = 1.5;
+    ws->args.scalar[TPL_GEMM_BETA] = 0.0;
+    if ((s = tpl_fill_gemm_operand(ref, A, (long long)a_n, t, seed * 3 + 1)) != AT_OK ||
+        (s = tpl_fill_gemm_operand(ref, B, (long long)b_n, t, seed * 3 + 2)) != AT_OK ||
+        (s = ex_memset32(ref, C0, 0xFFFFFFFFu, nan_bytes / 4)) != AT_OK ||
+        (s = tpl_ref_gemm_compensated(ref, &ws->args, C0, R)) != AT_OK)
+        return s;
+    ws->out = C;
+    ws->out_bytes = c_bytes;
+    ws->out_initial = C0;
+    ws->reference = R;
+    return AT_OK;
+}
+
+/* The verification rule of the tensor-core family, relative Frobenius error against the
+ * float64 reference: two roundings of C (2 u of the type) plus the FP32 accumulation,
+ * (4 sqrt(k) + k / 8) 2^-24. A wrong fragment, a lost slice or a race gives 1e-2 or more. */
+static double sm_tolerance(const tpl_problem *p)
+{
+    double k = p->n_dims == 3 && p->dims[2] > 0 ? (double)p->dims[2] : 1.0;
+    return 2.0 * tpl_unit_roundoff(p->dtype) + (4.0 * sqrt(k) + k / 8.0) * ldexp(1.0, -24);
+}
+
+/* sm_80+: mma.sync m16n8k16 in BF16, ldmatrix, cp.async; nothing older. */
+static const char *sm_target_arch(const int *cfg, const char *arch)
+{
+    (void)cfg;
+    int cc = 0;
+    return sscanf(arch, "sm_%d", &cc) == 1 && cc >= 80 ? arch : NULL;
+}
+
+/* The problem's TYPE and ops, and the MT that holds its m. */
+static void sm_fit_kind(int *cfg, const tpl_problem *p)
+{
+    int t = sm_type_of(p);
+    cfg[P_TYPE] = t >= 0 ? t : 1;
+    cfg[P_OPA] = p->op_a == AT_OP_T;
+    cfg[P_OPB] = p->op_b == AT_OP_T;
+    if (p->n_dims == 3)
+        cfg[P_MT] = sm_mt_for(p->dims[0]);
+}
+
+#define SM_CFG(rest) "TYPE=1,OPA=0,OPB=0," rest ",VEC=8,WAVES=1"
+
+/* Built-in choices per m class (TYPE, ops and MT fitted to the problem), reasoned, not yet
+ * measured: BN 128 columns of B per block in BK 64 stages, 4 stages (3 loads of 16-18 KiB in
+ * flight per block, 2-3 blocks per SM: about 100-150 KiB of B in flight per SM, above the
+ * ~40 KiB that one microsecond of HBM latency at 4.8 TB/s / 132 SMs needs), one wave of blocks
+ * with K slices (WAVES 1). m <= 16: 4 warps of 32 columns each; m 17..64: 8 warps in two K
+ * groups (KW 2) so that each warp's 2 x MT/8 accumulator tiles stay within 64 registers and an
+ * SM has 16 warps to hide the mma and ldmatrix latency. */
+static const tpl_default sm_defaults[] = {
+    {.cc_min = 80, .max_m = 16,
+     .config = SM_CFG("MT=16,BN=128,BK=64,STAGES=4,WARPS=4,KW=1"),
+     .origin = "m <= 16: 4 warps of 32 columns, 4 stages of 128 x 64 (reasoned)"},
+    {.cc_min = 80, .config = SM_CFG("MT=64,BN=128,BK=64,STAGES=4,WARPS=8,KW=2"),
+     .origin = "m 17..64: 8 warps in two K groups, 4 stages of 128 x 64 (reasoned)"},
+};
+
+/* Without a measurement at the exact shape, the smallm family serves FP16 and BF16 calls with
+ * m <= 64 (the row-major canonical form's m: a column-major call's n) whose B is large enough
+ * (n >= 256 and n k x batch >= 2^22 elements, 8 MiB) that reading it dominates the launch, and
+ * whose B rows (n for op N, k for op T) are a multiple of 8 elements, so that B at its tightest
+ * leading dimension streams in 16-byte cp.async chunks (elsewhere the kernel loads B element by
+ * element, correct but far from the bandwidth); ahead of skinny (CUDA cores) and of the
+ * large-tile family (tcgemm, 128-row tiles: up to 128x padding of m). */
+static int sm_claims(const tpl_problem *p, const at_device_info *dev)
+{
+    (void)dev;
+    if (!sm_accepts(p) || p->dims[0] < 1)
+        return 0;
+    long long row = p->op_b == AT_OP_T ? p->dims[2] : p->dims[1];
+    double n = (double)p->dims[1], k = (double)p->dims[2];
+    return row % 8 == 0 && n >= 256 && n * k * (double)tpl_problem_batch(p) >= 4194304.0;
+}
+
+/* the first is one the portable default_config (MT 64) serves */
+static const tpl_problem sm_tuning[] = {
+    {.n_dims = 3, .dims = {64, 8192, 8192}, .dtype = AT_R_16BF},
+    {.n_dims = 3, .dims = {1, 8192, 8192}, .dtype = AT_R_16BF},
+    {.n_dims = 3, .dims = {16, 8192, 8192}, .dtype = AT_R_16BF},
+    {.n_dims = 3, .dims = {8, 8192, 8192}, .dtype = AT_R_16F, .op_b = AT_OP_T},
+};
+
+static int sm_tile_of(const int *cfg, tpl_tile *t)
+{
+    memset(t, 0, sizeof *t);
+    t->bm = cfg[P_MT];
+    t->bn = cfg[P_BN];
+    t->splitk = 1;
+    t->products = 1;
+    t->elem_bytes = 2;
+    t->threads = sm_threads(cfg);
+    t->smem = sm_smem(cfg);
+    return t->bm > 0 && t->bn > 0 && t->threads > 0;
+}
+
+const tpl_family tpl_smallm = {
+    .name = "smallm",
+    .source = "smallm.cu",
+    .fixed_options = "",
+    .summary = "GEMM for m <= 64 over a large N x K (FP16, BF16; row-major, ops N/T, batches) "
+               "on the tensor cores: C^T = op(B)^T op(A)^T with mma m16n8k16 (m on the mma's "
+               "8 side), B streamed through a cp.async pipeline, K split across blocks, slices "
+               "summed in order",
+    .n_dims = 3,
+    .dim_names = {"m", "n", "k"},
+    .metric_is_flops = 1,
+    .hidden = 0,
+    .n_params = P_COUNT,
+    .params = {
+        {"TYPE", 2, {1, 0}, "element type: 1 bfloat16, 0 half (FP32 accumulation); must match "
+                            "the problem"},
+        {"OPA", 2, {0, 1}, "op(A): 0 N (m x k), 1 T (stored k x m); must match the problem"},
+        {"OPB", 2, {0, 1}, "op(B): 0 N (k x n), 1 T (stored n x k); must match the problem"},
+        {"MT", 4, {8, 16, 32, 64}, "rows of C per block (mma n8 tiles of m): the smallest that "
+                                   "holds the problem's m"},
+        {"BN", 3, {128, 64, 256}, "columns of C per block (rows of op(B)^T)"},
+        {"BK", 3, {64, 32, 128}, "K depth of one pipeline stage"},
+        {"STAGES", 3, {4, 3, 6}, "pipeline stages in shared memory (STAGES - 1 loads in "
+                                 "flight)"},
+        {"WARPS", 2, {4, 8}, "warps per block"},
+        {"KW", 3, {1, 2, 4}, "warp groups splitting each stage's k16 steps (the rest split "
+                             "BN)"},
+        {"VEC", 2, {8, 4}, "elements per cp.async where the operand is aligned to it (else "
+                           "element loads)"},
+        {"WAVES", 2, {1, 2}, "K slices across blocks until the launch fills this many waves "
+                             "of resident blocks", .host_only = 1},
+    },
+    .valid = sm_valid,
+    .tile_of = sm_tile_of,
+    .accepts = sm_accepts,
+    .applicable = sm_applicable,
+    .deterministic = sm_deterministic,
+    .run = sm_run,
+    .work = sm_work,
+    .work_done = NULL,
+    .prepare = sm_prepare,
+    .check = tpl_check_gemm,
+    .tolerance = sm_tolerance,
+    .target_arch = sm_target_arch,
+    .default_config = "TYPE=1,OPA=0,OPB=0,MT=64,BN=128,BK=64,STAGES=4,WARPS=8,KW=2,VEC=8,WAVES=1",
+    .n_defaults = (int)(sizeof sm_defaults / sizeof sm_defaults[0]),
+    .defaults = sm_defaults,
+    .fit_kind = sm_fit_kind,
+    .claims = sm_claims,
+    .n_tuning_problems = (int)(sizeof sm_tuning / sizeof sm_tuning[0]),
+    .tuning_problems = sm_tuning,
+    .n_default_tuning_problems = 2,     /* m = 64 and m = 1; the rest with --kernel smallm */
+};

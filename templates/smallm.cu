@@ -1,0 +1,445 @@
+// smallm.cu: the smallm family, C = alpha*op(A)*op(B) + beta*C (row-major canonical form, ops N
+// or T, strided batches) in FP16 and BF16 for a small M (inference-like calls, m <= 64) over a
+// large N x K: the calls are bound by reading B once. The tensor cores compute C^T = op(B)^T
+// op(A)^T (mma.sync m16n8k16, FP32 accumulation) so that B fills the mma's 16-row side and the
+// small m its 8-column side (no padding of m to 16). B and A stream through shared memory in a
+// STAGES-deep cp.async pipeline; K is split across blocks (the host picks the slices to fill the
+// GPU) and the slices are summed in slice order by the last block of each tile (one launch,
+// deterministic).
+
+// ---- tunables (templates/smallm.c passes each as -D) ----
+#ifndef TYPE
+#define TYPE 1          // element type of A, B and C: 0 half, 1 bfloat16 (FP32 accumulation)
+#endif
+#ifndef OPA
+#define OPA 0           // 0: A is m x k (lda >= k); 1: A is stored k x m (op T, lda >= m)
+#endif
+#ifndef OPB
+#define OPB 0           // 0: B is k x n (ldb >= n); 1: B is stored n x k (op T, ldb >= k)
+#endif
+#ifndef MT
+#define MT 8            // rows of C (m) per block: 8, 16, 32, 64 (mma n8 tiles of m)
+#endif
+#ifndef BN
+#define BN 128          // columns of C (n) per block: 64, 128, 256
+#endif
+#ifndef BK
+#define BK 64           // K depth of one pipeline stage: 32, 64, 128
+#endif
+#ifndef STAGES
+#define STAGES 4        // pipeline stages in shared memory (STAGES - 1 loads in flight): 2..8
+#endif
+#ifndef WARPS
+#define WARPS 4         // warps per block: 4 or 8
+#endif
+#ifndef KW
+#define KW 1            // warp groups splitting each stage's k16 steps (sums meet in shared memory)
+#endif
+#ifndef VEC
+#define VEC 8           // elements per cp.async (16, 8 or 4 bytes) where the operand is aligned
+#endif
+#ifndef WAVES
+#define WAVES 2         // host-only (smallm.c's K slices, never passed here): waves to fill
+#endif
+
+#define SM_THREADS (WARPS * 32)
+#define SM_NWARPS (WARPS / KW)          // warps along n
+#define SM_WN (BN / SM_NWARPS)          // n rows (of C^T) per warp, a multiple of 16
+#define SM_N16 (SM_WN / 16)
+#define SM_M8 (MT / 8)
+#define SM_CDIV(a, b) (((a) + (b) - 1) / (b))
+
+// Shared-memory strides in elements (rows of 16 bytes padded so that the 8 row addresses of an
+// ldmatrix fall on 8 different 16-byte bank groups: an odd number of 16-byte units per row).
+#if OPB
+#define SM_B_ROWS BN                    // B tile as stored: [n][k]
+#define SM_B_STRIDE (BK + 8)
+#else
+#define SM_B_ROWS BK                    // [k][n]
+#define SM_B_STRIDE (BN + 8)
+#endif
+#if OPA
+#define SM_A_ROWS BK                    // A tile as stored: [k][m]
+#define SM_A_STRIDE (MT == 8 ? 8 : MT + 8)
+#else
+#define SM_A_ROWS MT                    // [m][k]
+#define SM_A_STRIDE (BK + 8)
+#endif
+#define SM_B_ELEMS (SM_B_ROWS * SM_B_STRIDE)
+#define SM_A_ELEMS (SM_A_ROWS * SM_A_STRIDE)
+#define SM_STAGE_ELEMS (SM_B_ELEMS + SM_A_ELEMS)
+#define SM_RED_STRIDE (BN + 4)          // partial tiles [kw][m][n] in floats, rows padded
+// bytes of dynamic shared memory (smallm.c computes the same): the stages, reused at the end
+// for the KW groups' partial tiles
+#define SM_PIPE_BYTES (STAGES * SM_STAGE_ELEMS * 2)
+#define SM_RED_BYTES (KW * MT * SM_RED_STRIDE * 4)
+
+typedef unsigned short sm_elem;
+
+__device__ __forceinline__ float sm_to_float(sm_elem v)
+{
+#if TYPE == 1
+    return __uint_as_float((unsigned)v << 16);
+#else
+    float f;
+    asm("{ .reg .b16 h; mov.b16 h, %1; cvt.f32.f16 %0, h; }" : "=f"(f) : "h"(v));
+    return f;
+#endif
+}
+
+// Rounds to the element type (to nearest even).
+__device__ __forceinline__ sm_elem sm_from_float(float f)
+{
+    unsigned short h;
+#if TYPE == 1
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+#else
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+#endif
+    return h;
+}
+
+__device__ __forceinline__ unsigned sm_smem_addr(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+// One chunk of VEC elements global -> shared: `avail` of them inside the matrix (the rest
+// zero-filled). aligned: cp.async of VEC * 2 bytes (src-size avail * 2, zero fill); else element
+// by element (plain loads and stores: the stage is read only after a __syncthreads).
+__device__ __forceinline__ void sm_chunk(sm_elem *dst, const sm_elem *src, int avail, int aligned)
+{
+    if (avail > VEC)
+        avail = VEC;
+    if (avail < 0)
+        avail = 0;
+    if (aligned) {
+        unsigned d = sm_smem_addr(dst);
+        int bytes = avail * 2;
+#if VEC == 8
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+                     "r"(bytes));
+#elif VEC == 4
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src),
+                     "r"(bytes));
+#else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src),
+                     "r"(bytes));
+#endif
+    } else {
+#pragma unroll
+        for (int e = 0; e < VEC; e++)
+            dst[e] = e < avail ? src[e] : (sm_elem)0;
+    }
+}
+
+__device__ __forceinline__ void sm_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int N>
+__device__ __forceinline__ void sm_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// One stage's tiles, global -> shared: B's K steps k0.. and columns col0.. (BK x BN as op(B)), A's
+// rows row0.. and K steps k0.. (MT x BK as op(A)), in chunks of VEC along each operand's
+// contiguous dimension, every thread a share of the chunks.
+__device__ __forceinline__ void sm_load_stage(sm_elem *Bs, sm_elem *As, const sm_elem *A,
+                                              const sm_elem *B, long long lda, long long ldb,
+                                              int m, int n, int k, int row0, int col0, int k0,
+                                              int va, int vb)
+{
+    const int t = threadIdx.x;
+#if OPB
+    // stored n x k: rows j, contiguous along k
+    for (int c = t; c < BN * (BK / VEC); c += SM_THREADS) {
+        int j = c / (BK / VEC), kk = (c % (BK / VEC)) * VEC;
+        int gj = col0 + j, gk = k0 + kk;
+        int avail = gj < n ? k - gk : 0;
+        const sm_elem *src = avail > 0 ? B + (long long)gj * ldb + gk : B;
+        sm_chunk(Bs + j * SM_B_STRIDE + kk, src, avail, vb);
+    }
+#else
+    // k x n: rows kk, contiguous along n
+    for (int c = t; c < BK * (BN / VEC); c += SM_THREADS) {
+        int kk = c / (BN / VEC), j = (c % (BN / VEC)) * VEC;
+        int gj = col0 + j, gk = k0 + kk;
+        int avail = gk < k ? n - gj : 0;
+        const sm_elem *src = avail > 0 ? B + (long long)gk * ldb + gj : B;
+        sm_chunk(Bs + kk * SM_B_STRIDE + j, src, avail, vb);
+    }
+#endif
+#if OPA
+    // stored k x m: rows kk, contiguous along m
+    for (int c = t; c < BK * (MT / VEC); c += SM_THREADS) {
+        int kk = c / (MT / VEC), i = (c % (MT / VEC)) * VEC;
+        int gi = row0 + i, gk = k0 + kk;
+        int avail = gk < k ? m - gi : 0;
+        const sm_elem *src = avail > 0 ? A + (long long)gk * lda + gi : A;
+        sm_chunk(As + kk * SM_A_STRIDE + i, src, avail, va);
+    }
+#else
+    // m x k: rows i, contiguous along k
+    for (int c = t; c < MT * (BK / VEC); c += SM_THREADS) {
+        int i = c / (BK / VEC), kk = (c % (BK / VEC)) * VEC;
+        int gi = row0 + i, gk = k0 + kk;
+        int avail = gi < m ? k - gk : 0;
+        const sm_elem *src = avail > 0 ? A + (long long)gi * lda + gk : A;
+        sm_chunk(As + i * SM_A_STRIDE + kk, src, avail, va);
+    }
+#endif
+}
+
+__device__ __forceinline__ void sm_ldmatrix_x4(unsigned *r, const sm_elem *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(sm_smem_addr(p)));
+}
+
+__device__ __forceinline__ void sm_ldmatrix_x4_trans(unsigned *r, const sm_elem *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(sm_smem_addr(p)));
+}
+
+__device__ __forceinline__ void sm_ldmatrix_x2(unsigned *r, const sm_elem *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+                 : "=r"(r[0]), "=r"(r[1])
+                 : "r"(sm_smem_addr(p)));
+}
+
+__device__ __forceinline__ void sm_ldmatrix_x2_trans(unsigned *r, const sm_elem *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
+                 : "=r"(r[0]), "=r"(r[1])
+                 : "r"(sm_smem_addr(p)));
+}
+
+// d += a (16 x 16, rows n of C^T, "row") * b (16 x 8, k by m, "col"), FP32 accumulation.
+__device__ __forceinline__ void sm_mma(float *d, const unsigned *a, const unsigned *b)
+{
+#if TYPE == 1
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+
+// The mma fragments of one k16 step at stage offset kb:
+// op(A)^T (k x m) as the mma's "col" B operand, two registers per m8 tile: matrices (m8 tile,
+// k 0-7) and (m8 tile, k 8-15) of A's [m][k] storage (plain), or of its [k][m] storage (trans).
+__device__ __forceinline__ void sm_frag_a(unsigned (*fa)[2], const sm_elem *As, int kb, int lane)
+{
+    const int j = lane >> 3, r = lane & 7;
+#if SM_M8 == 1
+#if OPA
+    unsigned q[2];
+    sm_ldmatrix_x2_trans(q, As + (kb + (j & 1) * 8 + r) * SM_A_STRIDE);
+#else
+    unsigned q[2];
+    sm_ldmatrix_x2(q, As + r * SM_A_STRIDE + kb + (j & 1) * 8);
+#endif
+    fa[0][0] = q[0];
+    fa[0][1] = q[1];
+#else
+#pragma unroll
+    for (int p = 0; p < SM_M8 / 2; p++) {
+        unsigned q[4];
+        // matrices: (m8 tile 2p, k 0-7), (2p, k 8-15), (2p + 1, k 0-7), (2p + 1, k 8-15)
+#if OPA
+        sm_ldmatrix_x4_trans(q, As + (kb + (j & 1) * 8 + r) * SM_A_STRIDE + (2 * p + (j >> 1)) * 8);
+#else
+        sm_ldmatrix_x4(q, As + ((2 * p + (j >> 1)) * 8 + r) * SM_A_STRIDE + kb + (j & 1) * 8);
+#endif
+        fa[2 * p][0] = q[0];
+        fa[2 * p][1] = q[1];
+        fa[2 * p + 1][0] = q[2];
+        fa[2 * p + 1][1] = q[3];
+    }
+#endif
+}
+
+// op(B)^T (n x k) rows nb.. as the mma's "row" A operand: matrices (n 0-7, k 0-7), (n 8-15,
+// k 0-7), (n 0-7, k 8-15), (n 8-15, k 8-15) of B's [n][k] storage (plain) or [k][n] (trans).
+__device__ __forceinline__ void sm_frag_b(unsigned *fb, const sm_elem *Bs, int nb, int kb,
+                                          int lane)
+{
+    const int j = lane >> 3, r = lane & 7;
+#if OPB
+    sm_ldmatrix_x4(fb, Bs + (nb + (j & 1) * 8 + r) * SM_B_STRIDE + kb + (j >> 1) * 8);
+#else
+    sm_ldmatrix_x4_trans(fb, Bs + (kb + (j >> 1) * 8 + r) * SM_B_STRIDE + nb + (j & 1) * 8);
+#endif
+}
+
+// Grid: x the C tiles of one product (m tiles fastest), y the K slices, z the products.
+// steps_per_slice: K stages of one slice (the last may have fewer). With more than one slice
+// each block writes its partial tile to work (tiles x slices x MT x BN floats, this launch's
+// products); the last block of a tile to arrive (counters: one per tile, zero between calls)
+// sums the slices in slice order and writes C. va, vb: A's and B's chunks may be loaded by
+// cp.async (base, ld and batch stride aligned to VEC elements).
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+smallm_gemm(const sm_elem *__restrict__ A, const sm_elem *__restrict__ B, sm_elem *C,
+            long long lda, long long ldb, long long ldc, long long sa, long long sb, long long sc,
+            int m, int n, int k, float alpha, float beta, int steps_per_slice, int va, int vb,
+            float *work, unsigned *counters)
+{
+    extern __shared__ __align__(16) unsigned char sm_smem[];
+    __shared__ int sm_last;
+    sm_elem *stages = reinterpret_cast<sm_elem *>(sm_smem);
+    float *red = reinterpret_cast<float *>(sm_smem);
+
+    const int tiles_m = SM_CDIV(m, MT);
+    const int row0 = (blockIdx.x % tiles_m) * MT, col0 = (blockIdx.x / tiles_m) * BN;
+    const long long z = blockIdx.z;
+    A += z * sa;
+    B += z * sb;
+    C += z * sc;
+
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    const int wn = warp % SM_NWARPS, kw = warp / SM_NWARPS;
+
+    float acc[SM_N16][SM_M8][4];
+#pragma unroll
+    for (int a = 0; a < SM_N16; a++)
+#pragma unroll
+        for (int b = 0; b < SM_M8; b++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[a][b][e] = 0.0f;
+
+    const int steps = SM_CDIV(k, BK);
+    const int s0 = blockIdx.y * steps_per_slice;
+    const int s1 = min(steps, s0 + steps_per_slice);
+    const int count = s1 > s0 ? s1 - s0 : 0;
+
+    // prologue: the first STAGES - 1 stages in flight (one commit group each, empty or not)
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < count) {
+            sm_elem *st = stages + s * SM_STAGE_ELEMS;
+            sm_load_stage(st, st + SM_B_ELEMS, A, B, lda, ldb, m, n, k, row0, col0,
+                          (s0 + s) * BK, va, vb);
+        }
+        sm_commit();
+    }
+    for (int it = 0; it < count; it++) {
+        sm_wait<STAGES - 2>();
+        __syncthreads();
+        // the buffer read in the previous step is free: the load STAGES - 1 steps ahead goes there
+        int next = it + STAGES - 1;
+        if (next < count) {
+            sm_elem *st = stages + (next % STAGES) * SM_STAGE_ELEMS;
+            sm_load_stage(st, st + SM_B_ELEMS, A, B, lda, ldb, m, n, k, row0, col0,
+                          (s0 + next) * BK, va, vb);
+        }
+        sm_commit();
+        const sm_elem *Bs = stages + (it % STAGES) * SM_STAGE_ELEMS;
+        const sm_elem *As = Bs + SM_B_ELEMS;
+#pragma unroll
+        for (int q = 0; q < BK / 16 / KW; q++) {
+            const int kb = (q * KW + kw) * 16;
+            unsigned fa[SM_M8][2];
+            sm_frag_a(fa, As, kb, lane);
+#pragma unroll
+            for (int a = 0; a < SM_N16; a++) {
+                unsigned fb[4];
+                sm_frag_b(fb, Bs, wn * SM_WN + a * 16, kb, lane);
+#pragma unroll
+                for (int b = 0; b < SM_M8; b++)
+                    sm_mma(acc[a][b], fb, fa[b]);
+            }
+        }
+    }
+    sm_wait<0>();
+    __syncthreads();
+
+    // The KW groups' partial tiles meet in shared memory as [kw][m][n] (the stages are no longer
+    // read): d0, d1 at n = g, m = 2 tg, 2 tg + 1; d2, d3 at n = g + 8.
+    {
+        const int g = lane >> 2, tg = lane & 3;
+#pragma unroll
+        for (int a = 0; a < SM_N16; a++)
+#pragma unroll
+            for (int b = 0; b < SM_M8; b++) {
+                int nn = wn * SM_WN + a * 16 + g, mm = b * 8 + 2 * tg;
+                float *r = red + (kw * MT + mm) * SM_RED_STRIDE + nn;
+                r[0] = acc[a][b][0];
+                r[SM_RED_STRIDE] = acc[a][b][1];
+                r[8] = acc[a][b][2];
+                r[SM_RED_STRIDE + 8] = acc[a][b][3];
+            }
+    }
+    __syncthreads();
+
+    // only the rows inside the matrix are summed, stored and written
+    const int rows = min(MT, m - row0), elems = rows * BN;
+    const int slices = gridDim.y;
+    const long long tile = (long long)blockIdx.z * gridDim.x + blockIdx.x;
+    if (slices > 1) {
+        float *mine = work + (tile * slices + blockIdx.y) * (MT * BN);
+        for (int o = t; o < elems; o += SM_THREADS) {
+            int i = o / BN, j = o % BN;
+            float v = 0.0f;
+#pragma unroll
+            for (int q = 0; q < KW; q++)
+                v += red[(q * MT + i) * SM_RED_STRIDE + j];
+            __stcg(mine + o, v);
+        }
+        __threadfence();
+        __syncthreads();
+        if (t == 0)
+            sm_last = atomicAdd(counters + tile, 1u) == (unsigned)(slices - 1);
+        __syncthreads();
+        if (!sm_last)
+            return;
+        __threadfence();
+    }
+    for (int o = t; o < elems; o += SM_THREADS) {
+        int i = o / BN, j = o % BN;
+        float v = 0.0f;
+        if (slices > 1) {
+            // four slices' loads in flight at once, added in slice order
+            const float *part = work + tile * slices * (MT * BN) + o;
+            int q = 0;
+            for (; q + 4 <= slices; q += 4) {
+                float p0 = __ldcg(part + (long long)q * (MT * BN));
+                float p1 = __ldcg(part + (long long)(q + 1) * (MT * BN));
+                float p2 = __ldcg(part + (long long)(q + 2) * (MT * BN));
+                float p3 = __ldcg(part + (long long)(q + 3) * (MT * BN));
+                v += p0;
+                v += p1;
+                v += p2;
+                v += p3;
+            }
+            for (; q < slices; q++)
+                v += __ldcg(part + (long long)q * (MT * BN));
+        } else {
+#pragma unroll
+            for (int q = 0; q < KW; q++)
+                v += red[(q * MT + i) * SM_RED_STRIDE + j];
+        }
+        int gi = row0 + i, gj = col0 + j;
+        if (gj < n) {
+            sm_elem *c = C + (long long)gi * ldc + gj;
+            float r = alpha * v;
+            if (beta != 0.0f)
+                r += beta * sm_to_float(*c);
+            *c = sm_from_float(r);
+        }
+    }
+    if (slices > 1 && t == 0)
+        counters[tile] = 0;
+}
