@@ -313,21 +313,23 @@ TEST(defaults_every_row_is_legal_on_its_architecture)
             at_device_info dev = df_device(r->cc_min >= 90 ? 9 : 8);
             int legal = 0;
             char why[256] = "";
-            for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && !legal; k++)
-                for (int ops = 0; ops < 4 && !legal; ops++) {
-                    tpl_problem p = df_gemm(4096, 4096, 4096, kinds[k].t, kinds[k].m, ops >> 1,
-                                            ops & 1, r->batch == TPL_BATCHED ? 8 : 1);
-                    if (!tpl_family_accepts(fam, &p) ||
-                        (r->dtypes && !(r->dtypes & TPL_BIT(kinds[k].t))) ||
-                        (r->ops && !(r->ops & TPL_OPS(ops >> 1, ops & 1))))
-                        continue;
-                    int cfg[TPL_MAX_PARAMS];
-                    CHECK_MSG(tpl_config_parse(fam, r->config, cfg, why, sizeof why) == AT_OK,
-                              "%s row %d: %s", fam->name, i, why);
-                    if (fam->fit_kind)
-                        fam->fit_kind(cfg, &p);
-                    legal = fam->valid(cfg, &dev, why, sizeof why);
-                }
+            /* a large square problem, and narrow ones for the families of narrow calls */
+            static const long long ms[] = {4096, 16, 64, 1};
+            for (int t = 0; t < 4 * 5 * 4 && !legal; t++) {
+                int z = t / 20, k = t / 4 % 5, ops = t % 4;
+                tpl_problem p = df_gemm(ms[z], 4096, 4096, kinds[k].t, kinds[k].m, ops >> 1,
+                                        ops & 1, r->batch == TPL_BATCHED ? 8 : 1);
+                if (!tpl_family_accepts(fam, &p) ||
+                    (r->dtypes && !(r->dtypes & TPL_BIT(kinds[k].t))) ||
+                    (r->ops && !(r->ops & TPL_OPS(ops >> 1, ops & 1))))
+                    continue;
+                int cfg[TPL_MAX_PARAMS];
+                CHECK_MSG(tpl_config_parse(fam, r->config, cfg, why, sizeof why) == AT_OK,
+                          "%s row %d: %s", fam->name, i, why);
+                if (fam->fit_kind)
+                    fam->fit_kind(cfg, &p);
+                legal = fam->valid(cfg, &dev, why, sizeof why);
+            }
             CHECK_MSG(legal, "%s row %d (%s): %s", fam->name, i, r->origin, why);
             rows++;
         }
