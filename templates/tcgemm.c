@@ -799,7 +799,7 @@ const tpl_family tpl_tcgemm = {
     .n_params = P_COUNT,
     .params = {
         {"TYPE", 3, {0, 1, 2}, "element type: 0 BF16, 1 FP16 (C of the same type), 2 TF32 math "
-                               "on FP32 data (FP32 C)"},
+                               "on FP32 data (FP32 C); with FP8 operands C's type (2: FP32)"},
         {"PATH", 2, {90, 80}, "90 wgmma + TMA + mbarriers + clusters (sm_90a), 80 mma.sync + "
                               "ldmatrix + cp.async (sm_80+)"},
         {"BM", 2, {128, 256}, "block tile rows of C"},

@@ -481,16 +481,16 @@ TEST(tcgemm_tuning_problems_stay_small)
     const tpl_family *f = &tpl_tcgemm;
     at_device_info h100 = tt_device(9, 0, 227 * 1024, 1024, 65536);
     at_device_info a100 = tt_device(8, 0, 163 * 1024, 1024, 65536);
-    int per_type[3] = {0};
+    int per_type[4] = {0};             /* BF16, FP16, TF32, FP8 (any C) */
     long long raw = tpl_space_size(f);
     char why[256];
     for (int i = 0; i < f->n_tuning_problems; i++) {
         const tpl_problem *p = &f->tuning_problems[i];
         CHECK(tpl_family_accepts(f, p));
-        int t = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
-        per_type[t]++;
-        long long on_h = 0, on_a = 0;
         int fp8 = tpl_math_fp8(p->math);    /* FP8 kernels sit at index TT_STEP * j + FP8 */
+        int t = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
+        per_type[fp8 ? 3 : t]++;
+        long long on_h = 0, on_a = 0;
         for (long long x = fp8; x < raw; x += TT_STEP) {
             int c[TPL_MAX_PARAMS];
             tpl_config_from_index(f, x, c);
@@ -519,6 +519,7 @@ TEST(tcgemm_tuning_problems_stay_small)
     }
     for (int t = 0; t < 3; t++)
         CHECK(per_type[t] >= 2 && per_type[t] <= 4);
+    CHECK(per_type[3] >= 1 && per_type[3] <= 2);    /* FP8: one cheap problem */
 }
 
 #define TC_P90_EPI(type, tile, split, vec, epi) type ",PATH=90," tile ",WG=2,CM=1,CN=1,WARPS_M=2," \
