@@ -380,6 +380,40 @@ TEST(fp8_defaults_and_tolerance)
         }
 }
 
+/* bench/shapes/fp8.txt (the benchmark's shapes, to tune before it) holds FP8 E4M3 x E4M3 -> BF16
+ * problems in the layout wgmma reads in place (row-major NT), each one tcgemm's built-in choice
+ * serves on sm_90, and among them issue 36's three target shapes in canonical form. */
+TEST(fp8_benchmark_shapes_file)
+{
+    FILE *f = fopen("bench/shapes/fp8.txt", "r");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    at_device_info h100 = tf_device(9, 0, 227 * 1024);
+    char line[256], err[256];
+    int n = 0, targets = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] == '#' || line[0] == '\0')
+            continue;
+        CHECK_MSG(strncmp(line, "tcgemm ", 7) == 0, "%s", line);
+        tpl_problem p;
+        CHECK_MSG(tpl_problem_parse(line + 7, &p, err, sizeof err) == AT_OK, "%s: %s", line, err);
+        CHECK(p.math == TPL_MATH_E4M3 && p.dtype == AT_R_16BF && p.op_a == AT_OP_N &&
+              p.op_b == AT_OP_T && p.order == AT_ROW_MAJOR);
+        int cfg[TPL_MAX_PARAMS];
+        char config[TPL_CONFIG_LEN];
+        CHECK_EQ(lk_choose(NULL, &h100, &tpl_tcgemm, &p, 1, cfg, config), AT_LOOKUP_DEFAULT);
+        CHECK(cfg[P_FP8] == 1 && tpl_tcgemm.applicable(cfg, &p));
+        targets += (p.dims[0] == 4096 && p.dims[1] == 4096 && p.dims[2] == 4096) ||
+                   (p.dims[0] == 8192 && p.dims[1] == 8192 && (p.dims[2] == 8192 ||
+                                                               p.dims[2] == 1024));
+        n++;
+    }
+    fclose(f);
+    CHECK(n >= 4 && targets == 3);
+}
+
 #define TF_P90(type, tile, rest) "TYPE=" #type ",PATH=90," tile ",WG=2,WARPS_M=2,WARPS_N=2," \
     rest ",LOADW=16,OPB=1"
 
