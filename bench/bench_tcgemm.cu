@@ -764,9 +764,9 @@ static int bn_fp8_main(at_handle *h, int rounds)
         for (int j = 0; j < 3; j++)
             ms[j] = done ? bench_median(r[j], done) : -1;
         double flop = 2.0 * c.m * c.n * (double)c.k;
-        /* the family's FP8 rule (templates/tcgemm.c): BF16's, plus (k / 16) 2^-13 */
+        /* the family's FP8 rule (templates/tcgemm.c): BF16's, plus (4 sqrt(k) + k / 32) 2^-13 */
         double tol = 2 * ldexp(1, -8) + (4 * sqrt((double)c.k) + c.k / 8.0) * ldexp(1, -24) +
-                     c.k / 16.0 * ldexp(1, -13);
+                     (4 * sqrt((double)c.k) + c.k / 32.0) * ldexp(1, -13);
         int ok = e_ours >= 0 && e_ours <= tol;
         static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
         char shape[64];

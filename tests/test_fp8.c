@@ -366,17 +366,19 @@ TEST(fp8_defaults_and_tolerance)
                               f->valid(cfg, &h100, NULL, 0) && f->applicable(cfg, &p),
                               "%s C %d shape %zu: %s", tf_pairs[pr].name, t, s, config);
                 }
-    /* the tolerance: the plain rule of C's type plus (k / 16) 2^-13 (tcgemm.c) */
+    /* the tolerance: the plain rule of C's type plus (4 sqrt(k) + k / 32) 2^-13 (tcgemm.c) */
     static const long long ks[] = {1, 32, 200, 1000, 4096, 16384};
     for (int t = 0; t < 3; t++)
         for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
             double k = (double)ks[i], u = t == 0 ? 1.0 / 256 : t == 1 ? 1.0 / 2048 : 0x1p-24;
             tpl_problem p = tf_problem(64, 64, ks[i], tf_ctypes[t], TPL_MATH_E4M3);
-            double want = 2 * u + (4 * sqrt(k) + k / 8) * 0x1p-24 + k / 16 * 0x1p-13;
+            double want = 2 * u + (4 * sqrt(k) + k / 8) * 0x1p-24 + (4 * sqrt(k) + k / 32) * 0x1p-13;
             CHECK_MSG(fabs(f->tolerance(&p) - want) <= 1e-12 * want, "C %d k %lld: %g, rule %g",
                       t, ks[i], f->tolerance(&p), want);
-            /* a dropped K tile of 128 at k = 4096 (18%) is still rejected */
-            CHECK(ks[i] > 4096 || f->tolerance(&p) < 0.05);
+            /* a dropped K tile of 128 at k = 4096 (18%) is still rejected, a missed edge row
+             * block of a 257-row product (6%) at k = 200 */
+            CHECK(ks[i] > 4096 || f->tolerance(&p) < 0.09);
+            CHECK(ks[i] > 200 || f->tolerance(&p) < 0.02);
         }
 }
 
