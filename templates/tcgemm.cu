@@ -1,5 +1,6 @@
 // tcgemm.cu: the tensor-core GEMM family, C = alpha*A*B + beta*C, row-major, BF16/FP16 inputs
-// (C of the input type) or TF32 math on FP32 data (FP32 C), FP32 accumulation; PATH picks the kernel.
+// (C of the input type), TF32 math on FP32 data (FP32 C) or FP8 inputs with per-tensor scales (PATH 90;
+// BF16/FP16/FP32 C), FP32 accumulation; PATH picks the kernel.
 //
 // PATH 90 (NVRTC -arch=sm_90a, sm_90 devices only): `tcgemm`, a persistent, warp-specialized
 // kernel. Warpgroup 0 is the producer: one elected thread brings A and B tiles with TMA
@@ -36,7 +37,7 @@
 // FP8 (FP8 1..3, PATH 90 only): A and B in FP8 (E4M3 x E4M3, E4M3 x E5M2, E5M2 x E4M3), TYPE then names C's type (0
 // BF16, 1 FP16, 2 FP32); wgmma m64nNk32 reads both operands K-major (OPA 0, OPB 1: A m x k, B n x k; the host packs
 // other layouts), 128 elements = one 128-byte swizzled row per box (BK 128); the per-tensor scales are device floats
-// read at the start, D = scale_d (alpha scale_a scale_b A B + beta C) folded into alpha and beta (tc_fp8_scales).
+// read at the start, D = scale_d (alpha scale_a scale_b A B + beta C) folded into alpha and beta (TC_F8_SCALE).
 // Accumulation is FP32; alpha and beta are FP32 and applied to the FP32 accumulator; C is rounded
 // once (round to nearest even) at the store. C has the input type: it halves the epilogue's
 // traffic and is what frameworks and cublasGemmEx with Ctype = Atype do. beta == 0 never reads C
