@@ -531,9 +531,10 @@ __global__ void bn_f8_reference(const unsigned char *A, const unsigned char *B, 
     double acc = 0;
     for (int p0 = 0; p0 < k; p0 += 16) {
         int pa = p0 + threadIdx.x;
-        sa[threadIdx.y][threadIdx.x] = row < m && pa < k ? bn_f8_load(A, (size_t)row * k + pa, 1) : 0;
-        sb[threadIdx.x][threadIdx.y] = brow < n && pa < k ? bn_f8_load(B, (size_t)brow * k + pa, e4b)
-                                                          : 0;
+        sa[threadIdx.y][threadIdx.x] =
+            row < m && pa < k ? bn_f8_load(A, (size_t)row * k + pa, 1) : 0;
+        sb[threadIdx.x][threadIdx.y] =
+            brow < n && pa < k ? bn_f8_load(B, (size_t)brow * k + pa, e4b) : 0;
         __syncthreads();
         for (int q = 0; q < 16; q++)
             acc += sa[threadIdx.y][q] * sb[q][threadIdx.x];
@@ -771,7 +772,8 @@ static int bn_fp8_main(at_handle *h, int rounds)
         static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
         char shape[64];
         snprintf(shape, sizeof shape, "%dx%dx%d", c.m, c.n, c.k);
-        double xa = done ? bench_median(x_acc, done) : 0, xf = done ? bench_median(x_fast, done) : 0;
+        double xa = done ? bench_median(x_acc, done) : 0;
+        double xf = done ? bench_median(x_fast, done) : 0;
         printf("%-17s %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %6.3fx %6.3fx  "
                "%s (%s)%s\n", shape, ms[0], ms[0] > 0 ? flop / ms[0] / 1e9 : 0, e_ours, ms[1],
                ms[1] > 0 ? flop / ms[1] / 1e9 : 0, e_acc, ms[2], ms[2] > 0 ? flop / ms[2] / 1e9 : 0,

@@ -1,6 +1,7 @@
 /* tcgemm_run.c: the tensor-core family's launches: operands packed where a kernel cannot read
- * them as stored (FP8: into K-major), split-K workspace and its ordered reduce, PATH 80 batches in one launch, PATH
- * 90 tensor maps and cluster fit (memoized per call), the products of a strided batch. */
+ * them as stored (FP8: into K-major), split-K workspace and its ordered reduce, PATH 80 batches
+ * in one launch, PATH 90 tensor maps and cluster fit (memoized per call), the products of a
+ * strided batch. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
