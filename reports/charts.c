@@ -263,8 +263,8 @@ void rp_chart_param(rp_buf *b, const rp_group *g, const rp_param *p)
 /* The device's ceiling of that name, NULL if none. */
 static const rp_ceiling *rp_ceiling_of_kind(const rp_device *rd, const char *name)
 {
-    const rp_ceiling *all[] = { &rd->fp32, &rd->fp64, &rd->tensor16, &rd->tf32 };
-    for (int i = 0; i < 4; i++)
+    const rp_ceiling *all[] = { &rd->fp32, &rd->fp64, &rd->tensor16, &rd->tf32, &rd->tensor8 };
+    for (int i = 0; i < 5; i++)
         if (all[i]->name && strcmp(all[i]->name, name) == 0 && all[i]->value > 0)
             return all[i];
     return NULL;

@@ -155,6 +155,9 @@ static void rp_ceilings(rp_device *rd)
     rd->bandwidth = rp_theoretical_bw(i);
     rd->tensor16 = rp_theoretical(i, f16, "BF16/FP16 tensor");
     rd->tf32 = rp_theoretical(i, tf32, "TF32 tensor");
+    /* FP8 wgmma (sm_90): twice the 16-bit rate; no FP8 kernel runs elsewhere */
+    rd->tensor8 = rp_theoretical(i, i->cc_major == 9 && i->cc_minor == 0 ? 2 * f16 : 0,
+                                 "FP8 tensor");
     rd->fp64 = f64 > 0 ? rp_theoretical(i, f64, "FP64 tensor") : rp_theoretical(i, 0, "FP64");
     rd->copy = (rp_ceiling){ 0, "unknown", "copy bandwidth", "" };
     rd->floor_ms = 0;
@@ -188,6 +191,8 @@ static rp_ceiling *rp_ceiling_of(const rp_device *rd_in, const rp_group *g)
     rp_device *rd = (rp_device *)rd_in;
     if (!g->is_flops)
         return &rd->bandwidth;
+    if (tpl_math_fp8(g->problem.math))
+        return &rd->tensor8;
     if (g->problem.dtype == AT_R_64F)
         return &rd->fp64;
     if (g->problem.dtype == AT_R_16F || g->problem.dtype == AT_R_16BF)

@@ -141,6 +141,8 @@ typedef struct rp_device {
     rp_ceiling fp32, bandwidth;     /* FP32 FMA peak; read bandwidth (DRAM) */
     rp_ceiling fp64, tensor16, tf32; /* FP64 (tensor cores where the arch has
                                        them), BF16/FP16 and TF32 tensor peaks */
+    rp_ceiling tensor8;             /* FP8 tensor peak (sm_90: twice BF16's; the FP8 GEMM
+                                       kinds, tpl.h TPL_MATH_E4M3...) */
     rp_ceiling copy;                /* copy bandwidth (read + write), a fact */
     double floor_ms;                /* an empty kernel's time, 0 if unknown */
 } rp_device;

@@ -95,6 +95,8 @@ static void rp_device_facts(rp_buf *b, const rp_device *rd)
     rp_ceiling_fact(b, "FP64 ceiling", &rd->fp64, "GFLOP/s");
     rp_ceiling_fact(b, "BF16/FP16 tensor ceiling", &rd->tensor16, "GFLOP/s");
     rp_ceiling_fact(b, "TF32 tensor ceiling", &rd->tf32, "GFLOP/s");
+    if (rd->tensor8.value > 0)
+        rp_ceiling_fact(b, "FP8 tensor ceiling", &rd->tensor8, "GFLOP/s");
     rp_ceiling_fact(b, "Read bandwidth ceiling", &rd->bandwidth, "GB/s");
     rp_ceiling_fact(b, "Copy bandwidth (read + write)", &rd->copy, "GB/s");
     if (rd->floor_ms > 0)

@@ -60,9 +60,24 @@ static int rp_same_row(const rp_kindkey *a, const rp_kindkey *b)
            a->kind.op_b == b->kind.op_b && a->kind.order == b->kind.order;
 }
 
-/* "BF16", "TF32", "FP32", ...; "?" for a type this build has no name for. */
+/* The C types of an FP8 product, in the order of rp_fp8_names' columns. */
+static int rp_fp8_c(at_dtype t)
+{
+    return t == AT_R_16BF ? 0 : t == AT_R_16F ? 1 : t == AT_R_32F ? 2 : -1;
+}
+
+/* "BF16", "TF32", "FP32", "FP8 e4m3xe4m3->BF16", ...; "?" for a type this build has no name
+ * for. */
 static const char *rp_type_name(const tpl_problem *k)
 {
+    static const char *const rp_fp8_names[3][3] = {
+        {"FP8 e4m3xe4m3->BF16", "FP8 e4m3xe4m3->FP16", "FP8 e4m3xe4m3->FP32"},
+        {"FP8 e4m3xe5m2->BF16", "FP8 e4m3xe5m2->FP16", "FP8 e4m3xe5m2->FP32"},
+        {"FP8 e5m2xe4m3->BF16", "FP8 e5m2xe4m3->FP16", "FP8 e5m2xe4m3->FP32"},
+    };
+    int fp8 = tpl_math_fp8(k->math), c = rp_fp8_c(k->dtype);
+    if (fp8)
+        return c >= 0 ? rp_fp8_names[fp8 - 1][c] : "?";
     if (k->dtype == AT_R_32F)
         return k->math == AT_MATH_TF32 ? "TF32" : k->math == AT_MATH_DEFAULT ? "FP32" : "?";
     switch (k->dtype) {
@@ -74,9 +89,13 @@ static const char *rp_type_name(const tpl_problem *k)
 }
 
 /* Where a type stands: GEMM users run BF16, FP16, TF32, FP32, FP64 in that
- * order of volume; reductions and solvers FP32 before FP64. */
+ * order of volume, then the FP8 kinds (by pair, then C's type); reductions and solvers FP32
+ * before FP64. */
 static int rp_type_rank(const tpl_problem *k, int op)
 {
+    int fp8 = tpl_math_fp8(k->math), c = rp_fp8_c(k->dtype);
+    if (fp8)
+        return 5 + (fp8 - 1) * 3 + (c >= 0 ? c : 3);
     static const char *const gemm[] = { "BF16", "FP16", "TF32", "FP32", "FP64" };
     static const char *const other[] = { "FP32", "FP64", "BF16", "FP16", "TF32" };
     const char *const *list = op == RP_OP_GEMM ? gemm : other;
@@ -93,7 +112,7 @@ static long long rp_rank_of(const rp_kindkey *k)
     long long layout = (ops & 3) * 2 + col, batched = k->kind.batch > 1;
     long long type = rp_type_rank(&k->kind, k->op);
     long long epi = k->kind.epilogue >= 0 && k->kind.epilogue < TPL_N_EPI ? k->kind.epilogue : 11;
-    return (long long)k->op * 100000 + batched * 1000 + type * 100 + epi * 8 + layout;
+    return (long long)k->op * 100000 + batched * 10000 + type * 100 + epi * 8 + layout;
 }
 
 /* "NT", "TN col-major"; "" for NN row-major. */

@@ -102,11 +102,54 @@ void ag_gemm_canonical(tpl_args *args)
     at_op op = p->op_a;
     p->op_a = p->op_b;
     p->op_b = op;
+    p->math = tpl_math_fp8_swap(p->math);
+    CUdeviceptr scale_a = args->operand[TPL_GEMM_SCALE_A].ptr;
+    args->operand[TPL_GEMM_SCALE_A].ptr = args->operand[TPL_GEMM_SCALE_B].ptr;
+    args->operand[TPL_GEMM_SCALE_B].ptr = scale_a;
     int bias = TPL_EPI_BIAS(p->epilogue);
     if (bias == TPL_BIAS_ROW || bias == TPL_BIAS_COL)
         p->epilogue = TPL_EPI(bias == TPL_BIAS_ROW ? TPL_BIAS_COL : TPL_BIAS_ROW,
                               TPL_EPI_ACT(p->epilogue));
     p->order = AT_ROW_MAJOR;
+}
+
+/* The name of an FP8 operand type for messages; NULL for any other. */
+static const char *ag_fp8_name(at_dtype t)
+{
+    return t == AT_R_8F_E4M3 ? "AT_R_8F_E4M3" : t == AT_R_8F_E5M2 ? "AT_R_8F_E5M2" : NULL;
+}
+
+at_status ag_check_fp8(const char *fn, at_dtype type_a, at_dtype type_b, at_dtype type_c,
+                       const void *scale_a, const void *scale_b, const void *scale_d,
+                       at_math *math, char *err, size_t errlen)
+{
+    *math = AT_MATH_DEFAULT;
+    if (!ag_fp8_name(type_a) || !ag_fp8_name(type_b)) {
+        snprintf(err, errlen, "%s: A and B must be FP8 (AT_R_8F_E4M3 or AT_R_8F_E5M2), got types "
+                 "%d and %d", fn, (int)type_a, (int)type_b);
+        return AT_ERR_INVALID_ARG;
+    }
+    int m = tpl_math_of_fp8(type_a, type_b);
+    if (m == TPL_KIND_UNKNOWN) {
+        snprintf(err, errlen, "%s: A and B both AT_R_8F_E5M2: FP8 GEMM takes E4M3 x E4M3, "
+                 "E4M3 x E5M2 or E5M2 x E4M3 (as cuBLASLt does)", fn);
+        return AT_ERR_INVALID_ARG;
+    }
+    if (type_c != AT_R_16BF && type_c != AT_R_16F && type_c != AT_R_32F) {
+        snprintf(err, errlen, "%s: C of type %d: an FP8 product is stored as AT_R_16BF, AT_R_16F "
+                 "or AT_R_32F", fn, (int)type_c);
+        return AT_ERR_INVALID_ARG;
+    }
+    const void *scales[3] = {scale_a, scale_b, scale_d};
+    static const char *const names[3] = {"scale_a", "scale_b", "scale_d"};
+    for (int i = 0; i < 3; i++)
+        if ((uintptr_t)scales[i] % 4) {
+            snprintf(err, errlen, "%s: %s is not 4-byte aligned (a device pointer to one float; "
+                     "NULL means 1.0)", fn, names[i]);
+            return AT_ERR_INVALID_ARG;
+        }
+    *math = (at_math)m;
+    return AT_OK;
 }
 
 at_status ag_check_epilogue(const char *fn, const at_epilogue *epi, at_dtype type, at_math math,

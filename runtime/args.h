@@ -36,11 +36,19 @@ at_status ag_gemm_check(const tpl_args *args, char *err, size_t errlen);
  * AT_ERR_UNSUPPORTED with the reason in err. */
 at_status ag_check_epilogue(const char *fn, const at_epilogue *epi, at_dtype type, at_math math,
                             int *code, char *err, size_t errlen);
+/* Checks the kinds of an FP8 GEMM call (at_gemm_fp8), named fn in messages: A's and B's types
+ * AT_R_8F_E4M3 or AT_R_8F_E5M2 and not both E5M2, C's AT_R_16BF, AT_R_16F or AT_R_32F, every
+ * scale pointer given 4-byte aligned (NULL means 1.0). AT_OK with the problem's FP8 math
+ * (tpl.h TPL_MATH_E4M3, ...) in *math; AT_ERR_INVALID_ARG with the reason in err. */
+at_status ag_check_fp8(const char *fn, at_dtype type_a, at_dtype type_b, at_dtype type_c,
+                       const void *scale_a, const void *scale_b, const void *scale_d,
+                       at_math *math, char *err, size_t errlen);
 /* Rewrites a column-major GEMM call into its row-major canonical form
  * (templates/tpl.h, "GEMM orders and transposes"): swaps dims m and n,
  * operands A and B (pointer, ld, batch stride) and op_a and op_b, a fused
  * epilogue's per-row bias for a per-column one and back (the rows of the
- * call's C are the columns of the canonical C), and sets order
+ * call's C are the columns of the canonical C), an FP8 math's operand types and the
+ * scales of A and B (E4M3 x E5M2 becomes E5M2 x E4M3), and sets order
  * AT_ROW_MAJOR. A row-major call is left unchanged. */
 void ag_gemm_canonical(tpl_args *args);
 

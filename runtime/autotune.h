@@ -38,7 +38,11 @@ typedef enum at_dtype {
     AT_R_32F = 0,                /* float */
     AT_R_64F = 1,                /* double */
     AT_R_16F = 2,                /* IEEE half */
-    AT_R_16BF = 3                /* bfloat16 */
+    AT_R_16BF = 3,               /* bfloat16 */
+    AT_R_8F_E4M3 = 4,            /* FP8 E4M3 (1 sign, 4 exponent, 3 mantissa bits; max 448, no
+                                    infinity): operands of at_gemm_fp8 only */
+    AT_R_8F_E5M2 = 5             /* FP8 E5M2 (IEEE-like: 5 exponent, 2 mantissa bits; max 57344):
+                                    operands of at_gemm_fp8 only */
 } at_dtype;
 typedef enum at_math {
     AT_MATH_DEFAULT = 0,         /* exact in the element type (FP32: FFMA, no TF32) */
@@ -181,6 +185,27 @@ at_status at_gemm_epilogue(at_handle *handle, at_order order, at_op op_a, at_op 
                            int n, int k, at_dtype type, double alpha, const void *A, int lda,
                            const void *B, int ldb, double beta, void *C, int ldc,
                            const at_epilogue *epi);
+
+/* The FP8 GEMM with per-tensor scales (as cublasLtMatmul's scale pointers):
+ *   C = scale_d * (alpha * scale_a * scale_b * op(A) op(B) + beta * C)
+ * A of type_a and B of type_b, each AT_R_8F_E4M3 or AT_R_8F_E5M2 but not both E5M2 (E4M3 x E4M3,
+ * E4M3 x E5M2, E5M2 x E4M3, as cuBLASLt takes them); C of type_c, AT_R_16BF, AT_R_16F or AT_R_32F.
+ * The products are exact in the FP32 accumulator; the scales and alpha are applied in FP32 to it,
+ * beta to C, and C is rounded once when stored. scale_a, scale_b, scale_d: device pointers to one
+ * float each (read by the kernel at the call, so a scale computed on the GPU needs no copy to the
+ * host), 4-byte aligned; NULL means 1.0. Orders, ops, sizes and leading dimensions as at_gemm
+ * (elements; FP8 leading dimensions are bytes). Computed by the tensor-core family on sm_90
+ * (wgmma's FP8 form reads A and B K-major: row-major A op N and B op T, column-major A op T and
+ * B op N, read in place when their bases and leading dimensions are 16-byte aligned; every other
+ * layout or alignment is first copied by a transposing or aligning pack, any m, n, k >= 0).
+ * AT_ERR_INVALID_ARG (the rule in at_errmsg, C untouched) for a type outside those, both E5M2,
+ * a misaligned scale pointer, non-finite alpha or beta, and at_gemm's checks;
+ * AT_ERR_UNSUPPORTED on a device other than sm_90. Each type triple is its own problem kind,
+ * tuned and looked up apart (`autotune --problems 4096x4096x4096:bf16:e4m3xe4m3`). */
+at_status at_gemm_fp8(at_handle *handle, at_order order, at_op op_a, at_op op_b, int m, int n,
+                      int k, at_dtype type_a, at_dtype type_b, at_dtype type_c, double alpha,
+                      const void *A, int lda, const float *scale_a, const void *B, int ldb,
+                      const float *scale_b, double beta, void *C, int ldc, const float *scale_d);
 
 /* C = alpha * A * B + beta * C in double precision, row-major, A is m x k
  * (lda >= k), B is k x n (ldb >= n), C is m x n (ldc >= n), device pointers:

@@ -25,6 +25,9 @@ at_status bt_check(at_order order, const bt_call *c, at_dtype type, int batch, d
 {
     const char *fn = "at_gemm_strided_batched";
     *empty = 0;
+    if (type == AT_R_8F_E4M3 || type == AT_R_8F_E5M2)
+        return bt_fail(msg, len, AT_ERR_INVALID_ARG, "%s: FP8 operands (type %d) have no batched "
+                       "call: at_gemm_fp8 per product", fn, (int)type);
     if ((unsigned)order > AT_COL_MAJOR || (unsigned)c->op_a > AT_OP_T ||
         (unsigned)c->op_b > AT_OP_T || (unsigned)type > AT_R_16BF)
         return bt_fail(msg, len, AT_ERR_INVALID_ARG, "%s: unknown order %d, op %d/%d or type %d",

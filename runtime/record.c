@@ -9,7 +9,9 @@ void rec_peaks(const tpl_problem *p, const at_device_info *dev, double *flops_s,
 {
     /* flops per SM per clock of the unit that computes the kind (sm_80) */
     double per_clock = 128.0;                   /* FP32: 64 FMA */
-    if (p->dtype == AT_R_64F)
+    if (tpl_math_fp8(p->math))
+        per_clock = 4096.0;                     /* FP8 tensor cores (sm_90): twice 16-bit */
+    else if (p->dtype == AT_R_64F)
         per_clock = 64.0;                       /* FP64 tensor cores / FMA */
     else if (p->dtype == AT_R_16F || p->dtype == AT_R_16BF)
         per_clock = 2048.0;                     /* FP16/BF16 tensor cores */

@@ -11,7 +11,7 @@
 #define PB_MAX_SIZE (1LL << 40)         /* largest size or batch count in text */
 
 /* Names indexed by value; append only, like the enums (autotune.h). */
-static const char *const pb_dtypes[] = {"f32", "f64", "f16", "bf16"};
+static const char *const pb_dtypes[] = {"f32", "f64", "f16", "bf16", "e4m3", "e5m2"};
 static const char *const pb_maths[] = {"", "tf32"};
 static const char *const pb_ops[] = {"N", "T"};
 static const char *const pb_orders[] = {"row", "col"};
@@ -34,11 +34,58 @@ static int pb_value(const char *const *names, int n, const char *name)
 }
 
 const char *tpl_dtype_name(at_dtype t) { return pb_name(pb_dtypes, PB_COUNT(pb_dtypes), (int)t); }
-const char *tpl_math_name(at_math m) { return pb_name(pb_maths, PB_COUNT(pb_maths), (int)m); }
+/* The FP8 maths by tpl_math_fp8 - 1 (TPL_MATH_E4M3 ...): names and operand types. */
+static const char *const pb_fp8_names[] = {"e4m3xe4m3", "e4m3xe5m2", "e5m2xe4m3"};
+static const at_dtype pb_fp8_types[][2] = {
+    {AT_R_8F_E4M3, AT_R_8F_E4M3}, {AT_R_8F_E4M3, AT_R_8F_E5M2}, {AT_R_8F_E5M2, AT_R_8F_E4M3}};
+
+int tpl_math_fp8(at_math m)
+{
+    int v = (int)m - (int)TPL_MATH_E4M3;
+    return v >= 0 && v < PB_COUNT(pb_fp8_names) ? v + 1 : 0;
+}
+
+int tpl_math_of_fp8(at_dtype a, at_dtype b)
+{
+    for (int i = 0; i < PB_COUNT(pb_fp8_names); i++)
+        if (pb_fp8_types[i][0] == a && pb_fp8_types[i][1] == b)
+            return (int)TPL_MATH_E4M3 + i;
+    return TPL_KIND_UNKNOWN;
+}
+
+at_dtype tpl_math_fp8_a(at_math m)
+{
+    int f = tpl_math_fp8(m);
+    return f ? pb_fp8_types[f - 1][0] : AT_R_32F;
+}
+
+at_dtype tpl_math_fp8_b(at_math m)
+{
+    int f = tpl_math_fp8(m);
+    return f ? pb_fp8_types[f - 1][1] : AT_R_32F;
+}
+
+at_math tpl_math_fp8_swap(at_math m)
+{
+    if (!tpl_math_fp8(m))
+        return m;
+    return (at_math)tpl_math_of_fp8(tpl_math_fp8_b(m), tpl_math_fp8_a(m));
+}
+
+const char *tpl_math_name(at_math m)
+{
+    int f = tpl_math_fp8(m);
+    return f ? pb_fp8_names[f - 1] : pb_name(pb_maths, PB_COUNT(pb_maths), (int)m);
+}
 const char *tpl_op_name(at_op o) { return pb_name(pb_ops, PB_COUNT(pb_ops), (int)o); }
 const char *tpl_order_name(at_order o) { return pb_name(pb_orders, PB_COUNT(pb_orders), (int)o); }
 int tpl_dtype_of(const char *name) { return pb_value(pb_dtypes, PB_COUNT(pb_dtypes), name); }
-int tpl_math_of(const char *name) { return pb_value(pb_maths, PB_COUNT(pb_maths), name); }
+int tpl_math_of(const char *name)
+{
+    int f = pb_value(pb_fp8_names, PB_COUNT(pb_fp8_names), name);
+    return f != TPL_KIND_UNKNOWN ? (int)TPL_MATH_E4M3 + f
+                                 : pb_value(pb_maths, PB_COUNT(pb_maths), name);
+}
 int tpl_op_of(const char *name) { return pb_value(pb_ops, PB_COUNT(pb_ops), name); }
 int tpl_order_of(const char *name) { return pb_value(pb_orders, PB_COUNT(pb_orders), name); }
 
@@ -223,7 +270,7 @@ static int pb_suffix(const char *tok, size_t n, tpl_problem *p, int *seen, char 
     }
     if (field < 0) {
         snprintf(err, errlen, "unknown suffix \":%s\" (element type f32, f64, f16, bf16; "
-                 "tf32; row or col; NN, NT, TN, TT; bCOUNT with COUNT >= 1; bias_row or "
+                 "tf32, e4m3xe4m3, e4m3xe5m2 or e5m2xe4m3; row or col; NN, NT, TN, TT; bCOUNT with COUNT >= 1; bias_row or "
                  "bias_col; relu, gelu or gelu_erf)", word);
         return 0;
     }
@@ -283,6 +330,12 @@ at_status tpl_problem_parse(const char *text, tpl_problem *p, char *err, size_t 
     if (p->math == AT_MATH_TF32 && p->dtype != AT_R_32F) {
         snprintf(err, errlen, ":tf32 is a math mode of FP32 data, not of %s",
                  tpl_dtype_name(p->dtype));
+        return pb_reject(p);
+    }
+    if (tpl_math_fp8(p->math) && p->dtype != AT_R_16BF && p->dtype != AT_R_16F &&
+        p->dtype != AT_R_32F) {
+        snprintf(err, errlen, ":%s (FP8 operands) outputs bf16, f16 or f32, not %s",
+                 tpl_math_name(p->math), tpl_dtype_name(p->dtype));
         return pb_reject(p);
     }
     return AT_OK;

@@ -89,11 +89,65 @@ extern "C" __global__ void ref_gemm(int m, int n, int k, float alpha,
 }
 
 /* ---- typed data (element types as at_dtype numbers them: 0 f32, 1 f64, 2 f16,
- * 3 bf16) for the tensor-core GEMM's verification ---- */
+ * 3 bf16, 4 FP8 E4M3, 5 FP8 E5M2) for the tensor-core GEMM's verification ---- */
+
+/* The FP8 formats in integer and float64 arithmetic only (no conversion instruction, so the
+ * reference depends on no hardware FP8 path): E4M3 has 3 mantissa bits, bias 7, no infinity,
+ * S.1111.111 NaN, largest 448; E5M2 2 bits, bias 15, IEEE infinities and NaNs, largest 57344. */
+__device__ __forceinline__ double ref_fp8_decode(unsigned char b, int e4m3)
+{
+    const int mb = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15, eb = e4m3 ? 4 : 5;
+    int sign = b >> 7, e = (b >> mb) & ((1 << eb) - 1), f = b & ((1 << mb) - 1);
+    double v;
+    if (e4m3 && e == 15 && f == 7)
+        v = __longlong_as_double(0x7ff8000000000000LL);                  /* NaN */
+    else if (!e4m3 && e == 31)
+        v = f ? __longlong_as_double(0x7ff8000000000000LL) : __longlong_as_double(0x7ff0000000000000LL);
+    else if (e == 0)
+        v = ldexp((double)f, 1 - bias - mb);                              /* subnormal */
+    else
+        v = ldexp((double)((1 << mb) + f), e - bias - mb);
+    return sign ? -v : v;
+}
+
+/* v rounded to nearest even in E4M3 (e4m3 1) or E5M2, as bits; finite v beyond the largest
+ * value saturates to it (the references' data lie in [-1, 1)). */
+__device__ __forceinline__ unsigned char ref_fp8_encode(float v, int e4m3)
+{
+    const int mb = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+    const double maxv = e4m3 ? 448.0 : 57344.0;
+    unsigned char sign = v < 0.0f ? 0x80 : 0;
+    double a = fabs((double)v);
+    if (a == 0.0)
+        return sign;
+    int e;
+    frexp(a, &e);                   /* a = f 2^e, f in [0.5, 1): the leading bit is 2^(e-1) */
+    e -= 1;
+    if (e < 1 - bias)
+        e = 1 - bias;               /* subnormal: the smallest normal's spacing */
+    double q = rint(ldexp(a, mb - e));          /* ties to even, in units of the spacing */
+    double r = ldexp(q, e - mb);
+    if (r > maxv)
+        r = maxv;
+    /* re-encode the rounded value exactly (it may have carried into the next binade) */
+    int er;
+    frexp(r, &er);
+    er -= 1;
+    unsigned char bits;
+    if (er < 1 - bias) {
+        bits = (unsigned char)(int)ldexp(r, bias - 1 + mb);               /* subnormal */
+    } else {
+        int f = (int)ldexp(r, mb - er) - (1 << mb);
+        bits = (unsigned char)(((er + bias) << mb) | f);
+    }
+    return sign | bits;
+}
 
 /* Element i of a typed array as a double (exact: every type widens exactly). */
 __device__ __forceinline__ double ref_load_typed(const void *p, long long i, int dtype)
 {
+    if (dtype == 4 || dtype == 5)
+        return ref_fp8_decode(((const unsigned char *)p)[i], dtype == 4);
     if (dtype == 1)
         return ((const double *)p)[i];
     if (dtype == 0)
@@ -110,6 +164,10 @@ __device__ __forceinline__ double ref_load_typed(const void *p, long long i, int
 __device__ __forceinline__ void ref_store_typed(void *p, long long i, int dtype, float v)
 {
     unsigned short h;
+    if (dtype == 4 || dtype == 5) {
+        ((unsigned char *)p)[i] = ref_fp8_encode(v, dtype == 4);
+        return;
+    }
     if (dtype == 1) {
         ((double *)p)[i] = (double)v;
         return;
@@ -184,13 +242,14 @@ extern "C" __global__ void ref_gemm_typed(int m, int n, int k, float alpha, cons
  * the product), NOT rounded: element (i, p) of op(A) is A[z * a_bs + i * a_rs + p * a_cs],
  * (p, j) of op(B) is B[z * b_bs + p * b_rs + j * b_cs] (so either operand may be transposed),
  * C0 row-major with ldc0 and batch stride c_bs (unread when beta == 0); R batch x m x n,
- * contiguous. Types as ref_gemm_typed. */
-extern "C" __global__ void ref_gemm_strided(int m, int n, int k, float alpha, const void *A,
+ * contiguous. A of type dtype_a, B of dtype_b (FP8 decoded exactly), C0 of dtype; TF32 rounding
+ * as ref_gemm_typed. */
+extern "C" __global__ void ref_gemm_strided(int m, int n, int k, double alpha, const void *A,
                                             long long a_rs, long long a_cs, long long a_bs,
                                             const void *B, long long b_rs, long long b_cs,
-                                            long long b_bs, float beta, const void *C0,
+                                            long long b_bs, double beta, const void *C0,
                                             long long ldc0, long long c_bs, double *R, int dtype,
-                                            int tf32)
+                                            int tf32, int dtype_a, int dtype_b)
 {
     __shared__ double As[REF_TILE][REF_TILE];
     __shared__ double Bs[REF_TILE][REF_TILE + 1];
@@ -201,18 +260,18 @@ extern "C" __global__ void ref_gemm_strided(int m, int n, int k, float alpha, co
     for (int t = 0; t < k; t += REF_TILE) {
         int ak = t + threadIdx.x, bk = t + threadIdx.y;
         As[threadIdx.y][threadIdx.x] = (row < m && ak < k)
-            ? ref_operand(A, z * a_bs + row * a_rs + ak * a_cs, dtype, tf32) : 0.0;
+            ? ref_operand(A, z * a_bs + row * a_rs + ak * a_cs, dtype_a, tf32) : 0.0;
         Bs[threadIdx.y][threadIdx.x] = (bk < k && col < n)
-            ? ref_operand(B, z * b_bs + bk * b_rs + col * b_cs, dtype, tf32) : 0.0;
+            ? ref_operand(B, z * b_bs + bk * b_rs + col * b_cs, dtype_b, tf32) : 0.0;
         __syncthreads();
         for (int i = 0; i < REF_TILE; i++)
             acc += As[threadIdx.y][i] * Bs[i][threadIdx.x];
         __syncthreads();
     }
     if (row < m && col < n) {
-        double out = (double)alpha * acc;
-        if (beta != 0.0f)
-            out += (double)beta * ref_load_typed(C0, z * c_bs + row * ldc0 + col, dtype);
+        double out = alpha * acc;
+        if (beta != 0.0)
+            out += beta * ref_load_typed(C0, z * c_bs + row * ldc0 + col, dtype);
         R[(z * m + row) * n + col] = out;
     }
 }

@@ -1,5 +1,5 @@
-/* tcgemm.c: descriptor of the tensor-core GEMM family (templates/tcgemm.cu): BF16, FP16 and
- * TF32 problems, the PATH 90 (wgmma) and PATH 80 (mma.sync) kernels, their rules, inputs,
+/* tcgemm.c: descriptor of the tensor-core GEMM family (templates/tcgemm.cu): BF16, FP16,
+ * TF32 and FP8 problems, the PATH 90 (wgmma) and PATH 80 (mma.sync) kernels, their rules, inputs,
  * verification and built-in choices (the launches: tcgemm_run.c). */
 #include <math.h>
 #include <stdint.h>
@@ -13,7 +13,7 @@ enum {
     R_RANGE, R_TYPE, R_PATH, R_CANON_90, R_CANON_80, R_CANON_VEC_TF32, R_CANON_VEC_SPLIT,
     R9_TILE, R9_WARPGROUP, R9_VEC, R9_SMEM, R9_THREADS, R9_REGS, R9_ARCH,
     R8_ACC, R8_VEC, R8_LOADW, R8_SMEM, R8_THREADS, R8_REGS, R8_ARCH,
-    R_LATTICE, R_ORDER, R_SPLIT, R_OPB, R_EPI, R_COUNT
+    R_LATTICE, R_ORDER, R_SPLIT, R_OPB, R_EPI, R_FP8, R_FP8_PATH, R_FP8_LAYOUT, R_COUNT
 };
 
 const char *const tpl_tcgemm_reasons[R_COUNT] = {
@@ -61,6 +61,12 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
               "90 BF16/FP16 parameters",
     [R_EPI] = "EPI is bias * 4 + activation: bias 0 none, 1 per row, 2 per column; activation 0 "
               "none, 1 ReLU, 2 GELU (tanh), 3 GELU (erf)",
+    [R_FP8] = "FP8 is 0 (none), 1 (E4M3 x E4M3), 2 (E4M3 x E5M2) or 3 (E5M2 x E4M3), and FP8 "
+              "products have no fused epilogue (EPI 0)",
+    [R_FP8_PATH] = "FP8 operands are PATH 90 only: wgmma's FP8 form is Hopper's (sm_90a); PATH 80's "
+                   "mma.sync has none before sm_89 and is not built for it",
+    [R_FP8_LAYOUT] = "FP8 wgmma reads both operands K-major: OPA 0 and OPB 1 (other layouts are "
+                     "packed first), and an FP32 C is stored directly (VEC 1 or 2)",
 };
 const int tpl_tcgemm_n_reasons = R_COUNT;
 
@@ -70,10 +76,19 @@ static int tc_reject(int r, char *why, size_t len)
     return tpl_reject(why, len, tpl_tcgemm_reasons[r]);
 }
 
-/* Bytes of one element of A, B and C for the configuration's TYPE. */
 int tc_esz(const int *c)
 {
+    return c[P_FP8] ? 1 : c[P_TYPE] == 2 ? 4 : 2;
+}
+
+int tc_csz(const int *c)
+{
     return c[P_TYPE] == 2 ? 4 : 2;
+}
+
+int tc_tf32(const int *c)
+{
+    return c[P_TYPE] == 2 && !c[P_FP8];
 }
 
 /* ---- PATH 90 geometry (as in tcgemm.cu's T9_ macros) ---- */
@@ -85,7 +100,8 @@ long long t9_smem_bytes(const int *c)
 {
     long long stage = (long long)(c[P_BM] * c[P_BK] + c[P_BK] * c[P_BN]) * tc_esz(c);
     long long cst = c[P_VEC] != 8 ? 0
-                  : c[P_TYPE] != 2 ? (long long)c[P_BM] * c[P_BN] * 2 : c[P_WG] * 2LL * 32 * 64 * 4;
+                  : c[P_TYPE] != 2 ? (long long)c[P_BM] * c[P_BN] * 2
+                  : tc_tf32(c) ? c[P_WG] * 2LL * 32 * 64 * 4 : 0;
     return c[P_STAGES] * stage + cst + 1024 + 2LL * c[P_STAGES] * 8;
 }
 
@@ -99,11 +115,12 @@ static int t9_consumer_regs(int wg)
  * device's limits; 0 with the reason. */
 static int t9_valid(const int *c, const at_device_info *dev, char *why, size_t len)
 {
-    int tf32 = c[P_TYPE] == 2, boxe = 128 / tc_esz(c);
+    int tf32 = tc_tf32(c), boxe = 128 / tc_esz(c);
     int wn = tf32 ? c[P_BM] : c[P_BN];
     int wp = (tf32 ? c[P_BN] : c[P_BM]) / c[P_WG];
     int bm = c[P_BM], bn = c[P_BN], bk = c[P_BK], cm = c[P_CM], cn = c[P_CN];
-    if (bk % boxe || bn % boxe || bm % (8 * cn) || bk % (8 * cm) || wn % 64 || wn > 256 ||
+    /* B's boxes span BN only N-major (OPB 0); K-major (OPB 1) their rows are BN's */
+    if (bk % boxe || (!c[P_OPB] && bn % boxe) || bm % (8 * cn) || bk % (8 * cm) || wn % 64 || wn > 256 ||
         bm / cn > 256 || bk / cm > 256)
         return tc_reject(R9_TILE, why, len);
     if (c[P_WG] > 3 || (tf32 ? c[P_BN] : c[P_BM]) % c[P_WG] || wp % 64 ||
@@ -147,7 +164,7 @@ long long t8_smem_bytes(const int *c)
  * device's limits; 0 with the reason. */
 static int t8_valid(const int *c, const at_device_info *dev, char *why, size_t len)
 {
-    int tf32 = c[P_TYPE] == 2, wm = c[P_WARPS_M], wn = c[P_WARPS_N];
+    int tf32 = tc_tf32(c), wm = c[P_WARPS_M], wn = c[P_WARPS_N];
     int ks = tf32 ? 8 : 16;
     if (c[P_BM] % (16 * wm) || c[P_BN] % (16 * wn) || c[P_BK] % ks || c[P_BK] > 64 ||
         wm * wn > 16 || (c[P_BM] / wm) * (c[P_BN] / wn) > 64 * 64 || c[P_STAGES] < 2 ||
@@ -182,8 +199,15 @@ static int t8_valid(const int *c, const at_device_info *dev, char *why, size_t l
  * CN=2) and docs/notes/tcgemm_sm80.md (BF16 128x128x32 2x2 VEC 8, FP16 128x256x64 2x4, TF32
  * 128x128x16 VEC 4; the narrow-load rows need no pack at all and fit the 99 KiB of sm_86/89). */
 typedef struct tc_recipe {
-    int tf32, path, bm, bn, bk, stages, wg, cm, cn, warps_m, warps_n, vec, loadw, split;
+    int kind, path, bm, bn, bk, stages, wg, cm, cn, warps_m, warps_n, vec, loadw, split;
 } tc_recipe;
+enum { TC_K16, TC_KTF32, TC_KFP8 };     /* tc_recipe.kind: 16-bit, TF32, FP8 operands */
+
+/* The recipe kind of a configuration (TYPE and FP8). */
+static int tc_kind(const int *c)
+{
+    return c[P_FP8] ? TC_KFP8 : c[P_TYPE] == 2 ? TC_KTF32 : TC_K16;
+}
 
 static const tc_recipe tc_lattice[] = {
     /* PATH 90, BF16/FP16 */
@@ -214,6 +238,16 @@ static const tc_recipe tc_lattice[] = {
     {1, 80, 128, 128, 32, 3, 2, 1, 1, 2, 2, 4, 16, 0},
     {1, 80, 128, 128, 16, 4, 2, 1, 1, 2, 4, 2, 4, 0},
     {1, 80, 128, 128, 16, 4, 2, 1, 1, 2, 2, 2, 16, 1},
+    /* PATH 90, FP8 (BK 128: one 128-byte swizzled row of K): the 16-bit rows' tiles at the same
+     * bytes per stage (48 KB for 128 x 256), 256 x 128 (two m64 wgmmas per warpgroup) beside
+     * them; VEC 8 for a 16-bit C, VEC 2 for an FP32 C (direct stores) */
+    {2, 90, 128, 256, 128, 3, 2, 1, 1, 2, 2, 8, 16, 0},
+    {2, 90, 128, 256, 128, 4, 2, 1, 1, 2, 2, 2, 16, 0},
+    {2, 90, 128, 256, 128, 4, 2, 2, 1, 2, 2, 2, 16, 0},
+    {2, 90, 128, 192, 128, 4, 2, 1, 1, 2, 2, 8, 16, 0},
+    {2, 90, 256, 128, 128, 3, 2, 1, 1, 2, 2, 8, 16, 0},
+    {2, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 8, 16, 0},
+    {2, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 2, 16, 1},
 };
 #define TC_LATTICE_N ((int)(sizeof tc_lattice / sizeof tc_lattice[0]))
 
@@ -224,7 +258,7 @@ static const tc_recipe *tc_recipe_of(const int *c)
     const tc_recipe *found = NULL;
     for (int i = 0; i < TC_LATTICE_N; i++) {
         const tc_recipe *r = &tc_lattice[i];
-        if (r->tf32 == (c[P_TYPE] == 2) && r->path == c[P_PATH] && r->bm == c[P_BM] &&
+        if (r->kind == tc_kind(c) && r->path == c[P_PATH] && r->bm == c[P_BM] &&
             r->bn == c[P_BN] && r->bk == c[P_BK] && r->stages == c[P_STAGES] &&
             r->wg == c[P_WG] && r->cm == c[P_CM] && r->cn == c[P_CN] &&
             r->warps_m == c[P_WARPS_M] && r->warps_n == c[P_WARPS_N] && r->loadw == c[P_LOADW] &&
@@ -281,9 +315,16 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
         return tc_reject(R_PATH, why, len);
     if (cfg[P_EPI] < 0 || cfg[P_EPI] >= TPL_N_EPI)
         return tc_reject(R_EPI, why, len);
+    if (cfg[P_FP8] < 0 || cfg[P_FP8] > 3 || (cfg[P_FP8] && cfg[P_EPI]))
+        return tc_reject(R_FP8, why, len);
+    if (cfg[P_FP8] && cfg[P_PATH] != 90)
+        return tc_reject(R_FP8_PATH, why, len);
+    if (cfg[P_FP8] && (cfg[P_OPA] != 0 || cfg[P_OPB] != 1 ||
+                       (cfg[P_TYPE] == 2 && cfg[P_VEC] != 1 && cfg[P_VEC] != 2)))
+        return tc_reject(R_FP8_LAYOUT, why, len);
     if ((cfg[P_OPB] != 0 || cfg[P_OPA] != 0) &&
         (cfg[P_OPB] > 1 || cfg[P_OPA] > 1 || cfg[P_OPB] < 0 || cfg[P_OPA] < 0 ||
-         cfg[P_PATH] != 90 || cfg[P_TYPE] == 2))
+         cfg[P_PATH] != 90 || tc_tf32(cfg)))
         return tc_reject(R_OPB, why, len);
     int p90 = cfg[P_PATH] == 90;
     if (p90 && (!tc_canonical(cfg, P_WARPS_M) || !tc_canonical(cfg, P_WARPS_N) ||
@@ -292,7 +333,7 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     if (!p90 && (!tc_canonical(cfg, P_WG) || !tc_canonical(cfg, P_CM) ||
                  !tc_canonical(cfg, P_CN)))
         return tc_reject(R_CANON_80, why, len);
-    if (p90 && cfg[P_TYPE] == 2 && cfg[P_VEC] != 2 && cfg[P_VEC] != 8)
+    if (p90 && tc_tf32(cfg) && cfg[P_VEC] != 2 && cfg[P_VEC] != 8)
         return tc_reject(R_CANON_VEC_TF32, why, len);
     if (cfg[P_SPLITK] > 1 && !tc_canonical(cfg, P_VEC))
         return tc_reject(R_CANON_VEC_SPLIT, why, len);
@@ -302,16 +343,26 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
 }
 
 /* valid_prefix: the prefix matches some lattice row in the parameters it fixes (every valid
- * configuration is on a row: tc_lattice_ok), and once all but EPI are fixed, the configuration
- * at EPI 0 is valid (EPI, last, never changes validity: every kernel computes every epilogue).
+ * configuration is on a row: tc_lattice_ok), and once all but EPI and FP8 are fixed, the
+ * configuration at EPI 0 (or the EPI fixed) is valid with some FP8 value (EPI never changes the
+ * validity of FP8 0: every such kernel computes every epilogue; FP8 1..3 take EPI 0 only).
  * So the walk visits the lattice's few hundred nodes instead of the raw space. */
 static int tc_valid_prefix(const int *cfg, int n_fixed, const at_device_info *dev)
 {
     if (n_fixed >= P_EPI) {
+        /* EPI and FP8 last: some FP8 value with EPI 0 (or the EPI fixed) is valid */
         int c[TPL_MAX_PARAMS];
         memcpy(c, cfg, sizeof(int) * P_COUNT);
-        c[P_EPI] = 0;
-        return tc_valid(c, dev, NULL, 0);
+        if (n_fixed <= P_EPI)
+            c[P_EPI] = 0;
+        if (n_fixed > P_FP8)
+            return tc_valid(c, dev, NULL, 0);
+        for (int f = 0; f <= 3; f++) {
+            c[P_FP8] = f;
+            if (tc_valid(c, dev, NULL, 0))
+                return 1;
+        }
+        return 0;
     }
     for (int i = 0; i < TC_LATTICE_N; i++) {
         const tc_recipe *r = &tc_lattice[i];
@@ -320,7 +371,9 @@ static int tc_valid_prefix(const int *cfg, int n_fixed, const at_device_info *de
             {P_STAGES, r->stages}, {P_WG, r->wg}, {P_CM, r->cm}, {P_CN, r->cn},
             {P_WARPS_M, r->warps_m}, {P_WARPS_N, r->warps_n}, {P_LOADW, r->loadw},
         };
-        int match = n_fixed <= P_TYPE || r->tf32 == (cfg[P_TYPE] == 2);
+        /* FP8 comes last: an FP8 row fits every TYPE (C's type there) */
+        int match = n_fixed <= P_TYPE || r->kind == TC_KFP8 ||
+                    r->kind == (cfg[P_TYPE] == 2 ? TC_KTF32 : TC_K16);
         for (size_t f = 0; match && f < sizeof fields / sizeof fields[0]; f++)
             match = n_fixed <= fields[f][0] || cfg[fields[f][0]] == fields[f][1];
         /* VEC counts with SPLITK 1 only (tc_recipe_of); SPLITK comes before VEC */
@@ -340,6 +393,9 @@ int tc_type_of(const tpl_problem *p)
         p->order != AT_ROW_MAJOR || p->batch < 0 || p->epilogue < 0 ||
         p->epilogue >= TPL_N_EPI)
         return -1;
+    if (tpl_math_fp8(p->math))      /* FP8 operands: TYPE is C's type, no epilogue */
+        return p->epilogue != 0 ? -1 : p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1
+                                     : p->dtype == AT_R_32F ? 2 : -1;
     if (p->dtype == AT_R_16BF && p->math == AT_MATH_DEFAULT)
         return 0;
     if (p->dtype == AT_R_16F && p->math == AT_MATH_DEFAULT)
@@ -350,7 +406,7 @@ int tc_type_of(const tpl_problem *p)
 }
 
 /* BF16 or FP16 with default math, or FP32 with TF32 math; row-major, ops N or T, any batch,
- * any fused epilogue (EPI). */
+ * any fused epilogue (EPI); FP8 maths with a BF16, FP16 or FP32 C and no epilogue. */
 static int tc_accepts(const tpl_problem *p)
 {
     return p->n_dims == 3 && tc_type_of(p) >= 0;
@@ -359,14 +415,18 @@ static int tc_accepts(const tpl_problem *p)
 static int tc_applicable(const int *cfg, const tpl_problem *p)
 {
     if (!tpl_family_accepts(&tpl_tcgemm, p) || tc_type_of(p) != cfg[P_TYPE] ||
+        cfg[P_FP8] != tpl_math_fp8(p->math) ||  /* FP8 operands: their own pair only */
         cfg[P_EPI] != p->epilogue)      /* a kernel computes its own epilogue only */
         return 0;
-    if ((cfg[P_OPB] && p->op_b != AT_OP_T) ||   /* OPB 1 reads B as the n x k of op T */
-        (cfg[P_OPA] && p->op_a != AT_OP_T))     /* OPA 1 reads A as the k x m of op T */
+    /* FP8 kernels read A m x k and B n x k (OPA 0, OPB 1) and serve every op pair: an operand
+     * in another layout is packed (tc_run) */
+    if (!cfg[P_FP8] &&
+        ((cfg[P_OPB] && p->op_b != AT_OP_T) ||  /* OPB 1 reads B as the n x k of op T */
+         (cfg[P_OPA] && p->op_a != AT_OP_T)))   /* OPA 1 reads A as the k x m of op T */
         return 0;
     /* PATH 90 BF16/FP16 reads an op-T operand as stored: its transposing pack is never the
      * better kernel, so it serves no problem (the space stays the NN space's size) */
-    if (cfg[P_PATH] == 90 && cfg[P_TYPE] != 2 &&
+    if (cfg[P_PATH] == 90 && cfg[P_TYPE] != 2 && !cfg[P_FP8] &&
         (cfg[P_OPB] != (p->op_b == AT_OP_T) || cfg[P_OPA] != (p->op_a == AT_OP_T)))
         return 0;
     long long m = p->dims[0], n = p->dims[1], k = p->dims[2];
@@ -402,13 +462,20 @@ static void tc_work(const tpl_problem *p, double *flops, double *bytes)
 {
     double m = (double)p->dims[0], n = (double)p->dims[1], k = (double)p->dims[2];
     double es = p->dtype == AT_R_32F ? 4.0 : 2.0, batch = (double)tpl_problem_batch(p);
+    double ei = tpl_math_fp8(p->math) ? 1.0 : es;   /* FP8 operands: one byte */
     *flops = 2.0 * m * n * k * batch;
-    *bytes = es * (m * k + k * n + m * n) * batch;  /* A and B read, C written (beta 0) once */
+    *bytes = (ei * (m * k + k * n) + es * m * n) * batch;  /* A, B read, C written (beta 0) once */
 }
 
+/* The per-tensor scales of an FP8 problem's verification (tc_prepare). */
+#define TC_FP8_SCALE_A 0.75f
+#define TC_FP8_SCALE_B 1.25f
+#define TC_FP8_SCALE_D 0.5f
+
 /* Inputs of a problem (any ops; a batch's products packed one after another): A, B uniform in
- * [-1, 1) of the type, alpha 1.5, beta 0 over a C filled with NaN (it must not be read: the NaN
- * would reach the result), the float64 reference of the same (TF32: rounded to nearest even)
+ * [-1, 1) of the type (FP8 maths: rounded to the pair's types, with the scales above), alpha
+ * 1.5, beta 0 over a C filled with NaN (it must not be read: the NaN would reach the result),
+ * the float64 reference of the same (TF32: rounded to nearest even; FP8: decoded exactly, scaled)
  * inputs. */
 static at_status tc_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
                             tpl_workset *ws)
@@ -419,11 +486,16 @@ static at_status tc_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
     long long batch = tpl_problem_batch(p);
     int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
     at_dtype t = p->dtype;
+    /* FP8 maths: A and B of the pair's types (one byte), C of the problem's type */
+    int fp8 = tpl_math_fp8(p->math);
+    at_dtype ta = fp8 ? tpl_math_fp8_a(p->math) : t, tb = fp8 ? tpl_math_fp8_b(p->math) : t;
     size_t es = tpl_dtype_size(t), a_n = (size_t)m * k, b_n = (size_t)k * n, c_n = (size_t)m * n;
     size_t nb = (size_t)batch, c_bytes = c_n * nb * es, nan_bytes = (c_bytes + 3) / 4 * 4;
+    size_t a_bytes = (a_n * nb * tpl_dtype_size(ta) + 3) / 4 * 4;
+    size_t b_bytes = (b_n * nb * tpl_dtype_size(tb) + 3) / 4 * 4;
     CUdeviceptr A, B, C, C0, R;
-    if ((s = tpl_ws_alloc(ref, ws, a_n * nb * es, &A)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, b_n * nb * es, &B)) != AT_OK ||
+    if ((s = tpl_ws_alloc(ref, ws, a_bytes, &A)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, b_bytes, &B)) != AT_OK ||
         (s = tpl_ws_alloc(ref, ws, nan_bytes, &C)) != AT_OK ||
         (s = tpl_ws_alloc(ref, ws, nan_bytes, &C0)) != AT_OK ||
         (s = tpl_ws_alloc(ref, ws, c_n * nb * 8, &R)) != AT_OK)
@@ -447,8 +519,19 @@ static at_status tc_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
             return s;
         ws->args.operand[TPL_GEMM_BIAS].ptr = bias;
     }
-    if ((s = tpl_fill_typed(ref, A, (long long)(a_n * nb), t, seed * 3 + 1, -1.0f, 1.0f)) != AT_OK ||
-        (s = tpl_fill_typed(ref, B, (long long)(b_n * nb), t, seed * 3 + 2, -1.0f, 1.0f)) != AT_OK ||
+    if (fp8) {
+        /* per-tensor scales other than 1 (exact in FP32), so a kernel that drops one fails */
+        const float scales[4] = {TC_FP8_SCALE_A, TC_FP8_SCALE_B, TC_FP8_SCALE_D, 0.0f};
+        CUdeviceptr sc;
+        if ((s = tpl_ws_alloc(ref, ws, sizeof scales, &sc)) != AT_OK ||
+            (s = ex_upload(ref, sc, scales, sizeof scales)) != AT_OK)
+            return s;
+        ws->args.operand[TPL_GEMM_SCALE_A].ptr = sc;
+        ws->args.operand[TPL_GEMM_SCALE_B].ptr = sc + 4;
+        ws->args.operand[TPL_GEMM_SCALE_D].ptr = sc + 8;
+    }
+    if ((s = tpl_fill_typed(ref, A, (long long)(a_n * nb), ta, seed * 3 + 1, -1.0f, 1.0f)) != AT_OK ||
+        (s = tpl_fill_typed(ref, B, (long long)(b_n * nb), tb, seed * 3 + 2, -1.0f, 1.0f)) != AT_OK ||
         (s = ex_memset32(ref, C0, 0xFFFFFFFFu, nan_bytes / 4)) != AT_OK ||
         (s = tpl_ref_gemm_args(ref, &ws->args, C0, R)) != AT_OK)
         return s;
@@ -486,9 +569,33 @@ static double tc_tolerance_rule(at_dtype t, long long k)
  * element) or activation errs by 1e-1 and more. */
 #define TC_EPI_TOLERANCE 1.2
 
+/* FP8 operands: the rule above plus (4 sqrt(k) + k / 32) 2^-13. Each product of two FP8 values is
+ * exact in FP32 and the reference decodes the same bytes exactly, so no input rounding enters;
+ * but Hopper's FP8 tensor cores (not measured here yet: published reports, DeepSeek-V3 section
+ * 3.5.2 and SageAttention2) add each wgmma's 32 products in fixed point, each product shifted to
+ * the largest one's exponent keeping 14 bits (sign-fill shifts truncate toward -inf: a bias
+ * of about 16 ulp of the largest product per step, the same sign in every element), then round
+ * the sum into an accumulator of 13 mantissa bits by truncation (toward zero: up to 2^-13 of
+ * the running sum per step). On zero-mean data of [-1, 1) (largest of 32 products about 0.8,
+ * their RMS 1/3) the first is about 0.8 sqrt(k) 2^-13 relative to ||C||, the second at most
+ * (2/3) (k / 32) 2^-14; so 4 sqrt(k) + k / 32 keeps a 4-5x margin on each (k = 200: 0.77%,
+ * 4096: 4.7%, plus the output's rounding; DeepSeek-V3 reports a largest element error of about
+ * 2% at k = 4096). A dropped K tile of 128 at k = 4096 errs by 18%, a dropped scale by 25% and
+ * more, a misread E4M3 / E5M2 operand by far more. cuBLASLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM is
+ * this accumulation; without it cuBLASLt promotes partial sums to FP32 (docs/fp8.md). The GPU
+ * tests print the worst error as a fraction of this rule: tighten it from those numbers. */
+static double tc_tolerance_fp8(at_dtype t, long long k)
+{
+    double kk = k > 0 ? (double)k : 1.0;
+    return tc_tolerance_rule(t, k) + (4.0 * sqrt(kk) + kk / 32.0) * ldexp(1.0, -13);
+}
+
 static double tc_tolerance(const tpl_problem *p)
 {
-    double rule = tc_tolerance_rule(p->dtype, p->n_dims == 3 ? p->dims[2] : 1);
+    long long k = p->n_dims == 3 ? p->dims[2] : 1;
+    if (tpl_math_fp8(p->math))
+        return tc_tolerance_fp8(p->dtype, k);
+    double rule = tc_tolerance_rule(p->dtype, k);
     return p->epilogue != 0 ? TC_EPI_TOLERANCE * rule : rule;
 }
 
@@ -515,16 +622,23 @@ static const tpl_baseline tc_baselines[] = {
     {"sm90-tf32", TC_P90(2, "BM=256,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=2,WARPS_M=2,WARPS_N=2,"
                             "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=16"),
      "PATH 90 TF32 prototype winner: 256x128x32, 4 stages, clusters 1x2 (A multicast)"},
+    {"sm90-fp8", TC_P90(0, "BM=128,BN=256,BK=128,STAGES=3,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+                           "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,OPB=1,FP8=1"),
+     "PATH 90 FP8 E4M3 x E4M3 -> BF16: the 16-bit winner's tile at 128 K elements per stage "
+     "(the same bytes), TMA-store epilogue"},
 };
 
-/* The element type's TYPE value: BF16 0, FP16 1, FP32 data with TF32 math 2; OPA / OPB 1 where
- * A / B is op T and the kernel reads it in its stored layout (PATH 90 16-bit). */
+/* The element type's TYPE value: BF16 0, FP16 1, FP32 data with TF32 math 2 (FP8 maths: C's
+ * type, FP8 the pair); OPA / OPB 1 where A / B is op T and the kernel reads it in its stored
+ * layout (PATH 90 16-bit; FP8: OPA 0, OPB 1). */
 static void tc_fit_kind(int *cfg, const tpl_problem *p)
 {
     cfg[P_TYPE] = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
-    /* a transposed B is read K-major where the kernel can (PATH 90 16-bit), not packed */
-    cfg[P_OPB] = cfg[P_PATH] == 90 && cfg[P_TYPE] != 2 && p->op_b == AT_OP_T;
-    cfg[P_OPA] = cfg[P_PATH] == 90 && cfg[P_TYPE] != 2 && p->op_a == AT_OP_T;
+    cfg[P_FP8] = tpl_math_fp8(p->math);
+    /* a transposed B is read K-major where the kernel can (PATH 90 16-bit), not packed; FP8
+     * reads A and B K-major always (m x k and n x k: other layouts are packed) */
+    cfg[P_OPB] = cfg[P_FP8] || (cfg[P_PATH] == 90 && cfg[P_TYPE] != 2 && p->op_b == AT_OP_T);
+    cfg[P_OPA] = !cfg[P_FP8] && cfg[P_PATH] == 90 && cfg[P_TYPE] != 2 && p->op_a == AT_OP_T;
     /* the fused epilogue: every kernel computes every one, so every row serves each */
     cfg[P_EPI] = p->epilogue >= 0 && p->epilogue < TPL_N_EPI ? p->epilogue : 0;
 }
@@ -538,7 +652,34 @@ static void tc_fit_kind(int *cfg, const tpl_problem *p)
  * tiles by shape class, split-K where the output has too few tiles to fill the GPU and K
  * is deep (the split that fills a wave: tpl_wave_split), 128 x 128 tiles where 128 x 256 ones would leave most SMs idle; elsewhere the
  * PATH 80 rows of bench/notes_tcgemm_sm80.md. Operands of op T are packed first (tc_run). */
+#define TC_FP8_MATHS (TPL_BIT(TPL_MATH_E4M3) | TPL_BIT(TPL_MATH_E4M3_E5M2) | \
+                      TPL_BIT(TPL_MATH_E5M2_E4M3))
+#define TC_FP8_C (TC_16BIT | TPL_BIT(AT_R_32F))        /* an FP8 product's C types */
+#define TC_TILE90_FP8(tile, split, vec) "TYPE=0,PATH=90," tile ",BK=128,WG=2,CM=1,CN=1," \
+    "WARPS_M=2,WARPS_N=2,RASTER=0,GROUP=8,SPLITK=" #split ",VEC=" #vec ",LOADW=16,OPB=1,FP8=1"
+
 static const tpl_default tc_defaults[] = {
+    /* FP8 operands (sm_90 only; fitted: TYPE C's type, FP8 the pair): the 16-bit rows' shape
+     * classes at BK 128 (not measured yet: docs/fp8.md); an FP32 C takes the VEC 2 rows */
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_FP8_C, .maths = TC_FP8_MATHS, .max_tiles = 32,
+     .min_k = 4096, .config = TC_TILE90_FP8("BM=128,BN=128,STAGES=4", 4, 2),
+     .origin = "sm90 FP8: split-K 4 for fewer than a quarter wave of 128 x 128 tiles"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_FP8_C, .maths = TC_FP8_MATHS,
+     .max_tiles = TC_SPLIT_MAX_TILES, .min_k = 4096,
+     .config = TC_TILE90_FP8("BM=128,BN=128,STAGES=4", 2, 2),
+     .origin = "sm90 FP8: split-K 2 for at most about half a wave of 128 x 128 tiles"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_FP8_C, .maths = TC_FP8_MATHS, .max_tiles = 264,
+     .config = TC_TILE90_FP8("BM=128,BN=128,STAGES=4", 1, 8),
+     .origin = "sm90 FP8: 128 x 128 tiles where 128 x 256 ones fill at most one wave"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_FP8_C, .maths = TC_FP8_MATHS, .max_tiles = 264,
+     .config = TC_TILE90_FP8("BM=128,BN=128,STAGES=4", 1, 2),
+     .origin = "sm90 FP8, FP32 C: 128 x 128 tiles with direct paired stores"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_FP8_C, .maths = TC_FP8_MATHS,
+     .config = TC_TILE90_FP8("BM=128,BN=256,STAGES=3", 1, 8),
+     .origin = "sm90 FP8: the 16-bit 4096^3 winner's tile (128 x 256, 3 stages, TMA stores)"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_FP8_C, .maths = TC_FP8_MATHS,
+     .config = TC_TILE90_FP8("BM=128,BN=256,STAGES=4", 1, 2),
+     .origin = "sm90 FP8, FP32 C: 128 x 256, 4 stages, direct paired stores"},
     /* batches: PATH 80 computes every product in one launch (grid y), PATH 90 launches per
      * product, which pays only for a few products of a wave of tiles or more each */
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .batch = TPL_BATCHED, .max_batch = 8,
@@ -606,6 +747,10 @@ static const tpl_problem tc_tuning[] = {
     {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_16F, .op_b = AT_OP_T},
     {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_32F, .math = AT_MATH_TF32,
      .op_a = AT_OP_T},
+    /* FP8 E4M3 x E4M3 -> BF16 in the layout wgmma reads (row-major NT = cuBLASLt's TN): its
+     * lattice is a few dozen kernels */
+    {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_16BF, .math = TPL_MATH_E4M3,
+     .op_b = AT_OP_T},
 };
 
 /* tile_of: the launch geometry for the runtime's selection model. PATH 90 runs one block
@@ -644,7 +789,9 @@ const tpl_family tpl_tcgemm = {
                "transposing pack, batches): BF16 or FP16 (C of the input "
                "type) or TF32 math on FP32 data, FP32 accumulation; PATH 90 wgmma + TMA + clusters "
                "(sm_90a), PATH 80 mma.sync + cp.async (sm_80+); fused epilogues, each its own kind "
-               "(bias per row or column, ReLU, GELU tanh or erf: 4096x4096x4096:bf16:bias_col:gelu)",
+               "(bias per row or column, ReLU, GELU tanh or erf: 4096x4096x4096:bf16:bias_col:gelu); "
+               "FP8 E4M3/E5M2 operands with per-tensor scales, BF16/FP16/FP32 C (PATH 90: "
+               "4096x4096x4096:bf16:e4m3xe4m3:NT)",
     .n_dims = 3,
     .dim_names = {"m", "n", "k"},
     .metric_is_flops = 1,
@@ -652,12 +799,12 @@ const tpl_family tpl_tcgemm = {
     .n_params = P_COUNT,
     .params = {
         {"TYPE", 3, {0, 1, 2}, "element type: 0 BF16, 1 FP16 (C of the same type), 2 TF32 math "
-                               "on FP32 data (FP32 C)"},
+                               "on FP32 data (FP32 C); with FP8 operands C's type (2: FP32)"},
         {"PATH", 2, {90, 80}, "90 wgmma + TMA + mbarriers + clusters (sm_90a), 80 mma.sync + "
                               "ldmatrix + cp.async (sm_80+)"},
         {"BM", 2, {128, 256}, "block tile rows of C"},
         {"BN", 3, {256, 128, 192}, "block tile columns of C"},
-        {"BK", 3, {64, 32, 16}, "K depth of one pipeline stage"},
+        {"BK", 4, {64, 32, 16, 128}, "K depth of one pipeline stage (FP8: 128)"},
         {"STAGES", 3, {4, 3, 2}, "shared-memory pipeline depth"},
         {"WG", 2, {2, 1}, "PATH 90: consumer warpgroups splitting the tile"},
         {"CM", 2, {1, 2}, "PATH 90: cluster rows (CTAs along M multicasting one B tile)"},
@@ -681,6 +828,9 @@ const tpl_family tpl_tcgemm = {
          "fused epilogue (the problem's kind): bias * 4 + activation, bias 0 none, 1 per row, 2 "
          "per column of C; activation 0 none, 1 ReLU, 2 GELU (tanh), 3 GELU (erf)",
          .omit_first = 1},
+        {"FP8", 4, {0, 1, 2, 3}, "FP8 operands (PATH 90, the problem's kind): 0 none, 1 E4M3 x "
+                                 "E4M3, 2 E4M3 x E5M2, 3 E5M2 x E4M3; TYPE is then C's type (0 "
+                                 "BF16, 1 FP16, 2 FP32)", .omit_first = 1},
     },
     .valid = tc_valid,
     .valid_prefix = tc_valid_prefix,

@@ -1,5 +1,6 @@
 // tcgemm.cu: the tensor-core GEMM family, C = alpha*A*B + beta*C, row-major, BF16/FP16 inputs
-// (C of the input type) or TF32 math on FP32 data (FP32 C), FP32 accumulation; PATH picks the kernel.
+// (C of the input type), TF32 math on FP32 data (FP32 C) or FP8 inputs with per-tensor scales (PATH 90;
+// BF16/FP16/FP32 C), FP32 accumulation; PATH picks the kernel.
 //
 // PATH 90 (NVRTC -arch=sm_90a, sm_90 devices only): `tcgemm`, a persistent, warp-specialized
 // kernel. Warpgroup 0 is the producer: one elected thread brings A and B tiles with TMA
@@ -33,6 +34,10 @@
 // in slice order (deterministic) and applies alpha and beta).
 //
 // Types (TYPE): 0 BF16 A, B and C; 1 FP16 A, B and C; 2 FP32 A, B and C with TF32 math.
+// FP8 (FP8 1..3, PATH 90 only): A and B in FP8 (E4M3 x E4M3, E4M3 x E5M2, E5M2 x E4M3), TYPE then names C's type (0
+// BF16, 1 FP16, 2 FP32); wgmma m64nNk32 reads both operands K-major (OPA 0, OPB 1: A m x k, B n x k; the host packs
+// other layouts), 128 elements = one 128-byte swizzled row per box (BK 128); the per-tensor scales are device floats
+// read at the start, D = scale_d (alpha scale_a scale_b A B + beta C) folded into alpha and beta (TC_F8_SCALE).
 // Accumulation is FP32; alpha and beta are FP32 and applied to the FP32 accumulator; C is rounded
 // once (round to nearest even) at the store. C has the input type: it halves the epilogue's
 // traffic and is what frameworks and cublasGemmEx with Ctype = Atype do. beta == 0 never reads C
@@ -136,19 +141,34 @@
 #define EPI 0           // fused epilogue bias * 4 + act (tpl.h TPL_EPI): bias 0 none, 1 per row of C, 2 per column; act 0 none,
                         // 1 ReLU, 2 GELU (tanh), 3 GELU (erf); D = act(alpha acc + beta C + bias), rounded once at the store
 #endif
+#ifndef FP8
+#define FP8 0           // FP8 operands (PATH 90): 0 none (TYPE's A and B), 1 E4M3 x E4M3, 2 E4M3 x E5M2, 3 E5M2 x E4M3; TYPE
+                        // is then C's type (0 BF16, 1 FP16, 2 FP32), EPI 0, OPA 0, OPB 1
+#endif
 #ifndef TC_FAULT
 #define TC_FAULT 0      // test only (PATH 80): 1 drops the last K tile, a wrong result verification must reject; 0 always in the product
 #endif
 
 #define TC_CDIV(a, b) (((a) + (b) - 1) / (b))
+#define TC_TF32 (TYPE == 2 && !FP8)    // TF32 math on FP32 A and B (TYPE 2 with FP8 is an FP32 C)
+#if FP8 < 0 || FP8 > 3 || (FP8 && (EPI || PATH != 90))
+#error "tcgemm: FP8 is 0..3, PATH 90 only, without a fused epilogue"
+#endif
 
-// ---- shared: the element type of A, B and C, conversions ----
+// ---- shared: the element type of C (and of A and B, FP8 0), the operands' tc_in, conversions ----
 #if TYPE == 2
 typedef float tc_elem;
 #define TC_ESZ 4
 #else
 typedef unsigned short tc_elem;
 #define TC_ESZ 2
+#endif
+#if FP8
+typedef unsigned char tc_in;   // one FP8 element (E4M3 or E5M2: the packs copy bytes)
+#define TC_ISZ 1
+#else
+typedef tc_elem tc_in;
+#define TC_ISZ TC_ESZ
 #endif
 
 __device__ __forceinline__ float tc_to_f32(tc_elem v)
@@ -245,6 +265,27 @@ __device__ __forceinline__ float tc_epi(float v, const tc_elem *__restrict__ bia
 }
 #endif
 
+// ---- FP8's per-tensor scales ----
+// D = scale_d (alpha scale_a scale_b acc + beta C): every kernel forming a final value of C takes the three scale
+// pointers (device floats; 0 = 1.0) and folds them into its alpha and beta once, in FP32. With FP8 0 nothing changes.
+#if FP8
+#define TC_F8_PARAM , const float *__restrict__ scale_a, const float *__restrict__ scale_b, \
+    const float *__restrict__ scale_d
+__device__ __forceinline__ float tc_scale(const float *p)
+{
+    return p ? *p : 1.0f;
+}
+#define TC_F8_SCALE()                                                                  \
+    do {                                                                               \
+        const float sd_ = tc_scale(scale_d);                                           \
+        alpha = alpha * tc_scale(scale_a) * tc_scale(scale_b) * sd_;                   \
+        beta = beta * sd_;                                                             \
+    } while (0)
+#else
+#define TC_F8_PARAM
+#define TC_F8_SCALE() ((void)0)
+#endif
+
 // ---- shared kernels ----
 // Copies the r x c row-major matrix src (leading dimension ld, any alignment) to dst with
 // leading dimension ldd (a multiple of 16 / element size, chosen by the caller's rounding; dst
@@ -253,26 +294,33 @@ __device__ __forceinline__ float tc_epi(float v, const tc_elem *__restrict__ bia
 // way: consecutive threads take consecutive chunks of a row). Grid-stride in x; grid z walks the
 // products of a strided batch (src and dst advance by ss and sd elements per product).
 extern "C" __global__ void __launch_bounds__(256)
-tc_pack(int r, int c, const tc_elem *__restrict__ src, long long ld, tc_elem *__restrict__ dst, long long ldd,
+tc_pack(int r, int c, const tc_in *__restrict__ src, long long ld, tc_in *__restrict__ dst, long long ldd,
         long long ss, long long sd)
 {
-    constexpr int CE = 16 / TC_ESZ;
+    constexpr int CE = 16 / TC_ISZ;
     src += blockIdx.z * ss;
     dst += blockIdx.z * sd;
     const long long cpr = ldd / CE, tot = (long long)r * cpr;
     for (long long i = blockIdx.x * 256LL + threadIdx.x; i < tot; i += (long long)gridDim.x * 256) {
         const long long row = i / cpr;
         const int cc = (int)(i - row * cpr) * CE;
-        const tc_elem *s = src + row * ld + cc;
+        const tc_in *s = src + row * ld + cc;
         uint4 o;
         if (cc + CE <= c && ((unsigned long long)s & 15) == 0) {
             o = *(const uint4 *)s;
         } else {
-            tc_elem v[CE];
+            tc_in v[CE];
 #pragma unroll
             for (int j = 0; j < CE; j++)
-                v[j] = cc + j < c ? s[j] : (tc_elem)0;
-#if TYPE == 2
+                v[j] = cc + j < c ? s[j] : (tc_in)0;
+#if FP8
+            unsigned w[4];
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                w[q] = v[4 * q] | ((unsigned)v[4 * q + 1] << 8) | ((unsigned)v[4 * q + 2] << 16) |
+                       ((unsigned)v[4 * q + 3] << 24);
+            o = make_uint4(w[0], w[1], w[2], w[3]);
+#elif TYPE == 2
             o = make_uint4(__float_as_uint(v[0]), __float_as_uint(v[1]), __float_as_uint(v[2]),
                            __float_as_uint(v[3]));
 #else
@@ -291,17 +339,17 @@ tc_pack(int r, int c, const tc_elem *__restrict__ src, long long ld, tc_elem *__
 // coalesced; block 32 x 8, grid x over tiles of dst columns, grid y strided over tiles of rows,
 // grid z over the products of a strided batch (src, dst advance by ss, sd elements per product).
 extern "C" __global__ void __launch_bounds__(256)
-tc_pack_t(int r, int c, const tc_elem *__restrict__ src, long long ld, tc_elem *__restrict__ dst,
+tc_pack_t(int r, int c, const tc_in *__restrict__ src, long long ld, tc_in *__restrict__ dst,
           long long ldd, long long ss, long long sd)
 {
-    __shared__ tc_elem tile[32][33];
+    __shared__ tc_in tile[32][33];
     src += blockIdx.z * ss;
     dst += blockIdx.z * sd;
     const long long j0 = blockIdx.x * 32LL;                 // dst column = src row
     for (long long i0 = blockIdx.y * 32LL; i0 < c; i0 += gridDim.y * 32LL) {
         for (int y = threadIdx.y; y < 32; y += 8) {
             const long long sr = j0 + y, sc = i0 + threadIdx.x;
-            tile[y][threadIdx.x] = sr < r && sc < c ? src[sr * ld + sc] : (tc_elem)0;
+            tile[y][threadIdx.x] = sr < r && sc < c ? src[sr * ld + sc] : (tc_in)0;
         }
         __syncthreads();
         for (int y = threadIdx.y; y < 32; y += 8) {
@@ -318,8 +366,9 @@ tc_pack_t(int r, int c, const tc_elem *__restrict__ src, long long ld, tc_elem *
 // Grid-stride over M*N elements; any launch shape works.
 extern "C" __global__ void __launch_bounds__(256)
 tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float beta,
-                 tc_elem *__restrict__ C, long long ldc TC_EPI_PARAM)
+                 tc_elem *__restrict__ C, long long ldc TC_EPI_PARAM TC_F8_PARAM)
 {
+    TC_F8_SCALE();
 #if EPI
     const int m = M, n = N;     // TC_EPI's bounds
 #endif
@@ -339,26 +388,47 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 }
 
 #if PATH == 90
-#if TYPE == 2
+#if TC_TF32
 #define T9_ES 4         // bytes per input element
 #define T9_KSTEP 8      // K of one wgmma
 #define T9_WN BM        // wgmma N: the A tile's rows (D^T = B^T A^T)
 #define T9_WP (PING ? BN : BN / WG) // C columns per consumer warpgroup
+#elif FP8
+#define T9_ES 1
+#define T9_KSTEP 32
+#define T9_WN BN
+#define T9_WP (PING ? BM : BM / WG)
 #else
 #define T9_ES 2
 #define T9_KSTEP 16
 #define T9_WN BN        // wgmma N: the B tile's columns
 #define T9_WP (PING ? BM : BM / WG) // C rows per consumer warpgroup
 #endif
-#if TYPE == 0
+#if FP8 == 3            // t9_mma's operand types (A, B)
+#define T9_PTXA "e5m2"
+#define T9_PTXB "e4m3"
+#elif FP8 == 2
+#define T9_PTXA "e4m3"
+#define T9_PTXB "e5m2"
+#elif FP8 == 1
+#define T9_PTXA "e4m3"
+#define T9_PTXB "e4m3"
+#elif TYPE == 0
 #define T9_PTXT "bf16"
 #elif TYPE == 1
 #define T9_PTXT "f16"
 #else
 #define T9_PTXT "tf32"   // t9_mma (TF32 takes t9_mma_tf32: register A fragments)
 #endif
-#if TYPE == 2
+#if !FP8
+#define T9_PTXA T9_PTXT
+#define T9_PTXB T9_PTXT
+#endif
+#if TC_TF32
 #define T9_KSH "k8"     // t9_mma's K and transpose flags (TF32 takes K-major operands only)
+#define T9_TRANS ""
+#elif FP8
+#define T9_KSH "k32"    // FP8: K-major operands only, no transpose flags
 #define T9_TRANS ""
 #else
 #define T9_KSH "k16"        // transpose flags: A M-major (OPA 1) or K-major; B K-major (OPB 1) or N-major
@@ -372,14 +442,17 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #define T9_TRANS ", 0, 1"
 #endif
 #endif
-#if (OPA || OPB) && TYPE == 2
+#if (OPA || OPB) && TC_TF32
 #error "tcgemm PATH 90: OPA / OPB 1 (operands in their stored layout) are for BF16 and FP16"
+#endif
+#if FP8 && (OPA || !OPB || (VEC == 8 && TYPE == 2))
+#error "tcgemm PATH 90 FP8: A and B K-major (OPA 0, OPB 1); an FP32 C stores directly (VEC 1, 2)"
 #endif
 #define T9_BOXE (128 / T9_ES)           // elements in one 128-byte swizzled row
 #define T9_MI (T9_WP / 64)              // wgmma (m64) instructions per K step per warpgroup
 #define T9_A_BYTES (BM * BK * T9_ES)
 #define T9_B_BYTES (BK * BN * T9_ES)
-#define T9_RF (TYPE == 2)               // TF32 A fragments loaded into registers
+#define T9_RF TC_TF32                   // TF32 A fragments loaded into registers
 // TF32 variants measured and taken out (bench/notes_tcgemm.md sections 11-12, the code is in git history): B
 // transposed to K-major by the producer warps (T9_TB, 0.67-0.77x cuBLAS), B boxes of 8 columns with the 32-byte
 // swizzle (T9_BSW, 0.66-0.72x), a lane's fragment rows as adjacent C columns (T9_PAIR), several k8 steps per
@@ -395,16 +468,16 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
                         // ptxas serializes its wgmmas, warning C7513); bench/notes_tcgemm.md section 9
 #endif
 #define T9_NB (T9_TFK + 1)              // T9_TFK: fragment buffers
-#if TYPE == 2 && T9_TFK && (BK / 8) % T9_NB != 0
+#if TC_TF32 && T9_TFK && (BK / 8) % T9_NB != 0
 #error "tcgemm PATH 90: T9_TFK + 1 must divide BK / 8"
 #endif
 #ifndef T9_TES
-#define T9_TES (TYPE == 2 && VEC == 8) // TF32: 1 = with beta == 0 and C TMA-able (vec_ok bit 1) the epilogue stages
+#define T9_TES (TC_TF32 && VEC == 8) // TF32: 1 = with beta == 0 and C TMA-able (vec_ok bit 1) the epilogue stages
                         // 32-row chunks of C in shared memory (two buffers per consumer warpgroup, 128-byte swizzle,
                         // conflict-free stores) and writes them with TMA stores, as cuBLAS's TF32 kernel does; 0 = direct
                         // stores. TF32 VEC 8 selects it (the family's lattice does not offer it yet: notes section 14)
 #endif
-#if T9_TES && (TYPE != 2 || PING || SPLITK != 1 || T9_WP != 64 || BM % 32 != 0)
+#if T9_TES && (!TC_TF32 || PING || SPLITK != 1 || T9_WP != 64 || BM % 32 != 0)
 #error "tcgemm PATH 90: T9_TES is for TF32 without PING or SPLITK, 64 C columns per consumer warpgroup"
 #endif
 #if VEC == 8 && TYPE != 2
@@ -416,7 +489,7 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #endif
 #define T9_SMEM_BYTES (STAGES * T9_STAGE_BYTES + T9_C_BYTES + 1024 + 2 * STAGES * 8)
 
-#if BK % T9_BOXE != 0 || T9_WP % 64 != 0 || BN % T9_BOXE != 0 || BM % (8 * CN) != 0 || BK % (8 * CM) != 0
+#if BK % T9_BOXE != 0 || T9_WP % 64 != 0 || (!OPB && BN % T9_BOXE != 0) || BM % (8 * CN) != 0 || BK % (8 * CM) != 0
 #error "tcgemm PATH 90: illegal tile (BK, BN multiples of 128 bytes; BM/WG or BN/WG (TF32) multiple of 64)"
 #endif
 #if T9_WN != 64 && T9_WN != 128 && T9_WN != 192 && T9_WN != 256
@@ -440,7 +513,7 @@ struct __align__(64) t9_tmap { unsigned long long v[16]; };
 __device__ __forceinline__ void t9_mma(float *d, unsigned long long da, unsigned long long db, int scd)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64" T9_KSH ".f32." T9_PTXT "." T9_PTXT "\n"
+        "wgmma.mma_async.sync.aligned.m64n64" T9_KSH ".f32." T9_PTXA "." T9_PTXB "\n"
         "{"
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
@@ -474,7 +547,7 @@ __device__ __forceinline__ void t9_mma_tf32(float *d, const unsigned *a, unsigne
 __device__ __forceinline__ void t9_mma(float *d, unsigned long long da, unsigned long long db, int scd)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128" T9_KSH ".f32." T9_PTXT "." T9_PTXT "\n"
+        "wgmma.mma_async.sync.aligned.m64n128" T9_KSH ".f32." T9_PTXA "." T9_PTXB "\n"
         "{"
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
@@ -520,7 +593,7 @@ __device__ __forceinline__ void t9_mma_tf32(float *d, const unsigned *a, unsigne
 __device__ __forceinline__ void t9_mma(float *d, unsigned long long da, unsigned long long db, int scd)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n192" T9_KSH ".f32." T9_PTXT "." T9_PTXT "\n"
+        "wgmma.mma_async.sync.aligned.m64n192" T9_KSH ".f32." T9_PTXA "." T9_PTXB "\n"
         "{"
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
@@ -578,7 +651,7 @@ __device__ __forceinline__ void t9_mma_tf32(float *d, const unsigned *a, unsigne
 __device__ __forceinline__ void t9_mma(float *d, unsigned long long da, unsigned long long db, int scd)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256" T9_KSH ".f32." T9_PTXT "." T9_PTXT "\n"
+        "wgmma.mma_async.sync.aligned.m64n256" T9_KSH ".f32." T9_PTXA "." T9_PTXB "\n"
         "{"
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
@@ -783,6 +856,30 @@ __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, 
     t9_st1(C, ldc, m, n, r, c, v0, alpha, beta TC_EPI_ARG);
     t9_st1(C, ldc, m, n, r, c + 1, v1, alpha, beta TC_EPI_ARG);
 }
+#elif FP8
+// FP32 C of an FP8 product: adjacent pairs as one 8-byte store (VEC 2, C and ldc allowing), else scalar
+__device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, int r, int c,
+                                       float v0, float v1, float alpha, float beta, int vec_ok)
+{
+    if (r >= m)
+        return;
+#if VEC == 2
+    if (vec_ok && c + 1 < n) {
+        float2 *p = (float2 *)(C + (long long)r * ldc + c);
+        float o0 = alpha * v0, o1 = alpha * v1;
+        if (beta != 0.0f) {
+            float2 old = *p;
+            o0 += beta * old.x;
+            o1 += beta * old.y;
+        }
+        *p = make_float2(o0, o1);
+        return;
+    }
+#endif
+    (void)vec_ok;
+    t9_st1(C, ldc, m, n, r, c, v0, alpha, beta);
+    t9_st1(C, ldc, m, n, r, c + 1, v1, alpha, beta);
+}
 #endif
 
 
@@ -796,8 +893,9 @@ __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, 
 extern "C" __global__ void __launch_bounds__(T9_THREADS, 1)
 tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
        const __grid_constant__ t9_tmap tmC, tc_elem *__restrict__ C, int m, int n, int k, long long ldc,
-       float alpha, float beta, int vec_ok, float *__restrict__ ws TC_EPI_PARAM)
+       float alpha, float beta, int vec_ok, float *__restrict__ ws TC_EPI_PARAM TC_F8_PARAM)
 {
+    TC_F8_SCALE();
     extern __shared__ unsigned char t9_raw[];
     unsigned base = (t9_smem_addr(t9_raw) + 1023) & ~1023u;
     unsigned bars = base + STAGES * T9_STAGE_BYTES + T9_C_BYTES;   // full[s] at bars + 8s, empty[s] at bars + 8(STAGES+s)
@@ -888,7 +986,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
                 for (int q = 0; q < 4; q++)
                     fr0[i][kk][q] = fr1[i][kk][q] = 0u;
-#if TYPE == 2 && T9_TFK
+#if TC_TF32 && T9_TFK
         unsigned fk[T9_MI][T9_NB][4];   // T9_TFK: the fragments of k8 step j at j % T9_NB
 #endif
         int s = 0, i_unit = 0;
@@ -921,11 +1019,11 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
                 for (int i = 0; i < T9_MI; i++)
                     t9_fence_acc(d[i]);
-#if TYPE != 2
+#if !TC_TF32
                 (void)fa;
                 asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
-                for (int kk = 0; kk < BK / 16; kk++) {
+                for (int kk = 0; kk < BK / T9_KSTEP; kk++) {
                     unsigned long long db = OPB ? t9_desc(sb + (kk / 4) * (BN * 128) + (kk % 4) * 32, 16, 1024)
                                                 : t9_desc(sb + kk * 2048, BK * 128, 1024);
 #pragma unroll
@@ -1013,7 +1111,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #endif  // T9_TFK
 #endif
                 asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-#if TYPE == 2 && T9_TFK
+#if TC_TF32 && T9_TFK
                 asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(T9_TFK) : "memory");
 #else
                 asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
@@ -1021,7 +1119,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
                 for (int i = 0; i < T9_MI; i++)
                     t9_fence_acc(d[i]);
-#if TYPE == 2 && T9_TFK
+#if TC_TF32 && T9_TFK
                 (void)fo;
 #pragma unroll
                 for (int i = 0; i < T9_MI; i++)
@@ -1056,7 +1154,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
             for (int i = 0; i < T9_MI; i++)
                 t9_fence_acc(d[i]);
-#if TYPE == 2 && T9_TFK
+#if TC_TF32 && T9_TFK
 #pragma unroll
             for (int i = 0; i < T9_MI; i++)
 #pragma unroll
@@ -1186,14 +1284,14 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
                 for (int j = 0; j < T9_ACC / 4; j++) {
                     int q = j * 8 + (lane % 4) * 2;
-#if TYPE != 2
+#if !TC_TF32
                     int r0 = m0 + g, c0 = n0 + q;
 #else
                     int r0 = m0 + q, c0 = n0 + g;   // D^T: rows of the fragment are C columns
 #endif
                     if (SPLITK > 1) {
                         float *w = ws + (long long)z * m * n;
-#if TYPE != 2
+#if !TC_TF32
                         if (r0 < m && c0 < n) w[(long long)r0 * n + c0] = d[i][4 * j];
                         if (r0 < m && c0 + 1 < n) w[(long long)r0 * n + c0 + 1] = d[i][4 * j + 1];
                         if (r0 + 8 < m && c0 < n) w[(long long)(r0 + 8) * n + c0] = d[i][4 * j + 2];
@@ -1207,7 +1305,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #endif
                         continue;
                     }
-#if TYPE != 2
+#if !TC_TF32
                     t9_st2(C, ldc, m, n, r0, c0, d[i][4 * j], d[i][4 * j + 1], alpha, beta, vec_ok & 1 TC_EPI_ARG);
                     t9_st2(C, ldc, m, n, r0 + 8, c0, d[i][4 * j + 2], d[i][4 * j + 3], alpha, beta,
                            vec_ok & 1 TC_EPI_ARG);

@@ -9,7 +9,7 @@
 /* Parameter order; must match the params table of tcgemm.c. */
 enum {
     P_TYPE, P_PATH, P_BM, P_BN, P_BK, P_STAGES, P_WG, P_CM, P_CN, P_WARPS_M, P_WARPS_N,
-    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_EPI, P_COUNT
+    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_EPI, P_FP8, P_COUNT
 };
 
 #define TC_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
@@ -25,12 +25,17 @@ enum {
 
 extern const tpl_family tpl_tcgemm;
 
-/* Bytes of one element of A and B for cfg's TYPE (2 BF16/FP16, 4 TF32). */
+/* Bytes of one element of A and B for cfg's TYPE and FP8 (2 BF16/FP16, 4 TF32, 1 FP8). */
 int tc_esz(const int *c);
+/* Bytes of one element of C (and of a bias): 2 for TYPE 0 and 1, 4 for TYPE 2. */
+int tc_csz(const int *c);
+/* 1 if cfg computes TF32 math (TYPE 2 without FP8 operands: TYPE 2 with FP8 is an FP32 C). */
+int tc_tf32(const int *c);
 /* Dynamic shared memory of a PATH 90 / PATH 80 configuration (tcgemm.cu's T9_ / T8_ layout). */
 long long t9_smem_bytes(const int *c);
 long long t8_smem_bytes(const int *c);
-/* The TYPE of a problem's kind, -1 if the family does not compute it. */
+/* The TYPE of a problem's kind, -1 if the family does not compute it (FP8 maths: C's type;
+ * the FP8 value is tpl_math_fp8 of its math). */
 int tc_type_of(const tpl_problem *p);
 /* Row-major C = act(alpha op(A) op(B) + beta C + bias) for every product of the batch
  * (tcgemm_run.c): the family's run(). */

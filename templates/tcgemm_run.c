@@ -1,6 +1,7 @@
 /* tcgemm_run.c: the tensor-core family's launches: operands packed where a kernel cannot read
- * them as stored, split-K workspace and its ordered reduce, PATH 80 batches in one launch, PATH
- * 90 tensor maps and cluster fit (memoized per call), the products of a strided batch. */
+ * them as stored (FP8: into K-major), split-K workspace and its ordered reduce, PATH 80 batches
+ * in one launch, PATH 90 tensor maps and cluster fit (memoized per call), the products of a
+ * strided batch. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +18,21 @@ typedef struct tc_call {
     float alpha, beta;
     int epi;                /* the configuration's EPI: > 0 passes bias as the last argument */
     CUdeviceptr bias;       /* of C's type, one per row or column of C (0 without a bias) */
+    int fp8;                /* the configuration's FP8: > 0 passes the three scales last */
+    CUdeviceptr scale[3];   /* FP8: device floats scale_a, scale_b, scale_d (0 = 1.0) */
 } tc_call;
+
+/* The argument list of a kernel that forms C: `n` fixed arguments, then the bias (EPI > 0), then
+ * the scales' pointers (FP8 > 0), NULL-terminated as ex_launch reads it. */
+static void tc_tail_args(void **a, int n, tc_call *c)
+{
+    if (c->epi)
+        a[n++] = &c->bias;
+    if (c->fp8)
+        for (int i = 0; i < 3; i++)
+            a[n++] = &c->scale[i];
+    a[n] = NULL;
+}
 
 /* Grid of a grid-stride helper kernel for `items` units of work. */
 static unsigned tc_stride_grid(const at_exec *ex, long long items)
@@ -83,16 +98,13 @@ static at_status tc_pack_t(at_exec *ex, int slot, int esz, int align, int rows, 
     return s;
 }
 
-/* C = alpha * (sum of the SPLITK partials in W) + beta * C. */
-static at_status tc_reduce(at_exec *ex, const tc_call *c, CUdeviceptr W)
+/* C = alpha * (sum of the SPLITK partials in W) + beta * C (FP8: with the scales). */
+static at_status tc_reduce(at_exec *ex, tc_call *c, CUdeviceptr W)
 {
-    int m = c->m, n = c->n;
-    float alpha = c->alpha, beta = c->beta;
-    CUdeviceptr C = c->C, bias = c->bias;
-    long long ldc = c->ldc;
-    void *a[] = {&m, &n, &W, &alpha, &beta, &C, &ldc, c->epi ? &bias : NULL};
-    return ex_launch(ex, "tc_splitk_reduce", tc_stride_grid(ex, (long long)m * n), 1, 1, 256, 1,
-                     1, 0, a);
+    void *a[12] = {&c->m, &c->n, &W, &c->alpha, &c->beta, &c->C, &c->ldc};
+    tc_tail_args(a, 7, c);
+    return ex_launch(ex, "tc_splitk_reduce", tc_stride_grid(ex, (long long)c->m * c->n), 1, 1,
+                     256, 1, 1, 0, a);
 }
 
 /* The split-K workspace (SPLITK m x n FP32 partials) in slot 0. */
@@ -230,7 +242,7 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
     if (!ex->cu->TensorMapEncodeTiled)
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: PATH 90 needs cuTensorMapEncodeTiled "
                        "(CUDA 12+ driver)");
-    int esz = tc_esz(cfg), tf32 = cfg[P_TYPE] == 2, bf16 = cfg[P_TYPE] == 0;
+    int esz = tc_esz(cfg), csz = tc_csz(cfg), tf32 = tc_tf32(cfg), bf16 = cfg[P_TYPE] == 0;
     int cl = cfg[P_CM] * cfg[P_CN];
     at_status s;
     long long stride = 0;
@@ -250,9 +262,12 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
     CUtensorMap ma, mb, mc;
     memset(&mc, 0, sizeof mc);
     unsigned boxe = (unsigned)(128 / esz);
-    CUtensorMapDataType op_type = tf32   ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
-                                  : bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                         : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    /* C's 16-bit type (VEC 8); the operands' type: C's, TF32, or FP8 bytes */
+    CUtensorMapDataType c_type = bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                      : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    CUtensorMapDataType op_type = cfg[P_FP8] ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                  : tf32     ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
+                                             : c_type;
     if ((s = t9_map(ex, T9_MEMO_A, &ma, op_type, c->A, a_rows, a_cols, c->lda, esz, boxe,
                     (unsigned)((cfg[P_OPA] ? cfg[P_BK] : cfg[P_BM]) / cfg[P_CN]),
                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) != AT_OK ||
@@ -262,10 +277,10 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
         return s;
     /* vec_ok: bit 0 paired stores; bit 1 the TMA-store epilogue (VEC 8, beta == 0, C and ldc
      * 16-byte aligned); bit 2 the staged epilogue with row stores (VEC 8, beta == 0, else). */
-    int vec_ok = c->C % (2 * esz) == 0 && c->ldc % 2 == 0;
-    if (cfg[P_VEC] == 8 && !tf32 && cfg[P_SPLITK] == 1 && c->beta == 0.0f) {
+    int vec_ok = c->C % (2 * csz) == 0 && c->ldc % 2 == 0;
+    if (cfg[P_VEC] == 8 && csz == 2 && cfg[P_SPLITK] == 1 && c->beta == 0.0f) {
         if (c->C % 16 == 0 && (c->ldc * 2) % 16 == 0) {
-            if ((s = t9_map(ex, T9_MEMO_C, &mc, op_type, c->C, c->m, c->n, c->ldc, 2, 64,
+            if ((s = t9_map(ex, T9_MEMO_C, &mc, c_type, c->C, c->m, c->n, c->ldc, 2, 64,
                             (unsigned)(cfg[P_BM] / cfg[P_WG]), CU_TENSOR_MAP_L2_PROMOTION_NONE)) !=
                 AT_OK)
                 return s;
@@ -293,8 +308,9 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
     long long units = tpl_cdiv(tpl_cdiv(c->m, cfg[P_BM]), cfg[P_CM]) *
                       tpl_cdiv(tpl_cdiv(c->n, cfg[P_BN]), cfg[P_CN]) * cfg[P_SPLITK];
     long long clusters = units < fit ? units : fit;
-    void *a[] = {&ma, &mb, &mc, &c->C, &c->m, &c->n, &c->k, &c->ldc, &c->alpha, &c->beta, &vec_ok,
-                 &W, c->epi ? &c->bias : NULL};
+    void *a[17] = {&ma, &mb, &mc, &c->C, &c->m, &c->n, &c->k, &c->ldc, &c->alpha, &c->beta,
+                   &vec_ok, &W};
+    tc_tail_args(a, 12, c);
     const unsigned grid[3] = {(unsigned)(clusters * cl), 1, 1}, block[3] = {threads, 1, 1};
     const unsigned cluster[3] = {(unsigned)cl, 1, 1};
     s = cl > 1 ? ex_launch_cluster(ex, "tcgemm", grid, block, cluster, smem, a)
@@ -318,10 +334,10 @@ static at_status tc_run_products(at_exec *ex, const int *cfg, const tpl_problem 
         if ((s = ex_scratch(ex, TC_SLOT_PARTIALS, words * 4, &W)) != AT_OK ||
             (s = ex_memset32(ex, W, 0, words)) != AT_OK)
             return s;
-        CUdeviceptr esz = (CUdeviceptr)tc_esz(cfg);
+        CUdeviceptr csz = (CUdeviceptr)tc_csz(cfg);
         for (int z = 0; z < b.count && s == AT_OK; z++) {
             tc_call cz = c;
-            cz.C += (CUdeviceptr)(z * b.sc) * esz;
+            cz.C += (CUdeviceptr)(z * b.sc) * csz;
             s = tc_reduce(ex, &cz, W);
         }
         return s;
@@ -334,6 +350,11 @@ static at_status tc_run_products(at_exec *ex, const int *cfg, const tpl_problem 
         return s;
     if (p->op_b == AT_OP_T && !cfg[P_OPB] &&
         (s = tc_pack_t(ex, TC_SLOT_PACKED_B, esz, align, c.n, c.k, b.count, &c.B, &c.ldb,
+                       &b.sb)) != AT_OK)
+        return s;
+    /* FP8 reads B K-major (n x k, OPB 1): a B of op N (k x n) becomes its transpose */
+    if (p->op_b == AT_OP_N && cfg[P_FP8] &&
+        (s = tc_pack_t(ex, TC_SLOT_PACKED_B, esz, align, c.k, c.n, b.count, &c.B, &c.ldb,
                        &b.sb)) != AT_OK)
         return s;
     return cfg[P_PATH] == 90 ? t9_run(ex, cfg, &c) : t8_run(ex, cfg, &c, &b);
@@ -351,7 +372,12 @@ at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
     if (tc_type_of(p) != cfg[P_TYPE])
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: configuration TYPE=%d does not compute "
                        "this element type", cfg[P_TYPE]);
-    if ((cfg[P_OPA] && p->op_a != AT_OP_T) || (cfg[P_OPB] && p->op_b != AT_OP_T))
+    if (cfg[P_FP8] != tpl_math_fp8(p->math))
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: configuration FP8=%d does not compute "
+                       "the problem's operand types (%s)", cfg[P_FP8],
+                       tpl_math_name(p->math) ? tpl_math_name(p->math) : "?");
+    if (!cfg[P_FP8] &&
+        ((cfg[P_OPA] && p->op_a != AT_OP_T) || (cfg[P_OPB] && p->op_b != AT_OP_T)))
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: configuration OPA=%d,OPB=%d reads an "
                        "operand as op T, the problem's is op N", cfg[P_OPA], cfg[P_OPB]);
     if (cfg[P_EPI] != p->epilogue)
@@ -367,15 +393,20 @@ at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
                       *oc = &args->operand[TPL_GEMM_C];
     tc_call c = {(int)m64, (int)n64, (int)k64, oa->ptr, ob->ptr, oc->ptr, oa->ld, ob->ld, oc->ld,
                  (float)args->scalar[TPL_GEMM_ALPHA], (float)args->scalar[TPL_GEMM_BETA],
-                 cfg[P_EPI], args->operand[TPL_GEMM_BIAS].ptr};
+                 cfg[P_EPI], args->operand[TPL_GEMM_BIAS].ptr, cfg[P_FP8],
+                 {args->operand[TPL_GEMM_SCALE_A].ptr, args->operand[TPL_GEMM_SCALE_B].ptr,
+                  args->operand[TPL_GEMM_SCALE_D].ptr}};
     if (c.m == 0 || c.n == 0)
         return AT_OK;
+    if (c.fp8 && (c.scale[0] % 4 || c.scale[1] % 4 || c.scale[2] % 4))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: FP8 scale pointers must be 4-byte "
+                       "aligned (device floats)");
     if (TPL_EPI_BIAS(p->epilogue) != TPL_BIAS_NONE && !c.bias)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: the epilogue \"%s\" needs a bias vector, "
                        "none given", tpl_epilogue_name(p->epilogue));
-    if (TPL_EPI_BIAS(p->epilogue) != TPL_BIAS_NONE && c.bias % tc_esz(cfg))
+    if (TPL_EPI_BIAS(p->epilogue) != TPL_BIAS_NONE && c.bias % tc_csz(cfg))
         return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: bias vector not aligned to its %d-byte "
-                       "elements", tc_esz(cfg));
+                       "elements", tc_csz(cfg));
     if (c.lda < tpl_gemm_min_ld(AT_ROW_MAJOR, p->op_a, c.m, c.k) ||
         c.ldb < tpl_gemm_min_ld(AT_ROW_MAJOR, p->op_b, c.k, c.n) || c.ldc < c.n)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: leading dimensions lda=%lld ldb=%lld "
@@ -392,13 +423,13 @@ at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: negative batch stride");
     if (batch <= 1)
         sA = sB = sC = 0;
-    CUdeviceptr esz = (CUdeviceptr)tc_esz(cfg);
+    CUdeviceptr esz = (CUdeviceptr)tc_esz(cfg), csz = (CUdeviceptr)tc_csz(cfg);
     long long per_launch = cfg[P_PATH] == 80 && cfg[P_SPLITK] == 1 ? 65535 : 1;
     for (long long z = 0; z < batch; z += per_launch) {
         tc_call cz = c;
         cz.A += (CUdeviceptr)(z * sA) * esz;
         cz.B += (CUdeviceptr)(z * sB) * esz;
-        cz.C += (CUdeviceptr)(z * sC) * esz;
+        cz.C += (CUdeviceptr)(z * sC) * csz;
         tc_batch b = {(int)(batch - z < per_launch ? batch - z : per_launch), sA, sB, sC};
         if ((s = tc_run_products(ex, cfg, p, cz, b)) != AT_OK)
             return s;

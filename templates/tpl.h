@@ -58,6 +58,26 @@ enum { TPL_BIAS_NONE, TPL_BIAS_ROW, TPL_BIAS_COL, TPL_N_BIAS };
 #define TPL_EPI_BIAS(e) ((e) / TPL_N_ACT)
 #define TPL_EPI_ACT(e) ((e) % TPL_N_ACT)
 
+/* FP8 GEMM kinds (tcgemm PATH 90, sm_90; docs/fp8.md): A and B in FP8 (the pair below), C of the
+ * problem's dtype (BF16, FP16 or FP32), FP32 accumulation, per-tensor scales of A, B and D. The
+ * pair is the product's math (how the tensor cores read the operands, as TF32 is FP32 data's), kept
+ * in the problem's math field above the public at_math values: every kind comparison, database key
+ * ("math" column) and worker message carries it with no new field, and every family that computes
+ * only exact or TF32 math refuses it. Never a value of at_set_math_mode. */
+#define TPL_MATH_E4M3 ((at_math)16)         /* A E4M3, B E4M3 ("e4m3xe4m3") */
+#define TPL_MATH_E4M3_E5M2 ((at_math)17)    /* A E4M3, B E5M2 ("e4m3xe5m2") */
+#define TPL_MATH_E5M2_E4M3 ((at_math)18)    /* A E5M2, B E4M3 ("e5m2xe4m3") */
+/* 1, 2, 3 for the FP8 maths above (in that order), 0 for any other math. */
+int tpl_math_fp8(at_math m);
+/* The FP8 math of operand types a and b (AT_R_8F_E4M3 / AT_R_8F_E5M2, not both E5M2), or
+ * TPL_KIND_UNKNOWN. */
+int tpl_math_of_fp8(at_dtype a, at_dtype b);
+/* The operand types of an FP8 math (A's, B's); AT_R_32F for any other math. */
+at_dtype tpl_math_fp8_a(at_math m);
+at_dtype tpl_math_fp8_b(at_math m);
+/* The FP8 math with A and B swapped (a column-major call's canonical form); m itself otherwise. */
+at_math tpl_math_fp8_swap(at_math m);
+
 /* Initializer of a plain problem of n sizes, for declarations and static
  * tables: `tpl_problem p = TPL_PROBLEM(3, {m, n, k});`. */
 #define TPL_PROBLEM(n, ...) {.n_dims = (n), .dims = __VA_ARGS__}
@@ -75,14 +95,17 @@ typedef struct tpl_operand {
     long long batch_stride;
 } tpl_operand;
 
-#define TPL_MAX_OPERANDS 4
+#define TPL_MAX_OPERANDS 7
 #define TPL_MAX_SCALARS 4
 #define TPL_MAX_INTS 4
 
 /* What each family finds where in tpl_args: operands, scalars, ints. A new
  * family or type adds values here, not fields to every caller. */
-/* C = act(alpha op(A) op(B) + beta C + bias); BIAS only with a bias (problem.epilogue) */
-enum { TPL_GEMM_A, TPL_GEMM_B, TPL_GEMM_C, TPL_GEMM_BIAS };
+/* C = act(alpha op(A) op(B) + beta C + bias); BIAS only with a bias (problem.epilogue); with an
+ * FP8 math C = scale_d (alpha scale_a scale_b op(A) op(B) + beta C), the scales device floats at
+ * SCALE_A, SCALE_B, SCALE_D (ptr only; 0 means 1.0) */
+enum { TPL_GEMM_A, TPL_GEMM_B, TPL_GEMM_C, TPL_GEMM_BIAS, TPL_GEMM_SCALE_A, TPL_GEMM_SCALE_B,
+       TPL_GEMM_SCALE_D };
 enum { TPL_GEMM_ALPHA, TPL_GEMM_BETA };
 enum { TPL_RED_X, TPL_RED_Y, TPL_RED_RESULT };      /* ptr of Y is 0 for sum */
 enum { TPL_JAC_A, TPL_JAC_B, TPL_JAC_X };           /* solve A x = b, from x */
@@ -160,7 +183,8 @@ int tpl_problem_equal(const tpl_problem *a, const tpl_problem *b);
  * product (the only kind the families of this release compute). */
 int tpl_problem_plain(const tpl_problem *p);
 /* Names of the kind values, as the text form and the database write them:
- * "f32" "f64" "f16" "bf16"; "" "tf32"; "N" "T"; "row" "col". NULL for a
+ * "f32" "f64" "f16" "bf16" "e4m3" "e5m2"; "" "tf32" (FP8: "e4m3xe4m3" "e4m3xe5m2"
+ * "e5m2xe4m3"); "N" "T"; "row" "col". NULL for a
  * value without a name. */
 const char *tpl_dtype_name(at_dtype t);
 const char *tpl_math_name(at_math m);
@@ -178,6 +202,7 @@ int tpl_epilogue_of(const char *name);
 /* The text form of a problem, as the CLI takes it and the report shows it:
  * the sizes "4096x4096x4096", then a suffix for each field that is not the
  * plain problem's, in this order: ":f64" / ":f16" / ":bf16", ":tf32",
+ * (":e4m3xe4m3" / ":e4m3xe5m2" / ":e5m2xe4m3": the FP8 operands, dtype then C's),
  * ":col", ":NT" / ":TN" / ":TT", ":b64" (batch count), the epilogue's ":bias_row" /
  * ":bias_col" then ":relu" / ":gelu" (tanh) / ":gelu_erf". "" for no sizes;
  * a value without a name shows as ":?". Truncated to len. */
@@ -185,8 +210,8 @@ void tpl_problem_format(const tpl_problem *p, char *out, size_t len);
 /* Parses the text form: 1 to TPL_MAX_DIMS sizes in 1..2^40 joined by 'x',
  * then suffixes in any order, each field at most once (the plain values
  * ":f32", ":row", ":NN", ":b1" are accepted too). AT_ERR_INVALID_ARG with
- * the reason in err (p zeroed) for anything else, and for ":tf32" with an
- * element type other than FP32. The bias and the activation are one field each
+ * the reason in err (p zeroed) for anything else, for ":tf32" with an
+ * element type other than FP32, and for an FP8 math with a C type other than BF16, FP16, FP32. The bias and the activation are one field each
  * (":bias_col:gelu"; ":bias_none" and ":act_none" name their absence). */
 at_status tpl_problem_parse(const char *text, tpl_problem *p, char *err, size_t errlen);
 

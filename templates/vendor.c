@@ -90,6 +90,7 @@ static int vd_cuda_type(at_dtype t)
     case AT_R_64F: return VD_R_64F;
     case AT_R_16F: return VD_R_16F;
     case AT_R_16BF: return VD_R_16BF;
+    default: break;             /* FP8: no cuBLAS GEMM call of this table takes it */
     }
     return -1;
 }
@@ -110,6 +111,7 @@ static vd_what vd_gemm_call(const tpl_problem *p, char *call, size_t len)
 {
     const char *type = tpl_dtype_name(p->dtype);
     if (vd_cuda_type(p->dtype) < 0 || (p->math == AT_MATH_TF32 && p->dtype != AT_R_32F) ||
+        (p->math != AT_MATH_DEFAULT && p->math != AT_MATH_TF32) ||    /* FP8 operands */
         (p->op_a != AT_OP_N && p->op_a != AT_OP_T) || (p->op_b != AT_OP_N && p->op_b != AT_OP_T) ||
         (p->order != AT_ROW_MAJOR && p->order != AT_COL_MAJOR) || p->epilogue != 0)
         return VD_NONE;             /* no fused epilogue through these calls */

@@ -113,6 +113,8 @@ size_t tpl_dtype_size(at_dtype t)
     case AT_R_64F: return 8;
     case AT_R_16F: return 2;
     case AT_R_16BF: return 2;
+    case AT_R_8F_E4M3: return 1;
+    case AT_R_8F_E5M2: return 1;
     default: return 0;
     }
 }
@@ -124,6 +126,8 @@ double tpl_unit_roundoff(at_dtype t)
     case AT_R_64F: return ldexp(1.0, -53);
     case AT_R_16F: return ldexp(1.0, -11);
     case AT_R_16BF: return ldexp(1.0, -8);
+    case AT_R_8F_E4M3: return ldexp(1.0, -4);
+    case AT_R_8F_E5M2: return ldexp(1.0, -3);
     default: return 0.0;
     }
 }
@@ -163,7 +167,9 @@ at_status tpl_ref_gemm_args(at_exec *ref, const tpl_args *args, CUdeviceptr C0, 
     if (tpl_dtype_size(p->dtype) == 0 || p->order != AT_ROW_MAJOR || p->n_dims != 3 ||
         p->epilogue < 0 || p->epilogue >= TPL_N_EPI ||
         (TPL_EPI_BIAS(p->epilogue) != TPL_BIAS_NONE && !args->operand[TPL_GEMM_BIAS].ptr) ||
-        (p->math == AT_MATH_TF32 && p->dtype != AT_R_32F) || batch > 65535 ||
+        (p->math == AT_MATH_TF32 && p->dtype != AT_R_32F) ||
+        (p->math != AT_MATH_DEFAULT && p->math != AT_MATH_TF32 && !tpl_math_fp8(p->math)) ||
+        batch > 65535 ||
         p->dims[0] > 0x7fffffff || p->dims[1] > 0x7fffffff || p->dims[2] > 0x7fffffff)
         return ex_fail(ref, AT_ERR_INVALID_ARG, "tpl_ref_gemm_args: a problem it cannot check");
     int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
@@ -176,11 +182,28 @@ at_status tpl_ref_gemm_args(at_exec *ref, const tpl_args *args, CUdeviceptr C0, 
     long long b_rs = p->op_b == AT_OP_T ? 1 : b->ld, b_cs = p->op_b == AT_OP_T ? b->ld : 1;
     long long a_bs = a->batch_stride, b_bs = b->batch_stride, c_bs = c->batch_stride,
               ldc0 = c->ld;
-    float alpha = (float)args->scalar[TPL_GEMM_ALPHA], beta = (float)args->scalar[TPL_GEMM_BETA];
+    /* alpha and beta as the kernels take them: rounded to FP32 */
+    double alpha = (float)args->scalar[TPL_GEMM_ALPHA], beta = (float)args->scalar[TPL_GEMM_BETA];
     CUdeviceptr A = a->ptr, B = b->ptr;
     int dtype = (int)p->dtype, tf32 = p->math == AT_MATH_TF32;
+    int dtype_a = dtype, dtype_b = dtype;
+    if (tpl_math_fp8(p->math)) {
+        /* FP8: the operands' own types; D = scale_d (alpha scale_a scale_b A B + beta C), the
+         * scales read from the device (0: 1.0) and applied in float64 */
+        dtype_a = (int)tpl_math_fp8_a(p->math);
+        dtype_b = (int)tpl_math_fp8_b(p->math);
+        float sc[3] = {1.0f, 1.0f, 1.0f};
+        for (int i = 0; i < 3; i++) {
+            CUdeviceptr sp = args->operand[TPL_GEMM_SCALE_A + i].ptr;
+            at_status s = sp ? ex_download(ref, &sc[i], sp, sizeof sc[i]) : AT_OK;
+            if (s != AT_OK)
+                return s;
+        }
+        alpha *= (double)sc[0] * (double)sc[1] * (double)sc[2];
+        beta *= (double)sc[2];
+    }
     void *kargs[] = {&m, &n, &k, &alpha, &A, &a_rs, &a_cs, &a_bs, &B, &b_rs, &b_cs, &b_bs,
-                     &beta, &C0, &ldc0, &c_bs, &R, &dtype, &tf32};
+                     &beta, &C0, &ldc0, &c_bs, &R, &dtype, &tf32, &dtype_a, &dtype_b};
     at_status s = ex_launch(ref, "ref_gemm_strided", (unsigned)((n + 15) / 16),
                             (unsigned)((m + 15) / 16), (unsigned)batch, 16, 16, 1, 0, kargs);
     if (s != AT_OK || p->epilogue == 0)

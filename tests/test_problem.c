@@ -156,7 +156,7 @@ TEST(problem_kind_names_are_fixed)
     CHECK_STR(tpl_op_name(AT_OP_T), "T");
     CHECK_STR(tpl_order_name(AT_ROW_MAJOR), "row");
     CHECK_STR(tpl_order_name(AT_COL_MAJOR), "col");
-    CHECK(tpl_dtype_name((at_dtype)4) == NULL && tpl_op_name((at_op)TPL_KIND_UNKNOWN) == NULL);
+    CHECK(tpl_dtype_name((at_dtype)6) == NULL && tpl_op_name((at_op)TPL_KIND_UNKNOWN) == NULL);
     CHECK_EQ(tpl_dtype_of("bf16"), AT_R_16BF);
     CHECK_EQ(tpl_math_of(""), AT_MATH_DEFAULT);
     CHECK_EQ(tpl_order_of("col"), AT_COL_MAJOR);

@@ -16,18 +16,21 @@ extern const tpl_family tpl_tcgemm;
 
 enum {
     P_TYPE, P_PATH, P_BM, P_BN, P_BK, P_STAGES, P_WG, P_CM, P_CN, P_WARPS_M, P_WARPS_N,
-    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_EPI, P_COUNT
+    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_EPI, P_FP8, P_COUNT
 };
 
 static const char *const tt_names[P_COUNT] = {
     "TYPE", "PATH", "BM", "BN", "BK", "STAGES", "WG", "CM", "CN", "WARPS_M", "WARPS_N",
-    "RASTER", "GROUP", "SPLITK", "VEC", "LOADW", "OPB", "OPA", "EPI",
+    "RASTER", "GROUP", "SPLITK", "VEC", "LOADW", "OPB", "OPA", "EPI", "FP8",
 };
 
-/* EPI, the last parameter, varies fastest in the raw numbering: the raw indices that are
- * multiples of TT_N_EPI are the plain kernels (EPI 0), the space the scans below walk; the
- * epilogues' judgement is the plain kernel's (tcgemm_epilogue_* check that on every one). */
+/* FP8, the last parameter, varies fastest in the raw numbering, then EPI: the raw indices that
+ * are multiples of TT_STEP are the plain kernels (EPI 0, FP8 0), the space the scans below walk;
+ * the epilogues' judgement is the plain kernel's (tcgemm_epilogue_* check that on every one);
+ * index TT_STEP * j + f is FP8 value f with EPI 0 (the FP8 kernels: tcgemm_fp8_*). */
 #define TT_N_EPI 12
+#define TT_N_FP8 4
+#define TT_STEP (TT_N_EPI * TT_N_FP8)
 
 /* ---------------- the specification, written from the notes ----------------
  * Tiles, pipelines and epilogues (docs/notes/tcgemm.md "Final", docs/notes/tcgemm_sm80.md
@@ -190,7 +193,7 @@ TEST(tcgemm_space_is_the_specified_lattice)
     CHECK(keys != NULL);
     long long n_valid = 0, per[3][2] = {{0}};
     char why[256];
-    for (long long i = 0; i < raw && !th_failed(); i += TT_N_EPI) {
+    for (long long i = 0; i < raw && !th_failed(); i += TT_STEP) {
         int c[TPL_MAX_PARAMS];
         tpl_config_from_index(f, i, c);
         CHECK(c[P_EPI] == 0);
@@ -256,7 +259,7 @@ TEST(tcgemm_every_rejection_reason_is_reachable)
     char why[256];
     for (int d = 0; d <= 4 && !th_failed(); d++) {
         const at_device_info *dev = d < 4 ? &devs[d] : NULL;
-        for (long long i = 0; i < raw; i += TT_N_EPI) {
+        for (long long i = 0; i < raw; i += TT_STEP) {
             int c[TPL_MAX_PARAMS];
             tpl_config_from_index(f, i, c);
             if (f->valid(c, dev, why, sizeof why)) {
@@ -271,15 +274,23 @@ TEST(tcgemm_every_rejection_reason_is_reachable)
             hits[r]++;
         }
     }
-    /* values outside the tuning lists: the range, type and path rules */
+    /* values outside the tuning lists: the range, type and path rules; FP8 (the scans above
+     * walk FP8 0) out of range, with an epilogue, on PATH 80 (the default), in a layout wgmma's
+     * FP8 form does not read, with an FP32 C through TMA stores (the FP8 baseline, changed) */
     static const char *const odd[] = {"TYPE=3", "PATH=70", "BM=0", "RASTER=2", "SPLITK=0",
-                                      "EPI=12", "EPI=-1"};
+                                      "EPI=12", "EPI=-1", "FP8=4", "FP8=1", "B:EPI=1",
+                                      "B:OPB=0", "B:OPA=1", "B:TYPE=2"};
     for (size_t o = 0; o < sizeof odd / sizeof odd[0]; o++) {
         int c[TPL_MAX_PARAMS];
-        CHECK(tt_parse(tpl_tcgemm.default_config, c));
+        const char *set = odd[o];
+        int from_fp8 = strncmp(set, "B:", 2) == 0;
+        CHECK(tt_parse(from_fp8 ? f->baselines[f->n_baselines - 1].config
+                                : tpl_tcgemm.default_config, c));
+        CHECK(!from_fp8 || c[P_FP8] == 1);
+        set += from_fp8 ? 2 : 0;
         char name[16];
         int value;
-        CHECK(sscanf(odd[o], "%15[^=]=%d", name, &value) == 2);
+        CHECK(sscanf(set, "%15[^=]=%d", name, &value) == 2);
         c[tpl_param_index(f, name)] = value;
         CHECK(!f->valid(c, NULL, why, sizeof why));
         int r = 0;
@@ -359,7 +370,7 @@ TEST(tcgemm_kinds_never_cross)
     char why[256];
     tpl_problem skinny = tt_problem(1024, 1024, 8192, AT_R_16BF, AT_MATH_DEFAULT);
     int split_served = 0;
-    for (long long i = 0; i < raw && !th_failed(); i += TT_N_EPI) {
+    for (long long i = 0; i < raw && !th_failed(); i += TT_STEP) {
         int c[TPL_MAX_PARAMS];
         tpl_config_from_index(f, i, c);
         if (!f->valid(c, NULL, why, sizeof why))
@@ -372,7 +383,7 @@ TEST(tcgemm_kinds_never_cross)
                       "TYPE=%d on type %d: %d", c[P_TYPE], t, app);
             served[t][c[P_PATH] == 90] += app;
         }
-        for (int r = 0; r < 8; r++)
+        for (int r = 0; r < 6; r++)
             CHECK(!f->applicable(c, &refused[r]));
         /* split-K at 1024x1024x8192: at most 64 tiles, 4 K tiles per slice at least */
         long long tiles = ((1024 + c[P_BM] - 1) / c[P_BM]) * ((1024 + c[P_BN] - 1) / c[P_BN]);
@@ -471,16 +482,17 @@ TEST(tcgemm_tuning_problems_stay_small)
     const tpl_family *f = &tpl_tcgemm;
     at_device_info h100 = tt_device(9, 0, 227 * 1024, 1024, 65536);
     at_device_info a100 = tt_device(8, 0, 163 * 1024, 1024, 65536);
-    int per_type[3] = {0};
+    int per_type[4] = {0};             /* BF16, FP16, TF32, FP8 (any C) */
     long long raw = tpl_space_size(f);
     char why[256];
     for (int i = 0; i < f->n_tuning_problems; i++) {
         const tpl_problem *p = &f->tuning_problems[i];
         CHECK(tpl_family_accepts(f, p));
+        int fp8 = tpl_math_fp8(p->math);    /* FP8 kernels sit at index TT_STEP * j + FP8 */
         int t = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
-        per_type[t]++;
+        per_type[fp8 ? 3 : t]++;
         long long on_h = 0, on_a = 0;
-        for (long long x = 0; x < raw; x += TT_N_EPI) {
+        for (long long x = fp8; x < raw; x += TT_STEP) {
             int c[TPL_MAX_PARAMS];
             tpl_config_from_index(f, x, c);
             if (!f->applicable(c, p))
@@ -489,14 +501,16 @@ TEST(tcgemm_tuning_problems_stay_small)
             on_a += f->valid(c, &a100, why, sizeof why);
         }
         CHECK_MSG(on_h >= 20 && on_h <= 60, "problem %d: %lld configurations on an H100", i, on_h);
-        CHECK_MSG(on_a >= 3 && on_a < on_h, "problem %d: %lld configurations on an A100", i, on_a);
+        /* FP8 runs on sm_90 only (PATH 90) */
+        CHECK_MSG(fp8 ? on_a == 0 : on_a >= 3 && on_a < on_h, "problem %d: %lld configurations "
+                  "on an A100", i, on_a);
         /* the named PATH 90 winners of its type take part (16-bit ones reading an op-T
          * operand as stored, as every PATH 90 16-bit kernel of such a problem does) */
         int named = 0;
         for (int b = 0; b < f->n_baselines; b++) {
             int c[TPL_MAX_PARAMS];
             CHECK(tt_parse(f->baselines[b].config, c));
-            if (c[P_PATH] == 90 && c[P_TYPE] != 2) {
+            if (c[P_PATH] == 90 && c[P_TYPE] != 2 && !c[P_FP8]) {
                 c[P_OPA] = p->op_a == AT_OP_T;
                 c[P_OPB] = p->op_b == AT_OP_T;
             }
@@ -506,6 +520,7 @@ TEST(tcgemm_tuning_problems_stay_small)
     }
     for (int t = 0; t < 3; t++)
         CHECK(per_type[t] >= 2 && per_type[t] <= 4);
+    CHECK(per_type[3] >= 1 && per_type[3] <= 2);    /* FP8: one cheap problem */
 }
 
 #define TC_P90_EPI(type, tile, split, vec, epi) type ",PATH=90," tile ",WG=2,CM=1,CN=1,WARPS_M=2," \
@@ -534,6 +549,9 @@ TEST(tcgemm_nvrtc_compiles_a_sample)
         {f, TC_P90_EPI("TYPE=1", "BM=128,BN=128,BK=64,STAGES=4", 4, 2, 5), "sm_90", AT_OK},
         {f, "TYPE=0,PATH=80,BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
             "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,EPI=11", "sm_80", AT_OK},
+        /* FP8 (every value and store path: test_fp8.c); on sm_80 refused without compiling */
+        {f, f->baselines[f->n_baselines - 1].config, "sm_90", AT_OK},
+        {f, f->baselines[f->n_baselines - 1].config, "sm_80", AT_ERR_UNSUPPORTED},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !th_failed(); i++)
         th_check_compile(cases[i].fam, cases[i].config, cases[i].arch, cases[i].want);
@@ -589,11 +607,11 @@ TEST(tcgemm_epilogue_every_kernel_computes_every_epilogue)
                             tt_problem(1024, 1024, 8192, AT_R_16BF, AT_MATH_DEFAULT)};
     probs[1].op_b = AT_OP_T;
     long long raw = tpl_space_size(f), valid0 = 0, served = 0;
-    for (long long i = 0; i < raw && !th_failed(); i += TT_N_EPI) {
+    for (long long i = 0; i < raw && !th_failed(); i += TT_STEP) {
         int c[TPL_MAX_PARAMS];
         tpl_config_from_index(f, i, c);
         int v0 = f->valid(c, NULL, NULL, 0);
-        if (!v0 && i % (97 * TT_N_EPI) != 0)
+        if (!v0 && i % (97 * TT_STEP) != 0)
             continue;               /* every valid kernel, and every 97th invalid one */
         valid0 += v0;
         int on_dev[2], app0[4];
@@ -606,7 +624,7 @@ TEST(tcgemm_epilogue_every_kernel_computes_every_epilogue)
             memcpy(ce, c, sizeof ce);
             ce[P_EPI] = e;
             CHECK_EQ(f->valid(ce, NULL, NULL, 0), v0);
-            CHECK_EQ(f->valid_prefix(ce, P_EPI, NULL), v0);
+            CHECK_EQ(f->valid_prefix(ce, P_FP8, NULL), v0);    /* FP8 free: none takes EPI */
             for (int d = 0; d < 2; d++)
                 CHECK_EQ(f->valid(ce, &devs[d], NULL, 0), on_dev[d]);
             if (!v0)

@@ -14,9 +14,10 @@
 #include "tcgemm.h"
 #include "th_family.h"
 
-/* EPI varies fastest in the raw numbering: raw indices that are multiples of it are the plain
- * kernels (as in test_tcgemm.c). */
+/* FP8 varies fastest in the raw numbering, then EPI: raw indices that are multiples of TT_STEP
+ * are the plain kernels, TT_STEP * j + f FP8 value f (as in test_tcgemm.c). */
 #define TT_N_EPI 12
+#define TT_STEP (TT_N_EPI * 4)
 
 static int tt_parse(const char *text, int *cfg)
 {
@@ -45,7 +46,7 @@ static th_compiled *tt_type_set(const at_device_info *dev, int t, int few, int *
     int seen_kind[64] = {0}, first_tile[P_COUNT], have_first = 0;
     *n = 0;
     char why[256];
-    for (long long i = 0; set && i < raw && *n < 256; i += TT_N_EPI) {
+    for (long long i = 0; set && i < raw && *n < 256; i += TT_STEP) {
         int c[TPL_MAX_PARAMS];
         tpl_config_from_index(f, i, c);
         if (c[P_TYPE] != t || !f->valid(c, dev, why, sizeof why))
