@@ -303,8 +303,9 @@ TEST(defaults_every_row_is_legal_on_its_architecture)
 {
     static const struct { at_dtype t; at_math m; } kinds[] = {
         {AT_R_32F, AT_MATH_DEFAULT}, {AT_R_32F, AT_MATH_TF32}, {AT_R_64F, AT_MATH_DEFAULT},
-        {AT_R_16F, AT_MATH_DEFAULT}, {AT_R_16BF, AT_MATH_DEFAULT},
+        {AT_R_16F, AT_MATH_DEFAULT}, {AT_R_16BF, AT_MATH_DEFAULT}, {AT_R_16BF, TPL_MATH_E4M3},
     };
+    const int n_kinds = (int)(sizeof kinds / sizeof kinds[0]);
     int rows = 0;
     for (int f = 0; f < tpl_family_count(); f++) {
         const tpl_family *fam = tpl_family_at(f);
@@ -315,8 +316,8 @@ TEST(defaults_every_row_is_legal_on_its_architecture)
             char why[256] = "";
             /* a large square problem, and narrow ones for the families of narrow calls */
             static const long long ms[] = {4096, 16, 64, 1};
-            for (int t = 0; t < 4 * 5 * 4 && !legal; t++) {
-                int z = t / 20, k = t / 4 % 5, ops = t % 4;
+            for (int t = 0; t < 4 * n_kinds * 4 && !legal; t++) {
+                int z = t / (4 * n_kinds), k = t / 4 % n_kinds, ops = t % 4;
                 tpl_problem p = df_gemm(ms[z], 4096, 4096, kinds[k].t, kinds[k].m, ops >> 1,
                                         ops & 1, r->batch == TPL_BATCHED ? 8 : 1);
                 if (!tpl_family_accepts(fam, &p) ||
