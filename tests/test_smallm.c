@@ -556,8 +556,13 @@ GPU_TEST(smallm_gpu_padded_offset_alpha_beta_batches)
                     args.operand[TPL_GEMM_C] = (tpl_operand){C + 2 * cases[d][9], ldc, sc};
                     args.scalar[TPL_GEMM_ALPHA] = alpha;
                     args.scalar[TPL_GEMM_BETA] = beta;
-                    /* twice: the second call reuses the slice counters the first left */
+                    /* twice: the second call reuses the slice counters the first left, from
+                     * the same C (with beta != 0 the first call's result would be read) */
                     at_status s = f->run(&ex, set[i].cfg, &args);
+                    if (s == AT_OK)
+                        s = ex_sync(&ex);
+                    if (s == AT_OK && cu->MemcpyHtoD(C, hC, nc * 2) != CUDA_SUCCESS)
+                        s = AT_ERR_CUDA;
                     if (s == AT_OK)
                         s = f->run(&ex, set[i].cfg, &args);
                     if (s == AT_OK)
