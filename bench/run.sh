@@ -7,7 +7,13 @@
 #   matmul | tcgemm | dgemm | bgemm | reduce | dreduce | jacobi | trial
 #                 tune the family's benchmark shapes into the benchmark database, then run
 #                 bench_FAMILY against cuBLAS/CUB: OUTDIR/DATE-GPU-FAMILY.txt
-#   all           every family above, then default-run: every table README.md and
+#   epilogue | fp8
+#                 tune bench/shapes/epilogue.txt / fp8.txt into the benchmark database, then
+#                 bench_tcgemm with BENCH_TCGEMM_EPILOGUE=1 (fused bias + GELU against cuBLASLt
+#                 GELU_BIAS and the unfused pair) / BENCH_TCGEMM_FP8=1 (FP8 against cuBLASLt
+#                 FP8): OUTDIR/DATE-GPU-epilogue.txt / -fp8.txt
+#   all           every family above, epilogue and fp8, then default-run, the random calls and
+#                 the named calls (layouts.txt and small_m.txt): every table README.md and
 #                 docs/performance.md quote
 #   default-run   `autotune --device 0` into a fresh database, timed, then gc, show and the
 #                 HTML report: OUTDIR/DATE-GPU-default-run.txt (+ report.html)
@@ -36,7 +42,7 @@
 # COMMIT names the tree where the copy
 # has no git data.
 set -uo pipefail
-step="${1:?usage: bench/run.sh matmul|tcgemm|dgemm|bgemm|reduce|dreduce|jacobi|trial|all|default-run|calls|named|gpu-tier|tests|build [OUTDIR]}"
+step="${1:?usage: bench/run.sh matmul|tcgemm|dgemm|bgemm|reduce|dreduce|jacobi|trial|epilogue|fp8|all|default-run|calls|named|gpu-tier|tests|build [OUTDIR]}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 out="${2:-${OUT:-bench/results}}"
@@ -101,6 +107,24 @@ tune_family() {
     jacobi) tune --kernel jacobi ;;
     trial) tune ;;
     esac
+}
+
+run_tcgemm_mode() {     # epilogue|fp8: tune its problems file, then bench_tcgemm in that mode
+    local mode=$1 file="$out/$day-$gpu_short-$1.txt" rc flag
+    flag=$([ "$mode" = fp8 ] && echo BENCH_TCGEMM_FP8 || echo BENCH_TCGEMM_EPILOGUE)
+    (
+        header "bench/run.sh $mode: tuning bench/shapes/$mode.txt into $DB, then bench_tcgemm ($flag=1)"
+        [ -n "${BENCH_SKIP_TUNE:-}" ] || tune --problems "bench/shapes/$mode.txt"
+        echo "## bench_tcgemm, $flag=1"
+        env "$flag=1" "$BUILD/bench/bench_tcgemm" "$DB" 2>&1
+        rc=$?
+        echo "# exit status $rc"
+        exit $rc
+    ) > "$file" 2>&1
+    rc=$?
+    grep -E "x  |FAIL|exit status" "$file" | tail -12
+    echo "saved $file"
+    return $rc
 }
 
 run_family() {          # FAMILY: tune, then bench_FAMILY, into one results file
@@ -225,15 +249,22 @@ case "$step" in
 matmul|tcgemm|dgemm|bgemm|reduce|dreduce|jacobi|trial)
     build all "$BUILD/bench/bench_$step" || exit 1
     run_family "$step" || status=1 ;;
+epilogue|fp8)
+    build all "$BUILD/bench/bench_tcgemm" || exit 1
+    run_tcgemm_mode "$step" || status=1 ;;
 all)
     build all bench-build || exit 1
     for f in $families; do
         run_family "$f" || status=1
     done
+    run_tcgemm_mode epilogue || status=1
+    run_tcgemm_mode fp8 || status=1
     default_run || status=1
     calls no-database "no database (built-in defaults)" || status=1
     calls default-run "after the default run" "$out/default.db" || status=1
-    named no-database "no database (built-in defaults)" || status=1 ;;
+    named no-database "no database (built-in defaults)" || status=1
+    named_shapes=bench/shapes/small_m.txt
+    named small-m-no-database "no database (built-in defaults)" || status=1 ;;
 calls)
     build all "$BUILD/bench/bench_calls" || exit 1
     calls no-database "no database (built-in defaults)" || status=1

@@ -625,3 +625,42 @@ GPU_TEST(epilogue_gpu_api_every_order_bias_and_type)
     cu->CtxPopCurrent(&popped);
     cu->DevicePrimaryCtxRelease(cd);
 }
+
+/* bench/shapes/epilogue.txt (the fused-epilogue benchmark's problems, tuned before it by
+ * `bench/run.sh epilogue`): every line a tcgemm problem that parses, BF16 with the column bias
+ * and GELU (tanh) or plain, each served by the family's built-in choice on sm_90. */
+TEST(epilogue_benchmark_problems_file)
+{
+    FILE *f = fopen("bench/shapes/epilogue.txt", "r");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    at_device_info h100;
+    memset(&h100, 0, sizeof h100);
+    h100.cc_major = 9;
+    h100.sm_count = 132;
+    h100.smem_per_block_optin = 227 * 1024;
+    h100.max_threads_per_block = 1024;
+    h100.regs_per_block = 65536;
+    snprintf(h100.arch, sizeof h100.arch, "sm_90");
+    char line[256], err[256];
+    int fused = 0, plain = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] == '#' || line[0] == '\0')
+            continue;
+        CHECK_MSG(strncmp(line, "tcgemm ", 7) == 0, "%s", line);
+        tpl_problem p;
+        CHECK_MSG(tpl_problem_parse(line + 7, &p, err, sizeof err) == AT_OK, "%s: %s", line, err);
+        CHECK(p.dtype == AT_R_16BF && p.op_a == AT_OP_N && p.op_b == AT_OP_N);
+        CHECK(p.epilogue == 0 || p.epilogue == TPL_EPI(TPL_BIAS_COL, AT_ACT_GELU_TANH));
+        int cfg[TPL_MAX_PARAMS];
+        char config[TPL_CONFIG_LEN];
+        CHECK_EQ(lk_choose(NULL, &h100, &tpl_tcgemm, &p, 0, cfg, config), AT_LOOKUP_DEFAULT);
+        CHECK_MSG(tpl_tcgemm.applicable(cfg, &p), "%s: %s", line, config);
+        fused += p.epilogue != 0;
+        plain += p.epilogue == 0;
+    }
+    fclose(f);
+    CHECK(fused == 3 && plain == 3);
+}
