@@ -284,6 +284,35 @@ TEST(defaults_wave_fill_split_fills_a_wave_with_deep_slices)
         CHECK(tpl_config_usable(&tpl_dgemm, &h200, text, &p, 0, cfg));
         CHECK(sh[2] / split >= TPL_WAVE_MIN_SLICE_K || split == 1);
     }
+    /* matmul's 128 x 64 fill rows: the split from the tile's own occupancy, never one whose
+     * blocks fill less of a wave than a smaller split already did, 1 past the rows' classes */
+    static const long long fp32[][4] = {
+        /* m, n, k, expect a split > 1 */
+        {16384, 64, 16384, 1}, {300, 200, 8000, 1}, {8192, 64, 8192, 1}, {4096, 4096, 4096, 0},
+        {16384, 128, 16384, 0},
+    };
+    for (size_t s = 0; s < sizeof fp32 / sizeof fp32[0]; s++) {
+        tpl_problem p = df_gemm(fp32[s][0], fp32[s][1], fp32[s][2], AT_R_32F, 0, 0, 0, 1);
+        int cfg[TPL_MAX_PARAMS];
+        char text[TPL_CONFIG_LEN];
+        CHECK(tpl_builtin_config(&tpl_matmul, &h200, &p, 0, cfg, text, NULL));
+        int split = df_value(&tpl_matmul, cfg, "SPLITK");
+        CHECK_MSG((split > 1) == (fp32[s][3] != 0), "%lldx%lldx%lld: %s", fp32[s][0],
+                  fp32[s][1], fp32[s][2], text);
+        if (split > 1) {
+            tpl_tile t;
+            int one[TPL_MAX_PARAMS];
+            memcpy(one, cfg, sizeof one);
+            one[tpl_param_index(&tpl_matmul, "SPLITK")] = 1;
+            CHECK(tpl_matmul.tile_of(one, &t));
+            long long tiles = tpl_cdiv(fp32[s][0], t.bm) * tpl_cdiv(fp32[s][1], t.bn);
+            long long wave = 132LL * tpl_tile_blocks_per_sm(&t, &h200);
+            /* the split below it did not fill the wave yet */
+            CHECK_MSG(tiles * (split / 2) * 100 < wave * TPL_WAVE_FILL_PERCENT,
+                      "%s: %lld tiles, wave %lld", text, tiles, wave);
+            CHECK(fp32[s][2] / split >= TPL_WAVE_MIN_SLICE_K);
+        }
+    }
     /* the rule itself: no SPLITK parameter, nothing changes */
     extern const tpl_family tpl_skinny;
     tpl_problem p = df_gemm(64, 64, 16384, AT_R_64F, 0, 0, 0, 1);
