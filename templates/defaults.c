@@ -36,19 +36,10 @@ int tpl_device_sms(const at_device_info *dev)
     return dev && dev->sm_count > 0 ? dev->sm_count : TPL_DEFAULT_SMS;
 }
 
-/* The index of fam's parameter named name, or -1. */
-static int param_index(const tpl_family *fam, const char *name)
-{
-    for (int i = 0; i < fam->n_params; i++)
-        if (strcmp(fam->params[i].name, name) == 0)
-            return i;
-    return -1;
-}
-
 int tpl_wave_split(const tpl_family *fam, const at_device_info *dev, const tpl_problem *p,
                    int deterministic, int *cfg)
 {
-    int sp = param_index(fam, "SPLITK");
+    int sp = tpl_param_index(fam, "SPLITK");
     if (sp < 0 || !fam->tile_of || p->n_dims != 3)
         return 0;
     const int given = cfg[sp];
