@@ -297,7 +297,7 @@ TEST(skinny_gemm_candidates_per_kind)
 /* Odd problems for every type and op pair, each at a configuration picked to reach a path:
  * vector loads and their scalar fallback, a one-row tile, K groups, K slices summed by the last
  * block (deep K over few tiles), batches, k shorter than one stage. */
-static const struct { const char *problem, *config; } sk_cases[] = {
+static const th_case sk_cases[] = {
     {"33x70x29", "TYPE=0,OPA=0,OPB=0,BM=32,BN=64,BK=32,TM=4,TN=4,KT=2,VEC=4,WAVES=2"},
     {"1x515x3001:NT", "TYPE=0,OPA=0,OPB=1,BM=1,BN=128,BK=64,TM=1,TN=4,KT=8,VEC=4,WAVES=2"},
     {"5x700x4099:tf32:TN", "TYPE=4,OPA=1,OPB=0,BM=8,BN=64,BK=32,TM=8,TN=2,KT=8,VEC=4,WAVES=1"},
@@ -331,31 +331,6 @@ TEST(skinny_gpu_cases_are_legal_and_serve_their_problems)
 
 GPU_TEST(skinny_configurations_verify_on_odd_problems)
 {
-    const tpl_family *f = &tpl_skinny;
-    char err[1024];
-    ms_gpu *g = NULL;
-    CHECK_OK(ms_open(&g, th_device(), err, sizeof err));
-    for (size_t i = 0; i < sizeof sk_cases / sizeof sk_cases[0] && !th_failed(); i++) {
-        tpl_problem p;
-        int cfg[TPL_MAX_PARAMS];
-        CHECK_OK(tpl_problem_parse(sk_cases[i].problem, &p, err, sizeof err));
-        CHECK_OK(tpl_config_parse(f, sk_cases[i].config, cfg, err, sizeof err));
-        void *cubin = NULL;
-        size_t size = 0;
-        char *log = NULL;
-        at_status s = tpl_compile(f, cfg, ms_device(g)->arch, &cubin, &size, &log);
-        CHECK_MSG(s == AT_OK, "%s: %s", sk_cases[i].config, log ? log : "");
-        free(log);
-        CHECK_OK(ms_prepare(g, f, &p, 5 + i, err, sizeof err));
-        /* twice: the slice counters must be left at zero for the next call */
-        for (int rep = 0; rep < 2; rep++) {
-            double error = -1;
-            s = ms_verify(g, f, cfg, cubin, size, &error, err, sizeof err);
-            CHECK_MSG(s == AT_OK && error >= 0 && error <= f->tolerance(&p),
-                      "%s on %s (call %d): %s (error %.3g, bound %.3g)", sk_cases[i].config,
-                      sk_cases[i].problem, rep + 1, err, error, f->tolerance(&p));
-        }
-        free(cubin);
-    }
-    ms_close(g);
+    /* twice each: the slice counters must be left at zero for the next call */
+    th_verify_cases_on_gpu(&tpl_skinny, sk_cases, sizeof sk_cases / sizeof sk_cases[0], 5);
 }

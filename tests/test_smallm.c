@@ -326,7 +326,7 @@ TEST(smallm_claims_and_family_choice)
  * cp.async chunks (16 and 8 bytes) and the element loads of unaligned operands, partial chunks
  * at the k and n edges, one and several mma tiles of m, K groups (KW), K slices summed by the
  * last block, batches, a K shorter than one stage. */
-static const struct { const char *problem, *config; } smt_cases[] = {
+static const th_case smt_cases[] = {
     {"1x515x3001:bf16", "TYPE=1,OPA=0,OPB=0,MT=8,BN=128,BK=64,STAGES=4,WARPS=4,KW=1,VEC=8,WAVES=1"},
     {"3x4096x2048:bf16:NT",
      "TYPE=1,OPA=0,OPB=1,MT=8,BN=256,BK=128,STAGES=3,WARPS=8,KW=2,VEC=8,WAVES=1"},
@@ -378,33 +378,8 @@ TEST(smallm_gpu_cases_are_legal_serve_their_problems_and_compile)
 
 GPU_TEST(smallm_configurations_verify_on_odd_problems)
 {
-    const tpl_family *f = &tpl_smallm;
-    char err[1024];
-    ms_gpu *g = NULL;
-    CHECK_OK(ms_open(&g, th_device(), err, sizeof err));
-    for (size_t i = 0; i < sizeof smt_cases / sizeof smt_cases[0] && !th_failed(); i++) {
-        tpl_problem p;
-        int cfg[TPL_MAX_PARAMS];
-        CHECK_OK(tpl_problem_parse(smt_cases[i].problem, &p, err, sizeof err));
-        CHECK_OK(tpl_config_parse(f, smt_cases[i].config, cfg, err, sizeof err));
-        void *cubin = NULL;
-        size_t size = 0;
-        char *log = NULL;
-        at_status s = tpl_compile(f, cfg, ms_device(g)->arch, &cubin, &size, &log);
-        CHECK_MSG(s == AT_OK, "%s: %s", smt_cases[i].config, log ? log : "");
-        free(log);
-        CHECK_OK(ms_prepare(g, f, &p, 7 + i, err, sizeof err));
-        /* twice: the slice counters must be left at zero for the next call */
-        for (int rep = 0; rep < 2; rep++) {
-            double error = -1;
-            s = ms_verify(g, f, cfg, cubin, size, &error, err, sizeof err);
-            CHECK_MSG(s == AT_OK && error >= 0 && error <= f->tolerance(&p),
-                      "%s on %s (call %d): %s (error %.3g, bound %.3g)", smt_cases[i].config,
-                      smt_cases[i].problem, rep + 1, err, error, f->tolerance(&p));
-        }
-        free(cubin);
-    }
-    ms_close(g);
+    /* twice each: the slice counters must be left at zero for the next call */
+    th_verify_cases_on_gpu(&tpl_smallm, smt_cases, sizeof smt_cases / sizeof smt_cases[0], 7);
 }
 
 /* ---- host values for the padded-operand test: multiples of 1/8 in [-1, 1], exact in FP16

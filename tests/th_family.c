@@ -1,8 +1,10 @@
 /* th_family.c: helpers of the kernel-family tests: a configuration text parsed or the test
  * failed with the parser's reason; every configuration of a space judged and its rejections
- * counted by reason. */
+ * counted by reason; cases of problems and configurations verified on the GPU. */
+#include <stdlib.h>
 #include <string.h>
 #include "harness.h"
+#include "measure.h"
 #include "th_family.h"
 
 int th_parse_config(const tpl_family *fam, const char *text, int *cfg, const char *file,
@@ -40,4 +42,34 @@ int th_scan_reasons(const tpl_family *fam, const at_device_info *dev,
         seen[r]++;
     }
     return 1;
+}
+
+void th_verify_cases_on_gpu(const tpl_family *fam, const th_case *cases, size_t n,
+                            unsigned seed0)
+{
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_OK(ms_open(&g, th_device(), err, sizeof err));
+    for (size_t i = 0; g && i < n && !th_failed(); i++) {
+        tpl_problem p;
+        int cfg[TPL_MAX_PARAMS];
+        CHECK_OK(tpl_problem_parse(cases[i].problem, &p, err, sizeof err));
+        CHECK_OK(tpl_config_parse(fam, cases[i].config, cfg, err, sizeof err));
+        void *cubin = NULL;
+        size_t size = 0;
+        char *log = NULL;
+        at_status s = tpl_compile(fam, cfg, ms_device(g)->arch, &cubin, &size, &log);
+        CHECK_MSG(s == AT_OK, "%s: %s", cases[i].config, log ? log : "");
+        free(log);
+        CHECK_OK(ms_prepare(g, fam, &p, seed0 + i, err, sizeof err));
+        for (int rep = 0; rep < 2 && !th_failed(); rep++) {
+            double error = -1;
+            s = ms_verify(g, fam, cfg, cubin, size, &error, err, sizeof err);
+            CHECK_MSG(s == AT_OK && error >= 0 && error <= fam->tolerance(&p),
+                      "%s on %s (call %d): %s (error %.3g, bound %.3g)", cases[i].config,
+                      cases[i].problem, rep + 1, err, error, fam->tolerance(&p));
+        }
+        free(cubin);
+    }
+    ms_close(g);
 }

@@ -17,4 +17,16 @@ int th_scan_reasons(const tpl_family *fam, const at_device_info *dev,
                     const char *const *reasons, int n_reasons, long long *seen,
                     long long *valid, const char *file, int line);
 
+/* One problem and the configuration of a family that must compute it (texts). */
+typedef struct th_case {
+    const char *problem, *config;
+} th_case;
+
+/* On the GPU of the test run: compiles each case's configuration for the device, prepares its
+ * problem (seed seed0 + the case's index) and verifies it twice against the family's float64
+ * reference within its tolerance (the second call catches state a first call leaves behind,
+ * such as slice counters); a failure fails the test and ends the walk. */
+void th_verify_cases_on_gpu(const tpl_family *fam, const th_case *cases, size_t n,
+                            unsigned seed0);
+
 #endif
