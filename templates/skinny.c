@@ -385,11 +385,12 @@ static const tpl_default sk_defaults[] = {
 
 /* Without a measurement of any family for p, the skinny family serves it ahead of its type's
  * large-tile family in the shape classes where its built-in defaults were faster over the random
- * calls of bench/bench_calls.cu (H200, 200 calls, seed 1, 2026-11-29; checked on seed 2): one
- * side of the output narrow, a short K, or a small output per product; on the tensor-core
- * types (BF16, FP16, TF32) a side of at most 8, or those classes while the call is small
- * enough (2^28 flops) that the CUDA cores keep up with the tensor cores. Large-tile families compute mostly padding there, and
- * their shortest calls cost more than the launch. */
+ * calls of bench/bench_calls.cu (H200, 2026-11-29: every call of seeds 1 and 2 run on each
+ * family, checked on seed 3): one side of the output narrow, a short K, or a small output per
+ * product, per type as below; on the tensor-core types (BF16, FP16, TF32) a side of at most 8,
+ * or a small output while the call is small enough (2^28 flops) that the CUDA cores keep up
+ * with the tensor cores. Large-tile families compute mostly padding there, and their shortest
+ * calls cost more than the launch. */
 #define SK_TC_MAX_FLOPS 268435456.0
 static int sk_claims(const tpl_problem *p, const at_device_info *dev)
 {

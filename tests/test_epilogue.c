@@ -159,7 +159,9 @@ TEST(epilogue_column_major_bias_swaps_rows_and_columns)
                         double acc = 0;
                         for (long long q = 0; q < k; q++)
                             acc += cA[i * ca + q] * cB[q * cb + j];
-                        acc += ckind == TPL_BIAS_ROW ? bias[i] : ckind == TPL_BIAS_COL ? bias[j] : 0;
+                        acc += ckind == TPL_BIAS_ROW   ? bias[i]
+                               : ckind == TPL_BIAS_COL ? bias[j]
+                                                       : 0;
                         C[i * ldc + j] = te_act(act, acc);
                     }
                 for (int i = 0; i < 128; i++)
