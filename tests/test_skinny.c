@@ -11,6 +11,7 @@
 #include "harness.h"
 #include "lookup.h"
 #include "measure.h"
+#include "th_db.h"
 #include "th_family.h"
 #include "tpl.h"
 
@@ -155,23 +156,6 @@ TEST(skinny_defaults_serve_every_kind_and_class)
             }
 }
 
-static at_status sk_put(db *d, const tpl_family *f, const tpl_problem *p, const char *config,
-                        double ms)
-{
-    db_result r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.device_uuid, sizeof r.device_uuid, "GPU-sk");
-    snprintf(r.kernel, sizeof r.kernel, "%s", f->name);
-    snprintf(r.source_hash, sizeof r.source_hash, "%s", tpl_source_hash(f));
-    r.problem = *p;
-    snprintf(r.config, sizeof r.config, "%s", config);
-    snprintf(r.status, sizeof r.status, DB_OK);
-    r.time_ms = r.time_min_ms = r.time_max_ms = ms;
-    r.runs = 5;
-    r.deterministic = 1;
-    return db_store_result(d, &r);
-}
-
 /* With nothing measured, the skinny family takes its classes (a narrow side, a short K, a small
  * output; on the tensor-core types only small calls, or a side of at most 8) from the type's
  * large-tile family and leaves it the rest; a measurement at
@@ -242,13 +226,13 @@ TEST(skinny_family_choice_by_class_then_measurement)
     char sk_text[TPL_CONFIG_LEN], tc_text[TPL_CONFIG_LEN];
     CHECK(tpl_builtin_config(&tpl_skinny, &dev, &gemv, 0, cfg, sk_text, NULL));
     CHECK(tpl_builtin_config(&tpl_tcgemm, &dev, &gemv, 0, cfg, tc_text, NULL));
-    CHECK_OK(sk_put(d, &tpl_tcgemm, &gemv, tc_text, 0.05));
-    CHECK_OK(sk_put(d, &tpl_skinny, &gemv, sk_text, 0.08));
+    CHECK_OK(tdb_store_measured(d, "GPU-sk", &tpl_tcgemm, &gemv, tc_text, 0.05));
+    CHECK_OK(tdb_store_measured(d, "GPU-sk", &tpl_skinny, &gemv, sk_text, 0.08));
     CHECK(lk_choose_family(d, &dev, &gemv, 0, tc, 2, &measured) == &tpl_tcgemm);
     CHECK_EQ(measured, 1);
     CHECK(tpl_builtin_config(&tpl_skinny, &dev, &square, 0, cfg, sk_text, NULL));
     CHECK(tpl_builtin_config(&tpl_tcgemm, &dev, &square, 0, cfg, tc_text, NULL));
-    CHECK_OK(sk_put(d, &tpl_skinny, &square, sk_text, 0.5));
+    CHECK_OK(tdb_store_measured(d, "GPU-sk", &tpl_skinny, &square, sk_text, 0.5));
     CHECK(lk_choose_family(d, &dev, &square, 0, tc, 2, &measured) == &tpl_skinny);
     /* the layers: the first with a measurement decides, an empty one is passed over */
     db *layers[] = {NULL, d};
@@ -258,12 +242,12 @@ TEST(skinny_family_choice_by_class_then_measurement)
     char mm_text[TPL_CONFIG_LEN];
     tpl_problem far = {.n_dims = 3, .dims = {4096, 4096, 4096}};
     CHECK(tpl_builtin_config(&tpl_matmul, &dev, &far, 0, cfg, mm_text, NULL));
-    CHECK_OK(sk_put(d, &tpl_matmul, &far, mm_text, 30.0));
+    CHECK_OK(tdb_store_measured(d, "GPU-sk", &tpl_matmul, &far, mm_text, 30.0));
     CHECK(lk_choose_family_layers(layers, 2, &dev, &tiny, 0, mm, 2, &measured) == &tpl_skinny);
     CHECK_EQ(measured, 0);
     tpl_problem near = {.n_dims = 3, .dims = {40, 56, 18000}};
     CHECK(tpl_builtin_config(&tpl_matmul, &dev, &near, 0, cfg, mm_text, NULL));
-    CHECK_OK(sk_put(d, &tpl_matmul, &near, mm_text, 0.02));
+    CHECK_OK(tdb_store_measured(d, "GPU-sk", &tpl_matmul, &near, mm_text, 0.02));
     CHECK(lk_choose_family_layers(layers, 2, &dev, &tiny, 0, mm, 2, &measured) == &tpl_matmul);
     CHECK_EQ(measured, 0);
     db_close(d);

@@ -14,6 +14,7 @@
 #include "lookup.h"
 #include "measure.h"
 #include "th_compile.h"
+#include "th_db.h"
 #include "th_family.h"
 #include "tpl.h"
 
@@ -229,23 +230,6 @@ TEST(smallm_defaults_serve_every_kind_and_m)
                 }
 }
 
-static at_status smt_put(db *d, const tpl_family *f, const tpl_problem *p, const char *config,
-                         double ms)
-{
-    db_result r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.device_uuid, sizeof r.device_uuid, "GPU-smallm");
-    snprintf(r.kernel, sizeof r.kernel, "%s", f->name);
-    snprintf(r.source_hash, sizeof r.source_hash, "%s", tpl_source_hash(f));
-    r.problem = *p;
-    snprintf(r.config, sizeof r.config, "%s", config);
-    snprintf(r.status, sizeof r.status, DB_OK);
-    r.time_ms = r.time_min_ms = r.time_max_ms = ms;
-    r.runs = 5;
-    r.deterministic = 1;
-    return db_store_result(d, &r);
-}
-
 /* With nothing measured, the calls of issue 33's small-M rows (m in {1, 8, 16, 32, 64} x 8192
  * x 8192, FP16 and BF16, every op pair, row- and column-major as the canonical form sees them)
  * go to smallm ahead of skinny and tcgemm; m > 64, small B, B rows not a multiple of 8 and
@@ -301,11 +285,11 @@ TEST(smallm_claims_and_family_choice)
     CHECK(tpl_config_usable(&tpl_smallm, &dev, stored, &p, 1, cfg));
     snprintf(sm_text, sizeof sm_text, "%s", stored);
     CHECK(tpl_builtin_config(&tpl_tcgemm, &dev, &p, 0, cfg, tc_text, NULL));
-    CHECK_OK(smt_put(d, &tpl_tcgemm, &p, tc_text, 0.05));
-    CHECK_OK(smt_put(d, &tpl_smallm, &p, sm_text, 0.08));
+    CHECK_OK(tdb_store_measured(d, "GPU-smallm", &tpl_tcgemm, &p, tc_text, 0.05));
+    CHECK_OK(tdb_store_measured(d, "GPU-smallm", &tpl_smallm, &p, sm_text, 0.08));
     CHECK(lk_choose_family(d, &dev, &p, 0, fams, n, &measured) == &tpl_tcgemm);
     CHECK_EQ(measured, 1);
-    CHECK_OK(smt_put(d, &tpl_smallm, &p, sm_text, 0.03));
+    CHECK_OK(tdb_store_measured(d, "GPU-smallm", &tpl_smallm, &p, sm_text, 0.03));
     CHECK(lk_choose_family(d, &dev, &p, 0, fams, n, &measured) == &tpl_smallm);
     CHECK_EQ(lk_choose(d, &dev, &tpl_smallm, &p, 0, cfg, got), AT_LOOKUP_EXACT);
     CHECK_STR(got, stored);

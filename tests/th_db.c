@@ -70,6 +70,14 @@ void tdb_result(db_result *r, const char *uuid, const char *kernel,
     r->deterministic = deterministic;
 }
 
+at_status tdb_store_measured(db *d, const char *uuid, const tpl_family *fam, const tpl_problem *p,
+                             const char *config, double time_ms)
+{
+    db_result r;
+    tdb_result(&r, uuid, fam->name, tpl_source_hash(fam), *p, config, DB_OK, time_ms, 1);
+    return db_store_result(d, &r);
+}
+
 /* Opens a fresh database with one sm_90 device "GPU-A". */
 db *tdb_fresh(char *path, size_t len)
 {

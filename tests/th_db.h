@@ -15,6 +15,10 @@ tpl_problem tdb_problem(int n, long long a, long long b, long long c);
 void tdb_result(db_result *r, const char *uuid, const char *kernel, const char *hash,
                 tpl_problem p, const char *config, const char *status, double time_ms,
                 int deterministic);
+/* Stores an ok, deterministic result (tdb_result) of fam at p with config and time_ms on the
+ * device of this uuid, with fam's source hash: a measurement the lookup ranks families by. */
+at_status tdb_store_measured(db *d, const char *uuid, const tpl_family *fam, const tpl_problem *p,
+                             const char *config, double time_ms);
 /* Opens a fresh database with one sm_90 device "GPU-A" (path filled); NULL after a failure. */
 db *tdb_fresh(char *path, size_t len);
 /* malloc'd contents of a file (NULL if unreadable), its size in *size. */
