@@ -152,6 +152,28 @@ static long long ga_min_ld(at_order order, at_op op, long long r, long long c)
     return need > 1 ? need : 1;
 }
 
+/* The case of one type (tf32: the handle's TF32 math), order and op pair (bit 0 op(A) = T,
+ * bit 1 op(B) = T) at m x n x k, each leading dimension the smallest its order and op allow
+ * plus its pad; offset, alpha and beta zero for the caller to set. */
+static ga_case ga_case_of(at_dtype type, int tf32, at_order order, int ops, int m, int n, int k,
+                          int pad_a, int pad_b, int pad_c)
+{
+    ga_case c;
+    memset(&c, 0, sizeof c);
+    c.type = type;
+    c.tf32 = tf32;
+    c.order = order;
+    c.op_a = (ops & 1) ? AT_OP_T : AT_OP_N;
+    c.op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
+    c.m = m;
+    c.n = n;
+    c.k = k;
+    c.lda = (int)ga_min_ld(c.order, c.op_a, c.m, c.k) + pad_a;
+    c.ldb = (int)ga_min_ld(c.order, c.op_b, c.k, c.n) + pad_b;
+    c.ldc = (int)ga_min_ld(c.order, AT_OP_N, c.m, c.n) + pad_c;
+    return c;
+}
+
 /* Lines (of ld elements) an r x c op(X) spans as stored. */
 static size_t ga_lines(at_order order, at_op op, long long r, long long c)
 {
@@ -476,19 +498,10 @@ GPU_TEST(gemm_api_every_order_and_transpose)
         for (int order = 0; order < 2; order++)
             for (int ops = 0; ops < 4; ops++)
                 for (size_t z = 0; z < sizeof sizes / sizeof sizes[0] && !th_failed(); z++) {
-                    ga_case c;
-                    memset(&c, 0, sizeof c);
-                    c.type = types[t];
-                    c.tf32 = t == 2;                /* FP32 twice: TF32 math, then exact */
-                    c.order = order ? AT_COL_MAJOR : AT_ROW_MAJOR;
-                    c.op_a = (ops & 1) ? AT_OP_T : AT_OP_N;
-                    c.op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
-                    c.m = sizes[z][0];
-                    c.n = sizes[z][1];
-                    c.k = sizes[z][2];
-                    c.lda = (int)ga_min_ld(c.order, c.op_a, c.m, c.k) + sizes[z][3];
-                    c.ldb = (int)ga_min_ld(c.order, c.op_b, c.k, c.n) + sizes[z][3];
-                    c.ldc = (int)ga_min_ld(c.order, AT_OP_N, c.m, c.n) + sizes[z][3];
+                    /* FP32 twice: TF32 math, then exact */
+                    ga_case c = ga_case_of(types[t], t == 2, order ? AT_COL_MAJOR : AT_ROW_MAJOR,
+                                           ops, sizes[z][0], sizes[z][1], sizes[z][2],
+                                           sizes[z][3], sizes[z][3], sizes[z][3]);
                     c.offset = sizes[z][4];
                     c.alpha = z % 2 ? -0.5 : 1.25;
                     c.beta = z == 1 ? 0.0 : 0.75;
@@ -546,19 +559,9 @@ GPU_TEST(gemm_api_builtin_defaults_of_every_class)
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
         for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
             for (int ops = 0; ops < 4 && !th_failed(); ops++) {
-                ga_case c;
-                memset(&c, 0, sizeof c);
-                c.type = types[t].t;
-                c.tf32 = types[t].tf32;
-                c.order = (ops + (int)z) % 2 ? AT_COL_MAJOR : AT_ROW_MAJOR;
-                c.op_a = (ops & 1) ? AT_OP_T : AT_OP_N;
-                c.op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
-                c.m = sizes[z][0];
-                c.n = sizes[z][1];
-                c.k = sizes[z][2];
-                c.lda = (int)ga_min_ld(c.order, c.op_a, c.m, c.k);
-                c.ldb = (int)ga_min_ld(c.order, c.op_b, c.k, c.n);
-                c.ldc = (int)ga_min_ld(c.order, AT_OP_N, c.m, c.n);
+                ga_case c = ga_case_of(types[t].t, types[t].tf32,
+                                       (ops + (int)z) % 2 ? AT_COL_MAJOR : AT_ROW_MAJOR, ops,
+                                       sizes[z][0], sizes[z][1], sizes[z][2], 0, 0, 0);
                 c.alpha = 1.0;
                 c.beta = ops == 3 ? 0.5 : 0.0;
                 double err = 0;
@@ -604,19 +607,9 @@ GPU_TEST(gemm_api_skinny_classes_padded_offset_beta)
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
         for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
             for (int ops = 0; ops < 4 && !th_failed(); ops++) {
-                ga_case c;
-                memset(&c, 0, sizeof c);
-                c.type = types[t].t;
-                c.tf32 = types[t].tf32;
-                c.order = (ops + (int)z) % 2 ? AT_COL_MAJOR : AT_ROW_MAJOR;
-                c.op_a = (ops & 1) ? AT_OP_T : AT_OP_N;
-                c.op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
-                c.m = sizes[z][0];
-                c.n = sizes[z][1];
-                c.k = sizes[z][2];
-                c.lda = (int)ga_min_ld(c.order, c.op_a, c.m, c.k) + 1;
-                c.ldb = (int)ga_min_ld(c.order, c.op_b, c.k, c.n) + 3;
-                c.ldc = (int)ga_min_ld(c.order, AT_OP_N, c.m, c.n) + 2;
+                ga_case c = ga_case_of(types[t].t, types[t].tf32,
+                                       (ops + (int)z) % 2 ? AT_COL_MAJOR : AT_ROW_MAJOR, ops,
+                                       sizes[z][0], sizes[z][1], sizes[z][2], 1, 3, 2);
                 c.offset = 1;
                 c.alpha = -0.75;
                 c.beta = ops == 2 ? 0.5 : 0.0;
