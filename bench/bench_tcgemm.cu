@@ -289,6 +289,43 @@ static int bn_epi_pair(const bn_epi_call *c)
     return cudaGetLastError() != cudaSuccess;
 }
 
+/* The heuristic's first algorithm for each of the two descriptors op[0..1] over the layouts
+ * of A, B and C (D alike), within BN_LT_WORKSPACE of workspace, into algo; 0 on success. */
+static int bn_lt_algos(cublasLtHandle_t lt, const cublasLtMatmulDesc_t op[2],
+                       cublasLtMatrixLayout_t la, cublasLtMatrixLayout_t lb,
+                       cublasLtMatrixLayout_t lc, cublasLtMatmulAlgo_t algo[2])
+{
+    cublasLtMatmulPreference_t pref;
+    size_t wsz = BN_LT_WORKSPACE;
+    if (cublasLtMatmulPreferenceCreate(&pref) ||
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsz,
+                                             sizeof wsz))
+        return 1;
+    for (int w = 0; w < 2; w++) {
+        cublasLtMatmulHeuristicResult_t res;
+        int found = 0;
+        if (cublasLtMatmulAlgoGetHeuristic(lt, op[w], la, lb, lc, lc, pref, 1, &res, &found) ||
+            found < 1) {
+            cublasLtMatmulPreferenceDestroy(pref);
+            return 1;
+        }
+        algo[w] = res.algo;
+    }
+    cublasLtMatmulPreferenceDestroy(pref);
+    return 0;
+}
+
+/* Destroys the two descriptors and the three layouts bn_lt_algos ran over. */
+static void bn_lt_destroy(const cublasLtMatmulDesc_t op[2], cublasLtMatrixLayout_t la,
+                          cublasLtMatrixLayout_t lb, cublasLtMatrixLayout_t lc)
+{
+    for (int w = 0; w < 2; w++)
+        cublasLtMatmulDescDestroy(op[w]);
+    cublasLtMatrixLayoutDestroy(la);
+    cublasLtMatrixLayoutDestroy(lb);
+    cublasLtMatrixLayoutDestroy(lc);
+}
+
 /* cublasLtMatmul, plain (which 0) or with CUBLASLT_EPILOGUE_GELU_BIAS (1): row-major C = A B is
  * column-major C^T = B^T A^T, so cuBLASLt's per-row bias of D = C^T is our per-column one. */
 static int bn_epi_lt(const bn_epi_call *c, int which)
@@ -335,33 +372,12 @@ static int bn_epi_lt_setup(bn_epi_call *c)
         cublasLtMatrixLayoutCreate(&c->lb, CUDA_R_16BF, c->k, c->m, c->k) ||
         cublasLtMatrixLayoutCreate(&c->lc, CUDA_R_16BF, c->n, c->m, c->n))
         return 1;
-    cublasLtMatmulPreference_t pref;
-    size_t wsz = BN_LT_WORKSPACE;
-    if (cublasLtMatmulPreferenceCreate(&pref) ||
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsz,
-                                             sizeof wsz))
-        return 1;
-    for (int w = 0; w < 2; w++) {
-        cublasLtMatmulHeuristicResult_t res;
-        int found = 0;
-        if (cublasLtMatmulAlgoGetHeuristic(c->lt, c->op[w], c->la, c->lb, c->lc, c->lc, pref, 1,
-                                           &res, &found) || found < 1) {
-            cublasLtMatmulPreferenceDestroy(pref);
-            return 1;
-        }
-        c->algo[w] = res.algo;
-    }
-    cublasLtMatmulPreferenceDestroy(pref);
-    return 0;
+    return bn_lt_algos(c->lt, c->op, c->la, c->lb, c->lc, c->algo);
 }
 
 static void bn_epi_lt_teardown(bn_epi_call *c)
 {
-    for (int w = 0; w < 2; w++)
-        cublasLtMatmulDescDestroy(c->op[w]);
-    cublasLtMatrixLayoutDestroy(c->la);
-    cublasLtMatrixLayoutDestroy(c->lb);
-    cublasLtMatrixLayoutDestroy(c->lc);
+    bn_lt_destroy(c->op, c->la, c->lb, c->lc);
 }
 
 /* Poisons C, runs op once, returns the relative error over the reference rows (inf if not
@@ -629,33 +645,12 @@ static int bn_f8_lt_setup(bn_f8_call *c)
                                    c->k) ||
         cublasLtMatrixLayoutCreate(&c->lc, CUDA_R_16BF, c->m, c->n, c->m))
         return 1;
-    cublasLtMatmulPreference_t pref;
-    size_t wsz = BN_LT_WORKSPACE;
-    if (cublasLtMatmulPreferenceCreate(&pref) ||
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsz,
-                                             sizeof wsz))
-        return 1;
-    for (int w = 0; w < 2; w++) {
-        cublasLtMatmulHeuristicResult_t res;
-        int found = 0;
-        if (cublasLtMatmulAlgoGetHeuristic(c->lt, c->op[w], c->la, c->lb, c->lc, c->lc, pref, 1,
-                                           &res, &found) || found < 1) {
-            cublasLtMatmulPreferenceDestroy(pref);
-            return 1;
-        }
-        c->algo[w] = res.algo;
-    }
-    cublasLtMatmulPreferenceDestroy(pref);
-    return 0;
+    return bn_lt_algos(c->lt, c->op, c->la, c->lb, c->lc, c->algo);
 }
 
 static void bn_f8_lt_teardown(bn_f8_call *c)
 {
-    for (int w = 0; w < 2; w++)
-        cublasLtMatmulDescDestroy(c->op[w]);
-    cublasLtMatrixLayoutDestroy(c->la);
-    cublasLtMatrixLayoutDestroy(c->lb);
-    cublasLtMatrixLayoutDestroy(c->lc);
+    bn_lt_destroy(c->op, c->la, c->lb, c->lc);
 }
 
 /* Poisons C, runs op once, returns the relative error over the reference rows (inf if not
