@@ -187,7 +187,9 @@ static double bn_check(int (*op)(const bn_call *), const bn_call *c, const doubl
 
 /* ---- GEMM + bias + GELU (BENCH_TCGEMM_EPILOGUE=1) ---- */
 
-static const bn_shape bn_epi_shapes[] = {{4096, 4096, 4096}, {8192, 28672, 4096}, {8192, 8192, 1024}};
+static const bn_shape bn_epi_shapes[] = {
+    {4096, 4096, 4096}, {8192, 28672, 4096}, {8192, 8192, 1024},
+};
 #define BN_EPI_NSHAPES ((int)(sizeof bn_epi_shapes / sizeof bn_epi_shapes[0]))
 #define BN_LT_WORKSPACE (32u << 20)
 
