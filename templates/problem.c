@@ -165,6 +165,24 @@ at_status tpl_check_gemm_prepare(at_exec *ex, const tpl_family *fam, const tpl_p
     return AT_OK;
 }
 
+at_status tpl_check_gemm_operands(at_exec *ex, const tpl_family *fam, const tpl_args *args,
+                                  int m, int n, int k, int op_a_t, int op_b_t)
+{
+    const tpl_operand *oa = &args->operand[TPL_GEMM_A], *ob = &args->operand[TPL_GEMM_B],
+                      *oc = &args->operand[TPL_GEMM_C];
+    long long need_a = op_a_t ? m : k, need_b = op_b_t ? k : n;
+    if (oa->ld < (need_a > 1 ? need_a : 1) || ob->ld < (need_b > 1 ? need_b : 1) || oc->ld < n)
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "%s: leading dimensions lda=%lld ldb=%lld "
+                       "ldc=%lld too small for %dx%dx%d (ops %c%c)", fam->name, oa->ld, ob->ld,
+                       oc->ld, m, n, k, op_a_t ? 'T' : 'N', op_b_t ? 'T' : 'N');
+    if (tpl_problem_batch(&args->problem) > 1 &&
+        (oa->batch_stride < 0 || ob->batch_stride < 0 || oc->batch_stride < 0))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "%s: negative batch stride", fam->name);
+    if (!oc->ptr || (k > 0 && (!oa->ptr || !ob->ptr)))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "%s: NULL operand", fam->name);
+    return AT_OK;
+}
+
 /* ---- text form ---- */
 
 /* Appends to out (len bytes, *used of them taken), truncating. */
@@ -270,8 +288,8 @@ static int pb_suffix(const char *tok, size_t n, tpl_problem *p, int *seen, char 
     }
     if (field < 0) {
         snprintf(err, errlen, "unknown suffix \":%s\" (element type f32, f64, f16, bf16; "
-                 "tf32, e4m3xe4m3, e4m3xe5m2 or e5m2xe4m3; row or col; NN, NT, TN, TT; bCOUNT with COUNT >= 1; bias_row or "
-                 "bias_col; relu, gelu or gelu_erf)", word);
+                 "tf32, e4m3xe4m3, e4m3xe5m2 or e5m2xe4m3; row or col; NN, NT, TN, TT; bCOUNT "
+                 "with COUNT >= 1; bias_row or bias_col; relu, gelu or gelu_erf)", word);
         return 0;
     }
     if (seen[field]) {

@@ -201,17 +201,11 @@ static at_status sk_run(at_exec *ex, const int *cfg, tpl_args *args)
     int m = (int)m64, n = (int)n64, k = (int)k64;
     if (m == 0 || n == 0)
         return AT_OK;
+    s = tpl_check_gemm_operands(ex, &tpl_skinny, args, m, n, k, cfg[P_OPA], cfg[P_OPB]);
+    if (s != AT_OK)
+        return s;
     const tpl_operand *oa = &args->operand[TPL_GEMM_A], *ob = &args->operand[TPL_GEMM_B],
                       *oc = &args->operand[TPL_GEMM_C];
-    long long need_a = cfg[P_OPA] ? m : k, need_b = cfg[P_OPB] ? k : n;
-    if (oa->ld < (need_a > 1 ? need_a : 1) || ob->ld < (need_b > 1 ? need_b : 1) || oc->ld < n)
-        return ex_fail(ex, AT_ERR_INVALID_ARG, "skinny: leading dimensions lda=%lld ldb=%lld "
-                       "ldc=%lld too small for %dx%dx%d (ops %c%c)", oa->ld, ob->ld, oc->ld, m,
-                       n, k, cfg[P_OPA] ? 'T' : 'N', cfg[P_OPB] ? 'T' : 'N');
-    if (batch > 1 && (oa->batch_stride < 0 || ob->batch_stride < 0 || oc->batch_stride < 0))
-        return ex_fail(ex, AT_ERR_INVALID_ARG, "skinny: negative batch stride");
-    if (!oc->ptr || (k > 0 && (!oa->ptr || !ob->ptr)))
-        return ex_fail(ex, AT_ERR_INVALID_ARG, "skinny: NULL operand");
     long long tiles = tpl_cdiv(m, cfg[P_BM]) * tpl_cdiv(n, cfg[P_BN]);
     if (tiles > SK_MAX_DIM)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "skinny: %lld tiles of %dx%d above 2^31 - 1", tiles,

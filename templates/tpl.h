@@ -211,8 +211,9 @@ void tpl_problem_format(const tpl_problem *p, char *out, size_t len);
  * then suffixes in any order, each field at most once (the plain values
  * ":f32", ":row", ":NN", ":b1" are accepted too). AT_ERR_INVALID_ARG with
  * the reason in err (p zeroed) for anything else, for ":tf32" with an
- * element type other than FP32, and for an FP8 math with a C type other than BF16, FP16, FP32. The bias and the activation are one field each
- * (":bias_col:gelu"; ":bias_none" and ":act_none" name their absence). */
+ * element type other than FP32, and for an FP8 math with a C type other than BF16, FP16,
+ * FP32. The bias and the activation are one field each (":bias_col:gelu"; ":bias_none" and
+ * ":act_none" name their absence). */
 at_status tpl_problem_parse(const char *text, tpl_problem *p, char *err, size_t errlen);
 
 /* A named configuration kept for reports, e.g. the seeds' kernels. */
@@ -376,6 +377,13 @@ at_status tpl_check_problem(at_exec *ex, const tpl_family *fam, const tpl_proble
  * in 1..2^31-1, at most 65535 products, batch x m below 2^31; AT_ERR_INVALID_ARG
  * otherwise. */
 at_status tpl_check_gemm_prepare(at_exec *ex, const tpl_family *fam, const tpl_problem *p);
+/* The operand checks of a GEMM family's run (fam named in messages) for its row-major
+ * m x n x k problem with op(A) / op(B) = T where op_a_t / op_b_t: leading dimensions at least
+ * the stored rows of A (k, or m for op T), B (n, or k) and C (n); for a batch, no negative
+ * stride; C, and A and B when k > 0, non-NULL. AT_OK, else AT_ERR_INVALID_ARG with the
+ * message in ex. */
+at_status tpl_check_gemm_operands(at_exec *ex, const tpl_family *fam, const tpl_args *args,
+                                  int m, int n, int k, int op_a_t, int op_b_t);
 
 /* ---- built-in choices (templates/defaults.c) ---- */
 /* Resident blocks of tile t on one SM of dev (NULL: an H200): the family's own count (launch
