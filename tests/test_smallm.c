@@ -383,6 +383,23 @@ static uint16_t smt_bits(at_dtype t, int eighths)
     return (uint16_t)(sign | (uint16_t)((e - 1 + 15) << 10) | (uint16_t)((mant * 2 - 1) * 1024));
 }
 
+/* A, B and C0 (na, nb, nc elements of type t) filled, in that order, with the eighths in
+ * [-1, 1] that an LCG from seed draws. */
+static void smt_fill_operands(at_dtype t, unsigned long long seed, uint16_t *hA, size_t na,
+                              uint16_t *hB, size_t nb, uint16_t *hC0, size_t nc)
+{
+    for (size_t x = 0; x < na + nb + nc; x++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint16_t v = smt_bits(t, (int)((seed >> 33) % 17) - 8);
+        if (x < na)
+            hA[x] = v;
+        else if (x < na + nb)
+            hB[x - na] = v;
+        else
+            hC0[x - na - nb] = v;
+    }
+}
+
 static double smt_value(at_dtype t, uint16_t h)
 {
     int sign = h >> 15;
@@ -457,17 +474,9 @@ GPU_TEST(smallm_gpu_padded_offset_alpha_beta_batches)
             uint16_t *hA = malloc(na * 2), *hB = malloc(nb * 2), *hC0 = malloc(nc * 2),
                      *hC = malloc(nc * 2);
             CHECK(hA && hB && hC0 && hC);
-            unsigned long long seed = 1234567 + d * 17 + (unsigned long long)kind;
-            for (size_t x = 0; x < na + nb + nc; x++) {
-                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-                uint16_t v = smt_bits(type, (int)((seed >> 33) % 17) - 8);
-                if (x < na)
-                    hA[x] = v;
-                else if (x < na + nb)
-                    hB[x - na] = v;
-                else
-                    hC0[x - na - nb] = v;
-            }
+            if (hA && hB && hC0 && hC)
+                smt_fill_operands(type, 1234567 + d * 17 + (unsigned long long)kind, hA, na, hB,
+                                  nb, hC0, nc);
             tpl_workset ws;
             memset(&ws, 0, sizeof ws);
             CUdeviceptr A, B, C;
@@ -609,17 +618,9 @@ GPU_TEST(smallm_api_serves_small_m_calls)
             uint16_t *hA = malloc(na * 2), *hB = malloc(nb * 2), *hC0 = malloc(nc * 2),
                      *hC = malloc(nc * 2);
             CHECK(hA && hB && hC0 && hC);
-            unsigned long long seed = 99 + c * 8 + (unsigned long long)kind;
-            for (size_t x = 0; x < na + nb + nc; x++) {
-                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-                uint16_t v = smt_bits(type, (int)((seed >> 33) % 17) - 8);
-                if (x < na)
-                    hA[x] = v;
-                else if (x < na + nb)
-                    hB[x - na] = v;
-                else
-                    hC0[x - na - nb] = v;
-            }
+            if (hA && hB && hC0 && hC)
+                smt_fill_operands(type, 99 + c * 8 + (unsigned long long)kind, hA, na, hB, nb,
+                                  hC0, nc);
             CUdeviceptr dA = 0, dB = 0, dC = 0;
             CHECK(cu->MemAlloc(&dA, na * 2) == CUDA_SUCCESS &&
                   cu->MemAlloc(&dB, nb * 2) == CUDA_SUCCESS &&
