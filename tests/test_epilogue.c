@@ -17,6 +17,7 @@
 #include "lookup.h"
 #include "measure.h"
 #include "th_compile.h"
+#include "th_half.h"
 #include "tpl.h"
 
 extern const tpl_family tpl_tcgemm;
@@ -425,47 +426,6 @@ GPU_TEST(epilogue_gpu_every_epilogue_store_path_and_type)
 
 /* ---- through the runtime ---- */
 
-static uint16_t te_to_bf16(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
-
-static double te_from_bf16(uint16_t b)
-{
-    uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* FP16 of values in [-4, 4] (normal, subnormal or zero), round to nearest even. */
-static uint16_t te_to_f16(float f)
-{
-    uint16_t sign = f < 0 ? 0x8000u : 0;
-    double a = fabs((double)f);
-    if (a < ldexp(1.0, -14))        /* zero and the subnormals: steps of 2^-24 */
-        return (uint16_t)(sign | (uint16_t)nearbyint(a * 16777216.0));
-    int e;
-    double m = frexp(a, &e);
-    double frac = nearbyint((m * 2.0 - 1.0) * 1024.0);
-    int exp = e - 1 + 15;
-    if (frac >= 1024.0) {
-        frac = 0;
-        exp++;
-    }
-    return (uint16_t)(sign | (uint16_t)(exp << 10) | (uint16_t)frac);
-}
-
-static double te_from_f16(uint16_t h)
-{
-    int exp = (h >> 10) & 31, frac = h & 1023;
-    double v = exp == 0 ? ldexp(frac, -24) : ldexp(1024 + frac, exp - 25);
-    return (h & 0x8000u) ? -v : v;
-}
-
 static double te_tf32(float f)
 {
     uint32_t u;
@@ -479,9 +439,9 @@ static double te_tf32(float f)
 static double te_get(at_dtype t, const void *v, size_t i, int tf32)
 {
     if (t == AT_R_16BF)
-        return te_from_bf16(((const uint16_t *)v)[i]);
+        return th_from_bf16(((const uint16_t *)v)[i]);
     if (t == AT_R_16F)
-        return te_from_f16(((const uint16_t *)v)[i]);
+        return th_from_f16(((const uint16_t *)v)[i]);
     float f = ((const float *)v)[i];
     return tf32 ? te_tf32(f) : f;
 }
@@ -494,9 +454,9 @@ static void *te_random(at_dtype t, size_t count, unsigned seed)
         seed = seed * 1664525u + 1013904223u;
         float f = -1.0f + 2.0f * (float)(seed >> 8) / 16777216.0f;
         if (t == AT_R_16BF)
-            ((uint16_t *)v)[i] = te_to_bf16(f);
+            ((uint16_t *)v)[i] = th_to_bf16(f);
         else if (t == AT_R_16F)
-            ((uint16_t *)v)[i] = te_to_f16(f);
+            ((uint16_t *)v)[i] = th_to_f16(f);
         else
             ((float *)v)[i] = f;
     }

@@ -17,6 +17,7 @@
 #include "tcgemm.h"
 #include "th_compile.h"
 #include "th_family.h"
+#include "th_half.h"
 #include "th_migrate.h"
 #include "th_sql.h"
 #include "tpl.h"
@@ -372,7 +373,8 @@ TEST(fp8_defaults_and_tolerance)
         for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
             double k = (double)ks[i], u = t == 0 ? 1.0 / 256 : t == 1 ? 1.0 / 2048 : 0x1p-24;
             tpl_problem p = tf_problem(64, 64, ks[i], tf_ctypes[t], TPL_MATH_E4M3);
-            double want = 2 * u + (4 * sqrt(k) + k / 8) * 0x1p-24 + (4 * sqrt(k) + k / 32) * 0x1p-13;
+            double want = 2 * u + (4 * sqrt(k) + k / 8) * 0x1p-24 +
+                          (4 * sqrt(k) + k / 32) * 0x1p-13;
             CHECK_MSG(fabs(f->tolerance(&p) - want) <= 1e-12 * want, "C %d k %lld: %g, rule %g",
                       t, ks[i], f->tolerance(&p), want);
             /* a dropped K tile of 128 at k = 4096 (18%) is still rejected, a missed edge row
@@ -426,12 +428,18 @@ TEST(fp8_nvrtc_compiles_every_value)
 {
     const tpl_family *f = &tpl_tcgemm;
     static const char *const configs[] = {
-        TF_P90(0, "BM=128,BN=256,BK=128,STAGES=3,CM=1,CN=1", "RASTER=0,GROUP=8,SPLITK=1,VEC=8") ",FP8=1",
-        TF_P90(1, "BM=128,BN=192,BK=128,STAGES=4,CM=1,CN=1", "RASTER=0,GROUP=8,SPLITK=1,VEC=8") ",FP8=2",
-        TF_P90(2, "BM=128,BN=256,BK=128,STAGES=4,CM=1,CN=1", "RASTER=1,GROUP=16,SPLITK=1,VEC=2") ",FP8=3",
-        TF_P90(2, "BM=128,BN=128,BK=128,STAGES=4,CM=1,CN=1", "RASTER=0,GROUP=8,SPLITK=4,VEC=2") ",FP8=1",
-        TF_P90(0, "BM=256,BN=128,BK=128,STAGES=3,CM=1,CN=1", "RASTER=0,GROUP=8,SPLITK=1,VEC=8") ",FP8=2",
-        TF_P90(1, "BM=128,BN=256,BK=128,STAGES=4,CM=2,CN=1", "RASTER=0,GROUP=8,SPLITK=1,VEC=2") ",FP8=3",
+        TF_P90(0, "BM=128,BN=256,BK=128,STAGES=3,CM=1,CN=1",
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=8") ",FP8=1",
+        TF_P90(1, "BM=128,BN=192,BK=128,STAGES=4,CM=1,CN=1",
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=8") ",FP8=2",
+        TF_P90(2, "BM=128,BN=256,BK=128,STAGES=4,CM=1,CN=1",
+               "RASTER=1,GROUP=16,SPLITK=1,VEC=2") ",FP8=3",
+        TF_P90(2, "BM=128,BN=128,BK=128,STAGES=4,CM=1,CN=1",
+               "RASTER=0,GROUP=8,SPLITK=4,VEC=2") ",FP8=1",
+        TF_P90(0, "BM=256,BN=128,BK=128,STAGES=3,CM=1,CN=1",
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=8") ",FP8=2",
+        TF_P90(1, "BM=128,BN=256,BK=128,STAGES=4,CM=2,CN=1",
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=2") ",FP8=3",
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0] && !th_failed(); i++) {
         int c[TPL_MAX_PARAMS];
@@ -594,51 +602,12 @@ GPU_TEST(fp8_gpu_every_kind_through_verification)
     ms_close(g);
 }
 
-/* Half and bfloat16 of a double (round to nearest even, normal range) and back, for C. */
-static uint16_t tf_to_bf16(double v)
-{
-    float f = (float)v;
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
-
-static double tf_from_bf16(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-static uint16_t tf_to_f16(double v)
-{
-    if (v == 0)
-        return 0;
-    int e;
-    double m = frexp(fabs(v), &e), frac = nearbyint((m * 2.0 - 1.0) * 1024.0);
-    int exp = e - 1 + 15;
-    if (frac >= 1024.0) {
-        frac = 0;
-        exp++;
-    }
-    return (uint16_t)((v < 0 ? 0x8000u : 0) | (uint16_t)(exp << 10) | (uint16_t)frac);
-}
-
-static double tf_from_f16(uint16_t h)
-{
-    int exp = (h >> 10) & 31, frac = h & 1023;
-    double v = exp == 0 ? ldexp(frac, -24) : ldexp(1024 + frac, exp - 25);
-    return (h & 0x8000u) ? -v : v;
-}
-
 static double tf_get_c(at_dtype t, const void *v, size_t i)
 {
     if (t == AT_R_16BF)
-        return tf_from_bf16(((const uint16_t *)v)[i]);
+        return th_from_bf16(((const uint16_t *)v)[i]);
     if (t == AT_R_16F)
-        return tf_from_f16(((const uint16_t *)v)[i]);
+        return th_from_f16(((const uint16_t *)v)[i]);
     return ((const float *)v)[i];
 }
 
@@ -721,9 +690,9 @@ GPU_TEST(fp8_gpu_api_against_host_reference)
                     for (size_t i = 0; i < (size_t)m * n; i++) {
                         double v = ((int)(i * 2654435761u % 2001) - 1000) / 500.0;
                         if (ct == AT_R_16BF)
-                            ((uint16_t *)C0)[i] = bz ? tf_to_bf16(v) : 0x7fc0;     /* NaN */
+                            ((uint16_t *)C0)[i] = bz ? th_to_bf16((float)v) : 0x7fc0;     /* NaN */
                         else if (ct == AT_R_16F)
-                            ((uint16_t *)C0)[i] = bz ? tf_to_f16(v) : 0x7e00;
+                            ((uint16_t *)C0)[i] = bz ? th_to_f16(v) : 0x7e00;
                         else
                             ((float *)C0)[i] = bz ? (float)v : NAN;
                     }

@@ -11,55 +11,10 @@
 #include "cudrv.h"
 #include "db.h"
 #include "harness.h"
+#include "th_half.h"
 #include "tpl.h"
 
-/* ---- host conversions (independent of the kernels' code) ---- */
-
-/* float -> bfloat16 bits, round to nearest even (finite inputs). */
-static uint16_t ga_to_bf16(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
-
-static float ga_from_bf16(uint16_t b)
-{
-    uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* float -> IEEE half bits, round to nearest even, for |f| < 65504 and
- * normal results or zero (the tests' inputs are in [-1, 1) scaled). */
-static uint16_t ga_to_f16(float f)
-{
-    if (f == 0.0f)
-        return signbit(f) ? 0x8000u : 0;
-    int e;
-    double m = frexp(fabs((double)f), &e);           /* |f| = m * 2^e, m in [0.5, 1) */
-    uint16_t sign = f < 0 ? 0x8000u : 0;
-    if (e < -13) {                                   /* subnormal half: multiples of 2^-24 */
-        double q = nearbyint(fabs((double)f) * 16777216.0);
-        return (uint16_t)(sign | (uint16_t)q);
-    }
-    double frac = nearbyint((m * 2.0 - 1.0) * 1024.0);  /* 10 mantissa bits */
-    int exp = e - 1 + 15;
-    if (frac >= 1024.0) {
-        frac = 0;
-        exp++;
-    }
-    return (uint16_t)(sign | (uint16_t)(exp << 10) | (uint16_t)frac);
-}
-
-static float ga_from_f16(uint16_t h)
-{
-    int exp = (h >> 10) & 31, frac = h & 1023;
-    double v = exp == 0 ? ldexp(frac, -24) : ldexp(1024 + frac, exp - 25);
-    return (float)((h & 0x8000u) ? -v : v);
-}
+/* ---- host conversions (independent of the kernels' code; the 16-bit formats: th_half.c) ---- */
 
 /* FP32 -> TF32 rounded to nearest, ties to even (the kernels' TF32 rule;
  * finite inputs). */
@@ -81,9 +36,9 @@ static size_t ga_size(at_dtype t)
 static double ga_get(at_dtype t, int tf32, const void *v, size_t i)
 {
     if (t == AT_R_16BF)
-        return ga_from_bf16(((const uint16_t *)v)[i]);
+        return th_from_bf16(((const uint16_t *)v)[i]);
     if (t == AT_R_16F)
-        return ga_from_f16(((const uint16_t *)v)[i]);
+        return (float)th_from_f16(((const uint16_t *)v)[i]);
     if (t == AT_R_64F)
         return ((const double *)v)[i];
     float f = ((const float *)v)[i];
@@ -93,9 +48,9 @@ static double ga_get(at_dtype t, int tf32, const void *v, size_t i)
 static void ga_set(at_dtype t, void *v, size_t i, float f)
 {
     if (t == AT_R_16BF)
-        ((uint16_t *)v)[i] = ga_to_bf16(f);
+        ((uint16_t *)v)[i] = th_to_bf16(f);
     else if (t == AT_R_16F)
-        ((uint16_t *)v)[i] = ga_to_f16(f);
+        ((uint16_t *)v)[i] = th_to_f16(f);
     else if (t == AT_R_64F)
         ((double *)v)[i] = f;
     else
@@ -460,14 +415,14 @@ TEST(gemm_api_null_handle_and_host_conversions)
                      0, NULL, 1), AT_ERR_INVALID_ARG);
     CHECK_EQ(at_set_math_mode(NULL, AT_MATH_TF32), AT_ERR_INVALID_ARG);
     /* the test's own conversions, against values worked out by hand */
-    CHECK_EQ(ga_to_bf16(1.0f), 0x3f80);
-    CHECK_EQ(ga_to_bf16(1.00390625f), 0x3f80);        /* a tie: rounds to even */
-    CHECK_EQ(ga_to_bf16(1.01171875f), 0x3f82);        /* a tie: rounds to even (up) */
-    CHECK_EQ(ga_to_f16(1.0f), 0x3c00);
-    CHECK_EQ(ga_to_f16(-2.0f), 0xc000);
-    CHECK_EQ(ga_to_f16(0.333251953125f), 0x3555);
-    CHECK(ga_from_f16(0x3555) == 0.333251953125f);
-    CHECK(ga_from_f16(0x0001) == (float)ldexp(1, -24));
+    CHECK_EQ(th_to_bf16(1.0f), 0x3f80);
+    CHECK_EQ(th_to_bf16(1.00390625f), 0x3f80);        /* a tie: rounds to even */
+    CHECK_EQ(th_to_bf16(1.01171875f), 0x3f82);        /* a tie: rounds to even (up) */
+    CHECK_EQ(th_to_f16(1.0f), 0x3c00);
+    CHECK_EQ(th_to_f16(-2.0f), 0xc000);
+    CHECK_EQ(th_to_f16(0.333251953125f), 0x3555);
+    CHECK((float)th_from_f16(0x3555) == 0.333251953125f);
+    CHECK((float)th_from_f16(0x0001) == (float)ldexp(1, -24));
     CHECK(ga_tf32(1.0f + (float)ldexp(1, -11)) == 1.0f);     /* a tie: to even (down) */
     CHECK(ga_tf32(1.0f + (float)ldexp(3, -11)) == 1.0f + (float)ldexp(1, -9));   /* a tie: up */
     CHECK(ga_tf32(1.0f + (float)ldexp(1, -11) + (float)ldexp(1, -20)) ==
