@@ -233,11 +233,15 @@ static const tc_recipe tc_lattice[] = {
     {0, 80, 128, 256, 64, 3, 2, 1, 1, 2, 4, 8, 16, 0},
     {0, 80, 128, 128, 32, 4, 2, 1, 1, 2, 4, 2, 2, 0},
     {0, 80, 128, 128, 32, 4, 2, 1, 1, 2, 2, 2, 16, 1},
+    /* 64 x 64 (four warps of 32 x 32) for batches of small products, where a 128 x 128 tile
+     * computes mostly padding */
+    {0, 80, 64, 64, 32, 4, 2, 1, 1, 2, 2, 8, 16, 0},
     /* PATH 80, TF32 */
     {1, 80, 128, 128, 16, 4, 2, 1, 1, 2, 2, 4, 16, 0},
     {1, 80, 128, 128, 32, 3, 2, 1, 1, 2, 2, 4, 16, 0},
     {1, 80, 128, 128, 16, 4, 2, 1, 1, 2, 4, 2, 4, 0},
     {1, 80, 128, 128, 16, 4, 2, 1, 1, 2, 2, 2, 16, 1},
+    {1, 80, 64, 64, 16, 4, 2, 1, 1, 2, 2, 4, 16, 0},
     /* PATH 90, FP8 (BK 128: one 128-byte swizzled row of K): the 16-bit rows' tiles at the same
      * bytes per stage (48 KB for 128 x 256), 256 x 128 (two m64 wgmmas per warpgroup) beside
      * them; VEC 8 for a 16-bit C, VEC 2 for an FP32 C (direct stores) */
@@ -658,6 +662,11 @@ static void tc_fit_kind(int *cfg, const tpl_problem *p)
 #define TC_TILE90_FP8(tile, split, vec) "TYPE=0,PATH=90," tile ",BK=128,WG=2,CM=1,CN=1," \
     "WARPS_M=2,WARPS_N=2,RASTER=0,GROUP=8,SPLITK=" #split ",VEC=" #vec ",LOADW=16,OPB=1,FP8=1"
 
+#define TC_P80_64 "TYPE=0,PATH=80,BM=64,BN=64,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2," \
+    "WARPS_N=2,RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16"
+#define TC_P80_64_TF32 "TYPE=2,PATH=80,BM=64,BN=64,BK=16,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2," \
+    "WARPS_N=2,RASTER=0,GROUP=8,SPLITK=1,VEC=4,LOADW=16"
+
 static const tpl_default tc_defaults[] = {
     /* FP8 operands (sm_90 only; fitted: TYPE C's type, FP8 the pair): the 16-bit rows' shape
      * classes at BK 128 (not measured yet: docs/fp8.md); an FP32 C takes the VEC 2 rows */
@@ -689,6 +698,21 @@ static const tpl_default tc_defaults[] = {
      .config = "TYPE=2,PATH=90,BM=256,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=2,WARPS_M=2,WARPS_N=2,"
                "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16",
      .origin = "sm90 TF32: a few large products, the 4096^3 winner per product"},
+    /* batches of small products: a 64 x 64 tile where one side is at most 64 or both at most
+     * 192 (a 128 x 128 tile would compute mostly padding) */
+    {.cc_min = 80, .dtypes = TC_16BIT, .batch = TPL_BATCHED, .max_m = 64, .config = TC_P80_64,
+     .origin = "batches: PATH 80 64 x 64 for products of at most 64 rows"},
+    {.cc_min = 80, .dtypes = TC_16BIT, .batch = TPL_BATCHED, .max_n = 64, .config = TC_P80_64,
+     .origin = "batches: PATH 80 64 x 64 for products of at most 64 columns"},
+    {.cc_min = 80, .dtypes = TC_16BIT, .batch = TPL_BATCHED, .max_mn = 192, .config = TC_P80_64,
+     .origin = "batches: PATH 80 64 x 64 for products of at most 192 x 192"},
+    {.cc_min = 80, .dtypes = TC_TF32, .batch = TPL_BATCHED, .max_m = 64, .config = TC_P80_64_TF32,
+     .origin = "batches: PATH 80 TF32 64 x 64 for products of at most 64 rows"},
+    {.cc_min = 80, .dtypes = TC_TF32, .batch = TPL_BATCHED, .max_n = 64, .config = TC_P80_64_TF32,
+     .origin = "batches: PATH 80 TF32 64 x 64 for products of at most 64 columns"},
+    {.cc_min = 80, .dtypes = TC_TF32, .batch = TPL_BATCHED, .max_mn = 192,
+     .config = TC_P80_64_TF32,
+     .origin = "batches: PATH 80 TF32 64 x 64 for products of at most 192 x 192"},
     {.cc_min = 80, .dtypes = TC_16BIT, .batch = TPL_BATCHED,
      .config = "TYPE=0,PATH=80,BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
                "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16",
@@ -801,8 +825,8 @@ const tpl_family tpl_tcgemm = {
                                "on FP32 data (FP32 C); with FP8 operands C's type (2: FP32)"},
         {"PATH", 2, {90, 80}, "90 wgmma + TMA + mbarriers + clusters (sm_90a), 80 mma.sync + "
                               "ldmatrix + cp.async (sm_80+)"},
-        {"BM", 2, {128, 256}, "block tile rows of C"},
-        {"BN", 3, {256, 128, 192}, "block tile columns of C"},
+        {"BM", 3, {128, 256, 64}, "block tile rows of C"},
+        {"BN", 4, {256, 128, 192, 64}, "block tile columns of C"},
         {"BK", 4, {64, 32, 16, 128}, "K depth of one pipeline stage (FP8: 128)"},
         {"STAGES", 3, {4, 3, 2}, "shared-memory pipeline depth"},
         {"WG", 2, {2, 1}, "PATH 90: consumer warpgroups splitting the tile"},

@@ -55,10 +55,12 @@ static const char *const tt_spec[] = {
     "80 b 128x256x64 3 w2x4 l16 v8",
     "80 b 128x128x32 4 w2x4 l2 v2",
     "80 b 128x128x32 4 w2x2 l16 v2 split",
+    "80 b 64x64x32 4 w2x2 l16 v8",
     "80 t 128x128x16 4 w2x2 l16 v4",
     "80 t 128x128x32 3 w2x2 l16 v4",
     "80 t 128x128x16 4 w2x4 l4 v2",
     "80 t 128x128x16 4 w2x2 l16 v2 split",
+    "80 t 64x64x16 4 w2x2 l16 v4",
 };
 
 /* One spec line, parsed: its parameter values (-1 = VEC free: "v-") and whether split. */
