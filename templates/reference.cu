@@ -129,6 +129,8 @@ __device__ __forceinline__ unsigned char ref_fp8_encode(float v, int e4m3)
     double r = ldexp(q, e - mb);
     if (r > maxv)
         r = maxv;
+    if (r == 0.0)
+        return sign;                /* rounded to zero (frexp of 0 has no binade to encode) */
     /* re-encode the rounded value exactly (it may have carried into the next binade) */
     int er;
     frexp(r, &er);

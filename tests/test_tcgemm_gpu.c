@@ -147,7 +147,11 @@ GPU_TEST(tcgemm_gpu_every_type_and_shape)
         if (!th_compile_all(&one, 1))
             break;
         int t = one.cfg[P_TYPE];
-        tpl_problem p = tt_problem(4096, 4096, 4096, tt_kinds[t].t, tt_kinds[t].m);
+        /* an FP8 row computes FP8 operands into C of its TYPE */
+        static const at_math fp8_maths[] = {AT_MATH_DEFAULT, TPL_MATH_E4M3, TPL_MATH_E4M3_E5M2,
+                                            TPL_MATH_E5M2_E4M3};
+        at_math math = one.cfg[P_FP8] ? fp8_maths[one.cfg[P_FP8]] : tt_kinds[t].m;
+        tpl_problem p = tt_problem(4096, 4096, 4096, tt_kinds[t].t, math);
         double e = -1;
         at_status st = ms_prepare(g, f, &p, 3, err, sizeof err);
         if (st == AT_OK)
