@@ -217,6 +217,10 @@ static const tc_recipe tc_lattice[] = {
     {0, 90, 128, 256, 64, 4, 2, 1, 1, 2, 2, 2, 16, 0},
     {0, 90, 128, 128, 64, 4, 2, 1, 1, 2, 2, 8, 16, 0},
     {0, 90, 128, 128, 64, 4, 2, 1, 1, 2, 2, 2, 16, 1},
+    /* 64-row tiles of one consumer warpgroup for m <= 64 (inference-like calls): the 128-row
+     * tiles compute at least half padding there */
+    {0, 90, 64, 128, 64, 4, 1, 1, 1, 2, 2, 2, 16, 1},
+    {0, 90, 64, 256, 64, 4, 1, 1, 1, 2, 2, 2, 16, 1},
     /* PATH 90, TF32: VEC 2 stores C element by element; VEC 8 stages it in shared memory
      * and writes it with TMA stores (T9_TES; notes_tcgemm 14: 4096^3 1.042x against 1.009x,
      * 16384^2x512 1.092x against 1.004x; beta != 0 or unaligned C store directly) */
@@ -721,6 +725,11 @@ static const tpl_default tc_defaults[] = {
      .config = "TYPE=2,PATH=80,BM=128,BN=128,BK=16,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
                "RASTER=0,GROUP=8,SPLITK=1,VEC=4,LOADW=16",
      .origin = "batches: PATH 80 TF32 128 x 128 x 16, every product in one launch"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .batch = TPL_SINGLE, .max_m = 64,
+     .fill_waves = 1,
+     .config = "TYPE=0,PATH=90,BM=64,BN=128,BK=64,STAGES=4,WG=1,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=16",
+     .origin = "sm90: m <= 64, 64 x 128 tiles of one warpgroup, split-K filling a wave"},
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .max_tiles = TC_SPLIT_MAX_TILES, .min_k = 2048,
      .fill_waves = 1, .config = TC_TILE90("BM=128,BN=128,BK=64,STAGES=4", 1, 2),
      .origin = "sm90: 128 x 128 tiles, split-K filling a wave, for at most about half a wave of "

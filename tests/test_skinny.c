@@ -205,7 +205,10 @@ TEST(skinny_family_choice_by_class_then_measurement)
     CHECK(lk_choose_family(NULL, &dev, &short_k, 0, dg, 3, &measured) == &tpl_skinny);
     short_k.dtype = AT_R_32F;
     CHECK(lk_choose_family(NULL, &dev, &short_k, 0, mm, 2, &measured) == &tpl_skinny);
+    /* FP32 with K <= 64 stays with skinny at any output size; past it the large tiles */
     short_k.dims[0] = short_k.dims[1] = 4000;
+    CHECK(lk_choose_family(NULL, &dev, &short_k, 0, mm, 2, &measured) == &tpl_skinny);
+    short_k.dims[2] = 65;
     CHECK(lk_choose_family(NULL, &dev, &short_k, 0, mm, 2, &measured) == &tpl_matmul);
     /* FP64 with a narrow side over a deep K: DMMA split-K, unless the output is tiny */
     tpl_problem deep = {.n_dims = 3, .dims = {25, 616, 15828}, .dtype = AT_R_64F};
