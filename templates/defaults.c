@@ -115,13 +115,14 @@ int tpl_default_matches(const tpl_default *r, const at_device_info *dev, const t
     if (p->n_dims == 3) {
         long long tiles = tpl_cdiv(p->dims[0], 128) * tpl_cdiv(p->dims[1], 128) * batch;
         if ((r->max_tiles > 0 && tiles > r->max_tiles) ||
+            (r->min_tiles > 0 && tiles < r->min_tiles) ||
             (r->min_k > 0 && p->dims[2] < r->min_k) ||
             (r->max_mn > 0 && (p->dims[0] > r->max_mn || p->dims[1] > r->max_mn)) ||
             (r->min_mn > 0 && (p->dims[0] < r->min_mn || p->dims[1] < r->min_mn)) ||
             (r->max_m > 0 && p->dims[0] > r->max_m) || (r->max_n > 0 && p->dims[1] > r->max_n) ||
             (r->max_k > 0 && p->dims[2] > r->max_k))
             return 0;
-    } else if (r->max_tiles > 0 || r->min_k > 0 || r->max_mn > 0 || r->min_mn > 0 ||
+    } else if (r->max_tiles > 0 || r->min_tiles > 0 || r->min_k > 0 || r->max_mn > 0 || r->min_mn > 0 ||
                r->max_m > 0 || r->max_n > 0 || r->max_k > 0) {
         return 0;
     }

@@ -364,9 +364,10 @@ static const tpl_default sk_defaults[] = {
     {.cc_min = 80, .max_n = 16, .config = SK_CFG("BM=64,BN=16,BK=32,TM=4,TN=4,KT=4", 2),
      .origin = "n <= 16: 64 rows, one tile column, 4 K groups"},
     {.cc_min = 80, .dtypes = TPL_BIT(AT_R_32F), .maths = TPL_BIT(AT_MATH_DEFAULT), .max_k = 64,
-     .config = SK_CFG("BM=64,BN=64,BK=8,TM=8,TN=4,KT=1", 4),
-     .origin = "FP32 k <= 64: the 15485 x 2633 x 59 TT winner (0.39x -> 0.73x cuBLAS; the "
-               "large-tile family's best 0.30x)"},
+     .min_tiles = 64, .config = SK_CFG("BM=64,BN=64,BK=8,TM=8,TN=4,KT=1", 1),
+     .origin = "FP32 k <= 64 over at least half a wave of 128 x 128 tiles: the 15485 x 2633 x 59 "
+               "TT winner's tile (0.39x -> 0.71x cuBLAS), one wave (no K slices: WAVES 4 split "
+               "1763 x 2793 x 46 to 0.30x)"},
     {.cc_min = 80, .max_mn = 64, .min_k = 2048,
      .config = SK_CFG("BM=8,BN=16,BK=64,TM=4,TN=2,KT=8", 1),
      .origin = "outputs up to 64 x 64 over a deep K: the 48 x 48 x 8192 BF16 and 17 x 35 x 14526 "
@@ -398,12 +399,13 @@ static int sk_claims(const tpl_problem *p, const at_device_info *dev)
     double m = (double)p->dims[0], n = (double)p->dims[1], k = (double)p->dims[2];
     double narrow = m < n ? m : n;
     double outputs = m * n * (double)tpl_problem_batch(p);
-    /* FP32: a short K (at most 64) at any output size: the 64 x 64 tiles of one K step beat
-     * the large tiles, whose pipeline has nothing to overlap (eight calls of seeds 1-3, both
-     * families tuned 6 s each: skinny won 7, 0.98-1.1x the other on the eighth; H200,
-     * 2026-11-29) */
+    /* FP32: a short K (at most 64): the 64 x 64 tiles of one K step beat the large tiles,
+     * whose pipeline has nothing to overlap (eight calls of seeds 1-3, both families tuned 6 s
+     * each: skinny won 7), except K <= 32 over one product of more than 2^23 outputs, where
+     * the large tiles' stores win (7551 x 4168 x 21: 1.08x against 0.75x; H200, 2026-11-29) */
     if (p->dtype == AT_R_32F && p->math == AT_MATH_DEFAULT)
-        return narrow <= 48 || k <= 64 || m * n <= 65536;
+        return narrow <= 48 || m * n <= 65536 ||
+               (k <= 64 && (k > 32 || outputs <= 8388608.0 || tpl_problem_batch(p) > 1));
     /* FP64: the dgemm family's DMMA tiles with a wave-filling split-K (templates/defaults.c)
      * beat the DFMA tiles here on all but tiny outputs, GEMV-like calls and short or shallow
      * narrow products (random calls of seed 3 and the tuner's winners, H200, 2026-11-29) */

@@ -327,15 +327,16 @@ static const tpl_default sm_defaults[] = {
 };
 
 /* Without a measurement at the exact shape, the smallm family serves FP16 and BF16 calls with
- * m <= 32 (the row-major canonical form's m: a column-major call's n; at m = 64 its built-in
- * row ran 0.54x cuBLAS where the tensor-core family's ran 0.72x, at m = 1, 8 and 32 0.97x,
- * 0.85x, 0.73x against 0.38x, 0.29x, 0.63x: H200, 2026-11-29) whose B is large enough
+ * m <= 16 (the row-major canonical form's m: a column-major call's n; at m = 32 and 64 its rows
+ * ran 0.71x and 0.54x cuBLAS where the tensor-core family's 64-row wgmma tiles with a
+ * wave-filling split-K ran 0.89-0.92x at m = 64; at m = 1, 8 and 16 0.99x, 0.83x, 0.87x: H200,
+ * 2026-11-29) whose B is large enough
  * (n >= 256 and n k x batch >= 2^22 elements, 8 MiB) that reading it dominates the launch, and
  * whose B rows (n for op N, k for op T) are a multiple of 8 elements, so that B at its tightest
  * leading dimension streams in 16-byte cp.async chunks (elsewhere the kernel loads B element by
  * element, correct but far from the bandwidth); ahead of skinny (CUDA cores) and of the
- * large-tile family (tcgemm, 128-row tiles: up to 128x padding of m). */
-#define SM_CLAIMS_MAX_M 32
+ * large-tile family (tcgemm). */
+#define SM_CLAIMS_MAX_M 16
 static int sm_claims(const tpl_problem *p, const at_device_info *dev)
 {
     (void)dev;

@@ -242,6 +242,7 @@ typedef struct tpl_default {
     long long max_mn;               /* max(m, n) at most this (small products) */
     long long min_mn;               /* min(m, n) at least this (large products) */
     long long max_tiles;            /* at most this many 128 x 128 tiles of C over the batch */
+    long long min_tiles;            /* at least this many of them (outputs that fill the GPU) */
     long long min_k;                /* k at least this (deep products) */
     long long max_m, max_n;         /* m, n at most this (GEMV-like calls) */
     long long max_k;                /* k at most this (short products) */

@@ -205,8 +205,11 @@ TEST(skinny_family_choice_by_class_then_measurement)
     CHECK(lk_choose_family(NULL, &dev, &short_k, 0, dg, 3, &measured) == &tpl_skinny);
     short_k.dtype = AT_R_32F;
     CHECK(lk_choose_family(NULL, &dev, &short_k, 0, mm, 2, &measured) == &tpl_skinny);
-    /* FP32 with K <= 64 stays with skinny at any output size; past it the large tiles */
-    short_k.dims[0] = short_k.dims[1] = 4000;
+    /* FP32: K <= 20 over one product of 2^24 outputs stays with the large tiles, K 33..64
+     * goes to skinny at any output size, K 65 back to the large tiles */
+    short_k.dims[0] = short_k.dims[1] = 4096;
+    CHECK(lk_choose_family(NULL, &dev, &short_k, 0, mm, 2, &measured) == &tpl_matmul);
+    short_k.dims[2] = 40;
     CHECK(lk_choose_family(NULL, &dev, &short_k, 0, mm, 2, &measured) == &tpl_skinny);
     short_k.dims[2] = 65;
     CHECK(lk_choose_family(NULL, &dev, &short_k, 0, mm, 2, &measured) == &tpl_matmul);

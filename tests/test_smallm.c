@@ -232,8 +232,8 @@ TEST(smallm_defaults_serve_every_kind_and_m)
 
 /* With nothing measured, the calls of issue 33's small-M rows (m in {1, 8, 16, 32, 64} x 8192
  * x 8192, FP16 and BF16, every op pair, row- and column-major as the canonical form sees them)
- * go to smallm ahead of skinny and tcgemm; m > 64, small B, B rows not a multiple of 8 and
- * other types do not. A measurement at the exact shape decides, in either direction, and a
+ * go to smallm up to m = 16 ahead of skinny and tcgemm (m 17..64 to tcgemm's 64-row tiles);
+ * small B, B rows not a multiple of 8 and other types do not. A measurement at the exact shape decides, in either direction, and a
  * stored smallm winner comes back from the database (the lookup's exact level). */
 TEST(smallm_claims_and_family_choice)
 {
@@ -241,8 +241,8 @@ TEST(smallm_claims_and_family_choice)
     int measured = -1;
     for (int ops = 0; ops < 4; ops++)
         for (int t = 0; t < 2; t++) {
-            static const long long ms[] = {1, 8, 16, 32};
-            for (int i = 0; i < 4; i++) {
+            static const long long ms[] = {1, 8, 16};
+            for (int i = 0; i < 3; i++) {
                 tpl_problem p = smt_problem(ms[i], 8192, 8192, t ? AT_R_16BF : AT_R_16F,
                                             ops >> 1, ops & 1, 1);
                 const tpl_family *fams[16];
@@ -255,6 +255,7 @@ TEST(smallm_claims_and_family_choice)
         {smt_problem(65, 8192, 8192, AT_R_16BF, 0, 0, 1), &tpl_tcgemm},
         {smt_problem(64, 8192, 8192, AT_R_16BF, 0, 0, 1), &tpl_tcgemm},  /* measured faster */
         {smt_problem(33, 8192, 8192, AT_R_16F, 0, 1, 1), &tpl_tcgemm},
+        {smt_problem(17, 8192, 8192, AT_R_16BF, 1, 0, 1), &tpl_tcgemm},  /* 64-row wgmma */
         {smt_problem(8, 1024, 1024, AT_R_16BF, 0, 0, 1), &tpl_skinny},   /* B of 2 MiB */
         {smt_problem(8, 8191, 8192, AT_R_16BF, 0, 0, 1), &tpl_skinny},   /* rows of B odd */
         {smt_problem(8, 8191, 8192, AT_R_16BF, 0, 1, 1), &tpl_smallm},   /* op T: rows of k */
