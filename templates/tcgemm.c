@@ -221,6 +221,8 @@ static const tc_recipe tc_lattice[] = {
      * tiles compute at least half padding there */
     {0, 90, 64, 128, 64, 4, 1, 1, 1, 2, 2, 2, 16, 1},
     {0, 90, 64, 256, 64, 4, 1, 1, 1, 2, 2, 2, 16, 1},
+    /* 64-column tiles (wgmma N 64) for n <= 64 */
+    {0, 90, 128, 64, 64, 4, 2, 1, 1, 2, 2, 2, 16, 1},
     /* PATH 90, TF32: VEC 2 stores C element by element; VEC 8 stages it in shared memory
      * and writes it with TMA stores (T9_TES; notes_tcgemm 14: 4096^3 1.042x against 1.009x,
      * 16384^2x512 1.092x against 1.004x; beta != 0 or unaligned C store directly) */
@@ -232,6 +234,10 @@ static const tc_recipe tc_lattice[] = {
     {1, 90, 256, 128, 64, 2, 2, 1, 1, 2, 2, 8, 16, 0},
     {1, 90, 128, 256, 32, 4, 2, 1, 1, 2, 2, 2, 16, 0},
     {1, 90, 128, 128, 32, 4, 2, 1, 1, 2, 2, 2, 16, 1},
+    /* TF32 (wgmma N is BM) for m <= 64 (64 x 128, two warpgroups of 64 columns) and n <= 64
+     * (128 x 64, one warpgroup) */
+    {1, 90, 64, 128, 32, 4, 2, 1, 1, 2, 2, 2, 16, 1},
+    {1, 90, 128, 64, 32, 4, 1, 1, 1, 2, 2, 2, 16, 1},
     /* PATH 80, BF16/FP16 */
     {0, 80, 128, 128, 32, 4, 2, 1, 1, 2, 2, 8, 16, 0},
     {0, 80, 128, 256, 64, 3, 2, 1, 1, 2, 4, 8, 16, 0},
@@ -730,6 +736,19 @@ static const tpl_default tc_defaults[] = {
      .config = "TYPE=0,PATH=90,BM=64,BN=128,BK=64,STAGES=4,WG=1,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
                "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=16",
      .origin = "sm90: m <= 64, 64 x 128 tiles of one warpgroup, split-K filling a wave"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .batch = TPL_SINGLE, .max_n = 64,
+     .fill_waves = 1, .config = TC_TILE90("BM=128,BN=64,BK=64,STAGES=4", 1, 2),
+     .origin = "sm90: n <= 64, 128 x 64 tiles (wgmma N 64), split-K filling a wave"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_TF32, .batch = TPL_SINGLE, .max_m = 64,
+     .fill_waves = 1,
+     .config = "TYPE=2,PATH=90,BM=64,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=16",
+     .origin = "sm90 TF32: m <= 64, 64 x 128 tiles (wgmma N 64), split-K filling a wave"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_TF32, .batch = TPL_SINGLE, .max_n = 64,
+     .fill_waves = 1,
+     .config = "TYPE=2,PATH=90,BM=128,BN=64,BK=32,STAGES=4,WG=1,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=16",
+     .origin = "sm90 TF32: n <= 64, 128 x 64 tiles of one warpgroup, split-K filling a wave"},
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .max_tiles = TC_SPLIT_MAX_TILES, .min_k = 2048,
      .fill_waves = 1, .config = TC_TILE90("BM=128,BN=128,BK=64,STAGES=4", 1, 2),
      .origin = "sm90: 128 x 128 tiles, split-K filling a wave, for at most about half a wave of "

@@ -45,6 +45,7 @@ static const char *const tt_spec[] = {
     "90 b 128x128x64 4 wg2 c1x1 v2 split",
     "90 b 64x128x64 4 wg1 c1x1 v2 split",
     "90 b 64x256x64 4 wg1 c1x1 v2 split",
+    "90 b 128x64x64 4 wg2 c1x1 v2 split",
     "90 t 256x128x32 4 wg2 c1x1 v-",
     "90 t 256x128x32 4 wg2 c1x2 v-",
     "90 t 256x128x64 2 wg2 c1x1 v-",
@@ -53,6 +54,8 @@ static const char *const tt_spec[] = {
     "90 t 256x128x64 2 wg2 c1x1 v8",
     "90 t 128x256x32 4 wg2 c1x1 v-",
     "90 t 128x128x32 4 wg2 c1x1 v- split",
+    "90 t 64x128x32 4 wg2 c1x1 v- split",
+    "90 t 128x64x32 4 wg1 c1x1 v- split",
     "80 b 128x128x32 4 w2x2 l16 v8",
     "80 b 128x256x64 3 w2x4 l16 v8",
     "80 b 128x128x32 4 w2x4 l2 v2",
@@ -480,6 +483,38 @@ TEST(tcgemm_defaults_serve_every_type_on_every_device)
                           config);
                 CHECK(f->valid(cfg, &devs[d], why, sizeof why) && f->applicable(cfg, &p));
             }
+}
+
+/* On sm_90 a narrow side of at most 64 takes a tile of that side's 64 (the other kinds' 128-row
+ * or 128-column tiles would compute at least half padding), with a split-K that fills a wave
+ * (tpl_wave_split) over a deep K; every type, both sides, each tile legal and applicable. */
+TEST(tcgemm_narrow_side_takes_a_64_tile)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    at_device_info h100 = tt_device(9, 0, 227 * 1024, 1024, 65536);
+    h100.sm_count = 132;
+    static const struct { at_dtype t; at_math m; } kinds[] = {
+        {AT_R_16BF, AT_MATH_DEFAULT}, {AT_R_16F, AT_MATH_DEFAULT}, {AT_R_32F, AT_MATH_TF32},
+    };
+    char why[256];
+    for (int k = 0; k < 3; k++)
+        for (int side = 0; side < 2; side++) {
+            tpl_problem p = side ? tt_problem(8192, 40, 8192, kinds[k].t, kinds[k].m)
+                                 : tt_problem(48, 8192, 8192, kinds[k].t, kinds[k].m);
+            int cfg[TPL_MAX_PARAMS];
+            char config[TPL_CONFIG_LEN] = "";
+            CHECK(lk_choose(NULL, &h100, f, &p, 1, cfg, config) == AT_LOOKUP_DEFAULT);
+            CHECK_MSG(cfg[P_PATH] == 90 && cfg[side ? P_BN : P_BM] == 64, "kind %d side %d: %s",
+                      k, side, config);
+            CHECK_MSG(cfg[P_SPLITK] > 1, "a deep K over %lld x %lld splits: %s", p.dims[0],
+                      p.dims[1], config);
+            CHECK(f->valid(cfg, &h100, why, sizeof why) && f->applicable(cfg, &p));
+            /* past 64 the 128-wide tiles again */
+            p.dims[side] = 200;
+            CHECK(lk_choose(NULL, &h100, f, &p, 1, cfg, config) == AT_LOOKUP_DEFAULT);
+            CHECK_MSG(cfg[P_BM] >= 128 && cfg[P_BN] >= 128, "kind %d side %d at 200: %s", k,
+                      side, config);
+        }
 }
 
 TEST(tcgemm_tuning_problems_stay_small)
