@@ -677,6 +677,12 @@ static const tpl_default dg_defaults[] = {
      .origin = "sm90: DMMA 1684 64 x 64 tiles, three blocks per SM, where 128 x 128 ones fill "
                "less than a wave (the tuner's winner at 879 x 564 x 512 and 778 x 1387 x 312, "
                "1.5x the DMMA 884 row, 2026-11-29)"},
+    {.cc_min = 90, .cc_max = 90, .max_k = 64,
+     .config = "PATH=1,OPA=0,OPB=0,MMA=1688,BM=64,BN=128,BK=16,WARPS_M=2,WARPS_N=2,STAGES=3,"
+               "FRAG=2,TM=8,TN=8,GROUP=1,SPLITK=1,SA=2,MINB=2,TMA=1",
+     .origin = "sm90: K <= 64 over many tiles, DMMA 1688 64 x 128 x 16, two blocks per SM (the "
+               "tuner's winner at 11863 x 3205 x 32 TT and 2142 x 11681 x 34, 1.19-1.23x the "
+               "128 x 128 x 32 row, 2026-11-29)"},
     {.cc_min = 90, .cc_max = 90, .config = DG_1688 "STAGES=2,SPLITK=1,SA=2,TMA=1",
      .origin = "sm90: the 8192^3 winner (DMMA 1688, 128 x 128 x 32, TMA copies)"},
     {.cc_min = 90, .cc_max = 90, .config = DG_1688 "STAGES=3,SPLITK=1,LDR=3,SA=2",
