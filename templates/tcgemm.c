@@ -450,9 +450,11 @@ static int tc_applicable(const int *cfg, const tpl_problem *p)
     if (tiles > 0x7fffffff)
         return 0;
     int sk = cfg[P_SPLITK];
-    /* Split-K pays for its reduction only where the tiles leave most SMs idle and each
-     * slice keeps at least 4 K tiles of work. */
-    if (sk > 1 && (tiles > TC_SPLIT_MAX_TILES || k < 4LL * sk * cfg[P_BK] ||
+    /* Split-K pays for its reduction only where the tiles leave most SMs idle (at most
+     * TC_SPLIT_MAX_TILES tiles' area of 128 x 128, whatever the tile) and each slice keeps at
+     * least 4 K tiles of work. */
+    if (sk > 1 && (tiles * cfg[P_BM] * cfg[P_BN] > TC_SPLIT_MAX_TILES * 128LL * 128 ||
+                   k < 4LL * sk * cfg[P_BK] ||
                    (long long)sk * m * n * 4 > TC_MAX_WORKSPACE))
         return 0;
     return 1;

@@ -14,7 +14,7 @@ enum {
 
 #define TC_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
 #define TC_MAX_LD (1LL << 34)           /* row strides below the 2^40 bytes of a TMA map */
-#define TC_SPLIT_MAX_TILES 64           /* split-K only below this many output tiles */
+#define TC_SPLIT_MAX_TILES 64           /* split-K only up to this many 128 x 128 tiles' area */
 #define TC_PACK_ALIGN_90 128            /* PATH 90 packed rows: 128 bytes (docs/notes/tcgemm.md 3.) */
 #define TC_PACK_ALIGN_80 16             /* PATH 80 packed rows: one 16-byte load */
 

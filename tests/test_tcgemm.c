@@ -393,10 +393,12 @@ TEST(tcgemm_kinds_never_cross)
         }
         for (int r = 0; r < 6; r++)
             CHECK(!f->applicable(c, &refused[r]));
-        /* split-K at 1024x1024x8192: at most 64 tiles, 4 K tiles per slice at least */
+        /* split-K at 1024x1024x8192: at most 64 tiles' area of 128 x 128, 4 K tiles per
+         * slice at least */
         long long tiles = ((1024 + c[P_BM] - 1) / c[P_BM]) * ((1024 + c[P_BN] - 1) / c[P_BN]);
+        long long area = tiles * c[P_BM] * c[P_BN] / (128 * 128);
         int expect = c[P_TYPE] == 0 && !c[P_OPB] && !c[P_OPA] &&
-                     (c[P_SPLITK] == 1 || (tiles <= 64 && 8192 >= 4LL * c[P_SPLITK] * c[P_BK]));
+                     (c[P_SPLITK] == 1 || (area <= 64 && 8192 >= 4LL * c[P_SPLITK] * c[P_BK]));
         CHECK_EQ(f->applicable(c, &skinny), expect);
         split_served += expect && c[P_SPLITK] > 1;
         /* sizes out of range */
