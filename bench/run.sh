@@ -13,8 +13,8 @@
 #                 GELU_BIAS and the unfused pair) / BENCH_TCGEMM_FP8=1 (FP8 against cuBLASLt
 #                 FP8): OUTDIR/DATE-GPU-epilogue.txt / -fp8.txt
 #   all           every family above, epilogue and fp8, then default-run, the random calls and
-#                 the named calls (layouts.txt and small_m.txt): every table README.md and
-#                 docs/performance.md quote
+#                 the named calls (layouts.txt, small_m.txt, short_k.txt, narrow_side.txt):
+#                 every table README.md and docs/performance.md quote
 #   default-run   `autotune --device 0` into a fresh database, timed, then gc, show and the
 #                 HTML report: OUTDIR/DATE-GPU-default-run.txt (+ report.html)
 #   calls         bench_calls, random GEMM calls of every kind against cuBLAS (the vendor
@@ -264,7 +264,11 @@ all)
     calls default-run "after the default run" "$out/default.db" || status=1
     named no-database "no database (built-in defaults)" || status=1
     named_shapes=bench/shapes/small_m.txt
-    named small-m-no-database "no database (built-in defaults)" || status=1 ;;
+    named small-m-no-database "no database (built-in defaults)" || status=1
+    named_shapes=bench/shapes/short_k.txt
+    named short-k-no-database "no database (built-in defaults)" || status=1
+    named_shapes=bench/shapes/narrow_side.txt
+    named narrow-side-no-database "no database (built-in defaults)" || status=1 ;;
 calls)
     build all "$BUILD/bench/bench_calls" || exit 1
     calls no-database "no database (built-in defaults)" || status=1
