@@ -698,8 +698,7 @@ static const tpl_default tc_defaults[] = {
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_FP8_C, .maths = TC_FP8_MATHS,
      .config = TC_TILE90_FP8("BM=128,BN=128,STAGES=4", 1, 2),
      .origin = "sm90 FP8, FP32 C (no TMA stores): 128 x 128 tiles with direct paired stores at "
-               "every size (the 128 x 256 4-stage tile gave NaN for E4M3 x E5M2 at 263 x 384 x "
-               "136 in the GPU test of 27435d6: docs/open.md)"},
+               "every size (reasoned, not measured)"},
     /* batches: PATH 80 computes every product in one launch (grid y), PATH 90 launches per
      * product, which pays only for a few products of a wave of tiles or more each */
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .batch = TPL_BATCHED, .max_batch = 8,
