@@ -38,6 +38,8 @@
 // BF16, 1 FP16, 2 FP32); wgmma m64nNk32 reads both operands K-major (OPA 0, OPB 1: A m x k, B n x k; the host packs
 // other layouts), 128 elements = one 128-byte swizzled row per box (BK 128); the per-tensor scales are device floats
 // read at the start, D = scale_d (alpha scale_a scale_b A B + beta C) folded into alpha and beta (TC_F8_SCALE).
+// SCALE 1 (block scales, docs/fp8.md): scale_a per 1 x 128 of A and scale_b per 128 x 128 of B (device arrays);
+// each K-block's wgmmas accumulate into a second accumulator, promoted into the first with its two scales in FP32.
 // Accumulation is FP32; alpha and beta are FP32 and applied to the FP32 accumulator; C is rounded
 // once (round to nearest even) at the store. C has the input type: it halves the epilogue's
 // traffic and is what frameworks and cublasGemmEx with Ctype = Atype do. beta == 0 never reads C
