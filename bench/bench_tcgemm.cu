@@ -4,7 +4,8 @@
  * with CUBLASLT_EPILOGUE_GELU_BIAS and against the unfused pair (at_gemm, then a bias + GELU
  * kernel), issue 36's shapes; with BENCH_TCGEMM_FP8=1, FP8 E4M3 x E4M3 (and E4M3 x E5M2) -> BF16
  * with per-tensor scales (at_gemm_fp8) against cublasLtMatmul FP8, TN, fast accumulation off and
- * on (issue 36). */
+ * on (issue 36); with BENCH_TCGEMM_FP8_BLOCK=1, block-scaled FP8 (at_gemm_fp8_blockscaled) against
+ * our per-tensor FP8 and cuBLASLt's block scaling (bench_fp8_block.cuh). */
 #include <cublasLt.h>
 #include <cuda_fp8.h>
 #include <cublas_v2.h>
@@ -798,6 +799,8 @@ static int bn_fp8_main(at_handle *h, int rounds)
     return failures ? 1 : 0;
 }
 
+#include "bench_fp8_block.cuh"
+
 /* The acceptance rule of the tensor-core family (README). */
 static double bn_tolerance(const bn_type *ty, int k)
 {
@@ -820,6 +823,12 @@ int main(int argc, char **argv)
     if (s != AT_OK) {
         fprintf(stderr, "at_create: %s\n", at_status_string(s));
         return 1;
+    }
+    const char *fp8b_env = getenv("BENCH_TCGEMM_FP8_BLOCK");
+    if (fp8b_env && *fp8b_env && strcmp(fp8b_env, "0") != 0) {
+        int rc = bn_fp8_block_main(h, bn_rounds);
+        at_destroy(h);
+        return rc;
     }
     const char *fp8_env = getenv("BENCH_TCGEMM_FP8");
     if (fp8_env && *fp8_env && strcmp(fp8_env, "0") != 0) {

@@ -152,6 +152,32 @@ at_status ag_check_fp8(const char *fn, at_dtype type_a, at_dtype type_b, at_dtyp
     return AT_OK;
 }
 
+at_status ag_check_fp8_block(const char *fn, at_order order, int m, int n, int k, at_dtype type_a,
+                             at_dtype type_b, at_dtype type_c, const void *scale_a,
+                             const void *scale_b, const void *scale_d, at_math *math, char *err,
+                             size_t errlen)
+{
+    at_status s = ag_check_fp8(fn, type_a, type_b, type_c, scale_a, scale_b, scale_d, math, err,
+                               errlen);
+    if (s != AT_OK)
+        return s;
+    int pair = tpl_math_fp8(*math);
+    *math = AT_MATH_DEFAULT;
+    if (order != AT_ROW_MAJOR) {
+        snprintf(err, errlen, "%s: row-major only (a column-major C = op(A) op(B) is the row-major "
+                 "C^T = op(B)^T op(A)^T, whose 1 x 128 scales would be B's: not computed yet)", fn);
+        return AT_ERR_UNSUPPORTED;
+    }
+    if (m > 0 && n > 0 && k > 0 && (!scale_a || !scale_b)) {
+        snprintf(err, errlen, "%s: %s is NULL: block scaling needs %s (%s floats, row-major)", fn,
+                 !scale_a ? "scale_a" : "scale_b", !scale_a ? "A's 1 x 128 scales" :
+                 "B's 128 x 128 scales", !scale_a ? "m x ceil(k/128)" : "ceil(n/128) x ceil(k/128)");
+        return AT_ERR_INVALID_ARG;
+    }
+    *math = tpl_math_fp8_scaled(pair, 1);
+    return AT_OK;
+}
+
 at_status ag_check_epilogue(const char *fn, const at_epilogue *epi, at_dtype type, at_math math,
                             int *code, char *err, size_t errlen)
 {

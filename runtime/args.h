@@ -43,6 +43,14 @@ at_status ag_check_epilogue(const char *fn, const at_epilogue *epi, at_dtype typ
 at_status ag_check_fp8(const char *fn, at_dtype type_a, at_dtype type_b, at_dtype type_c,
                        const void *scale_a, const void *scale_b, const void *scale_d,
                        at_math *math, char *err, size_t errlen);
+/* Checks what a block-scaled FP8 call (at_gemm_fp8_blockscaled, named fn in messages) adds to
+ * ag_check_fp8's (its checks first, with math then the block-scaled pair): row-major order
+ * (AT_ERR_UNSUPPORTED otherwise), and scale_a and scale_b given unless m, n or k is 0 (the arrays
+ * are then empty). AT_OK with the math in *math; else the reason in err. */
+at_status ag_check_fp8_block(const char *fn, at_order order, int m, int n, int k, at_dtype type_a,
+                             at_dtype type_b, at_dtype type_c, const void *scale_a,
+                             const void *scale_b, const void *scale_d, at_math *math, char *err,
+                             size_t errlen);
 /* Rewrites a column-major GEMM call into its row-major canonical form
  * (templates/tpl.h, "GEMM orders and transposes"): swaps dims m and n,
  * operands A and B (pointer, ld, batch stride) and op_a and op_b, a fused

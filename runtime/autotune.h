@@ -207,6 +207,31 @@ at_status at_gemm_fp8(at_handle *handle, at_order order, at_op op_a, at_op op_b,
                       const void *A, int lda, const float *scale_a, const void *B, int ldb,
                       const float *scale_b, double beta, void *C, int ldc, const float *scale_d);
 
+/* The block-scaled FP8 GEMM (DeepSeek-V3's and DeepGEMM's 1 x 128 and 128 x 128 scales):
+ *   C = scale_d * (alpha * sum over K-blocks kb of scale_a[i][kb] scale_b[j / 128][kb]
+ *                  (op(A) op(B) over the kb-th 128 of K)[i][j] + beta * C)
+ * with kb = 0 .. ceil(k / 128) - 1 and, on the host's row-major view (the index named first is
+ * the slow one):
+ *   scale_a: m x ceil(k / 128) floats, scale_a[i * ceil(k / 128) + kb] the scale of row i of
+ *            op(A) over K-block kb (a 1 x 128 slice);
+ *   scale_b: ceil(n / 128) x ceil(k / 128) floats, scale_b[jb * ceil(k / 128) + kb] the scale of
+ *            the 128 x 128 block of op(B) with K-block kb and columns 128 jb .. 128 jb + 127;
+ *   scale_d: one float (NULL means 1.0), as at_gemm_fp8's.
+ * All device pointers, 4-byte aligned, read by the kernel at the call; scale_a and scale_b must
+ * be given when m, n and k are all > 0. Each K-block's product is accumulated by the tensor cores
+ * and promoted to an FP32 accumulator with its two scales (the accuracy of cuBLASLt without fast
+ * accumulation). Types, ops, sizes, leading dimensions and alignment as at_gemm_fp8; row-major
+ * only (a column-major call is AT_ERR_UNSUPPORTED: its canonical form would need the 1 x 128
+ * scales on B). AT_ERR_INVALID_ARG (the rule in at_errmsg, C untouched) for at_gemm_fp8's
+ * reasons and a NULL scale_a or scale_b; AT_ERR_UNSUPPORTED on a device other than sm_90. Its
+ * own problem kinds (`autotune --problems 4096x4096x4096:bf16:e4m3xe4m3_b128:NT`). */
+at_status at_gemm_fp8_blockscaled(at_handle *handle, at_order order, at_op op_a, at_op op_b,
+                                  int m, int n, int k, at_dtype type_a, at_dtype type_b,
+                                  at_dtype type_c, double alpha, const void *A, int lda,
+                                  const float *scale_a, const void *B, int ldb,
+                                  const float *scale_b, double beta, void *C, int ldc,
+                                  const float *scale_d);
+
 /* C = alpha * A * B + beta * C in double precision, row-major, A is m x k
  * (lda >= k), B is k x n (ldb >= n), C is m x n (ldc >= n), device pointers:
  * at_gemm with AT_R_64F, AT_ROW_MAJOR and op N (any sizes, leading dimensions

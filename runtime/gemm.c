@@ -1,5 +1,5 @@
 /* gemm.c: the GEMM entry points of the public runtime (at_sgemm, at_gemm, at_dgemm,
- * at_gemm_epilogue, at_gemm_fp8, at_gemm_strided_batched): argument checks, the row-major canonical form,
+ * at_gemm_epilogue, at_gemm_fp8, at_gemm_fp8_blockscaled, at_gemm_strided_batched): argument checks, the row-major canonical form,
  * and the family each problem runs (gemm_family: measured, else the shape classes). */
 #include <math.h>
 #include <stdio.h>
@@ -240,6 +240,52 @@ at_status at_gemm_fp8(at_handle *h, at_order order, at_op op_a, at_op op_b, int 
     args.scalar[TPL_GEMM_ALPHA] = alpha;
     args.scalar[TPL_GEMM_BETA] = beta;
     ag_gemm_canonical(&args);      /* A and B swap with their types and scales (args.h) */
+    return ah_run_plan(h, "tcgemm", &args);
+}
+
+/* The block-scaled FP8 GEMM: ag_check_fp8_block's checks, then at_gemm's; the block-scaled pair
+ * is the problem's math, scale_a and scale_b (the arrays) and scale_d travel as at_gemm_fp8's
+ * scales, and the tensor-core family's SCALE 1 kernels compute it (sm_90 only). Row-major only,
+ * so the call is its own canonical form. */
+at_status at_gemm_fp8_blockscaled(at_handle *h, at_order order, at_op op_a, at_op op_b, int m,
+                                  int n, int k, at_dtype type_a, at_dtype type_b,
+                                  at_dtype type_c, double alpha, const void *A, int lda,
+                                  const float *scale_a, const void *B, int ldb,
+                                  const float *scale_b, double beta, void *C, int ldc,
+                                  const float *scale_d)
+{
+    static const char fn[] = "at_gemm_fp8_blockscaled";
+    if (!h)
+        return AT_ERR_INVALID_ARG;
+    if ((unsigned)order > AT_COL_MAJOR || (unsigned)op_a > AT_OP_T || (unsigned)op_b > AT_OP_T)
+        return ah_fail(h, AT_ERR_INVALID_ARG, "%s: unknown order %d or op %d/%d", fn,
+                       (int)order, (int)op_a, (int)op_b);
+    at_math math;
+    char why[256];
+    at_status s = ag_check_fp8_block(fn, order, m, n, k, type_a, type_b, type_c, scale_a,
+                                     scale_b, scale_d, &math, why, sizeof why);
+    if (s != AT_OK)
+        return ah_fail(h, s, "%s", why);
+    if (!isfinite(alpha) || !isfinite(beta))
+        return ah_fail(h, AT_ERR_INVALID_ARG, "%s: alpha and beta must be finite", fn);
+    tpl_args args = tpl_gemm_args(m, n, k, 0.0f, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, 0.0f,
+                                  (CUdeviceptr)C, ldc);
+    args.problem.dtype = type_c;
+    args.problem.math = math;
+    args.problem.op_a = op_a;
+    args.problem.op_b = op_b;
+    int empty = 0;
+    s = gemm_check_ops(h, fn, &args, &empty);
+    if (s != AT_OK || empty)
+        return s;
+    if (h->info.cc_major != 9 || h->info.cc_minor != 0)
+        return ah_fail(h, AT_ERR_UNSUPPORTED, "%s: FP8 GEMM runs on sm_90 (Hopper, wgmma) only; "
+                       "this device is sm_%d%d", fn, h->info.cc_major, h->info.cc_minor);
+    args.operand[TPL_GEMM_SCALE_A].ptr = (CUdeviceptr)scale_a;
+    args.operand[TPL_GEMM_SCALE_B].ptr = (CUdeviceptr)scale_b;
+    args.operand[TPL_GEMM_SCALE_D].ptr = (CUdeviceptr)scale_d;
+    args.scalar[TPL_GEMM_ALPHA] = alpha;
+    args.scalar[TPL_GEMM_BETA] = beta;
     return ah_run_plan(h, "tcgemm", &args);
 }
 

@@ -35,19 +35,40 @@ static int pb_value(const char *const *names, int n, const char *name)
 
 const char *tpl_dtype_name(at_dtype t) { return pb_name(pb_dtypes, PB_COUNT(pb_dtypes), (int)t); }
 /* The FP8 maths by tpl_math_fp8 - 1 (TPL_MATH_E4M3 ...): names and operand types. */
-static const char *const pb_fp8_names[] = {"e4m3xe4m3", "e4m3xe5m2", "e5m2xe4m3"};
+static const char *const pb_fp8_names[] = {"e4m3xe4m3", "e4m3xe5m2", "e5m2xe4m3",
+                                           "e4m3xe4m3_b128", "e4m3xe5m2_b128", "e5m2xe4m3_b128"};
+#define PB_FP8_PAIRS 3      /* pb_fp8_names: the pairs per-tensor, then block-scaled */
 static const at_dtype pb_fp8_types[][2] = {
     {AT_R_8F_E4M3, AT_R_8F_E4M3}, {AT_R_8F_E4M3, AT_R_8F_E5M2}, {AT_R_8F_E5M2, AT_R_8F_E4M3}};
 
-int tpl_math_fp8(at_math m)
+/* The index of an FP8 math in pb_fp8_names, -1 for any other math. */
+static int pb_fp8_index(at_math m)
 {
     int v = (int)m - (int)TPL_MATH_E4M3;
-    return v >= 0 && v < PB_COUNT(pb_fp8_names) ? v + 1 : 0;
+    return v >= 0 && v < PB_COUNT(pb_fp8_names) ? v : -1;
+}
+
+int tpl_math_fp8(at_math m)
+{
+    int v = pb_fp8_index(m);
+    return v < 0 ? 0 : v % PB_FP8_PAIRS + 1;
+}
+
+int tpl_math_fp8_block(at_math m)
+{
+    return pb_fp8_index(m) >= PB_FP8_PAIRS;
+}
+
+at_math tpl_math_fp8_scaled(int f, int block)
+{
+    if (f < 1 || f > PB_FP8_PAIRS)
+        return AT_MATH_DEFAULT;
+    return (at_math)((int)TPL_MATH_E4M3 + (f - 1) + (block ? PB_FP8_PAIRS : 0));
 }
 
 int tpl_math_of_fp8(at_dtype a, at_dtype b)
 {
-    for (int i = 0; i < PB_COUNT(pb_fp8_names); i++)
+    for (int i = 0; i < PB_FP8_PAIRS; i++)
         if (pb_fp8_types[i][0] == a && pb_fp8_types[i][1] == b)
             return (int)TPL_MATH_E4M3 + i;
     return TPL_KIND_UNKNOWN;
@@ -69,13 +90,14 @@ at_math tpl_math_fp8_swap(at_math m)
 {
     if (!tpl_math_fp8(m))
         return m;
-    return (at_math)tpl_math_of_fp8(tpl_math_fp8_b(m), tpl_math_fp8_a(m));
+    int f = tpl_math_of_fp8(tpl_math_fp8_b(m), tpl_math_fp8_a(m));
+    return tpl_math_fp8_scaled(tpl_math_fp8((at_math)f), tpl_math_fp8_block(m));
 }
 
 const char *tpl_math_name(at_math m)
 {
-    int f = tpl_math_fp8(m);
-    return f ? pb_fp8_names[f - 1] : pb_name(pb_maths, PB_COUNT(pb_maths), (int)m);
+    int v = pb_fp8_index(m);
+    return v >= 0 ? pb_fp8_names[v] : pb_name(pb_maths, PB_COUNT(pb_maths), (int)m);
 }
 const char *tpl_op_name(at_op o) { return pb_name(pb_ops, PB_COUNT(pb_ops), (int)o); }
 const char *tpl_order_name(at_order o) { return pb_name(pb_orders, PB_COUNT(pb_orders), (int)o); }
@@ -288,7 +310,7 @@ static int pb_suffix(const char *tok, size_t n, tpl_problem *p, int *seen, char 
     }
     if (field < 0) {
         snprintf(err, errlen, "unknown suffix \":%s\" (element type f32, f64, f16, bf16; "
-                 "tf32, e4m3xe4m3, e4m3xe5m2 or e5m2xe4m3; row or col; NN, NT, TN, TT; bCOUNT "
+                 "tf32, e4m3xe4m3, e4m3xe5m2 or e5m2xe4m3 (_b128: block-scaled); row or col; NN, NT, TN, TT; bCOUNT "
                  "with COUNT >= 1; bias_row or bias_col; relu, gelu or gelu_erf)", word);
         return 0;
     }
@@ -354,6 +376,11 @@ at_status tpl_problem_parse(const char *text, tpl_problem *p, char *err, size_t 
         p->dtype != AT_R_32F) {
         snprintf(err, errlen, ":%s (FP8 operands) outputs bf16, f16 or f32, not %s",
                  tpl_math_name(p->math), tpl_dtype_name(p->dtype));
+        return pb_reject(p);
+    }
+    if (tpl_math_fp8_block(p->math) && (p->order != AT_ROW_MAJOR || p->batch > 1)) {
+        snprintf(err, errlen, ":%s (block-scaled FP8) is a row-major problem of one product",
+                 tpl_math_name(p->math));
         return pb_reject(p);
     }
     return AT_OK;

@@ -245,20 +245,25 @@ extern "C" __global__ void ref_gemm_typed(int m, int n, int k, float alpha, cons
  * (p, j) of op(B) is B[z * b_bs + p * b_rs + j * b_cs] (so either operand may be transposed),
  * C0 row-major with ldc0 and batch stride c_bs (unread when beta == 0); R batch x m x n,
  * contiguous. A of type dtype_a, B of dtype_b (FP8 decoded exactly), C0 of dtype; TF32 rounding
- * as ref_gemm_typed. */
+ * as ref_gemm_typed. Block scales (scale_rows and scale_blocks non-null; every product alike):
+ * the sum over each K-block of 128 is multiplied by scale_rows[i * kb + b] * scale_blocks[(j /
+ * 128) * kb + b], kb = ceil(k / 128), before it is added (float64 throughout). */
 extern "C" __global__ void ref_gemm_strided(int m, int n, int k, double alpha, const void *A,
                                             long long a_rs, long long a_cs, long long a_bs,
                                             const void *B, long long b_rs, long long b_cs,
                                             long long b_bs, double beta, const void *C0,
                                             long long ldc0, long long c_bs, double *R, int dtype,
-                                            int tf32, int dtype_a, int dtype_b)
+                                            int tf32, int dtype_a, int dtype_b,
+                                            const float *scale_rows, const float *scale_blocks)
 {
     __shared__ double As[REF_TILE][REF_TILE];
     __shared__ double Bs[REF_TILE][REF_TILE + 1];
     long long z = blockIdx.z;
     int row = blockIdx.y * REF_TILE + threadIdx.y;
     int col = blockIdx.x * REF_TILE + threadIdx.x;
-    double acc = 0.0;
+    double acc = 0.0, block = 0.0;
+    const int blocked = scale_rows && scale_blocks;
+    const long long kb = (k + 127) / 128;
     for (int t = 0; t < k; t += REF_TILE) {
         int ak = t + threadIdx.x, bk = t + threadIdx.y;
         As[threadIdx.y][threadIdx.x] = (row < m && ak < k)
@@ -267,8 +272,18 @@ extern "C" __global__ void ref_gemm_strided(int m, int n, int k, double alpha, c
             ? ref_operand(B, z * b_bs + bk * b_rs + col * b_cs, dtype_b, tf32) : 0.0;
         __syncthreads();
         for (int i = 0; i < REF_TILE; i++)
-            acc += As[threadIdx.y][i] * Bs[i][threadIdx.x];
+            block += As[threadIdx.y][i] * Bs[i][threadIdx.x];
         __syncthreads();
+        if (!blocked) {
+            acc += block;
+            block = 0.0;
+        } else if ((t + REF_TILE) % 128 == 0 || t + REF_TILE >= k) {   /* REF_TILE divides 128 */
+            long long b = t / 128;
+            if (row < m && col < n)
+                acc += (double)scale_rows[row * kb + b] * (double)scale_blocks[(col / 128) * kb + b] *
+                       block;
+            block = 0.0;
+        }
     }
     if (row < m && col < n) {
         double out = alpha * acc;

@@ -13,7 +13,7 @@ enum {
     R_RANGE, R_TYPE, R_PATH, R_CANON_90, R_CANON_80, R_CANON_VEC_TF32, R_CANON_VEC_SPLIT,
     R9_TILE, R9_WARPGROUP, R9_VEC, R9_SMEM, R9_THREADS, R9_REGS, R9_ARCH,
     R8_ACC, R8_VEC, R8_LOADW, R8_SMEM, R8_THREADS, R8_REGS, R8_ARCH,
-    R_LATTICE, R_ORDER, R_SPLIT, R_OPB, R_EPI, R_FP8, R_FP8_PATH, R_FP8_LAYOUT, R_COUNT
+    R_LATTICE, R_ORDER, R_SPLIT, R_OPB, R_EPI, R_FP8, R_FP8_PATH, R_FP8_LAYOUT, R_SCALE, R_COUNT
 };
 
 const char *const tpl_tcgemm_reasons[R_COUNT] = {
@@ -67,6 +67,9 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
                    "mma.sync has none before sm_89 and is not built for it",
     [R_FP8_LAYOUT] = "FP8 wgmma reads both operands K-major: OPA 0 and OPB 1 (other layouts are "
                      "packed first), and an FP32 C is stored directly (VEC 1 or 2)",
+    [R_SCALE] = "SCALE is 0 (per-tensor) or 1 (block scales: FP8 operands, BK 128 = one scale "
+                "block, BN 64 or 128 inside one 128-column block of B, a consumer warpgroup's "
+                "accumulator and its promotion buffer at most 128 registers)",
 };
 const int tpl_tcgemm_n_reasons = R_COUNT;
 
@@ -201,12 +204,13 @@ static int t8_valid(const int *c, const at_device_info *dev, char *why, size_t l
 typedef struct tc_recipe {
     int kind, path, bm, bn, bk, stages, wg, cm, cn, warps_m, warps_n, vec, loadw, split;
 } tc_recipe;
-enum { TC_K16, TC_KTF32, TC_KFP8 };     /* tc_recipe.kind: 16-bit, TF32, FP8 operands */
+/* tc_recipe.kind: 16-bit, TF32, FP8 operands (per-tensor scales), FP8 with block scales */
+enum { TC_K16, TC_KTF32, TC_KFP8, TC_KFP8B };
 
-/* The recipe kind of a configuration (TYPE and FP8). */
+/* The recipe kind of a configuration (TYPE, FP8 and SCALE). */
 static int tc_kind(const int *c)
 {
-    return c[P_FP8] ? TC_KFP8 : c[P_TYPE] == 2 ? TC_KTF32 : TC_K16;
+    return c[P_FP8] ? (c[P_SCALE] ? TC_KFP8B : TC_KFP8) : c[P_TYPE] == 2 ? TC_KTF32 : TC_K16;
 }
 
 static const tc_recipe tc_lattice[] = {
@@ -262,6 +266,13 @@ static const tc_recipe tc_lattice[] = {
     {2, 90, 256, 128, 128, 3, 2, 1, 1, 2, 2, 8, 16, 0},
     {2, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 8, 16, 0},
     {2, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 2, 16, 1},
+    /* PATH 90, FP8 with block scales (SCALE 1): each warpgroup keeps its FP32 accumulator and a
+     * promotion buffer of the same size (tcgemm.cu), so one m64 x BN wgmma per warpgroup, BN
+     * 128 (one scale block of B per tile) or 64 for small outputs */
+    {3, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 8, 16, 0},
+    {3, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 2, 16, 1},
+    {3, 90, 128, 128, 128, 4, 2, 2, 1, 2, 2, 2, 16, 0},
+    {3, 90, 128, 64, 128, 4, 2, 1, 1, 2, 2, 8, 16, 0},
 };
 #define TC_LATTICE_N ((int)(sizeof tc_lattice / sizeof tc_lattice[0]))
 
@@ -336,6 +347,13 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     if (cfg[P_FP8] && (cfg[P_OPA] != 0 || cfg[P_OPB] != 1 ||
                        (cfg[P_TYPE] == 2 && cfg[P_VEC] != 1 && cfg[P_VEC] != 2)))
         return tc_reject(R_FP8_LAYOUT, why, len);
+    /* block scales: the accumulator d and the promotion buffer, (BM / WG / 64) x BN / 2 FP32
+     * registers each (tcgemm.cu's SCALE) */
+    if (cfg[P_SCALE] < 0 || cfg[P_SCALE] > 1 ||
+        (cfg[P_SCALE] && (!cfg[P_FP8] || cfg[P_BK] != 128 || (cfg[P_BN] != 64 && cfg[P_BN] != 128) ||
+                          cfg[P_WG] < 1 || cfg[P_BM] % cfg[P_WG] ||
+                          2 * (cfg[P_BM] / cfg[P_WG] / 64) * (cfg[P_BN] / 2) > 128)))
+        return tc_reject(R_SCALE, why, len);
     if ((cfg[P_OPB] != 0 || cfg[P_OPA] != 0) &&
         (cfg[P_OPB] > 1 || cfg[P_OPA] > 1 || cfg[P_OPB] < 0 || cfg[P_OPA] < 0 ||
          cfg[P_PATH] != 90 || tc_tf32(cfg)))
@@ -357,25 +375,27 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
 }
 
 /* valid_prefix: the prefix matches some lattice row in the parameters it fixes (every valid
- * configuration is on a row: tc_lattice_ok), and once all but EPI and FP8 are fixed, the
- * configuration at EPI 0 (or the EPI fixed) is valid with some FP8 value (EPI never changes the
- * validity of FP8 0: every such kernel computes every epilogue; FP8 1..3 take EPI 0 only).
- * So the walk visits the lattice's few hundred nodes instead of the raw space. */
+ * configuration is on a row: tc_lattice_ok), and once all but EPI, FP8 and SCALE are fixed, the
+ * configuration at EPI 0 (or the EPI fixed) is valid with some FP8 and SCALE values (EPI never
+ * changes the validity of FP8 0: every such kernel computes every epilogue; FP8 1..3 take EPI 0
+ * only). So the walk visits the lattice's few hundred nodes instead of the raw space. */
 static int tc_valid_prefix(const int *cfg, int n_fixed, const at_device_info *dev)
 {
     if (n_fixed >= P_EPI) {
-        /* EPI and FP8 last: some FP8 value with EPI 0 (or the EPI fixed) is valid */
+        /* EPI, FP8 and SCALE last: some FP8 and SCALE with EPI 0 (or those fixed) are valid */
         int c[TPL_MAX_PARAMS];
         memcpy(c, cfg, sizeof(int) * P_COUNT);
         if (n_fixed <= P_EPI)
             c[P_EPI] = 0;
-        if (n_fixed > P_FP8)
-            return tc_valid(c, dev, NULL, 0);
-        for (int f = 0; f <= 3; f++) {
-            c[P_FP8] = f;
-            if (tc_valid(c, dev, NULL, 0))
-                return 1;
-        }
+        int f_lo = n_fixed > P_FP8 ? cfg[P_FP8] : 0, f_hi = n_fixed > P_FP8 ? cfg[P_FP8] : 3;
+        int s_lo = n_fixed > P_SCALE ? cfg[P_SCALE] : 0, s_hi = n_fixed > P_SCALE ? cfg[P_SCALE] : 1;
+        for (int f = f_lo; f <= f_hi; f++)
+            for (int sc = s_lo; sc <= s_hi; sc++) {
+                c[P_FP8] = f;
+                c[P_SCALE] = sc;
+                if (tc_valid(c, dev, NULL, 0))
+                    return 1;
+            }
         return 0;
     }
     for (int i = 0; i < TC_LATTICE_N; i++) {
@@ -386,7 +406,7 @@ static int tc_valid_prefix(const int *cfg, int n_fixed, const at_device_info *de
             {P_WARPS_M, r->warps_m}, {P_WARPS_N, r->warps_n}, {P_LOADW, r->loadw},
         };
         /* FP8 comes last: an FP8 row fits every TYPE (C's type there) */
-        int match = n_fixed <= P_TYPE || r->kind == TC_KFP8 ||
+        int match = n_fixed <= P_TYPE || r->kind == TC_KFP8 || r->kind == TC_KFP8B ||
                     r->kind == (cfg[P_TYPE] == 2 ? TC_KTF32 : TC_K16);
         for (size_t f = 0; match && f < sizeof fields / sizeof fields[0]; f++)
             match = n_fixed <= fields[f][0] || cfg[fields[f][0]] == fields[f][1];
@@ -407,9 +427,9 @@ int tc_type_of(const tpl_problem *p)
         p->order != AT_ROW_MAJOR || p->batch < 0 || p->epilogue < 0 ||
         p->epilogue >= TPL_N_EPI)
         return -1;
-    if (tpl_math_fp8(p->math))      /* FP8 operands: TYPE is C's type, no epilogue */
-        return p->epilogue != 0 ? -1 : p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1
-                                     : p->dtype == AT_R_32F ? 2 : -1;
+    if (tpl_math_fp8(p->math))      /* FP8 operands: TYPE is C's type, no epilogue; block scales */
+        return p->epilogue != 0 || (tpl_math_fp8_block(p->math) && p->batch > 1) ? -1   /* 1 product */
+             : p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : p->dtype == AT_R_32F ? 2 : -1;
     if (p->dtype == AT_R_16BF && p->math == AT_MATH_DEFAULT)
         return 0;
     if (p->dtype == AT_R_16F && p->math == AT_MATH_DEFAULT)
@@ -430,6 +450,7 @@ static int tc_applicable(const int *cfg, const tpl_problem *p)
 {
     if (!tpl_family_accepts(&tpl_tcgemm, p) || tc_type_of(p) != cfg[P_TYPE] ||
         cfg[P_FP8] != tpl_math_fp8(p->math) ||  /* FP8 operands: their own pair only */
+        cfg[P_SCALE] != tpl_math_fp8_block(p->math) ||  /* and their own scaling */
         cfg[P_EPI] != p->epilogue)      /* a kernel computes its own epilogue only */
         return 0;
     /* FP8 kernels read A m x k and B n x k (OPA 0, OPB 1) and serve every op pair: an operand
@@ -487,6 +508,26 @@ static void tc_work(const tpl_problem *p, double *flops, double *bytes)
 #define TC_FP8_SCALE_A 0.75f
 #define TC_FP8_SCALE_B 1.25f
 #define TC_FP8_SCALE_D 0.5f
+
+/* Block scales of a block-scaled FP8 problem's verification: scale_a m x ceil(k/128) and
+ * scale_b ceil(n/128) x ceil(k/128) floats uniform in [0.5, 2) (a kernel reading one at the wrong
+ * row, K-block or column block errs by tens of percent), scale_d stays the per-tensor 0.5. */
+static at_status tc_prepare_block_scales(at_exec *ref, const tpl_problem *p,
+                                         unsigned long long seed, tpl_workset *ws)
+{
+    long long kb = tpl_cdiv(p->dims[2], 128), na = p->dims[0] * kb,
+              nb = tpl_cdiv(p->dims[1], 128) * kb;
+    CUdeviceptr sa, sb;
+    at_status s;
+    if ((s = tpl_ws_alloc(ref, ws, (size_t)(na > 0 ? na : 1) * 4, &sa)) != AT_OK ||
+        (s = tpl_ws_alloc(ref, ws, (size_t)(nb > 0 ? nb : 1) * 4, &sb)) != AT_OK ||
+        (s = tpl_fill_typed(ref, sa, na, AT_R_32F, seed * 3 + 4, 0.5f, 2.0f)) != AT_OK ||
+        (s = tpl_fill_typed(ref, sb, nb, AT_R_32F, seed * 3 + 5, 0.5f, 2.0f)) != AT_OK)
+        return s;
+    ws->args.operand[TPL_GEMM_SCALE_A].ptr = sa;
+    ws->args.operand[TPL_GEMM_SCALE_B].ptr = sb;
+    return AT_OK;
+}
 
 /* Inputs of a problem (any ops; a batch's products packed one after another): A, B uniform in
  * [-1, 1) of the type (FP8 maths: rounded to the pair's types, with the scales above), alpha
@@ -546,6 +587,8 @@ static at_status tc_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
         ws->args.operand[TPL_GEMM_SCALE_B].ptr = sc + 4;
         ws->args.operand[TPL_GEMM_SCALE_D].ptr = sc + 8;
     }
+    if (tpl_math_fp8_block(p->math) && (s = tc_prepare_block_scales(ref, p, seed, ws)) != AT_OK)
+        return s;
     if ((s = tpl_fill_typed(ref, A, (long long)(a_n * nb), ta, seed * 3 + 1, -1.0f, 1.0f)) != AT_OK ||
         (s = tpl_fill_typed(ref, B, (long long)(b_n * nb), tb, seed * 3 + 2, -1.0f, 1.0f)) != AT_OK ||
         (s = ex_memset32(ref, C0, 0xFFFFFFFFu, nan_bytes / 4)) != AT_OK ||
@@ -606,9 +649,24 @@ static double tc_tolerance_fp8(at_dtype t, long long k)
     return tc_tolerance_rule(t, k) + (4.0 * sqrt(kk) + kk / 32.0) * ldexp(1.0, -13);
 }
 
+/* Block-scaled FP8 (SCALE 1): the kernel promotes every K-block of 128 (4 wgmma k32 steps) into
+ * an FP32 accumulator with its two scales, so the 13-bit accumulator's truncation reaches at most 4
+ * steps of each block's own sum, at most 4 2^-13 of it (the k / 32 term above becomes 4; 8 keeps
+ * a 2x margin); the alignment of each step's 32 products to 14 bits is the tensor cores' and
+ * stays (4 sqrt(k)). The scales' product and the promotion add 2^-24 roundings (far below).
+ * The reference applies the same scales in float64 (k = 4096: 3.2% against 4.7% per-tensor;
+ * a scale read for the wrong row, K-block or column block errs by tens of percent). */
+static double tc_tolerance_fp8_block(at_dtype t, long long k)
+{
+    double kk = k > 0 ? (double)k : 1.0;
+    return tc_tolerance_rule(t, k) + (4.0 * sqrt(kk) + 8.0) * ldexp(1.0, -13);
+}
+
 static double tc_tolerance(const tpl_problem *p)
 {
     long long k = p->n_dims == 3 ? p->dims[2] : 1;
+    if (tpl_math_fp8_block(p->math))
+        return tc_tolerance_fp8_block(p->dtype, k);
     if (tpl_math_fp8(p->math))
         return tc_tolerance_fp8(p->dtype, k);
     double rule = tc_tolerance_rule(p->dtype, k);
@@ -642,6 +700,11 @@ static const tpl_baseline tc_baselines[] = {
                            "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,OPB=1,FP8=1"),
      "PATH 90 FP8 E4M3 x E4M3 -> BF16: the 16-bit winner's tile at 128 K elements per stage "
      "(the same bytes), TMA-store epilogue"},
+    {"sm90-fp8-b128", TC_P90(0, "BM=128,BN=128,BK=128,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,"
+                                "WARPS_N=2,RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,OPB=1,FP8=1,"
+                                "SCALE=1"),
+     "PATH 90 block-scaled FP8 E4M3 x E4M3 -> BF16: 128 x 128 tiles (one scale block of B), "
+     "promotion every K-block, TMA-store epilogue"},
 };
 
 /* The element type's TYPE value: BF16 0, FP16 1, FP32 data with TF32 math 2 (FP8 maths: C's
@@ -651,6 +714,7 @@ static void tc_fit_kind(int *cfg, const tpl_problem *p)
 {
     cfg[P_TYPE] = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
     cfg[P_FP8] = tpl_math_fp8(p->math);
+    cfg[P_SCALE] = tpl_math_fp8_block(p->math);
     /* a transposed B is read K-major where the kernel can (PATH 90 16-bit), not packed; FP8
      * reads A and B K-major always (m x k and n x k: other layouts are packed) */
     cfg[P_OPB] = cfg[P_FP8] || (cfg[P_PATH] == 90 && cfg[P_TYPE] != 2 && p->op_b == AT_OP_T);
@@ -671,6 +735,11 @@ static void tc_fit_kind(int *cfg, const tpl_problem *p)
 #define TC_FP8_MATHS (TPL_BIT(TPL_MATH_E4M3) | TPL_BIT(TPL_MATH_E4M3_E5M2) | \
                       TPL_BIT(TPL_MATH_E5M2_E4M3))
 #define TC_FP8_C (TC_16BIT | TPL_BIT(AT_R_32F))        /* an FP8 product's C types */
+#define TC_FP8B_MATHS (TPL_BIT(TPL_MATH_E4M3_B128) | TPL_BIT(TPL_MATH_E4M3_E5M2_B128) | \
+                       TPL_BIT(TPL_MATH_E5M2_E4M3_B128))
+#define TC_TILE90_FP8B(split, vec) "TYPE=0,PATH=90,BM=128,BN=128,BK=128,STAGES=4,WG=2,CM=1," \
+    "CN=1,WARPS_M=2,WARPS_N=2,RASTER=0,GROUP=8,SPLITK=" #split ",VEC=" #vec ",LOADW=16,OPB=1," \
+    "FP8=1,SCALE=1"
 #define TC_TILE90_FP8(tile, split, vec) "TYPE=0,PATH=90," tile ",BK=128,WG=2,CM=1,CN=1," \
     "WARPS_M=2,WARPS_N=2,RASTER=0,GROUP=8,SPLITK=" #split ",VEC=" #vec ",LOADW=16,OPB=1,FP8=1"
 
@@ -680,6 +749,20 @@ static void tc_fit_kind(int *cfg, const tpl_problem *p)
     "WARPS_N=2,RASTER=0,GROUP=8,SPLITK=1,VEC=4,LOADW=16"
 
 static const tpl_default tc_defaults[] = {
+    /* block-scaled FP8 (fitted like FP8): 128 x 128 tiles, the only width of one scale block of
+     * B with room for the promotion buffer (not measured yet: docs/fp8.md) */
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_FP8_C, .maths = TC_FP8B_MATHS, .max_tiles = 32,
+     .min_k = 4096, .config = TC_TILE90_FP8B(4, 2),
+     .origin = "sm90 block-scaled FP8: split-K 4 for fewer than a quarter wave of tiles"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_FP8_C, .maths = TC_FP8B_MATHS,
+     .max_tiles = TC_SPLIT_MAX_TILES, .min_k = 4096, .config = TC_TILE90_FP8B(2, 2),
+     .origin = "sm90 block-scaled FP8: split-K 2 for at most about half a wave of tiles"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .maths = TC_FP8B_MATHS,
+     .config = TC_TILE90_FP8B(1, 8),
+     .origin = "sm90 block-scaled FP8, 16-bit C: 128 x 128 tiles, TMA stores"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_FP8_C, .maths = TC_FP8B_MATHS,
+     .config = TC_TILE90_FP8B(1, 2),
+     .origin = "sm90 block-scaled FP8, FP32 C: 128 x 128 tiles, direct paired stores"},
     /* FP8 operands (sm_90 only; fitted: TYPE C's type, FP8 the pair): the 16-bit rows' shape
      * classes at BK 128 (not measured yet: docs/fp8.md); an FP32 C takes the VEC 2 rows */
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_FP8_C, .maths = TC_FP8_MATHS, .max_tiles = 32,
@@ -803,6 +886,9 @@ static const tpl_problem tc_tuning[] = {
      * lattice is a few dozen kernels */
     {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_16BF, .math = TPL_MATH_E4M3,
      .op_b = AT_OP_T},
+    /* the same with block scales (DeepSeek-V3's 1 x 128 and 128 x 128) */
+    {.n_dims = 3, .dims = {4096, 4096, 4096}, .dtype = AT_R_16BF, .math = TPL_MATH_E4M3_B128,
+     .op_b = AT_OP_T},
 };
 
 /* tile_of: the launch geometry for the runtime's selection model. PATH 90 runs one block
@@ -843,7 +929,8 @@ const tpl_family tpl_tcgemm = {
                "(sm_90a), PATH 80 mma.sync + cp.async (sm_80+); fused epilogues, each its own kind "
                "(bias per row or column, ReLU, GELU tanh or erf: 4096x4096x4096:bf16:bias_col:gelu); "
                "FP8 E4M3/E5M2 operands with per-tensor scales, BF16/FP16/FP32 C (PATH 90: "
-               "4096x4096x4096:bf16:e4m3xe4m3:NT)",
+               "4096x4096x4096:bf16:e4m3xe4m3:NT) or block scales (1 x 128 of A, 128 x 128 of B: "
+               "4096x4096x4096:bf16:e4m3xe4m3_b128:NT)",
     .n_dims = 3,
     .dim_names = {"m", "n", "k"},
     .metric_is_flops = 1,
@@ -883,6 +970,9 @@ const tpl_family tpl_tcgemm = {
         {"FP8", 4, {0, 1, 2, 3}, "FP8 operands (PATH 90, the problem's kind): 0 none, 1 E4M3 x "
                                  "E4M3, 2 E4M3 x E5M2, 3 E5M2 x E4M3; TYPE is then C's type (0 "
                                  "BF16, 1 FP16, 2 FP32)", .omit_first = 1},
+        {"SCALE", 2, {0, 1}, "FP8 scaling (the problem's kind): 0 per-tensor, 1 block scales (1 x "
+                             "128 of A, 128 x 128 of B; each K-block's product promoted to FP32 "
+                             "with its scales)", .omit_first = 1},
     },
     .valid = tc_valid,
     .valid_prefix = tc_valid_prefix,

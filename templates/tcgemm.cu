@@ -38,6 +38,8 @@
 // BF16, 1 FP16, 2 FP32); wgmma m64nNk32 reads both operands K-major (OPA 0, OPB 1: A m x k, B n x k; the host packs
 // other layouts), 128 elements = one 128-byte swizzled row per box (BK 128); the per-tensor scales are device floats
 // read at the start, D = scale_d (alpha scale_a scale_b A B + beta C) folded into alpha and beta (TC_F8_SCALE).
+// SCALE 1 (block scales, docs/fp8.md): scale_a per 1 x 128 of A and scale_b per 128 x 128 of B (device arrays);
+// each K-block's wgmmas accumulate into a second accumulator, promoted into the first with its two scales in FP32.
 // Accumulation is FP32; alpha and beta are FP32 and applied to the FP32 accumulator; C is rounded
 // once (round to nearest even) at the store. C has the input type: it halves the epilogue's
 // traffic and is what frameworks and cublasGemmEx with Ctype = Atype do. beta == 0 never reads C
@@ -145,6 +147,11 @@
 #define FP8 0           // FP8 operands (PATH 90): 0 none (TYPE's A and B), 1 E4M3 x E4M3, 2 E4M3 x E5M2, 3 E5M2 x E4M3; TYPE
                         // is then C's type (0 BF16, 1 FP16, 2 FP32), EPI 0, OPA 0, OPB 1
 #endif
+#ifndef SCALE
+#define SCALE 0         // FP8 scaling: 0 per-tensor (three device floats); 1 block scales: scale_a m x ceil(k/128) floats
+                        // (row i, K-block kb at i * ceil(k/128) + kb), scale_b ceil(n/128) x ceil(k/128) (column block jb,
+                        // K-block kb at jb * ceil(k/128) + kb), scale_d one float; BK 128, BN 64 or 128, one m64 wgmma per warpgroup
+#endif
 #ifndef TC_FAULT
 #define TC_FAULT 0      // test only (PATH 80): 1 drops the last K tile, a wrong result verification must reject; 0 always in the product
 #endif
@@ -153,6 +160,9 @@
 #define TC_TF32 (TYPE == 2 && !FP8)    // TF32 math on FP32 A and B (TYPE 2 with FP8 is an FP32 C)
 #if FP8 < 0 || FP8 > 3 || (FP8 && (EPI || PATH != 90))
 #error "tcgemm: FP8 is 0..3, PATH 90 only, without a fused epilogue"
+#endif
+#if SCALE < 0 || SCALE > 1 || (SCALE && (!FP8 || BK != 128 || (BN != 64 && BN != 128) || BM / WG != 64 || PING))
+#error "tcgemm: SCALE 1 (block scales) is FP8 with BK 128, BN 64 or 128 and one m64 wgmma per consumer warpgroup"
 #endif
 
 // ---- shared: the element type of C (and of A and B, FP8 0), the operands' tc_in, conversions ----
@@ -268,6 +278,7 @@ __device__ __forceinline__ float tc_epi(float v, const tc_elem *__restrict__ bia
 // ---- FP8's per-tensor scales ----
 // D = scale_d (alpha scale_a scale_b acc + beta C): every kernel forming a final value of C takes the three scale
 // pointers (device floats; 0 = 1.0) and folds them into its alpha and beta once, in FP32. With FP8 0 nothing changes.
+// SCALE 1: scale_a and scale_b are the block scales, applied in the main loop (the promotion); only scale_d folds.
 #if FP8
 #define TC_F8_PARAM , const float *__restrict__ scale_a, const float *__restrict__ scale_b, \
     const float *__restrict__ scale_d
@@ -275,12 +286,22 @@ __device__ __forceinline__ float tc_scale(const float *p)
 {
     return p ? *p : 1.0f;
 }
+#if SCALE
+#define TC_F8_SCALE()                                                                  \
+    do {                                                                               \
+        const float sd_ = tc_scale(scale_d);                                           \
+        alpha = alpha * sd_;                                                           \
+        beta = beta * sd_;                                                             \
+        (void)scale_a; (void)scale_b;                                                  \
+    } while (0)
+#else
 #define TC_F8_SCALE()                                                                  \
     do {                                                                               \
         const float sd_ = tc_scale(scale_d);                                           \
         alpha = alpha * tc_scale(scale_a) * tc_scale(scale_b) * sd_;                   \
         beta = beta * sd_;                                                             \
     } while (0)
+#endif
 #else
 #define TC_F8_PARAM
 #define TC_F8_SCALE() ((void)0)
@@ -978,6 +999,13 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #endif
         int c = wg - 1, warp = tid / 32, lane = tid % 32;
         float d[T9_MI][T9_ACC];
+#if SCALE
+        // Block scales: each K-block's wgmmas (BK 128 = one block) accumulate into dt, which is then promoted into d
+        // with the block's scales, d += scale_a[row][kb] scale_b[n0 / 128][kb] dt, in FP32: the tensor cores' reduced-
+        // precision accumulation never spans more than 128 of K (docs/fp8.md). The wgmmas of a step complete before
+        // the promotion (wait_group 0), so the stage is released at once.
+        float dt[T9_ACC];
+#endif
         unsigned fr0[T9_MI][BK / 8][4], fr1[T9_MI][BK / 8][4];   // TF32 A fragments, two K steps
 #pragma unroll
         for (int i = 0; i < T9_MI; i++)
@@ -1003,6 +1031,17 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             t9_tile(t, sm, sn, &pm, &pn);
             int m0 = (pm * CM + cm) * BM, n0 = (pn * CN + cn) * BN;
             int prev = -1;
+#if SCALE
+            // this thread's two accumulator rows (fragment rows lane / 4 and + 8 of its warp's 16; rows past m read
+            // row m - 1's scales and are never stored) and the tile's column block of B (BN 64 or 128 divides 128)
+            const int sr0 = m0 + c * 64 + warp * 16 + lane / 4, sr1 = sr0 + 8;
+            const float *sa0 = scale_a + (long long)(sr0 < m ? sr0 : m - 1) * kt_all;
+            const float *sa1 = scale_a + (long long)(sr1 < m ? sr1 : m - 1) * kt_all;
+            const float *sbk = scale_b + (long long)(n0 / 128) * kt_all;
+#pragma unroll
+            for (int j = 0; j < T9_ACC; j++)
+                d[0][j] = 0.0f;
+#endif
 #if PING
             // the previous tile's owner must have finished its main loop: before that, this
             // warpgroup's full-barrier phases are not the next ones (parity would alias)
@@ -1014,11 +1053,18 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             // step's, still read by its in-flight wgmmas until the wait below (so the two are never
             // the same registers: the loop is unrolled by two and fo is fenced after the wait).
             auto step = [&](int kt, unsigned (&fa)[T9_MI][BK / 8][4], unsigned (&fo)[T9_MI][BK / 8][4]) {
+#if SCALE
+                // the block's scales, loaded ahead of the stage's wait and read after its wgmmas
+                const float la0 = sa0[kt], la1 = sa1[kt], lb = sbk[kt];
+#endif
                 t9_bar_wait(bars + 8 * s, ph);
                 unsigned sa = base + s * T9_STAGE_BYTES, sb = sa + T9_A_BYTES;
 #pragma unroll
                 for (int i = 0; i < T9_MI; i++)
                     t9_fence_acc(d[i]);
+#if SCALE
+                t9_fence_acc(dt);
+#endif
 #if !TC_TF32
                 (void)fa;
                 asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
@@ -1032,7 +1078,11 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         unsigned long long da =
                             OPA ? t9_desc(sa + (row0 / 64) * (BK * 128) + kk * 2048, BK * 128, 1024)
                                 : t9_desc(sa + (kk / 4) * (BM * 128) + row0 * 128 + (kk % 4) * 32, 16, 1024);
+#if SCALE
+                        t9_mma(dt, da, db, kk > 0);
+#else
                         t9_mma(d[i], da, db, kt > k0 || kk > 0);
+#endif
                     }
                 }
 #else
@@ -1113,6 +1163,8 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
 #if TC_TF32 && T9_TFK
                 asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(T9_TFK) : "memory");
+#elif SCALE
+                asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 #else
                 asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
 #endif
@@ -1137,12 +1189,29 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #else
                 (void)fo;
 #endif
+#if SCALE
+                t9_fence_acc(dt);
+                if (tid < T9_CL) {          // this stage is read: release it before the promotion
+                    unsigned r = tid;
+                    if ((int)(r % CM) == cm || (int)(r / CM) == cn)
+                        t9_bar_arrive_cta(bars + 8 * (STAGES + s), r);
+                }
+                const float f0 = la0 * lb, f1 = la1 * lb;   // rows sr0 (d[4j], d[4j+1]) and sr1 (d[4j+2], d[4j+3])
+#pragma unroll
+                for (int j = 0; j < T9_ACC / 4; j++) {
+                    d[0][4 * j] += f0 * dt[4 * j];
+                    d[0][4 * j + 1] += f0 * dt[4 * j + 1];
+                    d[0][4 * j + 2] += f1 * dt[4 * j + 2];
+                    d[0][4 * j + 3] += f1 * dt[4 * j + 3];
+                }
+#else
                 if (prev >= 0 && tid < T9_CL) {
                     unsigned r = tid;
                     if ((int)(r % CM) == cm || (int)(r / CM) == cn)
                         t9_bar_arrive_cta(bars + 8 * (STAGES + prev), r);
                 }
                 prev = s;
+#endif
                 if (++s == STAGES) { s = 0; ph ^= 1; }
             };
             for (int kt = k0; kt < k1; kt += 2) {

@@ -9,7 +9,8 @@
 /* Parameter order; must match the params table of tcgemm.c. */
 enum {
     P_TYPE, P_PATH, P_BM, P_BN, P_BK, P_STAGES, P_WG, P_CM, P_CN, P_WARPS_M, P_WARPS_N,
-    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_EPI, P_FP8, P_COUNT
+    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_EPI, P_FP8, P_SCALE,
+    P_COUNT
 };
 
 #define TC_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
@@ -35,7 +36,7 @@ int tc_tf32(const int *c);
 long long t9_smem_bytes(const int *c);
 long long t8_smem_bytes(const int *c);
 /* The TYPE of a problem's kind, -1 if the family does not compute it (FP8 maths: C's type;
- * the FP8 value is tpl_math_fp8 of its math). */
+ * the FP8 value is tpl_math_fp8 of its math, SCALE tpl_math_fp8_block's). */
 int tc_type_of(const tpl_problem *p);
 /* Row-major C = act(alpha op(A) op(B) + beta C + bias) for every product of the batch
  * (tcgemm_run.c): the family's run(). */

@@ -376,6 +376,10 @@ at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: configuration FP8=%d does not compute "
                        "the problem's operand types (%s)", cfg[P_FP8],
                        tpl_math_name(p->math) ? tpl_math_name(p->math) : "?");
+    if (cfg[P_SCALE] != tpl_math_fp8_block(p->math))
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: configuration SCALE=%d does not compute "
+                       "the problem's %s scaling", cfg[P_SCALE],
+                       tpl_math_fp8_block(p->math) ? "block" : "per-tensor");
     if (!cfg[P_FP8] &&
         ((cfg[P_OPA] && p->op_a != AT_OP_T) || (cfg[P_OPB] && p->op_b != AT_OP_T)))
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: configuration OPA=%d,OPB=%d reads an "
@@ -401,6 +405,9 @@ at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
     if (c.fp8 && (c.scale[0] % 4 || c.scale[1] % 4 || c.scale[2] % 4))
         return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: FP8 scale pointers must be 4-byte "
                        "aligned (device floats)");
+    if (cfg[P_SCALE] && c.k > 0 && (!c.scale[0] || !c.scale[1]))
+        return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: block-scaled FP8 needs the scale arrays "
+                       "of A (m x ceil(k/128)) and B (ceil(n/128) x ceil(k/128))");
     if (TPL_EPI_BIAS(p->epilogue) != TPL_BIAS_NONE && !c.bias)
         return ex_fail(ex, AT_ERR_INVALID_ARG, "tcgemm: the epilogue \"%s\" needs a bias vector, "
                        "none given", tpl_epilogue_name(p->epilogue));

@@ -67,15 +67,27 @@ enum { TPL_BIAS_NONE, TPL_BIAS_ROW, TPL_BIAS_COL, TPL_N_BIAS };
 #define TPL_MATH_E4M3 ((at_math)16)         /* A E4M3, B E4M3 ("e4m3xe4m3") */
 #define TPL_MATH_E4M3_E5M2 ((at_math)17)    /* A E4M3, B E5M2 ("e4m3xe5m2") */
 #define TPL_MATH_E5M2_E4M3 ((at_math)18)    /* A E5M2, B E4M3 ("e5m2xe4m3") */
-/* 1, 2, 3 for the FP8 maths above (in that order), 0 for any other math. */
+/* Block-scaled FP8 (docs/fp8.md "Block scales"): the same pairs with one FP32 scale per 1 x 128
+ * slice of A (per row, per 128 of K) and per 128 x 128 block of B, the K-blocks' products promoted
+ * to FP32 with their scales; row-major canonical problems of one product only. */
+#define TPL_MATH_E4M3_B128 ((at_math)19)        /* "e4m3xe4m3_b128" */
+#define TPL_MATH_E4M3_E5M2_B128 ((at_math)20)   /* "e4m3xe5m2_b128" */
+#define TPL_MATH_E5M2_E4M3_B128 ((at_math)21)   /* "e5m2xe4m3_b128" */
+/* 1, 2, 3 for the FP8 maths above (in that order; per-tensor and block-scaled alike), 0 for any
+ * other math. */
 int tpl_math_fp8(at_math m);
+/* 1 for a block-scaled FP8 math (TPL_MATH_E4M3_B128 ...), 0 for any other. */
+int tpl_math_fp8_block(at_math m);
+/* The FP8 math of pair f (1..3, tpl_math_fp8) with per-tensor (block 0) or block scales. */
+at_math tpl_math_fp8_scaled(int f, int block);
 /* The FP8 math of operand types a and b (AT_R_8F_E4M3 / AT_R_8F_E5M2, not both E5M2), or
  * TPL_KIND_UNKNOWN. */
 int tpl_math_of_fp8(at_dtype a, at_dtype b);
 /* The operand types of an FP8 math (A's, B's); AT_R_32F for any other math. */
 at_dtype tpl_math_fp8_a(at_math m);
 at_dtype tpl_math_fp8_b(at_math m);
-/* The FP8 math with A and B swapped (a column-major call's canonical form); m itself otherwise. */
+/* The FP8 math with A and B swapped (a column-major call's canonical form; the scaling kept);
+ * m itself otherwise. */
 at_math tpl_math_fp8_swap(at_math m);
 
 /* Initializer of a plain problem of n sizes, for declarations and static
@@ -103,7 +115,9 @@ typedef struct tpl_operand {
  * family or type adds values here, not fields to every caller. */
 /* C = act(alpha op(A) op(B) + beta C + bias); BIAS only with a bias (problem.epilogue); with an
  * FP8 math C = scale_d (alpha scale_a scale_b op(A) op(B) + beta C), the scales device floats at
- * SCALE_A, SCALE_B, SCALE_D (ptr only; 0 means 1.0) */
+ * SCALE_A, SCALE_B, SCALE_D (ptr only; 0 means 1.0); with a block-scaled FP8 math SCALE_A and
+ * SCALE_B are the arrays of scales (m x ceil(k/128) and ceil(n/128) x ceil(k/128) floats, row-major:
+ * tpl_math_fp8_block) */
 enum { TPL_GEMM_A, TPL_GEMM_B, TPL_GEMM_C, TPL_GEMM_BIAS, TPL_GEMM_SCALE_A, TPL_GEMM_SCALE_B,
        TPL_GEMM_SCALE_D };
 enum { TPL_GEMM_ALPHA, TPL_GEMM_BETA };
@@ -571,7 +585,9 @@ at_status tpl_ref_gemm_typed(at_exec *ref, at_dtype t, int tf32, int m, int n, i
  * unread when beta == 0; alpha and beta from its scalars), NOT rounded; TF32
  * math rounds A and B as tpl_ref_gemm_typed; a fused epilogue (problem.epilogue) is then
  * applied in float64 to that unfused result: R = act(R + bias), the bias of the problem's type
- * at operand TPL_GEMM_BIAS (one vector for every product). R: batch x m x n doubles,
+ * at operand TPL_GEMM_BIAS (one vector for every product). FP8 maths decode A and B exactly and
+ * apply the scales in float64: per-tensor ones to alpha and beta, block scales (the arrays at
+ * TPL_GEMM_SCALE_A / _B) to each K-block's sum of 128 products. R: batch x m x n doubles,
  * contiguous. AT_ERR_INVALID_ARG for a column-major or unknown kind, a batch
  * above 65535, or sizes above 2^31 - 1. */
 at_status tpl_ref_gemm_args(at_exec *ref, const tpl_args *args, CUdeviceptr C0, CUdeviceptr R);

@@ -193,7 +193,7 @@ at_status tpl_ref_gemm_args(at_exec *ref, const tpl_args *args, CUdeviceptr C0, 
         dtype_a = (int)tpl_math_fp8_a(p->math);
         dtype_b = (int)tpl_math_fp8_b(p->math);
         float sc[3] = {1.0f, 1.0f, 1.0f};
-        for (int i = 0; i < 3; i++) {
+        for (int i = tpl_math_fp8_block(p->math) ? 2 : 0; i < 3; i++) {   /* block: scale_d only */
             CUdeviceptr sp = args->operand[TPL_GEMM_SCALE_A + i].ptr;
             at_status s = sp ? ex_download(ref, &sc[i], sp, sizeof sc[i]) : AT_OK;
             if (s != AT_OK)
@@ -202,8 +202,18 @@ at_status tpl_ref_gemm_args(at_exec *ref, const tpl_args *args, CUdeviceptr C0, 
         alpha *= (double)sc[0] * (double)sc[1] * (double)sc[2];
         beta *= (double)sc[2];
     }
+    /* block scales: the arrays at SCALE_A and SCALE_B are applied per K-block in the kernel */
+    CUdeviceptr scale_rows = 0, scale_blocks = 0;
+    if (tpl_math_fp8_block(p->math)) {
+        scale_rows = args->operand[TPL_GEMM_SCALE_A].ptr;
+        scale_blocks = args->operand[TPL_GEMM_SCALE_B].ptr;
+        if (k > 0 && (!scale_rows || !scale_blocks))
+            return ex_fail(ref, AT_ERR_INVALID_ARG, "tpl_ref_gemm_args: block-scaled FP8 without "
+                           "its scale arrays");
+    }
     void *kargs[] = {&m, &n, &k, &alpha, &A, &a_rs, &a_cs, &a_bs, &B, &b_rs, &b_cs, &b_bs,
-                     &beta, &C0, &ldc0, &c_bs, &R, &dtype, &tf32, &dtype_a, &dtype_b};
+                     &beta, &C0, &ldc0, &c_bs, &R, &dtype, &tf32, &dtype_a, &dtype_b,
+                     &scale_rows, &scale_blocks};
     at_status s = ex_launch(ref, "ref_gemm_strided", (unsigned)((n + 15) / 16),
                             (unsigned)((m + 15) / 16), (unsigned)batch, 16, 16, 1, 0, kargs);
     if (s != AT_OK || p->epilogue == 0)

@@ -22,9 +22,9 @@
 #include "th_sql.h"
 #include "tpl.h"
 
-/* FP8 varies fastest in tcgemm's raw numbering, then EPI (12 values): index TF_STEP * j + f is
- * the configuration j with FP8 f and EPI 0. */
-#define TF_STEP (TPL_N_EPI * 4)
+/* SCALE (2 values) varies fastest in tcgemm's raw numbering, then FP8, then EPI (12 values):
+ * index TF_STEP * j + 2 f is the configuration j with FP8 f, EPI 0 and SCALE 0 (per-tensor). */
+#define TF_STEP (TPL_N_EPI * 4 * 2)
 
 static const struct { at_math math; const char *name; at_dtype a, b; } tf_pairs[3] = {
     {TPL_MATH_E4M3, "e4m3xe4m3", AT_R_8F_E4M3, AT_R_8F_E4M3},
@@ -82,7 +82,7 @@ TEST(fp8_kind_names_and_text_forms)
     CHECK(tpl_math_fp8_swap(AT_MATH_TF32) == AT_MATH_TF32);
     CHECK_EQ(tpl_math_fp8(AT_MATH_TF32), 0);
     CHECK_EQ(tpl_math_fp8(AT_MATH_DEFAULT), 0);
-    CHECK(tpl_math_name((at_math)19) == NULL && tpl_math_name((at_math)2) == NULL);
+    CHECK(tpl_math_name((at_math)22) == NULL && tpl_math_name((at_math)2) == NULL);
 
     /* canonical texts, written out */
     static const struct { const char *text; long long m; at_dtype c; int pair; at_op a, b;
@@ -281,8 +281,8 @@ TEST(fp8_kernels_rules_and_kinds)
     for (long long j = 0; j < raw && !th_failed(); j += TF_STEP)
         for (int fv = 0; fv < 4; fv++) {
             int c[TPL_MAX_PARAMS];
-            tpl_config_from_index(f, j + fv, c);
-            CHECK(c[P_FP8] == fv && c[P_EPI] == 0);
+            tpl_config_from_index(f, j + 2 * fv, c);
+            CHECK(c[P_FP8] == fv && c[P_EPI] == 0 && c[P_SCALE] == 0);
             int v = f->valid(c, NULL, why, sizeof why);
             if (fv == 0) {
                 /* a plain kernel never serves an FP8 problem */
@@ -555,7 +555,7 @@ GPU_TEST(fp8_gpu_every_kind_through_verification)
         for (int t = 0; t < 3 && !th_failed(); t++) {
             th_compiled *set = calloc(64, sizeof *set);
             int n = 0;
-            for (long long j = pr + 1; set && j < raw && n < 64; j += TF_STEP) {
+            for (long long j = 2 * (pr + 1); set && j < raw && n < 64; j += TF_STEP) {
                 int c[TPL_MAX_PARAMS];
                 tpl_config_from_index(f, j, c);
                 if (c[P_TYPE] != t || c[P_RASTER] != 0 || c[P_GROUP] != 8 ||

@@ -16,21 +16,24 @@ extern const tpl_family tpl_tcgemm;
 
 enum {
     P_TYPE, P_PATH, P_BM, P_BN, P_BK, P_STAGES, P_WG, P_CM, P_CN, P_WARPS_M, P_WARPS_N,
-    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_EPI, P_FP8, P_COUNT
+    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_EPI, P_FP8, P_SCALE,
+    P_COUNT
 };
 
 static const char *const tt_names[P_COUNT] = {
     "TYPE", "PATH", "BM", "BN", "BK", "STAGES", "WG", "CM", "CN", "WARPS_M", "WARPS_N",
-    "RASTER", "GROUP", "SPLITK", "VEC", "LOADW", "OPB", "OPA", "EPI", "FP8",
+    "RASTER", "GROUP", "SPLITK", "VEC", "LOADW", "OPB", "OPA", "EPI", "FP8", "SCALE",
 };
 
-/* FP8, the last parameter, varies fastest in the raw numbering, then EPI: the raw indices that
- * are multiples of TT_STEP are the plain kernels (EPI 0, FP8 0), the space the scans below walk;
- * the epilogues' judgement is the plain kernel's (tcgemm_epilogue_* check that on every one);
- * index TT_STEP * j + f is FP8 value f with EPI 0 (the FP8 kernels: tcgemm_fp8_*). */
+/* SCALE, the last parameter, varies fastest in the raw numbering, then FP8, then EPI: the raw
+ * indices that are multiples of TT_STEP are the plain kernels (EPI 0, FP8 0, SCALE 0), the space
+ * the scans below walk; the epilogues' judgement is the plain kernel's (tcgemm_epilogue_* check
+ * that on every one); index TT_STEP * j + 2 f + s is FP8 value f and SCALE s with EPI 0 (the FP8
+ * kernels: test_fp8.c, test_fp8_block.c). */
 #define TT_N_EPI 12
 #define TT_N_FP8 4
-#define TT_STEP (TT_N_EPI * TT_N_FP8)
+#define TT_N_SCALE 2
+#define TT_STEP (TT_N_EPI * TT_N_FP8 * TT_N_SCALE)
 
 /* ---------------- the specification, written from the notes ----------------
  * Tiles, pipelines and epilogues (docs/notes/tcgemm.md "Final", docs/notes/tcgemm_sm80.md
@@ -287,7 +290,7 @@ TEST(tcgemm_every_rejection_reason_is_reachable)
      * FP8 form does not read, with an FP32 C through TMA stores (the FP8 baseline, changed) */
     static const char *const odd[] = {"TYPE=3", "PATH=70", "BM=0", "RASTER=2", "SPLITK=0",
                                       "EPI=12", "EPI=-1", "FP8=4", "FP8=1", "B:EPI=1",
-                                      "B:OPB=0", "B:OPA=1", "B:TYPE=2"};
+                                      "B:OPB=0", "B:OPA=1", "B:TYPE=2", "B:BN=256"};
     for (size_t o = 0; o < sizeof odd / sizeof odd[0]; o++) {
         int c[TPL_MAX_PARAMS];
         const char *set = odd[o];
@@ -530,11 +533,11 @@ TEST(tcgemm_tuning_problems_stay_small)
     for (int i = 0; i < f->n_tuning_problems; i++) {
         const tpl_problem *p = &f->tuning_problems[i];
         CHECK(tpl_family_accepts(f, p));
-        int fp8 = tpl_math_fp8(p->math);    /* FP8 kernels sit at index TT_STEP * j + FP8 */
+        int fp8 = tpl_math_fp8(p->math);    /* FP8 kernels sit at index TT_STEP * j + 2 FP8 + SCALE */
         int t = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
         per_type[fp8 ? 3 : t]++;
         long long on_h = 0, on_a = 0;
-        for (long long x = fp8; x < raw; x += TT_STEP) {
+        for (long long x = 2 * fp8 + tpl_math_fp8_block(p->math); x < raw; x += TT_STEP) {
             int c[TPL_MAX_PARAMS];
             tpl_config_from_index(f, x, c);
             if (!f->applicable(c, p))
@@ -562,7 +565,7 @@ TEST(tcgemm_tuning_problems_stay_small)
     }
     for (int t = 0; t < 3; t++)
         CHECK(per_type[t] >= 2 && per_type[t] <= 4);
-    CHECK(per_type[3] >= 1 && per_type[3] <= 2);    /* FP8: one cheap problem */
+    CHECK(per_type[3] >= 1 && per_type[3] <= 2);    /* FP8: per-tensor and block-scaled */
 }
 
 #define TC_P90_EPI(type, tile, split, vec, epi) type ",PATH=90," tile ",WG=2,CM=1,CN=1,WARPS_M=2," \

@@ -14,10 +14,10 @@
 #include "tcgemm.h"
 #include "th_family.h"
 
-/* FP8 varies fastest in the raw numbering, then EPI: raw indices that are multiples of TT_STEP
- * are the plain kernels, TT_STEP * j + f FP8 value f (as in test_tcgemm.c). */
+/* SCALE varies fastest in the raw numbering, then FP8, then EPI: raw indices that are multiples
+ * of TT_STEP are the plain kernels (as in test_tcgemm.c). */
 #define TT_N_EPI 12
-#define TT_STEP (TT_N_EPI * 4)
+#define TT_STEP (TT_N_EPI * 4 * 2)
 
 static int tt_parse(const char *text, int *cfg)
 {
@@ -147,10 +147,10 @@ GPU_TEST(tcgemm_gpu_every_type_and_shape)
         if (!th_compile_all(&one, 1))
             break;
         int t = one.cfg[P_TYPE];
-        /* an FP8 row computes FP8 operands into C of its TYPE */
-        static const at_math fp8_maths[] = {AT_MATH_DEFAULT, TPL_MATH_E4M3, TPL_MATH_E4M3_E5M2,
-                                            TPL_MATH_E5M2_E4M3};
-        at_math math = one.cfg[P_FP8] ? fp8_maths[one.cfg[P_FP8]] : tt_kinds[t].m;
+        /* an FP8 row computes FP8 operands (its pair, per-tensor or block scales) into C of its
+         * TYPE */
+        at_math math = one.cfg[P_FP8] ? tpl_math_fp8_scaled(one.cfg[P_FP8], one.cfg[P_SCALE])
+                                      : tt_kinds[t].m;
         tpl_problem p = tt_problem(4096, 4096, 4096, tt_kinds[t].t, math);
         double e = -1;
         at_status st = ms_prepare(g, f, &p, 3, err, sizeof err);
