@@ -327,8 +327,9 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
 
 /* b->count products of a call from c (operands at the first product): the transposing packs
  * of op T operands the configuration does not read as stored (OPA / OPB 0: PATH 90 TF32, or a
- * configuration run outside its kind), then the PATH's kernel (k == 0: C = beta * C through the reduce). More than
- * one product only on PATH 80 without split-K (one launch, grid y over the products). */
+ * configuration run outside its kind), then the PATH's kernel (k == 0: C = beta * C through
+ * the reduce). More than one product only on PATH 80 without split-K (one launch, grid y over
+ * the products). */
 static at_status tc_run_products(at_exec *ex, const int *cfg, const tpl_problem *p, tc_call c,
                                  tc_batch b)
 {
@@ -368,8 +369,8 @@ static at_status tc_run_products(at_exec *ex, const int *cfg, const tpl_problem 
 
 /* Row-major C = alpha op(A) op(B) + beta C for every product of the batch. Transposed
  * operands are read as stored by a configuration with OPA / OPB 1, else go through the
- * transposing pack (tc_pack_t). PATH 80 without split-K computes up
- * to 65535 products per launch (grid y); PATH 90 and split-K launch per product. */
+ * transposing pack (tc_pack_t). PATH 80 without split-K computes up to 65535 products per
+ * launch (grid y); PATH 90 and split-K launch per product. */
 at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
 {
     const tpl_problem *p = &args->problem;
