@@ -57,8 +57,8 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
     [R_ORDER] = "tile order: PATH 90 RASTER 0/1 with GROUP 8/16, or GROUP 1 with RASTER 0; "
                 "PATH 80 GROUP 8 with RASTER 0/1; split-K RASTER 0 with GROUP 8",
     [R_SPLIT] = "SPLITK 2, 4, 8 and 16 only on the lattice's 128 x 128 direct-epilogue tiles",
-    [R_OPB] = "OPA and OPB 1 (an operand read in its stored layout, no transposing pack) are PATH "
-              "90 BF16/FP16 parameters",
+    [R_OPB] = "OPA and OPB are 0 or 1, and 1 (an operand read in its stored layout, no transposing "
+              "pack) exists on PATH 80 (every type) and PATH 90 BF16/FP16 (PATH 90 TF32 packs)",
     [R_EPI] = "EPI is bias * 4 + activation: bias 0 none, 1 per row, 2 per column; activation 0 "
               "none, 1 ReLU, 2 GELU (tanh), 3 GELU (erf)",
     [R_FP8] = "FP8 is 0 (none), 1 (E4M3 x E4M3), 2 (E4M3 x E5M2) or 3 (E5M2 x E4M3), and FP8 "
@@ -153,12 +153,16 @@ static int t9_valid(const int *c, const at_device_info *dev, char *why, size_t l
 
 /* ---- PATH 80 geometry (as in tcgemm.cu's T8_ macros) ---- */
 
-/* Dynamic shared memory of t8_gemm: the padded stage ring or the staged epilogue, the larger. */
+/* Dynamic shared memory of t8_gemm: the padded stage ring or the staged epilogue, the larger.
+ * Each operand's stage tile keeps its stored layout (T8_SA, T8_SB): a K-major row (A of OPA 0,
+ * B of OPB 1) is padded by 16 bytes, an M- or N-major row (A of OPA 1, B of OPB 0) by 8
+ * elements. */
 long long t8_smem_bytes(const int *c)
 {
-    long long esz = tc_esz(c);
-    long long sa = c[P_BK] + 16 / esz, sb = c[P_BN] + 8;
-    long long pipe = (long long)c[P_STAGES] * (c[P_BM] * sa + c[P_BK] * sb) * esz;
+    long long esz = tc_esz(c), bm = c[P_BM], bn = c[P_BN], bk = c[P_BK];
+    long long a_elems = c[P_OPA] ? bk * (bm + 8) : bm * (bk + 16 / esz);
+    long long b_elems = c[P_OPB] ? bn * (bk + 16 / esz) : bk * (bn + 8);
+    long long pipe = (long long)c[P_STAGES] * (a_elems + b_elems) * esz;
     long long epi = c[P_VEC] >= 4 && c[P_SPLITK] == 1 ? (long long)c[P_BM] * (c[P_BN] + 8) * 4 : 0;
     return pipe > epi ? pipe : epi;
 }
@@ -356,7 +360,7 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
         return tc_reject(R_SCALE, why, len);
     if ((cfg[P_OPB] != 0 || cfg[P_OPA] != 0) &&
         (cfg[P_OPB] > 1 || cfg[P_OPA] > 1 || cfg[P_OPB] < 0 || cfg[P_OPA] < 0 ||
-         cfg[P_PATH] != 90 || tc_tf32(cfg)))
+         (cfg[P_PATH] == 90 && tc_tf32(cfg))))
         return tc_reject(R_OPB, why, len);
     int p90 = cfg[P_PATH] == 90;
     if (p90 && (!tc_canonical(cfg, P_WARPS_M) || !tc_canonical(cfg, P_WARPS_N) ||
@@ -419,6 +423,14 @@ static int tc_valid_prefix(const int *cfg, int n_fixed, const at_device_info *de
     return 0;
 }
 
+/* 1 if cfg reads an op-T operand as stored (OPA / OPB from the problem, fit_kind) rather than
+ * through the transposing pack: every PATH 80 kernel and the PATH 90 BF16/FP16 ones (not FP8,
+ * whose layout is fixed: OPA 0, OPB 1). */
+static int tc_reads_op_t(const int *cfg)
+{
+    return !cfg[P_FP8] && (cfg[P_PATH] == 80 || (cfg[P_PATH] == 90 && cfg[P_TYPE] != 2));
+}
+
 /* The TYPE of a problem's kind, -1 if the family does not compute it (any ops, batch and
  * epilogue; row-major, the canonical form of tpl.h). */
 int tc_type_of(const tpl_problem *p)
@@ -459,9 +471,10 @@ static int tc_applicable(const int *cfg, const tpl_problem *p)
         ((cfg[P_OPB] && p->op_b != AT_OP_T) ||  /* OPB 1 reads B as the n x k of op T */
          (cfg[P_OPA] && p->op_a != AT_OP_T)))   /* OPA 1 reads A as the k x m of op T */
         return 0;
-    /* PATH 90 BF16/FP16 reads an op-T operand as stored: its transposing pack is never the
-     * better kernel, so it serves no problem (the space stays the NN space's size) */
-    if (cfg[P_PATH] == 90 && cfg[P_TYPE] != 2 && !cfg[P_FP8] &&
+    /* PATH 80 and PATH 90 BF16/FP16 read an op-T operand as stored: their transposing pack is
+     * never the better kernel, so it serves no problem (each op pair's space stays the NN
+     * space's size) */
+    if (tc_reads_op_t(cfg) &&
         (cfg[P_OPB] != (p->op_b == AT_OP_T) || cfg[P_OPA] != (p->op_a == AT_OP_T)))
         return 0;
     long long m = p->dims[0], n = p->dims[1], k = p->dims[2];
@@ -709,16 +722,17 @@ static const tpl_baseline tc_baselines[] = {
 
 /* The element type's TYPE value: BF16 0, FP16 1, FP32 data with TF32 math 2 (FP8 maths: C's
  * type, FP8 the pair); OPA / OPB 1 where A / B is op T and the kernel reads it in its stored
- * layout (PATH 90 16-bit; FP8: OPA 0, OPB 1). */
+ * layout (PATH 80, PATH 90 16-bit: tc_reads_op_t; FP8: OPA 0, OPB 1). */
 static void tc_fit_kind(int *cfg, const tpl_problem *p)
 {
     cfg[P_TYPE] = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
     cfg[P_FP8] = tpl_math_fp8(p->math);
     cfg[P_SCALE] = tpl_math_fp8_block(p->math);
-    /* a transposed B is read K-major where the kernel can (PATH 90 16-bit), not packed; FP8
-     * reads A and B K-major always (m x k and n x k: other layouts are packed) */
-    cfg[P_OPB] = cfg[P_FP8] || (cfg[P_PATH] == 90 && cfg[P_TYPE] != 2 && p->op_b == AT_OP_T);
-    cfg[P_OPA] = !cfg[P_FP8] && cfg[P_PATH] == 90 && cfg[P_TYPE] != 2 && p->op_a == AT_OP_T;
+    /* a transposed operand is read as stored where the kernel can (PATH 80, PATH 90 16-bit),
+     * not packed; FP8 reads A and B K-major always (m x k and n x k: other layouts are packed) */
+    int in_place = tc_reads_op_t(cfg);
+    cfg[P_OPB] = cfg[P_FP8] || (in_place && p->op_b == AT_OP_T);
+    cfg[P_OPA] = in_place && p->op_a == AT_OP_T;
     /* the fused epilogue: every kernel computes every one, so every row serves each */
     cfg[P_EPI] = p->epilogue >= 0 && p->epilogue < TPL_N_EPI ? p->epilogue : 0;
 }
@@ -731,7 +745,8 @@ static void tc_fit_kind(int *cfg, const tpl_problem *p)
 /* Built-in choices (TYPE fitted to the problem's type): on sm_90 the PATH 90 lattice's
  * tiles by shape class, split-K where the output has too few tiles to fill the GPU and K
  * is deep (the split that fills a wave: tpl_wave_split), 128 x 128 tiles where 128 x 256 ones would leave most SMs idle; elsewhere the
- * PATH 80 rows of bench/notes_tcgemm_sm80.md. Operands of op T are packed first (tc_run). */
+ * PATH 80 rows of bench/notes_tcgemm_sm80.md. fit_kind sets OPA / OPB from the problem: an op-T
+ * operand is read as stored (PATH 90 TF32 packs it first: tc_run). */
 #define TC_FP8_MATHS (TPL_BIT(TPL_MATH_E4M3) | TPL_BIT(TPL_MATH_E4M3_E5M2) | \
                       TPL_BIT(TPL_MATH_E5M2_E4M3))
 #define TC_FP8_C (TC_16BIT | TPL_BIT(AT_R_32F))        /* an FP8 product's C types */
@@ -923,8 +938,8 @@ const tpl_family tpl_tcgemm = {
      * by 0.0-1.6% (docs/notes/tcgemm.md 18) */
     .retime_settle_ms = 400.0,
     .fixed_options = "",
-    .summary = "tensor-core GEMM C = alpha*op(A)*op(B) + beta*C (row-major, ops N/T through a "
-               "transposing pack, batches): BF16 or FP16 (C of the input "
+    .summary = "tensor-core GEMM C = alpha*op(A)*op(B) + beta*C (row-major, ops N/T read as "
+               "stored (PATH 90 TF32: a transposing pack), batches): BF16 or FP16 (C of the input "
                "type) or TF32 math on FP32 data, FP32 accumulation; PATH 90 wgmma + TMA + clusters "
                "(sm_90a), PATH 80 mma.sync + cp.async (sm_80+); fused epilogues, each its own kind "
                "(bias per row or column, ReLU, GELU tanh or erf: 4096x4096x4096:bf16:bias_col:gelu); "
@@ -959,10 +974,12 @@ const tpl_family tpl_tcgemm = {
                                  "PATH 80 staged rows; 4 PATH 80 staged rows"},
         {"LOADW", 3, {16, 4, 2}, "PATH 80: bytes per global load of A and B (operands not "
                                  "aligned for it are packed first)"},
-        {"OPB", 2, {0, 1}, "PATH 90 BF16/FP16: 1 = a B given as op T (stored n x k) read K-major "
-                           "by TMA and wgmma, no transposing pack", .omit_first = 1},
-        {"OPA", 2, {0, 1}, "PATH 90 BF16/FP16: 1 = an A given as op T (stored k x m) read M-major "
-                           "through wgmma's transpose bit, no transposing pack", .omit_first = 1},
+        {"OPB", 2, {0, 1}, "1 = a B given as op T (stored n x k) read K-major as stored, no "
+                           "transposing pack (PATH 90 BF16/FP16: TMA and wgmma; PATH 80: ldmatrix)",
+         .omit_first = 1},
+        {"OPA", 2, {0, 1}, "1 = an A given as op T (stored k x m) read M-major as stored, no "
+                           "transposing pack (PATH 90 BF16/FP16: wgmma's transpose bit; PATH 80: "
+                           "ldmatrix.trans, TF32 element by element)", .omit_first = 1},
         {"EPI", TPL_N_EPI, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11},
          "fused epilogue (the problem's kind): bias * 4 + activation, bias 0 none, 1 per row, 2 "
          "per column of C; activation 0 none, 1 ReLU, 2 GELU (tanh), 3 GELU (erf)",

@@ -26,7 +26,11 @@
 // mma.sync (m16n8k16 16-bit, m16n8k8 TF32) with ldmatrix fragments and a cp.async ring of STAGES
 // stages, WARPS_M x WARPS_N warps per block, one block per output tile (grid tiles x 1 x SPLITK).
 // Loads are LOADW bytes wide (the host packs an operand whose base or row stride is not LOADW
-// aligned); the epilogue falls back to scalar stores where C or ldc is not aligned.
+// aligned); the epilogue falls back to scalar stores where C or ldc is not aligned. Each operand's
+// stage tile keeps its stored layout: A BM x BK (OPA 0) or BK x BM (OPA 1, op T), B BK x BN (OPB 0)
+// or BN x BK (OPB 1, op T); the fragments come from either with ldmatrix, .trans where the stored
+// layout is the fragment's transpose (TF32: 32-bit elements, which ldmatrix cannot transpose, are
+// read one by one there), so an op-T operand needs no transposing pack.
 //
 // Shared by both paths: tc_pack (copies an operand into an aligned, padded buffer), tc_pack_t
 // (the same for an operand given transposed, op T: the copy is its transpose) and
@@ -129,12 +133,14 @@
 #define LOADW (TYPE == 2 ? 4 : 2) // PATH 80: bytes per global load of A and B: 16, 8, 4, 2 (16-bit types) or 16, 4 (FP32); must not exceed the alignment of A, B, lda, ldb (the host packs otherwise)
 #endif
 #ifndef OPA
-#define OPA 0           // PATH 90 BF16/FP16: 1 = A given as op T (stored k x m) is loaded M-major and read through
-                        // wgmma's transpose bit (no transposing pack); 0 = A stored m x k (K-major)
+#define OPA 0           // 1 = A given as op T (stored k x m) is read as stored, no transposing pack: PATH 90 BF16/FP16
+                        // loads it M-major, read through wgmma's transpose bit; PATH 80 (every TYPE) keeps a BK x BM
+                        // stage tile, read by ldmatrix.trans (TF32: element by element); 0 = A stored m x k (K-major)
 #endif
 #ifndef OPB
-#define OPB 0           // PATH 90 BF16/FP16: 1 = B given as op T (stored n x k) is loaded and read K-major (wgmma's
-                        // own layout: no transposing pack, no transpose bit); 0 = B stored k x n (N-major)
+#define OPB 0           // 1 = B given as op T (stored n x k) is read as stored, K-major, no transposing pack: PATH 90
+                        // BF16/FP16 (wgmma's own layout, no transpose bit), PATH 80 every TYPE (a BN x BK stage
+                        // tile, read by ldmatrix without .trans); 0 = B stored k x n (N-major)
 #endif
 #ifndef FRAGDB
 #define FRAGDB 1        // PATH 80: 1 = double-buffer the warp's ldmatrix fragments across the mma K steps of a stage, 0 = load then multiply
@@ -1405,9 +1411,16 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #define T8_MI (T8_WTM / 16)                       // m16 fragments per warp
 #define T8_NI (T8_WTN / 8)                        // n8 fragments per warp
 #define T8_KS (TYPE == 2 ? 8 : 16)                // K of one mma
-#define T8_SA (BK + 16 / TC_ESZ)                  // A stage row stride (elements): 16 bytes of padding
-#define T8_SB (BN + 8)                            // B stage row stride: 16 (16-bit) or 32 (FP32) bytes of padding
-#define T8_STAGE_ELEMS (BM * T8_SA + BK * T8_SB)  // elements per stage
+// Stage row strides (elements). A K-major row (A of OPA 0, B of OPB 1) has 16 bytes of padding: the
+// 8 rows of one ldmatrix 8x8 matrix then start 16 * odd bytes apart, in 8 different 16-byte bank
+// groups. An M- or N-major row (A of OPA 1, B of OPB 0) has 8 elements: 16 bytes (16-bit, the same
+// rule for ldmatrix.trans) or 32 bytes (FP32, read element by element: row t and column g of a
+// fragment then hit bank 8t + g, 32 different banks).
+#define T8_SA (OPA ? BM + 8 : BK + 16 / TC_ESZ)   // A stage row stride
+#define T8_SB (OPB ? BK + 16 / TC_ESZ : BN + 8)   // B stage row stride
+#define T8_AE ((OPA ? BK : BM) * T8_SA)           // A elements per stage
+#define T8_BE ((OPB ? BN : BK) * T8_SB)           // B elements per stage
+#define T8_STAGE_ELEMS (T8_AE + T8_BE)            // elements per stage
 #define T8_SE (BN + 8)                            // staged-epilogue row stride (floats)
 #define T8_CE (LOADW / TC_ESZ)                    // elements per global load
 
@@ -1421,6 +1434,7 @@ static_assert(LOADW == 16 || LOADW == 8 || LOADW == 4 || (LOADW == 2 && TYPE != 
 static_assert(TYPE != 2 || LOADW != 8, "FP32 loads are 16 or 4 bytes");
 static_assert(VEC == 1 || VEC == 2 || VEC == 4 || (VEC == 8 && TYPE != 2), "VEC is 1, 2, 4 or 8 (8: 16-bit only)");
 static_assert(SPLITK >= 1 && GROUP >= 1 && (RASTER == 0 || RASTER == 1), "SPLITK, GROUP >= 1; RASTER 0 or 1");
+static_assert((OPA == 0 || OPA == 1) && (OPB == 0 || OPB == 1), "OPA and OPB are 0 or 1");
 
 // Dynamic shared memory bytes the host must provide: max(pipeline, staged epilogue).
 #define T8_SMEM_PIPE (STAGES * T8_STAGE_ELEMS * TC_ESZ)
@@ -1498,7 +1512,8 @@ __device__ __forceinline__ void t8_load_tile(unsigned dst, const tc_elem *__rest
     }
 }
 
-// Loads K tile `kt` (BK deep) of A (BM x BK) and B (BK x BN) into the stage at shared address st.
+// Loads K tile `kt` (BK deep) of A and B into the stage at shared address st, each as stored: A
+// m x k (a BM x BK tile) or, OPA 1, k x m (BK x BM); B k x n (BK x BN) or, OPB 1, n x k (BN x BK).
 // Rows and columns outside the matrix are zero-filled, so partial tiles need no other guard.
 __device__ __forceinline__ void t8_load_stage(unsigned st, int m0, int n0, int kt, int M, int N, int K,
                                               const tc_elem *__restrict__ A, long long lda,
@@ -1506,8 +1521,16 @@ __device__ __forceinline__ void t8_load_stage(unsigned st, int m0, int n0, int k
 {
     const int k0 = kt * BK;
     const bool full = m0 + BM <= M && n0 + BN <= N && k0 + BK <= K;
+#if OPA
+    t8_load_tile<BK, BM, T8_SA>(st, A, lda, k0, m0, K, M, full, tid);
+#else
     t8_load_tile<BM, BK, T8_SA>(st, A, lda, m0, k0, M, K, full, tid);
-    t8_load_tile<BK, BN, T8_SB>(st + BM * T8_SA * TC_ESZ, B, ldb, k0, n0, K, N, full, tid);
+#endif
+#if OPB
+    t8_load_tile<BN, BK, T8_SB>(st + T8_AE * TC_ESZ, B, ldb, n0, k0, N, K, full, tid);
+#else
+    t8_load_tile<BK, BN, T8_SB>(st + T8_AE * TC_ESZ, B, ldb, k0, n0, K, N, full, tid);
+#endif
 }
 
 __device__ __forceinline__ void t8_ldsm_x4(unsigned addr, unsigned &r0, unsigned &r1, unsigned &r2,
@@ -1554,35 +1577,60 @@ __device__ __forceinline__ unsigned t8_tf32(unsigned x)
 #endif
 }
 
-// Loads the warp's A and B fragments of the mma K step at element kk of the stage at st.
+// Loads the warp's A and B fragments of the mma K step at element kk of a stage. sa, sb: this lane's
+// shared addresses of the ldmatrix forms, ag, bg: its elements of the element-by-element forms
+// (TF32 where the stored layout is the fragment's transpose); t8_compute_stage sets them.
 __device__ __forceinline__ void t8_frags(unsigned (&a)[T8_MI][4], unsigned (&b)[T8_NI][2], unsigned sa,
-                                         unsigned st, int kk, int wn, int lane, const tc_elem *sbg)
+                                         unsigned sb, const tc_elem *ag, const tc_elem *bg, int kk)
 {
 #pragma unroll
     for (int mi = 0; mi < T8_MI; mi++) {
+#if OPA && TYPE == 2
+        // ldmatrix cannot transpose 32-bit data: a0..a3 = A[m+g][kk+t], A[m+g+8][kk+t], then kk+t+4
+        const tc_elem *p = ag + kk * T8_SA + mi * 16;
+        a[mi][0] = __float_as_uint(p[0]);
+        a[mi][1] = __float_as_uint(p[8]);
+        a[mi][2] = __float_as_uint(p[4 * T8_SA]);
+        a[mi][3] = __float_as_uint(p[4 * T8_SA + 8]);
+#elif OPA
+        t8_ldsm_x4_t(sa + (unsigned)(kk * T8_SA + mi * 16) * TC_ESZ, a[mi][0], a[mi][1], a[mi][2], a[mi][3]);
+#else
         t8_ldsm_x4(sa + (unsigned)(mi * 16 * T8_SA + kk) * TC_ESZ, a[mi][0], a[mi][1], a[mi][2], a[mi][3]);
+#endif
 #if TYPE == 2
 #pragma unroll
         for (int j = 0; j < 4; j++)
             a[mi][j] = t8_tf32(a[mi][j]);
 #endif
     }
+#if OPB
+    // the BN x BK tile holds B's fragments as they lie (row n, K pairs): plain ldmatrix
+#pragma unroll
+    for (int nj = 0; nj < T8_NI / 2; nj++) {
+        t8_ldsm_x4(sb + (unsigned)(nj * 16 * T8_SB + kk) * TC_ESZ, b[2 * nj][0], b[2 * nj][1], b[2 * nj + 1][0],
+                   b[2 * nj + 1][1]);
 #if TYPE == 2
+        b[2 * nj][0] = t8_tf32(b[2 * nj][0]);
+        b[2 * nj][1] = t8_tf32(b[2 * nj][1]);
+        b[2 * nj + 1][0] = t8_tf32(b[2 * nj + 1][0]);
+        b[2 * nj + 1][1] = t8_tf32(b[2 * nj + 1][1]);
+#endif
+    }
+#elif TYPE == 2
     // ldmatrix cannot transpose 32-bit data: b0 = B[kk+t][n+g], b1 = B[kk+t+4][n+g].
-    const int g = lane >> 2, t = lane & 3;
-    const tc_elem *bp = sbg + (kk + t) * T8_SB + wn * T8_WTN + g;
+    const tc_elem *bp = bg + kk * T8_SB;
 #pragma unroll
     for (int ni = 0; ni < T8_NI; ni++) {
         b[ni][0] = t8_tf32(__float_as_uint(bp[ni * 8]));
         b[ni][1] = t8_tf32(__float_as_uint(bp[ni * 8 + 4 * T8_SB]));
     }
 #else
-    const unsigned sbb = st + (unsigned)(BM * T8_SA + (kk + (lane & 15)) * T8_SB + wn * T8_WTN) * TC_ESZ
-                       + (lane >> 4) * 16;
 #pragma unroll
     for (int nj = 0; nj < T8_NI / 2; nj++)
-        t8_ldsm_x4_t(sbb + nj * 32, b[2 * nj][0], b[2 * nj][1], b[2 * nj + 1][0], b[2 * nj + 1][1]);
+        t8_ldsm_x4_t(sb + (unsigned)(kk * T8_SB + nj * 16) * TC_ESZ, b[2 * nj][0], b[2 * nj][1], b[2 * nj + 1][0],
+                     b[2 * nj + 1][1]);
 #endif
+    (void)sa; (void)sb; (void)ag; (void)bg;
 }
 
 __device__ __forceinline__ void t8_mmas(float (&acc)[T8_MI][T8_NI][4], const unsigned (&a)[T8_MI][4],
@@ -1596,25 +1644,44 @@ __device__ __forceinline__ void t8_mmas(float (&acc)[T8_MI][T8_NI][4], const uns
 }
 
 // One stage's math: the warp's MI x NI fragments over BK (FRAGDB: step kk+1's fragments are
-// loaded before step kk's mma).
+// loaded before step kk's mma). st: the stage's shared address, sg: the same as a pointer.
+// ldmatrix x4 takes four 8x8 matrices, lanes 8q..8q+7 addressing matrix q's rows, in fragment
+// register order: A (16 x k16; TF32 k8) from m rows (OPA 0: lane row 0..15, second K half at
+// +16 bytes) or from K rows (OPA 1, .trans: K row (l & 7) + 8 (l >> 4), M column 8 ((l >> 3) & 1));
+// B (k16 x two n8) from K rows (OPB 0, .trans: K row 0..15, second n8 at +8 elements) or from n
+// rows (OPB 1: n row (l & 7) + 8 (l >> 4), second K half at +16 bytes).
 __device__ __forceinline__ void t8_compute_stage(float (&acc)[T8_MI][T8_NI][4], unsigned st, int wm, int wn,
-                                                 int lane, const tc_elem *sbg)
+                                                 int lane, const tc_elem *sg)
 {
+    const int g = lane >> 2, t = lane & 3;
+#if OPA
+    const unsigned sa = st + (unsigned)(((lane & 7) + ((lane >> 4) << 3)) * T8_SA + wm * T8_WTM +
+                                        ((lane >> 3) & 1) * 8) * TC_ESZ;
+#else
     const unsigned sa = st + (unsigned)((wm * T8_WTM + (lane & 15)) * T8_SA) * TC_ESZ + (lane >> 4) * 16;
+#endif
+#if OPB
+    const unsigned sb = st + (unsigned)(T8_AE + (wn * T8_WTN + (lane & 7) + ((lane >> 4) << 3)) * T8_SB) * TC_ESZ +
+                        ((lane >> 3) & 1) * 16;
+#else
+    const unsigned sb = st + (unsigned)(T8_AE + (lane & 15) * T8_SB + wn * T8_WTN) * TC_ESZ + (lane >> 4) * 16;
+#endif
+    const tc_elem *ag = sg + t * T8_SA + wm * T8_WTM + g;           // OPA 1 TF32: A[.][kk+t] of row g
+    const tc_elem *bg = sg + T8_AE + t * T8_SB + wn * T8_WTN + g;   // OPB 0 TF32: B[kk+t][.] of column g
 #if FRAGDB
     unsigned a[2][T8_MI][4], b[2][T8_NI][2];
-    t8_frags(a[0], b[0], sa, st, 0, wn, lane, sbg);
+    t8_frags(a[0], b[0], sa, sb, ag, bg, 0);
 #pragma unroll
     for (int ks = 0; ks < BK / T8_KS; ks++) {
         if (ks + 1 < BK / T8_KS)
-            t8_frags(a[(ks + 1) & 1], b[(ks + 1) & 1], sa, st, (ks + 1) * T8_KS, wn, lane, sbg);
+            t8_frags(a[(ks + 1) & 1], b[(ks + 1) & 1], sa, sb, ag, bg, (ks + 1) * T8_KS);
         t8_mmas(acc, a[ks & 1], b[ks & 1]);
     }
 #else
 #pragma unroll
     for (int kk = 0; kk < BK; kk += T8_KS) {
         unsigned a[T8_MI][4], b[T8_NI][2];
-        t8_frags(a, b, sa, st, kk, wn, lane, sbg);
+        t8_frags(a, b, sa, sb, ag, bg, kk);
         t8_mmas(acc, a, b);
     }
 #endif
@@ -1827,8 +1894,7 @@ t8_gemm(int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long lo
         if (it + STAGES - 1 < nk)
             t8_load_stage(s0 + wslot * STB, m0, n0, kb + it + STAGES - 1, M, N, K, A, lda, B, ldb, tid);
         t8_commit();
-        const tc_elem *sbg = (const tc_elem *)(t8_smem + slot * STB) + BM * T8_SA;
-        t8_compute_stage(acc, s0 + slot * STB, wm, wn, lane, sbg);
+        t8_compute_stage(acc, s0 + slot * STB, wm, wn, lane, (const tc_elem *)(t8_smem + slot * STB));
         slot = slot + 1 == STAGES ? 0 : slot + 1;
         wslot = wslot + 1 == STAGES ? 0 : wslot + 1;
     }

@@ -1,7 +1,7 @@
 /* tcgemm_run.c: the tensor-core family's launches: operands packed where a kernel cannot read
- * them as stored (FP8: into K-major), split-K workspace and its ordered reduce, PATH 80 batches
- * in one launch, PATH 90 tensor maps and cluster fit (memoized per call), the products of a
- * strided batch. */
+ * them as stored (op T with OPA / OPB 0, FP8 into K-major, unaligned rows), split-K workspace
+ * and its ordered reduce, PATH 80 batches in one launch, PATH 90 tensor maps and cluster fit
+ * (memoized per call), the products of a strided batch. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -127,14 +127,19 @@ static at_status t8_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
 {
     int esz = tc_esz(cfg), lw = cfg[P_LOADW];
     at_status s;
-    /* Loads of LOADW bytes need LOADW-aligned bases, rows and product strides; else pack. */
+    /* the operands as stored: A m x k, or k x m (OPA 1: op T read in place); B k x n, or n x k
+     * (OPB 1) */
+    int a_rows = cfg[P_OPA] ? c->k : c->m, a_cols = cfg[P_OPA] ? c->m : c->k;
+    int b_rows = cfg[P_OPB] ? c->n : c->k, b_cols = cfg[P_OPB] ? c->k : c->n;
+    /* Loads of LOADW bytes need LOADW-aligned bases, rows and product strides; else pack (a
+     * plain copy in the same layout). */
     if ((c->A % lw || (c->lda * esz) % lw || (b->sa * esz) % lw) &&
-        (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_80, c->m, c->k, b->count, &c->A,
-                     &c->lda, &b->sa)) != AT_OK)
+        (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_80, a_rows, a_cols, b->count,
+                     &c->A, &c->lda, &b->sa)) != AT_OK)
         return s;
     if ((c->B % lw || (c->ldb * esz) % lw || (b->sb * esz) % lw) &&
-        (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_80, c->k, c->n, b->count, &c->B,
-                     &c->ldb, &b->sb)) != AT_OK)
+        (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_80, b_rows, b_cols, b->count,
+                     &c->B, &c->ldb, &b->sb)) != AT_OK)
         return s;
     CUdeviceptr W;
     if ((s = tc_workspace(ex, cfg, c, &W)) != AT_OK)
@@ -321,8 +326,10 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
 }
 
 /* b->count products of a call from c (operands at the first product): the transposing packs
- * of op T operands, then the PATH's kernel (k == 0: C = beta * C through the reduce). More than
- * one product only on PATH 80 without split-K (one launch, grid y over the products). */
+ * of op T operands the configuration does not read as stored (OPA / OPB 0: PATH 90 TF32, or a
+ * configuration run outside its kind), then the PATH's kernel (k == 0: C = beta * C through
+ * the reduce). More than one product only on PATH 80 without split-K (one launch, grid y over
+ * the products). */
 static at_status tc_run_products(at_exec *ex, const int *cfg, const tpl_problem *p, tc_call c,
                                  tc_batch b)
 {
@@ -361,8 +368,9 @@ static at_status tc_run_products(at_exec *ex, const int *cfg, const tpl_problem 
 }
 
 /* Row-major C = alpha op(A) op(B) + beta C for every product of the batch. Transposed
- * operands go through the transposing pack (tc_pack_t). PATH 80 without split-K computes up
- * to 65535 products per launch (grid y); PATH 90 and split-K launch per product. */
+ * operands are read as stored by a configuration with OPA / OPB 1, else go through the
+ * transposing pack (tc_pack_t). PATH 80 without split-K computes up to 65535 products per
+ * launch (grid y); PATH 90 and split-K launch per product. */
 at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
 {
     const tpl_problem *p = &args->problem;

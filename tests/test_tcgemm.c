@@ -134,9 +134,10 @@ static int tt_row_match(const tt_row *r, const int *c)
  * in RASTER 0, GROUP 8. */
 static int tt_spec_ok(const int *c)
 {
-    /* OPA / OPB 1 (an operand read in its stored layout) exist for PATH 90 BF16/FP16 only, on
-     * every one of its rows */
-    if ((c[P_OPB] || c[P_OPA]) && (c[P_PATH] != 90 || c[P_TYPE] == 2))
+    /* OPA / OPB 1 (an operand read in its stored layout) exist on every row of PATH 80 (every
+     * type: ldmatrix reads either layout) and of PATH 90 BF16/FP16 (wgmma's transpose bit and
+     * K-major B); PATH 90 TF32 reads only K-major A and N-major B (op T: the transposing pack) */
+    if ((c[P_OPB] || c[P_OPA]) && c[P_PATH] == 90 && c[P_TYPE] == 2)
         return 0;
     if (!tt_rows_ready) {
         for (int i = 0; i < TT_ROWS; i++)
@@ -214,7 +215,7 @@ TEST(tcgemm_space_is_the_specified_lattice)
         if (!v)
             continue;
         CHECK_MSG(f->valid(c, &h100, why, sizeof why), "valid, not on an H100: %s", why);
-        /* OPA and OPB 1 quadruple the 16-bit PATH 90 rows */
+        /* OPA and OPB 1 quadruple the PATH 80 rows and the 16-bit PATH 90 rows */
         per[c[P_TYPE]][c[P_PATH] == 90] += !c[P_OPB] && !c[P_OPA];
         /* the kernel a configuration compiles: parameters its path and type leave unused
          * do not count, and must then sit at their first value */
@@ -224,8 +225,8 @@ TEST(tcgemm_space_is_the_specified_lattice)
         if (c[P_PATH] == 90)
             unused[P_WARPS_M] = unused[P_WARPS_N] = unused[P_LOADW] = 1;
         else
-            unused[P_WG] = unused[P_CM] = unused[P_CN] = unused[P_OPB] = unused[P_OPA] = 1;
-        if (c[P_TYPE] == 2)
+            unused[P_WG] = unused[P_CM] = unused[P_CN] = 1;
+        if (c[P_PATH] == 90 && c[P_TYPE] == 2)
             unused[P_OPB] = unused[P_OPA] = 1;
         if (c[P_SPLITK] > 1)
             unused[P_VEC] = 1;
@@ -418,6 +419,95 @@ TEST(tcgemm_kinds_never_cross)
                   served[t][0], served[t][1]);
 }
 
+/* An op-T operand is read as stored wherever the kernel can (PATH 80 every type, PATH 90
+ * BF16/FP16): such a kernel serves exactly the op pair of its OPA / OPB (no transposing pack),
+ * PATH 90 TF32 (OPA = OPB = 0) every op pair through the pack; the built-in choice on sm_80 /
+ * sm_86 / sm_90 carries the problem's ops, batches included; PATH 80's stage tiles keep the
+ * stored layouts (shared memory written out from the row strides, not from t8_smem_bytes). */
+TEST(tcgemm_op_t_operands_read_in_place)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    static const struct { at_dtype t; at_math m; } kinds[3] = {
+        {AT_R_16BF, AT_MATH_DEFAULT}, {AT_R_16F, AT_MATH_DEFAULT}, {AT_R_32F, AT_MATH_TF32},
+    };
+    long long raw = tpl_space_size(f);
+    int served80[3][4] = {{0}};    /* k 100: too shallow for split-K (4 K tiles a slice) */
+    for (long long i = 0; i < raw && !th_failed(); i += TT_STEP) {
+        int c[TPL_MAX_PARAMS];
+        tpl_config_from_index(f, i, c);
+        if (!f->valid(c, NULL, NULL, 0))
+            continue;
+        int in_place = c[P_PATH] == 80 || c[P_TYPE] != 2;
+        for (int ops = 0; ops < 4; ops++) {
+            tpl_problem p = tt_problem(300, 257, 100, kinds[c[P_TYPE]].t, kinds[c[P_TYPE]].m);
+            p.op_a = (ops & 1) ? AT_OP_T : AT_OP_N;
+            p.op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
+            int want = c[P_SPLITK] == 1 &&
+                       (!in_place || (c[P_OPA] == (ops & 1) && c[P_OPB] == (ops >> 1)));
+            CHECK_MSG(f->applicable(c, &p) == want, "config %lld ops %d: applicable %d", i, ops,
+                      !want);
+            p.batch = 7;
+            CHECK(f->applicable(c, &p) == want);
+            if (c[P_PATH] == 80)
+                served80[c[P_TYPE]][ops] += want;
+        }
+    }
+    for (int t = 0; t < 3; t++)
+        for (int ops = 0; ops < 4; ops++)
+            CHECK_MSG(served80[t][ops] >= 4 && served80[t][ops] == served80[t][0],
+                      "type %d ops %d: %d PATH 80 kernels", t, ops, served80[t][ops]);
+    /* the built-in choice reads op-T operands as stored (PATH 90 TF32: packs) */
+    at_device_info devs[3] = {tt_device(8, 0, 163 * 1024, 1024, 65536),
+                              tt_device(8, 6, 99 * 1024, 1024, 65536),
+                              tt_device(9, 0, 227 * 1024, 1024, 65536)};
+    static const long long shapes[][4] = {
+        {37, 48, 102, 3358}, {20, 51, 231, 2903}, {157, 105, 781, 266}, {7, 13, 5, 1},
+        {1000, 1000, 1000, 1},
+    };
+    for (int d = 0; d < 3; d++)
+        for (int t = 0; t < 3; t++)
+            for (int ops = 0; ops < 4; ops++)
+                for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+                    tpl_problem p = tt_problem(shapes[s][0], shapes[s][1], shapes[s][2],
+                                               kinds[t].t, kinds[t].m);
+                    p.op_a = (ops & 1) ? AT_OP_T : AT_OP_N;
+                    p.op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
+                    p.batch = shapes[s][3];
+                    int cfg[TPL_MAX_PARAMS];
+                    char config[TPL_CONFIG_LEN] = "";
+                    CHECK_EQ(lk_choose(NULL, &devs[d], f, &p, 1, cfg, config), AT_LOOKUP_DEFAULT);
+                    int in_place = cfg[P_PATH] == 80 || t != 2;
+                    CHECK_MSG(cfg[P_OPA] == (in_place && (ops & 1)) &&
+                              cfg[P_OPB] == (in_place && (ops >> 1)), "%s type %d ops %d: %s",
+                              devs[d].arch, t, ops, config);
+                    CHECK(f->valid(cfg, &devs[d], NULL, 0) && f->applicable(cfg, &p));
+                    /* batches of small products: PATH 80 on every device */
+                    CHECK(p.batch == 1 || cfg[P_PATH] == 80);
+                }
+    /* PATH 80 stage geometry: A BM x (BK + 16 bytes) or, OPA 1, BK x (BM + 8); B BK x (BN + 8)
+     * or, OPB 1, BN x (BK + 16 bytes); STAGES of them (128 x 128 x 32 BF16, 128 x 128 x 16
+     * TF32, 4 stages, VEC 2: no staged epilogue) */
+    static const struct { const char *type; int bk, esz; long long bytes[4]; } geo[] = {
+        {"TYPE=0", 32, 2, {(128 * 40 + 32 * 136) * 2 * 4, (32 * 136 + 32 * 136) * 2 * 4,
+                           (128 * 40 + 128 * 40) * 2 * 4, (32 * 136 + 128 * 40) * 2 * 4}},
+        {"TYPE=2", 16, 4, {(128 * 20 + 16 * 136) * 4 * 4, (16 * 136 + 16 * 136) * 4 * 4,
+                           (128 * 20 + 128 * 20) * 4 * 4, (16 * 136 + 128 * 20) * 4 * 4}},
+    };
+    for (size_t g = 0; g < sizeof geo / sizeof geo[0]; g++)
+        for (int ops = 0; ops < 4; ops++) {
+            char text[512];
+            snprintf(text, sizeof text, "%s,PATH=80,BM=128,BN=128,BK=%d,STAGES=4,WG=2,CM=1,CN=1,"
+                     "WARPS_M=2,WARPS_N=2,RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=16,OPB=%d,OPA=%d",
+                     geo[g].type, geo[g].bk, ops >> 1, ops & 1);
+            int c[TPL_MAX_PARAMS];
+            CHECK(tt_parse(text, c));
+            tpl_tile tile;
+            CHECK(f->tile_of(c, &tile));
+            CHECK_MSG(tile.smem == geo[g].bytes[ops], "%s: %lld bytes, want %lld", text,
+                      (long long)tile.smem, geo[g].bytes[ops]);
+        }
+}
+
 TEST(tcgemm_tolerance_rule)
 {
     const tpl_family *f = &tpl_tcgemm;
@@ -571,6 +661,10 @@ TEST(tcgemm_tuning_problems_stay_small)
 #define TC_P90_EPI(type, tile, split, vec, epi) type ",PATH=90," tile ",WG=2,CM=1,CN=1,WARPS_M=2," \
     "WARPS_N=2,RASTER=0,GROUP=8,SPLITK=" #split ",VEC=" #vec ",LOADW=16,EPI=" #epi
 
+#define TC_P80_OP(type, tile, wn, loadw, split, vec, opa, opb) type ",PATH=80," tile ",WG=2,CM=1,CN=1," \
+    "WARPS_M=2,WARPS_N=" #wn ",RASTER=0,GROUP=8,SPLITK=" #split ",VEC=" #vec ",LOADW=" #loadw \
+    ",OPB=" #opb ",OPA=" #opa
+
 /* NVRTC compiles a sample: every type's PATH 80 default for sm_80, a PATH 90 winner for sm_90
  * (as sm_90a), and the faulty test family; PATH 90 is refused for sm_80 without compiling. */
 TEST(tcgemm_nvrtc_compiles_a_sample)
@@ -594,6 +688,14 @@ TEST(tcgemm_nvrtc_compiles_a_sample)
         {f, TC_P90_EPI("TYPE=1", "BM=128,BN=128,BK=64,STAGES=4", 4, 2, 5), "sm_90", AT_OK},
         {f, "TYPE=0,PATH=80,BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
             "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,EPI=11", "sm_80", AT_OK},
+        /* PATH 80 reading op-T operands as stored (ldmatrix.trans of A, plain ldmatrix of B;
+         * TF32 element by element), each type, narrow loads and split-K */
+        {f, TC_P80_OP("TYPE=1", "BM=128,BN=256,BK=64,STAGES=3", 4, 16, 1, 8, 1, 1), "sm_80", AT_OK},
+        {f, TC_P80_OP("TYPE=0", "BM=128,BN=128,BK=32,STAGES=4", 4, 2, 1, 2, 1, 0), "sm_86", AT_OK},
+        {f, TC_P80_OP("TYPE=0", "BM=64,BN=64,BK=32,STAGES=4", 2, 16, 1, 8, 0, 1), "sm_90", AT_OK},
+        {f, TC_P80_OP("TYPE=2", "BM=128,BN=128,BK=16,STAGES=4", 2, 16, 1, 4, 1, 1), "sm_80", AT_OK},
+        {f, TC_P80_OP("TYPE=2", "BM=128,BN=128,BK=16,STAGES=4", 4, 4, 1, 2, 1, 0), "sm_90", AT_OK},
+        {f, TC_P80_OP("TYPE=2", "BM=128,BN=128,BK=16,STAGES=4", 2, 16, 4, 2, 0, 1), "sm_80", AT_OK},
         /* FP8 (every value and store path: test_fp8.c); on sm_80 refused without compiling */
         {f, f->baselines[f->n_baselines - 1].config, "sm_90", AT_OK},
         {f, f->baselines[f->n_baselines - 1].config, "sm_80", AT_ERR_UNSUPPORTED},

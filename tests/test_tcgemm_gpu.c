@@ -170,9 +170,14 @@ GPU_TEST(tcgemm_gpu_every_type_and_shape)
 }
 
 /* Every type and op pair with batches, on a few configurations of each type (each PATH the
- * device runs, split-K, clusters, narrow loads): op T operands go through the transposing
- * pack, odd sizes make its tiles ragged and the packed rows padded, batches of odd strides
- * offset every product's operands off 16 bytes; every product against float64. */
+ * device runs, split-K, clusters, narrow loads, each op pair's in-place readers): an op-T
+ * operand is read as stored by its OPA / OPB 1 kernels (PATH 80 every type, PATH 90 BF16/FP16)
+ * and goes through the transposing pack elsewhere (PATH 90 TF32, kernels run outside their
+ * kind); odd sizes make the tiles ragged and the rows unaligned (16-byte loads then pack the
+ * operand in its stored layout, narrow loads read it in place), batches of odd strides offset
+ * every product's operands off 16 bytes, 200 x 136 x 72 keeps every row and product 16-byte
+ * aligned (16-byte loads in place over ragged tiles), 100 x 70 x 1030 admits split-K; every
+ * product against float64. */
 GPU_TEST(tcgemm_gpu_ops_and_batches)
 {
     const tpl_family *f = &tpl_tcgemm;
@@ -183,6 +188,7 @@ GPU_TEST(tcgemm_gpu_ops_and_batches)
     static const long long shapes[][4] = {
         /* m, n, k, batch */
         {129, 65, 33, 1}, {1, 1, 1, 1}, {300, 257, 190, 1}, {65, 33, 17, 3}, {129, 128, 64, 2},
+        {200, 136, 72, 3}, {100, 70, 1030, 1},
     };
     int runs = 0;
     for (int t = 0; t < 3 && !th_failed(); t++) {
@@ -228,7 +234,7 @@ GPU_TEST(tcgemm_gpu_ops_and_batches)
     }
     printf("    %d verified runs (every type x 4 op pairs x %zu shapes)\n", runs,
            sizeof shapes / sizeof shapes[0]);
-    CHECK(runs >= 3 * 4 * 5 * 2);
+    CHECK(runs >= 3 * 4 * 7 * 2);
     ms_close(g);
 }
 
@@ -264,10 +270,22 @@ static void tt_host_fill(unsigned char *buf, size_t n, int t, unsigned seed)
     }
 }
 
+/* 1 if the layouts test runs configuration c on op pair ops (bit 0 op(A) = T, bit 1 op(B) = T):
+ * a kernel that reads op-T operands as stored (PATH 80, PATH 90 BF16/FP16) on its own pair
+ * (OPA, OPB), PATH 90 TF32 (the transposing pack) on every pair. */
+static int tt_runs_on(const int *c, int ops)
+{
+    if (c[P_PATH] == 90 && c[P_TYPE] == 2)
+        return 1;
+    return c[P_OPA] == (ops & 1) && c[P_OPB] == (ops >> 1);
+}
+
 /* Odd and padded leading dimensions, base pointers offset by 1..5 elements, alpha/beta with
- * beta = 0 over NaN and beta != 0, k = 0: a few configurations of every type (each path, the
- * narrow loads, the packed 16-byte loads, TMA and staged epilogues, split-K, clusters) against
- * the float64 reference in the m x n block, and every byte of C outside it unchanged. */
+ * beta = 0 over NaN and beta != 0, k = 0, every op pair (an op-T operand keeps the case's
+ * padding past its stored columns): a few configurations of every type (each path, the narrow
+ * loads, the packed 16-byte loads, TMA and staged epilogues, split-K, clusters, and the ones
+ * reading op-T operands as stored, each on its own op pair) against the float64 reference in
+ * the m x n block, and every byte of C outside it unchanged. */
 GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
 {
     const tpl_family *f = &tpl_tcgemm;
@@ -277,7 +295,8 @@ GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
     const cudrv *cu = ms_driver(g);
     at_exec *ref = ms_reference(g);
     static const int cases[][9] = {
-        /* m, n, k, lda, ldb, ldc, offset A, B, C (elements) */
+        /* m, n, k, lda, ldb, ldc (op N; op T: the same padding past m, k), offset A, B, C
+         * (elements) */
         {129, 65, 33, 37, 67, 71, 1, 3, 5},
         {300, 257, 190, 195, 264, 260, 0, 0, 0},
         {256, 384, 128, 264, 392, 392, 8, 8, 8},
@@ -285,18 +304,24 @@ GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
         {97, 131, 0, 1, 131, 133, 0, 0, 2},
     };
     static const float ab[3][2] = {{1.25f, 0.0f}, {-0.5f, 1.5f}, {1.0f, -1.0f}};
+    int runs_t[4] = {0};
     for (int t = 0; t < 3 && !th_failed(); t++) {
         int n_set = 0;
-        th_compiled *set = tt_type_set(ms_device(g), t, 1, &n_set);
+        th_compiled *set = tt_type_set(ms_device(g), t, 3, &n_set);
         if (!set || !th_compile_all(set, n_set)) {
             th_free_compiled(set, n_set);
             break;
         }
         size_t es = tt_es(t);
-        for (size_t d = 0; d < sizeof cases / sizeof cases[0] && !th_failed(); d++) {
+        for (size_t d = 0; d < sizeof cases / sizeof cases[0] && !th_failed(); d++)
+        for (int ops = 0; ops < 4 && !th_failed(); ops++) {
             int m = cases[d][0], n = cases[d][1], k = cases[d][2];
-            long long lda = cases[d][3], ldb = cases[d][4], ldc = cases[d][5];
-            size_t na = cases[d][6] + (size_t)m * lda, nb = cases[d][7] + (size_t)(k ? k : 1) * ldb;
+            int ta = ops & 1, tb = ops >> 1;
+            long long lda = ta ? m + cases[d][3] - k : cases[d][3];
+            long long ldb = tb ? k + cases[d][4] - n : cases[d][4], ldc = cases[d][5];
+            size_t rows_a = ta ? (size_t)(k ? k : 1) : (size_t)m;
+            size_t rows_b = tb ? (size_t)n : (size_t)(k ? k : 1);
+            size_t na = cases[d][6] + rows_a * lda, nb = cases[d][7] + rows_b * ldb;
             size_t nc = cases[d][8] + (size_t)m * ldc;
             tpl_workset ws;
             memset(&ws, 0, sizeof ws);
@@ -317,11 +342,18 @@ GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
             CHECK(cu->MemcpyHtoD(C0, hc0, nc * es) == CUDA_SUCCESS);
             CUdeviceptr a = A + cases[d][6] * es, b = B + cases[d][7] * es;
             CUdeviceptr c0 = C0 + cases[d][8] * es, c = C + cases[d][8] * es;
+            tpl_problem p = tt_problem(m, n, k, tt_kinds[t].t, tt_kinds[t].m);
+            p.op_a = ta ? AT_OP_T : AT_OP_N;
+            p.op_b = tb ? AT_OP_T : AT_OP_N;
             for (int v = 0; v < 3 && !th_failed(); v++) {
                 float alpha = ab[v][0], beta = ab[v][1];
-                CHECK_OK(tpl_ref_gemm_typed(ref, tt_kinds[t].t, t == 2, m, n, k, alpha, a, lda, b,
-                                            ldb, beta, c0, ldc, R));
+                tpl_args rargs = tpl_gemm_args(m, n, k, alpha, a, (int)lda, b, (int)ldb, beta, c0,
+                                               (int)ldc);
+                rargs.problem = p;
+                CHECK_OK(tpl_ref_gemm_args(ref, &rargs, c0, R));
                 for (int i = 0; i < n_set && !th_failed(); i++) {
+                    if (!tt_runs_on(set[i].cfg, ops))
+                        continue;
                     /* C = C0, with NaN in the m x n block when beta = 0 (it must not be read) */
                     memcpy(hc, hc0, nc * es);
                     for (int r = 0; beta == 0.0f && r < m; r++)
@@ -333,7 +365,7 @@ GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
                     ex_init(&ex, cu, ms_device(g), mod, ref->stream, err, sizeof err);
                     tpl_args args = tpl_gemm_args(m, n, k, alpha, a, (int)lda, b, (int)ldb, beta, c,
                                                   (int)ldc);
-                    args.problem = tt_problem(m, n, k, tt_kinds[t].t, tt_kinds[t].m);
+                    args.problem = p;
                     at_status s = f->run(&ex, set[i].cfg, &args);
                     if (s == AT_OK)
                         s = ex_sync(&ex);
@@ -342,11 +374,10 @@ GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
                     CHECK_MSG(s == AT_OK, "%s: %s", set[i].text, err);
                     double e = -1;
                     CHECK_OK(tpl_rel_error_typed(ref, tt_kinds[t].t, c, m, n, ldc, R, &e));
-                    tpl_problem p = tt_problem(m, n, k, tt_kinds[t].t, tt_kinds[t].m);
-                    CHECK_MSG(e <= f->tolerance(&p), "%s %dx%dx%d ld %lld/%lld/%lld offsets "
-                              "%d/%d/%d alpha %g beta %g %s: error %g", tt_kinds[t].name, m, n, k,
-                              lda, ldb, ldc, cases[d][6], cases[d][7], cases[d][8], alpha, beta,
-                              set[i].text, e);
+                    CHECK_MSG(e <= f->tolerance(&p), "%s %dx%dx%d ops %s%s ld %lld/%lld/%lld "
+                              "offsets %d/%d/%d alpha %g beta %g %s: error %g", tt_kinds[t].name,
+                              m, n, k, tpl_op_name(p.op_a), tpl_op_name(p.op_b), lda, ldb, ldc,
+                              cases[d][6], cases[d][7], cases[d][8], alpha, beta, set[i].text, e);
                     /* outside the m x n block nothing changed */
                     CHECK(cu->MemcpyDtoH(hc, C, nc * es) == CUDA_SUCCESS);
                     for (size_t x = 0; x < nc; x++) {
@@ -356,6 +387,7 @@ GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
                             CHECK_MSG(memcmp(hc + x * es, hc0 + x * es, es) == 0,
                                       "%s: element %zu outside C's block changed", set[i].text, x);
                     }
+                    runs_t[ops] += v == 0;
                 }
             }
             tpl_workset_free(cu, &ws);
@@ -363,10 +395,15 @@ GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
             free(hc);
             free(hb);
         }
-        printf("    %s: %d configurations x %zu layouts x 3 alpha/beta\n", tt_kinds[t].name, n_set,
-               sizeof cases / sizeof cases[0]);
+        printf("    %s: %d configurations x %zu layouts x their op pairs x 3 alpha/beta\n",
+               tt_kinds[t].name, n_set, sizeof cases / sizeof cases[0]);
         th_free_compiled(set, n_set);
     }
+    /* every op pair ran op-T readers (PATH 80 on every device) */
+    printf("    runs per op pair (NN, TN, NT, TT): %d %d %d %d\n", runs_t[0], runs_t[1], runs_t[2],
+           runs_t[3]);
+    for (int ops = 0; ops < 4 && !th_failed(); ops++)
+        CHECK_MSG(runs_t[ops] >= 3 * 5 * 2, "op pair %d: %d runs", ops, runs_t[ops]);
     ms_close(g);
 }
 
