@@ -319,6 +319,9 @@ GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
             int ta = ops & 1, tb = ops >> 1;
             long long lda = ta ? m + cases[d][3] - k : cases[d][3];
             long long ldb = tb ? k + cases[d][4] - n : cases[d][4], ldc = cases[d][5];
+            /* at k = 0 an op-T operand's rows are empty: its ld is still at least 1 (BLAS) */
+            lda = lda < 1 ? 1 : lda;
+            ldb = ldb < 1 ? 1 : ldb;
             size_t rows_a = ta ? (size_t)(k ? k : 1) : (size_t)m;
             size_t rows_b = tb ? (size_t)n : (size_t)(k ? k : 1);
             size_t na = cases[d][6] + rows_a * lda, nb = cases[d][7] + rows_b * ldb;
