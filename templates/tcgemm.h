@@ -26,6 +26,17 @@ enum {
 
 extern const tpl_family tpl_tcgemm;
 
+/* Configuration texts of one PATH and TYPE (tcgemm.c's default, tcgemm_defaults.c's tables). */
+#define TC_P80(type, tile) "TYPE=" #type ",PATH=80," tile
+#define TC_P90(type, tile) "TYPE=" #type ",PATH=90," tile
+
+/* The named baselines and the built-in choices (tcgemm_defaults.c); the counts are checked
+ * there at compile time. */
+#define TC_N_BASELINES 8
+#define TC_N_DEFAULTS 31
+extern const tpl_baseline tc_baselines[TC_N_BASELINES];
+extern const tpl_default tc_defaults[TC_N_DEFAULTS];
+
 /* Bytes of one element of A and B for cfg's TYPE and FP8 (2 BF16/FP16, 4 TF32, 1 FP8). */
 int tc_esz(const int *c);
 /* Bytes of one element of C (and of a bias): 2 for TYPE 0 and 1, 4 for TYPE 2. */
