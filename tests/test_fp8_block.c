@@ -379,34 +379,20 @@ GPU_TEST(fp8_block_gpu_every_kind_through_verification)
                 break;
             }
             double worst = 0;
-            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0] && !th_failed(); s++) {
-                tpl_problem p = tb_problem(shapes[s].m, shapes[s].n, shapes[s].k, tb_ctypes[t],
-                                           tb_pairs[pr].math);
-                p.op_b = (shapes[s].ops & 2) ? AT_OP_T : AT_OP_N;
-                p.op_a = (shapes[s].ops & 1) ? AT_OP_T : AT_OP_N;
-                if (ms_prepare(g, f, &p, 41 + s, err, sizeof err) != AT_OK) {
-                    th_fail(__FILE__, __LINE__, "prepare: %s", err);
-                    break;
-                }
-                for (int i = 0; i < n; i++) {
-                    if (!f->applicable(set[i].cfg, &p))
-                        continue;
-                    double e = -1;
-                    at_status st = ms_verify(g, f, set[i].cfg, set[i].cubin, set[i].size, &e,
-                                             err, sizeof err);
-                    if (st != AT_OK || !(e <= f->tolerance(&p))) {
-                        failures++;
-                        printf("    FAILED %s C %d %lldx%lldx%lld ops %d %s: %s err %g > %g "
-                               "(%s)\n", tb_pairs[pr].name, t, shapes[s].m, shapes[s].n,
-                               shapes[s].k, shapes[s].ops, set[i].text, at_status_string(st), e,
-                               f->tolerance(&p), err);
-                    }
-                    if (st == AT_OK)
-                        worst = fmax(worst, e / f->tolerance(&p));
-                }
+            tpl_problem probs[sizeof shapes / sizeof shapes[0]];
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+                probs[s] = tb_problem(shapes[s].m, shapes[s].n, shapes[s].k, tb_ctypes[t],
+                                      tb_pairs[pr].math);
+                probs[s].op_b = (shapes[s].ops & 2) ? AT_OP_T : AT_OP_N;
+                probs[s].op_a = (shapes[s].ops & 1) ? AT_OP_T : AT_OP_N;
             }
-            printf("    %s -> C %d: %d kernels, worst error %.3f of the tolerance\n",
-                   tb_pairs[pr].name, t, n, worst);
+            char label[64];
+            snprintf(label, sizeof label, "%s -> C %d", tb_pairs[pr].name, t);
+            int f_set = th_verify_set_on_problems(g, f, set, n, probs,
+                                                  (int)(sizeof shapes / sizeof shapes[0]), 41,
+                                                  label, &worst);
+            failures += f_set > 0 ? f_set : 0;
+            printf("    %s: %d kernels, worst error %.3f of the tolerance\n", label, n, worst);
             th_free_compiled(set, n);
         }
     free(idx);

@@ -73,3 +73,34 @@ void th_verify_cases_on_gpu(const tpl_family *fam, const th_case *cases, size_t 
     }
     ms_close(g);
 }
+
+int th_verify_set_on_problems(ms_gpu *g, const tpl_family *fam, const th_compiled *set, int n,
+                              const tpl_problem *problems, int np, unsigned seed0,
+                              const char *label, double *worst)
+{
+    char err[1024], text[256];
+    int failures = 0;
+    for (int s = 0; s < np; s++) {
+        const tpl_problem *p = &problems[s];
+        tpl_problem_format(p, text, sizeof text);
+        if (ms_prepare(g, fam, p, seed0 + (unsigned)s, err, sizeof err) != AT_OK) {
+            th_fail(__FILE__, __LINE__, "prepare %s: %s", text, err);
+            return -1;
+        }
+        for (int i = 0; i < n; i++) {
+            if (!fam->applicable(set[i].cfg, p))
+                continue;
+            double e = -1;
+            at_status st = ms_verify(g, fam, set[i].cfg, set[i].cubin, set[i].size, &e, err,
+                                     sizeof err);
+            if (st != AT_OK || !(e <= fam->tolerance(p))) {
+                failures++;
+                printf("    FAILED %s %s %s: %s err %g > %g (%s)\n", label, text, set[i].text,
+                       at_status_string(st), e, fam->tolerance(p), err);
+            }
+            if (st == AT_OK && worst && e / fam->tolerance(p) > *worst)
+                *worst = e / fam->tolerance(p);
+        }
+    }
+    return failures;
+}

@@ -2,6 +2,8 @@
 #ifndef TH_FAMILY_H
 #define TH_FAMILY_H
 
+#include "measure.h"
+#include "th_compile.h"
 #include "tpl.h"
 
 /* Parses a configuration text of fam into cfg; 0 after failing the test (file and line of the
@@ -28,5 +30,15 @@ typedef struct th_case {
  * such as slice counters); a failure fails the test and ends the walk. */
 void th_verify_cases_on_gpu(const tpl_family *fam, const th_case *cases, size_t n,
                             unsigned seed0);
+
+/* On the GPU g: every configuration of set[0..n) (compiled) that applies to each problem of
+ * problems[0..np) (prepared with seed seed0 + its index) is verified against the family's
+ * float64 reference within its tolerance. Every failure is printed ("FAILED label problem
+ * configuration: ...") and counted, and the walk goes on, so that a run names every failing
+ * kernel; *worst (if not NULL) gets the largest error as a fraction of the tolerance. Returns
+ * the failures, or -1 after failing the test when a problem cannot be prepared. */
+int th_verify_set_on_problems(ms_gpu *g, const tpl_family *fam, const th_compiled *set, int n,
+                              const tpl_problem *problems, int np, unsigned seed0,
+                              const char *label, double *worst);
 
 #endif
