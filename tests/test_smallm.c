@@ -232,7 +232,8 @@ TEST(smallm_defaults_serve_every_kind_and_m)
 
 /* With nothing measured, the calls of issue 33's small-M rows (m in {1, 8, 16, 32, 64} x 8192
  * x 8192, FP16 and BF16, every op pair, row- and column-major as the canonical form sees them)
- * go to smallm up to m = 16 ahead of skinny and tcgemm (m 17..64 to tcgemm's 64-row tiles);
+ * go to smallm up to m = 16 ahead of skinny and tcgemm (m 17..64 to tcgemm's 64-row tiles,
+ * but m <= 32 over a B of less than 2^24 elements stays with smallm);
  * small B, B rows not a multiple of 8 and other types do not. A measurement at the exact shape decides, in either direction, and a
  * stored smallm winner comes back from the database (the lookup's exact level). */
 TEST(smallm_claims_and_family_choice)
@@ -256,6 +257,8 @@ TEST(smallm_claims_and_family_choice)
         {smt_problem(64, 8192, 8192, AT_R_16BF, 0, 0, 1), &tpl_tcgemm},  /* measured faster */
         {smt_problem(33, 8192, 8192, AT_R_16F, 0, 1, 1), &tpl_tcgemm},
         {smt_problem(17, 8192, 8192, AT_R_16BF, 1, 0, 1), &tpl_tcgemm},  /* 64-row wgmma */
+        {smt_problem(21, 1592, 2862, AT_R_16BF, 0, 0, 1), &tpl_smallm},  /* B under 2^24 */
+        {smt_problem(33, 1592, 2862, AT_R_16BF, 0, 0, 1), &tpl_tcgemm},
         {smt_problem(8, 1024, 1024, AT_R_16BF, 0, 0, 1), &tpl_skinny},   /* B of 2 MiB */
         {smt_problem(8, 8191, 8192, AT_R_16BF, 0, 0, 1), &tpl_skinny},   /* rows of B odd */
         {smt_problem(8, 8191, 8192, AT_R_16BF, 0, 1, 1), &tpl_smallm},   /* op T: rows of k */
