@@ -408,11 +408,14 @@ static int sk_claims(const tpl_problem *p, const at_device_info *dev)
         return narrow <= 48 || m * n <= 65536 ||
                (k <= 64 && (k > 32 || outputs <= 8388608.0 || tpl_problem_batch(p) > 1));
     /* FP64: the dgemm family's DMMA tiles with a wave-filling split-K (templates/defaults.c)
-     * beat the DFMA tiles here on all but tiny outputs, GEMV-like calls and short or shallow
-     * narrow products (random calls of seed 3 and the tuner's winners, H200, 2026-11-29) */
+     * beat the DFMA tiles here on all but tiny outputs, GEMV-like calls, short or shallow
+     * narrow products (random calls of seed 3 and the tuner's winners, H200, 2026-11-29) and
+     * small outputs (up to 2^16) over a K of at most 384 (212 x 104 x 275, 502 x 62 x 274,
+     * 163 x 301 x 220, 72 x 198 x 319: 1.09-1.36x on skinny, 0.67-0.89x on dgemm's 64 x 64
+     * tiles at 73b2ee5) */
     if (p->dtype == AT_R_64F)
         return m * n <= 12288 || narrow <= 8 || (k <= 32 && outputs <= 262144.0) ||
-               (narrow <= 48 && k <= 256);
+               (narrow <= 48 && k <= 256) || (m * n <= 65536 && k <= 384);
     /* a side of at most 8 is bound by memory, not by either kind of core; past 2^16 outputs
      * (a short K: 2^20 over the batch) the tensor cores' large tiles win even on a narrow
      * side (the three seeds' calls, both families forced, 2026-11-29) */

@@ -213,6 +213,11 @@ TEST(skinny_family_choice_by_class_then_measurement)
     CHECK(lk_choose_family(NULL, &dev, &short_k, 0, mm, 2, &measured) == &tpl_skinny);
     short_k.dims[2] = 65;
     CHECK(lk_choose_family(NULL, &dev, &short_k, 0, mm, 2, &measured) == &tpl_matmul);
+    /* FP64 small outputs (up to 2^16) over a K of at most 384: skinny; deeper: dgemm */
+    tpl_problem small_out = {.n_dims = 3, .dims = {212, 104, 275}, .dtype = AT_R_64F};
+    CHECK(lk_choose_family(NULL, &dev, &small_out, 0, dg, 3, &measured) == &tpl_skinny);
+    small_out.dims[2] = 1275;
+    CHECK(lk_choose_family(NULL, &dev, &small_out, 0, dg, 3, &measured) == &tpl_dgemm);
     /* FP64 with a narrow side over a deep K: DMMA split-K, unless the output is tiny */
     tpl_problem deep = {.n_dims = 3, .dims = {25, 616, 15828}, .dtype = AT_R_64F};
     CHECK(lk_choose_family(NULL, &dev, &deep, 0, dg, 3, &measured) == &tpl_dgemm);
