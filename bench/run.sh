@@ -12,9 +12,12 @@
 #                 bench_tcgemm with BENCH_TCGEMM_EPILOGUE=1 (fused bias + GELU against cuBLASLt
 #                 GELU_BIAS and the unfused pair) / BENCH_TCGEMM_FP8=1 (FP8 against cuBLASLt
 #                 FP8): OUTDIR/DATE-GPU-epilogue.txt / -fp8.txt
-#   all           every family above, epilogue and fp8, then default-run, the random calls and
-#                 the named calls (layouts.txt, small_m.txt, short_k.txt, narrow_side.txt):
-#                 every table README.md and docs/performance.md quote
+#   fp8-block     tune bench/shapes/fp8_block.txt, then bench_tcgemm with BENCH_TCGEMM_FP8_BLOCK=1
+#                 (block-scaled FP8 against our per-tensor FP8 and cuBLASLt's block scaling):
+#                 OUTDIR/DATE-GPU-fp8-block.txt
+#   all           every family above, epilogue, fp8 and fp8-block, then default-run, the random
+#                 calls and the named calls (layouts.txt, small_m.txt, short_k.txt,
+#                 narrow_side.txt): every table README.md and docs/performance.md quote
 #   default-run   `autotune --device 0` into a fresh database, timed, then gc, show and the
 #                 HTML report: OUTDIR/DATE-GPU-default-run.txt (+ report.html)
 #   calls         bench_calls, random GEMM calls of every kind against cuBLAS (the vendor
@@ -42,7 +45,7 @@
 # COMMIT names the tree where the copy
 # has no git data.
 set -uo pipefail
-step="${1:?usage: bench/run.sh matmul|tcgemm|dgemm|bgemm|reduce|dreduce|jacobi|trial|epilogue|fp8|all|default-run|calls|named|gpu-tier|tests|build [OUTDIR]}"
+step="${1:?usage: bench/run.sh matmul|tcgemm|dgemm|bgemm|reduce|dreduce|jacobi|trial|epilogue|fp8|fp8-block|all|default-run|calls|named|gpu-tier|tests|build [OUTDIR]}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 out="${2:-${OUT:-bench/results}}"
@@ -109,12 +112,17 @@ tune_family() {
     esac
 }
 
-run_tcgemm_mode() {     # epilogue|fp8: tune its problems file, then bench_tcgemm in that mode
-    local mode=$1 file="$out/$day-$gpu_short-$1.txt" rc flag
-    flag=$([ "$mode" = fp8 ] && echo BENCH_TCGEMM_FP8 || echo BENCH_TCGEMM_EPILOGUE)
+run_tcgemm_mode() {     # epilogue|fp8|fp8-block: tune its shapes, then bench_tcgemm in that mode
+    local mode=$1 file="$out/$day-$gpu_short-$1.txt" rc flag shapes
+    case "$mode" in
+    fp8) flag=BENCH_TCGEMM_FP8 ;;
+    fp8-block) flag=BENCH_TCGEMM_FP8_BLOCK ;;
+    *) flag=BENCH_TCGEMM_EPILOGUE ;;
+    esac
+    shapes="bench/shapes/$(echo "$mode" | tr - _).txt"
     (
-        header "bench/run.sh $mode: tuning bench/shapes/$mode.txt into $DB, then bench_tcgemm ($flag=1)"
-        [ -n "${BENCH_SKIP_TUNE:-}" ] || tune --problems "bench/shapes/$mode.txt"
+        header "bench/run.sh $mode: tuning $shapes into $DB, then bench_tcgemm ($flag=1)"
+        [ -n "${BENCH_SKIP_TUNE:-}" ] || tune --problems "$shapes"
         echo "## bench_tcgemm, $flag=1"
         env "$flag=1" "$BUILD/bench/bench_tcgemm" "$DB" 2>&1
         rc=$?
@@ -249,7 +257,7 @@ case "$step" in
 matmul|tcgemm|dgemm|bgemm|reduce|dreduce|jacobi|trial)
     build all "$BUILD/bench/bench_$step" || exit 1
     run_family "$step" || status=1 ;;
-epilogue|fp8)
+epilogue|fp8|fp8-block)
     build all "$BUILD/bench/bench_tcgemm" || exit 1
     run_tcgemm_mode "$step" || status=1 ;;
 all)
@@ -259,6 +267,7 @@ all)
     done
     run_tcgemm_mode epilogue || status=1
     run_tcgemm_mode fp8 || status=1
+    run_tcgemm_mode fp8-block || status=1
     default_run || status=1
     calls no-database "no database (built-in defaults)" || status=1
     calls default-run "after the default run" "$out/default.db" || status=1
