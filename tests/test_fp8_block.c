@@ -311,6 +311,50 @@ TEST(fp8_block_defaults_and_tolerance)
 
 /* NVRTC compiles SCALE 1 with every pair, C type and store path (sm_90a): TMA stores of a 16-bit
  * C, BN 64, direct paired stores (FP32 C), split-K's reduce, a cluster. */
+/* bench/shapes/fp8_block.txt (bench/run.sh fp8-block): every line a tcgemm problem in the
+ * benchmark's row-major NT form, each block-scaled shape beside its per-tensor twin, the
+ * targets 4096^3 and 8192^3 among them, each served by a built-in row of its own kind. */
+TEST(fp8_block_benchmark_shapes_file)
+{
+    FILE *fp = fopen("bench/shapes/fp8_block.txt", "r");
+    CHECK(fp != NULL);
+    if (!fp)
+        return;
+    at_device_info h100 = tb_h100();
+    char line[256], err[256];
+    long long dims[32][3];
+    int scaled[32], n = 0;
+    while (fgets(line, sizeof line, fp) && n < 32) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] == '#' || line[0] == '\0')
+            continue;
+        CHECK_MSG(strncmp(line, "tcgemm ", 7) == 0, "%s", line);
+        tpl_problem p;
+        CHECK_MSG(tpl_problem_parse(line + 7, &p, err, sizeof err) == AT_OK, "%s: %s", line, err);
+        CHECK(p.dtype == AT_R_16BF && p.op_a == AT_OP_N && p.op_b == AT_OP_T &&
+              p.order == AT_ROW_MAJOR);
+        CHECK_MSG(p.math == TPL_MATH_E4M3 || p.math == TPL_MATH_E4M3_B128, "%s", line);
+        int cfg[TPL_MAX_PARAMS];
+        char config[TPL_CONFIG_LEN];
+        CHECK_EQ(lk_choose(NULL, &h100, &tpl_tcgemm, &p, 1, cfg, config), AT_LOOKUP_DEFAULT);
+        scaled[n] = p.math == TPL_MATH_E4M3_B128;
+        CHECK(cfg[P_FP8] == 1 && cfg[P_SCALE] == scaled[n] && tpl_tcgemm.applicable(cfg, &p));
+        memcpy(dims[n], p.dims, sizeof dims[n]);
+        n++;
+    }
+    fclose(fp);
+    int twins = 0, targets = 0;
+    for (int i = 0; i < n; i++) {
+        if (!scaled[i])
+            continue;
+        for (int j = 0; j < n; j++)
+            twins += !scaled[j] && memcmp(dims[i], dims[j], sizeof dims[i]) == 0;
+        targets += dims[i][0] == dims[i][1] && dims[i][1] == dims[i][2] &&
+                   (dims[i][0] == 4096 || dims[i][0] == 8192);
+    }
+    CHECK(n >= 4 && twins * 2 == n && targets == 2);
+}
+
 TEST(fp8_block_nvrtc_compiles_every_value)
 {
     const tpl_family *f = &tpl_tcgemm;
