@@ -40,11 +40,12 @@ const tpl_baseline tc_baselines[] = {
 #define TC_TILE90(tile, split, vec) "TYPE=0,PATH=90," tile ",WG=2,CM=1,CN=1,WARPS_M=2," \
     "WARPS_N=2,RASTER=0,GROUP=8,SPLITK=" #split ",VEC=" #vec ",LOADW=16"
 
-/* Built-in choices (TYPE fitted to the problem's type): on sm_90 the PATH 90 lattice's
- * tiles by shape class, split-K where the output has too few tiles to fill the GPU and K
- * is deep (the split that fills a wave: tpl_wave_split), 128 x 128 tiles where 128 x 256 ones would leave most SMs idle; elsewhere the
- * PATH 80 rows of bench/notes_tcgemm_sm80.md. fit_kind sets OPA / OPB from the problem: an op-T
- * operand is read as stored (PATH 90 TF32 packs it first: tc_run). */
+/* Built-in choices (TYPE fitted to the problem's type): on sm_90 the PATH 90 lattice's tiles
+ * by shape class, split-K where the output has too few tiles to fill the GPU and K is deep
+ * (the split that fills a wave: tpl_wave_split), 128 x 128 tiles where 128 x 256 ones would
+ * leave most SMs idle, 64-wide tiles for a narrow side; batches on PATH 80 (64 x 64 tiles for
+ * small products); elsewhere the PATH 80 rows of docs/notes/tcgemm_sm80.md. fit_kind sets OPA /
+ * OPB from the problem: an op-T operand is read as stored (PATH 90 TF32 packs it: tc_run). */
 #define TC_FP8_MATHS (TPL_BIT(TPL_MATH_E4M3) | TPL_BIT(TPL_MATH_E4M3_E5M2) | \
                       TPL_BIT(TPL_MATH_E5M2_E4M3))
 #define TC_FP8_C (TC_16BIT | TPL_BIT(AT_R_32F))        /* an FP8 product's C types */
