@@ -198,27 +198,53 @@ at_status at_gemm_epilogue(at_handle *h, at_order order, at_op op_a, at_op op_b,
     return ah_run_plan(h, "tcgemm", &args);
 }
 
-/* The FP8 GEMM: its kinds (ag_check_fp8), then at_gemm's checks; the FP8 pair is the problem's
- * math (tpl.h), the scales travel as operands TPL_GEMM_SCALE_*, and the tensor-core family's
- * PATH 90 computes it (sm_90 only: refused before any lookup elsewhere). */
+/* The FP8 calls' common part after their kind checks: finite alpha and beta, at_gemm's size and
+ * operand checks on args (its problem's kind set by the caller), sm_90 only (refused before any
+ * lookup elsewhere), the scales as operands TPL_GEMM_SCALE_*; canonical: the row-major form of a
+ * call that may be column-major (A and B swap with their types and scales, args.h). Then the
+ * tensor-core family's PATH 90 computes it. */
+static at_status gemm_fp8_run(at_handle *h, const char *fn, tpl_args *args, double alpha,
+                              double beta, const float *scale_a, const float *scale_b,
+                              const float *scale_d, int canonical)
+{
+    if (!isfinite(alpha) || !isfinite(beta))
+        return ah_fail(h, AT_ERR_INVALID_ARG, "%s: alpha and beta must be finite", fn);
+    int empty = 0;
+    at_status s = gemm_check_ops(h, fn, args, &empty);
+    if (s != AT_OK || empty)
+        return s;
+    if (h->info.cc_major != 9 || h->info.cc_minor != 0)
+        return ah_fail(h, AT_ERR_UNSUPPORTED, "%s: FP8 GEMM runs on sm_90 (Hopper, wgmma) only; "
+                       "this device is sm_%d%d", fn, h->info.cc_major, h->info.cc_minor);
+    args->operand[TPL_GEMM_SCALE_A].ptr = (CUdeviceptr)scale_a;
+    args->operand[TPL_GEMM_SCALE_B].ptr = (CUdeviceptr)scale_b;
+    args->operand[TPL_GEMM_SCALE_D].ptr = (CUdeviceptr)scale_d;
+    args->scalar[TPL_GEMM_ALPHA] = alpha;
+    args->scalar[TPL_GEMM_BETA] = beta;
+    if (canonical)
+        ag_gemm_canonical(args);
+    return ah_run_plan(h, "tcgemm", args);
+}
+
+/* The FP8 GEMM: its kinds (ag_check_fp8), then gemm_fp8_run; the FP8 pair is the problem's
+ * math (tpl.h). */
 at_status at_gemm_fp8(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, int n, int k,
                       at_dtype type_a, at_dtype type_b, at_dtype type_c, double alpha,
                       const void *A, int lda, const float *scale_a, const void *B, int ldb,
                       const float *scale_b, double beta, void *C, int ldc, const float *scale_d)
 {
+    static const char fn[] = "at_gemm_fp8";
     if (!h)
         return AT_ERR_INVALID_ARG;
     if ((unsigned)order > AT_COL_MAJOR || (unsigned)op_a > AT_OP_T || (unsigned)op_b > AT_OP_T)
-        return ah_fail(h, AT_ERR_INVALID_ARG, "at_gemm_fp8: unknown order %d or op %d/%d",
+        return ah_fail(h, AT_ERR_INVALID_ARG, "%s: unknown order %d or op %d/%d", fn,
                        (int)order, (int)op_a, (int)op_b);
     at_math math;
     char why[256];
-    at_status s = ag_check_fp8("at_gemm_fp8", type_a, type_b, type_c, scale_a, scale_b, scale_d,
-                               &math, why, sizeof why);
+    at_status s = ag_check_fp8(fn, type_a, type_b, type_c, scale_a, scale_b, scale_d, &math, why,
+                               sizeof why);
     if (s != AT_OK)
         return ah_fail(h, s, "%s", why);
-    if (!isfinite(alpha) || !isfinite(beta))
-        return ah_fail(h, AT_ERR_INVALID_ARG, "at_gemm_fp8: alpha and beta must be finite");
     tpl_args args = tpl_gemm_args(m, n, k, 0.0f, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, 0.0f,
                                   (CUdeviceptr)C, ldc);
     args.problem.dtype = type_c;
@@ -226,26 +252,12 @@ at_status at_gemm_fp8(at_handle *h, at_order order, at_op op_a, at_op op_b, int 
     args.problem.order = order;
     args.problem.op_a = op_a;
     args.problem.op_b = op_b;
-    int empty = 0;
-    s = gemm_check_ops(h, "at_gemm_fp8", &args, &empty);
-    if (s != AT_OK || empty)
-        return s;
-    if (h->info.cc_major != 9 || h->info.cc_minor != 0)
-        return ah_fail(h, AT_ERR_UNSUPPORTED, "at_gemm_fp8: FP8 GEMM runs on sm_90 (Hopper, "
-                       "wgmma) only; this device is sm_%d%d", h->info.cc_major,
-                       h->info.cc_minor);
-    args.operand[TPL_GEMM_SCALE_A].ptr = (CUdeviceptr)scale_a;
-    args.operand[TPL_GEMM_SCALE_B].ptr = (CUdeviceptr)scale_b;
-    args.operand[TPL_GEMM_SCALE_D].ptr = (CUdeviceptr)scale_d;
-    args.scalar[TPL_GEMM_ALPHA] = alpha;
-    args.scalar[TPL_GEMM_BETA] = beta;
-    ag_gemm_canonical(&args);      /* A and B swap with their types and scales (args.h) */
-    return ah_run_plan(h, "tcgemm", &args);
+    return gemm_fp8_run(h, fn, &args, alpha, beta, scale_a, scale_b, scale_d, 1);
 }
 
-/* The block-scaled FP8 GEMM: ag_check_fp8_block's checks, then at_gemm's; the block-scaled pair
- * is the problem's math, scale_a and scale_b (the arrays) and scale_d travel as at_gemm_fp8's
- * scales, and the tensor-core family's SCALE 1 kernels compute it (sm_90 only). Row-major only,
+/* The block-scaled FP8 GEMM: ag_check_fp8_block's checks, then gemm_fp8_run; the block-scaled
+ * pair is the problem's math, scale_a and scale_b (the arrays) and scale_d travel as
+ * at_gemm_fp8's scales, and the tensor-core family's SCALE 1 kernels compute it. Row-major only,
  * so the call is its own canonical form. */
 at_status at_gemm_fp8_blockscaled(at_handle *h, at_order order, at_op op_a, at_op op_b, int m,
                                   int n, int k, at_dtype type_a, at_dtype type_b,
@@ -266,27 +278,13 @@ at_status at_gemm_fp8_blockscaled(at_handle *h, at_order order, at_op op_a, at_o
                                      scale_b, scale_d, &math, why, sizeof why);
     if (s != AT_OK)
         return ah_fail(h, s, "%s", why);
-    if (!isfinite(alpha) || !isfinite(beta))
-        return ah_fail(h, AT_ERR_INVALID_ARG, "%s: alpha and beta must be finite", fn);
     tpl_args args = tpl_gemm_args(m, n, k, 0.0f, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, 0.0f,
                                   (CUdeviceptr)C, ldc);
     args.problem.dtype = type_c;
     args.problem.math = math;
     args.problem.op_a = op_a;
     args.problem.op_b = op_b;
-    int empty = 0;
-    s = gemm_check_ops(h, fn, &args, &empty);
-    if (s != AT_OK || empty)
-        return s;
-    if (h->info.cc_major != 9 || h->info.cc_minor != 0)
-        return ah_fail(h, AT_ERR_UNSUPPORTED, "%s: FP8 GEMM runs on sm_90 (Hopper, wgmma) only; "
-                       "this device is sm_%d%d", fn, h->info.cc_major, h->info.cc_minor);
-    args.operand[TPL_GEMM_SCALE_A].ptr = (CUdeviceptr)scale_a;
-    args.operand[TPL_GEMM_SCALE_B].ptr = (CUdeviceptr)scale_b;
-    args.operand[TPL_GEMM_SCALE_D].ptr = (CUdeviceptr)scale_d;
-    args.scalar[TPL_GEMM_ALPHA] = alpha;
-    args.scalar[TPL_GEMM_BETA] = beta;
-    return ah_run_plan(h, "tcgemm", &args);
+    return gemm_fp8_run(h, fn, &args, alpha, beta, scale_a, scale_b, scale_d, 0);
 }
 
 at_status at_dgemm(at_handle *h, int m, int n, int k, double alpha, const double *A, int lda,
