@@ -17,6 +17,7 @@
 #include "tcgemm.h"
 #include "th_compile.h"
 #include "th_family.h"
+#include "th_fp8.h"
 #include "th_half.h"
 #include "th_migrate.h"
 #include "th_sql.h"
@@ -535,62 +536,14 @@ GPU_TEST(fp8_gpu_reference_decodes_every_code)
  * TT) at odd sizes (m, n, k no multiples of the tile; k no multiple of 16) and deep K split. */
 GPU_TEST(fp8_gpu_every_kind_through_verification)
 {
-    const tpl_family *f = &tpl_tcgemm;
-    char err[1024];
-    ms_gpu *g = NULL;
-    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
-    const at_device_info *dev = ms_device(g);
-    if (dev->cc_major != 9 || dev->cc_minor != 0) {
-        ms_close(g);
-        th_skip("FP8 GEMM runs on sm_90 only (this device: %s)", dev->arch);
-        return;
-    }
-    static const struct { long long m, n, k; int ops; } shapes[] = {
+    static const th_fp8_shape shapes[] = {
         {257, 381, 200, 2}, {263, 384, 136, 0}, {129, 65, 33, 1}, {7, 13, 5, 3},
         {257, 381, 1100, 2}, {1025, 1023, 1027, 2},
     };
-    long long raw = tpl_space_size(f);
-    int failures = 0;
-    for (int pr = 0; pr < 3 && !th_failed(); pr++)
-        for (int t = 0; t < 3 && !th_failed(); t++) {
-            th_compiled *set = calloc(64, sizeof *set);
-            int n = 0;
-            for (long long j = 2 * (pr + 1); set && j < raw && n < 64; j += TF_STEP) {
-                int c[TPL_MAX_PARAMS];
-                tpl_config_from_index(f, j, c);
-                if (c[P_TYPE] != t || c[P_RASTER] != 0 || c[P_GROUP] != 8 ||
-                    !f->valid(c, dev, NULL, 0))
-                    continue;
-                th_compiled *s = &set[n++];
-                s->fam = f;
-                memcpy(s->cfg, c, sizeof s->cfg);
-                tpl_config_format(f, c, s->text, sizeof s->text);
-                s->arch = dev->arch;
-            }
-            CHECK(set && n >= 5);
-            if (!set || !th_compile_all(set, n)) {
-                th_free_compiled(set, n);
-                break;
-            }
-            double worst = 0;
-            tpl_problem probs[sizeof shapes / sizeof shapes[0]];
-            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-                probs[s] = tf_problem(shapes[s].m, shapes[s].n, shapes[s].k, tf_ctypes[t],
-                                      tf_pairs[pr].math);
-                probs[s].op_b = (shapes[s].ops & 2) ? AT_OP_T : AT_OP_N;
-                probs[s].op_a = (shapes[s].ops & 1) ? AT_OP_T : AT_OP_N;
-            }
-            char label[64];
-            snprintf(label, sizeof label, "%s -> C %d", tf_pairs[pr].name, t);
-            int f_set = th_verify_set_on_problems(g, f, set, n, probs,
-                                                  (int)(sizeof shapes / sizeof shapes[0]), 31,
-                                                  label, &worst);
-            failures += f_set > 0 ? f_set : 0;
-            printf("    %s: %d kernels, worst error %.3f of the tolerance\n", label, n, worst);
-            th_free_compiled(set, n);
-        }
-    ms_close(g);
-    CHECK_MSG(failures == 0, "%d kernel runs outside the tolerance (listed above)", failures);
+    const at_math maths[3] = {tf_pairs[0].math, tf_pairs[1].math, tf_pairs[2].math};
+    const char *const names[3] = {tf_pairs[0].name, tf_pairs[1].name, tf_pairs[2].name};
+    th_fp8_kinds_through_verification(maths, names, 0, shapes,
+                                      (int)(sizeof shapes / sizeof shapes[0]), 5, 31);
 }
 
 static double tf_get_c(at_dtype t, const void *v, size_t i)
