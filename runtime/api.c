@@ -24,7 +24,9 @@ struct at_trial;
 
 /* A kernel ready to launch for one (family, shape, mode). */
 typedef struct at_plan {
-    const tpl_family *fam;
+    const tpl_family *key_fam;  /* the family the plan was asked for: its key in the table */
+    const tpl_family *fam;      /* the family that runs it: key_fam's, or another family's
+                                   built-in choice that won the plan's trial */
     tpl_problem problem;
     int deterministic;
     int cfg[TPL_MAX_PARAMS];
@@ -306,7 +308,7 @@ static size_t plan_hash(const tpl_family *fam, const tpl_problem *p, int det)
 
 static int plan_matches(const at_plan *pl, const tpl_family *fam, const tpl_problem *p, int det)
 {
-    return pl->fam == fam && pl->deterministic == det && tpl_problem_equal(&pl->problem, p);
+    return pl->key_fam == fam && pl->deterministic == det && tpl_problem_equal(&pl->problem, p);
 }
 
 static at_plan *plan_lookup(at_handle *h, const tpl_family *fam, const tpl_problem *p)
@@ -331,7 +333,7 @@ static at_status plan_insert(at_handle *h, at_plan *pl)
             at_plan *old = h->plans[i];
             if (!old)
                 continue;
-            size_t j = plan_hash(old->fam, &old->problem, old->deterministic) & (cap - 1);
+            size_t j = plan_hash(old->key_fam, &old->problem, old->deterministic) & (cap - 1);
             while (table[j])
                 j = (j + 1) & (cap - 1);
             table[j] = old;
@@ -341,7 +343,7 @@ static at_status plan_insert(at_handle *h, at_plan *pl)
         h->cap_plans = cap;
     }
     size_t mask = h->cap_plans - 1;
-    size_t i = plan_hash(pl->fam, &pl->problem, pl->deterministic) & mask;
+    size_t i = plan_hash(pl->key_fam, &pl->problem, pl->deterministic) & mask;
     while (h->plans[i])
         i = (i + 1) & mask;
     h->plans[i] = pl;
@@ -406,11 +408,15 @@ static at_status load_module(at_handle *h, at_plan *pl)
  * runs the lookup's choice. Deterministic mode never tries (its results
  * must not depend on the call). */
 #define AT_TRIAL_ROUNDS 3
+/* Calls of at most this many floating-point operations (2 m n k per product) try the other
+ * families' built-in choices (builtin_alternatives): 2^35, about 0.7 ms of FP32 on an H200 */
+#define AT_TRIAL_ALTERNATIVES_MAX_FLOPS 34359738368.0
 
 typedef struct at_trial {
     int n;                                  /* candidates, [0] the lookup's choice */
     int vendor_slot;                        /* the vendor library's candidate, -1 if none */
     int calls;                              /* trial calls made */
+    const tpl_family *fam[AT_TRIALS_MAX];   /* each candidate's family ([0]: the plan's) */
     int cfg[AT_TRIALS_MAX][TPL_MAX_PARAMS];
     char config[AT_TRIALS_MAX][TPL_CONFIG_LEN];
     CUmodule module[AT_TRIALS_MAX];         /* [0] is the plan's own */
@@ -428,6 +434,7 @@ static void trial_free(at_handle *h, at_plan *pl, int keep)
     if (keep > 0) {
         ex_release(&pl->exec);
         h->cu->ModuleUnload(pl->module);
+        pl->fam = t->fam[keep];
         memcpy(pl->cfg, t->cfg[keep], sizeof pl->cfg);
         snprintf(pl->config, sizeof pl->config, "%s", t->config[keep]);
         pl->module = t->module[keep];
@@ -463,6 +470,7 @@ static int trial_load(at_handle *h, const tpl_family *fam, at_trial *t, const lk
     if (rc != CUDA_SUCCESS)
         return 0;
     int i = t->n++;
+    t->fam[i] = fam;
     memcpy(t->cfg[i], c->cfg, sizeof t->cfg[i]);
     snprintf(t->config[i], sizeof t->config[i], "%s", c->config);
     t->module[i] = module;
@@ -470,22 +478,23 @@ static int trial_load(at_handle *h, const tpl_family *fam, at_trial *t, const lk
     return 1;
 }
 
-/* Adds the built-in choice for the plan's shape (templates/defaults.c) to the trial of a plan
- * the lookup served from another shape's winner: its cubin from a database, else compiled once
- * (then stored like load_module's). The stored winners of other shapes can be far slower at
- * this shape than the row written for its class (H200, after the default run: FP32 91 x 19 x
- * 11731 at 0.024x cuBLAS through a 4096^3 winner). */
-static void trial_add_builtin(at_handle *h, at_plan *pl, at_trial *t)
+/* Adds family fam's built-in choice for the plan's shape (templates/defaults.c) to the trial:
+ * its cubin from a database, else compiled once (then stored like load_module's). For a plan
+ * the lookup served from another shape's winner, fam is the plan's own: the stored winners of
+ * other shapes can be far slower at this shape than the row written for its class (H200, after
+ * the default run: FP32 91 x 19 x 11731 at 0.024x cuBLAS through a 4096^3 winner). For a plan
+ * served by a built-in choice, fam is another family that computes the shape (trial_start). */
+static void trial_add_builtin(at_handle *h, at_plan *pl, at_trial *t, const tpl_family *fam)
 {
     lk_candidate c;
     if (t->n >= AT_TRIALS_MAX ||
-        !tpl_builtin_config(pl->fam, &h->info, &pl->problem, 0, c.cfg, c.config, NULL))
+        !tpl_builtin_config(fam, &h->info, &pl->problem, 0, c.cfg, c.config, NULL))
         return;
     for (int i = 0; i < t->n; i++)
-        if (strcmp(t->config[i], c.config) == 0)
+        if (t->fam[i] == fam && strcmp(t->config[i], c.config) == 0)
             return;
     char key[128];
-    tpl_binary_key(pl->fam, c.cfg, h->info.arch, key, sizeof key);
+    tpl_binary_key(fam, c.cfg, h->info.arch, key, sizeof key);
     void *cubin = NULL;
     size_t size = 0;
     int stored = 0;
@@ -493,15 +502,15 @@ static void trial_add_builtin(at_handle *h, at_plan *pl, at_trial *t)
         stored = h->layers[i] && db_get_binary(h->layers[i], key, &cubin, &size) == AT_OK;
     if (!stored) {
         char *log = NULL;
-        at_status s = tpl_compile(pl->fam, c.cfg, h->info.arch, &cubin, &size, &log);
+        at_status s = tpl_compile(fam, c.cfg, h->info.arch, &cubin, &size, &log);
         free(log);
         if (s != AT_OK)
             return;
         h->stats.compiled++;
         if (h->db && !db_is_readonly(h->db)) {
             char options[4096];
-            tpl_options_string(pl->fam, c.cfg, h->info.arch, options, sizeof options);
-            db_put_binary(h->db, key, pl->fam->name, tpl_source_hash(pl->fam), c.config,
+            tpl_options_string(fam, c.cfg, h->info.arch, options, sizeof options);
+            db_put_binary(h->db, key, fam->name, tpl_source_hash(fam), c.config,
                           h->info.arch, tpl_nvrtc_version(), options, cubin, size);
         }
     }
@@ -511,6 +520,7 @@ static void trial_add_builtin(at_handle *h, at_plan *pl, at_trial *t)
     if (rc != CUDA_SUCCESS)
         return;
     int i = t->n++;
+    t->fam[i] = fam;
     memcpy(t->cfg[i], c.cfg, sizeof t->cfg[i]);
     snprintf(t->config[i], sizeof t->config[i], "%s", c.config);
     t->module[i] = module;
@@ -524,16 +534,49 @@ static int vendor_candidate(const at_handle *h, const at_plan *pl)
            pl->fam->n_dims == 3 && ms_vendor_gemm_supported(&pl->problem, NULL, 0);
 }
 
+/* The other families whose built-in choices a GEMM plan served by its own family's built-in
+ * choice tries (into out, at most max; the count): every family the runtime chooses among for
+ * the shape (lk_gemm_families) that computes it, but the plan's. None where
+ * $AUTOTUNE_GEMM_FAMILY names the family to serve with (a diagnostic of one family). The
+ * shape-class rules that picked the plan's family are right for most shapes, not all: of 56
+ * FP32 and FP64 calls of the random benchmark's seeds 4-8 tuned with every family (H200,
+ * 2026-11-29), another family's built-in choice was faster than the rule's on 17, up to 5x
+ * (FP64 804 x 28 x 32 x 498: bgemm 0.071 ms, skinny's row 0.358 ms). */
+static int builtin_alternatives(const at_plan *pl, const tpl_family **out, int max)
+{
+    const char *forced = getenv("AUTOTUNE_GEMM_FAMILY");
+    const tpl_problem *p = &pl->problem;
+    if (pl->level != AT_LOOKUP_DEFAULT || pl->fam->n_dims != 3 || (forced && *forced))
+        return 0;
+    /* large calls keep the rule's family: the large-tile families are right there, and a
+     * slower candidate's three trial calls would cost the most */
+    double flops = 2.0 * (double)p->dims[0] * (double)p->dims[1] * (double)p->dims[2] *
+                   (double)tpl_problem_batch(p);
+    if (flops > AT_TRIAL_ALTERNATIVES_MAX_FLOPS)
+        return 0;
+    const tpl_family *fams[16];
+    int n = lk_gemm_families(p, NULL, fams, 16), k = 0;
+    for (int i = 0; i < n && k < max; i++)
+        if (fams[i] != pl->fam && tpl_family_accepts(fams[i], &pl->problem))
+            out[k++] = fams[i];
+    return k;
+}
+
 /* Starts a trial on a new plan when the handle allows one (at_set_trials) and
  * there is something to compare: stored winners of nearby shapes (the lookup
- * served one of them) and the vendor library (vendor_candidate, unless a
- * stored measurement already decided: pl->vendor_call set). Otherwise leaves
- * the plan as it is (a trial is an optimization only). */
+ * served one of them), other families' built-in choices (builtin_alternatives:
+ * the plan's is a built-in choice) and the vendor library (vendor_candidate,
+ * unless a stored measurement already decided: pl->vendor_call set). Otherwise
+ * leaves the plan as it is (a trial is an optimization only). */
 static void trial_start(at_handle *h, at_plan *pl)
 {
     int nearby = h->db && (pl->level == AT_LOOKUP_NEAREST || pl->level == AT_LOOKUP_ARCH);
     int vendor = vendor_candidate(h, pl) && !pl->vendor_call[0];
-    if (h->trial_max < 2 || h->deterministic || (!nearby && !vendor))
+    const tpl_family *others[AT_TRIALS_MAX];
+    int n_others = h->trial_max >= 2 && !h->deterministic
+                       ? builtin_alternatives(pl, others, h->trial_max - 1)
+                       : 0;
+    if (h->trial_max < 2 || h->deterministic || (!nearby && !vendor && !n_others))
         return;
     lk_candidate cands[AT_TRIALS_MAX];
     int n = nearby ? lk_nearby(h->db, &h->info, pl->fam, &pl->problem, 0, h->trial_max, cands)
@@ -544,6 +587,7 @@ static void trial_start(at_handle *h, at_plan *pl)
     pl->trial = t;
     t->n = 1;
     t->vendor_slot = -1;
+    t->fam[0] = pl->fam;
     memcpy(t->cfg[0], pl->cfg, sizeof t->cfg[0]);
     snprintf(t->config[0], sizeof t->config[0], "%s", pl->config);
     t->module[0] = pl->module;
@@ -551,7 +595,9 @@ static void trial_start(at_handle *h, at_plan *pl)
         if (strcmp(cands[i].config, pl->config) != 0)
             trial_load(h, pl->fam, t, &cands[i]);
     if (nearby)
-        trial_add_builtin(h, pl, t);
+        trial_add_builtin(h, pl, t, pl->fam);
+    for (int i = 0; i < n_others && t->n < h->trial_max; i++)
+        trial_add_builtin(h, pl, t, others[i]);
     if (vendor && t->n < AT_TRIALS_MAX && (h->vendor || (h->vendor = ms_vendor_open()))) {
         t->vendor_slot = t->n++;
         ms_vendor_gemm_supported(&pl->problem, t->config[t->vendor_slot], TPL_CONFIG_LEN);
@@ -636,6 +682,8 @@ static void trial_finish(at_handle *h, at_plan *pl)
         h->stats.vendor_plans++;
     }
     snprintf(h->stats.last_config, sizeof h->stats.last_config, "%.500s", pl->config);
+    if (!vendor)                            /* a built-in choice of another family may have won */
+        snprintf(h->stats.last_kernel, sizeof h->stats.last_kernel, "%.31s", pl->fam->name);
     if (nearby)                             /* ours, for the next process's exact level */
         trial_store(h, pl, best, times);
 }
@@ -651,7 +699,7 @@ static at_status trial_call(at_handle *h, at_plan *pl, tpl_args *args)
     at_status s = rc != CUDA_SUCCESS     ? AT_ERR_CUDA
                   : i == t->vendor_slot ? ms_vendor_gemm(h->vendor, h->stream, args, h->errmsg,
                                                          sizeof h->errmsg)
-                                        : pl->fam->run(ex, t->cfg[i], args);
+                                        : t->fam[i]->run(ex, t->cfg[i], args);
     if (s == AT_OK)
         rc = h->cu->EventRecord(t->ev[i][round][1], h->stream);
     if (s == AT_OK && i == t->vendor_slot)
@@ -702,7 +750,8 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
 {
     /* the previous call's plan first: a repeated call skips the table */
     at_plan *pl = h->last_plan;
-    const tpl_family *fam = pl && strcmp(pl->fam->name, kernel) == 0 ? pl->fam : tpl_find(kernel);
+    const tpl_family *fam =
+        pl && strcmp(pl->key_fam->name, kernel) == 0 ? pl->key_fam : tpl_find(kernel);
     if (!fam)
         return ah_fail(h, AT_ERR_INTERNAL, "kernel family %s is not built in", kernel);
     if (!pl || !plan_matches(pl, fam, p, h->deterministic))
@@ -715,7 +764,7 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
     pl = calloc(1, sizeof *pl);
     if (!pl)
         return ah_fail(h, AT_ERR_NO_MEMORY, "out of host memory");
-    pl->fam = fam;
+    pl->key_fam = pl->fam = fam;
     pl->problem = *p;
     pl->deterministic = h->deterministic;
     pl->born = time(NULL);

@@ -589,11 +589,14 @@ GPU_TEST(gemm_api_skinny_classes_padded_offset_beta)
 
 /* The vendor candidate (at_set_vendor) on a fresh shape: its trial times our kernel and
  * cuBLAS on the calls themselves, every call's result is right whichever ran, the stats say
- * which one serves afterwards, and with the candidate off cuBLAS never runs. */
+ * which one serves afterwards, and with the candidate off cuBLAS never runs. The large-tile
+ * family alone ($AUTOTUNE_GEMM_FAMILY=main): no other family's built-in choice joins the
+ * trial (gemm_api_builtin_trial_across_families tests those). */
 GPU_TEST(gemm_api_vendor_candidate_trial_and_stats)
 {
     ga_gpu g;
     CHECK(ga_begin(&g));
+    setenv("AUTOTUNE_GEMM_FAMILY", "main", 1);
     char path[4300];
     snprintf(path, sizeof path, "%s/gemm_vendor.db", th_tmpdir());
     remove(path);
@@ -637,6 +640,87 @@ GPU_TEST(gemm_api_vendor_candidate_trial_and_stats)
             CHECK_EQ(st.vendor_calls, 3 + 3 * st.last_vendor);
         }
         CHECK_OK(at_destroy(h));
+    }
+    unsetenv("AUTOTUNE_GEMM_FAMILY");
+    ga_end(&g);
+}
+
+/* A shape no database knows, computed by several families (FP32 200 x 300 x 100 and FP64
+ * 804 x 28 x 32: the large-tile family and skinny): its plan starts from the shape-class rule's
+ * built-in choice, and its first calls also time the other families' built-in choices (each
+ * compiled once: more than one compile in a fresh database); every call's result is right
+ * whichever ran; after at most AT_TRIALS_DEFAULT x 3 calls the trial is settled, and the next
+ * handle serves the kept family's choice at the exact level, compiling nothing. With
+ * $AUTOTUNE_GEMM_FAMILY set, or in deterministic mode, no other family joins. Which family
+ * wins is the GPU's business, not the test's. */
+GPU_TEST(gemm_api_builtin_trial_across_families)
+{
+    ga_gpu g;
+    CHECK(ga_begin(&g));
+    static const struct {
+        at_dtype type;
+        int m, n, k;
+    } shapes[] = {{AT_R_32F, 200, 300, 100}, {AT_R_64F, 804, 28, 32}};
+    for (int sh = 0; sh < 2 && !th_failed(); sh++) {
+        ga_case c;
+        memset(&c, 0, sizeof c);
+        c.type = shapes[sh].type;
+        c.m = shapes[sh].m;
+        c.n = shapes[sh].n;
+        c.k = shapes[sh].k;
+        c.lda = c.k;
+        c.ldb = c.n;
+        c.ldc = c.n;
+        c.alpha = 1.0;
+        c.beta = 0.5;
+        for (int mode = 0; mode < 3 && !th_failed(); mode++) {
+            /* 0: trials across families; 1: $AUTOTUNE_GEMM_FAMILY; 2: deterministic */
+            char path[4300];
+            snprintf(path, sizeof path, "%s/gemm_families_%d_%d.db", th_tmpdir(), sh, mode);
+            remove(path);
+            if (mode == 1)
+                setenv("AUTOTUNE_GEMM_FAMILY", "main", 1);
+            at_handle *h = NULL;
+            CHECK_OK(at_create(&h, th_device(), path));
+            if (mode == 2)
+                CHECK_OK(at_set_deterministic(h, 1));
+            for (int call = 0; call < 3 * AT_TRIALS_DEFAULT && !th_failed(); call++) {
+                double err = 0;
+                int padding_ok = 0;
+                at_status s = ga_run(&g, h, &c, &err, &padding_ok);
+                CHECK_MSG(s == AT_OK && err <= ga_tolerance(c.type, c.k) && padding_ok,
+                          "shape %d mode %d call %d: %s %s, error %.3g", sh, mode, call,
+                          at_status_string(s), at_errmsg(h), err);
+            }
+            at_stats st;
+            CHECK_OK(at_get_stats(h, &st));
+            CHECK_EQ(st.last_level, AT_LOOKUP_DEFAULT);
+            if (mode == 0) {
+                CHECK_MSG(st.trials == 1 && st.compiled >= 2, "shape %d: %d trials, %d compiled",
+                          sh, st.trials, st.compiled);
+            } else {
+                CHECK_MSG(st.trials == 0 && st.compiled == 1, "shape %d mode %d: %d trials, %d "
+                          "compiled", sh, mode, st.trials, st.compiled);
+            }
+            char kept[32];
+            snprintf(kept, sizeof kept, "%s", st.last_kernel);
+            CHECK_OK(at_destroy(h));
+            unsetenv("AUTOTUNE_GEMM_FAMILY");
+            if (mode != 0)
+                continue;
+            /* the next handle: the kept family's choice at the exact level, no compile */
+            CHECK_OK(at_create(&h, th_device(), path));
+            double err = 0;
+            int padding_ok = 0;
+            CHECK_OK(ga_run(&g, h, &c, &err, &padding_ok));
+            CHECK(err <= ga_tolerance(c.type, c.k) && padding_ok);
+            CHECK_OK(at_get_stats(h, &st));
+            CHECK_MSG(st.last_level == AT_LOOKUP_EXACT && strcmp(st.last_kernel, kept) == 0 &&
+                          st.compiled == 0 && st.trials == 0,
+                      "shape %d: level %d %s (kept %s), %d compiled", sh, (int)st.last_level,
+                      st.last_kernel, kept, st.compiled);
+            CHECK_OK(at_destroy(h));
+        }
     }
     ga_end(&g);
 }
