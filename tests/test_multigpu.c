@@ -419,7 +419,9 @@ GPU_TEST(multigpu_gpu_device_all_real_workers)
     int rc = th_run(cmd, &out);
     printf("    %s", out ? out : "");
     CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
-    CHECK_MSG(strstr(out, "done: ") && strstr(out, " GPUs ("), "%s", out);
+    /* the run's summary ("on N GPUs" only where this machine has several: one GPU is a
+     * group of one) */
+    CHECK_MSG(strstr(out, "done: ") && strstr(out, " worker restarts"), "%s", out);
     free(out);
     /* each configuration once over the GPUs: the out-of-bounds one crashed
      * (its worker restarted), the spinning one timed out, the rest passed */

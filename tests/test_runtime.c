@@ -390,13 +390,16 @@ static double gemm_error(int m, int n, int k, float alpha, const float *A, int l
 }
 
 /* Runs sgemm, sum, dot and jacobi through one handle, checks each against
- * the CPU in float64, returns the handle's stats. */
+ * the CPU in float64, returns the handle's stats. Trials off: each plan then
+ * loads or compiles exactly its own kernel (the trials' candidates are
+ * tested in test_trial.c and gemm_api_builtin_trial_across_families). */
 static void api_round(const char *db_path, at_stats *stats)
 {
     gpu_buffers g;
     CHECK(gpu_begin(&g));
     at_handle *h = NULL;
     CHECK_OK(at_create(&h, th_device(), db_path));
+    CHECK_OK(at_set_trials(h, 0));
     int m = 67, n = 45, k = 129, lda = 131, ldb = 47, ldc = 50;
     float *A = random_floats((size_t)m * lda, 1, -1, 1);
     float *B = random_floats((size_t)k * ldb, 2, -1, 1);
