@@ -539,9 +539,9 @@ static int vendor_candidate(const at_handle *h, const at_plan *pl)
  * the shape (lk_gemm_families) that computes it, but the plan's. None where
  * $AUTOTUNE_GEMM_FAMILY names the family to serve with (a diagnostic of one family). The
  * shape-class rules that picked the plan's family are right for most shapes, not all: of 56
- * FP32 and FP64 calls of the random benchmark's seeds 4-8 tuned with every family (H200,
- * 2026-11-29), another family's built-in choice was faster than the rule's on 17, up to 5x
- * (FP64 804 x 28 x 32 x 498: bgemm 0.071 ms, skinny's row 0.358 ms). */
+ * FP32 and FP64 calls of the random benchmark's seeds 4-8 tuned 2.5 s with every family (H200,
+ * 2026-11-29), another family beat the rule's built-in choice on 20, by more than 1.2x on 13,
+ * up to 5x (FP64 804 x 28 x 32 x 498: bgemm 0.071 ms, skinny's row 0.358 ms). */
 static int builtin_alternatives(const at_plan *pl, const tpl_family **out, int max)
 {
     const char *forced = getenv("AUTOTUNE_GEMM_FAMILY");

@@ -771,6 +771,19 @@ static const tpl_default mm_defaults[] = {
      .fill_waves = 1, .config = MM_SKINNY,
      .origin = "128 x 64 tiles over a narrow N and a deep K, split-K filling a wave (16384 x 64 "
                "x 16384: the tuner's winner, 2026-11-29)"},
+    /* a side under 384 over a K of 512 or more, at most 80 tiles of 128 x 128: 128 x 64
+     * tiles with the split that fills a wave, not 128 x 256 ones that pad the narrow side (the
+     * tuner's winners at 2528 x 260 x 1782, 1555 x 498 x 2314, 14014 x 311 x 1637: 128 x 64,
+     * split-K 4; 2528 x 260 x 1782 took 0.101 ms, the 128 x 256 row 0.179 ms; H200,
+     * 2026-11-29-H200-fp32-fp64-every-family-seeds-4-8-bb64b50.txt) */
+    {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 80, .min_k = 512, .max_m = 383,
+     .fill_waves = 1, .config = MM_SKINNY,
+     .origin = "128 x 64 tiles, split-K filling a wave, for an M under 384 over a K of 512 or "
+               "more"},
+    {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 80, .min_k = 512, .max_n = 383,
+     .fill_waves = 1, .config = MM_SKINNY,
+     .origin = "128 x 64 tiles, split-K filling a wave, for an N under 384 over a K of 512 or "
+               "more"},
     {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 80, .min_k = 512,
      .config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=8,TN=4,WNITER=2,"
                "STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
