@@ -580,7 +580,7 @@ const tpl_family tpl_bgemm = {
                             "work unit; 2 (tuning list: 0, 1) persistent with its turns spread "
                             "evenly (no short last turn)", .host_only = 1, .omit_first = 1},
         /* MINB 2 and 3 were searched on 2026-11-23: no gain beyond noise (the bound spills
-         * where it bites: the round-3 64^3 tile lost 10%), and they tripled the space: out of
+         * where it bites: part 3's 64^3 tile lost 10%), and they tripled the space: out of
          * the tuning list, reachable by configuration text */
         {"MINB", 1, {1}, "blocks per SM the kernel is compiled for (__launch_bounds__: "
                          "registers capped at 64K / (MINB threads)); 1: no bound (tuning list: "

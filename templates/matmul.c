@@ -831,9 +831,9 @@ static const tpl_baseline mm_baselines[] = {
      "the NN 4096^3 winner's tile with op(A) = T"},
     {"nn_winner_tt", MM_NN_WINNER "PAD=4,OPA=1,OPB=1",
      "the NN 4096^3 winner's tile with both operands transposed"},
-    /* the transposed 4096^3 winners on the H200 (TN, TT: run 2 of 2026-11-23,
-     * bench/results/2026-11-23-H200-matmul-ops-run2.txt; NT: the seventh,
-     * 2026-11-23-H200-matmul-ops-8a9b7d7.txt; NT, TT and TN with spread copies: the tenth,
+    /* the transposed 4096^3 winners on the H200 (TN, TT: the 2026-11-23 results,
+     * bench/results/2026-11-23-H200-matmul-ops-run2.txt; NT:
+     * 2026-11-23-H200-matmul-ops-8a9b7d7.txt; NT, TT and TN with spread copies:
      * 2026-11-23-H200-matmul-nt-cps.txt): short tunings of these kinds start from them */
     {"tn_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,"
                   "STAGES=2,VEC=4,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=1,OPB=0,CPS=4",

@@ -1,5 +1,5 @@
 /* reference.cu: trusted float64 references and input generators used to
- * verify every configuration (compiled once per GPU session with NVRTC). */
+ * verify every configuration (compiled once per process with NVRTC). */
 
 #ifndef REF_TILE
 #define REF_TILE 16  /* tile edge of the reference GEMM; 16 */

@@ -54,11 +54,13 @@
 /* Without a settle, a challenger displaces the short-timing winner if it
  * was faster in all 5 rounds, or in 4 of them with a median lead of at
  * least 2%. With 4 of 5 alone, a tie passes 6 times in 32 per challenger,
- * and with 3 challengers nearly half of all re-timings swap: in session
- * 12's tcgemm call all 4 swapped, BF16 8192^3 by 1.3% to BN 192 (0.988x
- * cuBLAS). With 5 of 5 alone, a clear lead the noise cost one round stays
- * behind: BF16 8192^3 kept GROUP 1 against GROUP 8 rows 2.9-3.9% faster in
- * 4 rounds, and paired rounds then put GROUP 1 at 0.963x cuBLAS, GROUP 8 at
+ * and with 3 challengers nearly half of all re-timings swap: in the
+ * 2026-11-23 tcgemm tuning
+ * (bench/results/2026-11-23-H200-tuned-tcgemm-dgemm.txt) all 4 swapped,
+ * BF16 8192^3 by 1.3% to BN 192 (0.988x cuBLAS).
+ * With 5 of 5 alone, a clear lead the noise cost one round stays behind:
+ * BF16 8192^3 kept GROUP 1 against GROUP 8 rows 2.9-3.9% faster in 4
+ * rounds, and paired rounds then put GROUP 1 at 0.963x cuBLAS, GROUP 8 at
  * 1.022x (bench/results/2026-11-23-H200-tcgemm-bf16-8192-group.txt). */
 #define TN_RETIME_CLEAR 0.98         /* ... or in 4 rounds and a median this far ahead */
 #define TN_RETIME_MAX_RUNS 400.0     /* timed runs in one slice at most (two events each) */
