@@ -413,6 +413,12 @@ static int sk_claims(const tpl_problem *p, const at_device_info *dev)
      * small outputs (up to 2^16) over a K of at most 384 (212 x 104 x 275, 502 x 62 x 274,
      * 163 x 301 x 220, 72 x 198 x 319: 1.09-1.36x on skinny, 0.67-0.89x on dgemm's 64 x 64
      * tiles at 73b2ee5) */
+    if (p->dtype == AT_R_64F && tpl_problem_batch(p) > 1 && outputs > 131072.0)
+        return 0;   /* batches past 2^17 outputs: bgemm's and dgemm's tiles, 2-5x faster at
+                     * 804 x 28 x 32 x 498, 156 x 175 x 57 x 2038, 48 x 7217 x 165 x 4 (every
+                     * family tuned, H200, 2026-11-29-H200-fp32-fp64-every-family-seeds-4-8-
+                     * bb64b50.txt); the small batches of seeds 1-3 (up to 30660 outputs) ran
+                     * 1.24-1.49x cuBLAS on skinny */
     if (p->dtype == AT_R_64F)
         return m * n <= 12288 || narrow <= 8 || (k <= 32 && outputs <= 262144.0) ||
                (narrow <= 48 && k <= 256) || (m * n <= 65536 && k <= 384);
