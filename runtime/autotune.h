@@ -299,8 +299,11 @@ at_status at_djacobi(at_handle *handle, int n, const double *A, const double *b,
  * up to `candidates` of them (cubins from the database, never compiled),
  * timed on the calls themselves, 3 calls each; the fastest then serves the
  * shape and is stored in the database (an unverified result, which the
- * tuner re-measures), so later handles start from it. Every candidate
- * computes the same product. 0 or 1 turns trials off; default
+ * tuner re-measures), so later handles start from it. A shape no database
+ * knows (level DEFAULT) of at most 2^35 flops likewise times the built-in
+ * choice of every family that computes it (the shape-class rule's first)
+ * and keeps the fastest, stored alike; at_get_stats names the family that
+ * runs. Every candidate computes the same product. 0 or 1 turns trials off; default
  * AT_TRIALS_DEFAULT, at most AT_TRIALS_MAX; deterministic mode never
  * tries. AT_ERR_INVALID_ARG outside 0..AT_TRIALS_MAX. */
 #define AT_TRIALS_DEFAULT 4
