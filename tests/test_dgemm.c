@@ -41,6 +41,15 @@ static const char *const td_spec[] = {
     "dmma 1688 64x128x16 2x2 3 2 2 sa2 m2 pers tma",
     "dmma 884 128x128x16 4x2 4 2 2",
     "dmma 884 64x64x16 2x2 4 2 2 split",
+    /* the narrow tiles (docs/open.md, FP64 narrow products over a deep K) */
+    "dmma 1684 32x64x16 2x2 4 2 2 split",
+    "dmma 1684 32x128x16 2x4 4 2 2 split",
+    "dmma 1684 64x32x16 2x2 4 2 2 split",
+    "dmma 1684 128x32x16 4x2 4 2 2 split",
+    "dmma 1688 32x64x16 2x2 4 2 3 split sa2",
+    "dmma 1688 32x128x16 2x4 4 2 3 split sa2",
+    "dmma 1688 64x32x16 2x2 4 2 3 split sa2",
+    "dmma 1688 128x32x16 4x2 4 2 3 split sa2",
     "ffma 128x128x8 8x8",
     "ffma 64x64x16 4x4 split",
 };
@@ -397,8 +406,9 @@ TEST(dgemm_kinds_never_cross)
         tpl_config_from_index(f, idx[x], c);
         for (int i = 0; i < 6; i++) {
             int ok = f->applicable(c, &kinds[i]);
+            /* 300 x 200: wider than the narrow tiles serve (m, n > 128) */
             int want = i < 4 && c[P_OPA] == (i & 1) && c[P_OPB] == (i >> 1) &&
-                       c[P_SPLITK] == 1 && c[P_PERS] == 0;
+                       c[P_SPLITK] == 1 && c[P_PERS] == 0 && c[P_BM] != 32 && c[P_BN] != 32;
             CHECK_EQ(ok, want);
             if (i < 4)
                 served[i] += ok;
@@ -507,6 +517,101 @@ TEST(dgemm_nvrtc_compiles_a_sample)
     CHECK(strstr(f->baselines[6].config, "PATH=0,OPA=1,OPB=1") != NULL);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !th_failed(); i++)
         th_check_compile(cases[i].fam, cases[i].config, cases[i].arch, cases[i].want);
+}
+
+/* The narrow tiles (BM or BN 32) serve only a narrow side: m (BM 32) or n (BN 32) at most 128;
+ * with split-K over a deep K at the shapes they were made for; tile_of's geometry and shared
+ * memory worked out by hand for the m16n8k4 32 x 64 row. */
+TEST(dgemm_narrow_tiles_only_for_narrow_sides)
+{
+    const tpl_family *f = &tpl_dgemm;
+    at_device_info h100 = td_device(9, 0, 227 * 1024, 1024, 65536);
+    long long *idx = NULL;
+    long long n = tpl_valid_configs_cached(f, &h100, &idx);
+    CHECK(n > 0);
+    int narrow_rows = 0;
+    for (long long x = 0; x < n; x++) {
+        int c[TPL_MAX_PARAMS];
+        char text[TPL_CONFIG_LEN];
+        tpl_config_from_index(f, idx[x], c);
+        tpl_config_format(f, c, text, sizeof text);
+        int bm32 = c[P_BM] == 32, bn32 = c[P_BN] == 32;
+        if (!bm32 && !bn32)
+            continue;
+        CHECK_MSG(!(bm32 && bn32) && c[P_PATH] == 1, "%s", text);
+        at_op oa = (at_op)c[P_OPA], ob = (at_op)c[P_OPB];
+        narrow_rows += c[P_OPA] == 0 && c[P_OPB] == 0 && c[P_GROUP] == 8 && c[P_SPLITK] == 1;
+        /* the narrow side at 128 and 129, the other side wide; K shallow: no split */
+        tpl_problem edge = bm32 ? td_problem(128, 4000, 64, oa, ob, 1)
+                                : td_problem(4000, 128, 64, oa, ob, 1);
+        CHECK_MSG(f->applicable(c, &edge) == (c[P_SPLITK] == 1), "%s", text);
+        edge.dims[bm32 ? 0 : 1] = 129;
+        CHECK_MSG(!f->applicable(c, &edge), "%s", text);
+        /* 22 x 1905 x 4955 (BM 32) and 1458 x 27 x 1300 (BN 32): few tiles, every split */
+        tpl_problem deep = bm32 ? td_problem(22, 1905, 4955, oa, ob, 1)
+                                : td_problem(1458, 27, 1300, oa, ob, 1);
+        CHECK_MSG(f->applicable(c, &deep), "%s", text);
+        tpl_tile t;
+        CHECK(f->tile_of(c, &t));
+        CHECK(t.bm == c[P_BM] && t.bn == c[P_BN] && t.splitk == c[P_SPLITK]);
+        CHECK_EQ(t.threads, 32 * c[P_WARPS_M] * c[P_WARPS_N]);
+    }
+    free(idx);
+    CHECK_EQ(narrow_rows, 8);
+    /* m16n8k4 32 x 64 x 16, NN, 4 stages: A 32 x (16 + 4), B 16 x (64 + 4) doubles a stage */
+    int c[TPL_MAX_PARAMS];
+    CHECK(td_parse("PATH=1,OPA=0,OPB=0,MMA=1684,BM=32,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,"
+                   "FRAG=2,TM=8,TN=8,GROUP=8,SPLITK=4", c));
+    char why[256];
+    CHECK_MSG(f->valid(c, &h100, why, sizeof why), "%s", why);
+    tpl_tile t;
+    CHECK(f->tile_of(c, &t));
+    CHECK_EQ(t.smem, 4LL * (32 * 20 + 16 * 68) * 8);
+    CHECK_EQ(t.threads, 128);
+    /* 32 rows over 4 warp rows: 8 rows a warp, less than the mma's 16 */
+    CHECK(td_parse("PATH=1,OPA=0,OPB=0,MMA=1684,BM=32,BN=64,BK=16,WARPS_M=4,WARPS_N=2,STAGES=4,"
+                   "FRAG=2,TM=8,TN=8,GROUP=8,SPLITK=1", c));
+    CHECK(!f->valid(c, &h100, why, sizeof why));
+}
+
+/* NVRTC compiles every narrow row for sm_90 (the op pairs and a split rotated over the rows;
+ * the compile sample covers each parameter value once, not each row). */
+TEST(dgemm_nvrtc_compiles_every_narrow_tile)
+{
+    const tpl_family *f = &tpl_dgemm;
+    at_device_info h100 = td_device(9, 0, 227 * 1024, 1024, 65536);
+    long long *idx = NULL;
+    long long n = tpl_valid_configs_cached(f, &h100, &idx);
+    th_compiled set[16];
+    int rows = 0;
+    memset(set, 0, sizeof set);
+    for (long long x = 0; x < n; x++) {
+        int c[TPL_MAX_PARAMS];
+        tpl_config_from_index(f, idx[x], c);
+        if ((c[P_BM] != 32 && c[P_BN] != 32) || c[P_GROUP] != 8 ||
+            c[P_OPA] != (rows & 1) || c[P_OPB] != ((rows >> 1) & 1) ||
+            c[P_SPLITK] != (rows % 3 ? 1 << (rows % 3) : 1))
+            continue;
+        /* one configuration of this row: skip it if an earlier pick has the same tile */
+        int seen = 0;
+        for (int i = 0; i < rows; i++)
+            seen |= set[i].cfg[P_MMA] == c[P_MMA] && set[i].cfg[P_BM] == c[P_BM] &&
+                    set[i].cfg[P_BN] == c[P_BN];
+        if (seen || rows == 16)
+            continue;
+        th_compiled *s = &set[rows++];
+        memcpy(s->cfg, c, sizeof s->cfg);
+        tpl_config_format(f, c, s->text, sizeof s->text);
+        s->fam = f;
+        s->arch = "sm_90";
+        x = -1;                     /* the next row takes the next ops and split: scan again */
+    }
+    free(idx);
+    CHECK_EQ(rows, 8);
+    CHECK(th_compile_all(set, rows));
+    for (int i = 0; i < rows; i++)
+        CHECK_MSG(set[i].cubin && set[i].size > 0, "%s", set[i].text);
+    th_release_compiled(set, rows);
 }
 
 TEST(dgemm_api_null_handle)
