@@ -190,11 +190,15 @@ static const dg_recipe dg_lattice[] = {
      * Not measured yet (docs/open.md, "FP64 narrow products over a deep K"): m16n8k4 as the 64 x
      * 64 split row (LDR 2, SA 0) and m16n8k8 as the Hopper winners (LDR 3, SA 2), each 32 x 64
      * and 64 x 32 of 2 x 2 warps, 32 x 128 of 2 x 4 and 128 x 32 of 4 x 2 (warp tiles of 16
-     * rows or 16 columns: one or two mma tiles a side). */
+     * rows or 16 columns: one or two mma tiles a side); the 128-thread m16n8k4 tiles also with
+     * three blocks per SM (MINB 3: 168 registers where MINB 1 takes 210-240, nvcc -Xptxas -v,
+     * 2026-11-29; LDR 2 SA 0, which spills 0 or 4 bytes there; LDR 3 SA 1 spilled 4). */
     {1, 1684, 32, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0, 0, 0},
     {1, 1684, 32, 128, 16, 2, 4, 4, 2, 2, 8, 8, 1, 0, 0, 0, 0, 0},
     {1, 1684, 64, 32, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0, 0, 0},
     {1, 1684, 128, 32, 16, 4, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0, 0, 0},
+    {1, 1684, 32, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 3, 0, 0},
+    {1, 1684, 64, 32, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 3, 0, 0},
     {1, 1688, 32, 64, 16, 2, 2, 4, 2, 3, 8, 8, 1, 0, 2, 0, 0, 0},
     {1, 1688, 32, 128, 16, 2, 4, 4, 2, 3, 8, 8, 1, 0, 2, 0, 0, 0},
     {1, 1688, 64, 32, 16, 2, 2, 4, 2, 3, 8, 8, 1, 0, 2, 0, 0, 0},

@@ -1,7 +1,8 @@
 /* test_dgemm.c: tests of the double-precision GEMM family: its space against a written spec,
- * every rejection reason, kinds, targets, defaults and tolerance (CPU); every configuration,
- * transpose, batch and layout against a double-double reference, a faulty kernel, and at_gemm
- * / at_dgemm against a host reference (GPU). */
+ * every rejection reason, kinds, targets, defaults, tolerance and the narrow tiles' rule (CPU);
+ * every configuration, transpose, batch and layout against a double-double reference, the
+ * narrow tiles against a host reference, a faulty kernel, and at_gemm / at_dgemm against a host
+ * reference (GPU). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +47,8 @@ static const char *const td_spec[] = {
     "dmma 1684 32x128x16 2x4 4 2 2 split",
     "dmma 1684 64x32x16 2x2 4 2 2 split",
     "dmma 1684 128x32x16 4x2 4 2 2 split",
+    "dmma 1684 32x64x16 2x2 4 2 2 split m3",
+    "dmma 1684 64x32x16 2x2 4 2 2 split m3",
     "dmma 1688 32x64x16 2x2 4 2 3 split sa2",
     "dmma 1688 32x128x16 2x4 4 2 3 split sa2",
     "dmma 1688 64x32x16 2x2 4 2 3 split sa2",
@@ -557,7 +560,7 @@ TEST(dgemm_narrow_tiles_only_for_narrow_sides)
         CHECK_EQ(t.threads, 32 * c[P_WARPS_M] * c[P_WARPS_N]);
     }
     free(idx);
-    CHECK_EQ(narrow_rows, 8);
+    CHECK_EQ(narrow_rows, 10);
     /* m16n8k4 32 x 64 x 16, NN, 4 stages: A 32 x (16 + 4), B 16 x (64 + 4) doubles a stage */
     int c[TPL_MAX_PARAMS];
     CHECK(td_parse("PATH=1,OPA=0,OPB=0,MMA=1684,BM=32,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,"
@@ -592,11 +595,11 @@ TEST(dgemm_nvrtc_compiles_every_narrow_tile)
             c[P_OPA] != (rows & 1) || c[P_OPB] != ((rows >> 1) & 1) ||
             c[P_SPLITK] != (rows % 3 ? 1 << (rows % 3) : 1))
             continue;
-        /* one configuration of this row: skip it if an earlier pick has the same tile */
+        /* one configuration of a row: skip it if an earlier pick has the same tile and MINB */
         int seen = 0;
         for (int i = 0; i < rows; i++)
             seen |= set[i].cfg[P_MMA] == c[P_MMA] && set[i].cfg[P_BM] == c[P_BM] &&
-                    set[i].cfg[P_BN] == c[P_BN];
+                    set[i].cfg[P_BN] == c[P_BN] && set[i].cfg[P_MINB] == c[P_MINB];
         if (seen || rows == 16)
             continue;
         th_compiled *s = &set[rows++];
@@ -607,7 +610,7 @@ TEST(dgemm_nvrtc_compiles_every_narrow_tile)
         x = -1;                     /* the next row takes the next ops and split: scan again */
     }
     free(idx);
-    CHECK_EQ(rows, 8);
+    CHECK_EQ(rows, 10);
     CHECK(th_compile_all(set, rows));
     for (int i = 0; i < rows; i++)
         CHECK_MSG(set[i].cubin && set[i].size > 0, "%s", set[i].text);
@@ -980,8 +983,8 @@ GPU_TEST(dgemm_gpu_narrow_tiles_against_the_host)
         th_skip("no narrow DMMA tile on %s (sm_90+ only)", dev->arch);
         return;
     }
-    /* 8 rows x 4 op pairs x SPLITK 1, 2, 4, 8, 16 */
-    CHECK_EQ(n, 160);
+    /* 10 rows x 4 op pairs x SPLITK 1, 2, 4, 8, 16 */
+    CHECK_EQ(n, 200);
     if (!th_compile_all(set, n)) {
         th_free_compiled(set, n);
         ms_close(g);
