@@ -15,6 +15,8 @@ enum {
 #define DG_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
 #define DG_SPLIT_MAX_TILES 66           /* split-K only below this many output tiles (all products) */
 #define DG_MAX_GRID_Z 65535
+#define DG_NARROW 32                    /* the narrow tiles' side (BM or BN) */
+#define DG_NARROW_MAX 128               /* ... taken only where that side of C is at most this */
 
 /* Scratch slots of the configuration's exec. */
 #define DG_SLOT_PARTIALS 0
@@ -182,6 +184,25 @@ static const dg_recipe dg_lattice[] = {
     /* DMMA m8n8k4 (sm_80+) */
     {1, 884, 128, 128, 16, 4, 2, 4, 2, 2, 8, 8, 0, 0, 0, 0, 0, 0},
     {1, 884, 64, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0, 0, 0},
+    /* Narrow DMMA tiles (sm_90+), a side of 32 for products whose m or n is at most
+     * DG_NARROW_MAX (dg_applicable), with split-K for a deep K: a 64-row tile computes 66% padding
+     * at m = 22 (22 x 1905 x 4955 ran 0.38x of cuBLAS on the 64 x 64 split row, 2026-11-29).
+     * Not measured yet (docs/open.md, "FP64 narrow products over a deep K"): m16n8k4 as the 64 x
+     * 64 split row (LDR 2, SA 0) and m16n8k8 as the Hopper winners (LDR 3, SA 2), each 32 x 64
+     * and 64 x 32 of 2 x 2 warps, 32 x 128 of 2 x 4 and 128 x 32 of 4 x 2 (warp tiles of 16
+     * rows or 16 columns: one or two mma tiles a side); the 128-thread m16n8k4 tiles also with
+     * three blocks per SM (MINB 3: 168 registers where MINB 1 takes 210-240, nvcc -Xptxas -v,
+     * 2026-11-29; LDR 2 SA 0, which spills 0 or 4 bytes there; LDR 3 SA 1 spilled 4). */
+    {1, 1684, 32, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0, 0, 0},
+    {1, 1684, 32, 128, 16, 2, 4, 4, 2, 2, 8, 8, 1, 0, 0, 0, 0, 0},
+    {1, 1684, 64, 32, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0, 0, 0},
+    {1, 1684, 128, 32, 16, 4, 2, 4, 2, 2, 8, 8, 1, 0, 0, 0, 0, 0},
+    {1, 1684, 32, 64, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 3, 0, 0},
+    {1, 1684, 64, 32, 16, 2, 2, 4, 2, 2, 8, 8, 1, 0, 0, 3, 0, 0},
+    {1, 1688, 32, 64, 16, 2, 2, 4, 2, 3, 8, 8, 1, 0, 2, 0, 0, 0},
+    {1, 1688, 32, 128, 16, 2, 4, 4, 2, 3, 8, 8, 1, 0, 2, 0, 0, 0},
+    {1, 1688, 64, 32, 16, 2, 2, 4, 2, 3, 8, 8, 1, 0, 2, 0, 0, 0},
+    {1, 1688, 128, 32, 16, 4, 2, 4, 2, 3, 8, 8, 1, 0, 2, 0, 0, 0},
     /* FFMA64 */
     {0, 16816, 128, 128, 8, 2, 4, 4, 2, 2, 8, 8, 0, 0, 0, 0, 0, 0},
     {0, 16816, 64, 64, 16, 2, 4, 4, 2, 2, 4, 4, 1, 0, 0, 0, 0, 0},
@@ -305,6 +326,12 @@ static int dg_applicable(const int *cfg, const tpl_problem *p)
         return 0;
     long long tiles = tpl_cdiv(m, cfg[P_BM]) * tpl_cdiv(n, cfg[P_BN]);
     if (tiles > 0x7fffffff)
+        return 0;
+    /* A 32-row (32-column) tile computes less padding than a 64-wide one only where m (n) is
+     * small; elsewhere it reads each B (A) tile twice as often for nothing, so the tuner does
+     * not spend its budget on it (the default run's problems keep their few configurations). */
+    if ((cfg[P_BM] == DG_NARROW && m > DG_NARROW_MAX) ||
+        (cfg[P_BN] == DG_NARROW && n > DG_NARROW_MAX))
         return 0;
     int sk = cfg[P_SPLITK];
     /* PERS 1 walks several products per block: only for batches (or split-K slices) */
@@ -738,8 +765,9 @@ const tpl_family tpl_dgemm = {
         {"OPB", 2, {0, 1}, "op(B) as a loader layout: 0 N (k x n rows), 1 T (stored n x k)"},
         {"MMA", 4, {16816, 1688, 1684, 884}, "DMMA shape: 16816 m16n8k16, 1688 m16n8k8, 1684 "
                                              "m16n8k4 (sm_90+), 884 m8n8k4 (sm_80+)"},
-        {"BM", 2, {128, 64}, "block tile rows of C"},
-        {"BN", 2, {128, 64}, "block tile columns of C"},
+        {"BM", 3, {128, 64, 32}, "block tile rows of C (32: narrow products only, m <= 128)"},
+        {"BN", 3, {128, 64, 32}, "block tile columns of C (32: narrow products only, "
+                                 "n <= 128)"},
         {"BK", 3, {16, 8, 32}, "K depth of one shared-memory stage"},
         {"WARPS_M", 2, {2, 4}, "DMMA: warps along M"},
         {"WARPS_N", 2, {4, 2}, "DMMA: warps along N"},
