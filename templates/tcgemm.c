@@ -29,13 +29,13 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
     [R_CANON_VEC_SPLIT] = "SPLITK > 1 writes FP32 partials and the reduce stores C: VEC takes only "
                           "its first value",
     [R9_TILE] = "PATH 90 tile: BK and BN multiples of one 128-byte swizzled row (64 16-bit or 32 "
-                "FP32 elements), BM of 8*CN, BK of 8*CM, wgmma N (BN; TF32: BM) 64, 128, 192 or "
-                "256, TMA boxes of at most 256 rows",
-    [R9_WARPGROUP] = "PATH 90: each consumer warpgroup's share (BM/WG; TF32: BN/WG) must be a "
+                "FP32 elements), BM of 8*CN, BK of 8*CM, wgmma N (BN; TF32 OPA 0: BM) 64, 128, "
+                "192 or 256, TMA boxes of at most 256 rows",
+    [R9_WARPGROUP] = "PATH 90: each consumer warpgroup's share (BM/WG; TF32 OPA 0: BN/WG) must be a "
                      "multiple of 64 rows with at most 128 FP32 accumulators per thread, WG 1..3, "
                      "a cluster of at most 8",
     [R9_VEC] = "PATH 90 VEC is 1 (scalar), 2 (pairs) or 8 (TMA-store epilogue; TF32: 2 or 8, 8 "
-                "with 64 columns per warpgroup and no split-K)",
+                "with 64 columns per warpgroup, no split-K and OPA 0)",
     [R9_SMEM] = "PATH 90: shared memory (stages, C staging, barriers) above the device's "
                 "per-block limit",
     [R9_THREADS] = "PATH 90: (WG + 1) x 128 threads above the device's per-block limit",
@@ -57,8 +57,9 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
     [R_ORDER] = "tile order: PATH 90 RASTER 0/1 with GROUP 8/16, or GROUP 1 with RASTER 0; "
                 "PATH 80 GROUP 8 with RASTER 0/1; split-K RASTER 0 with GROUP 8",
     [R_SPLIT] = "SPLITK 2, 4, 8 and 16 only on the lattice's 128 x 128 direct-epilogue tiles",
-    [R_OPB] = "OPA and OPB are 0 or 1, and 1 (an operand read in its stored layout, no transposing "
-              "pack) exists on PATH 80 (every type) and PATH 90 BF16/FP16 (PATH 90 TF32 packs)",
+    [R_OPB] = "OPA and OPB are 0 or 1; 1 (an operand read as stored, no transposing pack) exists "
+              "on PATH 80, PATH 90 BF16/FP16 and PATH 90 TF32 (OPB 1, or OPA 1 with OPB 1: an "
+              "op-T A beside an op-N B is packed)",
     [R_EPI] = "EPI is bias * 4 + activation: bias 0 none, 1 per row, 2 per column; activation 0 "
               "none, 1 ReLU, 2 GELU (tanh), 3 GELU (erf)",
     [R_FP8] = "FP8 is 0 (none), 1 (E4M3 x E4M3), 2 (E4M3 x E5M2) or 3 (E5M2 x E4M3), and FP8 "
@@ -119,14 +120,17 @@ static int t9_consumer_regs(int wg)
 static int t9_valid(const int *c, const at_device_info *dev, char *why, size_t len)
 {
     int tf32 = tc_tf32(c), boxe = 128 / tc_esz(c);
-    int wn = tf32 ? c[P_BM] : c[P_BN];
-    int wp = (tf32 ? c[P_BN] : c[P_BM]) / c[P_WG];
+    /* TF32 of a K-major A (OPA 0) computes D^T = B^T A^T: wgmma N is BM, the warpgroups split
+     * BN; OPA 1 (M-major A, K-major B) computes D = A B like the 16-bit kernels */
+    int tr = tf32 && !c[P_OPA];
+    int wn = tr ? c[P_BM] : c[P_BN];
+    int wp = (tr ? c[P_BN] : c[P_BM]) / c[P_WG];
     int bm = c[P_BM], bn = c[P_BN], bk = c[P_BK], cm = c[P_CM], cn = c[P_CN];
     /* B's boxes span BN only N-major (OPB 0); K-major (OPB 1) their rows are BN's */
     if (bk % boxe || (!c[P_OPB] && bn % boxe) || bm % (8 * cn) || bk % (8 * cm) || wn % 64 || wn > 256 ||
         bm / cn > 256 || bk / cm > 256)
         return tc_reject(R9_TILE, why, len);
-    if (c[P_WG] > 3 || (tf32 ? c[P_BN] : c[P_BM]) % c[P_WG] || wp % 64 ||
+    if (c[P_WG] > 3 || (tr ? c[P_BN] : c[P_BM]) % c[P_WG] || wp % 64 ||
         (wp / 64) * (wn / 2) > 128 || cm * cn > 8 || c[P_STAGES] < 2)
         return tc_reject(R9_WARPGROUP, why, len);
     if (!tf32 && c[P_VEC] != 1 && c[P_VEC] != 2 && c[P_VEC] != 8)
@@ -134,8 +138,9 @@ static int t9_valid(const int *c, const at_device_info *dev, char *why, size_t l
     if (!tf32 && c[P_VEC] == 8 && (c[P_SPLITK] > 1 || bn % 64))
         return tc_reject(R9_VEC, why, len);
     /* TF32 VEC 8 (T9_TES, the 256x128 lattice rows): 64 C columns per
-     * consumer warpgroup, no split-K */
-    if (tf32 && c[P_VEC] != 2 && (c[P_VEC] != 8 || c[P_SPLITK] > 1 || wp != 64 || bm % 32))
+     * consumer warpgroup, no split-K, the D^T form (OPA 0) */
+    if (tf32 && c[P_VEC] != 2 &&
+        (c[P_VEC] != 8 || c[P_SPLITK] > 1 || wp != 64 || bm % 32 || c[P_OPA]))
         return tc_reject(R9_VEC, why, len);
     long long smem_limit = dev ? dev->smem_per_block_optin : 227 * 1024;
     int threads = (c[P_WG] + 1) * 128;
@@ -358,9 +363,12 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
                           cfg[P_WG] < 1 || cfg[P_BM] % cfg[P_WG] ||
                           2 * (cfg[P_BM] / cfg[P_WG] / 64) * (cfg[P_BN] / 2) > 128)))
         return tc_reject(R_SCALE, why, len);
+    /* PATH 90 TF32: OPB 1 (B read K-major into the register fragments) and OPA 1 with OPB 1
+     * (the D = A B form); an M-major A beside an N-major B has no K-major operand for wgmma's
+     * shared-memory side */
     if ((cfg[P_OPB] != 0 || cfg[P_OPA] != 0) &&
         (cfg[P_OPB] > 1 || cfg[P_OPA] > 1 || cfg[P_OPB] < 0 || cfg[P_OPA] < 0 ||
-         (cfg[P_PATH] == 90 && tc_tf32(cfg))))
+         (cfg[P_PATH] == 90 && tc_tf32(cfg) && cfg[P_OPA] && !cfg[P_OPB])))
         return tc_reject(R_OPB, why, len);
     int p90 = cfg[P_PATH] == 90;
     if (p90 && (!tc_canonical(cfg, P_WARPS_M) || !tc_canonical(cfg, P_WARPS_N) ||
@@ -425,7 +433,9 @@ static int tc_valid_prefix(const int *cfg, int n_fixed, const at_device_info *de
 
 /* 1 if cfg reads an op-T operand as stored (OPA / OPB from the problem, fit_kind) rather than
  * through the transposing pack: every PATH 80 kernel and the PATH 90 BF16/FP16 ones (not FP8,
- * whose layout is fixed: OPA 0, OPB 1). */
+ * whose layout is fixed: OPA 0, OPB 1). PATH 90 TF32 has both: OPA / OPB 0 packs an op-T
+ * operand and serves every op pair, OPB 1 (and OPA 1 with it) reads it as stored; the tuner
+ * measures both, the built-in choices pack (docs/notes/tcgemm.md 19). */
 static int tc_reads_op_t(const int *cfg)
 {
     return !cfg[P_FP8] && (cfg[P_PATH] == 80 || (cfg[P_PATH] == 90 && cfg[P_TYPE] != 2));
@@ -695,7 +705,9 @@ static void tc_fit_kind(int *cfg, const tpl_problem *p)
     cfg[P_FP8] = tpl_math_fp8(p->math);
     cfg[P_SCALE] = tpl_math_fp8_block(p->math);
     /* a transposed operand is read as stored where the kernel can (PATH 80, PATH 90 16-bit),
-     * not packed; FP8 reads A and B K-major always (m x k and n x k: other layouts are packed) */
+     * not packed; PATH 90 TF32 packs here (its OPA / OPB 1 kernels are the tuner's to pick: not
+     * yet measured as a built-in choice); FP8 reads A and B K-major always (m x k and n x k:
+     * other layouts are packed) */
     int in_place = tc_reads_op_t(cfg);
     cfg[P_OPB] = cfg[P_FP8] || (in_place && p->op_b == AT_OP_T);
     cfg[P_OPA] = in_place && p->op_a == AT_OP_T;
@@ -763,7 +775,7 @@ const tpl_family tpl_tcgemm = {
     .retime_settle_ms = 400.0,
     .fixed_options = "",
     .summary = "tensor-core GEMM C = alpha*op(A)*op(B) + beta*C (row-major, ops N/T read as "
-               "stored (PATH 90 TF32: a transposing pack), batches): BF16 or FP16 (C of the input "
+               "stored (PATH 90 TF32: OPB 1 / OPA 1 or a transposing pack), batches): BF16 or FP16 (C of the input "
                "type) or TF32 math on FP32 data, FP32 accumulation; PATH 90 wgmma + TMA + clusters "
                "(sm_90a), PATH 80 mma.sync + cp.async (sm_80+); fused epilogues, each its own kind "
                "(bias per row or column, ReLU, GELU tanh or erf: 4096x4096x4096:bf16:bias_col:gelu); "
@@ -799,10 +811,12 @@ const tpl_family tpl_tcgemm = {
         {"LOADW", 3, {16, 4, 2}, "PATH 80: bytes per global load of A and B (operands not "
                                  "aligned for it are packed first)"},
         {"OPB", 2, {0, 1}, "1 = a B given as op T (stored n x k) read K-major as stored, no "
-                           "transposing pack (PATH 90 BF16/FP16: TMA and wgmma; PATH 80: ldmatrix)",
+                           "transposing pack (PATH 90 BF16/FP16: TMA and wgmma; PATH 90 TF32: "
+                           "register fragments or, OPA 1, wgmma's B; PATH 80: ldmatrix)",
          .omit_first = 1},
         {"OPA", 2, {0, 1}, "1 = an A given as op T (stored k x m) read M-major as stored, no "
-                           "transposing pack (PATH 90 BF16/FP16: wgmma's transpose bit; PATH 80: "
+                           "transposing pack (PATH 90 BF16/FP16: wgmma's transpose bit; PATH 90 "
+                           "TF32, with OPB 1: register fragments of D = A B; PATH 80: "
                            "ldmatrix.trans, TF32 element by element)", .omit_first = 1},
         {"EPI", TPL_N_EPI, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11},
          "fused epilogue (the problem's kind): bias * 4 + activation, bias 0 none, 1 per row, 2 "

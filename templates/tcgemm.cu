@@ -134,13 +134,17 @@
 #endif
 #ifndef OPA
 #define OPA 0           // 1 = A given as op T (stored k x m) is read as stored, no transposing pack: PATH 90 BF16/FP16
-                        // loads it M-major, read through wgmma's transpose bit; PATH 80 (every TYPE) keeps a BK x BM
-                        // stage tile, read by ldmatrix.trans (TF32: element by element); 0 = A stored m x k (K-major)
+                        // loads it M-major, read through wgmma's transpose bit; PATH 90 TF32 (with OPB 1) loads it
+                        // M-major and reads it into wgmma's register A fragments (the D = A B form, T9_TR 0); PATH 80
+                        // (every TYPE) keeps a BK x BM stage tile, read by ldmatrix.trans (TF32: element by element);
+                        // 0 = A stored m x k (K-major)
 #endif
 #ifndef OPB
 #define OPB 0           // 1 = B given as op T (stored n x k) is read as stored, K-major, no transposing pack: PATH 90
-                        // BF16/FP16 (wgmma's own layout, no transpose bit), PATH 80 every TYPE (a BN x BK stage
-                        // tile, read by ldmatrix without .trans); 0 = B stored k x n (N-major)
+                        // BF16/FP16 (wgmma's own layout, no transpose bit), PATH 90 TF32 (register A fragments of
+                        // D^T = B^T A^T read from the K-major tile; with OPA 1 wgmma's B by descriptor), PATH 80
+                        // every TYPE (a BN x BK stage tile, read by ldmatrix without .trans); 0 = B stored k x n
+                        // (N-major)
 #endif
 #ifndef FRAGDB
 #define FRAGDB 1        // PATH 80: 1 = double-buffer the warp's ldmatrix fragments across the mma K steps of a stage, 0 = load then multiply
@@ -415,7 +419,12 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 }
 
 #if PATH == 90
-#if TC_TF32
+#if TC_TF32 && OPA
+#define T9_ES 4         // TF32 with A M-major (OPA 1, OPB 1): D = A B, A from registers (the M-major tile), B K-major
+#define T9_KSTEP 8
+#define T9_WN BN        // wgmma N: the B tile's rows
+#define T9_WP (PING ? BM : BM / WG) // C rows per consumer warpgroup
+#elif TC_TF32
 #define T9_ES 4         // bytes per input element
 #define T9_KSTEP 8      // K of one wgmma
 #define T9_WN BM        // wgmma N: the A tile's rows (D^T = B^T A^T)
@@ -469,9 +478,13 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #define T9_TRANS ", 0, 1"
 #endif
 #endif
-#if (OPA || OPB) && TC_TF32
-#error "tcgemm PATH 90: OPA / OPB 1 (operands in their stored layout) are for BF16 and FP16"
+#if OPA && !OPB && TC_TF32
+#error "tcgemm PATH 90 TF32: OPA 1 needs OPB 1 (wgmma reads its shared-memory operand K-major: an op-T A with an op-N B is packed)"
 #endif
+#if OPA && TC_TF32 && (VEC != 2 || PING)
+#error "tcgemm PATH 90 TF32: OPA 1 (the D = A B form) stores C directly in pairs (VEC 2), no PING"
+#endif
+#define T9_TR (TC_TF32 && !OPA)         // the accumulators hold D^T (TF32 of K-major A): fragment rows are C columns
 #if FP8 && (OPA || !OPB || (VEC == 8 && TYPE == 2))
 #error "tcgemm PATH 90 FP8: A and B K-major (OPA 0, OPB 1); an FP32 C stores directly (VEC 1, 2)"
 #endif
@@ -813,6 +826,29 @@ __device__ __forceinline__ unsigned t9_fa(unsigned sb, int p, int kc)
     return sb + (p / 32) * (BK * 128) + kc * 128 + ((((p % 32) / 4) ^ (kc % 8)) * 16) + (p % 4) * 4;
 }
 
+#if TC_TF32 && (OPA || OPB)
+// TF32: shared address of element (row p, k column kc) of a K-major tile of `rows` rows (B of OPB 1: boxes of 32
+// k-columns x rows, 128-byte swizzle). A register fragment's lanes then read 8 rows x 4 adjacent words each, the
+// rows' 16-byte chunks XORed apart: 32 different banks.
+__device__ __forceinline__ unsigned t9_fk(unsigned s, int rows, int p, int kc)
+{
+    return s + (kc / 32) * (rows * 128) + p * 128 + ((((kc % 32) / 4) ^ (p % 8)) * 16) + (kc % 4) * 4;
+}
+#endif
+// TF32: the register A fragments' source (element p, kc of wgmma's A: row p of the consumer's M side, k column kc)
+// and wgmma's B descriptor of k8 step kk. OPA 0 (D^T = B^T A^T): A is the B tile (N-major, or K-major with OPB 1),
+// B the K-major A tile. OPA 1 (D = A B): A is the M-major A tile (laid out like OPB 0's B tile), B the K-major B tile.
+#if TC_TF32 && OPA
+#define T9_FRAG(sa, sb, p, kc) t9_fa(sa, p, kc)
+#define T9_TFB(sa, sb, kk) t9_desc((sb) + ((kk) / 4) * (BN * 128) + ((kk) % 4) * 32, 16, 1024)
+#elif TC_TF32 && OPB
+#define T9_FRAG(sa, sb, p, kc) t9_fk(sb, BN, p, kc)
+#define T9_TFB(sa, sb, kk) t9_desc((sa) + ((kk) / 4) * (BM * 128) + ((kk) % 4) * 32, 16, 1024)
+#else
+#define T9_FRAG(sa, sb, p, kc) t9_fa(sb, p, kc)
+#define T9_TFB(sa, sb, kk) t9_desc((sa) + ((kk) / 4) * (BM * 128) + ((kk) % 4) * 32, 16, 1024)
+#endif
+
 __device__ __forceinline__ void t9_fence_acc(float *d)
 {
 #pragma unroll
@@ -883,10 +919,11 @@ __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, 
     t9_st1(C, ldc, m, n, r, c, v0, alpha, beta TC_EPI_ARG);
     t9_st1(C, ldc, m, n, r, c + 1, v1, alpha, beta TC_EPI_ARG);
 }
-#elif FP8
-// FP32 C of an FP8 product: adjacent pairs as one 8-byte store (VEC 2, C and ldc allowing), else scalar
+#elif FP8 || OPA
+// FP32 C of an FP8 product or of TF32's D = A B form (OPA 1): adjacent pairs as one 8-byte store (VEC 2, C and ldc
+// allowing), else scalar
 __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, int r, int c,
-                                       float v0, float v1, float alpha, float beta, int vec_ok)
+                                       float v0, float v1, float alpha, float beta, int vec_ok TC_EPI_PARAM)
 {
     if (r >= m)
         return;
@@ -899,13 +936,13 @@ __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, 
             o0 += beta * old.x;
             o1 += beta * old.y;
         }
-        *p = make_float2(o0, o1);
+        *p = make_float2(TC_EPI(o0, r, c), TC_EPI(o1, r, c + 1));
         return;
     }
 #endif
     (void)vec_ok;
-    t9_st1(C, ldc, m, n, r, c, v0, alpha, beta);
-    t9_st1(C, ldc, m, n, r, c + 1, v1, alpha, beta);
+    t9_st1(C, ldc, m, n, r, c, v0, alpha, beta TC_EPI_ARG);
+    t9_st1(C, ldc, m, n, r, c + 1, v1, alpha, beta TC_EPI_ARG);
 }
 #endif
 
@@ -1114,13 +1151,13 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         for (int q = 0; q < 4; q++) {
                             int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
                             int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
-                            unsigned ad = t9_fa(sb, p, kc);
+                            unsigned ad = T9_FRAG(sa, sb, p, kc);
                             asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fk[i][kk % T9_NB][q]) : "r"(ad) : "memory");
                         }
                     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
                     for (int i = 0; i < T9_MI; i++)
-                        t9_mma_tf32(d[i], fk[i][kk % T9_NB], t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024),
+                        t9_mma_tf32(d[i], fk[i][kk % T9_NB], T9_TFB(sa, sb, kk),
                                     kt > k0 || kk > 0);
                     if (kk + 1 < BK / 8) {
                         asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
@@ -1144,14 +1181,14 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         for (int q = 0; q < 4; q++) {
                             int p = (PING ? 0 : c * T9_WP) + i * 64 + warp * 16 + lane / 4 + (q & 1) * 8;
                             int kc = kk * 8 + lane % 4 + (q >> 1) * 4;
-                            unsigned ad = t9_fa(sb, p, kc);
+                            unsigned ad = T9_FRAG(sa, sb, p, kc);
                             asm volatile("ld.shared.b32 %0, [%1];" : "=r"(fa[i][kk][q]) : "r"(ad) : "memory");
                         }
 #if T9_TFO == 0
                         asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #endif
 #if T9_TFO != 1
-                        t9_mma_tf32(d[i], fa[i][kk], t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024),
+                        t9_mma_tf32(d[i], fa[i][kk], T9_TFB(sa, sb, kk),
                                     kt > k0 || kk > 0);
 #endif
                     }
@@ -1161,7 +1198,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 for (int i = 0; i < T9_MI; i++)
 #pragma unroll
                     for (int kk = 0; kk < BK / 8; kk++)
-                        t9_mma_tf32(d[i], fa[i][kk], t9_desc(sa + (kk / 4) * (BM * 128) + (kk % 4) * 32, 16, 1024),
+                        t9_mma_tf32(d[i], fa[i][kk], T9_TFB(sa, sb, kk),
                                     kt > k0 || kk > 0);
 #endif
 #endif  // T9_TFK
@@ -1359,14 +1396,14 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
                 for (int j = 0; j < T9_ACC / 4; j++) {
                     int q = j * 8 + (lane % 4) * 2;
-#if !TC_TF32
+#if !T9_TR
                     int r0 = m0 + g, c0 = n0 + q;
 #else
                     int r0 = m0 + q, c0 = n0 + g;   // D^T: rows of the fragment are C columns
 #endif
                     if (SPLITK > 1) {
                         float *w = ws + (long long)z * m * n;
-#if !TC_TF32
+#if !T9_TR
                         if (r0 < m && c0 < n) w[(long long)r0 * n + c0] = d[i][4 * j];
                         if (r0 < m && c0 + 1 < n) w[(long long)r0 * n + c0 + 1] = d[i][4 * j + 1];
                         if (r0 + 8 < m && c0 < n) w[(long long)(r0 + 8) * n + c0] = d[i][4 * j + 2];
@@ -1380,7 +1417,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #endif
                         continue;
                     }
-#if !TC_TF32
+#if !T9_TR
                     t9_st2(C, ldc, m, n, r0, c0, d[i][4 * j], d[i][4 * j + 1], alpha, beta, vec_ok & 1 TC_EPI_ARG);
                     t9_st2(C, ldc, m, n, r0 + 8, c0, d[i][4 * j + 2], d[i][4 * j + 3], alpha, beta,
                            vec_ok & 1 TC_EPI_ARG);

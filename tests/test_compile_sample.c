@@ -43,12 +43,31 @@ static const char *const cs_reduce_paths[] = {
 };
 #define CS_N_REDUCE_PATHS ((int)(sizeof cs_reduce_paths / sizeof cs_reduce_paths[0]))
 
-/* The configurations the test pins for fam (must be valid); their count. */
+/* tcgemm's PATH 90 TF32 kernels that read an op-T operand as stored (docs/notes/tcgemm.md 19): a
+ * cover of values may take OPA / OPB 1 from the 16-bit rows only. B's K-major tile into the
+ * register fragments (OPB 1) with the TMA-store epilogue and A multicast; the D = A B form (OPA 1)
+ * with one m64n256, two m64n128 per warpgroup under A's multicast, split-K on one warpgroup of
+ * wgmma N 64, and a fused epilogue through its pair stores. */
+#define CS_TF32_OPT "TYPE=2,PATH=90,BK=32,STAGES=4,CM=1,WARPS_M=2,WARPS_N=2,RASTER=0,GROUP=8,LOADW=16,"
+static const char *const cs_tcgemm_paths[] = {
+    CS_TF32_OPT "BM=256,BN=128,WG=2,CN=2,SPLITK=1,VEC=8,OPB=1",
+    CS_TF32_OPT "BM=128,BN=256,WG=2,CN=1,SPLITK=1,VEC=2,OPB=1,OPA=1",
+    CS_TF32_OPT "BM=256,BN=128,WG=2,CN=2,SPLITK=1,VEC=2,OPB=1,OPA=1",
+    CS_TF32_OPT "BM=128,BN=64,WG=1,CN=1,SPLITK=4,VEC=2,OPB=1,OPA=1",
+    CS_TF32_OPT "BM=128,BN=128,WG=2,CN=1,SPLITK=1,VEC=2,OPB=1,OPA=1,EPI=10",
+};
+#define CS_N_TCGEMM_PATHS ((int)(sizeof cs_tcgemm_paths / sizeof cs_tcgemm_paths[0]))
+
+/* The configurations the test pins for fam (must be valid where their target architecture is
+ * the sample's); their count. */
 static int cs_pinned(const tpl_family *fam, const char *const **texts)
 {
     *texts = cs_reduce_paths;
     if (strcmp(fam->name, "sum") == 0 || strcmp(fam->name, "dot") == 0)
         return CS_N_REDUCE_PATHS;
+    *texts = cs_tcgemm_paths;
+    if (strcmp(fam->name, "tcgemm") == 0)
+        return CS_N_TCGEMM_PATHS;
     return 0;
 }
 
@@ -493,8 +512,16 @@ static int cs_add_jobs(const tpl_family *fam, const char *arch, const cs_winner 
     for (int i = 0; i < n_pinned; i++) {
         int cfg[TPL_MAX_PARAMS];
         char err[256];
-        if (tpl_config_parse(fam, pinned[i], cfg, err, sizeof err) != AT_OK ||
-            cs_find(fam, s, n, cfg) < 0) {
+        if (tpl_config_parse(fam, pinned[i], cfg, err, sizeof err) != AT_OK) {
+            th_fail(__FILE__, __LINE__, "%s: pinned %s does not parse: %s", fam->name,
+                    pinned[i], err);
+            free(s);
+            return -1;
+        }
+        /* a configuration with no target on arch (tcgemm PATH 90 on sm_80) is not sampled there */
+        if (fam->target_arch && !fam->target_arch(cfg, arch))
+            continue;
+        if (cs_find(fam, s, n, cfg) < 0) {
             th_fail(__FILE__, __LINE__, "%s: pinned %s is not in the %s sample (not valid?)",
                     fam->name, pinned[i], arch);
             free(s);

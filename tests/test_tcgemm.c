@@ -136,9 +136,16 @@ static int tt_spec_ok(const int *c)
 {
     /* OPA / OPB 1 (an operand read in its stored layout) exist on every row of PATH 80 (every
      * type: ldmatrix reads either layout) and of PATH 90 BF16/FP16 (wgmma's transpose bit and
-     * K-major B); PATH 90 TF32 reads only K-major A and N-major B (op T: the transposing pack) */
-    if ((c[P_OPB] || c[P_OPA]) && c[P_PATH] == 90 && c[P_TYPE] == 2)
-        return 0;
+     * K-major B). PATH 90 TF32 (wgmma's shared-memory operand K-major only): OPB 1 on every row
+     * (B's K-major tile into the register fragments); OPA 1 only with OPB 1 (D = A B: B K-major
+     * by descriptor), where each consumer warpgroup's BM / WG rows are whole m64 wgmmas of at
+     * most 128 accumulators and C is stored directly (VEC 2) */
+    if (c[P_OPA] && c[P_PATH] == 90 && c[P_TYPE] == 2) {
+        int rows = c[P_BM] / c[P_WG];
+        if (!c[P_OPB] || c[P_BM] % c[P_WG] || rows % 64 || (rows / 64) * (c[P_BN] / 2) > 128 ||
+            c[P_VEC] != 2)
+            return 0;
+    }
     if (!tt_rows_ready) {
         for (int i = 0; i < TT_ROWS; i++)
             if (!tt_spec_parse(tt_spec[i], &tt_rows[i]))
@@ -215,7 +222,8 @@ TEST(tcgemm_space_is_the_specified_lattice)
         if (!v)
             continue;
         CHECK_MSG(f->valid(c, &h100, why, sizeof why), "valid, not on an H100: %s", why);
-        /* OPA and OPB 1 quadruple the PATH 80 rows and the 16-bit PATH 90 rows */
+        /* OPA and OPB 1 quadruple the PATH 80 rows and the 16-bit PATH 90 rows (TF32 PATH 90:
+         * OPB 1 doubles them, OPA 1 adds the D = A B rows) */
         per[c[P_TYPE]][c[P_PATH] == 90] += !c[P_OPB] && !c[P_OPA];
         /* the kernel a configuration compiles: parameters its path and type leave unused
          * do not count, and must then sit at their first value */
@@ -226,8 +234,6 @@ TEST(tcgemm_space_is_the_specified_lattice)
             unused[P_WARPS_M] = unused[P_WARPS_N] = unused[P_LOADW] = 1;
         else
             unused[P_WG] = unused[P_CM] = unused[P_CN] = 1;
-        if (c[P_PATH] == 90 && c[P_TYPE] == 2)
-            unused[P_OPB] = unused[P_OPA] = 1;
         if (c[P_SPLITK] > 1)
             unused[P_VEC] = 1;
         for (int p = 0; p < P_COUNT; p++)
@@ -421,7 +427,8 @@ TEST(tcgemm_kinds_never_cross)
 
 /* An op-T operand is read as stored wherever the kernel can (PATH 80 every type, PATH 90
  * BF16/FP16): such a kernel serves exactly the op pair of its OPA / OPB (no transposing pack),
- * PATH 90 TF32 (OPA = OPB = 0) every op pair through the pack; the built-in choice on sm_80 /
+ * PATH 90 TF32 with OPA = OPB = 0 every op pair through the pack, with OPB 1 (and OPA 1) the
+ * pairs whose operands it reads as stored; the built-in choice on sm_80 /
  * sm_86 / sm_90 carries the problem's ops, batches included; PATH 80's stage tiles keep the
  * stored layouts (shared memory written out from the row strides, not from t8_smem_bytes). */
 TEST(tcgemm_op_t_operands_read_in_place)
@@ -432,6 +439,7 @@ TEST(tcgemm_op_t_operands_read_in_place)
     };
     long long raw = tpl_space_size(f);
     int served80[3][4] = {{0}};    /* k 100: too shallow for split-K (4 K tiles a slice) */
+    int served90tf[4][4] = {{0}};  /* PATH 90 TF32 kernels per op pair and OPA * 2 + OPB */
     for (long long i = 0; i < raw && !th_failed(); i += TT_STEP) {
         int c[TPL_MAX_PARAMS];
         tpl_config_from_index(f, i, c);
@@ -442,16 +450,32 @@ TEST(tcgemm_op_t_operands_read_in_place)
             tpl_problem p = tt_problem(300, 257, 100, kinds[c[P_TYPE]].t, kinds[c[P_TYPE]].m);
             p.op_a = (ops & 1) ? AT_OP_T : AT_OP_N;
             p.op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
-            int want = c[P_SPLITK] == 1 &&
-                       (!in_place || (c[P_OPA] == (ops & 1) && c[P_OPB] == (ops >> 1)));
+            /* PATH 90 TF32: OPA / OPB 0 pack an op-T operand (every op pair), 1 reads it as
+             * stored (op T only) */
+            int reads_ok = in_place ? c[P_OPA] == (ops & 1) && c[P_OPB] == (ops >> 1)
+                                    : (!c[P_OPA] || (ops & 1)) && (!c[P_OPB] || (ops >> 1));
+            int want = c[P_SPLITK] == 1 && reads_ok;
             CHECK_MSG(f->applicable(c, &p) == want, "config %lld ops %d: applicable %d", i, ops,
                       !want);
             p.batch = 7;
             CHECK(f->applicable(c, &p) == want);
             if (c[P_PATH] == 80)
                 served80[c[P_TYPE]][ops] += want;
+            else if (c[P_TYPE] == 2 && want)
+                served90tf[ops][c[P_OPA] * 2 + c[P_OPB]]++;
         }
     }
+    /* PATH 90 TF32: the packing kernels serve every pair; OPB 1 serves NT and TT, OPA 1 (with
+     * OPB 1) TT only; no kernel reads the A of TN in place (wgmma's B side needs a K-major
+     * operand) */
+    for (int ops = 0; ops < 4; ops++) {
+        CHECK_MSG(served90tf[ops][0] >= 4, "TF32 ops %d: %d packing kernels", ops, served90tf[ops][0]);
+        CHECK_EQ(served90tf[ops][1] > 0, ops >= 2);
+        CHECK_EQ(served90tf[ops][3] > 0, ops == 3);
+        CHECK_EQ(served90tf[ops][2], 0);
+    }
+    CHECK_EQ(served90tf[2][1], served90tf[3][1]);
+    CHECK_EQ(served90tf[2][1], served90tf[0][0]);    /* OPB 1 on every PATH 90 TF32 row */
     for (int t = 0; t < 3; t++)
         for (int ops = 0; ops < 4; ops++)
             CHECK_MSG(served80[t][ops] >= 4 && served80[t][ops] == served80[t][0],

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "args.h"
 #include "db.h"
 #include "harness.h"
 #include "th_compile.h"
@@ -171,9 +172,9 @@ GPU_TEST(tcgemm_gpu_every_type_and_shape)
 
 /* Every type and op pair with batches, on a few configurations of each type (each PATH the
  * device runs, split-K, clusters, narrow loads, each op pair's in-place readers): an op-T
- * operand is read as stored by its OPA / OPB 1 kernels (PATH 80 every type, PATH 90 BF16/FP16)
- * and goes through the transposing pack elsewhere (PATH 90 TF32, kernels run outside their
- * kind); odd sizes make the tiles ragged and the rows unaligned (16-byte loads then pack the
+ * operand is read as stored by its OPA / OPB 1 kernels (PATH 80 every type, PATH 90 BF16/FP16,
+ * PATH 90 TF32's OPB 1 and OPA 1 with OPB 1) and goes through the transposing pack elsewhere
+ * (PATH 90 TF32 OPA / OPB 0, kernels run outside their kind); odd sizes make the tiles ragged and the rows unaligned (16-byte loads then pack the
  * operand in its stored layout, narrow loads read it in place), batches of odd strides offset
  * every product's operands off 16 bytes, 200 x 136 x 72 keeps every row and product 16-byte
  * aligned (16-byte loads in place over ragged tiles), 100 x 70 x 1030 admits split-K; every
@@ -272,11 +273,12 @@ static void tt_host_fill(unsigned char *buf, size_t n, int t, unsigned seed)
 
 /* 1 if the layouts test runs configuration c on op pair ops (bit 0 op(A) = T, bit 1 op(B) = T):
  * a kernel that reads op-T operands as stored (PATH 80, PATH 90 BF16/FP16) on its own pair
- * (OPA, OPB), PATH 90 TF32 (the transposing pack) on every pair. */
+ * (OPA, OPB); PATH 90 TF32 on every pair whose op-T operands it reads as stored or packs (OPA /
+ * OPB 1 only where that operand is op T). */
 static int tt_runs_on(const int *c, int ops)
 {
     if (c[P_PATH] == 90 && c[P_TYPE] == 2)
-        return 1;
+        return (!c[P_OPA] || (ops & 1)) && (!c[P_OPB] || (ops >> 1));
     return c[P_OPA] == (ops & 1) && c[P_OPB] == (ops >> 1);
 }
 
@@ -407,6 +409,196 @@ GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
            runs_t[3]);
     for (int ops = 0; ops < 4 && !th_failed(); ops++)
         CHECK_MSG(runs_t[ops] >= 3 * 5 * 2, "op pair %d: %d runs", ops, runs_t[ops]);
+    ms_close(g);
+}
+
+/* The PATH 90 TF32 kernels that read an op-T operand as stored (OPB 1: B's K-major tile into the
+ * register fragments; OPA 1 with OPB 1: D = A B from A's M-major tile; docs/notes/tcgemm.md 19),
+ * every one of the lattice in tile order RASTER 0, GROUP 8, against the float64 reference: the
+ * calls NT, TN and TT, row- and column-major (a column-major call is its row-major canonical form,
+ * A and B swapped: col-major NT is row-major TN, which no such kernel takes, and must refuse), at
+ * ragged sizes (333 x 517 x 259, 1000 x 1000 x 1024, 1 x 300 x 40, 200 x 150 x 2100: split-K up
+ * to 16 slices), tight leading
+ * dimensions, padded ones the TMA reads in place (+4 elements: 16-byte rows off 128) and odd
+ * ones (+3: the stored-layout pack), alpha 1.25 with beta 0 over NaN and alpha -0.5 with beta
+ * 1.5; then a fused epilogue (bias per column, GELU) on one kernel of each form. */
+GPU_TEST(tcgemm_gpu_tf32_op_t_in_place)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    const cudrv *cu = ms_driver(g);
+    at_exec *ref = ms_reference(g);
+    const at_device_info *dev = ms_device(g);
+    if (dev->cc_major != 9 || dev->cc_minor != 0) {
+        printf("    not an sm_90 device: PATH 90 does not run here\n");
+        ms_close(g);
+        return;
+    }
+    long long raw = tpl_space_size(f);
+    th_compiled *set = calloc(64, sizeof *set);
+    int n_set = 0;
+    CHECK(set != NULL);
+    for (long long i = 0; set && i < raw && n_set < 64; i += TT_STEP) {
+        int c[TPL_MAX_PARAMS];
+        tpl_config_from_index(f, i, c);
+        if (c[P_TYPE] != 2 || c[P_PATH] != 90 || !c[P_OPB] || c[P_RASTER] != 0 ||
+            c[P_GROUP] != 8 || !f->valid(c, dev, NULL, 0))
+            continue;
+        th_compiled *t = &set[n_set++];
+        t->fam = f;
+        memcpy(t->cfg, c, sizeof t->cfg);
+        tpl_config_format(f, c, t->text, sizeof t->text);
+        t->arch = dev->arch;
+    }
+    int forms[2] = {0};
+    for (int i = 0; i < n_set; i++)
+        forms[set[i].cfg[P_OPA]]++;
+    CHECK_MSG(forms[0] >= 6 && forms[1] >= 4, "%d OPB 1 and %d OPA 1 kernels", forms[0], forms[1]);
+    if (th_failed() || !th_compile_all(set, n_set)) {
+        th_free_compiled(set, n_set);
+        ms_close(g);
+        return;
+    }
+    static const int shapes[][3] = {{333, 517, 259}, {1000, 1000, 1024}, {1, 300, 40},
+                                    {200, 150, 2100}};
+    static const int pads[3] = {0, 4, 3};
+    static const float ab[2][2] = {{1.25f, 0.0f}, {-0.5f, 1.5f}};
+    static const at_op call_ops[3][2] = {{AT_OP_N, AT_OP_T}, {AT_OP_T, AT_OP_N}, {AT_OP_T, AT_OP_T}};
+    int *runs = calloc((size_t)n_set, sizeof *runs), refused = 0;
+    CHECK(runs != NULL);
+    for (size_t sh = 0; runs && sh < sizeof shapes / sizeof shapes[0] && !th_failed(); sh++)
+    for (int o = 0; o < 2 && !th_failed(); o++)
+    for (int cp = 0; cp < 3 && !th_failed(); cp++)
+    for (int pd = 0; pd < 3 && !th_failed(); pd++) {
+        at_order order = o ? AT_COL_MAJOR : AT_ROW_MAJOR;
+        int m = shapes[sh][0], n = shapes[sh][1], k = shapes[sh][2];
+        at_op opa = call_ops[cp][0], opb = call_ops[cp][1];
+        /* each operand as stored: rows x cols with ld >= cols (row-major) or >= rows (column-
+         * major) plus the padding */
+        long long ar = opa == AT_OP_N ? m : k, ac = opa == AT_OP_N ? k : m;
+        long long br = opb == AT_OP_N ? k : n, bc = opb == AT_OP_N ? n : k;
+        long long lda = (o ? ar : ac) + pads[pd], ldb = (o ? br : bc) + pads[pd];
+        long long ldc = (o ? m : n) + pads[pd];
+        size_t na = (size_t)(o ? ac : ar) * lda, nb = (size_t)(o ? bc : br) * ldb;
+        size_t nc = (size_t)(o ? n : m) * ldc;
+        tpl_workset ws;
+        memset(&ws, 0, sizeof ws);
+        CUdeviceptr A, B, C0, C, R;
+        float *hc0 = malloc(nc * 4), *hc = malloc(nc * 4);
+        unsigned char *hb = malloc((na > nb ? na : nb) * 4);
+        CHECK(hc0 && hc && hb);
+        CHECK_OK(tpl_ws_alloc(ref, &ws, na * 4, &A));
+        CHECK_OK(tpl_ws_alloc(ref, &ws, nb * 4, &B));
+        CHECK_OK(tpl_ws_alloc(ref, &ws, nc * 4, &C0));
+        CHECK_OK(tpl_ws_alloc(ref, &ws, nc * 4, &C));
+        CHECK_OK(tpl_ws_alloc(ref, &ws, (size_t)m * n * 8 + 8, &R));
+        tt_host_fill(hb, na, 2, 101 + (unsigned)(sh * 7 + pd));
+        CHECK(cu->MemcpyHtoD(A, hb, na * 4) == CUDA_SUCCESS);
+        tt_host_fill(hb, nb, 2, 202 + (unsigned)(sh * 7 + pd));
+        CHECK(cu->MemcpyHtoD(B, hb, nb * 4) == CUDA_SUCCESS);
+        tt_host_fill((unsigned char *)hc0, nc, 2, 303 + (unsigned)sh);
+        CHECK(cu->MemcpyHtoD(C0, hc0, nc * 4) == CUDA_SUCCESS);
+        for (int v = 0; v < 2 && !th_failed(); v++) {
+            float alpha = ab[v][0], beta = ab[v][1];
+            /* the call as the user makes it, then its row-major canonical form (args.h) */
+            tpl_args call = tpl_gemm_args(m, n, k, alpha, A, (int)lda, B, (int)ldb, beta, C0,
+                                          (int)ldc);
+            call.problem = tt_problem(m, n, k, AT_R_32F, AT_MATH_TF32);
+            call.problem.order = order;
+            call.problem.op_a = opa;
+            call.problem.op_b = opb;
+            ag_gemm_canonical(&call);
+            const tpl_problem *p = &call.problem;
+            int cm = (int)p->dims[0], cn = (int)p->dims[1];
+            long long cldc = call.operand[TPL_GEMM_C].ld;
+            CHECK_OK(tpl_ref_gemm_args(ref, &call, C0, R));
+            for (int i = 0; i < n_set && !th_failed(); i++) {
+                if (!f->applicable(set[i].cfg, p)) {
+                    /* op N where the kernel reads op T (col-major NT, row-major TN), or split-K
+                     * outside its rule */
+                    refused += p->op_b == AT_OP_N || (p->op_a == AT_OP_N && set[i].cfg[P_OPA]);
+                    continue;
+                }
+                /* C = C0, NaN in the product's block when beta = 0 (it must not be read) */
+                memcpy(hc, hc0, nc * 4);
+                for (int r = 0; beta == 0.0f && r < cm; r++)
+                    memset(hc + (size_t)r * cldc, 0xff, (size_t)cn * 4);
+                CHECK(cu->MemcpyHtoD(C, hc, nc * 4) == CUDA_SUCCESS);
+                CUmodule mod;
+                CHECK(cu->ModuleLoadData(&mod, set[i].cubin) == CUDA_SUCCESS);
+                at_exec ex;
+                ex_init(&ex, cu, dev, mod, ref->stream, err, sizeof err);
+                tpl_args args = call;
+                args.operand[TPL_GEMM_C].ptr = C;
+                at_status s = f->run(&ex, set[i].cfg, &args);
+                if (s == AT_OK)
+                    s = ex_sync(&ex);
+                ex_release(&ex);
+                cu->ModuleUnload(mod);
+                CHECK_MSG(s == AT_OK, "%s: %s", set[i].text, err);
+                double e = -1;
+                CHECK_OK(tpl_rel_error_typed(ref, AT_R_32F, C, cm, cn, cldc, R, &e));
+                CHECK_MSG(e <= f->tolerance(p), "%s-major %dx%dx%d %s%s (canonical %s%s) pad %d "
+                          "alpha %g beta %g %s: error %g (tolerance %g)", o ? "col" : "row", m, n,
+                          k, tpl_op_name(opa), tpl_op_name(opb), tpl_op_name(p->op_a),
+                          tpl_op_name(p->op_b), pads[pd], alpha, beta, set[i].text, e,
+                          f->tolerance(p));
+                /* outside the product's block nothing changed */
+                CHECK(cu->MemcpyDtoH(hc, C, nc * 4) == CUDA_SUCCESS);
+                for (size_t x = 0; x < nc; x++)
+                    if (!((long long)x / cldc < cm && (long long)x % cldc < cn))
+                        CHECK_MSG(memcmp(hc + x, hc0 + x, 4) == 0, "%s: element %zu outside C's "
+                                  "block changed", set[i].text, x);
+                runs[i] += v == 0;
+            }
+        }
+        tpl_workset_free(cu, &ws);
+        free(hc0);
+        free(hc);
+        free(hb);
+    }
+    /* every kernel ran: OPB 1 on canonical NT and TT, OPA 1 on TT (split-K at 1000^2 x 1024) */
+    for (int i = 0; runs && i < n_set; i++)
+        CHECK_MSG(runs[i] >= (set[i].cfg[P_SPLITK] > 1 ? 2 : 6), "%s: %d runs", set[i].text,
+                  runs[i]);
+    CHECK(refused > 0);
+    printf("    %d TF32 kernels (OPB 1: %d, OPA 1: %d) x 4 shapes x NT/TN/TT x row/col x 3 "
+           "leading dimensions x 2 alpha/beta; %d refused pairs\n", n_set, forms[0], forms[1],
+           refused);
+    free(runs);
+    th_free_compiled(set, n_set);
+    /* a fused epilogue (bias per column of C, GELU tanh) on the first kernel of each form */
+    for (int form = 0; form < 2 && !th_failed(); form++) {
+        th_compiled one;
+        memset(&one, 0, sizeof one);
+        int found = 0;
+        for (long long i = 0; i < raw && !found; i += TT_STEP) {
+            tpl_config_from_index(f, i, one.cfg);
+            found = one.cfg[P_TYPE] == 2 && one.cfg[P_PATH] == 90 && one.cfg[P_OPB] &&
+                    one.cfg[P_OPA] == form && one.cfg[P_SPLITK] == 1 && f->valid(one.cfg, dev, NULL, 0);
+        }
+        CHECK(found);
+        one.cfg[P_EPI] = TPL_EPI(TPL_BIAS_COL, 2);
+        CHECK(f->valid(one.cfg, dev, NULL, 0));
+        one.fam = f;
+        one.arch = dev->arch;
+        tpl_config_format(f, one.cfg, one.text, sizeof one.text);
+        if (!th_compile_all(&one, 1))
+            break;
+        tpl_problem p = tt_problem(333, 517, 259, AT_R_32F, AT_MATH_TF32);
+        p.op_a = form ? AT_OP_T : AT_OP_N;
+        p.op_b = AT_OP_T;
+        p.epilogue = one.cfg[P_EPI];
+        double e = -1;
+        at_status st = ms_prepare(g, f, &p, 5, err, sizeof err);
+        if (st == AT_OK)
+            st = ms_verify(g, f, one.cfg, one.cubin, one.size, &e, err, sizeof err);
+        CHECK_MSG(st == AT_OK && e <= f->tolerance(&p), "%s: %s (error %g, %s)", one.text,
+                  at_status_string(st), e, err);
+        th_release_compiled(&one, 1);
+    }
     ms_close(g);
 }
 
