@@ -9,16 +9,10 @@
 #include <string.h>
 #include "harness.h"
 #include "th_compile.h"
+#include "th_dgemm.h"
 #include "lookup.h"
 #include "measure.h"
 #include "tpl.h"
-
-extern const tpl_family tpl_dgemm;
-
-enum {
-    P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_FRAG, P_TM,
-    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_SA, P_MINB, P_PERS, P_TMA, P_COUNT
-};
 
 static const char *const td_names[P_COUNT] = {
     "PATH", "OPA", "OPB", "MMA", "BM", "BN", "BK", "WARPS_M", "WARPS_N", "STAGES", "FRAG", "TM",
@@ -133,42 +127,6 @@ static int td_spec_ok(const int *c)
     return 0;
 }
 
-static int td_parse(const char *text, int *cfg)
-{
-    char err[256];
-    return tpl_config_parse(&tpl_dgemm, text, cfg, err, sizeof err) == AT_OK;
-}
-
-static at_device_info td_device(int cc_major, int cc_minor, int smem, int threads, int regs)
-{
-    at_device_info d;
-    memset(&d, 0, sizeof d);
-    d.cc_major = cc_major;
-    d.cc_minor = cc_minor;
-    snprintf(d.arch, sizeof d.arch, "sm_%d%d", cc_major, cc_minor);
-    d.smem_per_block_optin = smem;
-    d.max_threads_per_block = threads;
-    d.regs_per_block = regs;
-    d.sm_count = 132;
-    return d;
-}
-
-static tpl_problem td_problem(long long m, long long n, long long k, at_op oa, at_op ob,
-                              long long batch)
-{
-    tpl_problem p;
-    memset(&p, 0, sizeof p);
-    p.n_dims = 3;
-    p.dims[0] = m;
-    p.dims[1] = n;
-    p.dims[2] = k;
-    p.dtype = AT_R_64F;
-    p.op_a = oa;
-    p.op_b = ob;
-    p.batch = batch;
-    return p;
-}
-
 /* Every valid configuration (generic device and an H100) is a spec row, and every spec row
  * with every transpose and tile order is valid on an H100 (the Hopper shapes not on an A100). */
 TEST(dgemm_space_is_the_specified_lattice)
@@ -177,8 +135,8 @@ TEST(dgemm_space_is_the_specified_lattice)
     CHECK_EQ(f->n_params, P_COUNT);
     for (int p = 0; p < P_COUNT; p++)
         CHECK_STR(f->params[p].name, td_names[p]);
-    at_device_info h100 = td_device(9, 0, 227 * 1024, 1024, 65536);
-    at_device_info a100 = td_device(8, 0, 163 * 1024, 1024, 65536);
+    at_device_info h100 = th_dgemm_device(9, 0, 227 * 1024, 1024, 65536);
+    at_device_info a100 = th_dgemm_device(8, 0, 163 * 1024, 1024, 65536);
     long long *idx = NULL;
     long long n = tpl_valid_configs_cached(f, &h100, &idx);
     CHECK(n > 0 && idx);
@@ -214,9 +172,9 @@ TEST(dgemm_space_is_the_specified_lattice)
 TEST(dgemm_every_rejection_reason_is_reachable)
 {
     const tpl_family *f = &tpl_dgemm;
-    at_device_info h100 = td_device(9, 0, 227 * 1024, 1024, 65536);
-    at_device_info a100 = td_device(8, 0, 163 * 1024, 1024, 65536);
-    at_device_info small = td_device(9, 0, 227 * 1024, 128, 65536);
+    at_device_info h100 = th_dgemm_device(9, 0, 227 * 1024, 1024, 65536);
+    at_device_info a100 = th_dgemm_device(8, 0, 163 * 1024, 1024, 65536);
+    at_device_info small = th_dgemm_device(9, 0, 227 * 1024, 128, 65536);
     static const struct { const char *change; int dev; } cases[] = {
         /* in tpl_dgemm_reasons' order; dev 0 H100, 1 A100, 2 a device of 128 threads */
         {"OPA=2", 0},
@@ -245,7 +203,7 @@ TEST(dgemm_every_rejection_reason_is_reachable)
             strncmp(cases[r].change, "PATH=0", 6) != 0)
             memcpy(strstr(text, "MMA=16816"), "MMA=1684 ", 9);
         int c[TPL_MAX_PARAMS];
-        CHECK(td_parse(text, c));
+        CHECK(th_dgemm_parse(text, c));
         char change[256];
         snprintf(change, sizeof change, "%s", cases[r].change);
         for (char *tok = strtok(change, ","); tok; tok = strtok(NULL, ",")) {
@@ -274,7 +232,7 @@ TEST(dgemm_every_rejection_reason_is_reachable)
 TEST(dgemm_sa_and_minb_rules)
 {
     const tpl_family *f = &tpl_dgemm;
-    at_device_info h100 = td_device(9, 0, 227 * 1024, 1024, 65536);
+    at_device_info h100 = th_dgemm_device(9, 0, 227 * 1024, 1024, 65536);
     static const struct { const char *text; int reason; } cases[] = {
         /* the m16n8k4 128x128x32 row with SA 1 (in the lattice until section 11), then
          * variations */
@@ -343,7 +301,7 @@ TEST(dgemm_sa_and_minb_rules)
         char text[TPL_CONFIG_LEN];
         snprintf(text, sizeof text, "PATH=1,%s,FRAG=2,TM=8,TN=8,GROUP=8,SPLITK=1", cases[i].text);
         int c[TPL_MAX_PARAMS];
-        CHECK_MSG(td_parse(text, c), "%s", text);
+        CHECK_MSG(th_dgemm_parse(text, c), "%s", text);
         char why[512];
         int ok = f->valid(c, &h100, why, sizeof why);
         CHECK_MSG(ok == (cases[i].reason < 0), "%s: valid %d (%s)", text, ok, why);
@@ -358,13 +316,13 @@ TEST(dgemm_target_arch_per_path)
 {
     const tpl_family *f = &tpl_dgemm;
     int c[TPL_MAX_PARAMS];
-    CHECK(td_parse(f->baselines[f->n_baselines - 1].config, c));
+    CHECK(th_dgemm_parse(f->baselines[f->n_baselines - 1].config, c));
     CHECK_EQ(c[P_MMA], 1688);
     CHECK(tpl_target_arch(f, c, "sm_80") == NULL);
     CHECK(tpl_target_arch(f, c, "sm_89") == NULL);
     CHECK_STR(tpl_target_arch(f, c, "sm_90"), "sm_90");
     CHECK_STR(tpl_target_arch(f, c, "sm_100"), "sm_100");
-    CHECK(td_parse(f->default_config, c));
+    CHECK(th_dgemm_parse(f->default_config, c));
     CHECK_STR(tpl_target_arch(f, c, "sm_80"), "sm_80");
     c[P_PATH] = 0;
     c[P_MMA] = 16816;               /* FFMA64 ignores MMA */
@@ -379,8 +337,8 @@ TEST(dgemm_kinds_never_cross)
     const tpl_family *others[] = {tpl_find("matmul"), tpl_find("tcgemm")};
     tpl_problem kinds[6];
     for (int i = 0; i < 4; i++)
-        kinds[i] = td_problem(300, 200, 100, (at_op)(i & 1), (at_op)(i >> 1), 1);
-    kinds[4] = td_problem(300, 200, 100, AT_OP_N, AT_OP_N, 1);
+        kinds[i] = th_dgemm_problem(300, 200, 100, (at_op)(i & 1), (at_op)(i >> 1), 1);
+    kinds[4] = th_dgemm_problem(300, 200, 100, AT_OP_N, AT_OP_N, 1);
     kinds[4].dtype = AT_R_32F;
     kinds[5] = kinds[4];
     kinds[5].dtype = AT_R_16BF;
@@ -421,18 +379,18 @@ TEST(dgemm_kinds_never_cross)
         CHECK(served[i] > 0 && served[i] == served[0]);
     /* split-K only where the tiles are few, each slice deep enough */
     int c[TPL_MAX_PARAMS];
-    CHECK(td_parse("PATH=1,OPA=0,OPB=0,MMA=1684,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,"
+    CHECK(th_dgemm_parse("PATH=1,OPA=0,OPB=0,MMA=1684,BM=64,BN=64,BK=16,WARPS_M=2,WARPS_N=2,"
                    "STAGES=4,FRAG=2,TM=8,TN=8,GROUP=8,SPLITK=4", c));
-    tpl_problem skinny = td_problem(256, 256, 8192, AT_OP_N, AT_OP_N, 1);
+    tpl_problem skinny = th_dgemm_problem(256, 256, 8192, AT_OP_N, AT_OP_N, 1);
     CHECK(f->applicable(c, &skinny));
     skinny.batch = 8;               /* 16 tiles x 8 products: enough blocks without a split */
     CHECK(!f->applicable(c, &skinny));
-    skinny = td_problem(256, 256, 128, AT_OP_N, AT_OP_N, 1);
+    skinny = th_dgemm_problem(256, 256, 128, AT_OP_N, AT_OP_N, 1);
     CHECK(!f->applicable(c, &skinny));
     /* PERS 1 (several products per block) only for batches */
-    CHECK(td_parse("PATH=1,OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,"
+    CHECK(th_dgemm_parse("PATH=1,OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,"
                    "STAGES=3,FRAG=2,TM=8,TN=8,GROUP=8,SPLITK=1,LDR=3,SA=2,PERS=1", c));
-    tpl_problem batched = td_problem(256, 256, 256, AT_OP_N, AT_OP_N, 1);
+    tpl_problem batched = th_dgemm_problem(256, 256, 256, AT_OP_N, AT_OP_N, 1);
     CHECK(!f->applicable(c, &batched));
     batched.batch = 2;
     CHECK(f->applicable(c, &batched));
@@ -444,7 +402,7 @@ TEST(dgemm_tolerance_rule)
     CHECK(fabs(tpl_dgemm_tolerance_rule(1) - 24 * ldexp(1, -53)) < 1e-30);
     CHECK(fabs(tpl_dgemm_tolerance_rule(4096) - 528 * ldexp(1, -53)) < 1e-30);
     CHECK(fabs(tpl_dgemm_tolerance_rule(0) - 24 * ldexp(1, -53)) < 1e-30);
-    tpl_problem p = td_problem(10, 10, 1024, AT_OP_N, AT_OP_N, 1);
+    tpl_problem p = th_dgemm_problem(10, 10, 1024, AT_OP_N, AT_OP_N, 1);
     CHECK(fabs(tpl_dgemm.tolerance(&p) - 272 * ldexp(1, -53)) < 1e-30);
 }
 
@@ -454,17 +412,18 @@ TEST(dgemm_defaults_serve_every_kind_on_every_device)
 {
     const tpl_family *f = &tpl_dgemm;
     at_device_info devs[4] = {
-        td_device(7, 0, 96 * 1024, 1024, 65536),    /* V100 */
-        td_device(8, 0, 163 * 1024, 1024, 65536),
-        td_device(8, 6, 99 * 1024, 1024, 65536),
-        td_device(9, 0, 227 * 1024, 1024, 65536),
+        th_dgemm_device(7, 0, 96 * 1024, 1024, 65536),    /* V100 */
+        th_dgemm_device(8, 0, 163 * 1024, 1024, 65536),
+        th_dgemm_device(8, 6, 99 * 1024, 1024, 65536),
+        th_dgemm_device(9, 0, 227 * 1024, 1024, 65536),
     };
     static const long long shapes[][4] = {{1, 1, 1, 1}, {7, 13, 5, 3}, {4097, 4097, 4097, 1}};
     for (int d = 0; d < 4; d++)
         for (int ops = 0; ops < 4; ops++)
             for (int s = 0; s < 3; s++) {
-                tpl_problem p = td_problem(shapes[s][0], shapes[s][1], shapes[s][2],
-                                           (at_op)(ops & 1), (at_op)(ops >> 1), shapes[s][3]);
+                tpl_problem p = th_dgemm_problem(shapes[s][0], shapes[s][1], shapes[s][2],
+                                                 (at_op)(ops & 1), (at_op)(ops >> 1),
+                                                 shapes[s][3]);
                 int cfg[TPL_MAX_PARAMS];
                 char config[TPL_CONFIG_LEN] = "", why[256];
                 at_lookup_level lv = lk_choose(NULL, &devs[d], f, &p, 1, cfg, config);
@@ -483,7 +442,7 @@ TEST(dgemm_defaults_serve_every_kind_on_every_device)
 TEST(dgemm_tuning_problems_stay_small)
 {
     const tpl_family *f = &tpl_dgemm;
-    at_device_info h100 = td_device(9, 0, 227 * 1024, 1024, 65536);
+    at_device_info h100 = th_dgemm_device(9, 0, 227 * 1024, 1024, 65536);
     CHECK(f->n_tuning_problems >= 1 && f->n_tuning_problems <= 3);
     long long *idx = NULL;
     long long n = tpl_valid_configs_cached(f, &h100, &idx);
@@ -583,8 +542,8 @@ GPU_TEST(dgemm_gpu_every_configuration_and_shape)
     int runs = 0;
     for (int ops = 0; ops < 4 && !th_failed(); ops++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0] && !th_failed(); s++) {
-            tpl_problem p = td_problem(shapes[s][0], shapes[s][1], shapes[s][2], (at_op)(ops & 1),
-                                       (at_op)(ops >> 1), shapes[s][3]);
+            tpl_problem p = th_dgemm_problem(shapes[s][0], shapes[s][1], shapes[s][2],
+                                             (at_op)(ops & 1), (at_op)(ops >> 1), shapes[s][3]);
             if (ms_prepare(g, f, &p, 21 + s, err, sizeof err) != AT_OK) {
                 th_fail(__FILE__, __LINE__, "prepare: %s", err);
                 break;
@@ -606,7 +565,7 @@ GPU_TEST(dgemm_gpu_every_configuration_and_shape)
     printf("    %d configurations, %d verified runs, worst error %.3f of the tolerance\n", n, runs,
            worst);
     /* the named configurations at 4096^3 (NN), and the errors' share of the tolerance */
-    tpl_problem big = td_problem(4096, 4096, 4096, AT_OP_N, AT_OP_N, 1);
+    tpl_problem big = th_dgemm_problem(4096, 4096, 4096, AT_OP_N, AT_OP_N, 1);
     CHECK_OK(ms_prepare(g, f, &big, 3, err, sizeof err));
     for (int i = 0; i < n && !th_failed(); i++) {
         if (!f->applicable(set[i].cfg, &big) || set[i].cfg[P_GROUP] != 8)
@@ -656,24 +615,6 @@ static void td_host_fill(double *v, size_t n, unsigned long long seed)
     }
 }
 
-/* Host reference of one product element in long double, or double-double where long double
- * is double (the host's own code, independent of the kernels and of reference.cu). */
-static double td_host_dot(const double *A, long long lda, int opa, const double *B,
-                          long long ldb, int opb, int i, int j, int k)
-{
-    long double s = 0;
-    double hi = 0, lo = 0;
-    for (int p = 0; p < k; p++) {
-        double a = opa ? A[(long long)p * lda + i] : A[(long long)i * lda + p];
-        double b = opb ? B[(long long)j * ldb + p] : B[(long long)p * ldb + j];
-        s += (long double)a * b;
-        double prod = a * b, pe = fma(a, b, -prod), t = hi + prod, bb = t - hi;
-        lo += (hi - (t - bb)) + (prod - bb) + pe;
-        hi = t;
-    }
-    return sizeof(long double) > sizeof(double) ? (double)s : hi + lo;
-}
-
 /* Odd and padded leading dimensions, base pointers offset by 1..3 elements (packed operands),
  * every transpose, batches with strides, alpha/beta with beta = 0 over NaN and beta != 0,
  * k = 0: a few configurations of each path run on the GPU and compared with a host reference,
@@ -706,7 +647,7 @@ GPU_TEST(dgemm_gpu_layouts_offsets_alpha_beta)
         for (int ops = 0; ops < 4; ops++) {
             th_compiled *s = &set[n];
             char why[256];
-            CHECK(td_parse(texts[t], s->cfg));
+            CHECK(th_dgemm_parse(texts[t], s->cfg));
             s->cfg[P_OPA] = ops & 1;
             s->cfg[P_OPB] = ops >> 1;
             if (!f->valid(s->cfg, dev, why, sizeof why))
@@ -759,7 +700,7 @@ GPU_TEST(dgemm_gpu_layouts_offsets_alpha_beta)
                 for (int i = 0; i < n && !th_failed(); i++) {
                     if (set[i].cfg[P_OPA] != opa || set[i].cfg[P_OPB] != opb)
                         continue;
-                    tpl_problem p = td_problem(m, nn, k, (at_op)opa, (at_op)opb, batch);
+                    tpl_problem p = th_dgemm_problem(m, nn, k, (at_op)opa, (at_op)opb, batch);
                     int split = set[i].cfg[P_SPLITK] > 1;
                     if (split && !f->applicable(set[i].cfg, &p))
                         continue;
@@ -770,10 +711,6 @@ GPU_TEST(dgemm_gpu_layouts_offsets_alpha_beta)
                             for (int c = 0; c < nn; c++)
                                 hC[cases[d][9] + b * sc + (long long)r * ldc + c] = NAN;
                     CHECK(cu->MemcpyHtoD(C, hC, nc * 8) == CUDA_SUCCESS);
-                    CUmodule mod;
-                    CHECK(cu->ModuleLoadData(&mod, set[i].cubin) == CUDA_SUCCESS);
-                    at_exec ex;
-                    ex_init(&ex, cu, dev, mod, ref->stream, err, sizeof err);
                     tpl_args args;
                     memset(&args, 0, sizeof args);
                     args.problem = p;
@@ -782,11 +719,8 @@ GPU_TEST(dgemm_gpu_layouts_offsets_alpha_beta)
                     args.operand[TPL_GEMM_C] = (tpl_operand){C + 8 * cases[d][9], ldc, sc};
                     args.scalar[TPL_GEMM_ALPHA] = alpha;
                     args.scalar[TPL_GEMM_BETA] = beta;
-                    at_status s = f->run(&ex, set[i].cfg, &args);
-                    if (s == AT_OK)
-                        s = ex_sync(&ex);
-                    ex_release(&ex);
-                    cu->ModuleUnload(mod);
+                    at_status s = th_dgemm_run_cubin(cu, dev, ref->stream, set[i].cubin,
+                                                        set[i].cfg, &args, err, sizeof err);
                     CHECK_MSG(s == AT_OK, "%s: %s", set[i].text, err);
                     CHECK(cu->MemcpyDtoH(hC, C, nc * 8) == CUDA_SUCCESS);
                     double num = 0, den = 0;
@@ -800,8 +734,9 @@ GPU_TEST(dgemm_gpu_layouts_offsets_alpha_beta)
                                       "%s: element %zu outside C's blocks changed", set[i].text, x);
                             continue;
                         }
-                        double want = alpha * td_host_dot(a0 + b * sa, lda, opa, b0 + b * sb, ldb,
-                                                          opb, (int)r, (int)c, k);
+                        double want = alpha * th_dgemm_host_dot(a0 + b * sa, lda, opa,
+                                                                b0 + b * sb, ldb, opb, (int)r,
+                                                                (int)c, k);
                         if (beta != 0.0)
                             want += beta * hC0[x];
                         num += (hC[x] - want) * (hC[x] - want);
@@ -895,7 +830,8 @@ GPU_TEST(dgemm_api_at_gemm_f64_against_the_host)
                     CHECK(memcmp(&hC[x], &hC0[x], 8) == 0);
                     continue;
                 }
-                double want = alpha * td_host_dot(hA + off, lda, 0, hB + off, ldb, 0, i, j, k);
+                double want =
+                    alpha * th_dgemm_host_dot(hA + off, lda, 0, hB + off, ldb, 0, i, j, k);
                 if (beta != 0.0)
                     want += beta * hC0[x];
                 num += (hC[x] - want) * (hC[x] - want);

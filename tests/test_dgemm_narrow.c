@@ -8,51 +8,9 @@
 #include <string.h>
 #include "harness.h"
 #include "th_compile.h"
+#include "th_dgemm.h"
 #include "measure.h"
 #include "tpl.h"
-
-extern const tpl_family tpl_dgemm;
-
-enum {
-    P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_FRAG, P_TM,
-    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_SA, P_MINB, P_PERS, P_TMA, P_COUNT
-};
-
-static int dn_parse(const char *text, int *cfg)
-{
-    char err[256];
-    return tpl_config_parse(&tpl_dgemm, text, cfg, err, sizeof err) == AT_OK;
-}
-
-static at_device_info dn_device(int cc_major, int cc_minor, int smem, int threads, int regs)
-{
-    at_device_info d;
-    memset(&d, 0, sizeof d);
-    d.cc_major = cc_major;
-    d.cc_minor = cc_minor;
-    snprintf(d.arch, sizeof d.arch, "sm_%d%d", cc_major, cc_minor);
-    d.smem_per_block_optin = smem;
-    d.max_threads_per_block = threads;
-    d.regs_per_block = regs;
-    d.sm_count = 132;
-    return d;
-}
-
-static tpl_problem dn_problem(long long m, long long n, long long k, at_op oa, at_op ob,
-                              long long batch)
-{
-    tpl_problem p;
-    memset(&p, 0, sizeof p);
-    p.n_dims = 3;
-    p.dims[0] = m;
-    p.dims[1] = n;
-    p.dims[2] = k;
-    p.dtype = AT_R_64F;
-    p.op_a = oa;
-    p.op_b = ob;
-    p.batch = batch;
-    return p;
-}
 
 /* The narrow tiles (BM or BN 32) serve only a narrow side: m (BM 32) or n (BN 32) at most 128;
  * with split-K over a deep K at the shapes they were made for; tile_of's geometry and shared
@@ -60,7 +18,7 @@ static tpl_problem dn_problem(long long m, long long n, long long k, at_op oa, a
 TEST(dgemm_narrow_tiles_only_for_narrow_sides)
 {
     const tpl_family *f = &tpl_dgemm;
-    at_device_info h100 = dn_device(9, 0, 227 * 1024, 1024, 65536);
+    at_device_info h100 = th_dgemm_device(9, 0, 227 * 1024, 1024, 65536);
     long long *idx = NULL;
     long long n = tpl_valid_configs_cached(f, &h100, &idx);
     CHECK(n > 0);
@@ -77,14 +35,14 @@ TEST(dgemm_narrow_tiles_only_for_narrow_sides)
         at_op oa = (at_op)c[P_OPA], ob = (at_op)c[P_OPB];
         narrow_rows += c[P_OPA] == 0 && c[P_OPB] == 0 && c[P_GROUP] == 8 && c[P_SPLITK] == 1;
         /* the narrow side at 128 and 129, the other side wide; K shallow: no split */
-        tpl_problem edge = bm32 ? dn_problem(128, 4000, 64, oa, ob, 1)
-                                : dn_problem(4000, 128, 64, oa, ob, 1);
+        tpl_problem edge = bm32 ? th_dgemm_problem(128, 4000, 64, oa, ob, 1)
+                                : th_dgemm_problem(4000, 128, 64, oa, ob, 1);
         CHECK_MSG(f->applicable(c, &edge) == (c[P_SPLITK] == 1), "%s", text);
         edge.dims[bm32 ? 0 : 1] = 129;
         CHECK_MSG(!f->applicable(c, &edge), "%s", text);
         /* 22 x 1905 x 4955 (BM 32) and 1458 x 27 x 1300 (BN 32): few tiles, every split */
-        tpl_problem deep = bm32 ? dn_problem(22, 1905, 4955, oa, ob, 1)
-                                : dn_problem(1458, 27, 1300, oa, ob, 1);
+        tpl_problem deep = bm32 ? th_dgemm_problem(22, 1905, 4955, oa, ob, 1)
+                                : th_dgemm_problem(1458, 27, 1300, oa, ob, 1);
         CHECK_MSG(f->applicable(c, &deep), "%s", text);
         tpl_tile t;
         CHECK(f->tile_of(c, &t));
@@ -95,7 +53,7 @@ TEST(dgemm_narrow_tiles_only_for_narrow_sides)
     CHECK_EQ(narrow_rows, 10);
     /* m16n8k4 32 x 64 x 16, NN, 4 stages: A 32 x (16 + 4), B 16 x (64 + 4) doubles a stage */
     int c[TPL_MAX_PARAMS];
-    CHECK(dn_parse("PATH=1,OPA=0,OPB=0,MMA=1684,BM=32,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,"
+    CHECK(th_dgemm_parse("PATH=1,OPA=0,OPB=0,MMA=1684,BM=32,BN=64,BK=16,WARPS_M=2,WARPS_N=2,STAGES=4,"
                    "FRAG=2,TM=8,TN=8,GROUP=8,SPLITK=4", c));
     char why[256];
     CHECK_MSG(f->valid(c, &h100, why, sizeof why), "%s", why);
@@ -104,7 +62,7 @@ TEST(dgemm_narrow_tiles_only_for_narrow_sides)
     CHECK_EQ(t.smem, 4LL * (32 * 20 + 16 * 68) * 8);
     CHECK_EQ(t.threads, 128);
     /* 32 rows over 4 warp rows: 8 rows a warp, less than the mma's 16 */
-    CHECK(dn_parse("PATH=1,OPA=0,OPB=0,MMA=1684,BM=32,BN=64,BK=16,WARPS_M=4,WARPS_N=2,STAGES=4,"
+    CHECK(th_dgemm_parse("PATH=1,OPA=0,OPB=0,MMA=1684,BM=32,BN=64,BK=16,WARPS_M=4,WARPS_N=2,STAGES=4,"
                    "FRAG=2,TM=8,TN=8,GROUP=8,SPLITK=1", c));
     CHECK(!f->valid(c, &h100, why, sizeof why));
 }
@@ -114,7 +72,7 @@ TEST(dgemm_narrow_tiles_only_for_narrow_sides)
 TEST(dgemm_nvrtc_compiles_every_narrow_tile)
 {
     const tpl_family *f = &tpl_dgemm;
-    at_device_info h100 = dn_device(9, 0, 227 * 1024, 1024, 65536);
+    at_device_info h100 = th_dgemm_device(9, 0, 227 * 1024, 1024, 65536);
     long long *idx = NULL;
     long long n = tpl_valid_configs_cached(f, &h100, &idx);
     th_compiled set[16];
@@ -150,24 +108,6 @@ TEST(dgemm_nvrtc_compiles_every_narrow_tile)
 }
 
 /* ---------------- GPU tier ---------------- */
-
-/* Host reference of one product element in long double, or double-double where long double
- * is double (the host's own code, independent of the kernels and of reference.cu). */
-static double dn_host_dot(const double *A, long long lda, int opa, const double *B,
-                          long long ldb, int opb, int i, int j, int k)
-{
-    long double s = 0;
-    double hi = 0, lo = 0;
-    for (int p = 0; p < k; p++) {
-        double a = opa ? A[(long long)p * lda + i] : A[(long long)i * lda + p];
-        double b = opb ? B[(long long)j * ldb + p] : B[(long long)p * ldb + j];
-        s += (long double)a * b;
-        double prod = a * b, pe = fma(a, b, -prod), t = hi + prod, bb = t - hi;
-        lo += (hi - (t - bb)) + (prod - bb) + pe;
-        hi = t;
-    }
-    return sizeof(long double) > sizeof(double) ? (double)s : hi + lo;
-}
 
 /* Element (i, j) of the logical matrix `which` (0 op(A), 1 op(B), 2 C0) of a seeded problem:
  * 53 random bits in [-1, 1), the same whatever the operands' storage. */
@@ -261,7 +201,7 @@ GPU_TEST(dgemm_gpu_narrow_tiles_against_the_host)
                 Bt[j * k + p] = dn_val(seed, 1, p, j);
         for (int i = 0; i < m; i++)
             for (int j = 0; j < nn; j++)
-                P[(size_t)i * nn + j] = dn_host_dot(Al, k, 0, Bt, k, 1, i, j, k);
+                P[(size_t)i * nn + j] = th_dgemm_host_dot(Al, k, 0, Bt, k, 1, i, j, k);
         for (int ops = 0; ops < 4 && !th_failed(); ops++)
             for (int l = 0; l < 2 && !th_failed(); l++) {
                 const int opa = ops & 1, opb = ops >> 1;
@@ -300,7 +240,7 @@ GPU_TEST(dgemm_gpu_narrow_tiles_against_the_host)
                 CHECK_OK(tpl_ws_alloc(ref, &ws, nc * 8, &C));
                 CHECK(cu->MemcpyHtoD(A, hA, na * 8) == CUDA_SUCCESS);
                 CHECK(cu->MemcpyHtoD(B, hB, nb * 8) == CUDA_SUCCESS);
-                tpl_problem p = dn_problem(m, nn, k, (at_op)opa, (at_op)opb, 1);
+                tpl_problem p = th_dgemm_problem(m, nn, k, (at_op)opa, (at_op)opb, 1);
                 for (int v = 0; v < 2 && !th_failed(); v++) {
                     const double alpha = ab[v][0], beta = ab[v][1];
                     const double *c0 = beta != 0.0 ? hC0 : hN;
@@ -309,10 +249,6 @@ GPU_TEST(dgemm_gpu_narrow_tiles_against_the_host)
                             !f->applicable(set[i].cfg, &p))
                             continue;
                         CHECK(cu->MemcpyHtoD(C, c0, nc * 8) == CUDA_SUCCESS);
-                        CUmodule mod;
-                        CHECK(cu->ModuleLoadData(&mod, set[i].cubin) == CUDA_SUCCESS);
-                        at_exec ex;
-                        ex_init(&ex, cu, dev, mod, ref->stream, err, sizeof err);
                         tpl_args args;
                         memset(&args, 0, sizeof args);
                         args.problem = p;
@@ -321,11 +257,8 @@ GPU_TEST(dgemm_gpu_narrow_tiles_against_the_host)
                         args.operand[TPL_GEMM_C] = (tpl_operand){C + 8 * oc, ldc, 0};
                         args.scalar[TPL_GEMM_ALPHA] = alpha;
                         args.scalar[TPL_GEMM_BETA] = beta;
-                        at_status st = f->run(&ex, set[i].cfg, &args);
-                        if (st == AT_OK)
-                            st = ex_sync(&ex);
-                        ex_release(&ex);
-                        cu->ModuleUnload(mod);
+                        at_status st = th_dgemm_run_cubin(cu, dev, ref->stream, set[i].cubin,
+                                                            set[i].cfg, &args, err, sizeof err);
                         CHECK_MSG(st == AT_OK, "%s: %s", set[i].text, err);
                         CHECK(cu->MemcpyDtoH(hC, C, nc * 8) == CUDA_SUCCESS);
                         double num = 0, den = 0;

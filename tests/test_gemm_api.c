@@ -73,7 +73,8 @@ GPU_TEST(gemm_api_fp32_is_exact_unless_tf32_is_asked_for)
     snprintf(path, sizeof path, "%s/gemm_math.db", th_tmpdir());
     at_handle *h = NULL;
     CHECK_OK(at_create(&h, th_device(), path));
-    th_gemm_case c = {AT_R_32F, 0, 96, 80, 512, 512, 80, 80, 0, 1.0, 0.0, 0, AT_ROW_MAJOR, AT_OP_N, AT_OP_N};
+    th_gemm_case c = {AT_R_32F, 0, 96, 80, 512, 512, 80, 80, 0, 1.0, 0.0, 0, AT_ROW_MAJOR,
+                      AT_OP_N, AT_OP_N};
     double exact_err = 0, tf32_err = 0;
     int padding_ok = 0;
     at_stats st;
@@ -201,7 +202,8 @@ TEST(gemm_api_null_handle_and_host_conversions)
     CHECK((float)th_from_f16(0x3555) == 0.333251953125f);
     CHECK((float)th_from_f16(0x0001) == (float)ldexp(1, -24));
     CHECK(th_gemm_tf32(1.0f + (float)ldexp(1, -11)) == 1.0f);     /* a tie: to even (down) */
-    CHECK(th_gemm_tf32(1.0f + (float)ldexp(3, -11)) == 1.0f + (float)ldexp(1, -9));   /* a tie: up */
+    /* a tie: up */
+    CHECK(th_gemm_tf32(1.0f + (float)ldexp(3, -11)) == 1.0f + (float)ldexp(1, -9));
     CHECK(th_gemm_tf32(1.0f + (float)ldexp(1, -11) + (float)ldexp(1, -20)) ==
           1.0f + (float)ldexp(1, -10));                        /* above half: up */
     CHECK(th_gemm_tf32(-1.9999999f) == -2.0f);                      /* up into the next binade */
@@ -231,9 +233,10 @@ GPU_TEST(gemm_api_every_order_and_transpose)
             for (int ops = 0; ops < 4; ops++)
                 for (size_t z = 0; z < sizeof sizes / sizeof sizes[0] && !th_failed(); z++) {
                     /* FP32 twice: TF32 math, then exact */
-                    th_gemm_case c = th_gemm_case_of(types[t], t == 2, order ? AT_COL_MAJOR : AT_ROW_MAJOR,
-                                           ops, sizes[z][0], sizes[z][1], sizes[z][2],
-                                           sizes[z][3], sizes[z][3], sizes[z][3]);
+                    th_gemm_case c =
+                        th_gemm_case_of(types[t], t == 2, order ? AT_COL_MAJOR : AT_ROW_MAJOR, ops,
+                                        sizes[z][0], sizes[z][1], sizes[z][2], sizes[z][3],
+                                        sizes[z][3], sizes[z][3]);
                     c.offset = sizes[z][4];
                     c.alpha = z % 2 ? -0.5 : 1.25;
                     c.beta = z == 1 ? 0.0 : 0.75;
@@ -396,8 +399,8 @@ GPU_TEST(gemm_api_tensor_core_batches)
                 at_dtype ty = types[t].t;
                 size_t es = th_gemm_size(ty), na = (size_t)(sa * batch), nb = (size_t)(sb * batch),
                        nc = (size_t)(sc * batch);
-                void *A = th_gemm_random(ty, na, 5u + (unsigned)ops), *B = th_gemm_random(ty, nb, 7u),
-                     *C = malloc(nc * es);
+                void *A = th_gemm_random(ty, na, 5u + (unsigned)ops),
+                     *B = th_gemm_random(ty, nb, 7u), *C = malloc(nc * es);
                 CUdeviceptr dA = 0, dB = 0, dC = 0;
                 CHECK(A && B && C && !g.cu->MemAlloc(&dA, na * es) &&
                       !g.cu->MemAlloc(&dB, nb * es) && !g.cu->MemAlloc(&dC, nc * es) &&
@@ -421,8 +424,8 @@ GPU_TEST(gemm_api_tensor_core_batches)
                                               (size_t)(z * sa) + th_gemm_index(o, opa, lda, i, q)) *
                                        th_gemm_get(ty, types[t].tf32, B,
                                               (size_t)(z * sb) + th_gemm_index(o, opb, ldb, q, j));
-                            double got = th_gemm_get(ty, 0, C,
-                                                (size_t)(z * sc) + th_gemm_index(o, AT_OP_N, ldc, i, j));
+                            double got = th_gemm_get(
+                                ty, 0, C, (size_t)(z * sc) + th_gemm_index(o, AT_OP_N, ldc, i, j));
                             num += (got - ref) * (got - ref);
                             den += ref * ref;
                         }

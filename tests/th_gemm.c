@@ -148,8 +148,9 @@ at_status th_gemm_run(th_gemm_gpu *g, at_handle *h, const th_gemm_case *c, doubl
            na = th_gemm_lines(c->order, c->op_a, c->m, c->k) * c->lda + c->offset,
            nb = th_gemm_lines(c->order, c->op_b, c->k, c->n) * c->ldb + c->offset,
            nc = th_gemm_lines(c->order, AT_OP_N, c->m, c->n) * c->ldc + c->offset;
-    void *A = th_gemm_random(c->type, na, 11u + (unsigned)c->m), *B = th_gemm_random(c->type, nb, 23u),
-         *C0 = th_gemm_random(c->type, nc, 37u), *C = malloc(nc * es + 16);
+    void *A = th_gemm_random(c->type, na, 11u + (unsigned)c->m),
+         *B = th_gemm_random(c->type, nb, 23u), *C0 = th_gemm_random(c->type, nc, 37u),
+         *C = malloc(nc * es + 16);
     if (c->nan_c)
         for (size_t i = 0; i < nc; i++)
             th_gemm_set(c->type, C0, i, NAN);
