@@ -32,7 +32,9 @@
 #                 `autotune --device 0 --problems FILE --db OUTDIR/named.db $NAMED_TUNE_ARGS`
 #                 (default --budget 30 per problem: about 25 min for layouts.txt's 50 items)
 #   gpu-tier      the GPU tier of build/run_tests (GPU_TESTS_TIMEOUT s, default 900; a name
-#                 filter in $TESTS): OUTDIR/DATE-GPU-gpu-tests.txt; exit 1 on a failure
+#                 filter in $TESTS; AUTOTUNE_TEST_SHARD=i/n runs the i-th of n interleaved
+#                 parts, for machines that hold a call for less than the whole tier):
+#                 OUTDIR/DATE-GPU-gpu-tests[-part-i-of-n].txt; exit 1 on a failure
 #   tests         `make test`, both tiers: OUTDIR/DATE-GPU-make-test.txt
 #   build         build everything the steps use (log in OUTDIR/build.log)
 # Knobs (environment): BUILD (build folder, default build); BENCH_DB (default
@@ -240,9 +242,10 @@ named_tune() {  # tunes OUTDIR/named.db at the canonical problems of $named_shap
 }
 
 gpu_tier() {
-    local file="$out/$day-$gpu_short-gpu-tests.txt" rc
+    local shard="${AUTOTUNE_TEST_SHARD:-}" rc
+    local file="$out/$day-$gpu_short-gpu-tests${shard:+-part-${shard/\//-of-}}.txt"
     {
-        header "build/run_tests, GPU tier only${TESTS:+ (filter: $TESTS)}"
+        header "build/run_tests, GPU tier only${TESTS:+ (filter: $TESTS)}${shard:+ (part $shard)}"
         AUTOTUNE_TEST_TIER=gpu timeout "${GPU_TESTS_TIMEOUT:-900}" "$BUILD/run_tests" ${TESTS:-} 2>&1
         echo "exit status $?"
     } > "$file" 2>&1

@@ -170,11 +170,27 @@ int main(int argc, char **argv)
      * machine whose CPU tier already passed in CI */
     const char *tier = getenv("AUTOTUNE_TEST_TIER");
     int only = tier && strcmp(tier, "gpu") == 0 ? 1 : tier && strcmp(tier, "cpu") == 0 ? 0 : -1;
+    /* AUTOTUNE_TEST_SHARD=i/n runs the i-th of n interleaved parts of the selected tests
+     * (every n-th, from the i-th): a tier longer than one machine call runs in n calls */
+    const char *shard_text = getenv("AUTOTUNE_TEST_SHARD");
+    int shard = 0, shards = 1, selected = 0;
+    if (shard_text && *shard_text) {
+        char tail = 0;
+        if (sscanf(shard_text, "%d/%d%c", &shard, &shards, &tail) != 2 || shards < 1 ||
+            shard < 1 || shard > shards) {
+            fprintf(stderr, "AUTOTUNE_TEST_SHARD=%s: want i/n with 1 <= i <= n\n", shard_text);
+            return 2;
+        }
+        shard--;
+        printf("shard %d of %d\n", shard + 1, shards);
+    }
     int passed = 0, failed = 0, skipped = 0, gpu_skipped = 0;
     for (int i = 0; i < n_tests; i++) {
         if (filter && *filter && !strstr(tests[i].name, filter))
             continue;
         if (only >= 0 && tests[i].gpu != only)
+            continue;
+        if (selected++ % shards != shard)
             continue;
         if (tests[i].gpu && !gpu) {
             skipped++;
