@@ -408,8 +408,9 @@ static at_status load_module(at_handle *h, at_plan *pl)
  * runs the lookup's choice. Deterministic mode never tries (its results
  * must not depend on the call). */
 #define AT_TRIAL_ROUNDS 3
-/* Calls of at most this many floating-point operations (2 m n k per product) try the other
- * families' built-in choices (builtin_alternatives): 2^35, about 0.7 ms of FP32 on an H200 */
+/* Calls of at most this many floating-point operations (the family's work: 2 m n k per
+ * product) try the other families' built-in choices (builtin_alternatives): 2^35, about
+ * 0.7 ms of FP32 on an H200 */
 #define AT_TRIAL_ALTERNATIVES_MAX_FLOPS 34359738368.0
 
 typedef struct at_trial {
@@ -455,6 +456,19 @@ static void trial_free(at_handle *h, at_plan *pl, int keep)
     pl->trial = NULL;
 }
 
+/* Puts family fam's configuration (cfg, its text config) with its loaded module into t at
+ * slot t->n, an exec ready to run it. */
+static void trial_slot_add(at_handle *h, at_trial *t, const tpl_family *fam, const int *cfg,
+                           const char *config, CUmodule module)
+{
+    int i = t->n++;
+    t->fam[i] = fam;
+    memcpy(t->cfg[i], cfg, sizeof t->cfg[i]);
+    snprintf(t->config[i], sizeof t->config[i], "%s", config);
+    t->module[i] = module;
+    ex_init(&t->exec[i], h->cu, &h->info, module, h->stream, h->errmsg, sizeof h->errmsg);
+}
+
 /* Loads candidate c's stored cubin into t at slot t->n; 0 if it cannot. */
 static int trial_load(at_handle *h, const tpl_family *fam, at_trial *t, const lk_candidate *c)
 {
@@ -469,12 +483,7 @@ static int trial_load(at_handle *h, const tpl_family *fam, at_trial *t, const lk
     free(cubin);
     if (rc != CUDA_SUCCESS)
         return 0;
-    int i = t->n++;
-    t->fam[i] = fam;
-    memcpy(t->cfg[i], c->cfg, sizeof t->cfg[i]);
-    snprintf(t->config[i], sizeof t->config[i], "%s", c->config);
-    t->module[i] = module;
-    ex_init(&t->exec[i], h->cu, &h->info, module, h->stream, h->errmsg, sizeof h->errmsg);
+    trial_slot_add(h, t, fam, c->cfg, c->config, module);
     return 1;
 }
 
@@ -519,12 +528,7 @@ static void trial_add_builtin(at_handle *h, at_plan *pl, at_trial *t, const tpl_
     free(cubin);
     if (rc != CUDA_SUCCESS)
         return;
-    int i = t->n++;
-    t->fam[i] = fam;
-    memcpy(t->cfg[i], c.cfg, sizeof t->cfg[i]);
-    snprintf(t->config[i], sizeof t->config[i], "%s", c.config);
-    t->module[i] = module;
-    ex_init(&t->exec[i], h->cu, &h->info, module, h->stream, h->errmsg, sizeof h->errmsg);
+    trial_slot_add(h, t, fam, c.cfg, c.config, module);
 }
 
 /* 1 if the vendor library is a candidate for the plan's shape. */
@@ -550,14 +554,14 @@ static int builtin_alternatives(const at_plan *pl, const tpl_family **out, int m
         return 0;
     /* large calls keep the rule's family: the large-tile families are right there, and a
      * slower candidate's three trial calls would cost the most */
-    double flops = 2.0 * (double)p->dims[0] * (double)p->dims[1] * (double)p->dims[2] *
-                   (double)tpl_problem_batch(p);
+    double flops = 0, bytes = 0;
+    pl->fam->work(p, &flops, &bytes);
     if (flops > AT_TRIAL_ALTERNATIVES_MAX_FLOPS)
         return 0;
     const tpl_family *fams[16];
     int n = lk_gemm_families(p, NULL, fams, 16), k = 0;
     for (int i = 0; i < n && k < max; i++)
-        if (fams[i] != pl->fam && tpl_family_accepts(fams[i], &pl->problem))
+        if (fams[i] != pl->fam && tpl_family_accepts(fams[i], p))
             out[k++] = fams[i];
     return k;
 }
@@ -572,11 +576,11 @@ static void trial_start(at_handle *h, at_plan *pl)
 {
     int nearby = h->db && (pl->level == AT_LOOKUP_NEAREST || pl->level == AT_LOOKUP_ARCH);
     int vendor = vendor_candidate(h, pl) && !pl->vendor_call[0];
+    if (h->trial_max < 2 || h->deterministic)
+        return;
     const tpl_family *others[AT_TRIALS_MAX];
-    int n_others = h->trial_max >= 2 && !h->deterministic
-                       ? builtin_alternatives(pl, others, h->trial_max - 1)
-                       : 0;
-    if (h->trial_max < 2 || h->deterministic || (!nearby && !vendor && !n_others))
+    int n_others = builtin_alternatives(pl, others, h->trial_max - 1);
+    if (!nearby && !vendor && !n_others)
         return;
     lk_candidate cands[AT_TRIALS_MAX];
     int n = nearby ? lk_nearby(h->db, &h->info, pl->fam, &pl->problem, 0, h->trial_max, cands)

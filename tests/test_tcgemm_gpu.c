@@ -174,8 +174,9 @@ GPU_TEST(tcgemm_gpu_every_type_and_shape)
  * device runs, split-K, clusters, narrow loads, each op pair's in-place readers): an op-T
  * operand is read as stored by its OPA / OPB 1 kernels (PATH 80 every type, PATH 90 BF16/FP16,
  * PATH 90 TF32's OPB 1 and OPA 1 with OPB 1) and goes through the transposing pack elsewhere
- * (PATH 90 TF32 OPA / OPB 0, kernels run outside their kind); odd sizes make the tiles ragged and the rows unaligned (16-byte loads then pack the
- * operand in its stored layout, narrow loads read it in place), batches of odd strides offset
+ * (PATH 90 TF32 OPA / OPB 0, kernels run outside their kind); odd sizes make the tiles ragged
+ * and the rows unaligned (16-byte loads then pack the operand in its stored layout, narrow
+ * loads read it in place), batches of odd strides offset
  * every product's operands off 16 bytes, 200 x 136 x 72 keeps every row and product 16-byte
  * aligned (16-byte loads in place over ragged tiles), 100 x 70 x 1030 admits split-K; every
  * product against float64. */
@@ -418,10 +419,10 @@ GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
  * calls NT, TN and TT, row- and column-major (a column-major call is its row-major canonical form,
  * A and B swapped: col-major NT is row-major TN, which no such kernel takes, and must refuse), at
  * ragged sizes (333 x 517 x 259, 1000 x 1000 x 1024, 1 x 300 x 40, 200 x 150 x 2100: split-K up
- * to 16 slices), tight leading
- * dimensions, padded ones the TMA reads in place (+4 elements: 16-byte rows off 128) and odd
- * ones (+3: the stored-layout pack), alpha 1.25 with beta 0 over NaN and alpha -0.5 with beta
- * 1.5; then a fused epilogue (bias per column, GELU) on one kernel of each form. */
+ * to 16 slices), tight leading dimensions, padded ones the TMA reads in place (+4 elements:
+ * 16-byte rows off 128) and odd ones (+3: the stored-layout pack), alpha 1.25 with beta 0 over
+ * NaN and alpha -0.5 with beta 1.5; then a fused epilogue (bias per column, GELU) on one kernel
+ * of each form. */
 GPU_TEST(tcgemm_gpu_tf32_op_t_in_place)
 {
     const tpl_family *f = &tpl_tcgemm;
