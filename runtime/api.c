@@ -397,7 +397,10 @@ static at_status load_module(at_handle *h, at_plan *pl)
 /* A shape never tuned on this device is served by the winner of the
  * nearest tuned shape, which may not be the fastest stored winner for it.
  * So its first calls rotate among up to trial_max stored winners of nearby
- * shapes (their cubins are in the database: no compile), each timed with
+ * shapes (their cubins are in a database layer, the user's or a read-only
+ * one such as the shipped database: no compile), the family's built-in
+ * choice, and for calls of at most AT_TRIAL_ALTERNATIVES_MAX_FLOPS each
+ * other family's nearest stored winner and built-in choice, each timed with
  * CUDA events on the caller's own calls and data, AT_TRIAL_ROUNDS times;
  * then the plan keeps the one with the lowest median and stores it as an
  * unverified ok result of this shape (rel_error -1), so that later handles
@@ -409,8 +412,8 @@ static at_status load_module(at_handle *h, at_plan *pl)
  * must not depend on the call). */
 #define AT_TRIAL_ROUNDS 3
 /* Calls of at most this many floating-point operations (the family's work: 2 m n k per
- * product) try the other families' built-in choices (builtin_alternatives): 2^35, about
- * 0.7 ms of FP32 on an H200 */
+ * product) try the other families' candidates (builtin_alternatives): 2^35, about 0.7 ms of
+ * FP32 on an H200 */
 #define AT_TRIAL_ALTERNATIVES_MAX_FLOPS 34359738368.0
 
 typedef struct at_trial {
@@ -469,14 +472,18 @@ static void trial_slot_add(at_handle *h, at_trial *t, const tpl_family *fam, con
     ex_init(&t->exec[i], h->cu, &h->info, module, h->stream, h->errmsg, sizeof h->errmsg);
 }
 
-/* Loads candidate c's stored cubin into t at slot t->n; 0 if it cannot. */
+/* Loads candidate c's stored cubin (from the first database layer that has it) into t at
+ * slot t->n; 0 if it cannot. */
 static int trial_load(at_handle *h, const tpl_family *fam, at_trial *t, const lk_candidate *c)
 {
     char key[128];
     tpl_binary_key(fam, c->cfg, h->info.arch, key, sizeof key);
     void *cubin = NULL;
     size_t size = 0;
-    if (db_get_binary(h->db, key, &cubin, &size) != AT_OK)
+    int stored = 0;
+    for (int i = 0; i < h->n_layers && !stored; i++)
+        stored = h->layers[i] && db_get_binary(h->layers[i], key, &cubin, &size) == AT_OK;
+    if (!stored)
         return 0;
     CUmodule module = NULL;
     CUresult rc = h->cu->ModuleLoadData(&module, cubin);
@@ -531,6 +538,28 @@ static void trial_add_builtin(at_handle *h, at_plan *pl, at_trial *t, const tpl_
     trial_slot_add(h, t, fam, c.cfg, c.config, module);
 }
 
+/* Adds family fam's stored winners of shapes near the plan's (lk_nearby, every database
+ * layer in turn: the user's, then the read-only ones) until the trial holds max candidates;
+ * a configuration already in the trial is skipped. */
+static void trial_add_nearby(at_handle *h, const at_plan *pl, at_trial *t, const tpl_family *fam,
+                             int max)
+{
+    max = max < AT_TRIALS_MAX ? max : AT_TRIALS_MAX;
+    for (int l = 0; l < h->n_layers && t->n < max; l++) {
+        lk_candidate cands[AT_TRIALS_MAX];
+        int n = h->layers[l] ? lk_nearby(h->layers[l], &h->info, fam, &pl->problem, 0,
+                                         AT_TRIALS_MAX, cands)
+                             : 0;
+        for (int i = 0; i < n && t->n < max; i++) {
+            int seen = 0;
+            for (int j = 0; j < t->n && !seen; j++)
+                seen = t->fam[j] == fam && strcmp(t->config[j], cands[i].config) == 0;
+            if (!seen)
+                trial_load(h, fam, t, &cands[i]);
+        }
+    }
+}
+
 /* 1 if the vendor library is a candidate for the plan's shape. */
 static int vendor_candidate(const at_handle *h, const at_plan *pl)
 {
@@ -538,9 +567,10 @@ static int vendor_candidate(const at_handle *h, const at_plan *pl)
            pl->fam->n_dims == 3 && ms_vendor_gemm_supported(&pl->problem, NULL, 0);
 }
 
-/* The other families whose built-in choices a GEMM plan served by its own family's built-in
- * choice tries (into out, at most max; the count): every family the runtime chooses among for
- * the shape (lk_gemm_families) that computes it, but the plan's. None where
+/* The other families a GEMM plan served below the exact level tries (into out, at most max;
+ * the count): every family the runtime chooses among for the shape (lk_gemm_families) that
+ * computes it, but the plan's; trial_start adds each one's stored winner of the nearest shape
+ * and its built-in choice. None where
  * $AUTOTUNE_GEMM_FAMILY names the family to serve with (a diagnostic of one family). The
  * shape-class rules that picked the plan's family are right for most shapes, not all: of 56
  * FP32 and FP64 calls of the random benchmark's seeds 4-8 tuned 2.5 s with every family (H200,
@@ -550,7 +580,7 @@ static int builtin_alternatives(const at_plan *pl, const tpl_family **out, int m
 {
     const char *forced = getenv("AUTOTUNE_GEMM_FAMILY");
     const tpl_problem *p = &pl->problem;
-    if (pl->level != AT_LOOKUP_DEFAULT || pl->fam->n_dims != 3 || (forced && *forced))
+    if (pl->level == AT_LOOKUP_EXACT || pl->fam->n_dims != 3 || (forced && *forced))
         return 0;
     /* large calls keep the rule's family: the large-tile families are right there, and a
      * slower candidate's three trial calls would cost the most */
@@ -568,13 +598,14 @@ static int builtin_alternatives(const at_plan *pl, const tpl_family **out, int m
 
 /* Starts a trial on a new plan when the handle allows one (at_set_trials) and
  * there is something to compare: stored winners of nearby shapes (the lookup
- * served one of them), other families' built-in choices (builtin_alternatives:
- * the plan's is a built-in choice) and the vendor library (vendor_candidate,
+ * served one of them) with the family's built-in choice, other families'
+ * nearest winners and built-in choices (builtin_alternatives: any level below
+ * exact) and the vendor library (vendor_candidate,
  * unless a stored measurement already decided: pl->vendor_call set). Otherwise
  * leaves the plan as it is (a trial is an optimization only). */
 static void trial_start(at_handle *h, at_plan *pl)
 {
-    int nearby = h->db && (pl->level == AT_LOOKUP_NEAREST || pl->level == AT_LOOKUP_ARCH);
+    int nearby = pl->level == AT_LOOKUP_NEAREST || pl->level == AT_LOOKUP_ARCH;
     int vendor = vendor_candidate(h, pl) && !pl->vendor_call[0];
     if (h->trial_max < 2 || h->deterministic)
         return;
@@ -582,9 +613,6 @@ static void trial_start(at_handle *h, at_plan *pl)
     int n_others = builtin_alternatives(pl, others, h->trial_max - 1);
     if (!nearby && !vendor && !n_others)
         return;
-    lk_candidate cands[AT_TRIALS_MAX];
-    int n = nearby ? lk_nearby(h->db, &h->info, pl->fam, &pl->problem, 0, h->trial_max, cands)
-                   : 0;
     at_trial *t = calloc(1, sizeof *t);
     if (!t)
         return;
@@ -595,13 +623,16 @@ static void trial_start(at_handle *h, at_plan *pl)
     memcpy(t->cfg[0], pl->cfg, sizeof t->cfg[0]);
     snprintf(t->config[0], sizeof t->config[0], "%s", pl->config);
     t->module[0] = pl->module;
-    for (int i = 0; i < n && t->n < h->trial_max; i++)
-        if (strcmp(cands[i].config, pl->config) != 0)
-            trial_load(h, pl->fam, t, &cands[i]);
+    if (nearby)
+        trial_add_nearby(h, pl, t, pl->fam, h->trial_max);
     if (nearby)
         trial_add_builtin(h, pl, t, pl->fam);
-    for (int i = 0; i < n_others && t->n < h->trial_max; i++)
+    /* each other family: its winner of the nearest stored shape, then its built-in choice */
+    for (int i = 0; i < n_others && t->n < AT_TRIALS_MAX; i++) {
+        if (nearby)
+            trial_add_nearby(h, pl, t, others[i], t->n + 1);
         trial_add_builtin(h, pl, t, others[i]);
+    }
     if (vendor && t->n < AT_TRIALS_MAX && (h->vendor || (h->vendor = ms_vendor_open()))) {
         t->vendor_slot = t->n++;
         ms_vendor_gemm_supported(&pl->problem, t->config[t->vendor_slot], TPL_CONFIG_LEN);
