@@ -13,7 +13,7 @@ enum {
     R_RANGE, R_TYPE, R_PATH, R_CANON_90, R_CANON_80, R_CANON_VEC_TF32, R_CANON_VEC_SPLIT,
     R9_TILE, R9_WARPGROUP, R9_VEC, R9_SMEM, R9_THREADS, R9_REGS, R9_ARCH,
     R8_ACC, R8_VEC, R8_LOADW, R8_SMEM, R8_THREADS, R8_REGS, R8_ARCH,
-    R_LATTICE, R_ORDER, R_SPLIT, R_OPB, R_EPI, R_FP8, R_FP8_PATH, R_FP8_LAYOUT, R_SCALE, R_TF32_OPB_TMA_STORE, R_COUNT
+    R_LATTICE, R_ORDER, R_SPLIT, R_OPB, R_EPI, R_FP8, R_FP8_PATH, R_FP8_LAYOUT, R_SCALE, R_COUNT
 };
 
 const char *const tpl_tcgemm_reasons[R_COUNT] = {
@@ -71,8 +71,6 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
     [R_SCALE] = "SCALE is 0 (per-tensor) or 1 (block scales: FP8 operands, BK 128 = one scale "
                 "block, BN 64 or 128 inside one 128-column block of B, a consumer warpgroup's "
                 "accumulator and its promotion buffer at most 128 registers)",
-    [R_TF32_OPB_TMA_STORE] = "PATH 90 TF32 with OPB 1 stores C with VEC 2: its TMA-store "
-                             "epilogue (VEC 8) wrote C's padding past column n",
 };
 const int tpl_tcgemm_n_reasons = R_COUNT;
 
@@ -372,11 +370,6 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
         (cfg[P_OPB] > 1 || cfg[P_OPA] > 1 || cfg[P_OPB] < 0 || cfg[P_OPA] < 0 ||
          (cfg[P_PATH] == 90 && tc_tf32(cfg) && cfg[P_OPA] && !cfg[P_OPB])))
         return tc_reject(R_OPB, why, len);
-    /* PATH 90 TF32 OPB 1 with the TMA-store epilogue (VEC 8) wrote C's padding columns past n
-     * (every row, beta 0, a 16-byte-aligned ldc > n; H200, tcgemm_gpu_tf32_op_t_in_place): it
-     * stores with VEC 2 until that is found */
-    if (cfg[P_PATH] == 90 && tc_tf32(cfg) && cfg[P_OPB] && cfg[P_VEC] == 8)
-        return tc_reject(R_TF32_OPB_TMA_STORE, why, len);
     int p90 = cfg[P_PATH] == 90;
     if (p90 && (!tc_canonical(cfg, P_WARPS_M) || !tc_canonical(cfg, P_WARPS_N) ||
                 !tc_canonical(cfg, P_LOADW)))

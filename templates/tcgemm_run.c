@@ -280,11 +280,15 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
                     (unsigned)((cfg[P_OPB] ? cfg[P_BN] : cfg[P_BK]) / cfg[P_CM]),
                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) != AT_OK)
         return s;
-    /* vec_ok: bit 0 paired stores; bit 1 the TMA-store epilogue (VEC 8, beta == 0, C and ldc
-     * 16-byte aligned); bit 2 the staged epilogue with row stores (VEC 8, beta == 0, else). */
+    /* vec_ok: bit 0 paired stores; bit 1 the TMA-store epilogue (VEC 8, beta == 0, C, ldc and
+     * C's rows 16-byte aligned); bit 2 the staged epilogue with row stores (VEC 8, beta == 0,
+     * else). The TMA store writes a row's last partial 16 bytes whole: on an H200 a C of n = 257
+     * FP32 columns and ldc 260 had columns 257..259 of every row overwritten, of n = 1000 and ldc
+     * 1004 none (tcgemm_gpu_tf32_op_t_in_place, tcgemm_gpu_layouts_offsets_alpha_beta). */
     int vec_ok = c->C % (2 * csz) == 0 && c->ldc % 2 == 0;
+    int c_tma = c->C % 16 == 0 && (c->ldc * csz) % 16 == 0 && (c->n * csz) % 16 == 0;
     if (cfg[P_VEC] == 8 && csz == 2 && cfg[P_SPLITK] == 1 && c->beta == 0.0f) {
-        if (c->C % 16 == 0 && (c->ldc * 2) % 16 == 0) {
+        if (c_tma) {
             if ((s = t9_map(ex, T9_MEMO_C, &mc, c_type, c->C, c->m, c->n, c->ldc, 2, 64,
                             (unsigned)(cfg[P_BM] / cfg[P_WG]), CU_TENSOR_MAP_L2_PROMOTION_NONE)) !=
                 AT_OK)
@@ -296,8 +300,7 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
     }
     /* TF32 VEC 8 (T9_TES): FP32 C in boxes of 32 x 32 with beta == 0 and C TMA-able; else the
      * kernel stores directly */
-    if (cfg[P_VEC] == 8 && tf32 && cfg[P_SPLITK] == 1 && c->beta == 0.0f && c->C % 16 == 0 &&
-        (c->ldc * 4) % 16 == 0) {
+    if (cfg[P_VEC] == 8 && tf32 && cfg[P_SPLITK] == 1 && c->beta == 0.0f && c_tma) {
         if ((s = t9_map(ex, T9_MEMO_C, &mc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, c->C, c->m, c->n,
                         c->ldc, 4, 32, 32, CU_TENSOR_MAP_L2_PROMOTION_NONE)) != AT_OK)
             return s;
