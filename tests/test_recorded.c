@@ -580,6 +580,89 @@ TEST(recorded_shipped_round_trip)
     CHECK(stat(out_db, &sb) == 0);
 }
 
+/* The shipped file as it is in the tree (share/hopper.json, made from share/grid-hopper.txt on
+ * an H200: docs/recording.md): at most 1 MB, read whole as an import is, every result an ok
+ * configuration its family accepts and compiles for sm_90, and every problem of the grid tuned
+ * by at least one family the runtime would serve it with. A grid line added without tuning it,
+ * or a kernel change that makes shipped configurations invalid, fails here. */
+TEST(recorded_shipped_file_covers_its_grid)
+{
+    const char *json = "share/hopper.json", *grid = "share/grid-hopper.txt";
+    struct stat st;
+    CHECK_MSG(stat(json, &st) == 0, "%s: missing", json);
+    CHECK_MSG(st.st_size > 0 && st.st_size <= 1000000, "%s: %lld bytes (at most 1 MB)", json,
+              (long long)st.st_size);
+    char *text = malloc((size_t)st.st_size + 1);
+    CHECK(text != NULL);
+    FILE *f = fopen(json, "r");
+    size_t len = f ? fread(text, 1, (size_t)st.st_size, f) : 0;
+    if (f)
+        fclose(f);
+    text[len] = '\0';
+    char err[512] = "", path[4300];
+    db_import *im = NULL;
+    at_status s = db_import_read(text, len, &im, err, sizeof err);
+    free(text);
+    CHECK_MSG(s == AT_OK, "%s: %s", json, err);
+    db *d = rc_open("shipped-file", DB_OPEN_CREATE, path, sizeof path);
+    db_import_stats ist;
+    CHECK_OK(db_import_apply(d, im, &ist));
+    db_import_free(im);
+    db_result *rs = NULL;
+    int n = 0;
+    CHECK_OK(db_results(d, NULL, NULL, &rs, &n));
+    CHECK_MSG(n > 0, "%s: no results", json);
+    for (int i = 0; i < n; i++) {
+        const tpl_family *fam = tpl_find(rs[i].kernel);
+        int cfg[TPL_MAX_PARAMS];
+        char why[256] = "";
+        CHECK_MSG(fam != NULL, "result %d: unknown kernel %s", i, rs[i].kernel);
+        CHECK_MSG(strcmp(rs[i].status, DB_OK) == 0, "%s %s: status %s", rs[i].kernel,
+                  rs[i].config, rs[i].status);
+        CHECK_MSG(tpl_config_parse(fam, rs[i].config, cfg, why, sizeof why) == AT_OK,
+                  "%s %s: %s", rs[i].kernel, rs[i].config, why);
+        CHECK_MSG(fam->valid(cfg, NULL, why, sizeof why) && tpl_target_arch(fam, cfg, "sm_90"),
+                  "%s %s: not valid for sm_90 (%s)", rs[i].kernel, rs[i].config, why);
+    }
+    tn_options o;
+    memset(&o, 0, sizeof o);
+    tn_first *items = NULL;
+    int n_items = 0;
+    CHECK_EQ(tn_problem_file_items(grid, &o, &items, &n_items), 0);
+    CHECK(n_items > 0);
+    int problems = 0, missing = 0;
+    for (int i = 0; i < n_items; i++) {
+        char want[256], got[256];
+        tpl_problem_format(&items[i].problem, want, sizeof want);
+        int first_of_problem = 1, covered = 0;
+        for (int j = 0; j < i && first_of_problem; j++) {
+            tpl_problem_format(&items[j].problem, got, sizeof got);
+            first_of_problem = strcmp(got, want) != 0;
+        }
+        if (!first_of_problem)
+            continue;
+        problems++;
+        /* any family the file tunes this problem with */
+        for (int j = i; j < n_items && !covered; j++) {
+            tpl_problem_format(&items[j].problem, got, sizeof got);
+            if (strcmp(got, want) != 0)
+                continue;
+            for (int r = 0; r < n && !covered; r++) {
+                tpl_problem_format(&rs[r].problem, got, sizeof got);
+                covered = strcmp(rs[r].kernel, items[j].fam->name) == 0 && strcmp(got, want) == 0;
+            }
+        }
+        if (!covered && missing++ < 10)
+            printf("    %s: no result for %s\n", json, want);
+    }
+    free(items);
+    free(rs);
+    db_close(d);
+    CHECK_MSG(missing == 0, "%d of the grid's %d problems have no result in %s", missing, problems,
+              json);
+    printf("    %d results, the grid's %d problems each tuned\n", n, problems);
+}
+
 /* `make install SHIPPED_JSON=...` installs the file and the read-only
  * database built from it where the runtime looks (PREFIX/share/autotune). */
 TEST(recorded_make_install_builds_the_shipped_database)
