@@ -399,8 +399,9 @@ static at_status load_module(at_handle *h, at_plan *pl)
  * So its first calls rotate among up to trial_max stored winners of nearby
  * shapes (their cubins are in a database layer, the user's or a read-only
  * one such as the shipped database: no compile), the family's built-in
- * choice, and for calls of at most AT_TRIAL_ALTERNATIVES_MAX_FLOPS each
- * other family's nearest stored winner and built-in choice, each timed with
+ * choice, and for calls of at most AT_TRIAL_ALTERNATIVES_MAX_FLOPS the
+ * family's next matching built-in row and each other family's nearest stored
+ * winner and built-in choice, each timed with
  * CUDA events on the caller's own calls and data, AT_TRIAL_ROUNDS times;
  * then the plan keeps the one with the lowest median and stores it as an
  * unverified ok result of this shape (rel_error -1), so that later handles
@@ -500,11 +501,14 @@ static int trial_load(at_handle *h, const tpl_family *fam, at_trial *t, const lk
  * other shapes can be far slower at this shape than the row written for its class (H200, after
  * the default run: FP32 91 x 19 x 11731 at 0.024x cuBLAS through a 4096^3 winner). For a plan
  * served by a built-in choice, fam is another family that computes the shape (trial_start). */
-static void trial_add_builtin(at_handle *h, at_plan *pl, at_trial *t, const tpl_family *fam)
+static void trial_add_builtin(at_handle *h, at_plan *pl, at_trial *t, const tpl_family *fam,
+                              int nth)
 {
     lk_candidate c;
     if (t->n >= AT_TRIALS_MAX ||
-        !tpl_builtin_config(fam, &h->info, &pl->problem, 0, c.cfg, c.config, NULL))
+        !(nth == 0 ? tpl_builtin_config(fam, &h->info, &pl->problem, 0, c.cfg, c.config, NULL)
+                   : tpl_builtin_config_nth(fam, &h->info, &pl->problem, 0, nth, c.cfg, c.config,
+                                            NULL)))
         return;
     for (int i = 0; i < t->n; i++)
         if (t->fam[i] == fam && strcmp(t->config[i], c.config) == 0)
@@ -567,26 +571,33 @@ static int vendor_candidate(const at_handle *h, const at_plan *pl)
            pl->fam->n_dims == 3 && ms_vendor_gemm_supported(&pl->problem, NULL, 0);
 }
 
-/* The other families a GEMM plan served below the exact level tries (into out, at most max;
- * the count): every family the runtime chooses among for the shape (lk_gemm_families) that
- * computes it, but the plan's; trial_start adds each one's stored winner of the nearest shape
- * and its built-in choice. None where
- * $AUTOTUNE_GEMM_FAMILY names the family to serve with (a diagnostic of one family). The
+/* 1 if a GEMM plan served below the exact level widens its trial beyond its own family's
+ * first choices: to the other families (builtin_alternatives) and to its own family's next
+ * built-in row (trial_start). Not for calls of more than AT_TRIAL_ALTERNATIVES_MAX_FLOPS (the
+ * large-tile families are right there, and a slower candidate's three trial calls would cost
+ * the most), nor where $AUTOTUNE_GEMM_FAMILY names the family to serve with (a diagnostic of
+ * one family). */
+static int trial_widens(const at_plan *pl)
+{
+    const char *forced = getenv("AUTOTUNE_GEMM_FAMILY");
+    if (pl->level == AT_LOOKUP_EXACT || pl->fam->n_dims != 3 || (forced && *forced))
+        return 0;
+    double flops = 0, bytes = 0;
+    pl->fam->work(&pl->problem, &flops, &bytes);
+    return flops <= AT_TRIAL_ALTERNATIVES_MAX_FLOPS;
+}
+
+/* The other families a widened trial tries (into out, at most max; the count): every family
+ * the runtime chooses among for the shape (lk_gemm_families) that computes it, but the plan's;
+ * trial_start adds each one's stored winner of the nearest shape and its built-in choice. The
  * shape-class rules that picked the plan's family are right for most shapes, not all: of 56
  * FP32 and FP64 calls of the random benchmark's seeds 4-8 tuned 2.5 s with every family (H200,
  * 2026-11-29), another family beat the rule's built-in choice on 20, by more than 1.2x on 13,
  * up to 5x (FP64 804 x 28 x 32 x 498: bgemm 0.071 ms, skinny's row 0.358 ms). */
 static int builtin_alternatives(const at_plan *pl, const tpl_family **out, int max)
 {
-    const char *forced = getenv("AUTOTUNE_GEMM_FAMILY");
     const tpl_problem *p = &pl->problem;
-    if (pl->level == AT_LOOKUP_EXACT || pl->fam->n_dims != 3 || (forced && *forced))
-        return 0;
-    /* large calls keep the rule's family: the large-tile families are right there, and a
-     * slower candidate's three trial calls would cost the most */
-    double flops = 0, bytes = 0;
-    pl->fam->work(p, &flops, &bytes);
-    if (flops > AT_TRIAL_ALTERNATIVES_MAX_FLOPS)
+    if (!trial_widens(pl))
         return 0;
     const tpl_family *fams[16];
     int n = lk_gemm_families(p, NULL, fams, 16), k = 0;
@@ -598,9 +609,10 @@ static int builtin_alternatives(const at_plan *pl, const tpl_family **out, int m
 
 /* Starts a trial on a new plan when the handle allows one (at_set_trials) and
  * there is something to compare: stored winners of nearby shapes (the lookup
- * served one of them) with the family's built-in choice, other families'
+ * served one of them) with the family's built-in choice, for small calls
+ * (trial_widens) the family's next built-in row and the other families'
  * nearest winners and built-in choices (builtin_alternatives: any level below
- * exact) and the vendor library (vendor_candidate,
+ * exact), and the vendor library (vendor_candidate,
  * unless a stored measurement already decided: pl->vendor_call set). Otherwise
  * leaves the plan as it is (a trial is an optimization only). */
 static void trial_start(at_handle *h, at_plan *pl)
@@ -611,7 +623,7 @@ static void trial_start(at_handle *h, at_plan *pl)
         return;
     const tpl_family *others[AT_TRIALS_MAX];
     int n_others = builtin_alternatives(pl, others, h->trial_max - 1);
-    if (!nearby && !vendor && !n_others)
+    if (!nearby && !vendor && !n_others && !trial_widens(pl))
         return;
     at_trial *t = calloc(1, sizeof *t);
     if (!t)
@@ -626,12 +638,16 @@ static void trial_start(at_handle *h, at_plan *pl)
     if (nearby)
         trial_add_nearby(h, pl, t, pl->fam, h->trial_max);
     if (nearby)
-        trial_add_builtin(h, pl, t, pl->fam);
+        trial_add_builtin(h, pl, t, pl->fam, 0);
+    /* a second opinion of the plan's family: the next built-in row that matches the shape (a
+     * broader class's choice), where a rule's boundary may sit on the wrong side of the call */
+    if (trial_widens(pl))
+        trial_add_builtin(h, pl, t, pl->fam, 1);
     /* each other family: its winner of the nearest stored shape, then its built-in choice */
     for (int i = 0; i < n_others && t->n < AT_TRIALS_MAX; i++) {
         if (nearby)
             trial_add_nearby(h, pl, t, others[i], t->n + 1);
-        trial_add_builtin(h, pl, t, others[i]);
+        trial_add_builtin(h, pl, t, others[i], 0);
     }
     if (vendor && t->n < AT_TRIALS_MAX && (h->vendor || (h->vendor = ms_vendor_open()))) {
         t->vendor_slot = t->n++;

@@ -2,6 +2,7 @@
  * defaults table per architecture, kind and shape class (with the wave-fill split-K rule),
  * then its portable default. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "tpl.h"
 
@@ -148,18 +149,46 @@ static int row_usable(const tpl_family *fam, const at_device_info *dev, const tp
     return 1;
 }
 
+int tpl_builtin_config_nth(const tpl_family *fam, const at_device_info *dev,
+                           const tpl_problem *p, int deterministic, int nth, int *cfg,
+                           char *config, const char **origin)
+{
+    /* the texts of the distinct choices met so far, in row order */
+    char (*seen)[TPL_CONFIG_LEN] = malloc((size_t)(nth + 1) * sizeof *seen);
+    if (!seen || nth < 0) {
+        free(seen);
+        return 0;
+    }
+    int n_seen = 0, found = 0;
+    for (int i = 0; i < fam->n_defaults && !found; i++) {
+        const tpl_default *r = &fam->defaults[i];
+        int c[TPL_MAX_PARAMS];
+        char text[TPL_CONFIG_LEN];
+        if (!tpl_default_matches(r, dev, p) || !row_usable(fam, dev, r, p, deterministic, c, text))
+            continue;
+        int repeat = 0;
+        for (int j = 0; j < n_seen && !repeat; j++)
+            repeat = strcmp(seen[j], text) == 0;
+        if (repeat)
+            continue;
+        if (n_seen == nth) {
+            memcpy(cfg, c, sizeof c);
+            snprintf(config, TPL_CONFIG_LEN, "%s", text);
+            if (origin)
+                *origin = r->origin;
+            found = 1;
+        }
+        snprintf(seen[n_seen++], TPL_CONFIG_LEN, "%s", text);
+    }
+    free(seen);
+    return found;
+}
+
 int tpl_builtin_config(const tpl_family *fam, const at_device_info *dev, const tpl_problem *p,
                        int deterministic, int *cfg, char *config, const char **origin)
 {
-    for (int i = 0; i < fam->n_defaults; i++) {
-        const tpl_default *r = &fam->defaults[i];
-        if (tpl_default_matches(r, dev, p) &&
-            row_usable(fam, dev, r, p, deterministic, cfg, config)) {
-            if (origin)
-                *origin = r->origin;
-            return 1;
-        }
-    }
+    if (tpl_builtin_config_nth(fam, dev, p, deterministic, 0, cfg, config, origin))
+        return 1;
     if (tpl_config_usable(fam, dev, fam->default_config, p, deterministic, cfg)) {
         snprintf(config, TPL_CONFIG_LEN, "%s", fam->default_config);
         if (origin)

@@ -428,6 +428,14 @@ int tpl_default_matches(const tpl_default *r, const at_device_info *dev, const t
  * from ("default" or the row's origin; may be NULL), 0 if nothing built in serves p. */
 int tpl_builtin_config(const tpl_family *fam, const at_device_info *dev, const tpl_problem *p,
                        int deterministic, int *cfg, char *config, const char **origin);
+/* The nth (0: the first) distinct usable configuration among the rows of fam->defaults that
+ * match dev and p, in row order: the row the rules pick, then the next rows that also match
+ * (a broader class's choice), each fitted to p as tpl_builtin_config fits it. 1 with cfg, its
+ * text and *origin (may be NULL) filled; 0 past the last such row (the default_config and
+ * baseline fallbacks of tpl_builtin_config are not counted). */
+int tpl_builtin_config_nth(const tpl_family *fam, const at_device_info *dev,
+                           const tpl_problem *p, int deterministic, int nth, int *cfg,
+                           char *config, const char **origin);
 
 /* ---- registry (templates/registry.c) ---- */
 int tpl_family_count(void);                     /* includes hidden ones */

@@ -366,3 +366,72 @@ TEST(defaults_every_row_is_legal_on_its_architecture)
     }
     CHECK(rows > 20);
 }
+
+/* Index of the defaults row whose origin text is origin (the pointer), -1 if none. */
+static int df_row_of(const tpl_family *f, const char *origin)
+{
+    for (int i = 0; i < f->n_defaults; i++)
+        if (f->defaults[i].origin == origin)
+            return i;
+    return -1;
+}
+
+/* tpl_builtin_config_nth walks the matching rows in table order: the 0th is the rules' choice
+ * (tpl_builtin_config's where a row matches), each next one comes from a later row that also
+ * matches the problem, every choice distinct, and the walk ends. A 16-bit batch of large
+ * products over a short K (30 x 1004 x 3911 x 25) gets PATH 80's one-launch batch kernel
+ * first and the Hopper kernel's 128 x 256 tile as the next opinion (the trial times both). */
+TEST(defaults_next_rows_are_later_distinct_matching_choices)
+{
+    const tpl_family *fams[4] = {&tpl_tcgemm, &tpl_dgemm, &tpl_matmul, &tpl_bgemm};
+    at_device_info devs[2] = {df_device(9), df_device(8)};
+    static const at_dtype types[5] = {AT_R_16BF, AT_R_16F, AT_R_32F, AT_R_32F, AT_R_64F};
+    static const at_math maths[5] = {0, 0, AT_MATH_TF32, 0, 0};
+    int seconds = 0;
+    for (int fi = 0; fi < 4; fi++)
+    for (int d = 0; d < 2; d++)
+    for (int t = 0; t < 5; t++)
+    for (int s = 0; s < DF_N_SHAPES; s++)
+    for (int b = 0; b < 2; b++) {
+        const tpl_family *f = fams[fi];
+        tpl_problem p = df_gemm(df_shapes[s][0], df_shapes[s][1], df_shapes[s][2], types[t],
+                                maths[t], s % 2, s % 3 == 0, b ? 6 : 1);
+        if (!tpl_family_accepts(f, &p))
+            continue;
+        int cfg[TPL_MAX_PARAMS], first[TPL_MAX_PARAMS];
+        char text[TPL_CONFIG_LEN], texts[64][TPL_CONFIG_LEN];
+        const char *origin = NULL, *first_origin = NULL;
+        if (!tpl_builtin_config_nth(f, &devs[d], &p, 0, 0, first, texts[0], &first_origin))
+            continue;
+        CHECK(tpl_builtin_config(f, &devs[d], &p, 0, cfg, text, &origin));
+        CHECK_MSG(strcmp(text, texts[0]) == 0 && origin == first_origin, "%s: %s against %s",
+                  f->name, text, texts[0]);
+        int prev_row = df_row_of(f, first_origin), n = 1;
+        CHECK(prev_row >= 0 && tpl_default_matches(&f->defaults[prev_row], &devs[d], &p));
+        while (n < 64 && tpl_builtin_config_nth(f, &devs[d], &p, 0, n, cfg, texts[n], &origin)) {
+            int row = df_row_of(f, origin);
+            CHECK_MSG(row > prev_row && tpl_default_matches(&f->defaults[row], &devs[d], &p),
+                      "%s choice %d: row %d after row %d", f->name, n, row, prev_row);
+            for (int j = 0; j < n; j++)
+                CHECK_MSG(strcmp(texts[j], texts[n]) != 0, "%s: choice %d repeats %d: %s",
+                          f->name, n, j, texts[n]);
+            prev_row = row;
+            n++;
+        }
+        CHECK(n < 64 && n <= f->n_defaults);
+        seconds += n > 1;
+    }
+    CHECK(seconds > 0);
+    at_device_info h200 = df_device(9);
+    for (int t = 0; t < 2; t++) {
+        tpl_problem p = df_gemm(1004, 3911, 25, types[t], 0, 0, 0, 30);
+        int cfg[TPL_MAX_PARAMS];
+        char text[TPL_CONFIG_LEN];
+        CHECK(tpl_builtin_config_nth(&tpl_tcgemm, &h200, &p, 0, 0, cfg, text, NULL));
+        CHECK_MSG(df_value(&tpl_tcgemm, cfg, "PATH") == 80, "%s", text);
+        CHECK(tpl_builtin_config_nth(&tpl_tcgemm, &h200, &p, 0, 1, cfg, text, NULL));
+        CHECK_MSG(df_value(&tpl_tcgemm, cfg, "PATH") == 90 &&
+                      df_value(&tpl_tcgemm, cfg, "BN") == 256, "%s", text);
+    }
+    CHECK(!tpl_builtin_config_nth(&tpl_tcgemm, &h200, &(tpl_problem){0}, 0, -1, NULL, NULL, NULL));
+}
