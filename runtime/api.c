@@ -416,6 +416,10 @@ static at_status load_module(at_handle *h, at_plan *pl)
  * product) try the other families' candidates (builtin_alternatives): 2^35, about 0.7 ms of
  * FP32 on an H200 */
 #define AT_TRIAL_ALTERNATIVES_MAX_FLOPS 34359738368.0
+/* Batches of at most this many products also time the family's next built-in row: a later
+ * row can be one launch per product (tcgemm's PATH 90), which thousands of small products
+ * would make each trial call pay thousands of times */
+#define AT_TRIAL_SECOND_MAX_BATCH 32
 
 typedef struct at_trial {
     int n;                                  /* candidates, [0] the lookup's choice */
@@ -641,7 +645,7 @@ static void trial_start(at_handle *h, at_plan *pl)
         trial_add_builtin(h, pl, t, pl->fam, 0);
     /* a second opinion of the plan's family: the next built-in row that matches the shape (a
      * broader class's choice), where a rule's boundary may sit on the wrong side of the call */
-    if (trial_widens(pl))
+    if (trial_widens(pl) && pl->problem.batch <= AT_TRIAL_SECOND_MAX_BATCH)
         trial_add_builtin(h, pl, t, pl->fam, 1);
     /* each other family: its winner of the nearest stored shape, then its built-in choice */
     for (int i = 0; i < n_others && t->n < AT_TRIALS_MAX; i++) {
