@@ -123,7 +123,7 @@ commit="${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 day="$(date -u +%Y-%m-%d)"
 
 header() {
-    echo "# $1"
+    echo "# $*"
     echo "# date (UTC): $(date -u '+%Y-%m-%d %H:%M:%S')  commit: $commit"
     nvidia-smi --query-gpu=index,name,driver_version,power.limit --format=csv,noheader 2>/dev/null |
         sed 's/^/# GPU (index, name, driver, power limit): /'
@@ -349,7 +349,8 @@ mg_run_one() {          # NAME DEVICE: one timed run; OUTDIR/NAME.log, its wall 
         > "$out/$name.log" 2>&1
     rc=$?
     seconds_since "$s" > "$out/$name.wall"
-    echo "# $name: autotune --device $dev --seed $mg_seed $mg_args: exit $rc, wall $(cat "$out/$name.wall") s"
+    echo "# $name: autotune --device $dev --seed $mg_seed $mg_args: exit $rc," \
+        "wall $(cat "$out/$name.wall") s"
     return $rc
 }
 
@@ -388,7 +389,8 @@ multigpu() {            # round 1 runs the one-GPU run first (a cold GPU, if any
     nvidia-smi --query-gpu=index,memory.total --format=csv,noheader 2>/dev/null |
         sed 's/^/# GPU memory (index, total): /'
     [ -n "${AUTOTUNE_FAKE_DEVICES:-}" ] &&
-        echo "# fake GPUs: AUTOTUNE_FAKE_DEVICES=$AUTOTUNE_FAKE_DEVICES (the fake worker; nothing timed on a GPU)"
+        echo "# fake GPUs: AUTOTUNE_FAKE_DEVICES=$AUTOTUNE_FAKE_DEVICES" \
+            "(the fake worker; nothing timed on a GPU)"
     [ -n "${build_wall:-}" ] && echo "# build: $build_wall s"
     for r in $(seq 1 "$rounds"); do
         if [ "$r" -gt 1 ]; then
@@ -435,7 +437,8 @@ log_evaluated() {       # LOG: the count of evaluated configurations of an autot
 strategies() {          # TMPDIR: the exhaustive run, then each strategy and seed, the table
     local tmp=$1 size=${SIZE:-4096x4096x4096} s ex_wall ex_best ex_n budget strategy seed wall best
     export LC_ALL=C
-    header "bench/run.sh strategies: matmul $size exhaustive, then ${STRATEGIES:-guided} with a quarter of its time, seeds ${SEEDS:-1 2 3}"
+    header "bench/run.sh strategies: matmul $size exhaustive, then ${STRATEGIES:-guided}" \
+        "with a quarter of its time, seeds ${SEEDS:-1 2 3}"
     s=$(date +%s.%N)
     "$BUILD/autotune" --device 0 --kernel matmul --size "$size" --strategy exhaustive \
         --db "$tmp/ex.db" --seed 1 --quiet > "$tmp/ex.log" 2>&1 ||

@@ -53,8 +53,8 @@ TEST(bench_run_usage_names_every_step)
     CHECK_MSG(rc == 0, "--help: exit %d: %s", rc, out ? out : "");
     free(out);
     rc = th_run("bash bench/run.sh no-such-step", &out);
-    CHECK_MSG(rc == 2 && strstr(out, "unknown step 'no-such-step'") && br_has_word(out, "multigpu") &&
-              br_has_word(out, "strategies"), "exit %d: %s", rc, out ? out : "");
+    CHECK_MSG(rc == 2 && strstr(out, "unknown step 'no-such-step'") &&
+              br_has_word(out, "multigpu") && br_has_word(out, "strategies"), "exit %d: %s", rc, out ? out : "");
     free(out);
 }
 
@@ -133,4 +133,66 @@ TEST(bench_run_multigpu_with_fake_gpus)
         snprintf(path, sizeof path, "%s/%s", outdir, kept[i]);
         CHECK_MSG(br_exists(path), "no %s", path);
     }
+}
+
+/* Writes an executable shell script `body` at dir/name. */
+static int br_script(const char *dir, const char *name, const char *body)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "#!/bin/sh\n%s", body);
+    fclose(f);
+    return chmod(path, 0755);
+}
+
+TEST(bench_run_strategies_table_from_a_stand_in_tuner)
+{
+    /* a GPU that nvidia-smi lists, and a stand-in autotune whose exhaustive run evaluates 100
+     * configurations to 2.0 ms, seed 1 of a strategy 20 to 2.04 ms, other seeds 25 to 2.0 ms */
+    char dir[4200], outdir[4300], cmd[24000], file[4400], day[32], *out = NULL;
+    snprintf(dir, sizeof dir, "%s", th_tmpdir());
+    CHECK_EQ(br_script(dir, "nvidia-smi",
+                       "case \"$*\" in\n-L) echo 'GPU 0: NVIDIA Stand-in (UUID: GPU-0)' ;;\n"
+                       "*name,driver*) echo '0, NVIDIA Stand-in, 1.0, 700.00 W' ;;\n"
+                       "*name*) echo 'NVIDIA Stand-in' ;;\nesac\n"), 0);
+    CHECK_EQ(br_script(dir, "autotune",
+                       "case \"$*\" in\nshow*) echo \"shown: $*\" ;;\n"
+                       "*exhaustive*) echo 'matmul 64x64x64: 100 evaluated, 0 failed'\n"
+                       "    echo '  best 50.0 GFLOP/s (2.0000 ms, min 2, max 2)' ;;\n"
+                       "*'--seed 1 '*) echo 'matmul 64x64x64: 20 evaluated, 0 failed'\n"
+                       "    echo '  best 49.0 GFLOP/s (2.0400 ms, min 2, max 2)' ;;\n"
+                       "*) echo 'matmul 64x64x64: 25 evaluated, 0 failed'\n"
+                       "    echo '  best 50.0 GFLOP/s (2.0000 ms, min 2, max 2)' ;;\nesac\n"), 0);
+    snprintf(outdir, sizeof outdir, "%s/out", dir);
+    br_today(day, sizeof day);
+    snprintf(cmd, sizeof cmd,
+             "env -u AUTOTUNE_FAKE_DEVICES PATH='%s':\"$PATH\" SKIP_BUILD=1 BUILD='%s' "
+             "SIZE=64x64x64 STRATEGIES='guided anneal' SEEDS='1 2' DUMP='%s/dump.txt' "
+             "bash bench/run.sh strategies '%s'", dir, dir, dir, outdir);
+    int rc = th_run(cmd, &out);
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
+    snprintf(file, sizeof file, "%s/%s-Stand-in-strategies.txt", outdir, day);
+    if (!br_exists(file)) {                     /* the run crossed midnight (UTC) */
+        br_today(day, sizeof day);
+        snprintf(file, sizeof file, "%s/%s-Stand-in-strategies.txt", outdir, day);
+    }
+    free(out);
+    snprintf(cmd, sizeof cmd, "cat '%s' '%s/dump.txt'", file, dir);
+    CHECK_EQ(th_run(cmd, &out), 0);
+    const char *want[] = {
+        "# bench/run.sh strategies: matmul 64x64x64 exhaustive, then guided anneal",
+        "# GPU (index, name, driver, power limit): 0, NVIDIA Stand-in, 1.0, 700.00 W",
+        "| strategy | seed | budget s | wall s | evaluations | best ms | gap to exhaustive |",
+        " | 100 | 2.0000 | 0 |\n",
+        "| guided | 1 | ", " | 20 | 2.0400 | 2.00% |\n",
+        "| guided | 2 | ", " | 25 | 2.0000 | 0.00% |\n",
+        "| anneal | 1 | ", "| anneal | 2 | ",
+        "amortized wall time per evaluated configuration", "shown: show --all --kernel matmul",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        CHECK_MSG(strstr(out, want[i]), "no \"%s\" in %s:\n%s", want[i], file, out);
+    free(out);
 }
