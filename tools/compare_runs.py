@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-"""compare_runs.py OLD.txt NEW.txt [--drop PCT]: the regression check between two logs of the
-default tuning run (`bench/run.sh default-run OUT` writes them; committed as
-bench/results/*-default-tune-*.txt). Per problem it takes the vendor library's time (the
-`vendor cublas:` / `vendor cub:` line under the problem's header, the first one where there are
-two) and the tuned best (the run's closing summary, else the search's own best line and its second
-look, as in `--quiet` logs), and prints both runs'
-ratio vendor / tuned, the change, and `DROP` where the new ratio fell by more than PCT percent
-(default 4: single tuner timings move by 2-3%). A ratio, not a time, so that a GPU in another
+"""tools/compare_runs.py OLD.txt NEW.txt [--drop PCT]: a developer's regression check between two
+logs of the default tuning run (`bench/run.sh default-run OUT` writes them as
+OUT/DATE-GPU-default-run.txt; older ones are committed as bench/results/*-default-tune-*.txt).
+Per problem it takes the vendor library's time (the `vendor cublas:` / `vendor cub:` line under
+the problem's header, the first one where there are two) and the tuned best (the run's closing
+summary, else the search's own best line and its second look, as in `--quiet` logs), and prints
+both runs' ratio vendor / tuned, the change, and `DROP` where the new ratio fell by more than PCT
+percent (default 4: single tuner timings move by 2-3%). A ratio, not a time, so that a GPU in another
 clock state moves both sides; a DROP is a reason to time that problem in paired rounds
 (bench_matmul --sweep BN_SWEEP_PAIRS, bench_dgemm, ...), not proof. Exit status 1 if any problem
 dropped, 2 on unreadable input. Problems in one log only are listed as such."""
 import re
 import sys
+
+USAGE = 'usage: python3 tools/compare_runs.py OLD.txt NEW.txt [--drop PCT]'
 
 HEADER = re.compile(r'^(?:GPU [0-9,]+: )?(\w+) (\S+): \d+ valid configurations')
 VENDOR = re.compile(r'^\s+vendor (\w+): ([0-9.eE+-]+) ms')
@@ -69,17 +71,25 @@ def parse(path):
 
 
 def main(argv):
+    if '-h' in argv[1:] or '--help' in argv[1:]:
+        print(USAGE)
+        print(__doc__)
+        return 0
     args = [a for a in argv[1:] if not a.startswith('--')]
     drop = 4.0
     if '--drop' in argv:
         i = argv.index('--drop')
         if i + 1 >= len(argv):
-            print('--drop needs a percentage', file=sys.stderr)
+            print(f'--drop needs a percentage\n{USAGE}', file=sys.stderr)
             return 2
-        drop = float(argv[i + 1])
+        try:
+            drop = float(argv[i + 1])
+        except ValueError:
+            print(f'--drop needs a percentage, not {argv[i + 1]!r}\n{USAGE}', file=sys.stderr)
+            return 2
         args = [a for a in args if a != argv[i + 1]]
     if len(args) != 2:
-        print(__doc__.split('\n')[0], file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
     try:
         old, new = parse(args[0]), parse(args[1])
