@@ -193,9 +193,9 @@ static int rp_trajectory_session(rp_buf *b, const rp_group *g, int q, const rp_s
     free(line.p);
     char label[96];
     if (t->session[q] > 0)
-        snprintf(label, sizeof label, "session %lld", t->session[q]);
+        snprintf(label, sizeof label, "run %lld", t->session[q]);
     else
-        snprintf(label, sizeof label, "no session");
+        snprintf(label, sizeof label, "no run");
     rp_svg_key_line(b, 470 + (q % 3) * 90, 12 + (q / 3) * 13, color, label);
     return points;
 }
@@ -210,7 +210,7 @@ void rp_chart_trajectory(rp_buf *b, const rp_group *g)
     rp_axis ax = { { 0, tend, x0, x1, 0 }, RP_CI(y0), RP_CI(y1), y1 + 14, 0, "tick" };
     rp_svg_grid_x(b, &ax, step, tend);
     rp_svg_text(b, (x0 + x1) / 2.0, y1 + 30, "middle", "axis",
-                "seconds since the session's first result for this problem");
+                "seconds since the tuning run's first result for this problem");
     rp_scale sy = { 0, vmax, y1, y0, 0 };
     int points = 0;
     for (int q = g->traj.n_sessions - 1; q >= 0; q--)

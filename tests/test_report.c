@@ -760,8 +760,8 @@ TEST(report_rich_fixture)
     TR_EXPECT(strstr(html, "Held at one value in every configuration tried: <code>Y=3"),
               "fixed parameter missing");
     TR_EXPECT(strstr(html, "No tuning results for this device."), "idle device");
-    TR_EXPECT(strstr(html, "session 1") || strstr(html, "session 2"), "sessions missing");
-    TR_EXPECT(strstr(html, "no session"), "results without a session");
+    TR_EXPECT(strstr(html, "run 1<") || strstr(html, "run 2<"), "tuning runs missing");
+    TR_EXPECT(strstr(html, "no run<"), "results without a tuning run");
     TR_EXPECT(strstr(html, "No roofline: "), "a device without ceilings has a roofline");
     TR_EXPECT(strstr(html, ">none ok</text>"), "a value no verified run had");
     TR_EXPECT(strstr(html, "class=\"value\">not measured</text>"),
@@ -967,7 +967,7 @@ TEST(report_render_without_database)
     TR_EXPECT(strstr(html, "<td class=\"n\">2 / 1</td>"), "ok / failed");
     TR_EXPECT(strstr(html, "Every configuration tried: 2 ok"), "ranking");
     TR_EXPECT(strstr(html, "failed: crashed 1"), "failure count");
-    TR_EXPECT(strstr(html, "session 3"), "trajectory");
+    TR_EXPECT(strstr(html, "run 3<"), "trajectory");
     TR_EXPECT(strstr(html, "Held at one value in every configuration tried: <code>Q=&lt;a&gt;"),
               "fixed parameter");
     TR_EXPECT(strstr(html, "No roofline"), "roofline of an unknown kernel");
