@@ -22,9 +22,11 @@
 #   default-run   `autotune --device 0` into a fresh database, timed, then gc, show and the
 #                 HTML report: OUTDIR/DATE-GPU-default-run.txt (+ report.html)
 #   calls         bench_calls, random GEMM calls of every kind against cuBLAS (the vendor
-#                 candidate off, then on), with no database and, where $CALLS_DB names one,
-#                 with it: OUTDIR/DATE-GPU-calls-*.txt; `all` runs it before and after the
-#                 default run
+#                 candidate off, then on), with no database at all, with the shipped database
+#                 alone (OUTDIR/shipped.db, ship-built from share/hopper.json) and, where
+#                 $CALLS_DB names one, with it over the shipped one: OUTDIR/DATE-GPU-calls-*.txt;
+#                 `all` runs the first two and then the default run's database over the
+#                 shipped one
 #   named         bench_calls --shapes $NAMED_SHAPES (default bench/shapes/layouts.txt: issue 33's
 #                 rows) --bandwidth, the vendor candidate off, with no database and, where
 #                 $NAMED_DB names one, with it: OUTDIR/DATE-GPU-named-*.txt (+ .tsv). NAMED_TUNE=1
@@ -258,15 +260,24 @@ default_run() {
     return $rc
 }
 
-calls() {       # NAME LABEL [DB]: bench_calls on a copy of DB (none: a fresh database), the
-                # vendor candidate off, then on: OUTDIR/DATE-GPU-calls-NAME.txt (+ .tsv of each call)
-    local name=$1 label=$2 src=${3:-} file="$out/$day-$gpu_short-calls-$1.txt" rc=0 v
+shipped_db() {  # builds OUTDIR/shipped.db from share/hopper.json once (autotune ship-build)
+    [ -f share/hopper.json ] || { echo "bench/run.sh: no share/hopper.json" >&2; return 1; }
+    [ -f "$out/shipped.db" ] && return 0
+    "$BUILD/autotune" ship-build share/hopper.json -o "$out/shipped.db" > "$out/ship-build.log" 2>&1 \
+        || { tail -5 "$out/ship-build.log" >&2; return 1; }
+}
+
+calls() {       # NAME LABEL [DB [SHIPPED]]: bench_calls on a copy of DB (none: a fresh database)
+                # over the read-only SHIPPED database (none: no shipped layer), the vendor
+                # candidate off, then on: OUTDIR/DATE-GPU-calls-NAME.txt (+ .tsv of each call)
+    local name=$1 label=$2 src=${3:-} shipped=${4:-} file="$out/$day-$gpu_short-calls-$1.txt" rc=0 v
     (
         header "bench_calls: ${CALLS_N:-200} random GEMM calls against cuBLAS in one process, $label"
         for v in off on; do
             fresh_db "$out/calls.db"
             [ -n "$src" ] && cp "$src" "$out/calls.db"
-            COMMIT=$commit "$BUILD/bench/bench_calls" --db "$out/calls.db" --calls "${CALLS_N:-200}" \
+            AUTOTUNE_SHIPPED_DB="$shipped" COMMIT=$commit "$BUILD/bench/bench_calls" \
+                --db "$out/calls.db" --calls "${CALLS_N:-200}" \
                 --seed "${CALLS_SEED:-1}" --label "$label, vendor candidate $v" --vendor "$v" \
                 --tsv "$out/$day-$gpu_short-calls-$name-vendor-$v.tsv" 2>&1 || rc=1
             echo
@@ -489,7 +500,14 @@ all)
     run_tcgemm_mode fp8-block || status=1
     default_run || status=1
     calls no-database "no database (built-in defaults)" || status=1
-    calls default-run "after the default run" "$out/default.db" || status=1
+    if shipped_db; then
+        calls shipped-database "the shipped database, no user database" "" \
+            "$out/shipped.db" || status=1
+        calls default-run "after the default run, the shipped database under it" \
+            "$out/default.db" "$out/shipped.db" || status=1
+    else
+        calls default-run "after the default run" "$out/default.db" || status=1
+    fi
     named no-database "no database (built-in defaults)" || status=1
     named_shapes=bench/shapes/small_m.txt
     named small-m-no-database "no database (built-in defaults)" || status=1
@@ -500,8 +518,15 @@ all)
 calls)
     build all "$BUILD/bench/bench_calls" || exit 1
     calls no-database "no database (built-in defaults)" || status=1
+    if shipped_db; then
+        calls shipped-database "the shipped database, no user database" "" \
+            "$out/shipped.db" || status=1
+    else
+        status=1
+    fi
     if [ -n "${CALLS_DB:-}" ]; then
-        calls tuned "the database $CALLS_DB" "$CALLS_DB" || status=1
+        calls tuned "the database $CALLS_DB, the shipped database under it" "$CALLS_DB" \
+            "$out/shipped.db" || status=1
     fi ;;
 named)
     build all "$BUILD/bench/bench_calls" || exit 1
