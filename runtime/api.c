@@ -18,6 +18,7 @@
 #include "lookup.h"
 #include "record.h"
 #include "tpl.h"
+#include "trial.h"
 #include "vendor.h"
 
 struct at_trial;
@@ -412,14 +413,6 @@ static at_status load_module(at_handle *h, at_plan *pl)
  * runs the lookup's choice. Deterministic mode never tries (its results
  * must not depend on the call). */
 #define AT_TRIAL_ROUNDS 3
-/* Calls of at most this many floating-point operations (the family's work: 2 m n k per
- * product) try the other families' candidates (builtin_alternatives): 2^35, about 0.7 ms of
- * FP32 on an H200 */
-#define AT_TRIAL_ALTERNATIVES_MAX_FLOPS 34359738368.0
-/* Batches of at most this many products also time the family's next built-in row: a later
- * row can be one launch per product (tcgemm's PATH 90), which thousands of small products
- * would make each trial call pay thousands of times */
-#define AT_TRIAL_SECOND_MAX_BATCH 32
 
 typedef struct at_trial {
     int n;                                  /* candidates, [0] the lookup's choice */
@@ -477,95 +470,46 @@ static void trial_slot_add(at_handle *h, at_trial *t, const tpl_family *fam, con
     ex_init(&t->exec[i], h->cu, &h->info, module, h->stream, h->errmsg, sizeof h->errmsg);
 }
 
-/* Loads candidate c's stored cubin (from the first database layer that has it) into t at
- * slot t->n; 0 if it cannot. */
-static int trial_load(at_handle *h, const tpl_family *fam, at_trial *t, const lk_candidate *c)
+/* The cubin of fam's cfg for this device from the first database layer that has it, else
+ * (compile: a built-in choice) compiled once and stored like load_module's; 0 if none. */
+static int trial_cubin(at_handle *h, const at_trial_candidate *c, int compile, void **cubin,
+                       size_t *size)
 {
     char key[128];
-    tpl_binary_key(fam, c->cfg, h->info.arch, key, sizeof key);
-    void *cubin = NULL;
-    size_t size = 0;
-    int stored = 0;
-    for (int i = 0; i < h->n_layers && !stored; i++)
-        stored = h->layers[i] && db_get_binary(h->layers[i], key, &cubin, &size) == AT_OK;
-    if (!stored)
+    tpl_binary_key(c->fam, c->cfg, h->info.arch, key, sizeof key);
+    for (int i = 0; i < h->n_layers; i++)
+        if (h->layers[i] && db_get_binary(h->layers[i], key, cubin, size) == AT_OK)
+            return 1;
+    if (!compile)
         return 0;
-    CUmodule module = NULL;
-    CUresult rc = h->cu->ModuleLoadData(&module, cubin);
-    free(cubin);
-    if (rc != CUDA_SUCCESS)
+    char *log = NULL;
+    at_status s = tpl_compile(c->fam, c->cfg, h->info.arch, cubin, size, &log);
+    free(log);
+    if (s != AT_OK)
         return 0;
-    trial_slot_add(h, t, fam, c->cfg, c->config, module);
+    h->stats.compiled++;
+    if (h->db && !db_is_readonly(h->db)) {
+        char options[4096];
+        tpl_options_string(c->fam, c->cfg, h->info.arch, options, sizeof options);
+        db_put_binary(h->db, key, c->fam->name, tpl_source_hash(c->fam), c->config,
+                      h->info.arch, tpl_nvrtc_version(), options, *cubin, *size);
+    }
     return 1;
 }
 
-/* Adds family fam's built-in choice for the plan's shape (templates/defaults.c) to the trial:
- * its cubin from a database, else compiled once (then stored like load_module's). For a plan
- * the lookup served from another shape's winner, fam is the plan's own: the stored winners of
- * other shapes can be far slower at this shape than the row written for its class (H200, after
- * the default run: FP32 91 x 19 x 11731 at 0.024x cuBLAS through a 4096^3 winner). For a plan
- * served by a built-in choice, fam is another family that computes the shape (trial_start). */
-static void trial_add_builtin(at_handle *h, at_plan *pl, at_trial *t, const tpl_family *fam,
-                              int nth)
+/* Loads candidate c into t at slot t->n (a stored winner's cubin from a layer; a built-in
+ * choice's from a layer or compiled); a candidate that cannot load is left out. */
+static void trial_load(at_handle *h, at_trial *t, const at_trial_candidate *c)
 {
-    lk_candidate c;
-    if (t->n >= AT_TRIALS_MAX ||
-        !(nth == 0 ? tpl_builtin_config(fam, &h->info, &pl->problem, 0, c.cfg, c.config, NULL)
-                   : tpl_builtin_config_nth(fam, &h->info, &pl->problem, 0, nth, c.cfg, c.config,
-                                            NULL)))
-        return;
-    for (int i = 0; i < t->n; i++)
-        if (t->fam[i] == fam && strcmp(t->config[i], c.config) == 0)
-            return;
-    char key[128];
-    tpl_binary_key(fam, c.cfg, h->info.arch, key, sizeof key);
     void *cubin = NULL;
     size_t size = 0;
-    int stored = 0;
-    for (int i = 0; i < h->n_layers && !stored; i++)
-        stored = h->layers[i] && db_get_binary(h->layers[i], key, &cubin, &size) == AT_OK;
-    if (!stored) {
-        char *log = NULL;
-        at_status s = tpl_compile(fam, c.cfg, h->info.arch, &cubin, &size, &log);
-        free(log);
-        if (s != AT_OK)
-            return;
-        h->stats.compiled++;
-        if (h->db && !db_is_readonly(h->db)) {
-            char options[4096];
-            tpl_options_string(fam, c.cfg, h->info.arch, options, sizeof options);
-            db_put_binary(h->db, key, fam->name, tpl_source_hash(fam), c.config,
-                          h->info.arch, tpl_nvrtc_version(), options, cubin, size);
-        }
-    }
+    if (t->n >= AT_TRIALS_MAX || !trial_cubin(h, c, c->builtin, &cubin, &size))
+        return;
     CUmodule module = NULL;
     CUresult rc = h->cu->ModuleLoadData(&module, cubin);
     free(cubin);
-    if (rc != CUDA_SUCCESS)
-        return;
-    trial_slot_add(h, t, fam, c.cfg, c.config, module);
-}
-
-/* Adds family fam's stored winners of shapes near the plan's (lk_nearby, every database
- * layer in turn: the user's, then the read-only ones) until the trial holds max candidates;
- * a configuration already in the trial is skipped. */
-static void trial_add_nearby(at_handle *h, const at_plan *pl, at_trial *t, const tpl_family *fam,
-                             int max)
-{
-    max = max < AT_TRIALS_MAX ? max : AT_TRIALS_MAX;
-    for (int l = 0; l < h->n_layers && t->n < max; l++) {
-        lk_candidate cands[AT_TRIALS_MAX];
-        int n = h->layers[l] ? lk_nearby(h->layers[l], &h->info, fam, &pl->problem, 0,
-                                         AT_TRIALS_MAX, cands)
-                             : 0;
-        for (int i = 0; i < n && t->n < max; i++) {
-            int seen = 0;
-            for (int j = 0; j < t->n && !seen; j++)
-                seen = t->fam[j] == fam && strcmp(t->config[j], cands[i].config) == 0;
-            if (!seen)
-                trial_load(h, fam, t, &cands[i]);
-        }
-    }
+    if (rc == CUDA_SUCCESS)
+        trial_slot_add(h, t, c->fam, c->cfg, c->config, module);
 }
 
 /* 1 if the vendor library is a candidate for the plan's shape. */
@@ -575,59 +519,23 @@ static int vendor_candidate(const at_handle *h, const at_plan *pl)
            pl->fam->n_dims == 3 && ms_vendor_gemm_supported(&pl->problem, NULL, 0);
 }
 
-/* 1 if a GEMM plan served below the exact level widens its trial beyond its own family's
- * first choices: to the other families (builtin_alternatives) and to its own family's next
- * built-in row (trial_start). Not for calls of more than AT_TRIAL_ALTERNATIVES_MAX_FLOPS (the
- * large-tile families are right there, and a slower candidate's three trial calls would cost
- * the most), nor where $AUTOTUNE_GEMM_FAMILY names the family to serve with (a diagnostic of
- * one family). */
-static int trial_widens(const at_plan *pl)
-{
-    const char *forced = getenv("AUTOTUNE_GEMM_FAMILY");
-    if (pl->level == AT_LOOKUP_EXACT || pl->fam->n_dims != 3 || (forced && *forced))
-        return 0;
-    double flops = 0, bytes = 0;
-    pl->fam->work(&pl->problem, &flops, &bytes);
-    return flops <= AT_TRIAL_ALTERNATIVES_MAX_FLOPS;
-}
-
-/* The other families a widened trial tries (into out, at most max; the count): every family
- * the runtime chooses among for the shape (lk_gemm_families) that computes it, but the plan's;
- * trial_start adds each one's stored winner of the nearest shape and its built-in choice. The
- * shape-class rules that picked the plan's family are right for most shapes, not all: of 56
- * FP32 and FP64 calls of the random benchmark's seeds 4-8 tuned 2.5 s with every family (H200,
- * 2026-11-29), another family beat the rule's built-in choice on 20, by more than 1.2x on 13,
- * up to 5x (FP64 804 x 28 x 32 x 498: bgemm 0.071 ms, skinny's row 0.358 ms). */
-static int builtin_alternatives(const at_plan *pl, const tpl_family **out, int max)
-{
-    const tpl_problem *p = &pl->problem;
-    if (!trial_widens(pl))
-        return 0;
-    const tpl_family *fams[16];
-    int n = lk_gemm_families(p, NULL, fams, 16), k = 0;
-    for (int i = 0; i < n && k < max; i++)
-        if (fams[i] != pl->fam && tpl_family_accepts(fams[i], p))
-            out[k++] = fams[i];
-    return k;
-}
-
 /* Starts a trial on a new plan when the handle allows one (at_set_trials) and
- * there is something to compare: stored winners of nearby shapes (the lookup
- * served one of them) with the family's built-in choice, for small calls
- * (trial_widens) the family's next built-in row and the other families'
- * nearest winners and built-in choices (builtin_alternatives: any level below
- * exact), and the vendor library (vendor_candidate,
- * unless a stored measurement already decided: pl->vendor_call set). Otherwise
- * leaves the plan as it is (a trial is an optimization only). */
+ * there is something to compare: the candidates runtime/trial.c chooses (stored
+ * winners of nearby shapes, built-in rows, the other families' for small calls)
+ * and the vendor library (vendor_candidate, unless a stored measurement already
+ * decided: pl->vendor_call set). Otherwise leaves the plan as it is (a trial is
+ * an optimization only). */
 static void trial_start(at_handle *h, at_plan *pl)
 {
-    int nearby = pl->level == AT_LOOKUP_NEAREST || pl->level == AT_LOOKUP_ARCH;
-    int vendor = vendor_candidate(h, pl) && !pl->vendor_call[0];
     if (h->trial_max < 2 || h->deterministic)
         return;
-    const tpl_family *others[AT_TRIALS_MAX];
-    int n_others = builtin_alternatives(pl, others, h->trial_max - 1);
-    if (!nearby && !vendor && !n_others && !trial_widens(pl))
+    at_trial_request rq = {.layers = h->layers, .n_layers = h->n_layers, .dev = &h->info,
+                           .fam = pl->fam, .problem = &pl->problem, .level = pl->level,
+                           .cfg = pl->cfg, .config = pl->config, .trial_max = h->trial_max};
+    at_trial_candidate cands[AT_TRIALS_MAX];
+    int n = at_trial_candidates(&rq, cands, AT_TRIALS_MAX);
+    int vendor = vendor_candidate(h, pl) && !pl->vendor_call[0];
+    if (n < 2 && !vendor)
         return;
     at_trial *t = calloc(1, sizeof *t);
     if (!t)
@@ -639,20 +547,8 @@ static void trial_start(at_handle *h, at_plan *pl)
     memcpy(t->cfg[0], pl->cfg, sizeof t->cfg[0]);
     snprintf(t->config[0], sizeof t->config[0], "%s", pl->config);
     t->module[0] = pl->module;
-    if (nearby)
-        trial_add_nearby(h, pl, t, pl->fam, h->trial_max);
-    if (nearby)
-        trial_add_builtin(h, pl, t, pl->fam, 0);
-    /* a second opinion of the plan's family: the next built-in row that matches the shape (a
-     * broader class's choice), where a rule's boundary may sit on the wrong side of the call */
-    if (trial_widens(pl) && pl->problem.batch <= AT_TRIAL_SECOND_MAX_BATCH)
-        trial_add_builtin(h, pl, t, pl->fam, 1);
-    /* each other family: its winner of the nearest stored shape, then its built-in choice */
-    for (int i = 0; i < n_others && t->n < AT_TRIALS_MAX; i++) {
-        if (nearby)
-            trial_add_nearby(h, pl, t, others[i], t->n + 1);
-        trial_add_builtin(h, pl, t, others[i], 0);
-    }
+    for (int i = 1; i < n; i++)
+        trial_load(h, t, &cands[i]);
     if (vendor && t->n < AT_TRIALS_MAX && (h->vendor || (h->vendor = ms_vendor_open()))) {
         t->vendor_slot = t->n++;
         ms_vendor_gemm_supported(&pl->problem, t->config[t->vendor_slot], TPL_CONFIG_LEN);

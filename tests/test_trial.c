@@ -11,6 +11,7 @@
 #include "harness.h"
 #include "lookup.h"
 #include "tpl.h"
+#include "trial.h"
 
 /* ---------------- fixtures ---------------- */
 
@@ -147,6 +148,122 @@ TEST(nearby_candidates_are_distinct_usable_stored_and_nearest_first)
     CHECK_EQ(lk_nearby(NULL, &a, &near_family, &q, 0, 8, c), 0);
     CHECK_EQ(lk_nearby(d, &a, &near_family, &q, 0, 0, c), 0);
     db_close(d);
+}
+
+/* An H200-like device with every limit a GEMM family's valid() reads. */
+static at_device_info gemm_device(const char *uuid)
+{
+    at_device_info d = fixture_device(uuid, 232448);
+    snprintf(d.name, sizeof d.name, "NVIDIA H200");
+    d.sm_count = 132;
+    d.smem_per_sm = 233472;
+    d.regs_per_block = d.regs_per_sm = 65536;
+    d.max_threads_per_block = 1024;
+    d.max_threads_per_sm = 2048;
+    return d;
+}
+
+/* Index of (fam, config) in the candidate list, -1 if absent. */
+static int cand_index(const at_trial_candidate *c, int n, const tpl_family *fam,
+                      const char *config)
+{
+    for (int i = 0; i < n; i++)
+        if (c[i].fam == fam && strcmp(c[i].config, config) == 0)
+            return i;
+    return -1;
+}
+
+/* The trial's candidates (runtime/trial.c) for an FP32 call of 1100 x 1000 x 900 served by
+ * matmul at the nearest level, with a matmul winner in the user's database and another in a
+ * read-only layer: the plan's own first, both layers' winners, matmul's built-in choice and its
+ * next row, skinny's built-in choice; every one distinct. $AUTOTUNE_GEMM_FAMILY, a call past
+ * 2^35 flops, and a batch past AT_TRIAL_SECOND_MAX_BATCH narrow it; the exact level has no
+ * trial; the default level has no stored winners. */
+TEST(trial_candidates_layers_families_and_second_opinion)
+{
+    const tpl_family *mm = tpl_find("matmul"), *sk = tpl_find("skinny");
+    CHECK(mm && sk && mm->n_baselines >= 2);
+    at_device_info dev = gemm_device("GPU-trial");
+    char upath[4300], spath[4300], err[512];
+    snprintf(upath, sizeof upath, "%s/trial-user.db", th_tmpdir());
+    snprintf(spath, sizeof spath, "%s/trial-shipped.db", th_tmpdir());
+    remove(upath);
+    remove(spath);
+    db *user = NULL, *shipped = NULL;
+    CHECK_OK(db_open(&user, upath, DB_OPEN_CREATE, err, sizeof err));
+    CHECK_OK(db_open(&shipped, spath, DB_OPEN_CREATE, err, sizeof err));
+    CHECK_OK(db_put_device(user, &dev, "13.0"));
+    CHECK_OK(db_put_device(shipped, &dev, "13.0"));
+    const char *in_user = mm->baselines[0].config, *in_shipped = mm->baselines[1].config;
+    tpl_problem tuned = TPL_PROBLEM(3, {1024, 1024, 1024});
+    CHECK_OK(put_winner(user, mm, dev.uuid, &tuned, in_user, 1.0, 0, 1));
+    CHECK_OK(put_winner(shipped, mm, dev.uuid, &tuned, in_shipped, 1.5, 0, 1));
+    db *layers[2] = {user, shipped};
+    tpl_problem p = TPL_PROBLEM(3, {1100, 1000, 900});
+    int served[TPL_MAX_PARAMS], first[TPL_MAX_PARAMS], next[TPL_MAX_PARAMS], skb[TPL_MAX_PARAMS];
+    char first_text[TPL_CONFIG_LEN], next_text[TPL_CONFIG_LEN], sk_text[TPL_CONFIG_LEN];
+    CHECK_OK(tpl_config_parse(mm, in_user, served, err, sizeof err));
+    CHECK(tpl_builtin_config(mm, &dev, &p, 0, first, first_text, NULL));
+    CHECK(tpl_builtin_config_nth(mm, &dev, &p, 0, 1, next, next_text, NULL));
+    CHECK(tpl_builtin_config(sk, &dev, &p, 0, skb, sk_text, NULL));
+    at_trial_request rq = {.layers = layers, .n_layers = 2, .dev = &dev, .fam = mm,
+                           .problem = &p, .level = AT_LOOKUP_NEAREST, .cfg = served,
+                           .config = in_user, .trial_max = AT_TRIALS_DEFAULT};
+    at_trial_candidate c[AT_TRIALS_MAX];
+    unsetenv("AUTOTUNE_GEMM_FAMILY");
+    int n = at_trial_candidates(&rq, c, AT_TRIALS_MAX);
+    CHECK(n >= 5 && n <= AT_TRIALS_MAX);
+    CHECK(c[0].fam == mm && strcmp(c[0].config, in_user) == 0 && !c[0].builtin);
+    int i_shipped = cand_index(c, n, mm, in_shipped), i_first = cand_index(c, n, mm, first_text);
+    int i_next = cand_index(c, n, mm, next_text), i_skinny = cand_index(c, n, sk, sk_text);
+    CHECK_MSG(i_shipped > 0 && !c[i_shipped].builtin, "the read-only layer's winner: %d",
+              i_shipped);
+    CHECK_MSG(i_first > 0 && c[i_first].builtin, "matmul's built-in choice: %d", i_first);
+    CHECK_MSG(i_next > i_first && c[i_next].builtin, "matmul's next row: %d", i_next);
+    CHECK_MSG(i_skinny > i_next && c[i_skinny].builtin, "skinny's built-in choice: %d", i_skinny);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            CHECK(c[i].fam != c[j].fam || strcmp(c[i].config, c[j].config) != 0);
+    /* the rule's family alone: its stored winners and built-in choice, no next row */
+    setenv("AUTOTUNE_GEMM_FAMILY", "main", 1);
+    n = at_trial_candidates(&rq, c, AT_TRIALS_MAX);
+    unsetenv("AUTOTUNE_GEMM_FAMILY");
+    CHECK(cand_index(c, n, mm, in_shipped) > 0 && cand_index(c, n, mm, first_text) > 0);
+    CHECK(cand_index(c, n, mm, next_text) < 0 && cand_index(c, n, sk, sk_text) < 0);
+    /* past 2^35 flops: the same */
+    tpl_problem big = TPL_PROBLEM(3, {8192, 8192, 8192});
+    rq.problem = &big;
+    n = at_trial_candidates(&rq, c, AT_TRIALS_MAX);
+    for (int i = 0; i < n; i++)
+        CHECK_MSG(c[i].fam == mm, "candidate %d of %s at 8192^3", i, c[i].fam->name);
+    CHECK(!at_trial_widens(&rq));
+    /* a batch of 33 small products: other families, but no next row of its own */
+    tpl_problem batch = TPL_PROBLEM(3, {100, 100, 100});
+    batch.batch = AT_TRIAL_SECOND_MAX_BATCH + 1;
+    rq.problem = &batch;
+    int bnext[TPL_MAX_PARAMS];
+    char bnext_text[TPL_CONFIG_LEN];
+    n = at_trial_candidates(&rq, c, AT_TRIALS_MAX);
+    CHECK(at_trial_widens(&rq));
+    if (tpl_builtin_config_nth(mm, &dev, &batch, 0, 1, bnext, bnext_text, NULL))
+        CHECK(cand_index(c, n, mm, bnext_text) < 0);
+    /* the exact level: no trial but the plan's own */
+    rq.problem = &p;
+    rq.level = AT_LOOKUP_EXACT;
+    CHECK_EQ(at_trial_candidates(&rq, c, AT_TRIALS_MAX), 1);
+    /* the default level: built-in choices only, the plan's own marked as one */
+    rq.level = AT_LOOKUP_DEFAULT;
+    rq.cfg = first;
+    rq.config = first_text;
+    n = at_trial_candidates(&rq, c, AT_TRIALS_MAX);
+    CHECK(c[0].builtin && cand_index(c, n, mm, next_text) > 0 && cand_index(c, n, sk, sk_text) > 0);
+    CHECK(cand_index(c, n, mm, in_user) < 0 && cand_index(c, n, mm, in_shipped) < 0);
+    for (int i = 0; i < n; i++)
+        CHECK(c[i].builtin);
+    /* room for two: the plan's own and one more */
+    CHECK_EQ(at_trial_candidates(&rq, c, 2), 2);
+    db_close(user);
+    db_close(shipped);
 }
 
 TEST(unverified_trial_result_serves_lookups_but_not_resume)
