@@ -153,12 +153,13 @@ int tpl_builtin_config_nth(const tpl_family *fam, const at_device_info *dev,
                            const tpl_problem *p, int deterministic, int nth, int *cfg,
                            char *config, const char **origin)
 {
+    /* no more distinct choices than rows */
+    if (nth < 0 || nth >= fam->n_defaults)
+        return 0;
     /* the texts of the distinct choices met so far, in row order */
     char (*seen)[TPL_CONFIG_LEN] = malloc((size_t)(nth + 1) * sizeof *seen);
-    if (!seen || nth < 0) {
-        free(seen);
+    if (!seen)
         return 0;
-    }
     int n_seen = 0, found = 0;
     for (int i = 0; i < fam->n_defaults && !found; i++) {
         const tpl_default *r = &fam->defaults[i];
