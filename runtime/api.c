@@ -352,36 +352,59 @@ static at_status plan_insert(at_handle *h, at_plan *pl)
     return AT_OK;
 }
 
+/* The cubin of fam's cfg for this device: from the first database layer that has it
+ * (*from_db 1), else, where compile, from NVRTC, counted in the stats and stored in the
+ * user's database for next time (a failed write only costs a compile next time).
+ * AT_ERR_NOT_FOUND where no layer has it and compile is 0; a failed compile's status with
+ * its log in *log (NULL: dropped; else the caller frees it). */
+static at_status handle_cubin(at_handle *h, const tpl_family *fam, const int *cfg,
+                              const char *config, int compile, void **cubin, size_t *size,
+                              int *from_db, char **log)
+{
+    char key[128];
+    tpl_binary_key(fam, cfg, h->info.arch, key, sizeof key);
+    *from_db = 0;
+    for (int i = 0; i < h->n_layers && !*from_db; i++)
+        if (h->layers[i] && db_get_binary(h->layers[i], key, cubin, size) == AT_OK)
+            *from_db = 1;
+    if (*from_db)
+        return AT_OK;
+    if (!compile)
+        return AT_ERR_NOT_FOUND;
+    char *text = NULL;
+    at_status s = tpl_compile(fam, cfg, h->info.arch, cubin, size, &text);
+    if (log)
+        *log = text;
+    else
+        free(text);
+    if (s != AT_OK)
+        return s;
+    h->stats.compiled++;
+    if (h->db && !db_is_readonly(h->db)) {
+        char options[4096];
+        tpl_options_string(fam, cfg, h->info.arch, options, sizeof options);
+        db_put_binary(h->db, key, fam->name, tpl_source_hash(fam), config, h->info.arch,
+                      tpl_nvrtc_version(), options, *cubin, *size);
+    }
+    return AT_OK;
+}
+
 /* Stored cubin if there is one, else NVRTC (and store it for next time). */
 static at_status load_module(at_handle *h, at_plan *pl)
 {
-    char key[128];
-    tpl_binary_key(pl->fam, pl->cfg, h->info.arch, key, sizeof key);
     void *cubin = NULL;
     size_t size = 0;
+    char *log = NULL;
     int from_db = 0;
-    for (int i = 0; i < h->n_layers && !from_db; i++)
-        if (h->layers[i] && db_get_binary(h->layers[i], key, &cubin, &size) == AT_OK)
-            from_db = 1;
-    if (!from_db) {
-        char *log = NULL;
-        at_status s = tpl_compile(pl->fam, pl->cfg, h->info.arch, &cubin, &size, &log);
-        if (s != AT_OK) {
-            ah_fail(h, s, "%s %s failed to compile for %s: %.1500s", pl->fam->name, pl->config,
-                 h->info.arch, log ? log : "");
-            free(log);
-            return s;
-        }
+    at_status s = handle_cubin(h, pl->fam, pl->cfg, pl->config, 1, &cubin, &size, &from_db,
+                               &log);
+    if (s != AT_OK) {
+        ah_fail(h, s, "%s %s failed to compile for %s: %.1500s", pl->fam->name, pl->config,
+                h->info.arch, log ? log : "");
         free(log);
-        h->stats.compiled++;
-        if (h->db && !db_is_readonly(h->db)) {
-            char options[4096];
-            tpl_options_string(pl->fam, pl->cfg, h->info.arch, options, sizeof options);
-            /* A failed cache write only costs a compile next time. */
-            db_put_binary(h->db, key, pl->fam->name, tpl_source_hash(pl->fam), pl->config,
-                          h->info.arch, tpl_nvrtc_version(), options, cubin, size);
-        }
+        return s;
     }
+    free(log);
     CUresult rc = h->cu->ModuleLoadData(&pl->module, cubin);
     free(cubin);
     if (rc != CUDA_SUCCESS) {
@@ -470,40 +493,15 @@ static void trial_slot_add(at_handle *h, at_trial *t, const tpl_family *fam, con
     ex_init(&t->exec[i], h->cu, &h->info, module, h->stream, h->errmsg, sizeof h->errmsg);
 }
 
-/* The cubin of fam's cfg for this device from the first database layer that has it, else
- * (compile: a built-in choice) compiled once and stored like load_module's; 0 if none. */
-static int trial_cubin(at_handle *h, const at_trial_candidate *c, int compile, void **cubin,
-                       size_t *size)
-{
-    char key[128];
-    tpl_binary_key(c->fam, c->cfg, h->info.arch, key, sizeof key);
-    for (int i = 0; i < h->n_layers; i++)
-        if (h->layers[i] && db_get_binary(h->layers[i], key, cubin, size) == AT_OK)
-            return 1;
-    if (!compile)
-        return 0;
-    char *log = NULL;
-    at_status s = tpl_compile(c->fam, c->cfg, h->info.arch, cubin, size, &log);
-    free(log);
-    if (s != AT_OK)
-        return 0;
-    h->stats.compiled++;
-    if (h->db && !db_is_readonly(h->db)) {
-        char options[4096];
-        tpl_options_string(c->fam, c->cfg, h->info.arch, options, sizeof options);
-        db_put_binary(h->db, key, c->fam->name, tpl_source_hash(c->fam), c->config,
-                      h->info.arch, tpl_nvrtc_version(), options, *cubin, *size);
-    }
-    return 1;
-}
-
 /* Loads candidate c into t at slot t->n (a stored winner's cubin from a layer; a built-in
  * choice's from a layer or compiled); a candidate that cannot load is left out. */
 static void trial_load(at_handle *h, at_trial *t, const at_trial_candidate *c)
 {
     void *cubin = NULL;
     size_t size = 0;
-    if (t->n >= AT_TRIALS_MAX || !trial_cubin(h, c, c->builtin, &cubin, &size))
+    int from_db = 0;
+    if (t->n >= AT_TRIALS_MAX || handle_cubin(h, c->fam, c->cfg, c->config, c->builtin, &cubin,
+                                              &size, &from_db, NULL) != AT_OK)
         return;
     CUmodule module = NULL;
     CUresult rc = h->cu->ModuleLoadData(&module, cubin);

@@ -296,14 +296,15 @@ at_status at_djacobi(at_handle *handle, int n, const double *A, const double *b,
 /* Counters of compiles, loads and lookup levels since at_create. */
 /* A shape never tuned on this device (lookup level NEAREST or ARCH) is
  * served by stored winners of nearby shapes: its first calls rotate among
- * up to `candidates` of them (cubins from the database, never compiled),
- * timed on the calls themselves, 3 calls each; the fastest then serves the
- * shape and is stored in the database (an unverified result, which the
- * tuner re-measures), so later handles start from it. A shape no database
- * knows (level DEFAULT) of at most 2^35 flops likewise times the built-in
- * choice of every family that computes it (the shape-class rule's first)
- * and keeps the fastest, stored alike; at_get_stats names the family that
- * runs. Every candidate computes the same product. 0 or 1 turns trials off; default
+ * up to `candidates` of them (cubins from the user's or a read-only
+ * database, never compiled) and the built-in choice for its class, timed on
+ * the calls themselves, 3 calls each; the fastest then serves the shape and
+ * is stored in the database (an unverified result, which the tuner
+ * re-measures), so later handles start from it. A call of at most 2^35
+ * flops served below the exact level (a shape no database knows too) also
+ * times its family's next matching built-in row and each other family that
+ * computes it (its nearest stored winner and built-in choice); at_get_stats
+ * names the family that runs. Every candidate computes the same product. 0 or 1 turns trials off; default
  * AT_TRIALS_DEFAULT, at most AT_TRIALS_MAX; deterministic mode never
  * tries. AT_ERR_INVALID_ARG outside 0..AT_TRIALS_MAX. */
 #define AT_TRIALS_DEFAULT 4

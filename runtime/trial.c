@@ -80,7 +80,7 @@ int at_trial_candidates(const at_trial_request *r, at_trial_candidate *out, int 
     }
     /* a second opinion of the plan's family: the next built-in row that matches the shape (a
      * broader class's choice), where a rule's boundary may sit on the wrong side of the call */
-    if (widens && r->problem->batch <= AT_TRIAL_SECOND_MAX_BATCH)
+    if (widens && tpl_problem_batch(r->problem) <= AT_TRIAL_SECOND_MAX_BATCH)
         add_builtin(r, r->fam, 1, out, &n, max);
     if (!widens)
         return n;
