@@ -247,6 +247,26 @@ static size_t tt_es(int t)
     return t == 2 ? 4 : 2;
 }
 
+/* How many of C's count elements (es bytes each) outside the product's rows x cols block
+ * (its first element at offset off, rows ldc elements apart) differ from c0; *first is the
+ * index of the first of them (-1 if none). */
+static long long tt_changed_outside(const unsigned char *c, const unsigned char *c0, size_t count,
+                                    size_t es, long long off, long long ldc, long long rows,
+                                    long long cols, long long *first)
+{
+    long long changed = 0;
+    *first = -1;
+    for (size_t x = 0; x < count; x++) {
+        long long at = (long long)x - off;
+        int inside = at >= 0 && at / ldc < rows && at % ldc < cols;
+        if (!inside && memcmp(c + x * es, c0 + x * es, es) != 0) {
+            *first = *first < 0 ? (long long)x : *first;
+            changed++;
+        }
+    }
+    return changed;
+}
+
 /* Fills n elements of type t on the host from an LCG in [-1, 1) (rounded as the device's
  * conversion would: only the comparison with the float64 reference of these bits matters). */
 static void tt_host_fill(unsigned char *buf, size_t n, int t, unsigned seed)
@@ -387,13 +407,10 @@ GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
                               cases[d][6], cases[d][7], cases[d][8], alpha, beta, set[i].text, e);
                     /* outside the m x n block nothing changed */
                     CHECK(cu->MemcpyDtoH(hc, C, nc * es) == CUDA_SUCCESS);
-                    for (size_t x = 0; x < nc; x++) {
-                        long long off = (long long)x - cases[d][8];
-                        int inside = off >= 0 && off / ldc < m && off % ldc < n;
-                        if (!inside)
-                            CHECK_MSG(memcmp(hc + x * es, hc0 + x * es, es) == 0,
-                                      "%s: element %zu outside C's block changed", set[i].text, x);
-                    }
+                    long long first;
+                    CHECK_MSG(tt_changed_outside(hc, hc0, nc, es, cases[d][8], ldc, m, n,
+                                                 &first) == 0,
+                              "%s: element %lld outside C's block changed", set[i].text, first);
                     runs_t[ops] += v == 0;
                 }
             }
@@ -549,13 +566,9 @@ GPU_TEST(tcgemm_gpu_tf32_op_t_in_place)
                           f->tolerance(p));
                 /* outside the product's block nothing changed */
                 CHECK(cu->MemcpyDtoH(hc, C, nc * 4) == CUDA_SUCCESS);
-                long long changed = 0, first = -1;
-                for (size_t x = 0; x < nc; x++)
-                    if (!((long long)x / cldc < cm && (long long)x % cldc < cn) &&
-                        memcmp(hc + x, hc0 + x, 4) != 0) {
-                        first = first < 0 ? (long long)x : first;
-                        changed++;
-                    }
+                long long first, changed = tt_changed_outside(
+                                     (const unsigned char *)hc, (const unsigned char *)hc0, nc, 4,
+                                     0, cldc, cm, cn, &first);
                 if (changed && outside_reports++ < 40)
                     printf("    %s: %s-major %dx%dx%d %s%s pad %d beta %g: %lld elements outside "
                            "C's %dx%d block (ldc %lld) changed, the first at row %lld column %lld\n",
