@@ -127,7 +127,7 @@
 #ifndef VEC
 #define VEC 2           // epilogue vector width in elements: 1 scalar, 2 pairs (from registers, when C and ldc allow);
                         // PATH 90 8 (16-bit): C staged in shared memory, asynchronous TMA stores (beta == 0, aligned C);
-                        // PATH 80 4, 8 (8 only 16-bit): staged in shared memory, VEC-wide row stores (scalar where unaligned)
+                        // PATH 80 4, 8 (8 only 16-bit): staged in shared memory, VEC-wide row stores aligned in memory (rows realigned where C or ldc is not)
 #endif
 #ifndef LOADW
 #define LOADW (TYPE == 2 ? 4 : 2) // PATH 80: bytes per global load of A and B: 16, 8, 4, 2 (16-bit types) or 16, 4 (FP32); must not exceed the alignment of A, B, lda, ldb (the host packs otherwise)
@@ -1365,16 +1365,35 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
                 asm volatile("bar.sync %0, 128;" :: "r"(8 + c) : "memory");
                 if (!(vec_ok & 2)) {
-                    // C not TMA-able (unaligned ldc or base): row-contiguous 2-byte stores from the staging
-                    int rbase = m0 + (PING ? 0 : c * T9_WP);
-                    for (int e = tid; e < T9_WP * BN; e += 128) {
-                        int r = e / BN, col = e % BN;
-                        unsigned ad = cs + (col / 64) * (T9_WP * 128) + r * 128
-                                    + ((((col % 64) / 8) ^ (r % 8)) * 16) + (col % 8) * 2;
-                        unsigned short v;
-                        asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(ad));
-                        if (rbase + r < m && n0 + col < n)
-                            C[(long long)(rbase + r) * ldc + n0 + col] = v;
+                    // C not TMA-able (unaligned ldc or base): 16-byte stores aligned in memory, each
+                    // row's chunks shifted by its start's misalignment (element stores only at a
+                    // row's partial first and last chunk)
+                    const int rbase = m0 + (PING ? 0 : c * T9_WP), cpr = BN / 8 + 1;
+                    const int n_end = min(n, n0 + BN);
+                    for (int e = tid; e < T9_WP * cpr; e += 128) {
+                        const int r = e / cpr, gr = rbase + r;
+                        tc_elem *row = C + (long long)gr * ldc;
+                        const int a = (int)(((unsigned long long)(row + n0) / 2) % 8);
+                        const int gc = n0 + (e % cpr) * 8 - a;
+                        if (gr >= m || gc >= n_end || gc + 8 <= n0)
+                            continue;
+                        unsigned short v[8];
+#pragma unroll
+                        for (int j = 0; j < 8; j++) {
+                            const int col = min(max(gc + j - n0, 0), BN - 1);
+                            unsigned ad = cs + (col / 64) * (T9_WP * 128) + r * 128
+                                        + ((((col % 64) / 8) ^ (r % 8)) * 16) + (col % 8) * 2;
+                            asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v[j]) : "r"(ad));
+                        }
+                        if (gc >= n0 && gc + 8 <= n_end) {
+                            *(uint4 *)(row + gc) =
+                                make_uint4(v[0] | (unsigned)v[1] << 16, v[2] | (unsigned)v[3] << 16,
+                                           v[4] | (unsigned)v[5] << 16, v[6] | (unsigned)v[7] << 16);
+                        } else {
+                            for (int j = 0; j < 8; j++)
+                                if (gc + j >= n0 && gc + j < n_end)
+                                    row[gc + j] = v[j];
+                        }
                     }
                     continue;
                 }
@@ -1788,7 +1807,8 @@ __device__ __forceinline__ void t8_store2(tc_elem *__restrict__ C, long long ldc
 
 #if VEC >= 4
 // Staged epilogue (VEC 4, 8): alpha*acc goes to shared memory, then each thread writes VEC
-// contiguous outputs of a row with one vector access (scalar at edges or misaligned C).
+// contiguous outputs of a row with one vector access, aligned in memory whatever C and ldc
+// (element stores only at a row's partial chunks).
 __device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_NI][4], float *se, int wm,
                                                    int wn, int lane, int tid, tc_elem *__restrict__ C,
                                                    long long ldc, int M, int N, int m0, int n0, float alpha,
@@ -1809,16 +1829,28 @@ __device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_
             *(float2 *)(p + 8 * T8_SE) = make_float2(alpha * acc[mi][ni][2], alpha * acc[mi][ni][3]);
         }
     __syncthreads();
-    const bool vok = ((unsigned long long)C % (VEC * TC_ESZ)) == 0 && ldc % VEC == 0;
-    constexpr int CPR = BN / VEC, TOT = BM * CPR;
+    // Each row's stores are aligned to VEC elements in memory: where C or ldc leaves a row
+    // start misaligned by a elements, a row takes CPR + 1 chunks shifted left by a, the first
+    // and last partial (element stores for the part inside the tile), the rest whole vectors.
+    // Without it a misaligned C stored every element alone, strided across the warp (a short-K
+    // call with an odd n ran at 0.36-0.5x cuBLAS on that).
+    const bool aligned = ((unsigned long long)C % (VEC * TC_ESZ)) == 0 && ldc % VEC == 0;
+    const int cpr = BN / VEC + (aligned ? 0 : 1), tot = BM * cpr;
+    const int n_end = min(N, n0 + BN);
 #pragma unroll 4
-    for (int c = tid; c < TOT; c += T8_NT) {
-        const int r = c / CPR, cc = (c % CPR) * VEC, gr = m0 + r, gc = n0 + cc;
-        if (gr >= M || gc >= N)
+    for (int c = tid; c < tot; c += T8_NT) {
+        const int r = c / cpr, gr = m0 + r;
+        if (gr >= M)
             continue;
-        const float *s = se + r * T8_SE + cc;
+        const int a = aligned ? 0 : (int)(((unsigned long long)(C + (long long)gr * ldc + n0) /
+                                          TC_ESZ) % VEC);
+        const int gc = n0 + (c % cpr) * VEC - a;   // first column of the chunk (maybe < n0)
+        if (gc >= n_end)
+            continue;
+        const float *s = se + r * T8_SE + (gc - n0);
         tc_elem *p = C + (long long)gr * ldc + gc;
-        if (vok && gc + VEC <= N) {
+        const bool vok = gc >= n0 && gc + VEC <= n_end;
+        if (vok) {
             float v[VEC];
 #pragma unroll
             for (int j = 0; j < VEC; j++)
@@ -1864,7 +1896,9 @@ __device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_
                 *(uint2 *)p = make_uint2(w[0], w[VEC / 2 - 1]);
 #endif
         } else {
-            for (int j = 0; j < VEC && gc + j < N; j++) {
+            for (int j = 0; j < VEC; j++) {
+                if (gc + j < n0 || gc + j >= n_end)
+                    continue;
                 float x = s[j];
                 if (beta != 0.0f)
                     x += beta * tc_to_f32(p[j]);
