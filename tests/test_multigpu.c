@@ -1,5 +1,6 @@
 /* test_multigpu.c: CPU-tier tests of tuning several GPUs at once with the
  * fake worker posing as GPUs of one or two models, and of the model lookup. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "db.h"
@@ -545,4 +546,48 @@ TEST(multigpu_two_gpus_keep_the_budget_of_one)
         free(out);
     }
     CHECK_STR(budget[0], budget[1]);
+}
+
+TEST(multigpu_two_gpus_end_early_only_with_one_gpus_evaluations)
+{
+    /* a time-budgeted search on two GPUs of one model ends before its time only once it has
+     * the evaluations one GPU would make in the whole time at the look's mean round trip,
+     * and never before half its time; else at its time, as alone */
+    char dbpath[4300], args[9000], *out = NULL;
+    snprintf(dbpath, sizeof dbpath, "%s/early.db", th_tmpdir());
+    snprintf(args, sizeof args, "--device all --kernel test_wide --size 1000003 --strategy "
+             "random --budget 4s --db %s --seed 5", dbpath);
+    int rc = mg_run("2", "delay=150", args, &out);
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
+    double seconds = -1, estimate = -1;
+    long long evaluated = -1, total = -1;
+    const char *sum = out;
+    int used = 0;
+    while (sum && (sum = strstr(sum, "test_wide 1000003: ")) != NULL &&
+           (used = 0, sscanf(sum + strlen("test_wide 1000003: "), "%lld evaluated%n", &evaluated,
+                             &used) < 1 || used == 0))
+        sum++;
+    const char *comma = sum ? strstr(sum, " cubins reused, ") : NULL;
+    if (comma)
+        sscanf(comma + strlen(" cubins reused, "), "%lf s", &seconds);
+    const char *line = out ? strstr(out, " on 2 GPUs: ") : NULL;
+    if (line)
+        sscanf(line + strlen(" on 2 GPUs: "), "%lld evaluations", &total);
+    const char *rule = out ? strstr(out, "ended by one GPU's evaluations in the time budget (") : NULL;
+    if (rule)
+        sscanf(rule + strlen("ended by one GPU's evaluations in the time budget ("), "%lf",
+               &estimate);
+    CHECK_MSG(evaluated > 0 && seconds > 0 && total >= evaluated, "evaluated %lld, %.1f s, "
+              "total %lld: %s", evaluated, seconds, total, out ? out : "");
+    if (rule) {
+        printf("    ended early: %lld evaluations in %.1f s, one GPU's estimate %.0f\n", total,
+                seconds, estimate);
+        CHECK_MSG(estimate > 0 && (double)total >= estimate, "%s", out);
+        CHECK_MSG(seconds >= 2.0 - 0.05 && seconds < 4.0, "%s", out);
+    } else {
+        printf("    ended at its time (the compiles did not feed one GPU's count): %lld in %.1f s\n",
+                total, seconds);
+        CHECK_MSG(strstr(out, "ended by the time budget") && seconds >= 4.0 - 0.05, "%s", out);
+    }
+    free(out);
 }

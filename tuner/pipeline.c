@@ -273,13 +273,14 @@ static void spec_harvest(tn_ctx *c)
     }
 }
 
-/* Keeps up to `jobs` speculative compiles of hinted configurations going. */
+/* Keeps speculative compiles of hinted configurations going on the compile
+ * threads the window's own compiles leave free (`busy` of `jobs`). */
 static void spec_fill(tn_ctx *c, const tn_strategy *strat, void *st, const tn_space *space,
-                      tn_bitset *hinted)
+                      tn_bitset *hinted, int busy)
 {
     if (!strat->hint || c->fatal || tn_interrupts)
         return;
-    int active = 0;
+    int active = busy;
     for (int k = 0; k < TN_SPEC_MAX; k++)
         active += c->spec[k].active;
     if (active >= c->jobs)
@@ -514,12 +515,20 @@ static void item_start(tn_ctx *c, tn_item *it, tn_stats *stats, const tn_window 
 
 /* Empty window of the strategy's lookahead (or enough to keep the compile
  * threads busy), one more slot for each GPU beyond the first (each holds
- * the one it evaluates). -1 (message printed) if out of memory. */
+ * the one it evaluates). A search under a time budget takes at least one
+ * slot per compile thread and GPU: its evaluations are as many as its
+ * compiles can feed (a default run waited 52 of its 107 search seconds for
+ * compiles with the model's 8 slots on 16 threads, the other threads
+ * compiling guesses that were 29% used), and a model-guided strategy's
+ * later proposals see fewer results than they would otherwise. -1 (message
+ * printed) if out of memory. */
 static int window_open(tn_ctx *c, const tn_prob *pr, tn_window *w, int n_gpus)
 {
     memset(w, 0, sizeof *w);
     w->size = pr->strat->lookahead > 0 ? pr->strat->lookahead : 2 * c->jobs + 2;
     w->size += n_gpus > 1 ? n_gpus - 1 : 0;
+    if (pr->budget_s > 0 && !pr->second_look && w->size < c->jobs + n_gpus)
+        w->size = c->jobs + n_gpus;
     if (w->size > TN_WINDOW_MAX)
         w->size = TN_WINDOW_MAX;
     w->ring = calloc((size_t)w->size, sizeof *w->ring);
@@ -582,7 +591,7 @@ static int window_fill(tn_ctx *c, tn_prob *pr, tn_window *w)
             pr->stats.previously + pr->evals_this_run + (w->size - w->n_free) >=
                 pr->budget_evals)
             return 0;
-        if (!extra && pr->budget_s > 0 && tn_now() - pr->t_start >= pr->budget_s)
+        if (!extra && tn_time_spent(pr))
             return 0;
         tn_item cand;
         memset(&cand, 0, sizeof cand);
@@ -613,6 +622,17 @@ static int window_fill(tn_ctx *c, tn_prob *pr, tn_window *w)
         w->q_len++;
     }
     return w->n_free == 0 && !w->exhausted && tn_interrupts == 0;
+}
+
+/* The window's items whose own compile is queued or running. */
+static int window_compiling(const tn_ctx *c, const tn_window *w)
+{
+    int n = 0;
+    for (int i = 0; i < w->q_len; i++) {
+        tn_item *it = w->q[(w->q_head + i) % w->size];
+        n += it->submitted && !it->spec && !tn_pool_poll(c->pool, &it->job);
+    }
+    return n;
 }
 
 /* The oldest item of the window (q_len > 0). */
@@ -663,7 +683,11 @@ static int evaluate_item(tn_ctx *c, tn_prob *pr, tn_window *w, tn_item *it, db_r
 {
     int compiled = it->submitted || it->spec, reused = !compiled && it->twin;
     double deadline = !it->extra && pr->budget_s > 0 ? pr->t_start + pr->budget_s : 0;
-    if (!item_await(c, it, pr->win ? w : NULL, deadline))
+    double t_await = tn_now();
+    int ready = item_await(c, it, pr->win ? w : NULL, deadline);
+    pr->stats.await_s += tn_now() - t_await;
+    c->await_s += tn_now() - t_await;
+    if (!ready)
         return 1;
     pr->stats.compiled += compiled;
     pr->stats.reused += reused;
@@ -686,7 +710,12 @@ static int evaluate_item(tn_ctx *c, tn_prob *pr, tn_window *w, tn_item *it, db_r
         if (pr->best.have)
             mo.abandon_ms = 1.5 * pr->best.median;
     }
-    return evaluate(c, it, &mo, watchdog(c, &pr->best, &mo, it->extra), r);
+    double t_eval = tn_now();
+    int rc = evaluate(c, it, &mo, watchdog(c, &pr->best, &mo, it->extra), r);
+    pr->stats.eval_s += tn_now() - t_eval;
+    c->eval_s += tn_now() - t_eval;
+    c->searched++;
+    return rc;
 }
 
 /* Stores the cubin of every item of the window whose own compile has
@@ -717,7 +746,7 @@ static int pipeline_loop(tn_ctx *c, tn_prob *pr, tn_window *w)
         spec_harvest(c);
         window_store_compiled(c, w);
         if (!w->exhausted && !pr->second_look)
-            spec_fill(c, pr->strat, pr->st, &pr->space, &w->hinted);
+            spec_fill(c, pr->strat, pr->st, &pr->space, &w->hinted, window_compiling(c, w));
         if (w->q_len == 0) {
             /* other GPUs hold every slot, or hold the last ones (one that
              * cannot measure its configuration puts it back) */
@@ -728,7 +757,7 @@ static int pipeline_loop(tn_ctx *c, tn_prob *pr, tn_window *w)
         }
         tn_item *it = window_pop(w);
         if (tn_interrupts > 0 ||
-            (pr->budget_s > 0 && tn_now() - pr->t_start >= pr->budget_s && !it->extra)) {
+            (!it->extra && tn_time_spent(pr))) {
             window_drop(c, w, it);
             if (tn_interrupts > 0)
                 return 0;

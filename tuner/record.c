@@ -143,6 +143,33 @@ static void second_look_summary(const tn_prob *pr)
     fflush(stdout);
 }
 
+/* Whether pr's time budget is spent. Alone: when its time is up. On N GPUs sharing the
+ * look, the GPUs share the evaluations, not the time: the look ends after 1/N of the time
+ * once it has the evaluations one GPU would have made in the whole time at this look's
+ * own worker round trip (the time over the mean round trip, within the evaluation
+ * budget; compile waits are left out, so the estimate is never below one GPU's count),
+ * and at the whole time otherwise. */
+double tn_one_gpu_evaluations(const tn_prob *pr)
+{
+    if (pr->budget_s <= 0 || pr->stats.evaluated <= 0 || pr->stats.eval_s <= 0)
+        return -1;
+    double one_gpu = pr->budget_s * (double)pr->stats.evaluated / pr->stats.eval_s;
+    if (pr->budget_evals > 0 && one_gpu > (double)pr->budget_evals)
+        one_gpu = (double)pr->budget_evals;
+    return one_gpu;
+}
+
+int tn_time_spent(const tn_prob *pr)
+{
+    if (pr->budget_s <= 0)
+        return 0;
+    double t = tn_now() - pr->t_start, one_gpu = tn_one_gpu_evaluations(pr);
+    if (t >= pr->budget_s)
+        return 1;
+    return pr->n_peers > 1 && t >= pr->budget_s / pr->n_peers && one_gpu > 0 &&
+           (double)(pr->stats.previously + pr->stats.evaluated) >= one_gpu;
+}
+
 /* The budget the problem had and what ended its search: "  budget 120
  * evaluations or 4.7 s on 2 GPUs: 120 evaluations, ended by the evaluation
  * budget". */
@@ -157,10 +184,17 @@ static void budget_line(const tn_prob *pr)
         printf("%s%.1f s", pr->budget_evals > 0 ? " or " : "", pr->budget_s);
     if (pr->budget_evals <= 0 && pr->budget_s <= 0)
         printf("the whole space (%lld)", s->valid);
+    double one_gpu = tn_one_gpu_evaluations(pr);
+    char shared[128];
+    snprintf(shared, sizeof shared, "one GPU's evaluations in the time budget (%.0f at %.0f ms "
+             "per round trip)", one_gpu, s->evaluated > 0 ? s->eval_s * 1e3 / s->evaluated : 0.0);
     const char *end = tn_interrupts ? "interrupted"
                       : pr->budget_evals > 0 && total >= pr->budget_evals ? "the evaluation budget"
                       : pr->budget_s > 0 && s->seconds >= pr->budget_s ? "the time budget"
-                      : "the strategy (nothing more to propose)";
+                      : pr->n_peers > 1 && pr->budget_s > 0 && one_gpu > 0 &&
+                              (double)total >= one_gpu && s->seconds >= pr->budget_s / pr->n_peers
+                          ? shared
+                          : "the strategy (nothing more to propose)";
     printf("%s%d GPU%s: %lld evaluations of this problem (%lld in this run), ended by %s\n",
            " on ", pr->n_peers > 1 ? pr->n_peers : 1, pr->n_peers > 1 ? "s" : "", total,
            s->evaluated, end);
@@ -189,6 +223,10 @@ void tn_problem_summary(const tn_prob *pr)
         printf(" (%.0f ms per configuration)", s->seconds * 1000.0 / (double)s->evaluated);
     printf("\n");
     budget_line(pr);
+    if (s->evaluated > 0)
+        printf("  time: %.1f s in the worker%s evaluations (%.0f ms each), %.1f s waiting for "
+               "compiles\n", s->eval_s, pr->n_peers > 1 ? "s'" : "'s",
+               s->eval_s * 1000.0 / (double)s->evaluated, s->await_s);
     if (best->have)
         printf("  best %.1f %s (%.4f ms, min %.4f, max %.4f) %s\n", best->metric, unit,
                best->median, best->min, best->max, best->config);

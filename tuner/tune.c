@@ -408,7 +408,8 @@ static int begin_devices(tn_run *run, const char *path, db **d)
 static int finish_devices(tn_run *run, double total)
 {
     long long stored = 0, respawns = 0, retries = 0, skipped = 0, spec = 0, used = 0;
-    long long used_later = 0, dropped = 0;
+    long long used_later = 0, dropped = 0, searched = 0;
+    double eval_s = 0, await_s = 0;
     int fatal = 0;
     for (int i = 0; i < run->n; i++) {
         tn_ctx *c = run->ctx[i];
@@ -421,6 +422,9 @@ static int finish_devices(tn_run *run, double total)
         used += c->spec_used;
         used_later += c->spec_used_later;
         dropped += c->spec_dropped;
+        searched += c->searched;
+        eval_s += c->eval_s;
+        await_s += c->await_s;
         fatal |= c->fatal;
         run->failed |= c->problems_failed > 0;
         if (run->n > 1)
@@ -456,6 +460,12 @@ static int finish_devices(tn_run *run, double total)
     if (dropped)
         printf("; %lld cancelled unstarted when the family changed", dropped);
     printf("\n");
+    /* where a search's time went: the throughput's two limits */
+    if (searched > 0)
+        printf("search time: %lld evaluations, %.1f s in worker round trips (%.1f ms each), "
+               "%.1f s waiting for compiles%s\n", searched, eval_s,
+               eval_s * 1000.0 / (double)searched, await_s,
+               run->n > 1 ? " (summed over the GPUs)" : "");
     fflush(stdout);
     if (skipped)
         fprintf(stderr, "autotune: %lld problem%s skipped%s (see above)\n", skipped,

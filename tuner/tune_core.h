@@ -95,6 +95,9 @@ typedef struct tn_ctx {
     long long stored;                /* results stored by this run */
     long long respawns;              /* worker starts after the first */
     long long retries;               /* steps retried after the worker died */
+    long long searched;              /* searched and extra items evaluated by this GPU */
+    double eval_s;                   /* ... seconds in their worker round trips */
+    double await_s;                  /* ... seconds waiting for their compiles */
     long long skipped;               /* problems skipped */
     long long problems_failed;       /* problems that failed here (multi) */
     int jobs;                        /* compile threads */
@@ -141,6 +144,7 @@ typedef struct tn_item {
 typedef struct tn_stats {
     long long valid, evaluated, previously, failures, compiled, reused;
     double seconds;
+    double eval_s, await_s;          /* worker round trips; waits for compiles (summed over GPUs) */
     long long by_gpu[TN_MAX_DEVICES];/* evaluated by each GPU of a group */
 } tn_stats;
 
@@ -259,6 +263,13 @@ int tn_plan_problem(tn_ctx *c, tn_prob *pr);
  * -1 if it failed (out of memory, the problem skipped: c->skip, the run
  * fatal: c->fatal). */
 int tn_pipeline_run(tn_ctx *c, tn_prob *pr);
+/* The evaluations one GPU would make in pr's time budget at the look's mean worker round
+ * trip (within its evaluation budget); -1 before the first evaluation or without a time
+ * budget. */
+double tn_one_gpu_evaluations(const tn_prob *pr);
+/* Whether pr's time budget is spent: alone, when the time is up; on N GPUs, after 1/N of
+ * it once the look has tn_one_gpu_evaluations, else when the time is up. */
+int tn_time_spent(const tn_prob *pr);
 /* The shared window of pr for n_gpus GPUs, in pr->win. -1 (message
  * printed) if out of memory. */
 int tn_pipeline_open(tn_ctx *c, tn_prob *pr, int n_gpus);
