@@ -266,6 +266,7 @@ TEST(tuner_protocol_round_trip)
     m.problem.op_b = AT_OP_T;
     m.problem.order = AT_COL_MAJOR;
     m.problem.batch = 1LL << 33;
+    m.problem.epilogue = TPL_EPI(TPL_BIAS_COL, 2);   /* a fused epilogue travels to the worker */
     m.seed = 0xFEDCBA9876543210ull;
     m.n_cfg = 5;
     for (int i = 0; i < 5; i++)
@@ -316,6 +317,7 @@ TEST(tuner_protocol_round_trip)
     CHECK_EQ(d.problem.dims[1], -7);
     CHECK_EQ(d.problem.dims[2], 1LL << 40);
     CHECK(tpl_problem_equal(&d.problem, &m.problem) && d.problem.op_a == AT_OP_N);
+    CHECK_EQ(d.problem.epilogue, TPL_EPI(TPL_BIAS_COL, 2));
     CHECK(d.seed == 0xFEDCBA9876543210ull);
     CHECK_EQ(d.n_cfg, 5);
     CHECK_EQ(d.cfg[4], 3997);

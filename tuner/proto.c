@@ -120,6 +120,7 @@ at_status tn_msg_encode(const tn_msg *m, unsigned char **buf, size_t *len)
     put_i64(&b, m->problem.op_b);
     put_i64(&b, m->problem.order);
     put_i64(&b, m->problem.batch);
+    put_i64(&b, m->problem.epilogue);
     put_u64(&b, m->seed);
     int n_cfg = m->n_cfg < 0 ? 0 : m->n_cfg > TPL_MAX_PARAMS ? TPL_MAX_PARAMS : m->n_cfg;
     put_i64(&b, n_cfg);
@@ -198,6 +199,7 @@ at_status tn_msg_decode(const unsigned char *body, size_t len, tn_msg *m)
     m->problem.op_b = (at_op)get_int(&r);
     m->problem.order = (at_order)get_int(&r);
     m->problem.batch = get_i64(&r);
+    m->problem.epilogue = get_int(&r);
     m->seed = get_u64(&r);
     long long n_cfg = get_i64(&r);
     if (n_cfg < 0 || n_cfg > TPL_MAX_PARAMS || m->problem.n_dims < 0 ||
