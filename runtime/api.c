@@ -531,8 +531,10 @@ static void trial_start(at_handle *h, at_plan *pl)
                            .fam = pl->fam, .problem = &pl->problem, .level = pl->level,
                            .cfg = pl->cfg, .config = pl->config, .trial_max = h->trial_max};
     at_trial_candidate cands[AT_TRIALS_MAX];
-    int n = at_trial_candidates(&rq, cands, AT_TRIALS_MAX);
+    /* the vendor's slot is kept: a shape with many stored and built-in candidates filled every
+     * slot and left cuBLAS out of its trial (random calls with the vendor on: ours kept at 0.75x) */
     int vendor = vendor_candidate(h, pl) && !pl->vendor_call[0];
+    int n = at_trial_candidates(&rq, cands, AT_TRIALS_MAX - vendor);
     if (n < 2 && !vendor)
         return;
     at_trial *t = calloc(1, sizeof *t);
