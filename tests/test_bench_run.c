@@ -122,6 +122,8 @@ TEST(bench_run_multigpu_with_fake_gpus)
         "# round 1 (one all): ratio all/one: ", "#   test_wide ",
         "\ntest_wide 1000003 ", "\ntest_wide 250007 ",
         "# 2 problems: 2 same configuration, geomean all/one 1.0000",
+        "# round 1 evaluations: kernel size | one GPU | all GPUs",
+        "# 2 problems: 0 with fewer evaluations on all GPUs",
         "==== one1.log ====", "==== all1.log ====", "==== autotune show --db all1.db ====",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
