@@ -42,8 +42,8 @@
 #                 GPU 0 (--device 0) and on every GPU (--device all), each timed (300 s at most),
 #                 then per round the ratio all/one, the seconds per family, the winners and the
 #                 evaluations per problem side by side: OUTDIR/DATE-GPUxN-multigpu.txt (with both
-#                 logs and `show` of both
-#                 databases), the runs' own files OUTDIR/{one,all}ROUND.{db,log,wall,best}.
+#                 logs and `show` of both databases), the runs' own files
+#                 OUTDIR/{one,all}ROUND.{db,log,wall,best}.
 #                 ROUNDS=2 repeats the pair in the other order (all first), only if it fits before
 #                 DEADLINE s (default 420) after the start; BIN (default $BUILD/autotune) and ARGS
 #                 change the program and add options: with BIN=$BUILD/autotune-test
