@@ -143,12 +143,7 @@ static void second_look_summary(const tn_prob *pr)
     fflush(stdout);
 }
 
-/* Whether pr's time budget is spent. Alone: when its time is up. On N GPUs sharing the
- * look, the GPUs share the evaluations, not the time: the look ends after 1/N of the time
- * once it has the evaluations one GPU would have made in the whole time at this look's
- * own worker round trip (the time over the mean round trip, within the evaluation
- * budget; compile waits are left out, so the estimate is never below one GPU's count),
- * and at the whole time otherwise. */
+/* One GPU's evaluations in the time budget at the look's mean worker round trip. */
 double tn_one_gpu_evaluations(const tn_prob *pr)
 {
     if (pr->budget_s <= 0 || pr->stats.evaluated <= 0 || pr->stats.eval_s <= 0)
@@ -159,6 +154,12 @@ double tn_one_gpu_evaluations(const tn_prob *pr)
     return one_gpu;
 }
 
+/* Whether pr's time budget is spent. Alone: when its time is up. On N GPUs sharing the
+ * look, the GPUs share the evaluations, not the time: the look ends after 1/N of the time
+ * once it has the evaluations one GPU would have made in the whole time at this look's
+ * own worker round trip (the time over the mean round trip, within the evaluation
+ * budget; compile waits are left out, so the estimate is never below one GPU's count),
+ * and at the whole time otherwise. */
 int tn_time_spent(const tn_prob *pr)
 {
     if (pr->budget_s <= 0)
