@@ -256,7 +256,8 @@ default_run() {
         exit $rc
     ) > "$file" 2>&1
     rc=$?
-    grep -E "^done|exit status|gc|before|after" "$file" | tail -8
+    grep -E "^done|^search time|^speculative|exit status|gc|before|after" "$file" | tail -10
+    awk '/^done: [0-9]+ results stored in/ { printf "evaluations per second: %.1f\n", $2 / $6 }' "$file"
     echo "saved $file"
     return $rc
 }
