@@ -582,9 +582,12 @@ TEST(recorded_shipped_round_trip)
 
 /* The shipped file as it is in the tree (share/hopper.json, made from share/grid-hopper.txt on
  * an H200: docs/recording.md): at most 1 MB, read whole as an import is, every result an ok
- * configuration its family accepts and compiles for sm_90, and every problem of the grid tuned
- * by at least one family the runtime would serve it with. A grid line added without tuning it,
- * or a kernel change that makes shipped configurations invalid, fails here. */
+ * configuration its family accepts and compiles for sm_90 and of its family's current source
+ * (lookups never serve a result of another source version), and every problem of the grid
+ * tuned by at least one family the runtime would serve it with. A grid line added without
+ * tuning it, a kernel change that makes shipped configurations invalid, or a kernel source
+ * changed without re-tuning the shipped file (or re-keying it where the change cannot alter
+ * the shipped problems' timings: docs/recording.md) fails here. */
 TEST(recorded_shipped_file_covers_its_grid)
 {
     const char *json = "share/hopper.json", *grid = "share/grid-hopper.txt";
@@ -612,6 +615,7 @@ TEST(recorded_shipped_file_covers_its_grid)
     int n = 0;
     CHECK_OK(db_results(d, NULL, NULL, &rs, &n));
     CHECK_MSG(n > 0, "%s: no results", json);
+    int stale = 0;
     for (int i = 0; i < n; i++) {
         const tpl_family *fam = tpl_find(rs[i].kernel);
         int cfg[TPL_MAX_PARAMS];
@@ -623,7 +627,12 @@ TEST(recorded_shipped_file_covers_its_grid)
                   "%s %s: %s", rs[i].kernel, rs[i].config, why);
         CHECK_MSG(fam->valid(cfg, NULL, why, sizeof why) && tpl_target_arch(fam, cfg, "sm_90"),
                   "%s %s: not valid for sm_90 (%s)", rs[i].kernel, rs[i].config, why);
+        if (strcmp(rs[i].source_hash, tpl_source_hash(fam)) != 0 && stale++ < 3)
+            printf("    %s: %s results are of source %s, %s is %s now: never served\n", json,
+                   rs[i].kernel, rs[i].source_hash, fam->source, tpl_source_hash(fam));
     }
+    CHECK_MSG(stale == 0, "%s: %d results of another source version (docs/recording.md: "
+              "re-tune, or re-key where the change cannot alter their timings)", json, stale);
     tn_options o;
     memset(&o, 0, sizeof o);
     tn_first *items = NULL;
