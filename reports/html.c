@@ -569,9 +569,11 @@ static void rp_glance(rp_buf *b, const rp_report *rep, const rp_overview *ovs)
 }
 
 /* Every device and its problems, linked to their sections. */
-static void rp_contents(rp_buf *b, const rp_report *rep, const rp_overview *ovs)
+static void rp_contents(rp_buf *b, const rp_report *rep, const rp_overview *ovs, int n_calls)
 {
     rp_put(b, "<div class=\"card\" id=\"contents\"><b>Contents</b><ul>\n");
+    if (n_calls > 0)
+        rp_put(b, "<li><a href=\"#calls\">Random calls against cuBLAS</a></li>\n");
     for (int i = 0; i < rep->n_devs; i++) {
         const rp_device *rd = &rep->devs[i];
         rp_printf(b, "<li><a href=\"#d%d\">", i);
@@ -596,7 +598,8 @@ static void rp_contents(rp_buf *b, const rp_report *rep, const rp_overview *ovs)
     rp_put(b, "</ul></div>\n");
 }
 
-void rp_render_html(rp_buf *b, const rp_report *rep, const char *generated)
+void rp_render_html(rp_buf *b, const rp_report *rep, const char *generated,
+                    const rp_calls *calls, int n_calls)
 {
     rp_put(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
               "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -612,8 +615,9 @@ void rp_render_html(rp_buf *b, const rp_report *rep, const char *generated)
         ok = rp_overview_build(&rep->devs[i], &ovs[i]);
     if (ok) {
         rp_glance(b, rep, ovs);
+        rp_calls_section(b, calls, n_calls);
         rp_charts(b, rep, ovs);
-        rp_contents(b, rep, ovs);
+        rp_contents(b, rep, ovs, n_calls);
         for (int i = 0; i < rep->n_devs; i++)
             rp_device_section(b, &rep->devs[i], &ovs[i], i);
         rp_put(b, "</main>\n</body>\n</html>\n");

@@ -950,7 +950,7 @@ TEST(report_render_without_database)
     dev.n_groups = 1;
     rp_report rep = { &dev, 1, 3 };
     rp_buf b = { 0 };
-    rp_render_html(&b, &rep, "WHEN<>");
+    rp_render_html(&b, &rep, "WHEN<>", NULL, 0);
     CHECK(b.p && !b.oom);
     const char *html = b.p;
     int ok = 1;

@@ -28,7 +28,9 @@ static const char usage_text[] =
     "                                            served below the exact level, not\n"
     "                                            tuned since, heaviest first (--all:\n"
     "                                            the tuned ones too)\n"
-    "       autotune report -o FILE.html [--db PATH]    self-contained HTML report\n"
+    "       autotune report -o FILE.html [--db PATH] [--calls FILE.tsv]...\n"
+    "                                            self-contained HTML report (--calls: bench_calls\n"
+    "                                            --tsv tables of random calls, up to 8)\n"
     "       autotune check --arch sm_XX [--kernel NAME] [--jobs N] [--sample]\n"
     "                                            compile every valid configuration\n"
     "                                            with NVRTC (no GPU needed); --sample:\n"
@@ -440,7 +442,8 @@ static int cmd_show(int argc, char **argv)
 
 static int cmd_report(int argc, char **argv)
 {
-    const char *out = NULL, *db_path = NULL;
+    const char *out = NULL, *db_path = NULL, *calls[RP_CALLS_MAX_FILES];
+    int n_calls = 0;
     for (int i = 2; i < argc; i++) {
         int m;
         const char *v = opt_value(argc, argv, &i, "-o", &m);
@@ -459,6 +462,15 @@ static int cmd_report(int argc, char **argv)
             db_path = v;
             continue;
         }
+        v = opt_value(argc, argv, &i, "--calls", &m);
+        if (m && !v)
+            return usage_error("%s needs a bench_calls --tsv file", "--calls");
+        if (m && n_calls == RP_CALLS_MAX_FILES)
+            return usage_error("at most 8 --calls files (%s is the ninth)", v);
+        if (m) {
+            calls[n_calls++] = v;
+            continue;
+        }
         return usage_error("unknown option '%s' for report", argv[i]);
     }
     if (!out)
@@ -470,7 +482,7 @@ static int cmd_report(int argc, char **argv)
         fprintf(stderr, "autotune: cannot open the database %s: %s\n", path, err);
         return 1;
     }
-    at_status st = rp_write(d, out, NULL, err, sizeof err);
+    at_status st = rp_write_calls(d, out, NULL, calls, n_calls, err, sizeof err);
     db_close(d);
     if (st != AT_OK) {
         fprintf(stderr, "autotune: report failed: %s\n", err);
