@@ -413,8 +413,9 @@ static int rb_check_page(const char *html, const char *path, int n_groups[2])
     fwrite(html, 1, (size_t)(head - html), f);
     fputs(rb_head_js, f);
     fwrite(head, 1, (size_t)(body - head), f);
-    fputs("<script>window.AT_EXPECT=['glance','glance-d0','glance-d1','charts','charts-d0',"
-          "'charts-d1','glance-devices','contents','d0','d0-summary','d1','d1-summary'", f);
+    fputs("<script>window.AT_EXPECT=['glance','glance-d0','glance-d1','calls','charts',"
+          "'charts-d0','charts-d1','glance-devices','contents','d0','d0-summary','d1',"
+          "'d1-summary'", f);
     for (int d = 0; d < 2; d++)
         for (int k = 0; k < n_groups[d]; k++)
             fprintf(f, ",'d%dg%d'", d, k);
@@ -516,6 +517,27 @@ static int rb_section_page(const char *report, const char *marker, const char *p
     return f != NULL;
 }
 
+/* A bench_calls table of 60 calls spread over the types, times and ratios (with long call
+ * texts), for the random-calls section. */
+static int rb_calls_file(const char *path)
+{
+    static const char *const types[] = {"bf16", "fp16", "tf32", "fp32", "fp64"};
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return 0;
+    fputs("i\ttype\torder\tops\tm\tn\tk\tbatch\tours_us\tcublas_us\tratio\tloop_ours_us\t"
+          "loop_cublas_us\tlevel\tvendor\terror\tconfig\tours_read_gbs\tcublas_read_gbs\t"
+          "ours_of_sum\tcall\n", f);
+    for (int i = 0; i < 60; i++) {
+        double us = 8.0 * pow(10.0, (i % 12) / 4.0), ratio = 0.3 * pow(2.0, (i * 7 % 20) / 5.0);
+        fprintf(f, "%d\t%s\trow\tTN\t%d\t%d\t%d\t%d\t1\t%.3f\t%.4f\t-1\t-1\t2\t%d\t0\tX=1\t"
+                   "1\t1\tnan\t%dx%dx%d:%s:col:TN:b%d\n", i, types[i % 5], 17 + i, 4099 + i,
+                111 + i, 1 + i % 7, us, ratio, i % 9 == 0, 17 + i, 4099 + i, 111 + i,
+                types[i % 5], 1 + i % 7);
+    }
+    return fclose(f) == 0;
+}
+
 TEST(report_browser_every_section_no_overflow_no_overlap)
 {
     const char *chromium = rb_chromium();
@@ -530,12 +552,15 @@ TEST(report_browser_every_section_no_overflow_no_overlap)
     snprintf(checked, sizeof checked, "%s/checked.html", dir);
     if (!rb_build(db_path))
         return;
-    char err[512] = "";
+    char err[512] = "", calls[4300];
+    snprintf(calls, sizeof calls, "%s/calls.tsv", dir);
+    CHECK_MSG(rb_calls_file(calls), "could not write %s", calls);
+    const char *call_files[1] = {calls};
     db *d = NULL;
     CHECK_OK(db_open(&d, db_path, DB_OPEN_READONLY, err, sizeof err));
-    at_status s = rp_write(d, report, NULL, err, sizeof err);
+    at_status s = rp_write_calls(d, report, NULL, call_files, 1, err, sizeof err);
     db_close(d);
-    CHECK_MSG(s == AT_OK, "rp_write: %s", err);
+    CHECK_MSG(s == AT_OK, "rp_write_calls: %s", err);
     char *html = rb_slurp(report);
     CHECK(html);
     int n_groups[2] = { rb_count_on(&rb_gpus[0]), rb_count_on(&rb_gpus[1]) };
