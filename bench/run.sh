@@ -24,7 +24,8 @@
 #   calls         bench_calls, random GEMM calls of every kind against cuBLAS (the vendor
 #                 candidate off, then on), with no database at all, with the shipped database
 #                 alone (OUTDIR/shipped.db, ship-built from share/hopper.json) and, where
-#                 $CALLS_DB names one, with it over the shipped one: OUTDIR/DATE-GPU-calls-*.txt;
+#                 $CALLS_DB names one, with it over the shipped one: OUTDIR/DATE-GPU-calls-*.txt
+#                 (+ each call's .tsv and an HTML report of the calls: autotune report --calls);
 #                 `all` runs the first two and then the default run's database over the
 #                 shipped one
 #   named         bench_calls --shapes $NAMED_SHAPES (default bench/shapes/layouts.txt: issue 33's
@@ -289,6 +290,11 @@ calls() {       # NAME LABEL [DB [SHIPPED]]: bench_calls on a copy of DB (none: 
     rc=$?
     grep -E "^# (state|summary|type|bf16|fp16|tf32|fp32|fp64|all|short)" "$file"
     echo "saved $file"
+    # the report's random-calls section over both tables (the calls' own database, which holds
+    # the trials' winners; with none of its own a report of the calls alone)
+    "$BUILD/autotune" report -o "$out/$day-$gpu_short-calls-$name-report.html" --db "$out/calls.db" \
+        --calls "$out/$day-$gpu_short-calls-$name-vendor-off.tsv" \
+        --calls "$out/$day-$gpu_short-calls-$name-vendor-on.tsv" || rc=1
     return $rc
 }
 

@@ -76,7 +76,7 @@ at_status rp_write_calls(db *d, const char *path, const char *device_uuid,
             rp_calls_free(&files[i]);
         return s;
     }
-    if (rep.total == 0) {
+    if (rep.total == 0 && (n_calls == 0 || (device_uuid && rep.n_devs == 0))) {
         if (device_uuid && rep.n_devs == 0)
             snprintf(err, errlen, "device %s is not in the database", device_uuid);
         else

@@ -14,8 +14,9 @@
 at_status rp_write(db *d, const char *path, const char *device_uuid,
                    char *err, size_t errlen);
 /* The same with the random calls of bench_calls --tsv files (at most RP_CALLS_MAX_FILES)
- * in a section after the first screen's table. A file that is not such a table fails the
- * report (AT_ERR_INVALID_ARG or AT_ERR_IO, the file and line in err) and writes nothing. */
+ * in a section after the first screen's table; with calls, a database with no results gives
+ * a report of the calls alone. A file that is not such a table fails the report
+ * (AT_ERR_INVALID_ARG or AT_ERR_IO, the file and line in err) and writes nothing. */
 at_status rp_write_calls(db *d, const char *path, const char *device_uuid,
                          const char *const *calls, int n_calls, char *err, size_t errlen);
 

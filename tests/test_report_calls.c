@@ -203,3 +203,27 @@ TEST(report_random_calls_through_the_cli)
     CHECK(html && strstr(html, ">fp64</td><td class=\"n\">1</td><td class=\"n\">1.250x</td>"));
     free(html);
 }
+
+TEST(report_random_calls_alone_from_a_database_without_results)
+{
+    char dbpath[4300], tsv[4300], out[4300], err[512] = "";
+    db *d = tdb_fresh(dbpath, sizeof dbpath);         /* a device, no results */
+    CHECK(d != NULL);
+    if (!d)
+        return;
+    rc_write(tsv, sizeof tsv, "alone.tsv", rc_header,
+             "0\ttf32\trow\tNN\t1\t1\t1\t1\t1\t12\t0.9\t1\t1\t2\t0\t0\tX=1\t1\t1\tnan\tc\n");
+    tdb_path(out, sizeof out, "alone.html");
+    CHECK_EQ(rp_write(d, out, NULL, err, sizeof err), AT_ERR_NOT_FOUND);   /* nothing to show */
+    const char *files[1] = {tsv};
+    at_status s = rp_write_calls(d, out, NULL, files, 1, err, sizeof err);
+    CHECK_MSG(s == AT_OK, "%s (%s)", at_status_string(s), err);
+    CHECK_EQ(rp_write_calls(d, out, "GPU-unknown", files, 1, err, sizeof err), AT_ERR_NOT_FOUND);
+    db_close(d);
+    size_t size = 0;
+    char *html = (char *)tdb_slurp(out, &size);
+    CHECK(html && strstr(html, "<h2 id=\"calls\">") && !strstr(html, "id=\"glance\"") &&
+          rc_count(html, "<circle") == 1);
+    CHECK(html && strstr(html, ">tf32</td><td class=\"n\">1</td><td class=\"n\">0.900x</td>"));
+    free(html);
+}
