@@ -685,8 +685,9 @@ static int evaluate_item(tn_ctx *c, tn_prob *pr, tn_window *w, tn_item *it, db_r
     double deadline = !it->extra && pr->budget_s > 0 ? pr->t_start + pr->budget_s : 0;
     double t_await = tn_now();
     int ready = item_await(c, it, pr->win ? w : NULL, deadline);
-    pr->stats.await_s += tn_now() - t_await;
-    c->await_s += tn_now() - t_await;
+    t_await = tn_now() - t_await;
+    pr->stats.await_s += t_await;
+    c->await_s += t_await;
     if (!ready)
         return 1;
     pr->stats.compiled += compiled;
@@ -712,8 +713,9 @@ static int evaluate_item(tn_ctx *c, tn_prob *pr, tn_window *w, tn_item *it, db_r
     }
     double t_eval = tn_now();
     int rc = evaluate(c, it, &mo, watchdog(c, &pr->best, &mo, it->extra), r);
-    pr->stats.eval_s += tn_now() - t_eval;
-    c->eval_s += tn_now() - t_eval;
+    t_eval = tn_now() - t_eval;
+    pr->stats.eval_s += t_eval;
+    c->eval_s += t_eval;
     c->searched++;
     return rc;
 }

@@ -143,8 +143,9 @@ static void second_look_summary(const tn_prob *pr)
     fflush(stdout);
 }
 
-/* One GPU's evaluations in the time budget at the look's mean worker round trip. */
-double tn_one_gpu_evaluations(const tn_prob *pr)
+/* One GPU's evaluations in the time budget at the look's mean worker round trip (within the
+ * evaluation budget); -1 before the first evaluation or without a time budget. */
+static double one_gpu_evaluations(const tn_prob *pr)
 {
     if (pr->budget_s <= 0 || pr->stats.evaluated <= 0 || pr->stats.eval_s <= 0)
         return -1;
@@ -154,21 +155,26 @@ double tn_one_gpu_evaluations(const tn_prob *pr)
     return one_gpu;
 }
 
-/* Whether pr's time budget is spent. Alone: when its time is up. On N GPUs sharing the
- * look, the GPUs share the evaluations, not the time: the look ends after 1/N of the time
- * once it has the evaluations one GPU would have made in the whole time at this look's
- * own worker round trip (the time over the mean round trip, within the evaluation
- * budget; compile waits are left out, so the estimate is never below one GPU's count),
- * and at the whole time otherwise. */
+/* 1 if a look on N GPUs may end t seconds after its start, before its time budget: the
+ * GPUs share the evaluations, not the time, so it ends after 1/N of the time once it has
+ * the evaluations one GPU would have made in the whole time at this look's own worker
+ * round trip (compile waits are left out, so the estimate is never below one GPU's
+ * count). */
+static int shared_end_at(const tn_prob *pr, double t)
+{
+    double one_gpu = one_gpu_evaluations(pr);
+    return pr->n_peers > 1 && one_gpu > 0 && t >= pr->budget_s / pr->n_peers &&
+           (double)(pr->stats.previously + pr->stats.evaluated) >= one_gpu;
+}
+
+/* Whether pr's time budget is spent: alone, when its time is up; on N GPUs also as
+ * shared_end_at says. */
 int tn_time_spent(const tn_prob *pr)
 {
     if (pr->budget_s <= 0)
         return 0;
-    double t = tn_now() - pr->t_start, one_gpu = tn_one_gpu_evaluations(pr);
-    if (t >= pr->budget_s)
-        return 1;
-    return pr->n_peers > 1 && t >= pr->budget_s / pr->n_peers && one_gpu > 0 &&
-           (double)(pr->stats.previously + pr->stats.evaluated) >= one_gpu;
+    double t = tn_now() - pr->t_start;
+    return t >= pr->budget_s || shared_end_at(pr, t);
 }
 
 /* The budget the problem had and what ended its search: "  budget 120
@@ -185,17 +191,15 @@ static void budget_line(const tn_prob *pr)
         printf("%s%.1f s", pr->budget_evals > 0 ? " or " : "", pr->budget_s);
     if (pr->budget_evals <= 0 && pr->budget_s <= 0)
         printf("the whole space (%lld)", s->valid);
-    double one_gpu = tn_one_gpu_evaluations(pr);
     char shared[128];
     snprintf(shared, sizeof shared, "one GPU's evaluations in the time budget (%.0f at %.0f ms "
-             "per round trip)", one_gpu, s->evaluated > 0 ? s->eval_s * 1e3 / s->evaluated : 0.0);
+             "per round trip)", one_gpu_evaluations(pr),
+             s->evaluated > 0 ? s->eval_s * 1e3 / s->evaluated : 0.0);
     const char *end = tn_interrupts ? "interrupted"
                       : pr->budget_evals > 0 && total >= pr->budget_evals ? "the evaluation budget"
                       : pr->budget_s > 0 && s->seconds >= pr->budget_s ? "the time budget"
-                      : pr->n_peers > 1 && pr->budget_s > 0 && one_gpu > 0 &&
-                              (double)total >= one_gpu && s->seconds >= pr->budget_s / pr->n_peers
-                          ? shared
-                          : "the strategy (nothing more to propose)";
+                      : pr->budget_s > 0 && shared_end_at(pr, s->seconds) ? shared
+                      : "the strategy (nothing more to propose)";
     printf("%s%d GPU%s: %lld evaluations of this problem (%lld in this run), ended by %s\n",
            " on ", pr->n_peers > 1 ? pr->n_peers : 1, pr->n_peers > 1 ? "s" : "", total,
            s->evaluated, end);

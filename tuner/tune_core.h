@@ -263,12 +263,9 @@ int tn_plan_problem(tn_ctx *c, tn_prob *pr);
  * -1 if it failed (out of memory, the problem skipped: c->skip, the run
  * fatal: c->fatal). */
 int tn_pipeline_run(tn_ctx *c, tn_prob *pr);
-/* The evaluations one GPU would make in pr's time budget at the look's mean worker round
- * trip (within its evaluation budget); -1 before the first evaluation or without a time
- * budget. */
-double tn_one_gpu_evaluations(const tn_prob *pr);
 /* Whether pr's time budget is spent: alone, when the time is up; on N GPUs, after 1/N of
- * it once the look has tn_one_gpu_evaluations, else when the time is up. */
+ * it once the look has the evaluations one GPU would make in the whole time at the look's
+ * mean worker round trip, else when the time is up. */
 int tn_time_spent(const tn_prob *pr);
 /* The shared window of pr for n_gpus GPUs, in pr->win. -1 (message
  * printed) if out of memory. */
