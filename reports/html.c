@@ -613,17 +613,17 @@ void rp_render_html(rp_buf *b, const rp_report *rep, const char *generated,
     int ok = ovs != NULL;
     for (int i = 0; ok && i < rep->n_devs; i++)
         ok = rp_overview_build(&rep->devs[i], &ovs[i]);
-    if (ok && rep->total == 0) {
-        /* the random calls alone (a database with no results of its own) */
+    if (ok) {
+        int tuned = rep->total > 0;     /* with random calls, a database may hold no results */
+        if (tuned)
+            rp_glance(b, rep, ovs);
         rp_calls_section(b, calls, n_calls);
-        rp_put(b, "</main>\n</body>\n</html>\n");
-    } else if (ok) {
-        rp_glance(b, rep, ovs);
-        rp_calls_section(b, calls, n_calls);
-        rp_charts(b, rep, ovs);
-        rp_contents(b, rep, ovs, n_calls);
-        for (int i = 0; i < rep->n_devs; i++)
-            rp_device_section(b, &rep->devs[i], &ovs[i], i);
+        if (tuned) {
+            rp_charts(b, rep, ovs);
+            rp_contents(b, rep, ovs, n_calls);
+            for (int i = 0; i < rep->n_devs; i++)
+                rp_device_section(b, &rep->devs[i], &ovs[i], i);
+        }
         rp_put(b, "</main>\n</body>\n</html>\n");
     } else {
         b->oom = 1;
