@@ -90,6 +90,18 @@ static void br_today(char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%d", &tm);
 }
 
+/* The results file a step saved as OUTDIR/DAY-SUFFIX into file: day is the date taken before
+ * the run, retaken where the run crossed midnight (UTC) and no file of that day is there. */
+static void br_saved_file(char *file, size_t len, char *day, size_t day_len, const char *outdir,
+                          const char *suffix)
+{
+    snprintf(file, len, "%s/%s-%s", outdir, day, suffix);
+    if (!br_exists(file)) {
+        br_today(day, day_len);
+        snprintf(file, len, "%s/%s-%s", outdir, day, suffix);
+    }
+}
+
 TEST(bench_run_multigpu_with_fake_gpus)
 {
     char outdir[4300], cmd[16000], file[4400], path[4400], day[32], *out = NULL;
@@ -103,11 +115,7 @@ TEST(bench_run_multigpu_with_fake_gpus)
              b, b, b, outdir);
     int rc = th_run(cmd, &out);
     CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
-    snprintf(file, sizeof file, "%s/%s-fake-gpus-multigpu.txt", outdir, day);
-    if (!br_exists(file)) {                     /* the run crossed midnight (UTC) */
-        br_today(day, sizeof day);
-        snprintf(file, sizeof file, "%s/%s-fake-gpus-multigpu.txt", outdir, day);
-    }
+    br_saved_file(file, sizeof file, day, sizeof day, outdir, "fake-gpus-multigpu.txt");
     CHECK_MSG(strstr(out, file), "no \"saved %s\" in: %s", file, out);
     free(out);
     snprintf(cmd, sizeof cmd, "cat '%s'", file);
@@ -176,11 +184,7 @@ TEST(bench_run_strategies_table_from_a_stand_in_tuner)
              "bash bench/run.sh strategies '%s'", dir, dir, dir, outdir);
     int rc = th_run(cmd, &out);
     CHECK_MSG(rc == 0, "exit %d: %s", rc, out ? out : "");
-    snprintf(file, sizeof file, "%s/%s-Stand-in-strategies.txt", outdir, day);
-    if (!br_exists(file)) {                     /* the run crossed midnight (UTC) */
-        br_today(day, sizeof day);
-        snprintf(file, sizeof file, "%s/%s-Stand-in-strategies.txt", outdir, day);
-    }
+    br_saved_file(file, sizeof file, day, sizeof day, outdir, "Stand-in-strategies.txt");
     free(out);
     snprintf(cmd, sizeof cmd, "cat '%s' '%s/dump.txt'", file, dir);
     CHECK_EQ(th_run(cmd, &out), 0);
