@@ -106,32 +106,34 @@ static int vd_compute_type(const tpl_problem *p)
 }
 
 /* The GEMM entry point for p: strided batched for a batch, else Sgemm for
- * exact FP32, Dgemm for FP64, GemmEx for FP16, BF16 and TF32. */
+ * exact FP32, Dgemm for FP64, GemmEx for FP16, BF16 and TF32; its name in
+ * call unless call is NULL (a served call formats nothing). */
 static vd_what vd_gemm_call(const tpl_problem *p, char *call, size_t len)
 {
-    const char *type = tpl_dtype_name(p->dtype);
     if (vd_cuda_type(p->dtype) < 0 || (p->math == AT_MATH_TF32 && p->dtype != AT_R_32F) ||
         (p->math != AT_MATH_DEFAULT && p->math != AT_MATH_TF32) ||    /* FP8 operands */
         (p->op_a != AT_OP_N && p->op_a != AT_OP_T) || (p->op_b != AT_OP_N && p->op_b != AT_OP_T) ||
         (p->order != AT_ROW_MAJOR && p->order != AT_COL_MAJOR) || p->epilogue != 0)
         return VD_NONE;             /* no fused epilogue through these calls */
+    vd_what w = tpl_problem_batch(p) > 1                             ? VD_GEMM_SB
+                : p->dtype == AT_R_32F && p->math != AT_MATH_TF32 ? VD_SGEMM
+                : p->dtype == AT_R_64F                            ? VD_DGEMM
+                                                                  : VD_GEMM_EX;
+    if (!call)
+        return w;
+    const char *type = tpl_dtype_name(p->dtype);
     const char *compute = vd_compute_type(p) == VD_COMPUTE_64F ? "64F"
                           : p->math == AT_MATH_TF32          ? "32F_FAST_TF32"
                                                              : "32F";
-    if (tpl_problem_batch(p) > 1) {
+    if (w == VD_GEMM_SB)
         snprintf(call, len, "cublasGemmStridedBatchedEx (%s; compute %s)", type, compute);
-        return VD_GEMM_SB;
-    }
-    if (p->dtype == AT_R_32F && p->math != AT_MATH_TF32) {
+    else if (w == VD_SGEMM)
         snprintf(call, len, "cublasSgemm");
-        return VD_SGEMM;
-    }
-    if (p->dtype == AT_R_64F) {
+    else if (w == VD_DGEMM)
         snprintf(call, len, "cublasDgemm");
-        return VD_DGEMM;
-    }
-    snprintf(call, len, "cublasGemmEx (%s A, B, C; compute %s)", type, compute);
-    return VD_GEMM_EX;
+    else
+        snprintf(call, len, "cublasGemmEx (%s A, B, C; compute %s)", type, compute);
+    return w;
 }
 
 /* The calls of (fam, p) with what each runs; returns the count (0: the
@@ -510,9 +512,7 @@ int ms_vendor_gemm_supported(const tpl_problem *p, char *call, size_t len)
 
 at_status ms_vendor_gemm(ms_vendor *v, CUstream stream, tpl_args *args, char *err, size_t len)
 {
-    char text[128];
-    vd_what w = args->problem.n_dims == 3 ? vd_gemm_call(&args->problem, text, sizeof text)
-                                          : VD_NONE;
+    vd_what w = args->problem.n_dims == 3 ? vd_gemm_call(&args->problem, NULL, 0) : VD_NONE;
     if (w == VD_NONE) {
         snprintf(err, len, "no cuBLAS call computes this problem");
         return AT_ERR_UNSUPPORTED;
