@@ -958,24 +958,18 @@ int tn_main(int argc, char **argv)
         return tn_worker_main(3, 4);
     if (strcmp(cmd, "__fake_worker") == 0)
         return tn_fake_worker_main(3, 4);
-    if (strcmp(cmd, "list") == 0)
-        return cmd_list(argc, argv);
-    if (strcmp(cmd, "show") == 0)
-        return cmd_show(argc, argv);
-    if (strcmp(cmd, "report") == 0)
-        return cmd_report(argc, argv);
-    if (strcmp(cmd, "check") == 0)
-        return cmd_check(argc, argv);
-    if (strcmp(cmd, "gc") == 0)
-        return cmd_gc(argc, argv);
-    if (strcmp(cmd, "export") == 0)
-        return tn_export(argc, argv);
-    if (strcmp(cmd, "import") == 0)
-        return tn_import(argc, argv);
-    if (strcmp(cmd, "merge") == 0)
-        return tn_merge(argc, argv);
-    if (strcmp(cmd, "ship-build") == 0)
-        return tn_ship_build(argc, argv);
+    /* the subcommands (the tuning run itself is the default, below) */
+    static const struct {
+        const char *name;
+        int (*run)(int argc, char **argv);
+    } commands[] = {
+        {"list", cmd_list},     {"show", cmd_show},     {"report", cmd_report},
+        {"check", cmd_check},   {"gc", cmd_gc},         {"export", tn_export},
+        {"import", tn_import},  {"merge", tn_merge},    {"ship-build", tn_ship_build},
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].run(argc, argv);
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0) {
             fputs(usage_text, stdout);
