@@ -111,17 +111,6 @@ static int bn_f8b_lt(const bn_f8b_call *c)
     return s != CUBLAS_STATUS_SUCCESS;
 }
 
-typedef struct bn_f8b_timed {
-    int (*op)(const bn_f8b_call *);
-    const bn_f8b_call *c;
-} bn_f8b_timed;
-
-static int bn_f8b_timed_call(void *p)
-{
-    const bn_f8b_timed *t = (const bn_f8b_timed *)p;
-    return t->op(t->c);
-}
-
 /* cuBLASLt TN with A_SCALE_MODE VEC128_32F and B_SCALE_MODE BLK128x128_32F (cuBLAS 12.9 and
  * later; earlier headers: none), the heuristic's first algorithm; c->lt_ok 1 when it has one. */
 static void bn_f8b_lt_setup(bn_f8b_call *c)
@@ -287,27 +276,11 @@ static int bn_fp8_block_main(at_handle *h, int rounds)
                 lt_layout = lay ? "km" : "rm";
             }
         }
-        int (*ops[3])(const bn_f8b_call *) = {bn_f8b_ours, bn_f8b_tensor, bn_f8b_lt};
-        int n_ops = e_l >= 0 ? 3 : 2;
-        double r[3][BN_MAX_ROUNDS], x_t[BN_MAX_ROUNDS], x_l[BN_MAX_ROUNDS];
-        int done = 0;
-        for (int round = 0; round < rounds && e_b >= 0 && e_t >= 0; round++) {
-            int ok = 1;
-            for (int j = 0; j < n_ops && ok; j++) {
-                int o = round % 2 ? n_ops - 1 - j : j;      /* odd rounds in reverse order */
-                bn_f8b_timed t = {ops[o], &c};
-                r[o][round] = bench_time_ms(bn_f8b_timed_call, &t, 20, 500.0);
-                ok = r[o][round] > 0;
-            }
-            if (!ok)
-                break;
-            x_t[round] = r[1][round] / r[0][round];
-            x_l[round] = n_ops == 3 ? r[2][round] / r[0][round] : 0;
-            done++;
-        }
-        double ms[3] = {-1, -1, -1};
-        for (int j = 0; j < n_ops; j++)
-            ms[j] = done ? bench_median(r[j], done) : -1;
+        /* cuBLASLt timed only where its check passed (its ms -1 and blk/Lt 0 otherwise) */
+        int (*const ops[3])(const bn_f8b_call *) = {bn_f8b_ours, bn_f8b_tensor, bn_f8b_lt};
+        int ran = e_b >= 0 && e_t >= 0;                           /* each check's call ran */
+        bench_rounds timed = bn_time_rounds(ops, e_l >= 0 ? 3 : 2, &c, ran ? rounds : 0);
+        const double *ms = timed.ms;
         double flop = 2.0 * c.m * c.n * (double)c.k;
         /* the checks: each within its rule, and block scaling no worse than per-tensor */
         int ok = e_b >= 0 && e_b <= tol_b && e_t >= 0 && e_t <= tol_t && e_b <= e_t;
@@ -317,9 +290,8 @@ static int bn_fp8_block_main(at_handle *h, int rounds)
         printf("%-17s %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e %2s | %6.3fx "
                "%6.3fx  %s (%s)%s\n", shape, ms[0], ms[0] > 0 ? flop / ms[0] / 1e9 : 0, e_b,
                ms[1], ms[1] > 0 ? flop / ms[1] / 1e9 : 0, e_t, ms[2],
-               ms[2] > 0 ? flop / ms[2] / 1e9 : 0, e_l, lt_layout,
-               done ? bench_median(x_t, done) : 0, done && n_ops == 3 ? bench_median(x_l, done) : 0,
-               config, levels[level], ok ? "" : "  ** FAILED CHECK **");
+               ms[2] > 0 ? flop / ms[2] / 1e9 : 0, e_l, lt_layout, timed.over_first[1],
+               timed.over_first[2], config, levels[level], ok ? "" : "  ** FAILED CHECK **");
         fflush(stdout);
         failures += !ok;
         bn_f8b_lt_teardown(&c);

@@ -31,7 +31,6 @@ static const bn_shape bn_shapes[] = {
     {8192, 8192, 1024}, {1024, 8192, 8192}, {8192, 1024, 8192}, {16384, 16384, 512},
 };
 #define BN_NSHAPES ((int)(sizeof bn_shapes / sizeof bn_shapes[0]))
-#define BN_MAX_ROUNDS 16
 
 typedef struct bn_type {
     const char *name;
@@ -147,23 +146,34 @@ static int bn_vendor(const bn_call *c)
     return s != CUBLAS_STATUS_SUCCESS;
 }
 
-/* One bench_time_ms call of op on c (bench_timer.h: warm-up, >= 20 runs, until ~500 ms
- * of runs or 200; median ms, or -1 if a call failed). */
-typedef struct bn_timed {
-    int (*op)(const bn_call *);
-    const bn_call *c;
-} bn_timed;
+/* ---- timing: every mode's contenders are functions of its call (bn_call, bn_epi_call, ...) ---- */
 
-static int bn_timed_call(void *p)
+/* One contender bound to its call, as bench_time_rounds takes it (a bench_op and its ctx). */
+template <typename Call> struct bn_bound {
+    int (*op)(const Call *);
+    const Call *c;
+};
+
+template <typename Call> static int bn_bound_call(void *p)
 {
-    const bn_timed *t = (const bn_timed *)p;
-    return t->op(t->c);
+    const bn_bound<Call> *b = (const bn_bound<Call> *)p;
+    return b->op(b->c);
 }
 
-static double bn_time(int (*op)(const bn_call *), const bn_call *c)
+/* ops[0..n) on c timed against each other in alternating rounds (bench_time_rounds in
+ * bench_timer.h; each timing 3 warm-ups, then >= 20 runs until ~500 ms of runs or 200, the
+ * median ms); rounds 0 times nothing. */
+template <typename Call>
+static bench_rounds bn_time_rounds(int (*const ops[])(const Call *), int n, const Call *c,
+                                   int rounds)
 {
-    bn_timed t = {op, c};
-    return bench_time_ms(bn_timed_call, &t, 20, 500.0);
+    bn_bound<Call> bound[BENCH_MAX_OPS];
+    bench_contender contenders[BENCH_MAX_OPS];
+    for (int j = 0; j < n && j < BENCH_MAX_OPS; j++) {
+        bound[j] = {ops[j], c};
+        contenders[j] = {bn_bound_call<Call>, &bound[j]};
+    }
+    return bench_time_rounds(contenders, n, rounds, 20, 500.0);
 }
 
 /* Poisons C with NaN, runs op once, returns ||C - R|| / ||R|| (inf if any
@@ -345,17 +355,6 @@ static int bn_epi_lt(const bn_epi_call *c, int which)
 static int bn_epi_lt_fused(const bn_epi_call *c) { return bn_epi_lt(c, 1); }
 static int bn_epi_lt_plain(const bn_epi_call *c) { return bn_epi_lt(c, 0); }
 
-typedef struct bn_epi_timed {
-    int (*op)(const bn_epi_call *);
-    const bn_epi_call *c;
-} bn_epi_timed;
-
-static int bn_epi_timed_call(void *p)
-{
-    const bn_epi_timed *t = (const bn_epi_timed *)p;
-    return t->op(t->c);
-}
-
 /* Sets up cuBLASLt's descriptors and heuristic algorithms for c's shape; 0 on success. */
 static int bn_epi_lt_setup(bn_epi_call *c)
 {
@@ -464,27 +463,11 @@ static int bn_epilogue_main(at_handle *h, int rounds)
         at_lookup_level level = st.last_level;
         double e_lt = bn_epi_check(bn_epi_lt_fused, &c, R, rows, step, sums);
         double e_pair = bn_epi_check(bn_epi_pair, &c, R, rows, step, sums);
-        int (*ops[4])(const bn_epi_call *) = {bn_epi_ours, bn_epi_lt_fused, bn_epi_pair,
-                                              bn_epi_lt_plain};
-        double r[4][BN_MAX_ROUNDS], x_lt[BN_MAX_ROUNDS], x_pair[BN_MAX_ROUNDS];
-        int done = 0;
-        for (int round = 0; round < rounds && e_ours >= 0 && e_lt >= 0 && e_pair >= 0; round++) {
-            int ok = 1;
-            for (int j = 0; j < 4 && ok; j++) {
-                int o = round % 2 ? 3 - j : j;          /* odd rounds in reverse order */
-                bn_epi_timed t = {ops[o], &c};
-                r[o][round] = bench_time_ms(bn_epi_timed_call, &t, 20, 500.0);
-                ok = r[o][round] > 0;
-            }
-            if (!ok)
-                break;
-            x_lt[round] = r[1][round] / r[0][round];
-            x_pair[round] = r[2][round] / r[0][round];
-            done++;
-        }
-        double ms[4];
-        for (int j = 0; j < 4; j++)
-            ms[j] = done ? bench_median(r[j], done) : -1;
+        int (*const ops[4])(const bn_epi_call *) = {bn_epi_ours, bn_epi_lt_fused, bn_epi_pair,
+                                                    bn_epi_lt_plain};
+        int ran = e_ours >= 0 && e_lt >= 0 && e_pair >= 0;        /* each check's call ran */
+        bench_rounds timed = bn_time_rounds(ops, 4, &c, ran ? rounds : 0);
+        const double *ms = timed.ms;
         double flop = 2.0 * c.m * c.n * (double)c.k;
         /* the family's rule with the epilogue's 1.2 (templates/tcgemm.c) */
         double tol = 1.2 * (2 * ldexp(1, -8) + (4 * sqrt((double)c.k) + c.k / 8.0) * ldexp(1, -24));
@@ -495,8 +478,8 @@ static int bn_epilogue_main(at_handle *h, int rounds)
         printf("%-17s %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %9.4f %9.2e | %9.4f | %6.3fx "
                "%6.3fx  %s (%s)%s\n", shape, ms[0], ms[0] > 0 ? flop / ms[0] / 1e9 : 0, e_ours,
                ms[1], ms[1] > 0 ? flop / ms[1] / 1e9 : 0, e_lt, ms[2], e_pair, ms[3],
-               done ? bench_median(x_lt, done) : 0, done ? bench_median(x_pair, done) : 0, config,
-               levels[level], ok ? "" : "  ** FAILED CHECK **");
+               timed.over_first[1], timed.over_first[2], config, levels[level],
+               ok ? "" : "  ** FAILED CHECK **");
         fflush(stdout);
         failures += !ok;
         bn_epi_lt_teardown(&c);
@@ -611,17 +594,6 @@ static int bn_f8_lt(const bn_f8_call *c, int fast)
 
 static int bn_f8_lt_accurate(const bn_f8_call *c) { return bn_f8_lt(c, 0); }
 static int bn_f8_lt_fast(const bn_f8_call *c) { return bn_f8_lt(c, 1); }
-
-typedef struct bn_f8_timed {
-    int (*op)(const bn_f8_call *);
-    const bn_f8_call *c;
-} bn_f8_timed;
-
-static int bn_f8_timed_call(void *p)
-{
-    const bn_f8_timed *t = (const bn_f8_timed *)p;
-    return t->op(t->c);
-}
 
 /* cuBLASLt FP8 TN: D (m x n, BF16, column-major) = scale_a scale_b A^T B, A k x m E4M3, B k x n,
  * compute 32F, the scale pointers (16-byte aligned), fast accumulation off ([0]) and on ([1]);
@@ -750,33 +722,16 @@ static int bn_fp8_main(at_handle *h, int rounds)
             at_lookup_level level = st.last_level;
             double e_acc = bn_f8_check(bn_f8_lt_accurate, &c, R, rows, step, sums);
             double e_fast = bn_f8_check(bn_f8_lt_fast, &c, R, rows, step, sums);
-            int (*ops[3])(const bn_f8_call *) = {bn_f8_ours, bn_f8_lt_accurate, bn_f8_lt_fast};
-            double r[3][BN_MAX_ROUNDS], x_acc[BN_MAX_ROUNDS], x_fast[BN_MAX_ROUNDS];
-            int done = 0;
-            for (int round = 0; round < rounds && e_ours >= 0 && e_acc >= 0 && e_fast >= 0;
-                 round++) {
-                int timed = 1;
-                for (int j = 0; j < 3 && timed; j++) {
-                    int o = round % 2 ? 2 - j : j;          /* odd rounds in reverse order */
-                    bn_f8_timed t = {ops[o], &c};
-                    r[o][round] = bench_time_ms(bn_f8_timed_call, &t, 20, 500.0);
-                    timed = r[o][round] > 0;
-                }
-                if (!timed)
-                    break;
-                x_acc[round] = r[1][round] / r[0][round];
-                x_fast[round] = r[2][round] / r[0][round];
-                done++;
-            }
-            double ms[3];
-            for (int j = 0; j < 3; j++)
-                ms[j] = done ? bench_median(r[j], done) : -1;
+            int (*const ops[3])(const bn_f8_call *) = {bn_f8_ours, bn_f8_lt_accurate,
+                                                       bn_f8_lt_fast};
+            int ran = e_ours >= 0 && e_acc >= 0 && e_fast >= 0;   /* each check's call ran */
+            bench_rounds timed = bn_time_rounds(ops, 3, &c, ran ? rounds : 0);
+            const double *ms = timed.ms;
             double flop = 2.0 * c.m * c.n * (double)c.k;
             static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
             char shape[64];
             snprintf(shape, sizeof shape, "%dx%dx%d", c.m, c.n, c.k);
-            double xa = done ? bench_median(x_acc, done) : 0;
-            double xf = done ? bench_median(x_fast, done) : 0;
+            double xa = timed.over_first[1], xf = timed.over_first[2];
             printf("%-17s %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %6.3fx "
                    "%6.3fx  %s (%s)%s\n", shape, ms[0], ms[0] > 0 ? flop / ms[0] / 1e9 : 0, e_ours,
                    ms[1], ms[1] > 0 ? flop / ms[1] / 1e9 : 0, e_acc, ms[2],
@@ -821,7 +776,7 @@ int main(int argc, char **argv)
     const char *only = getenv("BENCH_TCGEMM_TYPES");      /* e.g. "bf16,tf32" */
     const char *rounds_env = getenv("BENCH_TCGEMM_ROUNDS");
     int bn_rounds = rounds_env ? atoi(rounds_env) : 3;
-    bn_rounds = bn_rounds < 1 ? 1 : bn_rounds > BN_MAX_ROUNDS ? BN_MAX_ROUNDS : bn_rounds;
+    bn_rounds = bn_rounds < 1 ? 1 : bn_rounds > BENCH_MAX_ROUNDS ? BENCH_MAX_ROUNDS : bn_rounds;
     BN_CUDA(cudaSetDevice(0));
     BN_CUDA(cudaFree(0));       /* primary context, shared with libautotune */
     at_handle *h = NULL;
@@ -905,29 +860,15 @@ int main(int argc, char **argv)
             BN_CUDA(cudaDeviceSynchronize());
             double err_ours = bn_check(bn_ours, &c, R, sums);
             double err_vendor = bn_check(bn_vendor, &c, R, sums);
-            /* rounds alternating which goes first, so clock and thermal drift during a long
-             * run reach both alike; the median of each side's medians and the median of the
-             * rounds' paired ratios (the issue's two >= 1.0x shapes take BENCH_TCGEMM_ROUNDS) */
+            /* rounds alternating which goes first; the median of each side's medians and the
+             * median of the rounds' paired ratios (the issue's two >= 1.0x shapes take
+             * BENCH_TCGEMM_ROUNDS) */
             int target = (c.m == 4096 || c.m == 8192) && c.m == c.n && c.n == c.k;
             int rounds = target ? bn_rounds : 3;
-            double r_ours[BN_MAX_ROUNDS], r_vendor[BN_MAX_ROUNDS], r_pair[BN_MAX_ROUNDS];
-            int done = 0;
-            for (int round = 0; round < rounds && err_ours >= 0 && err_vendor >= 0; round++) {
-                if (round % 2 == 0) {
-                    r_ours[round] = bn_time(bn_ours, &c);
-                    r_vendor[round] = bn_time(bn_vendor, &c);
-                } else {
-                    r_vendor[round] = bn_time(bn_vendor, &c);
-                    r_ours[round] = bn_time(bn_ours, &c);
-                }
-                if (r_ours[round] <= 0 || r_vendor[round] <= 0)
-                    break;
-                r_pair[round] = r_vendor[round] / r_ours[round];
-                done++;
-            }
-            double ms_ours = done ? bench_median(r_ours, done) : -1;
-            double ms_vendor = done ? bench_median(r_vendor, done) : -1;
-            double paired = done ? bench_median(r_pair, done) : 0;
+            int (*const ops[2])(const bn_call *) = {bn_ours, bn_vendor};
+            int ran = err_ours >= 0 && err_vendor >= 0;           /* each check's call ran */
+            bench_rounds timed = bn_time_rounds(ops, 2, &c, ran ? rounds : 0);
+            double ms_ours = timed.ms[0], ms_vendor = timed.ms[1], paired = timed.over_first[1];
             at_stats st;
             at_get_stats(h, &st);
             static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
@@ -939,7 +880,7 @@ int main(int argc, char **argv)
             printf("%-5s %-17s %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %6.3fx %6.3fx %2d  %s "
                    "(%s)%s\n", ty->name, shape, ms_ours, ms_ours > 0 ? flop / ms_ours / 1e9 : 0,
                    err_ours, ms_vendor, ms_vendor > 0 ? flop / ms_vendor / 1e9 : 0, err_vendor,
-                   ratio, paired, done, st.last_config, levels[st.last_level],
+                   ratio, paired, timed.done, st.last_config, levels[st.last_level],
                    ok ? "" : "  ** FAILED CHECK **");
             fflush(stdout);
             if (!ok)
