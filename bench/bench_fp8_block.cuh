@@ -160,37 +160,23 @@ static void bn_f8b_lt_teardown(bn_f8b_call *c)
         cublasLtMatrixLayoutDestroy(c->lc);
 }
 
-/* Poisons C, runs op once, returns the relative error over the reference rows (C column-major
- * for cuBLASLt); inf if not finite, -1 if the call failed. */
+/* The relative error of op's C over the reference rows, C column-major for cuBLASLt
+ * (bn_check_with). */
 static double bn_f8b_check(int (*op)(const bn_f8b_call *), const bn_f8b_call *c, const double *R,
                            int rows, int step, double *sums)
 {
-    bn_fill<<<1024, 256>>>(c->C, (size_t)c->m * c->n, 0, 0, NAN, 1);
-    BN_CUDA(cudaDeviceSynchronize());
-    if (op(c))
-        return -1;
-    BN_CUDA(cudaMemset(sums, 0, 3 * sizeof(double)));
-    bn_f8b_error<<<1024, 256>>>((const __nv_bfloat16 *)c->C, R, rows, c->m, c->n, step,
-                                op == bn_f8b_lt, sums);
-    double host[3];
-    BN_CUDA(cudaMemcpy(host, sums, sizeof host, cudaMemcpyDeviceToHost));
-    if (host[2] > 0)
-        return INFINITY;
-    return sqrt(host[0] / (host[1] > 0 ? host[1] : 1));
+    return bn_check_with(op, c, (size_t)c->m * c->n, 0, sums, [=] {
+        bn_f8b_error<<<1024, 256>>>((const __nv_bfloat16 *)c->C, R, rows, c->m, c->n, step,
+                                    op == bn_f8b_lt, sums);
+    });
 }
 
 /* Block-scaled against per-tensor FP8 (ours) and cuBLASLt's block scaling; rounds alternate the
  * order. The per-tensor run uses scales 0.75 and 1.25 on the same bytes, so each error is against
  * float64 of its own scaled inputs (the accumulation's error). 0 if every check passed. */
-static int bn_fp8_block_main(at_handle *h, int rounds)
+static int bn_fp8_block_main(at_handle *h, cublasLtHandle_t lt, const cudaDeviceProp *prop,
+                             int rounds)
 {
-    cublasLtHandle_t lt;
-    if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) {
-        fprintf(stderr, "cublasLtCreate failed\n");
-        return 1;
-    }
-    cudaDeviceProp prop;
-    BN_CUDA(cudaGetDeviceProperties(&prop, 0));
     printf("Block-scaled FP8 GEMM E4M3 x E4M3 -> BF16 on %s (cuBLASLt %zu): blk = "
            "at_gemm_fp8_blockscaled (row-major NT, scales of A per 1 x 128, of B per 128 x 128, "
            "uniform in [0.5, 2)), pt = at_gemm_fp8 per-tensor (0.75, 1.25) on the same bytes, Lt = "
@@ -198,7 +184,7 @@ static int bn_fp8_block_main(at_handle *h, int rounds)
            "matched the reference: rm = ours, km = K-block-major); error = ||C - R||_F / ||R||_F "
            "over every (m/512)-th row against float64 of each one's scaled inputs; %d rounds "
            "alternating the order, each the median of >= 20 CUDA-event timings; x = median of "
-           "per-round ratios (target: blk/pt >= 0.9)\n", prop.name, cublasLtGetVersion(), rounds);
+           "per-round ratios (target: blk/pt >= 0.9)\n", prop->name, cublasLtGetVersion(), rounds);
     printf("\n%-17s %9s %8s %9s | %9s %8s %9s | %9s %8s %9s %2s | %7s %7s  %s\n", "m x n x k",
            "blk ms", "TF/s", "error", "pt ms", "TF/s", "error", "Lt ms", "TF/s", "error", "",
            "blk/pt", "blk/Lt", "configuration (lookup level)");
@@ -308,6 +294,5 @@ static int bn_fp8_block_main(at_handle *h, int rounds)
         cudaFree(RT);
         cudaFree(sums);
     }
-    cublasLtDestroy(lt);
     return failures ? 1 : 0;
 }

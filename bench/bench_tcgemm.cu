@@ -146,7 +146,7 @@ static int bn_vendor(const bn_call *c)
     return s != CUBLAS_STATUS_SUCCESS;
 }
 
-/* ---- timing: every mode's contenders are functions of its call (bn_call, bn_epi_call, ...) ---- */
+/* ---- timing: each mode times functions of its call (bn_call, bn_epi_call, ...) ---- */
 
 /* One contender bound to its call, as bench_time_rounds takes it (a bench_op and its ctx). */
 template <typename Call> struct bn_bound {
@@ -176,24 +176,34 @@ static bench_rounds bn_time_rounds(int (*const ops[])(const Call *), int n, cons
     return bench_time_rounds(contenders, n, rounds, 20, 500.0);
 }
 
-/* Poisons C with NaN, runs op once, returns ||C - R|| / ||R|| (inf if any
- * element is not finite, -1 if the call failed). */
-static double bn_check(int (*op)(const bn_call *), const bn_call *c, const double *R,
-                       double *sums)
+/* Every mode's check: poisons c->C (count elements of bn_fill's type t) with NaN, runs op once,
+ * then launch_error (an error kernel adding into sums as bn_error does) and returns
+ * ||C - R|| / ||R|| (inf if any element is not finite, -1 if the call failed). */
+template <typename Call, typename LaunchError>
+static double bn_check_with(int (*op)(const Call *), const Call *c, size_t count, int t,
+                            double *sums, LaunchError launch_error)
 {
-    size_t count = (size_t)c->m * c->n;
-    int t = (int)(c->ty - bn_types);
     bn_fill<<<1024, 256>>>(c->C, count, t, 0, NAN, 1);
     BN_CUDA(cudaDeviceSynchronize());
     if (op(c))
         return -1;
     BN_CUDA(cudaMemset(sums, 0, 3 * sizeof(double)));
-    bn_error<<<1024, 256>>>(c->C, R, count, t, sums);
+    launch_error();
     double host[3];
     BN_CUDA(cudaMemcpy(host, sums, sizeof host, cudaMemcpyDeviceToHost));
     if (host[2] > 0)
         return INFINITY;
     return sqrt(host[0] / (host[1] > 0 ? host[1] : 1));
+}
+
+/* ||C - R|| / ||R|| of op's C (bn_check_with). */
+static double bn_check(int (*op)(const bn_call *), const bn_call *c, const double *R,
+                       double *sums)
+{
+    size_t count = (size_t)c->m * c->n;
+    int t = (int)(c->ty - bn_types);
+    return bn_check_with(op, c, count, t, sums,
+                         [=] { bn_error<<<1024, 256>>>(c->C, R, count, t, sums); });
 }
 
 /* ---- GEMM + bias + GELU (BENCH_TCGEMM_EPILOGUE=1) ---- */
@@ -382,42 +392,27 @@ static void bn_epi_lt_teardown(bn_epi_call *c)
     bn_lt_destroy(c->op, c->la, c->lb, c->lc);
 }
 
-/* Poisons C, runs op once, returns the relative error over the reference rows (inf if not
- * finite, -1 if the call failed). */
+/* The relative error of op's C over the reference rows (bn_check_with). */
 static double bn_epi_check(int (*op)(const bn_epi_call *), const bn_epi_call *c, const double *R,
                            int rows, int step, double *sums)
 {
-    bn_fill<<<1024, 256>>>(c->C, (size_t)c->m * c->n, 0, 0, NAN, 1);
-    BN_CUDA(cudaDeviceSynchronize());
-    if (op(c))
-        return -1;
-    BN_CUDA(cudaMemset(sums, 0, 3 * sizeof(double)));
-    bn_epi_error<<<1024, 256>>>((const __nv_bfloat16 *)c->C, R, rows, c->n, step, sums);
-    double host[3];
-    BN_CUDA(cudaMemcpy(host, sums, sizeof host, cudaMemcpyDeviceToHost));
-    if (host[2] > 0)
-        return INFINITY;
-    return sqrt(host[0] / (host[1] > 0 ? host[1] : 1));
+    return bn_check_with(op, c, (size_t)c->m * c->n, 0, sums, [=] {
+        bn_epi_error<<<1024, 256>>>((const __nv_bfloat16 *)c->C, R, rows, c->n, step, sums);
+    });
 }
 
 /* BF16 GEMM + bias (per column of C, per output feature) + GELU (tanh form): ours fused, cuBLASLt
  * with CUBLASLT_EPILOGUE_GELU_BIAS, the unfused pair (our GEMM, then bn_bias_gelu), and plain
  * cuBLASLt for scale; rounds alternate the order. 0 if every check passed. */
-static int bn_epilogue_main(at_handle *h, int rounds)
+static int bn_epilogue_main(at_handle *h, cublasLtHandle_t lt, const cudaDeviceProp *prop,
+                            int rounds)
 {
-    cublasLtHandle_t lt;
-    if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) {
-        fprintf(stderr, "cublasLtCreate failed\n");
-        return 1;
-    }
-    cudaDeviceProp prop;
-    BN_CUDA(cudaGetDeviceProperties(&prop, 0));
     printf("GEMM + bias + GELU (BF16, row-major C = GELU(A B + bias), bias per column of C, GELU "
            "tanh form) on %s (cuBLASLt %zu): ours = at_gemm_epilogue (fused), Lt = cublasLtMatmul "
            "CUBLASLT_EPILOGUE_GELU_BIAS, pair = at_gemm then a bias + GELU kernel, Lt plain = no "
            "epilogue; error = ||C - R||_F / ||R||_F over every (m/512)-th row against float64; %d "
            "rounds alternating the order, each the median of >= 20 CUDA-event timings; x Lt and "
-           "x pair = their median ms over ours\n", prop.name, cublasLtGetVersion(), rounds);
+           "x pair = their median ms over ours\n", prop->name, cublasLtGetVersion(), rounds);
     printf("\n%-17s %9s %8s %9s | %9s %8s %9s | %9s %8s | %9s | %7s %7s  %s\n", "m x n x k",
            "ours ms", "TF/s", "error", "Lt ms", "TF/s", "error", "pair ms", "error", "Ltplain",
            "x Lt", "x pair", "configuration (lookup level)");
@@ -430,7 +425,7 @@ static int bn_epilogue_main(at_handle *h, int rounds)
         c.k = bn_epi_shapes[i].k;
         c.h = h;
         c.lt = lt;
-        c.sms = prop.multiProcessorCount;
+        c.sms = prop->multiProcessorCount;
         size_t na = (size_t)c.m * c.k, nb = (size_t)c.k * c.n, nc = (size_t)c.m * c.n;
         int step = c.m >= 512 ? c.m / 512 : 1, rows = (c.m + step - 1) / step;
         double *R, *sums;
@@ -491,7 +486,6 @@ static int bn_epilogue_main(at_handle *h, int rounds)
         cudaFree(R);
         cudaFree(sums);
     }
-    cublasLtDestroy(lt);
     return failures ? 1 : 0;
 }
 
@@ -628,45 +622,29 @@ static void bn_f8_lt_teardown(bn_f8_call *c)
     bn_lt_destroy(c->op, c->la, c->lb, c->lc);
 }
 
-/* Poisons C, runs op once, returns the relative error over the reference rows (inf if not
- * finite, -1 if the call failed). */
+/* The relative error of op's C over the reference rows (bn_check_with). */
 static double bn_f8_check(int (*op)(const bn_f8_call *), const bn_f8_call *c, const double *R,
                           int rows, int step, double *sums)
 {
-    bn_fill<<<1024, 256>>>(c->C, (size_t)c->m * c->n, 0, 0, NAN, 1);
-    BN_CUDA(cudaDeviceSynchronize());
-    if (op(c))
-        return -1;
-    BN_CUDA(cudaMemset(sums, 0, 3 * sizeof(double)));
-    bn_f8_error<<<1024, 256>>>((const __nv_bfloat16 *)c->C, R, rows, c->m, c->n, step, sums);
-    double host[3];
-    BN_CUDA(cudaMemcpy(host, sums, sizeof host, cudaMemcpyDeviceToHost));
-    if (host[2] > 0)
-        return INFINITY;
-    return sqrt(host[0] / (host[1] > 0 ? host[1] : 1));
+    return bn_check_with(op, c, (size_t)c->m * c->n, 0, sums, [=] {
+        bn_f8_error<<<1024, 256>>>((const __nv_bfloat16 *)c->C, R, rows, c->m, c->n, step, sums);
+    });
 }
 
 /* FP8 E4M3 x E4M3 (BENCH_TCGEMM_FP8_B=e5m2: x E5M2) -> BF16, per-tensor scales of A and B
  * (0.75, 1.25), TN: ours (at_gemm_fp8) and cublasLtMatmul with fast accumulation off and on;
  * rounds alternate the order. 0 if every check passed. */
-static int bn_fp8_main(at_handle *h, int rounds)
+static int bn_fp8_main(at_handle *h, cublasLtHandle_t lt, const cudaDeviceProp *prop, int rounds)
 {
-    cublasLtHandle_t lt;
-    if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) {
-        fprintf(stderr, "cublasLtCreate failed\n");
-        return 1;
-    }
     const char *b_env = getenv("BENCH_TCGEMM_FP8_B");
     int e4b = !(b_env && strcmp(b_env, "e5m2") == 0);
-    cudaDeviceProp prop;
-    BN_CUDA(cudaGetDeviceProperties(&prop, 0));
     printf("FP8 GEMM E4M3 x %s -> BF16, TN (column-major C = scale_a scale_b A^T B, A and B "
            "K-major), scales 0.75 and 1.25 (device pointers, 16-byte aligned), on %s (cuBLASLt "
            "%zu): ours = at_gemm_fp8 (FP8 wgmma accumulation, as fast accumulation), Lt acc = "
            "cublasLtMatmul with CUBLASLT_MATMUL_DESC_FAST_ACCUM 0, Lt fast = with it 1; error = "
            "||C - R||_F / ||R||_F over every (m/512)-th row against float64 of the decoded inputs; "
            "%d rounds alternating the order, each the median of >= 20 CUDA-event timings; x = "
-           "their median ms over ours\n", e4b ? "E4M3" : "E5M2", prop.name, cublasLtGetVersion(),
+           "their median ms over ours\n", e4b ? "E4M3" : "E5M2", prop->name, cublasLtGetVersion(),
            rounds);
     printf("\n%-17s %9s %8s %9s | %9s %8s %9s | %9s %8s %9s | %7s %7s  %s\n", "m x n x k",
            "ours ms", "TF/s", "error", "Lt acc ms", "TF/s", "error", "Lt fastms", "TF/s", "error",
@@ -756,7 +734,6 @@ static int bn_fp8_main(at_handle *h, int rounds)
     if (counted)
         printf("geomean over %d shapes: %.3fx Lt (fast accumulation off), %.3fx Lt (on)\n",
                counted, exp(log_acc / counted), exp(log_fast / counted));
-    cublasLtDestroy(lt);
     return failures ? 1 : 0;
 }
 
@@ -768,6 +745,17 @@ static double bn_tolerance(const bn_type *ty, int k)
     double u_out = ty->type == AT_R_16BF ? ldexp(1, -8) : ty->type == AT_R_16F ? ldexp(1, -11)
                                                                                   : ldexp(1, -24);
     return 2 * u_out + (4 * sqrt((double)k) + k / 8.0) * ldexp(1, -24);
+}
+
+/* A mode other than the default (BENCH_TCGEMM_EPILOGUE, _FP8, _FP8_BLOCK), given cuBLASLt and
+ * the device's properties: 0 if every check passed. */
+typedef int (*bn_mode)(at_handle *h, cublasLtHandle_t lt, const cudaDeviceProp *prop, int rounds);
+
+/* 1 if the environment variable name is set, not empty and not "0". */
+static int bn_env_set(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
 }
 
 int main(int argc, char **argv)
@@ -785,21 +773,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "at_create: %s\n", at_status_string(s));
         return 1;
     }
-    const char *fp8b_env = getenv("BENCH_TCGEMM_FP8_BLOCK");
-    if (fp8b_env && *fp8b_env && strcmp(fp8b_env, "0") != 0) {
-        int rc = bn_fp8_block_main(h, bn_rounds);
-        at_destroy(h);
-        return rc;
-    }
-    const char *fp8_env = getenv("BENCH_TCGEMM_FP8");
-    if (fp8_env && *fp8_env && strcmp(fp8_env, "0") != 0) {
-        int rc = bn_fp8_main(h, bn_rounds);
-        at_destroy(h);
-        return rc;
-    }
-    const char *epi_env = getenv("BENCH_TCGEMM_EPILOGUE");
-    if (epi_env && *epi_env && strcmp(epi_env, "0") != 0) {
-        int rc = bn_epilogue_main(h, bn_rounds);
+    /* the other modes, the first whose variable is set (not empty, not "0") */
+    bn_mode mode = bn_env_set("BENCH_TCGEMM_FP8_BLOCK") ? bn_fp8_block_main
+                   : bn_env_set("BENCH_TCGEMM_FP8") ? bn_fp8_main
+                   : bn_env_set("BENCH_TCGEMM_EPILOGUE") ? bn_epilogue_main : NULL;
+    if (mode) {
+        cublasLtHandle_t lt;
+        if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) {
+            fprintf(stderr, "cublasLtCreate failed\n");
+            return 1;
+        }
+        cudaDeviceProp prop;
+        BN_CUDA(cudaGetDeviceProperties(&prop, 0));
+        int rc = mode(h, lt, &prop, bn_rounds);
+        cublasLtDestroy(lt);
         at_destroy(h);
         return rc;
     }
