@@ -270,14 +270,13 @@ static int bn_fp8_block_main(at_handle *h, cublasLtHandle_t lt, const cudaDevice
         double flop = 2.0 * c.m * c.n * (double)c.k;
         /* the checks: each within its rule, and block scaling no worse than per-tensor */
         int ok = e_b >= 0 && e_b <= tol_b && e_t >= 0 && e_t <= tol_t && e_b <= e_t;
-        static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
         char shape[64];
         snprintf(shape, sizeof shape, "%dx%dx%d", c.m, c.n, c.k);
         printf("%-17s %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e %2s | %6.3fx "
                "%6.3fx  %s (%s)%s\n", shape, ms[0], ms[0] > 0 ? flop / ms[0] / 1e9 : 0, e_b,
                ms[1], ms[1] > 0 ? flop / ms[1] / 1e9 : 0, e_t, ms[2],
                ms[2] > 0 ? flop / ms[2] / 1e9 : 0, e_l, lt_layout, timed.over_first[1],
-               timed.over_first[2], config, levels[level], ok ? "" : "  ** FAILED CHECK **");
+               timed.over_first[2], config, bn_levels[level], ok ? "" : "  ** FAILED CHECK **");
         fflush(stdout);
         failures += !ok;
         bn_f8b_lt_teardown(&c);

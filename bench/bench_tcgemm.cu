@@ -32,6 +32,9 @@ static const bn_shape bn_shapes[] = {
 };
 #define BN_NSHAPES ((int)(sizeof bn_shapes / sizeof bn_shapes[0]))
 
+/* at_lookup_level's names, as the tables print them. */
+static const char *const bn_levels[] = {"none", "exact", "nearest", "arch", "default"};
+
 typedef struct bn_type {
     const char *name;
     at_dtype type;
@@ -467,13 +470,12 @@ static int bn_epilogue_main(at_handle *h, cublasLtHandle_t lt, const cudaDeviceP
         /* the family's rule with the epilogue's 1.2 (templates/tcgemm.c) */
         double tol = 1.2 * (2 * ldexp(1, -8) + (4 * sqrt((double)c.k) + c.k / 8.0) * ldexp(1, -24));
         int ok = e_ours >= 0 && e_ours <= tol && e_pair >= 0 && e_pair <= tol;
-        static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
         char shape[64];
         snprintf(shape, sizeof shape, "%dx%dx%d", c.m, c.n, c.k);
         printf("%-17s %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %9.4f %9.2e | %9.4f | %6.3fx "
                "%6.3fx  %s (%s)%s\n", shape, ms[0], ms[0] > 0 ? flop / ms[0] / 1e9 : 0, e_ours,
                ms[1], ms[1] > 0 ? flop / ms[1] / 1e9 : 0, e_lt, ms[2], e_pair, ms[3],
-               timed.over_first[1], timed.over_first[2], config, levels[level],
+               timed.over_first[1], timed.over_first[2], config, bn_levels[level],
                ok ? "" : "  ** FAILED CHECK **");
         fflush(stdout);
         failures += !ok;
@@ -706,14 +708,13 @@ static int bn_fp8_main(at_handle *h, cublasLtHandle_t lt, const cudaDeviceProp *
             bench_rounds timed = bn_time_rounds(ops, 3, &c, ran ? rounds : 0);
             const double *ms = timed.ms;
             double flop = 2.0 * c.m * c.n * (double)c.k;
-            static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
             char shape[64];
             snprintf(shape, sizeof shape, "%dx%dx%d", c.m, c.n, c.k);
             double xa = timed.over_first[1], xf = timed.over_first[2];
             printf("%-17s %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %6.3fx "
                    "%6.3fx  %s (%s)%s\n", shape, ms[0], ms[0] > 0 ? flop / ms[0] / 1e9 : 0, e_ours,
                    ms[1], ms[1] > 0 ? flop / ms[1] / 1e9 : 0, e_acc, ms[2],
-                   ms[2] > 0 ? flop / ms[2] / 1e9 : 0, e_fast, xa, xf, config, levels[level],
+                   ms[2] > 0 ? flop / ms[2] / 1e9 : 0, e_fast, xa, xf, config, bn_levels[level],
                    ok ? "" : "  ** FAILED CHECK **");
             fflush(stdout);
             if (xa > 0 && xf > 0) {
@@ -858,7 +859,6 @@ int main(int argc, char **argv)
             double ms_ours = timed.ms[0], ms_vendor = timed.ms[1], paired = timed.over_first[1];
             at_stats st;
             at_get_stats(h, &st);
-            static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
             double flop = 2.0 * c.m * c.n * (double)c.k;
             double ratio = ms_ours > 0 && ms_vendor > 0 ? ms_vendor / ms_ours : 0;
             int ok = err_ours >= 0 && err_ours <= bn_tolerance(ty, c.k);
@@ -867,7 +867,7 @@ int main(int argc, char **argv)
             printf("%-5s %-17s %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %6.3fx %6.3fx %2d  %s "
                    "(%s)%s\n", ty->name, shape, ms_ours, ms_ours > 0 ? flop / ms_ours / 1e9 : 0,
                    err_ours, ms_vendor, ms_vendor > 0 ? flop / ms_vendor / 1e9 : 0, err_vendor,
-                   ratio, paired, timed.done, st.last_config, levels[st.last_level],
+                   ratio, paired, timed.done, st.last_config, bn_levels[st.last_level],
                    ok ? "" : "  ** FAILED CHECK **");
             fflush(stdout);
             if (!ok)
