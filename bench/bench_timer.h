@@ -93,14 +93,15 @@ typedef struct bench_rounds {
  * budget_ms) for each of ops[0..n) (n at most BENCH_MAX_OPS), in order in even rounds and in
  * reverse order in odd ones, so clock and thermal drift during a long run reach all alike. A
  * call that fails (time <= 0) ends the rounds: the rest of its round is not timed and the round
- * not counted. */
+ * not counted. (inline: the benches that include this header and leave it unused stay
+ * warning-free) */
 static inline bench_rounds bench_time_rounds(const bench_contender *ops, int n, int rounds,
                                              int min_runs, double budget_ms)
 {
     bench_rounds out;
     double r[BENCH_MAX_OPS][BENCH_MAX_ROUNDS], ratio[BENCH_MAX_OPS][BENCH_MAX_ROUNDS];
     n = n < BENCH_MAX_OPS ? n : BENCH_MAX_OPS;
-    rounds = rounds < BENCH_MAX_ROUNDS ? rounds : BENCH_MAX_ROUNDS;
+    rounds = n < 1 ? 0 : rounds < BENCH_MAX_ROUNDS ? rounds : BENCH_MAX_ROUNDS;
     out.done = 0;
     for (int round = 0; round < rounds; round++) {
         int timed = 1;
