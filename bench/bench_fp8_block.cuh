@@ -111,17 +111,6 @@ static int bn_f8b_lt(const bn_f8b_call *c)
     return s != CUBLAS_STATUS_SUCCESS;
 }
 
-typedef struct bn_f8b_timed {
-    int (*op)(const bn_f8b_call *);
-    const bn_f8b_call *c;
-} bn_f8b_timed;
-
-static int bn_f8b_timed_call(void *p)
-{
-    const bn_f8b_timed *t = (const bn_f8b_timed *)p;
-    return t->op(t->c);
-}
-
 /* cuBLASLt TN with A_SCALE_MODE VEC128_32F and B_SCALE_MODE BLK128x128_32F (cuBLAS 12.9 and
  * later; earlier headers: none), the heuristic's first algorithm; c->lt_ok 1 when it has one. */
 static void bn_f8b_lt_setup(bn_f8b_call *c)
@@ -171,37 +160,23 @@ static void bn_f8b_lt_teardown(bn_f8b_call *c)
         cublasLtMatrixLayoutDestroy(c->lc);
 }
 
-/* Poisons C, runs op once, returns the relative error over the reference rows (C column-major
- * for cuBLASLt); inf if not finite, -1 if the call failed. */
+/* The relative error of op's C over the reference rows, C column-major for cuBLASLt
+ * (bn_check_with). */
 static double bn_f8b_check(int (*op)(const bn_f8b_call *), const bn_f8b_call *c, const double *R,
                            int rows, int step, double *sums)
 {
-    bn_fill<<<1024, 256>>>(c->C, (size_t)c->m * c->n, 0, 0, NAN, 1);
-    BN_CUDA(cudaDeviceSynchronize());
-    if (op(c))
-        return -1;
-    BN_CUDA(cudaMemset(sums, 0, 3 * sizeof(double)));
-    bn_f8b_error<<<1024, 256>>>((const __nv_bfloat16 *)c->C, R, rows, c->m, c->n, step,
-                                op == bn_f8b_lt, sums);
-    double host[3];
-    BN_CUDA(cudaMemcpy(host, sums, sizeof host, cudaMemcpyDeviceToHost));
-    if (host[2] > 0)
-        return INFINITY;
-    return sqrt(host[0] / (host[1] > 0 ? host[1] : 1));
+    return bn_check_with(op, c, (size_t)c->m * c->n, 0, sums, [=] {
+        bn_f8b_error<<<1024, 256>>>((const __nv_bfloat16 *)c->C, R, rows, c->m, c->n, step,
+                                    op == bn_f8b_lt, sums);
+    });
 }
 
 /* Block-scaled against per-tensor FP8 (ours) and cuBLASLt's block scaling; rounds alternate the
  * order. The per-tensor run uses scales 0.75 and 1.25 on the same bytes, so each error is against
  * float64 of its own scaled inputs (the accumulation's error). 0 if every check passed. */
-static int bn_fp8_block_main(at_handle *h, int rounds)
+static int bn_fp8_block_main(at_handle *h, cublasLtHandle_t lt, const cudaDeviceProp *prop,
+                             int rounds)
 {
-    cublasLtHandle_t lt;
-    if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) {
-        fprintf(stderr, "cublasLtCreate failed\n");
-        return 1;
-    }
-    cudaDeviceProp prop;
-    BN_CUDA(cudaGetDeviceProperties(&prop, 0));
     printf("Block-scaled FP8 GEMM E4M3 x E4M3 -> BF16 on %s (cuBLASLt %zu): blk = "
            "at_gemm_fp8_blockscaled (row-major NT, scales of A per 1 x 128, of B per 128 x 128, "
            "uniform in [0.5, 2)), pt = at_gemm_fp8 per-tensor (0.75, 1.25) on the same bytes, Lt = "
@@ -209,7 +184,7 @@ static int bn_fp8_block_main(at_handle *h, int rounds)
            "matched the reference: rm = ours, km = K-block-major); error = ||C - R||_F / ||R||_F "
            "over every (m/512)-th row against float64 of each one's scaled inputs; %d rounds "
            "alternating the order, each the median of >= 20 CUDA-event timings; x = median of "
-           "per-round ratios (target: blk/pt >= 0.9)\n", prop.name, cublasLtGetVersion(), rounds);
+           "per-round ratios (target: blk/pt >= 0.9)\n", prop->name, cublasLtGetVersion(), rounds);
     printf("\n%-17s %9s %8s %9s | %9s %8s %9s | %9s %8s %9s %2s | %7s %7s  %s\n", "m x n x k",
            "blk ms", "TF/s", "error", "pt ms", "TF/s", "error", "Lt ms", "TF/s", "error", "",
            "blk/pt", "blk/Lt", "configuration (lookup level)");
@@ -287,39 +262,21 @@ static int bn_fp8_block_main(at_handle *h, int rounds)
                 lt_layout = lay ? "km" : "rm";
             }
         }
-        int (*ops[3])(const bn_f8b_call *) = {bn_f8b_ours, bn_f8b_tensor, bn_f8b_lt};
-        int n_ops = e_l >= 0 ? 3 : 2;
-        double r[3][BN_MAX_ROUNDS], x_t[BN_MAX_ROUNDS], x_l[BN_MAX_ROUNDS];
-        int done = 0;
-        for (int round = 0; round < rounds && e_b >= 0 && e_t >= 0; round++) {
-            int ok = 1;
-            for (int j = 0; j < n_ops && ok; j++) {
-                int o = round % 2 ? n_ops - 1 - j : j;      /* odd rounds in reverse order */
-                bn_f8b_timed t = {ops[o], &c};
-                r[o][round] = bench_time_ms(bn_f8b_timed_call, &t, 20, 500.0);
-                ok = r[o][round] > 0;
-            }
-            if (!ok)
-                break;
-            x_t[round] = r[1][round] / r[0][round];
-            x_l[round] = n_ops == 3 ? r[2][round] / r[0][round] : 0;
-            done++;
-        }
-        double ms[3] = {-1, -1, -1};
-        for (int j = 0; j < n_ops; j++)
-            ms[j] = done ? bench_median(r[j], done) : -1;
+        /* cuBLASLt timed only where its check passed (its ms -1 and blk/Lt 0 otherwise) */
+        int (*const ops[3])(const bn_f8b_call *) = {bn_f8b_ours, bn_f8b_tensor, bn_f8b_lt};
+        int ran = e_b >= 0 && e_t >= 0;                           /* each check's call ran */
+        bench_rounds timed = bn_time_rounds(ops, e_l >= 0 ? 3 : 2, &c, ran ? rounds : 0);
+        const double *ms = timed.ms;
         double flop = 2.0 * c.m * c.n * (double)c.k;
         /* the checks: each within its rule, and block scaling no worse than per-tensor */
         int ok = e_b >= 0 && e_b <= tol_b && e_t >= 0 && e_t <= tol_t && e_b <= e_t;
-        static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
         char shape[64];
         snprintf(shape, sizeof shape, "%dx%dx%d", c.m, c.n, c.k);
         printf("%-17s %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e %2s | %6.3fx "
                "%6.3fx  %s (%s)%s\n", shape, ms[0], ms[0] > 0 ? flop / ms[0] / 1e9 : 0, e_b,
                ms[1], ms[1] > 0 ? flop / ms[1] / 1e9 : 0, e_t, ms[2],
-               ms[2] > 0 ? flop / ms[2] / 1e9 : 0, e_l, lt_layout,
-               done ? bench_median(x_t, done) : 0, done && n_ops == 3 ? bench_median(x_l, done) : 0,
-               config, levels[level], ok ? "" : "  ** FAILED CHECK **");
+               ms[2] > 0 ? flop / ms[2] / 1e9 : 0, e_l, lt_layout, timed.over_first[1],
+               timed.over_first[2], config, bn_levels[level], ok ? "" : "  ** FAILED CHECK **");
         fflush(stdout);
         failures += !ok;
         bn_f8b_lt_teardown(&c);
@@ -336,6 +293,5 @@ static int bn_fp8_block_main(at_handle *h, int rounds)
         cudaFree(RT);
         cudaFree(sums);
     }
-    cublasLtDestroy(lt);
     return failures ? 1 : 0;
 }

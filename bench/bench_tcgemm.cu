@@ -31,7 +31,9 @@ static const bn_shape bn_shapes[] = {
     {8192, 8192, 1024}, {1024, 8192, 8192}, {8192, 1024, 8192}, {16384, 16384, 512},
 };
 #define BN_NSHAPES ((int)(sizeof bn_shapes / sizeof bn_shapes[0]))
-#define BN_MAX_ROUNDS 16
+
+/* at_lookup_level's names, as the tables print them. */
+static const char *const bn_levels[] = {"none", "exact", "nearest", "arch", "default"};
 
 typedef struct bn_type {
     const char *name;
@@ -147,43 +149,64 @@ static int bn_vendor(const bn_call *c)
     return s != CUBLAS_STATUS_SUCCESS;
 }
 
-/* One bench_time_ms call of op on c (bench_timer.h: warm-up, >= 20 runs, until ~500 ms
- * of runs or 200; median ms, or -1 if a call failed). */
-typedef struct bn_timed {
-    int (*op)(const bn_call *);
-    const bn_call *c;
-} bn_timed;
+/* ---- timing: each mode times functions of its call (bn_call, bn_epi_call, ...) ---- */
 
-static int bn_timed_call(void *p)
+/* One contender bound to its call, as bench_time_rounds takes it (a bench_op and its ctx). */
+template <typename Call> struct bn_bound {
+    int (*op)(const Call *);
+    const Call *c;
+};
+
+template <typename Call> static int bn_bound_call(void *p)
 {
-    const bn_timed *t = (const bn_timed *)p;
-    return t->op(t->c);
+    const bn_bound<Call> *b = (const bn_bound<Call> *)p;
+    return b->op(b->c);
 }
 
-static double bn_time(int (*op)(const bn_call *), const bn_call *c)
+/* ops[0..n) on c timed against each other in alternating rounds (bench_time_rounds in
+ * bench_timer.h; each timing 3 warm-ups, then >= 20 runs until ~500 ms of runs or 200, the
+ * median ms); rounds 0 times nothing. */
+template <typename Call>
+static bench_rounds bn_time_rounds(int (*const ops[])(const Call *), int n, const Call *c,
+                                   int rounds)
 {
-    bn_timed t = {op, c};
-    return bench_time_ms(bn_timed_call, &t, 20, 500.0);
+    bn_bound<Call> bound[BENCH_MAX_OPS];
+    bench_contender contenders[BENCH_MAX_OPS];
+    for (int j = 0; j < n && j < BENCH_MAX_OPS; j++) {
+        bound[j] = {ops[j], c};
+        contenders[j] = {bn_bound_call<Call>, &bound[j]};
+    }
+    return bench_time_rounds(contenders, n, rounds, 20, 500.0);
 }
 
-/* Poisons C with NaN, runs op once, returns ||C - R|| / ||R|| (inf if any
- * element is not finite, -1 if the call failed). */
-static double bn_check(int (*op)(const bn_call *), const bn_call *c, const double *R,
-                       double *sums)
+/* Every mode's check: poisons c->C (count elements of bn_fill's type t) with NaN, runs op once,
+ * then launch_error (an error kernel adding into sums as bn_error does) and returns
+ * ||C - R|| / ||R|| (inf if any element is not finite, -1 if the call failed). */
+template <typename Call, typename LaunchError>
+static double bn_check_with(int (*op)(const Call *), const Call *c, size_t count, int t,
+                            double *sums, LaunchError launch_error)
 {
-    size_t count = (size_t)c->m * c->n;
-    int t = (int)(c->ty - bn_types);
     bn_fill<<<1024, 256>>>(c->C, count, t, 0, NAN, 1);
     BN_CUDA(cudaDeviceSynchronize());
     if (op(c))
         return -1;
     BN_CUDA(cudaMemset(sums, 0, 3 * sizeof(double)));
-    bn_error<<<1024, 256>>>(c->C, R, count, t, sums);
+    launch_error();
     double host[3];
     BN_CUDA(cudaMemcpy(host, sums, sizeof host, cudaMemcpyDeviceToHost));
     if (host[2] > 0)
         return INFINITY;
     return sqrt(host[0] / (host[1] > 0 ? host[1] : 1));
+}
+
+/* ||C - R|| / ||R|| of op's C (bn_check_with). */
+static double bn_check(int (*op)(const bn_call *), const bn_call *c, const double *R,
+                       double *sums)
+{
+    size_t count = (size_t)c->m * c->n;
+    int t = (int)(c->ty - bn_types);
+    return bn_check_with(op, c, count, t, sums,
+                         [=] { bn_error<<<1024, 256>>>(c->C, R, count, t, sums); });
 }
 
 /* ---- GEMM + bias + GELU (BENCH_TCGEMM_EPILOGUE=1) ---- */
@@ -345,17 +368,6 @@ static int bn_epi_lt(const bn_epi_call *c, int which)
 static int bn_epi_lt_fused(const bn_epi_call *c) { return bn_epi_lt(c, 1); }
 static int bn_epi_lt_plain(const bn_epi_call *c) { return bn_epi_lt(c, 0); }
 
-typedef struct bn_epi_timed {
-    int (*op)(const bn_epi_call *);
-    const bn_epi_call *c;
-} bn_epi_timed;
-
-static int bn_epi_timed_call(void *p)
-{
-    const bn_epi_timed *t = (const bn_epi_timed *)p;
-    return t->op(t->c);
-}
-
 /* Sets up cuBLASLt's descriptors and heuristic algorithms for c's shape; 0 on success. */
 static int bn_epi_lt_setup(bn_epi_call *c)
 {
@@ -383,42 +395,27 @@ static void bn_epi_lt_teardown(bn_epi_call *c)
     bn_lt_destroy(c->op, c->la, c->lb, c->lc);
 }
 
-/* Poisons C, runs op once, returns the relative error over the reference rows (inf if not
- * finite, -1 if the call failed). */
+/* The relative error of op's C over the reference rows (bn_check_with). */
 static double bn_epi_check(int (*op)(const bn_epi_call *), const bn_epi_call *c, const double *R,
                            int rows, int step, double *sums)
 {
-    bn_fill<<<1024, 256>>>(c->C, (size_t)c->m * c->n, 0, 0, NAN, 1);
-    BN_CUDA(cudaDeviceSynchronize());
-    if (op(c))
-        return -1;
-    BN_CUDA(cudaMemset(sums, 0, 3 * sizeof(double)));
-    bn_epi_error<<<1024, 256>>>((const __nv_bfloat16 *)c->C, R, rows, c->n, step, sums);
-    double host[3];
-    BN_CUDA(cudaMemcpy(host, sums, sizeof host, cudaMemcpyDeviceToHost));
-    if (host[2] > 0)
-        return INFINITY;
-    return sqrt(host[0] / (host[1] > 0 ? host[1] : 1));
+    return bn_check_with(op, c, (size_t)c->m * c->n, 0, sums, [=] {
+        bn_epi_error<<<1024, 256>>>((const __nv_bfloat16 *)c->C, R, rows, c->n, step, sums);
+    });
 }
 
 /* BF16 GEMM + bias (per column of C, per output feature) + GELU (tanh form): ours fused, cuBLASLt
  * with CUBLASLT_EPILOGUE_GELU_BIAS, the unfused pair (our GEMM, then bn_bias_gelu), and plain
  * cuBLASLt for scale; rounds alternate the order. 0 if every check passed. */
-static int bn_epilogue_main(at_handle *h, int rounds)
+static int bn_epilogue_main(at_handle *h, cublasLtHandle_t lt, const cudaDeviceProp *prop,
+                            int rounds)
 {
-    cublasLtHandle_t lt;
-    if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) {
-        fprintf(stderr, "cublasLtCreate failed\n");
-        return 1;
-    }
-    cudaDeviceProp prop;
-    BN_CUDA(cudaGetDeviceProperties(&prop, 0));
     printf("GEMM + bias + GELU (BF16, row-major C = GELU(A B + bias), bias per column of C, GELU "
            "tanh form) on %s (cuBLASLt %zu): ours = at_gemm_epilogue (fused), Lt = cublasLtMatmul "
            "CUBLASLT_EPILOGUE_GELU_BIAS, pair = at_gemm then a bias + GELU kernel, Lt plain = no "
            "epilogue; error = ||C - R||_F / ||R||_F over every (m/512)-th row against float64; %d "
            "rounds alternating the order, each the median of >= 20 CUDA-event timings; x Lt and "
-           "x pair = their median ms over ours\n", prop.name, cublasLtGetVersion(), rounds);
+           "x pair = their median ms over ours\n", prop->name, cublasLtGetVersion(), rounds);
     printf("\n%-17s %9s %8s %9s | %9s %8s %9s | %9s %8s | %9s | %7s %7s  %s\n", "m x n x k",
            "ours ms", "TF/s", "error", "Lt ms", "TF/s", "error", "pair ms", "error", "Ltplain",
            "x Lt", "x pair", "configuration (lookup level)");
@@ -431,7 +428,7 @@ static int bn_epilogue_main(at_handle *h, int rounds)
         c.k = bn_epi_shapes[i].k;
         c.h = h;
         c.lt = lt;
-        c.sms = prop.multiProcessorCount;
+        c.sms = prop->multiProcessorCount;
         size_t na = (size_t)c.m * c.k, nb = (size_t)c.k * c.n, nc = (size_t)c.m * c.n;
         int step = c.m >= 512 ? c.m / 512 : 1, rows = (c.m + step - 1) / step;
         double *R, *sums;
@@ -464,39 +461,22 @@ static int bn_epilogue_main(at_handle *h, int rounds)
         at_lookup_level level = st.last_level;
         double e_lt = bn_epi_check(bn_epi_lt_fused, &c, R, rows, step, sums);
         double e_pair = bn_epi_check(bn_epi_pair, &c, R, rows, step, sums);
-        int (*ops[4])(const bn_epi_call *) = {bn_epi_ours, bn_epi_lt_fused, bn_epi_pair,
-                                              bn_epi_lt_plain};
-        double r[4][BN_MAX_ROUNDS], x_lt[BN_MAX_ROUNDS], x_pair[BN_MAX_ROUNDS];
-        int done = 0;
-        for (int round = 0; round < rounds && e_ours >= 0 && e_lt >= 0 && e_pair >= 0; round++) {
-            int ok = 1;
-            for (int j = 0; j < 4 && ok; j++) {
-                int o = round % 2 ? 3 - j : j;          /* odd rounds in reverse order */
-                bn_epi_timed t = {ops[o], &c};
-                r[o][round] = bench_time_ms(bn_epi_timed_call, &t, 20, 500.0);
-                ok = r[o][round] > 0;
-            }
-            if (!ok)
-                break;
-            x_lt[round] = r[1][round] / r[0][round];
-            x_pair[round] = r[2][round] / r[0][round];
-            done++;
-        }
-        double ms[4];
-        for (int j = 0; j < 4; j++)
-            ms[j] = done ? bench_median(r[j], done) : -1;
+        int (*const ops[4])(const bn_epi_call *) = {bn_epi_ours, bn_epi_lt_fused, bn_epi_pair,
+                                                    bn_epi_lt_plain};
+        int ran = e_ours >= 0 && e_lt >= 0 && e_pair >= 0;        /* each check's call ran */
+        bench_rounds timed = bn_time_rounds(ops, 4, &c, ran ? rounds : 0);
+        const double *ms = timed.ms;
         double flop = 2.0 * c.m * c.n * (double)c.k;
         /* the family's rule with the epilogue's 1.2 (templates/tcgemm.c) */
         double tol = 1.2 * (2 * ldexp(1, -8) + (4 * sqrt((double)c.k) + c.k / 8.0) * ldexp(1, -24));
         int ok = e_ours >= 0 && e_ours <= tol && e_pair >= 0 && e_pair <= tol;
-        static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
         char shape[64];
         snprintf(shape, sizeof shape, "%dx%dx%d", c.m, c.n, c.k);
         printf("%-17s %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %9.4f %9.2e | %9.4f | %6.3fx "
                "%6.3fx  %s (%s)%s\n", shape, ms[0], ms[0] > 0 ? flop / ms[0] / 1e9 : 0, e_ours,
                ms[1], ms[1] > 0 ? flop / ms[1] / 1e9 : 0, e_lt, ms[2], e_pair, ms[3],
-               done ? bench_median(x_lt, done) : 0, done ? bench_median(x_pair, done) : 0, config,
-               levels[level], ok ? "" : "  ** FAILED CHECK **");
+               timed.over_first[1], timed.over_first[2], config, bn_levels[level],
+               ok ? "" : "  ** FAILED CHECK **");
         fflush(stdout);
         failures += !ok;
         bn_epi_lt_teardown(&c);
@@ -508,7 +488,6 @@ static int bn_epilogue_main(at_handle *h, int rounds)
         cudaFree(R);
         cudaFree(sums);
     }
-    cublasLtDestroy(lt);
     return failures ? 1 : 0;
 }
 
@@ -612,17 +591,6 @@ static int bn_f8_lt(const bn_f8_call *c, int fast)
 static int bn_f8_lt_accurate(const bn_f8_call *c) { return bn_f8_lt(c, 0); }
 static int bn_f8_lt_fast(const bn_f8_call *c) { return bn_f8_lt(c, 1); }
 
-typedef struct bn_f8_timed {
-    int (*op)(const bn_f8_call *);
-    const bn_f8_call *c;
-} bn_f8_timed;
-
-static int bn_f8_timed_call(void *p)
-{
-    const bn_f8_timed *t = (const bn_f8_timed *)p;
-    return t->op(t->c);
-}
-
 /* cuBLASLt FP8 TN: D (m x n, BF16, column-major) = scale_a scale_b A^T B, A k x m E4M3, B k x n,
  * compute 32F, the scale pointers (16-byte aligned), fast accumulation off ([0]) and on ([1]);
  * the heuristic's first algorithm of each. 0 on success. */
@@ -656,45 +624,29 @@ static void bn_f8_lt_teardown(bn_f8_call *c)
     bn_lt_destroy(c->op, c->la, c->lb, c->lc);
 }
 
-/* Poisons C, runs op once, returns the relative error over the reference rows (inf if not
- * finite, -1 if the call failed). */
+/* The relative error of op's C over the reference rows (bn_check_with). */
 static double bn_f8_check(int (*op)(const bn_f8_call *), const bn_f8_call *c, const double *R,
                           int rows, int step, double *sums)
 {
-    bn_fill<<<1024, 256>>>(c->C, (size_t)c->m * c->n, 0, 0, NAN, 1);
-    BN_CUDA(cudaDeviceSynchronize());
-    if (op(c))
-        return -1;
-    BN_CUDA(cudaMemset(sums, 0, 3 * sizeof(double)));
-    bn_f8_error<<<1024, 256>>>((const __nv_bfloat16 *)c->C, R, rows, c->m, c->n, step, sums);
-    double host[3];
-    BN_CUDA(cudaMemcpy(host, sums, sizeof host, cudaMemcpyDeviceToHost));
-    if (host[2] > 0)
-        return INFINITY;
-    return sqrt(host[0] / (host[1] > 0 ? host[1] : 1));
+    return bn_check_with(op, c, (size_t)c->m * c->n, 0, sums, [=] {
+        bn_f8_error<<<1024, 256>>>((const __nv_bfloat16 *)c->C, R, rows, c->m, c->n, step, sums);
+    });
 }
 
 /* FP8 E4M3 x E4M3 (BENCH_TCGEMM_FP8_B=e5m2: x E5M2) -> BF16, per-tensor scales of A and B
  * (0.75, 1.25), TN: ours (at_gemm_fp8) and cublasLtMatmul with fast accumulation off and on;
  * rounds alternate the order. 0 if every check passed. */
-static int bn_fp8_main(at_handle *h, int rounds)
+static int bn_fp8_main(at_handle *h, cublasLtHandle_t lt, const cudaDeviceProp *prop, int rounds)
 {
-    cublasLtHandle_t lt;
-    if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) {
-        fprintf(stderr, "cublasLtCreate failed\n");
-        return 1;
-    }
     const char *b_env = getenv("BENCH_TCGEMM_FP8_B");
     int e4b = !(b_env && strcmp(b_env, "e5m2") == 0);
-    cudaDeviceProp prop;
-    BN_CUDA(cudaGetDeviceProperties(&prop, 0));
     printf("FP8 GEMM E4M3 x %s -> BF16, TN (column-major C = scale_a scale_b A^T B, A and B "
            "K-major), scales 0.75 and 1.25 (device pointers, 16-byte aligned), on %s (cuBLASLt "
            "%zu): ours = at_gemm_fp8 (FP8 wgmma accumulation, as fast accumulation), Lt acc = "
            "cublasLtMatmul with CUBLASLT_MATMUL_DESC_FAST_ACCUM 0, Lt fast = with it 1; error = "
            "||C - R||_F / ||R||_F over every (m/512)-th row against float64 of the decoded inputs; "
            "%d rounds alternating the order, each the median of >= 20 CUDA-event timings; x = "
-           "their median ms over ours\n", e4b ? "E4M3" : "E5M2", prop.name, cublasLtGetVersion(),
+           "their median ms over ours\n", e4b ? "E4M3" : "E5M2", prop->name, cublasLtGetVersion(),
            rounds);
     printf("\n%-17s %9s %8s %9s | %9s %8s %9s | %9s %8s %9s | %7s %7s  %s\n", "m x n x k",
            "ours ms", "TF/s", "error", "Lt acc ms", "TF/s", "error", "Lt fastms", "TF/s", "error",
@@ -750,37 +702,19 @@ static int bn_fp8_main(at_handle *h, int rounds)
             at_lookup_level level = st.last_level;
             double e_acc = bn_f8_check(bn_f8_lt_accurate, &c, R, rows, step, sums);
             double e_fast = bn_f8_check(bn_f8_lt_fast, &c, R, rows, step, sums);
-            int (*ops[3])(const bn_f8_call *) = {bn_f8_ours, bn_f8_lt_accurate, bn_f8_lt_fast};
-            double r[3][BN_MAX_ROUNDS], x_acc[BN_MAX_ROUNDS], x_fast[BN_MAX_ROUNDS];
-            int done = 0;
-            for (int round = 0; round < rounds && e_ours >= 0 && e_acc >= 0 && e_fast >= 0;
-                 round++) {
-                int timed = 1;
-                for (int j = 0; j < 3 && timed; j++) {
-                    int o = round % 2 ? 2 - j : j;          /* odd rounds in reverse order */
-                    bn_f8_timed t = {ops[o], &c};
-                    r[o][round] = bench_time_ms(bn_f8_timed_call, &t, 20, 500.0);
-                    timed = r[o][round] > 0;
-                }
-                if (!timed)
-                    break;
-                x_acc[round] = r[1][round] / r[0][round];
-                x_fast[round] = r[2][round] / r[0][round];
-                done++;
-            }
-            double ms[3];
-            for (int j = 0; j < 3; j++)
-                ms[j] = done ? bench_median(r[j], done) : -1;
+            int (*const ops[3])(const bn_f8_call *) = {bn_f8_ours, bn_f8_lt_accurate,
+                                                       bn_f8_lt_fast};
+            int ran = e_ours >= 0 && e_acc >= 0 && e_fast >= 0;   /* each check's call ran */
+            bench_rounds timed = bn_time_rounds(ops, 3, &c, ran ? rounds : 0);
+            const double *ms = timed.ms;
             double flop = 2.0 * c.m * c.n * (double)c.k;
-            static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
             char shape[64];
             snprintf(shape, sizeof shape, "%dx%dx%d", c.m, c.n, c.k);
-            double xa = done ? bench_median(x_acc, done) : 0;
-            double xf = done ? bench_median(x_fast, done) : 0;
+            double xa = timed.over_first[1], xf = timed.over_first[2];
             printf("%-17s %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %6.3fx "
                    "%6.3fx  %s (%s)%s\n", shape, ms[0], ms[0] > 0 ? flop / ms[0] / 1e9 : 0, e_ours,
                    ms[1], ms[1] > 0 ? flop / ms[1] / 1e9 : 0, e_acc, ms[2],
-                   ms[2] > 0 ? flop / ms[2] / 1e9 : 0, e_fast, xa, xf, config, levels[level],
+                   ms[2] > 0 ? flop / ms[2] / 1e9 : 0, e_fast, xa, xf, config, bn_levels[level],
                    ok ? "" : "  ** FAILED CHECK **");
             fflush(stdout);
             if (xa > 0 && xf > 0) {
@@ -801,7 +735,6 @@ static int bn_fp8_main(at_handle *h, int rounds)
     if (counted)
         printf("geomean over %d shapes: %.3fx Lt (fast accumulation off), %.3fx Lt (on)\n",
                counted, exp(log_acc / counted), exp(log_fast / counted));
-    cublasLtDestroy(lt);
     return failures ? 1 : 0;
 }
 
@@ -815,13 +748,24 @@ static double bn_tolerance(const bn_type *ty, int k)
     return 2 * u_out + (4 * sqrt((double)k) + k / 8.0) * ldexp(1, -24);
 }
 
+/* A mode other than the default (BENCH_TCGEMM_EPILOGUE, _FP8, _FP8_BLOCK), given cuBLASLt and
+ * the device's properties: 0 if every check passed. */
+typedef int (*bn_mode)(at_handle *h, cublasLtHandle_t lt, const cudaDeviceProp *prop, int rounds);
+
+/* 1 if the environment variable name is set, not empty and not "0". */
+static int bn_env_set(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *db_path = argc > 1 ? argv[1] : NULL;
     const char *only = getenv("BENCH_TCGEMM_TYPES");      /* e.g. "bf16,tf32" */
     const char *rounds_env = getenv("BENCH_TCGEMM_ROUNDS");
     int bn_rounds = rounds_env ? atoi(rounds_env) : 3;
-    bn_rounds = bn_rounds < 1 ? 1 : bn_rounds > BN_MAX_ROUNDS ? BN_MAX_ROUNDS : bn_rounds;
+    bn_rounds = bn_rounds < 1 ? 1 : bn_rounds > BENCH_MAX_ROUNDS ? BENCH_MAX_ROUNDS : bn_rounds;
     BN_CUDA(cudaSetDevice(0));
     BN_CUDA(cudaFree(0));       /* primary context, shared with libautotune */
     at_handle *h = NULL;
@@ -830,21 +774,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "at_create: %s\n", at_status_string(s));
         return 1;
     }
-    const char *fp8b_env = getenv("BENCH_TCGEMM_FP8_BLOCK");
-    if (fp8b_env && *fp8b_env && strcmp(fp8b_env, "0") != 0) {
-        int rc = bn_fp8_block_main(h, bn_rounds);
-        at_destroy(h);
-        return rc;
-    }
-    const char *fp8_env = getenv("BENCH_TCGEMM_FP8");
-    if (fp8_env && *fp8_env && strcmp(fp8_env, "0") != 0) {
-        int rc = bn_fp8_main(h, bn_rounds);
-        at_destroy(h);
-        return rc;
-    }
-    const char *epi_env = getenv("BENCH_TCGEMM_EPILOGUE");
-    if (epi_env && *epi_env && strcmp(epi_env, "0") != 0) {
-        int rc = bn_epilogue_main(h, bn_rounds);
+    /* the other modes, the first whose variable is set (not empty, not "0") */
+    bn_mode mode = bn_env_set("BENCH_TCGEMM_FP8_BLOCK") ? bn_fp8_block_main
+                   : bn_env_set("BENCH_TCGEMM_FP8") ? bn_fp8_main
+                   : bn_env_set("BENCH_TCGEMM_EPILOGUE") ? bn_epilogue_main : NULL;
+    if (mode) {
+        cublasLtHandle_t lt;
+        if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) {
+            fprintf(stderr, "cublasLtCreate failed\n");
+            return 1;
+        }
+        cudaDeviceProp prop;
+        BN_CUDA(cudaGetDeviceProperties(&prop, 0));
+        int rc = mode(h, lt, &prop, bn_rounds);
+        cublasLtDestroy(lt);
         at_destroy(h);
         return rc;
     }
@@ -905,32 +848,17 @@ int main(int argc, char **argv)
             BN_CUDA(cudaDeviceSynchronize());
             double err_ours = bn_check(bn_ours, &c, R, sums);
             double err_vendor = bn_check(bn_vendor, &c, R, sums);
-            /* rounds alternating which goes first, so clock and thermal drift during a long
-             * run reach both alike; the median of each side's medians and the median of the
-             * rounds' paired ratios (the issue's two >= 1.0x shapes take BENCH_TCGEMM_ROUNDS) */
+            /* rounds alternating which goes first; the median of each side's medians and the
+             * median of the rounds' paired ratios (the issue's two >= 1.0x shapes take
+             * BENCH_TCGEMM_ROUNDS) */
             int target = (c.m == 4096 || c.m == 8192) && c.m == c.n && c.n == c.k;
             int rounds = target ? bn_rounds : 3;
-            double r_ours[BN_MAX_ROUNDS], r_vendor[BN_MAX_ROUNDS], r_pair[BN_MAX_ROUNDS];
-            int done = 0;
-            for (int round = 0; round < rounds && err_ours >= 0 && err_vendor >= 0; round++) {
-                if (round % 2 == 0) {
-                    r_ours[round] = bn_time(bn_ours, &c);
-                    r_vendor[round] = bn_time(bn_vendor, &c);
-                } else {
-                    r_vendor[round] = bn_time(bn_vendor, &c);
-                    r_ours[round] = bn_time(bn_ours, &c);
-                }
-                if (r_ours[round] <= 0 || r_vendor[round] <= 0)
-                    break;
-                r_pair[round] = r_vendor[round] / r_ours[round];
-                done++;
-            }
-            double ms_ours = done ? bench_median(r_ours, done) : -1;
-            double ms_vendor = done ? bench_median(r_vendor, done) : -1;
-            double paired = done ? bench_median(r_pair, done) : 0;
+            int (*const ops[2])(const bn_call *) = {bn_ours, bn_vendor};
+            int ran = err_ours >= 0 && err_vendor >= 0;           /* each check's call ran */
+            bench_rounds timed = bn_time_rounds(ops, 2, &c, ran ? rounds : 0);
+            double ms_ours = timed.ms[0], ms_vendor = timed.ms[1], paired = timed.over_first[1];
             at_stats st;
             at_get_stats(h, &st);
-            static const char *levels[] = {"none", "exact", "nearest", "arch", "default"};
             double flop = 2.0 * c.m * c.n * (double)c.k;
             double ratio = ms_ours > 0 && ms_vendor > 0 ? ms_vendor / ms_ours : 0;
             int ok = err_ours >= 0 && err_ours <= bn_tolerance(ty, c.k);
@@ -939,7 +867,7 @@ int main(int argc, char **argv)
             printf("%-5s %-17s %9.4f %8.1f %9.2e | %9.4f %8.1f %9.2e | %6.3fx %6.3fx %2d  %s "
                    "(%s)%s\n", ty->name, shape, ms_ours, ms_ours > 0 ? flop / ms_ours / 1e9 : 0,
                    err_ours, ms_vendor, ms_vendor > 0 ? flop / ms_vendor / 1e9 : 0, err_vendor,
-                   ratio, paired, done, st.last_config, levels[st.last_level],
+                   ratio, paired, timed.done, st.last_config, bn_levels[st.last_level],
                    ok ? "" : "  ** FAILED CHECK **");
             fflush(stdout);
             if (!ok)

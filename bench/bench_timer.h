@@ -1,6 +1,7 @@
 /* bench_timer.h: the benchmarks' one timer, for the C and the CUDA benches:
  * warm-up calls, then calls each between two CUDA events on the default
- * stream until a minimum count and a time budget are reached; the median. */
+ * stream until a minimum count and a time budget are reached; the median.
+ * bench_time_rounds times contenders against each other in alternating rounds. */
 #ifndef BENCH_TIMER_H
 #define BENCH_TIMER_H
 
@@ -68,6 +69,58 @@ done:
     if (e1)
         cudaEventDestroy(e1);
     return result;
+}
+
+#define BENCH_MAX_OPS 4
+#define BENCH_MAX_ROUNDS 16
+
+/* One contender of bench_time_rounds: op(ctx), timed by bench_time_ms. */
+typedef struct bench_contender {
+    bench_op op;
+    void *ctx;
+} bench_contender;
+
+/* What bench_time_rounds measured: done rounds completed; ms[j] the median of contender j's
+ * round times (-1 where no round completed, and past n); over_first[j] the median of the
+ * rounds' paired ratios j / contender 0 (0 where no round completed, and past n). */
+typedef struct bench_rounds {
+    int done;
+    double ms[BENCH_MAX_OPS];
+    double over_first[BENCH_MAX_OPS];
+} bench_rounds;
+
+/* Up to `rounds` rounds (at most BENCH_MAX_ROUNDS) of one bench_time_ms(op, ctx, min_runs,
+ * budget_ms) for each of ops[0..n) (n at most BENCH_MAX_OPS), in order in even rounds and in
+ * reverse order in odd ones, so clock and thermal drift during a long run reach all alike. A
+ * call that fails (time <= 0) ends the rounds: the rest of its round is not timed and the round
+ * not counted. (inline: the benches that include this header and leave it unused stay
+ * warning-free) */
+static inline bench_rounds bench_time_rounds(const bench_contender *ops, int n, int rounds,
+                                             int min_runs, double budget_ms)
+{
+    bench_rounds out;
+    double r[BENCH_MAX_OPS][BENCH_MAX_ROUNDS], ratio[BENCH_MAX_OPS][BENCH_MAX_ROUNDS];
+    n = n < BENCH_MAX_OPS ? n : BENCH_MAX_OPS;
+    rounds = n < 1 ? 0 : rounds < BENCH_MAX_ROUNDS ? rounds : BENCH_MAX_ROUNDS;
+    out.done = 0;
+    for (int round = 0; round < rounds; round++) {
+        int timed = 1;
+        for (int j = 0; j < n && timed; j++) {
+            int o = round % 2 ? n - 1 - j : j;
+            r[o][round] = bench_time_ms(ops[o].op, ops[o].ctx, min_runs, budget_ms);
+            timed = r[o][round] > 0;
+        }
+        if (!timed)
+            break;
+        for (int j = 0; j < n; j++)
+            ratio[j][round] = r[j][round] / r[0][round];
+        out.done++;
+    }
+    for (int j = 0; j < BENCH_MAX_OPS; j++) {
+        out.ms[j] = out.done && j < n ? bench_median(r[j], out.done) : -1;
+        out.over_first[j] = out.done && j < n ? bench_median(ratio[j], out.done) : 0;
+    }
+    return out;
 }
 
 #endif
