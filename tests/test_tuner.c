@@ -150,7 +150,7 @@ TEST(tuner_fake_worker_no_device)
     free(out);
 }
 
-/* Interrupts a slow fake run with `sig` after `delay` s; returns its
+/* Interrupts a slow fake run with `sig` once its first result is stored; returns its
  * output (malloc'd) and exit status. */
 static int run_and_signal(const char *dbpath, const char *sig, char **out)
 {
@@ -158,9 +158,14 @@ static int run_and_signal(const char *dbpath, const char *sig, char **out)
     snprintf(cmd, sizeof cmd,
              "AUTOTUNE_WORKER='%s/autotune-test __fake_worker %s' AUTOTUNE_FAKE='delay=200' "
              "%s/autotune-test --device 0 --kernel test_oob --db %s --seed 9 --quiet "
-             "> %s.log 2>&1 & pid=$!; sleep 1.5; kill -%s $pid; wait $pid; echo \"rc=$?\"; "
-             "cat %s.log",
-             th_build_dir(), dbpath, th_build_dir(), dbpath, dbpath, sig, dbpath);
+             "> %s.log 2>&1 & pid=$!; "
+             /* the signal lands once a result is stored (at most 60 s), whatever the machine's
+              * speed: 13 evaluations of 200 ms each cannot all be done by then */
+             "for i in $(seq 600); do sleep 0.1; "
+             "%s/autotune-test show --db %s 2>/dev/null | grep -q test_oob && break; done; "
+             "kill -%s $pid; wait $pid; echo \"rc=$?\"; cat %s.log",
+             th_build_dir(), dbpath, th_build_dir(), dbpath, dbpath, th_build_dir(), dbpath, sig,
+             dbpath);
     return th_run(cmd, out);
 }
 
