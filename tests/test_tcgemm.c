@@ -16,24 +16,29 @@ extern const tpl_family tpl_tcgemm;
 
 enum {
     P_TYPE, P_PATH, P_BM, P_BN, P_BK, P_STAGES, P_WG, P_CM, P_CN, P_WARPS_M, P_WARPS_N,
-    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_EPI, P_FP8, P_SCALE,
+    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_EPI, P_FP8, P_SCALE, P_BATCH,
     P_COUNT
 };
 
+/* tcgemm_run.c: whether a PATH 90 BATCH 1 launch reads an operand through one 3-D map */
+int tc_batch_stride_ok(long long count, long long stride, long long rows, long long ld, int esz);
+
 static const char *const tt_names[P_COUNT] = {
     "TYPE", "PATH", "BM", "BN", "BK", "STAGES", "WG", "CM", "CN", "WARPS_M", "WARPS_N",
-    "RASTER", "GROUP", "SPLITK", "VEC", "LOADW", "OPB", "OPA", "EPI", "FP8", "SCALE",
+    "RASTER", "GROUP", "SPLITK", "VEC", "LOADW", "OPB", "OPA", "EPI", "FP8", "SCALE", "BATCH",
 };
 
-/* SCALE, the last parameter, varies fastest in the raw numbering, then FP8, then EPI: the raw
- * indices that are multiples of TT_STEP are the plain kernels (EPI 0, FP8 0, SCALE 0), the space
- * the scans below walk; the epilogues' judgement is the plain kernel's (tcgemm_epilogue_* check
- * that on every one); index TT_STEP * j + 2 f + s is FP8 value f and SCALE s with EPI 0 (the FP8
- * kernels: test_fp8.c, test_fp8_block.c). */
+/* BATCH, the last parameter, varies fastest in the raw numbering, then SCALE, FP8 and EPI: the
+ * raw indices that are multiples of TT_STEP are the plain kernels (EPI 0, FP8 0, SCALE 0,
+ * BATCH 0), the space the scans below walk; the epilogues' judgement is the plain kernel's
+ * (tcgemm_epilogue_* check that on every one); index TT_STEP * j + 2 (2 f + s) is FP8 value f
+ * and SCALE s with EPI 0 (the FP8 kernels: test_fp8.c, test_fp8_block.c), TT_STEP * j + 1 the
+ * plain kernel's BATCH 1 twin (tcgemm_batch_*). */
 #define TT_N_EPI 12
 #define TT_N_FP8 4
 #define TT_N_SCALE 2
-#define TT_STEP (TT_N_EPI * TT_N_FP8 * TT_N_SCALE)
+#define TT_N_BATCH 2
+#define TT_STEP (TT_N_EPI * TT_N_FP8 * TT_N_SCALE * TT_N_BATCH)
 
 /* ---------------- the specification, written from the notes ----------------
  * Tiles, pipelines and epilogues (docs/notes/tcgemm.md "Final", docs/notes/tcgemm_sm80.md
@@ -296,7 +301,7 @@ TEST(tcgemm_every_rejection_reason_is_reachable)
      * walk FP8 0) out of range, with an epilogue, on PATH 80 (the default), in a layout wgmma's
      * FP8 form does not read, with an FP32 C through TMA stores (the FP8 baseline, changed) */
     static const char *const odd[] = {"TYPE=3", "PATH=70", "BM=0", "RASTER=2", "SPLITK=0",
-                                      "EPI=12", "EPI=-1", "FP8=4", "FP8=1", "B:EPI=1",
+                                      "EPI=12", "EPI=-1", "FP8=4", "FP8=1", "BATCH=2", "B:EPI=1",
                                       "B:OPB=0", "B:OPA=1", "B:TYPE=2", "B:BN=256"};
     for (size_t o = 0; o < sizeof odd / sizeof odd[0]; o++) {
         int c[TPL_MAX_PARAMS];
@@ -647,11 +652,11 @@ TEST(tcgemm_tuning_problems_stay_small)
     for (int i = 0; i < f->n_tuning_problems; i++) {
         const tpl_problem *p = &f->tuning_problems[i];
         CHECK(tpl_family_accepts(f, p));
-        int fp8 = tpl_math_fp8(p->math);    /* FP8 kernels sit at index TT_STEP * j + 2 FP8 + SCALE */
+        int fp8 = tpl_math_fp8(p->math);    /* FP8 kernels: index TT_STEP * j + 2 (2 FP8 + SCALE) */
         int t = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
         per_type[fp8 ? 3 : t]++;
         long long on_h = 0, on_a = 0;
-        for (long long x = 2 * fp8 + tpl_math_fp8_block(p->math); x < raw; x += TT_STEP) {
+        for (long long x = 2 * (2 * fp8 + tpl_math_fp8_block(p->math)); x < raw; x += TT_STEP) {
             int c[TPL_MAX_PARAMS];
             tpl_config_from_index(f, x, c);
             if (!f->applicable(c, p))
@@ -720,6 +725,22 @@ TEST(tcgemm_nvrtc_compiles_a_sample)
         {f, TC_P80_OP("TYPE=2", "BM=128,BN=128,BK=16,STAGES=4", 2, 16, 1, 4, 1, 1), "sm_80", AT_OK},
         {f, TC_P80_OP("TYPE=2", "BM=128,BN=128,BK=16,STAGES=4", 4, 4, 1, 2, 1, 0), "sm_90", AT_OK},
         {f, TC_P80_OP("TYPE=2", "BM=128,BN=128,BK=16,STAGES=4", 2, 16, 4, 2, 0, 1), "sm_80", AT_OK},
+        /* BATCH 1 (3-D TMA loads, product offsets of C): TMA stores through a 3-D map with op-T
+         * operands read as stored, clusters multicasting 3-D boxes, TF32's staged TMA stores
+         * (T9_TES) and its D = A B form, one warpgroup of 64 rows with a fused epilogue */
+        {f, "TYPE=0,PATH=90,BM=128,BN=128,BK=64,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+            "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,OPB=1,OPA=1,BATCH=1", "sm_90", AT_OK},
+        {f, "TYPE=1,PATH=90,BM=128,BN=256,BK=64,STAGES=4,WG=2,CM=2,CN=1,WARPS_M=2,WARPS_N=2,"
+            "RASTER=1,GROUP=8,SPLITK=1,VEC=2,LOADW=16,BATCH=1", "sm_90", AT_OK},
+        {f, "TYPE=2,PATH=90,BM=256,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=2,WARPS_M=2,WARPS_N=2,"
+            "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,BATCH=1", "sm_90", AT_OK},
+        {f, "TYPE=2,PATH=90,BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+            "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=16,OPB=1,OPA=1,BATCH=1", "sm_90", AT_OK},
+        {f, "TYPE=0,PATH=90,BM=64,BN=128,BK=64,STAGES=4,WG=1,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+            "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=16,OPB=1,EPI=6,BATCH=1", "sm_90", AT_OK},
+        {f, "TYPE=0,PATH=90,BM=64,BN=128,BK=64,STAGES=4,WG=1,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+            "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=16,OPB=1,EPI=6,BATCH=1", "sm_80",
+         AT_ERR_UNSUPPORTED},
         /* FP8 (every value and store path: test_fp8.c); on sm_80 refused without compiling */
         {f, f->baselines[f->n_baselines - 1].config, "sm_90", AT_OK},
         {f, f->baselines[f->n_baselines - 1].config, "sm_80", AT_ERR_UNSUPPORTED},
@@ -872,4 +893,123 @@ TEST(tcgemm_epilogue_tolerance)
         worst = fmax(worst, fmax(fabs(gt[1] - gt[0]), fabs(ge[1] - ge[0])) / (2 * h));
     }
     CHECK_MSG(worst > 1.12 && worst < 1.14, "%g", worst);
+}
+
+/* BATCH 1 (PATH 90: a strided batch's products in one launch) is the twin of every valid plain
+ * kernel on PATH 90 without split-K in tile order GROUP 8, and of no other (FP8, split-K, PATH 80
+ * and the other orders refused with the BATCH reason); it runs on sm_90 only, serves the batched
+ * problems its BATCH 0 twin serves (same kinds and op pairs) and never a single product; texts
+ * and NVRTC options name BATCH=1 and leave BATCH 0 out; the prefix walk agrees. */
+TEST(tcgemm_batch_kernels_rules_and_kinds)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    CHECK(f->params[P_BATCH].omit_first && f->params[P_BATCH].n_values == 2);
+    at_device_info h100 = tt_device(9, 0, 227 * 1024, 1024, 65536);
+    at_device_info a100 = tt_device(8, 0, 163 * 1024, 1024, 65536);
+    tpl_problem probs[6] = {tt_problem(59, 496, 181, AT_R_16BF, AT_MATH_DEFAULT),
+                            tt_problem(644, 26, 4102, AT_R_16F, AT_MATH_DEFAULT),
+                            tt_problem(46, 143, 299, AT_R_32F, AT_MATH_TF32),
+                            tt_problem(128, 128, 64, AT_R_16BF, AT_MATH_DEFAULT),
+                            tt_problem(279, 124, 1218, AT_R_32F, AT_MATH_TF32),
+                            tt_problem(112, 1614, 172, AT_R_16F, AT_MATH_DEFAULT)};
+    probs[1].op_b = AT_OP_T;
+    probs[3].op_a = AT_OP_T;
+    probs[4].op_b = AT_OP_T;
+    probs[5].op_a = probs[5].op_b = AT_OP_T;
+    const long long batches[6] = {1520, 72, 683, 1024, 308, 77};
+    long long raw = tpl_space_size(f), n_batch[3] = {0}, served = 0;
+    int texts_checked = 0;
+    char why[256];
+    for (long long i = 0; i < raw && !th_failed(); i += TT_STEP) {
+        int c0[TPL_MAX_PARAMS], c1[TPL_MAX_PARAMS];
+        tpl_config_from_index(f, i, c0);
+        tpl_config_from_index(f, i + 1, c1);
+        CHECK(c0[P_BATCH] == 0 && c1[P_BATCH] == 1);
+        CHECK(memcmp(c0, c1, sizeof(int) * P_BATCH) == 0);
+        int v0 = f->valid(c0, NULL, NULL, 0), v1 = f->valid(c1, NULL, why, sizeof why);
+        int want = v0 && c0[P_PATH] == 90 && c0[P_SPLITK] == 1 && c0[P_GROUP] == 8;
+        CHECK_MSG(v1 == want, "config %lld: BATCH 1 valid %d, want %d (%s)", i, v1, want, why);
+        if (v0 && !v1)
+            CHECK_MSG(strstr(why, "BATCH is 0 or 1") != NULL, "%s", why);
+        CHECK_EQ(f->valid_prefix(c1, P_COUNT, NULL), v1);
+        if (!v1)
+            continue;
+        n_batch[c1[P_TYPE]]++;
+        CHECK(f->valid(c1, &h100, NULL, 0));
+        CHECK(!f->valid(c1, &a100, NULL, 0));
+        int ce[TPL_MAX_PARAMS];
+        memcpy(ce, c1, sizeof ce);
+        ce[P_EPI] = 6;
+        CHECK(f->valid(ce, NULL, NULL, 0));     /* every BATCH 1 kernel computes every epilogue */
+        for (int q = 0; q < 6; q++) {
+            tpl_problem batched = probs[q], single = probs[q];
+            batched.batch = batches[q];
+            int a0 = f->applicable(c0, &batched);
+            CHECK_EQ(f->applicable(c1, &batched), a0);
+            served += a0;
+            CHECK(!f->applicable(c1, &single));
+            single.batch = 1;
+            CHECK(!f->applicable(c1, &single));
+        }
+        if (texts_checked++ < 4) {
+            char text[TPL_CONFIG_LEN], opts[2048];
+            tpl_config_format(f, c1, text, sizeof text);
+            CHECK_MSG(strstr(text, ",BATCH=1") != NULL, "%s", text);
+            tpl_options_string(f, c1, "sm_90a", opts, sizeof opts);
+            CHECK_MSG(strstr(opts, "-DBATCH=1") != NULL, "%s", opts);
+            tpl_config_format(f, c0, text, sizeof text);
+            CHECK_MSG(strstr(text, "BATCH") == NULL, "%s", text);
+            tpl_options_string(f, c0, "sm_90a", opts, sizeof opts);
+            CHECK_MSG(strstr(opts, "BATCH") == NULL, "%s", opts);
+        }
+    }
+    /* the 16-bit PATH 90 rows (9) and TF32's (10) in both rasters, with their op pairs */
+    for (int t = 0; t < 3; t++)
+        CHECK_MSG(n_batch[t] >= (t == 2 ? 20 : 18), "type %d: %lld BATCH 1 kernels", t,
+                  n_batch[t]);
+    CHECK(served > 0);
+    printf("    BATCH 1 kernels: BF16 %lld, FP16 %lld, TF32 %lld\n", n_batch[0], n_batch[1],
+           n_batch[2]);
+    /* refused: FP8 operands, split-K, PATH 80, GROUP 16 */
+    static const char *const refused[] = {
+        "TYPE=0,PATH=90,BM=128,BN=256,BK=128,STAGES=3,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+        "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,OPB=1,FP8=1,BATCH=1",
+        "TYPE=0,PATH=90,BM=128,BN=128,BK=64,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+        "RASTER=0,GROUP=8,SPLITK=2,VEC=2,LOADW=16,BATCH=1",
+        "TYPE=0,PATH=80,BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+        "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,BATCH=1",
+        "TYPE=0,PATH=90,BM=128,BN=128,BK=64,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+        "RASTER=0,GROUP=16,SPLITK=1,VEC=8,LOADW=16,BATCH=1",
+    };
+    for (size_t r = 0; r < sizeof refused / sizeof refused[0]; r++) {
+        int c[TPL_MAX_PARAMS];
+        CHECK(tt_parse(refused[r], c));
+        CHECK(!f->valid(c, NULL, why, sizeof why));
+        CHECK_MSG(strstr(why, "BATCH is 0 or 1") != NULL, "%s: %s", refused[r], why);
+        c[P_BATCH] = 0;
+        CHECK_MSG(f->valid(c, NULL, why, sizeof why), "%s at BATCH 0: %s", refused[r], why);
+    }
+}
+
+/* Which batches a BATCH 1 launch reads through one 3-D tensor map (tcgemm_run.c; else it packs
+ * the operand, or stores C without TMA): one product always; more when the product stride is a
+ * positive multiple of 16 bytes below 2^40 bytes and the products do not overlap. The batched
+ * calls of bench_calls are tight (stride rows x ld): 59 x 496 x 181 BF16's A (59 x 181) is
+ * 21358 bytes, not a multiple of 16. */
+TEST(tcgemm_batch_stride_rule)
+{
+    CHECK(tc_batch_stride_ok(1, 3, 64, 72, 2));
+    CHECK(tc_batch_stride_ok(0, 0, 64, 72, 2));
+    CHECK(tc_batch_stride_ok(1024, 128 * 64, 128, 64, 2));          /* 128 x 64 BF16, tight */
+    CHECK(tc_batch_stride_ok(8, 64 * 72 + 8, 64, 72, 2));           /* padding between them */
+    CHECK(tc_batch_stride_ok(8, 64 * 72 + 4, 64, 72, 4));           /* FP32: 16 bytes more */
+    CHECK(!tc_batch_stride_ok(8, 64 * 72 + 1, 64, 72, 2));          /* 2 bytes off */
+    CHECK(!tc_batch_stride_ok(8, 64 * 72 + 2, 64, 72, 4));          /* 8 bytes off */
+    CHECK(!tc_batch_stride_ok(1520, 59 * 181, 59, 181, 2));         /* 21358 bytes */
+    CHECK(!tc_batch_stride_ok(683, 46 * 299, 46, 299, 4));          /* 55016 bytes */
+    CHECK(!tc_batch_stride_ok(8, 0, 64, 72, 2));                    /* broadcast */
+    CHECK(!tc_batch_stride_ok(8, 63 * 72, 64, 72, 2));              /* overlapping */
+    CHECK(!tc_batch_stride_ok(8, -64 * 72, 64, 72, 2));
+    CHECK(tc_batch_stride_ok(2, (1LL << 39) - 8, 1, 8, 2));         /* below 2^40 bytes */
+    CHECK(!tc_batch_stride_ok(2, 1LL << 39, 1, 8, 2));              /* 2^40 bytes */
 }

@@ -15,10 +15,10 @@
 #include "tcgemm.h"
 #include "th_family.h"
 
-/* SCALE varies fastest in the raw numbering, then FP8, then EPI: raw indices that are multiples
- * of TT_STEP are the plain kernels (as in test_tcgemm.c). */
+/* BATCH varies fastest in the raw numbering, then SCALE, FP8 and EPI: raw indices that are
+ * multiples of TT_STEP are the plain kernels (as in test_tcgemm.c). */
 #define TT_N_EPI 12
-#define TT_STEP (TT_N_EPI * 4 * 2)
+#define TT_STEP (TT_N_EPI * 4 * 2 * 2)
 
 static int tt_parse(const char *text, int *cfg)
 {
