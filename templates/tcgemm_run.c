@@ -407,7 +407,7 @@ static at_status tc_run_products(at_exec *ex, const int *cfg, const tpl_problem 
 /* Row-major C = alpha op(A) op(B) + beta C for every product of the batch. Transposed
  * operands are read as stored by a configuration with OPA / OPB 1, else go through the
  * transposing pack (tc_pack_t). PATH 80 without split-K computes up to 65535 products per
- * launch (grid y), PATH 90 BATCH 1 up to 2^31-1 cluster tiles of them; other PATH 90
+ * launch (grid y), PATH 90 BATCH 1 as many (below 2^31 cluster tiles); other PATH 90
  * configurations and split-K launch per product. */
 at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
 {
@@ -479,11 +479,12 @@ at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
     CUdeviceptr esz = (CUdeviceptr)tc_esz(cfg), csz = (CUdeviceptr)tc_csz(cfg);
     long long per_launch = cfg[P_PATH] == 80 && cfg[P_SPLITK] == 1 ? 65535 : 1;
     if (cfg[P_PATH] == 90 && cfg[P_BATCH]) {
-        /* BATCH 1: as many products per launch as keep the cluster tiles below 2^31 */
+        /* BATCH 1: up to 65535 products per launch (the packs' grid z), fewer where the
+         * cluster tiles would reach 2^31 */
         long long per = tpl_cdiv(tpl_cdiv(c.m, cfg[P_BM]), cfg[P_CM]) *
                         tpl_cdiv(tpl_cdiv(c.n, cfg[P_BN]), cfg[P_CN]);
         per_launch = 0x7fffffff / (per > 0 ? per : 1);
-        per_launch = per_launch > 0 ? per_launch : 1;
+        per_launch = per_launch < 1 ? 1 : per_launch > 65535 ? 65535 : per_launch;
     }
     for (long long z = 0; z < batch; z += per_launch) {
         tc_call cz = c;
