@@ -117,7 +117,8 @@ const tpl_default tc_defaults[] = {
      * the tile by the product's size: 64 rows of one warpgroup for m <= 64, 64 columns (wgmma N
      * 64) for n <= 64, else 128 x 128 (16-bit with TMA stores where C allows). Reasoned from the
      * single-product rows below, not measured yet (docs/notes/tcgemm.md); the PATH 80 rows after
-     * them are the runtime's second choices (trials) and every other architecture's rows. */
+     * them are later choices here (the trial's second opinion for batches of at most 32) and
+     * every other architecture's rows. */
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .batch = TPL_BATCHED, .max_m = 64,
      .config = TC_B90("BM=64,BN=128,BK=64,STAGES=4,WG=1", 2),
      .origin = "sm90 batches: PATH 90 BATCH 1, 64 x 128 tiles of one warpgroup for m <= 64"},

@@ -510,8 +510,11 @@ TEST(tcgemm_op_t_operands_read_in_place)
                               cfg[P_OPB] == (in_place && (ops >> 1)), "%s type %d ops %d: %s",
                               devs[d].arch, t, ops, config);
                     CHECK(f->valid(cfg, &devs[d], NULL, 0) && f->applicable(cfg, &p));
-                    /* batches of small products: PATH 80 on every device */
-                    CHECK(p.batch == 1 || cfg[P_PATH] == 80);
+                    /* batches of small products: one PATH 90 BATCH 1 launch on sm_90, PATH 80
+                     * elsewhere; a single product never BATCH 1 */
+                    int sm90 = devs[d].cc_major == 9;
+                    CHECK(p.batch == 1 || cfg[P_PATH] == (sm90 ? 90 : 80));
+                    CHECK_EQ(cfg[P_BATCH], p.batch > 1 && sm90);
                 }
     /* PATH 80 stage geometry: A BM x (BK + 16 bytes) or, OPA 1, BK x (BM + 8); B BK x (BN + 8)
      * or, OPB 1, BN x (BK + 16 bytes); STAGES of them (128 x 128 x 32 BF16, 128 x 128 x 16
