@@ -13,7 +13,8 @@ enum {
     R_RANGE, R_TYPE, R_PATH, R_CANON_90, R_CANON_80, R_CANON_VEC_TF32, R_CANON_VEC_SPLIT,
     R9_TILE, R9_WARPGROUP, R9_VEC, R9_SMEM, R9_THREADS, R9_REGS, R9_ARCH,
     R8_ACC, R8_VEC, R8_LOADW, R8_SMEM, R8_THREADS, R8_REGS, R8_ARCH,
-    R_LATTICE, R_ORDER, R_SPLIT, R_OPB, R_EPI, R_FP8, R_FP8_PATH, R_FP8_LAYOUT, R_SCALE, R_COUNT
+    R_LATTICE, R_ORDER, R_SPLIT, R_OPB, R_EPI, R_FP8, R_FP8_PATH, R_FP8_LAYOUT, R_SCALE, R_BATCH,
+    R_COUNT
 };
 
 const char *const tpl_tcgemm_reasons[R_COUNT] = {
@@ -71,6 +72,8 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
     [R_SCALE] = "SCALE is 0 (per-tensor) or 1 (block scales: FP8 operands, BK 128 = one scale "
                 "block, BN 64 or 128 inside one 128-column block of B, a consumer warpgroup's "
                 "accumulator and its promotion buffer at most 128 registers)",
+    [R_BATCH] = "BATCH is 0 or 1; 1 (a strided batch's products in one launch, 3-D tensor maps) is "
+                "PATH 90 without split-K or FP8 operands, tile order GROUP 8 (RASTER 0 or 1)",
 };
 const int tpl_tcgemm_n_reasons = R_COUNT;
 
@@ -363,6 +366,14 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
                           cfg[P_WG] < 1 || cfg[P_BM] % cfg[P_WG] ||
                           2 * (cfg[P_BM] / cfg[P_WG] / 64) * (cfg[P_BN] / 2) > 128)))
         return tc_reject(R_SCALE, why, len);
+    /* BATCH 1: PATH 90's products in one launch (the units over tiles x products): one K slice
+     * per unit (split-K batches stay per product, as on PATH 80), FP8 batches per product; the
+     * tile orders GROUP 8 only (a small product has a few tiles: the order matters little, and
+     * the batched space stays a fraction of the single one) */
+    if (cfg[P_BATCH] < 0 || cfg[P_BATCH] > 1 ||
+        (cfg[P_BATCH] && (cfg[P_PATH] != 90 || cfg[P_SPLITK] != 1 || cfg[P_FP8] ||
+                          cfg[P_GROUP] != 8)))
+        return tc_reject(R_BATCH, why, len);
     /* PATH 90 TF32: OPB 1 (B read K-major into the register fragments) and OPA 1 with OPB 1
      * (the D = A B form); an M-major A beside an N-major B has no K-major operand for wgmma's
      * shared-memory side */
@@ -387,10 +398,11 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
 }
 
 /* valid_prefix: the prefix matches some lattice row in the parameters it fixes (every valid
- * configuration is on a row: tc_lattice_ok), and once all but EPI, FP8 and SCALE are fixed, the
- * configuration at EPI 0 (or the EPI fixed) is valid with some FP8 and SCALE values (EPI never
- * changes the validity of FP8 0: every such kernel computes every epilogue; FP8 1..3 take EPI 0
- * only). So the walk visits the lattice's few hundred nodes instead of the raw space. */
+ * configuration is on a row: tc_lattice_ok), and once all but EPI, FP8, SCALE and BATCH are
+ * fixed, the configuration at EPI 0 (or the EPI fixed) is valid with some FP8, SCALE and BATCH
+ * values (EPI never changes the validity of FP8 0: every such kernel computes every epilogue;
+ * FP8 1..3 take EPI 0 only). So the walk visits the lattice's few hundred nodes instead of the
+ * raw space. */
 static int tc_valid_prefix(const int *cfg, int n_fixed, const at_device_info *dev)
 {
     if (n_fixed >= P_EPI) {
@@ -401,13 +413,16 @@ static int tc_valid_prefix(const int *cfg, int n_fixed, const at_device_info *de
             c[P_EPI] = 0;
         int f_lo = n_fixed > P_FP8 ? cfg[P_FP8] : 0, f_hi = n_fixed > P_FP8 ? cfg[P_FP8] : 3;
         int s_lo = n_fixed > P_SCALE ? cfg[P_SCALE] : 0, s_hi = n_fixed > P_SCALE ? cfg[P_SCALE] : 1;
+        int b_lo = n_fixed > P_BATCH ? cfg[P_BATCH] : 0, b_hi = n_fixed > P_BATCH ? cfg[P_BATCH] : 1;
         for (int f = f_lo; f <= f_hi; f++)
-            for (int sc = s_lo; sc <= s_hi; sc++) {
-                c[P_FP8] = f;
-                c[P_SCALE] = sc;
-                if (tc_valid(c, dev, NULL, 0))
-                    return 1;
-            }
+            for (int sc = s_lo; sc <= s_hi; sc++)
+                for (int b = b_lo; b <= b_hi; b++) {
+                    c[P_FP8] = f;
+                    c[P_SCALE] = sc;
+                    c[P_BATCH] = b;
+                    if (tc_valid(c, dev, NULL, 0))
+                        return 1;
+                }
         return 0;
     }
     for (int i = 0; i < TC_LATTICE_N; i++) {
@@ -473,7 +488,8 @@ static int tc_applicable(const int *cfg, const tpl_problem *p)
     if (!tpl_family_accepts(&tpl_tcgemm, p) || tc_type_of(p) != cfg[P_TYPE] ||
         cfg[P_FP8] != tpl_math_fp8(p->math) ||  /* FP8 operands: their own pair only */
         cfg[P_SCALE] != tpl_math_fp8_block(p->math) ||  /* and their own scaling */
-        cfg[P_EPI] != p->epilogue)      /* a kernel computes its own epilogue only */
+        cfg[P_EPI] != p->epilogue ||    /* a kernel computes its own epilogue only */
+        (cfg[P_BATCH] && tpl_problem_batch(p) < 2))     /* BATCH 1: batches only */
         return 0;
     /* FP8 kernels read A m x k and B n x k (OPA 0, OPB 1) and serve every op pair: an operand
      * in another layout is packed (tc_run) */
@@ -828,6 +844,9 @@ const tpl_family tpl_tcgemm = {
         {"SCALE", 2, {0, 1}, "FP8 scaling (the problem's kind): 0 per-tensor, 1 block scales (1 x "
                              "128 of A, 128 x 128 of B; each K-block's product promoted to FP32 "
                              "with its scales)", .omit_first = 1},
+        {"BATCH", 2, {0, 1}, "PATH 90 strided batches: 0 one launch per product, 1 every product "
+                             "in one launch (3-D tensor maps, persistent units over tiles x "
+                             "products; batches only)", .omit_first = 1},
     },
     .valid = tc_valid,
     .valid_prefix = tc_valid_prefix,

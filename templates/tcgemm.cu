@@ -162,6 +162,11 @@
                         // (row i, K-block kb at i * ceil(k/128) + kb), scale_b ceil(n/128) x ceil(k/128) (column block jb,
                         // K-block kb at jb * ceil(k/128) + kb), scale_d one float; BK 128, BN 64 or 128, one m64 wgmma per warpgroup
 #endif
+#ifndef BATCH
+#define BATCH 0         // PATH 90: 1 = every product of a strided batch in one launch (3-D tensor maps {cols, rows,
+                        // products}, the persistent units over cluster tiles x products, C offset per product);
+                        // 0 = one product per launch (the host loops). SPLITK 1, no FP8
+#endif
 #ifndef TC_FAULT
 #define TC_FAULT 0      // test only (PATH 80): 1 drops the last K tile, a wrong result verification must reject; 0 always in the product
 #endif
@@ -541,6 +546,14 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #if T9_CL > 8 || STAGES < 2
 #error "tcgemm PATH 90: cluster at most 8 CTAs, at least 2 stages"
 #endif
+#if BATCH < 0 || BATCH > 1 || (BATCH && (SPLITK != 1 || PING || FP8))
+#error "tcgemm PATH 90: BATCH 1 (products in one launch) has SPLITK 1, no PING, no FP8"
+#endif
+#if BATCH
+#define T9_BATCH_PARAM , int batch, long long sc   // products in this launch, C's product stride (elements)
+#else
+#define T9_BATCH_PARAM
+#endif
 
 // TMA tensor map (CUtensorMap: 128 bytes, 64-byte aligned), passed by value as __grid_constant__
 struct __align__(64) t9_tmap { unsigned long long v[16]; };
@@ -795,19 +808,44 @@ __device__ __forceinline__ void t9_bar_arrive_cta(unsigned bar, unsigned rank)
 }
 
 // TMA: a 2D box at {c0 (inner), c1} of the tensor map into shared memory at dst, completing on
-// bar; with mask != 0 the same box lands at dst in every CTA of the cluster named by mask.
+// bar; with mask != 0 the same box lands at dst in every CTA of the cluster named by mask. BATCH 1:
+// a 3D box at {c0, c1, c2} (c2 the product; BATCH 0 ignores it).
 __device__ __forceinline__ void t9_tma(const void *map, unsigned dst, unsigned bar, int c0, int c1,
-                                       unsigned short mask)
+                                       int c2, unsigned short mask)
 {
-#if T9_CL == 1
+#if BATCH && T9_CL == 1
     (void)mask;
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5}], [%2];"
+                 :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2) : "memory");
+#elif BATCH
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%3, %4, %5}], [%2], %6;"
+                 :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "h"(mask) : "memory");
+#elif T9_CL == 1
+    (void)mask; (void)c2;
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
                  " [%0], [%1, {%3, %4}], [%2];"
                  :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1) : "memory");
 #else
+    (void)c2;
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
                  " [%0], [%1, {%3, %4}], [%2], %5;"
                  :: "r"(dst), "l"(map), "r"(bar), "r"(c0), "r"(c1), "h"(mask) : "memory");
+#endif
+}
+
+// TMA store of a 2D box of shared memory at src to {c0 (inner), c1} of the tensor map (bulk group);
+// BATCH 1: a 3D box at {c0, c1, c2}, c2 the product.
+__device__ __forceinline__ void t9_tma_store(const void *map, unsigned src, int c0, int c1, int c2)
+{
+#if BATCH
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];"
+                 :: "l"(map), "r"(src), "r"(c0), "r"(c1), "r"(c2) : "memory");
+#else
+    (void)c2;
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
+                 :: "l"(map), "r"(src), "r"(c0), "r"(c1) : "memory");
 #endif
 }
 
@@ -947,6 +985,14 @@ __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, 
 #endif
 
 
+// BATCH 1: unit tile t of the launch -> its product `prod` and its cluster tile t inside the product
+// (a cluster's CTAs share a unit, so they work in one product); BATCH 0: product 0.
+#if BATCH
+#define T9_PRODUCT(t) const int prod = (t) / (sm * sn); (t) -= prod * (sm * sn)
+#else
+#define T9_PRODUCT(t) const int prod = 0; (void)prod
+#endif
+
 // The kernel. Grid: a whole number of clusters (<= the number that fit at once), each walking
 // cluster tiles t = cluster, cluster + clusters, ... (times SPLITK K slices). vec_ok: bit 0, C base
 // and ldc allow paired stores; bit 1 (VEC 8), tmC maps C (dims {n, m}, box {64, BM/WG (PING: BM)},
@@ -954,10 +1000,13 @@ __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, 
 // TMA-able: staged, then row-contiguous stores. ws: SPLITK > 1 workspace, else unused.
 // With CM*CN > 1 the host launches clusters of CM*CN x 1 x 1 CTAs (cuLaunchKernelEx): the cluster
 // shape is a launch attribute (no __cluster_dims__), as templates/tcgemm.c launches it.
+// BATCH 1: `batch` products in one launch; tmA, tmB (and tmC) are 3-D maps {cols, rows, products}
+// whose third stride is the product stride, the units walk cluster tiles x products, and C (direct
+// and staged stores) advances by sc elements per product.
 extern "C" __global__ void __launch_bounds__(T9_THREADS, 1)
 tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
        const __grid_constant__ t9_tmap tmC, tc_elem *__restrict__ C, int m, int n, int k, long long ldc,
-       float alpha, float beta, int vec_ok, float *__restrict__ ws TC_EPI_PARAM TC_F8_PARAM)
+       float alpha, float beta, int vec_ok, float *__restrict__ ws T9_BATCH_PARAM TC_EPI_PARAM TC_F8_PARAM)
 {
     TC_F8_SCALE();
     extern __shared__ unsigned char t9_raw[];
@@ -980,7 +1029,11 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 
     int tm = TC_CDIV(m, BM), tn = TC_CDIV(n, BN);
     int sm = TC_CDIV(tm, CM), sn = TC_CDIV(tn, CN);
+#if BATCH
+    int units = sm * sn * batch;    // the host keeps it below 2^31
+#else
     int units = sm * sn * SPLITK;
+#endif
     int kt_all = TC_CDIV(k, BK), kt_per = TC_CDIV(kt_all, SPLITK);
     int cluster = blockIdx.x / T9_CL, clusters = gridDim.x / T9_CL;
 
@@ -995,6 +1048,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             unsigned ph = 0;
             for (int u = cluster; u < units; u += clusters) {
                 int t = u / SPLITK, z = u - t * SPLITK, pm, pn;
+                T9_PRODUCT(t);
                 t9_tile(t, sm, sn, &pm, &pn);
                 int m0 = (pm * CM + cm) * BM, n0 = (pn * CN + cn) * BN;
                 int k0 = z * kt_per, k1 = k0 + kt_per < kt_all ? k0 + kt_per : kt_all;
@@ -1008,24 +1062,24 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
                     for (int j = 0; j < BM / T9_BOXE; j++)
                         t9_tma(&tmA, sa + j * (BK * 128) + cn * (BK / CN) * 128, full,
-                               m0 + j * T9_BOXE, kt * BK + cn * (BK / CN), maskA);
+                               m0 + j * T9_BOXE, kt * BK + cn * (BK / CN), prod, maskA);
 #else
 #pragma unroll
                     for (int b = 0; b < BK / T9_BOXE; b++)
                         t9_tma(&tmA, sa + b * (BM * 128) + cn * (BM / CN) * 128, full,
-                               kt * BK + b * T9_BOXE, m0 + cn * (BM / CN), maskA);
+                               kt * BK + b * T9_BOXE, m0 + cn * (BM / CN), prod, maskA);
 #endif
 #if OPB
                     // B stored n x k: boxes of 64 k-columns x BN/CM rows, laid out like A's
 #pragma unroll
                     for (int b = 0; b < BK / T9_BOXE; b++)
                         t9_tma(&tmB, sb + b * (BN * 128) + cm * (BN / CM) * 128, full,
-                               kt * BK + b * T9_BOXE, n0 + cm * (BN / CM), maskB);
+                               kt * BK + b * T9_BOXE, n0 + cm * (BN / CM), prod, maskB);
 #else
 #pragma unroll
                     for (int j = 0; j < BN / T9_BOXE; j++)
                         t9_tma(&tmB, sb + j * (BK * 128) + cm * (BK / CM) * 128, full,
-                               n0 + j * T9_BOXE, kt * BK + cm * (BK / CM), maskB);
+                               n0 + j * T9_BOXE, kt * BK + cm * (BK / CM), prod, maskB);
 #endif
                     if (++s == STAGES) { s = 0; ph ^= 1; }
                 }
@@ -1064,6 +1118,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
         unsigned ph = 0;
         for (int u = cluster; u < units; u += clusters, i_unit++) {
             int t = u / SPLITK, z = u - t * SPLITK, pm, pn;
+            T9_PRODUCT(t);
             int k0 = z * kt_per, k1 = k0 + kt_per < kt_all ? k0 + kt_per : kt_all;
             if (PING && i_unit % WG != c) {     // the other warpgroup's tile: skip its stages
                 int adv = s + (k1 > k0 ? k1 - k0 : 0);
@@ -1074,6 +1129,11 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             t9_tile(t, sm, sn, &pm, &pn);
             int m0 = (pm * CM + cm) * BM, n0 = (pn * CN + cn) * BN;
             int prev = -1;
+#if BATCH
+            tc_elem *const Cp = C + (long long)prod * sc;     // this unit's product of C
+#else
+            tc_elem *const Cp = C;
+#endif
 #if SCALE
             // this thread's two accumulator rows (fragment rows lane / 4 and + 8 of its warp's 16; rows past m read
             // row m - 1's scales and are never stored) and the tile's column block of B (BN 64 or 128 divides 128)
@@ -1328,9 +1388,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     if (tid == 0) {
 #pragma unroll
                         for (int bx = 0; bx < 2; bx++)
-                            asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
-                                         :: "l"(&tmC), "r"(buf + bx * 4096), "r"(n0 + c * 64 + bx * 32), "r"(m0 + 32 * b)
-                                         : "memory");
+                            t9_tma_store(&tmC, buf + bx * 4096, n0 + c * 64 + bx * 32, m0 + 32 * b, prod);
                         asm volatile("cp.async.bulk.commit_group;" ::: "memory");
                     }
                 }
@@ -1372,7 +1430,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     const int n_end = min(n, n0 + BN);
                     for (int e = tid; e < T9_WP * cpr; e += 128) {
                         const int r = e / cpr, gr = rbase + r;
-                        tc_elem *row = C + (long long)gr * ldc;
+                        tc_elem *row = Cp + (long long)gr * ldc;
                         const int a = (int)(((unsigned long long)(row + n0) / 2) % 8);
                         const int gc = n0 + (e % cpr) * 8 - a;
                         if (gr >= m || gc >= n_end || gc + 8 <= n0)
@@ -1400,9 +1458,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 if (tid == 0) {
 #pragma unroll
                     for (int b = 0; b < BN / 64; b++)
-                        asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
-                                     :: "l"(&tmC), "r"(cs + b * (T9_WP * 128)), "r"(n0 + b * 64),
-                                        "r"(m0 + (PING ? 0 : c * T9_WP)) : "memory");
+                        t9_tma_store(&tmC, cs + b * (T9_WP * 128), n0 + b * 64, m0 + (PING ? 0 : c * T9_WP), prod);
                     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
                 }
                 continue;
@@ -1437,15 +1493,15 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         continue;
                     }
 #if !T9_TR
-                    t9_st2(C, ldc, m, n, r0, c0, d[i][4 * j], d[i][4 * j + 1], alpha, beta, vec_ok & 1 TC_EPI_ARG);
-                    t9_st2(C, ldc, m, n, r0 + 8, c0, d[i][4 * j + 2], d[i][4 * j + 3], alpha, beta,
+                    t9_st2(Cp, ldc, m, n, r0, c0, d[i][4 * j], d[i][4 * j + 1], alpha, beta, vec_ok & 1 TC_EPI_ARG);
+                    t9_st2(Cp, ldc, m, n, r0 + 8, c0, d[i][4 * j + 2], d[i][4 * j + 3], alpha, beta,
                            vec_ok & 1 TC_EPI_ARG);
 #else
                     (void)vec_ok;
-                    t9_st1(C, ldc, m, n, r0, c0, d[i][4 * j], alpha, beta TC_EPI_ARG);
-                    t9_st1(C, ldc, m, n, r0 + 1, c0, d[i][4 * j + 1], alpha, beta TC_EPI_ARG);
-                    t9_st1(C, ldc, m, n, r0, c0 + 8, d[i][4 * j + 2], alpha, beta TC_EPI_ARG);
-                    t9_st1(C, ldc, m, n, r0 + 1, c0 + 8, d[i][4 * j + 3], alpha, beta TC_EPI_ARG);
+                    t9_st1(Cp, ldc, m, n, r0, c0, d[i][4 * j], alpha, beta TC_EPI_ARG);
+                    t9_st1(Cp, ldc, m, n, r0 + 1, c0, d[i][4 * j + 1], alpha, beta TC_EPI_ARG);
+                    t9_st1(Cp, ldc, m, n, r0, c0 + 8, d[i][4 * j + 2], alpha, beta TC_EPI_ARG);
+                    t9_st1(Cp, ldc, m, n, r0 + 1, c0 + 8, d[i][4 * j + 3], alpha, beta TC_EPI_ARG);
 #endif
                 }
             }

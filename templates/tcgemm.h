@@ -9,7 +9,7 @@
 /* Parameter order; must match the params table of tcgemm.c. */
 enum {
     P_TYPE, P_PATH, P_BM, P_BN, P_BK, P_STAGES, P_WG, P_CM, P_CN, P_WARPS_M, P_WARPS_N,
-    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_EPI, P_FP8, P_SCALE,
+    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_EPI, P_FP8, P_SCALE, P_BATCH,
     P_COUNT
 };
 
@@ -33,7 +33,7 @@ extern const tpl_family tpl_tcgemm;
 /* The named baselines and the built-in choices (tcgemm_defaults.c); the counts are checked
  * there at compile time. */
 #define TC_N_BASELINES 8
-#define TC_N_DEFAULTS 31
+#define TC_N_DEFAULTS 37
 extern const tpl_baseline tc_baselines[TC_N_BASELINES];
 extern const tpl_default tc_defaults[TC_N_DEFAULTS];
 
@@ -49,6 +49,11 @@ long long t8_smem_bytes(const int *c);
 /* The TYPE of a problem's kind, -1 if the family does not compute it (FP8 maths: C's type;
  * the FP8 value is tpl_math_fp8 of its math, SCALE tpl_math_fp8_block's). */
 int tc_type_of(const tpl_problem *p);
+/* 1 if `count` products of a rows x ld operand (esz-byte elements) `stride` elements apart can
+ * be one 3D tensor map of a PATH 90 BATCH 1 launch (tcgemm_run.c): stride a positive multiple of
+ * 16 bytes below 2^40 bytes, the products apart (stride >= rows * ld); count <= 1 always. Else
+ * the launch packs the operand (C: stores without TMA). */
+int tc_batch_stride_ok(long long count, long long stride, long long rows, long long ld, int esz);
 /* Row-major C = act(alpha op(A) op(B) + beta C + bias) for every product of the batch
  * (tcgemm_run.c): the family's run(). */
 at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args);

@@ -43,8 +43,10 @@ const tpl_baseline tc_baselines[] = {
 /* Built-in choices (TYPE fitted to the problem's type): on sm_90 the PATH 90 lattice's tiles
  * by shape class, split-K where the output has too few tiles to fill the GPU and K is deep
  * (the split that fills a wave: tpl_wave_split), 128 x 128 tiles where 128 x 256 ones would
- * leave most SMs idle, 64-wide tiles for a narrow side; batches on PATH 80 (64 x 64 tiles for
- * small products); elsewhere the PATH 80 rows of docs/notes/tcgemm_sm80.md. fit_kind sets OPA /
+ * leave most SMs idle, 64-wide tiles for a narrow side; batches of a few large products per
+ * product, other batches in one PATH 90 BATCH 1 launch; elsewhere (and as second choices on
+ * sm_90) batches on PATH 80 (64 x 64 tiles for small products) and the PATH 80 rows of
+ * docs/notes/tcgemm_sm80.md. fit_kind sets OPA /
  * OPB from the problem: an op-T operand is read as stored (PATH 90 TF32 packs it: tc_run). */
 #define TC_FP8_MATHS (TPL_BIT(TPL_MATH_E4M3) | TPL_BIT(TPL_MATH_E4M3_E5M2) | \
                       TPL_BIT(TPL_MATH_E5M2_E4M3))
@@ -56,6 +58,10 @@ const tpl_baseline tc_baselines[] = {
     "FP8=1,SCALE=1"
 #define TC_TILE90_FP8(tile, split, vec) "TYPE=0,PATH=90," tile ",BK=128,WG=2,CM=1,CN=1," \
     "WARPS_M=2,WARPS_N=2,RASTER=0,GROUP=8,SPLITK=" #split ",VEC=" #vec ",LOADW=16,OPB=1,FP8=1"
+
+/* PATH 90 BATCH 1 (a strided batch in one launch): tile, then VEC */
+#define TC_B90(tile, vec) "TYPE=0,PATH=90," tile ",CM=1,CN=1,WARPS_M=2,WARPS_N=2,RASTER=0," \
+    "GROUP=8,SPLITK=1,VEC=" #vec ",LOADW=16,BATCH=1"
 
 #define TC_P80_64 "TYPE=0,PATH=80,BM=64,BN=64,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2," \
     "WARPS_N=2,RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16"
@@ -106,6 +112,31 @@ const tpl_default tc_defaults[] = {
      .config = "TYPE=2,PATH=90,BM=256,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=2,WARPS_M=2,WARPS_N=2,"
                "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16",
      .origin = "sm90 TF32: a few large products, the 4096^3 winner per product"},
+    /* other sm_90 batches: PATH 90 BATCH 1, every product in one persistent launch (3-D tensor
+     * maps; a batch stride that is not a multiple of 16 bytes is packed first: tcgemm_run.c),
+     * the tile by the product's size: 64 rows of one warpgroup for m <= 64, 64 columns (wgmma N
+     * 64) for n <= 64, else 128 x 128 (16-bit with TMA stores where C allows). Reasoned from the
+     * single-product rows below, not measured yet (docs/notes/tcgemm.md); the PATH 80 rows after
+     * them are later choices here (the trial's second opinion for batches of at most 32) and
+     * every other architecture's rows. */
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .batch = TPL_BATCHED, .max_m = 64,
+     .config = TC_B90("BM=64,BN=128,BK=64,STAGES=4,WG=1", 2),
+     .origin = "sm90 batches: PATH 90 BATCH 1, 64 x 128 tiles of one warpgroup for m <= 64"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .batch = TPL_BATCHED, .max_n = 64,
+     .config = TC_B90("BM=128,BN=64,BK=64,STAGES=4,WG=2", 2),
+     .origin = "sm90 batches: PATH 90 BATCH 1, 128 x 64 tiles for n <= 64"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .batch = TPL_BATCHED,
+     .config = TC_B90("BM=128,BN=128,BK=64,STAGES=4,WG=2", 8),
+     .origin = "sm90 batches: PATH 90 BATCH 1, 128 x 128 tiles, TMA stores"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_TF32, .batch = TPL_BATCHED, .max_m = 64,
+     .config = TC_B90("BM=64,BN=128,BK=32,STAGES=4,WG=2", 2),
+     .origin = "sm90 TF32 batches: PATH 90 BATCH 1, 64 x 128 tiles (wgmma N 64) for m <= 64"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_TF32, .batch = TPL_BATCHED, .max_n = 64,
+     .config = TC_B90("BM=128,BN=64,BK=32,STAGES=4,WG=1", 2),
+     .origin = "sm90 TF32 batches: PATH 90 BATCH 1, 128 x 64 tiles of one warpgroup for n <= 64"},
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_TF32, .batch = TPL_BATCHED,
+     .config = TC_B90("BM=128,BN=128,BK=32,STAGES=4,WG=2", 2),
+     .origin = "sm90 TF32 batches: PATH 90 BATCH 1, 128 x 128 tiles, direct stores"},
     /* batches of small products: a 64 x 64 tile where one side is at most 64 or both at most
      * 192 (a 128 x 128 tile would compute mostly padding) */
     {.cc_min = 80, .dtypes = TC_16BIT, .batch = TPL_BATCHED, .max_m = 64, .config = TC_P80_64,

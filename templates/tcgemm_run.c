@@ -158,35 +158,52 @@ static at_status t8_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
 }
 
 /* A 2D tensor map of element type dt over a row-major rows x cols matrix (16-byte aligned base
- * and rows), box {box_cols, box_rows}, 128-byte swizzle. TF32 operands take
+ * and rows), box {box_cols, box_rows}, 128-byte swizzle; with depth > 0 (BATCH 1) a 3D map over
+ * `depth` such matrices `bstride` elements apart (dims {cols, rows, depth}, box depth 1: the
+ * product is the third coordinate; bstride * esz a multiple of 16 below 2^40). TF32 operands take
  * CU_TENSOR_MAP_DATA_TYPE_TFLOAT32: the TMA rounds each FP32 element to TF32 (to nearest, ties
  * to even) on its way to shared memory, so the tensor cores read operands whose 13 low bits are
  * zero. FP32 C (the TF32 TMA-store epilogue) takes FLOAT32: its values pass unchanged. */
 static at_status t9_map(at_exec *ex, int slot, CUtensorMap *map, CUtensorMapDataType dt,
                         CUdeviceptr p, long long rows, long long cols, long long ld, int esz,
-                        unsigned box_cols, unsigned box_rows, CUtensorMapL2promotion l2)
+                        unsigned box_cols, unsigned box_rows, CUtensorMapL2promotion l2,
+                        long long depth, long long bstride)
 {
     /* a call repeating the previous one's operand (same pointer, shape and box) reuses its
      * map: encoding costs microseconds, a short call's budget */
-    unsigned long long key[8] = {(unsigned long long)dt, (unsigned long long)p,
-                                 (unsigned long long)rows, (unsigned long long)cols,
-                                 (unsigned long long)ld, (unsigned long long)esz,
-                                 (unsigned long long)box_cols << 32 | box_rows,
-                                 (unsigned long long)l2};
-    if (ex_memo_get(ex, slot, key, 8, map, sizeof *map))
+    unsigned long long key[10] = {(unsigned long long)dt, (unsigned long long)p,
+                                  (unsigned long long)rows, (unsigned long long)cols,
+                                  (unsigned long long)ld, (unsigned long long)esz,
+                                  (unsigned long long)box_cols << 32 | box_rows,
+                                  (unsigned long long)l2, (unsigned long long)depth,
+                                  (unsigned long long)bstride};
+    if (ex_memo_get(ex, slot, key, 10, map, sizeof *map))
         return AT_OK;
-    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
-    cuuint64_t strides[1] = {(cuuint64_t)(ld * esz)};
-    cuuint32_t box[2] = {box_cols, box_rows}, elem[2] = {1, 1};
-    CUresult rc = ex->cu->TensorMapEncodeTiled(map, dt, 2, (void *)(uintptr_t)p, dims, strides, box,
-                                               elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+    cuuint64_t dims[3] = {(cuuint64_t)cols, (cuuint64_t)rows, (cuuint64_t)depth};
+    cuuint64_t strides[2] = {(cuuint64_t)(ld * esz), (cuuint64_t)(bstride * esz)};
+    cuuint32_t box[3] = {box_cols, box_rows, 1}, elem[3] = {1, 1, 1};
+    CUresult rc = ex->cu->TensorMapEncodeTiled(map, dt, depth > 0 ? 3 : 2, (void *)(uintptr_t)p,
+                                               dims, strides, box, elem,
+                                               CU_TENSOR_MAP_INTERLEAVE_NONE,
                                                CU_TENSOR_MAP_SWIZZLE_128B, l2,
                                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (rc != CUDA_SUCCESS)
         return ex_fail(ex, AT_ERR_CUDA, "tcgemm: cuTensorMapEncodeTiled failed (%d) for a %lldx%lld "
-                       "matrix, ld %lld", (int)rc, rows, cols, ld);
-    ex_memo_put(ex, slot, key, 8, map, sizeof *map);
+                       "matrix, ld %lld, %lld products %lld apart", (int)rc, rows, cols, ld,
+                       depth, bstride);
+    ex_memo_put(ex, slot, key, 10, map, sizeof *map);
     return AT_OK;
+}
+
+/* 1 if `count` products of a rows x ld operand `stride` elements apart can be one 3D tensor map
+ * (BATCH 1): a stride of a multiple of 16 bytes, below 2^40 bytes, and no products overlapping
+ * (stride >= rows * ld; a broadcast stride 0 is packed); one product always can. */
+int tc_batch_stride_ok(long long count, long long stride, long long rows, long long ld, int esz)
+{
+    if (count <= 1)
+        return 1;
+    return stride > 0 && (stride * esz) % 16 == 0 && stride * esz < (1LL << 40) &&
+           stride >= rows * ld;
 }
 
 /* ex_memo slots of t9_run: the A, B and C maps, the cluster occupancy */
@@ -239,7 +256,7 @@ static at_status t9_fit(at_exec *ex, const int *cfg, unsigned threads, unsigned 
     return AT_OK;
 }
 
-static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
+static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
 {
     const at_device_info *dev = ex->dev;
     if (dev && (dev->cc_major != 9 || dev->cc_minor != 0))
@@ -250,20 +267,30 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
     int esz = tc_esz(cfg), csz = tc_csz(cfg), tf32 = tc_tf32(cfg), bf16 = cfg[P_TYPE] == 0;
     int cl = cfg[P_CM] * cfg[P_CN];
     at_status s;
-    long long stride = 0;
+    /* BATCH 1: b->count products in this launch through 3D maps (BATCH 0: count 1) */
+    long long count = cfg[P_BATCH] ? b->count : 1;
     /* OPA 1: A is the k x m matrix of op T, read M-major */
     int a_rows = cfg[P_OPA] ? c->k : c->m, a_cols = cfg[P_OPA] ? c->m : c->k;
-    /* TMA reads 16-byte aligned bases and row strides only; else pack to 128-byte rows. */
-    if ((c->A % 16 || (c->lda * esz) % 16) &&
-        (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_90, a_rows, a_cols, 1, &c->A,
-                     &c->lda, &stride)) != AT_OK)
+    /* TMA reads 16-byte aligned bases and row strides only (BATCH 1: product strides too, no
+     * overlap); else pack to 128-byte rows (the packed products lie rows x row apart) */
+    if ((c->A % 16 || (c->lda * esz) % 16 ||
+         !tc_batch_stride_ok(count, b->sa, a_rows, c->lda, esz)) &&
+        (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_90, a_rows, a_cols, (int)count,
+                     &c->A, &c->lda, &b->sa)) != AT_OK)
         return s;
     /* OPB 1: B is the n x k matrix of op T, read K-major */
     int b_rows = cfg[P_OPB] ? c->n : c->k, b_cols = cfg[P_OPB] ? c->k : c->n;
-    if ((c->B % 16 || (c->ldb * esz) % 16) &&
-        (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_90, b_rows, b_cols, 1, &c->B,
-                     &c->ldb, &stride)) != AT_OK)
+    if ((c->B % 16 || (c->ldb * esz) % 16 ||
+         !tc_batch_stride_ok(count, b->sb, b_rows, c->ldb, esz)) &&
+        (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_90, b_rows, b_cols, (int)count,
+                     &c->B, &c->ldb, &b->sb)) != AT_OK)
         return s;
+    /* the maps' depth (0: a 2D map) and product strides; one product of BATCH 1 takes a depth
+     * of 1 and the product's own extent as its stride */
+    long long depth = cfg[P_BATCH] ? count : 0;
+    long long sa = count > 1 ? b->sa : (long long)a_rows * c->lda;
+    long long sb = count > 1 ? b->sb : (long long)b_rows * c->ldb;
+    long long sc = count > 1 ? b->sc : (long long)c->m * c->ldc;
     CUtensorMap ma, mb, mc;
     memset(&mc, 0, sizeof mc);
     unsigned boxe = (unsigned)(128 / esz);
@@ -275,23 +302,26 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
                                              : c_type;
     if ((s = t9_map(ex, T9_MEMO_A, &ma, op_type, c->A, a_rows, a_cols, c->lda, esz, boxe,
                     (unsigned)((cfg[P_OPA] ? cfg[P_BK] : cfg[P_BM]) / cfg[P_CN]),
-                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) != AT_OK ||
+                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, depth, sa)) != AT_OK ||
         (s = t9_map(ex, T9_MEMO_B, &mb, op_type, c->B, b_rows, b_cols, c->ldb, esz, boxe,
                     (unsigned)((cfg[P_OPB] ? cfg[P_BN] : cfg[P_BK]) / cfg[P_CM]),
-                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) != AT_OK)
+                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, depth, sb)) != AT_OK)
         return s;
     /* vec_ok: bit 0 paired stores; bit 1 the TMA-store epilogue (VEC 8, beta == 0, C, ldc and
      * C's rows 16-byte aligned); bit 2 the staged epilogue with row stores (VEC 8, beta == 0,
      * else). The TMA store writes a row's last partial 16 bytes whole: on an H200 a C of n = 257
      * FP32 columns and ldc 260 had columns 257..259 of every row overwritten, of n = 1000 and ldc
-     * 1004 none (tcgemm_gpu_tf32_op_t_in_place, tcgemm_gpu_layouts_offsets_alpha_beta). */
-    int vec_ok = c->C % (2 * csz) == 0 && c->ldc % 2 == 0;
-    int c_tma = c->C % 16 == 0 && (c->ldc * csz) % 16 == 0 && (c->n * csz) % 16 == 0;
+     * 1004 none (tcgemm_gpu_tf32_op_t_in_place, tcgemm_gpu_layouts_offsets_alpha_beta).
+     * BATCH 1: every product's C as well (its stride even for pairs; for TMA stores a multiple
+     * of 16 bytes, the products apart: tc_batch_stride_ok). */
+    int vec_ok = c->C % (2 * csz) == 0 && c->ldc % 2 == 0 && (count <= 1 || sc % 2 == 0);
+    int c_tma = c->C % 16 == 0 && (c->ldc * csz) % 16 == 0 && (c->n * csz) % 16 == 0 &&
+                tc_batch_stride_ok(count, sc, c->m, c->ldc, csz);
     if (cfg[P_VEC] == 8 && csz == 2 && cfg[P_SPLITK] == 1 && c->beta == 0.0f) {
         if (c_tma) {
             if ((s = t9_map(ex, T9_MEMO_C, &mc, c_type, c->C, c->m, c->n, c->ldc, 2, 64,
-                            (unsigned)(cfg[P_BM] / cfg[P_WG]), CU_TENSOR_MAP_L2_PROMOTION_NONE)) !=
-                AT_OK)
+                            (unsigned)(cfg[P_BM] / cfg[P_WG]), CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                            depth, sc)) != AT_OK)
                 return s;
             vec_ok |= 2;
         } else {
@@ -302,7 +332,7 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
      * kernel stores directly */
     if (cfg[P_VEC] == 8 && tf32 && cfg[P_SPLITK] == 1 && c->beta == 0.0f && c_tma) {
         if ((s = t9_map(ex, T9_MEMO_C, &mc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, c->C, c->m, c->n,
-                        c->ldc, 4, 32, 32, CU_TENSOR_MAP_L2_PROMOTION_NONE)) != AT_OK)
+                        c->ldc, 4, 32, 32, CU_TENSOR_MAP_L2_PROMOTION_NONE, depth, sc)) != AT_OK)
             return s;
         vec_ok |= 2;
     }
@@ -314,11 +344,15 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
     if ((s = t9_fit(ex, cfg, threads, smem, &fit)) != AT_OK)
         return s;
     long long units = tpl_cdiv(tpl_cdiv(c->m, cfg[P_BM]), cfg[P_CM]) *
-                      tpl_cdiv(tpl_cdiv(c->n, cfg[P_BN]), cfg[P_CN]) * cfg[P_SPLITK];
+                      tpl_cdiv(tpl_cdiv(c->n, cfg[P_BN]), cfg[P_CN]) * cfg[P_SPLITK] * count;
+    if (units > 0x7fffffff)
+        return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: %lld cluster tiles in one launch (limit "
+                       "2^31-1)", units);
     long long clusters = units < fit ? units : fit;
-    void *a[17] = {&ma, &mb, &mc, &c->C, &c->m, &c->n, &c->k, &c->ldc, &c->alpha, &c->beta,
-                   &vec_ok, &W};
-    tc_tail_args(a, 12, c);
+    int batch_count = (int)count;
+    void *a[19] = {&ma, &mb, &mc, &c->C, &c->m, &c->n, &c->k, &c->ldc, &c->alpha, &c->beta,
+                   &vec_ok, &W, &batch_count, &sc};
+    tc_tail_args(a, cfg[P_BATCH] ? 14 : 12, c);
     const unsigned grid[3] = {(unsigned)(clusters * cl), 1, 1}, block[3] = {threads, 1, 1};
     const unsigned cluster[3] = {(unsigned)cl, 1, 1};
     s = cl > 1 ? ex_launch_cluster(ex, "tcgemm", grid, block, cluster, smem, a)
@@ -332,7 +366,7 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c)
  * of op T operands the configuration does not read as stored (OPA / OPB 0: PATH 90 TF32, or a
  * configuration run outside its kind), then the PATH's kernel (k == 0: C = beta * C through
  * the reduce). More than one product only on PATH 80 without split-K (one launch, grid y over
- * the products). */
+ * the products) and PATH 90 BATCH 1 (one launch, units over tiles x products). */
 static at_status tc_run_products(at_exec *ex, const int *cfg, const tpl_problem *p, tc_call c,
                                  tc_batch b)
 {
@@ -367,13 +401,14 @@ static at_status tc_run_products(at_exec *ex, const int *cfg, const tpl_problem 
         (s = tc_pack_t(ex, TC_SLOT_PACKED_B, esz, align, c.k, c.n, b.count, &c.B, &c.ldb,
                        &b.sb)) != AT_OK)
         return s;
-    return cfg[P_PATH] == 90 ? t9_run(ex, cfg, &c) : t8_run(ex, cfg, &c, &b);
+    return cfg[P_PATH] == 90 ? t9_run(ex, cfg, &c, &b) : t8_run(ex, cfg, &c, &b);
 }
 
 /* Row-major C = alpha op(A) op(B) + beta C for every product of the batch. Transposed
  * operands are read as stored by a configuration with OPA / OPB 1, else go through the
  * transposing pack (tc_pack_t). PATH 80 without split-K computes up to 65535 products per
- * launch (grid y); PATH 90 and split-K launch per product. */
+ * launch (grid y), PATH 90 BATCH 1 as many (below 2^31 cluster tiles); other PATH 90
+ * configurations and split-K launch per product. */
 at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
 {
     const tpl_problem *p = &args->problem;
@@ -443,6 +478,14 @@ at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
         sA = sB = sC = 0;
     CUdeviceptr esz = (CUdeviceptr)tc_esz(cfg), csz = (CUdeviceptr)tc_csz(cfg);
     long long per_launch = cfg[P_PATH] == 80 && cfg[P_SPLITK] == 1 ? 65535 : 1;
+    if (cfg[P_PATH] == 90 && cfg[P_BATCH]) {
+        /* BATCH 1: up to 65535 products per launch (the packs' grid z), fewer where the
+         * cluster tiles would reach 2^31 */
+        long long per = tpl_cdiv(tpl_cdiv(c.m, cfg[P_BM]), cfg[P_CM]) *
+                        tpl_cdiv(tpl_cdiv(c.n, cfg[P_BN]), cfg[P_CN]);
+        per_launch = 0x7fffffff / (per > 0 ? per : 1);
+        per_launch = per_launch < 1 ? 1 : per_launch > 65535 ? 65535 : per_launch;
+    }
     for (long long z = 0; z < batch; z += per_launch) {
         tc_call cz = c;
         cz.A += (CUdeviceptr)(z * sA) * esz;

@@ -95,12 +95,66 @@ TEST(defaults_small_tensor_core_batches_launch_once)
             int cfg[TPL_MAX_PARAMS];
             char text[TPL_CONFIG_LEN];
             CHECK(tpl_builtin_config(&tpl_tcgemm, &h200, &p, 0, cfg, text, NULL));
-            /* PATH 80 launches every product at once (grid y) without split-K; products of a
-             * wave of tiles or more keep the Hopper kernel */
-            CHECK_MSG(df_value(&tpl_tcgemm, cfg, "PATH") == (big ? 90 : 80), "%s", text);
+            /* small products: PATH 90 BATCH 1 launches every product at once without split-K;
+             * a few products of a wave of tiles or more each launch the Hopper kernel per
+             * product */
+            CHECK_MSG(df_value(&tpl_tcgemm, cfg, "PATH") == 90, "%s", text);
+            CHECK_MSG(df_value(&tpl_tcgemm, cfg, "BATCH") == !big, "%s", text);
             if (!big)
                 CHECK_EQ(df_value(&tpl_tcgemm, cfg, "SPLITK"), 1);
         }
+}
+
+/* The sm_90 batch rows (m x n x k x batch, the weakest batched calls of bench_calls on PATH 80
+ * and issue 33's 128 x 128 x 64 x 1024), every type and op pair: PATH 90 BATCH 1 without split-K,
+ * its tile by the product's size (64 rows for m <= 64, 64 columns for n <= 64, else 128 x 128),
+ * usable as fitted (valid on the H200 and serving the problem), a 16-bit op-T operand read as
+ * stored; PATH 80's one-launch batch among the next choices (the 128 x 128 BATCH 1 row first
+ * where a narrow side took the first); PATH 80 on an A100; a single product never BATCH 1. */
+TEST(defaults_sm90_batches_launch_once_on_path90)
+{
+    at_device_info h200 = df_device(9), a100 = df_device(8);
+    static const long long shapes[][4] = {
+        {6444, 26, 90, 212}, {74, 2314, 68, 76}, {1138, 54, 444, 60}, {644, 26, 4102, 72},
+        {22, 946, 102, 215}, {112, 1614, 172, 77}, {59, 496, 181, 1520}, {46, 143, 299, 683},
+        {4755, 268, 16, 96}, {279, 124, 1218, 308}, {1259, 337, 2034, 33}, {128, 128, 64, 1024},
+    };
+    static const at_dtype types[3] = {AT_R_16BF, AT_R_16F, AT_R_32F};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int t = 0; t < 3; t++)
+            for (int ops = 0; ops < 4; ops++) {
+                tpl_problem p = df_gemm(shapes[s][0], shapes[s][1], shapes[s][2], types[t],
+                                        types[t] == AT_R_32F ? AT_MATH_TF32 : 0, ops >> 1,
+                                        ops & 1, shapes[s][3]);
+                int cfg[TPL_MAX_PARAMS];
+                char text[TPL_CONFIG_LEN], label[96];
+                tpl_problem_format(&p, label, sizeof label);
+                CHECK(tpl_builtin_config(&tpl_tcgemm, &h200, &p, 0, cfg, text, NULL));
+                CHECK_MSG(df_value(&tpl_tcgemm, cfg, "PATH") == 90 &&
+                              df_value(&tpl_tcgemm, cfg, "BATCH") == 1 &&
+                              df_value(&tpl_tcgemm, cfg, "SPLITK") == 1, "%s: %s", label, text);
+                CHECK_MSG(tpl_config_usable(&tpl_tcgemm, &h200, text, &p, 0, cfg), "%s: %s",
+                          label, text);
+                int bm = shapes[s][0] <= 64 ? 64 : 128;
+                int bn = shapes[s][0] > 64 && shapes[s][1] <= 64 ? 64 : 128;
+                CHECK_MSG(df_value(&tpl_tcgemm, cfg, "BM") == bm &&
+                              df_value(&tpl_tcgemm, cfg, "BN") == bn, "%s: %s", label, text);
+                CHECK_EQ(df_value(&tpl_tcgemm, cfg, "OPB"), types[t] != AT_R_32F && (ops & 1));
+                CHECK_EQ(df_value(&tpl_tcgemm, cfg, "OPA"), types[t] != AT_R_32F && (ops >> 1));
+                int path80 = 0;
+                for (int nth = 1; nth < 4 && !path80; nth++)
+                    path80 = tpl_builtin_config_nth(&tpl_tcgemm, &h200, &p, 0, nth, cfg, text,
+                                                    NULL) &&
+                             df_value(&tpl_tcgemm, cfg, "PATH") == 80;
+                CHECK_MSG(path80, "%s: no PATH 80 among the next choices", label);
+                CHECK(tpl_builtin_config(&tpl_tcgemm, &a100, &p, 0, cfg, text, NULL));
+                CHECK_MSG(df_value(&tpl_tcgemm, cfg, "PATH") == 80, "%s on sm_80: %s", label,
+                          text);
+                p.batch = 1;
+                CHECK(tpl_builtin_config(&tpl_tcgemm, &h200, &p, 0, cfg, text, NULL));
+                CHECK_MSG(df_value(&tpl_tcgemm, cfg, "BATCH") == 0, "%s single: %s", label,
+                          text);
+            }
 }
 
 TEST(defaults_split_k_only_for_few_tiles_and_deep_k)
@@ -379,8 +433,9 @@ static int df_row_of(const tpl_family *f, const char *origin)
 /* tpl_builtin_config_nth walks the matching rows in table order: the 0th is the rules' choice
  * (tpl_builtin_config's where a row matches), each next one comes from a later row that also
  * matches the problem, every choice distinct, and the walk ends. A 16-bit batch of large
- * products over a short K (30 x 1004 x 3911 x 25) gets PATH 80's one-launch batch kernel
- * first and the Hopper kernel's 128 x 256 tile as the next opinion (the trial times both). */
+ * products over a short K (30 x 1004 x 3911 x 25) gets the Hopper kernel's one-launch batch
+ * (BATCH 1) first and PATH 80's one-launch batch kernel as the next opinion (the trial times
+ * both). */
 TEST(defaults_next_rows_are_later_distinct_matching_choices)
 {
     const tpl_family *fams[4] = {&tpl_tcgemm, &tpl_dgemm, &tpl_matmul, &tpl_bgemm};
@@ -428,10 +483,10 @@ TEST(defaults_next_rows_are_later_distinct_matching_choices)
         int cfg[TPL_MAX_PARAMS];
         char text[TPL_CONFIG_LEN];
         CHECK(tpl_builtin_config_nth(&tpl_tcgemm, &h200, &p, 0, 0, cfg, text, NULL));
-        CHECK_MSG(df_value(&tpl_tcgemm, cfg, "PATH") == 80, "%s", text);
-        CHECK(tpl_builtin_config_nth(&tpl_tcgemm, &h200, &p, 0, 1, cfg, text, NULL));
         CHECK_MSG(df_value(&tpl_tcgemm, cfg, "PATH") == 90 &&
-                      df_value(&tpl_tcgemm, cfg, "BN") == 256, "%s", text);
+                      df_value(&tpl_tcgemm, cfg, "BATCH") == 1, "%s", text);
+        CHECK(tpl_builtin_config_nth(&tpl_tcgemm, &h200, &p, 0, 1, cfg, text, NULL));
+        CHECK_MSG(df_value(&tpl_tcgemm, cfg, "PATH") == 80, "%s", text);
     }
     CHECK(!tpl_builtin_config_nth(&tpl_tcgemm, &h200, &(tpl_problem){0}, 0, -1, NULL, NULL, NULL));
 }

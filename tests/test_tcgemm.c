@@ -16,24 +16,26 @@ extern const tpl_family tpl_tcgemm;
 
 enum {
     P_TYPE, P_PATH, P_BM, P_BN, P_BK, P_STAGES, P_WG, P_CM, P_CN, P_WARPS_M, P_WARPS_N,
-    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_EPI, P_FP8, P_SCALE,
+    P_RASTER, P_GROUP, P_SPLITK, P_VEC, P_LOADW, P_OPB, P_OPA, P_EPI, P_FP8, P_SCALE, P_BATCH,
     P_COUNT
 };
 
 static const char *const tt_names[P_COUNT] = {
     "TYPE", "PATH", "BM", "BN", "BK", "STAGES", "WG", "CM", "CN", "WARPS_M", "WARPS_N",
-    "RASTER", "GROUP", "SPLITK", "VEC", "LOADW", "OPB", "OPA", "EPI", "FP8", "SCALE",
+    "RASTER", "GROUP", "SPLITK", "VEC", "LOADW", "OPB", "OPA", "EPI", "FP8", "SCALE", "BATCH",
 };
 
-/* SCALE, the last parameter, varies fastest in the raw numbering, then FP8, then EPI: the raw
- * indices that are multiples of TT_STEP are the plain kernels (EPI 0, FP8 0, SCALE 0), the space
- * the scans below walk; the epilogues' judgement is the plain kernel's (tcgemm_epilogue_* check
- * that on every one); index TT_STEP * j + 2 f + s is FP8 value f and SCALE s with EPI 0 (the FP8
- * kernels: test_fp8.c, test_fp8_block.c). */
+/* BATCH, the last parameter, varies fastest in the raw numbering, then SCALE, FP8 and EPI: the
+ * raw indices that are multiples of TT_STEP are the plain kernels (EPI 0, FP8 0, SCALE 0,
+ * BATCH 0), the space the scans below walk; the epilogues' judgement is the plain kernel's
+ * (tcgemm_epilogue_* check that on every one); index TT_STEP * j + 2 (2 f + s) is FP8 value f
+ * and SCALE s with EPI 0 (the FP8 kernels: test_fp8.c, test_fp8_block.c), TT_STEP * j + 1 the
+ * plain kernel's BATCH 1 twin (test_tcgemm_batch.c). */
 #define TT_N_EPI 12
 #define TT_N_FP8 4
 #define TT_N_SCALE 2
-#define TT_STEP (TT_N_EPI * TT_N_FP8 * TT_N_SCALE)
+#define TT_N_BATCH 2
+#define TT_STEP (TT_N_EPI * TT_N_FP8 * TT_N_SCALE * TT_N_BATCH)
 
 /* ---------------- the specification, written from the notes ----------------
  * Tiles, pipelines and epilogues (docs/notes/tcgemm.md "Final", docs/notes/tcgemm_sm80.md
@@ -296,7 +298,7 @@ TEST(tcgemm_every_rejection_reason_is_reachable)
      * walk FP8 0) out of range, with an epilogue, on PATH 80 (the default), in a layout wgmma's
      * FP8 form does not read, with an FP32 C through TMA stores (the FP8 baseline, changed) */
     static const char *const odd[] = {"TYPE=3", "PATH=70", "BM=0", "RASTER=2", "SPLITK=0",
-                                      "EPI=12", "EPI=-1", "FP8=4", "FP8=1", "B:EPI=1",
+                                      "EPI=12", "EPI=-1", "FP8=4", "FP8=1", "BATCH=2", "B:EPI=1",
                                       "B:OPB=0", "B:OPA=1", "B:TYPE=2", "B:BN=256"};
     for (size_t o = 0; o < sizeof odd / sizeof odd[0]; o++) {
         int c[TPL_MAX_PARAMS];
@@ -505,8 +507,11 @@ TEST(tcgemm_op_t_operands_read_in_place)
                               cfg[P_OPB] == (in_place && (ops >> 1)), "%s type %d ops %d: %s",
                               devs[d].arch, t, ops, config);
                     CHECK(f->valid(cfg, &devs[d], NULL, 0) && f->applicable(cfg, &p));
-                    /* batches of small products: PATH 80 on every device */
-                    CHECK(p.batch == 1 || cfg[P_PATH] == 80);
+                    /* batches of small products: one PATH 90 BATCH 1 launch on sm_90, PATH 80
+                     * elsewhere; a single product never BATCH 1 */
+                    int sm90 = devs[d].cc_major == 9;
+                    CHECK(p.batch == 1 || cfg[P_PATH] == (sm90 ? 90 : 80));
+                    CHECK_EQ(cfg[P_BATCH], p.batch > 1 && sm90);
                 }
     /* PATH 80 stage geometry: A BM x (BK + 16 bytes) or, OPA 1, BK x (BM + 8); B BK x (BN + 8)
      * or, OPB 1, BN x (BK + 16 bytes); STAGES of them (128 x 128 x 32 BF16, 128 x 128 x 16
@@ -647,11 +652,11 @@ TEST(tcgemm_tuning_problems_stay_small)
     for (int i = 0; i < f->n_tuning_problems; i++) {
         const tpl_problem *p = &f->tuning_problems[i];
         CHECK(tpl_family_accepts(f, p));
-        int fp8 = tpl_math_fp8(p->math);    /* FP8 kernels sit at index TT_STEP * j + 2 FP8 + SCALE */
+        int fp8 = tpl_math_fp8(p->math);    /* FP8 kernels: index TT_STEP * j + 2 (2 FP8 + SCALE) */
         int t = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
         per_type[fp8 ? 3 : t]++;
         long long on_h = 0, on_a = 0;
-        for (long long x = 2 * fp8 + tpl_math_fp8_block(p->math); x < raw; x += TT_STEP) {
+        for (long long x = 2 * (2 * fp8 + tpl_math_fp8_block(p->math)); x < raw; x += TT_STEP) {
             int c[TPL_MAX_PARAMS];
             tpl_config_from_index(f, x, c);
             if (!f->applicable(c, p))
@@ -720,6 +725,22 @@ TEST(tcgemm_nvrtc_compiles_a_sample)
         {f, TC_P80_OP("TYPE=2", "BM=128,BN=128,BK=16,STAGES=4", 2, 16, 1, 4, 1, 1), "sm_80", AT_OK},
         {f, TC_P80_OP("TYPE=2", "BM=128,BN=128,BK=16,STAGES=4", 4, 4, 1, 2, 1, 0), "sm_90", AT_OK},
         {f, TC_P80_OP("TYPE=2", "BM=128,BN=128,BK=16,STAGES=4", 2, 16, 4, 2, 0, 1), "sm_80", AT_OK},
+        /* BATCH 1 (3-D TMA loads, product offsets of C): TMA stores through a 3-D map with op-T
+         * operands read as stored, clusters multicasting 3-D boxes, TF32's staged TMA stores
+         * (T9_TES) and its D = A B form, one warpgroup of 64 rows with a fused epilogue */
+        {f, "TYPE=0,PATH=90,BM=128,BN=128,BK=64,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+            "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,OPB=1,OPA=1,BATCH=1", "sm_90", AT_OK},
+        {f, "TYPE=1,PATH=90,BM=128,BN=256,BK=64,STAGES=4,WG=2,CM=2,CN=1,WARPS_M=2,WARPS_N=2,"
+            "RASTER=1,GROUP=8,SPLITK=1,VEC=2,LOADW=16,BATCH=1", "sm_90", AT_OK},
+        {f, "TYPE=2,PATH=90,BM=256,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=2,WARPS_M=2,WARPS_N=2,"
+            "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,BATCH=1", "sm_90", AT_OK},
+        {f, "TYPE=2,PATH=90,BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+            "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=16,OPB=1,OPA=1,BATCH=1", "sm_90", AT_OK},
+        {f, "TYPE=0,PATH=90,BM=64,BN=128,BK=64,STAGES=4,WG=1,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+            "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=16,OPB=1,EPI=6,BATCH=1", "sm_90", AT_OK},
+        {f, "TYPE=0,PATH=90,BM=64,BN=128,BK=64,STAGES=4,WG=1,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+            "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=16,OPB=1,EPI=6,BATCH=1", "sm_80",
+         AT_ERR_UNSUPPORTED},
         /* FP8 (every value and store path: test_fp8.c); on sm_80 refused without compiling */
         {f, f->baselines[f->n_baselines - 1].config, "sm_90", AT_OK},
         {f, f->baselines[f->n_baselines - 1].config, "sm_80", AT_ERR_UNSUPPORTED},

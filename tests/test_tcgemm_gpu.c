@@ -15,10 +15,10 @@
 #include "tcgemm.h"
 #include "th_family.h"
 
-/* SCALE varies fastest in the raw numbering, then FP8, then EPI: raw indices that are multiples
- * of TT_STEP are the plain kernels (as in test_tcgemm.c). */
+/* BATCH varies fastest in the raw numbering, then SCALE, FP8 and EPI: raw indices that are
+ * multiples of TT_STEP are the plain kernels (as in test_tcgemm.c). */
 #define TT_N_EPI 12
-#define TT_STEP (TT_N_EPI * 4 * 2)
+#define TT_STEP (TT_N_EPI * 4 * 2 * 2)
 
 static int tt_parse(const char *text, int *cfg)
 {
@@ -626,6 +626,203 @@ GPU_TEST(tcgemm_gpu_tf32_op_t_in_place)
                   at_status_string(st), e, err);
         th_release_compiled(&one, 1);
     }
+    ms_close(g);
+}
+
+/* The BATCH 1 configurations of type t valid on dev in tile order RASTER 0 (every PATH 90 tile,
+ * op-T readers included: tt_runs_on picks each one's op pairs); *n of them. */
+static th_compiled *tt_batch_set(const at_device_info *dev, int t, int *n)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    long long raw = tpl_space_size(f);
+    th_compiled *set = calloc(64, sizeof *set);
+    *n = 0;
+    for (long long i = 1; set && i < raw && *n < 64; i += TT_STEP) {
+        int c[TPL_MAX_PARAMS];
+        tpl_config_from_index(f, i, c);
+        if (c[P_TYPE] != t || c[P_BATCH] != 1 || c[P_RASTER] != 0 || !f->valid(c, dev, NULL, 0))
+            continue;
+        th_compiled *x = &set[(*n)++];
+        x->fam = f;
+        memcpy(x->cfg, c, sizeof x->cfg);
+        tpl_config_format(f, c, x->text, sizeof x->text);
+        x->arch = dev->arch;
+    }
+    return set;
+}
+
+/* How many of C's count elements (es bytes each) outside every product's rows x cols block
+ * (product z's first element at off + z * sc, rows ldc apart) differ from c0; *first the first. */
+static long long tt_changed_outside_batch(const unsigned char *c, const unsigned char *c0,
+                                          size_t count, size_t es, long long off, long long sc,
+                                          long long batch, long long ldc, long long rows,
+                                          long long cols, long long *first)
+{
+    long long changed = 0;
+    *first = -1;
+    for (size_t x = 0; x < count; x++) {
+        long long at = (long long)x - off, z = at >= 0 && sc > 0 ? at / sc : 0;
+        long long in = at - z * sc;
+        int inside = at >= 0 && z < batch && in / ldc < rows && in % ldc < cols;
+        if (!inside && memcmp(c + x * es, c0 + x * es, es) != 0) {
+            *first = *first < 0 ? (long long)x : *first;
+            changed++;
+        }
+    }
+    return changed;
+}
+
+/* PATH 90 BATCH 1 (a strided batch's products in one persistent launch: 3-D tensor maps, units
+ * over tiles x products) against the float64 reference of each product alone, every BATCH 1
+ * kernel of every type (RASTER 0) on its op pairs: m, n, k off the tiles, products apart by
+ * more than their extent (padding between them, aligned: one 3-D map), a product stride that is
+ * not a multiple of 16 bytes (A and B packed, C stored without TMA), a C stride alone off (the
+ * 3-D C map refused, the staged or direct stores), a batch of 1 (a map of depth 1), many small
+ * products (more units than SMs), k = 0, alpha with beta = 0 over NaN and beta != 0; every
+ * element of C outside the products' m x n blocks (the padding) unchanged. */
+GPU_TEST(tcgemm_gpu_batch_in_one_launch)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    const at_device_info *dev = ms_device(g);
+    if (dev->cc_major != 9 || dev->cc_minor != 0) {
+        printf("    PATH 90 runs on sm_90 only: nothing to run on %s\n", dev->arch);
+        ms_close(g);
+        return;
+    }
+    const cudrv *cu = ms_driver(g);
+    at_exec *ref = ms_reference(g);
+    static const int cases[][10] = {
+        /* m, n, k, batch, ld padding of A, B, C (elements past the stored columns), product
+         * padding of A, B, C (elements past rows x ld; 8 keeps 16-byte strides of 16-bit
+         * rows of 8-element multiples) */
+        {129, 65, 33, 3, 7, 7, 7, 8, 8, 8},         /* ragged, 8 elements between products */
+        {96, 1000, 72, 5, 8, 8, 0, 64, 64, 64},     /* aligned in every op pair: 3-D maps, C's
+                                                       3-D TMA store clipped at row 96 */
+        {59, 496, 184, 7, 0, 0, 0, 1, 1, 1},        /* product strides 2 or 4 bytes off */
+        {100, 1000, 72, 4, 0, 0, 0, 0, 0, 3},       /* only C's stride off */
+        {300, 257, 190, 1, 4, 3, 3, 0, 0, 0},       /* one product */
+        {22, 46, 102, 215, 2, 2, 2, 0, 0, 0},       /* many small products */
+        {97, 131, 0, 2, 0, 1, 1, 0, 0, 8},          /* k = 0: C = beta C */
+    };
+    static const float ab[2][2] = {{1.25f, 0.0f}, {-0.5f, 1.5f}};
+    int runs = 0;
+    for (int t = 0; t < 3 && !th_failed(); t++) {
+        int n_set = 0;
+        th_compiled *set = tt_batch_set(dev, t, &n_set);
+        CHECK_MSG(set && n_set >= 9, "%s: %d BATCH 1 kernels", tt_kinds[t].name, n_set);
+        if (!set || !th_compile_all(set, n_set)) {
+            th_free_compiled(set, n_set);
+            break;
+        }
+        size_t es = tt_es(t);
+        for (size_t d = 0; d < sizeof cases / sizeof cases[0] && !th_failed(); d++)
+        for (int ops = 0; ops < 4 && !th_failed(); ops++) {
+            int m = cases[d][0], n = cases[d][1], k = cases[d][2];
+            long long batch = cases[d][3];
+            int ta = ops & 1, tb = ops >> 1;
+            long long rows_a = ta ? (k ? k : 1) : m, cols_a = ta ? m : k;
+            long long rows_b = tb ? n : (k ? k : 1), cols_b = tb ? k : n;
+            long long lda = cols_a + cases[d][4], ldb = cols_b + cases[d][5];
+            long long ldc = n + cases[d][6];
+            lda = lda < 1 ? 1 : lda;
+            ldb = ldb < 1 ? 1 : ldb;
+            long long sa = rows_a * lda + cases[d][7], sb = rows_b * ldb + cases[d][8];
+            long long sc = (long long)m * ldc + cases[d][9];
+            size_t na = (size_t)(sa * batch), nb = (size_t)(sb * batch), nc = (size_t)(sc * batch);
+            tpl_workset ws;
+            memset(&ws, 0, sizeof ws);
+            CUdeviceptr A, B, C0, C, R;
+            unsigned char *hc0 = malloc(nc * es), *hc = malloc(nc * es),
+                          *hb = malloc((na > nb ? na : nb) * es);
+            CHECK(hc0 && hc && hb);
+            CHECK_OK(tpl_ws_alloc(ref, &ws, na * es, &A));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, nb * es, &B));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, nc * es, &C0));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, nc * es, &C));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, (size_t)batch * m * n * 8 + 8, &R));
+            tt_host_fill(hb, na, t, 41 + (unsigned)d);
+            CHECK(cu->MemcpyHtoD(A, hb, na * es) == CUDA_SUCCESS);
+            tt_host_fill(hb, nb, t, 52 + (unsigned)d);
+            CHECK(cu->MemcpyHtoD(B, hb, nb * es) == CUDA_SUCCESS);
+            tt_host_fill(hc0, nc, t, 63 + (unsigned)d);
+            CHECK(cu->MemcpyHtoD(C0, hc0, nc * es) == CUDA_SUCCESS);
+            tpl_problem p = tt_problem(m, n, k, tt_kinds[t].t, tt_kinds[t].m);
+            p.op_a = ta ? AT_OP_T : AT_OP_N;
+            p.op_b = tb ? AT_OP_T : AT_OP_N;
+            p.batch = batch;
+            tpl_problem one = p;
+            one.batch = 0;
+            for (int v = 0; v < 2 && !th_failed(); v++) {
+                float alpha = ab[v][0], beta = ab[v][1];
+                /* the reference of each product alone (a single-product problem) */
+                for (long long z = 0; z < batch; z++) {
+                    tpl_args rargs = tpl_gemm_args(m, n, k, alpha, A + (CUdeviceptr)(z * sa) * es,
+                                                   (int)lda, B + (CUdeviceptr)(z * sb) * es,
+                                                   (int)ldb, beta, C0 + (CUdeviceptr)(z * sc) * es,
+                                                   (int)ldc);
+                    rargs.problem = one;
+                    CHECK_OK(tpl_ref_gemm_args(ref, &rargs, C0 + (CUdeviceptr)(z * sc) * es,
+                                               R + (CUdeviceptr)(z * m * n) * 8));
+                }
+                for (int i = 0; i < n_set && !th_failed(); i++) {
+                    if (!tt_runs_on(set[i].cfg, ops))
+                        continue;
+                    /* C = C0, NaN in every product's m x n block when beta = 0 */
+                    memcpy(hc, hc0, nc * es);
+                    for (long long z = 0; beta == 0.0f && z < batch; z++)
+                        for (int r = 0; r < m; r++)
+                            memset(hc + (size_t)(z * sc + (long long)r * ldc) * es, 0xff,
+                                   (size_t)n * es);
+                    CHECK(cu->MemcpyHtoD(C, hc, nc * es) == CUDA_SUCCESS);
+                    CUmodule mod;
+                    CHECK(cu->ModuleLoadData(&mod, set[i].cubin) == CUDA_SUCCESS);
+                    at_exec ex;
+                    ex_init(&ex, cu, dev, mod, ref->stream, err, sizeof err);
+                    tpl_args args = tpl_gemm_args(m, n, k, alpha, A, (int)lda, B, (int)ldb, beta,
+                                                  C, (int)ldc);
+                    args.problem = p;
+                    args.operand[TPL_GEMM_A].batch_stride = sa;
+                    args.operand[TPL_GEMM_B].batch_stride = sb;
+                    args.operand[TPL_GEMM_C].batch_stride = sc;
+                    at_status s = f->run(&ex, set[i].cfg, &args);
+                    if (s == AT_OK)
+                        s = ex_sync(&ex);
+                    ex_release(&ex);
+                    cu->ModuleUnload(mod);
+                    CHECK_MSG(s == AT_OK, "%s: %s", set[i].text, err);
+                    for (long long z = 0; z < batch && !th_failed(); z++) {
+                        double e = -1;
+                        CHECK_OK(tpl_rel_error_typed(ref, tt_kinds[t].t,
+                                                     C + (CUdeviceptr)(z * sc) * es, m, n, ldc,
+                                                     R + (CUdeviceptr)(z * m * n) * 8, &e));
+                        CHECK_MSG(e <= f->tolerance(&p), "%s %dx%dx%d x %lld ops %s%s ld "
+                                  "%lld/%lld/%lld strides %lld/%lld/%lld alpha %g beta %g %s: "
+                                  "product %lld error %g", tt_kinds[t].name, m, n, k, batch,
+                                  tpl_op_name(p.op_a), tpl_op_name(p.op_b), lda, ldb, ldc, sa,
+                                  sb, sc, alpha, beta, set[i].text, z, e);
+                    }
+                    CHECK(cu->MemcpyDtoH(hc, C, nc * es) == CUDA_SUCCESS);
+                    long long first;
+                    CHECK_MSG(tt_changed_outside_batch(hc, hc0, nc, es, 0, sc, batch, ldc, m, n,
+                                                       &first) == 0,
+                              "%s %dx%dx%d x %lld: element %lld outside the products changed",
+                              set[i].text, m, n, k, batch, first);
+                    runs++;
+                }
+            }
+            tpl_workset_free(cu, &ws);
+            free(hc0);
+            free(hc);
+            free(hb);
+        }
+        printf("    %s: %d BATCH 1 kernels x %zu batches x their op pairs x 2 alpha/beta\n",
+               tt_kinds[t].name, n_set, sizeof cases / sizeof cases[0]);
+        th_free_compiled(set, n_set);
+    }
+    CHECK(runs >= 3 * 9 * 7 * 2);
     ms_close(g);
 }
 
