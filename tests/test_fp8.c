@@ -23,9 +23,9 @@
 #include "th_sql.h"
 #include "tpl.h"
 
-/* SCALE (2 values) varies fastest in tcgemm's raw numbering, then FP8, then EPI (12 values):
- * index TF_STEP * j + 2 f is the configuration j with FP8 f, EPI 0 and SCALE 0 (per-tensor). */
-#define TF_STEP (TPL_N_EPI * 4 * 2)
+/* SCALE (3 values) varies fastest in tcgemm's raw numbering, then FP8, then EPI (12 values):
+ * index TF_STEP * j + 3 f is the configuration j with FP8 f, EPI 0 and SCALE 0 (per-tensor). */
+#define TF_STEP (TPL_N_EPI * 4 * 3)
 
 static const struct { at_math math; const char *name; at_dtype a, b; } tf_pairs[3] = {
     {TPL_MATH_E4M3, "e4m3xe4m3", AT_R_8F_E4M3, AT_R_8F_E4M3},
@@ -282,7 +282,7 @@ TEST(fp8_kernels_rules_and_kinds)
     for (long long j = 0; j < raw && !th_failed(); j += TF_STEP)
         for (int fv = 0; fv < 4; fv++) {
             int c[TPL_MAX_PARAMS];
-            tpl_config_from_index(f, j + 2 * fv, c);
+            tpl_config_from_index(f, j + 3 * fv, c);
             CHECK(c[P_FP8] == fv && c[P_EPI] == 0 && c[P_SCALE] == 0);
             int v = f->valid(c, NULL, why, sizeof why);
             if (fv == 0) {

@@ -28,11 +28,11 @@ static const char *const tt_names[P_COUNT] = {
 /* SCALE, the last parameter, varies fastest in the raw numbering, then FP8, then EPI: the raw
  * indices that are multiples of TT_STEP are the plain kernels (EPI 0, FP8 0, SCALE 0), the space
  * the scans below walk; the epilogues' judgement is the plain kernel's (tcgemm_epilogue_* check
- * that on every one); index TT_STEP * j + 2 f + s is FP8 value f and SCALE s with EPI 0 (the FP8
+ * that on every one); index TT_STEP * j + 3 f + s is FP8 value f and SCALE s with EPI 0 (the FP8
  * kernels: test_fp8.c, test_fp8_block.c). */
 #define TT_N_EPI 12
 #define TT_N_FP8 4
-#define TT_N_SCALE 2
+#define TT_N_SCALE 3
 #define TT_STEP (TT_N_EPI * TT_N_FP8 * TT_N_SCALE)
 
 /* ---------------- the specification, written from the notes ----------------
@@ -647,11 +647,11 @@ TEST(tcgemm_tuning_problems_stay_small)
     for (int i = 0; i < f->n_tuning_problems; i++) {
         const tpl_problem *p = &f->tuning_problems[i];
         CHECK(tpl_family_accepts(f, p));
-        int fp8 = tpl_math_fp8(p->math);    /* FP8 kernels sit at index TT_STEP * j + 2 FP8 + SCALE */
+        int fp8 = tpl_math_fp8(p->math);    /* FP8 kernels sit at index TT_STEP * j + 3 FP8 + SCALE */
         int t = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
         per_type[fp8 ? 3 : t]++;
         long long on_h = 0, on_a = 0;
-        for (long long x = 2 * fp8 + tpl_math_fp8_block(p->math); x < raw; x += TT_STEP) {
+        for (long long x = TT_N_SCALE * fp8 + tpl_math_fp8_block(p->math); x < raw; x += TT_STEP) {
             int c[TPL_MAX_PARAMS];
             tpl_config_from_index(f, x, c);
             if (!f->applicable(c, p))
