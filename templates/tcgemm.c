@@ -68,10 +68,9 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
                    "mma.sync has none before sm_89 and is not built for it",
     [R_FP8_LAYOUT] = "FP8 wgmma reads both operands K-major: OPA 0 and OPB 1 (other layouts are "
                      "packed first), and an FP32 C is stored directly (VEC 1 or 2)",
-    [R_SCALE] = "SCALE is 0 (per-tensor), 1 or 2 (block scales: FP8 operands, BK 128 = one scale "
-                "block, BN 64 or 128 inside one 128-column block of B, a consumer warpgroup's "
-                "accumulator and its promotion buffer at most 128 registers; 2: with two promotion "
-                "buffers, at most 192)",
+    [R_SCALE] = "SCALE is 0 (per-tensor), 1 or 2 (block scales with one or two promotion "
+                "buffers: FP8 operands, BK 128 = one scale block, BN 64 or 128 inside one "
+                "128-column block of B, at most 64 accumulators per thread)",
 };
 const int tpl_tcgemm_n_reasons = R_COUNT;
 
