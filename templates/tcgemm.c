@@ -673,7 +673,7 @@ static double tc_tolerance_fp8(at_dtype t, long long k)
     return tc_tolerance_rule(t, k) + (4.0 * sqrt(kk) + kk / 32.0) * ldexp(1.0, -13);
 }
 
-/* Block-scaled FP8 (SCALE 1): the kernel promotes every K-block of 128 (4 wgmma k32 steps) into
+/* Block-scaled FP8 (SCALE 1, 2): the kernel promotes every K-block of 128 (4 wgmma k32 steps) into
  * an FP32 accumulator with its two scales, so the 13-bit accumulator's truncation reaches at most 4
  * steps of each block's own sum, at most 4 2^-13 of it (the k / 32 term above becomes 4; 8 keeps
  * a 2x margin); the alignment of each step's 32 products to 14 bits is the tensor cores' and
