@@ -69,9 +69,9 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
                    "mma.sync has none before sm_89 and is not built for it",
     [R_FP8_LAYOUT] = "FP8 wgmma reads both operands K-major: OPA 0 and OPB 1 (other layouts are "
                      "packed first), and an FP32 C is stored directly (VEC 1 or 2)",
-    [R_SCALE] = "SCALE is 0 (per-tensor) or 1 (block scales: FP8 operands, BK 128 = one scale "
-                "block, BN 64 or 128 inside one 128-column block of B, a consumer warpgroup's "
-                "accumulator and its promotion buffer at most 128 registers)",
+    [R_SCALE] = "SCALE is 0 (per-tensor), 1 or 2 (block scales with one or two promotion "
+                "buffers: FP8 operands, BK 128 = one scale block, BN 64 or 128 inside one "
+                "128-column block of B, at most 64 accumulators per thread)",
     [R_BATCH] = "BATCH is 0 or 1; 1 (a strided batch's products in one launch, 3-D tensor maps) is "
                 "PATH 90 without split-K or FP8 operands, tile order GROUP 8 (RASTER 0 or 1)",
 };
@@ -278,9 +278,9 @@ static const tc_recipe tc_lattice[] = {
     {2, 90, 256, 128, 128, 3, 2, 1, 1, 2, 2, 8, 16, 0},
     {2, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 8, 16, 0},
     {2, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 2, 16, 1},
-    /* PATH 90, FP8 with block scales (SCALE 1): each warpgroup keeps its FP32 accumulator and a
-     * promotion buffer of the same size (tcgemm.cu), so one m64 x BN wgmma per warpgroup, BN
-     * 128 (one scale block of B per tile) or 64 for small outputs */
+    /* PATH 90, FP8 with block scales (SCALE 1 and 2): each warpgroup keeps its FP32 accumulator
+     * and one or two promotion buffers of the same size (tcgemm.cu), so one m64 x BN wgmma per
+     * warpgroup, BN 128 (one scale block of B per tile) or 64 for small outputs */
     {3, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 8, 16, 0},
     {3, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 2, 16, 1},
     {3, 90, 128, 128, 128, 4, 2, 2, 1, 2, 2, 2, 16, 0},
@@ -359,12 +359,13 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     if (cfg[P_FP8] && (cfg[P_OPA] != 0 || cfg[P_OPB] != 1 ||
                        (cfg[P_TYPE] == 2 && cfg[P_VEC] != 1 && cfg[P_VEC] != 2)))
         return tc_reject(R_FP8_LAYOUT, why, len);
-    /* block scales: the accumulator d and the promotion buffer, (BM / WG / 64) x BN / 2 FP32
-     * registers each (tcgemm.cu's SCALE) */
-    if (cfg[P_SCALE] < 0 || cfg[P_SCALE] > 1 ||
+    /* block scales: the accumulator d and SCALE promotion buffers, (BM / WG / 64) x BN / 2 FP32
+     * registers each (tcgemm.cu's SCALE): at most 128 with one buffer, 192 with two */
+    if (cfg[P_SCALE] < 0 || cfg[P_SCALE] > 2 ||
         (cfg[P_SCALE] && (!cfg[P_FP8] || cfg[P_BK] != 128 || (cfg[P_BN] != 64 && cfg[P_BN] != 128) ||
                           cfg[P_WG] < 1 || cfg[P_BM] % cfg[P_WG] ||
-                          2 * (cfg[P_BM] / cfg[P_WG] / 64) * (cfg[P_BN] / 2) > 128)))
+                          (cfg[P_SCALE] + 1) * (cfg[P_BM] / cfg[P_WG] / 64) * (cfg[P_BN] / 2) >
+                              64 * (cfg[P_SCALE] + 1))))
         return tc_reject(R_SCALE, why, len);
     /* BATCH 1: PATH 90's products in one launch (the units over tiles x products): one K slice
      * per unit (split-K batches stay per product, as on PATH 80), FP8 batches per product; the
@@ -412,7 +413,7 @@ static int tc_valid_prefix(const int *cfg, int n_fixed, const at_device_info *de
         if (n_fixed <= P_EPI)
             c[P_EPI] = 0;
         int f_lo = n_fixed > P_FP8 ? cfg[P_FP8] : 0, f_hi = n_fixed > P_FP8 ? cfg[P_FP8] : 3;
-        int s_lo = n_fixed > P_SCALE ? cfg[P_SCALE] : 0, s_hi = n_fixed > P_SCALE ? cfg[P_SCALE] : 1;
+        int s_lo = n_fixed > P_SCALE ? cfg[P_SCALE] : 0, s_hi = n_fixed > P_SCALE ? cfg[P_SCALE] : 2;
         int b_lo = n_fixed > P_BATCH ? cfg[P_BATCH] : 0, b_hi = n_fixed > P_BATCH ? cfg[P_BATCH] : 1;
         for (int f = f_lo; f <= f_hi; f++)
             for (int sc = s_lo; sc <= s_hi; sc++)
@@ -487,7 +488,7 @@ static int tc_applicable(const int *cfg, const tpl_problem *p)
 {
     if (!tpl_family_accepts(&tpl_tcgemm, p) || tc_type_of(p) != cfg[P_TYPE] ||
         cfg[P_FP8] != tpl_math_fp8(p->math) ||  /* FP8 operands: their own pair only */
-        cfg[P_SCALE] != tpl_math_fp8_block(p->math) ||  /* and their own scaling */
+        (cfg[P_SCALE] != 0) != tpl_math_fp8_block(p->math) ||  /* and their own scaling */
         cfg[P_EPI] != p->epilogue ||    /* a kernel computes its own epilogue only */
         (cfg[P_BATCH] && tpl_problem_batch(p) < 2))     /* BATCH 1: batches only */
         return 0;
@@ -688,7 +689,7 @@ static double tc_tolerance_fp8(at_dtype t, long long k)
     return tc_tolerance_rule(t, k) + (4.0 * sqrt(kk) + kk / 32.0) * ldexp(1.0, -13);
 }
 
-/* Block-scaled FP8 (SCALE 1): the kernel promotes every K-block of 128 (4 wgmma k32 steps) into
+/* Block-scaled FP8 (SCALE 1, 2): the kernel promotes every K-block of 128 (4 wgmma k32 steps) into
  * an FP32 accumulator with its two scales, so the 13-bit accumulator's truncation reaches at most 4
  * steps of each block's own sum, at most 4 2^-13 of it (the k / 32 term above becomes 4; 8 keeps
  * a 2x margin); the alignment of each step's 32 products to 14 bits is the tensor cores' and
@@ -719,7 +720,8 @@ static void tc_fit_kind(int *cfg, const tpl_problem *p)
 {
     cfg[P_TYPE] = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
     cfg[P_FP8] = tpl_math_fp8(p->math);
-    cfg[P_SCALE] = tpl_math_fp8_block(p->math);
+    /* block scales: the row's SCALE (1 or 2: one or two promotion buffers), else 1 */
+    cfg[P_SCALE] = !tpl_math_fp8_block(p->math) ? 0 : cfg[P_SCALE] == 2 ? 2 : 1;
     /* a transposed operand is read as stored where the kernel can (PATH 80, PATH 90 16-bit),
      * not packed; PATH 90 TF32 packs here (its OPA / OPB 1 kernels are the tuner's to pick: not
      * yet measured as a built-in choice); FP8 reads A and B K-major always (m x k and n x k:
@@ -841,9 +843,11 @@ const tpl_family tpl_tcgemm = {
         {"FP8", 4, {0, 1, 2, 3}, "FP8 operands (PATH 90, the problem's kind): 0 none, 1 E4M3 x "
                                  "E4M3, 2 E4M3 x E5M2, 3 E5M2 x E4M3; TYPE is then C's type (0 "
                                  "BF16, 1 FP16, 2 FP32)", .omit_first = 1},
-        {"SCALE", 2, {0, 1}, "FP8 scaling (the problem's kind): 0 per-tensor, 1 block scales (1 x "
-                             "128 of A, 128 x 128 of B; each K-block's product promoted to FP32 "
-                             "with its scales)", .omit_first = 1},
+        {"SCALE", 3, {0, 1, 2}, "FP8 scaling (the problem's kind): 0 per-tensor, 1 block scales (1 "
+                                "x 128 of A, 128 x 128 of B; each K-block's product promoted to "
+                                "FP32 with its scales), 2 block scales with two promotion buffers "
+                                "(the next K-block's wgmmas run during a promotion)",
+         .omit_first = 1},
         {"BATCH", 2, {0, 1}, "PATH 90 strided batches: 0 one launch per product, 1 every product "
                              "in one launch (3-D tensor maps, persistent units over tiles x "
                              "products; batches only)", .omit_first = 1},

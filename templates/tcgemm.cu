@@ -44,6 +44,7 @@
 // read at the start, D = scale_d (alpha scale_a scale_b A B + beta C) folded into alpha and beta (TC_F8_SCALE).
 // SCALE 1 (block scales, docs/fp8.md): scale_a per 1 x 128 of A and scale_b per 128 x 128 of B (device arrays);
 // each K-block's wgmmas accumulate into a second accumulator, promoted into the first with its two scales in FP32.
+// SCALE 2: the same product with two promotion buffers, so one K-block's wgmmas run while the previous one is promoted.
 // Accumulation is FP32; alpha and beta are FP32 and applied to the FP32 accumulator; C is rounded
 // once (round to nearest even) at the store. C has the input type: it halves the epilogue's
 // traffic and is what frameworks and cublasGemmEx with Ctype = Atype do. beta == 0 never reads C
@@ -160,7 +161,8 @@
 #ifndef SCALE
 #define SCALE 0         // FP8 scaling: 0 per-tensor (three device floats); 1 block scales: scale_a m x ceil(k/128) floats
                         // (row i, K-block kb at i * ceil(k/128) + kb), scale_b ceil(n/128) x ceil(k/128) (column block jb,
-                        // K-block kb at jb * ceil(k/128) + kb), scale_d one float; BK 128, BN 64 or 128, one m64 wgmma per warpgroup
+                        // K-block kb at jb * ceil(k/128) + kb), scale_d one float; BK 128, BN 64 or 128, one m64 wgmma per warpgroup;
+                        // 2 block scales with two promotion buffers (K-block j + 1's wgmmas in flight while j is promoted)
 #endif
 #ifndef BATCH
 #define BATCH 0         // PATH 90: 1 = every product of a strided batch in one launch (3-D tensor maps {cols, rows,
@@ -176,8 +178,8 @@
 #if FP8 < 0 || FP8 > 3 || (FP8 && (EPI || PATH != 90))
 #error "tcgemm: FP8 is 0..3, PATH 90 only, without a fused epilogue"
 #endif
-#if SCALE < 0 || SCALE > 1 || (SCALE && (!FP8 || BK != 128 || (BN != 64 && BN != 128) || BM / WG != 64 || PING))
-#error "tcgemm: SCALE 1 (block scales) is FP8 with BK 128, BN 64 or 128 and one m64 wgmma per consumer warpgroup"
+#if SCALE < 0 || SCALE > 2 || (SCALE && (!FP8 || BK != 128 || (BN != 64 && BN != 128) || BM / WG != 64 || PING))
+#error "tcgemm: SCALE 1 or 2 (block scales) is FP8 with BK 128, BN 64 or 128 and one m64 wgmma per consumer warpgroup"
 #endif
 
 // ---- shared: the element type of C (and of A and B, FP8 0), the operands' tc_in, conversions ----
@@ -1103,6 +1105,21 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
         // the promotion (wait_group 0), so the stage is released at once.
         float dt[T9_ACC];
 #endif
+#if SCALE == 2
+        // Two promotion buffers, dt and dt1, taken in turns: a step issues K-block j's wgmmas, waits for block j - 1's
+        // only (wait_group 1), releases its stage and promotes it while block j runs. d, dt and dt1: 3 x 64 registers
+        // at BN 128 (of the consumers' 232). The blocks run in chunks of at most 4 (below), each ending with wait_group 0.
+        float dt1[T9_ACC];
+        auto promote = [&](float (&x)[T9_ACC], float f0, float f1) {
+#pragma unroll
+            for (int j = 0; j < T9_ACC / 4; j++) {
+                d[0][4 * j] += f0 * x[4 * j];
+                d[0][4 * j + 1] += f0 * x[4 * j + 1];
+                d[0][4 * j + 2] += f1 * x[4 * j + 2];
+                d[0][4 * j + 3] += f1 * x[4 * j + 3];
+            }
+        };
+#endif
         unsigned fr0[T9_MI][BK / 8][4], fr1[T9_MI][BK / 8][4];   // TF32 A fragments, two K steps
 #pragma unroll
         for (int i = 0; i < T9_MI; i++)
@@ -1145,6 +1162,9 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             for (int j = 0; j < T9_ACC; j++)
                 d[0][j] = 0.0f;
 #endif
+#if SCALE == 2
+            float pf0 = 0.0f, pf1 = 0.0f;   // the previous K-block's scale products (rows sr0, sr1)
+#endif
 #if PING
             // the previous tile's owner must have finished its main loop: before that, this
             // warpgroup's full-barrier phases are not the next ones (parity would alias)
@@ -1155,7 +1175,12 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             // previous stage. TF32: fa holds this step's register A fragments, fo the previous
             // step's, still read by its in-flight wgmmas until the wait below (so the two are never
             // the same registers: the loop is unrolled by two and fo is fenced after the wait).
-            auto step = [&](int kt, unsigned (&fa)[T9_MI][BK / 8][4], unsigned (&fo)[T9_MI][BK / 8][4]) {
+            auto step = [&](int kt, unsigned (&fa)[T9_MI][BK / 8][4], unsigned (&fo)[T9_MI][BK / 8][4]
+#if SCALE == 2
+                            , float (&dc)[T9_ACC], float (&dp)[T9_ACC], int after  // this K-block's buffer, the
+                            // previous one's (promoted if after: not the first block of a chunk)
+#endif
+                            ) {
 #if SCALE
                 // the block's scales, loaded ahead of the stage's wait and read after its wgmmas
                 const float la0 = sa0[kt], la1 = sa1[kt], lb = sbk[kt];
@@ -1165,7 +1190,10 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
                 for (int i = 0; i < T9_MI; i++)
                     t9_fence_acc(d[i]);
-#if SCALE
+#if SCALE == 2
+                t9_fence_acc(dc);
+                t9_fence_acc(dp);
+#elif SCALE
                 t9_fence_acc(dt);
 #endif
 #if !TC_TF32
@@ -1181,7 +1209,9 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                         unsigned long long da =
                             OPA ? t9_desc(sa + (row0 / 64) * (BK * 128) + kk * 2048, BK * 128, 1024)
                                 : t9_desc(sa + (kk / 4) * (BM * 128) + row0 * 128 + (kk % 4) * 32, 16, 1024);
-#if SCALE
+#if SCALE == 2
+                        t9_mma(dc, da, db, kk > 0);
+#elif SCALE
                         t9_mma(dt, da, db, kk > 0);
 #else
                         t9_mma(d[i], da, db, kt > k0 || kk > 0);
@@ -1266,7 +1296,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
 #if TC_TF32 && T9_TFK
                 asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(T9_TFK) : "memory");
-#elif SCALE
+#elif SCALE == 1
                 asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 #else
                 asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
@@ -1292,7 +1322,10 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #else
                 (void)fo;
 #endif
-#if SCALE
+#if SCALE == 2
+                t9_fence_acc(dp);           // block kt - 1 (if any) is complete: its stage is released below
+#endif
+#if SCALE == 1
                 t9_fence_acc(dt);
                 if (tid < T9_CL) {          // this stage is read: release it before the promotion
                     unsigned r = tid;
@@ -1315,13 +1348,58 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 }
                 prev = s;
 #endif
+#if SCALE == 2
+                if (after)                  // block kt - 1, while block kt's wgmmas run
+                    promote(dp, pf0, pf1);
+                pf0 = la0 * lb;
+                pf1 = la1 * lb;
+#endif
                 if (++s == STAGES) { s = 0; ph ^= 1; }
             };
+#if SCALE == 2
+            // Chunks of at most 4 K-blocks, straight-line code that ends with wait_group 0 and the last block's promotion:
+            // no wgmma group stays in flight across a branch merge or a loop's back edge, where ptxas would lose track
+            // of which buffer a wait_group 1 completes and serialize every wgmma (its C7514). So one promotion in 4
+            // waits for its wgmmas; warpgroup 2 starts each tile with a chunk of 2, so the two warpgroups' waits fall
+            // apart and the other one's wgmmas keep the tensor cores busy.
+            auto finish = [&](float (&x)[T9_ACC]) {
+                asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+                t9_fence_acc(x);
+                if (tid < T9_CL) {          // the chunk's last stage is read
+                    unsigned r = tid;
+                    if ((int)(r % CM) == cm || (int)(r / CM) == cn)
+                        t9_bar_arrive_cta(bars + 8 * (STAGES + prev), r);
+                }
+                prev = -1;
+                promote(x, pf0, pf1);
+            };
+            for (int kt = k0, chunk = c % 2 ? 2 : 4; kt < k1; kt += chunk, chunk = 4) {
+                const int left = k1 - kt;
+                step(kt, fr0, fr1, dt, dt1, 0);
+                if (left > 1) {
+                    step(kt + 1, fr1, fr0, dt1, dt, 1);
+                    if (left > 2 && chunk > 2) {
+                        step(kt + 2, fr0, fr1, dt, dt1, 1);
+                        if (left > 3) {
+                            step(kt + 3, fr1, fr0, dt1, dt, 1);
+                            finish(dt1);
+                        } else {
+                            finish(dt);
+                        }
+                    } else {
+                        finish(dt1);
+                    }
+                } else {
+                    finish(dt);
+                }
+            }
+#else
             for (int kt = k0; kt < k1; kt += 2) {
                 step(kt, fr0, fr1);
                 if (kt + 1 < k1)
                     step(kt + 1, fr1, fr0);
             }
+#endif
             asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 #pragma unroll
             for (int i = 0; i < T9_MI; i++)

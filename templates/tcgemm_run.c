@@ -422,7 +422,7 @@ at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args)
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: configuration FP8=%d does not compute "
                        "the problem's operand types (%s)", cfg[P_FP8],
                        tpl_math_name(p->math) ? tpl_math_name(p->math) : "?");
-    if (cfg[P_SCALE] != tpl_math_fp8_block(p->math))
+    if ((cfg[P_SCALE] != 0) != tpl_math_fp8_block(p->math))
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: configuration SCALE=%d does not compute "
                        "the problem's %s scaling", cfg[P_SCALE],
                        tpl_math_fp8_block(p->math) ? "block" : "per-tensor");

@@ -18,15 +18,13 @@
 #include "th_compile.h"
 #include "th_family.h"
 #include "th_fp8.h"
+#include "th_tcgemm.h"
 #include "th_half.h"
 #include "th_migrate.h"
 #include "th_sql.h"
 #include "tpl.h"
 
-/* BATCH (2 values) varies fastest in tcgemm's raw numbering, then SCALE (2), FP8, then EPI (12
- * values): index TF_STEP * j + 4 f is the configuration j with FP8 f, EPI 0, SCALE 0
- * (per-tensor) and BATCH 0. */
-#define TF_STEP (TPL_N_EPI * 4 * 2 * 2)
+#define TF_STEP TH_TC_STEP     /* the raw numbering: th_tcgemm.h */
 
 static const struct { at_math math; const char *name; at_dtype a, b; } tf_pairs[3] = {
     {TPL_MATH_E4M3, "e4m3xe4m3", AT_R_8F_E4M3, AT_R_8F_E4M3},
@@ -283,7 +281,7 @@ TEST(fp8_kernels_rules_and_kinds)
     for (long long j = 0; j < raw && !th_failed(); j += TF_STEP)
         for (int fv = 0; fv < 4; fv++) {
             int c[TPL_MAX_PARAMS];
-            tpl_config_from_index(f, j + 4 * fv, c);
+            tpl_config_from_index(f, j + TH_TC_INDEX(0, fv, 0, 0), c);
             CHECK(c[P_FP8] == fv && c[P_EPI] == 0 && c[P_SCALE] == 0);
             int v = f->valid(c, NULL, why, sizeof why);
             if (fv == 0) {

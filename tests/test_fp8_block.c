@@ -1,8 +1,8 @@
 /* test_fp8_block.c: the block-scaled FP8 GEMM (issue 36: 1 x 128 scales of A, 128 x 128 of B):
  * its problem kinds (names, text forms, database key), at_gemm_fp8_blockscaled's argument checks,
- * the tensor-core family's SCALE 1 kernels (rules, kinds, defaults, tolerance, NVRTC compiles); on
- * an sm_90 GPU every block-scaled kernel through the tuner's verification and the call against
- * a float64 host product of the same bytes and scales. */
+ * the tensor-core family's SCALE 1 and 2 kernels (one or two promotion buffers: rules, kinds,
+ * defaults, tolerance, NVRTC compiles); on an sm_90 GPU every block-scaled kernel through the
+ * tuner's verification and the call against a float64 host product of the same bytes and scales. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -195,18 +195,19 @@ TEST(fp8_block_argument_checks)
 
 /* ---------------- CPU tier: the kernels ---------------- */
 
-/* Every valid SCALE 1 kernel is a PATH 90 FP8 kernel with BK 128, BN 64 or 128 and one m64
+/* Every valid SCALE 1 or 2 kernel is a PATH 90 FP8 kernel with BK 128, BN 64 or 128 and one m64
  * wgmma per warpgroup; it serves exactly its pair, C type and block scaling (in every op pair),
- * never the per-tensor kind, and no SCALE 0 kernel serves a block-scaled problem. SCALE 1 on a
- * per-tensor tile (128 x 256) or without FP8 is refused with its reason. */
+ * never the per-tensor kind, and no SCALE 0 kernel serves a block-scaled problem. SCALE 2 (two
+ * promotion buffers) is valid exactly where SCALE 1 is: the same lattice rows. SCALE 1 or 2 on a
+ * per-tensor tile (128 x 256) or without FP8, and SCALE 3, are refused with the reason. */
 TEST(fp8_block_kernels_rules_and_kinds)
 {
     const tpl_family *f = &tpl_tcgemm;
     at_device_info h100 = tb_h100();
-    CHECK(f->params[P_SCALE].omit_first && f->params[P_SCALE].n_values == 2);
+    CHECK(f->params[P_SCALE].omit_first && f->params[P_SCALE].n_values == 3);
     long long *idx = NULL, n = tpl_valid_configs(f, NULL, &idx);
     CHECK(n > 0 && idx);
-    int per[4][3] = {{0}}, tensor_checked = 0;
+    int per[3][4][3] = {{{0}}}, tensor_checked = 0;
     for (long long i = 0; i < n && !th_failed(); i++) {
         int c[TPL_MAX_PARAMS];
         tpl_config_from_index(f, idx[i], c);
@@ -220,7 +221,13 @@ TEST(fp8_block_kernels_rules_and_kinds)
         }
         if (!c[P_SCALE])
             continue;
-        per[c[P_FP8]][c[P_TYPE]]++;
+        per[c[P_SCALE]][c[P_FP8]][c[P_TYPE]]++;
+        /* the twin with the other number of promotion buffers is valid too */
+        int twin[TPL_MAX_PARAMS];
+        memcpy(twin, c, sizeof twin);
+        twin[P_SCALE] = 3 - c[P_SCALE];
+        CHECK_MSG(f->valid(twin, &h100, NULL, 0), "SCALE=%d FP8=%d BN=%d SPLITK=%d", c[P_SCALE],
+                  c[P_FP8], c[P_BN], c[P_SPLITK]);
         CHECK(c[P_FP8] >= 1 && c[P_PATH] == 90 && c[P_BK] == 128 && c[P_OPB] == 1 &&
               c[P_OPA] == 0 && c[P_EPI] == 0);
         CHECK((c[P_BN] == 128 || c[P_BN] == 64) && c[P_BM] / c[P_WG] == 64);
@@ -240,12 +247,14 @@ TEST(fp8_block_kernels_rules_and_kinds)
                     }
     }
     free(idx);
-    for (int fv = 1; fv < 4; fv++)
-        for (int t = 0; t < 3; t++)
-            CHECK_MSG(per[fv][t] >= (t == 2 ? 4 : 8) && per[fv][t] <= 40, "FP8=%d TYPE=%d: %d",
-                      fv, t, per[fv][t]);
-    printf("    block-scaled kernels per pair (BF16, FP16, FP32 C): %d %d %d\n", per[1][0],
-           per[1][1], per[1][2]);
+    for (int sc = 1; sc < 3; sc++)
+        for (int fv = 1; fv < 4; fv++)
+            for (int t = 0; t < 3; t++)
+                CHECK_MSG(per[sc][fv][t] >= (t == 2 ? 4 : 8) && per[sc][fv][t] <= 40 &&
+                          per[sc][fv][t] == per[1][fv][t], "SCALE=%d FP8=%d TYPE=%d: %d", sc, fv,
+                          t, per[sc][fv][t]);
+    printf("    block-scaled kernels per pair and SCALE (BF16, FP16, FP32 C): %d %d %d\n",
+           per[1][1][0], per[1][1][1], per[1][1][2]);
     CHECK(tensor_checked > 0);
     /* the refusals */
     int c[TPL_MAX_PARAMS];
@@ -254,11 +263,22 @@ TEST(fp8_block_kernels_rules_and_kinds)
                              "WARPS_M=2,WARPS_N=2,RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,OPB=1,"
                              "FP8=1,SCALE=1", c, __FILE__, __LINE__));
     CHECK(!f->valid(c, NULL, why, sizeof why) && strstr(why, "SCALE is 0"));
+    c[P_SCALE] = 2;                     /* BN 256: two column blocks of B, 3 x 128 accumulators */
+    CHECK(!f->valid(c, NULL, why, sizeof why) && strstr(why, "SCALE is 0"));
     c[P_BN] = 128;
     CHECK_MSG(f->valid(c, NULL, why, sizeof why), "%s", why);
-    c[P_FP8] = 0;
-    c[P_OPB] = 0;
+    c[P_SCALE] = 1;
+    CHECK_MSG(f->valid(c, NULL, why, sizeof why), "%s", why);
+    c[P_SCALE] = 3;
     CHECK(!f->valid(c, NULL, why, sizeof why) && strstr(why, "SCALE is 0"));
+    for (int sc = 1; sc < 3; sc++) {
+        c[P_SCALE] = sc;
+        c[P_FP8] = 0;
+        c[P_OPB] = 0;
+        CHECK(!f->valid(c, NULL, why, sizeof why) && strstr(why, "SCALE is 0"));
+        c[P_FP8] = 1;
+        c[P_OPB] = 1;
+    }
     /* the block-scaled problems are one product, row-major */
     tpl_problem q = tb_problem(512, 512, 512, AT_R_16BF, TPL_MATH_E4M3_B128);
     CHECK(tpl_family_accepts(f, &q));
@@ -305,13 +325,30 @@ TEST(fp8_block_defaults_and_tolerance)
             /* a dropped K-block (one of 32 at k = 4096: about 18% of the norm) is rejected */
             CHECK(ks[i] > 4096 || f->tolerance(&p) < 0.09);
         }
+    /* fit_kind keeps a block-scaled row's number of promotion buffers (SCALE 1 or 2; 1 for a
+     * per-tensor row) and gives a per-tensor problem SCALE 0 */
+    static const struct { int row, block, want; } fits[] = {
+        {2, 1, 2}, {1, 1, 1}, {0, 1, 1}, {2, 0, 0}, {1, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof fits / sizeof fits[0]; i++) {
+        int cfg[TPL_MAX_PARAMS];
+        CHECK(th_parse_config(f, "TYPE=0,PATH=90,BM=128,BN=128,BK=128,STAGES=4,WG=2,CM=1,CN=1,"
+                                 "WARPS_M=2,WARPS_N=2,RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,"
+                                 "OPB=1,FP8=1", cfg, __FILE__, __LINE__));
+        cfg[P_SCALE] = fits[i].row;
+        tpl_problem p = tb_problem(4096, 4096, 4096, AT_R_16BF,
+                                   tpl_math_fp8_scaled(1, fits[i].block));
+        p.op_b = AT_OP_T;
+        f->fit_kind(cfg, &p);
+        CHECK_MSG(cfg[P_SCALE] == fits[i].want && f->valid(cfg, &h100, NULL, 0) &&
+                  f->applicable(cfg, &p), "row SCALE %d, block %d: SCALE %d", fits[i].row,
+                  fits[i].block, cfg[P_SCALE]);
+    }
 }
 
 #define TB_P90(type, tile, rest) "TYPE=" #type ",PATH=90," tile ",WG=2,WARPS_M=2,WARPS_N=2," \
     rest ",LOADW=16,OPB=1"
 
-/* NVRTC compiles SCALE 1 with every pair, C type and store path (sm_90a): TMA stores of a 16-bit
- * C, BN 64, direct paired stores (FP32 C), split-K's reduce, a cluster. */
 /* bench/shapes/fp8_block.txt (bench/run.sh fp8-block): every line a tcgemm problem in the
  * benchmark's row-major NT form, each block-scaled shape beside its per-tensor twin, the
  * targets 4096^3 and 8192^3 among them, each served by a built-in row of its own kind. */
@@ -356,6 +393,12 @@ TEST(fp8_block_benchmark_shapes_file)
     CHECK(n >= 4 && twins * 2 == n && targets == 2);
 }
 
+/* NVRTC compiles SCALE 1 and 2 with every pair, C type and store path (sm_90a): TMA stores of a
+ * 16-bit C, BN 64, direct paired stores (FP32 C), split-K's reduce, a cluster; and ptxas keeps
+ * the wgmmas asynchronous: its log has no C7514 ("wgmma.mma_async instructions are serialized due
+ * to non wgmma instructions reading accumulator registers ..."), which SCALE 2's promotion of one
+ * buffer while the other's wgmmas run draws as soon as a group stays in flight across a loop's
+ * back edge (tcgemm.cu). */
 TEST(fp8_block_nvrtc_compiles_every_value)
 {
     const tpl_family *f = &tpl_tcgemm;
@@ -368,13 +411,30 @@ TEST(fp8_block_nvrtc_compiles_every_value)
                "RASTER=0,GROUP=8,SPLITK=4,VEC=2") ",FP8=3,SCALE=1",
         TB_P90(1, "BM=128,BN=128,BK=128,STAGES=4,CM=2,CN=1",
                "RASTER=0,GROUP=8,SPLITK=1,VEC=2") ",FP8=1,SCALE=1",
+        TB_P90(0, "BM=128,BN=128,BK=128,STAGES=4,CM=1,CN=1",
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=8") ",FP8=1,SCALE=2",
+        TB_P90(1, "BM=128,BN=64,BK=128,STAGES=4,CM=1,CN=1",
+               "RASTER=1,GROUP=16,SPLITK=1,VEC=8") ",FP8=2,SCALE=2",
+        TB_P90(2, "BM=128,BN=128,BK=128,STAGES=4,CM=1,CN=1",
+               "RASTER=0,GROUP=8,SPLITK=4,VEC=2") ",FP8=3,SCALE=2",
+        TB_P90(1, "BM=128,BN=128,BK=128,STAGES=4,CM=2,CN=1",
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=2") ",FP8=1,SCALE=2",
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0] && !th_failed(); i++) {
         int c[TPL_MAX_PARAMS];
         char why[256];
         CHECK(th_parse_config(f, configs[i], c, __FILE__, __LINE__));
         CHECK_MSG(f->valid(c, NULL, why, sizeof why), "%s: %s", configs[i], why);
-        th_check_compile(f, configs[i], "sm_90", AT_OK);
+        void *cubin = NULL;
+        size_t size = 0;
+        char *log = NULL;
+        at_status s = tpl_compile(f, c, "sm_90", &cubin, &size, &log);
+        CHECK_MSG(s == AT_OK && cubin && size > 0, "%s: %s %s", configs[i], at_status_string(s),
+                  log ? log : "");
+        CHECK_MSG(!log || (!strstr(log, "C7514") && !strstr(log, "are serialized")), "%s: %s",
+                  configs[i], log);
+        free(cubin);
+        free(log);
     }
 }
 
@@ -394,6 +454,21 @@ GPU_TEST(fp8_block_gpu_every_kind_through_verification)
     const char *const names[3] = {tb_pairs[0].name, tb_pairs[1].name, tb_pairs[2].name};
     th_fp8_kinds_through_verification(maths, names, 1, shapes,
                                       (int)(sizeof shapes / sizeof shapes[0]), 3, 41);
+}
+
+/* The same for every SCALE 2 kernel (two promotion buffers, K-blocks in chunks of at most 4, the
+ * second warpgroup's first chunk of 2): tiles of 1, 2, 3, 5, 7, 9 and 32 K-blocks (each chunk
+ * length and remainder in both warpgroups), split-K slices of 2 to 5 (k 1100). */
+GPU_TEST(fp8_block_gpu_two_buffers_through_verification)
+{
+    static const th_fp8_shape shapes[] = {
+        {257, 381, 200, 2}, {263, 384, 300, 0}, {129, 65, 33, 1}, {7, 13, 5, 3},
+        {257, 381, 1100, 2}, {1025, 1023, 600, 2}, {300, 260, 800, 1}, {300, 260, 4096, 2},
+    };
+    const at_math maths[3] = {tb_pairs[0].math, tb_pairs[1].math, tb_pairs[2].math};
+    const char *const names[3] = {tb_pairs[0].name, tb_pairs[1].name, tb_pairs[2].name};
+    th_fp8_kinds_through_verification(maths, names, 2, shapes,
+                                      (int)(sizeof shapes / sizeof shapes[0]), 3, 43);
 }
 
 /* An FP8 byte as a double from the formats' definitions (OCP FP8), independent of reference.cu. */

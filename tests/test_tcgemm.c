@@ -8,6 +8,7 @@
 #include "harness.h"
 #include "th_compile.h"
 #include "th_family.h"
+#include "th_tcgemm.h"
 #include "lookup.h"
 #include "measure.h"
 #include "tpl.h"
@@ -25,17 +26,11 @@ static const char *const tt_names[P_COUNT] = {
     "RASTER", "GROUP", "SPLITK", "VEC", "LOADW", "OPB", "OPA", "EPI", "FP8", "SCALE", "BATCH",
 };
 
-/* BATCH, the last parameter, varies fastest in the raw numbering, then SCALE, FP8 and EPI: the
- * raw indices that are multiples of TT_STEP are the plain kernels (EPI 0, FP8 0, SCALE 0,
- * BATCH 0), the space the scans below walk; the epilogues' judgement is the plain kernel's
- * (tcgemm_epilogue_* check that on every one); index TT_STEP * j + 2 (2 f + s) is FP8 value f
- * and SCALE s with EPI 0 (the FP8 kernels: test_fp8.c, test_fp8_block.c), TT_STEP * j + 1 the
- * plain kernel's BATCH 1 twin (test_tcgemm_batch.c). */
-#define TT_N_EPI 12
-#define TT_N_FP8 4
-#define TT_N_SCALE 2
-#define TT_N_BATCH 2
-#define TT_STEP (TT_N_EPI * TT_N_FP8 * TT_N_SCALE * TT_N_BATCH)
+/* the raw numbering (th_tcgemm.h): multiples of TT_STEP are the plain kernels, the space the
+ * scans below walk; the epilogues' judgement is the plain kernel's (tcgemm_epilogue_* check that
+ * on every one) */
+#define TT_N_EPI TH_TC_N_EPI
+#define TT_STEP TH_TC_STEP
 
 /* ---------------- the specification, written from the notes ----------------
  * Tiles, pipelines and epilogues (docs/notes/tcgemm.md "Final", docs/notes/tcgemm_sm80.md
@@ -652,11 +647,12 @@ TEST(tcgemm_tuning_problems_stay_small)
     for (int i = 0; i < f->n_tuning_problems; i++) {
         const tpl_problem *p = &f->tuning_problems[i];
         CHECK(tpl_family_accepts(f, p));
-        int fp8 = tpl_math_fp8(p->math);    /* FP8 kernels: index TT_STEP * j + 2 (2 FP8 + SCALE) */
+        int fp8 = tpl_math_fp8(p->math);
         int t = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
         per_type[fp8 ? 3 : t]++;
         long long on_h = 0, on_a = 0;
-        for (long long x = 2 * (2 * fp8 + tpl_math_fp8_block(p->math)); x < raw; x += TT_STEP) {
+        for (long long x = TH_TC_INDEX(0, fp8, tpl_math_fp8_block(p->math), 0); x < raw;
+             x += TT_STEP) {
             int c[TPL_MAX_PARAMS];
             tpl_config_from_index(f, x, c);
             if (!f->applicable(c, p))
@@ -893,4 +889,28 @@ TEST(tcgemm_epilogue_tolerance)
         worst = fmax(worst, fmax(fabs(gt[1] - gt[0]), fabs(ge[1] - ge[0])) / (2 * h));
     }
     CHECK_MSG(worst > 1.12 && worst < 1.14, "%g", worst);
+}
+
+/* th_tcgemm.h's raw numbering is the family's: EPI, FP8, SCALE and BATCH are its last four
+ * parameters with those counts of values, in that order, so the index walks of the tcgemm, FP8
+ * and batch tests land on the kernels they name. */
+TEST(tcgemm_raw_numbering_matches_the_tests)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    static const struct { const char *name; int n; } last[] = {
+        {"EPI", TH_TC_N_EPI}, {"FP8", TH_TC_N_FP8}, {"SCALE", TH_TC_N_SCALE},
+        {"BATCH", TH_TC_N_BATCH},
+    };
+    for (int i = 0; i < 4; i++) {
+        int at = tpl_param_index(f, last[i].name);
+        CHECK_MSG(at == f->n_params - 4 + i, "%s at %d of %d", last[i].name, at, f->n_params);
+        CHECK_MSG(at >= 0 && f->params[at].n_values == last[i].n, "%s: %d values", last[i].name,
+                  at >= 0 ? f->params[at].n_values : -1);
+    }
+    int c[TPL_MAX_PARAMS];
+    tpl_config_from_index(f, TH_TC_INDEX(3, 2, 1, 1), c);
+    CHECK(c[P_EPI] == 0 && c[P_FP8] == 2 && c[P_SCALE] == 1 && c[P_BATCH] == 1);
+    tpl_config_from_index(f, TH_TC_INDEX(3, 0, 0, 0) + (long long)5 * TH_TC_N_FP8 *
+                                                      TH_TC_N_SCALE * TH_TC_N_BATCH, c);
+    CHECK(c[P_EPI] == 5 && c[P_FP8] == 0 && c[P_SCALE] == 0 && c[P_BATCH] == 0);
 }

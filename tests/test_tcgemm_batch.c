@@ -6,12 +6,10 @@
 #include "harness.h"
 #include "tcgemm.h"
 #include "th_family.h"
+#include "th_tcgemm.h"
 #include "tpl.h"
 
-/* BATCH varies fastest in the raw numbering, then SCALE, FP8 and EPI: raw indices that are
- * multiples of TB_STEP are the plain kernels, index TB_STEP * j + 1 their BATCH 1 twins (as in
- * test_tcgemm.c). */
-#define TB_STEP (TPL_N_EPI * 4 * 2 * 2)
+#define TB_STEP TH_TC_STEP     /* the raw numbering: th_tcgemm.h */
 
 static int tt_parse(const char *text, int *cfg)
 {
@@ -68,7 +66,7 @@ TEST(tcgemm_batch_kernels_rules_and_kinds)
     for (long long i = 0; i < raw && !th_failed(); i += TB_STEP) {
         int c0[TPL_MAX_PARAMS], c1[TPL_MAX_PARAMS];
         tpl_config_from_index(f, i, c0);
-        tpl_config_from_index(f, i + 1, c1);
+        tpl_config_from_index(f, i + TH_TC_INDEX(0, 0, 0, 1), c1);
         CHECK(c0[P_BATCH] == 0 && c1[P_BATCH] == 1);
         CHECK(memcmp(c0, c1, sizeof(int) * P_BATCH) == 0);
         int v0 = f->valid(c0, NULL, NULL, 0), v1 = f->valid(c1, NULL, why, sizeof why);

@@ -14,11 +14,9 @@
 #include "tpl.h"
 #include "tcgemm.h"
 #include "th_family.h"
+#include "th_tcgemm.h"
 
-/* BATCH varies fastest in the raw numbering, then SCALE, FP8 and EPI: raw indices that are
- * multiples of TT_STEP are the plain kernels (as in test_tcgemm.c). */
-#define TT_N_EPI 12
-#define TT_STEP (TT_N_EPI * 4 * 2 * 2)
+#define TT_STEP TH_TC_STEP     /* multiples: the plain kernels (th_tcgemm.h) */
 
 static int tt_parse(const char *text, int *cfg)
 {
