@@ -1,8 +1,9 @@
-/* test_smallm.c: the smallm family (FP16/BF16 GEMMs with m <= 64 on the tensor cores): its space
- * and rules, the K slices, the MT each m takes, the built-in defaults, the claims rule and the
- * family choice with and without measurements, NVRTC compiles of the GPU cases (CPU); every op
- * pair and type on odd problems against the float64 reference, and padded, offset, unaligned
- * operands with alpha, beta and batches against the host (GPU). */
+/* test_smallm.c: the smallm family (FP16/BF16 GEMMs with m <= 64 on the tensor cores, exact FP32
+ * with m or n <= 64 on the CUDA cores, a narrow n through the mirrored problem): its space and
+ * rules, the K slices, the MT each m takes, the mirror, the built-in defaults, the claims rule
+ * and the family choice with and without measurements, NVRTC compiles of the GPU cases (CPU);
+ * every op pair and type on odd problems against the float64 reference, and padded, offset,
+ * unaligned operands with alpha, beta and batches against the host (GPU). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,7 +71,7 @@ TEST(smallm_every_rejection_reason_is_reached)
     for (int r = 0; r < tpl_smallm_n_reasons; r++)
         CHECK_MSG(seen[r] > 0, "reason never reached: %s", tpl_smallm_reasons[r]);
     /* per problem (one TYPE, OPA, OPB and MT) tens to a few hundred configurations */
-    long long per_problem = valid / (2 * 2 * 2 * 4);
+    long long per_problem = valid / (3 * 2 * 2 * 4);
     CHECK_MSG(per_problem >= 30 && per_problem <= 600, "%lld valid per problem", per_problem);
     /* a device with 99 KiB of shared memory per block (sm_86) rejects the largest pipelines */
     at_device_info small = smt_h100();
@@ -103,6 +104,18 @@ TEST(smallm_valid_configurations_meet_the_written_limits)
         int mt = c[smt_param("MT")], bn = c[smt_param("BN")], bk = c[smt_param("BK")];
         int warps = c[smt_param("WARPS")], kw = c[smt_param("KW")];
         int along_n = warps / kw;
+        if (c[smt_param("TYPE")] == 2) {
+            /* FP32: 1, 2 or 4 columns per thread, K steps four at a time per K group, at most
+             * 128 accumulators, the float stages (B's [n][k] rows + 4) within 227 KiB */
+            int group = warps * 32 / kw, cols = bn / group;
+            CHECK(warps % kw == 0 && bn % group == 0 && (cols == 1 || cols == 2 || cols == 4));
+            CHECK((bk / kw) % 4 == 0 && mt * cols <= 128 && c[smt_param("VEC")] <= 4);
+            long long fb = c[smt_param("OPB")] ? (long long)bn * (bk + 4) : (long long)bk * bn;
+            CHECK(c[smt_param("STAGES")] * (fb + (long long)mt * bk) * 4 <= 227 * 1024 - 128);
+            CHECK((long long)kw * mt * (bn + 4) * 4 <= 227 * 1024 - 128);
+            continue;
+        }
+        CHECK(bn <= 256);
         CHECK(warps % kw == 0 && bn % (16 * along_n) == 0 && (bk / 16) % kw == 0);
         CHECK((bn / along_n / 16) * (mt / 8) * 4 <= 64);
         long long b = c[smt_param("OPB")] ? (long long)bn * (bk + 8) : (long long)bk * (bn + 8);
@@ -192,16 +205,20 @@ TEST(smallm_applicable_takes_its_kind_and_the_fitting_mt)
     CHECK(f->applicable(c, &p));
     p.op_b = AT_OP_T;                           /* OPB 0 computes op N only */
     CHECK(!f->applicable(c, &p));
-    /* not its kinds or sizes */
+    /* not its kinds or sizes: TF32 math, FP64, a 16-bit narrow n (never mirrored), FP32 with
+     * both sides above 64, column-major (the runtime gives the row-major canonical form) */
     tpl_problem fp32 = smt_problem(8, 4096, 4096, AT_R_32F, 0, 0, 1);
     tpl_problem tf32 = fp32, fp64 = fp32, big = smt_problem(65, 4096, 4096, AT_R_16BF, 0, 0, 1);
     tf32.math = AT_MATH_TF32;
     fp64.dtype = AT_R_64F;
     tpl_problem col = smt_problem(8, 4096, 4096, AT_R_16BF, 0, 0, 1);
     col.order = AT_COL_MAJOR;
-    CHECK(!tpl_family_accepts(f, &fp32) && !tpl_family_accepts(f, &tf32) &&
-          !tpl_family_accepts(f, &fp64) && !tpl_family_accepts(f, &big) &&
-          !tpl_family_accepts(f, &col));
+    tpl_problem narrow_n16 = smt_problem(4096, 8, 4096, AT_R_16BF, 0, 0, 1);
+    tpl_problem wide32 = smt_problem(65, 65, 4096, AT_R_32F, 0, 0, 1);
+    CHECK(tpl_family_accepts(f, &fp32));
+    CHECK(!tpl_family_accepts(f, &tf32) && !tpl_family_accepts(f, &fp64) &&
+          !tpl_family_accepts(f, &big) && !tpl_family_accepts(f, &col) &&
+          !tpl_family_accepts(f, &narrow_n16) && !tpl_family_accepts(f, &wide32));
 }
 
 /* Each m class, type, op pair and batch has a built-in configuration, fitted to the kind (TYPE,
@@ -262,7 +279,8 @@ TEST(smallm_claims_and_family_choice)
         {smt_problem(8, 1024, 1024, AT_R_16BF, 0, 0, 1), &tpl_skinny},   /* B of 2 MiB */
         {smt_problem(8, 8191, 8192, AT_R_16BF, 0, 0, 1), &tpl_skinny},   /* rows of B odd */
         {smt_problem(8, 8191, 8192, AT_R_16BF, 0, 1, 1), &tpl_smallm},   /* op T: rows of k */
-        {smt_problem(8, 8192, 8192, AT_R_32F, 0, 0, 1), &tpl_skinny},
+        {smt_problem(8, 8192, 8192, AT_R_32F, 0, 0, 1), &tpl_smallm},   /* FP32 claim */
+        {smt_problem(8, 4096, 2048, AT_R_32F, 0, 0, 1), &tpl_skinny},   /* wide under 2^24 */
         {smt_problem(48, 200, 100000, AT_R_16F, 0, 0, 1), &tpl_tcgemm},  /* n below 256 */
         {smt_problem(4, 512, 2048, AT_R_16BF, 0, 0, 4), &tpl_smallm},    /* batch of 4 Mi */
     };
@@ -308,6 +326,144 @@ TEST(smallm_claims_and_family_choice)
     db_close(d);
 }
 
+/* FP32 (TYPE 2): a narrow n runs as the mirror C^T = op(B)^T op(A)^T, so exactly when n is below
+ * m. The kernel's A is op(B)^T: B of op N (stored k x n) is read as a transposed operand (OPA
+ * 1), B of op T (stored n x k) as stored (OPA 0); its B is op(A)^T alike. Of the 4 op pairs x 4
+ * MT of TYPE 2 exactly one configuration takes each problem: those ops and the MT that holds the
+ * narrow side. The 16-bit types never mirror. */
+TEST(smallm_fp32_mirror_takes_narrow_n_with_swapped_ops)
+{
+    const tpl_family *f = &tpl_smallm;
+    int c[TPL_MAX_PARAMS];
+    char err[256];
+    CHECK_OK(tpl_config_parse(f, "TYPE=2,OPA=0,OPB=0,MT=8,BN=128,BK=32,STAGES=3,WARPS=4,KW=4,"
+                              "VEC=4,WAVES=1", c, err, sizeof err));
+    CHECK(f->valid(c, NULL, err, sizeof err));
+    static const int mts[] = {8, 16, 32, 64};
+    static const long long sizes[][2] = {{5, 3000}, {3000, 5}, {64, 64}, {64, 63}, {17, 16},
+                                         {1, 1}, {4097, 40}, {33, 100000}};
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+        for (int ops = 0; ops < 4; ops++) {
+            long long m = sizes[z][0], n = sizes[z][1];
+            int oa = ops >> 1, ob = ops & 1;
+            tpl_problem p = smt_problem(m, n, 777, AT_R_32F, oa, ob, z % 2 ? 3 : 1);
+            int mirrored = n < m;
+            long long narrow = mirrored ? n : m;
+            int want_mt = narrow <= 8 ? 8 : narrow <= 16 ? 16 : narrow <= 32 ? 32 : 64;
+            /* op N of the transposed operand is read transposed, op T as stored */
+            int want_a = mirrored ? (ob == 0) : oa, want_b = mirrored ? (oa == 0) : ob;
+            CHECK_EQ(tpl_smallm_mirrored(&p), mirrored);
+            int takers = 0;
+            for (int i = 0; i < 16; i++) {
+                c[smt_param("OPA")] = i & 1;
+                c[smt_param("OPB")] = (i >> 1) & 1;
+                c[smt_param("MT")] = mts[i >> 2];
+                if (!f->applicable(c, &p))
+                    continue;
+                takers++;
+                CHECK_EQ(c[smt_param("OPA")], want_a);
+                CHECK_EQ(c[smt_param("OPB")], want_b);
+                CHECK_EQ(c[smt_param("MT")], want_mt);
+            }
+            CHECK_MSG(takers == 1, "%lldx%lld ops %d: %d configurations", m, n, ops, takers);
+        }
+    /* the 16-bit types keep m as the narrow side; TYPE 2 takes FP32 alone */
+    tpl_problem bf = smt_problem(64, 63, 777, AT_R_16BF, 0, 0, 1);
+    CHECK(!tpl_smallm_mirrored(&bf));
+    tpl_problem fp32 = smt_problem(8, 999, 777, AT_R_32F, 0, 0, 1);
+    c[smt_param("OPA")] = c[smt_param("OPB")] = 0;
+    c[smt_param("MT")] = 8;
+    CHECK(f->applicable(c, &fp32));
+    c[smt_param("TYPE")] = 1;
+    CHECK(!f->applicable(c, &fp32));
+    c[smt_param("TYPE")] = 2;
+    fp32.dtype = AT_R_16BF;
+    CHECK(!f->applicable(c, &fp32));
+    /* the kinds' limits: BN 512 is FP32's, VEC 8 the 16-bit types' */
+    CHECK_OK(tpl_config_parse(f, "TYPE=1,OPA=0,OPB=0,MT=8,BN=512,BK=32,STAGES=3,WARPS=8,KW=1,"
+                              "VEC=8,WAVES=1", c, err, sizeof err));
+    CHECK(!f->valid(c, NULL, err, sizeof err));
+    CHECK_STR(err, tpl_smallm_reasons[4]);
+    c[smt_param("TYPE")] = 2;
+    CHECK(!f->valid(c, NULL, err, sizeof err));
+    CHECK_STR(err, tpl_smallm_reasons[4]);
+    c[smt_param("VEC")] = 4;
+    CHECK(f->valid(c, NULL, err, sizeof err));     /* 512 / 256 threads: 2 columns each */
+}
+
+/* Each narrow side (m, or n through the mirror), op pair and batch of FP32 has a built-in
+ * configuration of its own rows (TYPE 2), fitted to the kernel's ops and the MT that holds the
+ * narrow side, with 16-byte chunks (VEC 4). */
+TEST(smallm_fp32_defaults_serve_every_op_and_narrow_side)
+{
+    at_device_info dev = smt_h100();
+    static const long long narrows[] = {1, 3, 8, 9, 16, 17, 32, 33, 64};
+    for (size_t i = 0; i < sizeof narrows / sizeof narrows[0]; i++)
+        for (int side = 0; side < 2; side++)
+            for (int ops = 0; ops < 4; ops++)
+                for (long long batch = 1; batch <= 3; batch += 2) {
+                    long long nw = narrows[i];
+                    tpl_problem p = smt_problem(side ? 5000 : nw, side ? nw : 5000, 3000,
+                                                AT_R_32F, ops >> 1, ops & 1, batch);
+                    int cfg[TPL_MAX_PARAMS];
+                    char text[TPL_CONFIG_LEN];
+                    const char *origin = NULL;
+                    CHECK_MSG(tpl_builtin_config(&tpl_smallm, &dev, &p, 1, cfg, text, &origin),
+                              "narrow %lld side %d ops %d: no default", nw, side, ops);
+                    CHECK_EQ(cfg[smt_param("TYPE")], 2);
+                    CHECK_EQ(cfg[smt_param("VEC")], 4);
+                    CHECK_EQ(cfg[smt_param("OPA")], side ? (ops & 1) == 0 : ops >> 1);
+                    CHECK_EQ(cfg[smt_param("OPB")], side ? (ops >> 1) == 0 : ops & 1);
+                    CHECK(cfg[smt_param("MT")] >= nw && cfg[smt_param("MT")] < 2 * nw + 8);
+                    CHECK_MSG(origin && strncmp(origin, "FP32", 4) == 0, "narrow %lld: %s", nw,
+                              origin ? origin : "none");
+                }
+}
+
+/* With nothing measured, smallm claims FP32 calls with a narrow side (m, or n: the mirror) of
+ * at most 16 over a wide operand of 2^24 elements or more whose rows are a multiple of 4
+ * floats (issue 33's m x 8192 x 8192 rows, every op pair); the rest stays with skinny (a
+ * narrow side up to 48) or matmul, and reaches smallm through the runtime's trials. */
+TEST(smallm_fp32_claims_and_family_choice)
+{
+    at_device_info dev = smt_h100();
+    int measured = -1;
+    for (int ops = 0; ops < 4; ops++) {
+        static const long long ms[] = {1, 8, 16};
+        for (int i = 0; i < 3; i++)
+            for (int side = 0; side < 2; side++) {
+                tpl_problem p = smt_problem(side ? 8192 : ms[i], side ? ms[i] : 8192, 8192,
+                                            AT_R_32F, ops >> 1, ops & 1, 1);
+                const tpl_family *fams[16];
+                int n = lk_gemm_families(&p, NULL, fams, 16);
+                CHECK_MSG(lk_choose_family(NULL, &dev, &p, 0, fams, n, &measured) ==
+                              &tpl_smallm, "m %lld side %d ops %d", ms[i], side, ops);
+                CHECK_EQ(measured, 0);
+            }
+    }
+    tpl_problem tf32 = smt_problem(8, 8192, 8192, AT_R_32F, 0, 0, 1);
+    tf32.math = AT_MATH_TF32;
+    struct { tpl_problem p; const tpl_family *want; } others[] = {
+        {smt_problem(17, 8192, 8192, AT_R_32F, 0, 0, 1), &tpl_skinny},    /* narrow above 16 */
+        {smt_problem(8192, 17, 8192, AT_R_32F, 0, 0, 1), &tpl_skinny},
+        {smt_problem(16, 2048, 4096, AT_R_32F, 0, 0, 1), &tpl_skinny},    /* wide of 2^23 */
+        {smt_problem(16, 2048, 4096, AT_R_32F, 0, 0, 2), &tpl_smallm},    /* 2 products */
+        {smt_problem(8, 8190, 8192, AT_R_32F, 0, 0, 1), &tpl_skinny},     /* rows of 8190 */
+        {smt_problem(8, 8190, 8192, AT_R_32F, 0, 1, 1), &tpl_smallm},     /* op T: rows of k */
+        {smt_problem(8190, 8, 8192, AT_R_32F, 1, 0, 1), &tpl_skinny},     /* A^T rows of m */
+        {smt_problem(8190, 8, 8192, AT_R_32F, 0, 0, 1), &tpl_smallm},     /* A rows of k */
+        {smt_problem(8, 100000, 200, AT_R_32F, 0, 0, 1), &tpl_skinny},    /* k below 256 */
+        {tf32, &tpl_skinny},                                             /* TF32: not ours */
+    };
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        const tpl_family *fams[16];
+        int n = lk_gemm_families(&others[i].p, NULL, fams, 16);
+        const tpl_family *got = lk_choose_family(NULL, &dev, &others[i].p, 0, fams, n, &measured);
+        CHECK_MSG(got == others[i].want, "case %zu: %s, wanted %s", i, got ? got->name : "none",
+                  others[i].want->name);
+    }
+}
+
 /* ---------------- GPU tier ---------------- */
 
 /* Odd problems for every type and op pair, each at a configuration picked to reach a path:
@@ -335,6 +491,28 @@ static const th_case smt_cases[] = {
      "TYPE=1,OPA=0,OPB=1,MT=32,BN=64,BK=128,STAGES=3,WARPS=4,KW=4,VEC=8,WAVES=1"},
     {"9x2001x3000:f16:TN",
      "TYPE=0,OPA=1,OPB=0,MT=16,BN=128,BK=32,STAGES=6,WARPS=8,KW=1,VEC=8,WAVES=1"},
+    /* FP32 (TYPE 2): every op pair, MT and column count per thread (1, 2, 4), K groups,
+     * unaligned operands (element loads) and 8-byte chunks (VEC 2), BN 512, K slices, batches,
+     * a K of two stages; a narrow n through the mirror (the config's ops are the kernel's:
+     * OPA = 1 - op(B), OPB = 1 - op(A)) */
+    {"1x515x3001:f32", "TYPE=2,OPA=0,OPB=0,MT=8,BN=128,BK=32,STAGES=3,WARPS=4,KW=4,VEC=4,WAVES=1"},
+    {"3x4096x2048:f32:NT",
+     "TYPE=2,OPA=0,OPB=1,MT=8,BN=256,BK=64,STAGES=2,WARPS=8,KW=2,VEC=4,WAVES=1"},
+    {"8x1000x777:f32:TN", "TYPE=2,OPA=1,OPB=0,MT=8,BN=64,BK=32,STAGES=6,WARPS=4,KW=2,VEC=4,WAVES=2"},
+    {"17x2048x4100:f32:TT",
+     "TYPE=2,OPA=1,OPB=1,MT=32,BN=256,BK=32,STAGES=3,WARPS=8,KW=2,VEC=4,WAVES=1"},
+    {"64x1024x8192:f32", "TYPE=2,OPA=0,OPB=0,MT=64,BN=128,BK=32,STAGES=3,WARPS=4,KW=2,VEC=4,WAVES=1"},
+    {"33x256x520:f32:NT:b3",
+     "TYPE=2,OPA=0,OPB=1,MT=64,BN=64,BK=32,STAGES=3,WARPS=4,KW=4,VEC=4,WAVES=2"},
+    {"16x4104x64:f32:TN:b3",
+     "TYPE=2,OPA=1,OPB=0,MT=16,BN=512,BK=32,STAGES=2,WARPS=8,KW=2,VEC=4,WAVES=1"},
+    {"29x640x1536:f32", "TYPE=2,OPA=0,OPB=0,MT=32,BN=64,BK=32,STAGES=4,WARPS=4,KW=4,VEC=2,WAVES=1"},
+    {"2000x51x1475:f32:NT:b2",
+     "TYPE=2,OPA=0,OPB=1,MT=64,BN=128,BK=32,STAGES=3,WARPS=4,KW=2,VEC=4,WAVES=1"},
+    {"1000x17x999:f32:TT", "TYPE=2,OPA=0,OPB=0,MT=32,BN=256,BK=64,STAGES=2,WARPS=4,KW=1,VEC=4,WAVES=1"},
+    {"3000x5x2000:f32:b3", "TYPE=2,OPA=1,OPB=1,MT=8,BN=512,BK=32,STAGES=2,WARPS=4,KW=1,VEC=4,WAVES=1"},
+    {"777x9x4100:f32:TN", "TYPE=2,OPA=1,OPB=0,MT=16,BN=128,BK=128,STAGES=2,WARPS=8,KW=4,VEC=4,WAVES=1"},
+    {"64x60x3001:f32:NT", "TYPE=2,OPA=0,OPB=1,MT=64,BN=64,BK=64,STAGES=4,WARPS=4,KW=2,VEC=4,WAVES=2"},
 };
 
 /* The GPU cases are legal, serve their problems, and compile (NVRTC; sm_80 and sm_90 in turn). */
