@@ -869,3 +869,294 @@ GPU_TEST(smallm_api_serves_small_m_calls)
     cu->CtxPopCurrent(&popped);
     cu->DevicePrimaryCtxRelease(cdev);
 }
+
+/* ---- FP32 (TYPE 2) on the GPU: host values are multiples of 1/8 in [-1, 1], so every partial
+ * sum of k products is a multiple of 1/64 below 2^18 and exact in FP32: the kernel's result
+ * differs from the host's double only by alpha's and beta's roundings (none for 1.25, -0.75,
+ * 0.5), whatever its blocking or K slices. */
+
+static void smt_fill_f32(unsigned long long seed, float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((int)((seed >> 33) % 17) - 8) / 8.0f;
+    }
+}
+
+/* Padded and offset operands (unaligned leading dimensions: element loads; aligned: cp.async),
+ * alpha and beta, batches with padded strides, K slices, every op pair, a narrow m and a narrow
+ * n (the mirror: C stored transposed), run through the family's run() with each FP32
+ * configuration that applies, against the host's double product; C outside its m x n blocks
+ * comes back untouched. */
+GPU_TEST(smallm_fp32_gpu_padded_offset_alpha_beta_batches_mirrored)
+{
+    const tpl_family *f = &tpl_smallm;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    const cudrv *cu = ms_driver(g);
+    at_exec *ref = ms_reference(g);
+    const at_device_info *dev = ms_device(g);
+    /* one per MT class (MT and ops set per problem below) */
+    static const char *const texts[] = {
+        "TYPE=2,OPA=0,OPB=0,MT=8,BN=128,BK=32,STAGES=3,WARPS=4,KW=4,VEC=4,WAVES=1",
+        "TYPE=2,OPA=0,OPB=0,MT=16,BN=512,BK=32,STAGES=2,WARPS=8,KW=2,VEC=4,WAVES=2",
+        "TYPE=2,OPA=0,OPB=0,MT=32,BN=256,BK=32,STAGES=3,WARPS=4,KW=1,VEC=2,WAVES=1",
+        "TYPE=2,OPA=0,OPB=0,MT=64,BN=128,BK=32,STAGES=3,WARPS=4,KW=2,VEC=4,WAVES=1",
+    };
+    enum { NT = sizeof texts / sizeof texts[0] };
+    th_compiled set[NT * 4];
+    int n = 0;
+    memset(set, 0, sizeof set);
+    for (int t = 0; t < NT; t++)
+        for (int ops = 0; ops < 4; ops++) {
+            th_compiled *s = &set[n];
+            CHECK(th_parse_config(f, texts[t], s->cfg, __FILE__, __LINE__));
+            s->cfg[smt_param("OPA")] = ops >> 1;
+            s->cfg[smt_param("OPB")] = ops & 1;
+            CHECK(f->valid(s->cfg, dev, NULL, 0));
+            tpl_config_format(f, s->cfg, s->text, sizeof s->text);
+            s->fam = f;
+            s->arch = dev->arch;
+            n++;
+        }
+    CHECK(th_compile_all(set, n));
+    static const int cases[][10] = {
+        /* m, n, k, batch, pad of lda, ldb, ldc (elements past the minimum), offset A, B, C */
+        {1, 300, 517, 1, 0, 0, 0, 0, 0, 0},
+        {13, 1032, 2000, 3, 4, 4, 5, 4, 4, 1},
+        {17, 513, 999, 1, 1, 3, 2, 1, 3, 1},
+        {29, 640, 1536, 3, 0, 0, 0, 0, 0, 0},
+        {64, 264, 777, 2, 3, 5, 7, 2, 1, 3},
+        {300, 1, 517, 1, 0, 0, 0, 0, 0, 0},         /* narrow n: the mirror */
+        {1032, 13, 2000, 3, 4, 4, 5, 4, 4, 1},
+        {513, 17, 999, 1, 1, 3, 2, 1, 3, 1},
+        {2051, 51, 1475, 2, 0, 0, 3, 0, 0, 0},
+        {64, 60, 3001, 2, 3, 5, 7, 2, 1, 3},
+    };
+    static const double ab[2][2] = {{1.25, 0.0}, {-0.75, 0.5}};
+    int runs = 0;
+    double worst = 0;
+    for (size_t d = 0; d < sizeof cases / sizeof cases[0] && !th_failed(); d++) {
+        int m = cases[d][0], nn = cases[d][1], k = cases[d][2], batch = cases[d][3];
+        for (int ops = 0; ops < 4 && !th_failed(); ops++) {
+            int opa = ops >> 1, opb = ops & 1;
+            long long ar = opa ? k : m, ac = opa ? m : k, br = opb ? nn : k, bc = opb ? k : nn;
+            long long lda = ac + cases[d][4], ldb = bc + cases[d][5], ldc = nn + cases[d][6];
+            /* batch strides keep the operands' alignment: a multiple of 4 past the rows */
+            long long sa = ar * lda + 4, sb = br * ldb + 4, sc = (long long)m * ldc + 5;
+            size_t na = cases[d][7] + (size_t)(sa * batch), nb = cases[d][8] + (size_t)(sb * batch);
+            size_t nc = cases[d][9] + (size_t)(sc * batch);
+            float *hA = malloc(na * 4), *hB = malloc(nb * 4), *hC0 = malloc(nc * 4),
+                  *hC = malloc(nc * 4);
+            double *dot = calloc((size_t)batch * m * nn, sizeof *dot);
+            CHECK(hA && hB && hC0 && hC && dot);
+            if (!(hA && hB && hC0 && hC && dot))
+                break;
+            smt_fill_f32(7654321 + d * 17 + (unsigned long long)ops, hA, na);
+            smt_fill_f32(1234567 + d * 17 + (unsigned long long)ops, hB, nb);
+            smt_fill_f32(555 + d * 17 + (unsigned long long)ops, hC0, nc);
+            tpl_workset ws;
+            memset(&ws, 0, sizeof ws);
+            CUdeviceptr A, B, C;
+            CHECK_OK(tpl_ws_alloc(ref, &ws, na * 4, &A));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, nb * 4, &B));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, nc * 4, &C));
+            CHECK(cu->MemcpyHtoD(A, hA, na * 4) == CUDA_SUCCESS);
+            CHECK(cu->MemcpyHtoD(B, hB, nb * 4) == CUDA_SUCCESS);
+            const float *a0 = hA + cases[d][7], *b0 = hB + cases[d][8];
+            tpl_problem p = smt_problem(m, nn, k, AT_R_32F, opa, opb, batch);
+            for (int b = 0; b < batch; b++)
+                for (int r = 0; r < m; r++)
+                    for (int c = 0; c < nn; c++) {
+                        const float *pa = a0 + b * sa, *pb = b0 + b * sb;
+                        double sum = 0;
+                        for (int q = 0; q < k; q++)
+                            sum += (double)(opa ? pa[(long long)q * lda + r] : pa[r * lda + q]) *
+                                   (double)(opb ? pb[c * ldb + q] : pb[(long long)q * ldb + c]);
+                        dot[((size_t)b * m + r) * nn + c] = sum;
+                    }
+            int found = 0;
+            for (int v = 0; v < 2 && !th_failed(); v++) {
+                double alpha = ab[v][0], beta = ab[v][1];
+                for (int i = 0; i < n && !th_failed(); i++) {
+                    if (!f->applicable(set[i].cfg, &p))
+                        continue;
+                    found++;
+                    /* C = C0, with NaN in the products' blocks when beta = 0 (never read) */
+                    memcpy(hC, hC0, nc * 4);
+                    for (int b = 0; beta == 0.0 && b < batch; b++)
+                        for (int r = 0; r < m; r++)
+                            for (int c = 0; c < nn; c++)
+                                hC[cases[d][9] + b * sc + (long long)r * ldc + c] = NAN;
+                    CHECK(cu->MemcpyHtoD(C, hC, nc * 4) == CUDA_SUCCESS);
+                    CUmodule mod;
+                    CHECK(cu->ModuleLoadData(&mod, set[i].cubin) == CUDA_SUCCESS);
+                    at_exec ex;
+                    ex_init(&ex, cu, dev, mod, ref->stream, err, sizeof err);
+                    tpl_args args;
+                    memset(&args, 0, sizeof args);
+                    args.problem = p;
+                    args.operand[TPL_GEMM_A] = (tpl_operand){A + 4 * cases[d][7], lda, sa};
+                    args.operand[TPL_GEMM_B] = (tpl_operand){B + 4 * cases[d][8], ldb, sb};
+                    args.operand[TPL_GEMM_C] = (tpl_operand){C + 4 * cases[d][9], ldc, sc};
+                    args.scalar[TPL_GEMM_ALPHA] = alpha;
+                    args.scalar[TPL_GEMM_BETA] = beta;
+                    /* twice: the second call reuses the slice counters the first left */
+                    at_status s = f->run(&ex, set[i].cfg, &args);
+                    if (s == AT_OK)
+                        s = ex_sync(&ex);
+                    if (s == AT_OK && cu->MemcpyHtoD(C, hC, nc * 4) != CUDA_SUCCESS)
+                        s = AT_ERR_CUDA;
+                    if (s == AT_OK)
+                        s = f->run(&ex, set[i].cfg, &args);
+                    if (s == AT_OK)
+                        s = ex_sync(&ex);
+                    ex_release(&ex);
+                    cu->ModuleUnload(mod);
+                    CHECK_MSG(s == AT_OK, "%s: %s", set[i].text, err);
+                    CHECK(cu->MemcpyDtoH(hC, C, nc * 4) == CUDA_SUCCESS);
+                    double num = 0, den = 0;
+                    for (size_t x = 0; x < nc; x++) {
+                        long long off = (long long)x - cases[d][9];
+                        long long b = off >= 0 ? off / sc : -1, e = off - b * sc;
+                        long long r = e / ldc, c = e % ldc;
+                        if (!(off >= 0 && b < batch && r < m && c < nn)) {
+                            CHECK_MSG(memcmp(&hC[x], &hC0[x], 4) == 0,
+                                      "%s: element %zu outside C changed", set[i].text, x);
+                            continue;
+                        }
+                        double want = alpha * dot[((size_t)b * m + r) * nn + c];
+                        if (beta != 0.0)
+                            want += beta * hC0[x];
+                        num += (hC[x] - want) * (hC[x] - want);
+                        den += want * want;
+                    }
+                    double e = isfinite(num) ? sqrt(num / (den > 0 ? den : 1)) : INFINITY;
+                    CHECK_MSG(e <= f->tolerance(&p), "%s %dx%dx%d b%d ops %d%d alpha %g beta %g: "
+                              "error %g", set[i].text, m, nn, k, batch, opa, opb, alpha, beta, e);
+                    worst = e / f->tolerance(&p) > worst ? e / f->tolerance(&p) : worst;
+                    runs++;
+                }
+            }
+            CHECK_MSG(found == 2, "%dx%dx%d ops %d%d: %d runs, wanted 2 (one configuration)", m,
+                      nn, k, opa, opb, found);
+            tpl_workset_free(cu, &ws);
+            free(dot);
+            free(hA);
+            free(hB);
+            free(hC0);
+            free(hC);
+        }
+    }
+    CHECK_EQ(runs, 10 * 4 * 2);
+    printf("    %d runs against the host, worst %.3f of the tolerance\n", runs, worst);
+    th_release_compiled(set, n);
+    ms_close(g);
+}
+
+/* at_gemm serves FP32 calls with a narrow side through smallm: the claimed ones with nothing
+ * stored and trials off (m x 4096 x 4096 class, a narrow m or n, row- and column-major: the
+ * canonical narrow side is a column-major call's other one), and smaller ones with the family
+ * forced ($AUTOTUNE_GEMM_FAMILY); every op pair, alpha and beta, twice per call (the slice
+ * counters reused), against the host's double product of exactly representable inputs. */
+GPU_TEST(smallm_fp32_api_serves_narrow_calls)
+{
+    at_status s;
+    const cudrv *cu = cudrv_get(&s, NULL, 0);
+    CUdevice cdev;
+    CUcontext ctx;
+    CHECK(cu && cu->Init(0) == CUDA_SUCCESS && cu->DeviceGet(&cdev, th_device()) == CUDA_SUCCESS &&
+          cu->DevicePrimaryCtxRetain(&ctx, cdev) == CUDA_SUCCESS &&
+          cu->CtxPushCurrent(ctx) == CUDA_SUCCESS);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/smallm_fp32_api.db", th_tmpdir());
+    remove(path);
+    at_handle *h = NULL;
+    CHECK_OK(at_create(&h, th_device(), path));
+    CHECK_OK(at_set_trials(h, 0));
+    CHECK_OK(at_set_vendor(h, AT_VENDOR_OFF));
+    /* user's m, n, k and order; forced: served by $AUTOTUNE_GEMM_FAMILY=smallm */
+    static const struct { int m, n, k; at_order order; int forced; } calls[] = {
+        {8, 4096, 4096, AT_ROW_MAJOR, 0}, {4096, 16, 4096, AT_ROW_MAJOR, 0},
+        {4096, 8, 4096, AT_COL_MAJOR, 0}, {1, 4096, 4096, AT_COL_MAJOR, 0},
+        {24, 1000, 1500, AT_ROW_MAJOR, 1}, {1500, 40, 777, AT_ROW_MAJOR, 1},
+        {33, 999, 2000, AT_COL_MAJOR, 1},
+    };
+    for (size_t c = 0; c < sizeof calls / sizeof calls[0] && !th_failed(); c++)
+        for (int ops = 0; ops < 4 && !th_failed(); ops++) {
+            at_op opa = ops >> 1 ? AT_OP_T : AT_OP_N, opb = ops & 1 ? AT_OP_T : AT_OP_N;
+            int m = calls[c].m, n = calls[c].n, k = calls[c].k;
+            int col = calls[c].order == AT_COL_MAJOR;
+            int a_rows_contig = !col == (opa == AT_OP_N), b_rows_contig = !col == (opb == AT_OP_N);
+            int lda = a_rows_contig ? k : m, ldb = b_rows_contig ? n : k, ldc = col ? m : n;
+            size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * n;
+            float *hA = malloc(na * 4), *hB = malloc(nb * 4), *hC0 = malloc(nc * 4),
+                  *hC = malloc(nc * 4);
+            double *prod = malloc(nc * sizeof *prod);
+            CHECK(hA && hB && hC0 && hC && prod);
+            if (!(hA && hB && hC0 && hC && prod))
+                break;
+            smt_fill_f32(99 + c * 8 + (unsigned long long)ops, hA, na);
+            smt_fill_f32(199 + c * 8 + (unsigned long long)ops, hB, nb);
+            smt_fill_f32(299 + c * 8 + (unsigned long long)ops, hC0, nc);
+            CUdeviceptr dA = 0, dB = 0, dC = 0;
+            CHECK(cu->MemAlloc(&dA, na * 4) == CUDA_SUCCESS &&
+                  cu->MemAlloc(&dB, nb * 4) == CUDA_SUCCESS &&
+                  cu->MemAlloc(&dC, nc * 4) == CUDA_SUCCESS &&
+                  cu->MemcpyHtoD(dA, hA, na * 4) == CUDA_SUCCESS &&
+                  cu->MemcpyHtoD(dB, hB, nb * 4) == CUDA_SUCCESS);
+            double alpha = 0.75, beta = ops % 2 ? -0.5 : 0.0;
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                    double sum = 0;
+                    for (int q = 0; q < k; q++)
+                        sum += (double)hA[a_rows_contig ? (size_t)i * lda + q
+                                                        : (size_t)q * lda + i] *
+                               (double)hB[b_rows_contig ? (size_t)q * ldb + j
+                                                        : (size_t)j * ldb + q];
+                    prod[(size_t)i * n + j] = sum;
+                }
+            if (calls[c].forced)
+                setenv("AUTOTUNE_GEMM_FAMILY", "smallm", 1);
+            for (int rep = 0; rep < 2 && !th_failed(); rep++) {
+                CHECK(cu->MemcpyHtoD(dC, hC0, nc * 4) == CUDA_SUCCESS);
+                s = at_gemm(h, calls[c].order, opa, opb, m, n, k, AT_R_32F, alpha,
+                            (const void *)(uintptr_t)dA, lda, (const void *)(uintptr_t)dB, ldb,
+                            beta, (void *)(uintptr_t)dC, ldc);
+                CHECK_MSG(s == AT_OK, "%s", at_errmsg(h));
+                CHECK(cu->CtxSynchronize() == CUDA_SUCCESS &&
+                      cu->MemcpyDtoH(hC, dC, nc * 4) == CUDA_SUCCESS);
+                at_stats st;
+                CHECK_OK(at_get_stats(h, &st));
+                CHECK_MSG(strcmp(st.last_kernel, "smallm") == 0, "%dx%dx%d %s ops %d: %s", m, n,
+                          k, col ? "col" : "row", ops, st.last_kernel);
+                double num = 0, den = 0;
+                for (int i = 0; i < m; i++)
+                    for (int j = 0; j < n; j++) {
+                        size_t ic = col ? (size_t)j * ldc + i : (size_t)i * ldc + j;
+                        double want = alpha * prod[(size_t)i * n + j] +
+                                      (beta != 0 ? beta * hC0[ic] : 0);
+                        num += (hC[ic] - want) * (hC[ic] - want);
+                        den += want * want;
+                    }
+                tpl_problem p = smt_problem(m, n, k, AT_R_32F, 0, 0, 1);
+                double e = isfinite(num) ? sqrt(num / (den > 0 ? den : 1)) : INFINITY;
+                CHECK_MSG(e <= tpl_smallm.tolerance(&p), "%dx%dx%d %s ops %d call %d: error %g "
+                          "(%s)", m, n, k, col ? "col" : "row", ops, rep + 1, e, st.last_config);
+            }
+            unsetenv("AUTOTUNE_GEMM_FAMILY");
+            cu->MemFree(dA);
+            cu->MemFree(dB);
+            cu->MemFree(dC);
+            free(prod);
+            free(hA);
+            free(hB);
+            free(hC0);
+            free(hC);
+        }
+    CHECK_OK(at_destroy(h));
+    CUcontext popped;
+    cu->CtxPopCurrent(&popped);
+    cu->DevicePrimaryCtxRelease(cdev);
+}
