@@ -7,13 +7,13 @@
 // GPU) and the slices are summed in slice order by the last block of each tile (one launch,
 // deterministic).
 // TYPE 2 is exact FP32 on the CUDA cores (FFMA): the same K slices, batches and ops, each thread
-// TN columns of the wide side (TN = BN / (WARPS / KW x 32)) x all MT rows, A broadcast from shared
+// TN columns of the wide side (TN = BN / (WARPS x 32 / KW)) x all MT rows, A broadcast from shared
 // memory, rows past m skipped four at a time; its C may be stored transposed (a problem whose
 // narrow side is n runs as its mirror C^T = op(B)^T op(A)^T: templates/smallm.c).
 
 // ---- tunables (templates/smallm.c passes each as -D) ----
 #ifndef TYPE
-#define TYPE 1          // element type of A, B and C: 0 half, 1 bfloat16 (FP32 accumulation), 2 float (FFMA)
+#define TYPE 1          // element type: 0 half, 1 bfloat16 (FP32 accumulation), 2 float (FFMA)
 #endif
 #ifndef OPA
 #define OPA 0           // 0: A is m x k (lda >= k); 1: A is stored k x m (op T, lda >= m)
@@ -40,7 +40,7 @@
 #define KW 1            // warp groups splitting each stage's k16 steps (sums meet in shared memory)
 #endif
 #ifndef VEC
-#define VEC 8           // elements per cp.async (16, 8 or 4 bytes) where the operand is aligned (TYPE 2: 4 or 2)
+#define VEC 8           // elements per cp.async (16, 8 or 4 bytes) where aligned (TYPE 2: 4 or 2)
 #endif
 #ifndef WAVES
 #define WAVES 2         // host-only (smallm.c's K slices, never passed here): waves to fill
