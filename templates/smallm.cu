@@ -6,10 +6,14 @@
 // STAGES-deep cp.async pipeline; K is split across blocks (the host picks the slices to fill the
 // GPU) and the slices are summed in slice order by the last block of each tile (one launch,
 // deterministic).
+// TYPE 2 is exact FP32 on the CUDA cores (FFMA): the same K slices, batches and ops, each thread
+// TN columns of the wide side (TN = BN / (WARPS x 32 / KW)) x all MT rows, A broadcast from shared
+// memory, rows past m skipped four at a time; its C may be stored transposed (a problem whose
+// narrow side is n runs as its mirror C^T = op(B)^T op(A)^T: templates/smallm.c).
 
 // ---- tunables (templates/smallm.c passes each as -D) ----
 #ifndef TYPE
-#define TYPE 1          // element type of A, B and C: 0 half, 1 bfloat16 (FP32 accumulation)
+#define TYPE 1          // element type: 0 half, 1 bfloat16 (FP32 accumulation), 2 float (FFMA)
 #endif
 #ifndef OPA
 #define OPA 0           // 0: A is m x k (lda >= k); 1: A is stored k x m (op T, lda >= m)
@@ -18,10 +22,10 @@
 #define OPB 0           // 0: B is k x n (ldb >= n); 1: B is stored n x k (op T, ldb >= k)
 #endif
 #ifndef MT
-#define MT 8            // rows of C (m) per block: 8, 16, 32, 64 (mma n8 tiles of m)
+#define MT 8            // rows of C (m) per block: 8, 16, 32, 64 (mma n8 tiles of m; TYPE 2 rows)
 #endif
 #ifndef BN
-#define BN 128          // columns of C (n) per block: 64, 128, 256
+#define BN 128          // columns of C (n) per block: 64, 128, 256 (TYPE 2 also 512)
 #endif
 #ifndef BK
 #define BK 64           // K depth of one pipeline stage: 32, 64, 128
@@ -36,11 +40,352 @@
 #define KW 1            // warp groups splitting each stage's k16 steps (sums meet in shared memory)
 #endif
 #ifndef VEC
-#define VEC 8           // elements per cp.async (16, 8 or 4 bytes) where the operand is aligned
+#define VEC 8           // elements per cp.async (16, 8 or 4 bytes) where aligned (TYPE 2: 4 or 2)
 #endif
 #ifndef WAVES
 #define WAVES 2         // host-only (smallm.c's K slices, never passed here): waves to fill
 #endif
+
+#if TYPE == 2
+// ---- TYPE 2: exact FP32 on the CUDA cores (FFMA) ----
+// A block computes MT rows x BN columns of C (the row-major canonical form, or of C^T for a
+// mirrored problem: c_transposed). Each K group of SM_THREADS / KW threads takes BK / KW of a
+// stage's K steps; each of its threads TN columns (OPB 0: TN adjacent ones, vector reads of
+// shared memory; OPB 1: every SMF_GROUP-th, 16-byte reads along k) x all MT rows, four K steps
+// at a time: per step TN values of B and, per group of 4 rows inside m, 4 of A (the same
+// address in every lane: broadcast), then 4 x 4 x TN FFMA.
+
+#define SM_THREADS (WARPS * 32)
+#define SMF_GROUP (SM_THREADS / KW)     // threads of one K group (along n)
+#define SMF_TN (BN / SMF_GROUP)         // columns of C per thread: 1, 2 or 4
+#define SMF_KG (BK / KW)                // K steps of a stage per K group, a multiple of 4
+#define SM_CDIV(a, b) (((a) + (b) - 1) / (b))
+
+// Shared-memory strides in floats: B's [n][k] rows padded by 4 so that 8 lanes' 16-byte reads of
+// 8 rows fall on 8 different 16-byte bank groups; B's [k][n] and A (read by all lanes at one
+// address) unpadded.
+#if OPB
+#define SMF_B_ROWS BN
+#define SMF_B_STRIDE (BK + 4)
+#else
+#define SMF_B_ROWS BK
+#define SMF_B_STRIDE BN
+#endif
+#if OPA
+#define SMF_A_ROWS BK                   // A tile as stored: [k][m]
+#define SMF_A_STRIDE MT
+#else
+#define SMF_A_ROWS MT                   // [m][k]
+#define SMF_A_STRIDE BK
+#endif
+#define SMF_B_ELEMS (SMF_B_ROWS * SMF_B_STRIDE)
+#define SMF_A_ELEMS (SMF_A_ROWS * SMF_A_STRIDE)
+#define SMF_STAGE_ELEMS (SMF_B_ELEMS + SMF_A_ELEMS)
+#define SMF_RED_STRIDE (BN + 4)         // partial tiles [kw][m][n], rows padded
+
+__device__ __forceinline__ unsigned sm_smem_addr(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+// One chunk of VEC floats global -> shared: `avail` of them inside the matrix (the rest zero).
+// aligned: cp.async of VEC * 4 bytes (src-size avail * 4, zero fill); else float by float
+// (plain loads and stores: the stage is read only after a __syncthreads).
+__device__ __forceinline__ void smf_chunk(float *dst, const float *src, int avail, int aligned)
+{
+    if (avail > VEC)
+        avail = VEC;
+    if (avail < 0)
+        avail = 0;
+    if (aligned) {
+        unsigned d = sm_smem_addr(dst);
+        int bytes = avail * 4;
+#if VEC == 4
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+                     "r"(bytes));
+#else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src),
+                     "r"(bytes));
+#endif
+    } else {
+#pragma unroll
+        for (int e = 0; e < VEC; e++)
+            dst[e] = e < avail ? src[e] : 0.0f;
+    }
+}
+
+__device__ __forceinline__ void sm_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int N>
+__device__ __forceinline__ void sm_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// One stage's tiles, global -> shared (as smallm's 16-bit stages, in floats).
+__device__ __forceinline__ void smf_load_stage(float *Bs, float *As, const float *A,
+                                               const float *B, long long lda, long long ldb,
+                                               int m, int n, int k, int row0, int col0, int k0,
+                                               int va, int vb)
+{
+    const int t = threadIdx.x;
+#if OPB
+    for (int c = t; c < BN * (BK / VEC); c += SM_THREADS) {
+        int j = c / (BK / VEC), kk = (c % (BK / VEC)) * VEC;
+        int gj = col0 + j, gk = k0 + kk;
+        int avail = gj < n ? k - gk : 0;
+        const float *src = avail > 0 ? B + (long long)gj * ldb + gk : B;
+        smf_chunk(Bs + j * SMF_B_STRIDE + kk, src, avail, vb);
+    }
+#else
+    for (int c = t; c < BK * (BN / VEC); c += SM_THREADS) {
+        int kk = c / (BN / VEC), j = (c % (BN / VEC)) * VEC;
+        int gj = col0 + j, gk = k0 + kk;
+        int avail = gk < k ? n - gj : 0;
+        const float *src = avail > 0 ? B + (long long)gk * ldb + gj : B;
+        smf_chunk(Bs + kk * SMF_B_STRIDE + j, src, avail, vb);
+    }
+#endif
+#if OPA
+    for (int c = t; c < BK * (MT / VEC); c += SM_THREADS) {
+        int kk = c / (MT / VEC), i = (c % (MT / VEC)) * VEC;
+        int gi = row0 + i, gk = k0 + kk;
+        int avail = gk < k ? m - gi : 0;
+        const float *src = avail > 0 ? A + (long long)gk * lda + gi : A;
+        smf_chunk(As + kk * SMF_A_STRIDE + i, src, avail, va);
+    }
+#else
+    for (int c = t; c < MT * (BK / VEC); c += SM_THREADS) {
+        int i = c / (BK / VEC), kk = (c % (BK / VEC)) * VEC;
+        int gi = row0 + i, gk = k0 + kk;
+        int avail = gi < m ? k - gk : 0;
+        const float *src = avail > 0 ? A + (long long)gi * lda + gk : A;
+        smf_chunk(As + i * SMF_A_STRIDE + kk, src, avail, va);
+    }
+#endif
+}
+
+// The column (inside the block's BN) of a thread's c-th column.
+__device__ __forceinline__ int smf_col(int tn, int c)
+{
+#if OPB
+    return tn + c * SMF_GROUP;
+#else
+    return tn * SMF_TN + c;
+#endif
+}
+
+// C element o of a tile of `rows` rows (the summing order of the partials and the stores):
+// row-major C along the tile's rows; a transposed C (mirrored problem) along its columns, so
+// that neighbouring threads store neighbouring addresses either way.
+__device__ __forceinline__ void smf_element(int o, int rows, int c_transposed, int *i, int *j)
+{
+    if (c_transposed) {
+        *i = o % rows;
+        *j = o / rows;
+    } else {
+        *i = o / BN;
+        *j = o % BN;
+    }
+}
+
+// Grid, slices, work and counters as the 16-bit kernel's. c_transposed: C's element (i, j) is
+// at C[j * ldc + i] (a mirrored problem's C^T), else at C[i * ldc + j].
+extern "C" __global__ void __launch_bounds__(SM_THREADS)
+smallm_gemm(const float *__restrict__ A, const float *__restrict__ B, float *C, long long lda,
+            long long ldb, long long ldc, long long sa, long long sb, long long sc, int m, int n,
+            int k, float alpha, float beta, int steps_per_slice, int va, int vb, float *work,
+            unsigned *counters, int c_transposed)
+{
+    extern __shared__ __align__(16) unsigned char sm_smem[];
+    __shared__ int sm_last;
+    float *stages = reinterpret_cast<float *>(sm_smem);
+    float *red = reinterpret_cast<float *>(sm_smem);
+
+    const int tiles_m = SM_CDIV(m, MT);
+    const int row0 = (blockIdx.x % tiles_m) * MT, col0 = (blockIdx.x / tiles_m) * BN;
+    const long long z = blockIdx.z;
+    A += z * sa;
+    B += z * sb;
+    C += z * sc;
+
+    const int t = threadIdx.x, kw = t / SMF_GROUP, tn = t % SMF_GROUP;
+    const int rows = min(MT, m - row0);
+
+    float acc[MT][SMF_TN];
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int c = 0; c < SMF_TN; c++)
+            acc[i][c] = 0.0f;
+
+    const int steps = SM_CDIV(k, BK);
+    const int s0 = blockIdx.y * steps_per_slice;
+    const int s1 = min(steps, s0 + steps_per_slice);
+    const int count = s1 > s0 ? s1 - s0 : 0;
+
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < count) {
+            float *st = stages + s * SMF_STAGE_ELEMS;
+            smf_load_stage(st, st + SMF_B_ELEMS, A, B, lda, ldb, m, n, k, row0, col0,
+                           (s0 + s) * BK, va, vb);
+        }
+        sm_commit();
+    }
+    for (int it = 0; it < count; it++) {
+        sm_wait<STAGES - 2>();
+        __syncthreads();
+        int next = it + STAGES - 1;
+        if (next < count) {
+            float *st = stages + (next % STAGES) * SMF_STAGE_ELEMS;
+            smf_load_stage(st, st + SMF_B_ELEMS, A, B, lda, ldb, m, n, k, row0, col0,
+                           (s0 + next) * BK, va, vb);
+        }
+        sm_commit();
+        const float *Bs = stages + (it % STAGES) * SMF_STAGE_ELEMS;
+        const float *As = Bs + SMF_B_ELEMS;
+#pragma unroll
+        for (int q = 0; q < SMF_KG / 4; q++) {
+            const int kc = kw * SMF_KG + q * 4;
+            float b[SMF_TN][4];
+#if OPB
+#pragma unroll
+            for (int c = 0; c < SMF_TN; c++) {
+                float4 v = *reinterpret_cast<const float4 *>(
+                    Bs + smf_col(tn, c) * SMF_B_STRIDE + kc);
+                b[c][0] = v.x;
+                b[c][1] = v.y;
+                b[c][2] = v.z;
+                b[c][3] = v.w;
+            }
+#else
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const float *src = Bs + (kc + e) * SMF_B_STRIDE + tn * SMF_TN;
+#if SMF_TN == 4
+                float4 v = *reinterpret_cast<const float4 *>(src);
+                b[0][e] = v.x;
+                b[1][e] = v.y;
+                b[2][e] = v.z;
+                b[3][e] = v.w;
+#elif SMF_TN == 2
+                float2 v = *reinterpret_cast<const float2 *>(src);
+                b[0][e] = v.x;
+                b[1][e] = v.y;
+#else
+                b[0][e] = src[0];
+#endif
+            }
+#endif
+#pragma unroll
+            for (int g = 0; g < MT / 4; g++) {
+                if (g * 4 < rows) {
+                    float a[4][4];      // [row][k step]
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+#if OPA
+                        float4 v = *reinterpret_cast<const float4 *>(
+                            As + (kc + e) * SMF_A_STRIDE + g * 4);
+                        a[0][e] = v.x;
+                        a[1][e] = v.y;
+                        a[2][e] = v.z;
+                        a[3][e] = v.w;
+#else
+                        float4 v = *reinterpret_cast<const float4 *>(
+                            As + (g * 4 + e) * SMF_A_STRIDE + kc);
+                        a[e][0] = v.x;
+                        a[e][1] = v.y;
+                        a[e][2] = v.z;
+                        a[e][3] = v.w;
+#endif
+                    }
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+#pragma unroll
+                        for (int r = 0; r < 4; r++)
+#pragma unroll
+                            for (int c = 0; c < SMF_TN; c++)
+                                acc[g * 4 + r][c] = fmaf(a[r][e], b[c][e], acc[g * 4 + r][c]);
+                }
+            }
+        }
+    }
+    sm_wait<0>();
+    __syncthreads();
+
+    // the K groups' partial tiles meet in shared memory as [kw][m][n]
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int c = 0; c < SMF_TN; c++)
+            red[(kw * MT + i) * SMF_RED_STRIDE + smf_col(tn, c)] = acc[i][c];
+    __syncthreads();
+
+    const int elems = rows * BN;
+    const int slices = gridDim.y;
+    const long long tile = (long long)blockIdx.z * gridDim.x + blockIdx.x;
+    if (slices > 1) {
+        float *mine = work + (tile * slices + blockIdx.y) * (MT * BN);
+        for (int o = t; o < elems; o += SM_THREADS) {
+            int i, j;
+            smf_element(o, rows, c_transposed, &i, &j);
+            float v = 0.0f;
+#pragma unroll
+            for (int q = 0; q < KW; q++)
+                v += red[(q * MT + i) * SMF_RED_STRIDE + j];
+            __stcg(mine + o, v);
+        }
+        __threadfence();
+        __syncthreads();
+        if (t == 0)
+            sm_last = atomicAdd(counters + tile, 1u) == (unsigned)(slices - 1);
+        __syncthreads();
+        if (!sm_last)
+            return;
+        __threadfence();
+    }
+    for (int o = t; o < elems; o += SM_THREADS) {
+        int i, j;
+        smf_element(o, rows, c_transposed, &i, &j);
+        float v = 0.0f;
+        if (slices > 1) {
+            // four slices' loads in flight at once, added in slice order
+            const float *part = work + tile * slices * (MT * BN) + o;
+            int q = 0;
+            for (; q + 4 <= slices; q += 4) {
+                float p0 = __ldcg(part + (long long)q * (MT * BN));
+                float p1 = __ldcg(part + (long long)(q + 1) * (MT * BN));
+                float p2 = __ldcg(part + (long long)(q + 2) * (MT * BN));
+                float p3 = __ldcg(part + (long long)(q + 3) * (MT * BN));
+                v += p0;
+                v += p1;
+                v += p2;
+                v += p3;
+            }
+            for (; q < slices; q++)
+                v += __ldcg(part + (long long)q * (MT * BN));
+        } else {
+#pragma unroll
+            for (int q = 0; q < KW; q++)
+                v += red[(q * MT + i) * SMF_RED_STRIDE + j];
+        }
+        int gi = row0 + i, gj = col0 + j;
+        if (gj < n) {
+            float *c = C + (c_transposed ? (long long)gj * ldc + gi : (long long)gi * ldc + gj);
+            float r = alpha * v;
+            if (beta != 0.0f)
+                r = fmaf(beta, *c, r);
+            *c = r;
+        }
+    }
+    if (slices > 1 && t == 0)
+        counters[tile] = 0;
+}
+#else
 
 #define SM_THREADS (WARPS * 32)
 #define SM_NWARPS (WARPS / KW)          // warps along n
@@ -443,3 +788,5 @@ smallm_gemm(const sm_elem *__restrict__ A, const sm_elem *__restrict__ B, sm_ele
     if (slices > 1 && t == 0)
         counters[tile] = 0;
 }
+
+#endif  // TYPE

@@ -683,6 +683,9 @@ extern const int tpl_smallm_n_reasons;
  * a quarter of a slice's reading of B), at most 256, and no slice empty. */
 int tpl_smallm_slices(const int *c, long long tiles, long long rows, long long k,
                       long long resident);
+/* 1 if smallm computes p as its mirror C^T = op(B)^T op(A)^T (FP32 with n below m: the kernel's
+ * narrow side is n; templates/smallm.c). */
+int tpl_smallm_mirrored(const tpl_problem *p);
 /* ---- bgemm's rejection reasons (templates/bgemm.c; the tests reach every one) ---- */
 extern const char *const tpl_bgemm_reasons[];
 extern const int tpl_bgemm_n_reasons;

@@ -1,8 +1,9 @@
 /* test_smallm.c: the smallm family (FP16/BF16 GEMMs with m <= 64 on the tensor cores): its space
  * and rules, the K slices, the MT each m takes, the built-in defaults, the claims rule and the
  * family choice with and without measurements, NVRTC compiles of the GPU cases (CPU); every op
- * pair and type on odd problems against the float64 reference, and padded, offset, unaligned
- * operands with alpha, beta and batches against the host (GPU). */
+ * pair and type on odd problems against the float64 reference (FP32, TYPE 2, too), and padded,
+ * offset, unaligned operands with alpha, beta and batches against the host (GPU). The FP32
+ * path's own rules and tests: tests/test_smallm_fp32.c. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,7 +71,7 @@ TEST(smallm_every_rejection_reason_is_reached)
     for (int r = 0; r < tpl_smallm_n_reasons; r++)
         CHECK_MSG(seen[r] > 0, "reason never reached: %s", tpl_smallm_reasons[r]);
     /* per problem (one TYPE, OPA, OPB and MT) tens to a few hundred configurations */
-    long long per_problem = valid / (2 * 2 * 2 * 4);
+    long long per_problem = valid / (3 * 2 * 2 * 4);
     CHECK_MSG(per_problem >= 30 && per_problem <= 600, "%lld valid per problem", per_problem);
     /* a device with 99 KiB of shared memory per block (sm_86) rejects the largest pipelines */
     at_device_info small = smt_h100();
@@ -103,6 +104,18 @@ TEST(smallm_valid_configurations_meet_the_written_limits)
         int mt = c[smt_param("MT")], bn = c[smt_param("BN")], bk = c[smt_param("BK")];
         int warps = c[smt_param("WARPS")], kw = c[smt_param("KW")];
         int along_n = warps / kw;
+        if (c[smt_param("TYPE")] == 2) {
+            /* FP32: 1, 2 or 4 columns per thread, K steps four at a time per K group, at most
+             * 128 accumulators, the float stages (B's [n][k] rows + 4) within 227 KiB */
+            int group = warps * 32 / kw, cols = bn / group;
+            CHECK(warps % kw == 0 && bn % group == 0 && (cols == 1 || cols == 2 || cols == 4));
+            CHECK((bk / kw) % 4 == 0 && mt * cols <= 128 && c[smt_param("VEC")] <= 4);
+            long long fb = c[smt_param("OPB")] ? (long long)bn * (bk + 4) : (long long)bk * bn;
+            CHECK(c[smt_param("STAGES")] * (fb + (long long)mt * bk) * 4 <= 227 * 1024 - 128);
+            CHECK((long long)kw * mt * (bn + 4) * 4 <= 227 * 1024 - 128);
+            continue;
+        }
+        CHECK(bn <= 256);
         CHECK(warps % kw == 0 && bn % (16 * along_n) == 0 && (bk / 16) % kw == 0);
         CHECK((bn / along_n / 16) * (mt / 8) * 4 <= 64);
         long long b = c[smt_param("OPB")] ? (long long)bn * (bk + 8) : (long long)bk * (bn + 8);
@@ -192,16 +205,20 @@ TEST(smallm_applicable_takes_its_kind_and_the_fitting_mt)
     CHECK(f->applicable(c, &p));
     p.op_b = AT_OP_T;                           /* OPB 0 computes op N only */
     CHECK(!f->applicable(c, &p));
-    /* not its kinds or sizes */
+    /* not its kinds or sizes: TF32 math, FP64, a 16-bit narrow n (never mirrored), FP32 with
+     * both sides above 64, column-major (the runtime gives the row-major canonical form) */
     tpl_problem fp32 = smt_problem(8, 4096, 4096, AT_R_32F, 0, 0, 1);
     tpl_problem tf32 = fp32, fp64 = fp32, big = smt_problem(65, 4096, 4096, AT_R_16BF, 0, 0, 1);
     tf32.math = AT_MATH_TF32;
     fp64.dtype = AT_R_64F;
     tpl_problem col = smt_problem(8, 4096, 4096, AT_R_16BF, 0, 0, 1);
     col.order = AT_COL_MAJOR;
-    CHECK(!tpl_family_accepts(f, &fp32) && !tpl_family_accepts(f, &tf32) &&
-          !tpl_family_accepts(f, &fp64) && !tpl_family_accepts(f, &big) &&
-          !tpl_family_accepts(f, &col));
+    tpl_problem narrow_n16 = smt_problem(4096, 8, 4096, AT_R_16BF, 0, 0, 1);
+    tpl_problem wide32 = smt_problem(65, 65, 4096, AT_R_32F, 0, 0, 1);
+    CHECK(tpl_family_accepts(f, &fp32));
+    CHECK(!tpl_family_accepts(f, &tf32) && !tpl_family_accepts(f, &fp64) &&
+          !tpl_family_accepts(f, &big) && !tpl_family_accepts(f, &col) &&
+          !tpl_family_accepts(f, &narrow_n16) && !tpl_family_accepts(f, &wide32));
 }
 
 /* Each m class, type, op pair and batch has a built-in configuration, fitted to the kind (TYPE,
@@ -262,7 +279,8 @@ TEST(smallm_claims_and_family_choice)
         {smt_problem(8, 1024, 1024, AT_R_16BF, 0, 0, 1), &tpl_skinny},   /* B of 2 MiB */
         {smt_problem(8, 8191, 8192, AT_R_16BF, 0, 0, 1), &tpl_skinny},   /* rows of B odd */
         {smt_problem(8, 8191, 8192, AT_R_16BF, 0, 1, 1), &tpl_smallm},   /* op T: rows of k */
-        {smt_problem(8, 8192, 8192, AT_R_32F, 0, 0, 1), &tpl_skinny},
+        {smt_problem(8, 8192, 8192, AT_R_32F, 0, 0, 1), &tpl_smallm},   /* FP32 claim */
+        {smt_problem(8, 4096, 2048, AT_R_32F, 0, 0, 1), &tpl_skinny},   /* wide under 2^24 */
         {smt_problem(48, 200, 100000, AT_R_16F, 0, 0, 1), &tpl_tcgemm},  /* n below 256 */
         {smt_problem(4, 512, 2048, AT_R_16BF, 0, 0, 4), &tpl_smallm},    /* batch of 4 Mi */
     };
@@ -335,6 +353,34 @@ static const th_case smt_cases[] = {
      "TYPE=1,OPA=0,OPB=1,MT=32,BN=64,BK=128,STAGES=3,WARPS=4,KW=4,VEC=8,WAVES=1"},
     {"9x2001x3000:f16:TN",
      "TYPE=0,OPA=1,OPB=0,MT=16,BN=128,BK=32,STAGES=6,WARPS=8,KW=1,VEC=8,WAVES=1"},
+    /* FP32 (TYPE 2): every op pair, MT and column count per thread (1, 2, 4), K groups,
+     * unaligned operands (element loads) and 8-byte chunks (VEC 2), BN 512, K slices, batches,
+     * a K of two stages; a narrow n through the mirror (the config's ops are the kernel's:
+     * OPA = 1 - op(B), OPB = 1 - op(A)) */
+    {"1x515x3001:f32", "TYPE=2,OPA=0,OPB=0,MT=8,BN=128,BK=32,STAGES=3,WARPS=4,KW=4,VEC=4,WAVES=1"},
+    {"3x4096x2048:f32:NT",
+     "TYPE=2,OPA=0,OPB=1,MT=8,BN=256,BK=64,STAGES=2,WARPS=8,KW=2,VEC=4,WAVES=1"},
+    {"8x1000x777:f32:TN",
+     "TYPE=2,OPA=1,OPB=0,MT=8,BN=64,BK=32,STAGES=6,WARPS=4,KW=2,VEC=4,WAVES=2"},
+    {"17x2048x4100:f32:TT",
+     "TYPE=2,OPA=1,OPB=1,MT=32,BN=256,BK=32,STAGES=3,WARPS=8,KW=2,VEC=4,WAVES=1"},
+    {"64x1024x8192:f32",
+     "TYPE=2,OPA=0,OPB=0,MT=64,BN=128,BK=32,STAGES=3,WARPS=4,KW=2,VEC=4,WAVES=1"},
+    {"33x256x520:f32:NT:b3",
+     "TYPE=2,OPA=0,OPB=1,MT=64,BN=64,BK=32,STAGES=3,WARPS=4,KW=4,VEC=4,WAVES=2"},
+    {"16x4104x64:f32:TN:b3",
+     "TYPE=2,OPA=1,OPB=0,MT=16,BN=512,BK=32,STAGES=2,WARPS=8,KW=2,VEC=4,WAVES=1"},
+    {"29x640x1536:f32", "TYPE=2,OPA=0,OPB=0,MT=32,BN=64,BK=32,STAGES=4,WARPS=4,KW=4,VEC=2,WAVES=1"},
+    {"2000x51x1475:f32:NT:b2",
+     "TYPE=2,OPA=0,OPB=1,MT=64,BN=128,BK=32,STAGES=3,WARPS=4,KW=2,VEC=4,WAVES=1"},
+    {"1000x17x999:f32:TT",
+     "TYPE=2,OPA=0,OPB=0,MT=32,BN=256,BK=64,STAGES=2,WARPS=4,KW=1,VEC=4,WAVES=1"},
+    {"3000x5x2000:f32:b3",
+     "TYPE=2,OPA=1,OPB=1,MT=8,BN=512,BK=32,STAGES=2,WARPS=4,KW=1,VEC=4,WAVES=1"},
+    {"777x9x4100:f32:TN",
+     "TYPE=2,OPA=1,OPB=0,MT=16,BN=128,BK=128,STAGES=2,WARPS=8,KW=4,VEC=4,WAVES=1"},
+    {"64x60x3001:f32:NT",
+     "TYPE=2,OPA=0,OPB=1,MT=64,BN=64,BK=64,STAGES=4,WARPS=4,KW=2,VEC=4,WAVES=2"},
 };
 
 /* The GPU cases are legal, serve their problems, and compile (NVRTC; sm_80 and sm_90 in turn). */
