@@ -12,7 +12,8 @@
 // the FP32 accumulators and rounds once at the store, guarded at the edges (any m, n).
 //   Host contract (templates/tcgemm.c): tensor maps over A (dims {k, m}, box {128/ES, BM/CN}) and
 // B (dims {n, k}, box {128/ES, BK/CM}), 128-byte swizzle, so row strides must be multiples of 16
-// bytes and bases 16-byte aligned (else the host packs the operand first with tc_pack); zero fill
+// bytes and bases 16-byte aligned (else the producer reads that operand itself, t9d_ below, or the host packs it
+// first with tc_pack where the tile does not allow that); zero fill
 // of out-of-range boxes makes ragged m, n, k correct with no special loop. OPB 1: B is the n x k
 // matrix of an op(B) = T call (dims {k, n}, box {128/ES, BN/CM}), read K-major like A; OPA 1: A is
 // the k x m matrix of an op(A) = T call (dims {m, k}, box {128/ES, BK/CN}), read M-major like B. A launch with CM*CN > 1
@@ -1076,14 +1077,22 @@ __device__ __forceinline__ void t9d_fix(unsigned dst, const t9_tmap &tm, int row
         if (q == CPR - 1) {
             w[4] = e0; w[5] = e1; w[6] = e2; w[7] = e3;
         }
-        const int s = (int)(a & 15), sw = s >> 2, sh = 8 * (s & 3);
+        // bytes s .. s + 15 of w: whole words first (by 8, then 4 bytes), then the rest with funnel shifts
+        const int s = (int)(a & 15), sh = 8 * (s & 3);
+        if (s & 8) {
+#pragma unroll
+            for (int i = 0; i < 6; i++)
+                w[i] = w[i + 2];
+        }
+        if (s & 4) {
+#pragma unroll
+            for (int i = 0; i < 5; i++)
+                w[i] = w[i + 1];
+        }
         unsigned o[4];
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            unsigned lo = sw == 0 ? w[i] : sw == 1 ? w[i + 1] : sw == 2 ? w[i + 2] : w[i + 3];
-            unsigned hi = sw == 0 ? w[i + 1] : sw == 1 ? w[i + 2] : sw == 2 ? w[i + 3] : w[i + 4];
-            o[i] = __funnelshift_r(lo, hi, sh);
-        }
+        for (int i = 0; i < 4; i++)
+            o[i] = __funnelshift_r(w[i], w[i + 1], sh);
         // bytes of this chunk inside the row (elements past the stored columns, rows past the stored rows: zero)
         const int vb = r < rl ? cl - 16 * q : 0;
 #pragma unroll
