@@ -957,7 +957,8 @@ __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, 
 //   1. cp.async brings, for every tile row, the 16-byte aligned window of global chunks that starts at the chunk
 //      holding the row's first element of the tile (offset s = its address % 16), each into the swizzled slot of the
 //      output chunk with its index (zero-filled past m, n, k; a chunk holding no byte of the row is never read);
-//      the window's one chunk past the tile (needed when s != 0) goes to a register, held by one lane of the warp;
+//      the window's one chunk past the tile (needed when s != 0) is prefetched to L2, and loaded into a register of
+//      one lane of the warp when the tile is realigned (held across the copies it would cost the producer spills);
 //   2. after the copies land, each thread reads back its own slots, takes the next chunk from the neighbouring lane
 //      (__shfl_down_sync; a row's last chunk from the lane holding the extra), shifts the pair by s bytes
 //      (__funnelshift_r), zeroes elements past the stored columns (TF32: rounds to TF32, as the TFLOAT32 maps do)
@@ -965,6 +966,7 @@ __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, 
 //   3. the storing threads make their generic-proxy stores visible to the async proxy (wgmma reads through it)
 //      with fence.proxy.async, the producer warpgroup meets at a named barrier, and thread 0 arrives on the stage's
 //      full barrier, expecting only the bytes the TMA brings (the other operand, if it is not direct too).
+// With STAGES >= 3 (T9D_LAG) step 2 of a stage runs while the next stage's copies are in flight.
 // CPR (chunks per tile row) must divide 32 (8, 16, 32), and FP8 operands are packed: the host packs where T9D_ON is 0
 // (t9_direct_ok, templates/tcgemm_run.c).
 #define T9_DIR_A 8
@@ -1008,11 +1010,32 @@ __device__ __forceinline__ int t9d_left(const t9d_src &g, int col0)
     return b < (1ll << 30) ? (int)b : 1 << 30;
 }
 
-// Step 1 for one tile of R rows x CPR chunks at stored (row0, col0) into shared memory at dst: the cp.asyncs, and
-// into x the window chunks past the tile's rows (x[j] of lane l: row end f = 32 j + l of this warp's R / 4).
+// The window chunk past the tile of each of this warp's R / 4 tile rows (their ends), spread over the lanes: lane l
+// calls f with (j, row end 32 j + l, its tile row r, the chunk's address) where the row needs it (s != 0, inside the
+// matrix).
+template <int R, int CPR, typename F>
+__device__ __forceinline__ void t9d_each_extra(const t9d_src &g, int row0, int col0, int tid, F f)
+{
+    const int rl = g.rows - row0, cl = t9d_left(g, col0);
+    const int lane = tid % 32, warp = tid / 32, epw = 32 / CPR;
+#pragma unroll
+    for (int j = 0; j < TC_CDIV(R, 128); j++) {
+        int fe = 32 * j + lane, p = fe / epw, e = fe % epw;
+        int r = (p * 128 + warp * 32) / CPR + e;
+        if (fe < R / 4) {
+            unsigned long long a = t9d_row(g, row0, col0, r);
+            int s = (int)(a & 15);
+            if (s && r < rl && 16 * CPR - s < cl)
+                f(j, (a & ~15ull) + 16ull * CPR);
+        }
+    }
+}
+
+// Step 1 for one tile of R rows x CPR chunks at stored (row0, col0) into shared memory at dst: the cp.asyncs, and an
+// L2 prefetch of the window chunks past the tile's rows (t9d_extras loads them once the copies landed: held in
+// registers across the wait they cost the 40-register producer spills).
 template <int R, int CPR>
-__device__ __forceinline__ void t9d_issue(unsigned dst, const t9_tmap &tm, int row0, int col0, int tid,
-                                          uint4 (&x)[TC_CDIV(R, 128)])
+__device__ __forceinline__ void t9d_issue(unsigned dst, const t9_tmap &tm, int row0, int col0, int tid)
 {
     static_assert(32 % CPR == 0 && (R * CPR) % 128 == 0, "t9d: chunks per row must divide 32");
     const t9d_src g = t9d_src_of(tm);
@@ -1027,19 +1050,21 @@ __device__ __forceinline__ void t9d_issue(unsigned dst, const t9_tmap &tm, int r
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
                      :: "r"(t9d_slot<R>(dst, r, q)), "l"(src), "r"(ok ? 16 : 0) : "memory");
     }
-    const int lane = tid % 32, warp = tid / 32, epw = 32 / CPR;
+    t9d_each_extra<R, CPR>(g, row0, col0, tid, [&](int, unsigned long long ad) {
+        asm volatile("prefetch.global.L2 [%0];" :: "l"(ad));
+    });
+}
+
+// Into x the extras of t9d_each_extra (x[j] of lane l: row end 32 j + l of this warp's R / 4; zero where not needed).
+template <int R, int CPR>
+__device__ __forceinline__ void t9d_extras(const t9_tmap &tm, int row0, int col0, int tid, uint4 (&x)[TC_CDIV(R, 128)])
+{
 #pragma unroll
-    for (int j = 0; j < TC_CDIV(R, 128); j++) {
-        int f = 32 * j + lane, p = f / epw, e = f % epw;
-        int r = (p * 128 + warp * 32) / CPR + e;
+    for (int j = 0; j < TC_CDIV(R, 128); j++)
         x[j] = make_uint4(0u, 0u, 0u, 0u);
-        if (f < R / 4) {
-            unsigned long long a = t9d_row(g, row0, col0, r);
-            int s = (int)(a & 15);
-            if (s && r < rl && 16 * CPR - s < cl)
-                x[j] = __ldg((const uint4 *)((a & ~15ull) + 16ull * CPR));
-        }
-    }
+    t9d_each_extra<R, CPR>(t9d_src_of(tm), row0, col0, tid, [&](int j, unsigned long long ad) {
+        x[j] = __ldg((const uint4 *)ad);
+    });
 }
 
 __device__ __forceinline__ unsigned t9d_tf32(unsigned v)
@@ -1049,7 +1074,7 @@ __device__ __forceinline__ unsigned t9d_tf32(unsigned v)
     return r & 0xffffe000u;         // the PTX ISA leaves the 13 low bits of a .tf32 result unspecified
 }
 
-// Step 2 for the tile of t9d_issue (its copies landed: cp.async.wait_all by this thread).
+// Step 2 for the tile of t9d_issue (its copies landed: cp.async.wait_group by this thread), x from t9d_extras.
 template <int R, int CPR>
 __device__ __forceinline__ void t9d_fix(unsigned dst, const t9_tmap &tm, int row0, int col0, int tid,
                                         const uint4 (&x)[TC_CDIV(R, 128)])
@@ -1122,25 +1147,41 @@ __device__ __forceinline__ void t9d_fix(unsigned dst, const t9_tmap &tm, int row
 #define T9D_ON 0
 #endif
 
-// One stage of the producer with direct operands (dirs: T9_DIR_A, T9_DIR_B bits): all 128 producer threads load
-// the direct tiles of stored A at (m0, kt * BK) and B at (kt * BK, n0) (as stored: transposed for OPA 1 / OPB 0),
-// then thread 0 arrives on the stage's full barrier, expecting the TMA's bytes of the operand that is not direct.
-__device__ __forceinline__ void t9d_stage(unsigned full, unsigned sa, unsigned sb, const t9_tmap &tmA,
-                                          const t9_tmap &tmB, int m0, int n0, int kt, int dirs, int tid)
+// A stage of the producer with direct operands (dirs: T9_DIR_A, T9_DIR_B bits), in two halves. t9d_load: all 128
+// producer threads start the copies of the direct tiles of stored A at (m0, kt * BK) and B at (kt * BK, n0) (as
+// stored: transposed for OPA 1 / OPB 0), one cp.async group. t9d_finish, once that group has landed
+// (cp.async.wait_group): the realignment, then thread 0 arrives on the stage's full barrier, expecting the TMA's
+// bytes of the operand that is not direct.
+__device__ __forceinline__ void t9d_load(unsigned sa, unsigned sb, const t9_tmap &tmA, const t9_tmap &tmB, int m0,
+                                         int n0, int kt, int dirs, int tid)
 {
 #if T9D_ON
-    const int ar = OPA ? kt * BK : m0, ac = OPA ? m0 : kt * BK;
-    const int br = OPB ? n0 : kt * BK, bc = OPB ? kt * BK : n0;
-    uint4 xa[TC_CDIV(T9D_RA, 128)], xb[TC_CDIV(T9D_RB, 128)];
     if (dirs & T9_DIR_A)
-        t9d_issue<T9D_RA, T9D_CA>(sa, tmA, ar, ac, tid, xa);
+        t9d_issue<T9D_RA, T9D_CA>(sa, tmA, OPA ? kt * BK : m0, OPA ? m0 : kt * BK, tid);
     if (dirs & T9_DIR_B)
-        t9d_issue<T9D_RB, T9D_CB>(sb, tmB, br, bc, tid, xb);
-    asm volatile("cp.async.wait_all;" ::: "memory");
-    if (dirs & T9_DIR_A)
+        t9d_issue<T9D_RB, T9D_CB>(sb, tmB, OPB ? n0 : kt * BK, OPB ? kt * BK : n0, tid);
+#else
+    (void)sa; (void)sb; (void)tmA; (void)tmB; (void)m0; (void)n0; (void)kt; (void)dirs; (void)tid;
+#endif
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+__device__ __forceinline__ void t9d_finish(unsigned full, unsigned sa, unsigned sb, const t9_tmap &tmA,
+                                           const t9_tmap &tmB, int m0, int n0, int kt, int dirs, int tid)
+{
+#if T9D_ON
+    if (dirs & T9_DIR_A) {
+        const int ar = OPA ? kt * BK : m0, ac = OPA ? m0 : kt * BK;
+        uint4 xa[TC_CDIV(T9D_RA, 128)];
+        t9d_extras<T9D_RA, T9D_CA>(tmA, ar, ac, tid, xa);
         t9d_fix<T9D_RA, T9D_CA>(sa, tmA, ar, ac, tid, xa);
-    if (dirs & T9_DIR_B)
+    }
+    if (dirs & T9_DIR_B) {
+        const int br = OPB ? n0 : kt * BK, bc = OPB ? kt * BK : n0;
+        uint4 xb[TC_CDIV(T9D_RB, 128)];
+        t9d_extras<T9D_RB, T9D_CB>(tmB, br, bc, tid, xb);
         t9d_fix<T9D_RB, T9D_CB>(sb, tmB, br, bc, tid, xb);
+    }
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     asm volatile("bar.sync %0, 128;" :: "n"(T9D_BAR) : "memory");
     if (tid == 0) {
@@ -1157,7 +1198,13 @@ __device__ __forceinline__ void t9d_stage(unsigned full, unsigned sa, unsigned s
 
 // The producer warpgroup's loop when an operand is direct (dirs != 0; the kernel's own loop otherwise): the same
 // walk over units and K tiles; thread 0 brings the operand that is not direct with TMA (boxes as the kernel's loop
-// brings them, multicast across the cluster), then all 128 threads load the direct tiles (t9d_stage).
+// brings them, multicast across the cluster), all 128 threads start the direct tiles' copies (t9d_load) and then
+// finish the stage before (T9D_LAG: two stages' copies in flight) or this one (t9d_finish).
+// T9D_LAG needs STAGES >= 3: a consumer releases stage j once stage j + 1 is full, so a producer waiting for stage i
+// to be free must have filled stage i - STAGES + 1 <= i - 2, while with the lag it has only filled stages up to i - 2.
+#ifndef T9D_LAG
+#define T9D_LAG (STAGES >= 3)
+#endif
 __device__ __forceinline__ void t9d_produce(const t9_tmap &tmA, const t9_tmap &tmB, unsigned base, unsigned bars,
                                             int dirs, int tid, int cluster, int clusters, int units, int sm, int sn,
                                             int cm, int cn, int kt_all, int kt_per)
@@ -1165,6 +1212,9 @@ __device__ __forceinline__ void t9d_produce(const t9_tmap &tmA, const t9_tmap &t
 #if T9D_ON
     int s = 0;
     unsigned ph = 0;
+#if T9D_LAG
+    int pend = 0, ps = 0, pm0 = 0, pn0 = 0, pkt = 0;    // the stage started last, not yet finished
+#endif
     for (int u = cluster; u < units; u += clusters) {
         int t = u / SPLITK, z = u - t * SPLITK, pm, pn;
         t9_tile(t, sm, sn, &pm, &pn);
@@ -1203,10 +1253,28 @@ __device__ __forceinline__ void t9d_produce(const t9_tmap &tmA, const t9_tmap &t
                            n0 + j * T9_BOXE, kt * BK + cm * (BK / CM), maskB);
 #endif
             }
-            t9d_stage(full, sa, sb, tmA, tmB, m0, n0, kt, dirs, tid);
+            t9d_load(sa, sb, tmA, tmB, m0, n0, kt, dirs, tid);
+#if T9D_LAG
+            if (pend) {         // the previous stage's copies (all but the group just started) have landed
+                asm volatile("cp.async.wait_group 1;" ::: "memory");
+                unsigned psa = base + ps * T9_STAGE_BYTES;
+                t9d_finish(bars + 8 * ps, psa, psa + T9_A_BYTES, tmA, tmB, pm0, pn0, pkt, dirs, tid);
+            }
+            pend = 1; ps = s; pm0 = m0; pn0 = n0; pkt = kt;
+#else
+            asm volatile("cp.async.wait_group 0;" ::: "memory");
+            t9d_finish(full, sa, sb, tmA, tmB, m0, n0, kt, dirs, tid);
+#endif
             if (++s == STAGES) { s = 0; ph ^= 1; }
         }
     }
+#if T9D_LAG
+    if (pend) {
+        asm volatile("cp.async.wait_group 0;" ::: "memory");
+        unsigned psa = base + ps * T9_STAGE_BYTES;
+        t9d_finish(bars + 8 * ps, psa, psa + T9_A_BYTES, tmA, tmB, pm0, pn0, pkt, dirs, tid);
+    }
+#endif
 #else
     (void)tmA; (void)tmB; (void)base; (void)bars; (void)dirs; (void)tid; (void)cluster; (void)clusters; (void)units;
     (void)sm; (void)sn; (void)cm; (void)cn; (void)kt_all; (void)kt_per;
