@@ -1011,8 +1011,7 @@ __device__ __forceinline__ int t9d_left(const t9d_src &g, int col0)
 }
 
 // The window chunk past the tile of each of this warp's R / 4 tile rows (their ends), spread over the lanes: lane l
-// calls f with (j, row end 32 j + l, its tile row r, the chunk's address) where the row needs it (s != 0, inside the
-// matrix).
+// calls f(j, the chunk's address) for row end 32 j + l where its row needs one (s != 0, the chunk inside the row).
 template <int R, int CPR, typename F>
 __device__ __forceinline__ void t9d_each_extra(const t9d_src &g, int row0, int col0, int tid, F f)
 {
