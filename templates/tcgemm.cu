@@ -12,7 +12,8 @@
 // the FP32 accumulators and rounds once at the store, guarded at the edges (any m, n).
 //   Host contract (templates/tcgemm.c): tensor maps over A (dims {k, m}, box {128/ES, BM/CN}) and
 // B (dims {n, k}, box {128/ES, BK/CM}), 128-byte swizzle, so row strides must be multiples of 16
-// bytes and bases 16-byte aligned (else the host packs the operand first with tc_pack); zero fill
+// bytes and bases 16-byte aligned (else the producer reads that operand itself, t9d_ below, or the host packs it
+// first with tc_pack where the tile does not allow that); zero fill
 // of out-of-range boxes makes ragged m, n, k correct with no special loop. OPB 1: B is the n x k
 // matrix of an op(B) = T call (dims {k, n}, box {128/ES, BN/CM}), read K-major like A; OPA 1: A is
 // the k x m matrix of an op(A) = T call (dims {m, k}, box {128/ES, BK/CN}), read M-major like B. A launch with CM*CN > 1
@@ -995,11 +996,345 @@ __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, 
 #define T9_PRODUCT(t) const int prod = 0; (void)prod
 #endif
 
+// ---- direct loads of a misaligned operand (vec_ok bit 3: A, bit 4: B) ----
+// TMA needs 16-byte aligned bases and row strides. An operand without them is read by the producer warpgroup itself
+// (no packed copy): for such an operand the host passes, in place of its tensor map, a t9_tmap whose v[0] is the
+// base address, v[1] the row stride in bytes, v[2] the stored rows and v[3] the stored columns (elements). A stage's
+// tile of that operand (R stored rows x CPR 16-byte chunks, boxes of 128 bytes at R * 128 apart, as TMA lays it)
+// is built in shared memory in the TMA's layout and swizzle, so the consumers read it unchanged:
+//   1. cp.async brings, for every tile row, the 16-byte aligned window of global chunks that starts at the chunk
+//      holding the row's first element of the tile (offset s = its address % 16), each into the swizzled slot of the
+//      output chunk with its index (zero-filled past m, n, k; a chunk holding no byte of the row is never read);
+//      the window's one chunk past the tile (needed when s != 0) is prefetched to L2, and loaded into a register of
+//      one lane of the warp when the tile is realigned (held across the copies it would cost the producer spills);
+//   2. after the copies land, each thread reads back its own slots, takes the next chunk from the neighbouring lane
+//      (__shfl_down_sync; a row's last chunk from the lane holding the extra), shifts the pair by s bytes
+//      (__funnelshift_r), zeroes elements past the stored columns (TF32: rounds to TF32, as the TFLOAT32 maps do)
+//      and writes the slot back; every slot is read and written by one thread, so no barrier is needed in between;
+//   3. the storing threads make their generic-proxy stores visible to the async proxy (wgmma reads through it)
+//      with fence.proxy.async, the producer warpgroup meets at a named barrier, and thread 0 arrives on the stage's
+//      full barrier, expecting only the bytes the TMA brings (the other operand, if it is not direct too).
+// With STAGES >= 3 (T9D_LAG) step 2 of a stage runs while the next stage's copies are in flight.
+// CPR (chunks per tile row) must divide 32 (8, 16, 32), and FP8 operands are packed: the host packs where T9D_ON is 0
+// (t9_direct_ok, templates/tcgemm_run.c).
+#define T9_DIR_A 8
+#define T9_DIR_B 16
+#define T9D_BAR 12          // named barrier of the producer warpgroup (ids 1..3 and 8..10 are the consumers')
+
+// The stored operand a direct tile is read from (the fields of its t9_tmap).
+struct t9d_src {
+    unsigned long long p;   // base address
+    long long ld;           // row stride, bytes
+    int rows, cols;         // stored rows, stored columns (elements)
+};
+
+__device__ __forceinline__ t9d_src t9d_src_of(const t9_tmap &tm)
+{
+    t9d_src g;
+    g.p = tm.v[0];
+    g.ld = (long long)tm.v[1];
+    g.rows = (int)tm.v[2];
+    g.cols = (int)tm.v[3];
+    return g;
+}
+
+// Shared address of chunk q (16 bytes) of tile row r: box q / 8 at R * 128 apart, rows 128 bytes apart, 128-byte swizzle.
+template <int R>
+__device__ __forceinline__ unsigned t9d_slot(unsigned dst, int r, int q)
+{
+    return dst + (q / 8) * (R * 128) + r * 128 + (((q % 8) ^ (r % 8)) << 4);
+}
+
+// Global byte address of tile row r's first element (row0 + r, col0) of the stored operand.
+__device__ __forceinline__ unsigned long long t9d_row(const t9d_src &g, int row0, int col0, int r)
+{
+    return g.p + (unsigned long long)((long long)(row0 + r) * g.ld + (long long)col0 * T9_ES);
+}
+
+// Bytes of a stored row from column col0 (< cols) to its end, at most 2^30 (more than any tile reads).
+__device__ __forceinline__ int t9d_left(const t9d_src &g, int col0)
+{
+    long long b = (long long)(g.cols - col0) * T9_ES;
+    return b < (1ll << 30) ? (int)b : 1 << 30;
+}
+
+// The window chunk past the tile of each of this warp's R / 4 tile rows (their ends), spread over the lanes: lane l
+// calls f(j, the chunk's address) for row end 32 j + l where its row needs one (s != 0, the chunk inside the row).
+template <int R, int CPR, typename F>
+__device__ __forceinline__ void t9d_each_extra(const t9d_src &g, int row0, int col0, int tid, F f)
+{
+    const int rl = g.rows - row0, cl = t9d_left(g, col0);
+    const int lane = tid % 32, warp = tid / 32, epw = 32 / CPR;
+#pragma unroll
+    for (int j = 0; j < TC_CDIV(R, 128); j++) {
+        int fe = 32 * j + lane, p = fe / epw, e = fe % epw;
+        int r = (p * 128 + warp * 32) / CPR + e;
+        if (fe < R / 4) {
+            unsigned long long a = t9d_row(g, row0, col0, r);
+            int s = (int)(a & 15);
+            if (s && r < rl && 16 * CPR - s < cl)
+                f(j, (a & ~15ull) + 16ull * CPR);
+        }
+    }
+}
+
+// Step 1 for one tile of R rows x CPR chunks at stored (row0, col0) into shared memory at dst: the cp.asyncs, and an
+// L2 prefetch of the window chunks past the tile's rows (t9d_extras loads them once the copies landed: held in
+// registers across the wait they cost the 40-register producer spills).
+template <int R, int CPR>
+__device__ __forceinline__ void t9d_issue(unsigned dst, const t9_tmap &tm, int row0, int col0, int tid)
+{
+    static_assert(32 % CPR == 0 && (R * CPR) % 128 == 0, "t9d: chunks per row must divide 32");
+    const t9d_src g = t9d_src_of(tm);
+    const int rl = g.rows - row0, cl = t9d_left(g, col0);
+    const int q = tid % CPR;        // a thread's chunk of a row; its rows are 128 / CPR apart
+    unsigned long long a = t9d_row(g, row0, col0, tid / CPR);
+#pragma unroll 1
+    for (int r = tid / CPR; r < R; r += 128 / CPR, a += (128 / CPR) * g.ld) {
+        int s = (int)(a & 15);
+        bool ok = r < rl && 16 * q - s < cl;
+        unsigned long long src = ok ? (a & ~15ull) + 16ull * q : g.p & ~15ull;
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                     :: "r"(t9d_slot<R>(dst, r, q)), "l"(src), "r"(ok ? 16 : 0) : "memory");
+    }
+    t9d_each_extra<R, CPR>(g, row0, col0, tid, [&](int, unsigned long long ad) {
+        asm volatile("prefetch.global.L2 [%0];" :: "l"(ad));
+    });
+}
+
+// Into x the extras of t9d_each_extra (x[j] of lane l: row end 32 j + l of this warp's R / 4; zero where not needed).
+template <int R, int CPR>
+__device__ __forceinline__ void t9d_extras(const t9_tmap &tm, int row0, int col0, int tid, uint4 (&x)[TC_CDIV(R, 128)])
+{
+#pragma unroll
+    for (int j = 0; j < TC_CDIV(R, 128); j++)
+        x[j] = make_uint4(0u, 0u, 0u, 0u);
+    t9d_each_extra<R, CPR>(t9d_src_of(tm), row0, col0, tid, [&](int j, unsigned long long ad) {
+        x[j] = __ldg((const uint4 *)ad);
+    });
+}
+
+__device__ __forceinline__ unsigned t9d_tf32(unsigned v)
+{
+    unsigned r;
+    asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(r) : "f"(__uint_as_float(v)));
+    return r & 0xffffe000u;         // the PTX ISA leaves the 13 low bits of a .tf32 result unspecified
+}
+
+// Step 2 for the tile of t9d_issue (its copies landed: cp.async.wait_group by this thread), x from t9d_extras.
+template <int R, int CPR>
+__device__ __forceinline__ void t9d_fix(unsigned dst, const t9_tmap &tm, int row0, int col0, int tid,
+                                        const uint4 (&x)[TC_CDIV(R, 128)])
+{
+    const t9d_src g = t9d_src_of(tm);
+    const int rl = g.rows - row0, cl = t9d_left(g, col0);
+    const int lane = tid % 32, epw = 32 / CPR, q = tid % CPR;
+    unsigned long long a = t9d_row(g, row0, col0, tid / CPR);
+#pragma unroll 1
+    for (int p = 0; p < R * CPR / 128; p++, a += (128 / CPR) * g.ld) {
+        const int r = p * (128 / CPR) + tid / CPR;
+        unsigned sl = t9d_slot<R>(dst, r, q);
+        unsigned w[8];
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "r"(sl) : "memory");
+        // the next chunk: the neighbouring lane's, or at a row's end the extra of row end f = p * epw + lane / CPR
+        const int f_hold = (p * epw + lane / CPR) % 32, j = (p * epw) / 32;
+        const uint4 xj = TC_CDIV(R, 128) > 1 && j ? x[TC_CDIV(R, 128) - 1] : x[0];
+        unsigned e0 = __shfl_sync(0xffffffffu, xj.x, f_hold), e1 = __shfl_sync(0xffffffffu, xj.y, f_hold);
+        unsigned e2 = __shfl_sync(0xffffffffu, xj.z, f_hold), e3 = __shfl_sync(0xffffffffu, xj.w, f_hold);
+        w[4] = __shfl_down_sync(0xffffffffu, w[0], 1);
+        w[5] = __shfl_down_sync(0xffffffffu, w[1], 1);
+        w[6] = __shfl_down_sync(0xffffffffu, w[2], 1);
+        w[7] = __shfl_down_sync(0xffffffffu, w[3], 1);
+        if (q == CPR - 1) {
+            w[4] = e0; w[5] = e1; w[6] = e2; w[7] = e3;
+        }
+        // bytes s .. s + 15 of w: whole words first (by 8, then 4 bytes), then the rest with funnel shifts
+        const int s = (int)(a & 15), sh = 8 * (s & 3);
+        if (s & 8) {
+#pragma unroll
+            for (int i = 0; i < 6; i++)
+                w[i] = w[i + 2];
+        }
+        if (s & 4) {
+#pragma unroll
+            for (int i = 0; i < 5; i++)
+                w[i] = w[i + 1];
+        }
+        unsigned o[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            o[i] = __funnelshift_r(w[i], w[i + 1], sh);
+        // bytes of this chunk inside the row (elements past the stored columns, rows past the stored rows: zero)
+        const int vb = r < rl ? cl - 16 * q : 0;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            if (vb <= 4 * i)
+                o[i] = 0u;
+            else if (vb < 4 * i + 4)
+                o[i] &= (1u << (8 * (vb - 4 * i))) - 1u;
+#if TC_TF32
+            o[i] = t9d_tf32(o[i]);
+#endif
+        }
+        asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};"
+                     :: "r"(sl), "r"(o[0]), "r"(o[1]), "r"(o[2]), "r"(o[3]) : "memory");
+    }
+}
+
+// Tile shapes of the direct loads: A (OPA 0: BM rows of k; OPA 1: BK rows of m), B (OPB 1: BN rows of k; OPB 0: BK
+// rows of n), in stored rows and 16-byte chunks per row.
+#define T9D_RA (OPA ? BK : BM)
+#define T9D_CA ((OPA ? BM : BK) * T9_ES / 16)
+#define T9D_RB (OPB ? BN : BK)
+#define T9D_CB ((OPB ? BK : BN) * T9_ES / 16)
+#if 32 % T9D_CA == 0 && 32 % T9D_CB == 0 && !FP8
+#define T9D_ON 1            // this tile shape can read misaligned operands directly (the host packs otherwise)
+#else
+#define T9D_ON 0
+#endif
+
+// A stage of the producer with direct operands (dirs: T9_DIR_A, T9_DIR_B bits), in two halves. t9d_load: all 128
+// producer threads start the copies of the direct tiles of stored A at (m0, kt * BK) and B at (kt * BK, n0) (as
+// stored: transposed for OPA 1 / OPB 0), one cp.async group. t9d_finish, once that group has landed
+// (cp.async.wait_group): the realignment, then thread 0 arrives on the stage's full barrier, expecting the TMA's
+// bytes of the operand that is not direct.
+__device__ __forceinline__ void t9d_load(unsigned sa, unsigned sb, const t9_tmap &tmA, const t9_tmap &tmB, int m0,
+                                         int n0, int kt, int dirs, int tid)
+{
+#if T9D_ON
+    if (dirs & T9_DIR_A)
+        t9d_issue<T9D_RA, T9D_CA>(sa, tmA, OPA ? kt * BK : m0, OPA ? m0 : kt * BK, tid);
+    if (dirs & T9_DIR_B)
+        t9d_issue<T9D_RB, T9D_CB>(sb, tmB, OPB ? n0 : kt * BK, OPB ? kt * BK : n0, tid);
+#else
+    (void)sa; (void)sb; (void)tmA; (void)tmB; (void)m0; (void)n0; (void)kt; (void)dirs; (void)tid;
+#endif
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+__device__ __forceinline__ void t9d_finish(unsigned full, unsigned sa, unsigned sb, const t9_tmap &tmA,
+                                           const t9_tmap &tmB, int m0, int n0, int kt, int dirs, int tid)
+{
+#if T9D_ON
+    if (dirs & T9_DIR_A) {
+        const int ar = OPA ? kt * BK : m0, ac = OPA ? m0 : kt * BK;
+        uint4 xa[TC_CDIV(T9D_RA, 128)];
+        t9d_extras<T9D_RA, T9D_CA>(tmA, ar, ac, tid, xa);
+        t9d_fix<T9D_RA, T9D_CA>(sa, tmA, ar, ac, tid, xa);
+    }
+    if (dirs & T9_DIR_B) {
+        const int br = OPB ? n0 : kt * BK, bc = OPB ? kt * BK : n0;
+        uint4 xb[TC_CDIV(T9D_RB, 128)];
+        t9d_extras<T9D_RB, T9D_CB>(tmB, br, bc, tid, xb);
+        t9d_fix<T9D_RB, T9D_CB>(sb, tmB, br, bc, tid, xb);
+    }
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("bar.sync %0, 128;" :: "n"(T9D_BAR) : "memory");
+    if (tid == 0) {
+        unsigned tma = (dirs & T9_DIR_A ? 0u : (unsigned)T9_A_BYTES) + (dirs & T9_DIR_B ? 0u : (unsigned)T9_B_BYTES);
+        if (tma)
+            t9_bar_expect(full, tma);
+        else
+            asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(full) : "memory");
+    }
+#else
+    (void)full; (void)sa; (void)sb; (void)tmA; (void)tmB; (void)m0; (void)n0; (void)kt; (void)dirs; (void)tid;
+#endif
+}
+
+// The producer warpgroup's loop when an operand is direct (dirs != 0; the kernel's own loop otherwise): the same
+// walk over units and K tiles; thread 0 brings the operand that is not direct with TMA (boxes as the kernel's loop
+// brings them, multicast across the cluster), all 128 threads start the direct tiles' copies (t9d_load) and then
+// finish the stage before (T9D_LAG: two stages' copies in flight) or this one (t9d_finish).
+// T9D_LAG needs STAGES >= 3: a consumer releases stage j once stage j + 1 is full, so a producer waiting for stage i
+// to be free must have filled stage i - STAGES + 1 <= i - 2, while with the lag it has only filled stages up to i - 2.
+#ifndef T9D_LAG
+#define T9D_LAG (STAGES >= 3)
+#endif
+__device__ __forceinline__ void t9d_produce(const t9_tmap &tmA, const t9_tmap &tmB, unsigned base, unsigned bars,
+                                            int dirs, int tid, int cluster, int clusters, int units, int sm, int sn,
+                                            int cm, int cn, int kt_all, int kt_per)
+{
+#if T9D_ON
+    int s = 0;
+    unsigned ph = 0;
+#if T9D_LAG
+    int pend = 0, ps = 0, pm0 = 0, pn0 = 0, pkt = 0;    // the stage started last, not yet finished
+#endif
+    for (int u = cluster; u < units; u += clusters) {
+        int t = u / SPLITK, z = u - t * SPLITK, pm, pn;
+        t9_tile(t, sm, sn, &pm, &pn);
+        int m0 = (pm * CM + cm) * BM, n0 = (pn * CN + cn) * BN;
+        int k0 = z * kt_per, k1 = k0 + kt_per < kt_all ? k0 + kt_per : kt_all;
+        for (int kt = k0; kt < k1; kt++) {
+            t9_bar_wait(bars + 8 * (STAGES + s), ph ^ 1);
+            unsigned full = bars + 8 * s, sa = base + s * T9_STAGE_BYTES, sb = sa + T9_A_BYTES;
+            if (tid == 0 && !(dirs & T9_DIR_A)) {
+                unsigned short maskA = 0;   // a cluster row: same cm
+                for (int j = 0; j < CN; j++) maskA |= (unsigned short)(1u << (cm + j * CM));
+#if OPA
+#pragma unroll
+                for (int j = 0; j < BM / T9_BOXE; j++)
+                    t9_tma(&tmA, sa + j * (BK * 128) + cn * (BK / CN) * 128, full,
+                           m0 + j * T9_BOXE, kt * BK + cn * (BK / CN), 0, maskA);
+#else
+#pragma unroll
+                for (int b = 0; b < BK / T9_BOXE; b++)
+                    t9_tma(&tmA, sa + b * (BM * 128) + cn * (BM / CN) * 128, full,
+                           kt * BK + b * T9_BOXE, m0 + cn * (BM / CN), 0, maskA);
+#endif
+            }
+            if (tid == 0 && !(dirs & T9_DIR_B)) {
+                unsigned short maskB = 0;   // a cluster column: same cn
+                for (int i = 0; i < CM; i++) maskB |= (unsigned short)(1u << (i + cn * CM));
+#if OPB
+#pragma unroll
+                for (int b = 0; b < BK / T9_BOXE; b++)
+                    t9_tma(&tmB, sb + b * (BN * 128) + cm * (BN / CM) * 128, full,
+                           kt * BK + b * T9_BOXE, n0 + cm * (BN / CM), 0, maskB);
+#else
+#pragma unroll
+                for (int j = 0; j < BN / T9_BOXE; j++)
+                    t9_tma(&tmB, sb + j * (BK * 128) + cm * (BK / CM) * 128, full,
+                           n0 + j * T9_BOXE, kt * BK + cm * (BK / CM), 0, maskB);
+#endif
+            }
+            t9d_load(sa, sb, tmA, tmB, m0, n0, kt, dirs, tid);
+#if T9D_LAG
+            if (pend) {         // the previous stage's copies (all but the group just started) have landed
+                asm volatile("cp.async.wait_group 1;" ::: "memory");
+                unsigned psa = base + ps * T9_STAGE_BYTES;
+                t9d_finish(bars + 8 * ps, psa, psa + T9_A_BYTES, tmA, tmB, pm0, pn0, pkt, dirs, tid);
+            }
+            pend = 1; ps = s; pm0 = m0; pn0 = n0; pkt = kt;
+#else
+            asm volatile("cp.async.wait_group 0;" ::: "memory");
+            t9d_finish(full, sa, sb, tmA, tmB, m0, n0, kt, dirs, tid);
+#endif
+            if (++s == STAGES) { s = 0; ph ^= 1; }
+        }
+    }
+#if T9D_LAG
+    if (pend) {
+        asm volatile("cp.async.wait_group 0;" ::: "memory");
+        unsigned psa = base + ps * T9_STAGE_BYTES;
+        t9d_finish(bars + 8 * ps, psa, psa + T9_A_BYTES, tmA, tmB, pm0, pn0, pkt, dirs, tid);
+    }
+#endif
+#else
+    (void)tmA; (void)tmB; (void)base; (void)bars; (void)dirs; (void)tid; (void)cluster; (void)clusters; (void)units;
+    (void)sm; (void)sn; (void)cm; (void)cn; (void)kt_all; (void)kt_per;
+#endif
+}
+
+
 // The kernel. Grid: a whole number of clusters (<= the number that fit at once), each walking
 // cluster tiles t = cluster, cluster + clusters, ... (times SPLITK K slices). vec_ok: bit 0, C base
 // and ldc allow paired stores; bit 1 (VEC 8), tmC maps C (dims {n, m}, box {64, BM/WG (PING: BM)},
 // 128-byte swizzle) and beta == 0: the TMA-store epilogue; bit 2 (VEC 8), beta == 0 but C not
-// TMA-able: staged, then row-contiguous stores. ws: SPLITK > 1 workspace, else unused.
+// TMA-able: staged, then row-contiguous stores; bits 3 and 4: A, B read directly (tmA, tmB then t9d_src fields; the
+// t9d_ section). ws: SPLITK > 1 workspace, else unused.
 // With CM*CN > 1 the host launches clusters of CM*CN x 1 x 1 CTAs (cuLaunchKernelEx): the cluster
 // shape is a launch attribute (no __cluster_dims__), as templates/tcgemm.c launches it.
 // BATCH 1: `batch` products in one launch; tmA, tmB (and tmC) are 3-D maps {cols, rows, products}
@@ -1042,7 +1377,10 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
     if (wg == 0) {
         // ---- producer ----
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
-        if (tid == 0) {
+        const int dirs = T9D_ON ? vec_ok & (T9_DIR_A | T9_DIR_B) : 0;    // direct operands: the whole warpgroup loads
+        if (dirs)
+            t9d_produce(tmA, tmB, base, bars, dirs, tid, cluster, clusters, units, sm, sn, cm, cn, kt_all, kt_per);
+        else if (tid == 0) {
             unsigned short maskA = 0, maskB = 0;   // A: same cm (a cluster row); B: same cn
             for (int j = 0; j < CN; j++) maskA |= (unsigned short)(1u << (cm + j * CM));
             for (int i = 0; i < CM; i++) maskB |= (unsigned short)(1u << (i + cn * CM));

@@ -858,3 +858,159 @@ GPU_TEST(tcgemm_gpu_faulty_configuration_is_rejected)
     free(r);
     db_close(d);
 }
+
+/* PATH 90 reads an operand whose base or row stride is not 16-byte aligned directly (its producer's loads
+ * realigned into the TMA's swizzled layout, templates/tcgemm.cu t9d_), with no packed copy: BF16, FP16 and TF32
+ * kernels of every form they read in place (A K-major or M-major, B N-major or K-major: each on its own op pair),
+ * WG 1 and 2, tiles of 8, 16 and 32 chunks a row and of 64 to 256 rows, a cluster multicasting the TMA operand,
+ * split-K, VEC 2 and 8; A misaligned,
+ * B misaligned, both (bases off by 1..5 elements, odd leading dimensions, an aligned base with an odd stride), at
+ * odd m, n, k, alpha 1.25 with beta 0 over NaN and alpha -0.5 with beta 1.5, against the float64 reference; the
+ * pack's scratch slots must stay unallocated (the test fails if the call took the pack). A tile the direct loads
+ * do not serve (192 columns of an N-major B: 24 chunks a row) still packs, and is checked to. */
+GPU_TEST(tcgemm_gpu_p90_misaligned_operands_read_directly)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    const cudrv *cu = ms_driver(g);
+    at_exec *ref = ms_reference(g);
+    const at_device_info *dev = ms_device(g);
+    if (dev->cc_major != 9 || dev->cc_minor != 0) {
+        printf("    not an sm_90 device: PATH 90 does not run here\n");
+        ms_close(g);
+        return;
+    }
+#define TT_P90(type, tile, wg, cm, cn, split, vec, opb, opa) "TYPE=" #type ",PATH=90," tile ",WG=" #wg ",CM=" #cm \
+    ",CN=" #cn ",WARPS_M=2,WARPS_N=2,RASTER=0,GROUP=8,SPLITK=" #split ",VEC=" #vec ",LOADW=16,OPB=" #opb ",OPA=" #opa
+    static const struct { const char *text; int packs; } kernels[] = {
+        {TT_P90(0, "BM=128,BN=256,BK=64,STAGES=3", 2, 1, 1, 1, 8, 0, 0), 0},
+        {TT_P90(1, "BM=128,BN=128,BK=64,STAGES=4", 2, 1, 1, 1, 2, 1, 0), 0},
+        {TT_P90(0, "BM=64,BN=128,BK=64,STAGES=4", 1, 1, 1, 4, 2, 0, 1), 0},
+        {TT_P90(1, "BM=128,BN=256,BK=64,STAGES=4", 2, 2, 1, 1, 2, 1, 1), 0},
+        {TT_P90(0, "BM=64,BN=256,BK=64,STAGES=4", 1, 1, 1, 2, 2, 1, 0), 0},
+        {TT_P90(0, "BM=128,BN=192,BK=64,STAGES=4", 2, 1, 1, 1, 8, 0, 0), 1},
+        {TT_P90(2, "BM=256,BN=128,BK=32,STAGES=4", 2, 1, 2, 1, 2, 0, 0), 0},
+        {TT_P90(2, "BM=128,BN=128,BK=32,STAGES=4", 2, 1, 1, 2, 2, 1, 0), 0},
+        {TT_P90(2, "BM=128,BN=128,BK=32,STAGES=4", 2, 1, 1, 1, 2, 1, 1), 0},
+        {TT_P90(2, "BM=256,BN=128,BK=64,STAGES=2", 2, 1, 1, 1, 2, 0, 0), 0},
+    };
+#undef TT_P90
+    enum { TT_NK = sizeof kernels / sizeof kernels[0] };
+    th_compiled set[TT_NK];
+    memset(set, 0, sizeof set);
+    for (int i = 0; i < TT_NK && !th_failed(); i++) {
+        char why[256] = "";
+        set[i].fam = f;
+        CHECK(tt_parse(kernels[i].text, set[i].cfg));
+        CHECK_MSG(f->valid(set[i].cfg, dev, why, sizeof why), "%s: %s", kernels[i].text, why);
+        snprintf(set[i].text, sizeof set[i].text, "%s", kernels[i].text);
+        set[i].arch = dev->arch;
+    }
+    if (th_failed() || !th_compile_all(set, TT_NK)) {
+        th_release_compiled(set, TT_NK);
+        ms_close(g);
+        return;
+    }
+    /* m, n, k, lda pad, ldb pad (elements past the stored columns), A, B offsets (elements): both misaligned;
+     * A only (B tight at a multiple of 16 bytes); B only; both with aligned bases and odd strides; split-K depth */
+    static const int cases[][7] = {
+        {300, 257, 190, 3, 1, 1, 3},
+        {257, 64, 333, 1, 0, 5, 0},
+        {64, 200, 1000, 0, 5, 0, 1},
+        {129, 131, 515, 1, 1, 0, 0},
+        {97, 300, 2100, 2, 3, 2, 4},
+    };
+    static const float ab[2][2] = {{1.25f, 0.0f}, {-0.5f, 1.5f}};
+    int runs = 0, direct_a = 0, direct_b = 0;
+    for (size_t d = 0; d < sizeof cases / sizeof cases[0] && !th_failed(); d++)
+    for (int i = 0; i < TT_NK && !th_failed(); i++) {
+        const int *cfg = set[i].cfg, t = cfg[P_TYPE];
+        size_t es = tt_es(t);
+        int m = cases[d][0], n = cases[d][1], k = cases[d][2];
+        int ta = cfg[P_OPA], tb = cfg[P_OPB];       /* the op pair this kernel reads in place */
+        long long ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+        long long lda = ac + cases[d][3], ldb = bc + cases[d][4], ldc = n + 3;
+        /* case 2: B tight on a 16-byte row (A misaligned only); case 3: A tight (B only) */
+        if (d == 1)
+            ldb = (bc + 7) / 8 * 8;
+        if (d == 2)
+            lda = (ac + 7) / 8 * 8;
+        size_t offa = (size_t)cases[d][5], offb = (size_t)cases[d][6];
+        int mis_a = (offa * es) % 16 != 0 || (lda * es) % 16 != 0;    /* workset buffers: 256-byte aligned */
+        int mis_b = (offb * es) % 16 != 0 || (ldb * es) % 16 != 0;
+        size_t na = offa + (size_t)ar * lda, nb = offb + (size_t)br * ldb, nc = (size_t)m * ldc;
+        tpl_workset ws;
+        memset(&ws, 0, sizeof ws);
+        CUdeviceptr A, B, C0, C, R;
+        unsigned char *hc0 = malloc(nc * es), *hc = malloc(nc * es), *hb = malloc((na > nb ? na : nb) * es);
+        CHECK(hc0 && hc && hb);
+        CHECK_OK(tpl_ws_alloc(ref, &ws, na * es, &A));
+        CHECK_OK(tpl_ws_alloc(ref, &ws, nb * es, &B));
+        CHECK_OK(tpl_ws_alloc(ref, &ws, nc * es, &C0));
+        CHECK_OK(tpl_ws_alloc(ref, &ws, nc * es, &C));
+        CHECK_OK(tpl_ws_alloc(ref, &ws, (size_t)m * n * 8 + 8, &R));
+        tt_host_fill(hb, na, t, 41 + (unsigned)d);
+        CHECK(cu->MemcpyHtoD(A, hb, na * es) == CUDA_SUCCESS);
+        tt_host_fill(hb, nb, t, 52 + (unsigned)d);
+        CHECK(cu->MemcpyHtoD(B, hb, nb * es) == CUDA_SUCCESS);
+        tt_host_fill(hc0, nc, t, 63 + (unsigned)d);
+        CHECK(cu->MemcpyHtoD(C0, hc0, nc * es) == CUDA_SUCCESS);
+        CUdeviceptr a = A + offa * es, b = B + offb * es;
+        tpl_problem p = tt_problem(m, n, k, tt_kinds[t].t, tt_kinds[t].m);
+        p.op_a = ta ? AT_OP_T : AT_OP_N;
+        p.op_b = tb ? AT_OP_T : AT_OP_N;
+        CUmodule mod;
+        CHECK(cu->ModuleLoadData(&mod, set[i].cubin) == CUDA_SUCCESS);
+        for (int v = 0; v < 2 && !th_failed(); v++) {
+            float alpha = ab[v][0], beta = ab[v][1];
+            tpl_args rargs = tpl_gemm_args(m, n, k, alpha, a, (int)lda, b, (int)ldb, beta, C0, (int)ldc);
+            rargs.problem = p;
+            CHECK_OK(tpl_ref_gemm_args(ref, &rargs, C0, R));
+            memcpy(hc, hc0, nc * es);
+            for (int r = 0; beta == 0.0f && r < m; r++)
+                memset(hc + (size_t)r * ldc * es, 0xff, (size_t)n * es);
+            CHECK(cu->MemcpyHtoD(C, hc, nc * es) == CUDA_SUCCESS);
+            at_exec ex;
+            ex_init(&ex, cu, dev, mod, ref->stream, err, sizeof err);
+            tpl_args args = tpl_gemm_args(m, n, k, alpha, a, (int)lda, b, (int)ldb, beta, C, (int)ldc);
+            args.problem = p;
+            at_status s = f->run(&ex, cfg, &args);
+            if (s == AT_OK)
+                s = ex_sync(&ex);
+            /* the pack (tc_pack) allocates these slots; the direct path never does */
+            size_t packed_a = ex.scratch_bytes[TC_SLOT_PACKED_A], packed_b = ex.scratch_bytes[TC_SLOT_PACKED_B];
+            ex_release(&ex);
+            CHECK_MSG(s == AT_OK, "%s: %s", set[i].text, err);
+            double e = -1;
+            CHECK_OK(tpl_rel_error_typed(ref, tt_kinds[t].t, C, m, n, ldc, R, &e));
+            CHECK_MSG(e <= f->tolerance(&p), "%s %dx%dx%d ops %s%s ld %lld/%lld/%lld offsets %zu/%zu alpha %g "
+                      "beta %g %s: error %g", tt_kinds[t].name, m, n, k, tpl_op_name(p.op_a),
+                      tpl_op_name(p.op_b), lda, ldb, ldc, offa, offb, alpha, beta, set[i].text, e);
+            if (kernels[i].packs)
+                CHECK_MSG((packed_a > 0) == mis_a && (packed_b > 0) == mis_b, "%s: case %zu packed A %zu, B %zu "
+                          "bytes (misaligned A %d, B %d: this tile packs)", set[i].text, d, packed_a, packed_b,
+                          mis_a, mis_b);
+            else
+                CHECK_MSG(packed_a == 0 && packed_b == 0, "%s: case %zu packed A %zu, B %zu bytes (misaligned A "
+                          "%d, B %d: read directly)", set[i].text, d, packed_a, packed_b, mis_a, mis_b);
+            CHECK(cu->MemcpyDtoH(hc, C, nc * es) == CUDA_SUCCESS);
+            long long first;
+            CHECK_MSG(tt_changed_outside(hc, hc0, nc, es, 0, ldc, m, n, &first) == 0,
+                      "%s: element %lld outside C's block changed", set[i].text, first);
+            runs++;
+            direct_a += !kernels[i].packs && mis_a;
+            direct_b += !kernels[i].packs && mis_b;
+        }
+        cu->ModuleUnload(mod);
+        tpl_workset_free(cu, &ws);
+        free(hc0);
+        free(hc);
+        free(hb);
+    }
+    printf("    %d runs, %d with A read directly, %d with B read directly\n", runs, direct_a, direct_b);
+    CHECK_MSG(th_failed() || (direct_a >= 20 && direct_b >= 20), "direct A %d, B %d runs", direct_a, direct_b);
+    th_release_compiled(set, TT_NK);
+    ms_close(g);
+}
