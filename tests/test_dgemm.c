@@ -498,7 +498,8 @@ TEST(dgemm_api_null_handle)
 
 /* ---------------- GPU tier ---------------- */
 
-/* Every valid configuration on dev with GROUP 8 (plus GROUP 1 of the first), all transposes. */
+/* Every valid configuration on dev with GROUP 8 (plus GROUP 1 of the first), all transposes;
+ * CP8 0 (the 8-byte copies have their own test, dgemm_gpu_cp8_copies_against_the_host). */
 static th_compiled *td_set(const at_device_info *dev, int *n)
 {
     const tpl_family *f = &tpl_dgemm;
@@ -510,7 +511,7 @@ static th_compiled *td_set(const at_device_info *dev, int *n)
     for (long long i = 0; set && i < nv; i++) {
         int c[TPL_MAX_PARAMS];
         tpl_config_from_index(f, idx[i], c);
-        if (c[P_GROUP] == 1 && group1++)
+        if (c[P_CP8] != 0 || (c[P_GROUP] == 1 && group1++))
             continue;
         th_compiled *s = &set[(*n)++];
         memcpy(s->cfg, c, sizeof s->cfg);

@@ -178,53 +178,56 @@ TEST(dgemm_cp8_rules)
     CHECK_EQ(offered[1] + offered[2] + offered[3], 6 + 6 + 4 + 6);
 }
 
-/* The built-in choices (no database) on an H100 of 132 SMs for the deep narrow calls, each
- * worked out by hand from dg_defaults and the wave-fill rule (85 % of one wave of 132 blocks,
- * each K slice at least 128 deep, split-K at most 66 tiles and 4 K tiles of 16 a slice): the
- * call's row-major canonical form, then the tile, mma, split and CP8 (odd tight leading
- * dimensions). 4097^3 and 1024^3 keep the large rows (CP8 0). */
+/* The deep narrow calls (bench/shapes/fp64_deep_narrow.txt) in their row-major canonical form,
+ * and the built-in choice of each on an H100 of 132 SMs, worked out by hand from dg_defaults and
+ * the wave-fill rule (85 % of one wave of 132 blocks, each K slice at least 128 deep, split-K at
+ * most 66 tiles and 4 K tiles of 16 a slice): tile, mma, split and CP8 (odd tight leading
+ * dimensions). */
+static const struct dn_deep_call {
+    long long m, n, k;
+    int opa, opb, bm, bn, mma, splitk, cp8;
+} dn_deep_calls[] = {
+    /* 22x1905x4955:col:TT: 15 tiles of 128 x 32, x 8 = 120 blocks */
+    {1905, 22, 4955, 1, 1, 128, 32, 1688, 8, 3},
+    /* 53x897x7968:TN: 2 x 8 tiles of 32 x 128, x 8 = 128 */
+    {53, 897, 7968, 1, 0, 32, 128, 1688, 8, 3},
+    /* 18x668x1937:NT: 6 tiles; 16 would leave K slices of 121 */
+    {18, 668, 1937, 0, 1, 32, 128, 1688, 8, 3},
+    /* 1458x103x4573: n > 64: the 64 x 64 split row, 23 x 2 tiles x 4 = 184 */
+    {1458, 103, 4573, 0, 0, 64, 64, 1684, 4, 3},
+    /* 42x3362x959:col:TN: 27 wide tiles (> 16): 64 x 64, 53 tiles x 4 */
+    {3362, 42, 959, 0, 1, 64, 64, 1684, 4, 3},
+    /* 44x723x1059:col:TN: 6 x 2 tiles of 128 x 32; 16 would leave slices of 66 */
+    {723, 44, 1059, 0, 1, 128, 32, 1688, 8, 3},
+    /* 964x54x2573:NT: 8 x 2 tiles x 8 = 128 */
+    {964, 54, 2573, 0, 1, 128, 32, 1688, 8, 3},
+    /* 26x967x12722:NT: even leading dimensions; 8 tiles x 16 = 128 */
+    {26, 967, 12722, 0, 1, 32, 128, 1688, 16, 0},
+    /* 25x616x15828: 5 tiles x 32 = 160 */
+    {25, 616, 15828, 0, 0, 32, 128, 1688, 32, 0},
+    /* 419x179x9820:col: 179 x 419 NN, B's ld 419 odd; 3 x 7 tiles x 8 = 168 */
+    {179, 419, 9820, 0, 0, 64, 64, 1684, 8, 2},
+    /* 94x226x1439:NT: m > 64: 2 x 4 tiles x 8; 16 would leave slices of 89 */
+    {94, 226, 1439, 0, 1, 64, 64, 1684, 8, 3},
+};
+#define DN_DEEP_CALLS ((int)(sizeof dn_deep_calls / sizeof dn_deep_calls[0]))
+
+/* The built-in choices (no database) of the deep narrow calls on an H100 (dn_deep_calls);
+ * 4097^3 and 1023 x 1025 x 1027 keep the large rows (CP8 0). */
 TEST(dgemm_deep_narrow_builtin_choices)
 {
     const tpl_family *f = &tpl_dgemm;
     at_device_info h100 = th_dgemm_device(9, 0, 227 * 1024, 1024, 65536);
-    static const struct {
-        long long m, n, k;
-        int opa, opb, bm, bn, mma, splitk, cp8;
-    } want[] = {
-        /* 22x1905x4955:col:TT: 15 tiles of 128 x 32, x 8 = 120 blocks */
-        {1905, 22, 4955, 1, 1, 128, 32, 1688, 8, 3},
-        /* 53x897x7968:TN: 2 x 8 tiles of 32 x 128, x 8 = 128 */
-        {53, 897, 7968, 1, 0, 32, 128, 1688, 8, 3},
-        /* 18x668x1937:NT: 6 tiles; 16 would leave K slices of 121 */
-        {18, 668, 1937, 0, 1, 32, 128, 1688, 8, 3},
-        /* 1458x103x4573: n > 64: the 64 x 64 split row, 23 x 2 tiles x 4 = 184 */
-        {1458, 103, 4573, 0, 0, 64, 64, 1684, 4, 3},
-        /* 42x3362x959:col:TN: 27 wide tiles (> 16): 64 x 64, 53 tiles x 4 */
-        {3362, 42, 959, 0, 1, 64, 64, 1684, 4, 3},
-        /* 44x723x1059:col:TN: 6 x 2 tiles of 128 x 32; 16 would leave slices of 66 */
-        {723, 44, 1059, 0, 1, 128, 32, 1688, 8, 3},
-        /* 964x54x2573:NT: 8 x 2 tiles x 8 = 128 */
-        {964, 54, 2573, 0, 1, 128, 32, 1688, 8, 3},
-        /* 26x967x12722:NT: even leading dimensions; 8 tiles x 16 = 128 */
-        {26, 967, 12722, 0, 1, 32, 128, 1688, 16, 0},
-        /* 25x616x15828: 5 tiles x 32 = 160 */
-        {25, 616, 15828, 0, 0, 32, 128, 1688, 32, 0},
-        /* 419x179x9820:col: 179 x 419 NN, B's ld 419 odd; 3 x 7 tiles x 8 = 168 */
-        {179, 419, 9820, 0, 0, 64, 64, 1684, 8, 2},
-        /* 94x226x1439:NT: m > 64: 2 x 4 tiles x 8; 16 would leave slices of 89 */
-        {94, 226, 1439, 0, 1, 64, 64, 1684, 8, 3},
-    };
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        tpl_problem p = th_dgemm_problem(want[i].m, want[i].n, want[i].k, (at_op)want[i].opa,
-                                         (at_op)want[i].opb, 1);
+    for (int i = 0; i < DN_DEEP_CALLS; i++) {
+        const struct dn_deep_call *w = &dn_deep_calls[i];
+        tpl_problem p = th_dgemm_problem(w->m, w->n, w->k, (at_op)w->opa, (at_op)w->opb, 1);
         int cfg[TPL_MAX_PARAMS];
         char config[TPL_CONFIG_LEN] = "";
         CHECK(tpl_builtin_config(f, &h100, &p, 1, cfg, config, NULL));
-        CHECK_MSG(cfg[P_BM] == want[i].bm && cfg[P_BN] == want[i].bn &&
-                  cfg[P_MMA] == want[i].mma && cfg[P_SPLITK] == want[i].splitk &&
-                  cfg[P_CP8] == want[i].cp8 && cfg[P_TMA] == 0 &&
-                  cfg[P_OPA] == want[i].opa && cfg[P_OPB] == want[i].opb,
-                  "%lldx%lldx%lld: %s", want[i].m, want[i].n, want[i].k, config);
+        CHECK_MSG(cfg[P_BM] == w->bm && cfg[P_BN] == w->bn && cfg[P_MMA] == w->mma &&
+                  cfg[P_SPLITK] == w->splitk && cfg[P_CP8] == w->cp8 && cfg[P_TMA] == 0 &&
+                  cfg[P_OPA] == w->opa && cfg[P_OPB] == w->opb,
+                  "%lldx%lldx%lld: %s", w->m, w->n, w->k, config);
     }
     /* the large rows keep 16-byte copies (TMA) at odd sizes */
     static const long long large[][3] = {{4097, 4097, 4097}, {1023, 1025, 1027}};
@@ -236,6 +239,38 @@ TEST(dgemm_deep_narrow_builtin_choices)
         CHECK(tpl_builtin_config(f, &h100, &p, 1, cfg, config, NULL));
         CHECK_MSG(cfg[P_CP8] == 0 && cfg[P_BM] >= 64 && cfg[P_BN] >= 64, "%s", config);
     }
+}
+
+/* bench/shapes/fp64_deep_narrow.txt holds exactly the calls of dn_deep_calls: each line an FP64
+ * call whose row-major canonical form (a column-major call: m and n swapped, op(A) and op(B)
+ * swapped) is the table's row of the same index. */
+TEST(dgemm_deep_narrow_shapes_file_matches_the_table)
+{
+    FILE *fp = fopen("bench/shapes/fp64_deep_narrow.txt", "r");
+    CHECK(fp != NULL);
+    if (!fp)
+        return;
+    char line[256], err[256];
+    int n = 0;
+    while (fgets(line, sizeof line, fp)) {
+        line[strcspn(line, "\r\n#")] = '\0';
+        if (!line[0])
+            continue;
+        tpl_problem p;
+        CHECK_MSG(tpl_problem_parse(line, &p, err, sizeof err) == AT_OK, "%s: %s", line, err);
+        CHECK_MSG(n < DN_DEEP_CALLS, "%s: more lines than the table", line);
+        if (th_failed())
+            break;
+        const struct dn_deep_call *w = &dn_deep_calls[n++];
+        int col = p.order == AT_COL_MAJOR;
+        long long m = col ? p.dims[1] : p.dims[0], nn = col ? p.dims[0] : p.dims[1];
+        int opa = (col ? p.op_b : p.op_a) == AT_OP_T, opb = (col ? p.op_a : p.op_b) == AT_OP_T;
+        CHECK_MSG(p.dtype == AT_R_64F && p.n_dims == 3 && tpl_problem_batch(&p) == 1 &&
+                  m == w->m && nn == w->n && p.dims[2] == w->k && opa == w->opa &&
+                  opb == w->opb, "%s: not row %d of the table", line, n - 1);
+    }
+    fclose(fp);
+    CHECK_EQ(n, DN_DEEP_CALLS);
 }
 
 /* NVRTC compiles CP8 on each copy path and operand layout (LDR 2 plans with the no-bounds inner
@@ -610,14 +645,16 @@ GPU_TEST(dgemm_gpu_deep_narrow_calls_against_the_host)
     ms_gpu *g = NULL;
     CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
     const at_device_info *dev = ms_device(g);
-    static const int shapes[][3] = {
-        {1905, 22, 4955}, {53, 897, 7968}, {18, 668, 1937}, {1458, 103, 4573},
-        {3362, 42, 959}, {723, 44, 1059}, {964, 54, 2573}, {26, 967, 12722},
-        {25, 616, 15828}, {179, 419, 9820}, {94, 226, 1439},
-        /* odd sizes: m and n of 1-3 and a K tail */
-        {3, 777, 3001}, {999, 1, 2047}, {61, 63, 4099},
-    };
-    enum { DN_SHAPES = (int)(sizeof shapes / sizeof shapes[0]) };
+    /* the calls of dn_deep_calls, then odd sizes: m and n of 1-3 and a K tail */
+    static const int odd[][3] = {{3, 777, 3001}, {999, 1, 2047}, {61, 63, 4099}};
+    enum { DN_SHAPES = DN_DEEP_CALLS + (int)(sizeof odd / sizeof odd[0]) };
+    int shapes[DN_SHAPES][3];
+    for (int i = 0; i < DN_SHAPES; i++)
+        for (int j = 0; j < 3; j++)
+            shapes[i][j] = i < DN_DEEP_CALLS
+                               ? (int)(j == 0 ? dn_deep_calls[i].m
+                                              : j == 1 ? dn_deep_calls[i].n : dn_deep_calls[i].k)
+                               : odd[i - DN_DEEP_CALLS][j];
     th_compiled *set = calloc(DN_SHAPES * 4, sizeof *set);
     int n = 0;
     for (int sh = 0; set && sh < DN_SHAPES; sh++)
