@@ -9,7 +9,7 @@
 /* Parameter order; must match the params table below. */
 enum {
     P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_FRAG, P_TM,
-    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_SA, P_MINB, P_PERS, P_TMA, P_COUNT
+    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_SA, P_MINB, P_PERS, P_TMA, P_CP8, P_COUNT
 };
 
 #define DG_MAX_WORKSPACE (1LL << 30)    /* split-K partials, bytes */
@@ -17,6 +17,7 @@ enum {
 #define DG_MAX_GRID_Z 65535
 #define DG_NARROW 32                    /* the narrow tiles' side (BM or BN) */
 #define DG_NARROW_MAX 128               /* ... taken only where that side of C is at most this */
+#define DG_SPLIT_MAX 32                 /* the largest SPLITK */
 
 /* Scratch slots of the configuration's exec. */
 #define DG_SLOT_PARTIALS 0
@@ -26,21 +27,22 @@ enum {
 /* ---- rejection reasons (each reachable; tests/test_dgemm.c scans for every one) ---- */
 enum {
     R_RANGE, R_PATH, R_CANON_FFMA, R_CANON_DMMA, R_MMA, R_TILE, R_ACC, R_REGS, R_SMEM, R_THREADS,
-    R_ARCH, R_FTILE, R_FSMEM, R_LATTICE, R_SPLIT, R_COUNT
+    R_ARCH, R_FTILE, R_FSMEM, R_LATTICE, R_SPLIT, R_CP8, R_COUNT
 };
 
 const char *const tpl_dgemm_reasons[R_COUNT] = {
     [R_RANGE] = "OPA and OPB are 0 or 1, LDR 0..4, UNR 0 or 1, SA 0..2 (1, 2 with LDR 1..4), "
                 "MINB 1..3, PERS 0 or 1, TMA 0..2 (1, 2 with SA 1 or 2, UNR 0 and LDR's first "
-                "value); tile sizes, warps, STAGES, TM, TN, GROUP and SPLITK must be positive",
+                "value), CP8 0..3 (1..3 with TMA 0); tile sizes, warps, STAGES, TM, TN, GROUP and SPLITK must be positive",
     [R_PATH] = "PATH is 1 (DMMA, FP64 tensor cores) or 0 (FFMA64, SIMT)",
-    [R_CANON_FFMA] = "MMA, WARPS_M, WARPS_N, STAGES, FRAG, LDR, UNR, SA, MINB, PERS and TMA are "
-                     "DMMA parameters: PATH 0 takes only their first value",
+    [R_CANON_FFMA] = "MMA, WARPS_M, WARPS_N, STAGES, FRAG, LDR, UNR, SA, MINB, PERS, TMA and CP8 "
+                     "are DMMA parameters: PATH 0 takes only their first value",
     [R_CANON_DMMA] = "TM and TN are FFMA64 parameters: PATH 1 takes only their first value",
     [R_MMA] = "MMA is 16816 (m16n8k16), 1688 (m16n8k8), 1684 (m16n8k4) or 884 (m8n8k4)",
     [R_TILE] = "DMMA tile: BM a multiple of WARPS_M x the mma's M, BN of WARPS_N x 8, BK 8, 16 or "
                "32 and a multiple of the mma's K (FRAG 2: twice), STAGES 2..6, FRAG 1..2; LDR 1..4: "
-               "BM x BK / 2 and BN x BK / 2 multiples of the threads",
+               "BM x BK / 2 and BN x BK / 2 multiples of the threads, and with CP8 the threads a "
+               "multiple of the 8-byte copies of the operand's tile row",
     [R_ACC] = "DMMA: a warp tile above 128 double accumulators per thread",
     [R_REGS] = "DMMA: about 2 x (accumulators + FRAG x fragments) + 24 registers per thread "
                "exceed 255 or the registers of a block, or of MINB blocks per SM",
@@ -54,7 +56,8 @@ const char *const tpl_dgemm_reasons[R_COUNT] = {
     [R_FSMEM] = "FFMA64: its static shared tiles need more than 48 KiB",
     [R_LATTICE] = "tile and pipeline not in the tuned lattice (hand-picked around the measured "
                   "winners: docs/notes/dgemm.md)",
-    [R_SPLIT] = "SPLITK 2..16 only on the lattice's split rows, with GROUP 8",
+    [R_SPLIT] = "SPLITK 2..32 only on the lattice's split rows, with GROUP 8",
+    [R_CP8] = "CP8 1..3 only on the lattice's DMMA split rows",
 };
 const int tpl_dgemm_n_reasons = R_COUNT;
 
@@ -111,6 +114,13 @@ static int dg_valid_dmma(const int *c, const at_device_info *dev, char *why, siz
     if (c[P_LDR] >= 1 &&
         ((long long)c[P_BM] * bk / 2 % threads || (long long)c[P_BN] * bk / 2 % threads))
         return dg_reject(R_TILE, why, len);
+    /* CP8 (dgemm.cu's dg_plan with CW 1): an operand copied 8 bytes at a time has one copy per
+     * double of its tile's contiguous row (A op N, B op T: BK; else BM, BN), a whole number of
+     * rows per pass of the threads */
+    if (c[P_LDR] >= 1 &&
+        (((c[P_CP8] & 1) && threads % (c[P_OPA] == 0 ? bk : c[P_BM])) ||
+         ((c[P_CP8] & 2) && threads % (c[P_OPB] == 1 ? bk : c[P_BN]))))
+        return dg_reject(R_TILE, why, len);
     int acc = wm * wn / 32;
     if (acc > 128)
         return dg_reject(R_ACC, why, len);
@@ -152,7 +162,8 @@ static int dg_valid_ffma(const int *c, const at_device_info *dev, char *why, siz
 
 /* ---- the tuned lattice ---- */
 
-/* One tile/pipeline recipe; `split` rows also take SPLITK 2, 4, 8 and 16. Sources: docs/notes/dgemm.md
+/* One tile/pipeline recipe; `split` rows also take SPLITK 2, 4, 8, 16 and 32 and (DMMA) CP8 1..3
+ * (8-byte copies of an operand with an odd leading dimension). Sources: docs/notes/dgemm.md
  * (H200 sweeps of the DMMA shapes, tiles, warps and stages). */
 typedef struct dg_recipe {
     int path, mma, bm, bn, bk, warps_m, warps_n, stages, frag, ldr, tm, tn, split, unr, sa, minb,
@@ -243,11 +254,13 @@ static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     if ((cfg[P_OPA] != 0 && cfg[P_OPA] != 1) || (cfg[P_OPB] != 0 && cfg[P_OPB] != 1))
         return dg_reject(R_RANGE, why, len);
     for (int p = P_MMA; p < P_COUNT; p++)
-        if (cfg[p] < (p == P_LDR || p == P_UNR || p == P_SA || p == P_PERS || p == P_TMA ? 0 : 1) ||
+        if (cfg[p] < (p == P_LDR || p == P_UNR || p == P_SA || p == P_PERS || p == P_TMA ||
+                      p == P_CP8 ? 0 : 1) ||
             (p == P_LDR && cfg[p] > 4) || (p == P_UNR && cfg[p] > 1) || (p == P_SA && cfg[p] > 2) ||
             (p == P_MINB && cfg[p] > 3) || (p == P_PERS && cfg[p] > 1) ||
             (p == P_SA && cfg[p] && cfg[P_LDR] < 1) || (p == P_TMA && cfg[p] > 2) ||
-            (p == P_TMA && cfg[p] && (!cfg[P_SA] || cfg[P_UNR] || !dg_canonical(cfg, P_LDR))))
+            (p == P_TMA && cfg[p] && (!cfg[P_SA] || cfg[P_UNR] || !dg_canonical(cfg, P_LDR))) ||
+            (p == P_CP8 && (cfg[p] > 3 || (cfg[p] && cfg[P_TMA]))))
             return dg_reject(R_RANGE, why, len);
     if (cfg[P_PATH] != 0 && cfg[P_PATH] != 1)
         return dg_reject(R_PATH, why, len);
@@ -257,7 +270,7 @@ static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t
                   !dg_canonical(cfg, P_FRAG) || !dg_canonical(cfg, P_LDR) ||
                   !dg_canonical(cfg, P_UNR) || !dg_canonical(cfg, P_SA) ||
                   !dg_canonical(cfg, P_MINB) || !dg_canonical(cfg, P_PERS) ||
-                  !dg_canonical(cfg, P_TMA)))
+                  !dg_canonical(cfg, P_TMA) || !dg_canonical(cfg, P_CP8)))
         return dg_reject(R_CANON_FFMA, why, len);
     if (dmma && (!dg_canonical(cfg, P_TM) || !dg_canonical(cfg, P_TN)))
         return dg_reject(R_CANON_DMMA, why, len);
@@ -267,9 +280,11 @@ static int dg_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     const dg_recipe *r = dg_recipe_of(cfg);
     if (!r)
         return dg_reject(R_LATTICE, why, len);
-    if (cfg[P_SPLITK] > 1 && (!r->split || cfg[P_SPLITK] > 16 ||
+    if (cfg[P_SPLITK] > 1 && (!r->split || cfg[P_SPLITK] > DG_SPLIT_MAX ||
                               (cfg[P_SPLITK] & (cfg[P_SPLITK] - 1)) || cfg[P_GROUP] != 8))
         return dg_reject(R_SPLIT, why, len);
+    if (cfg[P_CP8] && !r->split)
+        return dg_reject(R_CP8, why, len);
 #endif
     return 1;
 }
@@ -297,7 +312,7 @@ static int dg_valid_prefix(const int *c, int n_fixed, const at_device_info *dev)
         };
         int match = 1;
         for (int p = 0; p < n_fixed && p < P_COUNT && match; p++)
-            if (p != P_OPA && p != P_OPB && p != P_GROUP && p != P_SPLITK)
+            if (p != P_OPA && p != P_OPB && p != P_GROUP && p != P_SPLITK && p != P_CP8)
                 match = c[p] == want[p];
         if (match)
             return 1;
@@ -312,6 +327,15 @@ static int dg_accepts(const tpl_problem *p)
     return p->n_dims == 3 && p->dtype == AT_R_64F && p->math == AT_MATH_DEFAULT &&
            p->order == AT_ROW_MAJOR && (p->op_a == AT_OP_N || p->op_a == AT_OP_T) &&
            (p->op_b == AT_OP_N || p->op_b == AT_OP_T) && p->batch >= 0;
+}
+
+/* CP8's bits of a problem: 1 where op(A)'s tight leading dimension (op N: k, T: m) is odd, 2
+ * where op(B)'s (op N: n, T: k) is. */
+static int dg_cp8_of(const tpl_problem *p)
+{
+    long long lda = p->op_a == AT_OP_T ? p->dims[0] : p->dims[2];
+    long long ldb = p->op_b == AT_OP_T ? p->dims[2] : p->dims[1];
+    return (lda % 2 ? 1 : 0) | (ldb % 2 ? 2 : 0);
 }
 
 static int dg_applicable(const int *cfg, const tpl_problem *p)
@@ -332,6 +356,13 @@ static int dg_applicable(const int *cfg, const tpl_problem *p)
      * not spend its budget on it (the default run's problems keep their few configurations). */
     if ((cfg[P_BM] == DG_NARROW && m > DG_NARROW_MAX) ||
         (cfg[P_BN] == DG_NARROW && n > DG_NARROW_MAX))
+        return 0;
+    /* CP8 reads an operand of any leading dimension in place with 8-byte copies, where 16-byte
+     * copies need it packed first (dg_launch): it pays only where the operand's tight leading
+     * dimension (the problem's, as the tuner and most callers store it) is odd. So CP8 is 0 or
+     * exactly the operands whose tight one is odd (dg_cp8_of): one more configuration a split row,
+     * none where both are even. */
+    if (cfg[P_CP8] && cfg[P_CP8] != dg_cp8_of(p))
         return 0;
     int sk = cfg[P_SPLITK];
     /* PERS 1 walks several products per block: only for batches (or split-K slices) */
@@ -493,11 +524,14 @@ static at_status dg_launch(at_exec *ex, const int *cfg, dg_call *c)
     if (dmma && c->k > 0) {
         int ar = cfg[P_OPA] ? c->k : c->m, ac = cfg[P_OPA] ? c->m : c->k;
         int br = cfg[P_OPB] ? c->n : c->k, bc = cfg[P_OPB] ? c->k : c->n;
-        int tma = cfg[P_TMA];
-        if (!(tma ? dg_aligned_tma : dg_aligned)(c->A, c->lda, c->sa, c->batch) &&
+        int tma = cfg[P_TMA], cp8 = cfg[P_CP8];
+        /* CP8: the operand's 8-byte copies read it in place (any leading dimension) */
+        if (!((cp8 & 1) ? c->A % 8 == 0
+                        : (tma ? dg_aligned_tma : dg_aligned)(c->A, c->lda, c->sa, c->batch)) &&
             (s = dg_pack(ex, DG_SLOT_PACKED_A, ar, ac, c->batch, &c->A, &c->lda, &c->sa)) != AT_OK)
             return s;
-        if (!(tma ? dg_aligned_tma : dg_aligned)(c->B, c->ldb, c->sb, c->batch) &&
+        if (!((cp8 & 2) ? c->B % 8 == 0
+                        : (tma ? dg_aligned_tma : dg_aligned)(c->B, c->ldb, c->sb, c->batch)) &&
             (s = dg_pack(ex, DG_SLOT_PACKED_B, br, bc, c->batch, &c->B, &c->ldb, &c->sb)) != AT_OK)
             return s;
     }
@@ -674,11 +708,20 @@ static const tpl_baseline dg_baselines[] = {
      "docs/notes/dgemm.md)"},
 };
 
-/* OPA and OPB follow the problem's ops. */
+/* OPA and OPB follow the problem's ops; on a DMMA split row (TMA 0) CP8 too: the operands whose
+ * tight leading dimension is odd are read in place with 8-byte copies instead of packed. Other
+ * rows (the large tiles, TMA) keep CP8 0. */
 static void dg_fit_kind(int *cfg, const tpl_problem *p)
 {
     cfg[P_OPA] = p->op_a == AT_OP_T;
     cfg[P_OPB] = p->op_b == AT_OP_T;
+    int split_row = cfg[P_PATH] == 1 && !cfg[P_TMA];
+#ifndef DG_WIDE_SPACE
+    const dg_recipe *r = dg_recipe_of(cfg);
+    split_row = split_row && r && r->split;
+#endif
+    if (split_row)
+        cfg[P_CP8] = dg_cp8_of(p);
 }
 
 #define DG_1688 "PATH=1,OPA=0,OPB=0,MMA=1688,BM=128,BN=128,BK=32,WARPS_M=2,WARPS_N=4,FRAG=2," \
@@ -692,8 +735,24 @@ static void dg_fit_kind(int *cfg, const tpl_problem *p)
  * running-pointer copies); where few tiles meet a deep K the m16n8k4 64 x 64 split row with
  * the split that fills a wave (tpl_wave_split: the tuner's winner at 1000 x 100 x 8192,
  * 400 x 180 x 9820, 55 x 600 x 12500 and 1000 x 54 x 2573, 2026-11-29, split 4 the largest
- * it was offered); elsewhere DMMA m8n8k4 with the same rule. */
+ * it was offered); elsewhere DMMA m8n8k4 with the same rule. Before them, a side of at most 64
+ * over at most 16 wide tiles and a deep K takes the narrow m16n8k8 tile of that side (32 x 128,
+ * 128 x 32) with the wave-fill split (up to 32): the tuner's winners at 22 x 1905 x 4955 TT,
+ * 26 x 967 x 12722 NT and their mirrors (2026-11-29, split 8-16); not measured as a default
+ * yet. On every split row fit_kind sets CP8 for an operand whose tight leading dimension is odd
+ * (read in place with 8-byte copies instead of packed first: the packing copy doubled the
+ * traffic of the large operand of the five calls that stayed at 0.50-0.62x; not measured yet). */
+#define DG_NARROW_1688 "PATH=1,OPA=0,OPB=0,MMA=1688,BK=16,STAGES=4,FRAG=2,TM=8,TN=8,GROUP=8," \
+                       "SPLITK=1,LDR=3,SA=2,"
 static const tpl_default dg_defaults[] = {
+    {.cc_min = 90, .cc_max = 90, .max_m = 64, .max_tiles = 16, .min_k = 1024, .fill_waves = 1,
+     .config = DG_NARROW_1688 "BM=32,BN=128,WARPS_M=2,WARPS_N=4",
+     .origin = "sm90: DMMA 1688 32 x 128 tiles (m <= 64), split-K filling a wave, over a deep K "
+               "(not measured as a default)"},
+    {.cc_min = 90, .cc_max = 90, .max_n = 64, .max_tiles = 16, .min_k = 1024, .fill_waves = 1,
+     .config = DG_NARROW_1688 "BM=128,BN=32,WARPS_M=4,WARPS_N=2",
+     .origin = "sm90: DMMA 1688 128 x 32 tiles (n <= 64), split-K filling a wave, over a deep K "
+               "(not measured as a default)"},
     {.cc_min = 90, .cc_max = 90, .max_tiles = 32, .min_k = 512, .fill_waves = 1,
      .config = DG_1684_SPLIT,
      .origin = "sm90: DMMA 1684 64 x 64 tiles, split-K filling a wave, for few tiles over a "
@@ -778,8 +837,8 @@ const tpl_family tpl_dgemm = {
         {"TN", 2, {8, 4}, "FFMA64: columns of a thread's register tile"},
         {"GROUP", 2, {8, 1}, "tile swizzle: this many tile rows walked together for L2 reuse; "
                              "1 = off"},
-        {"SPLITK", 5, {1, 2, 4, 8, 16}, "K slices: double partials + an ordered (deterministic) "
-                                         "reduce"},
+        {"SPLITK", 6, {1, 2, 4, 8, 16, 32}, "K slices: double partials + an ordered "
+                                             "(deterministic) reduce"},
         {"LDR", 5, {2, 1, 0, 3, 4}, "DMMA copy issue: 1 = per-thread copy plans made once per "
                                  "product, the next tile's copies spread over the mma steps; 2 = "
                                  "as 1, and blocks inside M and N copy with no bounds; 3 = as 2, "
@@ -808,6 +867,13 @@ const tpl_family tpl_dgemm = {
                               "every slot in flight; the copy plans of LDR unused); 2 = as 1, the "
                               "warps release each slot through a second mbarrier instead of a "
                               "block barrier per K tile; 0 = cp.async copies by every thread",
+         .omit_first = 1},
+        {"CP8", 4, {0, 1, 2, 3}, "DMMA, TMA 0: bit 1 = A's cp.async copies 8 bytes each, bit 2 = "
+                                 "B's (any leading dimension, read in place: no packing copy "
+                                 "first); 0 = 16-byte copies (an operand with an odd leading "
+                                 "dimension or a base off 16 bytes is packed first). Split rows "
+                                 "only; 1..3 only for the operands whose tight leading dimension "
+                                 "is odd",
          .omit_first = 1},
     },
     .valid = dg_valid,

@@ -15,7 +15,8 @@
 //   thread into the same padded layout (no per-thread copy state), GROUP-swizzled tile order, optional split-K (double partials, summed in slice order by
 //   dg_splitk_reduce). bench/notes_dgemm.md has the sweeps.
 //   Operands need 16-byte aligned bases and even leading dimensions; the host packs others
-//   first with dg_pack. Edges: cp.async zero-fills the bytes past the matrix (src-size).
+//   first with dg_pack, but for an operand whose copies are 8 bytes each (CP8: any leading
+//   dimension, read in place). Edges: cp.async zero-fills the bytes past the matrix (src-size).
 // PATH 0, FFMA64: a SIMT register-tiled kernel (TM x TN doubles per thread, guarded element
 //   loads through shared memory): correct on every device, alignment and shape.
 // Kernels: dg_mma, dg_ffma, dg_pack, dg_splitk_reduce. blockIdx.z walks batch x SPLITK slices
@@ -72,6 +73,9 @@
 #endif
 #ifndef TMA
 #define TMA 0           // PATH 1 (sm_90+): 1 = each stage's A and B tiles are two TMA boxes (cp.async.bulk.tensor, issued by thread 0, completing on a per-slot mbarrier) in the padded layout (the box's inner extent is the padded row: the pad columns carry the next elements or zeros), every slot of the ring in flight; LDR's plans are unused; 2 = as 1, each warp releases a slot through a second ("empty") mbarrier instead of the block barrier per K tile, and thread 0 waits for all warps' releases before refilling it
+#endif
+#ifndef CP8
+#define CP8 0           // PATH 1, TMA 0: bit 0 = A's cp.async copies 8 bytes each, bit 1 = B's (any leading dimension and 8-byte aligned base: the operand is read in place where 16-byte copies need it packed first); 0 = 16-byte copies of both
 #endif
 #ifndef TM
 #define TM 8            // PATH 0: rows of a thread's register tile (4, 8)
@@ -217,6 +221,8 @@ __device__ __forceinline__ void dg_store2(const dg_args &a, long long bz, int r,
 #define DG_STAGE (DG_ASZ + DG_BSZ)              // doubles per stage
 #define DG_UN (UNR ? STAGES : 1)                // tiles per trip of the K loop
 #define DG_SMEM_ALIGN (TMA ? 128 : 16)          // the ring's alignment (TMA boxes: 128 bytes)
+#define DG_CWA (CP8 & 1 ? 1 : 2)                // doubles per cp.async copy of A (CP8)
+#define DG_CWB (CP8 & 2 ? 1 : 2)                // ... of B
 
 static_assert(BM % (WARPS_M * DG_MM) == 0 && BN % (WARPS_N * 8) == 0, "warp tiles split into mma tiles");
 static_assert(BK % DG_MK == 0 && (FRAG == 1 || DG_KS >= 2) && (BK == 8 || BK == 16 || BK == 32),
@@ -228,6 +234,7 @@ static_assert(MINB >= 1 && MINB <= 4, "MINB 1..4");
 static_assert(PERS == 0 || PERS == 1, "PERS 0 or 1");
 static_assert(TMA == 0 || ((TMA == 1 || TMA == 2) && SA >= 1 && UNR == 0), "TMA 0, or 1, 2 with SA 1, 2 and UNR 0");
 static_assert(LDR >= 0 && LDR <= 4, "LDR 0..4");
+static_assert(CP8 >= 0 && CP8 <= 3 && (CP8 == 0 || TMA == 0), "CP8 0..3, nonzero only with TMA 0");
 static_assert(STAGES >= 2 && STAGES <= 6, "STAGES 2..6");
 static_assert(DG_MT * DG_NT * DG_CR <= 128, "at most 128 accumulators per thread");
 
@@ -243,21 +250,51 @@ __device__ __forceinline__ void dg_cp16(unsigned dst, const double *src, int byt
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(bytes));
 }
 
+// CW doubles (CW 2: 16 bytes, 16-byte aligned src; CW 1: 8 bytes) from src to shared dst; only
+// `bytes` (0, 8, 16) are read, the rest is zero-filled. cp.async copies 16 bytes through L2
+// only (.cg), 8 bytes through L1 (.ca: the only form of that size).
+template <int CW>
+__device__ __forceinline__ void dg_cp(unsigned dst, const double *src, int bytes)
+{
+    if (CW == 2)
+        dg_cp16(dst, src, bytes);
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" :: "r"(dst), "l"(src), "r"(bytes));
+}
+
+// A whole copy of CW doubles (no bounds) from src to shared dst.
+template <int CW>
+__device__ __forceinline__ void dg_cpf(unsigned dst, const void *src)
+{
+    if (CW == 2)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(dst), "l"(src));
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" :: "r"(dst), "l"(src));
+}
+
+// The bytes of a copy of CW doubles with `left` columns of the matrix left (0 past it).
+template <int CW>
+__device__ __forceinline__ int dg_cp_bytes(int left)
+{
+    return CW == 2 ? (left >= 2 ? 16 : left == 1 ? 8 : 0) : (left >= 1 ? 8 : 0);
+}
+
 // Copies the R x CC tile (CC doubles contiguous per row) of g (leading dimension ld) at (r0, c0)
-// into shared s (row stride SLD doubles); rows >= rmax and columns >= cmax read as zero.
-template <int R, int CC, int SLD>
+// into shared s (row stride SLD doubles), CW doubles a copy; rows >= rmax and columns >= cmax
+// read as zero.
+template <int R, int CC, int SLD, int CW>
 __device__ __forceinline__ void dg_load_tile(double *s, const double *g, long long ld, int r0, int c0,
                                              int rmax, int cmax)
 {
-    constexpr int CPR = CC / 2, TOTAL = R * CPR;
+    constexpr int CPR = CC / CW, TOTAL = R * CPR;
 #pragma unroll
     for (int i = threadIdx.x; i < TOTAL; i += DG_THREADS) {
-        const int r = i / CPR, c = (i - r * CPR) * 2;
+        const int r = i / CPR, c = (i - r * CPR) * CW;
         const int gr = r0 + r, gc = c0 + c;
         int left = cmax - gc;
-        int bytes = gr < rmax ? (left >= 2 ? 16 : left == 1 ? 8 : 0) : 0;
+        int bytes = gr < rmax ? dg_cp_bytes<CW>(left) : 0;
         const double *src = bytes ? g + (long long)gr * ld + gc : g;
-        dg_cp16(dg_smem_addr(s + r * SLD + c), src, bytes);
+        dg_cp<CW>(dg_smem_addr(s + r * SLD + c), src, bytes);
     }
 }
 
@@ -267,26 +304,39 @@ __device__ __forceinline__ void dg_load_stage(double *s, const double *A, const 
 {
     const int k0 = kt * BK;
 #if OPA == 0
-    dg_load_tile<BM, BK, DG_ALD>(s, A, a.lda, m0, k0, a.m, a.k);
+    dg_load_tile<BM, BK, DG_ALD, DG_CWA>(s, A, a.lda, m0, k0, a.m, a.k);
 #else
-    dg_load_tile<BK, BM, DG_ALD>(s, A, a.lda, k0, m0, a.k, a.m);
+    dg_load_tile<BK, BM, DG_ALD, DG_CWA>(s, A, a.lda, k0, m0, a.k, a.m);
 #endif
 #if OPB == 0
-    dg_load_tile<BK, BN, DG_BLD>(s + DG_ASZ, B, a.ldb, k0, n0, a.k, a.n);
+    dg_load_tile<BK, BN, DG_BLD, DG_CWB>(s + DG_ASZ, B, a.ldb, k0, n0, a.k, a.n);
 #else
-    dg_load_tile<BN, BK, DG_BLD>(s + DG_ASZ, B, a.ldb, n0, k0, a.n, a.k);
+    dg_load_tile<BN, BK, DG_BLD, DG_CWB>(s + DG_ASZ, B, a.ldb, n0, k0, a.n, a.k);
 #endif
 }
 
 // LDR 1: a thread's copy plan for one operand tile of R rows x CC contiguous doubles (16-byte
-// chunks): its chunk u is row r + u * RS, columns c, c + 1 of the tile, the same for every K
+// chunks; CP8: 8-byte ones, one column): its chunk u is row r + u * RS, columns c, c + 1 of the tile, the same for every K
 // tile of the product. Bounds that do not move with K are decided once per product: `mask`
 // (bit u: the row is inside; K-major tiles, whose rows are M or N) or `bytes` (16, 8, 0: the
 // columns inside; M/N-major tiles). Full K tiles then need one pointer add and one predicate
 // per copy; the last partial K tile (if any) takes dg_load_tile.
-template <int R, int CC>
+// CP8: the copy width (doubles per copy, W) is a template parameter only where an operand copies
+// 8 bytes; with CP8 0 the plan keeps its type and members (dg_plan<R, CC>: CPR, RS, N, which
+// NVRTC emits as globals), so those kernels compile to the bytes they did before CP8.
+#if CP8
+#define DG_PLAN_HEAD template <int R, int CC, int CW>
+#define DG_PLAN(R, CC, CW) dg_plan<R, CC, CW>
+#define DG_PLAN_CW CW
+#else
+#define DG_PLAN_HEAD template <int R, int CC>
+#define DG_PLAN(R, CC, CW) dg_plan<R, CC>
+#define DG_PLAN_CW 2
+#endif
+DG_PLAN_HEAD
 struct dg_plan {
-    static constexpr int CPR = CC / 2, RS = DG_THREADS / CPR, N = R * CPR / DG_THREADS;
+    enum { W = DG_PLAN_CW };            // doubles per copy (2; CP8: 1 for its operands)
+    static constexpr int CPR = CC / W, RS = DG_THREADS / CPR, N = R * CPR / DG_THREADS;
     static_assert(DG_THREADS % CPR == 0 && (R * CPR) % DG_THREADS == 0,
                   "LDR 1: the tile's 16-byte chunks split evenly over the threads");
     const double *g;            // chunk 0 of the thread at the product's first K tile
@@ -297,14 +347,14 @@ struct dg_plan {
     __device__ __forceinline__ void init(const double *base, long long ld, int r0, int c0,
                                          int rmax, int cmax, bool kmajor)
     {
-        const int r = threadIdx.x / CPR, c = (threadIdx.x % CPR) * 2;
+        const int r = threadIdx.x / CPR, c = (threadIdx.x % CPR) * W;
         g = base + (long long)(r0 + r) * ld + (c0 + c);
         mask = 0;
 #pragma unroll
         for (int u = 0; u < N; u++)
             mask |= (!kmajor || r0 + r + u * RS < rmax ? 1u : 0u) << u;
         const int left = kmajor ? 2 : cmax - (c0 + c);
-        bytes = left >= 2 ? 16 : left == 1 ? 8 : 0;
+        bytes = dg_cp_bytes<W>(left);
     }
 
     // LDR 2, a block whose tile lies inside M and N: part `part` of `parts` of a full K tile
@@ -315,12 +365,11 @@ struct dg_plan {
     {
         const double *p = g + adv;
         const long long rs = (long long)RS * ld;
-        const unsigned so = sbase + (unsigned)(((threadIdx.x / CPR) * SLD + (threadIdx.x % CPR) * 2) * 8);
+        const unsigned so = sbase + (unsigned)(((threadIdx.x / CPR) * SLD + (threadIdx.x % CPR) * W) * 8);
 #pragma unroll
         for (int u = 0; u < N; u++)
             if ((u * parts) / N == part)
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
-                             :: "r"(so + (unsigned)(u * RS * SLD * 8)), "l"(p + u * rs));
+                dg_cpf<W>(so + (unsigned)(u * RS * SLD * 8), p + u * rs);
     }
 
     // Part `part` of `parts` of a full K tile: g advanced by `adv` elements (ld: the operand's
@@ -330,25 +379,25 @@ struct dg_plan {
                                          int parts) const
     {
         const double *p = g + adv;
-        const unsigned so = sbase + (unsigned)(((threadIdx.x / CPR) * SLD + (threadIdx.x % CPR) * 2) * 8);
+        const unsigned so = sbase + (unsigned)(((threadIdx.x / CPR) * SLD + (threadIdx.x % CPR) * W) * 8);
 #pragma unroll
         for (int u = 0; u < N; u++)
             if ((u * parts) / N == part) {
                 const int nb = (mask >> u) & 1 ? bytes : 0;
-                dg_cp16(so + (unsigned)(u * RS * SLD * 8), nb ? p + (long long)(u * RS) * ld : g, nb);
+                dg_cp<W>(so + (unsigned)(u * RS * SLD * 8), nb ? p + (long long)(u * RS) * ld : g, nb);
             }
     }
 };
 
 #if OPA == 0
-typedef dg_plan<BM, BK> dg_plan_a;
+typedef DG_PLAN(BM, BK, DG_CWA) dg_plan_a;
 #else
-typedef dg_plan<BK, BM> dg_plan_a;
+typedef DG_PLAN(BK, BM, DG_CWA) dg_plan_a;
 #endif
 #if OPB == 0
-typedef dg_plan<BK, BN> dg_plan_b;
+typedef DG_PLAN(BK, BN, DG_CWB) dg_plan_b;
 #else
-typedef dg_plan<BN, BK> dg_plan_b;
+typedef DG_PLAN(BN, BK, DG_CWB) dg_plan_b;
 #endif
 
 // LDR 3, blocks whose tile lies inside M and N: one operand's copies through a running pointer.
@@ -371,7 +420,7 @@ struct dg_run {
     __device__ __forceinline__ void init(const double *b0, long long ld, int r0, int c0,
                                          bool kmajor)
     {
-        const int r = threadIdx.x / P::CPR, c = (threadIdx.x % P::CPR) * 2;
+        const int r = threadIdx.x / P::CPR, c = (threadIdx.x % P::CPR) * P::W;
         base = (const char *)(b0 + (long long)r0 * ld + c0);
         off = (unsigned)(((long long)r * ld + c) * 8);
         rs = (unsigned)(P::RS * ld * 8);
@@ -384,9 +433,8 @@ struct dg_run {
 #pragma unroll
         for (int u = 0; u < P::N; u++)
             if ((u * parts) / P::N == part) {
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
-                             :: "r"(sbase + so + (unsigned)(u * P::RS * SLD * 8)),
-                                "l"(base + (off + (unsigned)u * rs)));
+                dg_cpf<P::W>(sbase + so + (unsigned)(u * P::RS * SLD * 8),
+                               base + (off + (unsigned)u * rs));
                 if (u + 1 == P::N)
                     base += adv;
             }
@@ -402,7 +450,7 @@ struct dg_run {
     __device__ __forceinline__ void init(const double *base, long long ld, int r0, int c0,
                                          bool kmajor)
     {
-        const int r = threadIdx.x / P::CPR, c = (threadIdx.x % P::CPR) * 2;
+        const int r = threadIdx.x / P::CPR, c = (threadIdx.x % P::CPR) * P::W;
         q = (const char *)(base + (long long)(r0 + r) * ld + (c0 + c));
         rs = (long long)P::RS * ld * 8;
         delta = (kmajor ? (long long)BK * 8 : (long long)BK * ld * 8) - (long long)P::N * rs;
@@ -415,8 +463,7 @@ struct dg_run {
 #pragma unroll
         for (int u = 0; u < P::N; u++)
             if ((u * parts) / P::N == part) {
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
-                             :: "r"(sbase + so + (unsigned)(u * P::RS * SLD * 8)), "l"(q));
+                dg_cpf<P::W>(sbase + so + (unsigned)(u * P::RS * SLD * 8), q);
                 q += u + 1 < P::N ? rs : rs + delta;
             }
     }

@@ -213,8 +213,12 @@ TEST(defaults_fp64_and_fp32_follow_the_ops_and_batch)
                     if (d == 0 && tiles > 132)
                         CHECK_MSG(df_value(&tpl_dgemm, cfg, "MMA") == 1688, "dgemm %s on sm_90: %s",
                                   label, text);
+                    /* (sm_90: a side of at most 64 over a deep K takes a narrow 32-wide tile) */
+                    int narrow = d == 0 && sh[2] >= 1024 &&
+                                 ((sh[0] <= 64 && df_value(&tpl_dgemm, cfg, "BM") == 32) ||
+                                  (sh[1] <= 64 && df_value(&tpl_dgemm, cfg, "BN") == 32));
                     if (tiles <= 132)
-                        CHECK_MSG(df_value(&tpl_dgemm, cfg, "BM") == 64 || tiles > 8,
+                        CHECK_MSG(df_value(&tpl_dgemm, cfg, "BM") == 64 || tiles > 8 || narrow,
                                   "dgemm %s: %s", label, text);
                     tpl_problem_format(&pf, label, sizeof label);
                     CHECK_MSG(tpl_builtin_config(&tpl_matmul, &devs[d], &pf, 0, cfg, text, &origin),
@@ -304,7 +308,7 @@ TEST(defaults_wave_fill_split_fills_a_wave_with_deep_slices)
         {2000, 64, 4096}, {1000, 100, 8192}, {400, 180, 9820}, {55, 600, 12500},
         {1000, 54, 2573}, {64, 64, 16384}, {300, 300, 600}, {1024, 1024, 4096},
     };
-    static const int values[] = {1, 2, 4, 8, 16};
+    static const int values[] = {1, 2, 4, 8, 16, 32};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         const long long *sh = shapes[s];
         tpl_problem p = df_gemm(sh[0], sh[1], sh[2], AT_R_64F, 0, (int)s & 1, 0, 1);
@@ -316,14 +320,19 @@ TEST(defaults_wave_fill_split_fills_a_wave_with_deep_slices)
         int split = df_value(&tpl_dgemm, cfg, "SPLITK");
         long long tiles = tpl_cdiv(sh[0], df_value(&tpl_dgemm, cfg, "BM")) *
                           tpl_cdiv(sh[1], df_value(&tpl_dgemm, cfg, "BN"));
-        if (tpl_cdiv(sh[0], 128) * tpl_cdiv(sh[1], 128) > 32 || sh[2] < 512) {
+        long long wide = tpl_cdiv(sh[0], 128) * tpl_cdiv(sh[1], 128);
+        if (wide > 32 || sh[2] < 512) {
             CHECK_MSG(split == 1, "%s: %s", label, text);       /* not a fill row's class */
             continue;
         }
-        /* 64 x 64 tiles of a block per SM (MINB 1): a wave is 132 blocks */
-        CHECK_EQ(df_value(&tpl_dgemm, cfg, "BM"), 64);
+        /* 64 x 64 tiles of a block per SM (MINB 1): a wave is 132 blocks; a side of at most 64
+         * over at most 16 wide tiles and K >= 1024: 32 x 128 (m) or 128 x 32 (n), MINB 1 too */
+        int narrow_m = sh[0] <= 64 && wide <= 16 && sh[2] >= 1024;
+        int narrow_n = !narrow_m && sh[1] <= 64 && wide <= 16 && sh[2] >= 1024;
+        CHECK_EQ(df_value(&tpl_dgemm, cfg, "BM"), narrow_m ? 32 : narrow_n ? 128 : 64);
+        CHECK_EQ(df_value(&tpl_dgemm, cfg, "BN"), narrow_m ? 128 : narrow_n ? 32 : 64);
         int want = 1;
-        for (int v = 0; v < 5; v++) {
+        for (int v = 0; v < 6; v++) {
             int usable = values[v] == 1 ||
                          (sh[2] / values[v] >= TPL_WAVE_MIN_SLICE_K && tiles <= 66 &&
                           sh[2] >= 4LL * values[v] * 16);

@@ -16,15 +16,15 @@
 
 static const char *const td_names[P_COUNT] = {
     "PATH", "OPA", "OPB", "MMA", "BM", "BN", "BK", "WARPS_M", "WARPS_N", "STAGES", "FRAG", "TM",
-    "TN", "GROUP", "SPLITK", "LDR", "UNR", "SA", "MINB", "PERS", "TMA",
+    "TN", "GROUP", "SPLITK", "LDR", "UNR", "SA", "MINB", "PERS", "TMA", "CP8",
 };
 
 /* ---------------- the specification, written from docs/notes/dgemm.md ----------------
  * "dmma MMA BMxBNxBK WARPS_MxWARPS_N STAGES FRAG LDR [split] [unr] [sa1 | sa2] [m2 | m3] [pers]
  * [tma]" (unr: UNR 1; saN: SA N; mN: MINB N; pers: PERS 1; tma: TMA 1) or "ffma BMxBNxBK TMxTN
  * [split]";
- * every row with any OPA, OPB and GROUP 8 or 1; split rows also with SPLITK 2, 4, 8 and 16
- * (GROUP 8). */
+ * every row with any OPA, OPB and GROUP 8 or 1; split rows also with SPLITK 2, 4, 8, 16 and 32
+ * (GROUP 8), DMMA split rows each of them with CP8 0..3 (8-byte copies of A, B). */
 static const char *const td_spec[] = {
     "dmma 1688 128x128x32 2x4 3 2 3 sa2",
     "dmma 1688 128x128x32 2x4 2 2 2 sa2 tma",
@@ -118,10 +118,13 @@ static int td_spec_ok(const int *c)
             continue;
         if (c[P_GROUP] != 8 && c[P_GROUP] != 1)
             return 0;
+        if (c[P_CP8] != 0 && !(r.split && r.path == 1 && c[P_CP8] >= 1 && c[P_CP8] <= 3))
+            return 0;
         if (c[P_SPLITK] == 1)
             return 1;
         return r.split &&
-               (c[P_SPLITK] == 2 || c[P_SPLITK] == 4 || c[P_SPLITK] == 8 || c[P_SPLITK] == 16) &&
+               (c[P_SPLITK] == 2 || c[P_SPLITK] == 4 || c[P_SPLITK] == 8 || c[P_SPLITK] == 16 ||
+                c[P_SPLITK] == 32) &&
                c[P_GROUP] == 8;
     }
     return 0;
@@ -152,13 +155,16 @@ TEST(dgemm_space_is_the_specified_lattice)
     for (int i = 0; i < TD_ROWS; i++) {
         td_row r;
         CHECK(td_spec_parse(td_spec[i], &r));
-        want += 4 * (2 + 4 * r.split);          /* ops x (GROUP 8, 1 + SPLITK 2..16) */
+        /* ops x (GROUP 8, 1 + SPLITK 2..32) x CP8 0..3 (DMMA split rows) */
+        const int cp8s = r.split && r.path == 1 ? 4 : 1;
+        want += 4 * (2 + 5 * r.split) * cp8s;
         for (int ops = 0; ops < 4; ops++)
-            for (int v = 0; v < 2 + 4 * r.split; v++) {
+            for (int v = 0; v < (2 + 5 * r.split) * cp8s; v++) {
+                const int sv = v % (2 + 5 * r.split), cp8 = v / (2 + 5 * r.split);
                 int c[TPL_MAX_PARAMS] = {r.path, ops & 1, ops >> 1, r.mma, r.bm, r.bn, r.bk,
-                                         r.wm, r.wn, r.stages, r.frag, r.tm, r.tn, v == 1 ? 1 : 8,
-                                         v < 2 ? 1 : 1 << (v - 1), r.ldr, r.unr, r.sa, r.minb,
-                                         r.pers, r.tma};
+                                         r.wm, r.wn, r.stages, r.frag, r.tm, r.tn, sv == 1 ? 1 : 8,
+                                         sv < 2 ? 1 : 1 << (sv - 1), r.ldr, r.unr, r.sa, r.minb,
+                                         r.pers, r.tma, cp8};
                 char why[256];
                 CHECK_MSG(f->valid(c, &h100, why, sizeof why), "%s: %s", td_spec[i], why);
                 int hopper = r.path == 1 && (r.mma != 884 || r.tma);
@@ -192,6 +198,7 @@ TEST(dgemm_every_rejection_reason_is_reachable)
         {"PATH=0,MMA=16816,WARPS_M=2,WARPS_N=4,STAGES=4,BM=256,BN=256,BK=16", 0},
         {"STAGES=5", 0},
         {"MMA=884,WARPS_M=4,WARPS_N=2,SPLITK=2", 0},
+        {"MMA=884,WARPS_M=4,WARPS_N=2,CP8=1", 0},
     };
     CHECK_EQ((int)(sizeof cases / sizeof cases[0]), tpl_dgemm_n_reasons);
     for (int r = 0; r < tpl_dgemm_n_reasons; r++) {
@@ -366,9 +373,11 @@ TEST(dgemm_kinds_never_cross)
         tpl_config_from_index(f, idx[x], c);
         for (int i = 0; i < 6; i++) {
             int ok = f->applicable(c, &kinds[i]);
-            /* 300 x 200: wider than the narrow tiles serve (m, n > 128) */
+            /* 300 x 200: wider than the narrow tiles serve (m, n > 128); every tight leading
+             * dimension even (300, 200, 100): no 8-byte copies (CP8) */
             int want = i < 4 && c[P_OPA] == (i & 1) && c[P_OPB] == (i >> 1) &&
-                       c[P_SPLITK] == 1 && c[P_PERS] == 0 && c[P_BM] != 32 && c[P_BN] != 32;
+                       c[P_SPLITK] == 1 && c[P_PERS] == 0 && c[P_BM] != 32 && c[P_BN] != 32 &&
+                       c[P_CP8] == 0;
             CHECK_EQ(ok, want);
             if (i < 4)
                 served[i] += ok;
@@ -489,7 +498,8 @@ TEST(dgemm_api_null_handle)
 
 /* ---------------- GPU tier ---------------- */
 
-/* Every valid configuration on dev with GROUP 8 (plus GROUP 1 of the first), all transposes. */
+/* Every valid configuration on dev with GROUP 8 (plus GROUP 1 of the first), all transposes;
+ * CP8 0 (the 8-byte copies have their own test, dgemm_gpu_cp8_copies_against_the_host). */
 static th_compiled *td_set(const at_device_info *dev, int *n)
 {
     const tpl_family *f = &tpl_dgemm;
@@ -501,7 +511,7 @@ static th_compiled *td_set(const at_device_info *dev, int *n)
     for (long long i = 0; set && i < nv; i++) {
         int c[TPL_MAX_PARAMS];
         tpl_config_from_index(f, idx[i], c);
-        if (c[P_GROUP] == 1 && group1++)
+        if (c[P_CP8] != 0 || (c[P_GROUP] == 1 && group1++))
             continue;
         th_compiled *s = &set[(*n)++];
         memcpy(s->cfg, c, sizeof s->cfg);

@@ -9,7 +9,7 @@
 
 enum {
     P_PATH, P_OPA, P_OPB, P_MMA, P_BM, P_BN, P_BK, P_WARPS_M, P_WARPS_N, P_STAGES, P_FRAG, P_TM,
-    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_SA, P_MINB, P_PERS, P_TMA, P_COUNT
+    P_TN, P_GROUP, P_SPLITK, P_LDR, P_UNR, P_SA, P_MINB, P_PERS, P_TMA, P_CP8, P_COUNT
 };
 
 extern const tpl_family tpl_dgemm;
