@@ -86,6 +86,7 @@ static int ex_find(at_exec *ex, const char *name)
     snprintf(ex->funcs[slot].name, sizeof ex->funcs[slot].name, "%s", name);
     ex->funcs[slot].fn = fn;
     ex->funcs[slot].smem_limit_set = 0;
+    ex->funcs[slot].static_smem = -1;
     ex->funcs[slot].occ_blocks = 0;
     return slot;
 }
@@ -99,10 +100,21 @@ at_status ex_function(at_exec *ex, const char *name, CUfunction *fn)
     return AT_OK;
 }
 
-/* Raises the dynamic shared memory limit of function `slot` to smem when above 48 KiB. */
+/* Raises the dynamic shared memory limit of function `slot` to smem where smem and the
+ * function's static shared memory together pass 48 KiB (the limit without the opt-in: exactly
+ * 48 KiB of dynamic memory beside a static word was refused on an H200). */
 static at_status ex_raise_smem_limit(at_exec *ex, int slot, unsigned smem)
 {
-    if (smem <= 48 * 1024 || (int)smem <= ex->funcs[slot].smem_limit_set)
+    if (ex->funcs[slot].static_smem < 0) {
+        int bytes = 0;
+        if (!ex->cu->FuncGetAttribute ||
+            ex->cu->FuncGetAttribute(&bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                     ex->funcs[slot].fn) != CUDA_SUCCESS)
+            bytes = 0;
+        ex->funcs[slot].static_smem = bytes;
+    }
+    if ((long long)smem + ex->funcs[slot].static_smem <= 48 * 1024 ||
+        (int)smem <= ex->funcs[slot].smem_limit_set)
         return AT_OK;
     CUresult rc = ex->cu->FuncSetAttribute(ex->funcs[slot].fn,
                                            CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

@@ -23,6 +23,7 @@ typedef struct at_exec {
         char name[64];
         CUfunction fn;
         int smem_limit_set;      /* dynamic smem limit raised to this value */
+        int static_smem;         /* its static shared memory (bytes), -1 not asked yet */
         int occ_threads, occ_smem, occ_blocks;  /* last ex_occupancy answer */
     } funcs[EX_MAX_FUNCS];
     int n_funcs;
