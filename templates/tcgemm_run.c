@@ -256,26 +256,6 @@ static at_status t9_fit(at_exec *ex, const int *cfg, unsigned threads, unsigned 
     return AT_OK;
 }
 
-/* 1 if configuration cfg reads an operand that TMA cannot (base or row stride not 16-byte aligned) directly,
- * with its producer's own loads (t9d_ in templates/tcgemm.cu: each tile row's chunks spread over the lanes of
- * one warp, so a tile row of 8, 16 or 32 16-byte chunks for both operands, the kernel's T9D_ON); FP8 operands are
- * packed. */
-static int t9_direct_ok(const int *cfg)
-{
-    int esz = tc_esz(cfg);
-    int ca = (cfg[P_OPA] ? cfg[P_BM] : cfg[P_BK]) * esz / 16, cb = (cfg[P_OPB] ? cfg[P_BN] : cfg[P_BK]) * esz / 16;
-    return !cfg[P_FP8] && (ca == 8 || ca == 16 || ca == 32) && (cb == 8 || cb == 16 || cb == 32);
-}
-
-/* In place of the tensor map of an operand read directly: its base address, row stride in bytes, stored rows and
- * columns (t9d_src_of in templates/tcgemm.cu reads them). */
-static void t9_direct_map(CUtensorMap *map, CUdeviceptr p, long long rows, long long cols, long long ld, int esz)
-{
-    uint64_t v[4] = {(uint64_t)p, (uint64_t)(ld * esz), (uint64_t)rows, (uint64_t)cols};
-    memset(map, 0, sizeof *map);
-    memcpy(map, v, sizeof v);
-}
-
 static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
 {
     const at_device_info *dev = ex->dev;
@@ -292,21 +272,16 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
     /* OPA 1: A is the k x m matrix of op T, read M-major */
     int a_rows = cfg[P_OPA] ? c->k : c->m, a_cols = cfg[P_OPA] ? c->m : c->k;
     /* TMA reads 16-byte aligned bases and row strides only (BATCH 1: product strides too, no
-     * overlap). A BATCH 0 configuration reads an operand without them directly where it can
-     * (vec_ok bits 3: A, 4: B; t9_direct_ok); else it is packed to 128-byte rows (the packed
-     * products lie rows x row apart). */
-    int direct = t9_direct_ok(cfg) && !cfg[P_BATCH];
-    int mis_a = c->A % 16 || (c->lda * esz) % 16;
-    int dir_a = direct && mis_a;
-    if (!dir_a && (mis_a || !tc_batch_stride_ok(count, b->sa, a_rows, c->lda, esz)) &&
+     * overlap); else pack to 128-byte rows (the packed products lie rows x row apart) */
+    if ((c->A % 16 || (c->lda * esz) % 16 ||
+         !tc_batch_stride_ok(count, b->sa, a_rows, c->lda, esz)) &&
         (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_90, a_rows, a_cols, (int)count,
                      &c->A, &c->lda, &b->sa)) != AT_OK)
         return s;
     /* OPB 1: B is the n x k matrix of op T, read K-major */
     int b_rows = cfg[P_OPB] ? c->n : c->k, b_cols = cfg[P_OPB] ? c->k : c->n;
-    int mis_b = c->B % 16 || (c->ldb * esz) % 16;
-    int dir_b = direct && mis_b;
-    if (!dir_b && (mis_b || !tc_batch_stride_ok(count, b->sb, b_rows, c->ldb, esz)) &&
+    if ((c->B % 16 || (c->ldb * esz) % 16 ||
+         !tc_batch_stride_ok(count, b->sb, b_rows, c->ldb, esz)) &&
         (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_90, b_rows, b_cols, (int)count,
                      &c->B, &c->ldb, &b->sb)) != AT_OK)
         return s;
@@ -325,17 +300,12 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
     CUtensorMapDataType op_type = cfg[P_FP8] ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                   : tf32     ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
                                              : c_type;
-    if (dir_a)
-        t9_direct_map(&ma, c->A, a_rows, a_cols, c->lda, esz);
-    else if ((s = t9_map(ex, T9_MEMO_A, &ma, op_type, c->A, a_rows, a_cols, c->lda, esz, boxe,
-                         (unsigned)((cfg[P_OPA] ? cfg[P_BK] : cfg[P_BM]) / cfg[P_CN]),
-                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, depth, sa)) != AT_OK)
-        return s;
-    if (dir_b)
-        t9_direct_map(&mb, c->B, b_rows, b_cols, c->ldb, esz);
-    else if ((s = t9_map(ex, T9_MEMO_B, &mb, op_type, c->B, b_rows, b_cols, c->ldb, esz, boxe,
-                         (unsigned)((cfg[P_OPB] ? cfg[P_BN] : cfg[P_BK]) / cfg[P_CM]),
-                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, depth, sb)) != AT_OK)
+    if ((s = t9_map(ex, T9_MEMO_A, &ma, op_type, c->A, a_rows, a_cols, c->lda, esz, boxe,
+                    (unsigned)((cfg[P_OPA] ? cfg[P_BK] : cfg[P_BM]) / cfg[P_CN]),
+                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, depth, sa)) != AT_OK ||
+        (s = t9_map(ex, T9_MEMO_B, &mb, op_type, c->B, b_rows, b_cols, c->ldb, esz, boxe,
+                    (unsigned)((cfg[P_OPB] ? cfg[P_BN] : cfg[P_BK]) / cfg[P_CM]),
+                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, depth, sb)) != AT_OK)
         return s;
     /* vec_ok: bit 0 paired stores; bit 1 the TMA-store epilogue (VEC 8, beta == 0, C, ldc and
      * C's rows 16-byte aligned); bit 2 the staged epilogue with row stores (VEC 8, beta == 0,
@@ -344,8 +314,7 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
      * 1004 none (tcgemm_gpu_tf32_op_t_in_place, tcgemm_gpu_layouts_offsets_alpha_beta).
      * BATCH 1: every product's C as well (its stride even for pairs; for TMA stores a multiple
      * of 16 bytes, the products apart: tc_batch_stride_ok). */
-    int vec_ok = (c->C % (2 * csz) == 0 && c->ldc % 2 == 0 && (count <= 1 || sc % 2 == 0)) |
-                 (dir_a ? 8 : 0) | (dir_b ? 16 : 0);
+    int vec_ok = c->C % (2 * csz) == 0 && c->ldc % 2 == 0 && (count <= 1 || sc % 2 == 0);
     int c_tma = c->C % 16 == 0 && (c->ldc * csz) % 16 == 0 && (c->n * csz) % 16 == 0 &&
                 tc_batch_stride_ok(count, sc, c->m, c->ldc, csz);
     if (cfg[P_VEC] == 8 && csz == 2 && cfg[P_SPLITK] == 1 && c->beta == 0.0f) {

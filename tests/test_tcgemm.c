@@ -737,13 +737,6 @@ TEST(tcgemm_nvrtc_compiles_a_sample)
         {f, "TYPE=0,PATH=90,BM=64,BN=128,BK=64,STAGES=4,WG=1,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
             "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=16,OPB=1,EPI=6,BATCH=1", "sm_80",
          AT_ERR_UNSUPPORTED},
-        /* PATH 90 reading misaligned operands directly (t9d_ in tcgemm.cu): every form of A and B in place, a
-         * cluster, TF32's D = A B form; and a tile it does not serve (192 columns of an N-major B: compiled out) */
-        {f, "TYPE=1,PATH=90,BM=128,BN=256,BK=64,STAGES=4,WG=2,CM=2,CN=1,WARPS_M=2,WARPS_N=2,RASTER=0,GROUP=8,"
-            "SPLITK=1,VEC=2,LOADW=16,OPB=1,OPA=1", "sm_90", AT_OK},
-        {f, "TYPE=2,PATH=90,BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,RASTER=0,GROUP=8,"
-            "SPLITK=1,VEC=2,LOADW=16,OPB=1,OPA=1", "sm_90", AT_OK},
-        {f, TC_P90_EPI("TYPE=0", "BM=128,BN=192,BK=64,STAGES=4", 1, 8, 0), "sm_90", AT_OK},
         /* FP8 (every value and store path: test_fp8.c); on sm_80 refused without compiling */
         {f, f->baselines[f->n_baselines - 1].config, "sm_90", AT_OK},
         {f, f->baselines[f->n_baselines - 1].config, "sm_80", AT_ERR_UNSUPPORTED},
