@@ -59,7 +59,10 @@ const tpl_baseline tc_baselines[] = {
 #define TC_TILE90_FP8(tile, split, vec) "TYPE=0,PATH=90," tile ",BK=128,WG=2,CM=1,CN=1," \
     "WARPS_M=2,WARPS_N=2,RASTER=0,GROUP=8,SPLITK=" #split ",VEC=" #vec ",LOADW=16,OPB=1,FP8=1"
 
-/* PATH 90 BATCH 1 (a strided batch in one launch): tile, then VEC */
+/* PATH 90 BATCH 1 (a strided batch in one launch): tile, then VEC; for products of both sides
+ * at least TC_B90_MIN_SIDE over a K of at least TC_B90_MIN_K (measured: the rows below) */
+#define TC_B90_MIN_SIDE 50
+#define TC_B90_MIN_K 32
 #define TC_B90(tile, vec) "TYPE=0,PATH=90," tile ",CM=1,CN=1,WARPS_M=2,WARPS_N=2,RASTER=0," \
     "GROUP=8,SPLITK=1,VEC=" #vec ",LOADW=16,BATCH=1"
 
@@ -118,24 +121,29 @@ const tpl_default tc_defaults[] = {
      * 64) for n <= 64, else 128 x 128 (16-bit with TMA stores where C allows). Reasoned from the
      * single-product rows below, not measured yet (docs/notes/tcgemm.md); the PATH 80 rows after
      * them are later choices here (the trial's second opinion for batches of at most 32) and
-     * every other architecture's rows. */
+     * every other architecture's rows. Products with a side under 50 or a K under 32 stay on
+     * PATH 80: on an H200 (2026-11-29, no database) BATCH 1 won where both sides were 54 or
+     * more (59 x 496 x 181 x 1520 FP16 1.74x cuBLAS against 0.79x on PATH 80, BF16 128 x 128 x
+     * 64 x 1024 1.21x against 0.92x, TF32 1259 x 337 x 2034 x 33 1.18x against 0.72x) and lost
+     * below (BF16 37 x 48 x 102 x 3358 0.46x against 0.81x, TF32 385 x 48 x 143 x 284 0.49x
+     * against 0.63x, TF32 4755 x 268 x 16 x 96 0.51x against 0.61x). */
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .batch = TPL_BATCHED, .max_m = 64,
-     .config = TC_B90("BM=64,BN=128,BK=64,STAGES=4,WG=1", 2),
+     .min_mn = TC_B90_MIN_SIDE, .min_k = TC_B90_MIN_K, .config = TC_B90("BM=64,BN=128,BK=64,STAGES=4,WG=1", 2),
      .origin = "sm90 batches: PATH 90 BATCH 1, 64 x 128 tiles of one warpgroup for m <= 64"},
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .batch = TPL_BATCHED, .max_n = 64,
-     .config = TC_B90("BM=128,BN=64,BK=64,STAGES=4,WG=2", 2),
+     .min_mn = TC_B90_MIN_SIDE, .min_k = TC_B90_MIN_K, .config = TC_B90("BM=128,BN=64,BK=64,STAGES=4,WG=2", 2),
      .origin = "sm90 batches: PATH 90 BATCH 1, 128 x 64 tiles for n <= 64"},
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .batch = TPL_BATCHED,
-     .config = TC_B90("BM=128,BN=128,BK=64,STAGES=4,WG=2", 8),
+     .min_mn = TC_B90_MIN_SIDE, .min_k = TC_B90_MIN_K, .config = TC_B90("BM=128,BN=128,BK=64,STAGES=4,WG=2", 8),
      .origin = "sm90 batches: PATH 90 BATCH 1, 128 x 128 tiles, TMA stores"},
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_TF32, .batch = TPL_BATCHED, .max_m = 64,
-     .config = TC_B90("BM=64,BN=128,BK=32,STAGES=4,WG=2", 2),
+     .min_mn = TC_B90_MIN_SIDE, .min_k = TC_B90_MIN_K, .config = TC_B90("BM=64,BN=128,BK=32,STAGES=4,WG=2", 2),
      .origin = "sm90 TF32 batches: PATH 90 BATCH 1, 64 x 128 tiles (wgmma N 64) for m <= 64"},
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_TF32, .batch = TPL_BATCHED, .max_n = 64,
-     .config = TC_B90("BM=128,BN=64,BK=32,STAGES=4,WG=1", 2),
+     .min_mn = TC_B90_MIN_SIDE, .min_k = TC_B90_MIN_K, .config = TC_B90("BM=128,BN=64,BK=32,STAGES=4,WG=1", 2),
      .origin = "sm90 TF32 batches: PATH 90 BATCH 1, 128 x 64 tiles of one warpgroup for n <= 64"},
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_TF32, .batch = TPL_BATCHED,
-     .config = TC_B90("BM=128,BN=128,BK=32,STAGES=4,WG=2", 2),
+     .min_mn = TC_B90_MIN_SIDE, .min_k = TC_B90_MIN_K, .config = TC_B90("BM=128,BN=128,BK=32,STAGES=4,WG=2", 2),
      .origin = "sm90 TF32 batches: PATH 90 BATCH 1, 128 x 128 tiles, direct stores"},
     /* batches of small products: a 64 x 64 tile where one side is at most 64 or both at most
      * 192 (a 128 x 128 tile would compute mostly padding) */

@@ -130,6 +130,12 @@ TEST(defaults_sm90_batches_launch_once_on_path90)
                 char text[TPL_CONFIG_LEN], label[96];
                 tpl_problem_format(&p, label, sizeof label);
                 CHECK(tpl_builtin_config(&tpl_tcgemm, &h200, &p, 0, cfg, text, NULL));
+                /* a side under 50 or a K under 32: PATH 80 (measured: tcgemm_defaults.c) */
+                int small = shapes[s][0] < 50 || shapes[s][1] < 50 || shapes[s][2] < 32;
+                if (small) {
+                    CHECK_MSG(df_value(&tpl_tcgemm, cfg, "PATH") == 80, "%s: %s", label, text);
+                    continue;
+                }
                 CHECK_MSG(df_value(&tpl_tcgemm, cfg, "PATH") == 90 &&
                               df_value(&tpl_tcgemm, cfg, "BATCH") == 1 &&
                               df_value(&tpl_tcgemm, cfg, "SPLITK") == 1, "%s: %s", label, text);
@@ -488,7 +494,7 @@ TEST(defaults_next_rows_are_later_distinct_matching_choices)
     CHECK(seconds > 0);
     at_device_info h200 = df_device(9);
     for (int t = 0; t < 2; t++) {
-        tpl_problem p = df_gemm(1004, 3911, 25, types[t], 0, 0, 0, 30);
+        tpl_problem p = df_gemm(1004, 3911, 64, types[t], 0, 0, 0, 30);
         int cfg[TPL_MAX_PARAMS];
         char text[TPL_CONFIG_LEN];
         CHECK(tpl_builtin_config_nth(&tpl_tcgemm, &h200, &p, 0, 0, cfg, text, NULL));

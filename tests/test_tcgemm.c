@@ -502,11 +502,13 @@ TEST(tcgemm_op_t_operands_read_in_place)
                               cfg[P_OPB] == (in_place && (ops >> 1)), "%s type %d ops %d: %s",
                               devs[d].arch, t, ops, config);
                     CHECK(f->valid(cfg, &devs[d], NULL, 0) && f->applicable(cfg, &p));
-                    /* batches of small products: one PATH 90 BATCH 1 launch on sm_90, PATH 80
-                     * elsewhere; a single product never BATCH 1 */
-                    int sm90 = devs[d].cc_major == 9;
-                    CHECK(p.batch == 1 || cfg[P_PATH] == (sm90 ? 90 : 80));
-                    CHECK_EQ(cfg[P_BATCH], p.batch > 1 && sm90);
+                    /* batches: one PATH 90 BATCH 1 launch on sm_90 for products of sides of
+                     * 50 or more over a K of 32 or more, PATH 80 elsewhere; a single product
+                     * never BATCH 1 */
+                    int b90 = devs[d].cc_major == 9 && shapes[s][0] >= 50 &&
+                              shapes[s][1] >= 50 && shapes[s][2] >= 32;
+                    CHECK(p.batch == 1 || cfg[P_PATH] == (b90 ? 90 : 80));
+                    CHECK_EQ(cfg[P_BATCH], p.batch > 1 && b90);
                 }
     /* PATH 80 stage geometry: A BM x (BK + 16 bytes) or, OPA 1, BK x (BM + 8); B BK x (BN + 8)
      * or, OPB 1, BN x (BK + 16 bytes); STAGES of them (128 x 128 x 32 BF16, 128 x 128 x 16
