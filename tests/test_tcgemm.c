@@ -162,34 +162,6 @@ static int tt_spec_ok(const int *c)
     return c[P_GROUP] == 8;
 }
 
-static int tt_parse(const char *text, int *cfg)
-{
-    return th_parse_config(&tpl_tcgemm, text, cfg, __FILE__, __LINE__);
-}
-
-/* Devices the rules are judged against. */
-static at_device_info tt_device(int cc_major, int cc_minor, int smem, int threads, int regs)
-{
-    at_device_info d;
-    memset(&d, 0, sizeof d);
-    d.cc_major = cc_major;
-    d.cc_minor = cc_minor;
-    d.sm_count = 132;
-    d.smem_per_block_optin = smem;
-    d.max_threads_per_block = threads;
-    d.regs_per_block = regs;
-    snprintf(d.arch, sizeof d.arch, "sm_%d%d", cc_major, cc_minor);
-    return d;
-}
-
-static tpl_problem tt_problem(long long m, long long n, long long k, at_dtype t, at_math math)
-{
-    tpl_problem p = TPL_PROBLEM(3, {m, n, k});
-    p.dtype = t;
-    p.math = math;
-    return p;
-}
-
 /* ---------------- CPU tier ---------------- */
 
 TEST(tcgemm_space_is_the_specified_lattice)

@@ -11,33 +11,6 @@
 
 #define TB_STEP TH_TC_STEP     /* the raw numbering: th_tcgemm.h */
 
-static int tt_parse(const char *text, int *cfg)
-{
-    return th_parse_config(&tpl_tcgemm, text, cfg, __FILE__, __LINE__);
-}
-
-static at_device_info tt_device(int cc_major, int cc_minor, int smem, int threads, int regs)
-{
-    at_device_info d;
-    memset(&d, 0, sizeof d);
-    d.cc_major = cc_major;
-    d.cc_minor = cc_minor;
-    d.sm_count = 132;
-    d.smem_per_block_optin = smem;
-    d.max_threads_per_block = threads;
-    d.regs_per_block = regs;
-    snprintf(d.arch, sizeof d.arch, "sm_%d%d", cc_major, cc_minor);
-    return d;
-}
-
-static tpl_problem tt_problem(long long m, long long n, long long k, at_dtype t, at_math math)
-{
-    tpl_problem p = TPL_PROBLEM(3, {m, n, k});
-    p.dtype = t;
-    p.math = math;
-    return p;
-}
-
 /* BATCH 1 (PATH 90: a strided batch's products in one launch) is the twin of every valid plain
  * kernel on PATH 90 without split-K in tile order GROUP 8, and of no other (FP8, split-K, PATH 80
  * and the other orders refused with the BATCH reason); it runs on sm_90 only, serves the batched

@@ -18,19 +18,6 @@
 
 #define TT_STEP TH_TC_STEP     /* multiples: the plain kernels (th_tcgemm.h) */
 
-static int tt_parse(const char *text, int *cfg)
-{
-    return th_parse_config(&tpl_tcgemm, text, cfg, __FILE__, __LINE__);
-}
-
-static tpl_problem tt_problem(long long m, long long n, long long k, at_dtype t, at_math math)
-{
-    tpl_problem p = TPL_PROBLEM(3, {m, n, k});
-    p.dtype = t;
-    p.math = math;
-    return p;
-}
-
 /* ---------------- GPU tier ---------------- */
 
 /* Every configuration of type t valid on dev in tile order RASTER 0, GROUP 8, plus each order

@@ -3,9 +3,19 @@
  * the raw indices that are multiples of TH_TC_STEP are the plain kernels (EPI 0, FP8 0, SCALE 0,
  * BATCH 0), and TH_TC_INDEX(j, f, s, b) is plain kernel j's twin with FP8 f, SCALE s and BATCH b
  * (EPI 0). tcgemm_raw_numbering_matches_the_tests (test_tcgemm.c) checks these counts against the
- * family's parameter table, so a new value fails there, once. */
+ * family's parameter table, so a new value fails there, once. Beside it the tcgemm tests' shared
+ * pieces: a configuration text parsed (failing at the caller's line), a device, a problem. */
 #ifndef TH_TCGEMM_H
 #define TH_TCGEMM_H
+
+#include <stdio.h>
+#include <string.h>
+#include "th_family.h"
+#include "tpl.h"
+
+/* the family (templates/tcgemm.h, which test_tcgemm.c leaves out: it writes its own parameter
+ * enumeration from the notes) */
+extern const tpl_family tpl_tcgemm;
 
 #define TH_TC_N_EPI 12
 #define TH_TC_N_FP8 4
@@ -15,5 +25,34 @@
 #define TH_TC_INDEX(j, fp8, scale, batch)                                                         \
     ((long long)(j) * TH_TC_STEP + ((long long)(fp8) * TH_TC_N_SCALE + (scale)) * TH_TC_N_BATCH + \
      (batch))
+
+/* tcgemm configuration text into cfg; a failed parse fails the calling test at its line */
+#define tt_parse(text, cfg) th_parse_config(&tpl_tcgemm, (text), (cfg), __FILE__, __LINE__)
+
+/* A device the rules are judged against: 132 SMs, the given compute capability and limits. */
+static inline at_device_info tt_device(int cc_major, int cc_minor, int smem, int threads,
+                                       int regs)
+{
+    at_device_info d;
+    memset(&d, 0, sizeof d);
+    d.cc_major = cc_major;
+    d.cc_minor = cc_minor;
+    d.sm_count = 132;
+    d.smem_per_block_optin = smem;
+    d.max_threads_per_block = threads;
+    d.regs_per_block = regs;
+    snprintf(d.arch, sizeof d.arch, "sm_%d%d", cc_major, cc_minor);
+    return d;
+}
+
+/* A single m x n x k GEMM of type t and math. */
+static inline tpl_problem tt_problem(long long m, long long n, long long k, at_dtype t,
+                                     at_math math)
+{
+    tpl_problem p = TPL_PROBLEM(3, {m, n, k});
+    p.dtype = t;
+    p.math = math;
+    return p;
+}
 
 #endif
