@@ -622,7 +622,7 @@ static th_compiled *tt_batch_set(const at_device_info *dev, int t, int *n)
     long long raw = tpl_space_size(f);
     th_compiled *set = calloc(64, sizeof *set);
     *n = 0;
-    for (long long i = 1; set && i < raw && *n < 64; i += TT_STEP) {
+    for (long long i = TH_TC_INDEX(0, 0, 0, 1); set && i < raw && *n < 64; i += TT_STEP) {
         int c[TPL_MAX_PARAMS];
         tpl_config_from_index(f, i, c);
         if (c[P_TYPE] != t || c[P_BATCH] != 1 || c[P_RASTER] != 0 || !f->valid(c, dev, NULL, 0))
