@@ -506,12 +506,10 @@ static at_status mm_run_streamk(at_exec *ex, const int *cfg, const mm_geom *g, l
                                 int flags)
 {
     int per_sm = 0;
-    /* the kernel's static counter word (4 bytes) on top of exactly 48 KiB of dynamic shared
-     * memory needs the opt-in, which the launcher makes only above 48 KiB: ask for 16 more
-     * bytes there (unused). Found on the H200: 128x256x16, 2 stages, PAD=0 (TN) was refused. */
+    /* the kernel's static counter word beside 48 KiB of dynamic shared memory needs the opt-in:
+     * the launcher counts static memory (ex_raise_smem_limit; found on the H200 with 128x256x16,
+     * 2 stages, PAD=0 TN) */
     unsigned smem = (unsigned)g->smem;
-    if (smem > 48 * 1024 - 16 && smem <= 48 * 1024)
-        smem = 48 * 1024 + 16;
     at_status s = ex_occupancy(ex, "matmul_streamk", (unsigned)g->nthreads, smem, &per_sm);
     if (s != AT_OK)
         return s;
