@@ -25,8 +25,9 @@
 // PATH 80 (NVRTC -arch=sm_80 or the device's own arch; every GPU since Ampere): `t8_gemm`,
 // mma.sync (m16n8k16 16-bit, m16n8k8 TF32) with ldmatrix fragments and a cp.async ring of STAGES
 // stages, WARPS_M x WARPS_N warps per block, one block per output tile (grid tiles x 1 x SPLITK).
-// Loads are LOADW bytes wide (the host packs an operand whose base or row stride is not LOADW
-// aligned); the epilogue falls back to scalar stores where C or ldc is not aligned. Each operand's
+// Loads are LOADW bytes wide; an operand whose base, row stride or product stride is less aligned
+// is read in place 8 or 4 bytes at a time (a run-time choice, `narrow`), and packed by the host only
+// below 4-byte alignment where LOADW > 2 (an odd 16-bit leading dimension); the epilogue falls back to scalar stores where C or ldc is not aligned. Each operand's
 // stage tile keeps its stored layout: A BM x BK (OPA 0) or BK x BM (OPA 1, op T), B BK x BN (OPB 0)
 // or BN x BK (OPB 1, op T); the fragments come from either with ldmatrix, .trans where the stored
 // layout is the fragment's transpose (TF32: 32-bit elements, which ldmatrix cannot transpose, are
@@ -1612,7 +1613,6 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #define T8_BE ((OPB ? BN : BK) * T8_SB)           // B elements per stage
 #define T8_STAGE_ELEMS (T8_AE + T8_BE)            // elements per stage
 #define T8_SE (BN + 8)                            // staged-epilogue row stride (floats)
-#define T8_CE (LOADW / TC_ESZ)                    // elements per global load
 
 static_assert(TYPE >= 0 && TYPE <= 2, "TYPE is 0, 1 or 2");
 static_assert(T8_WTM % 16 == 0 && T8_WTN % 16 == 0, "warp tile must be a multiple of 16 x 16");
@@ -1631,19 +1631,21 @@ static_assert((OPA == 0 || OPA == 1) && (OPB == 0 || OPB == 1), "OPA and OPB are
 #define T8_SMEM_EPI ((VEC >= 4 && SPLITK == 1) ? BM * T8_SE * 4 : 0)
 #define T8_SMEM (T8_SMEM_PIPE > T8_SMEM_EPI ? T8_SMEM_PIPE : T8_SMEM_EPI)
 
-// Copies `bytes` (0..LOADW) from global src to shared address dst, zero-filling up to LOADW.
-// LOADW 2 has no cp.async form: a plain load and shared store (latency not hidden).
+// Copies `bytes` (0..W) from global src to shared address dst, zero-filling up to W. W is LOADW or,
+// for an operand whose base, row stride or product stride is less aligned (the kernel's `narrow`
+// argument), 8 or 4. W 2 has no cp.async form: a plain load and shared store (latency not hidden).
+template <int W>
 __device__ __forceinline__ void t8_copy(unsigned dst, const tc_elem *src, int bytes)
 {
-#if LOADW == 16
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(bytes));
-#elif LOADW == 8 || LOADW == 4
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n"
-                 :: "r"(dst), "l"(src), "n"(LOADW), "r"(bytes));
-#else
-    unsigned short v = bytes ? *(const unsigned short *)src : (unsigned short)0;
-    asm volatile("st.shared.u16 [%0], %1;\n" :: "r"(dst), "h"(v));
-#endif
+    if constexpr (W == 16) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(bytes));
+    } else if constexpr (W == 8 || W == 4) {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n"
+                     :: "r"(dst), "l"(src), "n"(W), "r"(bytes));
+    } else {
+        unsigned short v = bytes ? *(const unsigned short *)src : (unsigned short)0;
+        asm volatile("st.shared.u16 [%0], %1;\n" :: "r"(dst), "h"(v));
+    }
 }
 
 __device__ __forceinline__ void t8_commit(void)
@@ -1662,28 +1664,28 @@ __device__ __forceinline__ void t8_wait(void)
 // uniform) says the tile lies inside the matrix, so no guard is needed. Consecutive threads take
 // consecutive chunks of a row (coalesced); each thread's chunks are RS rows apart, so its source
 // pointer advances by a precomputed stride.
-template <int ROWS, int COLS, int SST>
-__device__ __forceinline__ void t8_load_tile(unsigned dst, const tc_elem *__restrict__ g, long long ld, int r0,
-                                             int c0, int R, int NCOL, bool full, int tid)
+template <int ROWS, int COLS, int SST, int W>
+__device__ __forceinline__ void t8_load_tile_w(unsigned dst, const tc_elem *__restrict__ g, long long ld, int r0,
+                                               int c0, int R, int NCOL, bool full, int tid)
 {
-    constexpr int CPR = COLS / T8_CE, TOT = ROWS * CPR;
+    constexpr int CE = W / TC_ESZ, CPR = COLS / CE, TOT = ROWS * CPR;
     if constexpr (T8_NT % CPR == 0 && TOT % T8_NT == 0) {
         constexpr int RS = T8_NT / CPR, IT = TOT / T8_NT;
-        const int r = tid / CPR, cc = (tid % CPR) * T8_CE;
+        const int r = tid / CPR, cc = (tid % CPR) * CE;
         const tc_elem *p = g + (long long)(r0 + r) * ld + c0 + cc;
         const long long step = (long long)RS * ld;
         const unsigned d = dst + (unsigned)(r * SST + cc) * TC_ESZ;
         if (full) {
 #pragma unroll
             for (int i = 0; i < IT; i++)
-                t8_copy(d + (unsigned)(i * RS * SST * TC_ESZ), p + i * step, LOADW);
+                t8_copy<W>(d + (unsigned)(i * RS * SST * TC_ESZ), p + i * step, W);
         } else {
             int v = NCOL - (c0 + cc);
-            v = v < 0 ? 0 : (v > T8_CE ? T8_CE : v);
+            v = v < 0 ? 0 : (v > CE ? CE : v);
 #pragma unroll
             for (int i = 0; i < IT; i++) {
                 const int vi = r0 + r + i * RS < R ? v : 0;
-                t8_copy(d + (unsigned)(i * RS * SST * TC_ESZ), vi ? p + i * step : g, vi * TC_ESZ);
+                t8_copy<W>(d + (unsigned)(i * RS * SST * TC_ESZ), vi ? p + i * step : g, vi * TC_ESZ);
             }
         }
     } else {
@@ -1691,35 +1693,59 @@ __device__ __forceinline__ void t8_load_tile(unsigned dst, const tc_elem *__rest
         for (int i = 0; i < TC_CDIV(TOT, T8_NT); i++) {
             int c = tid + i * T8_NT;
             if (TOT % T8_NT == 0 || c < TOT) {
-                int r = c / CPR, cc = (c % CPR) * T8_CE;
+                int r = c / CPR, cc = (c % CPR) * CE;
                 int gr = r0 + r, gc = c0 + cc;
                 int v = NCOL - gc;
-                v = gr < R ? (v < 0 ? 0 : (v > T8_CE ? T8_CE : v)) : 0;
+                v = gr < R ? (v < 0 ? 0 : (v > CE ? CE : v)) : 0;
                 const tc_elem *src = v ? g + (long long)gr * ld + gc : g;
-                t8_copy(dst + (unsigned)(r * SST + cc) * TC_ESZ, src, v * TC_ESZ);
+                t8_copy<W>(dst + (unsigned)(r * SST + cc) * TC_ESZ, src, v * TC_ESZ);
             }
         }
     }
 }
 
+// The tile load at the operand's load width: LOADW, or 8 / 4 bytes where `w` (from the kernel's
+// `narrow` argument) says the operand is less aligned (block-uniform, so no divergence).
+template <int ROWS, int COLS, int SST>
+__device__ __forceinline__ void t8_load_tile(unsigned dst, const tc_elem *__restrict__ g, long long ld, int r0,
+                                             int c0, int R, int NCOL, bool full, int tid, int w)
+{
+#if LOADW > 8
+    if (w == 8) {
+        t8_load_tile_w<ROWS, COLS, SST, 8>(dst, g, ld, r0, c0, R, NCOL, full, tid);
+        return;
+    }
+#endif
+#if LOADW > 4
+    if (w == 4) {
+        t8_load_tile_w<ROWS, COLS, SST, 4>(dst, g, ld, r0, c0, R, NCOL, full, tid);
+        return;
+    }
+#endif
+    (void)w;
+    t8_load_tile_w<ROWS, COLS, SST, LOADW>(dst, g, ld, r0, c0, R, NCOL, full, tid);
+}
+
 // Loads K tile `kt` (BK deep) of A and B into the stage at shared address st, each as stored: A
 // m x k (a BM x BK tile) or, OPA 1, k x m (BK x BM); B k x n (BK x BN) or, OPB 1, n x k (BN x BK).
 // Rows and columns outside the matrix are zero-filled, so partial tiles need no other guard.
+// narrow: A's load width in bytes in bits 0-7, B's in bits 8-15 (0: LOADW).
 __device__ __forceinline__ void t8_load_stage(unsigned st, int m0, int n0, int kt, int M, int N, int K,
                                               const tc_elem *__restrict__ A, long long lda,
-                                              const tc_elem *__restrict__ B, long long ldb, int tid)
+                                              const tc_elem *__restrict__ B, long long ldb, int tid, int narrow)
 {
+    const int wa = narrow & 0xff, wb = narrow >> 8;
     const int k0 = kt * BK;
     const bool full = m0 + BM <= M && n0 + BN <= N && k0 + BK <= K;
 #if OPA
-    t8_load_tile<BK, BM, T8_SA>(st, A, lda, k0, m0, K, M, full, tid);
+    t8_load_tile<BK, BM, T8_SA>(st, A, lda, k0, m0, K, M, full, tid, wa);
 #else
-    t8_load_tile<BM, BK, T8_SA>(st, A, lda, m0, k0, M, K, full, tid);
+    t8_load_tile<BM, BK, T8_SA>(st, A, lda, m0, k0, M, K, full, tid, wa);
 #endif
 #if OPB
-    t8_load_tile<BN, BK, T8_SB>(st + T8_AE * TC_ESZ, B, ldb, n0, k0, N, K, full, tid);
+    t8_load_tile<BN, BK, T8_SB>(st + T8_AE * TC_ESZ, B, ldb, n0, k0, N, K, full, tid, wb);
 #else
-    t8_load_tile<BK, BN, T8_SB>(st + T8_AE * TC_ESZ, B, ldb, k0, n0, K, N, full, tid);
+    t8_load_tile<BK, BN, T8_SB>(st + T8_AE * TC_ESZ, B, ldb, k0, n0, K, N, full, tid, wb);
 #endif
 }
 
@@ -2047,11 +2073,12 @@ __device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_
 // shared memory. Grid y walks the products of a strided batch: A, B and C advance by sa, sb and
 // sc elements per product (one product with SPLITK > 1). SPLITK > 1 writes the raw FP32 partial
 // sums of slice z to ws + z*M*N (row-major, ld N); tc_splitk_reduce then applies alpha and beta.
+// narrow: the load widths of an operand less aligned than LOADW (t8_load_stage; the host's t8_run).
 // C, ws: device memory; no failure path.
 extern "C" __global__ void __launch_bounds__(T8_NT)
 t8_gemm(int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long long lda,
         const tc_elem *__restrict__ B, long long ldb, float beta, tc_elem *__restrict__ C, long long ldc,
-        float *__restrict__ ws, long long sa, long long sb, long long sc TC_EPI_PARAM)
+        float *__restrict__ ws, long long sa, long long sb, long long sc, int narrow TC_EPI_PARAM)
 {
     extern __shared__ __align__(128) unsigned char t8_smem[];
     A += blockIdx.y * sa;
@@ -2089,7 +2116,7 @@ t8_gemm(int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long lo
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < nk)
-            t8_load_stage(s0 + s * STB, m0, n0, kb + s, M, N, K, A, lda, B, ldb, tid);
+            t8_load_stage(s0 + s * STB, m0, n0, kb + s, M, N, K, A, lda, B, ldb, tid, narrow);
         t8_commit();
     }
     int slot = 0, wslot = STAGES - 1;
@@ -2097,7 +2124,8 @@ t8_gemm(int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long lo
         t8_wait<STAGES - 2>();
         __syncthreads();
         if (it + STAGES - 1 < nk)
-            t8_load_stage(s0 + wslot * STB, m0, n0, kb + it + STAGES - 1, M, N, K, A, lda, B, ldb, tid);
+            t8_load_stage(s0 + wslot * STB, m0, n0, kb + it + STAGES - 1, M, N, K, A, lda, B, ldb, tid,
+                          narrow);
         t8_commit();
         t8_compute_stage(acc, s0 + slot * STB, wm, wn, lane, (const tc_elem *)(t8_smem + slot * STB));
         slot = slot + 1 == STAGES ? 0 : slot + 1;

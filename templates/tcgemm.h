@@ -54,6 +54,11 @@ int tc_type_of(const tpl_problem *p);
  * 16 bytes below 2^40 bytes, the products apart (stride >= rows * ld); count <= 1 always. Else
  * the launch packs the operand (C: stores without TMA). */
 int tc_batch_stride_ok(long long count, long long stride, long long rows, long long ld, int esz);
+/* PATH 80's load width in bytes for an operand at byte address base, leading dimension ld and
+ * product stride stride (elements; count products): loadw (the kernel's LOADW) where all three are
+ * that aligned, else 8 or 4 bytes (read in place by the same kernel), else 0 (the host packs it). */
+int t8_load_width(unsigned long long base, long long ld, long long stride, long long count, int esz,
+                  int loadw);
 /* Row-major C = act(alpha op(A) op(B) + beta C + bias) for every product of the batch
  * (tcgemm_run.c): the family's run(). */
 at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args);

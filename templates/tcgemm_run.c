@@ -123,6 +123,21 @@ typedef struct tc_batch {
     long long sa, sb, sc;
 } tc_batch;
 
+int t8_load_width(unsigned long long base, long long ld, long long stride, long long count, int esz,
+                  int loadw)
+{
+    if (loadw == 2)
+        return 2;    /* plain 2-byte loads: any 16-bit operand */
+    /* the widths the kernel has: LOADW, then 8 (16-bit types; FP32 loads 16 or 4) and 4 */
+    for (int w = loadw; w >= 4; w /= 2) {
+        if (w == 8 && esz == 4)
+            continue;
+        if (base % (unsigned)w == 0 && (ld * esz) % w == 0 && (count <= 1 || (stride * esz) % w == 0))
+            return w;
+    }
+    return 0;
+}
+
 static at_status t8_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
 {
     int esz = tc_esz(cfg), lw = cfg[P_LOADW];
@@ -131,16 +146,18 @@ static at_status t8_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
      * (OPB 1) */
     int a_rows = cfg[P_OPA] ? c->k : c->m, a_cols = cfg[P_OPA] ? c->m : c->k;
     int b_rows = cfg[P_OPB] ? c->n : c->k, b_cols = cfg[P_OPB] ? c->k : c->n;
-    /* Loads of LOADW bytes need LOADW-aligned bases, rows and product strides; else pack (a
-     * plain copy in the same layout). */
-    if ((c->A % lw || (c->lda * esz) % lw || (b->sa * esz) % lw) &&
-        (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_80, a_rows, a_cols, b->count,
-                     &c->A, &c->lda, &b->sa)) != AT_OK)
+    /* Loads of LOADW bytes need LOADW-aligned bases, rows and product strides; a less aligned
+     * operand is read 8 or 4 bytes at a time by the same kernel (`narrow`: A's width in bits 0-7,
+     * B's in 8-15), and packed (a plain copy in the same layout) only below 4-byte alignment. */
+    int wa = t8_load_width(c->A, c->lda, b->sa, b->count, esz, lw);
+    int wb = t8_load_width(c->B, c->ldb, b->sb, b->count, esz, lw);
+    if (!wa && (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_80, a_rows, a_cols, b->count,
+                            &c->A, &c->lda, &b->sa)) != AT_OK)
         return s;
-    if ((c->B % lw || (c->ldb * esz) % lw || (b->sb * esz) % lw) &&
-        (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_80, b_rows, b_cols, b->count,
-                     &c->B, &c->ldb, &b->sb)) != AT_OK)
+    if (!wb && (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_80, b_rows, b_cols, b->count,
+                            &c->B, &c->ldb, &b->sb)) != AT_OK)
         return s;
+    int narrow = (wa && wa < lw ? wa : 0) | (wb && wb < lw ? wb : 0) << 8;
     CUdeviceptr W;
     if ((s = tc_workspace(ex, cfg, c, &W)) != AT_OK)
         return s;
@@ -148,7 +165,7 @@ static at_status t8_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
     if (tiles > 0x7fffffff)
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: %lld tiles (limit 2^31-1)", tiles);
     void *a[] = {&c->m, &c->n, &c->k, &c->alpha, &c->A, &c->lda, &c->B, &c->ldb, &c->beta, &c->C,
-                 &c->ldc, &W, &b->sa, &b->sb, &b->sc, c->epi ? &c->bias : NULL};
+                 &c->ldc, &W, &b->sa, &b->sb, &b->sc, &narrow, c->epi ? &c->bias : NULL};
     s = ex_launch(ex, "t8_gemm", (unsigned)tiles, (unsigned)b->count, (unsigned)cfg[P_SPLITK],
                   32u * (unsigned)(cfg[P_WARPS_M] * cfg[P_WARPS_N]), 1, 1,
                   (unsigned)t8_smem_bytes(cfg), a);

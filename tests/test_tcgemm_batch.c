@@ -129,3 +129,28 @@ TEST(tcgemm_batch_stride_rule)
     CHECK(tc_batch_stride_ok(2, (1LL << 39) - 8, 1, 8, 2));         /* below 2^40 bytes */
     CHECK(!tc_batch_stride_ok(2, 1LL << 39, 1, 8, 2));              /* 2^40 bytes */
 }
+
+/* PATH 80's load width per operand (tcgemm_run.c): LOADW where base, leading dimension and
+ * (batches) product stride allow it, else the widest of 8 (16-bit only) and 4 bytes that does -
+ * the same kernel reads the operand in place - and 0 (packed) only below 4-byte alignment. */
+TEST(tcgemm_path80_load_width_rule)
+{
+    CHECK_EQ(t8_load_width(4096, 64, 0, 1, 2, 16), 16);        /* aligned BF16 */
+    CHECK_EQ(t8_load_width(4096, 68, 0, 1, 2, 16), 8);         /* ld % 8 == 4 */
+    CHECK_EQ(t8_load_width(4096, 66, 0, 1, 2, 16), 4);         /* ld % 8 == 2 */
+    CHECK_EQ(t8_load_width(4096, 65, 0, 1, 2, 16), 0);         /* odd ld: 2-byte rows */
+    CHECK_EQ(t8_load_width(4098, 64, 0, 1, 2, 16), 0);         /* base 2 bytes off */
+    CHECK_EQ(t8_load_width(4100, 64, 0, 1, 2, 16), 4);         /* base 4 bytes off */
+    CHECK_EQ(t8_load_width(4104, 64, 0, 1, 2, 16), 8);         /* base 8 bytes off */
+    CHECK_EQ(t8_load_width(4096, 64, 64 * 64 + 2, 8, 2, 16), 4); /* product stride */
+    CHECK_EQ(t8_load_width(4096, 64, 64 * 64 + 1, 8, 2, 16), 0);
+    CHECK_EQ(t8_load_width(4096, 64, 64 * 64 + 1, 1, 2, 16), 16); /* one product: unused */
+    CHECK_EQ(t8_load_width(4096, 66, 0, 1, 2, 8), 4);
+    CHECK_EQ(t8_load_width(4096, 65, 0, 1, 2, 4), 0);
+    CHECK_EQ(t8_load_width(4098, 65, 3, 9, 2, 2), 2);          /* LOADW 2 reads anything */
+    CHECK_EQ(t8_load_width(4096, 37, 0, 1, 4, 16), 4);         /* FP32: 16 or 4, never 8 */
+    CHECK_EQ(t8_load_width(4096, 38, 0, 1, 4, 16), 4);
+    CHECK_EQ(t8_load_width(4100, 36, 0, 1, 4, 16), 4);
+    CHECK_EQ(t8_load_width(4096, 36, 0, 1, 4, 16), 16);
+    CHECK_EQ(t8_load_width(4096, 37, 0, 1, 4, 4), 4);
+}

@@ -311,6 +311,10 @@ GPU_TEST(tcgemm_gpu_layouts_offsets_alpha_beta)
         {256, 384, 128, 264, 392, 392, 8, 8, 8},
         {64, 1000, 70, 71, 1001, 1003, 1, 1, 1},
         {97, 131, 0, 1, 131, 133, 0, 0, 2},
+        /* 16-bit rows 4- and 8-byte aligned (ld % 8 of 2, 4, 6; bases 4 and 8 bytes off):
+         * PATH 80 reads them in place 4 or 8 bytes at a time, PATH 90 packs them */
+        {200, 130, 90, 98, 138, 134, 2, 4, 0},
+        {150, 90, 70, 76, 94, 98, 4, 2, 6},
     };
     static const float ab[3][2] = {{1.25f, 0.0f}, {-0.5f, 1.5f}, {1.0f, -1.0f}};
     int runs_t[4] = {0};
