@@ -644,6 +644,48 @@ static tn_item *window_pop(tn_window *w)
     return it;
 }
 
+/* 1 if the item's cubin is there to evaluate without waiting: read from the database,
+ * stored, its own or its speculative compile finished, or (a twin) stored by the item of
+ * its key ahead of it. */
+static int item_ready(tn_ctx *c, const tn_window *w, tn_item *it)
+{
+    if (it->from_db || it->stored)
+        return 1;
+    if (it->spec)
+        return tn_pool_poll(c->pool, &c->spec[it->spec - 1].job);
+    if (it->twin) {
+        for (int i = 0; i < w->size; i++)
+            if (&w->ring[i] != it && w->ring[i].stored && strcmp(w->ring[i].key, it->key) == 0)
+                return 1;
+        return 0;
+    }
+    return it->submitted && tn_pool_poll(c->pool, &it->job);
+}
+
+/* The item to evaluate next: the oldest, or, in a search under a time budget whose oldest
+ * item still waits for its compile, the oldest one whose cubin is there (a configuration
+ * sharing a compiled cubin: run-time parameters, docs/compile.md), so the GPU measures
+ * while NVRTC works and the budget buys more evaluations. Searches without a time budget
+ * keep the proposal order (their results, hence the strategy's next proposals, stay the
+ * same from run to run). q_len > 0. */
+static tn_item *window_pop_next(tn_ctx *c, tn_prob *pr, tn_window *w)
+{
+    if (pr->budget_s <= 0 || w->q_len < 2 || item_ready(c, w, w->q[w->q_head]))
+        return window_pop(w);
+    for (int i = 1; i < w->q_len; i++) {
+        tn_item *it = w->q[(w->q_head + i) % w->size];
+        if (!item_ready(c, w, it))
+            continue;
+        for (int j = i; j > 0; j--)          /* the older ones keep their order */
+            w->q[(w->q_head + j) % w->size] = w->q[(w->q_head + j - 1) % w->size];
+        w->q_head = (w->q_head + 1) % w->size;
+        w->q_len--;
+        pr->stats.ahead++;
+        return it;
+    }
+    return window_pop(w);
+}
+
 /* Gives an item's slot back (released) and wakes the GPUs waiting for one. */
 static void window_free(tn_ctx *c, tn_window *w, tn_item *it)
 {
@@ -757,7 +799,7 @@ static int pipeline_loop(tn_ctx *c, tn_prob *pr, tn_window *w)
             pthread_cond_wait(c->wake, c->lock);
             continue;
         }
-        tn_item *it = window_pop(w);
+        tn_item *it = window_pop_next(c, pr, w);
         if (tn_interrupts > 0 ||
             (!it->extra && tn_time_spent(pr))) {
             window_drop(c, w, it);
