@@ -573,6 +573,34 @@ static int stored_anywhere(tn_ctx *c, const tn_prob *pr, const char *config)
     return 0;
 }
 
+/* Under a time budget: a configuration the strategy would propose soon (its hints) whose
+ * cubin is there already (stored: a speculative compile of this run or a run-time sibling's
+ * compile; or a speculative compile that finished), not proposed before; its raw index, or
+ * -1. Proposing it ahead of the strategy's next pick turns a finished speculative compile
+ * into an evaluation instead of a compile the GPU waits for; the strategy's own picks come
+ * next (a hint is one of its best-ranked unseen points). */
+static long long window_ready_hint(tn_ctx *c, tn_prob *pr, tn_window *w)
+{
+    if (pr->budget_s <= 0 || !pr->strat->hint || pr->second_look)
+        return -1;
+    long long h[16];
+    int nh = pr->strat->hint(pr->st, h, 16);
+    for (int i = 0; i < nh; i++) {
+        long long pos = tn_space_position(&pr->space, h[i]);
+        if (pos < 0 || tn_bitset_test(&w->queued, pos))
+            continue;
+        int cfg[TPL_MAX_PARAMS];
+        char key[sizeof ((tn_item *)0)->key];
+        tpl_config_from_index(pr->fam, h[i], cfg);
+        tpl_binary_key(pr->fam, cfg, c->arch, key, sizeof key);
+        int k = spec_find(c, key);
+        if ((k >= 0 && !c->spec[k].attached && tn_pool_poll(c->pool, &c->spec[k].job)) ||
+            (k < 0 && db_has_binary(c->d, key) == 1))
+            return h[i];
+    }
+    return -1;
+}
+
 /* Proposes configurations (extras first, then the strategy's) into the
  * free slots until the window is full, the strategy is exhausted, the
  * budget is spent or an interrupt came; each starts its compile. The
@@ -598,7 +626,11 @@ static int window_fill(tn_ctx *c, tn_prob *pr, tn_window *w)
         if (w->next_extra < pr->n_extra) {
             cand = pr->extras[w->next_extra++];
         } else {
-            long long idx = pr->strat->next(pr->st);
+            long long idx = window_ready_hint(c, pr, w);
+            if (idx >= 0)
+                pr->stats.ready_hints++;
+            else
+                idx = pr->strat->next(pr->st);
             if (idx < 0) {
                 w->exhausted = 1;
                 break;
