@@ -268,27 +268,47 @@ static CUresult rt_stream_sync(CUstream s)
     return CUDA_SUCCESS;
 }
 
+static CUresult rt_memset8(CUdeviceptr dst, unsigned char v, size_t n, CUstream s)
+{
+    (void)dst, (void)v, (void)n, (void)s;
+    return CUDA_SUCCESS;
+}
+
+static CUresult rt_memset32(CUdeviceptr dst, unsigned int v, size_t n, CUstream s)
+{
+    (void)dst, (void)v, (void)n, (void)s;
+    return CUDA_SUCCESS;
+}
+
+/* A driver table whose launches are recorded (rt_launch) and an H200-like device. */
+static void rt_recording_driver(cudrv *cu, at_device_info *dev)
+{
+    memset(cu, 0, sizeof *cu);
+    cu->ModuleGetFunction = rt_get_function;
+    cu->FuncGetAttribute = rt_get_attribute;
+    cu->FuncSetAttribute = rt_set_attribute;
+    cu->LaunchKernel = rt_launch_kernel;
+    cu->MemAlloc = rt_mem_alloc;
+    cu->MemFree = rt_mem_free;
+    cu->StreamSynchronize = rt_stream_sync;
+    cu->MemsetD8Async = rt_memset8;
+    cu->MemsetD32Async = rt_memset32;
+    memset(dev, 0, sizeof *dev);
+    dev->cc_major = 9;
+    snprintf(dev->arch, sizeof dev->arch, "sm_90");
+    dev->sm_count = 132;
+    dev->smem_per_block_optin = 227 << 10;
+    dev->smem_per_sm = 228 << 10;
+    dev->regs_per_block = dev->regs_per_sm = 65536;
+    dev->max_threads_per_block = 1024;
+    dev->max_threads_per_sm = 2048;
+}
+
 TEST(runtime_matmul_launch_passes_the_split_count)
 {
     cudrv cu;
-    memset(&cu, 0, sizeof cu);
-    cu.ModuleGetFunction = rt_get_function;
-    cu.FuncGetAttribute = rt_get_attribute;
-    cu.FuncSetAttribute = rt_set_attribute;
-    cu.LaunchKernel = rt_launch_kernel;
-    cu.MemAlloc = rt_mem_alloc;
-    cu.MemFree = rt_mem_free;
-    cu.StreamSynchronize = rt_stream_sync;
     at_device_info dev;
-    memset(&dev, 0, sizeof dev);
-    dev.cc_major = 9;
-    snprintf(dev.arch, sizeof dev.arch, "sm_90");
-    dev.sm_count = 132;
-    dev.smem_per_block_optin = 227 << 10;
-    dev.smem_per_sm = 228 << 10;
-    dev.regs_per_block = dev.regs_per_sm = 65536;
-    dev.max_threads_per_block = 1024;
-    dev.max_threads_per_sm = 2048;
+    rt_recording_driver(&cu, &dev);
     const tpl_family *mm = tpl_find("matmul");
     const int m = 128, n = 192, k = 1000, splits[] = {4, 8};
     for (int s = 0; s < 2; s++) {
@@ -316,5 +336,34 @@ TEST(runtime_matmul_launch_passes_the_split_count)
                   "SPLITK=%d: %d steps per split of %d", splits[s], per, steps);
         CHECK_STR(rt_launch[1].name, "matmul_splitk_reduce");
         CHECK_EQ(rt_launch[1].splits_arg, splits[s]);
+    }
+}
+
+/* sum's persistent grid (GRID k >= 1, one cubin): the first pass runs k x SMs blocks (the
+ * input has more tiles than that), the finishing block reads as many partials. */
+TEST(runtime_sum_launch_passes_the_grid)
+{
+    cudrv cu;
+    at_device_info dev;
+    rt_recording_driver(&cu, &dev);
+    const tpl_family *sum = tpl_find("sum");
+    const long long n = 1LL << 24;      /* 2048 tiles of 512 threads x 4 float4s */
+    const int grids[] = {2, 4};
+    for (int g = 0; g < 2; g++) {
+        char text[TPL_CONFIG_LEN], err[256], msg[512];
+        int cfg[TPL_MAX_PARAMS];
+        snprintf(text, sizeof text, "STYLE=3,FINISH=2,BLOCK=512,ITEMS=4,VEC=4,GRID=%d,UNROLL=1",
+                 grids[g]);
+        CHECK_OK(tpl_config_parse(sum, text, cfg, err, sizeof err));
+        CHECK_MSG(sum->valid(cfg, &dev, err, sizeof err), "%s: %s", text, err);
+        at_exec ex;
+        ex_init(&ex, &cu, &dev, (CUmodule)0, (CUstream)0, msg, sizeof msg);
+        tpl_args args = tpl_reduce_args(n, 0x20000000, 0, 0x30000000);
+        rt_n_launches = 0;
+        CHECK_MSG(sum->run(&ex, cfg, &args) == AT_OK, "%s: %s", text, msg);
+        ex_release(&ex);
+        CHECK(rt_n_launches >= 1);
+        CHECK_STR(rt_launch[0].name, "reduce_main");
+        CHECK_EQ(rt_launch[0].grid[0], grids[g] * 132);
     }
 }
