@@ -638,6 +638,9 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
     if (cfg[P_SK] == 1)
         return mm_run_streamk(ex, cfg, &g, tiles, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
                               flags);
+    /* SPLITK is run-time from 2 (one cubin for every split count): the count is the grid's
+     * z, and a split's whole K steps (the last split shorter) its last argument */
+    int per_split = (int)tpl_cdiv(tpl_cdiv(k, cfg[P_BK]), sk);
     /* products along grid y, at most 65535 a launch */
     at_status s = AT_OK;
     for (long long b0 = 0; b0 < batch && s == AT_OK; b0 += 65535) {
@@ -645,7 +648,7 @@ static at_status mm_run(at_exec *ex, const int *cfg, tpl_args *args)
         CUdeviceptr Ab = A + (CUdeviceptr)(b0 * sA * 4), Bb = B + (CUdeviceptr)(b0 * sB * 4),
                     Cb = C + (CUdeviceptr)(b0 * sC * 4);
         void *a[] = {&m, &n, &k, &alpha, &Ab, &lda, &Bb, &ldb, &beta, &Cb, &ldc, &W, &flags,
-                     &sA, &sB, &sC};
+                     &sA, &sB, &sC, &per_split};
         s = ex_launch(ex, "matmul_tuned", (unsigned)tiles, (unsigned)nb, (unsigned)sk,
                       (unsigned)g.nthreads, 1, 1, (unsigned)g.smem, a);
     }
@@ -936,7 +939,9 @@ const tpl_family tpl_matmul = {
         {"STAGES", 4, {1, 2, 3, 4}, "ALGO 2: cp.async shared-memory pipeline depth"},
         {"VEC", 2, {1, 4}, "ALGO 2: 4 = 16-byte B loads and C stores when aligned, 1 = 4-byte only"},
         {"PAD", 2, {0, 4}, "ALGO 2: shared-memory row padding (floats) against bank conflicts"},
-        {"SPLITK", 5, {1, 2, 4, 8, 16}, "ALGO 2: K split over blocks + deterministic reduction"},
+        {"SPLITK", 5, {1, 2, 4, 8, 16}, "ALGO 2: K split over blocks + deterministic reduction "
+                                        "(run-time from 2: the splits share one cubin)",
+         .runtime_from = 2},
         {"FRAG", 2, {0, 1}, "ALGO 2: 1 = register fragments double-buffered across the K-step barrier"},
         {"SK", 2, {0, 1}, "ALGO 2: 1 = stream-K: persistent blocks, the last partial wave split "
                           "evenly by K steps (deterministic fix-up)"},

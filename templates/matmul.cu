@@ -46,7 +46,7 @@
 #define PAD 4           // ALGO 2: floats of padding per shared-memory row against bank conflicts (0, 4)
 #endif
 #ifndef SPLITK
-#define SPLITK 1        // ALGO 2: K split across blocks, partials summed by a second kernel (1..16)
+#define SPLITK 1        // ALGO 2: K split across blocks, partials summed by a second kernel (1..16; run-time from 2: the count is the grid's z)
 #endif
 #ifndef FRAG
 #define FRAG 0          // ALGO 2: 1 = double-buffered register fragments across the K-step barrier (STAGES >= 2), 0 = single
@@ -750,11 +750,18 @@ __device__ __forceinline__ void mm_store_tile(const float (&acc)[WMITER * TM][WN
 // allows 16-byte stores; bit 2: A allows 16-byte loads (OPA=1). Product y of the batch
 // reads A + y * sA, B + y * sB and writes C + y * sC (strides in floats). With SPLITK > 1
 // (one product) the block writes its partial sum (unscaled) to W + z * M * N (leading
-// dimension N) instead of C.
+// dimension N) instead of C. SPLITK is run-time from 2 (matmul.c): every split count
+// compiles as SPLITK=2, the host launches the count as the grid's z and passes each
+// split's whole K steps, per_split = ceil(ceil(K / BK) / splits), so the split
+// configurations share one cubin.
 extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
 matmul_tuned(int M, int N, int K, float alpha, const float *__restrict__ A, int lda,
              const float *__restrict__ B, int ldb, float beta, float *__restrict__ C, int ldc,
-             float *__restrict__ W, int flags, long long sA, long long sB, long long sC)
+             float *__restrict__ W, int flags, long long sA, long long sB, long long sC
+#if SPLITK >= 2     // not "> 1": test_compile_kernels.c opens the split-K pass's guard by it
+             , int per_split
+#endif
+             )
 {
 #if BATCH
     A += blockIdx.y * sA;
@@ -767,8 +774,10 @@ matmul_tuned(int M, int N, int K, float alpha, const float *__restrict__ A, int 
     mm_tile_origin(M, N, blockIdx.x, m0, n0);
 
     // This split's K range, whole BK steps.
+#if SPLITK == 1
     int ksteps = MM_CDIV(K, BK);
     int per_split = MM_CDIV(ksteps, SPLITK);
+#endif
     int kbeg = blockIdx.z * per_split * BK;
     int kend = kbeg + per_split * BK;
     kend = kend < K ? kend : K;

@@ -97,9 +97,24 @@ const char *tpl_target_arch(const tpl_family *fam, const int *cfg, const char *a
     return fam->target_arch(cfg, arch);
 }
 
-static void opt_build(const tpl_family *fam, const int *cfg, const char *arch, opt_list *o)
+void tpl_compile_config(const tpl_family *fam, const int *cfg, int *out)
+{
+    for (int i = 0; i < fam->n_params; i++) {
+        const tpl_param *p = &fam->params[i];
+        out[i] = p->host_only ? p->values[0]
+                 : p->runtime_from && cfg[i] >= p->runtime_from ? p->runtime_from : cfg[i];
+    }
+}
+
+static void opt_build(const tpl_family *fam, const int *given, const char *arch, opt_list *o)
 {
     char buf[256];
+    int compiled[TPL_MAX_PARAMS];
+    const int *cfg = given;
+    if (fam && given) {
+        tpl_compile_config(fam, given, compiled);
+        cfg = compiled;
+    }
     memset(o, 0, sizeof *o);
     const char *target = tpl_target_arch(fam, cfg, arch);
     snprintf(buf, sizeof buf, "-arch=%s", target ? target : "none");
@@ -156,7 +171,9 @@ void tpl_binary_key(const tpl_family *fam, const int *cfg, const char *arch,
     h = fnv1a(h, options, strlen(options));
     h = fnv1a(h, "|", 1);
     h = fnv1a(h, version, strlen(version));
-    const char *target = tpl_target_arch(fam, cfg, arch);
+    int compiled[TPL_MAX_PARAMS];
+    tpl_compile_config(fam, cfg, compiled);
+    const char *target = tpl_target_arch(fam, compiled, arch);
     snprintf(out, len, "%s-%s-%016llx", fam->name, target ? target : arch, h);
 }
 

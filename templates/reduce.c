@@ -45,7 +45,8 @@ enum { RD_FINISH_ATOMIC, RD_FINISH_SECOND_PASS, RD_FINISH_LAST_BLOCK,
     {"ITEMS", 5, {1, 2, 4, 8, 16}, "vectors each thread loads per tile (loads in flight)"}, \
     {"VEC", 3, {1, 2, 4}, "floats per load (scalar head/tail when unaligned or ragged)"}, \
     {"GRID", 6, {-1, 0, 1, 2, 4, 8}, \
-     "-1 one block; 0 one block per tile; k: k x SM count blocks, grid-stride"}, \
+     "-1 one block; 0 one block per tile; k: k x SM count blocks, grid-stride (run-time: " \
+     "every k shares one cubin)", .runtime_from = 1}, \
     {"UNROLL", 3, {1, 2, 4}, "unrolling of the loop over a block's tiles"}, \
     {"TYPE", 2, {0, 1}, \
      "element type: 0 float (at_ssum, at_sdot), 1 double (at_dsum, at_ddot); left out of " \

@@ -29,6 +29,15 @@ typedef struct tpl_param {
                                        NVRTC options, and a text without it takes
                                        that value, so stored texts, cubin options
                                        and code of the older kind stay the same */
+    int runtime_from;               /* 0: compile-time at every value. Else run-time from
+                                       this value up: every value >= runtime_from compiles
+                                       as runtime_from (its -D), and the kernel takes the
+                                       actual value at launch (an argument or the grid the
+                                       family's run() passes), so those values share one
+                                       cubin; values below it keep their own code. Only
+                                       for values that change no register allocation,
+                                       unrolling or shared-memory layout (docs/compile.md,
+                                       "Run-time parameters"; tpl_compile_config) */
 } tpl_param;
 
 /* A problem: its shape (matmul {m, n, k}; sum and dot {n}; jacobi {n}) and
@@ -525,6 +534,11 @@ void tpl_arch_name(int cc_major, int cc_minor, char *out, size_t len);
 /* The NVRTC target of cfg on arch (the family's target_arch hook, or arch);
  * NULL when cfg cannot run on arch. The pointer is arch or a string constant. */
 const char *tpl_target_arch(const tpl_family *fam, const int *cfg, const char *arch);
+/* The configuration whose cubin serves cfg, its compile key: cfg with every host_only
+ * parameter at its first value and every run-time value (>= runtime_from) at runtime_from.
+ * tpl_compile, tpl_binary_key and tpl_options_string read only it, so configurations that
+ * differ only in those parameters compile once and share the cubin. out may be cfg. */
+void tpl_compile_config(const tpl_family *fam, const int *cfg, int *out);
 /* The NVRTC options for cfg on arch, space-separated (for keys and logs). */
 void tpl_options_string(const tpl_family *fam, const int *cfg, const char *arch,
                         char *out, size_t len);

@@ -573,6 +573,34 @@ static int stored_anywhere(tn_ctx *c, const tn_prob *pr, const char *config)
     return 0;
 }
 
+/* Under a time budget: a configuration the strategy would propose soon (its hints) whose
+ * cubin is there already (stored: a speculative compile of this run or a run-time sibling's
+ * compile; or a speculative compile that finished), not proposed before; its raw index, or
+ * -1. Proposing it ahead of the strategy's next pick turns a finished speculative compile
+ * into an evaluation instead of a compile the GPU waits for; the strategy's own picks come
+ * next (a hint is one of its best-ranked unseen points). */
+static long long window_ready_hint(tn_ctx *c, tn_prob *pr, tn_window *w)
+{
+    if (pr->budget_s <= 0 || !pr->strat->hint || pr->second_look)
+        return -1;
+    long long h[16];
+    int nh = pr->strat->hint(pr->st, h, 16);
+    for (int i = 0; i < nh; i++) {
+        long long pos = tn_space_position(&pr->space, h[i]);
+        if (pos < 0 || tn_bitset_test(&w->queued, pos))
+            continue;
+        int cfg[TPL_MAX_PARAMS];
+        char key[sizeof ((tn_item *)0)->key];
+        tpl_config_from_index(pr->fam, h[i], cfg);
+        tpl_binary_key(pr->fam, cfg, c->arch, key, sizeof key);
+        int k = spec_find(c, key);
+        if ((k >= 0 && !c->spec[k].attached && tn_pool_poll(c->pool, &c->spec[k].job)) ||
+            (k < 0 && db_has_binary(c->d, key) == 1))
+            return h[i];
+    }
+    return -1;
+}
+
 /* Proposes configurations (extras first, then the strategy's) into the
  * free slots until the window is full, the strategy is exhausted, the
  * budget is spent or an interrupt came; each starts its compile. The
@@ -598,7 +626,11 @@ static int window_fill(tn_ctx *c, tn_prob *pr, tn_window *w)
         if (w->next_extra < pr->n_extra) {
             cand = pr->extras[w->next_extra++];
         } else {
-            long long idx = pr->strat->next(pr->st);
+            long long idx = window_ready_hint(c, pr, w);
+            if (idx >= 0)
+                pr->stats.ready_hints++;
+            else
+                idx = pr->strat->next(pr->st);
             if (idx < 0) {
                 w->exhausted = 1;
                 break;
@@ -642,6 +674,48 @@ static tn_item *window_pop(tn_window *w)
     w->q_head = (w->q_head + 1) % w->size;
     w->q_len--;
     return it;
+}
+
+/* 1 if the item's cubin is there to evaluate without waiting: read from the database,
+ * stored, its own or its speculative compile finished, or (a twin) stored by the item of
+ * its key ahead of it. */
+static int item_ready(tn_ctx *c, const tn_window *w, tn_item *it)
+{
+    if (it->from_db || it->stored)
+        return 1;
+    if (it->spec)
+        return tn_pool_poll(c->pool, &c->spec[it->spec - 1].job);
+    if (it->twin) {
+        for (int i = 0; i < w->size; i++)
+            if (&w->ring[i] != it && w->ring[i].stored && strcmp(w->ring[i].key, it->key) == 0)
+                return 1;
+        return 0;
+    }
+    return it->submitted && tn_pool_poll(c->pool, &it->job);
+}
+
+/* The item to evaluate next: the oldest, or, in a search under a time budget whose oldest
+ * item still waits for its compile, the oldest one whose cubin is there (a configuration
+ * sharing a compiled cubin: run-time parameters, docs/compile.md), so the GPU measures
+ * while NVRTC works and the budget buys more evaluations. Searches without a time budget
+ * keep the proposal order (their results, hence the strategy's next proposals, stay the
+ * same from run to run). q_len > 0. */
+static tn_item *window_pop_next(tn_ctx *c, tn_prob *pr, tn_window *w)
+{
+    if (pr->budget_s <= 0 || w->q_len < 2 || item_ready(c, w, w->q[w->q_head]))
+        return window_pop(w);
+    for (int i = 1; i < w->q_len; i++) {
+        tn_item *it = w->q[(w->q_head + i) % w->size];
+        if (!item_ready(c, w, it))
+            continue;
+        for (int j = i; j > 0; j--)          /* the older ones keep their order */
+            w->q[(w->q_head + j) % w->size] = w->q[(w->q_head + j - 1) % w->size];
+        w->q_head = (w->q_head + 1) % w->size;
+        w->q_len--;
+        pr->stats.ahead++;
+        return it;
+    }
+    return window_pop(w);
 }
 
 /* Gives an item's slot back (released) and wakes the GPUs waiting for one. */
@@ -757,7 +831,7 @@ static int pipeline_loop(tn_ctx *c, tn_prob *pr, tn_window *w)
             pthread_cond_wait(c->wake, c->lock);
             continue;
         }
-        tn_item *it = window_pop(w);
+        tn_item *it = window_pop_next(c, pr, w);
         if (tn_interrupts > 0 ||
             (!it->extra && tn_time_spent(pr))) {
             window_drop(c, w, it);

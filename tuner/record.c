@@ -228,10 +228,14 @@ void tn_problem_summary(const tn_prob *pr)
         printf(" (%.0f ms per configuration)", s->seconds * 1000.0 / (double)s->evaluated);
     printf("\n");
     budget_line(pr);
+    char ahead[192] = "";
+    if (s->ahead || s->ready_hints)
+        snprintf(ahead, sizeof ahead, " (%lld taken ahead of one whose cubin was compiling, "
+                 "%lld proposed because their cubin was there)", s->ahead, s->ready_hints);
     if (s->evaluated > 0)
         printf("  time: %.1f s in the worker%s evaluations (%.0f ms each), %.1f s waiting for "
-               "compiles\n", s->eval_s, pr->n_peers > 1 ? "s'" : "'s",
-               s->eval_s * 1000.0 / (double)s->evaluated, s->await_s);
+               "compiles%s\n", s->eval_s, pr->n_peers > 1 ? "s'" : "'s",
+               s->eval_s * 1000.0 / (double)s->evaluated, s->await_s, ahead);
     if (best->have)
         printf("  best %.1f %s (%.4f ms, min %.4f, max %.4f) %s\n", best->metric, unit,
                best->median, best->min, best->max, best->config);

@@ -145,6 +145,8 @@ typedef struct tn_stats {
     long long valid, evaluated, previously, failures, compiled, reused;
     double seconds;
     double eval_s, await_s;          /* worker round trips; waits for compiles (summed over GPUs) */
+    long long ahead;                 /* evaluated ahead of an older item whose compile ran */
+    long long ready_hints;           /* hints proposed because their cubin was there */
     long long by_gpu[TN_MAX_DEVICES];/* evaluated by each GPU of a group */
 } tn_stats;
 

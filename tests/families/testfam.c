@@ -1,7 +1,8 @@
 /* testfam.c: hidden test-only families over testfam.cu: test_oob (one
  * configuration writes far out of bounds), test_hang (one spins forever),
- * test_wide (96 configurations sharing 12 cubins, two tuning sizes) and
- * test_slowcc (every searched configuration takes NVRTC seconds). */
+ * test_wide (96 configurations sharing 12 cubins, two tuning sizes),
+ * test_slowcc (every searched configuration takes NVRTC seconds) and
+ * test_split (8 configurations, 4 compile keys: a run-time parameter). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@ enum { TF_BLOCK, TF_ITEMS, TF_BAD };          /* test_oob parameters */
 enum { TH_BLOCK, TH_SPIN };                   /* test_hang parameters */
 enum { TW_BLOCK, TW_ITEMS, TW_REPEAT };       /* test_wide parameters */
 enum { TS_BLOCK, TS_SLOW };                   /* test_slowcc parameters */
+enum { TP_BLOCK, TP_SPLIT };                  /* test_split parameters */
 
 static int tf_valid_oob(const int *cfg, const at_device_info *dev, char *why, size_t len)
 {
@@ -118,6 +120,23 @@ static at_status tf_run_wide(at_exec *ex, const int *cfg, tpl_args *args)
     for (int r = 0; r < cfg[TW_REPEAT] && s == AT_OK; r++)
         s = tf_run(ex, cfg[TW_BLOCK], cfg[TW_ITEMS], args);
     return s;
+}
+
+/* BLOCK a multiple of 32; SPLIT 1, 2, 4 or 8 (run-time from 2). */
+static int tf_valid_split(const int *cfg, const at_device_info *dev, char *why, size_t len)
+{
+    int max_threads = dev ? dev->max_threads_per_block : 1024;
+    if (cfg[TP_BLOCK] < 32 || cfg[TP_BLOCK] > max_threads || cfg[TP_BLOCK] % 32 ||
+        cfg[TP_SPLIT] < 1 || cfg[TP_SPLIT] > 8) {
+        snprintf(why, len, "BLOCK %d or SPLIT %d out of range", cfg[TP_BLOCK], cfg[TP_SPLIT]);
+        return 0;
+    }
+    return 1;
+}
+
+static at_status tf_run_split(at_exec *ex, const int *cfg, tpl_args *args)
+{
+    return tf_run(ex, cfg[TP_BLOCK], 1, args);
 }
 
 static at_status tf_run_slowcc(at_exec *ex, const int *cfg, tpl_args *args)
@@ -281,6 +300,37 @@ const tpl_family tpl_test_wide = {
     .tuning_problems = tf_wide_problems,
 };
 
+const tpl_family tpl_test_split = {
+    .name = "test_split",
+    .source = "testfam.cu",
+    .fixed_options = "",
+    .summary = "test only: y = 2x + 1 over 8 configurations, 4 compile keys (SPLIT run-time "
+               "from 2)",
+    .n_dims = 1,
+    .dim_names = {"n"},
+    .metric_is_flops = 0,
+    .hidden = 1,
+    .n_params = 2,
+    .params = {
+        {"BLOCK", 2, {128, 256}, "threads per block"},
+        {"SPLIT", 4, {1, 2, 4, 8}, "a split count the kernel would take at launch (run-time "
+                                   "from 2)", .runtime_from = 2},
+    },
+    .valid = tf_valid_split,
+    .applicable = tf_applicable,
+    .deterministic = tf_deterministic,
+    .run = tf_run_split,
+    .work = tf_work,
+    .prepare = tf_prepare,
+    .check = tf_check,
+    .tolerance = tf_tolerance,
+    .default_config = "BLOCK=256,SPLIT=1",
+    .n_baselines = 0,
+    .baselines = NULL,
+    .n_tuning_problems = 1,
+    .tuning_problems = tf_problems,
+};
+
 const tpl_family tpl_test_slowcc = {
     .name = "test_slowcc",
     .source = "testfam.cu",
@@ -323,4 +373,5 @@ __attribute__((constructor)) static void testfam_register(void)
     tpl_register_family(&tpl_test_hang);
     tpl_register_family(&tpl_test_wide);
     tpl_register_family(&tpl_test_slowcc);
+    tpl_register_family(&tpl_test_split);
 }

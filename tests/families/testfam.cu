@@ -1,5 +1,5 @@
-// testfam.cu: test-only kernels (hidden families test_oob, test_hang, test_wide
-// and test_slowcc): y = 2x + 1; one configuration writes far out of bounds or
+// testfam.cu: test-only kernels (hidden families test_oob, test_hang, test_wide,
+// test_slowcc and test_split): y = 2x + 1; one configuration writes far out of bounds or
 // spins; SLOW=1 takes NVRTC seconds to compile.
 
 #ifndef BLOCK
@@ -19,6 +19,9 @@
 #endif
 #ifndef SLOW
 #define SLOW 0         // 1: 4096 dependent steps whose result never changes y (a slow compile)
+#endif
+#ifndef SPLIT
+#define SPLIT 1        // test_split: run-time from 2 (every value >= 2 compiles as 2); unused here
 #endif
 
 #if SLOW
