@@ -109,6 +109,7 @@ at_status at_add_readonly_db(at_handle *h, const char *path)
     if (s != AT_OK)
         return ah_fail(h, s, "read-only tuning database %.1000s not used: %.900s", path, err);
     h->layers[h->n_layers++] = d;
+    ah_call_forget(h);          /* a problem's family may come from this layer now */
     return AT_OK;
 }
 
@@ -224,6 +225,7 @@ at_status at_destroy(at_handle *h)
         ctx_leave(h, pushed);
     }
     free(h->plans);
+    free(h->calls);
     for (int i = 1; i < h->n_layers; i++)
         db_close(h->layers[i]);
     db_close(h->db);
@@ -745,9 +747,44 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
     return AT_OK;
 }
 
-/* Looks up (or builds) the plan and runs it inside the primary context. */
-at_status ah_run_plan(at_handle *h, const char *kernel, tpl_args *args)
+/* Runs plan pl on args (the context current): the vendor library where it serves the plan,
+ * the trial's next candidate during a trial, else the plan's kernel; the stats say which. */
+static at_status plan_serve(at_handle *h, at_plan *pl, tpl_args *args)
 {
+    at_status s;
+    int vendor = pl->vendor && !pl->trial;
+    if (pl != h->last_plan || vendor != h->stats.last_vendor) {
+        h->stats.last_level = pl->level;
+        h->stats.last_vendor = vendor;
+        snprintf(h->stats.last_config, sizeof h->stats.last_config, "%s%.500s",
+                 vendor ? "vendor: " : "", vendor ? pl->vendor_call : pl->config);
+        snprintf(h->stats.last_kernel, sizeof h->stats.last_kernel, "%.31s",
+                 vendor ? "vendor" : pl->fam->name);
+        h->last_plan = pl;
+    }
+    pl->exec.stream = h->stream;
+    pl->calls++;
+    if (vendor) {
+        s = ms_vendor_gemm(h->vendor ? h->vendor : (h->vendor = ms_vendor_open()), h->stream,
+                           args, h->errmsg, sizeof h->errmsg);
+        h->stats.vendor_calls += s == AT_OK;
+        if (s != AT_OK && s != AT_ERR_CUDA) {
+            /* cuBLAS went away or refuses the call: ours serve the shape from now on */
+            pl->vendor = 0;
+            h->errmsg[0] = '\0';
+            s = pl->fam->run(&pl->exec, pl->cfg, args);
+        }
+    } else {
+        s = pl->trial ? trial_call(h, pl, args) : pl->fam->run(&pl->exec, pl->cfg, args);
+    }
+    return s;
+}
+
+/* Looks up (or builds) the plan and runs it inside the primary context. */
+at_status ah_run_plan(at_handle *h, const char *kernel, tpl_args *args, at_plan **used)
+{
+    if (used)
+        *used = NULL;
     int pushed;
     at_status s = ctx_enter(h, &pushed);
     if (s != AT_OK)
@@ -756,32 +793,23 @@ at_status ah_run_plan(at_handle *h, const char *kernel, tpl_args *args)
     h->errmsg[0] = '\0';
     s = get_plan(h, kernel, &args->problem, &pl);
     if (s == AT_OK) {
-        int vendor = pl->vendor && !pl->trial;
-        if (pl != h->last_plan || vendor != h->stats.last_vendor) {
-            h->stats.last_level = pl->level;
-            h->stats.last_vendor = vendor;
-            snprintf(h->stats.last_config, sizeof h->stats.last_config, "%s%.500s",
-                     vendor ? "vendor: " : "", vendor ? pl->vendor_call : pl->config);
-            snprintf(h->stats.last_kernel, sizeof h->stats.last_kernel, "%.31s",
-                     vendor ? "vendor" : pl->fam->name);
-            h->last_plan = pl;
-        }
-        pl->exec.stream = h->stream;
-        pl->calls++;
-        if (vendor) {
-            s = ms_vendor_gemm(h->vendor ? h->vendor : (h->vendor = ms_vendor_open()), h->stream,
-                               args, h->errmsg, sizeof h->errmsg);
-            h->stats.vendor_calls += s == AT_OK;
-            if (s != AT_OK && s != AT_ERR_CUDA) {
-                /* cuBLAS went away or refuses the call: ours serve the shape from now on */
-                pl->vendor = 0;
-                h->errmsg[0] = '\0';
-                s = pl->fam->run(&pl->exec, pl->cfg, args);
-            }
-        } else {
-            s = pl->trial ? trial_call(h, pl, args) : pl->fam->run(&pl->exec, pl->cfg, args);
-        }
+        if (used)
+            *used = pl;
+        s = plan_serve(h, pl, args);
     }
+    ctx_leave(h, pushed);
+    return s;
+}
+
+at_status ah_run_known_plan(at_handle *h, at_plan *pl, tpl_args *args)
+{
+    int pushed;
+    at_status s = ctx_enter(h, &pushed);
+    if (s != AT_OK)
+        return s;
+    h->errmsg[0] = '\0';
+    h->stats.cache_hits++;
+    s = plan_serve(h, pl, args);
     ctx_leave(h, pushed);
     return s;
 }
@@ -814,7 +842,7 @@ static at_status reduce(at_handle *h, const char *kernel, at_dtype type, long lo
     }
     tpl_args args = tpl_reduce_args(n, (CUdeviceptr)x, (CUdeviceptr)y, (CUdeviceptr)result);
     args.problem.dtype = type;
-    return ah_run_plan(h, kernel, &args);
+    return ah_run_plan(h, kernel, &args, NULL);
 }
 
 at_status at_ssum(at_handle *h, long long n, const float *x, float *result)
@@ -858,7 +886,7 @@ static at_status jacobi(at_handle *h, at_dtype type, int n, const void *A, const
                                     max_iter);
     args.scalar[TPL_JAC_TOL] = tol;
     args.problem.dtype = type;
-    s = ah_run_plan(h, "jacobi", &args);
+    s = ah_run_plan(h, "jacobi", &args, NULL);
     if (iterations)
         *iterations = args.out.iterations;
     if (residual)
