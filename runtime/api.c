@@ -289,6 +289,14 @@ at_status at_get_stats(const at_handle *h, at_stats *stats)
     if (!h || !stats)
         return AT_ERR_INVALID_ARG;
     *stats = h->stats;
+    const at_plan *pl = h->last_plan;   /* the most recent call's plan, as it is now */
+    if (pl) {
+        int vendor = stats->last_vendor;
+        snprintf(stats->last_config, sizeof stats->last_config, "%s%.500s",
+                 vendor ? "vendor: " : "", vendor ? pl->vendor_call : pl->config);
+        snprintf(stats->last_kernel, sizeof stats->last_kernel, "%.31s",
+                 vendor ? "vendor" : pl->fam->name);
+    }
     return AT_OK;
 }
 
@@ -634,9 +642,7 @@ static void trial_finish(at_handle *h, at_plan *pl)
         pl->vendor = 1;
         h->stats.vendor_plans++;
     }
-    snprintf(h->stats.last_config, sizeof h->stats.last_config, "%.500s", pl->config);
-    if (!vendor)                            /* a built-in choice of another family may have won */
-        snprintf(h->stats.last_kernel, sizeof h->stats.last_kernel, "%.31s", pl->fam->name);
+    /* at_get_stats names the winner (a built-in choice of another family may have won) */
     if (nearby)                             /* ours, for the next process's exact level */
         trial_store(h, pl, best, times);
 }
@@ -752,16 +758,12 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
 static at_status plan_serve(at_handle *h, at_plan *pl, tpl_args *args)
 {
     at_status s;
+    /* the stats' texts are written when asked for (at_get_stats), not per call: shapes in
+     * turn formatted two strings on every call */
     int vendor = pl->vendor && !pl->trial;
-    if (pl != h->last_plan || vendor != h->stats.last_vendor) {
-        h->stats.last_level = pl->level;
-        h->stats.last_vendor = vendor;
-        snprintf(h->stats.last_config, sizeof h->stats.last_config, "%s%.500s",
-                 vendor ? "vendor: " : "", vendor ? pl->vendor_call : pl->config);
-        snprintf(h->stats.last_kernel, sizeof h->stats.last_kernel, "%.31s",
-                 vendor ? "vendor" : pl->fam->name);
-        h->last_plan = pl;
-    }
+    h->last_plan = pl;
+    h->stats.last_level = pl->level;
+    h->stats.last_vendor = vendor;
     pl->exec.stream = h->stream;
     pl->calls++;
     if (vendor) {

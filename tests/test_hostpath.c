@@ -206,10 +206,27 @@ TEST(hostpath_many_shapes_in_turn_stay_in_the_call_table)
         tpl_problem p = hp_problem(64 + 16 * s, 256, 128, AT_R_16BF);
         CHECK_OK(th_fake_prestore(h, &p, 1));
     }
+    /* the stats name each call's own kernel (written when asked for, not per call) */
+    static char configs[SHAPES][512];
+    char kernels[SHAPES][32];
     for (int r = 0; r < ROUNDS; r++)
-        for (int s = 0; s < SHAPES; s++)
+        for (int s = 0; s < SHAPES; s++) {
             CHECK_OK(hp_gemm(h, 64 + 16 * s, 256, 128, AT_R_16BF, 1.0));
+            at_stats st;
+            CHECK_OK(at_get_stats(h, &st));
+            if (r == 0) {
+                snprintf(configs[s], sizeof configs[s], "%s", st.last_config);
+                snprintf(kernels[s], sizeof kernels[s], "%s", st.last_kernel);
+                continue;
+            }
+            CHECK_STR(st.last_config, configs[s]);
+            CHECK_STR(st.last_kernel, kernels[s]);
+        }
     CHECK_EQ(h->call_hits, SHAPES * (ROUNDS - 1));
+    int differ = 0;                     /* the shapes span more than one kernel */
+    for (int s = 1; s < SHAPES; s++)
+        differ += strcmp(configs[s], configs[0]) != 0;
+    CHECK_MSG(differ > 0, "every shape ran %s", configs[0]);
     CHECK_EQ(hp_lookups(h), SHAPES);
     CHECK_OK(at_destroy(h));
 }
