@@ -45,7 +45,7 @@ static ah_call_key call_key(const at_handle *h, int entry, at_order order, at_op
     return key;
 }
 
-/* The key's bytes as 64-bit words, mixed (a short call's host path: 11 words, no byte loop). */
+/* The key as 64-bit words, mixed (a short call's host path: ten words, no loop over bytes). */
 static size_t call_hash(const ah_call_key *key)
 {
     unsigned long long w[(sizeof *key + 7) / 8] = {0}, x = 0x9E3779B97F4A7C15ull;
