@@ -94,6 +94,14 @@ $(TEST_TOOL): $(TOOL_OBJ) $(TESTFAM_OBJ) $(STATIC)
 $(TESTS): $(TEST_OBJ) $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(TESTFAM_OBJ) $(STATIC) $(TOOL) $(TEST_TOOL)
 	$(CC) -o $@ $(TEST_OBJ) $(filter-out $(BUILD)/tuner/main.o,$(TOOL_OBJ)) $(TESTFAM_OBJ) $(STATIC) $(LDLIBS)
 
+# The fake CUDA driver of the host-path tests (tests/fakecuda/: no GPU, every call counted;
+# tests/th_fakegpu.h runs a test in a child run_tests that loads it).
+FAKECUDA := $(BUILD)/libfakecuda.so
+$(FAKECUDA): tests/fakecuda/fakecuda.c
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -std=c11 -Wall -Wextra -fPIC -shared -I$(CUDA_HOME)/include $< -o $@
+$(TESTS): $(FAKECUDA)
+
 # The MPI front end (tuner/mpi/): built where mpicc exists, by `all` and
 # `make mpi`; autotune-mpi-test also has the test families (tests/test_mpi.c).
 MPICC ?= $(shell command -v mpicc 2>/dev/null)

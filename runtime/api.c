@@ -109,6 +109,7 @@ at_status at_add_readonly_db(at_handle *h, const char *path)
     if (s != AT_OK)
         return ah_fail(h, s, "read-only tuning database %.1000s not used: %.900s", path, err);
     h->layers[h->n_layers++] = d;
+    ah_call_forget(h);          /* a problem's family may come from this layer now */
     return AT_OK;
 }
 
@@ -224,6 +225,7 @@ at_status at_destroy(at_handle *h)
         ctx_leave(h, pushed);
     }
     free(h->plans);
+    free(h->calls);
     for (int i = 1; i < h->n_layers; i++)
         db_close(h->layers[i]);
     db_close(h->db);
@@ -287,6 +289,14 @@ at_status at_get_stats(const at_handle *h, at_stats *stats)
     if (!h || !stats)
         return AT_ERR_INVALID_ARG;
     *stats = h->stats;
+    const at_plan *pl = h->last_plan;   /* the most recent call's plan, as it is now */
+    if (pl) {
+        int vendor = stats->last_vendor;
+        snprintf(stats->last_config, sizeof stats->last_config, "%s%.500s",
+                 vendor ? "vendor: " : "", vendor ? pl->vendor_call : pl->config);
+        snprintf(stats->last_kernel, sizeof stats->last_kernel, "%.31s",
+                 vendor ? "vendor" : pl->fam->name);
+    }
     return AT_OK;
 }
 
@@ -632,9 +642,7 @@ static void trial_finish(at_handle *h, at_plan *pl)
         pl->vendor = 1;
         h->stats.vendor_plans++;
     }
-    snprintf(h->stats.last_config, sizeof h->stats.last_config, "%.500s", pl->config);
-    if (!vendor)                            /* a built-in choice of another family may have won */
-        snprintf(h->stats.last_kernel, sizeof h->stats.last_kernel, "%.31s", pl->fam->name);
+    /* at_get_stats names the winner (a built-in choice of another family may have won) */
     if (nearby)                             /* ours, for the next process's exact level */
         trial_store(h, pl, best, times);
 }
@@ -745,9 +753,40 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
     return AT_OK;
 }
 
-/* Looks up (or builds) the plan and runs it inside the primary context. */
-at_status ah_run_plan(at_handle *h, const char *kernel, tpl_args *args)
+/* Runs plan pl on args (the context current): the vendor library where it serves the plan,
+ * the trial's next candidate during a trial, else the plan's kernel; the stats say which. */
+static at_status plan_serve(at_handle *h, at_plan *pl, tpl_args *args)
 {
+    at_status s;
+    /* the stats' texts are written when asked for (at_get_stats), not per call: shapes in
+     * turn formatted two strings on every call */
+    int vendor = pl->vendor && !pl->trial;
+    h->last_plan = pl;
+    h->stats.last_level = pl->level;
+    h->stats.last_vendor = vendor;
+    pl->exec.stream = h->stream;
+    pl->calls++;
+    if (vendor) {
+        s = ms_vendor_gemm(h->vendor ? h->vendor : (h->vendor = ms_vendor_open()), h->stream,
+                           args, h->errmsg, sizeof h->errmsg);
+        h->stats.vendor_calls += s == AT_OK;
+        if (s != AT_OK && s != AT_ERR_CUDA) {
+            /* cuBLAS went away or refuses the call: ours serve the shape from now on */
+            pl->vendor = 0;
+            h->errmsg[0] = '\0';
+            s = pl->fam->run(&pl->exec, pl->cfg, args);
+        }
+    } else {
+        s = pl->trial ? trial_call(h, pl, args) : pl->fam->run(&pl->exec, pl->cfg, args);
+    }
+    return s;
+}
+
+/* Looks up (or builds) the plan and runs it inside the primary context. */
+at_status ah_run_plan(at_handle *h, const char *kernel, tpl_args *args, at_plan **used)
+{
+    if (used)
+        *used = NULL;
     int pushed;
     at_status s = ctx_enter(h, &pushed);
     if (s != AT_OK)
@@ -756,32 +795,23 @@ at_status ah_run_plan(at_handle *h, const char *kernel, tpl_args *args)
     h->errmsg[0] = '\0';
     s = get_plan(h, kernel, &args->problem, &pl);
     if (s == AT_OK) {
-        int vendor = pl->vendor && !pl->trial;
-        if (pl != h->last_plan || vendor != h->stats.last_vendor) {
-            h->stats.last_level = pl->level;
-            h->stats.last_vendor = vendor;
-            snprintf(h->stats.last_config, sizeof h->stats.last_config, "%s%.500s",
-                     vendor ? "vendor: " : "", vendor ? pl->vendor_call : pl->config);
-            snprintf(h->stats.last_kernel, sizeof h->stats.last_kernel, "%.31s",
-                     vendor ? "vendor" : pl->fam->name);
-            h->last_plan = pl;
-        }
-        pl->exec.stream = h->stream;
-        pl->calls++;
-        if (vendor) {
-            s = ms_vendor_gemm(h->vendor ? h->vendor : (h->vendor = ms_vendor_open()), h->stream,
-                               args, h->errmsg, sizeof h->errmsg);
-            h->stats.vendor_calls += s == AT_OK;
-            if (s != AT_OK && s != AT_ERR_CUDA) {
-                /* cuBLAS went away or refuses the call: ours serve the shape from now on */
-                pl->vendor = 0;
-                h->errmsg[0] = '\0';
-                s = pl->fam->run(&pl->exec, pl->cfg, args);
-            }
-        } else {
-            s = pl->trial ? trial_call(h, pl, args) : pl->fam->run(&pl->exec, pl->cfg, args);
-        }
+        if (used)
+            *used = pl;
+        s = plan_serve(h, pl, args);
     }
+    ctx_leave(h, pushed);
+    return s;
+}
+
+at_status ah_run_known_plan(at_handle *h, at_plan *pl, tpl_args *args)
+{
+    int pushed;
+    at_status s = ctx_enter(h, &pushed);
+    if (s != AT_OK)
+        return s;
+    h->errmsg[0] = '\0';
+    h->stats.cache_hits++;
+    s = plan_serve(h, pl, args);
     ctx_leave(h, pushed);
     return s;
 }
@@ -814,7 +844,7 @@ static at_status reduce(at_handle *h, const char *kernel, at_dtype type, long lo
     }
     tpl_args args = tpl_reduce_args(n, (CUdeviceptr)x, (CUdeviceptr)y, (CUdeviceptr)result);
     args.problem.dtype = type;
-    return ah_run_plan(h, kernel, &args);
+    return ah_run_plan(h, kernel, &args, NULL);
 }
 
 at_status at_ssum(at_handle *h, long long n, const float *x, float *result)
@@ -858,7 +888,7 @@ static at_status jacobi(at_handle *h, at_dtype type, int n, const void *A, const
                                     max_iter);
     args.scalar[TPL_JAC_TOL] = tol;
     args.problem.dtype = type;
-    s = ah_run_plan(h, "jacobi", &args);
+    s = ah_run_plan(h, "jacobi", &args, NULL);
     if (iterations)
         *iterations = args.out.iterations;
     if (residual)

@@ -14,6 +14,105 @@
 
 static const tpl_family *gemm_family(at_handle *h, const tpl_problem *p, const char *main_kernel);
 
+/* ---------------- the call table (handle.h) ---------------- */
+
+/* The key of a call: the caller's arguments less pointers and scalars, the handle's math mode
+ * and deterministic mode (both change a call's problem or plan). */
+static ah_call_key call_key(const at_handle *h, int entry, at_order order, at_op op_a, at_op op_b,
+                            at_dtype type, int m, int n, int k, int lda, int ldb, int ldc,
+                            long long stride_a, long long stride_b, long long stride_c,
+                            int batch)
+{
+    ah_call_key key;
+    memset(&key, 0, sizeof key);
+    key.entry = entry;
+    key.order = (int)order;
+    key.op_a = (int)op_a;
+    key.op_b = (int)op_b;
+    key.type = (int)type;
+    key.math = (int)h->math;
+    key.deterministic = h->deterministic;
+    key.m = m;
+    key.n = n;
+    key.k = k;
+    key.lda = lda;
+    key.ldb = ldb;
+    key.ldc = ldc;
+    key.batch = batch;
+    key.stride_a = stride_a;
+    key.stride_b = stride_b;
+    key.stride_c = stride_c;
+    return key;
+}
+
+/* The key as 64-bit words, mixed (a short call's host path: ten words, no loop over bytes). */
+static size_t call_hash(const ah_call_key *key)
+{
+    unsigned long long w[(sizeof *key + 7) / 8] = {0}, x = 0x9E3779B97F4A7C15ull;
+    memcpy(w, key, sizeof *key);
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+        x ^= w[i];
+        x *= 0xff51afd7ed558ccdull;
+        x ^= x >> 32;
+    }
+    return (size_t)x;
+}
+
+struct at_plan *ah_call_find(at_handle *h, const ah_call_key *key)
+{
+    if (!h->n_calls)
+        return NULL;
+    if (h->last_call.plan && memcmp(&h->last_call.key, key, sizeof *key) == 0)
+        return h->last_call.plan;
+    size_t mask = h->cap_calls - 1;
+    for (size_t i = call_hash(key) & mask; h->calls[i].plan; i = (i + 1) & mask)
+        if (memcmp(&h->calls[i].key, key, sizeof *key) == 0) {
+            h->last_call = h->calls[i];
+            return h->calls[i].plan;
+        }
+    return NULL;
+}
+
+void ah_call_forget(at_handle *h)
+{
+    if (h->calls)
+        memset(h->calls, 0, h->cap_calls * sizeof *h->calls);
+    h->n_calls = 0;
+    h->last_call.plan = NULL;
+}
+
+void ah_call_remember(at_handle *h, const ah_call_key *key, struct at_plan *pl)
+{
+    if (!pl || ah_call_find(h, key))
+        return;
+    if (h->n_calls >= AH_CALLS_MAX)
+        ah_call_forget(h);          /* bounded: a program of endless shapes starts over */
+    if ((h->n_calls + 1) * 4 > h->cap_calls * 3) {  /* at most 3/4 full */
+        size_t cap = h->cap_calls ? h->cap_calls * 2 : 64;
+        ah_call *table = calloc(cap, sizeof *table);
+        if (!table)
+            return;
+        for (size_t i = 0; i < h->cap_calls; i++) {
+            if (!h->calls[i].plan)
+                continue;
+            size_t j = call_hash(&h->calls[i].key) & (cap - 1);
+            while (table[j].plan)
+                j = (j + 1) & (cap - 1);
+            table[j] = h->calls[i];
+        }
+        free(h->calls);
+        h->calls = table;
+        h->cap_calls = cap;
+    }
+    size_t mask = h->cap_calls - 1, i = call_hash(key) & mask;
+    while (h->calls[i].plan)
+        i = (i + 1) & mask;
+    h->calls[i].key = *key;
+    h->calls[i].plan = pl;
+    h->last_call = h->calls[i];
+    h->n_calls++;
+}
+
 /* The checks every row-major GEMM entry point (named fn in messages) makes:
  * sizes >= 0, leading dimensions >= the row lengths, and, unless m or n is
  * 0 (*empty = 1: nothing to compute), non-NULL matrices (A and B only when
@@ -42,14 +141,26 @@ at_status at_sgemm(at_handle *h, int m, int n, int k, float alpha, const float *
 {
     if (!h)
         return AT_ERR_INVALID_ARG;
+    /* at_sgemm is exact FP32 whatever the math mode: its key says AT_MATH_DEFAULT */
+    ah_call_key key = call_key(h, AH_CALL_SGEMM, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, AT_R_32F, m, n,
+                               k, lda, ldb, ldc, 0, 0, 0, 1);
+    key.math = AT_MATH_DEFAULT;
+    struct at_plan *pl = ah_call_find(h, &key);
+    tpl_args args = tpl_gemm_args(m, n, k, alpha, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, beta,
+                                  (CUdeviceptr)C, ldc);
+    if (pl && C && (k == 0 || (A && B))) {
+        /* served before with these sizes: its checks passed and its plan is known */
+        h->call_hits++;
+        return ah_run_known_plan(h, pl, &args);
+    }
     int empty = 0;
     at_status s = gemm_check(h, "at_sgemm", m, n, k, lda, ldb, ldc, A, B, C, &empty);
     if (s != AT_OK || empty)
         return s;
-    tpl_args args = tpl_gemm_args(m, n, k, alpha, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, beta,
-                                  (CUdeviceptr)C, ldc);
     const tpl_family *fam = gemm_family(h, &args.problem, "matmul");
-    return ah_run_plan(h, fam ? fam->name : "matmul", &args);
+    s = ah_run_plan(h, fam ? fam->name : "matmul", &args, &pl);
+    ah_call_remember(h, &key, pl);
+    return s;
 }
 
 /* The family of a typed GEMM call ("matmul" for exact FP32, "tcgemm" for
@@ -140,8 +251,24 @@ at_status at_gemm(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, i
 {
     if (!h)
         return AT_ERR_INVALID_ARG;
+    ah_call_key key = call_key(h, AH_CALL_GEMM, order, op_a, op_b, type, m, n, k, lda, ldb, ldc,
+                               0, 0, 0, 1);
+    struct at_plan *pl = ah_call_find(h, &key);
     tpl_args args = tpl_gemm_args(m, n, k, 0.0f, (CUdeviceptr)A, lda, (CUdeviceptr)B, ldb, 0.0f,
                                   (CUdeviceptr)C, ldc);
+    if (pl && isfinite(alpha) && isfinite(beta) && C && (k == 0 || (A && B))) {
+        /* served before with these sizes and kind: its checks passed and its plan is known */
+        args.problem.dtype = type;
+        args.problem.math = type == AT_R_32F ? h->math : AT_MATH_DEFAULT;
+        args.problem.order = order;
+        args.problem.op_a = op_a;
+        args.problem.op_b = op_b;
+        args.scalar[TPL_GEMM_ALPHA] = alpha;
+        args.scalar[TPL_GEMM_BETA] = beta;
+        ag_gemm_canonical(&args);
+        h->call_hits++;
+        return ah_run_known_plan(h, pl, &args);
+    }
     const char *kernel = NULL;
     at_status s = gemm_route(h, order, op_a, op_b, type, &args.problem, &kernel);
     if (s != AT_OK)
@@ -158,7 +285,9 @@ at_status at_gemm(at_handle *h, at_order order, at_op op_a, at_op op_b, int m, i
     const tpl_family *fam = gemm_family(h, &args.problem, kernel);
     if (!fam)
         return ah_fail(h, AT_ERR_UNSUPPORTED, "at_gemm: no family computes this problem");
-    return ah_run_plan(h, fam->name, &args);
+    s = ah_run_plan(h, fam->name, &args, &pl);
+    ah_call_remember(h, &key, pl);
+    return s;
 }
 
 /* at_gemm with a fused epilogue: at_gemm's checks, then the epilogue's (ag_check_epilogue);
@@ -195,7 +324,7 @@ at_status at_gemm_epilogue(at_handle *h, at_order order, at_op op_a, at_op op_b,
     args.scalar[TPL_GEMM_ALPHA] = alpha;
     args.scalar[TPL_GEMM_BETA] = beta;
     ag_gemm_canonical(&args);      /* a per-row bias becomes per-column there (args.h) */
-    return ah_run_plan(h, "tcgemm", &args);
+    return ah_run_plan(h, "tcgemm", &args, NULL);
 }
 
 /* The FP8 calls' common part after their kind checks: finite alpha and beta, at_gemm's size and
@@ -223,7 +352,7 @@ static at_status gemm_fp8_run(at_handle *h, const char *fn, tpl_args *args, doub
     args->scalar[TPL_GEMM_BETA] = beta;
     if (canonical)
         ag_gemm_canonical(args);
-    return ah_run_plan(h, "tcgemm", args);
+    return ah_run_plan(h, "tcgemm", args, NULL);
 }
 
 /* The FP8 GEMM: its kinds (ag_check_fp8), then gemm_fp8_run; the FP8 pair is the problem's
@@ -305,9 +434,13 @@ at_status at_gemm_strided_batched(at_handle *h, at_order order, at_op op_a, at_o
     if (!h)
         return AT_ERR_INVALID_ARG;
     bt_call c = {m, n, k, op_a, op_b, A, B, C, lda, ldb, ldc, stride_a, stride_b, stride_c};
+    ah_call_key key = call_key(h, AH_CALL_BATCHED, order, op_a, op_b, type, m, n, k, lda, ldb,
+                               ldc, stride_a, stride_b, stride_c, batch_count);
+    struct at_plan *pl = ah_call_find(h, &key);
+    int hit = pl && isfinite(alpha) && isfinite(beta) && C && (k == 0 || (A && B));
     int empty = 0;
-    at_status s = bt_check(order, &c, type, batch_count, alpha, beta, &empty, h->errmsg,
-                           sizeof h->errmsg);
+    at_status s = hit ? AT_OK : bt_check(order, &c, type, batch_count, alpha, beta, &empty,
+                                         h->errmsg, sizeof h->errmsg);
     if (s != AT_OK || empty)
         return s;
     tpl_args args;
@@ -328,6 +461,10 @@ at_status at_gemm_strided_batched(at_handle *h, at_order order, at_op op_a, at_o
     args.scalar[TPL_GEMM_ALPHA] = alpha;
     args.scalar[TPL_GEMM_BETA] = beta;
     ag_gemm_canonical(&args);      /* the row-major form every family computes (tpl.h) */
+    if (hit) {                      /* served before with these sizes and kind */
+        h->call_hits++;
+        return ah_run_known_plan(h, pl, &args);
+    }
     const tpl_family *fam = gemm_family(h, &args.problem, lk_gemm_main_family(&args.problem));
     if (!fam) {
         char text[128];
@@ -335,5 +472,7 @@ at_status at_gemm_strided_batched(at_handle *h, at_order order, at_op op_a, at_o
         return ah_fail(h, AT_ERR_UNSUPPORTED, "at_gemm_strided_batched: no family computes %s",
                     text);
     }
-    return ah_run_plan(h, fam->name, &args);
+    s = ah_run_plan(h, fam->name, &args, &pl);
+    ah_call_remember(h, &key, pl);
+    return s;
 }

@@ -12,6 +12,27 @@
 
 struct at_plan;
 
+/* A GEMM call as the caller made it, less its pointers and scalars: everything the checks, the
+ * family and the plan of the call depend on (runtime/gemm.c's call table). Compared whole:
+ * built with memset first, so padding is zero. */
+typedef struct ah_call_key {
+    int entry;                  /* AH_CALL_*: the entry point */
+    int order, op_a, op_b, type, math, deterministic;
+    int m, n, k, lda, ldb, ldc, batch;
+    long long stride_a, stride_b, stride_c;
+} ah_call_key;
+enum { AH_CALL_SGEMM = 1, AH_CALL_GEMM, AH_CALL_BATCHED };
+
+/* The call table: GEMM calls already served, each with its plan, so that a repeated call skips
+ * the argument checks, the family choice (a database query once the newest 8 problems are
+ * others) and the plan lookup. Open addressing, power-of-two capacity, at most AH_CALLS_MAX
+ * calls (then it starts empty again: a call never served from it is served as before). */
+#define AH_CALLS_MAX 4096
+typedef struct ah_call {
+    ah_call_key key;
+    struct at_plan *plan;       /* NULL: free slot */
+} ah_call;
+
 struct at_handle {
     const cudrv *cu;
     at_device_info info;
@@ -38,13 +59,28 @@ struct at_handle {
         const tpl_family *fam;
     } gemm_fam[8];
     int n_gemm_fam;
+    ah_call *calls;             /* the call table (runtime/gemm.c) */
+    size_t n_calls, cap_calls;
+    ah_call last_call;          /* the previous call served from it or put into it: checked
+                                   first, so a repeated call hashes nothing */
+    long long call_hits;        /* calls served from it (the tests read it) */
 };
 
 /* Writes the printf-style message into h's (when h is not NULL) and returns s. */
 at_status ah_fail(at_handle *h, at_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Looks up (or builds) the plan of the problem in args for family `kernel` and runs it inside
- * the handle's context; the message in h on failure. */
-at_status ah_run_plan(at_handle *h, const char *kernel, tpl_args *args);
+ * the handle's context; the message in h on failure. *used (when not NULL) is the plan that
+ * served, NULL where none could be made. */
+at_status ah_run_plan(at_handle *h, const char *kernel, tpl_args *args, struct at_plan **used);
+/* Runs plan pl (from ah_run_plan's *used, for the same problem) on args inside the handle's
+ * context, as ah_run_plan would after its lookup. */
+at_status ah_run_known_plan(at_handle *h, struct at_plan *pl, tpl_args *args);
+/* The plan the call table holds for key, NULL if none (the previous call's key first). */
+struct at_plan *ah_call_find(at_handle *h, const ah_call_key *key);
+/* Remembers plan pl for key (a failed allocation only costs the next call the lookup). */
+void ah_call_remember(at_handle *h, const ah_call_key *key, struct at_plan *pl);
+/* Forgets every remembered call (a setting that may change a call's family or plan). */
+void ah_call_forget(at_handle *h);
 
 #endif
