@@ -141,6 +141,8 @@ static int row_usable(const tpl_family *fam, const at_device_info *dev, const tp
         fam->fit_kind(cfg, p);
     if (r->fill_waves)
         tpl_wave_split(fam, dev, p, deterministic, cfg);
+    if (r->applies && !r->applies(cfg, dev, p))
+        return 0;
     char text[TPL_CONFIG_LEN];
     tpl_config_format(fam, cfg, text, sizeof text);
     if (!tpl_config_usable(fam, dev, text, p, deterministic, cfg))

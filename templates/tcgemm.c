@@ -13,13 +13,13 @@ enum {
     R_RANGE, R_TYPE, R_PATH, R_CANON_90, R_CANON_80, R_CANON_VEC_TF32, R_CANON_VEC_SPLIT,
     R9_TILE, R9_WARPGROUP, R9_VEC, R9_SMEM, R9_THREADS, R9_REGS, R9_ARCH,
     R8_ACC, R8_VEC, R8_LOADW, R8_SMEM, R8_THREADS, R8_REGS, R8_ARCH,
-    R_LATTICE, R_ORDER, R_SPLIT, R_OPB, R_EPI, R_FP8, R_FP8_PATH, R_FP8_LAYOUT, R_SCALE, R_BATCH,
+    R_LATTICE, R_ORDER, R_SPLIT, R_WAVE, R_OPB, R_EPI, R_FP8, R_FP8_PATH, R_FP8_LAYOUT, R_SCALE, R_BATCH,
     R_COUNT
 };
 
 const char *const tpl_tcgemm_reasons[R_COUNT] = {
-    [R_RANGE] = "tile sizes, STAGES, WG, CM, CN, WARPS_M, WARPS_N, GROUP, SPLITK, VEC and LOADW "
-                "must be positive (RASTER 0 or 1)",
+    [R_RANGE] = "tile sizes, STAGES, WG, CM, CN, WARPS_M, WARPS_N, GROUP, VEC and LOADW must be "
+                "positive, SPLITK at least 0 (RASTER 0 or 1)",
     [R_TYPE] = "TYPE is 0 (BF16), 1 (FP16) or 2 (TF32 math on FP32 data)",
     [R_PATH] = "PATH is 90 (wgmma + TMA, sm_90a) or 80 (mma.sync, sm_80+)",
     [R_CANON_90] = "WARPS_M, WARPS_N and LOADW are PATH 80 parameters: PATH 90 takes only their "
@@ -58,6 +58,9 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
     [R_ORDER] = "tile order: PATH 90 RASTER 0/1 with GROUP 8/16, or GROUP 1 with RASTER 0; "
                 "PATH 80 GROUP 8 with RASTER 0/1; split-K RASTER 0 with GROUP 8",
     [R_SPLIT] = "SPLITK 2, 4, 8 and 16 only on the lattice's 128 x 128 direct-epilogue tiles",
+    [R_WAVE] = "SPLITK 0 (the wave-fill split: whole waves data-parallel, the last tiles split by K "
+               "and combined in the kernel) is PATH 90 without FP8 operands or BATCH, on the "
+               "lattice's wave-fill rows, tile order RASTER 0 with GROUP 8",
     [R_OPB] = "OPA and OPB are 0 or 1; 1 (an operand read as stored, no transposing pack) exists "
               "on PATH 80, PATH 90 BF16/FP16 and PATH 90 TF32 (OPB 1, or OPA 1 with OPB 1: an "
               "op-T A beside an op-N B is packed)",
@@ -215,6 +218,7 @@ static int t8_valid(const int *c, const at_device_info *dev, char *why, size_t l
  * 128x128x16 VEC 4; the narrow-load rows need no pack at all and fit the 99 KiB of sm_86/89). */
 typedef struct tc_recipe {
     int kind, path, bm, bn, bk, stages, wg, cm, cn, warps_m, warps_n, vec, loadw, split;
+    int wave;   /* 1: also SPLITK 0, the wave-fill split (PATH 90, with the row's VEC) */
 } tc_recipe;
 /* tc_recipe.kind: 16-bit, TF32, FP8 operands (per-tensor scales), FP8 with block scales */
 enum { TC_K16, TC_KTF32, TC_KFP8, TC_KFP8B };
@@ -227,69 +231,71 @@ static int tc_kind(const int *c)
 
 static const tc_recipe tc_lattice[] = {
     /* PATH 90, BF16/FP16 */
-    {0, 90, 128, 256, 64, 3, 2, 1, 1, 2, 2, 8, 16, 0},
-    {0, 90, 128, 192, 64, 4, 2, 1, 1, 2, 2, 8, 16, 0},
-    {0, 90, 128, 256, 64, 4, 2, 2, 1, 2, 2, 2, 16, 0},
-    {0, 90, 128, 256, 64, 4, 2, 1, 1, 2, 2, 2, 16, 0},
-    {0, 90, 128, 128, 64, 4, 2, 1, 1, 2, 2, 8, 16, 0},
-    {0, 90, 128, 128, 64, 4, 2, 1, 1, 2, 2, 2, 16, 1},
+    /* wave: the 4096^3 winner, 128 x 128 (deep K over few tiles) and the CM 2 cluster row */
+    {0, 90, 128, 256, 64, 3, 2, 1, 1, 2, 2, 8, 16, 0, 1},
+    {0, 90, 128, 192, 64, 4, 2, 1, 1, 2, 2, 8, 16, 0, 0},
+    {0, 90, 128, 256, 64, 4, 2, 2, 1, 2, 2, 2, 16, 0, 1},
+    {0, 90, 128, 256, 64, 4, 2, 1, 1, 2, 2, 2, 16, 0, 0},
+    {0, 90, 128, 128, 64, 4, 2, 1, 1, 2, 2, 8, 16, 0, 1},
+    {0, 90, 128, 128, 64, 4, 2, 1, 1, 2, 2, 2, 16, 1, 0},
     /* 64-row tiles of one consumer warpgroup for m <= 64 (inference-like calls): the 128-row
      * tiles compute at least half padding there */
-    {0, 90, 64, 128, 64, 4, 1, 1, 1, 2, 2, 2, 16, 1},
-    {0, 90, 64, 256, 64, 4, 1, 1, 1, 2, 2, 2, 16, 1},
+    {0, 90, 64, 128, 64, 4, 1, 1, 1, 2, 2, 2, 16, 1, 0},
+    {0, 90, 64, 256, 64, 4, 1, 1, 1, 2, 2, 2, 16, 1, 0},
     /* 64-column tiles (wgmma N 64) for n <= 64 */
-    {0, 90, 128, 64, 64, 4, 2, 1, 1, 2, 2, 2, 16, 1},
+    {0, 90, 128, 64, 64, 4, 2, 1, 1, 2, 2, 2, 16, 1, 0},
     /* PATH 90, TF32: VEC 2 stores C element by element; VEC 8 stages it in shared memory
      * and writes it with TMA stores (T9_TES; notes_tcgemm 14: 4096^3 1.042x against 1.009x,
      * 16384^2x512 1.092x against 1.004x; beta != 0 or unaligned C store directly) */
-    {1, 90, 256, 128, 32, 4, 2, 1, 1, 2, 2, 2, 16, 0},
-    {1, 90, 256, 128, 32, 4, 2, 1, 2, 2, 2, 2, 16, 0},
-    {1, 90, 256, 128, 64, 2, 2, 1, 1, 2, 2, 2, 16, 0},
-    {1, 90, 256, 128, 32, 4, 2, 1, 1, 2, 2, 8, 16, 0},
-    {1, 90, 256, 128, 32, 4, 2, 1, 2, 2, 2, 8, 16, 0},
-    {1, 90, 256, 128, 64, 2, 2, 1, 1, 2, 2, 8, 16, 0},
-    {1, 90, 128, 256, 32, 4, 2, 1, 1, 2, 2, 2, 16, 0},
-    {1, 90, 128, 128, 32, 4, 2, 1, 1, 2, 2, 2, 16, 1},
+    {1, 90, 256, 128, 32, 4, 2, 1, 1, 2, 2, 2, 16, 0, 0},
+    {1, 90, 256, 128, 32, 4, 2, 1, 2, 2, 2, 2, 16, 0, 0},
+    {1, 90, 256, 128, 64, 2, 2, 1, 1, 2, 2, 2, 16, 0, 0},
+    {1, 90, 256, 128, 32, 4, 2, 1, 1, 2, 2, 8, 16, 0, 0},
+    {1, 90, 256, 128, 32, 4, 2, 1, 2, 2, 2, 8, 16, 0, 0},
+    {1, 90, 256, 128, 64, 2, 2, 1, 1, 2, 2, 8, 16, 0, 0},
+    {1, 90, 128, 256, 32, 4, 2, 1, 1, 2, 2, 2, 16, 0, 0},
+    {1, 90, 128, 128, 32, 4, 2, 1, 1, 2, 2, 2, 16, 1, 0},
     /* TF32 (wgmma N is BM) for m <= 64 (64 x 128, two warpgroups of 64 columns) and n <= 64
      * (128 x 64, one warpgroup) */
-    {1, 90, 64, 128, 32, 4, 2, 1, 1, 2, 2, 2, 16, 1},
-    {1, 90, 128, 64, 32, 4, 1, 1, 1, 2, 2, 2, 16, 1},
+    {1, 90, 64, 128, 32, 4, 2, 1, 1, 2, 2, 2, 16, 1, 0},
+    {1, 90, 128, 64, 32, 4, 1, 1, 1, 2, 2, 2, 16, 1, 0},
     /* PATH 80, BF16/FP16 */
-    {0, 80, 128, 128, 32, 4, 2, 1, 1, 2, 2, 8, 16, 0},
-    {0, 80, 128, 256, 64, 3, 2, 1, 1, 2, 4, 8, 16, 0},
-    {0, 80, 128, 128, 32, 4, 2, 1, 1, 2, 4, 2, 2, 0},
-    {0, 80, 128, 128, 32, 4, 2, 1, 1, 2, 2, 2, 16, 1},
+    {0, 80, 128, 128, 32, 4, 2, 1, 1, 2, 2, 8, 16, 0, 0},
+    {0, 80, 128, 256, 64, 3, 2, 1, 1, 2, 4, 8, 16, 0, 0},
+    {0, 80, 128, 128, 32, 4, 2, 1, 1, 2, 4, 2, 2, 0, 0},
+    {0, 80, 128, 128, 32, 4, 2, 1, 1, 2, 2, 2, 16, 1, 0},
     /* 64 x 64 (four warps of 32 x 32) for batches of small products, where a 128 x 128 tile
      * computes mostly padding */
-    {0, 80, 64, 64, 32, 4, 2, 1, 1, 2, 2, 8, 16, 0},
+    {0, 80, 64, 64, 32, 4, 2, 1, 1, 2, 2, 8, 16, 0, 0},
     /* PATH 80, TF32 */
-    {1, 80, 128, 128, 16, 4, 2, 1, 1, 2, 2, 4, 16, 0},
-    {1, 80, 128, 128, 32, 3, 2, 1, 1, 2, 2, 4, 16, 0},
-    {1, 80, 128, 128, 16, 4, 2, 1, 1, 2, 4, 2, 4, 0},
-    {1, 80, 128, 128, 16, 4, 2, 1, 1, 2, 2, 2, 16, 1},
-    {1, 80, 64, 64, 16, 4, 2, 1, 1, 2, 2, 4, 16, 0},
+    {1, 80, 128, 128, 16, 4, 2, 1, 1, 2, 2, 4, 16, 0, 0},
+    {1, 80, 128, 128, 32, 3, 2, 1, 1, 2, 2, 4, 16, 0, 0},
+    {1, 80, 128, 128, 16, 4, 2, 1, 1, 2, 4, 2, 4, 0, 0},
+    {1, 80, 128, 128, 16, 4, 2, 1, 1, 2, 2, 2, 16, 1, 0},
+    {1, 80, 64, 64, 16, 4, 2, 1, 1, 2, 2, 4, 16, 0, 0},
     /* PATH 90, FP8 (BK 128: one 128-byte swizzled row of K): the 16-bit rows' tiles at the same
      * bytes per stage (48 KB for 128 x 256), 256 x 128 (two m64 wgmmas per warpgroup) beside
      * them; VEC 8 for a 16-bit C, VEC 2 for an FP32 C (direct stores) */
-    {2, 90, 128, 256, 128, 3, 2, 1, 1, 2, 2, 8, 16, 0},
-    {2, 90, 128, 256, 128, 4, 2, 1, 1, 2, 2, 2, 16, 0},
-    {2, 90, 128, 256, 128, 4, 2, 2, 1, 2, 2, 2, 16, 0},
-    {2, 90, 128, 192, 128, 4, 2, 1, 1, 2, 2, 8, 16, 0},
-    {2, 90, 256, 128, 128, 3, 2, 1, 1, 2, 2, 8, 16, 0},
-    {2, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 8, 16, 0},
-    {2, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 2, 16, 1},
+    {2, 90, 128, 256, 128, 3, 2, 1, 1, 2, 2, 8, 16, 0, 0},
+    {2, 90, 128, 256, 128, 4, 2, 1, 1, 2, 2, 2, 16, 0, 0},
+    {2, 90, 128, 256, 128, 4, 2, 2, 1, 2, 2, 2, 16, 0, 0},
+    {2, 90, 128, 192, 128, 4, 2, 1, 1, 2, 2, 8, 16, 0, 0},
+    {2, 90, 256, 128, 128, 3, 2, 1, 1, 2, 2, 8, 16, 0, 0},
+    {2, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 8, 16, 0, 0},
+    {2, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 2, 16, 1, 0},
     /* PATH 90, FP8 with block scales (SCALE 1 and 2): each warpgroup keeps its FP32 accumulator
      * and one or two promotion buffers of the same size (tcgemm.cu), so one m64 x BN wgmma per
      * warpgroup, BN 128 (one scale block of B per tile) or 64 for small outputs */
-    {3, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 8, 16, 0},
-    {3, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 2, 16, 1},
-    {3, 90, 128, 128, 128, 4, 2, 2, 1, 2, 2, 2, 16, 0},
-    {3, 90, 128, 64, 128, 4, 2, 1, 1, 2, 2, 8, 16, 0},
+    {3, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 8, 16, 0, 0},
+    {3, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 2, 16, 1, 0},
+    {3, 90, 128, 128, 128, 4, 2, 2, 1, 2, 2, 2, 16, 0, 0},
+    {3, 90, 128, 64, 128, 4, 2, 1, 1, 2, 2, 8, 16, 0, 0},
 };
 #define TC_LATTICE_N ((int)(sizeof tc_lattice / sizeof tc_lattice[0]))
 
 /* The lattice row of c, or NULL: with SPLITK 1 the row of its tile, pipeline and VEC; with
- * SPLITK > 1 (VEC unused) a split row of its tile and pipeline, else any row of them. */
+ * SPLITK > 1 (VEC unused) a split row of its tile and pipeline, else any row of them; with
+ * SPLITK 0 a wave row of its tile, pipeline and VEC, else its row. */
 static const tc_recipe *tc_recipe_of(const int *c)
 {
     const tc_recipe *found = NULL;
@@ -300,7 +306,7 @@ static const tc_recipe *tc_recipe_of(const int *c)
             r->wg == c[P_WG] && r->cm == c[P_CM] && r->cn == c[P_CN] &&
             r->warps_m == c[P_WARPS_M] && r->warps_n == c[P_WARPS_N] && r->loadw == c[P_LOADW] &&
             (c[P_SPLITK] > 1 || r->vec == c[P_VEC])) {
-            if (c[P_SPLITK] == 1 || r->split)
+            if (c[P_SPLITK] == 1 || (c[P_SPLITK] > 1 && r->split) || (c[P_SPLITK] == 0 && r->wave))
                 return r;
             found = r;
         }
@@ -316,14 +322,16 @@ static int tc_lattice_ok(const int *c, char *why, size_t len)
         return tc_reject(R_LATTICE, why, len);
     int raster = c[P_RASTER], group = c[P_GROUP], split = c[P_SPLITK] > 1;
     int order_ok;
-    if (split)
+    if (split || c[P_SPLITK] == 0)
         order_ok = raster == 0 && group == 8;
     else if (c[P_PATH] == 90)
         order_ok = group == 8 || group == 16 || (group == 1 && raster == 0);
     else
         order_ok = group == 8;
     if (!order_ok)
-        return tc_reject(R_ORDER, why, len);
+        return tc_reject(c[P_SPLITK] == 0 ? R_WAVE : R_ORDER, why, len);
+    if (c[P_SPLITK] == 0 && !r->wave)
+        return tc_reject(R_WAVE, why, len);
     if (split && (!r->split || c[P_SPLITK] > 16 || (c[P_SPLITK] & (c[P_SPLITK] - 1))))
         return tc_reject(R_SPLIT, why, len);
     return 1;
@@ -342,7 +350,7 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     if (why && len)
         why[0] = '\0';
     for (int p = P_BM; p <= P_LOADW; p++)
-        if (p != P_RASTER && cfg[p] < 1)
+        if (p != P_RASTER && cfg[p] < (p == P_SPLITK ? 0 : 1))
             return tc_reject(R_RANGE, why, len);
     if (cfg[P_RASTER] != 0 && cfg[P_RASTER] != 1)
         return tc_reject(R_RANGE, why, len);
@@ -383,6 +391,9 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
          (cfg[P_PATH] == 90 && tc_tf32(cfg) && cfg[P_OPA] && !cfg[P_OPB])))
         return tc_reject(R_OPB, why, len);
     int p90 = cfg[P_PATH] == 90;
+    /* SPLITK 0: the wave-fill split of PATH 90 (tcgemm.cu), one product per launch, no FP8 */
+    if (cfg[P_SPLITK] == 0 && (!p90 || cfg[P_FP8] || cfg[P_BATCH]))
+        return tc_reject(R_WAVE, why, len);
     if (p90 && (!tc_canonical(cfg, P_WARPS_M) || !tc_canonical(cfg, P_WARPS_N) ||
                 !tc_canonical(cfg, P_LOADW)))
         return tc_reject(R_CANON_90, why, len);
@@ -438,8 +449,11 @@ static int tc_valid_prefix(const int *cfg, int n_fixed, const at_device_info *de
                     r->kind == (cfg[P_TYPE] == 2 ? TC_KTF32 : TC_K16);
         for (size_t f = 0; match && f < sizeof fields / sizeof fields[0]; f++)
             match = n_fixed <= fields[f][0] || cfg[fields[f][0]] == fields[f][1];
-        /* VEC counts with SPLITK 1 only (tc_recipe_of); SPLITK comes before VEC */
-        if (match && n_fixed > P_VEC && cfg[P_SPLITK] == 1)
+        /* SPLITK 0 only on wave rows; VEC counts with SPLITK 1 and 0 only (tc_recipe_of);
+         * SPLITK comes before VEC */
+        if (match && n_fixed > P_SPLITK && cfg[P_SPLITK] == 0)
+            match = r->wave;
+        if (match && n_fixed > P_VEC && cfg[P_SPLITK] <= 1)
             match = cfg[P_VEC] == r->vec;
         if (match)
             return 1;
@@ -518,12 +532,22 @@ static int tc_applicable(const int *cfg, const tpl_problem *p)
                    k < 4LL * sk * cfg[P_BK] ||
                    (long long)sk * m * n * 4 > TC_MAX_WORKSPACE))
         return 0;
+    /* The wave-fill split serves only problems it splits on an H200's SMs (tpl_device_sms(NULL):
+     * elsewhere it runs the SPLITK 1 kernel's schedule, a second measurement of the same work) */
+    if (sk == 0) {
+        int cl = cfg[P_CM] * cfg[P_CN];
+        if (!tc_wave_fill_pays(tpl_cdiv(tpl_cdiv(m, cfg[P_BM]), cfg[P_CM]) *
+                                   tpl_cdiv(tpl_cdiv(n, cfg[P_BN]), cfg[P_CN]),
+                               tpl_cdiv(k, cfg[P_BK]), tpl_device_sms(NULL) / cl))
+            return 0;
+    }
     return 1;
 }
 
 static int tc_deterministic(const int *cfg)
 {
-    (void)cfg;      /* no float atomics: split-K partials are summed in slice order */
+    (void)cfg;      /* no float atomics: split-K partials are summed in slice order, SPLITK 0's
+                     * pieces in piece order by whichever arrives last */
     return 1;
 }
 
@@ -769,6 +793,7 @@ static int tc_tile_of(const int *cfg, tpl_tile *t)
     t->bm = cfg[P_BM];
     t->bn = cfg[P_BN];
     t->splitk = cfg[P_SPLITK] > 1 ? cfg[P_SPLITK] : 1;
+    t->stream_k = cfg[P_SPLITK] == 0;   /* the wave-fill split evens out the last wave */
     t->products = 1;
     t->elem_bytes = tc_esz(cfg);
     if (cfg[P_PATH] == 90) {
@@ -822,8 +847,10 @@ const tpl_family tpl_tcgemm = {
         {"RASTER", 2, {0, 1}, "tile order: 0 along rows first, 1 along columns first"},
         {"GROUP", 3, {8, 16, 1}, "tile swizzle: this many tile rows (RASTER 1: columns) walked "
                                  "together for L2 reuse; 1 = off"},
-        {"SPLITK", 5, {1, 2, 4, 8, 16}, "K slices: FP32 partials + an ordered (deterministic) "
-                                         "reduce"},
+        {"SPLITK", 6, {1, 2, 4, 8, 16, 0}, "K slices: FP32 partials + an ordered (deterministic) "
+                                            "reduce; 0 PATH 90 wave-fill: whole waves of tiles "
+                                            "data-parallel, the last ones split by K, combined in "
+                                            "the kernel in a fixed order"},
         {"VEC", 4, {2, 8, 4, 1}, "epilogue width: 1 scalar, 2 pairs; 8 PATH 90 TMA stores or "
                                  "PATH 80 staged rows; 4 PATH 80 staged rows"},
         {"LOADW", 3, {16, 4, 2}, "PATH 80: bytes per global load of A and B (operands not "

@@ -21,6 +21,16 @@
 // both wgmma operands K-major, so it computes D^T = B^T * A^T: the B tile (N-major in shared
 // memory) is read into registers as wgmma's A operand, the A tile is the K-major B operand; each
 // k8 step is its own wgmma group, 3 in flight (T9_TFK), so no register load falls inside a group.
+//   SPLITK 0 (wave-fill split, BATCH 0, no FP8): the host (tcgemm_run.c's tc_wave_plan) keeps whole
+// waves of units (cluster tiles) data-parallel, one unit per item with the normal epilogue, and splits the
+// last sk units (the partial wave, perhaps with a full wave or two before it) into S pieces of equal K
+// steps, piece z of every split tile over the same K range, walked in the persistent order (units dp + S t
+// + z), so the CTAs that run at once share A and B slices in L2 as a data-parallel wave does (a stream-K
+// split into spread K ranges did not: notes section 10). The pieces of a tile are combined in the kernel
+// with no waiting (no co-residency assumed): each piece's warpgroups store FP32 partials to the piece's
+// workspace slot and count in on a counter per tile in global memory; the last to arrive adds the S
+// pieces in order z = 0..S-1 (deterministic, whoever arrives last), resets the counter and runs the
+// normal epilogue (alpha, beta, EPI, VEC 8's TMA stores) on the sum. docs/notes/tcgemm.md section 21.
 //
 // PATH 80 (NVRTC -arch=sm_80 or the device's own arch; every GPU since Ampere): `t8_gemm`,
 // mma.sync (m16n8k16 16-bit, m16n8k8 TF32) with ldmatrix fragments and a cp.async ring of STAGES
@@ -120,7 +130,9 @@
 #define GROUP 8         // tile swizzle: this many (cluster-)tile rows (RASTER 1: columns) walked together; 1 = off (1..16)
 #endif
 #ifndef SPLITK
-#define SPLITK 1        // K slices (1..16): >1 writes FP32 partials to a workspace, tc_splitk_reduce sums them
+#define SPLITK 1        // K slices (1..16): >1 writes FP32 partials to a workspace, tc_splitk_reduce sums them;
+                        // PATH 90 0 = wave-fill: whole waves of tiles as SPLITK 1, the last ones split by K and
+                        // combined in the kernel (the host plans the split)
 #endif
 #ifndef PING
 #define PING 0          // PATH 90: 1 = pingpong: each consumer warpgroup owns whole tiles (BM x BN), taking
@@ -525,7 +537,7 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
                         // conflict-free stores) and writes them with TMA stores, as cuBLAS's TF32 kernel does; 0 = direct
                         // stores. TF32 VEC 8 selects it (the family's lattice does not offer it yet: notes section 14)
 #endif
-#if T9_TES && (!TC_TF32 || PING || SPLITK != 1 || T9_WP != 64 || BM % 32 != 0)
+#if T9_TES && (!TC_TF32 || PING || SPLITK > 1 || T9_WP != 64 || BM % 32 != 0)
 #error "tcgemm PATH 90: T9_TES is for TF32 without PING or SPLITK, 64 C columns per consumer warpgroup"
 #endif
 #if VEC == 8 && TYPE != 2
@@ -556,6 +568,18 @@ tc_splitk_reduce(int M, int N, const float *__restrict__ ws, float alpha, float 
 #define T9_BATCH_PARAM , int batch, long long sc   // products in this launch, C's product stride (elements)
 #else
 #define T9_BATCH_PARAM
+#endif
+#define T9_WF (SPLITK == 0)             // the wave-fill split (the header comment)
+#define T9_SLICES (T9_WF ? 1 : SPLITK)  // K slices of every unit
+#if T9_WF && (BATCH || PING || FP8)
+#error "tcgemm PATH 90: SPLITK 0 (wave-fill split) has BATCH 0, no PING, no FP8"
+#endif
+#if T9_WF
+// counters: one int per split unit, CTA of the cluster and consumer warpgroup, zero at the launch (the
+// kernel leaves them zero); units [0, dp_units) whole, the rest in wf_split pieces each
+#define T9_WF_PARAM , int *__restrict__ counters, int dp_units, int wf_split
+#else
+#define T9_WF_PARAM
 #endif
 
 // TMA tensor map (CUtensorMap: 128 bytes, 64-byte aligned), passed by value as __grid_constant__
@@ -988,6 +1012,57 @@ __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, 
 #endif
 
 
+#if T9_WF
+// Item u of the wave-fill walk: its unit t and K steps [k0, k1) (the balanced split of kt K steps in S pieces)
+#define T9_WF_ITEM(u, t, k0, k1)                                                      \
+    int t = (u), k0 = 0, k1 = kt_all;                                                 \
+    if ((u) >= dp_units) {                                                            \
+        const int p_ = (u) - dp_units, s_ = p_ / wf_split, z_ = p_ - s_ * wf_split;   \
+        t = dp_units + s_;                                                            \
+        k0 = (int)((long long)z_ * kt_all / wf_split);                                \
+        k1 = (int)((long long)(z_ + 1) * kt_all / wf_split);                          \
+    }
+
+// 1 in every thread of the 128 at named barrier id if v is non-zero in any of them (a barrier with an OR).
+__device__ __forceinline__ int t9_bar_or(int id, int v)
+{
+    int o;
+    asm volatile("{\n.reg .pred p, q;\nsetp.ne.s32 p, %1, 0;\nbar.red.or.pred q, %2, 128, p;\n"
+                 "selp.s32 %0, 1, 0, q;\n}" : "=r"(o) : "r"(v), "r"(id) : "memory");
+    return o;
+}
+
+// A piece's accumulators to or from its workspace slot w (BM x BN floats of one CTA): float4 j of accumulator
+// row i of consumer thread x (c * 128 + tid) at (i * T9_ACC / 4 + j) * (WG * 128) + x, coalesced; every
+// piece of a tile is computed by the same threads of its CTAs, so a thread reads back its own elements.
+__device__ __forceinline__ void t9_wf_store(const float (&d)[T9_MI][T9_ACC], float *w, int x)
+{
+    float4 *p = (float4 *)w + x;
+#pragma unroll
+    for (int i = 0; i < T9_MI; i++)
+#pragma unroll
+        for (int j = 0; j < T9_ACC / 4; j++)
+            __stcg(p + (i * T9_ACC / 4 + j) * (WG * 128),
+                   make_float4(d[i][4 * j], d[i][4 * j + 1], d[i][4 * j + 2], d[i][4 * j + 3]));
+}
+
+template <bool ADD>
+__device__ __forceinline__ void t9_wf_load(float (&d)[T9_MI][T9_ACC], const float *w, int x)
+{
+    const float4 *p = (const float4 *)w + x;
+#pragma unroll
+    for (int i = 0; i < T9_MI; i++)
+#pragma unroll
+        for (int j = 0; j < T9_ACC / 4; j++) {
+            const float4 v = __ldcg(p + (i * T9_ACC / 4 + j) * (WG * 128));
+            d[i][4 * j] = ADD ? d[i][4 * j] + v.x : v.x;
+            d[i][4 * j + 1] = ADD ? d[i][4 * j + 1] + v.y : v.y;
+            d[i][4 * j + 2] = ADD ? d[i][4 * j + 2] + v.z : v.z;
+            d[i][4 * j + 3] = ADD ? d[i][4 * j + 3] + v.w : v.w;
+        }
+}
+#endif
+
 // BATCH 1: unit tile t of the launch -> its product `prod` and its cluster tile t inside the product
 // (a cluster's CTAs share a unit, so they work in one product); BATCH 0: product 0.
 #if BATCH
@@ -1009,7 +1084,8 @@ __device__ __forceinline__ void t9_st2(tc_elem *C, long long ldc, int m, int n, 
 extern "C" __global__ void __launch_bounds__(T9_THREADS, 1)
 tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
        const __grid_constant__ t9_tmap tmC, tc_elem *__restrict__ C, int m, int n, int k, long long ldc,
-       float alpha, float beta, int vec_ok, float *__restrict__ ws T9_BATCH_PARAM TC_EPI_PARAM TC_F8_PARAM)
+       float alpha, float beta, int vec_ok, float *__restrict__ ws T9_BATCH_PARAM T9_WF_PARAM TC_EPI_PARAM
+       TC_F8_PARAM)
 {
     TC_F8_SCALE();
     extern __shared__ unsigned char t9_raw[];
@@ -1034,10 +1110,12 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
     int sm = TC_CDIV(tm, CM), sn = TC_CDIV(tn, CN);
 #if BATCH
     int units = sm * sn * batch;    // the host keeps it below 2^31
+#elif T9_WF
+    int units = dp_units + (sm * sn - dp_units) * wf_split;
 #else
     int units = sm * sn * SPLITK;
 #endif
-    int kt_all = TC_CDIV(k, BK), kt_per = TC_CDIV(kt_all, SPLITK);
+    int kt_all = TC_CDIV(k, BK), kt_per = TC_CDIV(kt_all, T9_SLICES);
     int cluster = blockIdx.x / T9_CL, clusters = gridDim.x / T9_CL;
 
     if (wg == 0) {
@@ -1050,11 +1128,18 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             int s = 0;
             unsigned ph = 0;
             for (int u = cluster; u < units; u += clusters) {
+#if T9_WF
+                T9_WF_ITEM(u, t, k0, k1);
+                int pm, pn;
+#else
                 int t = u / SPLITK, z = u - t * SPLITK, pm, pn;
+#endif
                 T9_PRODUCT(t);
                 t9_tile(t, sm, sn, &pm, &pn);
                 int m0 = (pm * CM + cm) * BM, n0 = (pn * CN + cn) * BN;
+#if !T9_WF
                 int k0 = z * kt_per, k1 = k0 + kt_per < kt_all ? k0 + kt_per : kt_all;
+#endif
                 for (int kt = k0; kt < k1; kt++) {
                     t9_bar_wait(bars + 8 * (STAGES + s), ph ^ 1);
                     unsigned full = bars + 8 * s;
@@ -1135,9 +1220,17 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
         int s = 0, i_unit = 0;
         unsigned ph = 0;
         for (int u = cluster; u < units; u += clusters, i_unit++) {
+#if T9_WF
+            T9_WF_ITEM(u, t, k0, k1);
+            int pm, pn;
+            const int z = 0;
+#else
             int t = u / SPLITK, z = u - t * SPLITK, pm, pn;
+#endif
             T9_PRODUCT(t);
+#if !T9_WF
             int k0 = z * kt_per, k1 = k0 + kt_per < kt_all ? k0 + kt_per : kt_all;
+#endif
             if (PING && i_unit % WG != c) {     // the other warpgroup's tile: skip its stages
                 int adv = s + (k1 > k0 ? k1 - k0 : 0);
                 ph ^= (adv / STAGES) & 1;
@@ -1438,6 +1531,32 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     for (int j = 0; j < T9_ACC; j++)
                         d[i][j] = 0.0f;
             }
+#if T9_WF
+            if (u >= dp_units && wf_split > 1) {
+                // A piece of a split unit (the header comment): store it, fence, count in; the last of the
+                // tile's wf_split pieces to arrive sums them in piece order and stores C below, the others
+                // go on to their next item.
+                const int piece = u - dp_units, st = piece / wf_split, x = c * 128 + tid;
+                float *const slot0 = ws + ((long long)(st * wf_split) * T9_CL + rank) * (BM * BN);
+                t9_wf_store(d, slot0 + (long long)(piece - st * wf_split) * T9_CL * (BM * BN), x);
+                __threadfence();
+                asm volatile("bar.sync %0, 128;" :: "r"(8 + c) : "memory");
+                int last = 0;
+                if (tid == 0) {
+                    int *cnt = counters + ((long long)st * T9_CL + rank) * WG + c;
+                    last = atomicAdd(cnt, 1) == wf_split - 1;
+                    if (last)
+                        *cnt = 0;           // every piece has counted in: ready for the next call
+                }
+                if (!t9_bar_or(8 + c, last))
+                    continue;
+                __threadfence();
+                t9_wf_load<false>(d, slot0, x);
+#pragma unroll 1
+                for (int zz = 1; zz < wf_split; zz++)
+                    t9_wf_load<true>(d, slot0 + (long long)zz * T9_CL * (BM * BN), x);
+            }
+#endif
 #if T9_TES
             if (vec_ok & 2) {
                 // T9_TES: chunk b = C rows m0 + 32b .. + 31 of this warpgroup's 64 columns, in two 128-byte-swizzled
@@ -1474,7 +1593,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 continue;
             }
 #endif
-#if T9_C_BYTES > 0 && SPLITK == 1 && TYPE != 2
+#if T9_C_BYTES > 0 && SPLITK <= 1 && TYPE != 2
             if (vec_ok & 6) {
                 // stage alpha*acc (rounded) in this warpgroup's 128-byte-swizzled boxes of 64 columns,
                 // then one thread stores them with TMA; the stores overlap the next tile's main loop

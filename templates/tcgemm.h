@@ -23,6 +23,7 @@ enum {
 #define TC_SLOT_PARTIALS 0              /* split-K partials (zeros for k == 0) */
 #define TC_SLOT_PACKED_A 1
 #define TC_SLOT_PACKED_B 2
+#define TC_SLOT_COUNTERS 3              /* SPLITK 0's counters (zeroed when allocated, left zero) */
 
 extern const tpl_family tpl_tcgemm;
 
@@ -33,7 +34,7 @@ extern const tpl_family tpl_tcgemm;
 /* The named baselines and the built-in choices (tcgemm_defaults.c); the counts are checked
  * there at compile time. */
 #define TC_N_BASELINES 8
-#define TC_N_DEFAULTS 37
+#define TC_N_DEFAULTS 38
 extern const tpl_baseline tc_baselines[TC_N_BASELINES];
 extern const tpl_default tc_defaults[TC_N_DEFAULTS];
 
@@ -59,6 +60,31 @@ int tc_batch_stride_ok(long long count, long long stride, long long rows, long l
  * that aligned, else 8 or 4 bytes (read in place by the same kernel), else 0 (the host packs it). */
 int t8_load_width(unsigned long long base, long long ld, long long stride, long long count, int esz,
                   int loadw);
+/* The wave-fill split of SPLITK 0 (PATH 90, tcgemm.cu): `units` output units (cluster tiles) of
+ * `ksteps` K steps each on `slots` persistent clusters walking them round-robin. Units
+ * [0, dp_units) run whole (full waves, dp_units a multiple of slots); each of the others is cut
+ * into `split` pieces of equal K ranges (piece z of every such unit over the same range, so the
+ * clusters running at once share A and B slices in L2), combined by the last piece to arrive.
+ * Of the splits that cut the last partial wave alone or with up to TC_WAVE_MAX_EXTRA full waves
+ * before it into 2..TC_WAVE_MAX_SPLIT pieces of at least TC_WAVE_MIN_KSTEPS K steps, the one
+ * whose busiest cluster has the fewest K steps (a piece's partial counted as TC_WAVE_FIXUP_KSTEPS
+ * K steps where it is stored and again where it is summed), if it saves at least
+ * TC_WAVE_MIN_GAIN_PERCENT of the whole units' K steps; split 1 (dp_units = units) otherwise.
+ * steps and steps_whole: the busiest cluster's predicted K steps with the plan and with every
+ * unit whole. */
+#define TC_WAVE_MAX_SPLIT 16
+#define TC_WAVE_MAX_EXTRA 2
+#define TC_WAVE_MIN_KSTEPS 8
+#define TC_WAVE_FIXUP_KSTEPS 1
+typedef struct tc_wave_plan {
+    long long dp_units, split, steps, steps_whole;
+} tc_wave_plan;
+void tc_wave_plan_of(long long units, long long ksteps, long long slots, tc_wave_plan *w);
+#define TC_WAVE_MIN_GAIN_PERCENT 5
+/* The wave-fill rule (the built-in choices, applicable): 1 if the plan splits, so where fewer
+ * units than about 0.9 of a wave, or a ragged last wave, leave at least TC_WAVE_MIN_GAIN_PERCENT
+ * of the clusters' time idle, over a K deep enough for pieces of TC_WAVE_MIN_KSTEPS K steps. */
+int tc_wave_fill_pays(long long units, long long ksteps, long long slots);
 /* Row-major C = act(alpha op(A) op(B) + beta C + bias) for every product of the batch
  * (tcgemm_run.c): the family's run(). */
 at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args);

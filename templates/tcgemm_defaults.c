@@ -66,6 +66,18 @@ const tpl_baseline tc_baselines[] = {
 #define TC_B90(tile, vec) "TYPE=0,PATH=90," tile ",CM=1,CN=1,WARPS_M=2,WARPS_N=2,RASTER=0," \
     "GROUP=8,SPLITK=1,VEC=" #vec ",LOADW=16,BATCH=1"
 
+/* A wave-fill row's rule (tpl_default.applies): one product whose cluster tiles of cfg, on dev's
+ * SMs (one CTA each: PATH 90's launch bounds), the wave-fill split pays for (tcgemm.h). */
+static int tc_wave_row_applies(const int *cfg, const at_device_info *dev, const tpl_problem *p)
+{
+    if (p->n_dims != 3 || tpl_problem_batch(p) > 1)
+        return 0;
+    int cl = cfg[P_CM] * cfg[P_CN];
+    long long units = tpl_cdiv(tpl_cdiv(p->dims[0], cfg[P_BM]), cfg[P_CM]) *
+                      tpl_cdiv(tpl_cdiv(p->dims[1], cfg[P_BN]), cfg[P_CN]);
+    return tc_wave_fill_pays(units, tpl_cdiv(p->dims[2], cfg[P_BK]), tpl_device_sms(dev) / cl);
+}
+
 #define TC_P80_64 "TYPE=0,PATH=80,BM=64,BN=64,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2," \
     "WARPS_N=2,RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16"
 #define TC_P80_64_TF32 "TYPE=2,PATH=80,BM=64,BN=64,BK=16,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2," \
@@ -186,6 +198,14 @@ const tpl_default tc_defaults[] = {
      .config = "TYPE=2,PATH=90,BM=128,BN=64,BK=32,STAGES=4,WG=1,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
                "RASTER=0,GROUP=8,SPLITK=1,VEC=2,LOADW=16",
      .origin = "sm90 TF32: n <= 64, 128 x 64 tiles of one warpgroup, split-K filling a wave"},
+    /* the wave-fill split (SPLITK 0) where its rule says it pays: fewer 128 x 256 tiles than a
+     * wave over a deep K (1024 x 1024 x 16384: 32 tiles in 4 pieces each), a ragged last wave
+     * (2500 x 6000 x 3000: 3.6 waves, the last 1.6 in 3 pieces); reasoned, not yet measured
+     * (docs/notes/tcgemm.md section 21) */
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .batch = TPL_SINGLE,
+     .applies = tc_wave_row_applies, .config = TC_TILE90("BM=128,BN=256,BK=64,STAGES=3", 0, 8),
+     .origin = "sm90: the 4096^3 winner's tile with the wave-fill split, where tc_wave_fill_pays "
+               "(an idle part of a wave over a deep enough K)"},
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .max_tiles = TC_SPLIT_MAX_TILES, .min_k = 2048,
      .fill_waves = 1, .config = TC_TILE90("BM=128,BN=128,BK=64,STAGES=4", 1, 2),
      .origin = "sm90: 128 x 128 tiles, split-K filling a wave, for at most about half a wave of "

@@ -107,13 +107,75 @@ static at_status tc_reduce(at_exec *ex, tc_call *c, CUdeviceptr W)
                      256, 1, 1, 0, a);
 }
 
-/* The split-K workspace (SPLITK m x n FP32 partials) in slot 0. */
+/* The split-K workspace (SPLITK m x n FP32 partials) in slot 0 (SPLITK 0: t9_run's own). */
 static at_status tc_workspace(at_exec *ex, const int *cfg, const tc_call *c, CUdeviceptr *W)
 {
     *W = 0;
-    if (cfg[P_SPLITK] == 1)
+    if (cfg[P_SPLITK] <= 1)
         return AT_OK;
     return ex_scratch(ex, TC_SLOT_PARTIALS, (size_t)cfg[P_SPLITK] * c->m * c->n * 4, W);
+}
+
+void tc_wave_plan_of(long long units, long long ksteps, long long slots, tc_wave_plan *w)
+{
+    slots = slots < 1 ? 1 : slots;
+    long long full = units > 0 ? units / slots : 0, rem = units > 0 ? units % slots : 0;
+    w->dp_units = units > 0 ? units : 0;
+    w->split = 1;
+    w->steps = w->steps_whole = tpl_cdiv(w->dp_units, slots) * (ksteps > 0 ? ksteps : 0);
+    if (rem == 0 || ksteps < 2 * TC_WAVE_MIN_KSTEPS)
+        return;
+    for (long long extra = 0; extra <= full && extra <= TC_WAVE_MAX_EXTRA; extra++) {
+        long long sk = rem + extra * slots, whole_waves = full - extra;
+        for (long long s = 2; s <= TC_WAVE_MAX_SPLIT && ksteps / s >= TC_WAVE_MIN_KSTEPS; s++) {
+            long long rounds = tpl_cdiv(sk * s, slots);
+            /* the busiest cluster: its whole units, its pieces (the longest K range each), a
+             * partial stored per piece and the s partials of a tile summed once */
+            long long steps = whole_waves * ksteps + rounds * tpl_cdiv(ksteps, s) +
+                              (rounds + s) * TC_WAVE_FIXUP_KSTEPS;
+            if (steps < w->steps && whole_waves * slots + sk * s <= 0x7fffffffLL) {
+                w->steps = steps;
+                w->dp_units = whole_waves * slots;
+                w->split = s;
+            }
+        }
+    }
+    if (w->steps * 100 > w->steps_whole * (100 - TC_WAVE_MIN_GAIN_PERCENT)) {
+        w->dp_units = units;    /* too little saved for the partials' traffic risk */
+        w->split = 1;
+        w->steps = w->steps_whole;
+    }
+}
+
+int tc_wave_fill_pays(long long units, long long ksteps, long long slots)
+{
+    tc_wave_plan w;
+    tc_wave_plan_of(units, ksteps, slots, &w);
+    return w.split > 1;
+}
+
+/* SPLITK 0's plan for `units` cluster tiles on `fit` clusters, its piece slots (CL x BM x BN
+ * FP32 partials each, TC_SLOT_PARTIALS) and counters (one per split unit, CTA and consumer
+ * warpgroup, TC_SLOT_COUNTERS: zeroed when allocated, the kernel leaves them zero). */
+static at_status t9_wave_workspace(at_exec *ex, const int *cfg, long long units, int k, int fit,
+                                   tc_wave_plan *w, CUdeviceptr *W, CUdeviceptr *counters)
+{
+    int cl = cfg[P_CM] * cfg[P_CN];
+    tc_wave_plan_of(units, tpl_cdiv(k, cfg[P_BK]), fit, w);
+    *W = *counters = 0;
+    if (w->split <= 1)
+        return AT_OK;
+    long long sk = units - w->dp_units;
+    long long bytes = sk * w->split * cl * cfg[P_BM] * cfg[P_BN] * 4;
+    if (bytes > TC_MAX_WORKSPACE) {     /* the whole units instead */
+        w->dp_units = units;
+        w->split = 1;
+        return AT_OK;
+    }
+    at_status s = ex_scratch(ex, TC_SLOT_PARTIALS, (size_t)bytes, W);
+    if (s != AT_OK)
+        return s;
+    return ex_scratch_zeroed(ex, TC_SLOT_COUNTERS, (size_t)(sk * cl * cfg[P_WG]) * 4, counters);
 }
 
 /* `count` products of a strided batch (strides in elements: b->sa, b->sb, b->sc; count 1 with
@@ -334,7 +396,7 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
     int vec_ok = c->C % (2 * csz) == 0 && c->ldc % 2 == 0 && (count <= 1 || sc % 2 == 0);
     int c_tma = c->C % 16 == 0 && (c->ldc * csz) % 16 == 0 && (c->n * csz) % 16 == 0 &&
                 tc_batch_stride_ok(count, sc, c->m, c->ldc, csz);
-    if (cfg[P_VEC] == 8 && csz == 2 && cfg[P_SPLITK] == 1 && c->beta == 0.0f) {
+    if (cfg[P_VEC] == 8 && csz == 2 && cfg[P_SPLITK] <= 1 && c->beta == 0.0f) {
         if (c_tma) {
             if ((s = t9_map(ex, T9_MEMO_C, &mc, c_type, c->C, c->m, c->n, c->ldc, 2, 64,
                             (unsigned)(cfg[P_BM] / cfg[P_WG]), CU_TENSOR_MAP_L2_PROMOTION_NONE,
@@ -347,7 +409,7 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
     }
     /* TF32 VEC 8 (T9_TES): FP32 C in boxes of 32 x 32 with beta == 0 and C TMA-able; else the
      * kernel stores directly */
-    if (cfg[P_VEC] == 8 && tf32 && cfg[P_SPLITK] == 1 && c->beta == 0.0f && c_tma) {
+    if (cfg[P_VEC] == 8 && tf32 && cfg[P_SPLITK] <= 1 && c->beta == 0.0f && c_tma) {
         if ((s = t9_map(ex, T9_MEMO_C, &mc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, c->C, c->m, c->n,
                         c->ldc, 4, 32, 32, CU_TENSOR_MAP_L2_PROMOTION_NONE, depth, sc)) != AT_OK)
             return s;
@@ -361,20 +423,34 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
     if ((s = t9_fit(ex, cfg, threads, smem, &fit)) != AT_OK)
         return s;
     long long units = tpl_cdiv(tpl_cdiv(c->m, cfg[P_BM]), cfg[P_CM]) *
-                      tpl_cdiv(tpl_cdiv(c->n, cfg[P_BN]), cfg[P_CN]) * cfg[P_SPLITK] * count;
+                      tpl_cdiv(tpl_cdiv(c->n, cfg[P_BN]), cfg[P_CN]) *
+                      (cfg[P_SPLITK] > 1 ? cfg[P_SPLITK] : 1) * count;
     if (units > 0x7fffffff)
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: %lld cluster tiles in one launch (limit "
                        "2^31-1)", units);
-    long long clusters = units < fit ? units : fit;
-    int batch_count = (int)count;
-    void *a[19] = {&ma, &mb, &mc, &c->C, &c->m, &c->n, &c->k, &c->ldc, &c->alpha, &c->beta,
+    /* SPLITK 0: the wave-fill plan; its items (whole units, then the pieces) are the units the
+     * clusters walk */
+    tc_wave_plan wave = {units, 1, 0, 0};
+    CUdeviceptr counters = 0;
+    if (cfg[P_SPLITK] == 0 &&
+        (s = t9_wave_workspace(ex, cfg, units, c->k, fit, &wave, &W, &counters)) != AT_OK)
+        return s;
+    long long items = wave.dp_units + (units - wave.dp_units) * wave.split;
+    long long clusters = items < fit ? items : fit;
+    int batch_count = (int)count, dp_units = (int)wave.dp_units, split = (int)wave.split;
+    void *a[22] = {&ma, &mb, &mc, &c->C, &c->m, &c->n, &c->k, &c->ldc, &c->alpha, &c->beta,
                    &vec_ok, &W, &batch_count, &sc};
-    tc_tail_args(a, cfg[P_BATCH] ? 14 : 12, c);
+    if (cfg[P_SPLITK] == 0) {
+        a[12] = &counters;
+        a[13] = &dp_units;
+        a[14] = &split;
+    }
+    tc_tail_args(a, cfg[P_BATCH] ? 14 : cfg[P_SPLITK] == 0 ? 15 : 12, c);
     const unsigned grid[3] = {(unsigned)(clusters * cl), 1, 1}, block[3] = {threads, 1, 1};
     const unsigned cluster[3] = {(unsigned)cl, 1, 1};
     s = cl > 1 ? ex_launch_cluster(ex, "tcgemm", grid, block, cluster, smem, a)
                : ex_launch(ex, "tcgemm", grid[0], 1, 1, threads, 1, 1, smem, a);
-    if (s != AT_OK || cfg[P_SPLITK] == 1)
+    if (s != AT_OK || cfg[P_SPLITK] <= 1)
         return s;
     return tc_reduce(ex, c, W);
 }

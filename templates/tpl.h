@@ -271,6 +271,9 @@ typedef struct tpl_default {
     long long max_k;                /* k at most this (short products) */
     int fill_waves;                 /* 1: SPLITK is not the row's but tpl_wave_split's for the
                                        problem (the output's tiles fill a wave of the SMs) */
+    /* optional: the family's own rule, 0 where the row's configuration (fitted to p's kind)
+     * should not serve p on dev (NULL: the fields above decide) */
+    int (*applies)(const int *cfg, const at_device_info *dev, const tpl_problem *p);
     const char *config;             /* "NAME=v,...": every parameter */
     const char *origin;             /* where the choice comes from (a measurement) */
 } tpl_default;

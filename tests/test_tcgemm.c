@@ -35,13 +35,14 @@ static const char *const tt_names[P_COUNT] = {
 /* ---------------- the specification, written from the notes ----------------
  * Tiles, pipelines and epilogues (docs/notes/tcgemm.md "Final", docs/notes/tcgemm_sm80.md
  * "Performance"), as "PATH type BMxBNxBK stages extra vec": type b = BF16/FP16, t = TF32;
- * extra is "wgW cMxN" (PATH 90) or "wMxN lL" (PATH 80); a trailing "split" allows SPLITK 2, 4, 8, 16. */
+ * extra is "wgW cMxN" (PATH 90) or "wMxN lL" (PATH 80); a trailing "split" allows SPLITK 2, 4, 8, 16,
+ * "wave" SPLITK 0 (the wave-fill split, docs/notes/tcgemm.md section 21). */
 static const char *const tt_spec[] = {
-    "90 b 128x256x64 3 wg2 c1x1 v8",
+    "90 b 128x256x64 3 wg2 c1x1 v8 wave",
     "90 b 128x192x64 4 wg2 c1x1 v8",
-    "90 b 128x256x64 4 wg2 c2x1 v2",
+    "90 b 128x256x64 4 wg2 c2x1 v2 wave",
     "90 b 128x256x64 4 wg2 c1x1 v2",
-    "90 b 128x128x64 4 wg2 c1x1 v8",
+    "90 b 128x128x64 4 wg2 c1x1 v8 wave",
     "90 b 128x128x64 4 wg2 c1x1 v2 split",
     "90 b 64x128x64 4 wg1 c1x1 v2 split",
     "90 b 64x256x64 4 wg1 c1x1 v2 split",
@@ -68,10 +69,10 @@ static const char *const tt_spec[] = {
     "80 t 64x64x16 4 w2x2 l16 v4",
 };
 
-/* One spec line, parsed: its parameter values (-1 = VEC free: "v-") and whether split. */
+/* One spec line, parsed: its parameter values (-1 = VEC free: "v-"), whether split, wave. */
 typedef struct tt_row {
     int v[P_COUNT];
-    int split;
+    int split, wave;
 } tt_row;
 
 #define TT_ROWS ((int)(sizeof tt_spec / sizeof tt_spec[0]))
@@ -104,6 +105,7 @@ static int tt_spec_parse(const char *s, tt_row *r)
     r->v[P_LOADW] = lw;
     r->v[P_VEC] = vec;
     r->split = strstr(s, "split") != NULL;
+    r->wave = strstr(s, "wave") != NULL;
     return 1;
 }
 
@@ -128,7 +130,7 @@ static int tt_row_match(const tt_row *r, const int *c)
 
 /* The specification: the lattice above, tile orders (PATH 90: RASTER 0/1 x GROUP 8/16 and
  * GROUP 1 with RASTER 0; PATH 80: GROUP 8 with RASTER 0/1), split-K 2 or 4 only on split rows
- * in RASTER 0, GROUP 8. */
+ * in RASTER 0, GROUP 8, SPLITK 0 only on wave rows in RASTER 0, GROUP 8. */
 static int tt_spec_ok(const int *c)
 {
     /* OPA / OPB 1 (an operand read in its stored layout) exist on every row of PATH 80 (every
@@ -151,9 +153,13 @@ static int tt_spec_ok(const int *c)
     }
     int found = 0;
     for (int i = 0; i < TT_ROWS && !found; i++)
-        found = tt_row_match(&tt_rows[i], c) && (c[P_SPLITK] == 1 || tt_rows[i].split);
+        found = tt_row_match(&tt_rows[i], c) &&
+                (c[P_SPLITK] == 1 || (c[P_SPLITK] > 1 && tt_rows[i].split) ||
+                 (c[P_SPLITK] == 0 && tt_rows[i].wave));
     if (!found)
         return 0;
+    if (c[P_SPLITK] == 0)
+        return c[P_RASTER] == 0 && c[P_GROUP] == 8;
     if (c[P_SPLITK] > 1)
         return (c[P_SPLITK] == 2 || c[P_SPLITK] == 4 || c[P_SPLITK] == 8 || c[P_SPLITK] == 16) &&
                c[P_RASTER] == 0 && c[P_GROUP] == 8;
