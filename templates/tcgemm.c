@@ -72,9 +72,10 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
                    "mma.sync has none before sm_89 and is not built for it",
     [R_FP8_LAYOUT] = "FP8 wgmma reads both operands K-major: OPA 0 and OPB 1 (other layouts are "
                      "packed first), and an FP32 C is stored directly (VEC 1 or 2)",
-    [R_SCALE] = "SCALE is 0 (per-tensor), 1 or 2 (block scales with one or two promotion "
-                "buffers: FP8 operands, BK 128 = one scale block, BN 64 or 128 inside one "
-                "128-column block of B, at most 64 accumulators per thread)",
+    [R_SCALE] = "SCALE is 0 (per-tensor), 1 or 2 (block scales, one or two promotion "
+                "buffers: FP8, BK 128 = one scale block, BN 64 or 128 with at most 64 "
+                "accumulators per thread; SCALE 1 also BN 256 in two N-halves, 64 rows per "
+                "warpgroup)",
     [R_BATCH] = "BATCH is 0 or 1; 1 (a strided batch's products in one launch, 3-D tensor maps) is "
                 "PATH 90 without split-K or FP8 operands, tile order GROUP 8 (RASTER 0 or 1)",
 };
@@ -290,6 +291,11 @@ static const tc_recipe tc_lattice[] = {
     {3, 90, 128, 128, 128, 4, 2, 1, 1, 2, 2, 2, 16, 1, 0},
     {3, 90, 128, 128, 128, 4, 2, 2, 1, 2, 2, 2, 16, 0, 0},
     {3, 90, 128, 64, 128, 4, 2, 1, 1, 2, 2, 8, 16, 0, 0},
+    /* per-tensor FP8's tile, 128 x 256 (SCALE 1 only: two N-halves of 128 through one promotion
+     * buffer, tcgemm.cu's T9_NH): 3 stages with TMA stores (16-bit C; 208 KB with the staging),
+     * 4 stages with direct paired stores */
+    {3, 90, 128, 256, 128, 3, 2, 1, 1, 2, 2, 8, 16, 0, 0},
+    {3, 90, 128, 256, 128, 4, 2, 1, 1, 2, 2, 2, 16, 0, 0},
 };
 #define TC_LATTICE_N ((int)(sizeof tc_lattice / sizeof tc_lattice[0]))
 
@@ -368,12 +374,18 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
                        (cfg[P_TYPE] == 2 && cfg[P_VEC] != 1 && cfg[P_VEC] != 2)))
         return tc_reject(R_FP8_LAYOUT, why, len);
     /* block scales: the accumulator d and SCALE promotion buffers, (BM / WG / 64) x BN / 2 FP32
-     * registers each (tcgemm.cu's SCALE): at most 128 with one buffer, 192 with two */
+     * registers each (tcgemm.cu's SCALE): at most 128 with one buffer, 192 with two; SCALE 1 at
+     * BN 256 (tcgemm.cu's T9_NH): d (128) and one buffer of an N-half of 128 columns (64), 192,
+     * with one m64 wgmma per warpgroup */
     if (cfg[P_SCALE] < 0 || cfg[P_SCALE] > 2 ||
-        (cfg[P_SCALE] && (!cfg[P_FP8] || cfg[P_BK] != 128 || (cfg[P_BN] != 64 && cfg[P_BN] != 128) ||
-                          cfg[P_WG] < 1 || cfg[P_BM] % cfg[P_WG] ||
-                          (cfg[P_SCALE] + 1) * (cfg[P_BM] / cfg[P_WG] / 64) * (cfg[P_BN] / 2) >
-                              64 * (cfg[P_SCALE] + 1))))
+        (cfg[P_SCALE] && (!cfg[P_FP8] || cfg[P_BK] != 128 || cfg[P_WG] < 1 ||
+                          cfg[P_BM] % cfg[P_WG] ||
+                          (cfg[P_BN] == 256
+                               ? cfg[P_SCALE] != 1 || cfg[P_BM] / cfg[P_WG] != 64
+                               : (cfg[P_BN] != 64 && cfg[P_BN] != 128) ||
+                                     (cfg[P_SCALE] + 1) * (cfg[P_BM] / cfg[P_WG] / 64) *
+                                             (cfg[P_BN] / 2) >
+                                         64 * (cfg[P_SCALE] + 1)))))
         return tc_reject(R_SCALE, why, len);
     /* BATCH 1: PATH 90's products in one launch (the units over tiles x products): one K slice
      * per unit (split-K batches stay per product, as on PATH 80), FP8 batches per product; the
@@ -873,7 +885,9 @@ const tpl_family tpl_tcgemm = {
         {"SCALE", 3, {0, 1, 2}, "FP8 scaling (the problem's kind): 0 per-tensor, 1 block scales (1 "
                                 "x 128 of A, 128 x 128 of B; each K-block's product promoted to "
                                 "FP32 with its scales), 2 block scales with two promotion buffers "
-                                "(the next K-block's wgmmas run during a promotion)",
+                                "(the next K-block's wgmmas run during a promotion); SCALE 1 at "
+                                "BN 256 runs each K-block in two N-halves of 128 through one "
+                                "buffer",
          .omit_first = 1},
         {"BATCH", 2, {0, 1}, "PATH 90 strided batches: 0 one launch per product, 1 every product "
                              "in one launch (3-D tensor maps, persistent units over tiles x "

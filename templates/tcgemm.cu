@@ -56,6 +56,8 @@
 // SCALE 1 (block scales, docs/fp8.md): scale_a per 1 x 128 of A and scale_b per 128 x 128 of B (device arrays);
 // each K-block's wgmmas accumulate into a second accumulator, promoted into the first with its two scales in FP32.
 // SCALE 2: the same product with two promotion buffers, so one K-block's wgmmas run while the previous one is promoted.
+// SCALE 1 at BN 256 (T9_NH): each K-block's wgmmas run in two N-halves of 128 (m64n128k32) into one promotion buffer of
+// half the accumulator's size, each half promoted into its half of the accumulator before the next half is issued.
 // Accumulation is FP32; alpha and beta are FP32 and applied to the FP32 accumulator; C is rounded
 // once (round to nearest even) at the store. C has the input type: it halves the epilogue's
 // traffic and is what frameworks and cublasGemmEx with Ctype = Atype do. beta == 0 never reads C
@@ -175,7 +177,8 @@
 #define SCALE 0         // FP8 scaling: 0 per-tensor (three device floats); 1 block scales: scale_a m x ceil(k/128) floats
                         // (row i, K-block kb at i * ceil(k/128) + kb), scale_b ceil(n/128) x ceil(k/128) (column block jb,
                         // K-block kb at jb * ceil(k/128) + kb), scale_d one float; BK 128, BN 64 or 128, one m64 wgmma per warpgroup;
-                        // 2 block scales with two promotion buffers (K-block j + 1's wgmmas in flight while j is promoted)
+                        // 2 block scales with two promotion buffers (K-block j + 1's wgmmas in flight while j is promoted);
+                        // SCALE 1 also takes BN 256: two N-halves of 128 through one promotion buffer (T9_NH)
 #endif
 #ifndef BATCH
 #define BATCH 0         // PATH 90: 1 = every product of a strided batch in one launch (3-D tensor maps {cols, rows,
@@ -191,8 +194,9 @@
 #if FP8 < 0 || FP8 > 3 || (FP8 && (EPI || PATH != 90))
 #error "tcgemm: FP8 is 0..3, PATH 90 only, without a fused epilogue"
 #endif
-#if SCALE < 0 || SCALE > 2 || (SCALE && (!FP8 || BK != 128 || (BN != 64 && BN != 128) || BM / WG != 64 || PING))
-#error "tcgemm: SCALE 1 or 2 (block scales) is FP8 with BK 128, BN 64 or 128 and one m64 wgmma per consumer warpgroup"
+#if SCALE < 0 || SCALE > 2 || (SCALE && (!FP8 || BK != 128 || (BN != 64 && BN != 128 && (SCALE != 1 || BN != 256)) || \
+                                          BM / WG != 64 || PING))
+#error "tcgemm: SCALE 1 or 2 (block scales) is FP8 with BK 128, BN 64 or 128 (SCALE 1 also 256) and one m64 wgmma per consumer warpgroup"
 #endif
 
 // ---- shared: the element type of C (and of A and B, FP8 0), the operands' tc_in, conversions ----
@@ -795,6 +799,42 @@ __device__ __forceinline__ void t9_mma_tf32(float *d, const unsigned *a, unsigne
 }
 #endif
 
+// ---- SCALE 1 at BN 256 (T9_NH): block scales through two N-halves ----
+// The accumulator d is the m64n256 wgmma's (T9_ACC 128); each K-block's wgmmas run as two m64n128k32 chains into one
+// promotion buffer of 64 FP32 registers (t9_mma_h), whose register j is, in half h, the element of d's register
+// 64 h + j (the fragment layout orders registers by 8-column groups: registers 0..63 hold columns 0..127).
+#define T9_NH (SCALE == 1 && BN == 256)
+#if T9_NH
+// d += A * B on a 64 x 128 tile, k32 (FP8, both operands K-major by descriptor); scd = 0 overwrites d instead
+__device__ __forceinline__ void t9_mma_h(float *d, unsigned long long da, unsigned long long db, int scd)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32." T9_PTXA "." T9_PTXB "\n"
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, %64, %65, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(da), "l"(db), "r"(scd));
+}
+
+__device__ __forceinline__ void t9_fence_h(float *d)
+{
+#pragma unroll
+    for (int i = 0; i < 64; i++)
+        asm volatile("" : "+f"(d[i]) :: "memory");
+}
+#endif
+
 // ---- PTX helpers (sm_90) ----
 __device__ __forceinline__ unsigned t9_smem_addr(const void *p)
 {
@@ -1189,7 +1229,11 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
         // with the block's scales, d += scale_a[row][kb] scale_b[n0 / 128][kb] dt, in FP32: the tensor cores' reduced-
         // precision accumulation never spans more than 128 of K (docs/fp8.md). The wgmmas of a step complete before
         // the promotion (wait_group 0), so the stage is released at once.
+#if T9_NH
+        float dt[64];       // BN 256: one N-half's promotion buffer (t9_mma_h), d's registers 64 h .. 64 h + 63
+#else
         float dt[T9_ACC];
+#endif
 #endif
 #if SCALE == 2
         // Two promotion buffers, dt and dt1, taken in turns: a step issues K-block j's wgmmas, waits for block j - 1's
@@ -1256,6 +1300,12 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             for (int j = 0; j < T9_ACC; j++)
                 d[0][j] = 0.0f;
 #endif
+#if T9_NH
+            // BN 256: the second N-half's column block of B, n0 / 128 + 1, clamped to the last block (a half past n
+            // reads the last block's scales; its columns are never stored)
+            const int jb1 = n0 / 128 + 1 < TC_CDIV(n, 128) ? n0 / 128 + 1 : TC_CDIV(n, 128) - 1;
+            const float *sbk1 = scale_b + (long long)jb1 * kt_all;
+#endif
 #if SCALE == 2
             float pf0 = 0.0f, pf1 = 0.0f;   // the previous K-block's scale products (rows sr0, sr1)
 #endif
@@ -1279,6 +1329,9 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 // the block's scales, loaded ahead of the stage's wait and read after its wgmmas
                 const float la0 = sa0[kt], la1 = sa1[kt], lb = sbk[kt];
 #endif
+#if T9_NH
+                const float lb1 = sbk1[kt];     // the second N-half's
+#endif
                 t9_bar_wait(bars + 8 * s, ph);
                 unsigned sa = base + s * T9_STAGE_BYTES, sb = sa + T9_A_BYTES;
 #pragma unroll
@@ -1287,10 +1340,42 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #if SCALE == 2
                 t9_fence_acc(dc);
                 t9_fence_acc(dp);
+#elif T9_NH
+                t9_fence_h(dt);
 #elif SCALE
                 t9_fence_acc(dt);
 #endif
-#if !TC_TF32
+#if T9_NH
+                // BN 256 block scales: N-half 0's four wgmmas (B rows 0..127 of the stage) into dt, complete, promoted
+                // into d's registers 0..63 with the block's scales; then N-half 1's (B rows 128..255) into dt, left
+                // to the step's commit and wait below, which promote them into registers 64..127
+                (void)fa;
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    if (h == 1) {
+                        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+                        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+                        t9_fence_h(dt);
+                        const float f0 = la0 * lb, f1 = la1 * lb;   // rows sr0 and sr1, column block n0 / 128
+#pragma unroll
+                        for (int j = 0; j < 16; j++) {
+                            d[0][4 * j] += f0 * dt[4 * j];
+                            d[0][4 * j + 1] += f0 * dt[4 * j + 1];
+                            d[0][4 * j + 2] += f1 * dt[4 * j + 2];
+                            d[0][4 * j + 3] += f1 * dt[4 * j + 3];
+                        }
+                        t9_fence_h(dt);
+                    }
+                    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+                    for (int kk = 0; kk < BK / T9_KSTEP; kk++) {
+                        unsigned long long db = t9_desc(sb + h * (128 * 128) + (kk % 4) * 32, 16, 1024);
+                        unsigned long long da =
+                            t9_desc(sa + (kk / 4) * (BM * 128) + c * T9_WP * 128 + (kk % 4) * 32, 16, 1024);
+                        t9_mma_h(dt, da, db, kk > 0);
+                    }
+                }
+#elif !TC_TF32
                 (void)fa;
                 asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
@@ -1419,7 +1504,22 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #if SCALE == 2
                 t9_fence_acc(dp);           // block kt - 1 (if any) is complete: its stage is released below
 #endif
-#if SCALE == 1
+#if T9_NH
+                t9_fence_h(dt);
+                if (tid < T9_CL) {          // this stage is read: release it before N-half 1's promotion
+                    unsigned r = tid;
+                    if ((int)(r % CM) == cm || (int)(r / CM) == cn)
+                        t9_bar_arrive_cta(bars + 8 * (STAGES + s), r);
+                }
+                const float f0 = la0 * lb1, f1 = la1 * lb1;  // rows sr0 and sr1, column block n0 / 128 + 1
+#pragma unroll
+                for (int j = 0; j < 16; j++) {
+                    d[0][64 + 4 * j] += f0 * dt[4 * j];
+                    d[0][64 + 4 * j + 1] += f0 * dt[4 * j + 1];
+                    d[0][64 + 4 * j + 2] += f1 * dt[4 * j + 2];
+                    d[0][64 + 4 * j + 3] += f1 * dt[4 * j + 3];
+                }
+#elif SCALE == 1
                 t9_fence_acc(dt);
                 if (tid < T9_CL) {          // this stage is read: release it before the promotion
                     unsigned r = tid;

@@ -92,6 +92,15 @@ const tpl_default tc_defaults[] = {
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_FP8_C, .maths = TC_FP8B_MATHS,
      .max_tiles = TC_SPLIT_MAX_TILES, .min_k = 4096, .config = TC_TILE90_FP8B(2, 2),
      .origin = "sm90 block-scaled FP8: split-K 2 for at most about half a wave of tiles"},
+    /* per-tensor FP8's tile, 128 x 256 in two N-halves through one promotion buffer (SCALE 1 at
+     * BN 256, tcgemm.cu's T9_NH), where its tiles fill more than one wave (more than 264 tiles of
+     * 128 x 128); this row awaits its measurement on an H200 (docs/fp8.md: BENCH_TCGEMM_FP8_BLOCK
+     * against the 128 x 128 rows below) */
+    {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .maths = TC_FP8B_MATHS, .min_tiles = 265,
+     .config = "TYPE=0,PATH=90,BM=128,BN=256,BK=128,STAGES=3,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,OPB=1,FP8=1,SCALE=1",
+     .origin = "sm90 block-scaled FP8, 16-bit C: 128 x 256 tiles in two N-halves, 3 stages, TMA "
+               "stores, above one wave of them (not measured yet)"},
     {.cc_min = 90, .cc_max = 90, .dtypes = TC_16BIT, .maths = TC_FP8B_MATHS,
      .config = TC_TILE90_FP8B(1, 8),
      .origin = "sm90 block-scaled FP8, 16-bit C: 128 x 128 tiles, TMA stores"},

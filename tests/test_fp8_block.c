@@ -207,7 +207,7 @@ TEST(fp8_block_kernels_rules_and_kinds)
     CHECK(f->params[P_SCALE].omit_first && f->params[P_SCALE].n_values == 3);
     long long *idx = NULL, n = tpl_valid_configs(f, NULL, &idx);
     CHECK(n > 0 && idx);
-    int per[3][4][3] = {{{0}}}, tensor_checked = 0;
+    int per[3][4][3] = {{{0}}}, wide[4][3] = {{0}}, tensor_checked = 0;
     for (long long i = 0; i < n && !th_failed(); i++) {
         int c[TPL_MAX_PARAMS];
         tpl_config_from_index(f, idx[i], c);
@@ -221,16 +221,21 @@ TEST(fp8_block_kernels_rules_and_kinds)
         }
         if (!c[P_SCALE])
             continue;
-        per[c[P_SCALE]][c[P_FP8]][c[P_TYPE]]++;
-        /* the twin with the other number of promotion buffers is valid too */
+        /* BN 256 (two N-halves through one promotion buffer) is SCALE 1's alone */
+        if (c[P_BN] == 256)
+            wide[c[P_FP8]][c[P_TYPE]]++;
+        else
+            per[c[P_SCALE]][c[P_FP8]][c[P_TYPE]]++;
+        /* the twin with the other number of promotion buffers is valid too, except at BN 256 */
         int twin[TPL_MAX_PARAMS];
         memcpy(twin, c, sizeof twin);
         twin[P_SCALE] = 3 - c[P_SCALE];
-        CHECK_MSG(f->valid(twin, &h100, NULL, 0), "SCALE=%d FP8=%d BN=%d SPLITK=%d", c[P_SCALE],
-                  c[P_FP8], c[P_BN], c[P_SPLITK]);
+        CHECK_MSG(f->valid(twin, &h100, NULL, 0) == (c[P_BN] != 256),
+                  "SCALE=%d FP8=%d BN=%d SPLITK=%d", c[P_SCALE], c[P_FP8], c[P_BN], c[P_SPLITK]);
         CHECK(c[P_FP8] >= 1 && c[P_PATH] == 90 && c[P_BK] == 128 && c[P_OPB] == 1 &&
               c[P_OPA] == 0 && c[P_EPI] == 0);
-        CHECK((c[P_BN] == 128 || c[P_BN] == 64) && c[P_BM] / c[P_WG] == 64);
+        CHECK((c[P_BN] == 128 || c[P_BN] == 64 || (c[P_BN] == 256 && c[P_SCALE] == 1)) &&
+              c[P_BM] / c[P_WG] == 64);
         CHECK(f->valid(c, &h100, NULL, 0));
         for (int pr = 0; pr < 3; pr++)
             for (int t = 0; t < 3; t++)
@@ -255,17 +260,35 @@ TEST(fp8_block_kernels_rules_and_kinds)
                           t, per[sc][fv][t]);
     printf("    block-scaled kernels per pair and SCALE (BF16, FP16, FP32 C): %d %d %d\n",
            per[1][1][0], per[1][1][1], per[1][1][2]);
+    /* BN 256 SCALE 1 kernels of every pair and C type: VEC 8 (16-bit C) and VEC 2 rows, tile
+     * orders */
+    for (int fv = 1; fv < 4; fv++)
+        for (int t = 0; t < 3; t++)
+            CHECK_MSG(wide[fv][t] >= 4 && wide[fv][t] <= 20, "BN 256 FP8=%d TYPE=%d: %d", fv, t,
+                      wide[fv][t]);
+    printf("    BN 256 block-scaled kernels per pair (BF16, FP16, FP32 C): %d %d %d\n",
+           wide[1][0], wide[1][1], wide[1][2]);
     CHECK(tensor_checked > 0);
     /* the refusals */
     int c[TPL_MAX_PARAMS];
     char why[256];
-    CHECK(th_parse_config(f, "TYPE=0,PATH=90,BM=128,BN=256,BK=128,STAGES=4,WG=2,CM=1,CN=1,"
+    CHECK(th_parse_config(f, "TYPE=0,PATH=90,BM=128,BN=256,BK=128,STAGES=3,WG=2,CM=1,CN=1,"
                              "WARPS_M=2,WARPS_N=2,RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,OPB=1,"
                              "FP8=1,SCALE=1", c, __FILE__, __LINE__));
+    /* BN 256: SCALE 1 in two N-halves (128 + 64 registers), SCALE 2 would need 128 + 2 x 64 */
+    CHECK_MSG(f->valid(c, &h100, why, sizeof why), "%s", why);
+    c[P_SCALE] = 2;
     CHECK(!f->valid(c, NULL, why, sizeof why) && strstr(why, "SCALE is 0"));
-    c[P_SCALE] = 2;                     /* BN 256: two column blocks of B, 3 x 128 accumulators */
+    c[P_SCALE] = 1;
+    c[P_BM] = 256;                      /* two m64 wgmmas per warpgroup: 2 x (128 + 64) */
     CHECK(!f->valid(c, NULL, why, sizeof why) && strstr(why, "SCALE is 0"));
+    c[P_BM] = 128;
+    c[P_BN] = 192;                      /* no halves of one scale block each */
+    CHECK(!f->valid(c, NULL, why, sizeof why) && strstr(why, "SCALE is 0"));
+    c[P_BN] = 256;
+    c[P_SCALE] = 2;
     c[P_BN] = 128;
+    c[P_STAGES] = 4;
     CHECK_MSG(f->valid(c, NULL, why, sizeof why), "%s", why);
     c[P_SCALE] = 1;
     CHECK_MSG(f->valid(c, NULL, why, sizeof why), "%s", why);
@@ -394,7 +417,8 @@ TEST(fp8_block_benchmark_shapes_file)
 }
 
 /* NVRTC compiles SCALE 1 and 2 with every pair, C type and store path (sm_90a): TMA stores of a
- * 16-bit C, BN 64, direct paired stores (FP32 C), split-K's reduce, a cluster; and ptxas keeps
+ * 16-bit C, BN 64, BN 256 (SCALE 1's N-halves), direct paired stores (FP32 C), split-K's reduce,
+ * a cluster; and ptxas keeps
  * the wgmmas asynchronous: its log has no C7514 ("wgmma.mma_async instructions are serialized due
  * to non wgmma instructions reading accumulator registers ..."), which SCALE 2's promotion of one
  * buffer while the other's wgmmas run draws as soon as a group stays in flight across a loop's
@@ -419,6 +443,11 @@ TEST(fp8_block_nvrtc_compiles_every_value)
                "RASTER=0,GROUP=8,SPLITK=4,VEC=2") ",FP8=3,SCALE=2",
         TB_P90(1, "BM=128,BN=128,BK=128,STAGES=4,CM=2,CN=1",
                "RASTER=0,GROUP=8,SPLITK=1,VEC=2") ",FP8=1,SCALE=2",
+        /* BN 256: two N-halves through one promotion buffer, TMA stores and direct FP32 ones */
+        TB_P90(0, "BM=128,BN=256,BK=128,STAGES=3,CM=1,CN=1",
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=8") ",FP8=2,SCALE=1",
+        TB_P90(2, "BM=128,BN=256,BK=128,STAGES=4,CM=1,CN=1",
+               "RASTER=1,GROUP=16,SPLITK=1,VEC=2") ",FP8=3,SCALE=1",
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0] && !th_failed(); i++) {
         int c[TPL_MAX_PARAMS];
@@ -664,4 +693,188 @@ GPU_TEST(fp8_block_gpu_api_against_host_reference)
     CHECK_OK(at_destroy(h));
     cu->CtxPopCurrent(&popped);
     cu->DevicePrimaryCtxRelease(cd);
+}
+
+/* The BN 256 block-scaled kernels (SCALE 1 in two N-halves of 128 through one promotion buffer,
+ * tcgemm.cu's T9_NH), each run by tcgemm's run() on row-major NT operands against a float64 host
+ * product of the same bytes and scales (per K-block, from the definition): n no multiple of 256
+ * (a tile whose second half is partial, one whose second half lies past n and reads the clamped
+ * last column block's scales, 8 columns of a third tile), ragged m, k multiples of 128 (1 to 16
+ * K-blocks), every scale distinct per row / column block and K-block, beta 0 over a C of NaN
+ * and beta 0.5; the first element off by more than the tolerance is printed. */
+GPU_TEST(fp8_block_gpu_wide_tile_against_host_reference)
+{
+    const tpl_family *f = &tpl_tcgemm;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    if (th_failed())
+        return;
+    const at_device_info *dev = ms_device(g);
+    if (dev->cc_major != 9 || dev->cc_minor != 0) {
+        ms_close(g);
+        th_skip("FP8 GEMM runs on sm_90 only (this device: %s)", dev->arch);
+        return;
+    }
+    const cudrv *cu = ms_driver(g);
+    at_exec *ref = ms_reference(g);
+    /* the two lattice rows (TMA stores, direct paired stores), one pair and C type each */
+    static const struct { const char *config; int pair; } kernels[] = {
+        {TB_P90(0, "BM=128,BN=256,BK=128,STAGES=3,CM=1,CN=1", "RASTER=0,GROUP=8,SPLITK=1,VEC=8")
+         ",FP8=1,SCALE=1", 0},
+        {TB_P90(1, "BM=128,BN=256,BK=128,STAGES=4,CM=1,CN=1", "RASTER=1,GROUP=16,SPLITK=1,VEC=2")
+         ",FP8=2,SCALE=1", 1},
+        {TB_P90(2, "BM=128,BN=256,BK=128,STAGES=4,CM=1,CN=1", "RASTER=0,GROUP=8,SPLITK=1,VEC=2")
+         ",FP8=3,SCALE=1", 2},
+    };
+    static const int shapes[][3] = {
+        {300, 381, 384}, {257, 200, 256}, {129, 520, 1024}, {64, 130, 128}, {520, 640, 2048},
+    };
+    double worst = 0;
+    for (size_t kc = 0; kc < sizeof kernels / sizeof kernels[0] && !th_failed(); kc++) {
+        int cfg[TPL_MAX_PARAMS];
+        char why[256];
+        CHECK(th_parse_config(f, kernels[kc].config, cfg, __FILE__, __LINE__));
+        CHECK_MSG(f->valid(cfg, dev, why, sizeof why), "%s: %s", kernels[kc].config, why);
+        void *cubin = NULL;
+        size_t size = 0;
+        char *log = NULL;
+        at_status cs = tpl_compile(f, cfg, dev->arch, &cubin, &size, &log);
+        CHECK_MSG(cs == AT_OK, "compile %s: %s", kernels[kc].config, log ? log : "");
+        free(log);
+        CUmodule mod;
+        CHECK(cs == AT_OK && cu->ModuleLoadData(&mod, cubin) == CUDA_SUCCESS);
+        free(cubin);
+        if (th_failed())
+            break;
+        at_exec ex;
+        ex_init(&ex, cu, dev, mod, ref->stream, err, sizeof err);
+        const int pr = kernels[kc].pair, t = cfg[P_TYPE];
+        const at_dtype ct = tb_ctypes[t];
+        const size_t csz = ct == AT_R_32F ? 4 : 2;
+        const int e4a = tb_pairs[pr].a == AT_R_8F_E4M3, e4b = tb_pairs[pr].b == AT_R_8F_E4M3;
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0] && !th_failed(); s++) {
+            const int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+            const int kb = (k + 127) / 128, nb = (n + 127) / 128;
+            unsigned char *A = malloc((size_t)m * k), *B = malloc((size_t)n * k);
+            float *SA = malloc((size_t)m * kb * 4), *SB = malloc((size_t)nb * kb * 4);
+            void *C0 = malloc((size_t)m * n * csz), *C = malloc((size_t)m * n * csz);
+            double *R = malloc((size_t)m * n * sizeof(double));
+            CHECK(A && B && SA && SB && C0 && C && R);
+            if (th_failed()) {
+                free(A), free(B), free(SA), free(SB), free(C0), free(C), free(R);
+                break;
+            }
+            tb_random_fp8(A, (size_t)m * k, e4a, 101 + (unsigned)(s + 7 * kc));
+            tb_random_fp8(B, (size_t)n * k, e4b, 203 + (unsigned)(s + 7 * kc));
+            /* powers of two times odd eighths in [0.25, 4), distinct per block (exact in FP32) */
+            unsigned seed = 31 + (unsigned)s;
+            for (int i = 0; i < m * kb + nb * kb; i++) {
+                seed = seed * 1664525u + 1013904223u;
+                float v = (float)(8 + (seed >> 24) % 8) / 8.0f * (float)(1 << ((seed >> 16) % 4)) /
+                          4.0f;
+                if (i < m * kb)
+                    SA[i] = v;
+                else
+                    SB[i - m * kb] = v;
+            }
+            /* the float64 product, per K-block with its two scales (scale_b by column block) */
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                    double acc = 0;
+                    for (int b = 0; b < kb; b++) {
+                        double blk = 0;
+                        for (int q = b * 128; q < k && q < b * 128 + 128; q++)
+                            blk += tb_fp8(A[(size_t)i * k + q], e4a) *
+                                   tb_fp8(B[(size_t)j * k + q], e4b);
+                        acc += (double)SA[i * kb + b] * SB[(j / 128) * kb + b] * blk;
+                    }
+                    R[(size_t)i * n + j] = acc;
+                }
+            tpl_workset ws;
+            memset(&ws, 0, sizeof ws);
+            CUdeviceptr dA, dB, dC, dSA, dSB, dSD;
+            const float sd = 0.5f;
+            CHECK_OK(tpl_ws_alloc(ref, &ws, (size_t)m * k, &dA));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, (size_t)n * k, &dB));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, (size_t)m * n * csz, &dC));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, (size_t)m * kb * 4, &dSA));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, (size_t)nb * kb * 4, &dSB));
+            CHECK_OK(tpl_ws_alloc(ref, &ws, 16, &dSD));
+            CHECK_OK(ex_upload(ref, dA, A, (size_t)m * k));
+            CHECK_OK(ex_upload(ref, dB, B, (size_t)n * k));
+            CHECK_OK(ex_upload(ref, dSA, SA, (size_t)m * kb * 4));
+            CHECK_OK(ex_upload(ref, dSB, SB, (size_t)nb * kb * 4));
+            CHECK_OK(ex_upload(ref, dSD, &sd, 4));
+            for (int bz = 0; bz < 2 && !th_failed(); bz++) {
+                for (size_t i = 0; i < (size_t)m * n; i++) {
+                    double v = ((int)(i * 2654435761u % 2001) - 1000) / 500.0;
+                    if (ct == AT_R_16BF)
+                        ((uint16_t *)C0)[i] = bz ? th_to_bf16((float)v) : 0x7fc0;     /* NaN */
+                    else if (ct == AT_R_16F)
+                        ((uint16_t *)C0)[i] = bz ? th_to_f16(v) : 0x7e00;
+                    else
+                        ((float *)C0)[i] = bz ? (float)v : NAN;
+                }
+                CHECK_OK(ex_upload(ref, dC, C0, (size_t)m * n * csz));
+                const double alpha = 1.5, beta = bz ? 0.5 : 0.0;
+                tpl_args args = tpl_gemm_args(m, n, k, (float)alpha, dA, k, dB, k, (float)beta, dC,
+                                              n);
+                args.problem.dtype = ct;
+                args.problem.math = tb_pairs[pr].math;
+                args.problem.op_b = AT_OP_T;
+                args.operand[TPL_GEMM_SCALE_A].ptr = dSA;
+                args.operand[TPL_GEMM_SCALE_B].ptr = dSB;
+                args.operand[TPL_GEMM_SCALE_D].ptr = dSD;
+                at_status rs = f->run(&ex, cfg, &args);
+                if (rs == AT_OK)
+                    rs = ex_sync(&ex);
+                CHECK_MSG(rs == AT_OK, "%s at %dx%dx%d: %s", kernels[kc].config, m, n, k, err);
+                CHECK_OK(ex_download(ref, C, dC, (size_t)m * n * csz));
+                if (th_failed())
+                    break;
+                tpl_problem p = tb_problem(m, n, k, ct, tb_pairs[pr].math);
+                const double tol = f->tolerance(&p);
+                double num = 0, den = 0;
+                long long first_bad = -1;
+                double bad_got = 0, bad_ref = 0, rms = 0;
+                for (int i = 0; i < m; i++)
+                    for (int j = 0; j < n; j++) {
+                        size_t ic = (size_t)i * n + j;
+                        double r = sd * (alpha * R[ic] + (bz ? beta * tb_get_c(ct, C0, ic) : 0.0));
+                        double got = tb_get_c(ct, C, ic);
+                        num += (got - r) * (got - r);
+                        den += r * r;
+                    }
+                rms = sqrt(den / ((double)m * n));
+                /* the first element whose error exceeds the tolerance times the RMS of the result
+                 * (an element-wise view of the norm-wise rule; NaN counts) */
+                for (long long ic = 0; ic < (long long)m * n && first_bad < 0; ic++) {
+                    double c0 = bz ? tb_get_c(ct, C0, (size_t)ic) : 0.0;
+                    double r = sd * (alpha * R[ic] + beta * c0);
+                    double got = tb_get_c(ct, C, (size_t)ic);
+                    if (!(fabs(got - r) <= 8 * tol * rms)) {
+                        first_bad = ic;
+                        bad_got = got;
+                        bad_ref = r;
+                    }
+                }
+                double e = isfinite(num) ? sqrt(num / den) : INFINITY;
+                CHECK_MSG(e <= tol && first_bad < 0,
+                          "%s at %dx%dx%d beta %g: error %g (tolerance %g); first element off by "
+                          "more than 8 x tolerance x RMS: %s (%lld, %lld) = %g, want %g",
+                          kernels[kc].config, m, n, k, beta, e, tol,
+                          first_bad < 0 ? "none" : "at", first_bad < 0 ? -1LL : first_bad / n,
+                          first_bad < 0 ? -1LL : first_bad % n, bad_got, bad_ref);
+                worst = fmax(worst, e / tol);
+            }
+            tpl_workset_free(cu, &ws);
+            free(A), free(B), free(SA), free(SB), free(C0), free(C), free(R);
+        }
+        ex_release(&ex);
+        cu->ModuleUnload(mod);
+    }
+    printf("    BN 256 block-scaled kernels: 3 pairs / C types x 5 shapes x 2 betas, worst error "
+           "%.3f of the tolerance\n", worst);
+    ms_close(g);
 }

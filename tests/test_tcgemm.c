@@ -272,7 +272,7 @@ TEST(tcgemm_every_rejection_reason_is_reachable)
      * FP8 form does not read, with an FP32 C through TMA stores (the FP8 baseline, changed) */
     static const char *const odd[] = {"TYPE=3", "PATH=70", "BM=0", "RASTER=2", "SPLITK=0",
                                       "EPI=12", "EPI=-1", "FP8=4", "FP8=1", "BATCH=2", "B:EPI=1",
-                                      "B:OPB=0", "B:OPA=1", "B:TYPE=2", "B:BN=256"};
+                                      "B:OPB=0", "B:OPA=1", "B:TYPE=2", "B:BN=192"};
     for (size_t o = 0; o < sizeof odd / sizeof odd[0]; o++) {
         int c[TPL_MAX_PARAMS];
         const char *set = odd[o];
