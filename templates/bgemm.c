@@ -364,17 +364,8 @@ static at_status bg_run(at_exec *ex, const int *cfg, tpl_args *args)
     return ex_launch(ex, "bgemm", (unsigned)grid, 1, 1, threads, 1, 1, smem, a);
 }
 
-static void bg_work(const tpl_problem *p, double *flops, double *bytes)
-{
-    double m = (double)p->dims[0], n = (double)p->dims[1], k = (double)p->dims[2];
-    double b = (double)tpl_problem_batch(p), es = p->dtype == AT_R_64F ? 8.0 : 4.0;
-    *flops = 2.0 * m * n * k * b;
-    *bytes = es * (m * k + k * n + m * n) * b;  /* A and B read, C written (beta 0) once */
-}
-
-/* Inputs of a problem: each product's A and B packed one after another in the layout of
- * the problem's ops, uniform in [-1, 1) (tpl_fill_gemm_operand); alpha 1.5, beta 0 over a C
- * filled with NaN (it must not be read); the compensated float64 reference. */
+/* Inputs of a problem (tpl_prepare_gemm_beta0: A and B uniform in [-1, 1), alpha 1.5, beta 0
+ * over a NaN C, the compensated float64 reference of every product), for sizes bgemm computes. */
 static at_status bg_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
                             tpl_workset *ws)
 {
@@ -385,38 +376,8 @@ static at_status bg_prepare(at_exec *ref, const tpl_problem *p, unsigned long lo
     if (p->dims[0] < 1 || p->dims[1] < 1 || p->dims[2] < 1 || p->dims[0] > BG_MAX_DIM ||
         p->dims[1] > BG_MAX_DIM || p->dims[2] > BG_MAX_DIM || batch * p->dims[0] > BG_MAX_DIM)
         return ex_fail(ref, AT_ERR_INVALID_ARG, "bgemm: bad problem for prepare");
-    int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
-    at_dtype t = p->dtype;
-    size_t es = tpl_dtype_size(t), a_n = (size_t)batch * m * k, b_n = (size_t)batch * k * n;
-    size_t c_n = (size_t)batch * m * n;
-    CUdeviceptr A, B, C, C0, R;
-    if ((s = tpl_ws_alloc(ref, ws, a_n * es, &A)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, b_n * es, &B)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, c_n * es, &C)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, c_n * es, &C0)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, c_n * 8, &R)) != AT_OK)
-        return s;
-    const double alpha = 1.5;
-    long long lda = p->op_a == AT_OP_T ? m : k, ldb = p->op_b == AT_OP_T ? k : n;
-    memset(&ws->args, 0, sizeof ws->args);
-    ws->args.problem = *p;
-    ws->args.operand[TPL_GEMM_A] = (tpl_operand){A, lda, (long long)m * k};
-    ws->args.operand[TPL_GEMM_B] = (tpl_operand){B, ldb, (long long)k * n};
-    ws->args.operand[TPL_GEMM_C] = (tpl_operand){C, n, (long long)m * n};
-    ws->args.scalar[TPL_GEMM_ALPHA] = alpha;
-    ws->args.scalar[TPL_GEMM_BETA] = 0.0;
-    if ((s = tpl_fill_gemm_operand(ref, A, (long long)a_n, t, seed * 3 + 1)) != AT_OK ||
-        (s = tpl_fill_gemm_operand(ref, B, (long long)b_n, t, seed * 3 + 2)) != AT_OK ||
-        (s = ex_memset32(ref, C0, 0xFFFFFFFFu, c_n * es / 4)) != AT_OK ||
-        (s = tpl_ref_gemm_compensated(ref, &ws->args, C0, R)) != AT_OK)
-        return s;
-    ws->out = C;
-    ws->out_bytes = c_n * es;
-    ws->out_initial = C0;
-    ws->reference = R;
-    return AT_OK;
+    return tpl_prepare_gemm_beta0(ref, p, seed, ws);
 }
-
 
 /* The verification rule, relative Frobenius error against the float64 reference:
  * FP32: 4e-7 sqrt(k) + 1e-6 (matmul's: the FP32 accumulation grows like sqrt(k) 2^-24,
@@ -592,7 +553,7 @@ const tpl_family tpl_bgemm = {
     .applicable = bg_applicable,
     .deterministic = bg_deterministic,
     .run = bg_run,
-    .work = bg_work,
+    .work = tpl_gemm_work_beta0,
     .work_done = NULL,
     .prepare = bg_prepare,
     .check = tpl_check_gemm,

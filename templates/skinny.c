@@ -252,62 +252,15 @@ static at_status sk_run(at_exec *ex, const int *cfg, tpl_args *args)
     return AT_OK;
 }
 
-static void sk_work(const tpl_problem *p, double *flops, double *bytes)
-{
-    double m = (double)p->dims[0], n = (double)p->dims[1], k = (double)p->dims[2];
-    double b = (double)tpl_problem_batch(p), es = (double)tpl_dtype_size(p->dtype);
-    *flops = 2.0 * m * n * k * b;
-    *bytes = es * (m * k + k * n + m * n) * b;  /* A and B read, C written (beta 0) once */
-}
-
-/* Inputs of a problem: each product's A and B one after another in the layout of the ops,
- * uniform in [-1, 1); alpha 1.5, beta 0 over a C filled with NaN (it must not be read); the
- * compensated float64 reference (tpl_ref_gemm_compensated) of every product, under TF32 math
- * the float64 reference of the TF32-rounded inputs (tpl_ref_gemm_args). */
+/* Inputs of a problem (tpl_prepare_gemm_beta0: A and B uniform in [-1, 1) rounded to the type,
+ * alpha 1.5, beta 0 over a NaN C, the compensated float64 reference of every product, under
+ * TF32 math the float64 reference of the TF32-rounded inputs). */
 static at_status sk_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
                             tpl_workset *ws)
 {
     at_status s = tpl_check_gemm_prepare(ref, &tpl_skinny, p);
-    if (s != AT_OK)
-        return s;
-    long long batch = tpl_problem_batch(p);
-    int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
-    at_dtype t = p->dtype;
-    size_t es = tpl_dtype_size(t), a_n = (size_t)batch * m * k, b_n = (size_t)batch * k * n;
-    size_t c_n = (size_t)batch * m * n, c_bytes = c_n * es, nan_bytes = (c_bytes + 3) / 4 * 4;
-    CUdeviceptr A, B, C, C0, R;
-    if ((s = tpl_ws_alloc(ref, ws, a_n * es, &A)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, b_n * es, &B)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, nan_bytes, &C)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, nan_bytes, &C0)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, c_n * 8, &R)) != AT_OK)
-        return s;
-    double alpha = 1.5, beta = 0.0;
-    long long lda = p->op_a == AT_OP_T ? m : k, ldb = p->op_b == AT_OP_T ? k : n;
-    long long sa = (long long)m * k, sb = (long long)k * n, sc = (long long)m * n, ldc = n;
-    memset(&ws->args, 0, sizeof ws->args);
-    ws->args.problem = *p;
-    ws->args.operand[TPL_GEMM_A] = (tpl_operand){A, lda, sa};
-    ws->args.operand[TPL_GEMM_B] = (tpl_operand){B, ldb, sb};
-    ws->args.operand[TPL_GEMM_C] = (tpl_operand){C, ldc, sc};
-    ws->args.scalar[TPL_GEMM_ALPHA] = alpha;
-    ws->args.scalar[TPL_GEMM_BETA] = beta;
-    if ((s = tpl_fill_gemm_operand(ref, A, (long long)a_n, t, seed * 3 + 1)) != AT_OK ||
-        (s = tpl_fill_gemm_operand(ref, B, (long long)b_n, t, seed * 3 + 2)) != AT_OK ||
-        (s = ex_memset32(ref, C0, 0xFFFFFFFFu, nan_bytes / 4)) != AT_OK)
-        return s;
-    /* TF32 math: the reference of the TF32-rounded inputs, as the tensor-core family's */
-    s = p->math == AT_MATH_TF32 ? tpl_ref_gemm_args(ref, &ws->args, C0, R)
-                                : tpl_ref_gemm_compensated(ref, &ws->args, C0, R);
-    if (s != AT_OK)
-        return s;
-    ws->out = C;
-    ws->out_bytes = c_bytes;
-    ws->out_initial = C0;
-    ws->reference = R;
-    return AT_OK;
+    return s != AT_OK ? s : tpl_prepare_gemm_beta0(ref, p, seed, ws);
 }
-
 
 /* The verification rule, relative Frobenius error against the compensated float64 reference:
  * FP64 (8 sqrt(k) + 8) 2^-53 (a double sum of k terms errs by about sqrt(k) 2^-53 on random
@@ -486,7 +439,7 @@ const tpl_family tpl_skinny = {
     .applicable = sk_applicable,
     .deterministic = sk_deterministic,
     .run = sk_run,
-    .work = sk_work,
+    .work = tpl_gemm_work_beta0,
     .work_done = NULL,
     .prepare = sk_prepare,
     .check = tpl_check_gemm,

@@ -310,56 +310,14 @@ static at_status sm_run(at_exec *ex, const int *cfg, tpl_args *args)
     return AT_OK;
 }
 
-static void sm_work(const tpl_problem *p, double *flops, double *bytes)
-{
-    double m = (double)p->dims[0], n = (double)p->dims[1], k = (double)p->dims[2];
-    double b = (double)tpl_problem_batch(p);
-    *flops = 2.0 * m * n * k * b;
-    double es = (double)tpl_dtype_size(p->dtype);
-    *bytes = es * (m * k + k * n + m * n) * b;  /* A and B read, C written (beta 0) once */
-}
-
-/* Inputs of a problem: each product's A and B one after another in the layout of the ops,
- * uniform in [-1, 1) rounded to the type; alpha 1.5, beta 0 over a C filled with NaN (it must
- * not be read); the compensated float64 reference of every product (tpl_ref_gemm_compensated).
- * A mirrored FP32 problem is prepared as given (run() mirrors it). */
+/* Inputs of a problem (tpl_prepare_gemm_beta0: A and B uniform in [-1, 1) rounded to the type,
+ * alpha 1.5, beta 0 over a NaN C, the compensated float64 reference of every product). A
+ * mirrored FP32 problem is prepared as given (run() mirrors it). */
 static at_status sm_prepare(at_exec *ref, const tpl_problem *p, unsigned long long seed,
                             tpl_workset *ws)
 {
     at_status s = tpl_check_gemm_prepare(ref, &tpl_smallm, p);
-    if (s != AT_OK)
-        return s;
-    long long batch = tpl_problem_batch(p);
-    int m = (int)p->dims[0], n = (int)p->dims[1], k = (int)p->dims[2];
-    at_dtype t = p->dtype;
-    size_t es = tpl_dtype_size(t), a_n = (size_t)batch * m * k, b_n = (size_t)batch * k * n;
-    size_t c_n = (size_t)batch * m * n, c_bytes = c_n * es, nan_bytes = (c_bytes + 3) / 4 * 4;
-    CUdeviceptr A, B, C, C0, R;
-    if ((s = tpl_ws_alloc(ref, ws, a_n * es, &A)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, b_n * es, &B)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, nan_bytes, &C)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, nan_bytes, &C0)) != AT_OK ||
-        (s = tpl_ws_alloc(ref, ws, c_n * 8, &R)) != AT_OK)
-        return s;
-    long long lda = p->op_a == AT_OP_T ? m : k, ldb = p->op_b == AT_OP_T ? k : n;
-    long long sa = (long long)m * k, sb = (long long)k * n, sc = (long long)m * n;
-    memset(&ws->args, 0, sizeof ws->args);
-    ws->args.problem = *p;
-    ws->args.operand[TPL_GEMM_A] = (tpl_operand){A, lda, sa};
-    ws->args.operand[TPL_GEMM_B] = (tpl_operand){B, ldb, sb};
-    ws->args.operand[TPL_GEMM_C] = (tpl_operand){C, n, sc};
-    ws->args.scalar[TPL_GEMM_ALPHA] = 1.5;
-    ws->args.scalar[TPL_GEMM_BETA] = 0.0;
-    if ((s = tpl_fill_gemm_operand(ref, A, (long long)a_n, t, seed * 3 + 1)) != AT_OK ||
-        (s = tpl_fill_gemm_operand(ref, B, (long long)b_n, t, seed * 3 + 2)) != AT_OK ||
-        (s = ex_memset32(ref, C0, 0xFFFFFFFFu, nan_bytes / 4)) != AT_OK ||
-        (s = tpl_ref_gemm_compensated(ref, &ws->args, C0, R)) != AT_OK)
-        return s;
-    ws->out = C;
-    ws->out_bytes = c_bytes;
-    ws->out_initial = C0;
-    ws->reference = R;
-    return AT_OK;
+    return s != AT_OK ? s : tpl_prepare_gemm_beta0(ref, p, seed, ws);
 }
 
 /* The verification rule of the tensor-core family, relative Frobenius error against the
@@ -553,7 +511,7 @@ const tpl_family tpl_smallm = {
     .applicable = sm_applicable,
     .deterministic = sm_deterministic,
     .run = sm_run,
-    .work = sm_work,
+    .work = tpl_gemm_work_beta0,
     .work_done = NULL,
     .prepare = sm_prepare,
     .check = tpl_check_gemm,

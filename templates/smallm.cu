@@ -6,10 +6,13 @@
 // STAGES-deep cp.async pipeline; K is split across blocks (the host picks the slices to fill the
 // GPU) and the slices are summed in slice order by the last block of each tile (one launch,
 // deterministic).
-// TYPE 2 is exact FP32 on the CUDA cores (FFMA): the same K slices, batches and ops, each thread
-// TN columns of the wide side (TN = BN / (WARPS x 32 / KW)) x all MT rows, A broadcast from shared
-// memory, rows past m skipped four at a time; its C may be stored transposed (a problem whose
-// narrow side is n runs as its mirror C^T = op(B)^T op(A)^T: templates/smallm.c).
+// TYPE 2 is exact FP32 on the CUDA cores (FFMA): the same pipeline, K slices, batches and ops,
+// each thread TN columns of the wide side (TN = BN / (WARPS x 32 / KW)) x all MT rows, A broadcast
+// from shared memory, rows past m skipped four at a time; its C may be stored transposed (a
+// problem whose narrow side is n runs as its mirror C^T = op(B)^T op(A)^T: templates/smallm.c).
+// One kernel serves both: the element type, the shared-memory geometry, a stage's products and
+// the accumulators' way into shared memory are each type's own (#if TYPE == 2); the loads, the
+// pipeline, the summing of the K groups and slices and the stores of C are common.
 
 // ---- tunables (templates/smallm.c passes each as -D) ----
 #ifndef TYPE
@@ -46,353 +49,51 @@
 #define WAVES 2         // host-only (smallm.c's K slices, never passed here): waves to fill
 #endif
 
+#define SM_THREADS (WARPS * 32)
+#define SM_CDIV(a, b) (((a) + (b) - 1) / (b))
+
 #if TYPE == 2
-// ---- TYPE 2: exact FP32 on the CUDA cores (FFMA) ----
+// ---- TYPE 2 geometry: FP32 elements, FFMA ----
 // A block computes MT rows x BN columns of C (the row-major canonical form, or of C^T for a
 // mirrored problem: c_transposed). Each K group of SM_THREADS / KW threads takes BK / KW of a
 // stage's K steps; each of its threads TN columns (OPB 0: TN adjacent ones, vector reads of
 // shared memory; OPB 1: every SMF_GROUP-th, 16-byte reads along k) x all MT rows, four K steps
 // at a time: per step TN values of B and, per group of 4 rows inside m, 4 of A (the same
 // address in every lane: broadcast), then 4 x 4 x TN FFMA.
-
-#define SM_THREADS (WARPS * 32)
+typedef float sm_elem;
+#define SM_ESZ 4                        // bytes of an element
 #define SMF_GROUP (SM_THREADS / KW)     // threads of one K group (along n)
 #define SMF_TN (BN / SMF_GROUP)         // columns of C per thread: 1, 2 or 4
 #define SMF_KG (BK / KW)                // K steps of a stage per K group, a multiple of 4
-#define SM_CDIV(a, b) (((a) + (b) - 1) / (b))
 
 // Shared-memory strides in floats: B's [n][k] rows padded by 4 so that 8 lanes' 16-byte reads of
 // 8 rows fall on 8 different 16-byte bank groups; B's [k][n] and A (read by all lanes at one
 // address) unpadded.
 #if OPB
-#define SMF_B_ROWS BN
-#define SMF_B_STRIDE (BK + 4)
+#define SM_B_ROWS BN                    // B tile as stored: [n][k]
+#define SM_B_STRIDE (BK + 4)
 #else
-#define SMF_B_ROWS BK
-#define SMF_B_STRIDE BN
+#define SM_B_ROWS BK                    // [k][n]
+#define SM_B_STRIDE BN
 #endif
 #if OPA
-#define SMF_A_ROWS BK                   // A tile as stored: [k][m]
-#define SMF_A_STRIDE MT
+#define SM_A_ROWS BK                    // A tile as stored: [k][m]
+#define SM_A_STRIDE MT
 #else
-#define SMF_A_ROWS MT                   // [m][k]
-#define SMF_A_STRIDE BK
+#define SM_A_ROWS MT                    // [m][k]
+#define SM_A_STRIDE BK
 #endif
-#define SMF_B_ELEMS (SMF_B_ROWS * SMF_B_STRIDE)
-#define SMF_A_ELEMS (SMF_A_ROWS * SMF_A_STRIDE)
-#define SMF_STAGE_ELEMS (SMF_B_ELEMS + SMF_A_ELEMS)
-#define SMF_RED_STRIDE (BN + 4)         // partial tiles [kw][m][n], rows padded
 
-__device__ __forceinline__ unsigned sm_smem_addr(const void *p)
-{
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-
-// One chunk of VEC floats global -> shared: `avail` of them inside the matrix (the rest zero).
-// aligned: cp.async of VEC * 4 bytes (src-size avail * 4, zero fill); else float by float
-// (plain loads and stores: the stage is read only after a __syncthreads).
-__device__ __forceinline__ void smf_chunk(float *dst, const float *src, int avail, int aligned)
-{
-    if (avail > VEC)
-        avail = VEC;
-    if (avail < 0)
-        avail = 0;
-    if (aligned) {
-        unsigned d = sm_smem_addr(dst);
-        int bytes = avail * 4;
-#if VEC == 4
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
-                     "r"(bytes));
 #else
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src),
-                     "r"(bytes));
-#endif
-    } else {
-#pragma unroll
-        for (int e = 0; e < VEC; e++)
-            dst[e] = e < avail ? src[e] : 0.0f;
-    }
-}
-
-__device__ __forceinline__ void sm_commit()
-{
-    asm volatile("cp.async.commit_group;\n" ::);
-}
-
-template <int N>
-__device__ __forceinline__ void sm_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
-// One stage's tiles, global -> shared (as smallm's 16-bit stages, in floats).
-__device__ __forceinline__ void smf_load_stage(float *Bs, float *As, const float *A,
-                                               const float *B, long long lda, long long ldb,
-                                               int m, int n, int k, int row0, int col0, int k0,
-                                               int va, int vb)
-{
-    const int t = threadIdx.x;
-#if OPB
-    for (int c = t; c < BN * (BK / VEC); c += SM_THREADS) {
-        int j = c / (BK / VEC), kk = (c % (BK / VEC)) * VEC;
-        int gj = col0 + j, gk = k0 + kk;
-        int avail = gj < n ? k - gk : 0;
-        const float *src = avail > 0 ? B + (long long)gj * ldb + gk : B;
-        smf_chunk(Bs + j * SMF_B_STRIDE + kk, src, avail, vb);
-    }
-#else
-    for (int c = t; c < BK * (BN / VEC); c += SM_THREADS) {
-        int kk = c / (BN / VEC), j = (c % (BN / VEC)) * VEC;
-        int gj = col0 + j, gk = k0 + kk;
-        int avail = gk < k ? n - gj : 0;
-        const float *src = avail > 0 ? B + (long long)gk * ldb + gj : B;
-        smf_chunk(Bs + kk * SMF_B_STRIDE + j, src, avail, vb);
-    }
-#endif
-#if OPA
-    for (int c = t; c < BK * (MT / VEC); c += SM_THREADS) {
-        int kk = c / (MT / VEC), i = (c % (MT / VEC)) * VEC;
-        int gi = row0 + i, gk = k0 + kk;
-        int avail = gk < k ? m - gi : 0;
-        const float *src = avail > 0 ? A + (long long)gk * lda + gi : A;
-        smf_chunk(As + kk * SMF_A_STRIDE + i, src, avail, va);
-    }
-#else
-    for (int c = t; c < MT * (BK / VEC); c += SM_THREADS) {
-        int i = c / (BK / VEC), kk = (c % (BK / VEC)) * VEC;
-        int gi = row0 + i, gk = k0 + kk;
-        int avail = gi < m ? k - gk : 0;
-        const float *src = avail > 0 ? A + (long long)gi * lda + gk : A;
-        smf_chunk(As + i * SMF_A_STRIDE + kk, src, avail, va);
-    }
-#endif
-}
-
-// The column (inside the block's BN) of a thread's c-th column.
-__device__ __forceinline__ int smf_col(int tn, int c)
-{
-#if OPB
-    return tn + c * SMF_GROUP;
-#else
-    return tn * SMF_TN + c;
-#endif
-}
-
-// C element o of a tile of `rows` rows (the summing order of the partials and the stores):
-// row-major C along the tile's rows; a transposed C (mirrored problem) along its columns, so
-// that neighbouring threads store neighbouring addresses either way.
-__device__ __forceinline__ void smf_element(int o, int rows, int c_transposed, int *i, int *j)
-{
-    if (c_transposed) {
-        *i = o % rows;
-        *j = o / rows;
-    } else {
-        *i = o / BN;
-        *j = o % BN;
-    }
-}
-
-// Grid, slices, work and counters as the 16-bit kernel's. c_transposed: C's element (i, j) is
-// at C[j * ldc + i] (a mirrored problem's C^T), else at C[i * ldc + j].
-extern "C" __global__ void __launch_bounds__(SM_THREADS)
-smallm_gemm(const float *__restrict__ A, const float *__restrict__ B, float *C, long long lda,
-            long long ldb, long long ldc, long long sa, long long sb, long long sc, int m, int n,
-            int k, float alpha, float beta, int steps_per_slice, int va, int vb, float *work,
-            unsigned *counters, int c_transposed)
-{
-    extern __shared__ __align__(16) unsigned char sm_smem[];
-    __shared__ int sm_last;
-    float *stages = reinterpret_cast<float *>(sm_smem);
-    float *red = reinterpret_cast<float *>(sm_smem);
-
-    const int tiles_m = SM_CDIV(m, MT);
-    const int row0 = (blockIdx.x % tiles_m) * MT, col0 = (blockIdx.x / tiles_m) * BN;
-    const long long z = blockIdx.z;
-    A += z * sa;
-    B += z * sb;
-    C += z * sc;
-
-    const int t = threadIdx.x, kw = t / SMF_GROUP, tn = t % SMF_GROUP;
-    const int rows = min(MT, m - row0);
-
-    float acc[MT][SMF_TN];
-#pragma unroll
-    for (int i = 0; i < MT; i++)
-#pragma unroll
-        for (int c = 0; c < SMF_TN; c++)
-            acc[i][c] = 0.0f;
-
-    const int steps = SM_CDIV(k, BK);
-    const int s0 = blockIdx.y * steps_per_slice;
-    const int s1 = min(steps, s0 + steps_per_slice);
-    const int count = s1 > s0 ? s1 - s0 : 0;
-
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) {
-        if (s < count) {
-            float *st = stages + s * SMF_STAGE_ELEMS;
-            smf_load_stage(st, st + SMF_B_ELEMS, A, B, lda, ldb, m, n, k, row0, col0,
-                           (s0 + s) * BK, va, vb);
-        }
-        sm_commit();
-    }
-    for (int it = 0; it < count; it++) {
-        sm_wait<STAGES - 2>();
-        __syncthreads();
-        int next = it + STAGES - 1;
-        if (next < count) {
-            float *st = stages + (next % STAGES) * SMF_STAGE_ELEMS;
-            smf_load_stage(st, st + SMF_B_ELEMS, A, B, lda, ldb, m, n, k, row0, col0,
-                           (s0 + next) * BK, va, vb);
-        }
-        sm_commit();
-        const float *Bs = stages + (it % STAGES) * SMF_STAGE_ELEMS;
-        const float *As = Bs + SMF_B_ELEMS;
-#pragma unroll
-        for (int q = 0; q < SMF_KG / 4; q++) {
-            const int kc = kw * SMF_KG + q * 4;
-            float b[SMF_TN][4];
-#if OPB
-#pragma unroll
-            for (int c = 0; c < SMF_TN; c++) {
-                float4 v = *reinterpret_cast<const float4 *>(
-                    Bs + smf_col(tn, c) * SMF_B_STRIDE + kc);
-                b[c][0] = v.x;
-                b[c][1] = v.y;
-                b[c][2] = v.z;
-                b[c][3] = v.w;
-            }
-#else
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const float *src = Bs + (kc + e) * SMF_B_STRIDE + tn * SMF_TN;
-#if SMF_TN == 4
-                float4 v = *reinterpret_cast<const float4 *>(src);
-                b[0][e] = v.x;
-                b[1][e] = v.y;
-                b[2][e] = v.z;
-                b[3][e] = v.w;
-#elif SMF_TN == 2
-                float2 v = *reinterpret_cast<const float2 *>(src);
-                b[0][e] = v.x;
-                b[1][e] = v.y;
-#else
-                b[0][e] = src[0];
-#endif
-            }
-#endif
-#pragma unroll
-            for (int g = 0; g < MT / 4; g++) {
-                if (g * 4 < rows) {
-                    float a[4][4];      // [row][k step]
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-#if OPA
-                        float4 v = *reinterpret_cast<const float4 *>(
-                            As + (kc + e) * SMF_A_STRIDE + g * 4);
-                        a[0][e] = v.x;
-                        a[1][e] = v.y;
-                        a[2][e] = v.z;
-                        a[3][e] = v.w;
-#else
-                        float4 v = *reinterpret_cast<const float4 *>(
-                            As + (g * 4 + e) * SMF_A_STRIDE + kc);
-                        a[e][0] = v.x;
-                        a[e][1] = v.y;
-                        a[e][2] = v.z;
-                        a[e][3] = v.w;
-#endif
-                    }
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-#pragma unroll
-                        for (int r = 0; r < 4; r++)
-#pragma unroll
-                            for (int c = 0; c < SMF_TN; c++)
-                                acc[g * 4 + r][c] = fmaf(a[r][e], b[c][e], acc[g * 4 + r][c]);
-                }
-            }
-        }
-    }
-    sm_wait<0>();
-    __syncthreads();
-
-    // the K groups' partial tiles meet in shared memory as [kw][m][n]
-#pragma unroll
-    for (int i = 0; i < MT; i++)
-#pragma unroll
-        for (int c = 0; c < SMF_TN; c++)
-            red[(kw * MT + i) * SMF_RED_STRIDE + smf_col(tn, c)] = acc[i][c];
-    __syncthreads();
-
-    const int elems = rows * BN;
-    const int slices = gridDim.y;
-    const long long tile = (long long)blockIdx.z * gridDim.x + blockIdx.x;
-    if (slices > 1) {
-        float *mine = work + (tile * slices + blockIdx.y) * (MT * BN);
-        for (int o = t; o < elems; o += SM_THREADS) {
-            int i, j;
-            smf_element(o, rows, c_transposed, &i, &j);
-            float v = 0.0f;
-#pragma unroll
-            for (int q = 0; q < KW; q++)
-                v += red[(q * MT + i) * SMF_RED_STRIDE + j];
-            __stcg(mine + o, v);
-        }
-        __threadfence();
-        __syncthreads();
-        if (t == 0)
-            sm_last = atomicAdd(counters + tile, 1u) == (unsigned)(slices - 1);
-        __syncthreads();
-        if (!sm_last)
-            return;
-        __threadfence();
-    }
-    for (int o = t; o < elems; o += SM_THREADS) {
-        int i, j;
-        smf_element(o, rows, c_transposed, &i, &j);
-        float v = 0.0f;
-        if (slices > 1) {
-            // four slices' loads in flight at once, added in slice order
-            const float *part = work + tile * slices * (MT * BN) + o;
-            int q = 0;
-            for (; q + 4 <= slices; q += 4) {
-                float p0 = __ldcg(part + (long long)q * (MT * BN));
-                float p1 = __ldcg(part + (long long)(q + 1) * (MT * BN));
-                float p2 = __ldcg(part + (long long)(q + 2) * (MT * BN));
-                float p3 = __ldcg(part + (long long)(q + 3) * (MT * BN));
-                v += p0;
-                v += p1;
-                v += p2;
-                v += p3;
-            }
-            for (; q < slices; q++)
-                v += __ldcg(part + (long long)q * (MT * BN));
-        } else {
-#pragma unroll
-            for (int q = 0; q < KW; q++)
-                v += red[(q * MT + i) * SMF_RED_STRIDE + j];
-        }
-        int gi = row0 + i, gj = col0 + j;
-        if (gj < n) {
-            float *c = C + (c_transposed ? (long long)gj * ldc + gi : (long long)gi * ldc + gj);
-            float r = alpha * v;
-            if (beta != 0.0f)
-                r = fmaf(beta, *c, r);
-            *c = r;
-        }
-    }
-    if (slices > 1 && t == 0)
-        counters[tile] = 0;
-}
-#else
-
-#define SM_THREADS (WARPS * 32)
+// ---- TYPE 0 and 1 geometry: 16-bit elements, mma.sync ----
+// The warps split the block's BN rows of C^T (SM_NWARPS warps along n) and each stage's k16
+// steps (KW groups of them); each warp holds SM_N16 x SM_M8 mma tiles of 16 x 8.
+typedef unsigned short sm_elem;
+#define SM_ESZ 2                        // bytes of an element
 #define SM_NWARPS (WARPS / KW)          // warps along n
 #define SM_WN (BN / SM_NWARPS)          // n rows (of C^T) per warp, a multiple of 16
 #define SM_N16 (SM_WN / 16)
 #define SM_M8 (MT / 8)
-#define SM_CDIV(a, b) (((a) + (b) - 1) / (b))
 
 // Shared-memory strides in elements (rows of 16 bytes padded so that the 8 row addresses of an
 // ldmatrix fall on 8 different 16-byte bank groups: an odd number of 16-byte units per row).
@@ -410,39 +111,16 @@ smallm_gemm(const float *__restrict__ A, const float *__restrict__ B, float *C, 
 #define SM_A_ROWS MT                    // [m][k]
 #define SM_A_STRIDE (BK + 8)
 #endif
+#endif  // TYPE
+
 #define SM_B_ELEMS (SM_B_ROWS * SM_B_STRIDE)
 #define SM_A_ELEMS (SM_A_ROWS * SM_A_STRIDE)
 #define SM_STAGE_ELEMS (SM_B_ELEMS + SM_A_ELEMS)
 #define SM_RED_STRIDE (BN + 4)          // partial tiles [kw][m][n] in floats, rows padded
 // bytes of dynamic shared memory (smallm.c computes the same): the stages, reused at the end
 // for the KW groups' partial tiles
-#define SM_PIPE_BYTES (STAGES * SM_STAGE_ELEMS * 2)
+#define SM_PIPE_BYTES (STAGES * SM_STAGE_ELEMS * SM_ESZ)
 #define SM_RED_BYTES (KW * MT * SM_RED_STRIDE * 4)
-
-typedef unsigned short sm_elem;
-
-__device__ __forceinline__ float sm_to_float(sm_elem v)
-{
-#if TYPE == 1
-    return __uint_as_float((unsigned)v << 16);
-#else
-    float f;
-    asm("{ .reg .b16 h; mov.b16 h, %1; cvt.f32.f16 %0, h; }" : "=f"(f) : "h"(v));
-    return f;
-#endif
-}
-
-// Rounds to the element type (to nearest even).
-__device__ __forceinline__ sm_elem sm_from_float(float f)
-{
-    unsigned short h;
-#if TYPE == 1
-    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
-#else
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-#endif
-    return h;
-}
 
 __device__ __forceinline__ unsigned sm_smem_addr(const void *p)
 {
@@ -450,8 +128,9 @@ __device__ __forceinline__ unsigned sm_smem_addr(const void *p)
 }
 
 // One chunk of VEC elements global -> shared: `avail` of them inside the matrix (the rest
-// zero-filled). aligned: cp.async of VEC * 2 bytes (src-size avail * 2, zero fill); else element
-// by element (plain loads and stores: the stage is read only after a __syncthreads).
+// zero-filled). aligned: cp.async of VEC elements (16, 8 or 4 bytes; src-size avail elements,
+// zero fill); else element by element (plain loads and stores: the stage is read only after a
+// __syncthreads).
 __device__ __forceinline__ void sm_chunk(sm_elem *dst, const sm_elem *src, int avail, int aligned)
 {
     if (avail > VEC)
@@ -460,11 +139,11 @@ __device__ __forceinline__ void sm_chunk(sm_elem *dst, const sm_elem *src, int a
         avail = 0;
     if (aligned) {
         unsigned d = sm_smem_addr(dst);
-        int bytes = avail * 2;
-#if VEC == 8
+        int bytes = avail * SM_ESZ;
+#if VEC * SM_ESZ == 16
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
                      "r"(bytes));
-#elif VEC == 4
+#elif VEC * SM_ESZ == 8
         asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src),
                      "r"(bytes));
 #else
@@ -537,6 +216,33 @@ __device__ __forceinline__ void sm_load_stage(sm_elem *Bs, sm_elem *As, const sm
     }
 #endif
 }
+
+#if TYPE == 2
+// ---- TYPE 2: a thread's columns and its partial tile (the FFMA products: in the kernel) ----
+
+// The column (inside the block's BN) of a thread's c-th column.
+__device__ __forceinline__ int smf_col(int tn, int c)
+{
+#if OPB
+    return tn + c * SMF_GROUP;
+#else
+    return tn * SMF_TN + c;
+#endif
+}
+
+// The K group's partial tile into shared memory as [kw][m][n].
+__device__ __forceinline__ void smf_partials_to_shared(float *red, float (*acc)[SMF_TN], int kw,
+                                                       int tn)
+{
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int c = 0; c < SMF_TN; c++)
+            red[(kw * MT + i) * SM_RED_STRIDE + smf_col(tn, c)] = acc[i][c];
+}
+
+#else
+// ---- TYPE 0 and 1: the mma, its fragments and the partial tiles ----
 
 __device__ __forceinline__ void sm_ldmatrix_x4(unsigned *r, const sm_elem *p)
 {
@@ -629,18 +335,104 @@ __device__ __forceinline__ void sm_frag_b(unsigned *fb, const sm_elem *Bs, int n
 #endif
 }
 
+// The warp's partial tiles into shared memory as [kw][m][n]: d0, d1 at n = g, m = 2 tg,
+// 2 tg + 1; d2, d3 at n = g + 8.
+__device__ __forceinline__ void sm_partials_to_shared(float *red, float (*acc)[SM_M8][4], int kw,
+                                                      int wn, int lane)
+{
+    const int g = lane >> 2, tg = lane & 3;
+#pragma unroll
+    for (int a = 0; a < SM_N16; a++)
+#pragma unroll
+        for (int b = 0; b < SM_M8; b++) {
+            int nn = wn * SM_WN + a * 16 + g, mm = b * 8 + 2 * tg;
+            float *r = red + (kw * MT + mm) * SM_RED_STRIDE + nn;
+            r[0] = acc[a][b][0];
+            r[SM_RED_STRIDE] = acc[a][b][1];
+            r[8] = acc[a][b][2];
+            r[SM_RED_STRIDE + 8] = acc[a][b][3];
+        }
+}
+#endif  // TYPE
+
+// ---- common to both: C's elements and stores ----
+
+// C element o of a tile of `rows` rows (the summing order of the partials and the stores):
+// row-major C along the tile's rows; a transposed C (a mirrored FP32 problem) along its
+// columns, so that neighbouring threads store neighbouring addresses either way.
+__device__ __forceinline__ void sm_element(int o, int rows, int c_transposed, int *i, int *j)
+{
+    if (c_transposed) {
+        *i = o % rows;
+        *j = o / rows;
+    } else {
+        *i = o / BN;
+        *j = o % BN;
+    }
+}
+
+#if TYPE != 2
+// A 16-bit element's value.
+__device__ __forceinline__ float sm_to_float(sm_elem v)
+{
+#if TYPE == 1
+    return __uint_as_float((unsigned)v << 16);
+#else
+    float f;
+    asm("{ .reg .b16 h; mov.b16 h, %1; cvt.f32.f16 %0, h; }" : "=f"(f) : "h"(v));
+    return f;
+#endif
+}
+
+// Rounds to the element type (to nearest even).
+__device__ __forceinline__ sm_elem sm_from_float(float f)
+{
+    unsigned short h;
+#if TYPE == 1
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+#else
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+#endif
+    return h;
+}
+#endif
+
+// *c = alpha * v + beta * *c in the element type (16-bit: rounded to nearest even); beta 0
+// never reads C.
+__device__ __forceinline__ void sm_store(sm_elem *c, float v, float alpha, float beta)
+{
+    float r = alpha * v;
+#if TYPE == 2
+    if (beta != 0.0f)
+        r = fmaf(beta, *c, r);
+    *c = r;
+#else
+    if (beta != 0.0f)
+        r += beta * sm_to_float(*c);
+    *c = sm_from_float(r);
+#endif
+}
+
 // Grid: x the C tiles of one product (m tiles fastest), y the K slices, z the products.
 // steps_per_slice: K stages of one slice (the last may have fewer). With more than one slice
 // each block writes its partial tile to work (tiles x slices x MT x BN floats, this launch's
 // products); the last block of a tile to arrive (counters: one per tile, zero between calls)
 // sums the slices in slice order and writes C. va, vb: A's and B's chunks may be loaded by
-// cp.async (base, ld and batch stride aligned to VEC elements).
+// cp.async (base, ld and batch stride aligned to VEC elements). TYPE 2's c_transposed: C's
+// element (i, j) is at C[j * ldc + i] (a mirrored problem's C^T), else at C[i * ldc + j].
 extern "C" __global__ void __launch_bounds__(SM_THREADS)
 smallm_gemm(const sm_elem *__restrict__ A, const sm_elem *__restrict__ B, sm_elem *C,
             long long lda, long long ldb, long long ldc, long long sa, long long sb, long long sc,
             int m, int n, int k, float alpha, float beta, int steps_per_slice, int va, int vb,
-            float *work, unsigned *counters)
+            float *work, unsigned *counters
+#if TYPE == 2
+            , int c_transposed
+#endif
+            )
 {
+#if TYPE != 2
+    const int c_transposed = 0;         // a 16-bit C is stored as it is
+#endif
     extern __shared__ __align__(16) unsigned char sm_smem[];
     __shared__ int sm_last;
     sm_elem *stages = reinterpret_cast<sm_elem *>(sm_smem);
@@ -653,7 +445,19 @@ smallm_gemm(const sm_elem *__restrict__ A, const sm_elem *__restrict__ B, sm_ele
     B += z * sb;
     C += z * sc;
 
-    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    const int t = threadIdx.x;
+#if TYPE == 2
+    const int kw = t / SMF_GROUP, tn = t % SMF_GROUP;
+    const int rows = min(MT, m - row0);
+
+    float acc[MT][SMF_TN];
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int c = 0; c < SMF_TN; c++)
+            acc[i][c] = 0.0f;
+#else
+    const int lane = t & 31, warp = t >> 5;
     const int wn = warp % SM_NWARPS, kw = warp / SM_NWARPS;
 
     float acc[SM_N16][SM_M8][4];
@@ -664,6 +468,7 @@ smallm_gemm(const sm_elem *__restrict__ A, const sm_elem *__restrict__ B, sm_ele
 #pragma unroll
             for (int e = 0; e < 4; e++)
                 acc[a][b][e] = 0.0f;
+#endif
 
     const int steps = SM_CDIV(k, BK);
     const int s0 = blockIdx.y * steps_per_slice;
@@ -693,6 +498,75 @@ smallm_gemm(const sm_elem *__restrict__ A, const sm_elem *__restrict__ B, sm_ele
         sm_commit();
         const sm_elem *Bs = stages + (it % STAGES) * SM_STAGE_ELEMS;
         const sm_elem *As = Bs + SM_B_ELEMS;
+#if TYPE == 2
+        // FFMA: the K group's SMF_KG steps, four at a time, for the row groups of 4 inside m
+#pragma unroll
+        for (int q = 0; q < SMF_KG / 4; q++) {
+            const int kc = kw * SMF_KG + q * 4;
+            float b[SMF_TN][4];
+#if OPB
+#pragma unroll
+            for (int c = 0; c < SMF_TN; c++) {
+                float4 v = *reinterpret_cast<const float4 *>(
+                    Bs + smf_col(tn, c) * SM_B_STRIDE + kc);
+                b[c][0] = v.x;
+                b[c][1] = v.y;
+                b[c][2] = v.z;
+                b[c][3] = v.w;
+            }
+#else
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const float *src = Bs + (kc + e) * SM_B_STRIDE + tn * SMF_TN;
+#if SMF_TN == 4
+                float4 v = *reinterpret_cast<const float4 *>(src);
+                b[0][e] = v.x;
+                b[1][e] = v.y;
+                b[2][e] = v.z;
+                b[3][e] = v.w;
+#elif SMF_TN == 2
+                float2 v = *reinterpret_cast<const float2 *>(src);
+                b[0][e] = v.x;
+                b[1][e] = v.y;
+#else
+                b[0][e] = src[0];
+#endif
+            }
+#endif
+#pragma unroll
+            for (int g = 0; g < MT / 4; g++) {
+                if (g * 4 < rows) {
+                    float a[4][4];          // [row][k step]
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+#if OPA
+                        float4 v = *reinterpret_cast<const float4 *>(
+                            As + (kc + e) * SM_A_STRIDE + g * 4);
+                        a[0][e] = v.x;
+                        a[1][e] = v.y;
+                        a[2][e] = v.z;
+                        a[3][e] = v.w;
+#else
+                        float4 v = *reinterpret_cast<const float4 *>(
+                            As + (g * 4 + e) * SM_A_STRIDE + kc);
+                        a[e][0] = v.x;
+                        a[e][1] = v.y;
+                        a[e][2] = v.z;
+                        a[e][3] = v.w;
+#endif
+                    }
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+#pragma unroll
+                        for (int r = 0; r < 4; r++)
+#pragma unroll
+                            for (int c = 0; c < SMF_TN; c++)
+                                acc[g * 4 + r][c] = fmaf(a[r][e], b[c][e], acc[g * 4 + r][c]);
+                }
+            }
+        }
+#else
+        // mma: the warp's k16 steps of the stage (every KW-th) for its SM_N16 x SM_M8 tiles
 #pragma unroll
         for (int q = 0; q < BK / 16 / KW; q++) {
             const int kb = (q * KW + kw) * 16;
@@ -707,36 +581,31 @@ smallm_gemm(const sm_elem *__restrict__ A, const sm_elem *__restrict__ B, sm_ele
                     sm_mma(acc[a][b], fb, fa[b]);
             }
         }
+#endif
     }
     sm_wait<0>();
     __syncthreads();
 
-    // The KW groups' partial tiles meet in shared memory as [kw][m][n] (the stages are no longer
-    // read): d0, d1 at n = g, m = 2 tg, 2 tg + 1; d2, d3 at n = g + 8.
-    {
-        const int g = lane >> 2, tg = lane & 3;
-#pragma unroll
-        for (int a = 0; a < SM_N16; a++)
-#pragma unroll
-            for (int b = 0; b < SM_M8; b++) {
-                int nn = wn * SM_WN + a * 16 + g, mm = b * 8 + 2 * tg;
-                float *r = red + (kw * MT + mm) * SM_RED_STRIDE + nn;
-                r[0] = acc[a][b][0];
-                r[SM_RED_STRIDE] = acc[a][b][1];
-                r[8] = acc[a][b][2];
-                r[SM_RED_STRIDE + 8] = acc[a][b][3];
-            }
-    }
+    // the K groups' partial tiles meet in shared memory (the stages are no longer read)
+#if TYPE == 2
+    smf_partials_to_shared(red, acc, kw, tn);
+#else
+    sm_partials_to_shared(red, acc, kw, wn, lane);
+#endif
     __syncthreads();
 
     // only the rows inside the matrix are summed, stored and written
-    const int rows = min(MT, m - row0), elems = rows * BN;
+#if TYPE != 2
+    const int rows = min(MT, m - row0);
+#endif
+    const int elems = rows * BN;
     const int slices = gridDim.y;
     const long long tile = (long long)blockIdx.z * gridDim.x + blockIdx.x;
     if (slices > 1) {
         float *mine = work + (tile * slices + blockIdx.y) * (MT * BN);
         for (int o = t; o < elems; o += SM_THREADS) {
-            int i = o / BN, j = o % BN;
+            int i, j;
+            sm_element(o, rows, c_transposed, &i, &j);
             float v = 0.0f;
 #pragma unroll
             for (int q = 0; q < KW; q++)
@@ -753,7 +622,8 @@ smallm_gemm(const sm_elem *__restrict__ A, const sm_elem *__restrict__ B, sm_ele
         __threadfence();
     }
     for (int o = t; o < elems; o += SM_THREADS) {
-        int i = o / BN, j = o % BN;
+        int i, j;
+        sm_element(o, rows, c_transposed, &i, &j);
         float v = 0.0f;
         if (slices > 1) {
             // four slices' loads in flight at once, added in slice order
@@ -777,16 +647,10 @@ smallm_gemm(const sm_elem *__restrict__ A, const sm_elem *__restrict__ B, sm_ele
                 v += red[(q * MT + i) * SM_RED_STRIDE + j];
         }
         int gi = row0 + i, gj = col0 + j;
-        if (gj < n) {
-            sm_elem *c = C + (long long)gi * ldc + gj;
-            float r = alpha * v;
-            if (beta != 0.0f)
-                r += beta * sm_to_float(*c);
-            *c = sm_from_float(r);
-        }
+        if (gj < n)
+            sm_store(C + (c_transposed ? (long long)gj * ldc + gi : (long long)gi * ldc + gj), v,
+                     alpha, beta);
     }
     if (slices > 1 && t == 0)
         counters[tile] = 0;
 }
-
-#endif  // TYPE

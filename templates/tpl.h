@@ -626,6 +626,17 @@ at_status tpl_ref_gemm_compensated(at_exec *ref, const tpl_args *args, CUdevicep
  * random (tpl_fill_f64), the other types as tpl_fill_typed draws them. */
 at_status tpl_fill_gemm_operand(at_exec *ref, CUdeviceptr p, long long n, at_dtype t,
                                 unsigned long long seed);
+/* A GEMM family's prepare() once it has checked p (tpl_check_gemm_prepare): each product's A
+ * and B one after another in the layout of p's ops, uniform in [-1, 1) rounded to the type
+ * (tpl_fill_gemm_operand, seeds seed * 3 + 1 and + 2); alpha 1.5, beta 0 over a C filled with
+ * NaN (it must not be read), packed (ldc = n); the float64 reference of every product,
+ * compensated (tpl_ref_gemm_compensated), under TF32 math of the TF32-rounded inputs
+ * (tpl_ref_gemm_args). smallm's, skinny's and bgemm's. */
+at_status tpl_prepare_gemm_beta0(at_exec *ref, const tpl_problem *p, unsigned long long seed,
+                                 tpl_workset *ws);
+/* The work of such a call (a family's work()): 2 m n k flops per product, A and B read and C
+ * written once (beta 0), in bytes of p's type. */
+void tpl_gemm_work_beta0(const tpl_problem *p, double *flops, double *bytes);
 /* A GEMM family's check(): the relative error of ws->out (every product's m x n rows one after
  * another, C's leading dimension) against ws->reference (batch x m x n doubles). */
 at_status tpl_check_gemm(at_exec *ref, tpl_workset *ws, double *error);

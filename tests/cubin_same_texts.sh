@@ -7,7 +7,8 @@
 #   e.g. tests/cubin_same_texts.sh d76f2c4 sm_90 TYPE=1 sum dot jacobi
 # (SKIP "BN=256&SCALE=1": texts holding every part)
 # The sample (tests/cubin_texts_dump.c): default, baselines, every 97th valid
-# configuration; texts holding SKIP are left out. Exits 0 when the lists of texts and
+# configuration (CUBIN_TEXTS_EVERY=N: every Nth, 1 the whole space); texts holding SKIP
+# (e.g. "" for none) are left out. Exits 0 when the lists of texts and
 # every cubin are equal, 1 on the first difference.
 set -eu
 base=$1 arch=$2 skip=$3

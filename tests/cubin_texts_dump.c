@@ -1,11 +1,12 @@
 /* cubin_texts_dump.c: compiles the default, the baselines and every 97th valid configuration
- * of some families, named by configuration text, for tests/cubin_same_texts.sh. */
+ * (CUBIN_TEXTS_EVERY=N in the environment: every Nth) of some families, named by configuration
+ * text, for tests/cubin_same_texts.sh. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tpl.h"
 
-#define CT_EVERY 97             /* every CT_EVERY-th valid configuration of the space */
+#define CT_EVERY 97             /* every CT_EVERY-th valid configuration of the space (default) */
 
 /* Compiles cfg of fam for arch into DIR/FAM-INDEX.cubin and prints its line; 1 on success. */
 static int ct_one(const tpl_family *fam, const int *cfg, const char *arch, const char *dir,
@@ -62,6 +63,12 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *dir = argv[1], *arch = argv[2], *skip = argv[3];
+    const char *every_text = getenv("CUBIN_TEXTS_EVERY");
+    long long every = every_text ? atoll(every_text) : CT_EVERY;
+    if (every < 1) {
+        fprintf(stderr, "CUBIN_TEXTS_EVERY must be 1 or more\n");
+        return 2;
+    }
     for (int a = 4; a < argc; a++) {
         const tpl_family *fam = tpl_find(argv[a]);
         if (!fam) {
@@ -84,7 +91,7 @@ int main(int argc, char **argv)
             tpl_config_format(fam, cfg, text, sizeof text);
             if (ct_skipped(text, skip))
                 continue;
-            if (!given && seen++ % CT_EVERY != 0)
+            if (!given && seen++ % every != 0)
                 continue;
             if (!ct_one(fam, cfg, arch, dir, index++))
                 return 1;
