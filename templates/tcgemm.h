@@ -54,6 +54,16 @@ int tc_type_of(const tpl_problem *p);
  * 16 bytes below 2^40 bytes, the products apart (stride >= rows * ld); count <= 1 always. Else
  * the launch packs the operand (C: stores without TMA). */
 int tc_batch_stride_ok(long long count, long long stride, long long rows, long long ld, int esz);
+/* How a PATH 90 configuration reads one operand (tcgemm_run.c's t9_run): through its tensor map
+ * (TMA: base and row stride 16-byte aligned, BATCH 1 product strides as tc_batch_stride_ok
+ * says), copied directly by the producer warps in 8- or 4-byte words (BF16/FP16 without a
+ * cluster: base, row stride and, with count > 1, product stride 8- or 4-byte aligned; tcgemm.cu's
+ * t9x_ section), or packed first (everything else: FP8, TF32, clusters, an odd 16-bit ld). */
+enum { T9_READ_TMA, T9_READ_DIRECT8, T9_READ_DIRECT4, T9_READ_PACK };
+/* The way cfg reads an operand at byte address addr, `rows` stored rows ld elements apart,
+ * `count` products `stride` elements apart (count is 1 outside BATCH 1). */
+int t9_operand_read(const int *cfg, unsigned long long addr, long long rows, long long ld,
+                    long long count, long long stride);
 /* Row-major C = act(alpha op(A) op(B) + beta C + bias) for every product of the batch
  * (tcgemm_run.c): the family's run(). */
 at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args);
