@@ -12,8 +12,10 @@
 // the FP32 accumulators and rounds once at the store, guarded at the edges (any m, n).
 //   Host contract (templates/tcgemm.c): tensor maps over A (dims {k, m}, box {128/ES, BM/CN}) and
 // B (dims {n, k}, box {128/ES, BK/CM}), 128-byte swizzle, so row strides must be multiples of 16
-// bytes and bases 16-byte aligned (else the host packs the operand first with tc_pack); zero fill
-// of out-of-range boxes makes ragged m, n, k correct with no special loop. OPB 1: B is the n x k
+// bytes and bases 16-byte aligned; zero fill of out-of-range boxes makes ragged m, n, k correct with
+// no special loop. A BF16/FP16 operand without that alignment but 4-byte aligned (an even ld) is
+// copied by the 128 producer threads with cp.async straight into the same swizzled layout (vec_ok
+// bits 3-5, the t9x_ section; no cluster); the host packs any other one first with tc_pack. OPB 1: B is the n x k
 // matrix of an op(B) = T call (dims {k, n}, box {128/ES, BN/CM}), read K-major like A; OPA 1: A is
 // the k x m matrix of an op(A) = T call (dims {m, k}, box {128/ES, BK/CN}), read M-major like B. A launch with CM*CN > 1
 // is a cluster launch (cuLaunchKernelEx, cluster CM*CN x 1 x 1).
@@ -1111,11 +1113,145 @@ __device__ __forceinline__ void t9_wf_load(float (&d)[T9_MI][T9_ACC], const floa
 #define T9_PRODUCT(t) const int prod = 0; (void)prod
 #endif
 
+// ---- direct loads of a 16-bit operand that TMA cannot read (vec_ok bit 3: A, bit 4: B) ----
+// TMA needs 16-byte aligned bases and row strides; the host packs (copies whole) an operand without them, which on
+// memory-bound shapes doubles or triples the traffic. A BF16/FP16 operand whose base, row stride and (BATCH 1)
+// product stride are 4-byte aligned is instead copied by the producer warpgroup's 128 threads with cp.async of 4
+// bytes (an element pair), or 8 bytes where base, row stride and product stride are 8-byte aligned, each straight to
+// its final place in the TMA's box layout and 128-byte swizzle (boxes of 64 stored columns, R * 128 bytes apart, for
+// a tile of R stored rows; in each 1024-byte atom of 8 rows, 16-byte chunk c of row r at chunk c ^ (r & 7)), so the
+// consumers read the stage unchanged; src-size 0 (or the pair's one stored element) zero-fills past the stored rows
+// and columns as the TMA's out-of-range fill does. Every producer thread then arrives on the stage's full barrier with
+// cp.async.mbarrier.arrive.noinc, which fires once the thread's copies have landed: the producer never waits for its
+// own copies and every stage stays in flight. The full barriers then count 1 + 128 arrivals (thread 0's expect_tx
+// for the operand TMA still brings, or a plain arrive, and the 128 threads'). cp.async writes shared memory through
+// the generic proxy and wgmma reads it through the async proxy: each consumer thread executes fence.proxy.async after
+// its full-barrier wait (as compilers do ahead of a wgmma whose operands were written by generic stores).
+// In place of the tensor map of a direct operand the host passes v[0] its base address, v[1] its row stride in bytes,
+// v[2] its stored rows, v[3] its stored columns (of one product), v[4] the product stride in bytes (BATCH 1); vec_ok bit
+// 5 says the direct operands take copies of 8 bytes (every one of them aligned for it), else 4. Built for BF16/FP16 without a cluster (CM*CN 1); FP8, TF32 (its TFLOAT32 maps round on
+// the way: a copy would not) and cluster configurations keep the pack (the host never sets the bits for them).
+#define T9_DIR_A 8
+#define T9_DIR_B 16
+#define T9_DIR_8 32     // the direct operands in copies of 8 bytes (else 4)
+#if !FP8 && !TC_TF32 && T9_CL == 1
+#define T9X_ON 1
+#else
+#define T9X_ON 0
+#endif
+#if T9_WF
+#define T9X_WF_PARAM , int dp_units, int wf_split   // SPLITK 0: the kernel's wave-fill walk (T9_WF_ITEM)
+#define T9X_WF_ARGS , dp_units, wf_split
+#else
+#define T9X_WF_PARAM
+#define T9X_WF_ARGS
+#endif
+
+#if T9X_ON
+// Thread tid's copies of one tile of R stored rows x W stored columns of the operand of map tm (product prod) whose
+// first element is stored element (row0, col0), into shared memory at dst, CP (4 or 8) bytes each. A box row (128
+// bytes) is 128 / CP copies by consecutive lanes (coalesced); the 128 threads take 128 * CP / 128 box rows at once:
+// rows q0 = tid / (128 / CP) (and q0 + 4 for 4-byte copies) of each 8-row atom, so a thread's swizzled slots repeat
+// 1024 bytes apart. A copy past the stored rows or columns reads nothing (src-size 0: its address is never used).
+template <int R, int W, int CP>
+__device__ __forceinline__ void t9x_tile(unsigned dst, const t9_tmap &tm, int prod, int row0, int col0, int tid)
+{
+    constexpr int LPR = 128 / CP;               // copies (threads) per box row: 32 or 16
+    const long long ld4 = 4 * (long long)tm.v[1];
+    const int lane = tid % LPR, q0 = tid / LPR, rlq = (int)tm.v[2] - row0 - q0;  // stored rows from row q0
+    const unsigned byte = lane * CP;            // this thread's bytes of a 128-byte row
+    const unsigned o0 = q0 * 128 + ((((byte >> 4) ^ q0) & 7) << 4) + (byte & 15);
+#pragma unroll 1
+    for (int b = 0; b < W / 64; b++) {
+        const int c = col0 + b * 64 + lane * (CP / 2), left = (int)tm.v[3] - c;   // stored columns from c
+        const int cb = left <= 0 ? 0 : left >= CP / 2 ? CP : 2 * left;          // bytes of the copy to read
+        unsigned long long src = tm.v[0] + (unsigned long long)prod * tm.v[4] +
+                                 (unsigned long long)((row0 + q0) * (ld4 / 4) + 2ll * c);
+        unsigned e = dst + b * (R * 128) + o0;
+#pragma unroll 1
+        for (int r = 0; r < R; r += 8, e += 1024, src += 2 * ld4) {
+            asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                         :: "r"(e), "l"(src), "n"(CP), "r"(r < rlq ? cb : 0) : "memory");
+            if (CP == 4)    // row q0 + 4 of the atom: chunk bit 2 flipped by the swizzle
+                asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
+                             :: "r"((e ^ 64) + 512), "l"(src + ld4), "n"(CP), "r"(r + 4 < rlq ? cb : 0) : "memory");
+        }
+    }
+}
+
+// The producer warpgroup's loop when an operand is direct (dirs: T9_DIR_A, T9_DIR_B bits): the walk of the TMA loop
+// (units, K tiles, stages), every thread waiting for the stage's empty barrier; thread 0 brings the operand that is
+// not direct with TMA, expecting its bytes; all 128 threads copy the direct tiles, CP bytes a copy, and arrive when
+// their copies land.
+template <int CP>
+__device__ __forceinline__ void t9x_produce(const t9_tmap &tmA, const t9_tmap &tmB, unsigned base, unsigned bars,
+                                            int dirs, int tid, int cluster, int clusters, int units, int sm, int sn,
+                                            int kt_all, int kt_per T9X_WF_PARAM)
+{
+    int s = 0;
+    unsigned ph = 0;
+    for (int u = cluster; u < units; u += clusters) {
+#if T9_WF
+        T9_WF_ITEM(u, t, k0, k1);     // the kernel's walk of whole units and wave-fill pieces
+        int pm, pn;
+        (void)kt_per;
+#else
+        int t = u / SPLITK, z = u - t * SPLITK, pm, pn;
+        int k0 = z * kt_per, k1 = k0 + kt_per < kt_all ? k0 + kt_per : kt_all;
+#endif
+        T9_PRODUCT(t);
+        t9_tile(t, sm, sn, &pm, &pn);
+        int m0 = pm * BM, n0 = pn * BN;
+        for (int kt = k0; kt < k1; kt++) {
+            t9_bar_wait(bars + 8 * (STAGES + s), ph ^ 1);
+            unsigned full = bars + 8 * s, sa = base + s * T9_STAGE_BYTES, sb = sa + T9_A_BYTES;
+            if (tid == 0) {
+                if (dirs == (T9_DIR_A | T9_DIR_B))
+                    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(full) : "memory");
+                else
+                    t9_bar_expect(full, dirs & T9_DIR_A ? T9_B_BYTES : T9_A_BYTES);
+                if (!(dirs & T9_DIR_A)) {
+#if OPA
+#pragma unroll
+                    for (int j = 0; j < BM / T9_BOXE; j++)
+                        t9_tma(&tmA, sa + j * (BK * 128), full, m0 + j * T9_BOXE, kt * BK, prod, 0);
+#else
+#pragma unroll
+                    for (int b = 0; b < BK / T9_BOXE; b++)
+                        t9_tma(&tmA, sa + b * (BM * 128), full, kt * BK + b * T9_BOXE, m0, prod, 0);
+#endif
+                }
+                if (!(dirs & T9_DIR_B)) {
+#if OPB
+#pragma unroll
+                    for (int b = 0; b < BK / T9_BOXE; b++)
+                        t9_tma(&tmB, sb + b * (BN * 128), full, kt * BK + b * T9_BOXE, n0, prod, 0);
+#else
+#pragma unroll
+                    for (int j = 0; j < BN / T9_BOXE; j++)
+                        t9_tma(&tmB, sb + j * (BK * 128), full, n0 + j * T9_BOXE, kt * BK, prod, 0);
+#endif
+                }
+            }
+            // the stored tiles: A m x k (OPA 1: k x m), B k x n (OPB 1: n x k)
+            if (dirs & T9_DIR_A)
+                t9x_tile<OPA ? BK : BM, OPA ? BM : BK, CP>(sa, tmA, prod, OPA ? kt * BK : m0, OPA ? m0 : kt * BK, tid);
+            if (dirs & T9_DIR_B)
+                t9x_tile<OPB ? BN : BK, OPB ? BK : BN, CP>(sb, tmB, prod, OPB ? n0 : kt * BK, OPB ? kt * BK : n0, tid);
+            asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(full) : "memory");
+            if (++s == STAGES) { s = 0; ph ^= 1; }
+        }
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");   // no copy outlives its thread
+}
+#endif
+
 // The kernel. Grid: a whole number of clusters (<= the number that fit at once), each walking
 // cluster tiles t = cluster, cluster + clusters, ... (times SPLITK K slices). vec_ok: bit 0, C base
 // and ldc allow paired stores; bit 1 (VEC 8), tmC maps C (dims {n, m}, box {64, BM/WG (PING: BM)},
 // 128-byte swizzle) and beta == 0: the TMA-store epilogue; bit 2 (VEC 8), beta == 0 but C not
-// TMA-able: staged, then row-contiguous stores. ws: SPLITK > 1 workspace, else unused.
+// TMA-able: staged, then row-contiguous stores; bits 3 and 4: A, B read directly (tmA, tmB then hold the operand's
+// address and strides: the t9x_ section). ws: SPLITK > 1 workspace, else unused.
 // With CM*CN > 1 the host launches clusters of CM*CN x 1 x 1 CTAs (cuLaunchKernelEx): the cluster
 // shape is a launch attribute (no __cluster_dims__), as templates/tcgemm.c launches it.
 // BATCH 1: `batch` products in one launch; tmA, tmB (and tmC) are 3-D maps {cols, rows, products}
@@ -1139,7 +1275,11 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
     int cm = rank % CM, cn = rank / CM;
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
+#if T9X_ON
+            t9_bar_init(bars + 8 * s, vec_ok & (T9_DIR_A | T9_DIR_B) ? 1 + 128 : 1);  // + the direct copiers
+#else
             t9_bar_init(bars + 8 * s, 1);
+#endif
             t9_bar_init(bars + 8 * (STAGES + s), T9_OWN * (CM + CN - 1));
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -1161,6 +1301,15 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
     if (wg == 0) {
         // ---- producer ----
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+#if T9X_ON
+        if (vec_ok & T9_DIR_8)
+            t9x_produce<8>(tmA, tmB, base, bars, vec_ok & (T9_DIR_A | T9_DIR_B), tid, cluster, clusters, units, sm, sn,
+                           kt_all, kt_per T9X_WF_ARGS);
+        else if (vec_ok & (T9_DIR_A | T9_DIR_B))
+            t9x_produce<4>(tmA, tmB, base, bars, vec_ok & (T9_DIR_A | T9_DIR_B), tid, cluster, clusters, units, sm, sn,
+                           kt_all, kt_per T9X_WF_ARGS);
+        else
+#endif
         if (tid == 0) {
             unsigned short maskA = 0, maskB = 0;   // A: same cm (a cluster row); B: same cn
             for (int j = 0; j < CN; j++) maskA |= (unsigned short)(1u << (cm + j * CM));
@@ -1333,6 +1482,10 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 const float lb1 = sbk1[kt];     // the second N-half's
 #endif
                 t9_bar_wait(bars + 8 * s, ph);
+#if T9X_ON
+                if (vec_ok & (T9_DIR_A | T9_DIR_B))     // the direct copies' generic-proxy writes, before wgmma reads
+                    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
                 unsigned sa = base + s * T9_STAGE_BYTES, sb = sa + T9_A_BYTES;
 #pragma unroll
                 for (int i = 0; i < T9_MI; i++)

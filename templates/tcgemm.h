@@ -85,6 +85,16 @@ void tc_wave_plan_of(long long units, long long ksteps, long long slots, tc_wave
  * units than about 0.9 of a wave, or a ragged last wave, leave at least TC_WAVE_MIN_GAIN_PERCENT
  * of the clusters' time idle, over a K deep enough for pieces of TC_WAVE_MIN_KSTEPS K steps. */
 int tc_wave_fill_pays(long long units, long long ksteps, long long slots);
+/* How a PATH 90 configuration reads one operand (tcgemm_run.c's t9_run): through its tensor map
+ * (TMA: base and row stride 16-byte aligned, BATCH 1 product strides as tc_batch_stride_ok
+ * says), copied directly by the producer warps in 8- or 4-byte words (BF16/FP16 without a
+ * cluster: base, row stride and, with count > 1, product stride 8- or 4-byte aligned; tcgemm.cu's
+ * t9x_ section), or packed first (everything else: FP8, TF32, clusters, an odd 16-bit ld). */
+enum { T9_READ_TMA, T9_READ_DIRECT8, T9_READ_DIRECT4, T9_READ_PACK };
+/* The way cfg reads an operand at byte address addr, `rows` stored rows ld elements apart,
+ * `count` products `stride` elements apart (count is 1 outside BATCH 1). */
+int t9_operand_read(const int *cfg, unsigned long long addr, long long rows, long long ld,
+                    long long count, long long stride);
 /* Row-major C = act(alpha op(A) op(B) + beta C + bias) for every product of the batch
  * (tcgemm_run.c): the family's run(). */
 at_status tc_run(at_exec *ex, const int *cfg, tpl_args *args);

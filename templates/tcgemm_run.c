@@ -335,6 +335,36 @@ static at_status t9_fit(at_exec *ex, const int *cfg, unsigned threads, unsigned 
     return AT_OK;
 }
 
+int t9_operand_read(const int *cfg, unsigned long long addr, long long rows, long long ld,
+                    long long count, long long stride)
+{
+    int esz = tc_esz(cfg);
+    if (addr % 16 == 0 && (ld * esz) % 16 == 0 && tc_batch_stride_ok(count, stride, rows, ld, esz))
+        return T9_READ_TMA;
+    /* the direct copies (tcgemm.cu's T9X_ON): 16-bit operands, one CTA per cluster; any product
+     * stride (overlapping or broadcast products only read) */
+    if (esz != 2 || cfg[P_FP8] || cfg[P_CM] * cfg[P_CN] != 1)
+        return T9_READ_PACK;
+    long long sbytes = count > 1 ? stride * esz : 0;
+    if (addr % 8 == 0 && (ld * esz) % 8 == 0 && sbytes % 8 == 0)
+        return T9_READ_DIRECT8;
+    if (addr % 4 == 0 && (ld * esz) % 4 == 0 && sbytes % 4 == 0)
+        return T9_READ_DIRECT4;
+    return T9_READ_PACK;
+}
+
+/* In place of the tensor map of an operand the kernel copies directly (tcgemm.cu's t9x_
+ * section): its base address, row stride in bytes, stored rows and columns of one product, and
+ * the product stride in bytes. */
+static void t9_direct_map(CUtensorMap *map, CUdeviceptr p, long long rows, long long cols,
+                          long long ld, long long stride, int esz)
+{
+    uint64_t v[5] = {(uint64_t)p, (uint64_t)(ld * esz), (uint64_t)rows, (uint64_t)cols,
+                     (uint64_t)(stride * esz)};
+    memset(map, 0, sizeof *map);
+    memcpy(map, v, sizeof v);
+}
+
 static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
 {
     const at_device_info *dev = ex->dev;
@@ -351,19 +381,24 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
     /* OPA 1: A is the k x m matrix of op T, read M-major */
     int a_rows = cfg[P_OPA] ? c->k : c->m, a_cols = cfg[P_OPA] ? c->m : c->k;
     /* TMA reads 16-byte aligned bases and row strides only (BATCH 1: product strides too, no
-     * overlap); else pack to 128-byte rows (the packed products lie rows x row apart) */
-    if ((c->A % 16 || (c->lda * esz) % 16 ||
-         !tc_batch_stride_ok(count, b->sa, a_rows, c->lda, esz)) &&
+     * overlap); a 16-bit operand 4- or 8-byte aligned is copied by the kernel's producer warps
+     * instead (vec_ok bits 3: A, 4: B; bit 5: both in 8-byte words); else pack to 128-byte rows
+     * (the packed products lie rows x row apart) */
+    int read_a = t9_operand_read(cfg, c->A, a_rows, c->lda, count, b->sa);
+    if (read_a == T9_READ_PACK &&
         (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_90, a_rows, a_cols, (int)count,
                      &c->A, &c->lda, &b->sa)) != AT_OK)
         return s;
     /* OPB 1: B is the n x k matrix of op T, read K-major */
     int b_rows = cfg[P_OPB] ? c->n : c->k, b_cols = cfg[P_OPB] ? c->k : c->n;
-    if ((c->B % 16 || (c->ldb * esz) % 16 ||
-         !tc_batch_stride_ok(count, b->sb, b_rows, c->ldb, esz)) &&
+    int read_b = t9_operand_read(cfg, c->B, b_rows, c->ldb, count, b->sb);
+    if (read_b == T9_READ_PACK &&
         (s = tc_pack(ex, TC_SLOT_PACKED_B, esz, TC_PACK_ALIGN_90, b_rows, b_cols, (int)count,
                      &c->B, &c->ldb, &b->sb)) != AT_OK)
         return s;
+    int dir_a = read_a == T9_READ_DIRECT8 || read_a == T9_READ_DIRECT4;
+    int dir_b = read_b == T9_READ_DIRECT8 || read_b == T9_READ_DIRECT4;
+    int dir8 = (dir_a || dir_b) && read_a != T9_READ_DIRECT4 && read_b != T9_READ_DIRECT4;
     /* the maps' depth (0: a 2D map) and product strides; one product of BATCH 1 takes a depth
      * of 1 and the product's own extent as its stride */
     long long depth = cfg[P_BATCH] ? count : 0;
@@ -379,12 +414,17 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
     CUtensorMapDataType op_type = cfg[P_FP8] ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                   : tf32     ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
                                              : c_type;
-    if ((s = t9_map(ex, T9_MEMO_A, &ma, op_type, c->A, a_rows, a_cols, c->lda, esz, boxe,
-                    (unsigned)((cfg[P_OPA] ? cfg[P_BK] : cfg[P_BM]) / cfg[P_CN]),
-                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, depth, sa)) != AT_OK ||
-        (s = t9_map(ex, T9_MEMO_B, &mb, op_type, c->B, b_rows, b_cols, c->ldb, esz, boxe,
-                    (unsigned)((cfg[P_OPB] ? cfg[P_BN] : cfg[P_BK]) / cfg[P_CM]),
-                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, depth, sb)) != AT_OK)
+    if (dir_a)
+        t9_direct_map(&ma, c->A, a_rows, a_cols, c->lda, count > 1 ? b->sa : 0, esz);
+    else if ((s = t9_map(ex, T9_MEMO_A, &ma, op_type, c->A, a_rows, a_cols, c->lda, esz, boxe,
+                         (unsigned)((cfg[P_OPA] ? cfg[P_BK] : cfg[P_BM]) / cfg[P_CN]),
+                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, depth, sa)) != AT_OK)
+        return s;
+    if (dir_b)
+        t9_direct_map(&mb, c->B, b_rows, b_cols, c->ldb, count > 1 ? b->sb : 0, esz);
+    else if ((s = t9_map(ex, T9_MEMO_B, &mb, op_type, c->B, b_rows, b_cols, c->ldb, esz, boxe,
+                         (unsigned)((cfg[P_OPB] ? cfg[P_BN] : cfg[P_BK]) / cfg[P_CM]),
+                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, depth, sb)) != AT_OK)
         return s;
     /* vec_ok: bit 0 paired stores; bit 1 the TMA-store epilogue (VEC 8, beta == 0, C, ldc and
      * C's rows 16-byte aligned); bit 2 the staged epilogue with row stores (VEC 8, beta == 0,
@@ -393,7 +433,8 @@ static at_status t9_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
      * 1004 none (tcgemm_gpu_tf32_op_t_in_place, tcgemm_gpu_layouts_offsets_alpha_beta).
      * BATCH 1: every product's C as well (its stride even for pairs; for TMA stores a multiple
      * of 16 bytes, the products apart: tc_batch_stride_ok). */
-    int vec_ok = c->C % (2 * csz) == 0 && c->ldc % 2 == 0 && (count <= 1 || sc % 2 == 0);
+    int vec_ok = (c->C % (2 * csz) == 0 && c->ldc % 2 == 0 && (count <= 1 || sc % 2 == 0)) |
+                 (dir_a ? 8 : 0) | (dir_b ? 16 : 0) | (dir8 ? 32 : 0);
     int c_tma = c->C % 16 == 0 && (c->ldc * csz) % 16 == 0 && (c->n * csz) % 16 == 0 &&
                 tc_batch_stride_ok(count, sc, c->m, c->ldc, csz);
     if (cfg[P_VEC] == 8 && csz == 2 && cfg[P_SPLITK] <= 1 && c->beta == 0.0f) {
