@@ -59,8 +59,8 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
                 "PATH 80 GROUP 8 with RASTER 0/1; split-K RASTER 0 with GROUP 8",
     [R_SPLIT] = "SPLITK 2, 4, 8 and 16 only on the lattice's 128 x 128 direct-epilogue tiles",
     [R_WAVE] = "SPLITK 0 (the wave-fill split: whole waves data-parallel, the last tiles split by K "
-               "and combined in the kernel) is PATH 90 without FP8 operands or BATCH, on the "
-               "lattice's wave-fill rows, tile order RASTER 0 with GROUP 8",
+               "and combined in the kernel) is PATH 90 without FP8 operands, BATCH or clusters, "
+               "on the lattice's wave-fill rows, tile order RASTER 0 with GROUP 8",
     [R_OPB] = "OPA and OPB are 0 or 1; 1 (an operand read as stored, no transposing pack) exists "
               "on PATH 80, PATH 90 BF16/FP16 and PATH 90 TF32 (OPB 1, or OPA 1 with OPB 1: an "
               "op-T A beside an op-N B is packed)",
@@ -235,7 +235,7 @@ static const tc_recipe tc_lattice[] = {
     /* wave: the 4096^3 winner, 128 x 128 (deep K over few tiles) and the CM 2 cluster row */
     {0, 90, 128, 256, 64, 3, 2, 1, 1, 2, 2, 8, 16, 0, 1},
     {0, 90, 128, 192, 64, 4, 2, 1, 1, 2, 2, 8, 16, 0, 0},
-    {0, 90, 128, 256, 64, 4, 2, 2, 1, 2, 2, 2, 16, 0, 1},
+    {0, 90, 128, 256, 64, 4, 2, 2, 1, 2, 2, 2, 16, 0, 0},
     {0, 90, 128, 256, 64, 4, 2, 1, 1, 2, 2, 2, 16, 0, 0},
     {0, 90, 128, 128, 64, 4, 2, 1, 1, 2, 2, 8, 16, 0, 1},
     {0, 90, 128, 128, 64, 4, 2, 1, 1, 2, 2, 2, 16, 1, 0},
@@ -403,7 +403,9 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
          (cfg[P_PATH] == 90 && tc_tf32(cfg) && cfg[P_OPA] && !cfg[P_OPB])))
         return tc_reject(R_OPB, why, len);
     int p90 = cfg[P_PATH] == 90;
-    /* SPLITK 0: the wave-fill split of PATH 90 (tcgemm.cu), one product per launch, no FP8 */
+    /* SPLITK 0: the wave-fill split of PATH 90 (tcgemm.cu), one product per launch, no FP8; no
+     * cluster row carries it (on an H200 the CM 2 row's pieces summed wrong:
+     * tcgemm_gpu_wave_fill_split, 2026-11-29) */
     if (cfg[P_SPLITK] == 0 && (!p90 || cfg[P_FP8] || cfg[P_BATCH]))
         return tc_reject(R_WAVE, why, len);
     if (p90 && (!tc_canonical(cfg, P_WARPS_M) || !tc_canonical(cfg, P_WARPS_N) ||

@@ -40,7 +40,7 @@ static const char *const tt_names[P_COUNT] = {
 static const char *const tt_spec[] = {
     "90 b 128x256x64 3 wg2 c1x1 v8 wave",
     "90 b 128x192x64 4 wg2 c1x1 v8",
-    "90 b 128x256x64 4 wg2 c2x1 v2 wave",
+    "90 b 128x256x64 4 wg2 c2x1 v2",
     "90 b 128x256x64 4 wg2 c1x1 v2",
     "90 b 128x128x64 4 wg2 c1x1 v8 wave",
     "90 b 128x128x64 4 wg2 c1x1 v2 split",
