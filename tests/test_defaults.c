@@ -175,13 +175,13 @@ TEST(defaults_split_k_only_for_few_tiles_and_deep_k)
         CHECK(tpl_builtin_config(&tpl_tcgemm, &h200, &p, 0, cfg, text, NULL));
         long long tiles = tpl_cdiv(p.dims[0], 128) * tpl_cdiv(p.dims[1], 128);
         int split = df_value(&tpl_tcgemm, cfg, "SPLITK");
-        /* the wave-fill split (SPLITK 0) of 128 x 256 tiles where its rule pays on 132 SMs (past
-         * the m, n <= 64 rows); else the wave-fill split-K rule over 128 x 128 tiles, one block
+        /* the wave-fill split (SPLITK 0) of 128 x 256 tiles where its rule pays on 132 SMs for
+         * less than a wave of them (past the m, n <= 64 rows); else the wave-fill split-K rule over 128 x 128 tiles, one block
          * per SM: the smallest split whose blocks fill 85% of 132, slices of at least 128 K and
          * 4 K steps of 64 */
-        int wave = p.dims[0] > 64 && p.dims[1] > 64 &&
-                   tc_wave_fill_pays(tiles / tpl_cdiv(p.dims[1], 128) * tpl_cdiv(p.dims[1], 256),
-                                     tpl_cdiv(p.dims[2], 64), 132);
+        long long units256 = tiles / tpl_cdiv(p.dims[1], 128) * tpl_cdiv(p.dims[1], 256);
+        int wave = p.dims[0] > 64 && p.dims[1] > 64 && units256 < 132 &&
+                   tc_wave_fill_pays(units256, tpl_cdiv(p.dims[2], 64), 132);
         if (wave) {
             CHECK_MSG(split == 0 && df_value(&tpl_tcgemm, cfg, "BN") == 256,
                       "%lldx%lldx%lld: %s, want the wave-fill split of 128 x 256", p.dims[0],
