@@ -185,6 +185,15 @@ typedef struct tc_batch {
     long long sa, sb, sc;
 } tc_batch;
 
+/* 1 if an operand at byte address base with rows ld elements apart (esz-byte elements) and, for
+ * count > 1 products, products stride elements apart starts every row on a w-byte boundary. */
+static int tc_rows_aligned(unsigned long long base, long long ld, long long count, long long stride,
+                           int esz, int w)
+{
+    return base % (unsigned)w == 0 && (ld * esz) % w == 0 &&
+           (count <= 1 || (stride * esz) % w == 0);
+}
+
 int t8_load_width(unsigned long long base, long long ld, long long stride, long long count, int esz,
                   int loadw)
 {
@@ -194,7 +203,7 @@ int t8_load_width(unsigned long long base, long long ld, long long stride, long 
     for (int w = loadw; w >= 4; w /= 2) {
         if (w == 8 && esz == 4)
             continue;
-        if (base % (unsigned)w == 0 && (ld * esz) % w == 0 && (count <= 1 || (stride * esz) % w == 0))
+        if (tc_rows_aligned(base, ld, count, stride, esz, w))
             return w;
     }
     return 0;
@@ -345,10 +354,9 @@ int t9_operand_read(const int *cfg, unsigned long long addr, long long rows, lon
      * stride (overlapping or broadcast products only read) */
     if (esz != 2 || cfg[P_FP8] || cfg[P_CM] * cfg[P_CN] != 1)
         return T9_READ_PACK;
-    long long sbytes = count > 1 ? stride * esz : 0;
-    if (addr % 8 == 0 && (ld * esz) % 8 == 0 && sbytes % 8 == 0)
+    if (tc_rows_aligned(addr, ld, count, stride, esz, 8))
         return T9_READ_DIRECT8;
-    if (addr % 4 == 0 && (ld * esz) % 4 == 0 && sbytes % 4 == 0)
+    if (tc_rows_aligned(addr, ld, count, stride, esz, 4))
         return T9_READ_DIRECT4;
     return T9_READ_PACK;
 }
