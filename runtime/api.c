@@ -127,6 +127,9 @@ at_status at_create(at_handle **out, int device, const char *db_path)
     const char *vendor_env = getenv("AUTOTUNE_VENDOR");
     int vendor_off = vendor_env && (strcmp(vendor_env, "off") == 0 || strcmp(vendor_env, "0") == 0);
     h->vendor_mode = vendor_off ? AT_VENDOR_OFF : AT_VENDOR_ON;
+    const char *trial_log = getenv("AUTOTUNE_TRIAL_LOG");
+    if (trial_log)
+        snprintf(h->trial_log, sizeof h->trial_log, "%s", trial_log);
     at_status s;
     char msg[512];
     h->cu = cudrv_get(&s, msg, sizeof msg);
@@ -611,6 +614,30 @@ static void trial_store(at_handle *h, const at_plan *pl, int w,
     db_store_result(h->db, &r);
 }
 
+/* Appends the finished trial of plan pl to the handle's trial log (AUTOTUNE_TRIAL_LOG): one
+ * line per candidate with its three times, the chosen one marked. A log that cannot be opened
+ * is skipped: it is a diagnostic, never a reason for a call to fail. */
+static void trial_log_write(const at_handle *h, const at_plan *pl,
+                            float times[][AT_TRIAL_ROUNDS], int best, int vendor)
+{
+    const at_trial *t = pl->trial;
+    int to_stderr = strcmp(h->trial_log, "-") == 0;
+    FILE *f = to_stderr ? stderr : fopen(h->trial_log, "a");
+    if (!f)
+        return;
+    char shape[128];
+    tpl_problem_format(&pl->problem, shape, sizeof shape);
+    for (int i = 0; i < t->n; i++) {
+        int chosen = vendor ? i == t->vendor_slot : i == best;
+        fprintf(f, "trial\t%s\t%s\t%d\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%s\n", shape,
+                pl->key_fam->name, i, chosen ? "chosen" : "-", 1e3 * median3(times[i]),
+                1e3 * times[i][0], 1e3 * times[i][1], 1e3 * times[i][2],
+                i == t->vendor_slot ? "vendor" : t->fam[i]->name, t->config[i]);
+    }
+    if (!to_stderr)
+        fclose(f);
+}
+
 /* After the last trial call: reads the events, keeps the candidate with
  * the lowest median, stores it. Events that cannot be read end the trial
  * with the lookup's choice. */
@@ -635,6 +662,8 @@ static void trial_finish(at_handle *h, at_plan *pl)
                  median3(times[t->vendor_slot]) < (1.0 - AT_VENDOR_MARGIN) * median3(times[best]);
     if (t->vendor_slot >= 0)
         snprintf(pl->vendor_call, sizeof pl->vendor_call, "%s", t->config[t->vendor_slot]);
+    if (h->trial_log[0])
+        trial_log_write(h, pl, times, best, vendor);
     int nearby = t->n - (t->vendor_slot >= 0) >= 2;
     trial_free(h, pl, best);
     h->stats.trials++;

@@ -53,6 +53,8 @@ struct at_handle {
     int trial_max;              /* at_set_trials: nearby winners a new shape times */
     int vendor_mode;            /* at_set_vendor */
     ms_vendor *vendor;          /* cuBLAS, loaded on first use */
+    char trial_log[1024];       /* AUTOTUNE_TRIAL_LOG: a file each finished trial's times are
+                                   appended to ("-": stderr); empty: none */
     struct {                    /* the family of a GEMM problem (gemm_family), newest 8 */
         tpl_problem problem;
         int deterministic;

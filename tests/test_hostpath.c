@@ -246,6 +246,11 @@ TEST(hostpath_trial_winner_is_served_through_the_call_table)
     for (int module = 1; module < 64; module++)
         th_fake_set_module_ms(module, 10.0f - 0.1f * (float)module);
     th_fake_reset();
+    /* the trial log (AUTOTUNE_TRIAL_LOG) gets one line per candidate, the chosen one marked */
+    char log_path[sizeof h->trial_log];
+    snprintf(log_path, sizeof log_path, "%s/hostpath_trial.log", th_tmpdir());
+    remove(log_path);
+    snprintf(h->trial_log, sizeof h->trial_log, "%s", log_path);
     at_stats st;
     int calls = 0;
     do {
@@ -266,6 +271,34 @@ TEST(hostpath_trial_winner_is_served_through_the_call_table)
     at_stats after;
     CHECK_OK(at_get_stats(h, &after));
     CHECK_STR(after.last_config, st.last_config);
+    FILE *log = fopen(log_path, "r");
+    CHECK_MSG(log, "no trial log at %s", log_path);
+    char line[4096], chosen_config[1024] = "";
+    int lines = 0, chosen = 0;
+    double chosen_ms = -1, fastest_ms = 1e30;
+    while (log && fgets(line, sizeof line, log)) {
+        char shape[128], fam[64], mark[16], runner[64], config[1024];
+        int slot;
+        double ms, t0, t1, t2;
+        line[strcspn(line, "\n")] = '\0';
+        CHECK_MSG(sscanf(line, "trial\t%127[^\t]\t%63[^\t]\t%d\t%15[^\t]\t%lf\t%lf\t%lf\t%lf\t"
+                         "%63[^\t]\t%1023[^\n]", shape, fam, &slot, mark, &ms, &t0, &t1, &t2,
+                         runner, config) == 10, "trial log line: %s", line);
+        CHECK_EQ(slot, lines);
+        lines++;
+        fastest_ms = ms < fastest_ms ? ms : fastest_ms;
+        if (strcmp(mark, "chosen") == 0) {
+            chosen++;
+            chosen_ms = ms;
+            snprintf(chosen_config, sizeof chosen_config, "%s", config);
+        }
+    }
+    if (log)
+        fclose(log);
+    CHECK_EQ(lines, loaded);
+    CHECK_EQ(chosen, 1);
+    CHECK_MSG(chosen_ms == fastest_ms, "chosen %.2f us, fastest %.2f us", chosen_ms, fastest_ms);
+    CHECK_STR(chosen_config, st.last_config);
     CHECK_OK(at_destroy(h));
 }
 
