@@ -676,14 +676,21 @@ static void trial_finish(at_handle *h, at_plan *pl)
         trial_store(h, pl, best, times);
 }
 
-/* One call during a trial: the next candidate in turn, between events. */
+/* One call during a trial: the next candidate in turn, between events. The stream is idle
+ * before the first event, so each time is the call's whole latency: its host path (cuBLAS's
+ * heuristics, our packs and extra launches), the launch and the GPU's work. Timed behind a
+ * busy stream, an event pair sees the GPU's work only, and cuBLAS, whose short calls spend
+ * 5-10 us more on the host than ours, won trials by that and then served calls 1.3-1.6x
+ * slower than our kernels (bench/results/2026-11-29-H200-vendor-trial-probe-*.txt). */
 static at_status trial_call(at_handle *h, at_plan *pl, tpl_args *args)
 {
     at_trial *t = pl->trial;
     int i = t->calls % t->n, round = t->calls / t->n;
     at_exec *ex = i == 0 ? &pl->exec : &t->exec[i];
     ex->stream = h->stream;
-    CUresult rc = h->cu->EventRecord(t->ev[i][round][0], h->stream);
+    CUresult rc = h->cu->StreamSynchronize(h->stream);
+    if (rc == CUDA_SUCCESS)
+        rc = h->cu->EventRecord(t->ev[i][round][0], h->stream);
     at_status s = rc != CUDA_SUCCESS     ? AT_ERR_CUDA
                   : i == t->vendor_slot ? ms_vendor_gemm(h->vendor, h->stream, args, h->errmsg,
                                                          sizeof h->errmsg)

@@ -257,6 +257,10 @@ TEST(hostpath_trial_winner_is_served_through_the_call_table)
         CHECK_OK(hp_gemm(h, m, n, k, AT_R_16BF, 1.0));
         CHECK_OK(at_get_stats(h, &st));
         calls++;
+        /* each trial call starts on an idle stream (its time is the call's whole latency) */
+        if (st.trials == 0)
+            CHECK_MSG(th_fake_count("cuSynchronize") >= calls, "%lld waits in %d trial calls",
+                      th_fake_count("cuSynchronize"), calls);
     } while (st.trials == 0 && calls < 3 * AT_TRIALS_MAX + 1);
     CHECK_MSG(st.trials == 1, "no trial settled in %d calls", calls);
     long long loaded = th_fake_count("cuModuleLoadData");
