@@ -716,7 +716,7 @@ static at_status trial_call(at_handle *h, at_plan *pl, tpl_args *args)
 /* A shape tuned on this device: the tuner measured cuBLAS on it too (a side measurement of
  * d), so the stored times decide without a trial: the vendor serves where it beat our stored
  * best by more than AT_VENDOR_MARGIN. Sets pl->vendor_call (decided) when both times are
- * there; leaves the plan to a trial otherwise. */
+ * there and at least AT_VENDOR_STORED_MIN_MS; leaves the plan to a trial otherwise. */
 static void vendor_from_measurements(at_handle *h, db *d, at_plan *pl)
 {
     db_result ours;
@@ -730,6 +730,10 @@ static void vendor_from_measurements(at_handle *h, db *d, at_plan *pl)
         if (strcmp(ms[i].name, "cublas") != 0 || ms[i].time_ms <= 0 ||
             !tpl_problem_equal(&ms[i].problem, &pl->problem))
             continue;
+        /* the tuner times GPU work (behind an L2 flush): for short calls the host path, where
+         * cuBLAS spends more than ours, decides, and only a trial's latency sees it */
+        if (ms[i].time_ms < AT_VENDOR_STORED_MIN_MS || db_rank_ms(&ours) < AT_VENDOR_STORED_MIN_MS)
+            break;
         ms_vendor_gemm_supported(&pl->problem, pl->vendor_call, sizeof pl->vendor_call);
         if (ms[i].time_ms < (1.0 - AT_VENDOR_MARGIN) * db_rank_ms(&ours)) {
             pl->vendor = 1;

@@ -314,7 +314,8 @@ at_status at_set_trials(at_handle *handle, int candidates);
 /* The vendor library as one more candidate (as PyTorch TunableOp keeps its default): where
  * cuBLAS is installed, a GEMM shape's first calls also time cuBLAS's call for it (within the
  * trials above, so at_set_trials(h, 0) turns that timing off too), and a shape tuned on this
- * device compares its stored cuBLAS measurement (the tuner takes one per problem); cuBLAS
+ * device compares its stored cuBLAS measurement (the tuner takes one per problem; a call
+ * under AT_VENDOR_STORED_MIN_MS is timed in a trial instead); cuBLAS
  * then serves the shape where it is more than AT_VENDOR_MARGIN faster than the best kernel
  * of ours, and at_get_stats says so (vendor_calls, last_vendor). AT_VENDOR_ON is the default
  * unless $AUTOTUNE_VENDOR is "off" or "0"; AT_VENDOR_OFF serves our kernels alone (as the
@@ -323,6 +324,10 @@ at_status at_set_trials(at_handle *handle, int candidates);
 #define AT_VENDOR_OFF 0
 #define AT_VENDOR_ON 1
 #define AT_VENDOR_MARGIN 0.02
+/* The stored times decide a tuned shape only where both are at least this long (ms); a
+ * shorter call's host path, which the tuner's times leave out, is a large part of what the
+ * caller waits for, so its first calls time both (a trial) instead. */
+#define AT_VENDOR_STORED_MIN_MS 0.1
 at_status at_set_vendor(at_handle *handle, int mode);
 
 at_status at_get_stats(const at_handle *handle, at_stats *stats);
