@@ -188,8 +188,18 @@ void tn_pool_wait_detached(tn_pool *pool);
 /* Drops queued jobs not yet started (they stay done == 0), waits for the
  * running ones, joins the threads, frees the pool. NULL is a no-op. */
 void tn_pool_destroy(tn_pool *pool);
-/* Default thread count: online CPUs. */
+/* Idle-time jobs queued or running. */
+int tn_pool_idle_pending(tn_pool *pool);
+/* The queue a free compile thread serves, given which queues hold jobs and
+ * the idle-time jobs running (idle_running of at most idle_max): 1 urgent,
+ * else 0 normal, else -1 idle-time; 2: none, the thread waits. */
+int tn_pool_pick(int urgent, int normal, int idle, int idle_running, int idle_max);
+/* Default thread count: the CPUs this process may run on (its affinity:
+ * a container's or taskset's limit), at most the online ones. */
 int tn_cpu_count(void);
+/* The same from the counts: online CPUs, and allowed by the affinity mask
+ * (<= 0: unknown); 1..256. */
+int tn_cpu_count_of(long online, int allowed);
 
 /* ---- progress line (tuner/progress.c) ---- */
 typedef struct tn_progress {
