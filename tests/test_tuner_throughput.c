@@ -27,6 +27,19 @@ TEST(tuner_pool_pick_rule)
     CHECK_EQ(tn_pool_pick(0, 0, 0, 0, 4), 2);
 }
 
+/* Prefetches run on all but a quarter of the threads (at least one kept for urgent compiles). */
+TEST(tuner_prefetches_keep_a_quarter_of_the_threads)
+{
+    CHECK_EQ(tn_pool_idle_cap(1), 1);
+    CHECK_EQ(tn_pool_idle_cap(2), 1);
+    CHECK_EQ(tn_pool_idle_cap(4), 3);
+    CHECK_EQ(tn_pool_idle_cap(7), 6);
+    CHECK_EQ(tn_pool_idle_cap(16), 12);
+    CHECK_EQ(tn_pool_idle_cap(32), 24);
+    for (int n = 2; n <= 256; n++)
+        CHECK(tn_pool_idle_cap(n) >= 1 && tn_pool_idle_cap(n) < n);
+}
+
 /* The compile threads come from the CPUs this process may use: the affinity mask where it
  * is known and below the online count (a container, taskset), else the online CPUs; 1..256. */
 TEST(tuner_compile_threads_from_the_cores)

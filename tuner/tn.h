@@ -158,9 +158,12 @@ tn_pool *tn_pool_create(int n_threads);
 void tn_pool_submit(tn_pool *pool, tn_job *job);
 /* The same, ahead of every normal job (FIFO among urgent ones). */
 void tn_pool_submit_urgent(tn_pool *pool, tn_job *job);
-/* The same, behind every other job, on at most half the threads at once
- * (compiles needed later, made while the CPU is idle). */
+/* The same, behind every other job, on at most tn_pool_idle_cap threads at
+ * once (compiles needed later, made while the CPU is idle). */
 void tn_pool_submit_idle(tn_pool *pool, tn_job *job);
+/* How many idle-time jobs run at once on n_threads: all but a quarter (at
+ * least one kept free for urgent compiles); 1 on one thread. */
+int tn_pool_idle_cap(int n_threads);
 /* 1 if the job is done (never blocks). */
 int tn_pool_poll(tn_pool *pool, tn_job *job);
 /* Removes a job not started yet: 1 if removed (it stays done == 0),
