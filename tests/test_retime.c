@@ -530,6 +530,35 @@ TEST(retime_fake_settled_field_of_eight)
     }
 }
 
+/* The re-timing's width from its setting: 4 configurations, a settled family's 8 for one
+ * problem named with --size and 4 in a run of many problems; $AUTOTUNE_RETIME_MAX within
+ * 2..8 overrides every case, a value outside it is ignored. */
+TEST(retime_width_from_its_setting)
+{
+    const char *saved = getenv("AUTOTUNE_RETIME_MAX");
+    char keep[32] = "";
+    if (saved)
+        snprintf(keep, sizeof keep, "%s", saved);
+    unsetenv("AUTOTUNE_RETIME_MAX");
+    CHECK_EQ(tn_retime_width(0, 0), 4);
+    CHECK_EQ(tn_retime_width(0, 1), 4);
+    CHECK_EQ(tn_retime_width(1, 1), 8);
+    CHECK_EQ(tn_retime_width(1, 0), 4);
+    setenv("AUTOTUNE_RETIME_MAX", "6", 1);
+    for (int settled = 0; settled <= 1; settled++)
+        for (int size = 0; size <= 1; size++)
+            CHECK_EQ(tn_retime_width(settled, size), 6);
+    setenv("AUTOTUNE_RETIME_MAX", "9", 1);
+    CHECK_EQ(tn_retime_width(1, 1), 8);
+    CHECK_EQ(tn_retime_width(1, 0), 4);
+    setenv("AUTOTUNE_RETIME_MAX", "1", 1);
+    CHECK_EQ(tn_retime_width(0, 0), 4);
+    if (saved)
+        setenv("AUTOTUNE_RETIME_MAX", keep, 1);
+    else
+        unsetenv("AUTOTUNE_RETIME_MAX");
+}
+
 /* ---- the decision (tn_retime_decide) on given rounds ---- */
 
 /* A lead of 1.5% by the median that the rounds disagree on (3 of 5): the

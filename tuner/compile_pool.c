@@ -1,5 +1,7 @@
 /* compile_pool.c: NVRTC compiles on every CPU core: FIFOs of urgent, normal
  * and idle-time jobs served by threads, so the GPU never waits for NVRTC. */
+#define _GNU_SOURCE                  /* sched_getaffinity, CPU_COUNT */
+#include <sched.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -32,16 +34,52 @@ struct tn_pool {
     pool_node *uhead, *utail;        /* urgent jobs, served first */
     pool_node *ihead, *itail;        /* idle-time jobs, served last */
     int idle_running, idle_max;      /* at most idle_max idle jobs at once */
+    int idle_queued;                 /* idle jobs not started */
     pool_detached *running, *finished;
     int stop;
     int n_threads;
     pthread_t threads[POOL_MAX_THREADS];
 };
 
+int tn_cpu_count_of(long online, int allowed)
+{
+    long n = online;
+    if (allowed > 0 && (n < 1 || allowed < n))
+        n = allowed;
+    return n < 1 ? 1 : n > POOL_MAX_THREADS ? POOL_MAX_THREADS : (int)n;
+}
+
 int tn_cpu_count(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > POOL_MAX_THREADS ? POOL_MAX_THREADS : (int)n;
+    int allowed = 0;
+#ifdef CPU_COUNT
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        allowed = CPU_COUNT(&set);
+#endif
+    return tn_cpu_count_of(sysconf(_SC_NPROCESSORS_ONLN), allowed);
+}
+
+/* Idle-time jobs are compiles certainly needed later (prefetches): they start only where
+ * no urgent or normal job waits, and keep a quarter of the threads (at least one) free for
+ * an urgent compile that comes while they run (a compile takes 0.2-3 s). Half, as before,
+ * left 8 of 16 threads idle whenever an exhaustive problem's cubins were all there. */
+int tn_pool_idle_cap(int n_threads)
+{
+    if (n_threads <= 1)
+        return 1;
+    int keep = n_threads / 4 > 1 ? n_threads / 4 : 1;
+    return n_threads - keep;
+}
+
+int tn_pool_pick(int urgent, int normal, int idle, int idle_running, int idle_max)
+{
+    if (urgent)
+        return 1;
+    if (normal)
+        return 0;
+    return idle && idle_running < idle_max ? -1 : 2;
 }
 
 /* Compile threads run at this niceness (Linux: per thread): under load the
@@ -57,19 +95,21 @@ static void *pool_thread(void *arg)
     setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), POOL_NICE);   /* best effort */
     pthread_mutex_lock(&pool->mu);
     for (;;) {
-        while (!pool->head && !pool->uhead &&
-               !(pool->ihead && pool->idle_running < pool->idle_max) && !pool->stop)
+        int pick;
+        while ((pick = tn_pool_pick(pool->uhead != NULL, pool->head != NULL,
+                                    pool->ihead != NULL, pool->idle_running,
+                                    pool->idle_max)) == 2 && !pool->stop)
             pthread_cond_wait(&pool->work, &pool->mu);
         if (pool->stop)
             break;
         pool_node *n;
         int idle = 0;
-        if (pool->uhead) {
+        if (pick == 1) {
             n = pool->uhead;
             pool->uhead = n->next;
             if (!pool->uhead)
                 pool->utail = NULL;
-        } else if (pool->head) {
+        } else if (pick == 0) {
             n = pool->head;
             pool->head = n->next;
             if (!pool->head)
@@ -81,6 +121,7 @@ static void *pool_thread(void *arg)
                 pool->itail = NULL;
             idle = 1;
             pool->idle_running++;
+            pool->idle_queued--;
         }
         tn_job *job = n->job, in = *job;   /* the inputs: the owner may detach */
         pthread_mutex_unlock(&pool->mu);
@@ -139,7 +180,7 @@ tn_pool *tn_pool_create(int n_threads)
         tn_pool_destroy(pool);
         return NULL;
     }
-    pool->idle_max = pool->n_threads > 1 ? pool->n_threads / 2 : 1;
+    pool->idle_max = tn_pool_idle_cap(pool->n_threads);
     return pool;
 }
 
@@ -165,6 +206,7 @@ static void pool_enqueue(tn_pool *pool, tn_job *job, int urgent)
     else
         *head = n;
     *tail = n;
+    pool->idle_queued += urgent < 0;
     pthread_cond_signal(&pool->work);
     pthread_mutex_unlock(&pool->mu);
 }
@@ -182,6 +224,14 @@ void tn_pool_submit_urgent(tn_pool *pool, tn_job *job)
 void tn_pool_submit_idle(tn_pool *pool, tn_job *job)
 {
     pool_enqueue(pool, job, -1);
+}
+
+int tn_pool_idle_pending(tn_pool *pool)
+{
+    pthread_mutex_lock(&pool->mu);
+    int n = pool->idle_queued + pool->idle_running;
+    pthread_mutex_unlock(&pool->mu);
+    return n;
 }
 
 int tn_pool_poll(tn_pool *pool, tn_job *job)
@@ -210,6 +260,7 @@ int tn_pool_cancel(tn_pool *pool, tn_job *job)
             if (*tail == n)
                 *tail = prev;
             free(n);
+            pool->idle_queued -= q == 2;
             removed = 1;
             break;
         }

@@ -273,21 +273,37 @@ static void spec_harvest(tn_ctx *c)
     }
 }
 
+int tn_spec_room(int jobs, int busy, int spec_active, int prefetch_pending)
+{
+    int reserve = 0;
+    if (prefetch_pending > 0 && jobs >= 4) {
+        reserve = jobs / 4;
+        if (reserve > prefetch_pending)
+            reserve = prefetch_pending;
+    }
+    int room = jobs - reserve - busy - spec_active;
+    if (room > TN_SPEC_MAX - spec_active)
+        room = TN_SPEC_MAX - spec_active;
+    return room > 0 ? room : 0;
+}
+
 /* Keeps speculative compiles of hinted configurations going on the compile
- * threads the window's own compiles leave free (`busy` of `jobs`). */
+ * threads the window's own compiles (`busy`) and the prefetches' share leave
+ * free (tn_spec_room). */
 static void spec_fill(tn_ctx *c, const tn_strategy *strat, void *st, const tn_space *space,
                       tn_bitset *hinted, int busy)
 {
     if (!strat->hint || c->fatal || tn_interrupts)
         return;
-    int active = busy;
+    int spec_active = 0;
     for (int k = 0; k < TN_SPEC_MAX; k++)
-        active += c->spec[k].active;
-    if (active >= c->jobs)
+        spec_active += c->spec[k].active;
+    int room = tn_spec_room(c->jobs, busy, spec_active, tn_pool_idle_pending(c->pool));
+    if (room == 0)
         return;
     long long h[64];
     int nh = strat->hint(st, h, 64);
-    for (int i = 0; i < nh && active < c->jobs && active < TN_SPEC_MAX; i++) {
+    for (int i = 0; i < nh && room > 0; i++) {
         long long pos = tn_space_position(space, h[i]);
         if (pos < 0 || tn_bitset_test(hinted, pos))
             continue;
@@ -316,7 +332,7 @@ static void spec_fill(tn_ctx *c, const tn_strategy *strat, void *st, const tn_sp
         tn_pool_submit(c->pool, &sp->job);
         c->spec_submitted++;
         spec_note_made(c, sp->key);
-        active++;
+        room--;
     }
 }
 
@@ -419,6 +435,20 @@ static int item_await(tn_ctx *c, tn_item *it, const tn_window *w, double deadlin
         it->submitted = 1;
         it->compiling = 1;
     }
+    if (it->pre) {
+        /* a prefetch of a later problem's compile was running when the item was
+         * proposed: wait for it now (counted as a wait for compiles), take its
+         * stored cubin; if it failed, compile here (its own log) */
+        if (!tn_prefetch_await(c, it->pre, deadline))
+            return 0;
+        it->pre = 0;
+        if (!item_from_db(c, it)) {
+            if (deadline > 0 && tn_now() >= deadline)
+                return 0;
+            tn_pool_submit_urgent(c->pool, &it->job);
+            it->submitted = 1;
+        }
+    }
     if (it->spec) {
         tn_spec *sp = &c->spec[it->spec - 1];
         if (!pool_wait_unlocked(c, &sp->job, deadline))
@@ -460,6 +490,7 @@ static int item_await(tn_ctx *c, tn_item *it, const tn_window *w, double deadlin
  * harvest. */
 static void item_drop(tn_ctx *c, tn_item *it)
 {
+    it->pre = 0;                     /* a prefetch goes on: the harvest stores it */
     if (it->spec) {
         c->spec[it->spec - 1].attached = 0;
         it->spec = 0;
@@ -482,7 +513,7 @@ static void item_start(tn_ctx *c, tn_item *it, tn_stats *stats, const tn_window 
     tpl_binary_key(c->fam, it->job.cfg, c->arch, it->key, sizeof it->key);
     for (int i = 0; i < w->q_len; i++) {
         const tn_item *ahead = w->q[(w->q_head + i) % w->size];
-        if ((ahead->submitted || ahead->spec || ahead->twin) &&
+        if ((ahead->submitted || ahead->spec || ahead->twin || ahead->pre) &&
             strcmp(ahead->key, it->key) == 0) {
             it->twin = 1;
             return;
@@ -500,7 +531,12 @@ static void item_start(tn_ctx *c, tn_item *it, tn_stats *stats, const tn_window 
         tn_pool_promote(c->pool, &c->spec[k].job);
         return;
     }
-    tn_prefetch_claim(c, it->key);
+    int pre = tn_prefetch_claim(c, it->key);
+    if (pre > 0) {
+        it->pre = pre;               /* running: awaited in its turn (item_await) */
+        it->compiling = 1;
+        return;
+    }
     if (item_from_db(c, it)) {
         stats->reused++;
         c->spec_used_later += spec_note_used(c, it->key);
@@ -685,6 +721,8 @@ static int item_ready(tn_ctx *c, const tn_window *w, tn_item *it)
         return 1;
     if (it->spec)
         return tn_pool_poll(c->pool, &c->spec[it->spec - 1].job);
+    if (it->pre)
+        return tn_prefetch_ready(c, it->pre);
     if (it->twin) {
         for (int i = 0; i < w->size; i++)
             if (&w->ring[i] != it && w->ring[i].stored && strcmp(w->ring[i].key, it->key) == 0)
@@ -694,15 +732,24 @@ static int item_ready(tn_ctx *c, const tn_window *w, tn_item *it)
     return it->submitted && tn_pool_poll(c->pool, &it->job);
 }
 
-/* The item to evaluate next: the oldest, or, in a search under a time budget whose oldest
- * item still waits for its compile, the oldest one whose cubin is there (a configuration
- * sharing a compiled cubin: run-time parameters, docs/compile.md), so the GPU measures
- * while NVRTC works and the budget buys more evaluations. Searches without a time budget
- * keep the proposal order (their results, hence the strategy's next proposals, stay the
- * same from run to run). q_len > 0. */
+/* 1 if the search may evaluate its window's items out of proposal order: under a time
+ * budget (more evaluations in it), or when the strategy's proposals do not depend on the
+ * results (lookahead 0: exhaustive, random), so the same configurations are proposed and
+ * evaluated whatever the order. A model-guided search without a time budget keeps the
+ * proposal order (its results, hence its next proposals, stay the same from run to run). */
+int tn_may_reorder(double budget_s, const tn_strategy *strat)
+{
+    return budget_s > 0 || strat->lookahead == 0;
+}
+
+/* The item to evaluate next: the oldest, or, where tn_may_reorder allows, when the oldest
+ * still waits for its compile (or a prefetch of it), the oldest one whose cubin is there
+ * (a configuration sharing a compiled cubin: run-time parameters, docs/compile.md; a
+ * finished prefetch), so the GPU measures while NVRTC works. q_len > 0. */
 static tn_item *window_pop_next(tn_ctx *c, tn_prob *pr, tn_window *w)
 {
-    if (pr->budget_s <= 0 || w->q_len < 2 || item_ready(c, w, w->q[w->q_head]))
+    if (!tn_may_reorder(pr->budget_s, pr->strat) || w->q_len < 2 ||
+        item_ready(c, w, w->q[w->q_head]))
         return window_pop(w);
     for (int i = 1; i < w->q_len; i++) {
         tn_item *it = w->q[(w->q_head + i) % w->size];
@@ -740,7 +787,7 @@ static void window_drop(tn_ctx *c, tn_window *w, tn_item *it)
  * and wakes the other GPUs. */
 static void window_requeue(tn_ctx *c, tn_window *w, tn_item *it)
 {
-    it->submitted = it->twin = it->spec = it->compiling = 0;   /* awaited already */
+    it->submitted = it->twin = it->spec = it->pre = it->compiling = 0;   /* awaited already */
     w->q_head = (w->q_head + w->size - 1) % w->size;
     w->q[w->q_head] = it;
     w->q_len++;
@@ -756,6 +803,7 @@ static void window_requeue(tn_ctx *c, tn_window *w, tn_item *it)
 static int evaluate_item(tn_ctx *c, tn_prob *pr, tn_window *w, tn_item *it, db_result *r)
 {
     int compiled = it->submitted || it->spec, reused = !compiled && it->twin;
+    int pre = it->pre;
     double deadline = !it->extra && pr->budget_s > 0 ? pr->t_start + pr->budget_s : 0;
     double t_await = tn_now();
     int ready = item_await(c, it, pr->win ? w : NULL, deadline);
@@ -764,6 +812,10 @@ static int evaluate_item(tn_ctx *c, tn_prob *pr, tn_window *w, tn_item *it, db_r
     c->await_s += t_await;
     if (!ready)
         return 1;
+    if (pre) {                       /* the prefetch's cubin, or compiled here after all */
+        reused += it->from_db;
+        compiled += !it->from_db;
+    }
     pr->stats.compiled += compiled;
     pr->stats.reused += reused;
     tn_result_init(c, it, r);

@@ -97,7 +97,7 @@ void tn_prefetch_harvest(tn_ctx *c)
             tn_spec_store(c, &pf->item[i]);
 }
 
-void tn_prefetch_claim(tn_ctx *c, const char *key)
+int tn_prefetch_claim(tn_ctx *c, const char *key)
 {
     tn_prefetch *pf = c->pre;
     for (int i = 0; pf && i < pf->n; i++) {
@@ -106,15 +106,38 @@ void tn_prefetch_claim(tn_ctx *c, const char *key)
             continue;
         if (tn_pool_cancel(c->pool, &sp->job)) {
             sp->active = 0;                  /* not started: compiled urgently instead */
-            return;
+            return 0;
         }
-        tn_unlock(c);                        /* running: wait, then store it */
-        tn_pool_wait(c->pool, &sp->job);
-        tn_relock(c);
-        if (sp->active)
-            tn_spec_store(c, sp);
-        return;
+        if (tn_pool_poll(c->pool, &sp->job)) {
+            tn_spec_store(c, sp);            /* finished: its cubin is stored now */
+            return 0;
+        }
+        return i + 1;                        /* running: the item waits for it later */
     }
+    return 0;
+}
+
+int tn_prefetch_await(tn_ctx *c, int slot, double deadline)
+{
+    tn_spec *sp = &c->pre->item[slot - 1];
+    if (!sp->active)
+        return 1;                            /* stored (or failed) meanwhile */
+    tn_unlock(c);
+    int done = 1;
+    if (deadline > 0)
+        done = tn_pool_wait_until(c->pool, &sp->job, deadline);
+    else
+        tn_pool_wait(c->pool, &sp->job);
+    tn_relock(c);
+    if (done && sp->active)                  /* another GPU may have stored it */
+        tn_spec_store(c, sp);
+    return done;
+}
+
+int tn_prefetch_ready(tn_ctx *c, int slot)
+{
+    tn_spec *sp = &c->pre->item[slot - 1];
+    return !sp->active || tn_pool_poll(c->pool, &sp->job);
 }
 
 void tn_prefetch_finish(tn_ctx *c, tn_prefetch *pf)

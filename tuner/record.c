@@ -232,10 +232,16 @@ void tn_problem_summary(const tn_prob *pr)
     if (s->ahead || s->ready_hints)
         snprintf(ahead, sizeof ahead, " (%lld taken ahead of one whose cubin was compiling, "
                  "%lld proposed because their cubin was there)", s->ahead, s->ready_hints);
-    if (s->evaluated > 0)
+    if (s->evaluated > 0) {
+        /* alone, the rest of the problem's time: planning, proposing, storing */
+        double rest = s->seconds - s->eval_s - s->await_s;
+        char other[64] = "";
+        if (pr->n_peers <= 1 && rest >= 0.05)
+            snprintf(other, sizeof other, ", %.1f s else", rest);
         printf("  time: %.1f s in the worker%s evaluations (%.0f ms each), %.1f s waiting for "
-               "compiles%s\n", s->eval_s, pr->n_peers > 1 ? "s'" : "'s",
-               s->eval_s * 1000.0 / (double)s->evaluated, s->await_s, ahead);
+               "compiles%s%s\n", s->eval_s, pr->n_peers > 1 ? "s'" : "'s",
+               s->eval_s * 1000.0 / (double)s->evaluated, s->await_s, ahead, other);
+    }
     if (best->have)
         printf("  best %.1f %s (%.4f ms, min %.4f, max %.4f) %s\n", best->metric, unit,
                best->median, best->min, best->max, best->config);

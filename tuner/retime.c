@@ -17,7 +17,17 @@
 #include "tune_core.h"
 
 #define TN_RETIME_MAX 4              /* configurations re-timed together */
-#define TN_RETIME_MAX_SETTLED 8      /* ... in a family with a settle (below) */
+/* ... in a family with a settle (below): 8 for a problem named with --size,
+ * 4 in a run of many problems. Over the 36 settled re-timings of 8 in
+ * bench/results (2026-11-28/29: tcgemm TF32/BF16/F16/FP8 4096-8192, FP64
+ * batches), the best of the 4 fastest short times was within 0.3% of the
+ * best of 8 in 33 (geomean 0.17%), 1.2-2.0% behind in 3 (TF32 4096^3 twice,
+ * block-scaled FP8 4096^3: best times of 0.1-0.4 ms, which only a --size run
+ * re-times); the default run's one such problem, TF32 4097^3, lost at most
+ * 0.3% in all 15 of its re-timings, within the re-timing's own run-to-run
+ * spread, and 4 halve its 15 s. */
+#define TN_RETIME_MAX_SETTLED 8
+#define TN_RETIME_MAX_SETTLED_MANY 4
 #define TN_RETIME_MAX_LIMIT 8        /* ... at most ($AUTOTUNE_RETIME_MAX) */
 #define TN_RETIME_WITHIN 1.08        /* ... whose short time is this close */
 /* ... or this close in a family with a settle (below): its short timings
@@ -129,15 +139,22 @@ static double retime_settle_ms(const tpl_family *fam)
     return fam->retime_settle_ms > 0 ? fam->retime_settle_ms : 0.0;
 }
 
-/* The re-timing of a problem of fam: 8 configurations in 4 rounds with a
- * settle, else 4 in 5; the study variables (HACKING.md) override. */
-static rt_plan retime_plan(const tpl_family *fam)
+int tn_retime_width(int settled, int have_size)
+{
+    int width = !settled ? TN_RETIME_MAX
+                : have_size ? TN_RETIME_MAX_SETTLED : TN_RETIME_MAX_SETTLED_MANY;
+    return env_int("AUTOTUNE_RETIME_MAX", 2, TN_RETIME_MAX_LIMIT, width);
+}
+
+/* The re-timing of a problem of fam: with a settle 4 rounds of 8
+ * configurations (--size) or 4 (a run of many problems), else 4 in 5; the
+ * study variables (HACKING.md) override. */
+static rt_plan retime_plan(const tpl_family *fam, const tn_options *o)
 {
     rt_plan pl;
     pl.settle_ms = retime_settle_ms(fam);
     int settled = pl.settle_ms > 0;
-    pl.max = env_int("AUTOTUNE_RETIME_MAX", 2, TN_RETIME_MAX_LIMIT,
-                     settled ? TN_RETIME_MAX_SETTLED : TN_RETIME_MAX);
+    pl.max = tn_retime_width(settled, o->have_size);
     pl.rounds = env_int("AUTOTUNE_RETIME_ROUNDS", 2, TN_RETIME_ROUNDS_LIMIT,
                         settled ? TN_RETIME_ROUNDS_SETTLED : TN_RETIME_ROUNDS);
     pl.again = env_int("AUTOTUNE_RETIME_AGAIN", 0, 1, 0);
@@ -416,7 +433,7 @@ void tn_retime_problem(tn_ctx *c, tn_prob *pr)
     rt_cand x[TN_RETIME_MAX_LIMIT];
     int done = 0;
     double t0 = tn_now();
-    rt_plan pl = retime_plan(pr->fam);
+    rt_plan pl = retime_plan(pr->fam, c->opt);
     int n = choose(c, pr, &pl, x, &done);
     char why[2048] = "";
     if (n >= 2 && !done && measure(c, x, n, &pl, why, sizeof why) == 0) {

@@ -158,9 +158,12 @@ tn_pool *tn_pool_create(int n_threads);
 void tn_pool_submit(tn_pool *pool, tn_job *job);
 /* The same, ahead of every normal job (FIFO among urgent ones). */
 void tn_pool_submit_urgent(tn_pool *pool, tn_job *job);
-/* The same, behind every other job, on at most half the threads at once
- * (compiles needed later, made while the CPU is idle). */
+/* The same, behind every other job, on at most tn_pool_idle_cap threads at
+ * once (compiles needed later, made while the CPU is idle). */
 void tn_pool_submit_idle(tn_pool *pool, tn_job *job);
+/* How many idle-time jobs run at once on n_threads: all but a quarter (at
+ * least one kept free for urgent compiles); 1 on one thread. */
+int tn_pool_idle_cap(int n_threads);
 /* 1 if the job is done (never blocks). */
 int tn_pool_poll(tn_pool *pool, tn_job *job);
 /* Removes a job not started yet: 1 if removed (it stays done == 0),
@@ -188,8 +191,18 @@ void tn_pool_wait_detached(tn_pool *pool);
 /* Drops queued jobs not yet started (they stay done == 0), waits for the
  * running ones, joins the threads, frees the pool. NULL is a no-op. */
 void tn_pool_destroy(tn_pool *pool);
-/* Default thread count: online CPUs. */
+/* Idle-time jobs queued or running. */
+int tn_pool_idle_pending(tn_pool *pool);
+/* The queue a free compile thread serves, given which queues hold jobs and
+ * the idle-time jobs running (idle_running of at most idle_max): 1 urgent,
+ * else 0 normal, else -1 idle-time; 2: none, the thread waits. */
+int tn_pool_pick(int urgent, int normal, int idle, int idle_running, int idle_max);
+/* Default thread count: the CPUs this process may run on (its affinity:
+ * a container's or taskset's limit), at most the online ones. */
 int tn_cpu_count(void);
+/* The same from the counts: online CPUs, and allowed by the affinity mask
+ * (<= 0: unknown); 1..256. */
+int tn_cpu_count_of(long online, int allowed);
 
 /* ---- progress line (tuner/progress.c) ---- */
 typedef struct tn_progress {

@@ -139,6 +139,8 @@ typedef struct tn_item {
     int compiling;                   /* its compile (own or speculative) is
                                         not awaited yet */
     int stored;                      /* its own compile's cubin is stored */
+    int pre;                         /* 1 + index of the running prefetch of
+                                        its key it waits for (c->pre), 0 none */
 } tn_item;
 
 typedef struct tn_stats {
@@ -269,11 +271,22 @@ int tn_pipeline_run(tn_ctx *c, tn_prob *pr);
  * it once the look has the evaluations one GPU would make in the whole time at the look's
  * mean worker round trip, else when the time is up. */
 int tn_time_spent(const tn_prob *pr);
+/* 1 if a search with this time budget (0: none) and strategy may evaluate its
+ * window out of proposal order (the oldest item whose cubin is there first). */
+int tn_may_reorder(double budget_s, const tn_strategy *strat);
 /* The shared window of pr for n_gpus GPUs, in pr->win. -1 (message
  * printed) if out of memory. */
 int tn_pipeline_open(tn_ctx *c, tn_prob *pr, int n_gpus);
 /* Drops what is left in pr->win (running compiles kept) and frees it. */
 void tn_pipeline_close(tn_ctx *c, tn_prob *pr);
+/* How many more speculative compiles to start: the compile threads (jobs)
+ * less the window's own compiles (busy), the speculative ones active and,
+ * while prefetches of later problems are queued or running
+ * (prefetch_pending), a quarter of the threads (at most that many, none
+ * below 4 threads) left to them; never past TN_SPEC_MAX active. A guess
+ * about the next proposals (a default run used 308 of 799) gives way to a
+ * compile an exhaustive problem certainly needs. */
+int tn_spec_room(int jobs, int busy, int spec_active, int prefetch_pending);
 /* End of the run: drop queued speculative compiles, keep finished ones. */
 void tn_spec_finish(tn_ctx *c);
 /* Cancels the queued (unstarted) speculative compiles of families other than
@@ -295,8 +308,17 @@ void tn_prefetch_harvest(tn_ctx *c);
  * compiled) and frees the job; the slot is free again. */
 void tn_spec_store(tn_ctx *c, tn_spec *sp);
 /* Before an item compiles key itself: a queued prefetch of it is dropped
- * (the item compiles it now), a running one is waited for and stored. */
-void tn_prefetch_claim(tn_ctx *c, const char *key);
+ * (the item compiles it now: 0), a finished one stored (0); a running one is
+ * not waited for here (the window goes on evaluating what is ready): its
+ * slot, 1 + index, for tn_prefetch_await when the item's turn comes. */
+int tn_prefetch_claim(tn_ctx *c, const char *key);
+/* Waits (without the run lock) for the running prefetch of slot (from
+ * tn_prefetch_claim) until deadline (tn_now()'s clock; 0: none) and stores
+ * its cubin: 1 once it is done (its cubin stored unless it failed), 0 if the
+ * deadline came first (the prefetch goes on; the harvest stores it). */
+int tn_prefetch_await(tn_ctx *c, int slot, double deadline);
+/* 1 if the prefetch of slot has finished (its cubin can be taken at once). */
+int tn_prefetch_ready(tn_ctx *c, int slot);
 /* End of the run: queued prefetches dropped, running ones stored; frees. */
 void tn_prefetch_finish(tn_ctx *c, tn_prefetch *pf);
 
@@ -330,6 +352,10 @@ void tn_problem_summary(const tn_prob *pr);
  * configurations lead. A failure (the worker, the database) is printed and
  * leaves the ranking to the short timings; an interrupt stores nothing. */
 void tn_retime_problem(tn_ctx *c, tn_prob *pr);
+/* How many configurations a re-timing takes at most: 4; in a family with a
+ * settle (settled) 8 for a problem named with --size (have_size), 4 in a run
+ * of many problems; $AUTOTUNE_RETIME_MAX (2..8) overrides. */
+int tn_retime_width(int settled, int have_size);
 /* The re-timing's decision on t (n configurations x rounds round medians,
  * row-major; row 0 the short-timing winner): each one's sustained time
  * (ms) into sustained[], the rounds it beat row 0 in into faster[], its
