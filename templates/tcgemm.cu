@@ -2231,13 +2231,14 @@ __device__ __forceinline__ void t8_mmas(float (&acc)[T8_MI][T8_NI][4], const uns
             t8_mma(acc[mi][ni], a[mi], b[ni][0], b[ni][1]);
 }
 
-// One stage's math: the warp's MI x NI fragments over BK (FRAGDB: step kk+1's fragments are
+// One stage's math: the warp's MI x NI fragments over BK (DB, FRAGDB in t8_gemm: step kk+1's fragments are
 // loaded before step kk's mma). st: the stage's shared address, sg: the same as a pointer.
 // ldmatrix x4 takes four 8x8 matrices, lanes 8q..8q+7 addressing matrix q's rows, in fragment
 // register order: A (16 x k16; TF32 k8) from m rows (OPA 0: lane row 0..15, second K half at
 // +16 bytes) or from K rows (OPA 1, .trans: K row (l & 7) + 8 (l >> 4), M column 8 ((l >> 3) & 1));
 // B (k16 x two n8) from K rows (OPB 0, .trans: K row 0..15, second n8 at +8 elements) or from n
 // rows (OPB 1: n row (l & 7) + 8 (l >> 4), second K half at +16 bytes).
+template <int DB>
 __device__ __forceinline__ void t8_compute_stage(float (&acc)[T8_MI][T8_NI][4], unsigned st, int wm, int wn,
                                                  int lane, const tc_elem *sg)
 {
@@ -2256,23 +2257,23 @@ __device__ __forceinline__ void t8_compute_stage(float (&acc)[T8_MI][T8_NI][4], 
 #endif
     const tc_elem *ag = sg + t * T8_SA + wm * T8_WTM + g;           // OPA 1 TF32: A[.][kk+t] of row g
     const tc_elem *bg = sg + T8_AE + t * T8_SB + wn * T8_WTN + g;   // OPB 0 TF32: B[kk+t][.] of column g
-#if FRAGDB
-    unsigned a[2][T8_MI][4], b[2][T8_NI][2];
-    t8_frags(a[0], b[0], sa, sb, ag, bg, 0);
+    if constexpr (DB) {
+        unsigned a[2][T8_MI][4], b[2][T8_NI][2];
+        t8_frags(a[0], b[0], sa, sb, ag, bg, 0);
 #pragma unroll
-    for (int ks = 0; ks < BK / T8_KS; ks++) {
-        if (ks + 1 < BK / T8_KS)
-            t8_frags(a[(ks + 1) & 1], b[(ks + 1) & 1], sa, sb, ag, bg, (ks + 1) * T8_KS);
-        t8_mmas(acc, a[ks & 1], b[ks & 1]);
-    }
-#else
+        for (int ks = 0; ks < BK / T8_KS; ks++) {
+            if (ks + 1 < BK / T8_KS)
+                t8_frags(a[(ks + 1) & 1], b[(ks + 1) & 1], sa, sb, ag, bg, (ks + 1) * T8_KS);
+            t8_mmas(acc, a[ks & 1], b[ks & 1]);
+        }
+    } else {
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += T8_KS) {
-        unsigned a[T8_MI][4], b[T8_NI][2];
-        t8_frags(a, b, sa, sb, ag, bg, kk);
-        t8_mmas(acc, a, b);
+        for (int kk = 0; kk < BK; kk += T8_KS) {
+            unsigned a[T8_MI][4], b[T8_NI][2];
+            t8_frags(a, b, sa, sb, ag, bg, kk);
+            t8_mmas(acc, a, b);
+        }
     }
-#endif
 }
 
 // Block -> (tile row, tile column), RASTER order with GROUP-wide swizzle.
@@ -2441,16 +2442,22 @@ __device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_
 }
 #endif
 
-// The GEMM: grid (tiles_m * tiles_n, products, SPLITK), T8_NT threads, T8_SMEM bytes of dynamic
-// shared memory. Grid y walks the products of a strided batch: A, B and C advance by sa, sb and
-// sc elements per product (one product with SPLITK > 1). SPLITK > 1 writes the raw FP32 partial
-// sums of slice z to ws + z*M*N (row-major, ld N); tc_splitk_reduce then applies alpha and beta.
+// The GEMM (t8_gemm and t8_gemm_short below): grid (tiles_m * tiles_n, products, SPLITK), T8_NT
+// threads, T8_SMEM bytes of dynamic shared memory, or fewer where K is short: the ring is touched
+// only in its first min(STAGES, K tiles) stages (a stage s is loaded only where s < nk), so the
+// host passes max(that many stages, the staged epilogue) (tcgemm_run.c's t8_smem_used). Grid y
+// walks the products of a strided batch: A, B and C advance by sa, sb and sc elements per product
+// (one product with SPLITK > 1). SPLITK > 1 writes the raw FP32 partial sums of slice z to
+// ws + z*M*N (row-major, ld N); tc_splitk_reduce then applies alpha and beta.
 // narrow: the load widths of an operand less aligned than LOADW (t8_load_stage; the host's t8_run).
 // C, ws: device memory; no failure path.
-extern "C" __global__ void __launch_bounds__(T8_NT)
-t8_gemm(int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long long lda,
-        const tc_elem *__restrict__ B, long long ldb, float beta, tc_elem *__restrict__ C, long long ldc,
-        float *__restrict__ ws, long long sa, long long sb, long long sc, int narrow TC_EPI_PARAM)
+#define T8_GEMM_PARAMS                                                                              \
+    int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long long lda,                 \
+        const tc_elem *__restrict__ B, long long ldb, float beta, tc_elem *__restrict__ C,          \
+        long long ldc, float *__restrict__ ws, long long sa, long long sb, long long sc, int narrow \
+        TC_EPI_PARAM
+template <int DB>     // DB: FRAGDB (t8_compute_stage)
+__device__ __forceinline__ void t8_gemm_body(T8_GEMM_PARAMS)
 {
     extern __shared__ __align__(128) unsigned char t8_smem[];
     A += blockIdx.y * sa;
@@ -2499,7 +2506,7 @@ t8_gemm(int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long lo
             t8_load_stage(s0 + wslot * STB, m0, n0, kb + it + STAGES - 1, M, N, K, A, lda, B, ldb, tid,
                           narrow);
         t8_commit();
-        t8_compute_stage(acc, s0 + slot * STB, wm, wn, lane, (const tc_elem *)(t8_smem + slot * STB));
+        t8_compute_stage<DB>(acc, s0 + slot * STB, wm, wn, lane, (const tc_elem *)(t8_smem + slot * STB));
         slot = slot + 1 == STAGES ? 0 : slot + 1;
         wslot = wslot + 1 == STAGES ? 0 : wslot + 1;
     }
@@ -2543,6 +2550,33 @@ t8_gemm(int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long lo
         }
 #endif
 }
+
+extern "C" __global__ void __launch_bounds__(T8_NT)
+t8_gemm(T8_GEMM_PARAMS)
+{
+    t8_gemm_body<FRAGDB>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ws, sa, sb, sc, narrow TC_EPI_ARG);
+}
+
+// Short K (the host's rule, tcgemm_run.c's t8_short_entry: SPLITK 1, K <= 128, at most STAGES K
+// tiles): the main loop is one or a few stages and the block's work is its C tile's store, so the
+// time goes to latency (operand loads, then the staged store) that only more resident blocks
+// hide. t8_gemm leaves the compiler free with registers (a 64 x 64 tile of four warps: 96-160 per
+// thread by ptxas 13.0, 3-4 blocks per SM) and its ring sizes shared memory for deep K;
+// t8_gemm_short is the same kernel bounded to T8_SHORT_MINB blocks per SM (64 x 64: 6, at most 80
+// registers; OPB 1 with LOADW 16 spills 80-88 bytes, others 0-28), launched with the shared
+// memory of the stages it uses (64 x 64 x 32 16-bit: the 18 KiB epilogue staging, 11 blocks).
+// T8_SHORT_MINB: the blocks whose registers (65536 per SM) leave each thread its accumulators and
+// 45 more; compiled only where that is at least 4, i.e. warp tiles of at most 32 x 32 (the 64 x 64
+// rows); the host computes the same (t8_short_minb).
+#define T8_ACC_REGS (T8_MI * T8_NI * 4)             // FP32 accumulators per thread
+#define T8_SHORT_MINB (65536 / (T8_NT * (T8_ACC_REGS + 45)))
+#if T8_SHORT_MINB >= 4
+extern "C" __global__ void __launch_bounds__(T8_NT, T8_SHORT_MINB)
+t8_gemm_short(T8_GEMM_PARAMS)
+{
+    t8_gemm_body<FRAGDB>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ws, sa, sb, sc, narrow TC_EPI_ARG);
+}
+#endif
 
 // ======================= end PATH 80 =======================
 #endif
