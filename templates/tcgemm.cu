@@ -2339,45 +2339,26 @@ __device__ __forceinline__ void t8_store2(tc_elem *__restrict__ C, long long ldc
 }
 
 #if VEC >= 4
-// Staged epilogue (VEC 4, 8): alpha*acc goes to shared memory, then each thread writes VEC
-// contiguous outputs of a row with one vector access, aligned in memory whatever C and ldc
-// (element stores only at a row's partial chunks).
-__device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_NI][4], float *se, int wm,
-                                                   int wn, int lane, int tid, tc_elem *__restrict__ C,
-                                                   long long ldc, int M, int N, int m0, int n0, float alpha,
-                                                   float beta TC_EPI_PARAM)
+// The staged tile's rows (se, alpha applied) into C with beta and the fused epilogue: CPR chunks
+// of VEC elements per row, consecutive threads on consecutive chunks; AL: C and ldc VEC-aligned
+// (CPR = BN / VEC), else each row's chunks shifted left by its start's misalignment (CPR one
+// more). Both compile-time, so a chunk's row and column take no division at run time.
+template <int CPR, bool AL>
+__device__ __forceinline__ void t8_store_staged(const float *se, int tid, tc_elem *__restrict__ C, long long ldc,
+                                                int M, int N, int m0, int n0, float beta TC_EPI_PARAM)
 {
 #if EPI
     const int m = M, n = N;     // TC_EPI's bounds
 #endif
-    const int g = lane >> 2, t = lane & 3;
-    t8_wait<0>();
-    __syncthreads();
-#pragma unroll
-    for (int mi = 0; mi < T8_MI; mi++)
-#pragma unroll
-        for (int ni = 0; ni < T8_NI; ni++) {
-            float *p = se + (wm * T8_WTM + mi * 16 + g) * T8_SE + wn * T8_WTN + ni * 8 + 2 * t;
-            *(float2 *)p = make_float2(alpha * acc[mi][ni][0], alpha * acc[mi][ni][1]);
-            *(float2 *)(p + 8 * T8_SE) = make_float2(alpha * acc[mi][ni][2], alpha * acc[mi][ni][3]);
-        }
-    __syncthreads();
-    // Each row's stores are aligned to VEC elements in memory: where C or ldc leaves a row
-    // start misaligned by a elements, a row takes CPR + 1 chunks shifted left by a, the first
-    // and last partial (element stores for the part inside the tile), the rest whole vectors.
-    // Without it a misaligned C stored every element alone, strided across the warp (a short-K
-    // call with an odd n ran at 0.36-0.5x cuBLAS on that).
-    const bool aligned = ((unsigned long long)C % (VEC * TC_ESZ)) == 0 && ldc % VEC == 0;
-    const int cpr = BN / VEC + (aligned ? 0 : 1), tot = BM * cpr;
     const int n_end = min(N, n0 + BN);
 #pragma unroll 4
-    for (int c = tid; c < tot; c += T8_NT) {
-        const int r = c / cpr, gr = m0 + r;
+    for (int c = tid; c < BM * CPR; c += T8_NT) {
+        const int r = c / CPR, gr = m0 + r;
         if (gr >= M)
             continue;
-        const int a = aligned ? 0 : (int)(((unsigned long long)(C + (long long)gr * ldc + n0) /
+        const int a = AL ? 0 : (int)(((unsigned long long)(C + (long long)gr * ldc + n0) /
                                           TC_ESZ) % VEC);
-        const int gc = n0 + (c % cpr) * VEC - a;   // first column of the chunk (maybe < n0)
+        const int gc = n0 + (c % CPR) * VEC - a;   // first column of the chunk (maybe < n0)
         if (gc >= n_end)
             continue;
         const float *s = se + r * T8_SE + (gc - n0);
@@ -2439,6 +2420,37 @@ __device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_
             }
         }
     }
+}
+
+// Staged epilogue (VEC 4, 8): alpha*acc goes to shared memory, then each thread writes VEC
+// contiguous outputs of a row with one vector access, aligned in memory whatever C and ldc
+// (element stores only at a row's partial chunks).
+__device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_NI][4], float *se, int wm,
+                                                   int wn, int lane, int tid, tc_elem *__restrict__ C,
+                                                   long long ldc, int M, int N, int m0, int n0, float alpha,
+                                                   float beta TC_EPI_PARAM)
+{
+    const int g = lane >> 2, t = lane & 3;
+    t8_wait<0>();
+    __syncthreads();
+#pragma unroll
+    for (int mi = 0; mi < T8_MI; mi++)
+#pragma unroll
+        for (int ni = 0; ni < T8_NI; ni++) {
+            float *p = se + (wm * T8_WTM + mi * 16 + g) * T8_SE + wn * T8_WTN + ni * 8 + 2 * t;
+            *(float2 *)p = make_float2(alpha * acc[mi][ni][0], alpha * acc[mi][ni][1]);
+            *(float2 *)(p + 8 * T8_SE) = make_float2(alpha * acc[mi][ni][2], alpha * acc[mi][ni][3]);
+        }
+    __syncthreads();
+    // Each row's stores are aligned to VEC elements in memory: where C or ldc leaves a row
+    // start misaligned by a elements, a row takes CPR + 1 chunks shifted left by a, the first
+    // and last partial (element stores for the part inside the tile), the rest whole vectors.
+    // Without it a misaligned C stored every element alone, strided across the warp (a short-K
+    // call with an odd n ran at 0.36-0.5x cuBLAS on that).
+    if (((unsigned long long)C % (VEC * TC_ESZ)) == 0 && ldc % VEC == 0)
+        t8_store_staged<BN / VEC, true>(se, tid, C, ldc, M, N, m0, n0, beta TC_EPI_ARG);
+    else
+        t8_store_staged<BN / VEC + 1, false>(se, tid, C, ldc, M, N, m0, n0, beta TC_EPI_ARG);
 }
 #endif
 
