@@ -37,6 +37,8 @@
 // PATH 80 (NVRTC -arch=sm_80 or the device's own arch; every GPU since Ampere): `t8_gemm`,
 // mma.sync (m16n8k16 16-bit, m16n8k8 TF32) with ldmatrix fragments and a cp.async ring of STAGES
 // stages, WARPS_M x WARPS_N warps per block, one block per output tile (grid tiles x 1 x SPLITK).
+// A short K (SPLITK 1, k <= 128, at most STAGES K tiles) runs `t8_gemm_short`, the same kernel
+// bounded to more resident blocks (64 x 64 tiles: 6 per SM) with the shared memory of its stages.
 // Loads are LOADW bytes wide; an operand whose base, row stride or product stride is less aligned
 // is read in place 8 or 4 bytes at a time (a run-time choice, `narrow`), and packed by the host only
 // below 4-byte alignment where LOADW > 2 (an odd 16-bit leading dimension); the epilogue falls back to scalar stores where C or ldc is not aligned. Each operand's

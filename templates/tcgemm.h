@@ -34,7 +34,7 @@ extern const tpl_family tpl_tcgemm;
 /* The named baselines and the built-in choices (tcgemm_defaults.c); the counts are checked
  * there at compile time. */
 #define TC_N_BASELINES 8
-#define TC_N_DEFAULTS 39
+#define TC_N_DEFAULTS 41
 extern const tpl_baseline tc_baselines[TC_N_BASELINES];
 extern const tpl_default tc_defaults[TC_N_DEFAULTS];
 
