@@ -63,7 +63,7 @@ int t8_load_width(unsigned long long base, long long ld, long long stride, long 
 /* PATH 80 short K (tcgemm.cu's t8_gemm_short): the blocks per SM its launch bounds ask for,
  * 65536 / (threads x (BM x BN / threads + 45)), where that is at least 4 (the kernel is compiled
  * only then: warp tiles of at most 32 x 32), else 0. */
-#define T8_SHORT_K 128          /* tcgemm.cu's T8_SHORT_K: the largest K run by t8_gemm_short */
+#define T8_SHORT_K 128          /* the largest K run by t8_gemm_short (tcgemm.cu names it) */
 int t8_short_minb(const int *cfg);
 /* 1 if a call of depth k runs t8_gemm_short: it exists (t8_short_minb), SPLITK 1, 0 < k <=
  * T8_SHORT_K, and the block's K tiles fit in the ring (at most STAGES). */
