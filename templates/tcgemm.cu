@@ -37,6 +37,8 @@
 // PATH 80 (NVRTC -arch=sm_80 or the device's own arch; every GPU since Ampere): `t8_gemm`,
 // mma.sync (m16n8k16 16-bit, m16n8k8 TF32) with ldmatrix fragments and a cp.async ring of STAGES
 // stages, WARPS_M x WARPS_N warps per block, one block per output tile (grid tiles x 1 x SPLITK).
+// A short K (SPLITK 1, k <= 128, at most STAGES K tiles) runs `t8_gemm_short`, the same kernel
+// bounded to more resident blocks (64 x 64 tiles: 6 per SM) with the shared memory of its stages.
 // Loads are LOADW bytes wide; an operand whose base, row stride or product stride is less aligned
 // is read in place 8 or 4 bytes at a time (a run-time choice, `narrow`), and packed by the host only
 // below 4-byte alignment where LOADW > 2 (an odd 16-bit leading dimension); the epilogue falls back to scalar stores where C or ldc is not aligned. Each operand's
@@ -2231,13 +2233,14 @@ __device__ __forceinline__ void t8_mmas(float (&acc)[T8_MI][T8_NI][4], const uns
             t8_mma(acc[mi][ni], a[mi], b[ni][0], b[ni][1]);
 }
 
-// One stage's math: the warp's MI x NI fragments over BK (FRAGDB: step kk+1's fragments are
+// One stage's math: the warp's MI x NI fragments over BK (DB, FRAGDB in t8_gemm: step kk+1's fragments are
 // loaded before step kk's mma). st: the stage's shared address, sg: the same as a pointer.
 // ldmatrix x4 takes four 8x8 matrices, lanes 8q..8q+7 addressing matrix q's rows, in fragment
 // register order: A (16 x k16; TF32 k8) from m rows (OPA 0: lane row 0..15, second K half at
 // +16 bytes) or from K rows (OPA 1, .trans: K row (l & 7) + 8 (l >> 4), M column 8 ((l >> 3) & 1));
 // B (k16 x two n8) from K rows (OPB 0, .trans: K row 0..15, second n8 at +8 elements) or from n
 // rows (OPB 1: n row (l & 7) + 8 (l >> 4), second K half at +16 bytes).
+template <int DB>
 __device__ __forceinline__ void t8_compute_stage(float (&acc)[T8_MI][T8_NI][4], unsigned st, int wm, int wn,
                                                  int lane, const tc_elem *sg)
 {
@@ -2256,23 +2259,23 @@ __device__ __forceinline__ void t8_compute_stage(float (&acc)[T8_MI][T8_NI][4], 
 #endif
     const tc_elem *ag = sg + t * T8_SA + wm * T8_WTM + g;           // OPA 1 TF32: A[.][kk+t] of row g
     const tc_elem *bg = sg + T8_AE + t * T8_SB + wn * T8_WTN + g;   // OPB 0 TF32: B[kk+t][.] of column g
-#if FRAGDB
-    unsigned a[2][T8_MI][4], b[2][T8_NI][2];
-    t8_frags(a[0], b[0], sa, sb, ag, bg, 0);
+    if constexpr (DB) {
+        unsigned a[2][T8_MI][4], b[2][T8_NI][2];
+        t8_frags(a[0], b[0], sa, sb, ag, bg, 0);
 #pragma unroll
-    for (int ks = 0; ks < BK / T8_KS; ks++) {
-        if (ks + 1 < BK / T8_KS)
-            t8_frags(a[(ks + 1) & 1], b[(ks + 1) & 1], sa, sb, ag, bg, (ks + 1) * T8_KS);
-        t8_mmas(acc, a[ks & 1], b[ks & 1]);
-    }
-#else
+        for (int ks = 0; ks < BK / T8_KS; ks++) {
+            if (ks + 1 < BK / T8_KS)
+                t8_frags(a[(ks + 1) & 1], b[(ks + 1) & 1], sa, sb, ag, bg, (ks + 1) * T8_KS);
+            t8_mmas(acc, a[ks & 1], b[ks & 1]);
+        }
+    } else {
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += T8_KS) {
-        unsigned a[T8_MI][4], b[T8_NI][2];
-        t8_frags(a, b, sa, sb, ag, bg, kk);
-        t8_mmas(acc, a, b);
+        for (int kk = 0; kk < BK; kk += T8_KS) {
+            unsigned a[T8_MI][4], b[T8_NI][2];
+            t8_frags(a, b, sa, sb, ag, bg, kk);
+            t8_mmas(acc, a, b);
+        }
     }
-#endif
 }
 
 // Block -> (tile row, tile column), RASTER order with GROUP-wide swizzle.
@@ -2338,45 +2341,26 @@ __device__ __forceinline__ void t8_store2(tc_elem *__restrict__ C, long long ldc
 }
 
 #if VEC >= 4
-// Staged epilogue (VEC 4, 8): alpha*acc goes to shared memory, then each thread writes VEC
-// contiguous outputs of a row with one vector access, aligned in memory whatever C and ldc
-// (element stores only at a row's partial chunks).
-__device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_NI][4], float *se, int wm,
-                                                   int wn, int lane, int tid, tc_elem *__restrict__ C,
-                                                   long long ldc, int M, int N, int m0, int n0, float alpha,
-                                                   float beta TC_EPI_PARAM)
+// The staged tile's rows (se, alpha applied) into C with beta and the fused epilogue: CPR chunks
+// of VEC elements per row, consecutive threads on consecutive chunks; AL: C and ldc VEC-aligned
+// (CPR = BN / VEC), else each row's chunks shifted left by its start's misalignment (CPR one
+// more). Both compile-time, so a chunk's row and column take no division at run time.
+template <int CPR, bool AL>
+__device__ __forceinline__ void t8_store_staged(const float *se, int tid, tc_elem *__restrict__ C, long long ldc,
+                                                int M, int N, int m0, int n0, float beta TC_EPI_PARAM)
 {
 #if EPI
     const int m = M, n = N;     // TC_EPI's bounds
 #endif
-    const int g = lane >> 2, t = lane & 3;
-    t8_wait<0>();
-    __syncthreads();
-#pragma unroll
-    for (int mi = 0; mi < T8_MI; mi++)
-#pragma unroll
-        for (int ni = 0; ni < T8_NI; ni++) {
-            float *p = se + (wm * T8_WTM + mi * 16 + g) * T8_SE + wn * T8_WTN + ni * 8 + 2 * t;
-            *(float2 *)p = make_float2(alpha * acc[mi][ni][0], alpha * acc[mi][ni][1]);
-            *(float2 *)(p + 8 * T8_SE) = make_float2(alpha * acc[mi][ni][2], alpha * acc[mi][ni][3]);
-        }
-    __syncthreads();
-    // Each row's stores are aligned to VEC elements in memory: where C or ldc leaves a row
-    // start misaligned by a elements, a row takes CPR + 1 chunks shifted left by a, the first
-    // and last partial (element stores for the part inside the tile), the rest whole vectors.
-    // Without it a misaligned C stored every element alone, strided across the warp (a short-K
-    // call with an odd n ran at 0.36-0.5x cuBLAS on that).
-    const bool aligned = ((unsigned long long)C % (VEC * TC_ESZ)) == 0 && ldc % VEC == 0;
-    const int cpr = BN / VEC + (aligned ? 0 : 1), tot = BM * cpr;
     const int n_end = min(N, n0 + BN);
 #pragma unroll 4
-    for (int c = tid; c < tot; c += T8_NT) {
-        const int r = c / cpr, gr = m0 + r;
+    for (int c = tid; c < BM * CPR; c += T8_NT) {
+        const int r = c / CPR, gr = m0 + r;
         if (gr >= M)
             continue;
-        const int a = aligned ? 0 : (int)(((unsigned long long)(C + (long long)gr * ldc + n0) /
+        const int a = AL ? 0 : (int)(((unsigned long long)(C + (long long)gr * ldc + n0) /
                                           TC_ESZ) % VEC);
-        const int gc = n0 + (c % cpr) * VEC - a;   // first column of the chunk (maybe < n0)
+        const int gc = n0 + (c % CPR) * VEC - a;   // first column of the chunk (maybe < n0)
         if (gc >= n_end)
             continue;
         const float *s = se + r * T8_SE + (gc - n0);
@@ -2439,18 +2423,55 @@ __device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_
         }
     }
 }
+
+// Staged epilogue (VEC 4, 8): alpha*acc goes to shared memory, then each thread writes VEC
+// contiguous outputs of a row with one vector access, aligned in memory whatever C and ldc
+// (element stores only at a row's partial chunks).
+__device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_NI][4], float *se, int wm,
+                                                   int wn, int lane, int tid, tc_elem *__restrict__ C,
+                                                   long long ldc, int M, int N, int m0, int n0, float alpha,
+                                                   float beta TC_EPI_PARAM)
+{
+    const int g = lane >> 2, t = lane & 3;
+    t8_wait<0>();
+    __syncthreads();
+#pragma unroll
+    for (int mi = 0; mi < T8_MI; mi++)
+#pragma unroll
+        for (int ni = 0; ni < T8_NI; ni++) {
+            float *p = se + (wm * T8_WTM + mi * 16 + g) * T8_SE + wn * T8_WTN + ni * 8 + 2 * t;
+            *(float2 *)p = make_float2(alpha * acc[mi][ni][0], alpha * acc[mi][ni][1]);
+            *(float2 *)(p + 8 * T8_SE) = make_float2(alpha * acc[mi][ni][2], alpha * acc[mi][ni][3]);
+        }
+    __syncthreads();
+    // Each row's stores are aligned to VEC elements in memory: where C or ldc leaves a row
+    // start misaligned by a elements, a row takes CPR + 1 chunks shifted left by a, the first
+    // and last partial (element stores for the part inside the tile), the rest whole vectors.
+    // Without it a misaligned C stored every element alone, strided across the warp (a short-K
+    // call with an odd n ran at 0.36-0.5x cuBLAS on that).
+    if (((unsigned long long)C % (VEC * TC_ESZ)) == 0 && ldc % VEC == 0)
+        t8_store_staged<BN / VEC, true>(se, tid, C, ldc, M, N, m0, n0, beta TC_EPI_ARG);
+    else
+        t8_store_staged<BN / VEC + 1, false>(se, tid, C, ldc, M, N, m0, n0, beta TC_EPI_ARG);
+}
 #endif
 
-// The GEMM: grid (tiles_m * tiles_n, products, SPLITK), T8_NT threads, T8_SMEM bytes of dynamic
-// shared memory. Grid y walks the products of a strided batch: A, B and C advance by sa, sb and
-// sc elements per product (one product with SPLITK > 1). SPLITK > 1 writes the raw FP32 partial
-// sums of slice z to ws + z*M*N (row-major, ld N); tc_splitk_reduce then applies alpha and beta.
+// The GEMM (t8_gemm and t8_gemm_short below): grid (tiles_m * tiles_n, products, SPLITK), T8_NT
+// threads, T8_SMEM bytes of dynamic shared memory, or fewer where K is short: the ring is touched
+// only in its first min(STAGES, K tiles) stages (a stage s is loaded only where s < nk), so the
+// host passes max(that many stages, the staged epilogue) (tcgemm_run.c's t8_smem_used). Grid y
+// walks the products of a strided batch: A, B and C advance by sa, sb and sc elements per product
+// (one product with SPLITK > 1). SPLITK > 1 writes the raw FP32 partial sums of slice z to
+// ws + z*M*N (row-major, ld N); tc_splitk_reduce then applies alpha and beta.
 // narrow: the load widths of an operand less aligned than LOADW (t8_load_stage; the host's t8_run).
 // C, ws: device memory; no failure path.
-extern "C" __global__ void __launch_bounds__(T8_NT)
-t8_gemm(int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long long lda,
-        const tc_elem *__restrict__ B, long long ldb, float beta, tc_elem *__restrict__ C, long long ldc,
-        float *__restrict__ ws, long long sa, long long sb, long long sc, int narrow TC_EPI_PARAM)
+#define T8_GEMM_PARAMS                                                                              \
+    int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long long lda,                 \
+        const tc_elem *__restrict__ B, long long ldb, float beta, tc_elem *__restrict__ C,          \
+        long long ldc, float *__restrict__ ws, long long sa, long long sb, long long sc, int narrow \
+        TC_EPI_PARAM
+template <int DB>     // DB: FRAGDB (t8_compute_stage)
+__device__ __forceinline__ void t8_gemm_body(T8_GEMM_PARAMS)
 {
     extern __shared__ __align__(128) unsigned char t8_smem[];
     A += blockIdx.y * sa;
@@ -2499,7 +2520,7 @@ t8_gemm(int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long lo
             t8_load_stage(s0 + wslot * STB, m0, n0, kb + it + STAGES - 1, M, N, K, A, lda, B, ldb, tid,
                           narrow);
         t8_commit();
-        t8_compute_stage(acc, s0 + slot * STB, wm, wn, lane, (const tc_elem *)(t8_smem + slot * STB));
+        t8_compute_stage<DB>(acc, s0 + slot * STB, wm, wn, lane, (const tc_elem *)(t8_smem + slot * STB));
         slot = slot + 1 == STAGES ? 0 : slot + 1;
         wslot = wslot + 1 == STAGES ? 0 : wslot + 1;
     }
@@ -2543,6 +2564,33 @@ t8_gemm(int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long lo
         }
 #endif
 }
+
+extern "C" __global__ void __launch_bounds__(T8_NT)
+t8_gemm(T8_GEMM_PARAMS)
+{
+    t8_gemm_body<FRAGDB>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ws, sa, sb, sc, narrow TC_EPI_ARG);
+}
+
+// Short K (the host's rule, tcgemm_run.c's t8_short_entry: SPLITK 1, K <= 128, at most STAGES K
+// tiles): the main loop is one or a few stages and the block's work is its C tile's store, so the
+// time goes to latency (operand loads, then the staged store) that only more resident blocks
+// hide. t8_gemm leaves the compiler free with registers (a 64 x 64 tile of four warps: 96-160 per
+// thread by ptxas 13.0, 3-4 blocks per SM) and its ring sizes shared memory for deep K;
+// t8_gemm_short is the same kernel bounded to T8_SHORT_MINB blocks per SM (64 x 64: 6, at most 80
+// registers; OPB 1 with LOADW 16 spills 80-88 bytes, others 0-28), launched with the shared
+// memory of the stages it uses (64 x 64 x 32 16-bit: the 18 KiB epilogue staging, 11 blocks).
+// T8_SHORT_MINB: the blocks whose registers (65536 per SM) leave each thread its accumulators and
+// 45 more; compiled only where that is at least 4, i.e. warp tiles of at most 32 x 32 (the 64 x 64
+// rows); the host computes the same (t8_short_minb).
+#define T8_ACC_REGS (T8_MI * T8_NI * 4)             // FP32 accumulators per thread
+#define T8_SHORT_MINB (65536 / (T8_NT * (T8_ACC_REGS + 45)))
+#if T8_SHORT_MINB >= 4
+extern "C" __global__ void __launch_bounds__(T8_NT, T8_SHORT_MINB)
+t8_gemm_short(T8_GEMM_PARAMS)
+{
+    t8_gemm_body<FRAGDB>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ws, sa, sb, sc, narrow TC_EPI_ARG);
+}
+#endif
 
 // ======================= end PATH 80 =======================
 #endif

@@ -34,7 +34,7 @@ extern const tpl_family tpl_tcgemm;
 /* The named baselines and the built-in choices (tcgemm_defaults.c); the counts are checked
  * there at compile time. */
 #define TC_N_BASELINES 8
-#define TC_N_DEFAULTS 39
+#define TC_N_DEFAULTS 41
 extern const tpl_baseline tc_baselines[TC_N_BASELINES];
 extern const tpl_default tc_defaults[TC_N_DEFAULTS];
 
@@ -60,6 +60,18 @@ int tc_batch_stride_ok(long long count, long long stride, long long rows, long l
  * that aligned, else 8 or 4 bytes (read in place by the same kernel), else 0 (the host packs it). */
 int t8_load_width(unsigned long long base, long long ld, long long stride, long long count, int esz,
                   int loadw);
+/* PATH 80 short K (tcgemm.cu's t8_gemm_short): the blocks per SM its launch bounds ask for,
+ * 65536 / (threads x (BM x BN / threads + 45)), where that is at least 4 (the kernel is compiled
+ * only then: warp tiles of at most 32 x 32), else 0. */
+#define T8_SHORT_K 128          /* the largest K run by t8_gemm_short (tcgemm.cu names it) */
+int t8_short_minb(const int *cfg);
+/* 1 if a call of depth k runs t8_gemm_short: it exists (t8_short_minb), SPLITK 1, 0 < k <=
+ * T8_SHORT_K, and the block's K tiles fit in the ring (at most STAGES). */
+int t8_short_entry(const int *cfg, long long k);
+/* Dynamic shared memory a PATH 80 launch of depth k needs: t8_smem_bytes with STAGES cut to
+ * the K tiles a block walks where those are fewer (the kernel loads stage s only where s is
+ * below that count), never below the staged epilogue's. */
+long long t8_smem_used(const int *cfg, long long k);
 /* The wave-fill split of SPLITK 0 (PATH 90, tcgemm.cu): `units` output units (cluster tiles) of
  * `ksteps` K steps each on `slots` persistent clusters walking them round-robin. Units
  * [0, dp_units) run whole (full waves, dp_units a multiple of slots); each of the others is cut

@@ -185,6 +185,20 @@ const tpl_default tc_defaults[] = {
     {.cc_min = 80, .dtypes = TC_TF32, .batch = TPL_BATCHED, .max_mn = 192,
      .config = TC_P80_64_TF32,
      .origin = "batches: PATH 80 TF32 64 x 64 for products of at most 192 x 192"},
+    /* batches of a short K (on sm_90 those under TC_B90_MIN_K, which BATCH 1 leaves here): the
+     * block's work is its C tile's store, so 64 x 64 tiles run as t8_gemm_short (6 blocks per
+     * SM, the shared memory of the stages used: tcgemm.cu), where 128 x 128 x 32 of four warps
+     * holds 255 registers and spills (2 blocks per SM). Reasoned, not measured yet: on an H200
+     * (2026-11-29, tuned at the shape) 1004 x 3911 x 25 FP16 x 30 took 0.252 ms in 64 x 64 and
+     * 0.267 ms in 128 x 128 before t8_gemm_short, cuBLAS 0.167 ms
+     * (bench/shapes/short_k_batched.txt) */
+    {.cc_min = 80, .dtypes = TC_16BIT, .batch = TPL_BATCHED, .max_k = T8_SHORT_K,
+     .config = TC_P80_64,
+     .origin = "batches: PATH 80 64 x 64 for a short K (t8_gemm_short, k <= 128)"},
+    {.cc_min = 80, .dtypes = TC_TF32, .batch = TPL_BATCHED, .max_k = 64,
+     .config = TC_P80_64_TF32,
+     .origin = "batches: PATH 80 TF32 64 x 64 for a short K (t8_gemm_short, k <= 64: 4 stages of "
+               "16)"},
     {.cc_min = 80, .dtypes = TC_16BIT, .batch = TPL_BATCHED,
      .config = "TYPE=0,PATH=80,BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
                "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16",

@@ -1,6 +1,7 @@
 /* tcgemm_run.c: the tensor-core family's launches: operands packed where a kernel cannot read
  * them as stored (op T with OPA / OPB 0, FP8 into K-major, unaligned rows), split-K workspace
- * and its ordered reduce, PATH 80 batches in one launch, PATH 90 tensor maps and cluster fit
+ * and its ordered reduce, PATH 80 batches in one launch (short K: t8_gemm_short), PATH 90
+ * tensor maps and cluster fit
  * (memoized per call), the products of a strided batch. */
 #include <stdint.h>
 #include <stdio.h>
@@ -209,6 +210,40 @@ int t8_load_width(unsigned long long base, long long ld, long long stride, long 
     return 0;
 }
 
+/* K tiles one block of t8_gemm walks (its slice of them with SPLITK > 1). */
+static long long t8_block_ktiles(const int *cfg, long long k)
+{
+    long long nkt = tpl_cdiv(k, cfg[P_BK]);
+    return cfg[P_SPLITK] > 1 ? tpl_cdiv(nkt, cfg[P_SPLITK]) : nkt;
+}
+
+long long t8_smem_used(const int *cfg, long long k)
+{
+    long long nk = t8_block_ktiles(cfg, k);
+    if (nk >= cfg[P_STAGES])
+        return t8_smem_bytes(cfg);
+    int c[TPL_MAX_PARAMS];
+    memcpy(c, cfg, sizeof(int) * P_COUNT);
+    c[P_STAGES] = nk < 1 ? 1 : (int)nk;
+    return t8_smem_bytes(c);
+}
+
+int t8_short_minb(const int *cfg)
+{
+    long long threads = 32LL * cfg[P_WARPS_M] * cfg[P_WARPS_N];
+    if (threads <= 0)
+        return 0;
+    long long acc = (long long)cfg[P_BM] * cfg[P_BN] / threads;
+    long long minb = 65536 / (threads * (acc + 45));
+    return minb >= 4 ? (int)minb : 0;
+}
+
+int t8_short_entry(const int *cfg, long long k)
+{
+    return t8_short_minb(cfg) > 0 && cfg[P_SPLITK] == 1 && k > 0 && k <= T8_SHORT_K &&
+           t8_block_ktiles(cfg, k) <= cfg[P_STAGES];
+}
+
 static at_status t8_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
 {
     int esz = tc_esz(cfg), lw = cfg[P_LOADW];
@@ -237,9 +272,11 @@ static at_status t8_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
         return ex_fail(ex, AT_ERR_UNSUPPORTED, "tcgemm: %lld tiles (limit 2^31-1)", tiles);
     void *a[] = {&c->m, &c->n, &c->k, &c->alpha, &c->A, &c->lda, &c->B, &c->ldb, &c->beta, &c->C,
                  &c->ldc, &W, &b->sa, &b->sb, &b->sc, &narrow, c->epi ? &c->bias : NULL};
-    s = ex_launch(ex, "t8_gemm", (unsigned)tiles, (unsigned)b->count, (unsigned)cfg[P_SPLITK],
+    /* short K: the register-bounded entry, and shared memory for the stages a block uses */
+    s = ex_launch(ex, t8_short_entry(cfg, c->k) ? "t8_gemm_short" : "t8_gemm", (unsigned)tiles,
+                  (unsigned)b->count, (unsigned)cfg[P_SPLITK],
                   32u * (unsigned)(cfg[P_WARPS_M] * cfg[P_WARPS_N]), 1, 1,
-                  (unsigned)t8_smem_bytes(cfg), a);
+                  (unsigned)t8_smem_used(cfg, c->k), a);
     if (s != AT_OK || cfg[P_SPLITK] == 1)
         return s;
     return tc_reduce(ex, c, W);
