@@ -325,6 +325,17 @@ static const th_case smt_cases[] = {
      "TYPE=1,OPA=0,OPB=1,MT=32,BN=64,BK=128,STAGES=3,WARPS=4,KW=4,VEC=8,WAVES=1"},
     {"9x2001x3000:f16:TN",
      "TYPE=0,OPA=1,OPB=0,MT=16,BN=128,BK=32,STAGES=6,WARPS=8,KW=1,VEC=8,WAVES=1"},
+    /* the last block's sum of the slices through each thread's shared memory: the m <= 8 and
+     * m 9..16 built-in rows at the issue's m = 8 (2 groups of 4 elements x 6 slices per
+     * thread, one batch) and at odd sizes (odd n: B element by element; 5 and 13 rows: some
+     * threads 2 groups, some 1, some none; 12 and 6 slices), and 43 slices of one group in
+     * batches of 2 pieces (BN 64 in 2 stages on 8 warps: 10 KiB of shared memory), so that
+     * a group's slices straddle batches */
+    {"8x8192x8192:bf16", "TYPE=1,OPA=0,OPB=0,MT=8,BN=128,BK=64,STAGES=4,WARPS=4,KW=1,VEC=8,WAVES=1"},
+    {"5x4133x9001:f16", "TYPE=0,OPA=0,OPB=0,MT=8,BN=128,BK=64,STAGES=4,WARPS=4,KW=1,VEC=8,WAVES=1"},
+    {"13x4133x5000:bf16:NT",
+     "TYPE=1,OPA=0,OPB=1,MT=16,BN=64,BK=128,STAGES=3,WARPS=8,KW=4,VEC=8,WAVES=1"},
+    {"1x300x16384:bf16", "TYPE=1,OPA=0,OPB=0,MT=8,BN=64,BK=32,STAGES=2,WARPS=8,KW=2,VEC=8,WAVES=2"},
     /* FP32 (TYPE 2): every op pair, MT and column count per thread (1, 2, 4), K groups,
      * unaligned operands (element loads) and 8-byte chunks (VEC 2), BN 512, K slices, batches,
      * a K of two stages; a narrow n through the mirror (the config's ops are the kernel's:
@@ -353,6 +364,10 @@ static const th_case smt_cases[] = {
      "TYPE=2,OPA=1,OPB=0,MT=16,BN=128,BK=128,STAGES=2,WARPS=8,KW=4,VEC=4,WAVES=1"},
     {"64x60x3001:f32:NT",
      "TYPE=2,OPA=0,OPB=1,MT=64,BN=64,BK=64,STAGES=4,WARPS=4,KW=2,VEC=4,WAVES=2"},
+    /* C stored transposed from 28 slices of 3 rows in batches of 17 pieces: groups of 4
+     * elements that span columns of C^T */
+    {"3001x3x20000:f32:TN",
+     "TYPE=2,OPA=1,OPB=0,MT=8,BN=128,BK=32,STAGES=2,WARPS=4,KW=4,VEC=4,WAVES=2"},
 };
 
 /* The GPU cases are legal, serve their problems, and compile (NVRTC; sm_80 and sm_90 in turn). */
