@@ -5,7 +5,8 @@
 // small m its 8-column side (no padding of m to 16). B and A stream through shared memory in a
 // STAGES-deep cp.async pipeline; K is split across blocks (the host picks the slices to fill the
 // GPU) and the slices are summed in slice order by the last block of each tile (one launch,
-// deterministic).
+// deterministic), or with CLUSTER 1 (sm_90) by the cluster of the tile's slices from each
+// other's shared memory.
 // TYPE 2 is exact FP32 on the CUDA cores (FFMA): the same pipeline, K slices, batches and ops,
 // each thread TN columns of the wide side (TN = BN / (WARPS x 32 / KW)) x all MT rows, A broadcast
 // from shared memory, rows past m skipped four at a time; its C may be stored transposed (a
@@ -47,6 +48,10 @@
 #endif
 #ifndef WAVES
 #define WAVES 2         // host-only (smallm.c's K slices, never passed here): waves to fill
+#endif
+#ifndef CLUSTER
+#define CLUSTER 0       // 1 (sm_90): a tile's K slices (2..8) are one thread-block cluster that
+                        // sums their partial tiles from each other's shared memory; 0: global
 #endif
 
 #define SM_THREADS (WARPS * 32)
@@ -431,6 +436,58 @@ __device__ __forceinline__ void sm_write_c(sm_elem *C, long long ldc, int row0, 
                  alpha, beta);
 }
 
+#if CLUSTER
+// The K slices of a tile are one cluster (1 x slices x 1, launched so by smallm.c; the block of
+// slice q is the cluster's block of rank q): once every block's KW partial tiles are in its
+// shared memory (red, [kw][m][n]), block q sums the q-th share of the tile's elements from all
+// of them (ld.shared::cluster), each slice's KW groups in order and the slices in slice order
+// (deterministic, as the global path), and stores C; the second barrier keeps every block's
+// shared memory alive until all have read it.
+__device__ __forceinline__ void sm_cluster_sum(const float *red, sm_elem *C, long long ldc,
+                                               int row0, int col0, int n, int rows,
+                                               int c_transposed, float alpha, float beta)
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    const int slices = gridDim.y, elems = rows * BN;
+    const int share = (elems + slices - 1) / slices;
+    const int o1 = min(elems, ((int)blockIdx.y + 1) * share);
+    const unsigned base = sm_smem_addr(red);
+    for (int o = (int)blockIdx.y * share + (int)threadIdx.x; o < o1; o += SM_THREADS) {
+        int i, j;
+        sm_element(o, rows, c_transposed, &i, &j);
+        // every slice's KW values in flight at once (at most 8 slices: predicated loads)
+        float p[8][KW];
+#pragma unroll
+        for (int q = 0; q < 8; q++)
+#pragma unroll
+            for (int w = 0; w < KW; w++) {
+                unsigned local = base + ((w * MT + i) * SM_RED_STRIDE + j) * 4, remote;
+                float x = 0.0f;
+                if (q < slices) {
+                    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+                                 : "=r"(remote) : "r"(local), "r"(q));
+                    asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(x) : "r"(remote));
+                }
+                p[q][w] = x;
+            }
+        float v = 0.0f;
+#pragma unroll
+        for (int q = 0; q < 8; q++) {
+            float slice = 0.0f;
+#pragma unroll
+            for (int w = 0; w < KW; w++)
+                slice += p[q][w];
+            if (q < slices)
+                v += slice;
+        }
+        sm_write_c(C, ldc, row0, col0, n, i, j, c_transposed, v, alpha, beta);
+    }
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+#endif
+
 // Grid: x the C tiles of one product (m tiles fastest), y the K slices, z the products.
 // steps_per_slice: K stages of one slice (the last may have fewer). With more than one slice
 // each block writes its partial tile to work (tiles x slices x MT x BN floats, this launch's
@@ -619,6 +676,12 @@ smallm_gemm(const sm_elem *__restrict__ A, const sm_elem *__restrict__ B, sm_ele
     const int elems = rows * BN;
     const int slices = gridDim.y;
     const long long tile = (long long)blockIdx.z * gridDim.x + blockIdx.x;
+#if CLUSTER
+    if (slices > 1) {
+        sm_cluster_sum(red, C, ldc, row0, col0, n, rows, c_transposed, alpha, beta);
+        return;
+    }
+#endif
     if (slices == 1) {
         for (int o = t; o < elems; o += SM_THREADS) {
             int i, j;
