@@ -10,12 +10,15 @@
 
 /* Parameter order; must match the params table below. */
 enum {
-    P_TYPE, P_OPA, P_OPB, P_MT, P_BN, P_BK, P_STAGES, P_WARPS, P_KW, P_VEC, P_WAVES, P_COUNT
+    P_TYPE, P_OPA, P_OPB, P_MT, P_BN, P_BK, P_STAGES, P_WARPS, P_KW, P_VEC, P_WAVES, P_CLUSTER,
+    P_COUNT
 };
 
 #define SM_MAX_M 64                         /* the family computes m <= 64 (MT's largest) */
 #define SM_MAX_DIM 0x7fffffffLL
 #define SM_MAX_SLICES 256                   /* K slices of one tile */
+#define SM_MAX_CLUSTER_SLICES 8             /* CLUSTER 1: a tile's slices are one (portable)
+                                               cluster */
 #define SM_MIN_SLICE_STEPS 4                /* K stages of one slice at least (pipeline fill) */
 #define SM_MAX_WORKSPACE (256LL << 20)      /* bytes of slice partials */
 #define SM_SMEM_RESERVE 128                 /* static shared memory (the last block's flag) */
@@ -23,12 +26,12 @@ enum {
 #define SM_SLOT_COUNTERS 1
 
 /* ---- rejection reasons (each reachable; tests/test_smallm.c reaches every one) ---- */
-enum { R_RANGE, R_SPLIT, R_REGS, R_SMEM, R_KIND, R_FP32_SPLIT, R_FP32_REGS, R_COUNT };
+enum { R_RANGE, R_SPLIT, R_REGS, R_SMEM, R_KIND, R_FP32_SPLIT, R_FP32_REGS, R_CLUSTER, R_COUNT };
 
 const char *const tpl_smallm_reasons[R_COUNT] = {
     [R_RANGE] = "TYPE 0, 1 or 2, OPA and OPB 0 or 1, MT 8, 16, 32 or 64, BN 64..512 and BK "
                 "32..128 multiples of 16, STAGES 2..8, WARPS 4 or 8, KW 1, 2 or 4, VEC 2, 4 or 8, "
-                "WAVES 1..8",
+                "WAVES 1..8, CLUSTER 0 or 1",
     [R_SPLIT] = "the warps must split the tile: KW divides WARPS and the BK / 16 k16 steps of a "
                 "stage, and BN is a multiple of 16 x WARPS / KW (the warps along n)",
     [R_REGS] = "accumulators above 64 registers per thread ((BN / (WARPS / KW) / 16) x (MT / 8) "
@@ -42,6 +45,8 @@ const char *const tpl_smallm_reasons[R_COUNT] = {
                      "32 / KW)",
     [R_FP32_REGS] = "TYPE 2: accumulators above 128 registers per thread (MT x BN / (WARPS x 32 / "
                     "KW))",
+    [R_CLUSTER] = "CLUSTER 1 needs sm_90 (thread-block clusters) and takes WAVES 1 (its slices "
+                  "stop at 8 per tile, which one wave fills where more would)",
 };
 const int tpl_smallm_n_reasons = R_COUNT;
 
@@ -100,7 +105,8 @@ static int sm_valid(const int *c, const at_device_info *dev, char *why, size_t l
         c[P_BN] < 64 || c[P_BN] > 512 || c[P_BN] % 16 || c[P_BK] < 32 || c[P_BK] > 128 ||
         c[P_BK] % 16 || c[P_STAGES] < 2 || c[P_STAGES] > 8 ||
         (c[P_WARPS] != 4 && c[P_WARPS] != 8) || (c[P_KW] != 1 && c[P_KW] != 2 && c[P_KW] != 4) ||
-        (vec != 2 && vec != 4 && vec != 8) || c[P_WAVES] < 1 || c[P_WAVES] > 8)
+        (vec != 2 && vec != 4 && vec != 8) || c[P_WAVES] < 1 || c[P_WAVES] > 8 ||
+        (c[P_CLUSTER] & ~1))
         return sm_reject(R_RANGE, why, len);
     int fp32 = c[P_TYPE] == 2;
     if ((!fp32 && c[P_BN] > 256) || (fp32 && vec == 8))
@@ -112,6 +118,8 @@ static int sm_valid(const int *c, const at_device_info *dev, char *why, size_t l
         if (mt * cols > 128)
             return sm_reject(R_FP32_REGS, why, len);
     }
+    if (c[P_CLUSTER] && (c[P_WAVES] != 1 || (dev && dev->cc_major < 9)))
+        return sm_reject(R_CLUSTER, why, len);
     int nwarps = c[P_WARPS] / c[P_KW];
     if (!fp32 && (c[P_WARPS] % c[P_KW] || (c[P_BK] / 16) % c[P_KW] || c[P_BN] % (16 * nwarps)))
         return sm_reject(R_SPLIT, why, len);
@@ -220,6 +228,8 @@ int tpl_smallm_slices(const int *c, long long tiles, long long rows, long long k
         slices--;
     if (slices > SM_MAX_SLICES)
         slices = SM_MAX_SLICES;
+    if (c[P_CLUSTER] && slices > SM_MAX_CLUSTER_SLICES)
+        slices = SM_MAX_CLUSTER_SLICES;
     while (slices > 1 && slices * tiles * c[P_MT] * c[P_BN] * 4 > SM_MAX_WORKSPACE)
         slices /= 2;
     if (slices < 2)
@@ -288,7 +298,8 @@ static at_status sm_run(at_exec *ex, const int *cfg, tpl_args *args)
         int slices = tpl_smallm_slices(cfg, tiles * products, rows, k, per_sm * sms);
         int per_slice = (int)(slices > 1 ? tpl_cdiv(steps, slices) : (steps > 0 ? steps : 1));
         CUdeviceptr work = 0, counters = 0;
-        if (slices > 1) {
+        int cluster = cfg[P_CLUSTER] && slices > 1;  /* the slices sum in shared memory */
+        if (slices > 1 && !cluster) {
             size_t launch_tiles = (size_t)(tiles * products);
             size_t bytes = launch_tiles * (size_t)slices * (size_t)cfg[P_MT] * (size_t)cfg[P_BN] *
                            4;
@@ -303,8 +314,12 @@ static at_status sm_run(at_exec *ex, const int *cfg, tpl_args *args)
         /* TYPE 2's kernel takes one more argument: C stored transposed */
         void *a[] = {&A, &B, &C, &lda, &ldb, &ldc, &sa, &sb, &sc, &m, &n, &k, &alpha, &beta,
                      &per_slice, &va, &vb, &work, &counters, &transposed};
-        if ((s = ex_launch(ex, "smallm_gemm", (unsigned)tiles, (unsigned)slices,
-                           (unsigned)products, threads, 1, 1, smem, a)) != AT_OK)
+        unsigned grid[3] = {(unsigned)tiles, (unsigned)slices, (unsigned)products},
+                 block[3] = {threads, 1, 1}, shape[3] = {1, (unsigned)slices, 1};
+        s = cluster ? ex_launch_cluster(ex, "smallm_gemm", grid, block, shape, smem, a)
+                    : ex_launch(ex, "smallm_gemm", grid[0], grid[1], grid[2], threads, 1, 1,
+                                smem, a);
+        if (s != AT_OK)
             return s;
     }
     return AT_OK;
@@ -333,12 +348,12 @@ static double sm_tolerance(const tpl_problem *p)
     return 2.0 * tpl_unit_roundoff(p->dtype) + (4.0 * sqrt(k) + k / 8.0) * ldexp(1.0, -24);
 }
 
-/* sm_80+: mma.sync m16n8k16 in BF16, ldmatrix, cp.async (FP32: cp.async); nothing older. */
+/* sm_80+: mma.sync m16n8k16 in BF16, ldmatrix, cp.async (FP32: cp.async); nothing older.
+ * CLUSTER 1: sm_90+ (clusters, ld.shared::cluster). */
 static const char *sm_target_arch(const int *cfg, const char *arch)
 {
-    (void)cfg;
     int cc = 0;
-    return sscanf(arch, "sm_%d", &cc) == 1 && cc >= 80 ? arch : NULL;
+    return sscanf(arch, "sm_%d", &cc) == 1 && cc >= (cfg[P_CLUSTER] ? 90 : 80) ? arch : NULL;
 }
 
 /* The problem's TYPE and the kernel's ops (mirrored for FP32 with n below m), the MT that holds
@@ -504,6 +519,10 @@ const tpl_family tpl_smallm = {
                            "element loads); FP32 4 (or 2)"},
         {"WAVES", 2, {1, 2}, "K slices across blocks until the launch fills this many waves "
                              "of resident blocks", .host_only = 1},
+        {"CLUSTER", 2, {0, 1}, "1 (sm_90): a tile's K slices (at most 8) are one thread-block "
+                               "cluster summing their partials from each other's shared "
+                               "memory; 0: through global memory, the last block sums",
+         .omit_first = 1},
     },
     .valid = sm_valid,
     .tile_of = sm_tile_of,

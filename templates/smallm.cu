@@ -5,7 +5,8 @@
 // small m its 8-column side (no padding of m to 16). B and A stream through shared memory in a
 // STAGES-deep cp.async pipeline; K is split across blocks (the host picks the slices to fill the
 // GPU) and the slices are summed in slice order by the last block of each tile (one launch,
-// deterministic).
+// deterministic), or with CLUSTER 1 (sm_90) by the cluster of the tile's slices from each
+// other's shared memory.
 // TYPE 2 is exact FP32 on the CUDA cores (FFMA): the same pipeline, K slices, batches and ops,
 // each thread TN columns of the wide side (TN = BN / (WARPS x 32 / KW)) x all MT rows, A broadcast
 // from shared memory, rows past m skipped four at a time; its C may be stored transposed (a
@@ -47,6 +48,10 @@
 #endif
 #ifndef WAVES
 #define WAVES 2         // host-only (smallm.c's K slices, never passed here): waves to fill
+#endif
+#ifndef CLUSTER
+#define CLUSTER 0       // 1 (sm_90): a tile's K slices (2..8) are one thread-block cluster that
+                        // sums their partial tiles from each other's shared memory; 0: global
 #endif
 
 #define SM_THREADS (WARPS * 32)
@@ -121,6 +126,12 @@ typedef unsigned short sm_elem;
 // for the KW groups' partial tiles
 #define SM_PIPE_BYTES (STAGES * SM_STAGE_ELEMS * SM_ESZ)
 #define SM_RED_BYTES (KW * MT * SM_RED_STRIDE * 4)
+#define SM_SMEM_BYTES (SM_PIPE_BYTES > SM_RED_BYTES ? SM_PIPE_BYTES : SM_RED_BYTES)
+// the last block's sum of the K slices' partial tiles: each thread copies up to SM_SUM_BATCH
+// 16-byte pieces of them into its own share of the (then free) shared memory at once
+#define SM_SUM_FIT (SM_SMEM_BYTES / SM_THREADS / 16)
+#define SM_SUM_BATCH (SM_SUM_FIT > 32 ? 32 : SM_SUM_FIT)
+static_assert(SM_SUM_FIT >= 1, "a 16-byte piece per thread fits the shared memory");
 
 __device__ __forceinline__ unsigned sm_smem_addr(const void *p)
 {
@@ -413,6 +424,70 @@ __device__ __forceinline__ void sm_store(sm_elem *c, float v, float alpha, float
 #endif
 }
 
+// C's element (i, j) of the tile at (row0, col0) (stored at C[j * ldc + i] where c_transposed),
+// if inside n.
+__device__ __forceinline__ void sm_write_c(sm_elem *C, long long ldc, int row0, int col0, int n,
+                                           int i, int j, int c_transposed, float v, float alpha,
+                                           float beta)
+{
+    int gi = row0 + i, gj = col0 + j;
+    if (gj < n)
+        sm_store(C + (c_transposed ? (long long)gj * ldc + gi : (long long)gi * ldc + gj), v,
+                 alpha, beta);
+}
+
+#if CLUSTER
+// The K slices of a tile are one cluster (1 x slices x 1, launched so by smallm.c; the block of
+// slice q is the cluster's block of rank q): once every block's KW partial tiles are in its
+// shared memory (red, [kw][m][n]), block q sums the q-th share of the tile's elements from all
+// of them (ld.shared::cluster), each slice's KW groups in order and the slices in slice order
+// (deterministic, as the global path), and stores C; the second barrier keeps every block's
+// shared memory alive until all have read it.
+__device__ __forceinline__ void sm_cluster_sum(const float *red, sm_elem *C, long long ldc,
+                                               int row0, int col0, int n, int rows,
+                                               int c_transposed, float alpha, float beta)
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+    const int slices = gridDim.y, elems = rows * BN;
+    const int share = (elems + slices - 1) / slices;
+    const int o1 = min(elems, ((int)blockIdx.y + 1) * share);
+    const unsigned base = sm_smem_addr(red);
+    for (int o = (int)blockIdx.y * share + (int)threadIdx.x; o < o1; o += SM_THREADS) {
+        int i, j;
+        sm_element(o, rows, c_transposed, &i, &j);
+        // every slice's KW values in flight at once (at most 8 slices: predicated loads)
+        float p[8][KW];
+#pragma unroll
+        for (int q = 0; q < 8; q++)
+#pragma unroll
+            for (int w = 0; w < KW; w++) {
+                unsigned local = base + ((w * MT + i) * SM_RED_STRIDE + j) * 4, remote;
+                float x = 0.0f;
+                if (q < slices) {
+                    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
+                                 : "=r"(remote) : "r"(local), "r"(q));
+                    asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(x) : "r"(remote));
+                }
+                p[q][w] = x;
+            }
+        float v = 0.0f;
+#pragma unroll
+        for (int q = 0; q < 8; q++) {
+            float slice = 0.0f;
+#pragma unroll
+            for (int w = 0; w < KW; w++)
+                slice += p[q][w];
+            if (q < slices)
+                v += slice;
+        }
+        sm_write_c(C, ldc, row0, col0, n, i, j, c_transposed, v, alpha, beta);
+    }
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+#endif
+
 // Grid: x the C tiles of one product (m tiles fastest), y the K slices, z the products.
 // steps_per_slice: K stages of one slice (the last may have fewer). With more than one slice
 // each block writes its partial tile to work (tiles x slices x MT x BN floats, this launch's
@@ -601,8 +676,13 @@ smallm_gemm(const sm_elem *__restrict__ A, const sm_elem *__restrict__ B, sm_ele
     const int elems = rows * BN;
     const int slices = gridDim.y;
     const long long tile = (long long)blockIdx.z * gridDim.x + blockIdx.x;
+#if CLUSTER
     if (slices > 1) {
-        float *mine = work + (tile * slices + blockIdx.y) * (MT * BN);
+        sm_cluster_sum(red, C, ldc, row0, col0, n, rows, c_transposed, alpha, beta);
+        return;
+    }
+#endif
+    if (slices == 1) {
         for (int o = t; o < elems; o += SM_THREADS) {
             int i, j;
             sm_element(o, rows, c_transposed, &i, &j);
@@ -610,47 +690,97 @@ smallm_gemm(const sm_elem *__restrict__ A, const sm_elem *__restrict__ B, sm_ele
 #pragma unroll
             for (int q = 0; q < KW; q++)
                 v += red[(q * MT + i) * SM_RED_STRIDE + j];
-            __stcg(mine + o, v);
+            sm_write_c(C, ldc, row0, col0, n, i, j, c_transposed, v, alpha, beta);
         }
-        __threadfence();
-        __syncthreads();
-        if (t == 0)
-            sm_last = atomicAdd(counters + tile, 1u) == (unsigned)(slices - 1);
-        __syncthreads();
-        if (!sm_last)
-            return;
-        __threadfence();
+        return;
     }
-    for (int o = t; o < elems; o += SM_THREADS) {
+    // K slices: each block writes its partial tile as float4 groups of 4 elements (elems is a
+    // multiple of 4: BN is of 16); the last block of the tile to arrive sums them
+    const int groups = elems / 4;
+    float4 *mine = reinterpret_cast<float4 *>(work + (tile * slices + blockIdx.y) * (MT * BN));
+    for (int g = t; g < groups; g += SM_THREADS) {
+        float4 w = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         int i, j;
-        sm_element(o, rows, c_transposed, &i, &j);
-        float v = 0.0f;
-        if (slices > 1) {
-            // four slices' loads in flight at once, added in slice order
-            const float *part = work + tile * slices * (MT * BN) + o;
-            int q = 0;
-            for (; q + 4 <= slices; q += 4) {
-                float p0 = __ldcg(part + (long long)q * (MT * BN));
-                float p1 = __ldcg(part + (long long)(q + 1) * (MT * BN));
-                float p2 = __ldcg(part + (long long)(q + 2) * (MT * BN));
-                float p3 = __ldcg(part + (long long)(q + 3) * (MT * BN));
-                v += p0;
-                v += p1;
-                v += p2;
-                v += p3;
-            }
-            for (; q < slices; q++)
-                v += __ldcg(part + (long long)q * (MT * BN));
-        } else {
+        sm_element(4 * g, rows, c_transposed, &i, &j);
+        if (!c_transposed) {
+            // 4 neighbours in one row of the partial tiles (16-byte aligned: BN + 4 and j of 4)
 #pragma unroll
-            for (int q = 0; q < KW; q++)
-                v += red[(q * MT + i) * SM_RED_STRIDE + j];
+            for (int q = 0; q < KW; q++) {
+                float4 r = *reinterpret_cast<const float4 *>(
+                    red + (q * MT + i) * SM_RED_STRIDE + j);
+                w.x += r.x;
+                w.y += r.y;
+                w.z += r.z;
+                w.w += r.w;
+            }
+        } else {
+            float r[4];
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                sm_element(4 * g + e, rows, c_transposed, &i, &j);
+                r[e] = 0.0f;
+#pragma unroll
+                for (int q = 0; q < KW; q++)
+                    r[e] += red[(q * MT + i) * SM_RED_STRIDE + j];
+            }
+            w = make_float4(r[0], r[1], r[2], r[3]);
         }
-        int gi = row0 + i, gj = col0 + j;
-        if (gj < n)
-            sm_store(C + (c_transposed ? (long long)gj * ldc + gi : (long long)gi * ldc + gj), v,
-                     alpha, beta);
+        __stcg(mine + g, w);
     }
-    if (slices > 1 && t == 0)
+    __threadfence();
+    __syncthreads();
+    if (t == 0)
+        sm_last = atomicAdd(counters + tile, 1u) == (unsigned)(slices - 1);
+    __syncthreads();
+    if (!sm_last)
+        return;
+    __threadfence();
+    // the thread's groups (t, t + SM_THREADS, ...) x the slices, in that order, SM_SUM_BATCH
+    // pieces at a time: all copied to the thread's own shared memory by cp.async (no registers
+    // held per load: every piece of a batch in flight at once, one L2 round trip per batch;
+    // the m <= 16 built-in rows' tiles take one batch: 2 groups x 6 slices at m = 8, 1 x 3 at
+    // m = 16), then each group's pieces added in slice order from zero (deterministic) and
+    // written. The loop of one element per thread that this replaces took a round trip per 4
+    // slices and element: 16 of them at m = 8 x 8192 x 8192 (about 7 us of a 50 us call).
+    const float *part = work + tile * slices * (MT * BN);
+    const int pieces = (groups > t ? (groups - 1 - t) / SM_THREADS + 1 : 0) * slices;
+    const unsigned mine_smem = sm_smem_addr(sm_smem) + t * (SM_SUM_BATCH * 16);
+    const float4 *mine_pieces = reinterpret_cast<const float4 *>(sm_smem) + t * SM_SUM_BATCH;
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    int g = t, q = 0;               // the group and slice of the next piece to add
+    for (int b0 = 0; b0 < pieces; b0 += SM_SUM_BATCH) {
+        const int nb = min(SM_SUM_BATCH, pieces - b0);
+        for (int b = 0, bg = g, bq = q; b < nb; b++) {
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(mine_smem + b * 16),
+                         "l"(part + (long long)bq * (MT * BN) + 4 * bg));
+            if (++bq == slices) {
+                bq = 0;
+                bg += SM_THREADS;
+            }
+        }
+        sm_commit();
+        sm_wait<0>();
+        for (int b = 0; b < nb; b++) {
+            float4 x = mine_pieces[b];
+            if (q == 0)
+                v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            v.x += x.x;
+            v.y += x.y;
+            v.z += x.z;
+            v.w += x.w;
+            if (++q == slices) {
+                float w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    int i, j;
+                    sm_element(4 * g + e, rows, c_transposed, &i, &j);
+                    sm_write_c(C, ldc, row0, col0, n, i, j, c_transposed, w[e], alpha, beta);
+                }
+                q = 0;
+                g += SM_THREADS;
+            }
+        }
+    }
+    if (t == 0)
         counters[tile] = 0;
 }

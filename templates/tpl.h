@@ -708,7 +708,8 @@ extern const int tpl_smallm_n_reasons;
  * `resident` of its blocks run at once: 1 when fewer than two slices per tile fit the WAVES
  * waves or K is short (below 8 stages); else as many as fill the waves without a partial one,
  * each at least 4 stages, slices^2 x 8 x rows <= k (the last block's sum of the partials within
- * a quarter of a slice's reading of B), at most 256, and no slice empty. */
+ * a quarter of a slice's reading of B), at most 256 (CLUSTER 1: 8, one portable cluster), and
+ * no slice empty. */
 int tpl_smallm_slices(const int *c, long long tiles, long long rows, long long k,
                       long long resident);
 /* 1 if smallm computes p as its mirror C^T = op(B)^T op(A)^T (FP32 with n below m: the kernel's

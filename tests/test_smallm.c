@@ -147,6 +147,54 @@ TEST(smallm_slices_fill_one_wave_within_their_caps)
     }
 }
 
+/* CLUSTER 1: a tile's slices are one portable cluster, so at most 8 of them (the same count as
+ * CLUSTER 0 below that); sm_90 only (rejected for an sm_86 device, no NVRTC target below
+ * sm_90); WAVES 1 only; a text leaves CLUSTER 0 out (stored texts keep their meaning). */
+TEST(smallm_cluster_slices_arch_and_texts)
+{
+    const tpl_family *f = &tpl_smallm;
+    int c[TPL_MAX_PARAMS], g[TPL_MAX_PARAMS];
+    char err[256], text[TPL_CONFIG_LEN];
+    CHECK_OK(tpl_config_parse(f, "TYPE=1,OPA=0,OPB=0,MT=8,BN=128,BK=64,STAGES=4,WARPS=4,KW=1,"
+                              "VEC=8,WAVES=1", c, err, sizeof err));
+    CHECK_EQ(c[smt_param("CLUSTER")], 0);
+    tpl_config_format(f, c, text, sizeof text);
+    CHECK(strstr(text, "CLUSTER") == NULL);
+    memcpy(g, c, sizeof g);
+    g[smt_param("CLUSTER")] = 1;
+    tpl_config_format(f, g, text, sizeof text);
+    CHECK(strstr(text, ",CLUSTER=1") != NULL);
+    /* 1 x 8192 x 8192 in 64 tiles on 396 resident blocks: 6 slices either way; 1 x 300 x 16384
+     * in 5 tiles: 43 through global memory, 8 in a cluster; 3 rows over k 20000 on 24 tiles
+     * (792 resident, WAVES 1): 28 and 8 */
+    CHECK_EQ(tpl_smallm_slices(c, 64, 1, 8192, 396), 6);
+    CHECK_EQ(tpl_smallm_slices(g, 64, 1, 8192, 396), 6);
+    CHECK_EQ(tpl_smallm_slices(c, 5, 1, 16384, 2112), 43);
+    CHECK_EQ(tpl_smallm_slices(g, 5, 1, 16384, 2112), 8);
+    for (long long tiles = 1; tiles < 800; tiles = tiles * 2 + 1)
+        for (long long k = 1; k < 70000; k = k * 3 + 5) {
+            int plain = tpl_smallm_slices(c, tiles, 3, k, 792),
+                clustered = tpl_smallm_slices(g, tiles, 3, k, 792);
+            CHECK_MSG(clustered <= 8 && clustered <= plain &&
+                          (plain > 8 || clustered == plain),
+                      "tiles %lld k %lld: %d slices, %d in clusters", tiles, k, plain, clustered);
+        }
+    at_device_info h100 = smt_h100(), a10 = smt_h100();
+    a10.cc_major = 8;
+    a10.cc_minor = 6;
+    CHECK(f->valid(g, &h100, err, sizeof err));
+    CHECK(!f->valid(g, &a10, err, sizeof err));
+    CHECK_STR(err, tpl_smallm_reasons[7]);
+    CHECK(f->valid(c, &a10, err, sizeof err));
+    g[smt_param("WAVES")] = 2;
+    CHECK(!f->valid(g, &h100, err, sizeof err));
+    CHECK_STR(err, tpl_smallm_reasons[7]);
+    g[smt_param("WAVES")] = 1;
+    CHECK(f->target_arch(g, "sm_80") == NULL);
+    CHECK_STR(f->target_arch(g, "sm_90"), "sm_90");
+    CHECK_STR(f->target_arch(c, "sm_80"), "sm_80");
+}
+
 /* The family computes FP16 and BF16 with m <= 64 only; a configuration serves a problem of
  * its TYPE and ops when its MT is the smallest of 8, 16, 32, 64 that holds m. */
 TEST(smallm_applicable_takes_its_kind_and_the_fitting_mt)
@@ -325,6 +373,29 @@ static const th_case smt_cases[] = {
      "TYPE=1,OPA=0,OPB=1,MT=32,BN=64,BK=128,STAGES=3,WARPS=4,KW=4,VEC=8,WAVES=1"},
     {"9x2001x3000:f16:TN",
      "TYPE=0,OPA=1,OPB=0,MT=16,BN=128,BK=32,STAGES=6,WARPS=8,KW=1,VEC=8,WAVES=1"},
+    /* the last block's sum of the slices through each thread's shared memory: the m <= 8 and
+     * m 9..16 built-in rows at the issue's m = 8 (2 groups of 4 elements x 6 slices per
+     * thread, one batch) and at odd sizes (odd n: B element by element; 5 and 13 rows: some
+     * threads 2 groups, some 1, some none; 12 and 6 slices), and 43 slices of one group in
+     * batches of 2 pieces (BN 64 in 2 stages on 8 warps: 10 KiB of shared memory), so that
+     * a group's slices straddle batches */
+    {"8x8192x8192:bf16", "TYPE=1,OPA=0,OPB=0,MT=8,BN=128,BK=64,STAGES=4,WARPS=4,KW=1,VEC=8,WAVES=1"},
+    {"5x4133x9001:f16", "TYPE=0,OPA=0,OPB=0,MT=8,BN=128,BK=64,STAGES=4,WARPS=4,KW=1,VEC=8,WAVES=1"},
+    {"13x4133x5000:bf16:NT",
+     "TYPE=1,OPA=0,OPB=1,MT=16,BN=64,BK=128,STAGES=3,WARPS=8,KW=4,VEC=8,WAVES=1"},
+    {"1x300x16384:bf16", "TYPE=1,OPA=0,OPB=0,MT=8,BN=64,BK=32,STAGES=2,WARPS=8,KW=2,VEC=8,WAVES=2"},
+    /* CLUSTER 1 (sm_90): the slices of a tile sum from each other's shared memory: the m <= 8
+     * and m 9..16 rows (6 slices; KW 4), 8 slices (the cap) of one row with KW 2, batches on
+     * grid z, and a K too short to slice (no cluster) */
+    {"8x8192x8192:bf16",
+     "TYPE=1,OPA=0,OPB=0,MT=8,BN=128,BK=64,STAGES=4,WARPS=4,KW=1,VEC=8,WAVES=1,CLUSTER=1"},
+    {"13x4133x5000:bf16:NT",
+     "TYPE=1,OPA=0,OPB=1,MT=16,BN=64,BK=128,STAGES=3,WARPS=8,KW=4,VEC=8,WAVES=1,CLUSTER=1"},
+    {"1x300x16384:f16",
+     "TYPE=0,OPA=0,OPB=0,MT=8,BN=64,BK=32,STAGES=2,WARPS=8,KW=2,VEC=8,WAVES=1,CLUSTER=1"},
+    {"7x1000x3000:bf16:TN:b3",
+     "TYPE=1,OPA=1,OPB=0,MT=8,BN=128,BK=32,STAGES=4,WARPS=4,KW=1,VEC=8,WAVES=1,CLUSTER=1"},
+    {"5x3000x200:f16", "TYPE=0,OPA=0,OPB=0,MT=8,BN=128,BK=64,STAGES=4,WARPS=4,KW=1,VEC=8,WAVES=1,CLUSTER=1"},
     /* FP32 (TYPE 2): every op pair, MT and column count per thread (1, 2, 4), K groups,
      * unaligned operands (element loads) and 8-byte chunks (VEC 2), BN 512, K slices, batches,
      * a K of two stages; a narrow n through the mirror (the config's ops are the kernel's:
@@ -353,9 +424,16 @@ static const th_case smt_cases[] = {
      "TYPE=2,OPA=1,OPB=0,MT=16,BN=128,BK=128,STAGES=2,WARPS=8,KW=4,VEC=4,WAVES=1"},
     {"64x60x3001:f32:NT",
      "TYPE=2,OPA=0,OPB=1,MT=64,BN=64,BK=64,STAGES=4,WARPS=4,KW=2,VEC=4,WAVES=2"},
+    /* C stored transposed from 28 slices of 3 rows in batches of 17 pieces: groups of 4
+     * elements that span columns of C^T */
+    {"3001x3x20000:f32:TN",
+     "TYPE=2,OPA=1,OPB=0,MT=8,BN=128,BK=32,STAGES=2,WARPS=4,KW=4,VEC=4,WAVES=2"},
+    {"3001x3x20000:f32:TN",
+     "TYPE=2,OPA=1,OPB=0,MT=8,BN=128,BK=32,STAGES=2,WARPS=4,KW=4,VEC=4,WAVES=1,CLUSTER=1"},
 };
 
-/* The GPU cases are legal, serve their problems, and compile (NVRTC; sm_80 and sm_90 in turn). */
+/* The GPU cases are legal, serve their problems, and compile (NVRTC; sm_80 and sm_90 in turn,
+ * CLUSTER 1 on sm_90). */
 TEST(smallm_gpu_cases_are_legal_serve_their_problems_and_compile)
 {
     at_device_info dev = smt_h100();
@@ -376,7 +454,7 @@ TEST(smallm_gpu_cases_are_legal_serve_their_problems_and_compile)
         s->fam = &tpl_smallm;
         memcpy(s->cfg, cfg, sizeof cfg);
         snprintf(s->text, sizeof s->text, "%s", smt_cases[i].config);
-        s->arch = i % 2 ? "sm_90" : "sm_80";
+        s->arch = i % 2 || cfg[smt_param("CLUSTER")] ? "sm_90" : "sm_80";
     }
     CHECK(th_compile_all(set, N));
     th_release_compiled(set, N);
