@@ -517,3 +517,57 @@ TEST(defaults_next_rows_are_later_distinct_matching_choices)
     }
     CHECK(!tpl_builtin_config_nth(&tpl_tcgemm, &h200, &(tpl_problem){0}, 0, -1, NULL, NULL, NULL));
 }
+
+/* Batched FP32 on matmul: a product with a side of at most 64 gets a tile 64 wide on that
+ * side (less padding than 128 x 128; the tuned narrow batches' winners), a batch of short
+ * products (K <= 128) a 128 x 64 tile, other batches the 128 x 128 batched row; every op pair
+ * and both architectures, the batch kernel (BATCH 1), and for a batch of at most 32 the 128 x
+ * 128 row is the next opinion the trial times. The padding is worked out here from the shape
+ * and the chosen tile, not read from the table. */
+TEST(defaults_fp32_narrow_batches_take_a_tile_narrow_on_the_narrow_side)
+{
+    at_device_info devs[2] = {df_device(9), df_device(8)};
+    static const long long shapes[][4] = {
+        {5115, 51, 1475, 4}, {50, 5613, 423, 15}, {54, 1664, 85, 53}, {11119, 17, 1775, 6},
+        {64, 4096, 4096, 2}, {4096, 64, 512, 30}, {271, 442, 87, 631}, {2348, 85, 910, 22},
+        {3582, 211, 2341, 6}, {256, 256, 256, 512}, {65, 65, 2000, 8},
+    };
+    for (int d = 0; d < 2; d++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int ops = 0; ops < 4; ops++) {
+                const long long *sh = shapes[s];
+                tpl_problem p = df_gemm(sh[0], sh[1], sh[2], AT_R_32F, 0, ops >> 1, ops & 1, sh[3]);
+                int cfg[TPL_MAX_PARAMS];
+                char text[TPL_CONFIG_LEN], label[96];
+                tpl_problem_format(&p, label, sizeof label);
+                CHECK_MSG(tpl_builtin_config(&tpl_matmul, &devs[d], &p, 0, cfg, text, NULL),
+                          "%s", label);
+                CHECK_EQ(df_value(&tpl_matmul, cfg, "BATCH"), 1);
+                CHECK_EQ(df_value(&tpl_matmul, cfg, "OPA"), ops >> 1);
+                CHECK_EQ(df_value(&tpl_matmul, cfg, "OPB"), ops & 1);
+                int bm = df_value(&tpl_matmul, cfg, "BM"), bn = df_value(&tpl_matmul, cfg, "BN");
+                long long pad = tpl_cdiv(sh[0], bm) * bm * tpl_cdiv(sh[1], bn) * bn;
+                long long pad128 = tpl_cdiv(sh[0], 128) * 128 * tpl_cdiv(sh[1], 128) * 128;
+                if (sh[0] <= 64)
+                    CHECK_MSG(bm == 64 && pad < pad128, "%s: %s", label, text);
+                else if (sh[1] <= 64)
+                    CHECK_MSG(bn == 64 && pad < pad128, "%s: %s", label, text);
+                else if (sh[2] <= 128)
+                    CHECK_MSG(bm == 128 && bn == 64 && df_value(&tpl_matmul, cfg, "BK") == 8,
+                              "%s: %s", label, text);
+                else
+                    CHECK_MSG(bm == 128 && bn == 128, "%s: %s", label, text);
+                /* the class rows never pad more than the 128 x 128 row would */
+                CHECK_MSG(pad <= pad128, "%s: %s", label, text);
+                /* the next opinion of a narrow or short batch: the 128 x 128 batched row */
+                if (sh[0] <= 64 || sh[1] <= 64 || sh[2] <= 128) {
+                    int next[TPL_MAX_PARAMS];
+                    char next_text[TPL_CONFIG_LEN];
+                    CHECK(tpl_builtin_config_nth(&tpl_matmul, &devs[d], &p, 0, 1, next,
+                                                 next_text, NULL));
+                    CHECK_MSG(df_value(&tpl_matmul, next, "BM") == 128 &&
+                                  df_value(&tpl_matmul, next, "BATCH") == 1,
+                              "%s: next %s", label, next_text);
+                }
+            }
+}

@@ -156,6 +156,49 @@ TEST(skinny_defaults_serve_every_kind_and_class)
             }
 }
 
+/* FP32 with n of 17-32 over many output rows (64 or more 128-row tiles over the batch): the
+ * narrow side in one tile column over a K of 256 or more, a register tile of at least 16 accumulators (the generic
+ * row's 4 x 2 reads shared memory once per 4 FMAs), and the generic row as the next opinion the
+ * trial times; the same n over few rows, TF32 math and FP64 keep their rows. */
+TEST(skinny_fp32_narrow_n_over_many_rows_takes_wider_thread_tiles)
+{
+    at_device_info dev = sk_h100();
+    static const long long shapes[][4] = {
+        {11119, 17, 1775, 6}, {8192, 32, 4096, 1}, {3000, 20, 900, 4}, {9000, 24, 60, 1},
+        {250, 20, 3306, 1}, {774, 20, 9394, 1}, {91, 19, 11731, 1},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int ops = 0; ops < 4; ops++)
+            for (int kind = 0; kind < 3; kind++) {
+                const long long *sh = shapes[s];
+                tpl_problem p = {.n_dims = 3, .dims = {sh[0], sh[1], sh[2]},
+                                 .dtype = kind == 2 ? AT_R_64F : AT_R_32F,
+                                 .math = kind == 1 ? AT_MATH_TF32 : AT_MATH_DEFAULT,
+                                 .op_a = (at_op)(ops >> 1), .op_b = (at_op)(ops & 1),
+                                 .batch = sh[3]};
+                tpl_problem few = p;       /* the same kind over 100 rows */
+                few.dims[0] = 100;
+                int cfg[TPL_MAX_PARAMS], next[TPL_MAX_PARAMS], base[TPL_MAX_PARAMS];
+                char text[TPL_CONFIG_LEN], next_text[TPL_CONFIG_LEN], base_text[TPL_CONFIG_LEN];
+                CHECK(tpl_builtin_config(&tpl_skinny, &dev, &p, 0, cfg, text, NULL));
+                CHECK(tpl_builtin_config(&tpl_skinny, &dev, &few, 0, base, base_text, NULL));
+                CHECK(tpl_skinny.applicable(cfg, &p));
+                long long rows_tiles = tpl_cdiv(sh[0], 128) * sh[3];
+                int tm = cfg[sk_param("TM")], tn = cfg[sk_param("TN")];
+                if (kind == 0 && rows_tiles >= 64 && sh[2] >= 256) {
+                    CHECK_MSG(cfg[sk_param("BN")] >= sh[1] && tm * tn >= 16, "%lld x %lld: %s",
+                              sh[0], sh[1], text);
+                    CHECK(tpl_builtin_config_nth(&tpl_skinny, &dev, &p, 0, 1, next, next_text,
+                                                 NULL));
+                    CHECK_MSG(strcmp(next_text, base_text) == 0, "%lld x %lld: next %s, few %s",
+                              sh[0], sh[1], next_text, base_text);
+                } else if (sh[2] > 64) {
+                    CHECK_MSG(strcmp(text, base_text) == 0, "%lld x %lld kind %d: %s against %s",
+                              sh[0], sh[1], kind, text, base_text);
+                }
+            }
+}
+
 /* With nothing measured, the skinny family takes its classes (a narrow side, a short K, a small
  * output; on the tensor-core types only small calls, or a side of at most 8) from the type's
  * large-tile family and leaves it the rest; a measurement at
