@@ -753,38 +753,57 @@ static void mm_fit_kind(int *cfg, const tpl_problem *p)
 
 #define MM_SKINNY "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=32,WN=64,TM=8,TN=4,WNITER=2," \
                   "STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0"
-/* Batches of narrow products (m or n at most 64) and short ones (k at most 128): a 128-row
- * tile over a 64-wide side, or its mirror, pads less than 128 x 128 and keeps more blocks
- * resident (the tuner's winners at the exact shapes, 3 s per family, H200,
- * 2026-11-29-H200-narrow-batched-tuned-per-family-de1cea3.txt: 5115 x 51 x 1475 x 4 NT 128 x
- * 64 0.186 ms against 0.284 ms on MM_BATCHED; 50 x 5613 x 423 x 15 NT 64 x 128 1.078x cuBLAS
- * against 0.75x; 54 x 1664 x 85 x 53 NT 64 x 128 1.104x against 0.67x; 271 x 442 x 87 x 631
- * NT 128 x 64 BK 8 0.845x against 0.58x) */
-#define MM_BATCHED_NARROW_M "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=8,TN=4," \
-                            "WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0," \
-                            "OPB=0,BATCH=1"
-#define MM_BATCHED_NARROW_N "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=32,WN=64,TM=8,TN=4," \
-                            "WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0," \
-                            "OPB=0,BATCH=1"
-#define MM_BATCHED_SHORT_K "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=8,WM=32,WN=64,TM=4,TN=4," \
-                           "WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0," \
+/* Batches whose products a 64-wide tile pads less than 128 x 128 (a side of at most 64, or a
+ * last 128-row or -column tile at most half used): 64 x 128 or 128 x 64 tiles, 16-deep K steps
+ * in 3 stages, no register double-buffer. The tuner's winners at the exact shapes (H200, 3 s
+ * and 2.5 s per family; 2026-11-29-H200-narrow-batched-tuned-per-family-de1cea3.txt and
+ * -fp32-fp64-every-family-seeds-4-8-bb64b50.txt): 5115 x 51 x 1475 x 4 NT 128 x 64, 0.186 ms
+ * against 0.284 ms on MM_BATCHED; 412 x 379 x 399 x 12 NT 64 x 128, 0.0787 ms against 0.1172
+ * ms; 388 x 1852 x 2900 x 9 NT 64 x 128, 1.150 ms against 1.315 ms; 50 x 5613 x 423 x 15 and
+ * 54 x 1664 x 85 x 53 NT 64 x 128 (BK 8), 1.08x / 1.10x cuBLAS against 0.75x / 0.67x. Where
+ * both pad alike the 128 x 128 row stays (2651 x 1280 x 175 x 3, 217 x 9019 x 1765 x 4, 3582
+ * x 211 x 2341 x 6, 2348 x 85 x 910 x 22: 128 x 128 won all four). */
+#define MM_BATCHED_64_ROWS "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=32,WN=64,TM=8,TN=4," \
+                           "WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0," \
                            "OPB=0,BATCH=1"
+#define MM_BATCHED_64_COLUMNS "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=32,WN=64,TM=8," \
+                              "TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0," \
+                              "OPA=0,OPB=0,BATCH=1"
+
+/* The output area of one of p's products padded to whole bm x bn tiles. */
+static long long mm_padded_area(const tpl_problem *p, int bm, int bn)
+{
+    return tpl_cdiv(p->dims[0], bm) * bm * tpl_cdiv(p->dims[1], bn) * bn;
+}
+
+/* A batched row's rule (tpl_default.applies): cfg's tile pads p's products by at least a
+ * sixteenth less than 128 x 128 and no more than its mirror (BM and BN swapped). */
+static int mm_batch_tile_pads_less(const int *cfg, const at_device_info *dev,
+                                   const tpl_problem *p)
+{
+    (void)dev;
+    if (p->n_dims != 3)
+        return 0;
+    long long mine = mm_padded_area(p, cfg[P_BM], cfg[P_BN]);
+    return mine * 16 <= mm_padded_area(p, 128, 128) * 15 &&
+           mine <= mm_padded_area(p, cfg[P_BN], cfg[P_BM]);
+}
+
 #define MM_BATCHED "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1," \
                    "STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=0,OPB=0,BATCH=1"
 
 /* Built-in choices (ops and batch fitted to the problem): the H200 winners of each op pair
- * at 4096^3, of 8192 x 64 x 8192 (narrow and deep: split-K), of narrow and short batches and
- * of 256^3 x 512 (other batches); the default tile for everything else. */
+ * at 4096^3, of 8192 x 64 x 8192 (narrow and deep: split-K), of batches that 64-wide tiles pad
+ * less and of 256^3 x 512 (other batches); the default tile for everything else. */
 static const tpl_default mm_defaults[] = {
-    {.cc_min = 80, .batch = TPL_BATCHED, .max_m = 64, .config = MM_BATCHED_NARROW_M,
-     .origin = "64 x 128 tiles for batches of products of at most 64 rows (the 50 x 5613 x 423 "
-               "x 15 winner, H200)"},
-    {.cc_min = 80, .batch = TPL_BATCHED, .max_n = 64, .config = MM_BATCHED_NARROW_N,
-     .origin = "128 x 64 tiles for batches of products of at most 64 columns (the 5115 x 51 x "
-               "1475 x 4 winner, H200)"},
-    {.cc_min = 80, .batch = TPL_BATCHED, .max_k = 128, .config = MM_BATCHED_SHORT_K,
-     .origin = "128 x 64 tiles, 8-deep K steps in 4 stages for batches over a K of at most 128 "
-               "(the 271 x 442 x 87 x 631 winner, H200)"},
+    {.cc_min = 80, .batch = TPL_BATCHED, .applies = mm_batch_tile_pads_less,
+     .config = MM_BATCHED_64_ROWS,
+     .origin = "64 x 128 tiles for batches they pad less than 128 x 128 (the 412 x 379 x 399 x "
+               "12 winner, H200)"},
+    {.cc_min = 80, .batch = TPL_BATCHED, .applies = mm_batch_tile_pads_less,
+     .config = MM_BATCHED_64_COLUMNS,
+     .origin = "128 x 64 tiles for batches they pad less than 128 x 128 (the 5115 x 51 x 1475 "
+               "x 4 winner, H200)"},
     {.cc_min = 80, .batch = TPL_BATCHED, .config = MM_BATCHED,
      .origin = "the 256^3 x 512 strided batched winner (H200)"},
     {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 16, .min_k = 1024, .fill_waves = 1,
