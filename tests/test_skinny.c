@@ -349,6 +349,8 @@ static const th_case sk_cases[] = {
     {"64x64x64:bf16:b77", "TYPE=3,OPA=0,OPB=0,BM=64,BN=64,BK=16,TM=4,TN=4,KT=1,VEC=8,WAVES=2"},
     {"19x23x5:f64:TN:b9", "TYPE=1,OPA=1,OPB=0,BM=16,BN=16,BK=8,TM=1,TN=2,KT=1,VEC=1,WAVES=2"},
     {"9x13x2001:b5", "TYPE=0,OPA=0,OPB=0,BM=16,BN=16,BK=64,TM=1,TN=1,KT=2,VEC=1,WAVES=2"},
+    {"3001x17x777:NT:b3", "TYPE=0,OPA=0,OPB=1,BM=32,BN=32,BK=16,TM=4,TN=4,KT=2,VEC=4,WAVES=8"},
+    {"2049x29x1503:bf16:NT", "TYPE=3,OPA=0,OPB=1,BM=32,BN=32,BK=32,TM=4,TN=2,KT=4,VEC=8,WAVES=4"},
 };
 
 TEST(skinny_gpu_cases_are_legal_and_serve_their_problems)
@@ -364,6 +366,64 @@ TEST(skinny_gpu_cases_are_legal_and_serve_their_problems)
                   err);
         CHECK_MSG(tpl_skinny.applicable(cfg, &p), "%s does not serve %s", sk_cases[i].config,
                   sk_cases[i].problem);
+    }
+}
+
+/* The kernel's logic without a GPU: tests/skinny_host.cpp runs templates/skinny.cu with one
+ * POSIX thread per CUDA thread on odd sizes, padded and odd leading dimensions (the vector and
+ * the element loads), batch gaps, K slices summed by the last block and beta 0 over NaN, against
+ * a float64 product; the configurations cover every op pair, FP32 and FP64, the loads of an
+ * operand stored along K in runs of a row (A of op N, B of op T) and in single elements, K
+ * groups 1-8 and tiles of 4-64 rows. Each is a legal configuration of the family. Skipped
+ * without a C++ compiler. */
+TEST(skinny_kernel_loaders_and_slices_on_the_cpu)
+{
+    static const char *const cfgs[] = {
+        "TYPE=0,OPA=0,OPB=1,BM=32,BN=32,BK=32,TM=4,TN=2,KT=4,VEC=4",
+        "TYPE=0,OPA=0,OPB=0,BM=16,BN=32,BK=16,TM=4,TN=4,KT=2,VEC=4",
+        "TYPE=0,OPA=1,OPB=1,BM=32,BN=32,BK=16,TM=4,TN=4,KT=2,VEC=4",
+        "TYPE=1,OPA=0,OPB=1,BM=8,BN=16,BK=64,TM=4,TN=2,KT=8,VEC=2",
+        "TYPE=0,OPA=1,OPB=0,BM=4,BN=32,BK=64,TM=2,TN=4,KT=8,VEC=4",
+        "TYPE=1,OPA=0,OPB=0,BM=64,BN=16,BK=8,TM=8,TN=2,KT=1,VEC=1",
+        "TYPE=0,OPA=0,OPB=1,BM=32,BN=8,BK=16,TM=8,TN=2,KT=4,VEC=4",
+    };
+    FILE *src = fopen("tests/skinny_host.cpp", "r");
+    if (!src) {
+        th_skip("tests/skinny_host.cpp not found (run from the repository root)");
+        return;
+    }
+    fclose(src);
+    char *out = NULL;
+    if (th_run("c++ --version", &out) != 0) {
+        free(out);
+        th_skip("no C++ compiler (c++)");
+        return;
+    }
+    free(out);
+    at_device_info dev = sk_h100();
+    const char *dir = th_tmpdir();
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        char text[TPL_CONFIG_LEN], why[256], defs[256] = "", cmd[1024];
+        int cfg[TPL_MAX_PARAMS];
+        snprintf(text, sizeof text, "%s,WAVES=1", cfgs[i]);
+        CHECK_OK(tpl_config_parse(&tpl_skinny, text, cfg, why, sizeof why));
+        CHECK_MSG(tpl_skinny.valid(cfg, &dev, why, sizeof why), "%s: %s", cfgs[i], why);
+        size_t used = 0;
+        for (const char *p = cfgs[i]; *p && used + 8 < sizeof defs;) {
+            used += (size_t)snprintf(defs + used, sizeof defs - used, " -D");
+            while (*p && *p != ',' && used + 2 < sizeof defs)
+                defs[used++] = *p++;
+            defs[used] = '\0';
+            while (*p == ',')
+                p++;
+        }
+        snprintf(cmd, sizeof cmd, "c++ -std=c++17 -O1 -w -Itemplates%s "
+                 "tests/skinny_host.cpp -o %s/sh%zu -lpthread && %s/sh%zu", defs, dir, i, dir, i);
+        int rc = th_run(cmd, &out);
+        CHECK_MSG(rc == 0 && out && strncmp(out, "ok", 2) == 0, "%s: %s", cfgs[i],
+                  out ? out : "(no output)");
+        free(out);
+        out = NULL;
     }
 }
 
