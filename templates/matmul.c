@@ -833,6 +833,17 @@ static const tpl_default mm_defaults[] = {
      .config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=8,TN=4,WNITER=2,"
                "STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
      .origin = "the 1000^3 winner (H200): 128 x 256, split-K 4 for less than a wave of tiles"},
+    /* 81-112 tiles of 128 x 128 over a K of 2048 or more: 128 x 64 tiles with the split that
+     * fills a wave, not the next row's 64 x 128 tiles without one, whose 162-224 blocks leave
+     * most SMs one block (H200, random calls at 9330f95 and before: 310 x 4006 x 10946 NT
+     * 0.50x on 64 x 128, 0.72x on 128 x 64 split 4; 1256 x 1030 x 2296 0.69-0.73x, 0.85x on
+     * 128 x 64 split 4; 13110 x 66 x 4029 TN and 6224 x 207 x 10208 TT 0.63x / 0.67x on 64 x
+     * 128). From 113 tiles the next row's blocks fill the GPU twice (16384 x 128 x 16384:
+     * 0.90x on it, unsplit 128 x 128 the tuner's winner) */
+    {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 112, .min_k = 2048, .fill_waves = 1,
+     .config = MM_SKINNY,
+     .origin = "128 x 64 tiles, split-K filling a wave, for 81-112 tiles over a K of 2048 or "
+               "more"},
     {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 132,
      .config = "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=32,WN=64,TM=4,TN=4,WNITER=2,"
                "STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",

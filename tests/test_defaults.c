@@ -582,3 +582,38 @@ TEST(defaults_fp32_batches_take_the_tile_that_pads_least)
             }
     CHECK(narrow > 0 && square > 0);
 }
+
+/* A single FP32 product of 81-112 tiles of 128 x 128 over a K of 2048 or more is split along
+ * K, every slice at least TPL_WAVE_MIN_SLICE_K deep and its blocks at least one per SM; over a
+ * shallower K, or past 112 tiles, it is not split. Counted here from the chosen tile. */
+TEST(defaults_fp32_deep_k_under_a_wave_of_tiles_is_split)
+{
+    at_device_info h200 = df_device(9);
+    static const long long shapes[][3] = {
+        {310, 4006, 10946}, {1256, 1030, 2296}, {13110, 66, 4029}, {6224, 207, 10208},
+        {1200, 1200, 2048}, {1200, 1200, 1000}, {2000, 700, 1500}, {16384, 128, 16384},
+        {1500, 1500, 4096},
+    };
+    int split_some = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int ops = 0; ops < 4; ops++) {
+            const long long *sh = shapes[s];
+            tpl_problem p = df_gemm(sh[0], sh[1], sh[2], AT_R_32F, 0, ops >> 1, ops & 1, 1);
+            long long tiles128 = tpl_cdiv(sh[0], 128) * tpl_cdiv(sh[1], 128);
+            CHECK(tiles128 > 80 && tiles128 <= 144);
+            int cfg[TPL_MAX_PARAMS];
+            char text[TPL_CONFIG_LEN];
+            CHECK(tpl_builtin_config(&tpl_matmul, &h200, &p, 0, cfg, text, NULL));
+            int split = df_value(&tpl_matmul, cfg, "SPLITK");
+            long long blocks = tpl_cdiv(sh[0], df_value(&tpl_matmul, cfg, "BM")) *
+                               tpl_cdiv(sh[1], df_value(&tpl_matmul, cfg, "BN")) * split;
+            if (sh[2] >= 2048 && tiles128 <= 112) {
+                CHECK_MSG(split > 1 && sh[2] / split >= TPL_WAVE_MIN_SLICE_K && blocks >= 132,
+                          "%lldx%lldx%lld: %s", sh[0], sh[1], sh[2], text);
+                split_some++;
+            } else {
+                CHECK_MSG(split == 1, "%lldx%lldx%lld: %s", sh[0], sh[1], sh[2], text);
+            }
+        }
+    CHECK(split_some > 0);
+}
