@@ -733,8 +733,8 @@ static double mm_tolerance(const tpl_problem *p)
 }
 
 #define MM_CANON_ALGO2 "BM=64,BN=64,BK=8,WM=32,WN=32,TM=4,TN=4,WNITER=1,STAGES=1,VEC=1,PAD=0,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0"
-/* The default configuration's tile with other ops (PAD where the transposed stores need it):
- * the built-in fallback of transposed problems (the lookup tries baselines after the default). */
+/* The default tile with other ops (PAD where the transposed stores need it): the built-in fallback
+ * of transposed problems (the lookup tries baselines after the default). */
 #define MM_DEFAULT_TILE "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4," \
                         "WNITER=2,STAGES=3,VEC=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,"
 #define MM_NN_WINNER "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=8," \
@@ -753,13 +753,32 @@ static void mm_fit_kind(int *cfg, const tpl_problem *p)
 
 #define MM_SKINNY "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=32,WN=64,TM=8,TN=4,WNITER=2," \
                   "STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0"
+/* Batches a 64-wide tile pads less: the tuner's winners (H200, docs/notes/matmul.md part 11) */
+#define MM_B64 "BK=16,WM=32,WN=64,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0," \
+               "FFMA=0,OPA=0,OPB=0,BATCH=1"
+
+/* tpl_default.applies: cfg's tile pads p a sixteenth less than 128 x 128, not more than BN x BM */
+static int mm_batch_tile_pads_less(const int *cfg, const at_device_info *dev,
+                                   const tpl_problem *p)
+{
+    (void)dev;
+    long long m = p->dims[0], n = p->dims[1], bm = cfg[P_BM], bn = cfg[P_BN];
+    long long mine = tpl_cdiv(m, bm) * bm * tpl_cdiv(n, bn) * bn;
+    return p->n_dims == 3 && mine * 16 <= tpl_cdiv(m, 128) * tpl_cdiv(n, 128) * 128 * 128 * 15 &&
+           mine <= tpl_cdiv(m, bn) * bn * tpl_cdiv(n, bm) * bm;
+}
+
 #define MM_BATCHED "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1," \
                    "STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=0,OPB=0,BATCH=1"
 
 /* Built-in choices (ops and batch fitted to the problem): the H200 winners of each op pair
- * at 4096^3, of 8192 x 64 x 8192 (narrow and deep: split-K) and of 256^3 x 512 (batches);
- * the default tile for everything else. */
+ * at 4096^3, of 8192 x 64 x 8192 (narrow and deep: split-K), of batches that 64-wide tiles pad
+ * less and of 256^3 x 512 (other batches); the default tile for everything else. */
 static const tpl_default mm_defaults[] = {
+    {.cc_min = 80, .batch = TPL_BATCHED, .applies = mm_batch_tile_pads_less,
+     .config = "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128," MM_B64, .origin = "64 x 128: pads less"},
+    {.cc_min = 80, .batch = TPL_BATCHED, .applies = mm_batch_tile_pads_less,
+     .config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64," MM_B64, .origin = "128 x 64: pads less"},
     {.cc_min = 80, .batch = TPL_BATCHED, .config = MM_BATCHED,
      .origin = "the 256^3 x 512 strided batched winner (H200)"},
     {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 16, .min_k = 1024, .fill_waves = 1,
@@ -789,6 +808,9 @@ static const tpl_default mm_defaults[] = {
      .config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=8,TN=4,WNITER=2,"
                "STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
      .origin = "the 1000^3 winner (H200): 128 x 256, split-K 4 for less than a wave of tiles"},
+    {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 112, .min_k = 2048, .fill_waves = 1,
+     .config = MM_SKINNY, .origin = "128 x 64 split to fill a wave, not the next row's unsplit "
+                                     "64 x 128 (docs/notes/matmul.md part 11)"},
     {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 132,
      .config = "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=32,WN=64,TM=4,TN=4,WNITER=2,"
                "STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
@@ -832,9 +854,8 @@ static const tpl_baseline mm_baselines[] = {
      "the NN 4096^3 winner's tile with op(A) = T"},
     {"nn_winner_tt", MM_NN_WINNER "PAD=4,OPA=1,OPB=1",
      "the NN 4096^3 winner's tile with both operands transposed"},
-    /* the transposed 4096^3 winners on the H200 (TN, TT: the 2026-11-23 results,
-     * bench/results/2026-11-23-H200-matmul-ops-run2.txt; NT:
-     * 2026-11-23-H200-matmul-ops-8a9b7d7.txt; NT, TT and TN with spread copies:
+    /* the transposed 4096^3 winners on the H200 (TN, TT: bench/results/2026-11-23-H200-matmul-ops-
+     * run2.txt; NT: 2026-11-23-H200-matmul-ops-8a9b7d7.txt; NT, TT and TN with spread copies:
      * 2026-11-23-H200-matmul-nt-cps.txt): short tunings of these kinds start from them */
     {"tn_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,"
                   "STAGES=2,VEC=4,PAD=0,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=1,OPB=0,CPS=4",
@@ -842,22 +863,19 @@ static const tpl_baseline mm_baselines[] = {
     {"tt_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
                   "STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=1,OPB=1,CPS=4",
      "the TT 4096^3 winner (H200): 128x128, BK=16, columns serpentine, copies spread over 4 k"},
-    /* NT: the best of all 1416 NT configurations searched exhaustively (2026-11-28,
-     * 2026-11-28-H200-matmul-nt-exhaustive.txt: 1.0043x cuBLAS in 9 paired rounds, the
-     * the 2026-11-23 winner 0.9995x in the same process) */
+    /* NT: the best of all 1416 NT configurations searched exhaustively (2026-11-28-H200-matmul-nt-
+     * exhaustive.txt: 1.0043x cuBLAS in 9 paired rounds, the 2026-11-23 winner 0.9995x in one process) */
     {"nt_winner", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
                   "STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=2,OPA=0,OPB=1,CPS=8",
-     "the NT 4096^3 winner (H200): 128x128, BK=16, 64x32 warps, 2 stages, columns serpentine, "
-     "copies spread over 8 k"},
-    /* the 8192x64x8192 winner (H200, 2026-11-23: 0.2064 ms, 1.048x cuBLAS): narrow and deep
-     * problems need a narrow tile and split-K, a corner of the space a short guided search can
-     * miss (the 2026-11-23 one-GPU default run ended at 0.4023 ms there after 71
-     * evaluations, none with split-K; bench/results/2026-11-23-H200x2-multigpu-ef2a28e.txt) */
+     "the NT 4096^3 winner (H200): 128x128, BK=16, 64x32 warps, 2 stages, columns serpentine, copies spread over 8 k"},
+    /* the 8192x64x8192 winner (H200, 2026-11-23: 0.2064 ms, 1.048x cuBLAS): narrow and deep problems
+     * need a narrow tile and split-K, a corner a short guided search can miss (the 2026-11-23 one-GPU
+     * default run: 0.4023 ms after 71 evaluations, none split; 2026-11-23-H200x2-multigpu-ef2a28e.txt) */
     {"skinny_splitk", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=32,WN=64,TM=8,TN=4,WNITER=2,"
                       "STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
      "the 8192x64x8192 winner (H200): 128x64, BK=16, split-K 4"},
-    /* strided batches take the batched kernel (BATCH=1): the lookup's fallback for a batch
-     * nothing was tuned for (the default configuration computes one product) */
+    /* strided batches take the batched kernel (BATCH=1): the lookup's fallback for a batch nothing
+     * was tuned for (the default configuration computes one product) */
     {"batched_nn", "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1,"
                    "STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=0,OPB=0,BATCH=1",
      "the 256^3 x 512 strided batched winner (H200, 2026-11-23): 128x128, BK=16, rows serpentine"},
@@ -877,8 +895,8 @@ static const tpl_problem mm_tuning[] = {
     TPL_PROBLEM(3, {8192, 8192, 128}),
     TPL_PROBLEM(3, {128, 8192, 8192}),
     TPL_PROBLEM(3, {8192, 64, 8192}),
-    /* the default run's transposed problems (A X^T, the commonest, and A^T X), then the one
-     * a run naming the family (--kernel matmul) adds */
+    /* the default run's transposed problems (A X^T, the commonest, and A^T X), then the one a run
+     * naming the family (--kernel matmul) adds */
     {.n_dims = 3, .dims = {4096, 4096, 4096}, .op_b = AT_OP_T},
     {.n_dims = 3, .dims = {4096, 4096, 4096}, .op_a = AT_OP_T},
     {.n_dims = 3, .dims = {4096, 4096, 4096}, .op_a = AT_OP_T, .op_b = AT_OP_T},

@@ -316,6 +316,16 @@ static const tpl_default sk_defaults[] = {
      .origin = "n <= 8: the 4096 x 8 x 4096 BF16 winner"},
     {.cc_min = 80, .max_n = 16, .config = SK_CFG("BM=64,BN=16,BK=32,TM=4,TN=4,KT=4", 2),
      .origin = "n <= 16: 64 rows, one tile column, 4 K groups"},
+    /* FP32 n of 17-32 over many rows (64 or more 128-row tiles over the batch) and a K of 256
+     * or more: 4 x 4 thread tiles and 2 K groups in 128 threads, where the generic row's 512
+     * threads of 4 x 2 tiles read shared memory more per FMA (11119 x 17 x 1775 x 6 NT, tuned
+     * 3 s: 0.469 ms against 0.614 ms, 2026-11-29-H200-narrow-batched-tuned-per-family-
+     * de1cea3.txt); fewer rows (250 x 20 x 3306, 774 x 20 x 9394, 91 x 19 x 11731: 0.79-1.10x
+     * cuBLAS) stay on the generic row, the next opinion the trial times here */
+    {.cc_min = 80, .dtypes = TPL_BIT(AT_R_32F), .maths = TPL_BIT(AT_MATH_DEFAULT), .max_n = 32,
+     .min_tiles = 64, .min_k = 256, .config = SK_CFG("BM=32,BN=32,BK=16,TM=4,TN=4,KT=2", 8),
+     .origin = "FP32 n <= 32 over 64 or more 128-row tiles and K >= 256: the 11119 x 17 x 1775 "
+               "x 6 NT winner"},
     {.cc_min = 80, .dtypes = TPL_BIT(AT_R_32F), .maths = TPL_BIT(AT_MATH_DEFAULT), .max_k = 64,
      .min_tiles = 128, .config = SK_CFG("BM=64,BN=64,BK=8,TM=8,TN=4,KT=1", 1),
      .origin = "FP32 k <= 64 over about a wave of 128 x 128 tiles or more: the 15485 x 2633 x 59 "

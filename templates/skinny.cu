@@ -108,6 +108,13 @@ template <> struct __align__(8 * SK_ESZ) sk_vec<8> { sk_elem v[8]; };
 #define SK_WA SK_WIDTH(OPA ? BM : BK)
 #define SK_WB SK_WIDTH(OPB ? BK : BN)
 #define SK_CDIV(a, b) (((a) + (b) - 1) / (b))
+// An operand stored along K (A of op N, B of op T) is stored transposed into shared memory: the
+// lanes of a warp take SK_RUN(W) adjacent loads of one row (a 32-byte sector together), then the
+// next rows, so one store instruction meets few lanes per bank (eight loads of one row, the
+// order before, put eight lanes on each bank of a 32-wide tile)
+#define SK_RUN(W) (32 / ((W) * SK_ESZ) < 1 ? 1 : 32 / ((W) * SK_ESZ))
+#define SK_RUN_A (SK_RUN(SK_WA) < BK / SK_WA ? SK_RUN(SK_WA) : BK / SK_WA)
+#define SK_RUN_B (SK_RUN(SK_WB) < BK / SK_WB ? SK_RUN(SK_WB) : BK / SK_WB)
 #define SK_LOADS_A SK_CDIV(BM * BK / SK_WA, SK_THREADS)
 #define SK_LOADS_B SK_CDIV(BK * BN / SK_WB, SK_THREADS)
 
@@ -116,6 +123,35 @@ template <> struct __align__(8 * SK_ESZ) sk_vec<8> { sk_elem v[8]; };
 #define SK_STAGE_BYTES ((BK * BM + BK * BN) * (int)sizeof(sk_acc))
 #define SK_RED_BYTES (KT * BM * BN * (int)sizeof(sk_acc))
 #define SK_SMEM_BYTES (SK_STAGE_BYTES > SK_RED_BYTES ? SK_STAGE_BYTES : SK_RED_BYTES)
+
+// Load c of A's stage tile (0 <= c < BM * BK / SK_WA): its first element's row i and K step kk.
+// OPA 1: SK_WA rows of one K step, the steps' rows in order. OPA 0: SK_WA K steps of one row, in
+// runs of SK_RUN_A loads of the row, the rows of a run's position next, then the next runs.
+__device__ __forceinline__ void sk_map_a(int c, int *i, int *kk)
+{
+#if OPA
+    *i = (c % (BM / SK_WA)) * SK_WA;
+    *kk = c / (BM / SK_WA);
+#else
+    const int run = c / (SK_RUN_A * BM);
+    *i = (c / SK_RUN_A) % BM;
+    *kk = (run * SK_RUN_A + c % SK_RUN_A) * SK_WA;
+#endif
+}
+
+// Load c of B's stage tile (0 <= c < BK * BN / SK_WB): its first element's K step kk and column j
+// (the mapping of sk_map_a with B's roles: OPB 0 contiguous along j, OPB 1 along k).
+__device__ __forceinline__ void sk_map_b(int c, int *kk, int *j)
+{
+#if OPB
+    const int run = c / (SK_RUN_B * BN);
+    *j = (c / SK_RUN_B) % BN;
+    *kk = (run * SK_RUN_B + c % SK_RUN_B) * SK_WB;
+#else
+    *kk = c / (BN / SK_WB);
+    *j = (c % (BN / SK_WB)) * SK_WB;
+#endif
+}
 
 // Loads W consecutive elements of a row (or column) that starts at p, `avail` of which lie inside
 // the matrix, into out (zeros past the edge); vector load when all W are inside and aligned.
@@ -155,8 +191,8 @@ __device__ __forceinline__ void sk_fetch(const sk_elem *A, const sk_elem *B, lon
         if (c >= BM * BK / SK_WA)
             break;
         // OPA 0: contiguous along k (a row of A); OPA 1: contiguous along i (a row of A's storage)
-        int i = OPA ? (c % (BM / SK_WA)) * SK_WA : c / (BK / SK_WA);
-        int kk = OPA ? c / (BM / SK_WA) : (c % (BK / SK_WA)) * SK_WA;
+        int i, kk;
+        sk_map_a(c, &i, &kk);
         int gi = row0 + i, gk = k0 + kk;
         int inside = OPA ? (gk < k ? m - gi : 0) : (gi < m ? k - gk : 0);
         const sk_elem *p = OPA ? A + (long long)gk * lda + gi : A + (long long)gi * lda + gk;
@@ -168,8 +204,8 @@ __device__ __forceinline__ void sk_fetch(const sk_elem *A, const sk_elem *B, lon
         if (c >= BK * BN / SK_WB)
             break;
         // OPB 0: contiguous along j (a row of B); OPB 1: contiguous along k (a row of B's storage)
-        int kk = OPB ? (c % (BK / SK_WB)) * SK_WB : c / (BN / SK_WB);
-        int j = OPB ? c / (BK / SK_WB) : (c % (BN / SK_WB)) * SK_WB;
+        int kk, j;
+        sk_map_b(c, &kk, &j);
         int gk = k0 + kk, gj = col0 + j;
         int inside = OPB ? (gj < n ? k - gk : 0) : (gk < k ? n - gj : 0);
         const sk_elem *p = OPB ? B + (long long)gj * ldb + gk : B + (long long)gk * ldb + gj;
@@ -187,8 +223,8 @@ __device__ __forceinline__ void sk_stash(sk_acc *As, sk_acc *Bs, sk_acc ra[][SK_
         int c = t + l * SK_THREADS;
         if (c >= BM * BK / SK_WA)
             break;
-        int i = OPA ? (c % (BM / SK_WA)) * SK_WA : c / (BK / SK_WA);
-        int kk = OPA ? c / (BM / SK_WA) : (c % (BK / SK_WA)) * SK_WA;
+        int i, kk;
+        sk_map_a(c, &i, &kk);
 #pragma unroll
         for (int e = 0; e < SK_WA; e++)
             As[(OPA ? kk : kk + e) * BM + (OPA ? i + e : i)] = ra[l][e];
@@ -198,8 +234,8 @@ __device__ __forceinline__ void sk_stash(sk_acc *As, sk_acc *Bs, sk_acc ra[][SK_
         int c = t + l * SK_THREADS;
         if (c >= BK * BN / SK_WB)
             break;
-        int kk = OPB ? (c % (BK / SK_WB)) * SK_WB : c / (BN / SK_WB);
-        int j = OPB ? c / (BK / SK_WB) : (c % (BN / SK_WB)) * SK_WB;
+        int kk, j;
+        sk_map_b(c, &kk, &j);
 #pragma unroll
         for (int e = 0; e < SK_WB; e++)
             Bs[(OPB ? kk + e : kk) * BN + (OPB ? j : j + e)] = rb[l][e];

@@ -517,3 +517,103 @@ TEST(defaults_next_rows_are_later_distinct_matching_choices)
     }
     CHECK(!tpl_builtin_config_nth(&tpl_tcgemm, &h200, &(tpl_problem){0}, 0, -1, NULL, NULL, NULL));
 }
+
+/* The area of an m x n product padded to whole bm x bn tiles. */
+static long long df_padded(long long m, long long n, int bm, int bn)
+{
+    return tpl_cdiv(m, bm) * bm * tpl_cdiv(n, bn) * bn;
+}
+
+/* Batched FP32 on matmul takes the tile (128 x 128, 64 x 128 or 128 x 64) that pads its
+ * products least: a 64-wide one where it pads clearly less (by an eighth or more), 128 x 128
+ * where neither pads less by a thirty-second; never more padding than 128 x 128; every op pair
+ * and both architectures, the batch kernel (BATCH 1); the 128 x 128 row stays among the next
+ * opinions the trial times. The areas are worked out here from the shape. */
+TEST(defaults_fp32_batches_take_the_tile_that_pads_least)
+{
+    at_device_info devs[2] = {df_device(9), df_device(8)};
+    static const long long shapes[][4] = {
+        {5115, 51, 1475, 4}, {50, 5613, 423, 15}, {54, 1664, 85, 53}, {11119, 17, 1775, 6},
+        {64, 4096, 4096, 2}, {4096, 64, 512, 30}, {271, 442, 87, 631}, {2348, 85, 910, 22},
+        {3582, 211, 2341, 6}, {256, 256, 256, 512}, {65, 65, 2000, 8}, {412, 379, 399, 12},
+        {388, 1852, 2900, 9}, {2651, 1280, 175, 3}, {217, 9019, 1765, 4}, {1000, 1000, 100, 7},
+    };
+    int narrow = 0, square = 0;
+    for (int d = 0; d < 2; d++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int ops = 0; ops < 4; ops++) {
+                const long long *sh = shapes[s];
+                tpl_problem p = df_gemm(sh[0], sh[1], sh[2], AT_R_32F, 0, ops >> 1, ops & 1, sh[3]);
+                int cfg[TPL_MAX_PARAMS];
+                char text[TPL_CONFIG_LEN], label[96];
+                tpl_problem_format(&p, label, sizeof label);
+                CHECK_MSG(tpl_builtin_config(&tpl_matmul, &devs[d], &p, 0, cfg, text, NULL),
+                          "%s", label);
+                CHECK_EQ(df_value(&tpl_matmul, cfg, "BATCH"), 1);
+                CHECK_EQ(df_value(&tpl_matmul, cfg, "OPA"), ops >> 1);
+                CHECK_EQ(df_value(&tpl_matmul, cfg, "OPB"), ops & 1);
+                int bm = df_value(&tpl_matmul, cfg, "BM"), bn = df_value(&tpl_matmul, cfg, "BN");
+                long long mine = df_padded(sh[0], sh[1], bm, bn);
+                long long big = df_padded(sh[0], sh[1], 128, 128);
+                long long rows = df_padded(sh[0], sh[1], 64, 128);
+                long long cols = df_padded(sh[0], sh[1], 128, 64);
+                long long least = rows < cols ? rows : cols;
+                CHECK_MSG(mine <= big, "%s: %s", label, text);
+                if (least * 8 <= big * 7) {
+                    CHECK_MSG(mine == least && (bm == 64 || bn == 64), "%s: %s", label, text);
+                    narrow++;
+                } else if (least * 32 > big * 31) {
+                    CHECK_MSG(bm == 128 && bn == 128, "%s: %s", label, text);
+                    square++;
+                }
+                /* the 128 x 128 batched row among the next opinions */
+                int found = bm == 128 && bn == 128;
+                for (int nth = 1; nth < 4 && !found; nth++) {
+                    int next[TPL_MAX_PARAMS];
+                    char next_text[TPL_CONFIG_LEN];
+                    if (!tpl_builtin_config_nth(&tpl_matmul, &devs[d], &p, 0, nth, next,
+                                                next_text, NULL))
+                        break;
+                    found = df_value(&tpl_matmul, next, "BM") == 128 &&
+                            df_value(&tpl_matmul, next, "BN") == 128 &&
+                            df_value(&tpl_matmul, next, "BATCH") == 1;
+                }
+                CHECK_MSG(found, "%s: no 128 x 128 opinion", label);
+            }
+    CHECK(narrow > 0 && square > 0);
+}
+
+/* A single FP32 product of 81-112 tiles of 128 x 128 over a K of 2048 or more is split along
+ * K, every slice at least TPL_WAVE_MIN_SLICE_K deep and its blocks at least one per SM; over a
+ * shallower K, or past 112 tiles, it is not split. Counted here from the chosen tile. */
+TEST(defaults_fp32_deep_k_under_a_wave_of_tiles_is_split)
+{
+    at_device_info h200 = df_device(9);
+    static const long long shapes[][3] = {
+        {310, 4006, 10946}, {1256, 1030, 2296}, {13110, 66, 4029}, {6224, 207, 10208},
+        {1200, 1200, 2048}, {1200, 1200, 1000}, {2000, 700, 1500}, {16384, 128, 16384},
+        {1500, 1500, 4096},
+    };
+    int split_some = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int ops = 0; ops < 4; ops++) {
+            const long long *sh = shapes[s];
+            tpl_problem p = df_gemm(sh[0], sh[1], sh[2], AT_R_32F, 0, ops >> 1, ops & 1, 1);
+            long long tiles128 = tpl_cdiv(sh[0], 128) * tpl_cdiv(sh[1], 128);
+            CHECK(tiles128 > 80 && tiles128 <= 144);
+            int cfg[TPL_MAX_PARAMS];
+            char text[TPL_CONFIG_LEN];
+            CHECK(tpl_builtin_config(&tpl_matmul, &h200, &p, 0, cfg, text, NULL));
+            int split = df_value(&tpl_matmul, cfg, "SPLITK");
+            long long blocks = tpl_cdiv(sh[0], df_value(&tpl_matmul, cfg, "BM")) *
+                               tpl_cdiv(sh[1], df_value(&tpl_matmul, cfg, "BN")) * split;
+            if (sh[2] >= 2048 && tiles128 <= 112) {
+                CHECK_MSG(split > 1 && sh[2] / split >= TPL_WAVE_MIN_SLICE_K && blocks >= 132,
+                          "%lldx%lldx%lld: %s", sh[0], sh[1], sh[2], text);
+                split_some++;
+            } else {
+                CHECK_MSG(split == 1, "%lldx%lldx%lld: %s", sh[0], sh[1], sh[2], text);
+            }
+        }
+    CHECK(split_some > 0);
+}

@@ -583,3 +583,47 @@ TEST(matmul_gpu_spread_set_is_valid)
         CHECK_MSG(tpl_matmul.valid(cfg, NULL, why, sizeof why), "%s: %s", mt_spread[i], why);
     }
 }
+
+/* The built-in choices of FP32 batches and of deep K under a wave of tiles (the rows that pad
+ * less than 128 x 128, 64 x 128 / 128 x 64 with BATCH 1 and FRAG 0, and the 128 x 64 wave-fill
+ * split): each compiled and verified against the float64 reference on ragged shapes of its
+ * class (odd sides, so odd leading dimensions), every op pair. */
+GPU_TEST(matmul_gpu_builtin_batch_and_deep_k_rows)
+{
+    const tpl_family *f = &tpl_matmul;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    static const long long shapes[][4] = {
+        {515, 51, 147, 4}, {50, 561, 123, 5}, {171, 179, 99, 3}, {129, 33, 17, 2},
+        {310, 4006, 2049, 1}, {1256, 1030, 2301, 1},
+    };
+    int ran = 0, narrow = 0;
+    for (int ops = 0; ops < 4 && !th_failed(); ops++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0] && !th_failed(); s++) {
+            tpl_problem p = TPL_PROBLEM(3, {shapes[s][0], shapes[s][1], shapes[s][2]});
+            p.op_a = (ops & 1) ? AT_OP_T : AT_OP_N;
+            p.op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
+            p.batch = shapes[s][3];
+            int cfg[TPL_MAX_PARAMS];
+            char text[TPL_CONFIG_LEN], *log = NULL;
+            CHECK(tpl_builtin_config(f, ms_device(g), &p, 0, cfg, text, NULL));
+            narrow += cfg[mt_param("BM")] == 64 || cfg[mt_param("BN")] == 64;
+            void *cubin = NULL;
+            size_t size = 0;
+            at_status st = tpl_compile(f, cfg, ms_device(g)->arch, &cubin, &size, &log);
+            CHECK_MSG(st == AT_OK, "%s: compile failed: %s", text, log ? log : "");
+            free(log);
+            st = ms_prepare(g, f, &p, 70 + s, err, sizeof err);
+            CHECK_MSG(st == AT_OK, "prepare: %s", err);
+            double e = -1;
+            st = ms_verify(g, f, cfg, cubin, size, &e, err, sizeof err);
+            CHECK_MSG(st == AT_OK && e <= f->tolerance(&p), "%lldx%lldx%lld ops %d batch %lld %s: "
+                      "%s (error %g, %s)", p.dims[0], p.dims[1], p.dims[2], ops, p.batch, text,
+                      at_status_string(st), e, err);
+            free(cubin);
+            ran++;
+        }
+    CHECK(ran == 24 && narrow >= 16);
+    ms_close(g);
+}

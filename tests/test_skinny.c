@@ -156,6 +156,49 @@ TEST(skinny_defaults_serve_every_kind_and_class)
             }
 }
 
+/* FP32 with n of 17-32 over many output rows (64 or more 128-row tiles over the batch): the
+ * narrow side in one tile column over a K of 256 or more, a register tile of at least 16 accumulators (the generic
+ * row's 4 x 2 reads shared memory once per 4 FMAs), and the generic row as the next opinion the
+ * trial times; the same n over few rows, TF32 math and FP64 keep their rows. */
+TEST(skinny_fp32_narrow_n_over_many_rows_takes_wider_thread_tiles)
+{
+    at_device_info dev = sk_h100();
+    static const long long shapes[][4] = {
+        {11119, 17, 1775, 6}, {8192, 32, 4096, 1}, {3000, 20, 900, 4}, {9000, 24, 60, 1},
+        {250, 20, 3306, 1}, {774, 20, 9394, 1}, {91, 19, 11731, 1},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int ops = 0; ops < 4; ops++)
+            for (int kind = 0; kind < 3; kind++) {
+                const long long *sh = shapes[s];
+                tpl_problem p = {.n_dims = 3, .dims = {sh[0], sh[1], sh[2]},
+                                 .dtype = kind == 2 ? AT_R_64F : AT_R_32F,
+                                 .math = kind == 1 ? AT_MATH_TF32 : AT_MATH_DEFAULT,
+                                 .op_a = (at_op)(ops >> 1), .op_b = (at_op)(ops & 1),
+                                 .batch = sh[3]};
+                tpl_problem few = p;       /* the same kind over 100 rows */
+                few.dims[0] = 100;
+                int cfg[TPL_MAX_PARAMS], next[TPL_MAX_PARAMS], base[TPL_MAX_PARAMS];
+                char text[TPL_CONFIG_LEN], next_text[TPL_CONFIG_LEN], base_text[TPL_CONFIG_LEN];
+                CHECK(tpl_builtin_config(&tpl_skinny, &dev, &p, 0, cfg, text, NULL));
+                CHECK(tpl_builtin_config(&tpl_skinny, &dev, &few, 0, base, base_text, NULL));
+                CHECK(tpl_skinny.applicable(cfg, &p));
+                long long rows_tiles = tpl_cdiv(sh[0], 128) * sh[3];
+                int tm = cfg[sk_param("TM")], tn = cfg[sk_param("TN")];
+                if (kind == 0 && rows_tiles >= 64 && sh[2] >= 256) {
+                    CHECK_MSG(cfg[sk_param("BN")] >= sh[1] && tm * tn >= 16, "%lld x %lld: %s",
+                              sh[0], sh[1], text);
+                    CHECK(tpl_builtin_config_nth(&tpl_skinny, &dev, &p, 0, 1, next, next_text,
+                                                 NULL));
+                    CHECK_MSG(strcmp(next_text, base_text) == 0, "%lld x %lld: next %s, few %s",
+                              sh[0], sh[1], next_text, base_text);
+                } else if (sh[2] > 64) {
+                    CHECK_MSG(strcmp(text, base_text) == 0, "%lld x %lld kind %d: %s against %s",
+                              sh[0], sh[1], kind, text, base_text);
+                }
+            }
+}
+
 /* With nothing measured, the skinny family takes its classes (a narrow side, a short K, a small
  * output; on the tensor-core types only small calls, or a side of at most 8) from the type's
  * large-tile family and leaves it the rest; a measurement at
@@ -306,6 +349,8 @@ static const th_case sk_cases[] = {
     {"64x64x64:bf16:b77", "TYPE=3,OPA=0,OPB=0,BM=64,BN=64,BK=16,TM=4,TN=4,KT=1,VEC=8,WAVES=2"},
     {"19x23x5:f64:TN:b9", "TYPE=1,OPA=1,OPB=0,BM=16,BN=16,BK=8,TM=1,TN=2,KT=1,VEC=1,WAVES=2"},
     {"9x13x2001:b5", "TYPE=0,OPA=0,OPB=0,BM=16,BN=16,BK=64,TM=1,TN=1,KT=2,VEC=1,WAVES=2"},
+    {"3001x17x777:NT:b3", "TYPE=0,OPA=0,OPB=1,BM=32,BN=32,BK=16,TM=4,TN=4,KT=2,VEC=4,WAVES=8"},
+    {"2049x29x1503:bf16:NT", "TYPE=3,OPA=0,OPB=1,BM=32,BN=32,BK=32,TM=4,TN=2,KT=4,VEC=8,WAVES=4"},
 };
 
 TEST(skinny_gpu_cases_are_legal_and_serve_their_problems)
@@ -321,6 +366,64 @@ TEST(skinny_gpu_cases_are_legal_and_serve_their_problems)
                   err);
         CHECK_MSG(tpl_skinny.applicable(cfg, &p), "%s does not serve %s", sk_cases[i].config,
                   sk_cases[i].problem);
+    }
+}
+
+/* The kernel's logic without a GPU: tests/skinny_host.cpp runs templates/skinny.cu with one
+ * POSIX thread per CUDA thread on odd sizes, padded and odd leading dimensions (the vector and
+ * the element loads), batch gaps, K slices summed by the last block and beta 0 over NaN, against
+ * a float64 product; the configurations cover every op pair, FP32 and FP64, the loads of an
+ * operand stored along K in runs of a row (A of op N, B of op T) and in single elements, K
+ * groups 1-8 and tiles of 4-64 rows. Each is a legal configuration of the family. Skipped
+ * without a C++ compiler. */
+TEST(skinny_kernel_loaders_and_slices_on_the_cpu)
+{
+    static const char *const cfgs[] = {
+        "TYPE=0,OPA=0,OPB=1,BM=32,BN=32,BK=32,TM=4,TN=2,KT=4,VEC=4",
+        "TYPE=0,OPA=0,OPB=0,BM=16,BN=32,BK=16,TM=4,TN=4,KT=2,VEC=4",
+        "TYPE=0,OPA=1,OPB=1,BM=32,BN=32,BK=16,TM=4,TN=4,KT=2,VEC=4",
+        "TYPE=1,OPA=0,OPB=1,BM=8,BN=16,BK=64,TM=4,TN=2,KT=8,VEC=2",
+        "TYPE=0,OPA=1,OPB=0,BM=4,BN=32,BK=64,TM=2,TN=4,KT=8,VEC=4",
+        "TYPE=1,OPA=0,OPB=0,BM=64,BN=16,BK=8,TM=8,TN=2,KT=1,VEC=1",
+        "TYPE=0,OPA=0,OPB=1,BM=32,BN=8,BK=16,TM=8,TN=2,KT=4,VEC=4",
+    };
+    FILE *src = fopen("tests/skinny_host.cpp", "r");
+    if (!src) {
+        th_skip("tests/skinny_host.cpp not found (run from the repository root)");
+        return;
+    }
+    fclose(src);
+    char *out = NULL;
+    if (th_run("c++ --version", &out) != 0) {
+        free(out);
+        th_skip("no C++ compiler (c++)");
+        return;
+    }
+    free(out);
+    at_device_info dev = sk_h100();
+    const char *dir = th_tmpdir();
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        char text[TPL_CONFIG_LEN], why[256], defs[256] = "", cmd[1024];
+        int cfg[TPL_MAX_PARAMS];
+        snprintf(text, sizeof text, "%s,WAVES=1", cfgs[i]);
+        CHECK_OK(tpl_config_parse(&tpl_skinny, text, cfg, why, sizeof why));
+        CHECK_MSG(tpl_skinny.valid(cfg, &dev, why, sizeof why), "%s: %s", cfgs[i], why);
+        size_t used = 0;
+        for (const char *p = cfgs[i]; *p && used + 8 < sizeof defs;) {
+            used += (size_t)snprintf(defs + used, sizeof defs - used, " -D");
+            while (*p && *p != ',' && used + 2 < sizeof defs)
+                defs[used++] = *p++;
+            defs[used] = '\0';
+            while (*p == ',')
+                p++;
+        }
+        snprintf(cmd, sizeof cmd, "c++ -std=c++17 -O1 -w -Itemplates%s "
+                 "tests/skinny_host.cpp -o %s/sh%zu -lpthread && %s/sh%zu", defs, dir, i, dir, i);
+        int rc = th_run(cmd, &out);
+        CHECK_MSG(rc == 0 && out && strncmp(out, "ok", 2) == 0, "%s: %s", cfgs[i],
+                  out ? out : "(no output)");
+        free(out);
+        out = NULL;
     }
 }
 
