@@ -1515,6 +1515,19 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #endif
 #if SCALE == 2
             float pf0 = 0.0f, pf1 = 0.0f;   // the previous K-block's scale products (rows sr0, sr1)
+#elif SCALE == 1
+            // SCALE 1: the scales of the step's K-block, loaded one step ahead: a step's promotion follows its wgmmas
+            // by only the half-tile's MMA time (T9_NH: 4 m64n128k32, a few hundred cycles), less than an L2 miss of
+            // the scale rows, so loading them in the same step could stall both halves' promotions behind the load
+            float sc_a0 = 0.0f, sc_a1 = 0.0f, sc_b = 0.0f;
+            if (k0 < k1) {
+                sc_a0 = sa0[k0];
+                sc_a1 = sa1[k0];
+                sc_b = sbk[k0];
+            }
+#if T9_NH
+            float sc_b1 = k0 < k1 ? sbk1[k0] : 0.0f;
+#endif
 #endif
 #if PING
             // the previous tile's owner must have finished its main loop: before that, this
@@ -1532,12 +1545,21 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                             // previous one's (promoted if after: not the first block of a chunk)
 #endif
                             ) {
-#if SCALE
+#if SCALE == 1
+                // the block's scales, loaded during the previous step (sc_*); this step loads the next block's, read
+                // one whole step later (the last block reloads its own)
+                const float la0 = sc_a0, la1 = sc_a1, lb = sc_b;
+                const int kn = kt + 1 < k1 ? kt + 1 : kt;
+                sc_a0 = sa0[kn];
+                sc_a1 = sa1[kn];
+                sc_b = sbk[kn];
+#elif SCALE
                 // the block's scales, loaded ahead of the stage's wait and read after its wgmmas
                 const float la0 = sa0[kt], la1 = sa1[kt], lb = sbk[kt];
 #endif
 #if T9_NH
-                const float lb1 = sbk1[kt];     // the second N-half's
+                const float lb1 = sc_b1;        // the second N-half's
+                sc_b1 = sbk1[kn];
 #endif
                 t9_bar_wait(bars + 8 * s, ph);
 #if T9X_ON
