@@ -60,6 +60,9 @@
 // SCALE 2: the same product with two promotion buffers, so one K-block's wgmmas run while the previous one is promoted.
 // SCALE 1 at BN 256 (T9_NH): each K-block's wgmmas run in two N-halves of 128 (m64n128k32) into one promotion buffer of
 // half the accumulator's size, each half promoted into its half of the accumulator before the next half is issued.
+// SCALE 3: SCALE 1 at BN 256 with A's fragments in registers (T9_AREG): each K-block's A slice (64 x 128 per warpgroup)
+// is read from shared memory once, with ldmatrix, and both N-halves' wgmmas take it from registers, where SCALE 1's
+// wgmmas read it from shared memory once per half (docs/fp8.md, "SCALE 3").
 // Accumulation is FP32; alpha and beta are FP32 and applied to the FP32 accumulator; C is rounded
 // once (round to nearest even) at the store. C has the input type: it halves the epilogue's
 // traffic and is what frameworks and cublasGemmEx with Ctype = Atype do. beta == 0 never reads C
@@ -180,7 +183,8 @@
                         // (row i, K-block kb at i * ceil(k/128) + kb), scale_b ceil(n/128) x ceil(k/128) (column block jb,
                         // K-block kb at jb * ceil(k/128) + kb), scale_d one float; BK 128, BN 64 or 128, one m64 wgmma per warpgroup;
                         // 2 block scales with two promotion buffers (K-block j + 1's wgmmas in flight while j is promoted);
-                        // SCALE 1 also takes BN 256: two N-halves of 128 through one promotion buffer (T9_NH)
+                        // SCALE 1 also takes BN 256: two N-halves of 128 through one promotion buffer (T9_NH);
+                        // 3 is SCALE 1 at BN 256 with A's fragments in registers (T9_AREG)
 #endif
 #ifndef BATCH
 #define BATCH 0         // PATH 90: 1 = every product of a strided batch in one launch (3-D tensor maps {cols, rows,
@@ -195,6 +199,17 @@
 #define TC_TF32 (TYPE == 2 && !FP8)    // TF32 math on FP32 A and B (TYPE 2 with FP8 is an FP32 C)
 #if FP8 < 0 || FP8 > 3 || (FP8 && (EPI || PATH != 90))
 #error "tcgemm: FP8 is 0..3, PATH 90 only, without a fused epilogue"
+#endif
+#if SCALE == 3 && BN != 256
+#error "tcgemm: SCALE 3 (SCALE 1 with A's fragments in registers) is BN 256"
+#endif
+#if SCALE == 3
+// SCALE 3 is SCALE 1 with T9_AREG: the code below reads SCALE 1 and T9_AREG
+#undef SCALE
+#define SCALE 1
+#define T9_AREG 1
+#else
+#define T9_AREG 0
 #endif
 #if SCALE < 0 || SCALE > 2 || (SCALE && (!FP8 || BK != 128 || (BN != 64 && BN != 128 && (SCALE != 1 || BN != 256)) || \
                                           BM / WG != 64 || PING))
@@ -844,6 +859,44 @@ __device__ __forceinline__ void t9_mma_h(float *d, unsigned long long da, unsign
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
         : "l"(da), "l"(db), "r"(scd));
 }
+
+#if T9_AREG
+// t9_mma_h with A (64 x 32 FP8) from registers in wgmma's fragment layout (t9_fa8)
+__device__ __forceinline__ void t9_mma_hr(float *d, const unsigned *a, unsigned long long db, int scd)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32." T9_PTXA "." T9_PTXB "\n"
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scd));
+}
+
+// The FP8 A fragments of k32 step kk, one ldmatrix.x4: wgmma's m64nNk32 8-bit A layout gives warp w, lane l, register q
+// row 16 w + l / 4 + 8 (q % 2) and the 4 bytes at k = 32 kk + 16 (q / 2) + 4 (l % 4) (byte j at k + j), which is
+// ldmatrix's b16 layout of four 8 x 16-byte matrices, matrix q = register q: lane l gives the address of row l % 8 of
+// matrix l / 8. In the stage's K-major A tile (rows of 128 bytes, 128-byte swizzle: 16-byte chunk x of row p at
+// x ^ (p % 8), p % 8 = l % 8 here) a matrix's 8 rows fall in 8 different chunk columns: no bank conflict.
+__device__ __forceinline__ void t9_fa8(unsigned (&a)[4], unsigned sa, int row0, int warp, int lane, int kk)
+{
+    const int mq = lane / 8, p = row0 + warp * 16 + lane % 8 + 8 * (mq % 2);
+    // chunk (2 kk + mq / 2) ^ (l % 8) = ((mq / 2) ^ (l % 8)) ^ 2 kk: one lane term, kk's part a constant XOR
+    const unsigned ad = sa + p * 128 + ((((mq / 2) ^ (lane % 8)) * 16) ^ (32 * kk));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3]) : "r"(ad) : "memory");
+}
+#endif
 
 __device__ __forceinline__ void t9_fence_h(float *d)
 {
@@ -1583,6 +1636,14 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 // into d's registers 0..63 with the block's scales; then N-half 1's (B rows 128..255) into dt, left
                 // to the step's commit and wait below, which promote them into registers 64..127
                 (void)fa;
+#if T9_AREG
+                // the K-block's A fragments (4 k32 steps x 4 registers), read once for both N-halves; their
+                // registers are free again after the step's last wait (wait_group 0)
+                unsigned af[BK / T9_KSTEP][4];
+#pragma unroll
+                for (int kk = 0; kk < BK / T9_KSTEP; kk++)
+                    t9_fa8(af[kk], sa, c * T9_WP, warp, lane, kk);
+#endif
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
                     if (h == 1) {
@@ -1603,9 +1664,13 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
                     for (int kk = 0; kk < BK / T9_KSTEP; kk++) {
                         unsigned long long db = t9_desc(sb + h * (128 * 128) + (kk % 4) * 32, 16, 1024);
+#if T9_AREG
+                        t9_mma_hr(dt, af[kk], db, kk > 0);
+#else
                         unsigned long long da =
                             t9_desc(sa + (kk / 4) * (BM * 128) + c * T9_WP * 128 + (kk % 4) * 32, 16, 1024);
                         t9_mma_h(dt, da, db, kk > 0);
+#endif
                     }
                 }
 #elif !TC_TF32
