@@ -300,12 +300,11 @@ __device__ __forceinline__ unsigned tc_pack2(float lo, float hi)
 // FMA): 5 FP32 operations and one MUFU per element, where the textbook order takes 8. Error with a 16-bit C:
 // tanh.approx.f32's relative error is below 2^-10.98, so where t >= 0 (v >= 0) the result's relative error is at most
 // 2^-11 t / (1 + t) <= 2^-12, a sixteenth of BF16's rounding (2^-8) and half of FP16's (2^-11); where v < 0 the
-// result is small (|GELU(v)| < 0.17) and its absolute error at most 0.5 |v| 2^-11 |t|, which stays below the output's
-// own rounding of the large values that dominate the Frobenius norm of the tolerance rule (templates/tcgemm.c, with
-// its epilogue factor 1.2): the rule is the same as without the activation's approximation, measured 1.66e-03
-// against a BF16 bound of 9.4e-03 (bench/results/2026-11-29-H200-fp8-epilogue-tuned-c67a051.txt). The reordering
-// changes FP32 roundings only (2^-24 relative). ReLU keeps a NaN a NaN (v < 0 is false), so a wrong value is never
-// hidden; NaN passes through tanh.approx and tanhf alike.
+// result is small (|GELU(v)| < 0.17) and its absolute error at most 0.5 |v| 2^-11 |t|, below the rounding of the
+// large values that dominate the Frobenius norm of the tolerance rule (templates/tcgemm.c's TC_EPI_TOLERANCE
+// argues it; measured 1.66e-03 against the BF16 rule's 9.4e-03 at 4096^3, bench/results/2026-11-29-H200-fp8-
+// epilogue-tuned-c67a051.txt). The reordering changes FP32 roundings only (2^-24 relative). ReLU keeps a NaN a NaN
+// (v < 0 is false), so a wrong value is never hidden; NaN passes through tanh.approx and tanhf alike.
 __device__ __forceinline__ float tc_act(float v)
 {
 #if TC_ACT == 1
@@ -1569,9 +1568,9 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #if SCALE == 2
             float pf0 = 0.0f, pf1 = 0.0f;   // the previous K-block's scale products (rows sr0, sr1)
 #elif SCALE == 1
-            // SCALE 1: the scales of the step's K-block, loaded one step ahead: a step's promotion follows its wgmmas
-            // by only the half-tile's MMA time (T9_NH: 4 m64n128k32, a few hundred cycles), less than an L2 miss of
-            // the scale rows, so loading them in the same step could stall both halves' promotions behind the load
+            // SCALE 1 (and 3): the scales of the step's K-block, loaded one step ahead: a step's first promotion
+            // follows its stage's wait by only a few wgmmas' time (T9_NH: 4 m64n128k32, a few hundred clocks), less
+            // than an L2 access for a scale row that missed L1, so a load in the same step could stall the promotion
             float sc_a0 = 0.0f, sc_a1 = 0.0f, sc_b = 0.0f;
             if (k0 < k1) {
                 sc_a0 = sa0[k0];
