@@ -73,9 +73,9 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
     [R_FP8_LAYOUT] = "FP8 wgmma reads both operands K-major: OPA 0 and OPB 1 (other layouts are "
                      "packed first), and an FP32 C is stored directly (VEC 1 or 2)",
     [R_SCALE] = "SCALE is 0 (per-tensor), 1 or 2 (block scales, one or two promotion "
-                "buffers: FP8, BK 128 = one scale block, BN 64 or 128 with at most 64 "
-                "accumulators per thread; SCALE 1 also BN 256 in two N-halves, 64 rows per "
-                "warpgroup), or 3 (SCALE 1 at BN 256 with A's fragments in registers)",
+                "buffers: FP8, BK 128 = one scale block, BN 64 or 128, at most 64 "
+                "accumulators per thread; SCALE 1 and 3 (A in registers) also BN 256 in two "
+                "N-halves, 64 rows per warpgroup)",
     [R_BATCH] = "BATCH is 0 or 1; 1 (a strided batch's products in one launch, 3-D tensor maps) is "
                 "PATH 90 without split-K or FP8 operands, tile order GROUP 8 (RASTER 0 or 1)",
 };
