@@ -302,6 +302,16 @@ static int bn_epi_ours(const bn_epi_call *c)
     return s != AT_OK;
 }
 
+/* Our GEMM alone (no epilogue): the first half of the pair, the base of both epilogues' costs. */
+static int bn_epi_ours_plain(const bn_epi_call *c)
+{
+    at_status s = at_gemm(c->h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, c->m, c->n, c->k, AT_R_16BF, 1.0,
+                          c->A, c->k, c->B, c->n, 0.0, c->C, c->n);
+    if (s != AT_OK)
+        fprintf(stderr, "at_gemm: %s: %s\n", at_status_string(s), at_errmsg(c->h));
+    return s != AT_OK;
+}
+
 static int bn_epi_pair(const bn_epi_call *c)
 {
     at_status s = at_gemm(c->h, AT_ROW_MAJOR, AT_OP_N, AT_OP_N, c->m, c->n, c->k, AT_R_16BF, 1.0,
@@ -477,6 +487,21 @@ static int bn_epilogue_main(at_handle *h, cublasLtHandle_t lt, const cudaDeviceP
                ms[1], ms[1] > 0 ? flop / ms[1] / 1e9 : 0, e_lt, ms[2], e_pair, ms[3],
                timed.over_first[1], timed.over_first[2], config, bn_levels[level],
                ok ? "" : "  ** FAILED CHECK **");
+        /* Where the time goes: ours plain against ours fused and the pair in rounds of their own.
+         * The pair's second kernel costs pair - plain; it reads and writes C once (4 m n bytes of
+         * BF16), so at the memory's bandwidth the pair can be at most (plain + 4 m n / BW) / plain
+         * slower than a fused kernel whose epilogue were free (docs/fp8.md, "fused epilogues"). */
+        int (*const split[3])(const bn_epi_call *) = {bn_epi_ours_plain, bn_epi_ours, bn_epi_pair};
+        bench_rounds parts = bn_time_rounds(split, 3, &c, ran ? rounds : 0);
+        if (parts.done) {
+            double plain = parts.ms[0], pass = parts.ms[2] - plain, bytes = 4.0 * c.m * c.n;
+            printf("  ours plain %.4f ms: epilogue costs ours %+.1f%%, Lt %+.1f%%; the pair's bias + "
+                   "GELU pass %.4f ms (%.2f TB/s over its 4 m n bytes); x pair with a free epilogue "
+                   "%.3fx, with a pass at 4.8 TB/s %.3fx\n", plain,
+                   100.0 * (parts.over_first[1] - 1.0), 100.0 * (ms[1] / ms[3] - 1.0), pass,
+                   pass > 0 ? bytes / pass / 1e9 : 0.0, parts.over_first[2],
+                   (plain + bytes / 4.8e9) / plain);
+        }
         fflush(stdout);
         failures += !ok;
         bn_epi_lt_teardown(&c);

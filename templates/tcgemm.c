@@ -73,9 +73,9 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
     [R_FP8_LAYOUT] = "FP8 wgmma reads both operands K-major: OPA 0 and OPB 1 (other layouts are "
                      "packed first), and an FP32 C is stored directly (VEC 1 or 2)",
     [R_SCALE] = "SCALE is 0 (per-tensor), 1 or 2 (block scales, one or two promotion "
-                "buffers: FP8, BK 128 = one scale block, BN 64 or 128 with at most 64 "
-                "accumulators per thread; SCALE 1 also BN 256 in two N-halves, 64 rows per "
-                "warpgroup)",
+                "buffers: FP8, BK 128 = one scale block, BN 64 or 128, at most 64 "
+                "accumulators per thread; SCALE 1 and 3 (A in registers) also BN 256 in two "
+                "N-halves, 64 rows per warpgroup)",
     [R_BATCH] = "BATCH is 0 or 1; 1 (a strided batch's products in one launch, 3-D tensor maps) is "
                 "PATH 90 without split-K or FP8 operands, tile order GROUP 8 (RASTER 0 or 1)",
 };
@@ -376,13 +376,15 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     /* block scales: the accumulator d and SCALE promotion buffers, (BM / WG / 64) x BN / 2 FP32
      * registers each (tcgemm.cu's SCALE): at most 128 with one buffer, 192 with two; SCALE 1 at
      * BN 256 (tcgemm.cu's T9_NH): d (128) and one buffer of an N-half of 128 columns (64), 192,
-     * with one m64 wgmma per warpgroup */
-    if (cfg[P_SCALE] < 0 || cfg[P_SCALE] > 2 ||
+     * with one m64 wgmma per warpgroup; SCALE 3 is that kernel with the K-block's A fragments in
+     * 16 more registers (tcgemm.cu's T9_AREG), BN 256 only */
+    if (cfg[P_SCALE] < 0 || cfg[P_SCALE] > 3 ||
         (cfg[P_SCALE] && (!cfg[P_FP8] || cfg[P_BK] != 128 || cfg[P_WG] < 1 ||
                           cfg[P_BM] % cfg[P_WG] ||
                           (cfg[P_BN] == 256
-                               ? cfg[P_SCALE] != 1 || cfg[P_BM] / cfg[P_WG] != 64
-                               : (cfg[P_BN] != 64 && cfg[P_BN] != 128) ||
+                               ? (cfg[P_SCALE] != 1 && cfg[P_SCALE] != 3) ||
+                                     cfg[P_BM] / cfg[P_WG] != 64
+                               : cfg[P_SCALE] == 3 || (cfg[P_BN] != 64 && cfg[P_BN] != 128) ||
                                      (cfg[P_SCALE] + 1) * (cfg[P_BM] / cfg[P_WG] / 64) *
                                              (cfg[P_BN] / 2) >
                                          64 * (cfg[P_SCALE] + 1)))))
@@ -438,7 +440,7 @@ static int tc_valid_prefix(const int *cfg, int n_fixed, const at_device_info *de
         if (n_fixed <= P_EPI)
             c[P_EPI] = 0;
         int f_lo = n_fixed > P_FP8 ? cfg[P_FP8] : 0, f_hi = n_fixed > P_FP8 ? cfg[P_FP8] : 3;
-        int s_lo = n_fixed > P_SCALE ? cfg[P_SCALE] : 0, s_hi = n_fixed > P_SCALE ? cfg[P_SCALE] : 2;
+        int s_lo = n_fixed > P_SCALE ? cfg[P_SCALE] : 0, s_hi = n_fixed > P_SCALE ? cfg[P_SCALE] : 3;
         int b_lo = n_fixed > P_BATCH ? cfg[P_BATCH] : 0, b_hi = n_fixed > P_BATCH ? cfg[P_BATCH] : 1;
         for (int f = f_lo; f <= f_hi; f++)
             for (int sc = s_lo; sc <= s_hi; sc++)
@@ -758,8 +760,11 @@ static void tc_fit_kind(int *cfg, const tpl_problem *p)
 {
     cfg[P_TYPE] = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
     cfg[P_FP8] = tpl_math_fp8(p->math);
-    /* block scales: the row's SCALE (1 or 2: one or two promotion buffers), else 1 */
-    cfg[P_SCALE] = !tpl_math_fp8_block(p->math) ? 0 : cfg[P_SCALE] == 2 ? 2 : 1;
+    /* block scales: the row's SCALE (1 or 2: one or two promotion buffers; 3: SCALE 1 with A in
+     * registers), else 1 */
+    cfg[P_SCALE] = !tpl_math_fp8_block(p->math)              ? 0
+                   : cfg[P_SCALE] == 2 || cfg[P_SCALE] == 3 ? cfg[P_SCALE]
+                                                             : 1;
     /* a transposed operand is read as stored where the kernel can (PATH 80, PATH 90 16-bit),
      * not packed; PATH 90 TF32 packs here (its OPA / OPB 1 kernels are the tuner's to pick: not
      * yet measured as a built-in choice); FP8 reads A and B K-major always (m x k and n x k:
@@ -884,12 +889,13 @@ const tpl_family tpl_tcgemm = {
         {"FP8", 4, {0, 1, 2, 3}, "FP8 operands (PATH 90, the problem's kind): 0 none, 1 E4M3 x "
                                  "E4M3, 2 E4M3 x E5M2, 3 E5M2 x E4M3; TYPE is then C's type (0 "
                                  "BF16, 1 FP16, 2 FP32)", .omit_first = 1},
-        {"SCALE", 3, {0, 1, 2}, "FP8 scaling (the problem's kind): 0 per-tensor, 1 block scales (1 "
-                                "x 128 of A, 128 x 128 of B; each K-block's product promoted to "
-                                "FP32 with its scales), 2 block scales with two promotion buffers "
-                                "(the next K-block's wgmmas run during a promotion); SCALE 1 at "
-                                "BN 256 runs each K-block in two N-halves of 128 through one "
-                                "buffer",
+        {"SCALE", 4, {0, 1, 2, 3}, "FP8 scaling (the problem's kind): 0 per-tensor, 1 block scales "
+                                   "(1 x 128 of A, 128 x 128 of B; each K-block's product promoted "
+                                   "to FP32 with its scales), 2 block scales with two promotion "
+                                   "buffers (the next K-block's wgmmas run during a promotion); "
+                                   "SCALE 1 at BN 256 runs each K-block in two N-halves of 128 "
+                                   "through one buffer; 3 is that with the K-block's A fragments "
+                                   "read once into registers for both halves",
          .omit_first = 1},
         {"BATCH", 2, {0, 1}, "PATH 90 strided batches: 0 one launch per product, 1 every product "
                              "in one launch (3-D tensor maps, persistent units over tiles x "

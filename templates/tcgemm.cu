@@ -62,6 +62,9 @@
 // SCALE 2: the same product with two promotion buffers, so one K-block's wgmmas run while the previous one is promoted.
 // SCALE 1 at BN 256 (T9_NH): each K-block's wgmmas run in two N-halves of 128 (m64n128k32) into one promotion buffer of
 // half the accumulator's size, each half promoted into its half of the accumulator before the next half is issued.
+// SCALE 3: SCALE 1 at BN 256 with A's fragments in registers (T9_AREG): each K-block's A slice (64 x 128 per warpgroup)
+// is read from shared memory once, with ldmatrix, and both N-halves' wgmmas take it from registers, where SCALE 1's
+// wgmmas read it from shared memory once per half (docs/fp8.md, "SCALE 3").
 // Accumulation is FP32; alpha and beta are FP32 and applied to the FP32 accumulator; C is rounded
 // once (round to nearest even) at the store. C has the input type: it halves the epilogue's
 // traffic and is what frameworks and cublasGemmEx with Ctype = Atype do. beta == 0 never reads C
@@ -182,7 +185,8 @@
                         // (row i, K-block kb at i * ceil(k/128) + kb), scale_b ceil(n/128) x ceil(k/128) (column block jb,
                         // K-block kb at jb * ceil(k/128) + kb), scale_d one float; BK 128, BN 64 or 128, one m64 wgmma per warpgroup;
                         // 2 block scales with two promotion buffers (K-block j + 1's wgmmas in flight while j is promoted);
-                        // SCALE 1 also takes BN 256: two N-halves of 128 through one promotion buffer (T9_NH)
+                        // SCALE 1 also takes BN 256: two N-halves of 128 through one promotion buffer (T9_NH);
+                        // 3 is SCALE 1 at BN 256 with A's fragments in registers (T9_AREG)
 #endif
 #ifndef BATCH
 #define BATCH 0         // PATH 90: 1 = every product of a strided batch in one launch (3-D tensor maps {cols, rows,
@@ -197,6 +201,17 @@
 #define TC_TF32 (TYPE == 2 && !FP8)    // TF32 math on FP32 A and B (TYPE 2 with FP8 is an FP32 C)
 #if FP8 < 0 || FP8 > 3 || (FP8 && (EPI || PATH != 90))
 #error "tcgemm: FP8 is 0..3, PATH 90 only, without a fused epilogue"
+#endif
+#if SCALE == 3 && BN != 256
+#error "tcgemm: SCALE 3 (SCALE 1 with A's fragments in registers) is BN 256"
+#endif
+#if SCALE == 3
+// SCALE 3 is SCALE 1 with T9_AREG: the code below reads SCALE 1 and T9_AREG
+#undef SCALE
+#define SCALE 1
+#define T9_AREG 1
+#else
+#define T9_AREG 0
 #endif
 #if SCALE < 0 || SCALE > 2 || (SCALE && (!FP8 || BK != 128 || (BN != 64 && BN != 128 && (SCALE != 1 || BN != 256)) || \
                                           BM / WG != 64 || PING))
@@ -280,12 +295,40 @@ __device__ __forceinline__ unsigned tc_pack2(float lo, float hi)
 #endif
 
 #if EPI
+// act(v): GELU's tanh form is 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))), its erf form 0.5 v (1 + erf(v /
+// sqrt(2))), in FP32: erff, and for the tanh the hardware's tanh.approx.f32 (one MUFU op) with a 16-bit C, the
+// accurate tanhf with TF32's FP32 C (the approximation's error would exceed FP32's tolerance there). The tanh form's
+// argument is v (k0 + k1 v^2) with k1 = k0 0.044715 (a mul, an FMA, a mul) and the result 0.5 v + 0.5 v t (a mul, an
+// FMA): 5 FP32 operations and one MUFU per element, where the textbook order takes 8. Error with a 16-bit C:
+// tanh.approx.f32's relative error is below 2^-10.98, so where t >= 0 (v >= 0) the result's relative error is at most
+// 2^-11 t / (1 + t) <= 2^-12, a sixteenth of BF16's rounding (2^-8) and half of FP16's (2^-11); where v < 0 the
+// result is small (|GELU(v)| < 0.17) and its absolute error at most 0.5 |v| 2^-11 |t|, below the rounding of the
+// large values that dominate the Frobenius norm of the tolerance rule (templates/tcgemm.c's TC_EPI_TOLERANCE
+// argues it; measured 1.66e-03 against the BF16 rule's 9.4e-03 at 4096^3, bench/results/2026-11-29-H200-fp8-
+// epilogue-tuned-c67a051.txt). The reordering changes FP32 roundings only (2^-24 relative). ReLU keeps a NaN a NaN
+// (v < 0 is false), so a wrong value is never hidden; NaN passes through tanh.approx and tanhf alike.
+__device__ __forceinline__ float tc_act(float v)
+{
+#if TC_ACT == 1
+    v = v < 0.0f ? 0.0f : v;
+#elif TC_ACT == 2
+    float u = v * fmaf(0.035677408136300125f, v * v, 0.7978845608028654f), t;
+#if TYPE == 2
+    t = tanhf(u);
+#else
+    asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(u));
+#endif
+    const float hv = 0.5f * v;
+    v = fmaf(hv, t, hv);
+#elif TC_ACT == 3
+    v = 0.5f * v * (1.0f + erff(v * 0.7071067811865476f));
+#endif
+    return v;
+}
+
 // act(v + bias) of output (r, c) of an m x n C: bias[r] (per row) or bias[c] (per column), read only inside C (the
-// staged epilogues form values past the edge that the TMA store then clips). GELU's tanh form is
-// 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))), its erf form 0.5 v (1 + erf(v / sqrt(2))), in FP32: erff, and for
-// the tanh the hardware's tanh.approx.f32 (one MUFU op, relative error below 2^-10.98) with a 16-bit C, whose own
-// rounding is 2^-8 (BF16) or 2^-11 (FP16) relative, the accurate tanhf with TF32's FP32 C (the approximation's error
-// would exceed FP32's tolerance there). ReLU keeps a NaN a NaN (v < 0 is false), so a wrong value is never hidden.
+// staged epilogues form values past the edge that the TMA store then clips). PATH 90's staged store (VEC 8) reads
+// each thread's bias values once per tile instead (t9_bias_load) and calls tc_act.
 __device__ __forceinline__ float tc_epi(float v, const tc_elem *__restrict__ bias, int r, int c, int m, int n)
 {
 #if TC_BIAS == 1
@@ -296,20 +339,7 @@ __device__ __forceinline__ float tc_epi(float v, const tc_elem *__restrict__ bia
         v += tc_to_f32(bias[c]);
 #endif
     (void)r; (void)c; (void)m; (void)n;
-#if TC_ACT == 1
-    v = v < 0.0f ? 0.0f : v;
-#elif TC_ACT == 2
-    float u = 0.7978845608028654f * (v + 0.044715f * v * v * v), t;
-#if TYPE == 2
-    t = tanhf(u);
-#else
-    asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(u));
-#endif
-    v = 0.5f * v * (1.0f + t);
-#elif TC_ACT == 3
-    v = 0.5f * v * (1.0f + erff(v * 0.7071067811865476f));
-#endif
-    return v;
+    return tc_act(v);
 }
 #endif
 
@@ -831,6 +861,44 @@ __device__ __forceinline__ void t9_mma_h(float *d, unsigned long long da, unsign
         : "l"(da), "l"(db), "r"(scd));
 }
 
+#if T9_AREG
+// t9_mma_h with A (64 x 32 FP8) from registers in wgmma's fragment layout (t9_fa8)
+__device__ __forceinline__ void t9_mma_hr(float *d, const unsigned *a, unsigned long long db, int scd)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32." T9_PTXA "." T9_PTXB "\n"
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scd));
+}
+
+// The FP8 A fragments of k32 step kk, one ldmatrix.x4: wgmma's m64nNk32 8-bit A layout gives warp w, lane l, register q
+// row 16 w + l / 4 + 8 (q % 2) and the 4 bytes at k = 32 kk + 16 (q / 2) + 4 (l % 4) (byte j at k + j), which is
+// ldmatrix's b16 layout of four 8 x 16-byte matrices, matrix q = register q: lane l gives the address of row l % 8 of
+// matrix l / 8. In the stage's K-major A tile (rows of 128 bytes, 128-byte swizzle: 16-byte chunk x of row p at
+// x ^ (p % 8), p % 8 = l % 8 here) a matrix's 8 rows fall in 8 different chunk columns: no bank conflict.
+__device__ __forceinline__ void t9_fa8(unsigned (&a)[4], unsigned sa, int row0, int warp, int lane, int kk)
+{
+    const int mq = lane / 8, p = row0 + warp * 16 + lane % 8 + 8 * (mq % 2);
+    // chunk (2 kk + mq / 2) ^ (l % 8) = ((mq / 2) ^ (l % 8)) ^ 2 kk: one lane term, kk's part a constant XOR
+    const unsigned ad = sa + p * 128 + ((((mq / 2) ^ (lane % 8)) * 16) ^ (32 * kk));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3]) : "r"(ad) : "memory");
+}
+#endif
+
 __device__ __forceinline__ void t9_fence_h(float *d)
 {
 #pragma unroll
@@ -991,6 +1059,48 @@ __device__ __forceinline__ void t9_tile(int t, int sm, int sn, int *pm, int *pn)
     *pm = c; *pn = r;
 #endif
 }
+
+#if EPI && TC_BIAS && TYPE != 2
+// The staged store's (VEC 8, 16-bit C) bias values of this thread, read once per tile ahead of the store loop, where
+// tc_epi would read one per element, each behind the previous element's shared-memory store (an asm with a memory
+// clobber, which no load may pass) and so with the load's whole latency exposed. Per column (TC_BIAS 2): columns
+// n0 + 8 j + 2 (lane % 4) + e, e = 0, 1, the same in every row the thread stores, in bits 16 e of bv[j] (one 4-byte
+// load a pair where the tile lies inside C and bias is 4-byte aligned); per row (TC_BIAS 1): rows r0 + 64 i + 8 h in
+// bits 16 h of bv[i]. 0 (+0.0) outside C, whose values the TMA store clips.
+#define T9_NBIAS (TC_BIAS == 2 ? T9_ACC / 4 : T9_MI)
+__device__ __forceinline__ void t9_bias_load(unsigned (&bv)[T9_NBIAS], const tc_elem *__restrict__ bias, int r0,
+                                             int n0, int lane, int m, int n)
+{
+#if TC_BIAS == 2
+    const int c0 = n0 + (lane % 4) * 2;
+    (void)r0; (void)m;
+    if (n0 + BN <= n && ((unsigned long long)bias & 3) == 0) {
+#pragma unroll
+        for (int j = 0; j < T9_NBIAS; j++)
+            bv[j] = __ldg((const unsigned *)(bias + c0 + 8 * j));
+    } else {
+#pragma unroll
+        for (int j = 0; j < T9_NBIAS; j++) {
+            const int gc = c0 + 8 * j;
+            bv[j] = (gc < n ? (unsigned)bias[gc] : 0u) | (gc + 1 < n ? (unsigned)bias[gc + 1] << 16 : 0u);
+        }
+    }
+#else
+    (void)n0; (void)lane; (void)n;
+#pragma unroll
+    for (int i = 0; i < T9_NBIAS; i++) {
+        const int gr = r0 + 64 * i;
+        bv[i] = (gr < m ? (unsigned)bias[gr] : 0u) | (gr + 8 < m ? (unsigned)bias[gr + 8] << 16 : 0u);
+    }
+#endif
+}
+
+// Half e (0, 1) of a t9_bias_load pair as FP32.
+__device__ __forceinline__ float t9_bias_half(unsigned pair, int e)
+{
+    return tc_to_f32((tc_elem)(pair >> (16 * e)));
+}
+#endif
 
 // Epilogue store of one value (scalar) or an adjacent pair (VEC 2) at (r, c), guarded.
 __device__ __forceinline__ void t9_st1(tc_elem *C, long long ldc, int m, int n, int r, int c,
@@ -1459,6 +1569,19 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #endif
 #if SCALE == 2
             float pf0 = 0.0f, pf1 = 0.0f;   // the previous K-block's scale products (rows sr0, sr1)
+#elif SCALE == 1
+            // SCALE 1 (and 3): the scales of the step's K-block, loaded one step ahead: a step's first promotion
+            // follows its stage's wait by only a few wgmmas' time (T9_NH: 4 m64n128k32, a few hundred clocks), less
+            // than an L2 access for a scale row that missed L1, so a load in the same step could stall the promotion
+            float sc_a0 = 0.0f, sc_a1 = 0.0f, sc_b = 0.0f;
+            if (k0 < k1) {
+                sc_a0 = sa0[k0];
+                sc_a1 = sa1[k0];
+                sc_b = sbk[k0];
+            }
+#if T9_NH
+            float sc_b1 = k0 < k1 ? sbk1[k0] : 0.0f;
+#endif
 #endif
 #if PING
             // the previous tile's owner must have finished its main loop: before that, this
@@ -1476,12 +1599,21 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                             // previous one's (promoted if after: not the first block of a chunk)
 #endif
                             ) {
-#if SCALE
+#if SCALE == 1
+                // the block's scales, loaded during the previous step (sc_*); this step loads the next block's, read
+                // one whole step later (the last block reloads its own)
+                const float la0 = sc_a0, la1 = sc_a1, lb = sc_b;
+                const int kn = kt + 1 < k1 ? kt + 1 : kt;
+                sc_a0 = sa0[kn];
+                sc_a1 = sa1[kn];
+                sc_b = sbk[kn];
+#elif SCALE
                 // the block's scales, loaded ahead of the stage's wait and read after its wgmmas
                 const float la0 = sa0[kt], la1 = sa1[kt], lb = sbk[kt];
 #endif
 #if T9_NH
-                const float lb1 = sbk1[kt];     // the second N-half's
+                const float lb1 = sc_b1;        // the second N-half's
+                sc_b1 = sbk1[kn];
 #endif
                 t9_bar_wait(bars + 8 * s, ph);
 #if T9X_ON
@@ -1505,6 +1637,14 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 // into d's registers 0..63 with the block's scales; then N-half 1's (B rows 128..255) into dt, left
                 // to the step's commit and wait below, which promote them into registers 64..127
                 (void)fa;
+#if T9_AREG
+                // the K-block's A fragments (4 k32 steps x 4 registers), read once for both N-halves; their
+                // registers are free again after the step's last wait (wait_group 0)
+                unsigned af[BK / T9_KSTEP][4];
+#pragma unroll
+                for (int kk = 0; kk < BK / T9_KSTEP; kk++)
+                    t9_fa8(af[kk], sa, c * T9_WP, warp, lane, kk);
+#endif
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
                     if (h == 1) {
@@ -1525,9 +1665,13 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
                     for (int kk = 0; kk < BK / T9_KSTEP; kk++) {
                         unsigned long long db = t9_desc(sb + h * (128 * 128) + (kk % 4) * 32, 16, 1024);
+#if T9_AREG
+                        t9_mma_hr(dt, af[kk], db, kk > 0);
+#else
                         unsigned long long da =
                             t9_desc(sa + (kk / 4) * (BM * 128) + c * T9_WP * 128 + (kk % 4) * 32, 16, 1024);
                         t9_mma_h(dt, da, db, kk > 0);
+#endif
                     }
                 }
 #elif !TC_TF32
@@ -1853,6 +1997,11 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 // stage alpha*acc (rounded) in this warpgroup's 128-byte-swizzled boxes of 64 columns,
                 // then one thread stores them with TMA; the stores overlap the next tile's main loop
                 unsigned cs = base + STAGES * T9_STAGE_BYTES + (PING ? 0 : c) * (T9_WP * BN * 2);
+#if EPI && TC_BIAS
+                // the thread's bias values, loaded while the previous tile's stores drain
+                unsigned bv[T9_NBIAS];
+                t9_bias_load(bv, bias, m0 + (PING ? 0 : c * T9_WP) + warp * 16 + lane / 4, n0, lane, m, n);
+#endif
                 if (tid == 0)
                     asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
                 asm volatile("bar.sync %0, 128;" :: "r"(8 + c) : "memory");
@@ -1865,10 +2014,22 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                             int r = i * 64 + warp * 16 + lane / 4 + h * 8, col = j * 8 + (lane % 4) * 2;
                             unsigned ad = cs + (col / 64) * (T9_WP * 128) + r * 128
                                         + ((((col % 64) / 8) ^ (r % 8)) * 16) + (col % 8) * 2;
+#if EPI
+                            float o0 = alpha * d[i][4 * j + 2 * h], o1 = alpha * d[i][4 * j + 2 * h + 1];
+#if TC_BIAS == 2
+                            o0 += t9_bias_half(bv[j], 0);
+                            o1 += t9_bias_half(bv[j], 1);
+#elif TC_BIAS == 1
+                            o0 += t9_bias_half(bv[i], h);
+                            o1 += t9_bias_half(bv[i], h);
+#endif
+                            unsigned v = tc_pack2(tc_act(o0), tc_act(o1));
+#else
                             int gr = m0 + (PING ? 0 : c * T9_WP) + r, gc = n0 + col;
                             unsigned v = tc_pack2(TC_EPI(alpha * d[i][4 * j + 2 * h], gr, gc),
                                                   TC_EPI(alpha * d[i][4 * j + 2 * h + 1], gr, gc + 1));
                             (void)gr; (void)gc;
+#endif
                             asm volatile("st.shared.b32 [%0], %1;" :: "r"(ad), "r"(v) : "memory");
                         }
                     }

@@ -464,7 +464,9 @@ static void *te_random(at_dtype t, size_t count, unsigned seed)
 }
 
 /* Every epilogue of every type in both orders through at_gemm_epilogue at 257 x 381 x 200
- * (alpha 0.25 so that the bias and the activations' bends matter; beta 0 and 0.5), against
+ * (alpha 0.25 so that the bias and the activations' bends matter; beta 0 and 0.5, and beta 0
+ * with the bias one element past an aligned address: PATH 90's staged store reads a 16-bit bias
+ * in pairs only where it is 4-byte aligned, element by element otherwise), against
  * the float64 host product of the same inputs with the epilogue of the call's own definition
  * (a per-row bias has m elements in either order). The kernel that ran is the tensor-core
  * family's with the canonical EPI: a column-major per-row bias is per column there. */
@@ -516,13 +518,15 @@ GPU_TEST(epilogue_gpu_api_every_order_bias_and_type)
         double worst = 0;
         for (int e = 1; prod && e < TPL_N_EPI && !th_failed(); e++)
             for (int order = 0; order < 2 && !th_failed(); order++)
-                for (int bz = 0; bz < 2 && !th_failed(); bz++) {
-                    double alpha = 0.25, beta = bz ? 0.5 : 0.0;
+                for (int bz = 0; bz < 3 && !th_failed(); bz++) {
+                    double alpha = 0.25, beta = bz == 1 ? 0.5 : 0.0;
+                    const int b0 = bz == 2;     /* the bias's first element in the buffer */
                     int col = order == AT_COL_MAJOR;
                     long long lda = col ? m : k, ldb = col ? k : n, ldc = col ? m : n;
                     (void)lda, (void)ldb;
                     at_epilogue epi = {(at_activation)TPL_EPI_ACT(e), (at_bias_kind)TPL_EPI_BIAS(e),
-                                       TPL_EPI_BIAS(e) ? (const void *)(uintptr_t)dbias : NULL};
+                                       TPL_EPI_BIAS(e) ? (const void *)(uintptr_t)(dbias + b0 * es)
+                                                       : NULL};
                     CHECK(!cu->MemcpyHtoD(dC, C0, (size_t)m * n * es));
                     s = at_gemm_epilogue(h, (at_order)order, AT_OP_N, AT_OP_N, m, n, k, type, alpha,
                                          (const void *)(uintptr_t)dA, (int)lda,
@@ -547,8 +551,8 @@ GPU_TEST(epilogue_gpu_api_every_order_bias_and_type)
                             size_t ic = col ? (size_t)i + (size_t)j * ldc : (size_t)i * ldc + j;
                             double acc = prod[(size_t)order * m * n + (size_t)i * n + j];
                             double ref = alpha * acc + beta * te_get(type, C0, ic, 0);
-                            ref += kind == AT_BIAS_ROW ? te_get(type, bias, i, 0)
-                                   : kind == AT_BIAS_COL ? te_get(type, bias, j, 0) : 0;
+                            ref += kind == AT_BIAS_ROW ? te_get(type, bias, b0 + i, 0)
+                                   : kind == AT_BIAS_COL ? te_get(type, bias, b0 + j, 0) : 0;
                             ref = te_act(TPL_EPI_ACT(e), ref);
                             double got = te_get(type, C, ic, 0);
                             num += (got - ref) * (got - ref);
@@ -564,7 +568,8 @@ GPU_TEST(epilogue_gpu_api_every_order_bias_and_type)
                               beta, err, tpl_tcgemm.tolerance(&p), st.last_config);
                     worst = fmax(worst, err / tpl_tcgemm.tolerance(&p));
                 }
-        printf("    %s: 11 epilogues x 2 orders x 2 betas, worst error %.2f of the tolerance\n",
+        printf("    %s: 11 epilogues x 2 orders x 3 (beta 0, 0.5, an offset bias), worst error %.2f "
+               "of the tolerance\n",
                te_kinds[t].name, worst);
         cu->MemFree(dA);
         cu->MemFree(dB);

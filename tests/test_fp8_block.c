@@ -198,16 +198,17 @@ TEST(fp8_block_argument_checks)
 /* Every valid SCALE 1 or 2 kernel is a PATH 90 FP8 kernel with BK 128, BN 64 or 128 and one m64
  * wgmma per warpgroup; it serves exactly its pair, C type and block scaling (in every op pair),
  * never the per-tensor kind, and no SCALE 0 kernel serves a block-scaled problem. SCALE 2 (two
- * promotion buffers) is valid exactly where SCALE 1 is: the same lattice rows. SCALE 1 or 2 on a
- * per-tensor tile (128 x 256) or without FP8, and SCALE 3, are refused with the reason. */
+ * promotion buffers) is valid exactly where SCALE 1 is: the same lattice rows. SCALE 3 (SCALE 1
+ * with A in registers) is valid exactly where SCALE 1 is at BN 256. SCALE 2 on the 128 x 256 tile,
+ * SCALE 3 below BN 256, any SCALE without FP8, and SCALE 4 are refused with the reason. */
 TEST(fp8_block_kernels_rules_and_kinds)
 {
     const tpl_family *f = &tpl_tcgemm;
     at_device_info h100 = tb_h100();
-    CHECK(f->params[P_SCALE].omit_first && f->params[P_SCALE].n_values == 3);
+    CHECK(f->params[P_SCALE].omit_first && f->params[P_SCALE].n_values == 4);
     long long *idx = NULL, n = tpl_valid_configs(f, NULL, &idx);
     CHECK(n > 0 && idx);
-    int per[3][4][3] = {{{0}}}, wide[4][3] = {{0}}, tensor_checked = 0;
+    int per[3][4][3] = {{{0}}}, wide[4][4][3] = {{{0}}}, tensor_checked = 0;
     for (long long i = 0; i < n && !th_failed(); i++) {
         int c[TPL_MAX_PARAMS];
         tpl_config_from_index(f, idx[i], c);
@@ -221,20 +222,25 @@ TEST(fp8_block_kernels_rules_and_kinds)
         }
         if (!c[P_SCALE])
             continue;
-        /* BN 256 (two N-halves through one promotion buffer) is SCALE 1's alone */
+        /* BN 256 (two N-halves through one promotion buffer) is SCALE 1's and 3's alone */
+        CHECK(c[P_SCALE] >= 1 && c[P_SCALE] <= 3);
         if (c[P_BN] == 256)
-            wide[c[P_FP8]][c[P_TYPE]]++;
-        else
+            wide[c[P_SCALE]][c[P_FP8]][c[P_TYPE]]++;
+        else if (c[P_SCALE] < 3)
             per[c[P_SCALE]][c[P_FP8]][c[P_TYPE]]++;
-        /* the twin with the other number of promotion buffers is valid too, except at BN 256 */
+        /* the twin with the other number of promotion buffers (BN 64, 128) or the other A source
+         * (BN 256: SCALE 1 and 3) is valid too; SCALE 2 is not at BN 256 nor SCALE 3 below it */
         int twin[TPL_MAX_PARAMS];
         memcpy(twin, c, sizeof twin);
-        twin[P_SCALE] = 3 - c[P_SCALE];
-        CHECK_MSG(f->valid(twin, &h100, NULL, 0) == (c[P_BN] != 256),
-                  "SCALE=%d FP8=%d BN=%d SPLITK=%d", c[P_SCALE], c[P_FP8], c[P_BN], c[P_SPLITK]);
+        twin[P_SCALE] = c[P_BN] == 256 ? 4 - c[P_SCALE] : 3 - c[P_SCALE];
+        CHECK_MSG(f->valid(twin, &h100, NULL, 0), "SCALE=%d FP8=%d BN=%d SPLITK=%d", c[P_SCALE],
+                  c[P_FP8], c[P_BN], c[P_SPLITK]);
+        twin[P_SCALE] = c[P_BN] == 256 ? 2 : 3;
+        CHECK_MSG(!f->valid(twin, &h100, NULL, 0), "SCALE=%d FP8=%d BN=%d SPLITK=%d", twin[P_SCALE],
+                  c[P_FP8], c[P_BN], c[P_SPLITK]);
         CHECK(c[P_FP8] >= 1 && c[P_PATH] == 90 && c[P_BK] == 128 && c[P_OPB] == 1 &&
               c[P_OPA] == 0 && c[P_EPI] == 0);
-        CHECK((c[P_BN] == 128 || c[P_BN] == 64 || (c[P_BN] == 256 && c[P_SCALE] == 1)) &&
+        CHECK((c[P_BN] == 128 || c[P_BN] == 64 || (c[P_BN] == 256 && c[P_SCALE] != 2)) &&
               c[P_BM] / c[P_WG] == 64);
         CHECK(f->valid(c, &h100, NULL, 0));
         for (int pr = 0; pr < 3; pr++)
@@ -261,13 +267,15 @@ TEST(fp8_block_kernels_rules_and_kinds)
     printf("    block-scaled kernels per pair and SCALE (BF16, FP16, FP32 C): %d %d %d\n",
            per[1][1][0], per[1][1][1], per[1][1][2]);
     /* BN 256 SCALE 1 kernels of every pair and C type: VEC 8 (16-bit C) and VEC 2 rows, tile
-     * orders */
+     * orders; as many SCALE 3 ones */
     for (int fv = 1; fv < 4; fv++)
         for (int t = 0; t < 3; t++)
-            CHECK_MSG(wide[fv][t] >= 4 && wide[fv][t] <= 20, "BN 256 FP8=%d TYPE=%d: %d", fv, t,
-                      wide[fv][t]);
-    printf("    BN 256 block-scaled kernels per pair (BF16, FP16, FP32 C): %d %d %d\n",
-           wide[1][0], wide[1][1], wide[1][2]);
+            CHECK_MSG(wide[1][fv][t] >= 4 && wide[1][fv][t] <= 20 &&
+                          wide[3][fv][t] == wide[1][fv][t] && wide[2][fv][t] == 0,
+                      "BN 256 FP8=%d TYPE=%d: %d SCALE 1, %d SCALE 3", fv, t, wide[1][fv][t],
+                      wide[3][fv][t]);
+    printf("    BN 256 block-scaled kernels per pair and SCALE 1 or 3 (BF16, FP16, FP32 C): %d %d "
+           "%d\n", wide[1][1][0], wide[1][1][1], wide[1][1][2]);
     CHECK(tensor_checked > 0);
     /* the refusals */
     int c[TPL_MAX_PARAMS];
@@ -275,8 +283,13 @@ TEST(fp8_block_kernels_rules_and_kinds)
     CHECK(th_parse_config(f, "TYPE=0,PATH=90,BM=128,BN=256,BK=128,STAGES=3,WG=2,CM=1,CN=1,"
                              "WARPS_M=2,WARPS_N=2,RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,OPB=1,"
                              "FP8=1,SCALE=1", c, __FILE__, __LINE__));
-    /* BN 256: SCALE 1 in two N-halves (128 + 64 registers), SCALE 2 would need 128 + 2 x 64 */
+    /* BN 256: SCALE 1 in two N-halves (128 + 64 registers), SCALE 3 the same with A's fragments
+     * (16 more), SCALE 2 would need 128 + 2 x 64 */
     CHECK_MSG(f->valid(c, &h100, why, sizeof why), "%s", why);
+    c[P_SCALE] = 3;
+    CHECK_MSG(f->valid(c, &h100, why, sizeof why), "%s", why);
+    c[P_SCALE] = 4;
+    CHECK(!f->valid(c, NULL, why, sizeof why) && strstr(why, "SCALE is 0"));
     c[P_SCALE] = 2;
     CHECK(!f->valid(c, NULL, why, sizeof why) && strstr(why, "SCALE is 0"));
     c[P_SCALE] = 1;
@@ -292,9 +305,9 @@ TEST(fp8_block_kernels_rules_and_kinds)
     CHECK_MSG(f->valid(c, NULL, why, sizeof why), "%s", why);
     c[P_SCALE] = 1;
     CHECK_MSG(f->valid(c, NULL, why, sizeof why), "%s", why);
-    c[P_SCALE] = 3;
+    c[P_SCALE] = 3;                     /* A in registers: the 128 x 256 tile's halves only */
     CHECK(!f->valid(c, NULL, why, sizeof why) && strstr(why, "SCALE is 0"));
-    for (int sc = 1; sc < 3; sc++) {
+    for (int sc = 1; sc < 4; sc++) {
         c[P_SCALE] = sc;
         c[P_FP8] = 0;
         c[P_OPB] = 0;
@@ -366,6 +379,18 @@ TEST(fp8_block_defaults_and_tolerance)
         CHECK_MSG(cfg[P_SCALE] == fits[i].want && f->valid(cfg, &h100, NULL, 0) &&
                   f->applicable(cfg, &p), "row SCALE %d, block %d: SCALE %d", fits[i].row,
                   fits[i].block, cfg[P_SCALE]);
+    }
+    /* and a SCALE 3 row (BN 256, A in registers) its SCALE 3 */
+    for (int block = 0; block < 2; block++) {
+        int cfg[TPL_MAX_PARAMS];
+        CHECK(th_parse_config(f, "TYPE=0,PATH=90,BM=128,BN=256,BK=128,STAGES=3,WG=2,CM=1,CN=1,"
+                                 "WARPS_M=2,WARPS_N=2,RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16,"
+                                 "OPB=1,FP8=1,SCALE=3", cfg, __FILE__, __LINE__));
+        tpl_problem p = tb_problem(4096, 4096, 4096, AT_R_16BF, tpl_math_fp8_scaled(1, block));
+        p.op_b = AT_OP_T;
+        f->fit_kind(cfg, &p);
+        CHECK_MSG(cfg[P_SCALE] == (block ? 3 : 0) && f->valid(cfg, &h100, NULL, 0) &&
+                  f->applicable(cfg, &p), "row SCALE 3, block %d: SCALE %d", block, cfg[P_SCALE]);
     }
 }
 
@@ -448,6 +473,11 @@ TEST(fp8_block_nvrtc_compiles_every_value)
                "RASTER=0,GROUP=8,SPLITK=1,VEC=8") ",FP8=2,SCALE=1",
         TB_P90(2, "BM=128,BN=256,BK=128,STAGES=4,CM=1,CN=1",
                "RASTER=1,GROUP=16,SPLITK=1,VEC=2") ",FP8=3,SCALE=1",
+        /* SCALE 3: the same with A's fragments in registers (ldmatrix, register-A wgmmas) */
+        TB_P90(0, "BM=128,BN=256,BK=128,STAGES=3,CM=1,CN=1",
+               "RASTER=0,GROUP=8,SPLITK=1,VEC=8") ",FP8=1,SCALE=3",
+        TB_P90(2, "BM=128,BN=256,BK=128,STAGES=4,CM=1,CN=1",
+               "RASTER=1,GROUP=16,SPLITK=1,VEC=2") ",FP8=2,SCALE=3",
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0] && !th_failed(); i++) {
         int c[TPL_MAX_PARAMS];
@@ -498,6 +528,21 @@ GPU_TEST(fp8_block_gpu_two_buffers_through_verification)
     const char *const names[3] = {tb_pairs[0].name, tb_pairs[1].name, tb_pairs[2].name};
     th_fp8_kinds_through_verification(maths, names, 2, shapes,
                                       (int)(sizeof shapes / sizeof shapes[0]), 3, 43);
+}
+
+/* The same for every SCALE 3 kernel (SCALE 1's 128 x 256 tile with the K-block's A fragments read
+ * into registers by ldmatrix and both N-halves' wgmmas taking A from them): partial K-blocks,
+ * partial and absent second N-halves, every op pair. */
+GPU_TEST(fp8_block_gpu_a_in_registers_through_verification)
+{
+    static const th_fp8_shape shapes[] = {
+        {257, 381, 200, 2}, {263, 384, 136, 0}, {129, 65, 33, 1}, {7, 13, 5, 3},
+        {257, 381, 1100, 2}, {1025, 1023, 1027, 2}, {300, 260, 4096, 2},
+    };
+    const at_math maths[3] = {tb_pairs[0].math, tb_pairs[1].math, tb_pairs[2].math};
+    const char *const names[3] = {tb_pairs[0].name, tb_pairs[1].name, tb_pairs[2].name};
+    th_fp8_kinds_through_verification(maths, names, 3, shapes,
+                                      (int)(sizeof shapes / sizeof shapes[0]), 1, 47);
 }
 
 /* An FP8 byte as a double from the formats' definitions (OCP FP8), independent of reference.cu. */
@@ -726,6 +771,13 @@ GPU_TEST(fp8_block_gpu_wide_tile_against_host_reference)
          ",FP8=2,SCALE=1", 1},
         {TB_P90(2, "BM=128,BN=256,BK=128,STAGES=4,CM=1,CN=1", "RASTER=0,GROUP=8,SPLITK=1,VEC=2")
          ",FP8=3,SCALE=1", 2},
+        /* SCALE 3 (A's fragments in registers): the same rows */
+        {TB_P90(0, "BM=128,BN=256,BK=128,STAGES=3,CM=1,CN=1", "RASTER=0,GROUP=8,SPLITK=1,VEC=8")
+         ",FP8=1,SCALE=3", 0},
+        {TB_P90(1, "BM=128,BN=256,BK=128,STAGES=4,CM=1,CN=1", "RASTER=1,GROUP=16,SPLITK=1,VEC=2")
+         ",FP8=2,SCALE=3", 1},
+        {TB_P90(2, "BM=128,BN=256,BK=128,STAGES=4,CM=1,CN=1", "RASTER=0,GROUP=8,SPLITK=1,VEC=2")
+         ",FP8=3,SCALE=3", 2},
     };
     static const int shapes[][3] = {
         {300, 381, 384}, {257, 200, 256}, {129, 520, 1024}, {64, 130, 128}, {520, 640, 2048},
