@@ -289,6 +289,10 @@ TEST(hostpath_trial_winner_is_served_through_the_call_table)
                          "%63[^\t]\t%1023[^\n]", shape, fam, &slot, mark, &ms, &t0, &t1, &t2,
                          runner, config) == 10, "trial log line: %s", line);
         CHECK_EQ(slot, lines);
+        /* the score is the fastest of the three calls (printed to 0.01 us) */
+        double fastest = t0 < t1 ? (t0 < t2 ? t0 : t2) : (t1 < t2 ? t1 : t2);
+        CHECK_MSG(ms > fastest - 0.006 && ms < fastest + 0.006, "score %.2f, times %.2f %.2f %.2f",
+                  ms, t0, t1, t2);
         lines++;
         fastest_ms = ms < fastest_ms ? ms : fastest_ms;
         if (strcmp(mark, "chosen") == 0) {
@@ -303,6 +307,40 @@ TEST(hostpath_trial_winner_is_served_through_the_call_table)
     CHECK_EQ(chosen, 1);
     CHECK_MSG(chosen_ms == fastest_ms, "chosen %.2f us, fastest %.2f us", chosen_ms, fastest_ms);
     CHECK_STR(chosen_config, st.last_config);
+    CHECK_OK(at_destroy(h));
+}
+
+/* A trial keeps the candidate whose fastest call was fastest: the last module loaded reads
+ * 9.8-9.9 ms on every call, the plan's own first kernel 10 ms on two of its three calls but
+ * 1 ms on one; the median would keep the last module, the fastest call keeps the first. */
+TEST(hostpath_trial_scores_each_candidate_by_its_fastest_call)
+{
+    if (!th_fake_child("hostpath_trial_scores_each_candidate_by_its_fastest_call"))
+        return;
+    at_handle *h = hp_handle("trial_fastest", AT_TRIALS_DEFAULT);
+    CHECK(h);
+    int m = 200, n = 300, k = 64;
+    tpl_problem p = hp_problem(m, n, k, AT_R_16BF);
+    CHECK_OK(th_fake_prestore(h, &p, 0));
+    for (int module = 1; module < 64; module++)
+        th_fake_set_module_ms(module, 10.0f - 0.001f * (float)module);
+    th_fake_reset();
+    at_stats st;
+    int calls = 0;
+    long long first_module = -1;
+    do {
+        CHECK_OK(hp_gemm(h, m, n, k, AT_R_16BF, 1.0));
+        if (calls == 0) {
+            first_module = th_fake_last_module();   /* the plan's own kernel runs first */
+            th_fake_set_module_first_ms((int)first_module, 1.0f);
+        }
+        CHECK_OK(at_get_stats(h, &st));
+        calls++;
+    } while (st.trials == 0 && calls < 3 * AT_TRIALS_MAX + 1);
+    CHECK_MSG(st.trials == 1, "no trial settled in %d calls", calls);
+    CHECK(th_fake_count("cuModuleLoadData") >= 2);
+    CHECK_OK(hp_gemm(h, m, n, k, AT_R_16BF, 1.0));
+    CHECK_EQ(th_fake_last_module(), first_module);
     CHECK_OK(at_destroy(h));
 }
 

@@ -86,6 +86,15 @@ void th_fake_set_module_ms(int module, float ms)
         fn(module, ms);
 }
 
+void th_fake_set_module_first_ms(int module, float ms)
+{
+    void *lib = th_fake_lib();
+    void (*fn)(int, float) = lib ? (void (*)(int, float))dlsym(lib, "fakecuda_set_module_first_ms")
+                                 : NULL;
+    if (fn)
+        fn(module, ms);
+}
+
 void th_fake_make_current(at_handle *h)
 {
     CUcontext current = NULL;

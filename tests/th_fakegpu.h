@@ -20,6 +20,8 @@ int th_fake_last_module(void);
 CUstream th_fake_last_stream(void);
 /* The time an event pair around a launch of module `module` reads. */
 void th_fake_set_module_ms(int module, float ms);
+/* The first event pair around a launch of module `module` reads ms, once. */
+void th_fake_set_module_first_ms(int module, float ms);
 /* Makes h's context current on this thread (as a CUDA runtime program has it). */
 void th_fake_make_current(at_handle *h);
 /* Stores a stand-in cubin in h's database for every configuration a GEMM call of the

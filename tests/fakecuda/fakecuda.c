@@ -26,6 +26,7 @@ static long long fk_counts[FK_N];
 static int fk_modules;
 static int fk_last_module;
 static float fk_module_ms[64];  /* the time an event pair around a launch of module i reads */
+static float fk_module_first_ms[64];    /* the first such reading instead, where > 0 */
 static int fk_module_between;   /* the module launched since the last event record */
 static _Thread_local CUcontext fk_stack[16];
 static _Thread_local int fk_depth;
@@ -67,6 +68,14 @@ void fakecuda_set_module_ms(int module, float ms)
 {
     if (module > 0 && module < 64)
         fk_module_ms[module] = ms;
+}
+
+/* The time (ms) the first event pair around a launch of module `module` reads, once (the
+ * later pairs read fakecuda_set_module_ms's). */
+void fakecuda_set_module_first_ms(int module, float ms)
+{
+    if (module > 0 && module < 64)
+        fk_module_first_ms[module] = ms;
 }
 
 CUresult cuInit(unsigned int flags) { (void)flags; fk_counts[FK_OTHER]++; return CUDA_SUCCESS; }
@@ -275,6 +284,10 @@ CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end)
     (void)start;
     int m = ((fk_event *)end)->module;
     *ms = m > 0 && m < 64 && fk_module_ms[m] > 0 ? fk_module_ms[m] : 1.0f;
+    if (m > 0 && m < 64 && fk_module_first_ms[m] > 0) {
+        *ms = fk_module_first_ms[m];
+        fk_module_first_ms[m] = 0;
+    }
     return CUDA_SUCCESS;
 }
 CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)
