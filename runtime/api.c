@@ -628,8 +628,8 @@ static void trial_store(at_handle *h, const at_plan *pl, int w,
 
 /* Appends the finished trial of plan pl to the handle's trial log (AUTOTUNE_TRIAL_LOG): one
  * line per candidate with its score (the fastest of its three times) and the three times, the
- * chosen one marked. A log that cannot be opened
- * is skipped: it is a diagnostic, never a reason for a call to fail. */
+ * chosen one marked. A log that cannot be opened is skipped: it is a diagnostic, never a
+ * reason for a call to fail. */
 static void trial_log_write(const at_handle *h, const at_plan *pl,
                             float times[][AT_TRIAL_ROUNDS], int best, int vendor)
 {

@@ -77,22 +77,23 @@ CUstream th_fake_last_stream(void)
     return fn ? fn() : NULL;
 }
 
-void th_fake_set_module_ms(int module, float ms)
+/* Calls the fake driver's setter `entry` (module, ms), where the fake is loaded. */
+static void th_fake_set_module_time(const char *entry, int module, float ms)
 {
     void *lib = th_fake_lib();
-    void (*fn)(int, float) = lib ? (void (*)(int, float))dlsym(lib, "fakecuda_set_module_ms")
-                                 : NULL;
+    void (*fn)(int, float) = lib ? (void (*)(int, float))dlsym(lib, entry) : NULL;
     if (fn)
         fn(module, ms);
 }
 
+void th_fake_set_module_ms(int module, float ms)
+{
+    th_fake_set_module_time("fakecuda_set_module_ms", module, ms);
+}
+
 void th_fake_set_module_first_ms(int module, float ms)
 {
-    void *lib = th_fake_lib();
-    void (*fn)(int, float) = lib ? (void (*)(int, float))dlsym(lib, "fakecuda_set_module_first_ms")
-                                 : NULL;
-    if (fn)
-        fn(module, ms);
+    th_fake_set_module_time("fakecuda_set_module_first_ms", module, ms);
 }
 
 void th_fake_make_current(at_handle *h)
