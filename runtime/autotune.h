@@ -65,8 +65,8 @@ typedef struct at_handle at_handle;
 typedef enum at_lookup_level {
     AT_LOOKUP_NONE = 0,          /* not looked up yet */
     AT_LOOKUP_EXACT = 1,         /* tuned for this device and this shape */
-    AT_LOOKUP_NEAREST = 2,       /* tuned for this device, nearest shape */
-    AT_LOOKUP_ARCH = 3,          /* tuned on another device of the same arch */
+    AT_LOOKUP_NEAREST = 2,       /* another shape's winner, measured on this device or its model */
+    AT_LOOKUP_ARCH = 3,          /* another shape's winner, measured on another model of the arch */
     AT_LOOKUP_DEFAULT = 4        /* built-in default, correct everywhere */
 } at_lookup_level;
 

@@ -1,7 +1,7 @@
 /* lookup.c: the lookup chain (exact, on this device or its model -> stored
- * winners of other shapes on this device, ranked by the selection model ->
- * the same on the architecture -> built-in default); pure logic over the
- * database, so the CPU tests exercise it on fixture databases. */
+ * winners of other shapes of every database layer on the architecture, in
+ * one ranking by the selection model -> built-in default); pure logic over
+ * the database, so the CPU tests exercise it on fixture databases. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,18 +37,18 @@ double lk_shape_distance(const tpl_problem *a, const tpl_problem *b)
 }
 
 
-/* The LK_PER_PROBLEM fastest results of every tuned problem of p's kind:
- * level 0 on dev itself, level 1 on any device of dev's architecture. */
-static at_status level_candidates(db *d, const at_device_info *dev, const tpl_family *fam,
-                                  const char *hash, const tpl_problem *p, int deterministic,
-                                  int level, db_result **cands, int *n)
+/* 1 if the recorded device is of dev's model: the same name, compute
+ * capability and memory (GPUs that split a search, autotune --device all). */
+static int same_model(const at_device_info *dev, const at_device_info *other)
 {
-    return db_candidates(d, level == 0 ? dev->uuid : NULL, level == 0 ? NULL : dev->arch,
-                         fam->name, hash, p, LK_PER_PROBLEM, deterministic, cands, n);
+    return strcmp(dev->name, other->name) == 0 && dev->cc_major == other->cc_major &&
+           dev->cc_minor == other->cc_minor && dev->memory_bytes == other->memory_bytes;
 }
 
 /* Orders ranked candidates: predicted time first (NAN, where the family's
- * model cannot predict, after every prediction), then shape distance. */
+ * model cannot predict, after every prediction); without predictions, the
+ * results of this device and its model before the architecture's, then by
+ * shape distance. */
 static int rank_before(const lk_candidate *a, const lk_candidate *b)
 {
     int pa = !isnan(a->predicted_ms), pb = !isnan(b->predicted_ms);
@@ -56,11 +56,16 @@ static int rank_before(const lk_candidate *a, const lk_candidate *b)
         return pa;
     if (pa && a->predicted_ms != b->predicted_ms)
         return a->predicted_ms < b->predicted_ms;
+    if (!pa && a->own != b->own)
+        return a->own;
     return a->distance < b->distance;
 }
 
-int lk_rank(const at_device_info *dev, const tpl_family *fam, const tpl_problem *p,
-            int deterministic, const db_result *cands, int n, lk_candidate **out)
+/* lk_rank over cands[0..n) whose own[i] says measured on dev or its model and
+ * layer[i] the database it came from (both may be NULL: own by uuid, layer 0). */
+static int rank_pool(const at_device_info *dev, const tpl_family *fam, const tpl_problem *p,
+                     int deterministic, const db_result *cands, const int *own,
+                     const int *layer, int n, lk_candidate **out)
 {
     *out = NULL;
     lk_candidate *list = n > 0 ? malloc((size_t)n * sizeof *list) : NULL;
@@ -76,17 +81,24 @@ int lk_rank(const at_device_info *dev, const tpl_family *fam, const tpl_problem 
         snprintf(c.config, sizeof c.config, "%s", cands[i].config);
         c.predicted_ms = md_predict_ms(fam, c.cfg, dev, &cands[i].problem,
                                        db_rank_ms(&cands[i]), p);
+        c.own = own ? own[i] : strcmp(cands[i].device_uuid, dev->uuid) == 0;
+        c.layer = layer ? layer[i] : 0;
         /* a configuration stored for several shapes is predicted from the
          * nearest of them (the shortest extrapolation) */
         int dup = -1;
         for (int j = 0; j < count && dup < 0; j++)
             if (strcmp(list[j].config, c.config) == 0)
                 dup = j;
-        if (dup >= 0 && c.distance >= list[dup].distance)
+        /* a configuration measured on this device (or its model) at any shape
+         * counts as its own */
+        if (dup >= 0 && c.distance >= list[dup].distance) {
+            list[dup].own |= c.own;
             continue;
+        }
         /* the nearer measurement takes the place of its row in the database's
          * order, so ties below still fall to that problem's fastest first */
         if (dup >= 0) {
+            c.own |= list[dup].own;
             memmove(&list[dup], &list[dup + 1], (size_t)(count - dup - 1) * sizeof *list);
             count--;
         }
@@ -104,6 +116,66 @@ int lk_rank(const at_device_info *dev, const tpl_family *fam, const tpl_problem 
         list[j] = c;
     }
     *out = list;
+    return count;
+}
+
+int lk_rank(const at_device_info *dev, const tpl_family *fam, const tpl_problem *p,
+            int deterministic, const db_result *cands, int n, lk_candidate **out)
+{
+    return rank_pool(dev, fam, p, deterministic, cands, NULL, NULL, n, out);
+}
+
+/* The stored winners of p's kind in every database of dbs[0..n_dbs) (NULLs
+ * skipped), the LK_PER_PROBLEM fastest of each tuned problem on any device of
+ * dev's architecture, as one list ranked by rank_pool: a user's own winners
+ * and a shipped database's compete on their predicted times, so a few tuned
+ * shapes never hide the shipped grid's better fits. -1 if out of memory. */
+static int rank_layers(db *const *dbs, int n_dbs, const at_device_info *dev,
+                       const tpl_family *fam, const tpl_problem *p, int deterministic,
+                       lk_candidate **out)
+{
+    const char *hash = tpl_source_hash(fam);
+    db_result *all = NULL;
+    int *own = NULL, *layer = NULL, n = 0, failed = 0;
+    for (int l = 0; l < n_dbs && !failed; l++) {
+        db_result *cands = NULL;
+        int k = 0;
+        if (!dbs[l] || db_candidates(dbs[l], NULL, dev->arch, fam->name, hash, p,
+                                     LK_PER_PROBLEM, deterministic, &cands, &k) != AT_OK ||
+            k == 0) {
+            free(cands);
+            continue;
+        }
+        db_device *devs = NULL;
+        int n_devs = 0;
+        if (db_list_devices(dbs[l], &devs, &n_devs) != AT_OK)
+            n_devs = 0;
+        db_result *grown = realloc(all, (size_t)(n + k) * sizeof *all);
+        int *grown_own = grown ? realloc(own, (size_t)(n + k) * sizeof *own) : NULL;
+        int *grown_layer = grown_own ? realloc(layer, (size_t)(n + k) * sizeof *layer) : NULL;
+        if (grown)
+            all = grown;
+        if (grown_own)
+            own = grown_own;
+        if (grown_layer)
+            layer = grown_layer;
+        failed = !grown_layer;
+        for (int i = 0; i < k && !failed; i++) {
+            int mine = strcmp(cands[i].device_uuid, dev->uuid) == 0;
+            for (int j = 0; j < n_devs && !mine; j++)
+                mine = strcmp(devs[j].info.uuid, cands[i].device_uuid) == 0 &&
+                       same_model(dev, &devs[j].info);
+            all[n] = cands[i];
+            own[n] = mine;
+            layer[n++] = l;
+        }
+        free(devs);
+        free(cands);
+    }
+    int count = failed ? -1 : rank_pool(dev, fam, p, deterministic, all, own, layer, n, out);
+    free(all);
+    free(own);
+    free(layer);
     return count;
 }
 
@@ -150,47 +222,33 @@ void lk_diversify(const tpl_family *fam, lk_candidate *list, int n)
     }
 }
 
-int lk_nearby(db *d, const at_device_info *dev, const tpl_family *fam, const tpl_problem *p,
-              int deterministic, int max, lk_candidate *out)
+int lk_nearby_layers(db *const *dbs, int n_dbs, const at_device_info *dev,
+                     const tpl_family *fam, const tpl_problem *p, int deterministic, int max,
+                     lk_candidate *out)
 {
-    if (!d || !dev || !fam || !p || !out || max <= 0)
+    if (!dbs || !dev || !fam || !p || !out || max <= 0)
         return 0;
-    const char *hash = tpl_source_hash(fam);
-    int n = 0;
-    for (int level = 0; level < 2 && n < max; level++) {
-        db_result *cands = NULL;
-        int count = 0;
-        at_status s = level_candidates(d, dev, fam, hash, p, deterministic, level, &cands,
-                                       &count);
-        if (s != AT_OK)
-            continue;
-        lk_candidate *ranked = NULL;
-        int ranked_n = lk_rank(dev, fam, p, deterministic, cands, count, &ranked);
-        free(cands);
-        lk_diversify(fam, ranked, ranked_n);
-        /* this device's winners fill the list first; the architecture's
-         * only take the room left; a trial never compiles, so only those
-         * whose cubin is stored */
-        for (int i = 0; i < ranked_n && n < max; i++) {
-            int dup = 0;
-            for (int j = 0; j < n; j++)
-                dup |= strcmp(out[j].config, ranked[i].config) == 0;
-            char key[128];
-            tpl_binary_key(fam, ranked[i].cfg, dev->arch, key, sizeof key);
-            if (!dup && db_has_binary(d, key) == 1)
-                out[n++] = ranked[i];
-        }
-        free(ranked);
+    lk_candidate *ranked = NULL;
+    int ranked_n = rank_layers(dbs, n_dbs, dev, fam, p, deterministic, &ranked), n = 0;
+    lk_diversify(fam, ranked, ranked_n);
+    /* a trial never compiles: only those whose cubin is stored in a layer */
+    char key[128];
+    for (int i = 0; i < ranked_n && n < max; i++) {
+        tpl_binary_key(fam, ranked[i].cfg, dev->arch, key, sizeof key);
+        int stored = 0;
+        for (int l = 0; l < n_dbs && !stored; l++)
+            stored = dbs[l] && db_has_binary(dbs[l], key) == 1;
+        if (stored)
+            out[n++] = ranked[i];
     }
+    free(ranked);
     return n;
 }
 
-/* 1 if the recorded device is of dev's model: the same name, compute
- * capability and memory (GPUs that split a search, autotune --device all). */
-static int same_model(const at_device_info *dev, const at_device_info *other)
+int lk_nearby(db *d, const at_device_info *dev, const tpl_family *fam, const tpl_problem *p,
+              int deterministic, int max, lk_candidate *out)
 {
-    return strcmp(dev->name, other->name) == 0 && dev->cc_major == other->cc_major &&
-           dev->cc_minor == other->cc_minor && dev->memory_bytes == other->memory_bytes;
+    return d ? lk_nearby_layers(&d, 1, dev, fam, p, deterministic, max, out) : 0;
 }
 
 /* The fastest usable ok result (by db_rank_ms) of (fam, p) measured on dev
@@ -225,61 +283,41 @@ static int best_of_model(db *d, const at_device_info *dev, const tpl_family *fam
 at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fam,
                           const tpl_problem *p, int deterministic, int *cfg, char *config)
 {
-    const char *hash = tpl_source_hash(fam);
-    if (d) {
-        db_result best;
-        if (best_of_model(d, dev, fam, hash, p, deterministic, &best, cfg)) {
-            snprintf(config, TPL_CONFIG_LEN, "%s", best.config);
-            return AT_LOOKUP_EXACT;
-        }
-        static const at_lookup_level levels[2] = {AT_LOOKUP_NEAREST, AT_LOOKUP_ARCH};
-        for (int level = 0; level < 2; level++) {
-            db_result *cands = NULL;
-            int n = 0;
-            /* only problems of p's kind: another kind never serves it */
-            at_status s = level_candidates(d, dev, fam, hash, p, deterministic, level,
-                                           &cands, &n);
-            if (s != AT_OK)
-                continue;
-            lk_candidate *ranked = NULL;
-            int ranked_n = lk_rank(dev, fam, p, deterministic, cands, n, &ranked);
-            free(cands);
-            if (ranked_n > 0) {
-                memcpy(cfg, ranked[0].cfg, sizeof ranked[0].cfg);
-                snprintf(config, TPL_CONFIG_LEN, "%s", ranked[0].config);
-            }
-            free(ranked);
-            if (ranked_n > 0)
-                return levels[level];
-        }
-    }
-    /* the built-in choice for dev's architecture, p's kind and shape class */
-    if (tpl_builtin_config(fam, dev, p, deterministic, cfg, config, NULL))
-        return AT_LOOKUP_DEFAULT;
-    return AT_LOOKUP_NONE;
+    int which;
+    return lk_choose_layers(&d, d ? 1 : 0, dev, fam, p, deterministic, cfg, config, &which);
 }
 
 at_lookup_level lk_choose_layers(db *const *dbs, int n, const at_device_info *dev,
                                  const tpl_family *fam, const tpl_problem *p,
                                  int deterministic, int *cfg, char *config, int *which)
 {
-    at_lookup_level best = AT_LOOKUP_NONE;
+    const char *hash = tpl_source_hash(fam);
     *which = -1;
-    for (int i = 0; i < n && best != AT_LOOKUP_EXACT; i++) {
-        int c[TPL_MAX_PARAMS];
-        char text[TPL_CONFIG_LEN];
-        if (!dbs[i])
-            continue;
-        at_lookup_level level = lk_choose(dbs[i], dev, fam, p, deterministic, c, text);
-        if (level == AT_LOOKUP_NONE || level == AT_LOOKUP_DEFAULT ||
-            (best != AT_LOOKUP_NONE && level >= best))
-            continue;
-        best = level;
-        *which = i;
-        memcpy(cfg, c, sizeof c);
-        snprintf(config, TPL_CONFIG_LEN, "%s", text);
+    /* exact: the earliest database that tuned the shape on dev or its model */
+    for (int i = 0; i < n; i++) {
+        db_result best;
+        if (dbs[i] && best_of_model(dbs[i], dev, fam, hash, p, deterministic, &best, cfg)) {
+            snprintf(config, TPL_CONFIG_LEN, "%s", best.config);
+            *which = i;
+            return AT_LOOKUP_EXACT;
+        }
     }
-    return best != AT_LOOKUP_NONE ? best : lk_choose(NULL, dev, fam, p, deterministic, cfg, config);
+    /* stored winners of other shapes, every database's in one ranking */
+    lk_candidate *ranked = NULL;
+    int ranked_n = rank_layers(dbs, n, dev, fam, p, deterministic, &ranked);
+    if (ranked_n > 0) {
+        memcpy(cfg, ranked[0].cfg, sizeof ranked[0].cfg);
+        snprintf(config, TPL_CONFIG_LEN, "%s", ranked[0].config);
+        *which = ranked[0].layer;
+        at_lookup_level level = ranked[0].own ? AT_LOOKUP_NEAREST : AT_LOOKUP_ARCH;
+        free(ranked);
+        return level;
+    }
+    free(ranked);
+    /* the built-in choice for dev's architecture, p's kind and shape class */
+    if (tpl_builtin_config(fam, dev, p, deterministic, cfg, config, NULL))
+        return AT_LOOKUP_DEFAULT;
+    return AT_LOOKUP_NONE;
 }
 
 void lk_open_shipped(const char *list, db **layers, int *n, int max, char *msg, size_t len)
@@ -352,22 +390,18 @@ const tpl_family *lk_choose_family(db *d, const at_device_info *dev, const tpl_p
 static int near_result(db *d, const at_device_info *dev, const tpl_family *fam,
                        const tpl_problem *p, int deterministic)
 {
-    const char *hash = tpl_source_hash(fam);
-    for (int level = 0; level < 2; level++) {
-        db_result *cands = NULL;
-        int count = 0, near = 0;
-        if (level_candidates(d, dev, fam, hash, p, deterministic, level, &cands, &count) != AT_OK)
-            continue;
-        for (int i = 0; i < count && !near; i++) {
-            int cfg[TPL_MAX_PARAMS];
-            near = lk_shape_distance(&cands[i].problem, p) <= LK_NEAR_SHAPE &&
-                   tpl_config_usable(fam, dev, cands[i].config, p, deterministic, cfg);
-        }
-        free(cands);
-        if (near)
-            return 1;
+    db_result *cands = NULL;
+    int count = 0, near = 0;
+    if (db_candidates(d, NULL, dev->arch, fam->name, tpl_source_hash(fam), p, LK_PER_PROBLEM,
+                      deterministic, &cands, &count) != AT_OK)
+        return 0;
+    for (int i = 0; i < count && !near; i++) {
+        int cfg[TPL_MAX_PARAMS];
+        near = lk_shape_distance(&cands[i].problem, p) <= LK_NEAR_SHAPE &&
+               tpl_config_usable(fam, dev, cands[i].config, p, deterministic, cfg);
     }
-    return 0;
+    free(cands);
+    return near;
 }
 
 const tpl_family *lk_choose_family_layers(db *const *layers, int n_layers,

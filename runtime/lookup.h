@@ -22,8 +22,8 @@
  * returns the level used, or AT_LOOKUP_NONE if no configuration is usable
  * (e.g. deterministic mode and no deterministic configuration). Only
  * configurations legal on dev, applicable to the problem and (when
- * deterministic) reproducible are taken. The nearest levels serve lk_rank's
- * first. */
+ * deterministic) reproducible are taken. Below the exact level it serves
+ * lk_rank's first over all of d's winners of the architecture. */
 at_lookup_level lk_choose(db *d, const at_device_info *dev, const tpl_family *fam,
                           const tpl_problem *problem, int deterministic, int *cfg,
                           char *config);
@@ -35,6 +35,8 @@ typedef struct lk_candidate {
     char config[TPL_CONFIG_LEN];
     double distance;             /* lk_shape_distance to the problem */
     double predicted_ms;         /* md_predict_ms at the problem; NAN: no model */
+    int own;                     /* measured on this device or a GPU of its model */
+    int layer;                   /* the database it came from (lk_choose_layers' dbs index) */
 } lk_candidate;
 
 /* The selection: the usable (as lk_choose's) stored results among cands[0..n)
@@ -54,11 +56,17 @@ int lk_rank(const at_device_info *dev, const tpl_family *fam, const tpl_problem 
 void lk_diversify(const tpl_family *fam, lk_candidate *list, int n);
 
 /* Up to max distinct configurations among the fastest stored results of
- * other problems of p's kind (this device first, then devices of the same
- * architecture), each list in lk_rank's order through lk_diversify, each usable as lk_choose's
- * are and with its cubin for dev's architecture already stored in d (a
+ * other problems of p's kind in every database of dbs[0..n_dbs) (NULLs
+ * skipped), measured on any device of dev's architecture, as one list in
+ * lk_rank's order (without predictions: this device's and its model's
+ * first) through lk_diversify, each usable as lk_choose's are and with its
+ * cubin for dev's architecture already stored in one of the databases (a
  * trial never compiles). Returns how many were written to out (0 without
- * d, on any database error, or when none qualifies). */
+ * databases, on any database error, or when none qualifies). */
+int lk_nearby_layers(db *const *dbs, int n_dbs, const at_device_info *dev,
+                     const tpl_family *fam, const tpl_problem *p, int deterministic, int max,
+                     lk_candidate *out);
+/* lk_nearby_layers over the one database d (0 where d is NULL). */
 int lk_nearby(db *d, const at_device_info *dev, const tpl_family *fam, const tpl_problem *p,
               int deterministic, int max, lk_candidate *out);
 
@@ -70,12 +78,15 @@ int lk_nearby(db *d, const at_device_info *dev, const tpl_family *fam, const tpl
  * built-in defaults. */
 at_status lk_open_db(const char *path, db **out, char *msg, size_t len);
 
-/* The same over several databases searched in order (the user's first,
- * then the shipped read-only ones; NULL entries skipped): the lowest level
- * any of them reaches wins (an exact tuned problem in a shipped database
- * beats a nearest shape in the user's), and at equal levels the earlier
- * database. *which is the index of the database that served, -1 for a
- * built-in default or none. With n 0 it is lk_choose(NULL, ...). */
+/* The same over several databases (the user's first, then the shipped
+ * read-only ones; NULL entries skipped): an exact tuned problem in any of
+ * them wins (the earliest database's); else the stored winners of other
+ * shapes of every database compete in one ranking (lk_rank's order: by
+ * predicted time, so a user's few tuned shapes never hide a shipped grid's
+ * better fit; without a model, this device's and its model's winners first,
+ * then by distance), served at the NEAREST level when measured on dev or its
+ * model, else ARCH. *which is the index of the database that served, -1 for
+ * a built-in default or none. With n 0 it is lk_choose(NULL, ...). */
 at_lookup_level lk_choose_layers(db *const *dbs, int n, const at_device_info *dev,
                                  const tpl_family *fam, const tpl_problem *problem,
                                  int deterministic, int *cfg, char *config, int *which);

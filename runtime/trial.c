@@ -34,19 +34,17 @@ static void cand_add(at_trial_candidate *out, int *n, int max, const tpl_family 
     c->builtin = builtin;
 }
 
-/* Family fam's stored winners of shapes near the problem, every layer in turn (the user's
- * first), until the list holds upto candidates. */
+/* Family fam's stored winners of shapes near the problem, every layer's in one ranking
+ * (lk_nearby_layers), until the list holds upto candidates. */
 static void add_nearby(const at_trial_request *r, const tpl_family *fam, at_trial_candidate *out,
                        int *n, int upto)
 {
-    for (int l = 0; l < r->n_layers && *n < upto; l++) {
-        lk_candidate near[AT_TRIALS_MAX];
-        int k = r->layers[l] ? lk_nearby(r->layers[l], r->dev, fam, r->problem, 0,
+    lk_candidate near[AT_TRIALS_MAX];
+    int k = *n < upto ? lk_nearby_layers(r->layers, r->n_layers, r->dev, fam, r->problem, 0,
                                          AT_TRIALS_MAX, near)
-                             : 0;
-        for (int i = 0; i < k && *n < upto; i++)
-            cand_add(out, n, upto, fam, near[i].cfg, near[i].config, 0);
-    }
+                      : 0;
+    for (int i = 0; i < k && *n < upto; i++)
+        cand_add(out, n, upto, fam, near[i].cfg, near[i].config, 0);
 }
 
 /* Family fam's nth built-in choice for the problem (0: tpl_builtin_config's, with its

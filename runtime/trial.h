@@ -46,8 +46,8 @@ int at_trial_widens(const at_trial_request *r);
 
 /* The candidates, distinct (family, configuration), at most max (<= AT_TRIALS_MAX) into out;
  * the count. out[0] is the plan's own. Then, for a plan served at the nearest or the
- * architecture's level, its family's stored winners of nearby shapes (lk_nearby, every
- * layer in turn) until trial_max candidates, and its built-in choice; for a widened trial
+ * architecture's level, its family's stored winners of nearby shapes (lk_nearby_layers: every
+ * layer's in one ranking) until trial_max candidates, and its built-in choice; for a widened trial
  * its family's next matching built-in row (batches of at most AT_TRIAL_SECOND_MAX_BATCH),
  * then for each other family the runtime chooses among for the shape (lk_gemm_families, at
  * most trial_max - 1 of them) its winner of the nearest stored shape and its built-in

@@ -117,6 +117,91 @@ TEST(model_prefers_split_k_for_deep_k)
     free(ranked);
 }
 
+/* Stores an ok tcgemm result of p measured at ms on device dev, with a
+ * (fake) cubin for sm_90 where with_cubin. */
+static int md_store(db *d, const at_device_info *dev, const tpl_problem *p, const char *config,
+                    double ms, int with_cubin)
+{
+    const tpl_family *fam = tpl_find("tcgemm");
+    db_result r = md_row(p, config, ms);
+    snprintf(r.device_uuid, sizeof r.device_uuid, "%s", dev->uuid);
+    snprintf(r.kernel, sizeof r.kernel, "%s", fam->name);
+    snprintf(r.source_hash, sizeof r.source_hash, "%s", tpl_source_hash(fam));
+    r.time_min_ms = r.time_max_ms = ms;
+    r.runs = 5;
+    int cfg[TPL_MAX_PARAMS];
+    char why[256], key[128];
+    if (db_put_device(d, dev, "13.0") != AT_OK ||
+        tpl_config_parse(fam, config, cfg, why, sizeof why) != AT_OK ||
+        db_store_result(d, &r) != AT_OK)
+        return 0;
+    if (!with_cubin)
+        return 1;
+    tpl_binary_key(fam, cfg, "sm_90", key, sizeof key);
+    static const unsigned char blob[16] = {0x7f, 'E', 'L', 'F'};
+    return db_put_binary(d, key, fam->name, tpl_source_hash(fam), config, "sm_90", "13.0", "",
+                         blob, sizeof blob) == AT_OK;
+}
+
+/* The user's database holds a winner of a far shape (4096^3, tuned on this
+ * GPU); a shipped one holds the split-K winner of a deep-K shape, measured on
+ * another H200 (and, in a second case, on another model). For a deep-K call
+ * the lookup and the trial rank both databases' winners together, so the
+ * shipped split-K row serves; it used to be hidden by any winner of the
+ * user's (H200, after the default run: state b of the random calls 0.975x
+ * of state a, 24 of 200 calls over 10% slower). */
+TEST(model_ranks_every_database_layer_together)
+{
+    const tpl_family *fam = tpl_find("tcgemm");
+    at_device_info dev = md_h200(), sibling = md_h200(), h100 = md_h200();
+    snprintf(sibling.uuid, sizeof sibling.uuid, "GPU-model-test-sibling");
+    snprintf(h100.uuid, sizeof h100.uuid, "GPU-model-test-h100");
+    snprintf(h100.name, sizeof h100.name, "NVIDIA H100 80GB HBM3");
+    h100.memory_bytes = 80LL << 30;
+    tpl_problem square = md_gemm(4096, 4096, 4096, AT_R_16BF, 1);
+    tpl_problem deep = md_gemm(256, 256, 16384, AT_R_16BF, 1);
+    tpl_problem call = md_gemm(300, 280, 15000, AT_R_16BF, 1);
+    const at_device_info *shipped_on[2] = {&sibling, &h100};
+    const at_lookup_level want_level[2] = {AT_LOOKUP_NEAREST, AT_LOOKUP_ARCH};
+    for (int c = 0; c < 2; c++) {
+        char upath[4300], spath[4300], err[512];
+        snprintf(upath, sizeof upath, "%s/layers-user-%d.db", th_tmpdir(), c);
+        snprintf(spath, sizeof spath, "%s/layers-shipped-%d.db", th_tmpdir(), c);
+        db *user = NULL, *shipped = NULL;
+        CHECK_OK(db_open(&user, upath, DB_OPEN_CREATE, err, sizeof err));
+        CHECK_OK(db_open(&shipped, spath, DB_OPEN_CREATE, err, sizeof err));
+        CHECK(md_store(user, &dev, &square, MD_TC_256, 0.300, 1));
+        CHECK(md_store(shipped, shipped_on[c], &deep, MD_TC_SPLIT, 0.100, 1));
+        /* a shipped row without a cubin is served by the lookup (it compiles)
+         * but never timed by a trial */
+        CHECK(md_store(shipped, shipped_on[c], &deep, MD_TC_128, 0.300, 0));
+        db *layers[2] = {user, shipped};
+        int cfg[TPL_MAX_PARAMS], which = -1;
+        char config[TPL_CONFIG_LEN];
+        at_lookup_level level = lk_choose_layers(layers, 2, &dev, fam, &call, 0, cfg, config,
+                                                 &which);
+        CHECK_MSG(level == want_level[c] && which == 1 && strcmp(config, MD_TC_SPLIT) == 0,
+                  "case %d: level %d from layer %d: %s", c, (int)level, which, config);
+        /* the user's database alone still serves its own winner */
+        CHECK_EQ(lk_choose_layers(layers, 1, &dev, fam, &call, 0, cfg, config, &which),
+                 AT_LOOKUP_NEAREST);
+        CHECK_STR(config, MD_TC_256);
+        /* the trial's list: both layers' stored winners, best predicted first */
+        lk_candidate near[4];
+        int n = lk_nearby_layers(layers, 2, &dev, fam, &call, 0, 4, near);
+        CHECK_MSG(n == 2 && strcmp(near[0].config, MD_TC_SPLIT) == 0 &&
+                  strcmp(near[1].config, MD_TC_256) == 0 && near[0].layer == 1 &&
+                  near[1].layer == 0 && near[1].own,
+                  "case %d: %d candidates, first %s", c, n, n > 0 ? near[0].config : "");
+        /* at the user's tuned shape's neighbour its own winner ranks first */
+        tpl_problem square_like = md_gemm(4000, 4096, 4096, AT_R_16BF, 1);
+        CHECK(lk_choose_layers(layers, 2, &dev, fam, &square_like, 0, cfg, config, &which) ==
+                  AT_LOOKUP_NEAREST && which == 0 && strcmp(config, MD_TC_256) == 0);
+        db_close(user);
+        db_close(shipped);
+    }
+}
+
 /* The prediction never goes below the bytes the problem must move, and a
  * batch multiplies the work of a shape that fills the GPU. */
 TEST(model_memory_bound_and_batch)

@@ -395,8 +395,13 @@ TEST(multigpu_lookup_serves_a_model_as_one)
     p.dims[0] = 2048;
     CHECK_EQ(lk_choose(d, &a, &mg_family, &p, 0, cfg, config), AT_LOOKUP_NEAREST);
     p.dims[0] = 1024;
-    at_device_info f = mg_device("GPU-f", "H", 96ll << 30);      /* c's model, never tuned */
-    CHECK_EQ(lk_choose(d, &f, &mg_family, &p, 0, cfg, config), AT_LOOKUP_ARCH);
+    /* c's model, never tuned: c's winners are its model's, served as its own */
+    at_device_info f = mg_device("GPU-f", "H", 96ll << 30);
+    CHECK_EQ(lk_choose(d, &f, &mg_family, &p, 0, cfg, config), AT_LOOKUP_NEAREST);
+    CHECK_STR(config, "A=4");
+    /* a GPU of a model never recorded: the architecture's winners */
+    at_device_info g = mg_device("GPU-g", "H", 40ll << 30);
+    CHECK_EQ(lk_choose(d, &g, &mg_family, &p, 0, cfg, config), AT_LOOKUP_ARCH);
     p.dims[0] = 4096;
     CHECK_EQ(lk_choose(d, &a, &mg_family, &p, 0, cfg, config), AT_LOOKUP_EXACT);
     CHECK_STR(config, "A=3");

@@ -516,7 +516,7 @@ static int rc_shipped_json(const char *name, const at_device_info *grid, char *j
 /* export --configs-only --shipped keeps the best verified rows per problem
  * and no cubin; ship-build makes a read-only database with the best
  * compiled; a handle's layers serve it: exact for the problem on a GPU of
- * the model, the same architecture's nearest for another size. */
+ * the model, the model's nearest for another size. */
 TEST(recorded_shipped_round_trip)
 {
     char json[4300], out_db[4300], cmd[40000], *out = NULL, err[512];
@@ -568,7 +568,7 @@ TEST(recorded_shipped_round_trip)
     CHECK_EQ(which, 1);
     p = rc_problem1(3 << 20);
     CHECK_EQ(lk_choose_layers(layers, 2, &user, fam, &p, 0, cfg, config, &which),
-             AT_LOOKUP_ARCH);                         /* another GPU's nearest size */
+             AT_LOOKUP_NEAREST);            /* another H200's nearest size: this model's */
     CHECK_STR(config, cfg_text[4]);
     db_close(mine);
     db_close(shipped);
