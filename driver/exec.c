@@ -72,15 +72,18 @@ static at_status ex_cuda_fail(at_exec *ex, CUresult rc, const char *call)
     return AT_ERR_CUDA;
 }
 
-static int ex_find(at_exec *ex, const char *name)
+/* The slot of kernel name in ex's module, looked up once; -1 if the module
+ * has none (or the table is full), with the driver's answer in *rc. */
+static int ex_find(at_exec *ex, const char *name, CUresult *rc)
 {
+    *rc = CUDA_SUCCESS;
     for (int i = 0; i < ex->n_funcs; i++)
         if (strcmp(ex->funcs[i].name, name) == 0)
             return i;
     if (ex->n_funcs >= EX_MAX_FUNCS || strlen(name) >= sizeof ex->funcs[0].name)
         return -1;
     CUfunction fn;
-    if (ex->cu->ModuleGetFunction(&fn, ex->module, name) != CUDA_SUCCESS)
+    if ((*rc = ex->cu->ModuleGetFunction(&fn, ex->module, name)) != CUDA_SUCCESS)
         return -1;
     int slot = ex->n_funcs++;
     snprintf(ex->funcs[slot].name, sizeof ex->funcs[slot].name, "%s", name);
@@ -91,11 +94,29 @@ static int ex_find(at_exec *ex, const char *name)
     return slot;
 }
 
+/* The failure of ex_find: which kernel, and the driver's error where it gave one (a module
+ * that has the kernel can still fail here: an unloaded module, a lost context). */
+static at_status ex_not_found(at_exec *ex, const char *name, CUresult rc)
+{
+    const char *text = NULL;
+    if (rc != CUDA_SUCCESS && ex->cu->GetErrorName)
+        ex->cu->GetErrorName(rc, &text);
+    if (rc == CUDA_SUCCESS)
+        return ex_fail(ex, AT_ERR_NOT_FOUND, "kernel %s not found in the module (%d kernels "
+                       "looked up already)", name, ex->n_funcs);
+    return ex_fail(ex, rc == CUDA_ERROR_NOT_FOUND       ? AT_ERR_NOT_FOUND
+                       : rc == CUDA_ERROR_OUT_OF_MEMORY ? AT_ERR_NO_MEMORY
+                                                        : AT_ERR_CUDA,
+                   "kernel %s not found in the module (cuModuleGetFunction: %s, %d)", name,
+                   text ? text : "unknown error", (int)rc);
+}
+
 at_status ex_function(at_exec *ex, const char *name, CUfunction *fn)
 {
-    int slot = ex_find(ex, name);
+    CUresult rc;
+    int slot = ex_find(ex, name, &rc);
     if (slot < 0)
-        return ex_fail(ex, AT_ERR_NOT_FOUND, "kernel %s not found in the module", name);
+        return ex_not_found(ex, name, rc);
     *fn = ex->funcs[slot].fn;
     return AT_OK;
 }
@@ -128,9 +149,10 @@ static at_status ex_raise_smem_limit(at_exec *ex, int slot, unsigned smem)
 at_status ex_occupancy(at_exec *ex, const char *name, unsigned threads, unsigned smem,
                        int *blocks)
 {
-    int slot = ex_find(ex, name);
+    CUresult rc;
+    int slot = ex_find(ex, name, &rc);
     if (slot < 0)
-        return ex_fail(ex, AT_ERR_NOT_FOUND, "kernel %s not found in the module", name);
+        return ex_not_found(ex, name, rc);
     if (ex->funcs[slot].occ_blocks > 0 && ex->funcs[slot].occ_threads == (int)threads &&
         ex->funcs[slot].occ_smem == (int)smem) {
         *blocks = ex->funcs[slot].occ_blocks;
@@ -140,7 +162,7 @@ at_status ex_occupancy(at_exec *ex, const char *name, unsigned threads, unsigned
     if (s != AT_OK)
         return s;
     int n = 0;
-    CUresult rc = ex->cu->OccupancyMaxActiveBlocksPerMultiprocessor(&n, ex->funcs[slot].fn,
+    rc = ex->cu->OccupancyMaxActiveBlocksPerMultiprocessor(&n, ex->funcs[slot].fn,
                                                                      (int)threads, smem);
     if (rc != CUDA_SUCCESS)
         return ex_cuda_fail(ex, rc, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
@@ -160,9 +182,10 @@ static at_status ex_launch_with(at_exec *ex, const char *name, const unsigned gr
                                 const unsigned block[3], const unsigned *cluster,
                                 unsigned smem, void **args)
 {
-    int slot = ex_find(ex, name);
+    CUresult rc;
+    int slot = ex_find(ex, name, &rc);
     if (slot < 0)
-        return ex_fail(ex, AT_ERR_NOT_FOUND, "kernel %s not found in the module", name);
+        return ex_not_found(ex, name, rc);
     if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0 || block[0] * block[1] * block[2] == 0)
         return ex_fail(ex, AT_ERR_INTERNAL, "kernel %s: empty launch %ux%ux%u / %ux%ux%u",
                        name, grid[0], grid[1], grid[2], block[0], block[1], block[2]);
@@ -173,7 +196,6 @@ static at_status ex_launch_with(at_exec *ex, const char *name, const unsigned gr
     at_status s = ex_raise_smem_limit(ex, slot, smem);
     if (s != AT_OK)
         return s;
-    CUresult rc;
     if (cluster) {
         CUlaunchAttribute attr;
         memset(&attr, 0, sizeof attr);

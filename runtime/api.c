@@ -806,6 +806,27 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
     return AT_OK;
 }
 
+/* Frees the scratch memory of every plan but keep (after the stream's work, which may still
+ * use it; ex_scratch allocates again on a plan's next call); the count of plans that held any. */
+static int release_other_scratch(at_handle *h, const at_plan *keep)
+{
+    int released = 0;
+    h->cu->StreamSynchronize(h->stream);
+    for (size_t i = 0; i < h->cap_plans; i++) {
+        at_plan *p = h->plans[i];
+        if (!p || p == keep)
+            continue;
+        int held = 0;
+        for (int j = 0; j < EX_MAX_SCRATCH; j++)
+            held |= p->exec.scratch[j] != 0;
+        if (held) {
+            ex_release(&p->exec);
+            released++;
+        }
+    }
+    return released;
+}
+
 /* Runs plan pl on args (the context current): the vendor library where it serves the plan,
  * the trial's next candidate during a trial, else the plan's kernel; the stats say which. */
 static at_status plan_serve(at_handle *h, at_plan *pl, tpl_args *args)
@@ -831,6 +852,13 @@ static at_status plan_serve(at_handle *h, at_plan *pl, tpl_args *args)
         }
     } else {
         s = pl->trial ? trial_call(h, pl, args) : pl->fam->run(&pl->exec, pl->cfg, args);
+        /* device memory ran out (a scratch buffer, a kernel's lazy load): every plan keeps
+         * its scratch between calls, so a program calling many shapes can hold much of it;
+         * the other plans give theirs back and the call runs once more */
+        if (s == AT_ERR_NO_MEMORY && !pl->trial && release_other_scratch(h, pl) > 0) {
+            h->errmsg[0] = '\0';
+            s = pl->fam->run(&pl->exec, pl->cfg, args);
+        }
     }
     return s;
 }

@@ -377,3 +377,43 @@ GPU_TEST(hostpath_shapes_in_turn_compute_right_from_the_call_table)
     CHECK_OK(at_destroy(h));
     th_gemm_end(&g);
 }
+
+/* Every plan keeps its scratch memory between calls (packed operands, split-K partials). When
+ * device memory runs out, a call makes the other plans give theirs back and runs again: two
+ * shapes that each pack an operand (an odd leading dimension) fit one after the other in room
+ * for one; at_destroy leaves nothing allocated. */
+TEST(hostpath_out_of_memory_releases_other_plans_scratch)
+{
+    if (!th_fake_child("hostpath_out_of_memory_releases_other_plans_scratch"))
+        return;
+    size_t start = th_fake_live_bytes();
+    at_handle *h = hp_handle("oom_scratch", 0);
+    CHECK(h);
+    const int m[2] = {3001, 2001}, n = 512, k[2] = {1023, 2047};
+    size_t held[2];
+    for (int i = 0; i < 2; i++) {
+        tpl_problem p = hp_problem(m[i], n, k[i], AT_R_16BF);
+        CHECK_OK(th_fake_prestore(h, &p, 1));
+        size_t before = th_fake_live_bytes();
+        CHECK_OK(hp_gemm(h, m[i], n, k[i], AT_R_16BF, 1.0));
+        held[i] = th_fake_live_bytes() - before;
+        CHECK_MSG(held[i] >= (size_t)m[i] * (size_t)k[i] * 2,
+                  "shape %d holds %zu bytes of scratch, no packed copy of A", i, held[i]);
+    }
+    CHECK_OK(at_destroy(h));
+    CHECK_EQ((long long)th_fake_live_bytes(), (long long)start);
+    /* again with room for the larger of the two plans' scratch only */
+    h = hp_handle("oom_scratch_limited", 0);
+    CHECK(h);
+    size_t base = th_fake_live_bytes();
+    th_fake_set_memory_limit(base + (held[0] > held[1] ? held[0] : held[1]) + 4096);
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < 2; i++) {
+            at_status s = hp_gemm(h, m[i], n, k[i], AT_R_16BF, 1.0);
+            CHECK_MSG(s == AT_OK, "round %d, shape %d: %s (%s)", round, i, at_status_string(s),
+                      at_errmsg(h));
+        }
+    th_fake_set_memory_limit(0);
+    CHECK_OK(at_destroy(h));
+    CHECK_EQ((long long)th_fake_live_bytes(), (long long)start);
+}

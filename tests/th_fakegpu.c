@@ -96,6 +96,21 @@ void th_fake_set_module_first_ms(int module, float ms)
     th_fake_set_module_time("fakecuda_set_module_first_ms", module, ms);
 }
 
+size_t th_fake_live_bytes(void)
+{
+    void *lib = th_fake_lib();
+    size_t (*fn)(void) = lib ? (size_t (*)(void))dlsym(lib, "fakecuda_live_bytes") : NULL;
+    return fn ? fn() : 0;
+}
+
+void th_fake_set_memory_limit(size_t bytes)
+{
+    void *lib = th_fake_lib();
+    void (*fn)(size_t) = lib ? (void (*)(size_t))dlsym(lib, "fakecuda_set_memory_limit") : NULL;
+    if (fn)
+        fn(bytes);
+}
+
 void th_fake_make_current(at_handle *h)
 {
     CUcontext current = NULL;

@@ -22,6 +22,10 @@ CUstream th_fake_last_stream(void);
 void th_fake_set_module_ms(int module, float ms);
 /* The first event pair around a launch of module `module` reads ms, once. */
 void th_fake_set_module_first_ms(int module, float ms);
+/* Device memory the fake driver's live allocations hold (bytes). */
+size_t th_fake_live_bytes(void);
+/* From now on the fake driver's allocations past `bytes` live fail as out of memory (0: none). */
+void th_fake_set_memory_limit(size_t bytes);
 /* Makes h's context current on this thread (as a CUDA runtime program has it). */
 void th_fake_make_current(at_handle *h);
 /* Stores a stand-in cubin in h's database for every configuration a GEMM call of the

@@ -232,14 +232,51 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type, cuui
     memset(map, 0, sizeof *map);
     return CUDA_SUCCESS;
 }
+/* Device memory: the live allocations (at most FK_MAX_ALLOCS; more fail), their total and the
+ * limit past which cuMemAlloc answers CUDA_ERROR_OUT_OF_MEMORY (0: none). */
+#define FK_MAX_ALLOCS 4096
+static CUdeviceptr fk_alloc_ptr[FK_MAX_ALLOCS];
+static size_t fk_alloc_bytes[FK_MAX_ALLOCS];
+static size_t fk_live_bytes, fk_memory_limit;
+
+/* Device memory the live allocations hold, in bytes. */
+size_t fakecuda_live_bytes(void)
+{
+    return fk_live_bytes;
+}
+
+/* From now on allocations past `bytes` live in total fail as out of memory (0: no limit). */
+void fakecuda_set_memory_limit(size_t bytes)
+{
+    fk_memory_limit = bytes;
+}
+
 CUresult cuMemAlloc(CUdeviceptr *p, size_t bytes)
 {
     fk_counts[FK_MEM_ALLOC]++;
+    int slot = -1;
+    for (int i = 0; i < FK_MAX_ALLOCS && slot < 0; i++)
+        if (!fk_alloc_ptr[i])
+            slot = i;
+    if (slot < 0 || (fk_memory_limit && fk_live_bytes + bytes > fk_memory_limit))
+        return CUDA_ERROR_OUT_OF_MEMORY;
     *p = (CUdeviceptr)fk_next_ptr;
     fk_next_ptr += (bytes + 255) / 256 * 256 + 256;
+    fk_alloc_ptr[slot] = *p;
+    fk_alloc_bytes[slot] = bytes;
+    fk_live_bytes += bytes;
     return CUDA_SUCCESS;
 }
-CUresult cuMemFree(CUdeviceptr p) { (void)p; return CUDA_SUCCESS; }
+CUresult cuMemFree(CUdeviceptr p)
+{
+    for (int i = 0; i < FK_MAX_ALLOCS; i++)
+        if (p && fk_alloc_ptr[i] == p) {
+            fk_live_bytes -= fk_alloc_bytes[i];
+            fk_alloc_ptr[i] = 0;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_INVALID_VALUE;
+}
 CUresult cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) { (void)d, (void)s, (void)n; return CUDA_SUCCESS; }
 CUresult cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) { (void)s; memset(d, 0, n); return CUDA_SUCCESS; }
 CUresult cuMemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n) { (void)d, (void)s, (void)n; return CUDA_SUCCESS; }
