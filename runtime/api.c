@@ -806,6 +806,15 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
     return AT_OK;
 }
 
+/* The scratch memory a plan's exec holds, in bytes. */
+static size_t plan_scratch_bytes(const at_plan *p)
+{
+    size_t bytes = 0;
+    for (int j = 0; j < EX_MAX_SCRATCH; j++)
+        bytes += p->exec.scratch_bytes[j];
+    return bytes;
+}
+
 /* Frees the scratch memory of every plan but keep (after the stream's work, which may still
  * use it; ex_scratch allocates again on a plan's next call); the count of plans that held any. */
 static int release_other_scratch(at_handle *h, const at_plan *keep)
@@ -814,17 +823,28 @@ static int release_other_scratch(at_handle *h, const at_plan *keep)
     h->cu->StreamSynchronize(h->stream);
     for (size_t i = 0; i < h->cap_plans; i++) {
         at_plan *p = h->plans[i];
-        if (!p || p == keep)
-            continue;
-        int held = 0;
-        for (int j = 0; j < EX_MAX_SCRATCH; j++)
-            held |= p->exec.scratch[j] != 0;
+        size_t held = p && p != keep ? plan_scratch_bytes(p) : 0;
         if (held) {
             ex_release(&p->exec);
+            h->scratch_bytes -= held < h->scratch_bytes ? held : h->scratch_bytes;
             released++;
         }
     }
     return released;
+}
+
+/* Scratch memory the plans of a handle keep between calls, at most (AT_SCRATCH_KEEP_DIVISOR:
+ * a part of the device's memory, at least AT_SCRATCH_KEEP_MIN): past it, a plan that grows its
+ * scratch makes the others give theirs back. So a program calling thousands of shapes holds a
+ * bounded amount (cuBLAS too keeps one bounded workspace per handle), while a shape called
+ * again and again keeps its buffers. */
+#define AT_SCRATCH_KEEP_DIVISOR 32
+#define AT_SCRATCH_KEEP_MIN (256u << 20)
+
+static size_t scratch_keep_limit(const at_handle *h)
+{
+    size_t part = (size_t)(h->info.memory_bytes / AT_SCRATCH_KEEP_DIVISOR);
+    return part > AT_SCRATCH_KEEP_MIN ? part : AT_SCRATCH_KEEP_MIN;
 }
 
 /* Runs plan pl on args (the context current): the vendor library where it serves the plan,
@@ -851,13 +871,19 @@ static at_status plan_serve(at_handle *h, at_plan *pl, tpl_args *args)
             s = pl->fam->run(&pl->exec, pl->cfg, args);
         }
     } else {
+        size_t held = plan_scratch_bytes(pl);
         s = pl->trial ? trial_call(h, pl, args) : pl->fam->run(&pl->exec, pl->cfg, args);
-        /* device memory ran out (a scratch buffer, a kernel's lazy load): every plan keeps
-         * its scratch between calls, so a program calling many shapes can hold much of it;
-         * the other plans give theirs back and the call runs once more */
+        /* device memory ran out (a scratch buffer, a kernel's lazy load): the other plans
+         * give theirs back and the call runs once more */
         if (s == AT_ERR_NO_MEMORY && !pl->trial && release_other_scratch(h, pl) > 0) {
             h->errmsg[0] = '\0';
             s = pl->fam->run(&pl->exec, pl->cfg, args);
+        }
+        size_t now = plan_scratch_bytes(pl);
+        if (now != held) {
+            h->scratch_bytes += now - held;
+            if (now > held && h->scratch_bytes > scratch_keep_limit(h))
+                release_other_scratch(h, pl);
         }
     }
     return s;

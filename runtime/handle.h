@@ -49,6 +49,7 @@ struct at_handle {
     at_stats stats;
     struct at_plan **plans;     /* open addressing, power-of-two capacity */
     size_t n_plans, cap_plans;
+    size_t scratch_bytes;        /* scratch memory the plans hold (packed operands, partials) */
     struct at_plan *last_plan;  /* the previous call's plan: repeated calls skip the table */
     int trial_max;              /* at_set_trials: nearby winners a new shape times */
     int vendor_mode;            /* at_set_vendor */

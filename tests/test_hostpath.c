@@ -381,7 +381,8 @@ GPU_TEST(hostpath_shapes_in_turn_compute_right_from_the_call_table)
 /* Every plan keeps its scratch memory between calls (packed operands, split-K partials). When
  * device memory runs out, a call makes the other plans give theirs back and runs again: two
  * shapes that each pack an operand (an odd leading dimension) fit one after the other in room
- * for one; at_destroy leaves nothing allocated. */
+ * for one; without a limit, the scratch plans keep stays bounded; at_destroy leaves nothing
+ * allocated. */
 TEST(hostpath_out_of_memory_releases_other_plans_scratch)
 {
     if (!th_fake_child("hostpath_out_of_memory_releases_other_plans_scratch"))
@@ -414,6 +415,22 @@ TEST(hostpath_out_of_memory_releases_other_plans_scratch)
                       at_errmsg(h));
         }
     th_fake_set_memory_limit(0);
+    /* with no limit, what the plans keep stays bounded (a 32nd of the device's memory): two
+     * shapes whose packed operands each take 3.2 GB leave one of them held */
+    const int big_m[2] = {40000, 40002}, big_k = 40001;
+    size_t big_held = 0;
+    for (int i = 0; i < 2; i++) {
+        tpl_problem p = hp_problem(big_m[i], 64, big_k, AT_R_16BF);
+        CHECK_OK(th_fake_prestore(h, &p, 1));
+        size_t before = th_fake_live_bytes();
+        CHECK_OK(hp_gemm(h, big_m[i], 64, big_k, AT_R_16BF, 1.0));
+        if (i == 0)
+            big_held = th_fake_live_bytes() - before;
+    }
+    CHECK_MSG(big_held >= (size_t)big_m[0] * big_k * 2 &&
+              th_fake_live_bytes() - base < 2 * big_held,
+              "one big plan holds %zu bytes, both together %zu", big_held,
+              th_fake_live_bytes() - base);
     CHECK_OK(at_destroy(h));
     CHECK_EQ((long long)th_fake_live_bytes(), (long long)start);
 }
