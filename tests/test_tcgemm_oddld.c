@@ -290,10 +290,12 @@ GPU_TEST(tcgemm_gpu_odd_ld_read_in_place)
                             memset(hc + (size_t)(c_off + z * sc + (long long)r * ldc) * es, 0xff,
                                    (size_t)n * es);
                     CHECK(cu->MemcpyHtoD(C, hc, nc * es) == CUDA_SUCCESS);
-                    /* the rule's verdict per operand: 2 = read in place 2 bytes at a time */
+                    /* the rule's verdict per operand (2: read in place 2 bytes at a time) for
+                     * the products of one launch: all of them, one per launch with split-K */
                     int fits = t8_prefill_fits(cfg, k);
-                    int wa = t8_load_width(A, lda, sa, batch, 2, cfg[P_LOADW], fits);
-                    int wb = t8_load_width(B, ldb, sb, batch, 2, cfg[P_LOADW], fits);
+                    long long per = cfg[P_SPLITK] > 1 ? 1 : batch;
+                    int wa = t8_load_width(A, lda, sa, per, 2, cfg[P_LOADW], fits);
+                    int wb = t8_load_width(B, ldb, sb, per, 2, cfg[P_LOADW], fits);
                     int pack_a = (ta && !cfg[P_OPA]) || !wa, pack_b = (tb && !cfg[P_OPB]) || !wb;
                     int prefill = (!(ta && !cfg[P_OPA]) && wa == 2) ||
                                   (!(tb && !cfg[P_OPB]) && wb == 2);
