@@ -40,8 +40,10 @@
 // A short K (SPLITK 1, k <= 128, at most STAGES K tiles) runs `t8_gemm_short`, the same kernel
 // bounded to more resident blocks (64 x 64 tiles: 6 per SM) with the shared memory of its stages.
 // Loads are LOADW bytes wide; an operand whose base, row stride or product stride is less aligned
-// is read in place 8 or 4 bytes at a time (a run-time choice, `narrow`), and packed by the host only
-// below 4-byte alignment where LOADW > 2 (an odd 16-bit leading dimension); the epilogue falls back to scalar stores where C or ldc is not aligned. Each operand's
+// is read in place 8 or 4 bytes at a time (a run-time choice, `narrow`); a 16-bit one with 2-byte
+// rows (an odd leading dimension) 2 bytes at a time by `t8_prefill` before the ring starts, where
+// every block walks at most STAGES K tiles (short K, split-K slices), and packed by the host only
+// past that; the epilogue falls back to scalar stores where C or ldc is not aligned. Each operand's
 // stage tile keeps its stored layout: A BM x BK (OPA 0) or BK x BM (OPA 1, op T), B BK x BN (OPB 0)
 // or BN x BK (OPB 1, op T); the fragments come from either with ldmatrix, .trans where the stored
 // layout is the fragment's transpose (TF32: 32-bit elements, which ldmatrix cannot transpose, are
@@ -2168,7 +2170,8 @@ static_assert((OPA == 0 || OPA == 1) && (OPB == 0 || OPB == 1), "OPA and OPB are
 
 // Copies `bytes` (0..W) from global src to shared address dst, zero-filling up to W. W is LOADW or,
 // for an operand whose base, row stride or product stride is less aligned (the kernel's `narrow`
-// argument), 8 or 4. W 2 has no cp.async form: a plain load and shared store (latency not hidden).
+// argument), 8 or 4. W 2 has no cp.async form: a plain load and shared store (latency not hidden;
+// LOADW 2 kernels only: a 2-byte operand of a wider LOADW is read by t8_prefill).
 template <int W>
 __device__ __forceinline__ void t8_copy(unsigned dst, const tc_elem *src, int bytes)
 {
@@ -2181,6 +2184,31 @@ __device__ __forceinline__ void t8_copy(unsigned dst, const tc_elem *src, int by
         unsigned short v = bytes ? *(const unsigned short *)src : (unsigned short)0;
         asm volatile("st.shared.u16 [%0], %1;\n" :: "r"(dst), "h"(v));
     }
+}
+
+// The 2-byte loads of an operand with 2-byte rows (`narrow` 2: a 16-bit operand with an odd leading
+// dimension or product stride, where LOADW > 2; t8_tile2): an element into a register (t8_ld2_if: 0
+// where `ok` is false, nothing read), then t8_st2 to shared memory. Volatile asm, so a group's loads
+// and stores keep the order t8_tile2 writes: plain C++ loads were hoisted by the compiler across the
+// tiles and stages (250 registers instead of 126 in a 64 x 64 t8_gemm).
+__device__ __forceinline__ unsigned short t8_ld2(const tc_elem *p)
+{
+    unsigned short v;
+    asm volatile("ld.global.nc.b16 %0, [%1];\n" : "=h"(v) : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ unsigned short t8_ld2_if(const tc_elem *p, bool ok)
+{
+    unsigned short v;
+    asm volatile("{\n .reg .pred q;\n setp.ne.b32 q, %2, 0;\n mov.b16 %0, 0;\n @q ld.global.nc.b16 %0, [%1];\n}\n"
+                 : "=h"(v) : "l"(p), "r"((int)ok));
+    return v;
+}
+
+__device__ __forceinline__ void t8_st2(unsigned dst, unsigned short v)
+{
+    asm volatile("st.shared.b16 [%0], %1;\n" :: "r"(dst), "h"(v));
 }
 
 __device__ __forceinline__ void t8_commit(void)
@@ -2240,11 +2268,16 @@ __device__ __forceinline__ void t8_load_tile_w(unsigned dst, const tc_elem *__re
 }
 
 // The tile load at the operand's load width: LOADW, or 8 / 4 bytes where `w` (from the kernel's
-// `narrow` argument) says the operand is less aligned (block-uniform, so no divergence).
+// `narrow` argument) says the operand is less aligned (block-uniform, so no divergence). An operand
+// of width 2 is skipped: t8_prefill loads it.
 template <int ROWS, int COLS, int SST>
 __device__ __forceinline__ void t8_load_tile(unsigned dst, const tc_elem *__restrict__ g, long long ld, int r0,
                                              int c0, int R, int NCOL, bool full, int tid, int w)
 {
+#if LOADW > 2 && TYPE != 2
+    if (w == 2)
+        return;
+#endif
 #if LOADW > 8
     if (w == 8) {
         t8_load_tile_w<ROWS, COLS, SST, 8>(dst, g, ld, r0, c0, R, NCOL, full, tid);
@@ -2283,6 +2316,89 @@ __device__ __forceinline__ void t8_load_stage(unsigned st, int m0, int n0, int k
     t8_load_tile<BK, BN, T8_SB>(st + T8_AE * TC_ESZ, B, ldb, k0, n0, K, N, full, tid, wb);
 #endif
 }
+
+// A 16-bit operand with 2-byte rows (`narrow` 2, LOADW > 2: no cp.async form) is read synchronously:
+// t8_tile2 loads the ROWS x COLS tile at global (r0, c0) (zeros past row R or column NCOL) into shared
+// memory at dst (row stride SST) in groups of T8_GROUP2 elements per thread: a group's loads back to
+// back, then its stores, so a group costs one memory latency and T8_GROUP2 registers. Consecutive
+// threads take consecutive elements of a row (a warp reads 64 contiguous bytes), a thread's elements
+// are RS rows apart. Larger groups spill (a 128 x 256 x 64 tile's B is 64 elements per thread: 156
+// bytes of spills in t8_gemm at 64; loading A's and B's tiles before either store spilled 116 bytes
+// in t8_gemm_short).
+#if LOADW > 2 && TYPE != 2
+#define T8_GROUP2 16
+template <int ROWS, int COLS, int SST>
+__device__ __forceinline__ void t8_tile2(unsigned dst, const tc_elem *__restrict__ g, long long ld, int r0, int c0,
+                                         int R, int NCOL, bool full, int tid)
+{
+    constexpr int TOT = ROWS * COLS, IT = TC_CDIV(TOT, T8_NT);
+    if constexpr (T8_NT % COLS == 0 && TOT % T8_NT == 0) {
+        constexpr int RS = T8_NT / COLS, GR = IT < T8_GROUP2 ? IT : T8_GROUP2;
+        static_assert(IT % GR == 0, "a tile's elements per thread are whole groups");
+        const int r = tid / COLS, c = tid % COLS;
+        const tc_elem *p = g + (long long)(r0 + r) * ld + c0 + c;
+        const long long step = (long long)RS * ld;
+        const unsigned d = dst + (unsigned)(r * SST + c) * TC_ESZ;
+        const bool cok = c0 + c < NCOL;
+#pragma unroll
+        for (int j = 0; j < IT; j += GR) {
+            unsigned short v[GR];
+            if (full) {
+#pragma unroll
+                for (int i = 0; i < GR; i++)
+                    v[i] = t8_ld2(p + (j + i) * step);
+            } else {
+#pragma unroll
+                for (int i = 0; i < GR; i++)
+                    v[i] = t8_ld2_if(p + (j + i) * step, cok && r0 + r + (j + i) * RS < R);
+            }
+#pragma unroll
+            for (int i = 0; i < GR; i++)
+                t8_st2(d + (unsigned)((j + i) * RS * SST * TC_ESZ), v[i]);
+        }
+    } else {
+        // not met by the lattice's tiles (COLS <= threads, whole rows per pass); one element per step
+#pragma unroll 1
+        for (int i = 0; i < IT; i++) {
+            const int e = tid + i * T8_NT, gr = r0 + e / COLS, gc = c0 + e % COLS;
+            const bool ok = (TOT % T8_NT == 0 || e < TOT) && gr < R && gc < NCOL;
+            const unsigned short v = t8_ld2_if(ok ? g + (long long)gr * ld + gc : g, ok);
+            if (TOT % T8_NT == 0 || e < TOT)
+                t8_st2(dst + (unsigned)((e / COLS) * SST + e % COLS) * TC_ESZ, v);
+        }
+    }
+}
+
+// Narrow 2: every K tile a block walks of its operands with 2-byte rows, loaded into the ring
+// (stage s in slot s) by the block itself (nk <= STAGES: the host's rule, tcgemm_run.c's
+// t8_prefill_fits, which packs otherwise); the prologue and the main loop skip those operands
+// (t8_load_tile). It runs once, after the prologue has issued the cp.async copies of the other
+// operand (so their latencies overlap) and before the main loop, whose first __syncthreads makes
+// the stores visible as a landed cp.async stage is. Why here and not in the main loop: measured
+// with ptxas (CUDA 13.0, sm_90), any branch inside the main loop (even one trivial store) took a
+// 64 x 64 t8_gemm from 126 to 160 registers, and a second copy of the loop spilled in
+// t8_gemm_short; this pass, its stage loop kept rolled (unrolled, ptxas hoists the loads of every
+// stage), leaves aligned calls' register allocation as it was (docs/notes/tcgemm.md section 23).
+__device__ __forceinline__ void t8_prefill(unsigned s0, int m0, int n0, int kb, int nk, int M, int N, int K,
+                                           const tc_elem *__restrict__ A, long long lda,
+                                           const tc_elem *__restrict__ B, long long ldb, int tid, int narrow)
+{
+    constexpr unsigned STB = T8_STAGE_ELEMS * TC_ESZ;
+    const bool na = (narrow & 0xff) == 2, nb = (narrow >> 8) == 2;
+    constexpr int AR = OPA ? BK : BM, AC = OPA ? BM : BK, BR = OPB ? BN : BK, BC = OPB ? BK : BN;
+#pragma unroll 1
+    for (int s = 0; s < STAGES && s < nk; s++) {
+        const int k0 = (kb + s) * BK;
+        const bool full = m0 + BM <= M && n0 + BN <= N && k0 + BK <= K;
+        if (na)
+            t8_tile2<AR, AC, T8_SA>(s0 + s * STB, A, lda, OPA ? k0 : m0, OPA ? m0 : k0, OPA ? K : M, OPA ? M : K,
+                                    full, tid);
+        if (nb)
+            t8_tile2<BR, BC, T8_SB>(s0 + s * STB + T8_AE * TC_ESZ, B, ldb, OPB ? n0 : k0, OPB ? k0 : n0,
+                                    OPB ? N : K, OPB ? K : N, full, tid);
+    }
+}
+#endif
 
 __device__ __forceinline__ void t8_ldsm_x4(unsigned addr, unsigned &r0, unsigned &r1, unsigned &r2,
                                            unsigned &r3)
@@ -2624,7 +2740,8 @@ __device__ __forceinline__ void t8_epilogue_staged(const float (&acc)[T8_MI][T8_
 // walks the products of a strided batch: A, B and C advance by sa, sb and sc elements per product
 // (one product with SPLITK > 1). SPLITK > 1 writes the raw FP32 partial sums of slice z to
 // ws + z*M*N (row-major, ld N); tc_splitk_reduce then applies alpha and beta.
-// narrow: the load widths of an operand less aligned than LOADW (t8_load_stage; the host's t8_run).
+// narrow: the load widths of an operand less aligned than LOADW (t8_load_stage; the host's t8_run);
+// width 2 only where a block walks at most STAGES K tiles (t8_prefill).
 // C, ws: device memory; no failure path.
 #define T8_GEMM_PARAMS                                                                              \
     int M, int N, int K, float alpha, const tc_elem *__restrict__ A, long long lda,                 \
@@ -2673,6 +2790,10 @@ __device__ __forceinline__ void t8_gemm_body(T8_GEMM_PARAMS)
             t8_load_stage(s0 + s * STB, m0, n0, kb + s, M, N, K, A, lda, B, ldb, tid, narrow);
         t8_commit();
     }
+#if LOADW > 2 && TYPE != 2
+    if ((narrow & 0xff) == 2 || (narrow >> 8) == 2)
+        t8_prefill(s0, m0, n0, kb, nk, M, N, K, A, lda, B, ldb, tid, narrow);
+#endif
     int slot = 0, wslot = STAGES - 1;
     for (int it = 0; it < nk; it++) {
         t8_wait<STAGES - 2>();

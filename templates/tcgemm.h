@@ -57,9 +57,14 @@ int tc_type_of(const tpl_problem *p);
 int tc_batch_stride_ok(long long count, long long stride, long long rows, long long ld, int esz);
 /* PATH 80's load width in bytes for an operand at byte address base, leading dimension ld and
  * product stride stride (elements; count products): loadw (the kernel's LOADW) where all three are
- * that aligned, else 8 or 4 bytes (read in place by the same kernel), else 0 (the host packs it). */
+ * that aligned, else 8 or 4 bytes (read in place by the same kernel), else, for 16-bit elements
+ * at an even address where `prefill` (t8_prefill_fits), 2 (2-byte loads before the ring: an odd
+ * ld or product stride), else 0 (the host packs it). */
 int t8_load_width(unsigned long long base, long long ld, long long stride, long long count, int esz,
-                  int loadw);
+                  int loadw, int prefill);
+/* 1 if every block of a PATH 80 call of depth k walks at most STAGES K tiles (its slice with
+ * SPLITK > 1), so tcgemm.cu's t8_prefill can load a 2-byte operand whole before the ring. */
+int t8_prefill_fits(const int *cfg, long long k);
 /* PATH 80 short K (tcgemm.cu's t8_gemm_short): the blocks per SM its launch bounds ask for,
  * 65536 / (threads x (BM x BN / threads + 45)), where that is at least 4 (the kernel is compiled
  * only then: warp tiles of at most 32 x 32), else 0. */

@@ -196,7 +196,7 @@ static int tc_rows_aligned(unsigned long long base, long long ld, long long coun
 }
 
 int t8_load_width(unsigned long long base, long long ld, long long stride, long long count, int esz,
-                  int loadw)
+                  int loadw, int prefill)
 {
     if (loadw == 2)
         return 2;    /* plain 2-byte loads: any 16-bit operand */
@@ -207,7 +207,8 @@ int t8_load_width(unsigned long long base, long long ld, long long stride, long 
         if (tc_rows_aligned(base, ld, count, stride, esz, w))
             return w;
     }
-    return 0;
+    /* 2-byte rows: loaded whole before the ring (t8_prefill) where the block's K tiles fit in it */
+    return esz == 2 && prefill && base % 2 == 0 ? 2 : 0;
 }
 
 /* K tiles one block of t8_gemm walks (its slice of them with SPLITK > 1). */
@@ -215,6 +216,11 @@ static long long t8_block_ktiles(const int *cfg, long long k)
 {
     long long nkt = tpl_cdiv(k, cfg[P_BK]);
     return cfg[P_SPLITK] > 1 ? tpl_cdiv(nkt, cfg[P_SPLITK]) : nkt;
+}
+
+int t8_prefill_fits(const int *cfg, long long k)
+{
+    return t8_block_ktiles(cfg, k) <= cfg[P_STAGES];
 }
 
 long long t8_smem_used(const int *cfg, long long k)
@@ -254,9 +260,12 @@ static at_status t8_run(at_exec *ex, const int *cfg, tc_call *c, tc_batch *b)
     int b_rows = cfg[P_OPB] ? c->n : c->k, b_cols = cfg[P_OPB] ? c->k : c->n;
     /* Loads of LOADW bytes need LOADW-aligned bases, rows and product strides; a less aligned
      * operand is read 8 or 4 bytes at a time by the same kernel (`narrow`: A's width in bits 0-7,
-     * B's in 8-15), and packed (a plain copy in the same layout) only below 4-byte alignment. */
-    int wa = t8_load_width(c->A, c->lda, b->sa, b->count, esz, lw);
-    int wb = t8_load_width(c->B, c->ldb, b->sb, b->count, esz, lw);
+     * B's in 8-15), a 16-bit one with 2-byte rows (an odd ld or product stride) 2 bytes at a time
+     * where each block's K tiles fit in the ring (t8_prefill: short K, split-K slices), and packed
+     * (a plain copy in the same layout) otherwise. */
+    int prefill = t8_prefill_fits(cfg, c->k);
+    int wa = t8_load_width(c->A, c->lda, b->sa, b->count, esz, lw, prefill);
+    int wb = t8_load_width(c->B, c->ldb, b->sb, b->count, esz, lw, prefill);
     if (!wa && (s = tc_pack(ex, TC_SLOT_PACKED_A, esz, TC_PACK_ALIGN_80, a_rows, a_cols, b->count,
                             &c->A, &c->lda, &b->sa)) != AT_OK)
         return s;

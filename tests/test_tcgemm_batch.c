@@ -132,25 +132,55 @@ TEST(tcgemm_batch_stride_rule)
 
 /* PATH 80's load width per operand (tcgemm_run.c): LOADW where base, leading dimension and
  * (batches) product stride allow it, else the widest of 8 (16-bit only) and 4 bytes that does -
- * the same kernel reads the operand in place - and 0 (packed) only below 4-byte alignment. */
+ * the same kernel reads the operand in place - else 2 for a 16-bit operand with 2-byte rows (an
+ * odd ld or product stride, a base 2 bytes off) where the block's K tiles fit in the ring
+ * (t8_prefill_fits), and 0 (packed) otherwise. */
 TEST(tcgemm_path80_load_width_rule)
 {
-    CHECK_EQ(t8_load_width(4096, 64, 0, 1, 2, 16), 16);        /* aligned BF16 */
-    CHECK_EQ(t8_load_width(4096, 68, 0, 1, 2, 16), 8);         /* ld % 8 == 4 */
-    CHECK_EQ(t8_load_width(4096, 66, 0, 1, 2, 16), 4);         /* ld % 8 == 2 */
-    CHECK_EQ(t8_load_width(4096, 65, 0, 1, 2, 16), 0);         /* odd ld: 2-byte rows */
-    CHECK_EQ(t8_load_width(4098, 64, 0, 1, 2, 16), 0);         /* base 2 bytes off */
-    CHECK_EQ(t8_load_width(4100, 64, 0, 1, 2, 16), 4);         /* base 4 bytes off */
-    CHECK_EQ(t8_load_width(4104, 64, 0, 1, 2, 16), 8);         /* base 8 bytes off */
-    CHECK_EQ(t8_load_width(4096, 64, 64 * 64 + 2, 8, 2, 16), 4); /* product stride */
-    CHECK_EQ(t8_load_width(4096, 64, 64 * 64 + 1, 8, 2, 16), 0);
-    CHECK_EQ(t8_load_width(4096, 64, 64 * 64 + 1, 1, 2, 16), 16); /* one product: unused */
-    CHECK_EQ(t8_load_width(4096, 66, 0, 1, 2, 8), 4);
-    CHECK_EQ(t8_load_width(4096, 65, 0, 1, 2, 4), 0);
-    CHECK_EQ(t8_load_width(4098, 65, 3, 9, 2, 2), 2);          /* LOADW 2 reads anything */
-    CHECK_EQ(t8_load_width(4096, 37, 0, 1, 4, 16), 4);         /* FP32: 16 or 4, never 8 */
-    CHECK_EQ(t8_load_width(4096, 38, 0, 1, 4, 16), 4);
-    CHECK_EQ(t8_load_width(4100, 36, 0, 1, 4, 16), 4);
-    CHECK_EQ(t8_load_width(4096, 36, 0, 1, 4, 16), 16);
-    CHECK_EQ(t8_load_width(4096, 37, 0, 1, 4, 4), 4);
+    for (int pf = 0; pf < 2; pf++) {
+        CHECK_EQ(t8_load_width(4096, 64, 0, 1, 2, 16, pf), 16);     /* aligned BF16 */
+        CHECK_EQ(t8_load_width(4096, 68, 0, 1, 2, 16, pf), 8);      /* ld % 8 == 4 */
+        CHECK_EQ(t8_load_width(4096, 66, 0, 1, 2, 16, pf), 4);      /* ld % 8 == 2 */
+        CHECK_EQ(t8_load_width(4096, 65, 0, 1, 2, 16, pf), 2 * pf); /* odd ld: 2-byte rows */
+        CHECK_EQ(t8_load_width(4098, 64, 0, 1, 2, 16, pf), 2 * pf); /* base 2 bytes off */
+        CHECK_EQ(t8_load_width(4097, 64, 0, 1, 2, 16, pf), 0);      /* an odd address: packed */
+        CHECK_EQ(t8_load_width(4100, 64, 0, 1, 2, 16, pf), 4);      /* base 4 bytes off */
+        CHECK_EQ(t8_load_width(4104, 64, 0, 1, 2, 16, pf), 8);      /* base 8 bytes off */
+        CHECK_EQ(t8_load_width(4096, 64, 64 * 64 + 2, 8, 2, 16, pf), 4); /* product stride */
+        CHECK_EQ(t8_load_width(4096, 64, 64 * 64 + 1, 8, 2, 16, pf), 2 * pf);
+        CHECK_EQ(t8_load_width(4096, 64, 64 * 64 + 1, 1, 2, 16, pf), 16); /* one product */
+        CHECK_EQ(t8_load_width(4096, 66, 0, 1, 2, 8, pf), 4);
+        CHECK_EQ(t8_load_width(4096, 65, 0, 1, 2, 4, pf), 2 * pf);
+        CHECK_EQ(t8_load_width(4098, 65, 3, 9, 2, 2, pf), 2);       /* LOADW 2 reads anything */
+        CHECK_EQ(t8_load_width(4096, 37, 0, 1, 4, 16, pf), 4);      /* FP32: 16 or 4, never 8 */
+        CHECK_EQ(t8_load_width(4096, 38, 0, 1, 4, 16, pf), 4);
+        CHECK_EQ(t8_load_width(4100, 36, 0, 1, 4, 16, pf), 4);
+        CHECK_EQ(t8_load_width(4096, 36, 0, 1, 4, 16, pf), 16);
+        CHECK_EQ(t8_load_width(4096, 37, 0, 1, 4, 4, pf), 4);
+        CHECK_EQ(t8_load_width(4098, 37, 0, 1, 4, 16, pf), 0);      /* FP32 2 bytes off */
+    }
+}
+
+/* t8_prefill_fits: every block walks at most STAGES K tiles (BK 32, 4 stages: k <= 128; a
+ * split-K slice of ceil(ceil(k / BK) / SPLITK) tiles). */
+TEST(tcgemm_path80_prefill_rule)
+{
+    int c64[TPL_MAX_PARAMS], c256[TPL_MAX_PARAMS], sk[TPL_MAX_PARAMS];
+    CHECK(tt_parse("TYPE=1,PATH=80,BM=64,BN=64,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,WARPS_N=2,"
+                   "RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16", c64));
+    CHECK(tt_parse("TYPE=0,PATH=80,BM=128,BN=256,BK=64,STAGES=3,WG=2,CM=1,CN=1,WARPS_M=2,"
+                   "WARPS_N=4,RASTER=0,GROUP=8,SPLITK=1,VEC=8,LOADW=16", c256));
+    CHECK(tt_parse("TYPE=0,PATH=80,BM=128,BN=128,BK=32,STAGES=4,WG=2,CM=1,CN=1,WARPS_M=2,"
+                   "WARPS_N=2,RASTER=0,GROUP=8,SPLITK=4,VEC=2,LOADW=16", sk));
+    static const struct { int which; long long k; int want; } cases[] = {
+        {0, 1, 1}, {0, 25, 1}, {0, 96, 1}, {0, 128, 1}, {0, 129, 0}, {0, 4096, 0},
+        {1, 192, 1}, {1, 193, 0},
+        {2, 512, 1},            /* 16 K tiles in 4 slices of 4 */
+        {2, 513, 0},            /* 17: slices of 5 */
+    };
+    const int *cfgs[3] = {c64, c256, sk};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        CHECK_MSG(t8_prefill_fits(cfgs[cases[i].which], cases[i].k) == cases[i].want,
+                  "case %zu (configuration %d, k %lld): want %d", i, cases[i].which, cases[i].k,
+                  cases[i].want);
 }

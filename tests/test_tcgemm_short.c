@@ -207,9 +207,10 @@ static int ts_runs_on(const int *c, int ops)
 /* Strided batches of short-K products as the weak calls of 2026-11-29 make them (m x n output
  * tiles by the thousand, k 16..35, odd n, so C's rows and products start at every alignment):
  * every type, the 64 x 64 configurations (t8_gemm_short) and 128 x 128 ones (t8_gemm, shared
- * memory cut to the stages used) on every op pair, tight and padded lds (odd 16-bit lds packed,
- * even ones read narrow), C's base one element off, odd ldc and product strides, k at the short
- * entry's limits (128 in, 129 out), alpha with beta 0 over NaN and beta != 0: each product
+ * memory cut to the stages used) on every op pair, tight and padded lds (odd 16-bit lds read 2
+ * bytes at a time before the ring, t8_prefill, and packed at k 129, past it; even ones read
+ * narrow), C's base one element off, odd ldc and product strides, k at the short entry's limits
+ * (128 in, 129 out), alpha with beta 0 over NaN and beta != 0: each product
  * against its float64 reference, every element of C outside the products unchanged. */
 GPU_TEST(tcgemm_gpu_short_k_batched_odd_c)
 {
@@ -223,7 +224,7 @@ GPU_TEST(tcgemm_gpu_short_k_batched_odd_c)
     static const int cases[][8] = {
         /* m, n, k, batch, ld padding of A and B (elements past the stored columns), ldc
          * padding, C product padding (past m x ldc) */
-        {100, 391, 25, 3, 0, 0, 0, 0},          /* odd n = ldc, tight: odd lda packed */
+        {100, 391, 25, 3, 0, 0, 0, 0},          /* odd n = ldc, tight: odd lda, 2-byte loads */
         {129, 263, 20, 5, 2, 1, 2, 1},          /* ragged tiles, odd ldc n + 2 */
         {70, 201, 35, 4, 1, 0, 0, 3},           /* two K tiles (BK 32), odd product stride */
         {1, 65, 16, 7, 0, 3, 1, 0},             /* one row per product */
