@@ -842,6 +842,17 @@ __device__ __forceinline__ void t9_mma_tf32(float *d, const unsigned *a, unsigne
 // SCALE 3 (T9_AREG) runs the same tile in four N-quarters of 64 (t9_mma_q, A from registers) through two buffers of 32
 // registers, the halves of the same 64: quarter q's register j is d's register 32 q + j.
 #define T9_NH (SCALE == 1 && BN == 256)
+#ifndef T9_TURN
+// SCALE 3 with two consumer warpgroups (internal; 0 turns it off): the warpgroups take turns by K-block, half a block
+// apart. Each step's wait_group 0 leaves its warpgroup without wgmmas for a while (the last quarter's completion, the
+// next block's ldmatrix and pending promotion, the first issue); two warpgroups that start a tile together stay in step
+// (they share the tensor cores evenly), so their waits fall together and the tensor cores idle. With turns, warpgroup
+// c issues a block's first quarter only after the other one has issued its current block's third (named barriers
+// T9_TURN_BAR + c, 256 threads: one warpgroup's bar.sync, the other's bar.arrive), so one warpgroup's wait always falls
+// while the other has quarters queued.
+#define T9_TURN (T9_AREG && WG == 2)
+#endif
+#define T9_TURN_BAR 4       // named barriers 4 and 5 (PING's are 1 and 2, the epilogue's 8 + c)
 #if T9_NH
 // d += A * B on a 64 x 128 tile, k32 (FP8, both operands K-major by descriptor); scd = 0 overwrites d instead
 __device__ __forceinline__ void t9_mma_h(float *d, unsigned long long da, unsigned long long db, int scd)
@@ -1544,6 +1555,9 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #endif
         int s = 0, i_unit = 0;
         unsigned ph = 0;
+#if T9_TURN
+        int turn = 0;       // SCALE 3: this warpgroup has run a step (warpgroup 0's first waits for no turn)
+#endif
         for (int u = cluster; u < units; u += clusters, i_unit++) {
 #if T9_WF
             T9_WF_ITEM(u, t, k0, k1);
@@ -1688,6 +1702,11 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 for (int kk = 0; kk < BK / T9_KSTEP; kk++)
                     t9_fa8(af[kk], sa, c * T9_WP, warp, lane, kk);
                 t9_promote_q(d[0] + 96, dt + 32, pg0, pg1);     // the previous block's quarter 3
+#if T9_TURN
+                if (c == 1 || turn)         // the other warpgroup has issued its current block's quarter 2
+                    asm volatile("bar.sync %0, 256;" :: "r"(T9_TURN_BAR + c) : "memory");
+                turn = 1;
+#endif
                 const unsigned long long db0 = t9_desc(sb, 16, 1024);
                 // rows sr0 and sr1: column block n0 / 128 (quarters 0, 1) and n0 / 128 + 1 (quarters 2, 3)
                 const float f0 = la0 * lb, f1 = la1 * lb, g0 = la0 * lb1, g1 = la1 * lb1;
@@ -1698,6 +1717,10 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                     for (int kk = 0; kk < BK / T9_KSTEP; kk++)
                         t9_mma_q(dt + 32 * (q % 2), af[kk], db0 + (unsigned)((q * 64 * 128 + kk * 32) >> 4), kk > 0);
                     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+#if T9_TURN
+                    if (q == 2)             // the other warpgroup's turn
+                        asm volatile("bar.arrive %0, 256;" :: "r"(T9_TURN_BAR + 1 - c) : "memory");
+#endif
                     if (q > 0) {
                         asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
                         t9_fence_q(dt + 32 * ((q - 1) % 2));
@@ -2196,6 +2219,10 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 }
             }
         }
+#if T9_TURN
+        if (c == 0 && turn)         // warpgroup 1's last turn signal (one bar.arrive per step of each)
+            asm volatile("bar.sync %0, 256;" :: "r"(T9_TURN_BAR) : "memory");
+#endif
 #if T9_C_BYTES > 0
         if (tid == 0)
             asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");   // C stores complete
