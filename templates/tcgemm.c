@@ -74,8 +74,8 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
                      "packed first), and an FP32 C is stored directly (VEC 1 or 2)",
     [R_SCALE] = "SCALE is 0 (per-tensor), 1 or 2 (block scales, one or two promotion "
                 "buffers: FP8, BK 128 = one scale block, BN 64 or 128, at most 64 "
-                "accumulators per thread; SCALE 1 (two N-halves) and 3 (A in registers, four "
-                "N-quarters) also BN 256, 64 rows per warpgroup)",
+                "accumulators per thread; SCALE 1 (N-halves) and 3 (N-quarters, A in registers) "
+                "also BN 256, 64 rows per warpgroup)",
     [R_BATCH] = "BATCH is 0 or 1; 1 (a strided batch's products in one launch, 3-D tensor maps) is "
                 "PATH 90 without split-K or FP8 operands, tile order GROUP 8 (RASTER 0 or 1)",
 };

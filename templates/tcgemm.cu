@@ -1629,7 +1629,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #endif
 #if T9_AREG
             // SCALE 3: the previous K-block's quarter 3 (dt[32..63]) and its scale products, promoted by the next step
-            // after its quarter 0 is issued; zero before a tile's first block (0 x 0 leaves d as it is)
+            // before its first wgmma; zero before a tile's first block (0 x 0 adds nothing; stale values could be NaN)
             float pg0 = 0.0f, pg1 = 0.0f;
 #pragma unroll
             for (int j = 32; j < 64; j++)
