@@ -74,8 +74,8 @@ const char *const tpl_tcgemm_reasons[R_COUNT] = {
                      "packed first), and an FP32 C is stored directly (VEC 1 or 2)",
     [R_SCALE] = "SCALE is 0 (per-tensor), 1 or 2 (block scales, one or two promotion "
                 "buffers: FP8, BK 128 = one scale block, BN 64 or 128, at most 64 "
-                "accumulators per thread; SCALE 1 and 3 (A in registers) also BN 256 in two "
-                "N-halves, 64 rows per warpgroup)",
+                "accumulators per thread; SCALE 1 (N-halves) and 3 (N-quarters, A in registers) "
+                "also BN 256, 64 rows per warpgroup)",
     [R_BATCH] = "BATCH is 0 or 1; 1 (a strided batch's products in one launch, 3-D tensor maps) is "
                 "PATH 90 without split-K or FP8 operands, tile order GROUP 8 (RASTER 0 or 1)",
 };
@@ -376,8 +376,9 @@ static int tc_valid(const int *cfg, const at_device_info *dev, char *why, size_t
     /* block scales: the accumulator d and SCALE promotion buffers, (BM / WG / 64) x BN / 2 FP32
      * registers each (tcgemm.cu's SCALE): at most 128 with one buffer, 192 with two; SCALE 1 at
      * BN 256 (tcgemm.cu's T9_NH): d (128) and one buffer of an N-half of 128 columns (64), 192,
-     * with one m64 wgmma per warpgroup; SCALE 3 is that kernel with the K-block's A fragments in
-     * 16 more registers (tcgemm.cu's T9_AREG), BN 256 only */
+     * with one m64 wgmma per warpgroup; SCALE 3 is that tile with the K-block's A fragments in 16
+     * registers and its wgmmas in four N-quarters through two buffers of 32 (tcgemm.cu's T9_AREG:
+     * 128 + 64 + 16), BN 256 only */
     if (cfg[P_SCALE] < 0 || cfg[P_SCALE] > 3 ||
         (cfg[P_SCALE] && (!cfg[P_FP8] || cfg[P_BK] != 128 || cfg[P_WG] < 1 ||
                           cfg[P_BM] % cfg[P_WG] ||
@@ -760,8 +761,8 @@ static void tc_fit_kind(int *cfg, const tpl_problem *p)
 {
     cfg[P_TYPE] = p->dtype == AT_R_16BF ? 0 : p->dtype == AT_R_16F ? 1 : 2;
     cfg[P_FP8] = tpl_math_fp8(p->math);
-    /* block scales: the row's SCALE (1 or 2: one or two promotion buffers; 3: SCALE 1 with A in
-     * registers), else 1 */
+    /* block scales: the row's SCALE (1 or 2: one or two promotion buffers; 3: the BN 256 tile with
+     * A in registers, in N-quarters), else 1 */
     cfg[P_SCALE] = !tpl_math_fp8_block(p->math)              ? 0
                    : cfg[P_SCALE] == 2 || cfg[P_SCALE] == 3 ? cfg[P_SCALE]
                                                              : 1;
@@ -894,8 +895,9 @@ const tpl_family tpl_tcgemm = {
                                    "to FP32 with its scales), 2 block scales with two promotion "
                                    "buffers (the next K-block's wgmmas run during a promotion); "
                                    "SCALE 1 at BN 256 runs each K-block in two N-halves of 128 "
-                                   "through one buffer; 3 is that with the K-block's A fragments "
-                                   "read once into registers for both halves",
+                                   "through one buffer; 3 (BN 256) reads the K-block's A fragments "
+                                   "into registers once and runs four N-quarters of 64 through two "
+                                   "buffers, one quarter's wgmmas in flight during each promotion",
          .omit_first = 1},
         {"BATCH", 2, {0, 1}, "PATH 90 strided batches: 0 one launch per product, 1 every product "
                              "in one launch (3-D tensor maps, persistent units over tiles x "

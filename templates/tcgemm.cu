@@ -64,9 +64,10 @@
 // SCALE 2: the same product with two promotion buffers, so one K-block's wgmmas run while the previous one is promoted.
 // SCALE 1 at BN 256 (T9_NH): each K-block's wgmmas run in two N-halves of 128 (m64n128k32) into one promotion buffer of
 // half the accumulator's size, each half promoted into its half of the accumulator before the next half is issued.
-// SCALE 3: SCALE 1 at BN 256 with A's fragments in registers (T9_AREG): each K-block's A slice (64 x 128 per warpgroup)
-// is read from shared memory once, with ldmatrix, and both N-halves' wgmmas take it from registers, where SCALE 1's
-// wgmmas read it from shared memory once per half (docs/fp8.md, "SCALE 3").
+// SCALE 3: the BN 256 tile with A's fragments in registers and the wgmmas never drained during a promotion (T9_AREG):
+// each K-block's A slice (64 x 128 per warpgroup) is read once with ldmatrix; its wgmmas run in four N-quarters of 64
+// through two promotion buffers of 32 registers, each quarter issued before the previous one is waited for and
+// promoted, the last one promoted during the next K-block's first (docs/fp8.md, "SCALE 3").
 // Accumulation is FP32; alpha and beta are FP32 and applied to the FP32 accumulator; C is rounded
 // once (round to nearest even) at the store. C has the input type: it halves the epilogue's
 // traffic and is what frameworks and cublasGemmEx with Ctype = Atype do. beta == 0 never reads C
@@ -188,7 +189,8 @@
                         // K-block kb at jb * ceil(k/128) + kb), scale_d one float; BK 128, BN 64 or 128, one m64 wgmma per warpgroup;
                         // 2 block scales with two promotion buffers (K-block j + 1's wgmmas in flight while j is promoted);
                         // SCALE 1 also takes BN 256: two N-halves of 128 through one promotion buffer (T9_NH);
-                        // 3 is SCALE 1 at BN 256 with A's fragments in registers (T9_AREG)
+                        // 3 is the BN 256 tile with A's fragments in registers, in four N-quarters through two
+                        // buffers of 32, one quarter always in flight (T9_AREG)
 #endif
 #ifndef BATCH
 #define BATCH 0         // PATH 90: 1 = every product of a strided batch in one launch (3-D tensor maps {cols, rows,
@@ -839,7 +841,20 @@ __device__ __forceinline__ void t9_mma_tf32(float *d, const unsigned *a, unsigne
 // The accumulator d is the m64n256 wgmma's (T9_ACC 128); each K-block's wgmmas run as two m64n128k32 chains into one
 // promotion buffer of 64 FP32 registers (t9_mma_h), whose register j is, in half h, the element of d's register
 // 64 h + j (the fragment layout orders registers by 8-column groups: registers 0..63 hold columns 0..127).
+// SCALE 3 (T9_AREG) runs the same tile in four N-quarters of 64 (t9_mma_q, A from registers) through two buffers of 32
+// registers, the halves of the same 64: quarter q's register j is d's register 32 q + j.
 #define T9_NH (SCALE == 1 && BN == 256)
+#ifndef T9_TURN
+// SCALE 3 with two consumer warpgroups (internal; 0 turns it off): the warpgroups take turns by K-block, half a block
+// apart. Each step's wait_group 0 leaves its warpgroup without wgmmas for a while (the last quarter's completion, the
+// next block's ldmatrix and pending promotion, the first issue); two warpgroups that start a tile together stay in step
+// (they share the tensor cores evenly), so their waits fall together and the tensor cores idle. With turns, warpgroup
+// c issues a block's first quarter only after the other one has issued its current block's third (named barriers
+// T9_TURN_BAR + c, 256 threads: one warpgroup's bar.sync, the other's bar.arrive), so one warpgroup's wait always falls
+// while the other has quarters queued.
+#define T9_TURN (T9_AREG && WG == 2)
+#endif
+#define T9_TURN_BAR 4       // named barriers 4 and 5 (PING's are 1 and 2, the epilogue's 8 + c)
 #if T9_NH
 // d += A * B on a 64 x 128 tile, k32 (FP8, both operands K-major by descriptor); scd = 0 overwrites d instead
 __device__ __forceinline__ void t9_mma_h(float *d, unsigned long long da, unsigned long long db, int scd)
@@ -864,26 +879,41 @@ __device__ __forceinline__ void t9_mma_h(float *d, unsigned long long da, unsign
 }
 
 #if T9_AREG
-// t9_mma_h with A (64 x 32 FP8) from registers in wgmma's fragment layout (t9_fa8)
-__device__ __forceinline__ void t9_mma_hr(float *d, const unsigned *a, unsigned long long db, int scd)
+// SCALE 3: d = A * B (scd = 0) or d += A * B on a 64 x 64 tile, k32, A (64 x 32 FP8) from registers in wgmma's
+// fragment layout (t9_fa8), B K-major by descriptor: one N-quarter of the 64 x 256 tile, 32 FP32 accumulators
+__device__ __forceinline__ void t9_mma_q(float *d, const unsigned *a, unsigned long long db, int scd)
 {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k32.f32." T9_PTXA "." T9_PTXB "\n"
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k32.f32." T9_PTXA "." T9_PTXB "\n"
         "{"
         "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scd));
+}
+
+// SCALE 3's promotion of one N-quarter: d[4 j], d[4 j + 1] (row sr0) += f0 x[.], d[4 j + 2], d[4 j + 3] (row sr1) += f1 x[.]
+__device__ __forceinline__ void t9_promote_q(float *d, const float *x, float f0, float f1)
+{
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        d[4 * j] += f0 * x[4 * j];
+        d[4 * j + 1] += f0 * x[4 * j + 1];
+        d[4 * j + 2] += f1 * x[4 * j + 2];
+        d[4 * j + 3] += f1 * x[4 * j + 3];
+    }
+}
+
+// Orders the compiler's uses of one quarter's 32 registers after the asm before it (a wait_group)
+__device__ __forceinline__ void t9_fence_q(float *d)
+{
+#pragma unroll
+    for (int i = 0; i < 32; i++)
+        asm volatile("" : "+f"(d[i]) :: "memory");
 }
 
 // The FP8 A fragments of k32 step kk, one ldmatrix.x4: wgmma's m64nNk32 8-bit A layout gives warp w, lane l, register q
@@ -1493,7 +1523,8 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
         // precision accumulation never spans more than 128 of K (docs/fp8.md). The wgmmas of a step complete before
         // the promotion (wait_group 0), so the stage is released at once.
 #if T9_NH
-        float dt[64];       // BN 256: one N-half's promotion buffer (t9_mma_h), d's registers 64 h .. 64 h + 63
+        float dt[64];       // BN 256: one N-half's promotion buffer (t9_mma_h), d's registers 64 h .. 64 h + 63; SCALE 3:
+                            // two N-quarters' buffers, dt[0..31] (quarters 0, 2) and dt[32..63] (quarters 1, 3)
 #else
         float dt[T9_ACC];
 #endif
@@ -1526,6 +1557,9 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #endif
         int s = 0, i_unit = 0;
         unsigned ph = 0;
+#if T9_TURN
+        int turn = 0;       // SCALE 3: this warpgroup has run a step (warpgroup 0's first waits for no turn)
+#endif
         for (int u = cluster; u < units; u += clusters, i_unit++) {
 #if T9_WF
             T9_WF_ITEM(u, t, k0, k1);
@@ -1569,6 +1603,17 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             const int jb1 = n0 / 128 + 1 < TC_CDIV(n, 128) ? n0 / 128 + 1 : TC_CDIV(n, 128) - 1;
             const float *sbk1 = scale_b + (long long)jb1 * kt_all;
 #endif
+#if T9_AREG
+            // SCALE 3 reads the second row's and column block's scales at 32-bit offsets from the first ones' pointers:
+            // two registers fewer than two more pointers (d, the two quarter buffers and the A fragments take 208 of
+            // the consumers' 232; with the pointers ptxas spilled 12 bytes)
+            const int ao1 = (int)(sa1 - sa0), bo1 = (int)(sbk1 - sbk);
+#define T9_SA1(i) sa0[(i) + ao1]
+#define T9_SB1(i) sbk[(i) + bo1]
+#else
+#define T9_SA1(i) sa1[i]
+#define T9_SB1(i) sbk1[i]
+#endif
 #if SCALE == 2
             float pf0 = 0.0f, pf1 = 0.0f;   // the previous K-block's scale products (rows sr0, sr1)
 #elif SCALE == 1
@@ -1578,11 +1623,19 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
             float sc_a0 = 0.0f, sc_a1 = 0.0f, sc_b = 0.0f;
             if (k0 < k1) {
                 sc_a0 = sa0[k0];
-                sc_a1 = sa1[k0];
+                sc_a1 = T9_SA1(k0);
                 sc_b = sbk[k0];
             }
 #if T9_NH
-            float sc_b1 = k0 < k1 ? sbk1[k0] : 0.0f;
+            float sc_b1 = k0 < k1 ? T9_SB1(k0) : 0.0f;
+#endif
+#if T9_AREG
+            // SCALE 3: the previous K-block's quarter 3 (dt[32..63]) and its scale products, promoted by the next step
+            // before its first wgmma; zero before a tile's first block (0 x 0 adds nothing; stale values could be NaN)
+            float pg0 = 0.0f, pg1 = 0.0f;
+#pragma unroll
+            for (int j = 32; j < 64; j++)
+                dt[j] = 0.0f;
 #endif
 #endif
 #if PING
@@ -1607,7 +1660,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 const float la0 = sc_a0, la1 = sc_a1, lb = sc_b;
                 const int kn = kt + 1 < k1 ? kt + 1 : kt;
                 sc_a0 = sa0[kn];
-                sc_a1 = sa1[kn];
+                sc_a1 = T9_SA1(kn);
                 sc_b = sbk[kn];
 #elif SCALE
                 // the block's scales, loaded ahead of the stage's wait and read after its wgmmas
@@ -1615,7 +1668,7 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #endif
 #if T9_NH
                 const float lb1 = sc_b1;        // the second N-half's
-                sc_b1 = sbk1[kn];
+                sc_b1 = T9_SB1(kn);
 #endif
                 t9_bar_wait(bars + 8 * s, ph);
 #if T9X_ON
@@ -1634,19 +1687,62 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #elif SCALE
                 t9_fence_acc(dt);
 #endif
-#if T9_NH
-                // BN 256 block scales: N-half 0's four wgmmas (B rows 0..127 of the stage) into dt, complete, promoted
-                // into d's registers 0..63 with the block's scales; then N-half 1's (B rows 128..255) into dt, left
-                // to the step's commit and wait below, which promote them into registers 64..127
-                (void)fa;
 #if T9_AREG
-                // the K-block's A fragments (4 k32 steps x 4 registers), read once for both N-halves; their
-                // registers are free again after the step's last wait (wait_group 0)
+                // SCALE 3: the K-block's A fragments (4 k32 steps x 4 registers) read once; four N-quarters (B rows
+                // 64 q .. 64 q + 63 of the stage), each four m64n64k32 wgmmas with A from registers into dt[0..31]
+                // (q even) or dt[32..63] (q odd). Quarter q is committed before quarter q - 1 is waited for (wait_group
+                // 1) and promoted, so a quarter's wgmmas always run during a promotion. The step ends with wait_group
+                // 0 (no group in flight at a branch or the loop's back edge, where ptxas would serialize the wgmmas:
+                // C7514), releases the stage and leaves quarter 3 in dt[32..63] with its products pg0, pg1: the next
+                // step promotes it while its ldmatrix loads are in flight, before its first wgmma (with a wgmma in
+                // flight, ptxas cannot tell that a register last written by a wgmma of the previous loop iteration is
+                // complete, and waits for everything there: its C7517). Descriptors: the stage's B descriptor plus
+                // the byte offset / 16 (the 14-bit address field cannot carry: shared addresses are below 2^18).
+                (void)fa;
                 unsigned af[BK / T9_KSTEP][4];
 #pragma unroll
                 for (int kk = 0; kk < BK / T9_KSTEP; kk++)
                     t9_fa8(af[kk], sa, c * T9_WP, warp, lane, kk);
+                t9_promote_q(d[0] + 96, dt + 32, pg0, pg1);     // the previous block's quarter 3
+#if T9_TURN
+                if (c == 1 || turn)         // the other warpgroup has issued its current block's quarter 2
+                    asm volatile("bar.sync %0, 256;" :: "r"(T9_TURN_BAR + c) : "memory");
+                turn = 1;
 #endif
+                const unsigned long long db0 = t9_desc(sb, 16, 1024);
+                // rows sr0 and sr1: column block n0 / 128 (quarters 0, 1) and n0 / 128 + 1 (quarters 2, 3)
+                const float f0 = la0 * lb, f1 = la1 * lb, g0 = la0 * lb1, g1 = la1 * lb1;
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+                    for (int kk = 0; kk < BK / T9_KSTEP; kk++)
+                        t9_mma_q(dt + 32 * (q % 2), af[kk], db0 + (unsigned)((q * 64 * 128 + kk * 32) >> 4), kk > 0);
+                    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+#if T9_TURN
+                    if (q == 2)             // the other warpgroup's turn
+                        asm volatile("bar.arrive %0, 256;" :: "r"(T9_TURN_BAR + 1 - c) : "memory");
+#endif
+                    if (q > 0) {
+                        asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+                        t9_fence_q(dt + 32 * ((q - 1) % 2));
+                        t9_promote_q(d[0] + 32 * (q - 1), dt + 32 * ((q - 1) % 2), q < 3 ? f0 : g0, q < 3 ? f1 : g1);
+                    }
+                }
+                asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+                t9_fence_q(dt + 32);
+                if (tid < T9_CL) {          // this stage is read (A fragments in registers, quarter 3 complete)
+                    unsigned r = tid;
+                    if ((int)(r % CM) == cm || (int)(r / CM) == cn)
+                        t9_bar_arrive_cta(bars + 8 * (STAGES + s), r);
+                }
+                pg0 = g0;
+                pg1 = g1;
+#elif T9_NH
+                // BN 256 block scales: N-half 0's four wgmmas (B rows 0..127 of the stage) into dt, complete, promoted
+                // into d's registers 0..63 with the block's scales; then N-half 1's (B rows 128..255) into dt, left
+                // to the step's commit and wait below, which promote them into registers 64..127
+                (void)fa;
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
                     if (h == 1) {
@@ -1667,13 +1763,9 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
                     for (int kk = 0; kk < BK / T9_KSTEP; kk++) {
                         unsigned long long db = t9_desc(sb + h * (128 * 128) + (kk % 4) * 32, 16, 1024);
-#if T9_AREG
-                        t9_mma_hr(dt, af[kk], db, kk > 0);
-#else
                         unsigned long long da =
                             t9_desc(sa + (kk / 4) * (BM * 128) + c * T9_WP * 128 + (kk % 4) * 32, 16, 1024);
                         t9_mma_h(dt, da, db, kk > 0);
-#endif
                     }
                 }
 #elif !TC_TF32
@@ -1773,9 +1865,12 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #endif
 #endif  // T9_TFK
 #endif
+#if !T9_AREG                        // (SCALE 3's step has committed and waited for all its groups)
                 asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+#endif
 #if TC_TF32 && T9_TFK
                 asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(T9_TFK) : "memory");
+#elif T9_AREG
 #elif SCALE == 1
                 asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 #else
@@ -1805,7 +1900,8 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #if SCALE == 2
                 t9_fence_acc(dp);           // block kt - 1 (if any) is complete: its stage is released below
 #endif
-#if T9_NH
+#if T9_AREG
+#elif T9_NH
                 t9_fence_h(dt);
                 if (tid < T9_CL) {          // this stage is read: release it before N-half 1's promotion
                     unsigned r = tid;
@@ -1899,6 +1995,9 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
 #pragma unroll
             for (int i = 0; i < T9_MI; i++)
                 t9_fence_acc(d[i]);
+#if T9_AREG
+            t9_promote_q(d[0] + 96, dt + 32, pg0, pg1);     // the tile's last K-block's quarter 3
+#endif
 #if TC_TF32 && T9_TFK
 #pragma unroll
             for (int i = 0; i < T9_MI; i++)
@@ -2122,6 +2221,10 @@ tcgemm(const __grid_constant__ t9_tmap tmA, const __grid_constant__ t9_tmap tmB,
                 }
             }
         }
+#if T9_TURN
+        if (c == 0 && turn)         // warpgroup 1's last turn signal (one bar.arrive per step of each)
+            asm volatile("bar.sync %0, 256;" :: "r"(T9_TURN_BAR) : "memory");
+#endif
 #if T9_C_BYTES > 0
         if (tid == 0)
             asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");   // C stores complete
