@@ -377,13 +377,15 @@ static int mm_rules(const int *cfg, int nf, const at_device_info *dev, char *why
         return 0;
     }
     /* 128x256 / 256x128 FRAG=1 tiles run one block per SM: SPLITK=4 at BK=16 puts
-     * 128 of them on 132 SMs for 128x8192x8192-like shapes (one wave). */
+     * 128 of them on 132 SMs for 128x8192x8192-like shapes (one wave). Up to 16 splits on
+     * the others: 15-60 tiles of a small output over a deep K fill a wave of 2 (128x128) or
+     * 3 (smaller) blocks per SM only past 8 (docs/notes/matmul.md part 12). */
     int big_split = MM_FIXED(P_FRAG) && cfg[P_FRAG] == 1 && bm * bn == 128 * 256 && sk == 4 &&
                     bk == 16;
     if (MM_FIXED(P_FRAG) && cfg[P_FRAG] == 1 && sk > 1 && !big_split &&
-        (sk > 8 || bm * bn > 128 * 128 || (bm * bn < 128 * 128 && sk < 4))) {
-        tpl_reason(why, len, "FRAG=1 split-K: SPLITK 2..8 on 128x128 tiles, 4..8 on smaller ones, "
-                   "4 on 128x256/256x128 at BK=16 (SPLITK=%d)", sk);
+        (bm * bn > 128 * 128 || (bm * bn < 128 * 128 && sk < 4))) {
+        tpl_reason(why, len, "FRAG=1 split-K: SPLITK 2..16 on 128x128 tiles, 4..16 on smaller "
+                   "ones, 4 on 128x256/256x128 at BK=16 (SPLITK=%d)", sk);
         return 0;
     }
     if (MM_FIXED(P_FRAG) && sk > 1 &&
@@ -758,8 +760,7 @@ static void mm_fit_kind(int *cfg, const tpl_problem *p)
                "FFMA=0,OPA=0,OPB=0,BATCH=1"
 
 /* tpl_default.applies: cfg's tile pads p a sixteenth less than 128 x 128, not more than BN x BM */
-static int mm_batch_tile_pads_less(const int *cfg, const at_device_info *dev,
-                                   const tpl_problem *p)
+static int mm_tile_pads_less(const int *cfg, const at_device_info *dev, const tpl_problem *p)
 {
     (void)dev;
     long long m = p->dims[0], n = p->dims[1], bm = cfg[P_BM], bn = cfg[P_BN];
@@ -768,6 +769,36 @@ static int mm_batch_tile_pads_less(const int *cfg, const at_device_info *dev,
            mine <= tpl_cdiv(m, bn) * bn * tpl_cdiv(n, bm) * bm;
 }
 
+/* A small output over a deep K: both sides over 128, at most 16 tiles of 128 x 128 over a K of
+ * 1024 or more, or at most 64 over 2048 or more (the class of the tuner's weakest calls,
+ * 0.66-0.83x cuBLAS at 593 x 346 x 15207, 1747 x 148 x 12395, 202 x 676 x 7645,
+ * 707 x 433 x 3407: .dev/deep-tuning-2026-11-30.txt) */
+static int mm_small_output_deep_k(const tpl_problem *p)
+{
+    if (p->n_dims != 3 || p->dims[0] <= 128 || p->dims[1] <= 128)
+        return 0;
+    long long tiles = tpl_cdiv(p->dims[0], 128) * tpl_cdiv(p->dims[1], 128);
+    return tiles <= 64 && p->dims[2] >= (tiles <= 16 ? 1024 : 2048);
+}
+
+/* tpl_default.applies of the deep-K rows: the class, and for the 64 x 128 row its padding */
+static int mm_deep_k_applies(const int *cfg, const at_device_info *dev, const tpl_problem *p)
+{
+    (void)cfg;
+    (void)dev;
+    return mm_small_output_deep_k(p);
+}
+
+static int mm_deep_k_pads_less(const int *cfg, const at_device_info *dev, const tpl_problem *p)
+{
+    return mm_small_output_deep_k(p) && mm_tile_pads_less(cfg, dev, p);
+}
+
+/* 64 x 128 / 128 x 64 tiles of 4 warps (3 blocks per SM: ptxas -v, sm_90, 151-168 registers
+ * under the launch bounds' 168) split to fill one wave of them exactly */
+#define MM_DEEP_TAIL "BK=16,WM=32,WN=64,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=4,FRAG=1," \
+                     "SK=0,FFMA=0,OPA=0,OPB=0"
+
 #define MM_BATCHED "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=8,WNITER=1," \
                    "STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=1,OPA=0,OPB=0,BATCH=1"
 
@@ -775,12 +806,24 @@ static int mm_batch_tile_pads_less(const int *cfg, const at_device_info *dev,
  * at 4096^3, of 8192 x 64 x 8192 (narrow and deep: split-K), of batches that 64-wide tiles pad
  * less and of 256^3 x 512 (other batches); the default tile for everything else. */
 static const tpl_default mm_defaults[] = {
-    {.cc_min = 80, .batch = TPL_BATCHED, .applies = mm_batch_tile_pads_less,
+    {.cc_min = 80, .batch = TPL_BATCHED, .applies = mm_tile_pads_less,
      .config = "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128," MM_B64, .origin = "64 x 128: pads less"},
-    {.cc_min = 80, .batch = TPL_BATCHED, .applies = mm_batch_tile_pads_less,
+    {.cc_min = 80, .batch = TPL_BATCHED, .applies = mm_tile_pads_less,
      .config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64," MM_B64, .origin = "128 x 64: pads less"},
     {.cc_min = 80, .batch = TPL_BATCHED, .config = MM_BATCHED,
      .origin = "the 256^3 x 512 strided batched winner (H200)"},
+    /* small outputs over a deep K: the split count that fills one wave of 3 blocks per SM
+     * exactly (tpl_wave_split_exact; 593 x 346 x 15207: 30 tiles of 128 x 64, split 13 = 390
+     * blocks, where the listed counts left 240: 8 warps on the busiest SMs, not 12) */
+    {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 64, .min_k = 1024, .min_mn = 129,
+     .fill_waves = TPL_FILL_ONE_WAVE, .applies = mm_deep_k_pads_less,
+     .config = "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128," MM_DEEP_TAIL,
+     .origin = "64 x 128 tiles where they pad less, split to fill one wave exactly, for a small "
+               "output over a deep K"},
+    {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 64, .min_k = 1024, .min_mn = 129,
+     .fill_waves = TPL_FILL_ONE_WAVE, .applies = mm_deep_k_applies,
+     .config = "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64," MM_DEEP_TAIL,
+     .origin = "128 x 64 tiles split to fill one wave exactly, for a small output over a deep K"},
     {.cc_min = 80, .batch = TPL_SINGLE, .max_tiles = 16, .min_k = 1024, .fill_waves = 1,
      .config = MM_SKINNY,
      .origin = "128 x 64 tiles, split-K filling a wave (8 at most on this tile) for a few tiles "
