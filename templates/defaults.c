@@ -78,6 +78,45 @@ int tpl_wave_split(const tpl_family *fam, const at_device_info *dev, const tpl_p
     return best;
 }
 
+int tpl_wave_split_exact(const tpl_family *fam, const at_device_info *dev, const tpl_problem *p,
+                         int deterministic, int *cfg)
+{
+    int sp = tpl_param_index(fam, "SPLITK");
+    if (sp < 0 || !fam->tile_of || p->n_dims != 3 || fam->params[sp].runtime_from < 1)
+        return tpl_wave_split(fam, dev, p, deterministic, cfg);
+    const tpl_param *par = &fam->params[sp];
+    const int given = cfg[sp];
+    cfg[sp] = 1;
+    tpl_tile t;
+    if (!fam->tile_of(cfg, &t) || t.bm <= 0 || t.bn <= 0) {
+        cfg[sp] = given;
+        return 0;
+    }
+    long long tiles = tpl_cdiv(p->dims[0], t.bm) * tpl_cdiv(p->dims[1], t.bn) *
+                      tpl_problem_batch(p);
+    long long wave = (long long)tpl_device_sms(dev) * tpl_tile_blocks_per_sm(&t, dev);
+    long long k = p->dims[2];
+    int top = 0;
+    for (int v = 0; v < par->n_values; v++)
+        top = par->values[v] > top ? par->values[v] : top;
+    long long s = tiles > 0 ? wave / tiles : 0;
+    if (s > top)
+        s = top;
+    while (s >= 2 && k / s < TPL_WAVE_MIN_SLICE_K)
+        s--;
+    int lo = par->runtime_from > 2 ? par->runtime_from : 2;
+    char text[TPL_CONFIG_LEN];
+    int scratch[TPL_MAX_PARAMS];
+    for (; s >= lo; s--) {
+        cfg[sp] = (int)s;
+        tpl_config_format(fam, cfg, text, sizeof text);
+        if (tpl_config_usable(fam, dev, text, p, deterministic, scratch))
+            return (int)s;
+    }
+    cfg[sp] = given;
+    return tpl_wave_split(fam, dev, p, deterministic, cfg);
+}
+
 int tpl_config_usable(const tpl_family *fam, const at_device_info *dev, const char *text,
                       const tpl_problem *p, int deterministic, int *cfg)
 {
@@ -139,7 +178,9 @@ static int row_usable(const tpl_family *fam, const at_device_info *dev, const tp
         return 0;
     if (fam->fit_kind)
         fam->fit_kind(cfg, p);
-    if (r->fill_waves)
+    if (r->fill_waves == TPL_FILL_ONE_WAVE)
+        tpl_wave_split_exact(fam, dev, p, deterministic, cfg);
+    else if (r->fill_waves)
         tpl_wave_split(fam, dev, p, deterministic, cfg);
     if (r->applies && !r->applies(cfg, dev, p))
         return 0;

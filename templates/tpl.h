@@ -270,7 +270,8 @@ typedef struct tpl_default {
     long long max_m, max_n;         /* m, n at most this (GEMV-like calls) */
     long long max_k;                /* k at most this (short products) */
     int fill_waves;                 /* 1: SPLITK is not the row's but tpl_wave_split's for the
-                                       problem (the output's tiles fill a wave of the SMs) */
+                                       problem (the output's tiles fill a wave of the SMs);
+                                       TPL_FILL_ONE_WAVE: tpl_wave_split_exact's */
     /* optional: the family's own rule, 0 where the row's configuration (fitted to p's kind)
      * should not serve p on dev (NULL: the fields above decide) */
     int (*applies)(const int *cfg, const at_device_info *dev, const tpl_problem *p);
@@ -428,6 +429,17 @@ int tpl_device_sms(const at_device_info *dev);
 #define TPL_WAVE_FILL_PERCENT 85
 int tpl_wave_split(const tpl_family *fam, const at_device_info *dev, const tpl_problem *p,
                    int deterministic, int *cfg);
+/* The exact wave-fill rule (tpl_default.fill_waves = TPL_FILL_ONE_WAVE) for a SPLITK that is
+ * run-time (tpl_param.runtime_from: any count shares one cubin): the largest count, any
+ * integer from runtime_from up to the largest listed value, whose blocks (the output's tiles
+ * of cfg x the count) fit one wave of resident blocks, every K slice keeping
+ * TPL_WAVE_MIN_SLICE_K, and legal for p: the most blocks per SM for the fewest waves (e.g. 30
+ * tiles of 3 blocks per SM on 132 SMs: 13, 390 blocks, where the listed 8 leaves 240). Falls
+ * back to tpl_wave_split where no such count is usable or SPLITK is compile-time. Sets cfg and
+ * returns the count as tpl_wave_split. */
+#define TPL_FILL_ONE_WAVE 2
+int tpl_wave_split_exact(const tpl_family *fam, const at_device_info *dev, const tpl_problem *p,
+                         int deterministic, int *cfg);
 /* 1 if the configuration text parses, is legal on dev, computes p and (when deterministic)
  * is reproducible; its values then in cfg. */
 int tpl_config_usable(const tpl_family *fam, const at_device_info *dev, const char *text,

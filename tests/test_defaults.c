@@ -617,3 +617,114 @@ TEST(defaults_fp32_deep_k_under_a_wave_of_tiles_is_split)
         }
     CHECK(split_some > 0);
 }
+
+/* A single FP32 product whose sides both pass 128, with at most 16 tiles of 128 x 128 over a K
+ * of 1024 or more (or at most 64 over 2048), takes a 4-warp tile (3 blocks per SM under the
+ * launch bounds) split to fill one wave of them exactly: 64 x 128 where it pads a sixteenth less
+ * than 128 x 128 and no more than 128 x 64, else 128 x 64; the split is the largest count, any
+ * integer up to 16, whose blocks fit one wave with slices of TPL_WAVE_MIN_SLICE_K (SPLITK is
+ * run-time: one cubin for every count), or the listed-values walk where even 4 overflows it.
+ * Outside the class no call takes these rows. Every op pair, sm_90 and sm_80; the counts are
+ * worked out here from the shape. */
+TEST(defaults_fp32_small_output_deep_k_fills_one_wave)
+{
+    at_device_info devs[2] = {df_device(9), df_device(8)};
+    static const long long shapes[][3] = {
+        {593, 346, 15207}, {1747, 148, 12395}, {202, 676, 7645}, {707, 433, 3407},
+        {300, 200, 8000}, {129, 1000, 1024}, {1000, 1000, 2048}, {333, 2000, 1500},
+        {1000, 1000, 2047}, {128, 4000, 8000}, {8192, 64, 8192}, {4096, 4096, 4096},
+    };
+    int in_class = 0, exact = 0, wide = 0;
+    for (int d = 0; d < 2; d++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int ops = 0; ops < 4; ops++) {
+                const long long m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+                tpl_problem p = df_gemm(m, n, k, AT_R_32F, 0, ops >> 1, ops & 1, 1);
+                long long tiles128 = tpl_cdiv(m, 128) * tpl_cdiv(n, 128);
+                int in = m > 128 && n > 128 && tiles128 <= 64 &&
+                         k >= (tiles128 <= 16 ? 1024 : 2048);
+                int cfg[TPL_MAX_PARAMS];
+                char text[TPL_CONFIG_LEN];
+                const char *origin = NULL;
+                CHECK(tpl_builtin_config(&tpl_matmul, &devs[d], &p, 0, cfg, text, &origin));
+                int from_rows = origin && strstr(origin, "fill one wave exactly") != NULL;
+                CHECK_MSG(from_rows == in, "%lldx%lldx%lld ops %d: %s (%s)", m, n, k, ops, text,
+                          origin ? origin : "default");
+                if (!in)
+                    continue;
+                in_class++;
+                int bm = df_value(&tpl_matmul, cfg, "BM"), bn = df_value(&tpl_matmul, cfg, "BN");
+                long long a64 = df_padded(m, n, 64, 128);
+                int want64 = a64 * 16 <= df_padded(m, n, 128, 128) * 15 &&
+                             a64 <= df_padded(m, n, 128, 64);
+                CHECK_MSG(bm == (want64 ? 64 : 128) && bn == (want64 ? 128 : 64),
+                          "%lldx%lldx%lld: %s", m, n, k, text);
+                wide += want64;
+                long long tiles = tpl_cdiv(m, bm) * tpl_cdiv(n, bn);
+                long long wave = 3LL * devs[d].sm_count;
+                long long want = wave / tiles < 16 ? wave / tiles : 16;
+                while (want >= 4 && k / want < TPL_WAVE_MIN_SLICE_K)
+                    want--;
+                if (want < 4) {
+                    /* the listed values 4, 8, 16 in order: the first that fills the wave */
+                    want = 4;
+                    while (want < 16 && tiles * want * 100 < wave * TPL_WAVE_FILL_PERCENT &&
+                           k / (want * 2) >= TPL_WAVE_MIN_SLICE_K)
+                        want *= 2;
+                } else {
+                    CHECK(tiles * want <= wave);
+                    exact++;
+                }
+                int split = df_value(&tpl_matmul, cfg, "SPLITK");
+                CHECK_MSG(split == want, "%lldx%lldx%lld on %d SMs: SPLITK %d, want %lld (%lld "
+                          "tiles): %s", m, n, k, devs[d].sm_count, split, want, tiles, text);
+                CHECK(df_value(&tpl_matmul, cfg, "FRAG") == 1 &&
+                      df_value(&tpl_matmul, cfg, "OPA") == (ops >> 1) &&
+                      df_value(&tpl_matmul, cfg, "OPB") == (ops & 1));
+                CHECK(tpl_config_usable(&tpl_matmul, &devs[d], text, &p, 0, cfg));
+            }
+    printf("    %d calls in the class, %d split to fill one wave exactly, %d on 64 x 128\n",
+           in_class, exact, wide);
+    CHECK(in_class >= 48 && exact >= 40 && wide >= 8);
+}
+
+/* bench/shapes/fp32_deep_k.txt: every line an exact FP32 call of one product whose row-major
+ * canonical form (a column-major call: m and n swapped, op(A) and op(B) swapped) is in the
+ * class of the exact wave-fill rows, so the benchmark measures them: served by them on an
+ * H200 with a split of at least 4 and at most one wave of blocks. */
+TEST(defaults_fp32_deep_k_shapes_file_is_the_class)
+{
+    FILE *fp = fopen("bench/shapes/fp32_deep_k.txt", "r");
+    CHECK(fp != NULL);
+    if (!fp)
+        return;
+    at_device_info h200 = df_device(9);
+    char line[256], err[256];
+    int n = 0;
+    while (fgets(line, sizeof line, fp) && !th_failed()) {
+        line[strcspn(line, "\r\n#")] = '\0';
+        if (!line[0])
+            continue;
+        tpl_problem p;
+        CHECK_MSG(tpl_problem_parse(line, &p, err, sizeof err) == AT_OK, "%s: %s", line, err);
+        int col = p.order == AT_COL_MAJOR;
+        tpl_problem q = df_gemm(col ? p.dims[1] : p.dims[0], col ? p.dims[0] : p.dims[1],
+                                p.dims[2], AT_R_32F, 0, (col ? p.op_b : p.op_a) == AT_OP_T,
+                                (col ? p.op_a : p.op_b) == AT_OP_T, 1);
+        CHECK_MSG(p.dtype == AT_R_32F && p.math == AT_MATH_DEFAULT && p.n_dims == 3 &&
+                  tpl_problem_batch(&p) == 1, "%s: not one exact FP32 product", line);
+        int cfg[TPL_MAX_PARAMS];
+        char text[TPL_CONFIG_LEN];
+        const char *origin = NULL;
+        CHECK(tpl_builtin_config(&tpl_matmul, &h200, &q, 0, cfg, text, &origin));
+        long long blocks = tpl_cdiv(q.dims[0], df_value(&tpl_matmul, cfg, "BM")) *
+                           tpl_cdiv(q.dims[1], df_value(&tpl_matmul, cfg, "BN")) *
+                           df_value(&tpl_matmul, cfg, "SPLITK");
+        CHECK_MSG(origin && strstr(origin, "fill one wave exactly") &&
+                  df_value(&tpl_matmul, cfg, "SPLITK") >= 4 && blocks <= 3 * 132,
+                  "%s: %s (%s)", line, text, origin ? origin : "default");
+        n++;
+    }
+    fclose(fp);
+    CHECK(n >= 12);
+}

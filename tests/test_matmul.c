@@ -180,8 +180,9 @@ TEST(matmul_space_sizes)
            all.algo_count[0], all.algo_count[1], all.algo_count[2]);
     printf("    matmul: FRAG=0 %d, FRAG=1 %d (split-K on 128x128: %d), stream-K %d\n",
            all.frag_seen[0], all.frag_seen[1], all.frag_split128, all.streamk);
-    /* `make check` compiles every one twice; CPS 4 and 8 (part 9) added 432 */
-    CHECK(all.valid >= 200 && all.valid <= 1500);
+    /* `make check` compiles every one twice; CPS 4 and 8 (part 9) added 432; SPLITK=16 on
+     * FRAG=1 tiles up to 128x128 (part 12) 60, all sharing their SPLITK=2 cubins */
+    CHECK(all.valid >= 200 && all.valid <= 1600);
     /* SK=1 doubles exactly the FRAG=1, SPLITK=1 configurations with tiles of at
      * least 128x128 (72 of them, 2026-11-22) */
     CHECK(all.streamk >= 36);
@@ -236,9 +237,12 @@ TEST(matmul_valid_rejects_with_reason)
         "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=3,VEC=1,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
         "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
         "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=1,FRAG=2,SK=0,FFMA=0,OPA=0,OPB=0",
-        /* split-K: 128x128 tiles only with FRAG=1; STAGES=3 only; FRAG=1 at most 8 splits */
+        /* split-K: 128x128 tiles only with FRAG=1; STAGES=3 only; at most 16 splits; tiles
+         * under 128x128 at least 4 */
         "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=8,WM=32,WN=64,TM=4,TN=4,WNITER=2,STAGES=4,VEC=4,PAD=4,SPLITK=2,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
-        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=17,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=32,WN=64,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=3,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
         /* 128 accumulators: BK=16 only with FRAG=1 (FRAG=0 spills), BK=32 never */
         "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=16,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=0,SK=0,FFMA=0,OPA=0,OPB=0",
         "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=256,BK=32,WM=64,WN=64,TM=4,TN=4,WNITER=4,STAGES=2,VEC=4,PAD=4,SPLITK=1,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
@@ -264,6 +268,20 @@ TEST(matmul_valid_rejects_with_reason)
         why[0] = '\0';
         CHECK_MSG(!f->valid(cfg, NULL, why, sizeof why), "accepted: %s", bad[i]);
         CHECK_MSG(why[0] != '\0', "no reason for %s", bad[i]);
+    }
+    /* Split counts that fill a wave of a small output over a deep K (part 12): up to 16 on
+     * 128x128 FRAG=1 tiles and on smaller ones, any count (SPLITK is run-time from 2: one
+     * cubin), not only the listed values */
+    static const char *const splits[] = {
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=8,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=11,FRAG=1,SK=0,FFMA=0,OPA=1,OPB=1",
+        "ALGO=2,TILE=8,UNROLL=1,BM=128,BN=64,BK=16,WM=32,WN=64,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=0,SPLITK=13,FRAG=1,SK=0,FFMA=0,OPA=1,OPB=0",
+        "ALGO=2,TILE=8,UNROLL=1,BM=64,BN=128,BK=16,WM=32,WN=64,TM=8,TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=1,SK=0,FFMA=0,OPA=0,OPB=1",
+    };
+    for (size_t i = 0; i < sizeof splits / sizeof splits[0]; i++) {
+        if (!mt_parse(splits[i], cfg))
+            return;
+        CHECK_MSG(f->valid(cfg, NULL, why, sizeof why), "%s: %s", splits[i], why);
     }
     /* The device's shared-memory limit is honoured: 4 stages of 128x256x8 with
      * padding need 4*8*(128+256+8)*4 = 50176 bytes, legal on the generic sm_80+

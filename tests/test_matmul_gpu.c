@@ -1,6 +1,7 @@
 /* test_matmul_gpu.c: the matmul family on the GPU: many configurations verified at ragged
  * shapes, every op pair and batches, leading dimensions and alignment, stream-K repeated
- * bitwise, the API against the CPU (its space and rules: test_matmul.c). */
+ * bitwise, the API against the CPU, deep-K split counts off the listed values (its space and
+ * rules: test_matmul.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -625,5 +626,83 @@ GPU_TEST(matmul_gpu_builtin_batch_and_deep_k_rows)
             ran++;
         }
     CHECK(ran == 24 && narrow >= 16);
+    ms_close(g);
+}
+
+/* Small outputs over a deep K (docs/notes/matmul.md part 12): the built-in choice (a 4-warp
+ * tile split to fill one wave exactly, counts off the listed values such as 9 and 13) and
+ * 128 x 128 FRAG=1 tiles at 11 and 16 splits (one cubin: SPLITK is run-time), each verified
+ * against the float64 reference on odd shapes of the class, every op pair. */
+GPU_TEST(matmul_gpu_deep_k_wave_split_verifies)
+{
+    const tpl_family *f = &tpl_matmul;
+    char err[1024];
+    ms_gpu *g = NULL;
+    CHECK_MSG(ms_open(&g, th_device(), err, sizeof err) == AT_OK, "ms_open: %s", err);
+    const at_device_info *dev = ms_device(g);
+    static const long long shapes[][3] = {
+        {593, 346, 15207}, {1747, 148, 12395}, {203, 677, 7645}, {707, 433, 3407},
+        {301, 201, 8001},
+    };
+    enum { CACHE = 24 };
+    struct { char key[512]; void *cubin; size_t size; } cache[CACHE];
+    int n_cache = 0, ran = 0, off_list = 0;
+    memset(cache, 0, sizeof cache);
+    for (int ops = 0; ops < 4 && !th_failed(); ops++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0] && !th_failed(); s++) {
+            tpl_problem p = TPL_PROBLEM(3, {shapes[s][0], shapes[s][1], shapes[s][2]});
+            p.op_a = (ops & 1) ? AT_OP_T : AT_OP_N;
+            p.op_b = (ops >> 1) ? AT_OP_T : AT_OP_N;
+            at_status st = ms_prepare(g, f, &p, 90 + s, err, sizeof err);
+            CHECK_MSG(st == AT_OK, "prepare: %s", err);
+            /* the built-in choice, then 128 x 128 at 11 and 16 splits on the first shape */
+            int runs = s == 0 ? 3 : 1;
+            for (int r = 0; r < runs && !th_failed(); r++) {
+                int cfg[TPL_MAX_PARAMS];
+                char text[TPL_CONFIG_LEN];
+                if (r == 0) {
+                    CHECK(tpl_builtin_config(f, dev, &p, 0, cfg, text, NULL));
+                    int split = cfg[mt_param("SPLITK")];
+                    CHECK_MSG(split >= 4, "%s", text);
+                    off_list += split != 4 && split != 8 && split != 16;
+                } else {
+                    if (!mt_parse("ALGO=2,TILE=8,UNROLL=1,BM=128,BN=128,BK=16,WM=64,WN=32,TM=4,"
+                                  "TN=4,WNITER=2,STAGES=3,VEC=4,PAD=4,SPLITK=16,FRAG=1,SK=0,"
+                                  "FFMA=0,OPA=0,OPB=0", cfg))
+                        break;
+                    f->fit_kind(cfg, &p);
+                    cfg[mt_param("SPLITK")] = r == 1 ? 11 : 16;
+                    tpl_config_format(f, cfg, text, sizeof text);
+                    char why[256];
+                    CHECK_MSG(f->valid(cfg, dev, why, sizeof why) && f->applicable(cfg, &p),
+                              "%s: %s", text, why);
+                }
+                char key[512];
+                tpl_binary_key(f, cfg, dev->arch, key, sizeof key);
+                int c = 0;
+                while (c < n_cache && strcmp(cache[c].key, key) != 0)
+                    c++;
+                if (c == n_cache) {
+                    CHECK(n_cache < CACHE);
+                    char *log = NULL;
+                    snprintf(cache[c].key, sizeof cache[c].key, "%s", key);
+                    st = tpl_compile(f, cfg, dev->arch, &cache[c].cubin, &cache[c].size, &log);
+                    CHECK_MSG(st == AT_OK, "%s: compile failed: %s", text, log ? log : "");
+                    free(log);
+                    n_cache++;
+                }
+                double e = -1;
+                st = ms_verify(g, f, cfg, cache[c].cubin, cache[c].size, &e, err, sizeof err);
+                CHECK_MSG(st == AT_OK && e <= f->tolerance(&p), "%lldx%lldx%lld ops %d %s: %s "
+                          "(error %g, %s)", p.dims[0], p.dims[1], p.dims[2], ops, text,
+                          at_status_string(st), e, err);
+                ran++;
+            }
+        }
+    printf("    %d verified runs, %d built-in splits off the listed values, %d cubins\n", ran,
+           off_list, n_cache);
+    CHECK(ran == 28 && off_list >= 4);
+    for (int c = 0; c < n_cache; c++)
+        free(cache[c].cubin);
     ms_close(g);
 }

@@ -310,8 +310,9 @@ TEST(runtime_matmul_launch_passes_the_split_count)
     at_device_info dev;
     rt_recording_driver(&cu, &dev);
     const tpl_family *mm = tpl_find("matmul");
-    const int m = 128, n = 192, k = 1000, splits[] = {4, 8};
-    for (int s = 0; s < 2; s++) {
+    /* 13: a count off the listed values (the exact wave fill of a default row picks any) */
+    const int m = 128, n = 192, k = 1000, splits[] = {4, 8, 13};
+    for (int s = 0; s < 3; s++) {
         char text[TPL_CONFIG_LEN], err[256], msg[512];
         int cfg[TPL_MAX_PARAMS];
         snprintf(text, sizeof text, "%s%d", RT_MM_SPLIT, splits[s]);
