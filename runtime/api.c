@@ -24,25 +24,6 @@
 struct at_trial;
 
 /* A kernel ready to launch for one (family, shape, mode). */
-typedef struct at_plan {
-    const tpl_family *key_fam;  /* the family the plan was asked for: its key in the table */
-    const tpl_family *fam;      /* the family that runs it: key_fam's, or another family's
-                                   built-in choice that won the plan's trial */
-    tpl_problem problem;
-    int deterministic;
-    int cfg[TPL_MAX_PARAMS];
-    char config[TPL_CONFIG_LEN];
-    at_lookup_level level;
-    CUmodule module;
-    at_exec exec;
-    struct at_trial *trial;     /* nearby winners being timed, NULL when settled */
-    int vendor;                 /* 1: the vendor library serves this shape */
-    char vendor_call[128];      /* its entry point, for the stats */
-    long long calls;            /* calls it served (runtime/record.c records them) */
-    time_t born;                /* when it was made */
-} at_plan;
-
-
 
 at_status ah_fail(at_handle *h, at_status s, const char *fmt, ...)
 {
@@ -304,66 +285,6 @@ at_status at_get_stats(const at_handle *h, at_stats *stats)
 }
 
 /* ---------------- plan cache ---------------- */
-
-static size_t plan_hash(const tpl_family *fam, const tpl_problem *p, int det)
-{
-    unsigned long long x = (unsigned long long)(size_t)fam * 0x9E3779B97F4A7C15ull;
-    for (int i = 0; i < p->n_dims; i++)
-        x = (x ^ (unsigned long long)p->dims[i]) * 0x100000001B3ull;
-    unsigned long long kind = (unsigned long long)p->dtype | (unsigned long long)p->math << 8 |
-                              (unsigned long long)p->op_a << 16 |
-                              (unsigned long long)p->op_b << 24 |
-                              (unsigned long long)p->order << 32;
-    x = (x ^ kind) * 0x100000001B3ull;
-    x = (x ^ (unsigned long long)tpl_problem_batch(p)) * 0x100000001B3ull;
-    x ^= (unsigned long long)det;
-    return (size_t)(x ^ (x >> 29));
-}
-
-static int plan_matches(const at_plan *pl, const tpl_family *fam, const tpl_problem *p, int det)
-{
-    return pl->key_fam == fam && pl->deterministic == det && tpl_problem_equal(&pl->problem, p);
-}
-
-static at_plan *plan_lookup(at_handle *h, const tpl_family *fam, const tpl_problem *p)
-{
-    if (!h->cap_plans)
-        return NULL;
-    size_t mask = h->cap_plans - 1;
-    for (size_t i = plan_hash(fam, p, h->deterministic) & mask; h->plans[i]; i = (i + 1) & mask)
-        if (plan_matches(h->plans[i], fam, p, h->deterministic))
-            return h->plans[i];
-    return NULL;
-}
-
-static at_status plan_insert(at_handle *h, at_plan *pl)
-{
-    if ((h->n_plans + 1) * 10 > h->cap_plans * 7) {
-        size_t cap = h->cap_plans ? h->cap_plans * 2 : 64;
-        at_plan **table = calloc(cap, sizeof *table);
-        if (!table)
-            return AT_ERR_NO_MEMORY;
-        for (size_t i = 0; i < h->cap_plans; i++) {
-            at_plan *old = h->plans[i];
-            if (!old)
-                continue;
-            size_t j = plan_hash(old->key_fam, &old->problem, old->deterministic) & (cap - 1);
-            while (table[j])
-                j = (j + 1) & (cap - 1);
-            table[j] = old;
-        }
-        free(h->plans);
-        h->plans = table;
-        h->cap_plans = cap;
-    }
-    size_t mask = h->cap_plans - 1;
-    size_t i = plan_hash(pl->key_fam, &pl->problem, pl->deterministic) & mask;
-    while (h->plans[i])
-        i = (i + 1) & mask;
-    h->plans[i] = pl;
-    h->n_plans++;
-    return AT_OK;
-}
 
 /* The cubin of fam's cfg for this device: from the first database layer that has it
  * (*from_db 1), else, where compile, from NVRTC, counted in the stats and stored in the
@@ -766,8 +687,8 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
         pl && strcmp(pl->key_fam->name, kernel) == 0 ? pl->key_fam : tpl_find(kernel);
     if (!fam)
         return ah_fail(h, AT_ERR_INTERNAL, "kernel family %s is not built in", kernel);
-    if (!pl || !plan_matches(pl, fam, p, h->deterministic))
-        pl = plan_lookup(h, fam, p);
+    if (!pl || !ah_plan_matches(pl, fam, p, h->deterministic))
+        pl = ah_plan_lookup(h, fam, p);
     if (pl) {
         h->stats.cache_hits++;
         *out = pl;
@@ -794,7 +715,7 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
         return s;
     }
     ex_init(&pl->exec, h->cu, &h->info, pl->module, h->stream, h->errmsg, sizeof h->errmsg);
-    if ((s = plan_insert(h, pl)) != AT_OK) {
+    if ((s = ah_plan_insert(h, pl)) != AT_OK) {
         plan_free(h, pl);
         return ah_fail(h, s, "out of host memory");
     }
@@ -804,47 +725,6 @@ static at_status get_plan(at_handle *h, const char *kernel, const tpl_problem *p
     trial_start(h, pl);
     *out = pl;
     return AT_OK;
-}
-
-/* The scratch memory a plan's exec holds, in bytes. */
-static size_t plan_scratch_bytes(const at_plan *p)
-{
-    size_t bytes = 0;
-    for (int j = 0; j < EX_MAX_SCRATCH; j++)
-        bytes += p->exec.scratch_bytes[j];
-    return bytes;
-}
-
-/* Frees the scratch memory of every plan but keep (after the stream's work, which may still
- * use it; ex_scratch allocates again on a plan's next call); the count of plans that held any. */
-static int release_other_scratch(at_handle *h, const at_plan *keep)
-{
-    int released = 0;
-    h->cu->StreamSynchronize(h->stream);
-    for (size_t i = 0; i < h->cap_plans; i++) {
-        at_plan *p = h->plans[i];
-        size_t held = p && p != keep ? plan_scratch_bytes(p) : 0;
-        if (held) {
-            ex_release(&p->exec);
-            h->scratch_bytes -= held < h->scratch_bytes ? held : h->scratch_bytes;
-            released++;
-        }
-    }
-    return released;
-}
-
-/* Scratch memory the plans of a handle keep between calls, at most (AT_SCRATCH_KEEP_DIVISOR:
- * a part of the device's memory, at least AT_SCRATCH_KEEP_MIN): past it, a plan that grows its
- * scratch makes the others give theirs back. So a program calling thousands of shapes holds a
- * bounded amount (cuBLAS too keeps one bounded workspace per handle), while a shape called
- * again and again keeps its buffers. */
-#define AT_SCRATCH_KEEP_DIVISOR 32
-#define AT_SCRATCH_KEEP_MIN (256u << 20)
-
-static size_t scratch_keep_limit(const at_handle *h)
-{
-    size_t part = (size_t)(h->info.memory_bytes / AT_SCRATCH_KEEP_DIVISOR);
-    return part > AT_SCRATCH_KEEP_MIN ? part : AT_SCRATCH_KEEP_MIN;
 }
 
 /* Runs plan pl on args (the context current): the vendor library where it serves the plan,
@@ -871,19 +751,19 @@ static at_status plan_serve(at_handle *h, at_plan *pl, tpl_args *args)
             s = pl->fam->run(&pl->exec, pl->cfg, args);
         }
     } else {
-        size_t held = plan_scratch_bytes(pl);
+        size_t held = ah_plan_scratch_bytes(pl);
         s = pl->trial ? trial_call(h, pl, args) : pl->fam->run(&pl->exec, pl->cfg, args);
         /* device memory ran out (a scratch buffer, a kernel's lazy load): the other plans
          * give theirs back and the call runs once more */
-        if (s == AT_ERR_NO_MEMORY && !pl->trial && release_other_scratch(h, pl) > 0) {
+        if (s == AT_ERR_NO_MEMORY && !pl->trial && ah_release_other_scratch(h, pl) > 0) {
             h->errmsg[0] = '\0';
             s = pl->fam->run(&pl->exec, pl->cfg, args);
         }
-        size_t now = plan_scratch_bytes(pl);
+        size_t now = ah_plan_scratch_bytes(pl);
         if (now != held) {
             h->scratch_bytes += now - held;
-            if (now > held && h->scratch_bytes > scratch_keep_limit(h))
-                release_other_scratch(h, pl);
+            if (now > held && h->scratch_bytes > ah_scratch_keep_limit(h))
+                ah_release_other_scratch(h, pl);
         }
     }
     return s;

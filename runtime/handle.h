@@ -8,9 +8,30 @@
 #include "cudrv.h"
 #include "db.h"
 #include "tpl.h"
+#include <time.h>
+#include "exec.h"
 #include "vendor.h"
 
-struct at_plan;
+struct at_trial;
+
+/* One family's configuration for one problem, loaded and ready (the handle's plan table). */
+typedef struct at_plan {
+    const tpl_family *key_fam;  /* the family the plan was asked for: its key in the table */
+    const tpl_family *fam;      /* the family that runs it: key_fam's, or another family's
+                                   built-in choice that won the plan's trial */
+    tpl_problem problem;
+    int deterministic;
+    int cfg[TPL_MAX_PARAMS];
+    char config[TPL_CONFIG_LEN];
+    at_lookup_level level;
+    CUmodule module;
+    at_exec exec;
+    struct at_trial *trial;     /* nearby winners being timed, NULL when settled */
+    int vendor;                 /* 1: the vendor library serves this shape */
+    char vendor_call[128];      /* its entry point, for the stats */
+    long long calls;            /* calls it served (runtime/record.c records them) */
+    time_t born;                /* when it was made */
+} at_plan;
 
 /* A GEMM call as the caller made it, less its pointers and scalars: everything the checks, the
  * family and the plan of the call depend on (runtime/gemm.c's call table). Compared whole:
@@ -85,5 +106,17 @@ struct at_plan *ah_call_find(at_handle *h, const ah_call_key *key);
 void ah_call_remember(at_handle *h, const ah_call_key *key, struct at_plan *pl);
 /* Forgets every remembered call (a setting that may change a call's family or plan). */
 void ah_call_forget(at_handle *h);
+
+/* The plan table (runtime/plans.c): 1 if pl is the plan of (fam, p, deterministic det); the
+ * handle's plan of (fam, p) in its own deterministic mode, NULL if none; pl into the table
+ * (AT_ERR_NO_MEMORY where it cannot grow). */
+int ah_plan_matches(const at_plan *pl, const tpl_family *fam, const tpl_problem *p, int det);
+at_plan *ah_plan_lookup(at_handle *h, const tpl_family *fam, const tpl_problem *p);
+at_status ah_plan_insert(at_handle *h, at_plan *pl);
+/* Scratch memory (runtime/plans.c): what pl's exec holds; frees every other plan's after the
+ * stream's work (the count of plans that held any); the most the plans of h keep. */
+size_t ah_plan_scratch_bytes(const at_plan *pl);
+int ah_release_other_scratch(at_handle *h, const at_plan *keep);
+size_t ah_scratch_keep_limit(const at_handle *h);
 
 #endif
