@@ -135,9 +135,13 @@ $(BUILD)/autotune.pc: Makefile
 test: all $(TESTS)
 	AUTOTUNE_BUILD=$(BUILD) CUDA_HOME='$(CUDA_HOME)' ./$(TESTS)
 
-# Compile every configuration of every family for sm_80 and sm_90 (no GPU
-# needed; `make test` compiles a stratified sample of them).
-check: $(TOOL)
+# Compare the pruned walk of every large space with a plain scan of all of it
+# on every nominal device (tests/test_enum.c; `make test` scans the subtrees
+# around what the walk found), then compile every configuration of every
+# family for sm_80 and sm_90 (no GPU needed; `make test` compiles a
+# stratified sample of them).
+check: $(TOOL) $(TESTS)
+	AUTOTUNE_ENUM_FULL=1 AUTOTUNE_BUILD=$(BUILD) CUDA_HOME='$(CUDA_HOME)' ./$(TESTS) enum_walk_equals_plain_scan
 	./$(TOOL) check --arch sm_80
 	./$(TOOL) check --arch sm_90
 

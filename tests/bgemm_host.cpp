@@ -8,19 +8,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+#include "th_host.h"
 
 struct bh_dim { unsigned x, y, z; };
 static thread_local bh_dim threadIdx;
 static bh_dim blockIdx, gridDim;
 static pthread_barrier_t bh_barrier;
 
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __launch_bounds__(...)
 #define __shared__
-#define __align__(x) __attribute__((aligned(x)))
-#define __restrict__
 static inline void __syncthreads() { pthread_barrier_wait(&bh_barrier); }
 static inline unsigned __cvta_generic_to_shared(const void *) { return 0; }
 
@@ -89,18 +84,6 @@ static void *bh_thread(void *arg)
     return nullptr;
 }
 
-/* Uniform in [-1, 1): 24 random bits for float, 48 for double (so products round). */
-static double bh_rand(unsigned *s)
-{
-    *s = *s * 1664525u + 1013904223u;
-    double v = (double)(*s >> 8) / 16777216.0;
-    if (TYPE) {
-        *s = *s * 1664525u + 1013904223u;
-        v += (double)(*s >> 8) / 281474976710656.0;
-    }
-    return -1.0 + 2.0 * v;
-}
-
 // Runs one case; returns the relative Frobenius error, or -1 if C outside the products
 // changed or a thread could not start.
 static double bh_run(const bh_case *c, int aligned)
@@ -121,10 +104,7 @@ static double bh_run(const bh_case *c, int aligned)
     size_t na = (size_t)(sa * c->batch) + 8, nb = (size_t)(sb * c->batch) + 8;
     size_t nc = (size_t)(sc * c->batch) + 8;
     std::vector<T> A(na), B(nb), C(nc), C0(nc);
-    unsigned s = 777u + (unsigned)c->m;
-    for (auto &x : A) x = (T)bh_rand(&s);
-    for (auto &x : B) x = (T)bh_rand(&s);
-    for (auto &x : C0) x = c->beta == 0 ? (T)NAN : (T)bh_rand(&s);
+    th_host_fill(A, B, C0, 777u + (unsigned)c->m, c->beta, TYPE != 0);
     C = C0;
     int off = aligned ? 0 : 1 + c->offset;
     T *pa = A.data() + off, *pb = B.data() + off, *pc = C.data() + off;
@@ -162,29 +142,9 @@ static double bh_run(const bh_case *c, int aligned)
         for (int w = 0; MMA && w < NT / 32; w++)
             pthread_barrier_destroy(&bh_warps[w].bar);
     }
-    double num = 0, den = 0;
-    std::vector<char> inside(nc, 0);
-    for (int b = 0; b < c->batch; b++)
-        for (int i = 0; i < c->m; i++)
-            for (int j = 0; j < c->n; j++) {
-                double ref = 0;
-                for (int p = 0; p < c->k; p++) {
-                    double x = OPA ? pa[b * sa + (long long)p * lda + i] : pa[b * sa + i * lda + p];
-                    double y = OPB ? pb[b * sb + (long long)j * ldb + p] : pb[b * sb + p * ldb + j];
-                    ref += x * y;
-                }
-                size_t ic = (size_t)(off + b * sc + (long long)i * ldc + j);
-                ref *= c->alpha;
-                if (c->beta != 0)
-                    ref += c->beta * (double)C0[ic];
-                num += ((double)C[ic] - ref) * ((double)C[ic] - ref);
-                den += ref * ref;
-                inside[ic] = 1;
-            }
-    for (size_t i = 0; i < nc; i++)
-        if (!inside[i] && !(C[i] == C0[i] || (std::isnan((double)C[i]) && std::isnan((double)C0[i]))))
-            return -1;
-    return std::isfinite(num) ? std::sqrt(num / (den > 0 ? den : 1)) : INFINITY;
+    th_host_gemm g = {c->m, c->n, c->k, c->batch, OPA, OPB, lda, ldb, ldc, sa, sb, sc,
+                      c->alpha, c->beta};
+    return th_host_error(g, pa, pb, C, C0, off);
 }
 
 int main()

@@ -1,6 +1,7 @@
 /* harness.c: runs every registered test (CPU tier always, GPU tier when a
  * CUDA device answers), prints one line per failure and the closing
  * "N passed, N failed, N skipped" line; exit status 1 on any failure. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,43 @@ int th_run(const char *command, char **output)
     if (status == -1)
         return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+#define TH_MAX_THREADS 64
+
+typedef struct th_queue {
+    void (*fn)(void *ctx, int i);
+    void *ctx;
+    int n, next;
+    pthread_mutex_t lock;
+} th_queue;
+
+static void *th_worker(void *arg)
+{
+    th_queue *q = arg;
+    for (;;) {
+        pthread_mutex_lock(&q->lock);
+        int i = q->next < q->n ? q->next++ : -1;
+        pthread_mutex_unlock(&q->lock);
+        if (i < 0)
+            return NULL;
+        q->fn(q->ctx, i);
+    }
+}
+
+int th_parallel(int n, int max_threads, void (*fn)(void *ctx, int i), void *ctx)
+{
+    th_queue q = {fn, ctx, n, 0, PTHREAD_MUTEX_INITIALIZER};
+    pthread_t threads[TH_MAX_THREADS];
+    int want = max_threads < n ? max_threads : n, started = 0;
+    want = want > TH_MAX_THREADS ? TH_MAX_THREADS : want;
+    for (int t = 0; t < want; t++)
+        started += pthread_create(&threads[started], NULL, th_worker, &q) == 0;
+    if (started == 0)
+        th_worker(&q);
+    for (int t = 0; t < started; t++)
+        pthread_join(threads[t], NULL);
+    return started ? started : 1;
 }
 
 /* 1 if a CUDA device can be used, else 0 with the reason. */

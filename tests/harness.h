@@ -26,6 +26,12 @@ const char *th_tmpdir(void);
  * into *output; returns the exit status (-1 if it could not run). */
 int th_run(const char *command, char **output);
 
+/* Calls fn(ctx, i) once for every i in [0, n), on up to max_threads threads taking the next
+ * i as they finish one (on this thread where none starts); returns when every call has
+ * returned, with the number of threads used. fn runs concurrently with itself: it records
+ * its result for the caller to check afterwards (no CHECK macros in it). */
+int th_parallel(int n, int max_threads, void (*fn)(void *ctx, int i), void *ctx);
+
 #define TH_REGISTER(name, gpu) \
     static void name(void); \
     __attribute__((constructor)) static void th_reg_##name(void) \

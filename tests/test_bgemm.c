@@ -12,8 +12,8 @@
 #include "db.h"
 #include "harness.h"
 #include "lookup.h"
-#include "measure.h"
 #include "th_family.h"
+#include "th_gemm.h"
 #include "tpl.h"
 
 extern const tpl_family tpl_bgemm;
@@ -200,39 +200,7 @@ TEST(bgemm_kernel_schedule_and_loaders_on_the_cpu)
         "TYPE=1 MMA=1 OPA=1 OPB=0 BM=32 BN=32 BK=32 G=2 TM=2 TN=4 STAGES=2 VEC=2 LDF=1",
         "TYPE=1 MMA=3 OPA=0 OPB=1 BM=32 BN=32 BK=16 G=2 TM=1 TN=2 STAGES=3 VEC=2 LDF=1 MINB=2",
     };
-    FILE *src = fopen("tests/bgemm_host.cpp", "r");
-    if (!src) {
-        th_skip("tests/bgemm_host.cpp not found (run from the repository root)");
-        return;
-    }
-    fclose(src);
-    char *out = NULL;
-    if (th_run("c++ --version", &out) != 0) {
-        free(out);
-        th_skip("no C++ compiler (c++)");
-        return;
-    }
-    free(out);
-    const char *dir = th_tmpdir();
-    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
-        char defs[256] = "", cmd[1024];
-        size_t used = 0;
-        for (const char *p = cfgs[i]; *p && used + 8 < sizeof defs;) {
-            used += (size_t)snprintf(defs + used, sizeof defs - used, " -D");
-            while (*p && *p != ' ' && used + 2 < sizeof defs)
-                defs[used++] = *p++;
-            defs[used] = '\0';
-            while (*p == ' ')
-                p++;
-        }
-        snprintf(cmd, sizeof cmd, "c++ -std=c++17 -O1 -w -Itemplates%s "
-                 "tests/bgemm_host.cpp -o %s/bh%zu -lpthread && %s/bh%zu", defs, dir, i, dir, i);
-        int rc = th_run(cmd, &out);
-        CHECK_MSG(rc == 0 && out && strncmp(out, "ok", 2) == 0, "%s: %s", cfgs[i],
-                  out ? out : "(no output)");
-        free(out);
-        out = NULL;
-    }
+    th_run_host_emulator("bgemm_host.cpp", cfgs, sizeof cfgs / sizeof cfgs[0], ' ');
 }
 
 /* ---------------- CPU tier: the API's checks and mapping ---------------- */
@@ -517,7 +485,7 @@ TEST(batched_family_choice_by_measurement_then_rule)
 /* The GPU test's cases (odd sizes, every type and op pair, both compute paths): each
  * configuration is legal on an H100-class device and serves its problem, so the GPU test
  * verifies all of them instead of stopping at a mislabelled one. */
-static const struct { const char *problem, *config; } bg_odd_cases[] = {
+static const th_case bg_odd_cases[] = {
     {"33x17x29:b7", "TYPE=0,MMA=0,OPA=0,OPB=0,BM=32,BN=16,BK=16,G=1,TM=4,TN=2,STAGES=3,VEC=4"},
     {"33x17x29:NT:b7", "TYPE=0,MMA=0,OPA=0,OPB=1,BM=32,BN=32,BK=16,G=1,TM=4,TN=4,STAGES=2,VEC=4"},
     {"31x40x9:TN:b9", "TYPE=0,MMA=0,OPA=1,OPB=0,BM=32,BN=64,BK=16,G=1,TM=4,TN=8,STAGES=4,VEC=4"},
@@ -566,60 +534,18 @@ static const struct { const char *problem, *config; } bg_odd_cases[] = {
 
 TEST(bgemm_gpu_cases_are_legal_and_serve_their_problems)
 {
-    at_device_info dev;
-    memset(&dev, 0, sizeof dev);
-    dev.cc_major = 9;
-    dev.sm_count = 132;
-    dev.smem_per_block_optin = 232448;
-    dev.smem_per_sm = 233472;
-    dev.regs_per_block = dev.regs_per_sm = 65536;
-    dev.max_threads_per_block = 1024;
-    dev.max_threads_per_sm = 2048;
-    tpl_arch_name(9, 0, dev.arch, sizeof dev.arch);
-    char err[1024];
-    for (size_t i = 0; i < sizeof bg_odd_cases / sizeof bg_odd_cases[0]; i++) {
-        tpl_problem p;
-        int cfg[TPL_MAX_PARAMS];
-        CHECK_OK(tpl_problem_parse(bg_odd_cases[i].problem, &p, err, sizeof err));
-        CHECK_OK(tpl_config_parse(&tpl_bgemm, bg_odd_cases[i].config, cfg, err, sizeof err));
-        CHECK_MSG(tpl_bgemm.valid(cfg, &dev, err, sizeof err), "%s: %s", bg_odd_cases[i].config,
-                  err);
-        CHECK_MSG(tpl_bgemm.applicable(cfg, &p), "%s does not serve %s", bg_odd_cases[i].config,
-                  bg_odd_cases[i].problem);
-    }
+    at_device_info dev = th_h100(NULL);
+    th_check_cases_legal(&tpl_bgemm, &dev, bg_odd_cases,
+                         sizeof bg_odd_cases / sizeof bg_odd_cases[0], __FILE__, __LINE__);
 }
 
 /* Configurations of the family verified through the tuner's own path (ms_verify against
- * the float64 reference) on odd sizes, every type and op pair, both compute paths. */
+ * the float64 reference) on odd sizes, every type and op pair, both compute paths: each legal
+ * on the device at hand, verified once. */
 GPU_TEST(bgemm_configurations_verify_on_odd_problems)
 {
-    const tpl_family *f = &tpl_bgemm;
-    char err[1024];
-    ms_gpu *g = NULL;
-    CHECK_OK(ms_open(&g, th_device(), err, sizeof err));
-    for (size_t i = 0; i < sizeof bg_odd_cases / sizeof bg_odd_cases[0]; i++) {
-        tpl_problem p;
-        int cfg[TPL_MAX_PARAMS];
-        CHECK_OK(tpl_problem_parse(bg_odd_cases[i].problem, &p, err, sizeof err));
-        CHECK_OK(tpl_config_parse(f, bg_odd_cases[i].config, cfg, err, sizeof err));
-        CHECK_MSG(f->valid(cfg, ms_device(g), err, sizeof err), "%s: %s", bg_odd_cases[i].config, err);
-        CHECK_MSG(f->applicable(cfg, &p), "%s does not serve %s", bg_odd_cases[i].config,
-                  bg_odd_cases[i].problem);
-        void *cubin = NULL;
-        size_t size = 0;
-        char *log = NULL;
-        at_status s = tpl_compile(f, cfg, ms_device(g)->arch, &cubin, &size, &log);
-        CHECK_MSG(s == AT_OK, "%s: %s", bg_odd_cases[i].config, log ? log : "");
-        free(log);
-        CHECK_OK(ms_prepare(g, f, &p, 11 + i, err, sizeof err));
-        double error = -1;
-        s = ms_verify(g, f, cfg, cubin, size, &error, err, sizeof err);
-        free(cubin);
-        CHECK_MSG(s == AT_OK, "%s on %s: %s (error %.3g)", bg_odd_cases[i].config, bg_odd_cases[i].problem,
-                  err, error);
-        CHECK(error >= 0 && error <= f->tolerance(&p));
-    }
-    ms_close(g);
+    th_verify_cases_on_gpu(&tpl_bgemm, bg_odd_cases, sizeof bg_odd_cases / sizeof bg_odd_cases[0],
+                           11, 1, 1);
 }
 
 typedef struct bt_case {
@@ -749,13 +675,8 @@ done:
 
 GPU_TEST(batched_api_odd_sizes_gaps_ops_orders_types)
 {
-    at_status s;
-    const cudrv *cu = cudrv_get(&s, NULL, 0);
-    CUdevice dev;
-    CUcontext ctx;
-    CHECK(cu && cu->Init(0) == CUDA_SUCCESS && cu->DeviceGet(&dev, th_device()) == CUDA_SUCCESS &&
-          cu->DevicePrimaryCtxRetain(&ctx, dev) == CUDA_SUCCESS &&
-          cu->CtxPushCurrent(ctx) == CUDA_SUCCESS);
+    th_gemm_gpu g;
+    CHECK(th_gemm_begin(&g));
     char path[4300];
     snprintf(path, sizeof path, "%s/batched_api.db", th_tmpdir());
     at_handle *h = NULL;
@@ -776,7 +697,7 @@ GPU_TEST(batched_api_odd_sizes_gaps_ops_orders_types)
         const bt_case *c = &cases[i];
         double error = -1;
         int untouched = 0;
-        s = bt_run(h, cu, c, &error, &untouched);
+        at_status s = bt_run(h, g.cu, c, &error, &untouched);
         CHECK_MSG(s == AT_OK, "case %zu: %s: %s", i, at_status_string(s), at_errmsg(h));
         double tol = c->type == AT_R_64F ? (8 * sqrt((double)c->k + 1) + 8) * ldexp(1, -53)
                                          : 4e-7 * sqrt((double)c->k + 1) + 1e-6;
@@ -784,7 +705,5 @@ GPU_TEST(batched_api_odd_sizes_gaps_ops_orders_types)
         CHECK_MSG(untouched, "case %zu: C outside the products was written", i);
     }
     at_destroy(h);
-    CUcontext popped;
-    cu->CtxPopCurrent(&popped);
-    cu->DevicePrimaryCtxRelease(dev);
+    th_gemm_end(&g);
 }

@@ -5,7 +5,6 @@
  * scan of each space. `make check` compiles every configuration instead. */
 #include <dirent.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -462,34 +461,20 @@ typedef struct cs_job {
     char *log;
 } cs_job;
 
-typedef struct cs_queue {
-    cs_job *jobs;
-    int n, next;
-    pthread_mutex_t lock;
-} cs_queue;
-
-/* Compiles queued jobs until none is left (NVRTC is thread-safe). */
-static void *cs_worker(void *arg)
+/* Compiles job i unless an earlier one has its NVRTC input (NVRTC is thread-safe). */
+static void cs_compile(void *ctx, int i)
 {
-    cs_queue *q = arg;
-    for (;;) {
-        pthread_mutex_lock(&q->lock);
-        int i = q->next < q->n ? q->next++ : -1;
-        pthread_mutex_unlock(&q->lock);
-        if (i < 0)
-            return NULL;
-        cs_job *j = &q->jobs[i];
-        if (j->same_as >= 0)
-            continue;
-        void *cubin = NULL;
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        j->status = tpl_compile(j->fam, j->cfg, j->arch, &cubin, &j->size, &j->log);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        j->secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-        j->elf = cubin && j->size >= 4 && memcmp(cubin, "\177ELF", 4) == 0;
-        free(cubin);
-    }
+    cs_job *j = (cs_job *)ctx + i;
+    if (j->same_as >= 0)
+        return;
+    void *cubin = NULL;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    j->status = tpl_compile(j->fam, j->cfg, j->arch, &cubin, &j->size, &j->log);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    j->secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    j->elf = cubin && j->size >= 4 && memcmp(cubin, "\177ELF", 4) == 0;
+    free(cubin);
 }
 
 /* Appends the sample of fam on arch to the job list; its size, -1 (test
@@ -572,18 +557,9 @@ TEST(nvrtc_compiles_stratified_sample_sm80_sm90)
             n += added;
         }
     }
-    cs_queue q = {jobs, n, 0, PTHREAD_MUTEX_INITIALIZER};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int n_threads = cores < 1 ? 1 : cores > 64 ? 64 : (int)cores, started = 0;
-    pthread_t threads[64];
-    for (int t = 0; t < n_threads; t++)
-        started += pthread_create(&threads[started], NULL, cs_worker, &q) == 0;
-    if (started == 0)
-        cs_worker(&q);
-    for (int t = 0; t < started; t++)
-        pthread_join(threads[t], NULL);
-    printf("    %d configurations compiled on %d threads; compile seconds:", n,
-           started ? started : 1);
+    int threads = th_parallel(n, cores < 1 ? 1 : (int)cores, cs_compile, jobs);
+    printf("    %d configurations compiled on %d threads; compile seconds:", n, threads);
     for (int f = 0; f < tpl_family_count(); f++) {
         double secs = 0;
         for (int i = 0; i < n; i++)

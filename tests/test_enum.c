@@ -10,11 +10,19 @@
 #include "harness.h"
 #include "tpl.h"
 
-/* Raw spaces up to this size are scanned in full on every device; larger
- * ones (matmul: 1.2e9, ~10 s of CPU) once, on sm_90, and through windows and
- * neighbours elsewhere; $AUTOTUNE_ENUM_FULL=1 scans them in full everywhere,
- * =0 nowhere (windows and neighbours only). */
+/* Raw spaces up to this size are compared with a plain scan in full on every
+ * device; larger ones (matmul 1.2e9, dgemm 2.9e9, tcgemm 1.8e10: minutes of
+ * CPU each) on the subtrees of the last parameters around what the walk found
+ * (en_compare_subtrees), on random windows and on every configuration's
+ * neighbours. $AUTOTUNE_ENUM_FULL=1 (`make check` sets it) compares every
+ * space in full on every device. */
 #define EN_FULL_MAX (1LL << 24)
+/* The subtrees compared (en_compare_subtrees) and a random window: at most so
+ * many raw configurations. */
+#define EN_TREE (1LL << 16)
+#define EN_NEAR_TREE (1LL << 12)
+#define EN_RANDOM_WINDOW (1LL << 18)
+#define EN_RANDOM_WINDOWS 8
 #define EN_MAX_THREADS 8
 #define EN_N_RANDOM_DEVICES 3
 /* Random prefixes per family and device, and the configurations searched for a
@@ -242,14 +250,14 @@ static int en_compare_neighbours(const tpl_family *fam, const at_device_info *de
     return 0;
 }
 
-/* 0 if the enumeration matches the plain scan on n_windows windows of 2^18 raw
- * configurations, half at random places, half centred on random enumerated
- * configurations (seeded); else 1 with msg. */
+/* 0 if the enumeration matches the plain scan on n_windows windows of
+ * EN_RANDOM_WINDOW raw configurations, half at random places, half centred on
+ * random enumerated configurations (seeded); else 1 with msg. */
 static int en_compare_windows(const tpl_family *fam, const at_device_info *dev,
                               const long long *got, long long n_got, int n_windows,
                               unsigned long long seed, char *msg, size_t len)
 {
-    long long raw = en_raw(fam), w = 1LL << 18;
+    long long raw = en_raw(fam), w = EN_RANDOM_WINDOW;
     for (int k = 0; k < n_windows; k++) {
         unsigned long long r = en_rand(&seed);
         long long centre = k % 2 && n_got ? got[r % (unsigned long long)n_got]
@@ -262,27 +270,123 @@ static int en_compare_windows(const tpl_family *fam, const at_device_info *dev,
     return 0;
 }
 
+static int en_cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The first parameter of fam's subtrees of at most w raw configurations: the
+ * parameters from it on span *size raw configurations, at most w. */
+static int en_subtree_depth(const tpl_family *fam, long long w, long long *size)
+{
+    int d = fam->n_params;
+    *size = 1;
+    while (d > 0 && *size * fam->params[d - 1].n_values <= w)
+        *size *= fam->params[--d].n_values;
+    return d;
+}
+
+/* 1 if the enumeration holds a configuration in the raw range [begin, end). */
+static int en_holds(const long long *got, long long n_got, long long begin, long long end)
+{
+    long long at = en_lower(got, n_got, begin);
+    return at < n_got && got[at] < end;
+}
+
+/* 0 if the enumeration matches the plain scan on every subtree of the last
+ * parameters (EN_TREE raw configurations at most) that holds an enumerated
+ * configuration, and on every smaller subtree (EN_NEAR_TREE) whose fixed
+ * values are an enumerated configuration's with one of them changed; else 1
+ * with msg. So nothing is lost beside what the walk found, whatever the last
+ * parameters' values, nor one change of a leading value away from it; every
+ * value of every parameter is met. *trees and *scanned count the subtrees and
+ * the raw configurations judged. */
+static int en_compare_subtrees(const tpl_family *fam, const at_device_info *dev,
+                               const long long *got, long long n_got, long long *trees,
+                               long long *scanned, char *msg, size_t len)
+{
+    long long size, near_size, stride[TPL_MAX_PARAMS], s = 1;
+    en_subtree_depth(fam, EN_TREE, &size);
+    int near_depth = en_subtree_depth(fam, EN_NEAR_TREE, &near_size);
+    for (int p = fam->n_params - 1; p >= 0; p--) {
+        stride[p] = s;
+        s *= fam->params[p].n_values;
+    }
+    for (long long i = 0, last = -1; i < n_got; i++) {
+        long long begin = got[i] - got[i] % size;
+        if (begin == last)
+            continue;
+        last = begin;
+        ++*trees;
+        *scanned += size;
+        if (en_compare_range(fam, dev, got, n_got, begin, begin + size, msg, len))
+            return 1;
+    }
+    long long values = 0, n_near = 0;
+    for (int p = 0; p < near_depth; p++)
+        values += fam->params[p].n_values;
+    long long *near = malloc((size_t)(n_got * values + 1) * sizeof *near);
+    if (!near) {
+        snprintf(msg, len, "%s: out of memory", fam->name);
+        return 1;
+    }
+    for (long long i = 0, last = -1; i < n_got; i++) {
+        long long begin = got[i] - got[i] % near_size;
+        if (begin == last)
+            continue;
+        last = begin;
+        for (int p = 0; p < near_depth; p++) {
+            int own = (int)(begin / stride[p] % fam->params[p].n_values);
+            for (int v = 0; v < fam->params[p].n_values; v++) {
+                long long x = begin + (v - own) * stride[p];
+                /* a subtree inside a larger one compared above is passed over */
+                if (v != own && !en_holds(got, n_got, x - x % size, x - x % size + size))
+                    near[n_near++] = x;
+            }
+        }
+    }
+    qsort(near, (size_t)n_near, sizeof *near, en_cmp_ll);
+    int bad = 0;
+    for (long long k = 0; k < n_near && !bad; k++) {
+        if (k && near[k] == near[k - 1])
+            continue;
+        ++*trees;
+        *scanned += near_size;
+        bad = en_compare_range(fam, dev, got, n_got, near[k], near[k] + near_size, msg, len);
+    }
+    free(near);
+    return bad;
+}
+
 /* ---------------- a wrong valid_prefix (the checks must catch it) ---------------- */
 
 static const tpl_family *en_base;   /* the family the broken copy wraps */
-static int en_broken_param;         /* the prefix check rejects this parameter's */
-static int en_broken_value;         /* value here, in every prefix that fixes it */
+static int en_broken_param[2];      /* the prefix check rejects these parameters' */
+static int en_broken_value[2];      /* values here (a second parameter -1: none), in every
+                                       prefix that fixes them */
 
 static int en_broken_prefix(const int *cfg, int n_fixed, const at_device_info *dev)
 {
-    if (n_fixed > en_broken_param && cfg[en_broken_param] == en_broken_value)
-        return 0;
-    return en_base->valid_prefix(cfg, n_fixed, dev);
+    int cut = 1;
+    for (int i = 0; i < 2; i++)
+        if (en_broken_param[i] >= 0)
+            cut = cut && n_fixed > en_broken_param[i] &&
+                  cfg[en_broken_param[i]] == en_broken_value[i];
+    return cut ? 0 : en_base->valid_prefix(cfg, n_fixed, dev);
 }
 
 /* A copy of fam whose valid_prefix also rejects every configuration with
- * parameter p at the value of a valid one (cfg), so the enumeration loses it. */
-static tpl_family en_broken(const tpl_family *fam, int p, const int *cfg)
+ * parameter p (and q, unless q is -1) at the values of a valid one (cfg), so
+ * the enumeration loses them. */
+static tpl_family en_broken(const tpl_family *fam, int p, int q, const int *cfg)
 {
     tpl_family b = *fam;
     en_base = fam;
-    en_broken_param = p;
-    en_broken_value = cfg[p];
+    en_broken_param[0] = p;
+    en_broken_value[0] = cfg[p];
+    en_broken_param[1] = q;
+    en_broken_value[1] = q >= 0 ? cfg[q] : 0;
     b.valid_prefix = en_broken_prefix;
     return b;
 }
@@ -297,7 +401,6 @@ TEST(enum_walk_equals_plain_scan_every_family)
 {
     const char *full_env = getenv("AUTOTUNE_ENUM_FULL");
     int full_all = full_env && *full_env && strcmp(full_env, "0") != 0;
-    int full_once = !full_env || !*full_env || full_all;
     int walked = 0;
     for (int f = 0; f < tpl_family_count(); f++) {
         const tpl_family *fam = tpl_family_at(f);
@@ -315,16 +418,24 @@ TEST(enum_walk_equals_plain_scan_every_family)
             long long *got = NULL;
             long long n_got = tpl_valid_configs(fam, dev, &got);
             CHECK_MSG(n_got > 0, "%s: tpl_valid_configs %lld", fam->name, n_got);
-            char msg[1024] = "";
-            long long checked = 0;
-            /* in full: small spaces everywhere, a large one once (sm_90) */
-            int full = raw <= EN_FULL_MAX || full_all || (full_once && a == 1);
+            char msg[1024] = "", how[160];
+            long long checked = 0, trees = 0, scanned = 0;
+            /* in full: small spaces, and every space under $AUTOTUNE_ENUM_FULL=1 */
+            int full = raw <= EN_FULL_MAX || full_all;
             int bad = full ? en_compare_range(fam, dev, got, n_got, 0, raw, msg, sizeof msg)
-                           : en_compare_windows(fam, dev, got, n_got, 8, 1000 + a, msg, sizeof msg);
+                           : en_compare_subtrees(fam, dev, got, n_got, &trees, &scanned, msg,
+                                                 sizeof msg) ||
+                             en_compare_windows(fam, dev, got, n_got, EN_RANDOM_WINDOWS,
+                                                1000 + (unsigned)a, msg, sizeof msg);
             bad = bad || en_compare_neighbours(fam, dev, got, n_got, &checked, msg, sizeof msg);
+            if (full)
+                snprintf(how, sizeof how, "plain scan of the whole space");
+            else
+                snprintf(how, sizeof how, "plain scans of %lld subtrees (%lld raw) and %d random "
+                         "windows of %lld", trees, scanned, EN_RANDOM_WINDOWS, EN_RANDOM_WINDOW);
             printf("    %s on %s: %lld valid of %lld raw, %s, %lld neighbours\n", fam->name,
-                   en_arches[a] ? en_arches[a] : "generic", n_got, raw,
-                   full ? "plain scan of the whole space" : "8 windows of 2^18", checked);
+                   en_arches[a] ? en_arches[a] : "generic", n_got, raw, how, checked);
+            fflush(stdout);
             free(got);
             CHECK_MSG(!bad, "%s", msg);
         }
@@ -345,7 +456,7 @@ TEST(enum_checks_catch_a_prefix_check_that_cuts_valid_configurations)
     int cfg[TPL_MAX_PARAMS], p = tpl_param_index(mm, "STAGES");
     CHECK(p > 0);
     tpl_config_from_index(mm, good[n_good - 1], cfg);
-    tpl_family broken = en_broken(mm, p, cfg);
+    tpl_family broken = en_broken(mm, p, -1, cfg);
     long long *got = NULL, checked = 0;
     long long n_got = tpl_valid_configs(&broken, &dev, &got);
     char msg[1024] = "";
@@ -362,6 +473,62 @@ TEST(enum_checks_catch_a_prefix_check_that_cuts_valid_configurations)
     CHECK(n_got < n_good);
     CHECK(caught_neighbours);
     CHECK(caught_window);
+}
+
+/* The subtree comparison that stands in for the full one on large spaces finds
+ * a prefix check that cuts the valid configurations holding one pair of
+ * values, of two leading parameters (the second and the middle one: no subtree
+ * spans them) or of two late ones (the last two before the last whose values
+ * vary: the walk asks valid_prefix about all but the last), in every family too
+ * large to scan in full; so do the neighbours for the leading pair. */
+TEST(enum_subtrees_catch_a_cut_pair_of_values)
+{
+    int tried = 0;
+    for (int f = 0; f < tpl_family_count(); f++) {
+        const tpl_family *fam = tpl_family_at(f);
+        if (!fam->valid_prefix || en_raw(fam) <= EN_FULL_MAX)
+            continue;
+        at_device_info dev;
+        en_device("sm_90", NULL, &dev);
+        long long *good = NULL;
+        long long n_good = tpl_valid_configs(fam, &dev, &good);
+        CHECK(n_good > 0);
+        int cfg[TPL_MAX_PARAMS], other[TPL_MAX_PARAMS], n = fam->n_params, varies[TPL_MAX_PARAMS];
+        tpl_config_from_index(fam, good[n_good / 2], cfg);
+        memset(varies, 0, sizeof varies);
+        for (long long i = 0; i < n_good; i++) {
+            tpl_config_from_index(fam, good[i], other);
+            for (int p = 0; p < n; p++)
+                varies[p] |= other[p] != cfg[p];
+        }
+        free(good);
+        /* the late pair: the last two parameters before the last whose values vary */
+        int late[2] = {-1, -1};
+        for (int p = n - 2, k = 1; p >= 0 && k >= 0; p--)
+            if (varies[p])
+                late[k--] = p;
+        CHECK(late[0] >= 0);
+        const int pairs[2][2] = {{1, n / 2}, {late[0], late[1]}};
+        for (int k = 0; k < 2; k++) {
+            tpl_family broken = en_broken(fam, pairs[k][0], pairs[k][1], cfg);
+            long long *got = NULL, trees = 0, scanned = 0, checked = 0;
+            long long n_got = tpl_valid_configs(&broken, &dev, &got);
+            char msg[1024] = "", nmsg[1024] = "";
+            int caught = en_compare_subtrees(&broken, &dev, got, n_got, &trees, &scanned, msg,
+                                             sizeof msg);
+            int by_neighbours = en_compare_neighbours(&broken, &dev, got, n_got, &checked, nmsg,
+                                                      sizeof nmsg);
+            free(got);
+            printf("    %s, %s and %s cut: %s\n", fam->name, fam->params[pairs[k][0]].name,
+                   fam->params[pairs[k][1]].name, msg);
+            CHECK(n_got < n_good);
+            CHECK_MSG(caught, "%s: the subtrees miss the cut of %s and %s", fam->name,
+                      fam->params[pairs[k][0]].name, fam->params[pairs[k][1]].name);
+            CHECK_MSG(k == 1 || by_neighbours, "%s: the neighbours miss the cut", fam->name);
+        }
+        tried++;
+    }
+    CHECK(tried >= 1);
 }
 
 /* One random prefix of fam on dev: n_fixed in 1..n-1 (deep ones more often:
@@ -493,7 +660,7 @@ TEST(enum_valid_prefix_never_rejects_a_prefix_with_a_valid_completion)
     int cfg[TPL_MAX_PARAMS];
     tpl_config_from_index(mm, good[n_good / 2], cfg);
     free(good);
-    tpl_family broken = en_broken(mm, tpl_param_index(mm, "TN"), cfg);
+    tpl_family broken = en_broken(mm, tpl_param_index(mm, "TN"), -1, cfg);
     en_tally t = {0, 0, 0, 0};
     char msg[1024] = "";
     int caught = 0;

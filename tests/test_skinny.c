@@ -10,7 +10,6 @@
 #include "db.h"
 #include "harness.h"
 #include "lookup.h"
-#include "measure.h"
 #include "th_db.h"
 #include "th_family.h"
 #include "tpl.h"
@@ -24,18 +23,7 @@ static int sk_param(const char *name)
 
 static at_device_info sk_h100(void)
 {
-    at_device_info dev;
-    memset(&dev, 0, sizeof dev);
-    snprintf(dev.uuid, sizeof dev.uuid, "GPU-sk");
-    dev.cc_major = 9;
-    dev.sm_count = 132;
-    dev.smem_per_block_optin = 232448;
-    dev.smem_per_sm = 233472;
-    dev.regs_per_block = dev.regs_per_sm = 65536;
-    dev.max_threads_per_block = 1024;
-    dev.max_threads_per_sm = 2048;
-    tpl_arch_name(9, 0, dev.arch, sizeof dev.arch);
-    return dev;
+    return th_h100("GPU-sk");
 }
 
 /* ---------------- CPU tier ---------------- */
@@ -356,17 +344,8 @@ static const th_case sk_cases[] = {
 TEST(skinny_gpu_cases_are_legal_and_serve_their_problems)
 {
     at_device_info dev = sk_h100();
-    char err[1024];
-    for (size_t i = 0; i < sizeof sk_cases / sizeof sk_cases[0]; i++) {
-        tpl_problem p;
-        int cfg[TPL_MAX_PARAMS];
-        CHECK_OK(tpl_problem_parse(sk_cases[i].problem, &p, err, sizeof err));
-        CHECK_OK(tpl_config_parse(&tpl_skinny, sk_cases[i].config, cfg, err, sizeof err));
-        CHECK_MSG(tpl_skinny.valid(cfg, &dev, err, sizeof err), "%s: %s", sk_cases[i].config,
-                  err);
-        CHECK_MSG(tpl_skinny.applicable(cfg, &p), "%s does not serve %s", sk_cases[i].config,
-                  sk_cases[i].problem);
-    }
+    th_check_cases_legal(&tpl_skinny, &dev, sk_cases, sizeof sk_cases / sizeof sk_cases[0],
+                         __FILE__, __LINE__);
 }
 
 /* The kernel's logic without a GPU: tests/skinny_host.cpp runs templates/skinny.cu with one
@@ -387,48 +366,20 @@ TEST(skinny_kernel_loaders_and_slices_on_the_cpu)
         "TYPE=1,OPA=0,OPB=0,BM=64,BN=16,BK=8,TM=8,TN=2,KT=1,VEC=1",
         "TYPE=0,OPA=0,OPB=1,BM=32,BN=8,BK=16,TM=8,TN=2,KT=4,VEC=4",
     };
-    FILE *src = fopen("tests/skinny_host.cpp", "r");
-    if (!src) {
-        th_skip("tests/skinny_host.cpp not found (run from the repository root)");
-        return;
-    }
-    fclose(src);
-    char *out = NULL;
-    if (th_run("c++ --version", &out) != 0) {
-        free(out);
-        th_skip("no C++ compiler (c++)");
-        return;
-    }
-    free(out);
+    enum { N = sizeof cfgs / sizeof cfgs[0] };
     at_device_info dev = sk_h100();
-    const char *dir = th_tmpdir();
-    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
-        char text[TPL_CONFIG_LEN], why[256], defs[256] = "", cmd[1024];
+    for (size_t i = 0; i < N; i++) {
+        char text[TPL_CONFIG_LEN], why[256];
         int cfg[TPL_MAX_PARAMS];
         snprintf(text, sizeof text, "%s,WAVES=1", cfgs[i]);
         CHECK_OK(tpl_config_parse(&tpl_skinny, text, cfg, why, sizeof why));
         CHECK_MSG(tpl_skinny.valid(cfg, &dev, why, sizeof why), "%s: %s", cfgs[i], why);
-        size_t used = 0;
-        for (const char *p = cfgs[i]; *p && used + 8 < sizeof defs;) {
-            used += (size_t)snprintf(defs + used, sizeof defs - used, " -D");
-            while (*p && *p != ',' && used + 2 < sizeof defs)
-                defs[used++] = *p++;
-            defs[used] = '\0';
-            while (*p == ',')
-                p++;
-        }
-        snprintf(cmd, sizeof cmd, "c++ -std=c++17 -O1 -w -Itemplates%s "
-                 "tests/skinny_host.cpp -o %s/sh%zu -lpthread && %s/sh%zu", defs, dir, i, dir, i);
-        int rc = th_run(cmd, &out);
-        CHECK_MSG(rc == 0 && out && strncmp(out, "ok", 2) == 0, "%s: %s", cfgs[i],
-                  out ? out : "(no output)");
-        free(out);
-        out = NULL;
     }
+    th_run_host_emulator("skinny_host.cpp", cfgs, N, ',');
 }
 
 GPU_TEST(skinny_configurations_verify_on_odd_problems)
 {
     /* twice each: the slice counters must be left at zero for the next call */
-    th_verify_cases_on_gpu(&tpl_skinny, sk_cases, sizeof sk_cases / sizeof sk_cases[0], 5);
+    th_verify_cases_on_gpu(&tpl_skinny, sk_cases, sizeof sk_cases / sizeof sk_cases[0], 5, 2, 0);
 }

@@ -441,15 +441,12 @@ TEST(smallm_gpu_cases_are_legal_serve_their_problems_and_compile)
     enum { N = sizeof smt_cases / sizeof smt_cases[0] };
     th_compiled set[N];
     memset(set, 0, sizeof set);
+    th_check_cases_legal(&tpl_smallm, &dev, smt_cases, N, __FILE__, __LINE__);
+    if (th_failed())
+        return;
     for (size_t i = 0; i < N; i++) {
-        tpl_problem p;
         int cfg[TPL_MAX_PARAMS];
-        CHECK_OK(tpl_problem_parse(smt_cases[i].problem, &p, err, sizeof err));
         CHECK_OK(tpl_config_parse(&tpl_smallm, smt_cases[i].config, cfg, err, sizeof err));
-        CHECK_MSG(tpl_smallm.valid(cfg, &dev, err, sizeof err), "%s: %s", smt_cases[i].config,
-                  err);
-        CHECK_MSG(tpl_smallm.applicable(cfg, &p), "%s does not serve %s", smt_cases[i].config,
-                  smt_cases[i].problem);
         th_compiled *s = &set[i];
         s->fam = &tpl_smallm;
         memcpy(s->cfg, cfg, sizeof cfg);
@@ -463,7 +460,8 @@ TEST(smallm_gpu_cases_are_legal_serve_their_problems_and_compile)
 GPU_TEST(smallm_configurations_verify_on_odd_problems)
 {
     /* twice each: the slice counters must be left at zero for the next call */
-    th_verify_cases_on_gpu(&tpl_smallm, smt_cases, sizeof smt_cases / sizeof smt_cases[0], 7);
+    th_verify_cases_on_gpu(&tpl_smallm, smt_cases, sizeof smt_cases / sizeof smt_cases[0], 7, 2,
+                           0);
 }
 
 /* ---- host values for the padded-operand test: multiples of 1/8 in [-1, 1], exact in FP16

@@ -1,7 +1,6 @@
 /* th_compile.c: test support around NVRTC: one compile checked against its
  * expected status, a set of configurations compiled on several threads, and
  * the faulty-twin check (th_compile.h). */
-#include <pthread.h>
 #include <stdlib.h>
 #include "harness.h"
 #include "measure.h"
@@ -26,37 +25,15 @@ void th_check_compile(const tpl_family *fam, const char *config, const char *arc
     free(log);
 }
 
-typedef struct th_queue {
-    th_compiled *set;
-    int n, next;
-    pthread_mutex_t lock;
-} th_queue;
-
-static void *th_compile_worker(void *arg)
+static void th_compile_one(void *ctx, int i)
 {
-    th_queue *q = arg;
-    for (;;) {
-        pthread_mutex_lock(&q->lock);
-        int i = q->next++;
-        pthread_mutex_unlock(&q->lock);
-        if (i >= q->n)
-            return NULL;
-        th_compiled *c = &q->set[i];
-        c->status = tpl_compile(c->fam, c->cfg, c->arch, &c->cubin, &c->size, &c->log);
-    }
+    th_compiled *c = (th_compiled *)ctx + i;
+    c->status = tpl_compile(c->fam, c->cfg, c->arch, &c->cubin, &c->size, &c->log);
 }
 
 int th_compile_all(th_compiled *set, int n)
 {
-    th_queue q = {set, n, 0, PTHREAD_MUTEX_INITIALIZER};
-    pthread_t th[16];
-    int started = 0;
-    for (int i = 0; i < (n < 16 ? n : 16); i++)
-        started += pthread_create(&th[started], NULL, th_compile_worker, &q) == 0;
-    if (started == 0)
-        th_compile_worker(&q);          /* no thread: compile here */
-    for (int i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
+    th_parallel(n, 16, th_compile_one, set);
     for (int i = 0; i < n; i++)
         if (set[i].status != AT_OK) {
             th_fail(__FILE__, __LINE__, "%s: %s %s", set[i].text, at_status_string(set[i].status),

@@ -24,12 +24,30 @@ typedef struct th_case {
     const char *problem, *config;
 } th_case;
 
+/* A nominal H100-class device (sm_90, 132 SMs, 227 KiB of shared memory a block) for the
+ * rules of a family's space; uuid NULL: none. */
+at_device_info th_h100(const char *uuid);
+
+/* Each case's problem and configuration parse, the configuration is valid on dev and serves
+ * the problem; a failure fails the test (the caller's file and line) and ends the walk. */
+void th_check_cases_legal(const tpl_family *fam, const at_device_info *dev,
+                          const th_case *cases, size_t n, const char *file, int line);
+
 /* On the GPU of the test run: compiles each case's configuration for the device, prepares its
- * problem (seed seed0 + the case's index) and verifies it twice against the family's float64
- * reference within its tolerance (the second call catches state a first call leaves behind,
- * such as slice counters); a failure fails the test and ends the walk. */
+ * problem (seed seed0 + the case's index) and verifies it `calls` times against the family's
+ * float64 reference within its tolerance (a second call catches state a first call leaves
+ * behind, such as slice counters); with legal_here, first checks that the configuration is
+ * valid on this device and serves the problem. A failure fails the test and ends the walk. */
 void th_verify_cases_on_gpu(const tpl_family *fam, const th_case *cases, size_t n,
-                            unsigned seed0);
+                            unsigned seed0, int calls, int legal_here);
+
+/* A CPU emulator of a family's kernel (tests/NAME_host.cpp, on tests/th_host.h) built and run
+ * once per configuration of cfgs[0..n): each is "P=v" texts joined by sep, each becomes
+ * -DP=v. Compiles and runs on up to as many threads as cores; every run that does not
+ * print "ok" first fails the test with its configuration and output. Returns 0 after
+ * th_skip where the source (run from the repository root) or a C++ compiler (c++) is
+ * missing, else 1. */
+int th_run_host_emulator(const char *source, const char *const *cfgs, size_t n, char sep);
 
 /* On the GPU g: every configuration of set[0..n) (compiled) that applies to each problem of
  * problems[0..np) (prepared with seed seed0 + its index) is verified against the family's

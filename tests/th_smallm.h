@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include "th_family.h"
 #include "tpl.h"
 
 extern const tpl_family tpl_smallm;
@@ -16,18 +17,7 @@ static inline int smt_param(const char *name)
 
 static inline at_device_info smt_h100(void)
 {
-    at_device_info dev;
-    memset(&dev, 0, sizeof dev);
-    snprintf(dev.uuid, sizeof dev.uuid, "GPU-smallm");
-    dev.cc_major = 9;
-    dev.sm_count = 132;
-    dev.smem_per_block_optin = 232448;
-    dev.smem_per_sm = 233472;
-    dev.regs_per_block = dev.regs_per_sm = 65536;
-    dev.max_threads_per_block = 1024;
-    dev.max_threads_per_sm = 2048;
-    tpl_arch_name(9, 0, dev.arch, sizeof dev.arch);
-    return dev;
+    return th_h100("GPU-smallm");
 }
 
 static inline tpl_problem smt_problem(long long m, long long n, long long k, at_dtype t, int opa,
