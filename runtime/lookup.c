@@ -45,19 +45,20 @@ static int same_model(const at_device_info *dev, const at_device_info *other)
            dev->cc_minor == other->cc_minor && dev->memory_bytes == other->memory_bytes;
 }
 
-/* Orders ranked candidates: predicted time first (NAN, where the family's
- * model cannot predict, after every prediction); without predictions, the
- * results of this device and its model before the architecture's, then by
- * shape distance. */
+/* Orders ranked candidates: the results of this device and its model before
+ * the architecture's (another model's times are not this one's: a faster GPU's
+ * winners would always look faster), then by predicted time (NAN, where the
+ * family's model cannot predict, after every prediction), then by shape
+ * distance. */
 static int rank_before(const lk_candidate *a, const lk_candidate *b)
 {
+    if (a->own != b->own)
+        return a->own;
     int pa = !isnan(a->predicted_ms), pb = !isnan(b->predicted_ms);
     if (pa != pb)
         return pa;
     if (pa && a->predicted_ms != b->predicted_ms)
         return a->predicted_ms < b->predicted_ms;
-    if (!pa && a->own != b->own)
-        return a->own;
     return a->distance < b->distance;
 }
 

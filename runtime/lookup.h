@@ -41,9 +41,9 @@ typedef struct lk_candidate {
 
 /* The selection: the usable (as lk_choose's) stored results among cands[0..n)
  * of p's kind, one per configuration (predicted from the nearest shape it
- * was measured at), best first: by the selection model's predicted time at
- * p (runtime/model.h), then by shape distance (families without a model:
- * nearest first). *out is malloc'd (caller frees; NULL for none); returns
+ * was measured at), best first: those measured on dev itself, then by the
+ * selection model's predicted time at p (runtime/model.h), then by shape
+ * distance (families without a model: nearest first). *out is malloc'd (caller frees; NULL for none); returns
  * the count, -1 if out of memory. */
 int lk_rank(const at_device_info *dev, const tpl_family *fam, const tpl_problem *p,
             int deterministic, const db_result *cands, int n, lk_candidate **out);
@@ -58,8 +58,7 @@ void lk_diversify(const tpl_family *fam, lk_candidate *list, int n);
 /* Up to max distinct configurations among the fastest stored results of
  * other problems of p's kind in every database of dbs[0..n_dbs) (NULLs
  * skipped), measured on any device of dev's architecture, as one list in
- * lk_rank's order (without predictions: this device's and its model's
- * first) through lk_diversify, each usable as lk_choose's are and with its
+ * lk_rank's order (this device's and its model's first) through lk_diversify, each usable as lk_choose's are and with its
  * cubin for dev's architecture already stored in one of the databases (a
  * trial never compiles). Returns how many were written to out (0 without
  * databases, on any database error, or when none qualifies). */
@@ -81,11 +80,11 @@ at_status lk_open_db(const char *path, db **out, char *msg, size_t len);
 /* The same over several databases (the user's first, then the shipped
  * read-only ones; NULL entries skipped): an exact tuned problem in any of
  * them wins (the earliest database's); else the stored winners of other
- * shapes of every database compete in one ranking (lk_rank's order: by
- * predicted time, so a user's few tuned shapes never hide a shipped grid's
- * better fit; without a model, this device's and its model's winners first,
- * then by distance), served at the NEAREST level when measured on dev or its
- * model, else ARCH. *which is the index of the database that served, -1 for
+ * shapes of every database compete in one ranking (lk_rank's order: those
+ * measured on dev or its model first, then by predicted time, so a user's few
+ * tuned shapes never hide a shipped grid's better fit; without a model, by
+ * distance), served at the NEAREST level when measured on dev or its model,
+ * else ARCH. *which is the index of the database that served, -1 for
  * a built-in default or none. With n 0 it is lk_choose(NULL, ...). */
 at_lookup_level lk_choose_layers(db *const *dbs, int n, const at_device_info *dev,
                                  const tpl_family *fam, const tpl_problem *problem,
