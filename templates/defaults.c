@@ -37,12 +37,12 @@ int tpl_device_sms(const at_device_info *dev)
     return dev && dev->sm_count > 0 ? dev->sm_count : TPL_DEFAULT_SMS;
 }
 
-int tpl_wave_split(const tpl_family *fam, const at_device_info *dev, const tpl_problem *p,
-                   int deterministic, int *cfg)
+/* The output tiles of cfg's tile (its SPLITK parameter sp at 1) over p's output and batch, and
+ * the blocks one wave of dev holds: 1 with cfg[sp] left at 1, 0 (cfg unchanged) where the
+ * family cannot describe the tile. */
+static int wave_geometry(const tpl_family *fam, const at_device_info *dev, const tpl_problem *p,
+                         int sp, int *cfg, long long *tiles, long long *wave)
 {
-    int sp = tpl_param_index(fam, "SPLITK");
-    if (sp < 0 || !fam->tile_of || p->n_dims != 3)
-        return 0;
     const int given = cfg[sp];
     cfg[sp] = 1;
     tpl_tile t;
@@ -50,10 +50,21 @@ int tpl_wave_split(const tpl_family *fam, const at_device_info *dev, const tpl_p
         cfg[sp] = given;
         return 0;
     }
-    long long tiles = tpl_cdiv(p->dims[0], t.bm) * tpl_cdiv(p->dims[1], t.bn) *
-                      tpl_problem_batch(p);
-    long long wave = (long long)tpl_device_sms(dev) * tpl_tile_blocks_per_sm(&t, dev);
-    long long k = p->dims[2];
+    *tiles = tpl_cdiv(p->dims[0], t.bm) * tpl_cdiv(p->dims[1], t.bn) * tpl_problem_batch(p);
+    *wave = (long long)tpl_device_sms(dev) * tpl_tile_blocks_per_sm(&t, dev);
+    return 1;
+}
+
+int tpl_wave_split(const tpl_family *fam, const at_device_info *dev, const tpl_problem *p,
+                   int deterministic, int *cfg)
+{
+    int sp = tpl_param_index(fam, "SPLITK");
+    if (sp < 0 || !fam->tile_of || p->n_dims != 3)
+        return 0;
+    const int given = cfg[sp];
+    long long tiles, wave, k = p->dims[2];
+    if (!wave_geometry(fam, dev, p, sp, cfg, &tiles, &wave))
+        return 0;
     char text[TPL_CONFIG_LEN];
     int best = 0, scratch[TPL_MAX_PARAMS];
     /* the family's values in increasing order; the first that fills the wave ends the walk */
@@ -86,16 +97,9 @@ int tpl_wave_split_exact(const tpl_family *fam, const at_device_info *dev, const
         return tpl_wave_split(fam, dev, p, deterministic, cfg);
     const tpl_param *par = &fam->params[sp];
     const int given = cfg[sp];
-    cfg[sp] = 1;
-    tpl_tile t;
-    if (!fam->tile_of(cfg, &t) || t.bm <= 0 || t.bn <= 0) {
-        cfg[sp] = given;
+    long long tiles, wave, k = p->dims[2];
+    if (!wave_geometry(fam, dev, p, sp, cfg, &tiles, &wave))
         return 0;
-    }
-    long long tiles = tpl_cdiv(p->dims[0], t.bm) * tpl_cdiv(p->dims[1], t.bn) *
-                      tpl_problem_batch(p);
-    long long wave = (long long)tpl_device_sms(dev) * tpl_tile_blocks_per_sm(&t, dev);
-    long long k = p->dims[2];
     int top = 0;
     for (int v = 0; v < par->n_values; v++)
         top = par->values[v] > top ? par->values[v] : top;
