@@ -37,14 +37,6 @@ static void to_text(char *buf, size_t len, int t, int i)
     snprintf(buf, len, "TYPE=%d,PATH=80,%s", t, to_tiles[i]);
 }
 
-/* 1 if configuration c runs on op pair ops (bit 0 op(A) = T, bit 1 op(B) = T): an op-T reader
- * (OPA / OPB 1) only where that operand is op T; OPA / OPB 0 everywhere (an op-T operand then
- * goes through the transposing pack, whose copy is aligned). */
-static int to_runs_on(const int *c, int ops)
-{
-    return (!c[P_OPA] || (ops & 1)) && (!c[P_OPB] || (ops >> 1));
-}
-
 /* ---------------- CPU tier ---------------- */
 
 /* The tiles are valid on an sm_90 device (a rule change that drops one fails here). */
@@ -150,25 +142,6 @@ TEST(tcgemm_oddld_path80_issues_no_pack)
 
 /* ---------------- GPU tier ---------------- */
 
-/* n 16-bit elements of type t (0 BF16, 1 FP16) in [-1, 1) from an LCG: q / 128, q in -128..127,
- * exact in both types (so the reference's operands are the kernel's). */
-static void to_fill(unsigned char *buf, size_t n, int t, unsigned seed)
-{
-    for (size_t i = 0; i < n; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        float v = (float)((int)(seed >> 24) - 128) / 128.0f;
-        unsigned bits;
-        memcpy(&bits, &v, 4);
-        unsigned short h = 0;
-        if (t == 0)
-            h = (unsigned short)(bits >> 16);
-        else if (v != 0.0f)     /* sign, exponent rebiased 127 -> 15, top 10 mantissa bits */
-            h = (unsigned short)((bits >> 31) << 15 | (((bits >> 23) & 0xff) - 112) << 10 |
-                                 ((bits >> 13) & 0x3ff));
-        memcpy(buf + 2 * i, &h, 2);
-    }
-}
-
 /* The leading dimension of a stored operand of `cols` columns: the smallest odd one >= cols
  * (want < 0: 2-byte rows), else the smallest with ld % 8 == want (0: 16-byte rows, 2: 4-byte). */
 static long long to_ld(long long cols, int want)
@@ -254,11 +227,11 @@ GPU_TEST(tcgemm_gpu_odd_ld_read_in_place)
             CHECK_OK(tpl_ws_alloc(ref, &ws, nc * es, &C0));
             CHECK_OK(tpl_ws_alloc(ref, &ws, nc * es, &C));
             CHECK_OK(tpl_ws_alloc(ref, &ws, (size_t)batch * m * n * 8 + 8, &R));
-            to_fill(hb, na, t, 31 + (unsigned)d);
+            tt_fill(hb, na, t, 31 + (unsigned)d);
             CHECK(cu->MemcpyHtoD(A0, hb, na * es) == CUDA_SUCCESS);
-            to_fill(hb, nb, t, 47 + (unsigned)d);
+            tt_fill(hb, nb, t, 47 + (unsigned)d);
             CHECK(cu->MemcpyHtoD(B0, hb, nb * es) == CUDA_SUCCESS);
-            to_fill(hc0, nc, t, 59 + (unsigned)d);
+            tt_fill(hc0, nc, t, 59 + (unsigned)d);
             CHECK(cu->MemcpyHtoD(C0, hc0, nc * es) == CUDA_SUCCESS);
             CUdeviceptr A = A0 + (CUdeviceptr)a_off * es, B = B0 + (CUdeviceptr)b_off * es;
             CUdeviceptr c0 = C0 + (CUdeviceptr)c_off * es, c = C + (CUdeviceptr)c_off * es;
@@ -281,7 +254,7 @@ GPU_TEST(tcgemm_gpu_odd_ld_read_in_place)
                 }
                 for (int i = 0; i < TO_N_TILES && !th_failed(); i++) {
                     const int *cfg = set[i].cfg;
-                    if (!to_runs_on(cfg, ops))
+                    if (!tt_runs_on_pair(cfg[P_OPA], cfg[P_OPB], ops))
                         continue;
                     /* C = C0, NaN in every product's m x n block when beta = 0 */
                     memcpy(hc, hc0, nc * es);

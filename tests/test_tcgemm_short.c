@@ -171,39 +171,6 @@ static size_t ts_es(int t)
     return t == 2 ? 4 : 2;
 }
 
-/* n elements of type t in [-1, 1) from an LCG: q / 128 with q in -128..127, exact in BF16, FP16
- * and TF32 (so the reference's operands are the kernel's). */
-static void ts_fill(unsigned char *buf, size_t n, int t, unsigned seed)
-{
-    for (size_t i = 0; i < n; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        float v = (float)((int)(seed >> 24) - 128) / 128.0f;
-        unsigned bits;
-        memcpy(&bits, &v, 4);
-        if (t == 2) {
-            memcpy(buf + 4 * i, &bits, 4);
-            continue;
-        }
-        unsigned short h = 0;
-        if (t == 0) {
-            h = (unsigned short)(bits >> 16);
-        } else if (v != 0.0f) {
-            /* FP16: sign, exponent rebiased 127 -> 15, the top 10 mantissa bits (exact here) */
-            h = (unsigned short)((bits >> 31) << 15 | (((bits >> 23) & 0xff) - 112) << 10 |
-                                 ((bits >> 13) & 0x3ff));
-        }
-        memcpy(buf + 2 * i, &h, 2);
-    }
-}
-
-/* 1 if configuration c runs on op pair ops (bit 0 op(A) = T, bit 1 op(B) = T): an op-T reader
- * (OPA / OPB 1) only where that operand is op T; OPA / OPB 0 everywhere (an op-T operand then
- * goes through the transposing pack). */
-static int ts_runs_on(const int *c, int ops)
-{
-    return (!c[P_OPA] || (ops & 1)) && (!c[P_OPB] || (ops >> 1));
-}
-
 /* Strided batches of short-K products as the weak calls of 2026-11-29 make them (m x n output
  * tiles by the thousand, k 16..35, odd n, so C's rows and products start at every alignment):
  * every type, the 64 x 64 configurations (t8_gemm_short) and 128 x 128 ones (t8_gemm, shared
@@ -279,11 +246,11 @@ GPU_TEST(tcgemm_gpu_short_k_batched_odd_c)
             CHECK_OK(tpl_ws_alloc(ref, &ws, nc * es, &C0));
             CHECK_OK(tpl_ws_alloc(ref, &ws, nc * es, &C));
             CHECK_OK(tpl_ws_alloc(ref, &ws, (size_t)batch * m * n * 8 + 8, &R));
-            ts_fill(hb, na, t, 31 + (unsigned)d);
+            tt_fill(hb, na, t, 31 + (unsigned)d);
             CHECK(cu->MemcpyHtoD(A, hb, na * es) == CUDA_SUCCESS);
-            ts_fill(hb, nb, t, 47 + (unsigned)d);
+            tt_fill(hb, nb, t, 47 + (unsigned)d);
             CHECK(cu->MemcpyHtoD(B, hb, nb * es) == CUDA_SUCCESS);
-            ts_fill(hc0, nc, t, 59 + (unsigned)d);
+            tt_fill(hc0, nc, t, 59 + (unsigned)d);
             CHECK(cu->MemcpyHtoD(C0, hc0, nc * es) == CUDA_SUCCESS);
             CUdeviceptr c0 = C0 + (CUdeviceptr)c_off * es, c = C + (CUdeviceptr)c_off * es;
             tpl_problem p = tt_problem(m, n, k, kinds[t].t, kinds[t].m);
@@ -305,7 +272,7 @@ GPU_TEST(tcgemm_gpu_short_k_batched_odd_c)
                 }
                 for (int i = 0; i < n_set && !th_failed(); i++) {
                     const int *cfg = set[i].cfg;
-                    if (!ts_runs_on(cfg, ops))
+                    if (!tt_runs_on_pair(cfg[P_OPA], cfg[P_OPB], ops))
                         continue;
                     /* C = C0, NaN in every product's m x n block when beta = 0 */
                     memcpy(hc, hc0, nc * es);
